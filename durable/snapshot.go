@@ -1,0 +1,77 @@
+package durable
+
+import "github.com/abstractframework/abstractgateway/internal/pyjson"
+
+// Snapshot is a named copy of a run state a host can restore later.
+type Snapshot struct {
+	SnapshotID  string
+	RunID       string
+	StepID      string
+	Name        string
+	Description string
+	Tags        []string
+	CreatedAt   Time
+	UpdatedAt   Time
+	RunState    map[string]any // the full RunState JSON object
+}
+
+// JSONValue returns the wire object (Python key order).
+func (s *Snapshot) JSONValue() pyjson.Ordered {
+	tags := make([]any, len(s.Tags))
+	for i, t := range s.Tags {
+		tags[i] = t
+	}
+	state := s.RunState
+	if state == nil {
+		state = map[string]any{}
+	}
+	return pyjson.Ordered{
+		{Key: "snapshot_id", Value: s.SnapshotID},
+		{Key: "run_id", Value: s.RunID},
+		{Key: "step_id", Value: nullString(s.StepID)},
+		{Key: "name", Value: s.Name},
+		{Key: "description", Value: nullString(s.Description)},
+		{Key: "tags", Value: tags},
+		{Key: "created_at", Value: s.CreatedAt.jsonValue()},
+		{Key: "updated_at", Value: s.UpdatedAt.jsonValue()},
+		{Key: "run_state", Value: state},
+	}
+}
+
+// SnapshotFromJSON builds a Snapshot from a decoded JSON object.
+func SnapshotFromJSON(m map[string]any) (*Snapshot, error) {
+	var s Snapshot
+	var err error
+	if s.SnapshotID, err = getString(m, "snapshot_id"); err != nil {
+		return nil, err
+	}
+	if s.RunID, err = getString(m, "run_id"); err != nil {
+		return nil, err
+	}
+	if s.StepID, err = getString(m, "step_id"); err != nil {
+		return nil, err
+	}
+	if s.Name, err = getString(m, "name"); err != nil {
+		return nil, err
+	}
+	if s.Description, err = getString(m, "description"); err != nil {
+		return nil, err
+	}
+	if tags, ok := m["tags"].([]any); ok {
+		for _, t := range tags {
+			if ts, ok := t.(string); ok {
+				s.Tags = append(s.Tags, ts)
+			}
+		}
+	}
+	if s.CreatedAt, err = getTime(m, "created_at"); err != nil {
+		return nil, err
+	}
+	if s.UpdatedAt, err = getTime(m, "updated_at"); err != nil {
+		return nil, err
+	}
+	if s.RunState, err = getObject(m, "run_state"); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}

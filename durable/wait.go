@@ -1,0 +1,117 @@
+package durable
+
+import (
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// WaitState describes what a waiting run waits for. Empty strings are
+// written as null.
+type WaitState struct {
+	Reason        WaitReason
+	WaitKey       string // key a resumer must match; "" for time waits
+	Until         Time   // deadline: WAIT_UNTIL, or a WAIT_EVENT timeout
+	ResumeToNode  string // "" means a resume completes the run
+	ResultKey     string // where the resume payload is written
+	Prompt        string
+	Choices       []string // nil is null
+	AllowFreeText bool
+	Details       map[string]any
+}
+
+// Clone returns a deep copy of w.
+func (w *WaitState) Clone() *WaitState {
+	if w == nil {
+		return nil
+	}
+	c := *w
+	if w.Choices != nil {
+		c.Choices = append([]string(nil), w.Choices...)
+	}
+	c.Details = pyjson.CloneObject(w.Details)
+	return &c
+}
+
+// JSONValue returns the nine-key wire object.
+func (w *WaitState) JSONValue() any {
+	if w == nil {
+		return nil
+	}
+	var choices any
+	if w.Choices != nil {
+		cs := make([]any, len(w.Choices))
+		for i, c := range w.Choices {
+			cs[i] = c
+		}
+		choices = cs
+	}
+	var details any
+	if w.Details != nil {
+		details = w.Details
+	}
+	return pyjson.Ordered{
+		{Key: "reason", Value: string(w.Reason)},
+		{Key: "wait_key", Value: nullString(w.WaitKey)},
+		{Key: "until", Value: w.Until.jsonValue()},
+		{Key: "resume_to_node", Value: nullString(w.ResumeToNode)},
+		{Key: "result_key", Value: nullString(w.ResultKey)},
+		{Key: "prompt", Value: nullString(w.Prompt)},
+		{Key: "choices", Value: choices},
+		{Key: "allow_free_text", Value: w.AllowFreeText},
+		{Key: "details", Value: details},
+	}
+}
+
+// DecodeWaitState reads a wait object as the Python stores do: reason is
+// required and must be known; allow_free_text defaults to true.
+func DecodeWaitState(v any) (*WaitState, error) {
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fieldError("waiting", "an object or null", v)
+	}
+	var w WaitState
+	r, err := getString(m, "reason")
+	if err != nil {
+		return nil, err
+	}
+	w.Reason = WaitReason(r)
+	if !w.Reason.Valid() {
+		return nil, fmt.Errorf("waiting.reason: unknown wait reason %q", r)
+	}
+	if w.WaitKey, err = getString(m, "wait_key"); err != nil {
+		return nil, err
+	}
+	if w.Until, err = getTime(m, "until"); err != nil {
+		return nil, err
+	}
+	if w.ResumeToNode, err = getString(m, "resume_to_node"); err != nil {
+		return nil, err
+	}
+	if w.ResultKey, err = getString(m, "result_key"); err != nil {
+		return nil, err
+	}
+	if w.Prompt, err = getString(m, "prompt"); err != nil {
+		return nil, err
+	}
+	if c, ok := m["choices"].([]any); ok {
+		w.Choices = make([]string, 0, len(c))
+		for _, x := range c {
+			if s, ok := x.(string); ok {
+				w.Choices = append(w.Choices, s)
+			} else {
+				w.Choices = append(w.Choices, fmt.Sprint(x))
+			}
+		}
+	}
+	if w.AllowFreeText, err = getBool(m, "allow_free_text", true); err != nil {
+		return nil, err
+	}
+	if w.Details, err = getObject(m, "details"); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}

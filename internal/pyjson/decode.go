@@ -1,0 +1,361 @@
+package pyjson
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Decode parses one JSON value into the generic tree: objects become
+// map[string]any, arrays []any, numbers json.Number (the literal kept, so
+// 1 and 1.0 stay distinct), plus string, bool and nil. Python's NaN,
+// Infinity and -Infinity literals are accepted as numbers. Trailing
+// non-space data is an error.
+func Decode(data []byte) (any, error) {
+	d := decoder{data: data}
+	d.skipSpace()
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	d.skipSpace()
+	if d.pos != len(d.data) {
+		return nil, d.errorf("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// DecodeObject is Decode for a value that must be a JSON object.
+func DecodeObject(data []byte) (map[string]any, error) {
+	v, err := Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("expected a JSON object, got %s", KindOf(v))
+	}
+	return m, nil
+}
+
+// DecodeStream parses consecutive JSON values from data (whitespace
+// between them allowed) and returns the objects among them. It is how a
+// JSONL line written by two racing writers is recovered.
+func DecodeStream(data []byte) ([]any, error) {
+	d := decoder{data: data}
+	var out []any
+	for {
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return out, nil
+		}
+		v, err := d.value(0)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+}
+
+// KindOf names the JSON kind of a generic value, for error messages.
+func KindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number, float64, float32, int, int64, int32, uint, uint64:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// SyntaxError is a JSON parse error with its byte offset.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Msg)
+}
+
+type decoder struct {
+	data []byte
+	pos  int
+}
+
+func (d *decoder) errorf(format string, args ...any) error {
+	return &SyntaxError{Offset: d.pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (d *decoder) skipSpace() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) value(depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, d.errorf("nesting too deep")
+	}
+	if d.pos >= len(d.data) {
+		return nil, d.errorf("unexpected end of input")
+	}
+	switch c := d.data[d.pos]; {
+	case c == '{':
+		return d.object(depth)
+	case c == '[':
+		return d.array(depth)
+	case c == '"':
+		return d.string()
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	case c == 'N':
+		return json.Number("NaN"), d.literal("NaN")
+	case c == 'I':
+		return json.Number("Infinity"), d.literal("Infinity")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	default:
+		return nil, d.errorf("unexpected character %q", c)
+	}
+}
+
+func (d *decoder) literal(word string) error {
+	if len(d.data)-d.pos < len(word) || string(d.data[d.pos:d.pos+len(word)]) != word {
+		return d.errorf("invalid literal")
+	}
+	d.pos += len(word)
+	return nil
+}
+
+func (d *decoder) number() (any, error) {
+	start := d.pos
+	if d.data[d.pos] == '-' {
+		d.pos++
+		if d.pos < len(d.data) && d.data[d.pos] == 'I' {
+			if err := d.literal("Infinity"); err != nil {
+				return nil, err
+			}
+			return json.Number("-Infinity"), nil
+		}
+	}
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		if (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
+			d.pos++
+			continue
+		}
+		break
+	}
+	lit := string(d.data[start:d.pos])
+	if !validNumber(lit) {
+		d.pos = start
+		return nil, d.errorf("invalid number %q", lit)
+	}
+	return json.Number(lit), nil
+}
+
+func (d *decoder) object(depth int) (any, error) {
+	d.pos++ // {
+	m := make(map[string]any)
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return m, nil
+	}
+	for {
+		d.skipSpace()
+		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+			return nil, d.errorf("expected an object key")
+		}
+		k, err := d.string()
+		if err != nil {
+			return nil, err
+		}
+		d.skipSpace()
+		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+			return nil, d.errorf("expected ':' after object key")
+		}
+		d.pos++
+		d.skipSpace()
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errorf("unexpected end of input in object")
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return m, nil
+		default:
+			return nil, d.errorf("expected ',' or '}' in object")
+		}
+	}
+}
+
+func (d *decoder) array(depth int) (any, error) {
+	d.pos++ // [
+	a := make([]any, 0, 4)
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == ']' {
+		d.pos++
+		return a, nil
+	}
+	for {
+		d.skipSpace()
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errorf("unexpected end of input in array")
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			return a, nil
+		default:
+			return nil, d.errorf("expected ',' or ']' in array")
+		}
+	}
+}
+
+func (d *decoder) string() (string, error) {
+	d.pos++ // opening quote
+	start := d.pos
+	// Fast path: no escapes.
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		if c == '"' {
+			s := string(d.data[start:d.pos])
+			d.pos++
+			if !utf8.ValidString(s) {
+				return toValidUTF8(s), nil
+			}
+			return s, nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return "", d.errorf("control character in string")
+		}
+		d.pos++
+	}
+	buf := make([]byte, 0, d.pos-start+16)
+	buf = append(buf, d.data[start:d.pos]...)
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			s := string(buf)
+			if !utf8.ValidString(s) {
+				s = toValidUTF8(s)
+			}
+			return s, nil
+		case c == '\\':
+			d.pos++
+			if d.pos >= len(d.data) {
+				return "", d.errorf("unexpected end of input in escape")
+			}
+			e := d.data[d.pos]
+			d.pos++
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, err := d.hex4()
+				if err != nil {
+					return "", err
+				}
+				if utf16.IsSurrogate(r) {
+					// A pair, if the next escape completes it; a lone
+					// surrogate (legal in Python) becomes U+FFFD.
+					if d.pos+1 < len(d.data) && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
+						save := d.pos
+						d.pos += 2
+						r2, err := d.hex4()
+						if err == nil {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								buf = utf8.AppendRune(buf, dec)
+								continue
+							}
+						}
+						d.pos = save
+					}
+					r = utf8.RuneError
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				return "", d.errorf("invalid escape \\%c", e)
+			}
+		case c < 0x20:
+			return "", d.errorf("control character in string")
+		default:
+			buf = append(buf, c)
+			d.pos++
+		}
+	}
+	return "", d.errorf("unterminated string")
+}
+
+func (d *decoder) hex4() (rune, error) {
+	if len(d.data)-d.pos < 4 {
+		return 0, d.errorf("short \\u escape")
+	}
+	n, err := strconv.ParseUint(string(d.data[d.pos:d.pos+4]), 16, 32)
+	if err != nil {
+		return 0, d.errorf("invalid \\u escape")
+	}
+	d.pos += 4
+	return rune(n), nil
+}
+
+func toValidUTF8(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		out = append(out, r)
+	}
+	return string(out)
+}

@@ -1,0 +1,563 @@
+// Package pyjson encodes and decodes JSON exactly as Python's json module
+// writes it, so that files, hashes and idempotency keys match the Python
+// runtime byte for byte.
+//
+// Values are the generic JSON tree used across the project: nil, bool,
+// string, json.Number, float64, float32, the integer kinds, []any and
+// map[string]any. Other Go values (structs, typed maps and slices) are
+// converted through encoding/json first.
+package pyjson
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Style selects one of Python's json.dumps layouts.
+type Style struct {
+	// SortKeys sorts object keys (Python sort_keys=True). Without it keys
+	// are still written sorted, because Go maps have no order; the flag
+	// only matters for documentation of intent and struct encoders.
+	SortKeys bool
+	// ASCII escapes every non-ASCII character (Python ensure_ascii=True).
+	ASCII bool
+	// Compact uses the separators "," and ":" (no spaces). When false the
+	// Python defaults ", " and ": " are used.
+	Compact bool
+	// Indent, when positive, pretty-prints with that many spaces per level
+	// (Python indent=N, which implies the separators "," and ": ").
+	Indent int
+}
+
+// Common styles.
+var (
+	// Canonical is sort_keys=True, separators=(",", ":"), ensure_ascii=False:
+	// the text hashed by the ledger hash chain.
+	Canonical = Style{SortKeys: true, Compact: true}
+	// CanonicalASCII additionally escapes non-ASCII: the idempotency key text.
+	CanonicalASCII = Style{SortKeys: true, Compact: true, ASCII: true}
+	// Line is Python's json.dumps default separators with non-ASCII raw:
+	// JSONL ledger lines and SQLite run_json.
+	Line = Style{}
+	// Pretty is indent=2 with non-ASCII raw: run_<id>.json files.
+	Pretty = Style{Indent: 2}
+)
+
+// Error reports a value that cannot be encoded, naming where it is.
+type Error struct {
+	Path   string // e.g. vars.a.b[2]
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return "value is not JSON-serialisable: " + e.Reason
+	}
+	return fmt.Sprintf("%s is not JSON-serialisable: %s", e.Path, e.Reason)
+}
+
+// Marshal encodes v in the given style.
+func Marshal(v any, st Style) ([]byte, error) {
+	return Append(nil, v, st, "")
+}
+
+// Append appends the encoding of v to buf. root names v in error paths.
+func Append(buf []byte, v any, st Style, root string) ([]byte, error) {
+	e := encoder{buf: buf, st: st}
+	if err := e.value(v, root, 0); err != nil {
+		return buf, err
+	}
+	return e.buf, nil
+}
+
+// Check reports whether v is a JSON value this package can encode, with an
+// error naming the offending path (NaN, infinities, functions, channels,
+// cycles).
+func Check(v any, root string) error {
+	e := encoder{st: Canonical, checkOnly: true}
+	return e.value(v, root, 0)
+}
+
+type encoder struct {
+	buf       []byte
+	st        Style
+	checkOnly bool
+	ancestors []uintptr
+}
+
+const maxDepth = 10000
+
+func (e *encoder) value(v any, path string, depth int) error {
+	switch x := v.(type) {
+	case nil:
+		e.raw("null")
+	case bool:
+		if x {
+			e.raw("true")
+		} else {
+			e.raw("false")
+		}
+	case string:
+		if !e.checkOnly {
+			e.buf = AppendString(e.buf, x, e.st.ASCII)
+		}
+	case json.Number:
+		if !validNumber(string(x)) {
+			return &Error{Path: path, Reason: fmt.Sprintf("invalid number literal %q", string(x))}
+		}
+		e.raw(string(x))
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return &Error{Path: path, Reason: fmt.Sprintf("float %v is not allowed", x)}
+		}
+		if !e.checkOnly {
+			e.buf = AppendFloat(e.buf, x)
+		}
+	case float32:
+		return e.value(float64(x), path, depth)
+	case int:
+		e.int(int64(x))
+	case int64:
+		e.int(x)
+	case int32:
+		e.int(int64(x))
+	case int16:
+		e.int(int64(x))
+	case int8:
+		e.int(int64(x))
+	case uint:
+		e.uint(uint64(x))
+	case uint64:
+		e.uint(x)
+	case uint32:
+		e.uint(uint64(x))
+	case uint16:
+		e.uint(uint64(x))
+	case uint8:
+		e.uint(uint64(x))
+	case map[string]any:
+		return e.object(x, path, depth)
+	case Ordered:
+		return e.ordered(x, path, depth)
+	case []any:
+		return e.array(x, path, depth)
+	case json.RawMessage:
+		t, err := Decode(x)
+		if err != nil {
+			return &Error{Path: path, Reason: "invalid raw JSON: " + err.Error()}
+		}
+		return e.value(t, path, depth)
+	default:
+		return e.foreign(v, path, depth)
+	}
+	return nil
+}
+
+func (e *encoder) raw(s string) {
+	if !e.checkOnly {
+		e.buf = append(e.buf, s...)
+	}
+}
+
+func (e *encoder) int(i int64) {
+	if !e.checkOnly {
+		e.buf = strconv.AppendInt(e.buf, i, 10)
+	}
+}
+
+func (e *encoder) uint(u uint64) {
+	if !e.checkOnly {
+		e.buf = strconv.AppendUint(e.buf, u, 10)
+	}
+}
+
+func (e *encoder) enter(p uintptr, path string, depth int) error {
+	if depth > maxDepth {
+		return &Error{Path: path, Reason: "nesting too deep"}
+	}
+	if slices.Contains(e.ancestors, p) {
+		return &Error{Path: path, Reason: "cycle (the value contains itself)"}
+	}
+	e.ancestors = append(e.ancestors, p)
+	return nil
+}
+
+func (e *encoder) leave() { e.ancestors = e.ancestors[:len(e.ancestors)-1] }
+
+func (e *encoder) newline(depth int) {
+	if e.st.Indent > 0 && !e.checkOnly {
+		e.buf = append(e.buf, '\n')
+		for i := 0; i < depth*e.st.Indent; i++ {
+			e.buf = append(e.buf, ' ')
+		}
+	}
+}
+
+func (e *encoder) itemSep() {
+	if e.checkOnly {
+		return
+	}
+	if e.st.Compact || e.st.Indent > 0 {
+		e.buf = append(e.buf, ',')
+	} else {
+		e.buf = append(e.buf, ", "...)
+	}
+}
+
+func (e *encoder) keySep() {
+	if e.checkOnly {
+		return
+	}
+	if e.st.Compact {
+		e.buf = append(e.buf, ':')
+	} else {
+		e.buf = append(e.buf, ": "...)
+	}
+}
+
+func (e *encoder) object(m map[string]any, path string, depth int) error {
+	if m == nil {
+		// A nil map is an absent object: Python writes {} for empty dict
+		// fields, so do the same rather than null.
+		e.raw("{}")
+		return nil
+	}
+	if len(m) == 0 {
+		e.raw("{}")
+		return nil
+	}
+	if err := e.enter(reflect.ValueOf(m).Pointer(), path, depth); err != nil {
+		return err
+	}
+	defer e.leave()
+	keys := SortedKeys(m)
+	e.raw("{")
+	for i, k := range keys {
+		if i > 0 {
+			e.itemSep()
+		}
+		e.newline(depth + 1)
+		if !e.checkOnly {
+			e.buf = AppendString(e.buf, k, e.st.ASCII)
+		}
+		e.keySep()
+		if err := e.value(m[k], childKey(path, k), depth+1); err != nil {
+			return err
+		}
+	}
+	e.newline(depth)
+	e.raw("}")
+	return nil
+}
+
+func (e *encoder) ordered(o Ordered, path string, depth int) error {
+	if len(o) == 0 {
+		e.raw("{}")
+		return nil
+	}
+	if e.st.SortKeys && !slices.IsSortedFunc(o, func(a, b KV) int { return strings.Compare(a.Key, b.Key) }) {
+		o = slices.Clone(o)
+		slices.SortFunc(o, func(a, b KV) int { return strings.Compare(a.Key, b.Key) })
+	}
+	e.raw("{")
+	for i, kv := range o {
+		if i > 0 {
+			e.itemSep()
+		}
+		e.newline(depth + 1)
+		if !e.checkOnly {
+			e.buf = AppendString(e.buf, kv.Key, e.st.ASCII)
+		}
+		e.keySep()
+		if err := e.value(kv.Value, childKey(path, kv.Key), depth+1); err != nil {
+			return err
+		}
+	}
+	e.newline(depth)
+	e.raw("}")
+	return nil
+}
+
+func (e *encoder) array(a []any, path string, depth int) error {
+	if len(a) == 0 {
+		e.raw("[]")
+		return nil
+	}
+	if err := e.enter(reflect.ValueOf(a).Pointer(), path, depth); err != nil {
+		return err
+	}
+	defer e.leave()
+	e.raw("[")
+	for i, v := range a {
+		if i > 0 {
+			e.itemSep()
+		}
+		e.newline(depth + 1)
+		if err := e.value(v, childIndex(path, i), depth+1); err != nil {
+			return err
+		}
+	}
+	e.newline(depth)
+	e.raw("]")
+	return nil
+}
+
+// foreign handles Go values outside the generic tree by converting them
+// with encoding/json, after refusing the kinds that can never be JSON.
+func (e *encoder) foreign(v any, path string, depth int) error {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer, reflect.Complex64, reflect.Complex128:
+		return &Error{Path: path, Reason: fmt.Sprintf("a Go %s cannot be stored", rv.Kind())}
+	case reflect.Pointer:
+		if rv.IsNil() {
+			e.raw("null")
+			return nil
+		}
+		return e.value(rv.Elem().Interface(), path, depth)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return &Error{Path: path, Reason: fmt.Sprintf("%T: %v", v, err)}
+	}
+	t, err := Decode(b)
+	if err != nil {
+		return &Error{Path: path, Reason: fmt.Sprintf("%T: %v", v, err)}
+	}
+	return e.value(t, path, depth)
+}
+
+func childKey(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func childIndex(path string, i int) string {
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+// SortedKeys returns the keys of m in code-point order (the order of
+// Python's sort_keys for str keys).
+func SortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string literal with Python's escapes.
+// With ascii, every non-ASCII code point is written as \uXXXX (lower-case
+// hex, surrogate pairs above U+FFFF). Invalid UTF-8 is written as U+FFFD.
+func AppendString(buf []byte, s string, ascii bool) []byte {
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			switch c {
+			case '"':
+				buf = append(buf, '\\', '"')
+			case '\\':
+				buf = append(buf, '\\', '\\')
+			case '\n':
+				buf = append(buf, '\\', 'n')
+			case '\r':
+				buf = append(buf, '\\', 'r')
+			case '\t':
+				buf = append(buf, '\\', 't')
+			case '\b':
+				buf = append(buf, '\\', 'b')
+			case '\f':
+				buf = append(buf, '\\', 'f')
+			default:
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf = append(buf, s[start:i]...)
+			if ascii {
+				buf = append(buf, `\ufffd`...)
+			} else {
+				buf = append(buf, "\uFFFD"...)
+			}
+			i++
+			start = i
+			continue
+		}
+		if ascii {
+			buf = append(buf, s[start:i]...)
+			if r > 0xFFFF {
+				r -= 0x10000
+				buf = appendU16(buf, 0xD800+(r>>10))
+				buf = appendU16(buf, 0xDC00+(r&0x3FF))
+			} else {
+				buf = appendU16(buf, r)
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}
+
+func appendU16(buf []byte, r rune) []byte {
+	return append(buf, '\\', 'u', hexDigits[(r>>12)&0xf], hexDigits[(r>>8)&0xf], hexDigits[(r>>4)&0xf], hexDigits[r&0xf])
+}
+
+// AppendFloat appends f as Python's repr(float) writes it.
+func AppendFloat(buf []byte, f float64) []byte {
+	return append(buf, FormatFloat(f)...)
+}
+
+// FormatFloat returns Python's repr of a float: the shortest digits that
+// round-trip, with ".0" on integral values and exponent form when the
+// decimal exponent is below -4 or at least 16.
+func FormatFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	// 'e' with -1 precision yields the shortest round-trip digits.
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	neg := false
+	if s[0] == '-' {
+		neg = true
+		s = s[1:]
+	}
+	ePos := strings.IndexByte(s, 'e')
+	mant, expStr := s[:ePos], s[ePos+1:]
+	exp, _ := strconv.Atoi(expStr)
+	digits := strings.Replace(mant, ".", "", 1)
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	if exp < -4 || exp >= 16 {
+		b.WriteByte(digits[0])
+		if len(digits) > 1 {
+			b.WriteByte('.')
+			b.WriteString(digits[1:])
+		}
+		b.WriteByte('e')
+		if exp < 0 {
+			b.WriteByte('-')
+			exp = -exp
+		} else {
+			b.WriteByte('+')
+		}
+		if exp < 10 {
+			b.WriteByte('0')
+		}
+		b.WriteString(strconv.Itoa(exp))
+		return b.String()
+	}
+	if exp < 0 {
+		b.WriteString("0.")
+		for i := 0; i < -exp-1; i++ {
+			b.WriteByte('0')
+		}
+		b.WriteString(digits)
+		return b.String()
+	}
+	if len(digits) <= exp+1 {
+		b.WriteString(digits)
+		for i := len(digits); i < exp+1; i++ {
+			b.WriteByte('0')
+		}
+		b.WriteString(".0")
+		return b.String()
+	}
+	b.WriteString(digits[:exp+1])
+	b.WriteByte('.')
+	b.WriteString(digits[exp+1:])
+	return b.String()
+}
+
+func validNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	// Python may write these literals; keep them when round-tripping.
+	switch s {
+	case "NaN", "Infinity", "-Infinity":
+		return true
+	}
+	i := 0
+	if s[i] == '-' {
+		i++
+	}
+	if i >= len(s) {
+		return false
+	}
+	if s[i] == '0' {
+		i++
+	} else if s[i] >= '1' && s[i] <= '9' {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// KV is one member of an Ordered object.
+type KV struct {
+	Key   string
+	Value any
+}
+
+// Ordered is an object whose members are written in the given order (as
+// Python writes a dataclass), or sorted when the style sorts keys.
+type Ordered []KV

@@ -1,0 +1,150 @@
+package pyjson
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestFormatFloat(t *testing.T) {
+	t.Parallel()
+	cases := map[float64]string{
+		1.0: "1.0", 0.5: "0.5", 1e-05: "1e-05", 1e16: "1e+16", 1.5e20: "1.5e+20",
+		123456789012345.0: "123456789012345.0", 1234567890123456.0: "1234567890123456.0",
+		0.0001: "0.0001", -2.5: "-2.5", 0.1: "0.1", 100.0: "100.0", 1e22: "1e+22",
+		3.14159: "3.14159", 1.7976931348623157e308: "1.7976931348623157e+308",
+	}
+	for f, want := range cases {
+		if got := FormatFloat(f); got != want {
+			t.Errorf("FormatFloat(%v) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestCanonicalHashVector(t *testing.T) {
+	t.Parallel()
+	// Test vector from the runtime spec §4.6 (verified against Python).
+	rec := map[string]any{
+		"actor_id": nil, "attempt": json.Number("1"), "effect": nil,
+		"ended_at": "2026-01-01T00:00:01+00:00", "error": nil, "idempotency_key": nil,
+		"node_id": "n1", "prev_hash": nil,
+		"result":     map[string]any{"a": json.Number("1"), "f": 1.0, "s": "é"},
+		"run_id":     "run-1", "session_id": nil, "started_at": "2026-01-01T00:00:00+00:00",
+		"status": "completed", "step_id": "step-1",
+	}
+	b, err := Marshal(rec, Canonical)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"actor_id":null,"attempt":1,"effect":null,"ended_at":"2026-01-01T00:00:01+00:00","error":null,"idempotency_key":null,"node_id":"n1","prev_hash":null,"result":{"a":1,"f":1.0,"s":"é"},"run_id":"run-1","session_id":null,"started_at":"2026-01-01T00:00:00+00:00","status":"completed","step_id":"step-1"}`
+	if string(b) != want {
+		t.Fatalf("canonical text\n got %s\nwant %s", b, want)
+	}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != "cc9743e483c6fca726cb88113c81606fd1dbbe5393ed5348d9a541d8b11e4f42" {
+		t.Fatalf("hash = %s", got)
+	}
+}
+
+func TestASCIIEscapes(t *testing.T) {
+	t.Parallel()
+	b, err := Marshal(map[string]any{"p": "Café ☕? 😀 <&> \u2028 \x01 /"}, CanonicalASCII)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"p":"Caf\u00e9 \u2615? \ud83d\ude00 <&> \u2028 \u0001 /"}`
+	if string(b) != want {
+		t.Fatalf("got %s want %s", b, want)
+	}
+}
+
+func TestLineAndPrettyStyles(t *testing.T) {
+	t.Parallel()
+	v := map[string]any{"b": []any{json.Number("1"), "x"}, "a": map[string]any{}, "c": []any{}}
+	b, _ := Marshal(v, Line)
+	if string(b) != `{"a": {}, "b": [1, "x"], "c": []}` {
+		t.Fatalf("line: %s", b)
+	}
+	b, _ = Marshal(v, Pretty)
+	want := "{\n  \"a\": {},\n  \"b\": [\n    1,\n    \"x\"\n  ],\n  \"c\": []\n}"
+	if string(b) != want {
+		t.Fatalf("pretty:\n%s", b)
+	}
+}
+
+func TestCheckRefusesBadValues(t *testing.T) {
+	t.Parallel()
+	cyc := map[string]any{}
+	cyc["self"] = map[string]any{"back": cyc}
+	cases := []struct {
+		v    any
+		path string
+	}{
+		{map[string]any{"a": math.NaN()}, "vars.a"},
+		{map[string]any{"a": []any{1, math.Inf(1)}}, "vars.a[1]"},
+		{map[string]any{"ch": make(chan int)}, "vars.ch"},
+		{map[string]any{"f": func() {}}, "vars.f"},
+		{cyc, "vars.self.back"},
+	}
+	for _, c := range cases {
+		err := Check(c.v, "vars")
+		if err == nil || !strings.Contains(err.Error(), c.path+" is not JSON-serialisable") {
+			t.Errorf("Check(%v) = %v, want error naming %s", c.path, err, c.path)
+		}
+	}
+}
+
+func TestDecodeRoundTrip(t *testing.T) {
+	t.Parallel()
+	in := `{"a": [1, 1.0, -2.5e-7, true, false, null, "\u00e9\ud83d\ude00\n\"x\""], "b": {"c": {}}, "n": NaN}`
+	v, err := Decode([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Marshal(v, Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a": [1, 1.0, -2.5e-7, true, false, null, "é😀\n\"x\""], "b": {"c": {}}, "n": NaN}`
+	if string(out) != want {
+		t.Fatalf("got %s\nwant %s", out, want)
+	}
+	for _, bad := range []string{`{"a":}`, `[1,]`, `{"a":1} x`, `"abc`, `01`, `{"a" 1}`} {
+		if _, err := Decode([]byte(bad)); err == nil {
+			t.Errorf("Decode(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestDecodeStreamRecoversConcatenated(t *testing.T) {
+	t.Parallel()
+	vs, err := DecodeStream([]byte(`{"a": 1}{"b": 2} {"c": 3}`))
+	if err != nil || len(vs) != 3 {
+		t.Fatalf("got %v, %v", vs, err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"a": [1, 2.5, "x\u00e9"], "b": null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Decode(data)
+		if err != nil {
+			return
+		}
+		b, err := Marshal(v, Canonical)
+		if err != nil {
+			return // NaN literals and similar are refused by design
+		}
+		v2, err := Decode(b)
+		if err != nil {
+			t.Fatalf("re-decode of %s: %v", b, err)
+		}
+		b2, _ := Marshal(v2, Canonical)
+		if string(b) != string(b2) {
+			t.Fatalf("not stable: %s vs %s", b, b2)
+		}
+	})
+}

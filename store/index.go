@@ -1,0 +1,127 @@
+package store
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// IndexRow derives the listing row of a run; backends without columns of
+// their own use it.
+func IndexRow(r *durable.RunState) RunIndexRow {
+	row := RunIndexRow{
+		RunID:        r.RunID,
+		WorkflowID:   r.WorkflowID,
+		Status:       r.Status,
+		ParentRunID:  r.ParentRunID,
+		ActorID:      r.ActorID,
+		SessionID:    r.SessionID,
+		CreatedAt:    r.CreatedAt,
+		UpdatedAt:    r.UpdatedAt,
+		RunLifecycle: RunLifecycle(r.Vars),
+	}
+	if r.Waiting != nil {
+		row.WaitReason = r.Waiting.Reason
+		row.WaitUntil = r.Waiting.Until
+	}
+	return row
+}
+
+// Deadline returns the wait deadline a due-index keeps for r: the until of
+// a waiting run that has one (WAIT_UNTIL, or WAIT_EVENT with a timeout).
+func Deadline(r *durable.RunState) (durable.Time, bool) {
+	if r.Status != durable.RunWaiting || r.Waiting == nil || r.Waiting.Until.IsZero() {
+		return durable.Time{}, false
+	}
+	return r.Waiting.Until, true
+}
+
+// Matches reports whether r passes the filters of p (Limit aside).
+func (p *RunListParams) Matches(r *durable.RunState) bool {
+	if p.Status != "" && r.Status != p.Status {
+		return false
+	}
+	if p.WaitReason != "" && (r.Waiting == nil || r.Waiting.Reason != p.WaitReason) {
+		return false
+	}
+	if p.WorkflowID != "" && r.WorkflowID != p.WorkflowID {
+		return false
+	}
+	if p.SessionID != "" && r.SessionID != p.SessionID {
+		return false
+	}
+	if p.ParentID != "" && r.ParentRunID != p.ParentID {
+		return false
+	}
+	if len(p.WaitKeys) > 0 && (r.Waiting == nil || !slices.Contains(p.WaitKeys, r.Waiting.WaitKey)) {
+		return false
+	}
+	return true
+}
+
+// Matches reports whether row passes the filters of p (Limit aside).
+func (p *RunIndexParams) Matches(row *RunIndexRow) bool {
+	if p.Status != "" && row.Status != p.Status {
+		return false
+	}
+	if p.WorkflowID != "" && row.WorkflowID != p.WorkflowID {
+		return false
+	}
+	if p.SessionID != "" && row.SessionID != p.SessionID {
+		return false
+	}
+	if p.RootOnly && row.ParentRunID != "" {
+		return false
+	}
+	return true
+}
+
+var lifecycleKeys = []string{"source", "purpose", "visibility", "run_mode", "editor_session_id",
+	"flow_id", "bundle_id", "bundle_version"}
+
+// RunLifecycle returns the sanitised vars._run_lifecycle: known string
+// keys trimmed to 240 characters and a retention object with a positive
+// integer ttl_s; nil when absent or empty.
+func RunLifecycle(vars map[string]any) map[string]any {
+	src, ok := vars["_run_lifecycle"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := map[string]any{}
+	for _, k := range lifecycleKeys {
+		if s, ok := src[k].(string); ok {
+			if s = trim240(s); s != "" {
+				out[k] = s
+			}
+		}
+	}
+	if ret, ok := src["retention"].(map[string]any); ok {
+		r := map[string]any{}
+		for _, k := range []string{"mode", "expires_at"} {
+			if s, ok := ret[k].(string); ok {
+				if s = trim240(s); s != "" {
+					r[k] = s
+				}
+			}
+		}
+		if ttl, ok := positiveInt(ret["ttl_s"]); ok {
+			r["ttl_s"] = ttl
+		}
+		if len(r) > 0 {
+			out["retention"] = r
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func trim240(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > 240 {
+		s = string(r[:240])
+	}
+	return s
+}

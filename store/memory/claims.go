@@ -1,0 +1,55 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+type claim struct {
+	owner   string
+	expires time.Time
+}
+
+// RunClaim implements store.RunClaimer.
+func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if c, ok := s.claims[p.RunID]; ok && c.owner != p.Owner && c.expires.After(now) {
+		return fmt.Errorf("memory: run %s is claimed by %s: %w", p.RunID, c.owner, store.ErrConflict)
+	}
+	s.claims[p.RunID] = claim{owner: p.Owner, expires: now.Add(p.TTL)}
+	return nil
+}
+
+// RunRelease implements store.RunClaimer.
+func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.claims[runID]; ok && c.owner == owner {
+		delete(s.claims, runID)
+	}
+	return nil
+}
+
+func sortDue(d []store.DueRun) {
+	slices.SortFunc(d, func(a, b store.DueRun) int {
+		if c := a.Until.Compare(b.Until.Time); c != 0 {
+			return c
+		}
+		if a.RunID < b.RunID {
+			return -1
+		}
+		if a.RunID > b.RunID {
+			return 1
+		}
+		return 0
+	})
+}

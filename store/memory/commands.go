@@ -1,0 +1,105 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// CommandAppend implements store.CommandStore.
+func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
+	if c.RunID == "" || c.Type == "" {
+		return durable.CommandAppendResult{}, fmt.Errorf("memory: command append: run_id and type are required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.CommandID == "" {
+		c.CommandID = randomHex()
+	}
+	if seq, ok := s.cmdByID[c.CommandID]; ok {
+		return durable.CommandAppendResult{Duplicate: true, Seq: seq}, nil
+	}
+	cp := *c
+	cp.Payload = pyjson.CloneObject(c.Payload)
+	if cp.Payload == nil {
+		cp.Payload = map[string]any{}
+	}
+	var last int64
+	if n := len(s.commands); n > 0 {
+		last = s.commands[n-1].Seq
+	}
+	cp.Seq = last + 1
+	c.Seq = cp.Seq
+	s.commands = append(s.commands, &cp)
+	s.cmdByID[cp.CommandID] = cp.Seq
+	return durable.CommandAppendResult{Accepted: true, Seq: cp.Seq}, nil
+}
+
+// CommandListAfter implements store.CommandStore.
+func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([]*durable.CommandRecord, int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if limit <= 0 {
+		limit = 1000
+	}
+	var out []*durable.CommandRecord
+	next := after
+	for _, c := range s.commands {
+		if c.Seq <= after {
+			continue
+		}
+		if len(out) == limit {
+			break
+		}
+		cp := *c
+		cp.Payload = pyjson.CloneObject(c.Payload)
+		out = append(out, &cp)
+		next = c.Seq
+	}
+	return out, next, nil
+}
+
+// CommandLastSeq implements store.CommandStore.
+func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if n := len(s.commands); n > 0 {
+		return s.commands[n-1].Seq, nil
+	}
+	return 0, nil
+}
+
+// CommandDeleteByRun implements store.CommandStore.
+func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.commands[:0]
+	n := 0
+	for _, c := range s.commands {
+		if c.RunID == runID {
+			n++
+			delete(s.cmdByID, c.CommandID)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	s.commands = kept
+	return n, nil
+}
+
+// CursorLoad implements store.CommandStore.
+func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.cursors[consumer], nil
+}
+
+// CursorSave implements store.CommandStore.
+func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cursors[consumer] = cursor
+	return nil
+}

@@ -1,0 +1,267 @@
+// Package memory is an in-process Store. It keeps deep copies of what it
+// is given, so it behaves like the durable backends (a caller's later
+// mutation never leaks into the stored state), and it is the quickest
+// store for tests.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Store is the in-memory store. The zero value is not usable; call New.
+type Store struct {
+	mu       sync.RWMutex
+	runs     map[string]*entry
+	order    int64 // insertion counter, for children order
+	ledgers  map[string][]*durable.StepRecord
+	due      dueIndex
+	commands []*durable.CommandRecord
+	cmdByID  map[string]int64
+	cursors  map[string]int64
+	claims   map[string]claim
+}
+
+type entry struct {
+	run   *durable.RunState
+	order int64
+}
+
+var (
+	_ store.Store           = (*Store)(nil)
+	_ store.AtomicCommitter = (*Store)(nil)
+	_ store.LedgerFinder    = (*Store)(nil)
+	_ store.RunClaimer      = (*Store)(nil)
+)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		runs:    map[string]*entry{},
+		ledgers: map[string][]*durable.StepRecord{},
+		due:     dueIndex{pos: map[string]int{}},
+		cmdByID: map[string]int64{},
+		cursors: map[string]int64{},
+		claims:  map[string]claim{},
+	}
+}
+
+// AtomicCommit reports that records and state are committed together.
+func (s *Store) AtomicCommit() bool { return true }
+
+// Close does nothing; it exists to satisfy store.Store.
+func (s *Store) Close() error { return nil }
+
+// RunCommit implements store.RunStore.
+func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run == nil || p.Run.RunID == "" {
+		return fmt.Errorf("memory: commit: run id is required")
+	}
+	id := p.Run.RunID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, exists := s.runs[id]
+	switch {
+	case p.Create && exists:
+		return fmt.Errorf("memory: creating run %s: %w", id, store.ErrAlreadyExists)
+	case !p.Create && !exists:
+		return fmt.Errorf("memory: committing run %s: %w", id, store.ErrNotFound)
+	case !p.Create && cur.run.Version != p.Run.Version:
+		return fmt.Errorf("memory: committing run %s at version %d (stored %d): %w",
+			id, p.Run.Version, cur.run.Version, store.ErrConflict)
+	}
+	s.appendLocked(id, p.Records)
+	p.Run.Version++
+	saved := p.Run.Clone()
+	if exists {
+		cur.run = saved
+	} else {
+		s.order++
+		s.runs[id] = &entry{run: saved, order: s.order}
+	}
+	if until, ok := store.Deadline(saved); ok {
+		s.due.set(id, until)
+	} else {
+		s.due.remove(id)
+	}
+	return nil
+}
+
+func (s *Store) appendLocked(runID string, records []*durable.StepRecord) {
+	led := s.ledgers[runID]
+	for _, r := range records {
+		r.Seq = int64(len(led)) + 1
+		led = append(led, r.Clone())
+	}
+	s.ledgers[runID] = led
+}
+
+// RunGet implements store.RunStore.
+func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.runs[runID]
+	if !ok {
+		return nil, fmt.Errorf("memory: run %s: %w", runID, store.ErrNotFound)
+	}
+	return e.run.Clone(), nil
+}
+
+// RunList implements store.RunStore.
+func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
+	s.mu.RLock()
+	var out []*durable.RunState
+	for _, e := range s.runs {
+		if p.Matches(e.run) {
+			out = append(out, e.run)
+		}
+	}
+	s.mu.RUnlock()
+	sortByUpdatedDesc(out)
+	out = out[:min(len(out), store.EffectiveLimit(p.Limit))]
+	for i, r := range out {
+		out[i] = r.Clone()
+	}
+	return out, nil
+}
+
+func sortByUpdatedDesc(runs []*durable.RunState) {
+	slices.SortFunc(runs, func(a, b *durable.RunState) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.RunID, a.RunID)
+	})
+}
+
+// RunListDue implements store.RunStore.
+func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.due.listDue(p.Now, store.EffectiveLimit(p.Limit)), nil
+}
+
+// RunNextDue implements store.RunStore.
+func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.due.next(), nil
+}
+
+// RunListChildren implements store.RunStore.
+func (s *Store) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
+	s.mu.RLock()
+	var es []*entry
+	for _, e := range s.runs {
+		if e.run.ParentRunID == parentID && (status == "" || e.run.Status == status) {
+			es = append(es, e)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(es, func(a, b *entry) int { return cmp.Compare(a.order, b.order) })
+	out := make([]*durable.RunState, len(es))
+	for i, e := range es {
+		out[i] = e.run.Clone()
+	}
+	return out, nil
+}
+
+// RunIndex implements store.RunStore.
+func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.RunIndexRow, error) {
+	s.mu.RLock()
+	var rows []store.RunIndexRow
+	for _, e := range s.runs {
+		row := store.IndexRow(e.run)
+		if p.Matches(&row) {
+			rows = append(rows, row)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(rows, func(a, b store.RunIndexRow) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.RunID, a.RunID)
+	})
+	return rows[:min(len(rows), store.EffectiveLimit(p.Limit))], nil
+}
+
+// RunDelete implements store.RunStore.
+func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.runs[runID]
+	delete(s.runs, runID)
+	s.due.remove(runID)
+	return ok, nil
+}
+
+// LedgerAppend implements store.LedgerStore.
+func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
+	if runID == "" {
+		return fmt.Errorf("memory: ledger append: run id is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appendLocked(runID, records)
+	return nil
+}
+
+// LedgerList implements store.LedgerStore.
+func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	led := s.ledgers[p.RunID]
+	start := int(min(max(p.After, 0), int64(len(led))))
+	end := len(led)
+	if p.Limit > 0 {
+		end = min(end, start+p.Limit)
+	}
+	out := make([]*durable.StepRecord, 0, end-start)
+	for _, r := range led[start:end] {
+		out = append(out, r.Clone())
+	}
+	return out, nil
+}
+
+// LedgerCount implements store.LedgerStore.
+func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return int64(len(s.ledgers[runID])), nil
+}
+
+// LedgerDelete implements store.LedgerStore.
+func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.ledgers[runID])
+	delete(s.ledgers, runID)
+	return int64(n), nil
+}
+
+// LedgerFindCompleted implements store.LedgerFinder.
+func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, r := range s.ledgers[runID] {
+		if r.Status == durable.StepCompleted && r.IdempotencyKey == key {
+			return r.Clone(), nil
+		}
+	}
+	return nil, nil
+}
+
+func randomHex() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,226 @@
+// Package store defines the persistence seam of the runtime: the Store
+// interface every backend implements (memory, JSON files, SQLite,
+// PostgreSQL), its parameter types and its sentinel errors. It does no I/O.
+//
+// The central write is RunCommit: one call appends a step's ledger records
+// and saves the run's new state, guarded by the version the caller read.
+// Backends that can do both in one transaction say so through
+// AtomicCommitter; the others append the records first, so the ledger is
+// never behind the state.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// Sentinel errors. Every backend translates its driver's errors into these
+// so callers can test them with errors.Is.
+var (
+	// ErrNotFound: the run (or command, cursor…) does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the run changed since the caller read it (stale
+	// version), or another runner holds its claim.
+	ErrConflict = errors.New("version conflict")
+	// ErrAlreadyExists: a create found the run already there.
+	ErrAlreadyExists = errors.New("already exists")
+)
+
+// Store is the complete persistence a runtime needs.
+type Store interface {
+	RunStore
+	LedgerStore
+	CommandStore
+	// Close releases the store's resources. It is safe to call twice.
+	Close() error
+}
+
+// RunStore persists run states and answers the queries the scheduler,
+// event delivery and the gateway need.
+type RunStore interface {
+	// RunCommit appends p.Records to the ledger of p.Run and saves p.Run,
+	// as one atomic step where the backend can (see AtomicCommitter) and
+	// otherwise records first. The stored version must equal
+	// p.Run.Version (0 with p.Create); on success p.Run.Version is
+	// incremented and each record's Seq is set. A stale version returns
+	// ErrConflict and writes nothing; a create of an existing run returns
+	// ErrAlreadyExists.
+	RunCommit(ctx context.Context, p *CommitParams) error
+	// RunGet loads a run (a private copy the caller may mutate). Unknown
+	// ids return ErrNotFound.
+	RunGet(ctx context.Context, runID string) (*durable.RunState, error)
+	// RunList returns runs matching every given filter, most recently
+	// updated first.
+	RunList(ctx context.Context, p *RunListParams) ([]*durable.RunState, error)
+	// RunListDue returns waiting runs whose deadline (WAIT_UNTIL, or a
+	// WAIT_EVENT timeout) is at or before p.Now, earliest first. Backends
+	// answer it from an index, never by scanning every run.
+	RunListDue(ctx context.Context, p *RunListDueParams) ([]DueRun, error)
+	// RunNextDue returns the earliest deadline of any waiting run, or the
+	// zero Time when none has one.
+	RunNextDue(ctx context.Context) (durable.Time, error)
+	// RunListChildren returns the runs whose parent is parentID, oldest
+	// first; status "" means any.
+	RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error)
+	// RunIndex returns lightweight rows, most recently updated first.
+	RunIndex(ctx context.Context, p *RunIndexParams) ([]RunIndexRow, error)
+	// RunDelete removes a run (not its ledger); it reports whether the
+	// run existed.
+	RunDelete(ctx context.Context, runID string) (bool, error)
+}
+
+// CommitParams is the input of RunCommit.
+type CommitParams struct {
+	Run     *durable.RunState
+	Create  bool
+	Records []*durable.StepRecord
+}
+
+// RunListParams filters RunList. Zero fields do not filter.
+type RunListParams struct {
+	Status     durable.RunStatus
+	WaitReason durable.WaitReason
+	WorkflowID string
+	SessionID  string
+	ParentID   string
+	// WaitKeys keeps waiting runs whose wait key is one of these.
+	WaitKeys []string
+	// Limit caps the result; 0 means DefaultListLimit, negative means 1.
+	Limit int
+}
+
+// DefaultListLimit is the row cap of list queries given no limit.
+const DefaultListLimit = 100
+
+// EffectiveLimit applies the limit rules shared by every backend.
+func EffectiveLimit(limit int) int {
+	switch {
+	case limit == 0:
+		return DefaultListLimit
+	case limit < 0:
+		return 1
+	}
+	return limit
+}
+
+// RunListDueParams is the input of RunListDue.
+type RunListDueParams struct {
+	Now   time.Time
+	Limit int // 0 means DefaultListLimit
+}
+
+// DueRun is one run whose wait deadline has passed.
+type DueRun struct {
+	RunID string
+	Until durable.Time
+}
+
+// RunIndexParams filters RunIndex.
+type RunIndexParams struct {
+	Status     durable.RunStatus
+	WorkflowID string
+	SessionID  string
+	RootOnly   bool // only runs without a parent
+	Limit      int  // 0 means DefaultListLimit
+}
+
+// RunIndexRow is a lightweight listing row.
+type RunIndexRow struct {
+	RunID        string
+	WorkflowID   string
+	Status       durable.RunStatus
+	WaitReason   durable.WaitReason
+	WaitUntil    durable.Time
+	ParentRunID  string
+	ActorID      string
+	SessionID    string
+	CreatedAt    durable.Time
+	UpdatedAt    durable.Time
+	RunLifecycle map[string]any // sanitised vars._run_lifecycle, or nil
+}
+
+// LedgerStore is the append-only journal of each run.
+type LedgerStore interface {
+	// LedgerAppend appends records to a run's ledger (outside a state
+	// commit) and sets their Seq.
+	LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error
+	// LedgerList returns the records of a run with Seq > p.After in
+	// append order, at most p.Limit of them (0 = all).
+	LedgerList(ctx context.Context, p *LedgerListParams) ([]*durable.StepRecord, error)
+	// LedgerCount returns the number of records of a run.
+	LedgerCount(ctx context.Context, runID string) (int64, error)
+	// LedgerDelete removes a run's ledger and returns how many records
+	// it held.
+	LedgerDelete(ctx context.Context, runID string) (int64, error)
+}
+
+// LedgerListParams is the input of LedgerList.
+type LedgerListParams struct {
+	RunID string
+	After int64 // cursor: the last Seq the caller has seen
+	Limit int   // 0 means no limit
+}
+
+// CommandStore is the durable inbox of control-plane commands, read by a
+// consumer through a cursor.
+type CommandStore interface {
+	// CommandAppend stores a command once per CommandID (a random id is
+	// assigned when empty); a duplicate returns the original seq.
+	CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error)
+	// CommandListAfter returns commands with seq > after in seq order and
+	// the cursor to continue from.
+	CommandListAfter(ctx context.Context, after int64, limit int) ([]*durable.CommandRecord, int64, error)
+	// CommandLastSeq returns the highest seq, or 0.
+	CommandLastSeq(ctx context.Context) (int64, error)
+	// CommandDeleteByRun removes every command of a run.
+	CommandDeleteByRun(ctx context.Context, runID string) (int, error)
+	// CursorLoad returns a consumer's saved cursor (0 when none).
+	CursorLoad(ctx context.Context, consumer string) (int64, error)
+	// CursorSave stores a consumer's cursor.
+	CursorSave(ctx context.Context, consumer string, cursor int64) error
+}
+
+// DefaultConsumer is the cursor name the gateway runner uses.
+const DefaultConsumer = "gateway_runner"
+
+// AtomicCommitter is implemented by backends whose RunCommit writes the
+// records and the state in one transaction. The kernel skips its replay
+// checks (ledger look-ups before effects and terminal records) on them:
+// a record can never be durable without the state that follows it.
+type AtomicCommitter interface {
+	AtomicCommit() bool
+}
+
+// IsAtomic reports whether s commits records and state atomically.
+func IsAtomic(s any) bool {
+	a, ok := s.(AtomicCommitter)
+	return ok && a.AtomicCommit()
+}
+
+// LedgerFinder is an optional fast path: the first completed record of a
+// run carrying an idempotency key, or nil.
+type LedgerFinder interface {
+	LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error)
+}
+
+// RunClaimer is implemented by stores shared by several runner processes:
+// a runner claims a run before ticking it, and the claim expires after
+// TTL unless renewed, so a dead runner's runs are picked up again.
+type RunClaimer interface {
+	// RunClaim takes or renews the claim; ErrConflict if another owner
+	// holds a live claim.
+	RunClaim(ctx context.Context, p *RunClaimParams) error
+	// RunRelease drops the claim if owner holds it.
+	RunRelease(ctx context.Context, runID, owner string) error
+}
+
+// RunClaimParams is the input of RunClaim.
+type RunClaimParams struct {
+	RunID string
+	Owner string
+	TTL   time.Duration
+	Now   time.Time
+}

@@ -1,0 +1,178 @@
+package pyval
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ErrZeroDivision is returned by the integer helpers on a zero divisor.
+var ErrZeroDivision = errors.New("integer division or modulo by zero")
+
+// Round implements Python's round(v, ndigits) for floats: round half to
+// even on the exact binary value (round(2.675, 2) == 2.67, round(0.5) ==
+// 0.0, round(1.5) == 2.0). Negative ndigits round to tens, hundreds, ….
+// NaN and infinities are returned unchanged.
+func Round(v float64, ndigits int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
+		return v
+	}
+	if ndigits > 330 {
+		return v
+	}
+	if ndigits < -330 {
+		return math.Copysign(0, v)
+	}
+	// The exact decimal expansion of any float64 has at most 1074 fraction
+	// digits, so this text is exact.
+	exact := strconv.FormatFloat(math.Abs(v), 'f', 1100, 64)
+	intPart, frac, _ := strings.Cut(exact, ".")
+	digits := intPart + frac
+	point := len(intPart) // digits[:point] is the integer part
+	keep := point + ndigits
+	var rounded string
+	switch {
+	case keep < 0:
+		rounded = "0"
+		point = 1
+		keep = 1
+	case keep >= len(digits):
+		return v
+	default:
+		rounded = roundDigitsHalfEven(digits, keep)
+		if len(rounded) > keep { // carry added a leading digit
+			point++
+			keep++
+		}
+	}
+	var text string
+	if keep <= point {
+		text = rounded + strings.Repeat("0", point-keep)
+	} else {
+		text = rounded[:point] + "." + rounded[point:]
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil && !isRangeErr(err) {
+		return v
+	}
+	return math.Copysign(f, v)
+}
+
+// roundDigitsHalfEven keeps the first keep digits of digits, rounding the
+// rest half to even. The result may be one digit longer after a carry.
+func roundDigitsHalfEven(digits string, keep int) string {
+	head := []byte(digits[:keep])
+	rest := digits[keep:]
+	up := false
+	if rest != "" {
+		switch {
+		case rest[0] > '5':
+			up = true
+		case rest[0] == '5':
+			if strings.TrimRight(rest[1:], "0") != "" {
+				up = true
+			} else {
+				up = keep > 0 && (head[keep-1]-'0')%2 == 1
+			}
+		}
+	}
+	if !up {
+		if keep == 0 {
+			return "0"
+		}
+		return string(head)
+	}
+	i := keep - 1
+	for i >= 0 {
+		if head[i] == '9' {
+			head[i] = '0'
+			i--
+			continue
+		}
+		head[i]++
+		break
+	}
+	if i < 0 {
+		head = append([]byte{'1'}, head...)
+	}
+	return string(head)
+}
+
+// FloatMod implements Python's float a % b: the result has the sign of b
+// (floored modulo). b == 0 yields NaN; callers report the error.
+func FloatMod(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	m := math.Mod(a, b)
+	if m != 0 {
+		if (b < 0) != (m < 0) {
+			m += b
+		}
+	} else {
+		m = math.Copysign(0, b)
+	}
+	return m
+}
+
+// FloatFloorDiv implements Python's float a // b (floor of the quotient).
+func FloatFloorDiv(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	m := math.Mod(a, b)
+	div := (a - m) / b
+	if m != 0 && (b < 0) != (m < 0) {
+		div--
+	}
+	if div == 0 {
+		return math.Copysign(0, a/b)
+	}
+	f := math.Floor(div)
+	if div-f > 0.5 {
+		f++
+	}
+	return f
+}
+
+// FloorDiv implements Python's int a // b (rounds toward negative infinity).
+func FloorDiv(a, b int64) (int64, error) {
+	if b == 0 {
+		return 0, ErrZeroDivision
+	}
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q, nil
+}
+
+// IntMod implements Python's int a % b (the result has the sign of b).
+func IntMod(a, b int64) (int64, error) {
+	if b == 0 {
+		return 0, ErrZeroDivision
+	}
+	m := a % b
+	if m != 0 && ((m < 0) != (b < 0)) {
+		m += b
+	}
+	return m, nil
+}
+
+// FloatPow implements Python's float ** float, including its errors: zero
+// to a negative power, a negative base with a non-integral exponent (Python
+// would produce a complex number) and overflow.
+func FloatPow(base, exp float64) (float64, error) {
+	if base == 0 && exp < 0 {
+		return 0, errors.New("0.0 cannot be raised to a negative power")
+	}
+	if base < 0 && !math.IsInf(base, 0) && exp != math.Trunc(exp) && !math.IsInf(exp, 0) && !math.IsNaN(exp) {
+		return 0, errors.New("negative number cannot be raised to a fractional power (complex result)")
+	}
+	r := math.Pow(base, exp)
+	if math.IsInf(r, 0) && !math.IsInf(base, 0) && !math.IsInf(exp, 0) {
+		return 0, errors.New("numerical result out of range")
+	}
+	return r, nil
+}

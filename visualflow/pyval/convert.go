@@ -1,0 +1,177 @@
+package pyval
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// ToFloat implements Python's float(x): numbers and bools convert directly;
+// strings may have surrounding whitespace and use decimal or exponent
+// notation, "inf"/"infinity"/"nan" (any case, optional sign) and underscores
+// between digits. Anything else is an error with Python's message.
+func ToFloat(v any) (float64, error) {
+	if s, ok := v.(string); ok {
+		f, ok := parsePyFloat(s)
+		if !ok {
+			return 0, fmt.Errorf("could not convert string to float: %s", QuoteString(s))
+		}
+		return f, nil
+	}
+	n := asNumber(v)
+	if n.kind == notNumber {
+		return 0, fmt.Errorf("float() argument must be a string or a real number, not '%s'", TypeName(v))
+	}
+	return n.float(), nil
+}
+
+// ToInt implements Python's int(x): ints and bools convert directly, floats
+// are truncated toward zero (inf and nan are errors), strings must hold a
+// base-10 integer (optional sign, surrounding whitespace, underscores
+// between digits). "2.5" is an error; use ToIntViaFloat for int(float(x)).
+func ToInt(v any) (int64, error) {
+	if s, ok := v.(string); ok {
+		i, ok := parsePyInt(s)
+		if !ok {
+			return 0, fmt.Errorf("invalid literal for int() with base 10: %s", QuoteString(s))
+		}
+		return i, nil
+	}
+	n := asNumber(v)
+	switch n.kind {
+	case intNumber, boolNumber:
+		return n.i, nil
+	case floatNumber:
+		return FloatToInt(n.f)
+	}
+	return 0, fmt.Errorf("int() argument must be a string, a bytes-like object or a real number, not '%s'", TypeName(v))
+}
+
+// ToIntViaFloat implements int(float(x)), which accepts "2.5" → 2.
+func ToIntViaFloat(v any) (int64, error) {
+	if IsInt(v) {
+		return ToInt(v)
+	}
+	f, err := ToFloat(v)
+	if err != nil {
+		return 0, err
+	}
+	return FloatToInt(f)
+}
+
+// FloatToInt truncates f toward zero like Python's int(f). Values outside
+// the int64 range are an error (Python would produce a big int).
+func FloatToInt(f float64) (int64, error) {
+	switch {
+	case math.IsNaN(f):
+		return 0, fmt.Errorf("cannot convert float NaN to integer")
+	case math.IsInf(f, 0):
+		return 0, fmt.Errorf("cannot convert float infinity to integer")
+	}
+	t := math.Trunc(f)
+	if t >= 9.223372036854775807e18 || t < -9.223372036854775808e18 {
+		return 0, fmt.Errorf("int() result out of range: %s", FormatFloat(f))
+	}
+	return int64(t), nil
+}
+
+// parsePyFloat parses a string with Python float() syntax.
+func parsePyFloat(s string) (float64, bool) {
+	t := strings.TrimFunc(s, unicode.IsSpace)
+	body := t
+	sign := 1.0
+	if body != "" && (body[0] == '+' || body[0] == '-') {
+		if body[0] == '-' {
+			sign = -1
+		}
+		body = body[1:]
+	}
+	switch strings.ToLower(body) {
+	case "inf", "infinity":
+		return math.Inf(int(sign)), true
+	case "nan":
+		return math.NaN(), true
+	}
+	clean, ok := validDecimalFloat(body)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(clean, 64)
+	if err != nil && !isRangeErr(err) {
+		return 0, false
+	}
+	return sign * f, true
+}
+
+// validDecimalFloat checks digitpart ["." [digitpart]] [exponent] or
+// "." digitpart [exponent], where digitpart allows single underscores
+// between digits, and returns the text without underscores.
+func validDecimalFloat(s string) (string, bool) {
+	mant, exp := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, exp = s[:i], s[i+1:]
+		if exp != "" && (exp[0] == '+' || exp[0] == '-') {
+			exp = exp[1:]
+		}
+		if !validDigitPart(exp) {
+			return "", false
+		}
+	}
+	intPart, frac, hasDot := strings.Cut(mant, ".")
+	if intPart == "" && frac == "" {
+		return "", false
+	}
+	if intPart != "" && !validDigitPart(intPart) {
+		return "", false
+	}
+	if hasDot && frac != "" && !validDigitPart(frac) {
+		return "", false
+	}
+	return strings.ReplaceAll(s, "_", ""), true
+}
+
+// validDigitPart reports whether s is digits with single underscores
+// strictly between digits.
+func validDigitPart(s string) bool {
+	if s == "" {
+		return false
+	}
+	prevDigit := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			prevDigit = true
+		case c == '_' && prevDigit && i+1 < len(s):
+			prevDigit = false
+		default:
+			return false
+		}
+	}
+	return prevDigit
+}
+
+// parsePyInt parses a string with Python int() base-10 syntax.
+func parsePyInt(s string) (int64, bool) {
+	t := strings.TrimFunc(s, unicode.IsSpace)
+	body := t
+	neg := false
+	if body != "" && (body[0] == '+' || body[0] == '-') {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	if !validDigitPart(body) {
+		return 0, false
+	}
+	clean := strings.ReplaceAll(body, "_", "")
+	if neg {
+		clean = "-" + clean
+	}
+	i, err := strconv.ParseInt(clean, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return i, true
+}

@@ -1,0 +1,95 @@
+package pyval
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// FormatFloat returns Python's repr of a float: the shortest digits that
+// round-trip, in fixed notation when the decimal exponent is in [-4, 16) and
+// in exponent notation otherwise (at least two exponent digits, explicit
+// sign: 1e-05, 1e+16, 1.5e+20). Integral values in fixed notation get ".0".
+// Special values are inf, -inf and nan.
+func FormatFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	digits, exp, neg := shortestDigits(f)
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	if exp < -4 || exp >= 16 {
+		b.WriteString(mantissa(digits))
+		b.WriteString(exponentSuffix(exp))
+		return b.String()
+	}
+	b.WriteString(fixedFromDigits(digits, exp, true))
+	return b.String()
+}
+
+// shortestDigits returns the shortest round-trip decimal digits of |f| (no
+// leading zeros, "0" for zero), the decimal exponent of the first digit, and
+// the sign.
+func shortestDigits(f float64) (digits string, exp int, neg bool) {
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	if s[0] == '-' {
+		neg = true
+		s = s[1:]
+	}
+	mant, e, _ := strings.Cut(s, "e")
+	exp, _ = strconv.Atoi(e)
+	digits = strings.Replace(mant, ".", "", 1)
+	return digits, exp, neg
+}
+
+// mantissa renders digits as d[.ddd].
+func mantissa(digits string) string {
+	if len(digits) == 1 {
+		return digits
+	}
+	return digits[:1] + "." + digits[1:]
+}
+
+// exponentSuffix renders e+XX / e-XX with at least two digits.
+func exponentSuffix(exp int) string {
+	sign := "+"
+	if exp < 0 {
+		sign = "-"
+		exp = -exp
+	}
+	e := strconv.Itoa(exp)
+	if len(e) < 2 {
+		e = "0" + e
+	}
+	return "e" + sign + e
+}
+
+// fixedFromDigits places the decimal point for digits whose first digit has
+// decimal exponent exp. With dotZero, integral results end in ".0".
+func fixedFromDigits(digits string, exp int, dotZero bool) string {
+	var intPart, frac string
+	switch {
+	case exp < 0:
+		intPart = "0"
+		frac = strings.Repeat("0", -exp-1) + digits
+	case exp+1 >= len(digits):
+		intPart = digits + strings.Repeat("0", exp+1-len(digits))
+	default:
+		intPart = digits[:exp+1]
+		frac = digits[exp+1:]
+	}
+	if frac == "" {
+		if dotZero {
+			return intPart + ".0"
+		}
+		return intPart
+	}
+	return intPart + "." + frac
+}

@@ -1,0 +1,182 @@
+package pyval
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// numKind classifies a value for arithmetic purposes.
+type numKind int
+
+const (
+	notNumber numKind = iota
+	intNumber
+	floatNumber
+	boolNumber
+)
+
+// number is a decoded numeric value: i is valid for intNumber and boolNumber,
+// f for floatNumber.
+type number struct {
+	kind numKind
+	i    int64
+	f    float64
+}
+
+func (n number) float() float64 {
+	if n.kind == floatNumber {
+		return n.f
+	}
+	return float64(n.i)
+}
+
+// asNumber decodes any Go numeric kind (and bool) into a number.
+func asNumber(v any) number {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return number{kind: boolNumber, i: 1}
+		}
+		return number{kind: boolNumber}
+	case int64:
+		return number{kind: intNumber, i: x}
+	case int:
+		return number{kind: intNumber, i: int64(x)}
+	case int32:
+		return number{kind: intNumber, i: int64(x)}
+	case int16:
+		return number{kind: intNumber, i: int64(x)}
+	case int8:
+		return number{kind: intNumber, i: int64(x)}
+	case uint8:
+		return number{kind: intNumber, i: int64(x)}
+	case uint16:
+		return number{kind: intNumber, i: int64(x)}
+	case uint32:
+		return number{kind: intNumber, i: int64(x)}
+	case uint:
+		if uint64(x) > math.MaxInt64 {
+			return number{kind: floatNumber, f: float64(x)}
+		}
+		return number{kind: intNumber, i: int64(x)}
+	case uint64:
+		if x > math.MaxInt64 {
+			return number{kind: floatNumber, f: float64(x)}
+		}
+		return number{kind: intNumber, i: int64(x)}
+	case float64:
+		return number{kind: floatNumber, f: x}
+	case float32:
+		return number{kind: floatNumber, f: float64(x)}
+	case json.Number:
+		return parseJSONNumber(string(x))
+	}
+	return number{}
+}
+
+// parseJSONNumber turns a JSON number literal into an int or float. Integer
+// literals outside the int64 range become floats (Python would keep a big
+// int; this is a documented limitation).
+func parseJSONNumber(s string) number {
+	if !strings.ContainsAny(s, ".eE") {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return number{kind: intNumber, i: i}
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !isRangeErr(err) {
+		return number{}
+	}
+	return number{kind: floatNumber, f: f}
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// IsNumber reports whether v is a number for Python arithmetic: any int or
+// float kind, json.Number, or a bool (Python bools are ints).
+func IsNumber(v any) bool {
+	return asNumber(v).kind != notNumber
+}
+
+// IsInt reports whether v is a Python int (not a bool, not a float).
+func IsInt(v any) bool {
+	return asNumber(v).kind == intNumber
+}
+
+// IsFloat reports whether v is a Python float.
+func IsFloat(v any) bool {
+	return asNumber(v).kind == floatNumber
+}
+
+// IsRealNumber reports whether v is an int or float but not a bool (Python's
+// isinstance(v, (int, float)) and not isinstance(v, bool)).
+func IsRealNumber(v any) bool {
+	k := asNumber(v).kind
+	return k == intNumber || k == floatNumber
+}
+
+// Normalize converts every number in v (recursively through []any and
+// map[string]any) to its canonical kind: int64 for Python ints and float64
+// for Python floats. Other values are returned unchanged; containers are
+// rebuilt, so the result shares no slices or maps with v.
+func Normalize(v any) any {
+	switch x := v.(type) {
+	case nil, bool, string, int64, float64:
+		return v
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Normalize(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = Normalize(e)
+		}
+		return out
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out
+	}
+	n := asNumber(v)
+	switch n.kind {
+	case intNumber:
+		return n.i
+	case floatNumber:
+		return n.f
+	}
+	return v
+}
+
+// TypeName returns the Python type name of v (NoneType, bool, int, float,
+// str, list, dict), used in error messages.
+func TypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "NoneType"
+	case bool:
+		return "bool"
+	case string:
+		return "str"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "dict"
+	}
+	switch asNumber(v).kind {
+	case intNumber:
+		return "int"
+	case floatNumber:
+		return "float"
+	}
+	return "object"
+}

@@ -1,0 +1,112 @@
+package pyval
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Len returns the number of Unicode code points in s (Python len(str)).
+func Len(s string) int {
+	return utf8.RuneCountInString(s)
+}
+
+// Slice implements Python's s[start:end] on code points. Negative indexes
+// count from the end and out-of-range indexes clamp. A nil end means "to
+// the end".
+func Slice(s string, start int64, end *int64) string {
+	runes := []rune(s)
+	n := int64(len(runes))
+	clamp := func(i int64) int64 {
+		if i < 0 {
+			i += n
+			if i < 0 {
+				i = 0
+			}
+		}
+		if i > n {
+			i = n
+		}
+		return i
+	}
+	lo := clamp(start)
+	hi := n
+	if end != nil {
+		hi = clamp(*end)
+	}
+	if hi <= lo {
+		return ""
+	}
+	return string(runes[lo:hi])
+}
+
+// Strip implements Python's str.strip(): removes leading and trailing
+// Unicode whitespace.
+func Strip(s string) string {
+	return strings.TrimFunc(s, isPySpace)
+}
+
+// isPySpace reports Python's str.isspace for one code point. It adds the
+// information separators U+001C..U+001F, which Python treats as whitespace.
+func isPySpace(r rune) bool {
+	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
+}
+
+// Upper implements Python's str.upper() (full Unicode case mapping, incl.
+// ß → SS).
+func Upper(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case 'ß':
+			b.WriteString("SS")
+		case 'ŉ':
+			b.WriteString("ʼN")
+		case 'ﬀ':
+			b.WriteString("FF")
+		case 'ﬁ':
+			b.WriteString("FI")
+		case 'ﬂ':
+			b.WriteString("FL")
+		default:
+			b.WriteRune(unicode.ToUpper(r))
+		}
+	}
+	return b.String()
+}
+
+// Lower implements Python's str.lower() (İ → i̇).
+func Lower(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == 'İ' {
+			b.WriteString("i\u0307")
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// SplitN implements Python's s.split(sep, maxsplit) for a non-empty sep;
+// maxsplit < 0 means no limit.
+func SplitN(s, sep string, maxsplit int) []string {
+	if maxsplit < 0 {
+		return strings.Split(s, sep)
+	}
+	return strings.SplitN(s, sep, maxsplit+1)
+}
+
+// Replace implements Python's s.replace(old, new, count); count < 0
+// replaces all occurrences.
+func Replace(s, old, repl string, count int) string {
+	return strings.Replace(s, old, repl, count)
+}
+
+// DecodeEscapes replaces the two-character sequences \n, \t and \r with
+// the characters they name (the editor stores separators escaped).
+func DecodeEscapes(s string) string {
+	s = strings.ReplaceAll(s, `\n`, "\n")
+	s = strings.ReplaceAll(s, `\t`, "\t")
+	return strings.ReplaceAll(s, `\r`, "\r")
+}
