@@ -1,0 +1,186 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// maxListeners bounds one event delivery, as in the Python kernel.
+const maxListeners = 10000
+
+// EMIT_EVENT: resumes every non-paused run waiting on the event's key (or
+// on the scope's wildcard key) with the event envelope. Delivery is
+// at-least-once; resumed listeners are driven after the emitter's step.
+func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
+	p := req.Effect.Payload
+	run := req.Run
+	name := stringOr(p["name"], stringOr(p["event_name"], ""))
+	scope := strings.ToLower(strings.TrimSpace(stringOr(p["scope"], "session")))
+	sid := scopeID(run, scope, p["session_id"])
+	key, err := EventKey(scope, name, sid)
+	if err != nil {
+		return Failed("emit_event: " + err.Error()), nil
+	}
+	wildcard := key[:strings.LastIndexByte(key, ':')+1] + "*"
+	var payload map[string]any
+	switch v := p["payload"].(type) {
+	case map[string]any:
+		payload = v
+	default:
+		if truthy(v) {
+			payload = map[string]any{"value": v}
+		} else {
+			payload = map[string]any{}
+		}
+	}
+	envelope := map[string]any{
+		"event_id": p["event_id"], "name": strings.TrimSpace(name), "scope": scope,
+		"session_id": nil, "payload": payload, "emitted_at": req.Runtime.now().String(),
+		"emitter": map[string]any{"run_id": run.RunID, "workflow_id": run.WorkflowID, "node_id": req.NodeID},
+	}
+	if scope == "session" {
+		envelope["session_id"] = sid
+	}
+	res, err := req.Runtime.deliver(ctx, req.drv, []string{key, wildcard}, envelope)
+	if err != nil {
+		return Failed("emit_event: " + err.Error()), nil
+	}
+	result := map[string]any{
+		"wait_key": key, "name": strings.TrimSpace(name), "scope": scope,
+		"delivered": int64(len(res.deliveredTo)), "delivered_to": toAny(res.deliveredTo), "resumed": res.resumed,
+	}
+	if len(res.deliveredTo) == 0 && scope == "session" {
+		if avail := req.Runtime.sessionListeners(ctx, sid); len(avail) > 0 {
+			result["available_listeners_in_session"] = toAny(avail)
+		}
+	}
+	return Completed(result), nil
+}
+
+type delivery struct {
+	deliveredTo []string
+	resumed     []any
+}
+
+// deliver resumes the waiting event runs whose wait key is one of keys.
+func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelope map[string]any) (delivery, error) {
+	var out delivery
+	out.resumed = []any{}
+	runs, err := r.store.RunList(ctx, &store.RunListParams{
+		Status: durable.RunWaiting, WaitReason: durable.WaitEvent, WaitKeys: keys, Limit: maxListeners,
+	})
+	if err != nil {
+		return out, fmt.Errorf("listing event listeners: %w", err)
+	}
+	// Oldest listener first, so delivery order is stable.
+	slices.Reverse(runs)
+	for _, l := range runs {
+		if IsPaused(l) {
+			continue
+		}
+		if _, ok := r.registry.Get(l.WorkflowID); !ok {
+			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "skipped", "error": "workflow_not_registered"})
+			continue
+		}
+		st, err := d.resume(ctx, ResumeParams{
+			RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: -1,
+		})
+		if err != nil {
+			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "error", "error": err.Error()})
+			continue
+		}
+		if st.Status == durable.RunRunning {
+			d.enqueueTick(l.RunID)
+		}
+		out.deliveredTo = append(out.deliveredTo, l.RunID)
+		out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": string(st.Status)})
+	}
+	return out, nil
+}
+
+// sessionListeners lists the event names runs of a session wait on, for
+// the diagnostics of an event nobody received (at most 15).
+func (r *Runtime) sessionListeners(ctx context.Context, sessionID string) []string {
+	runs, err := r.store.RunList(ctx, &store.RunListParams{
+		Status: durable.RunWaiting, WaitReason: durable.WaitEvent, Limit: maxListeners,
+	})
+	if err != nil {
+		return nil
+	}
+	prefix := "evt:session:" + sessionID + ":"
+	var names []string
+	for _, l := range runs {
+		if l.Waiting == nil || !strings.HasPrefix(l.Waiting.WaitKey, prefix) {
+			continue
+		}
+		n := strings.TrimPrefix(l.Waiting.WaitKey, prefix)
+		if !slices.Contains(names, n) && len(names) < 15 {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// EmitParams is the input of EmitEvent (an event from outside any run).
+type EmitParams struct {
+	Name      string
+	Scope     string // session (default), workflow, run, global
+	SessionID string // required for session scope
+	// WorkflowID / RunID give the scope id of the workflow / run scopes.
+	WorkflowID string
+	RunID      string
+	Payload    map[string]any
+	EventID    string
+}
+
+// EmitEvent delivers an external event to every run waiting on its exact
+// key, drives the listeners, and returns their ids.
+func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error) {
+	scope := strings.ToLower(strings.TrimSpace(p.Scope))
+	if scope == "" {
+		scope = "session"
+	}
+	var sid string
+	switch scope {
+	case "session":
+		sid = p.SessionID
+	case "workflow":
+		sid = p.WorkflowID
+	case "run":
+		sid = p.RunID
+	}
+	key, err := EventKey(scope, p.Name, sid)
+	if err != nil {
+		return nil, fmt.Errorf("emit event: %w", err)
+	}
+	payload := p.Payload
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	envelope := map[string]any{
+		"event_id": nullable(p.EventID), "name": strings.TrimSpace(p.Name), "scope": scope,
+		"session_id": nullable(p.SessionID), "payload": payload, "emitted_at": r.now().String(),
+		"emitter": map[string]any{"source": "external"},
+	}
+	d := r.newDriver(nil)
+	res, err := r.deliver(ctx, d, []string{key}, envelope)
+	if err != nil {
+		return nil, err
+	}
+	d.drain(ctx)
+	return res.deliveredTo, nil
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+var workspaceKeys = []string{"workspace_root", "workspace_access_mode", "workspace_allowed_paths", "workspace_ignored_paths"}
+
+// START_SUBWORKFLOW: starts a child run. Sync (default) drives the child
+// inline and completes with its output (or waits on it when it waits);
+// async starts it and completes with its id; async+wait parks the parent
+// until the child ends, and the parent is resumed automatically then.
+//
+// The child's id is derived from the parent and the effect's idempotency
+// key unless payload.run_id names it, so a replay after a crash finds the
+// child it had already created instead of starting a second one.
+func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, error) {
+	p := req.Effect.Payload
+	rt := req.Runtime
+	wrap := truthy(p["wrap_as_tool_result"])
+	toolName := stringOr(p["tool_name"], stringOr(p["toolName"], "start_subworkflow"))
+	callID := stringOr(p["call_id"], stringOr(p["callId"], "subworkflow"))
+	fail := func(msg string) (Outcome, error) {
+		if wrap {
+			return Completed(toolResult(callID, toolName, false, nil, msg)), nil
+		}
+		return Failed(msg), nil
+	}
+	wfID, _ := p["workflow_id"].(string)
+	if wfID == "" {
+		return fail("start_subworkflow requires payload.workflow_id")
+	}
+	if _, ok := rt.registry.Get(wfID); !ok {
+		return fail(fmt.Sprintf("Workflow '%s' not found in registry", wfID))
+	}
+	vars, _ := p["vars"].(map[string]any)
+	childVars := pyjson.CloneObject(vars)
+	if childVars == nil {
+		childVars = map[string]any{}
+	}
+	for _, k := range workspaceKeys {
+		if _, set := childVars[k]; set {
+			continue
+		}
+		if v := req.Run.Vars[k]; v != nil && v != "" {
+			childVars[k] = pyjson.Clone(v)
+		}
+	}
+	session := stringOr(p["session_id"], stringOr(p["sessionId"], req.Run.SessionID))
+	childID := stringOr(p["run_id"], derivedID(req.Run.RunID, req.IdempotencyKey))
+	if _, err := rt.Start(ctx, StartParams{
+		WorkflowID: wfID, Vars: childVars, ActorID: req.Run.ActorID, SessionID: session,
+		ParentRunID: req.Run.RunID, RunID: childID,
+	}); err != nil {
+		return fail(fmt.Sprintf("Subworkflow '%s' failed: %v", wfID, err))
+	}
+	async, wait := truthy(p["async"]), truthy(p["wait"])
+	includeTraces := truthy(p["include_traces"])
+	details := map[string]any{"sub_run_id": childID, "sub_workflow_id": wfID, "include_traces": includeTraces}
+	if wrap {
+		details["wrap_as_tool_result"] = true
+		details["tool_name"] = toolName
+		details["call_id"] = callID
+	}
+	waitOn := func(extra map[string]any) Outcome {
+		for k, v := range extra {
+			details[k] = v
+		}
+		return Waiting(&durable.WaitState{
+			Reason: durable.WaitSubworkflow, WaitKey: SubworkflowWaitKey(childID),
+			ResumeToNode: req.ResumeTarget(), ResultKey: req.Effect.ResultKey,
+			AllowFreeText: true, Details: details,
+		})
+	}
+	if async {
+		req.drv.enqueueTick(childID)
+		if wait {
+			return waitOn(map[string]any{"async": true}), nil
+		}
+		if wrap {
+			return Completed(toolResult(callID, toolName, true, map[string]any{
+				"rendered": "Started subworkflow " + childID, "sub_run_id": childID, "async": true,
+			}, "")), nil
+		}
+		return Completed(map[string]any{"sub_run_id": childID, "async": true}), nil
+	}
+
+	child, err := req.drv.tick(ctx, childID, rt.maxSteps)
+	if err != nil {
+		return fail(fmt.Sprintf("Subworkflow '%s' failed: %v", wfID, err))
+	}
+	switch child.Status {
+	case durable.RunCompleted:
+		if wrap {
+			v := wrapSubworkflowResult(details, map[string]any{"sub_run_id": childID, "output": ChildOutput(child)})
+			return Completed(v), nil
+		}
+		res := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
+		if includeTraces {
+			if crt, ok := child.Vars["_runtime"].(map[string]any); ok {
+				res["node_traces"] = pyjson.Clone(crt["node_traces"])
+			}
+		}
+		return Completed(res), nil
+	case durable.RunFailed:
+		return fail(fmt.Sprintf("Subworkflow '%s' failed: %s", wfID, child.Error))
+	case durable.RunWaiting:
+		sub := map[string]any{"reason": string(child.Waiting.Reason), "wait_key": nullable(child.Waiting.WaitKey)}
+		return waitOn(map[string]any{"sub_waiting": sub}), nil
+	default:
+		return fail(fmt.Sprintf("Unexpected subworkflow status: %s", child.Status))
+	}
+}
+
+// derivedID is a stable UUID-shaped id for a child created by an effect.
+func derivedID(parentID, key string) string {
+	sum := sha256.Sum256([]byte(parentID + "\x00" + key))
+	b := sum[:16]
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// toolResult is the tool-style envelope {"mode":"executed","results":[…]}.
+func toolResult(callID, name string, success bool, output any, errMsg string) map[string]any {
+	return map[string]any{"mode": "executed", "results": []any{map[string]any{
+		"call_id": callID, "name": name, "success": success, "output": output, "error": nullable(errMsg),
+	}}}
+}

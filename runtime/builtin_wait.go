@@ -1,0 +1,220 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// builtinHandlers returns the handlers every runtime has. Hosts add the
+// AbstractCore-style ones (LLM_CALL, TOOL_CALLS, …) through Config.Handlers.
+func builtinHandlers() map[durable.EffectType]Handler {
+	return map[durable.EffectType]Handler{
+		durable.EffectAskUser:          {Func: handleAskUser, Local: true},
+		durable.EffectAnswerUser:       {Func: handleAnswerUser, Local: true},
+		durable.EffectWaitEvent:        {Func: handleWaitEvent, Local: true},
+		durable.EffectWaitUntil:        {Func: handleWaitUntil, Local: true},
+		durable.EffectEmitEvent:        {Func: handleEmitEvent},
+		durable.EffectStartSubworkflow: {Func: handleStartSubworkflow},
+		durable.EffectVarsQuery:        {Func: handleVarsQuery, Local: true},
+	}
+}
+
+// ASK_USER: always waits for a person.
+func handleAskUser(ctx context.Context, req *EffectRequest) (Outcome, error) {
+	p := req.Effect.Payload
+	if !truthy(p["prompt"]) {
+		return Failed("ask_user requires payload.prompt"), nil
+	}
+	prompt, ok := p["prompt"].(string)
+	if !ok {
+		prompt = fmt.Sprint(p["prompt"])
+	}
+	allow := true
+	if v, ok := p["allow_free_text"]; ok {
+		allow = truthy(v)
+	}
+	key := stringOr(p["wait_key"], "user:"+req.Run.RunID+":"+req.Run.CurrentNode)
+	return Waiting(&durable.WaitState{
+		Reason: durable.WaitUser, WaitKey: key, ResumeToNode: req.ResumeTarget(),
+		ResultKey: req.Effect.ResultKey, Prompt: prompt, Choices: stringList(p["choices"], false),
+		AllowFreeText: allow,
+	}), nil
+}
+
+// stringList converts a JSON list to strings; non-lists give nil. With
+// clean, entries are trimmed and blanks dropped.
+func stringList(v any, clean bool) []string {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		s, ok := x.(string)
+		if !ok {
+			if clean {
+				continue
+			}
+			s = fmt.Sprint(x)
+		}
+		if clean {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// ANSWER_USER: a message for the person, no wait.
+func handleAnswerUser(ctx context.Context, req *EffectRequest) (Outcome, error) {
+	p := req.Effect.Payload
+	var msg any
+	for _, k := range []string{"message", "text", "content"} {
+		if v, ok := p[k]; ok && v != nil {
+			msg = v
+			break
+		}
+	}
+	if msg == nil {
+		return Failed("answer_user requires payload.message"), nil
+	}
+	s, ok := msg.(string)
+	if !ok {
+		s = fmt.Sprint(msg)
+	}
+	level := "message"
+	switch strings.ToLower(fmt.Sprint(p["level"])) {
+	case "warning", "warn":
+		level = "warning"
+	case "error":
+		level = "error"
+	}
+	return Completed(map[string]any{"message": s, "level": level}), nil
+}
+
+// WAIT_EVENT: waits for a named event, optionally until a deadline
+// (payload "until" as an ISO timestamp, or "timeout_s" seconds). Past the
+// deadline the wait resolves with {"timed_out": true}.
+func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
+	p := req.Effect.Payload
+	key, _ := p["wait_key"].(string)
+	if strings.TrimSpace(key) == "" {
+		name := stringOr(p["name"], stringOr(p["event_name"], ""))
+		if strings.TrimSpace(name) == "" {
+			return Failed("wait_event requires payload.wait_key or payload.name"), nil
+		}
+		scope := stringOr(p["scope"], "session")
+		var err error
+		key, err = EventKey(scope, name, scopeID(req.Run, scope, p["session_id"]))
+		if err != nil {
+			return Failed("wait_event invalid payload: " + err.Error()), nil
+		}
+	}
+	w := &durable.WaitState{
+		Reason: durable.WaitEvent, WaitKey: key, ResumeToNode: req.ResumeTarget(),
+		ResultKey: req.Effect.ResultKey, AllowFreeText: true,
+		Choices: stringList(p["choices"], true),
+	}
+	if s, ok := p["prompt"].(string); ok && strings.TrimSpace(s) != "" {
+		w.Prompt = s
+	}
+	for _, k := range []string{"allow_free_text", "allowFreeText"} {
+		if v, ok := p[k]; ok {
+			w.AllowFreeText = truthy(v)
+			break
+		}
+	}
+	if d, ok := p["details"].(map[string]any); ok {
+		w.Details = d
+	}
+	deadline, err := eventDeadline(p, req.Runtime.clock())
+	if err != nil {
+		return Failed("wait_event invalid payload: " + err.Error()), nil
+	}
+	w.Until = deadline
+	return Waiting(w), nil
+}
+
+func eventDeadline(p map[string]any, now time.Time) (durable.Time, error) {
+	if s, ok := p["until"].(string); ok && strings.TrimSpace(s) != "" {
+		return durable.ParseTime(s)
+	}
+	if v, ok := p["timeout_s"]; ok && v != nil {
+		secs, ok := asFloat(v)
+		if !ok || secs < 0 {
+			return durable.Time{}, fmt.Errorf("timeout_s must be a non-negative number")
+		}
+		return durable.NewTime(now.Add(time.Duration(secs * float64(time.Second)))), nil
+	}
+	return durable.Time{}, nil
+}
+
+// WAIT_UNTIL: completes at once when the time has passed, else waits with
+// no wait key until a tick finds it due.
+func handleWaitUntil(ctx context.Context, req *EffectRequest) (Outcome, error) {
+	p := req.Effect.Payload
+	raw, ok := p["until"].(string)
+	if !ok || strings.TrimSpace(raw) == "" {
+		return Failed("wait_until requires payload.until (ISO timestamp)"), nil
+	}
+	until, err := durable.ParseTime(raw)
+	if err != nil {
+		return Failed("wait_until: " + err.Error()), nil
+	}
+	if !req.Runtime.clock().Before(until.Time) {
+		return Completed(map[string]any{"until": raw, "ready": true}), nil
+	}
+	return Waiting(&durable.WaitState{
+		Reason: durable.WaitUntil, Until: until, ResumeToNode: req.ResumeTarget(),
+		ResultKey: req.Effect.ResultKey, AllowFreeText: true,
+	}), nil
+}
+
+// EventKey builds evt:<scope>:<scope_id>:<name>.
+func EventKey(scope, name, scopeID string) (string, error) {
+	scope = strings.ToLower(strings.TrimSpace(scope))
+	if scope == "" {
+		scope = "session"
+	}
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", fmt.Errorf("event name is required")
+	}
+	switch scope {
+	case "session", "workflow", "run":
+	case "global":
+		scopeID = "global"
+	default:
+		return "", fmt.Errorf("unknown event scope: '%s'", scope)
+	}
+	if scopeID == "" {
+		return "", fmt.Errorf("missing scope id for scope='%s'", scope)
+	}
+	return "evt:" + scope + ":" + scopeID + ":" + name, nil
+}
+
+// scopeID is the scope id of an event key from the run's point of view:
+// its session (default its own id), its workflow, or itself.
+func scopeID(run *durable.RunState, scope string, session any) string {
+	switch strings.ToLower(strings.TrimSpace(scope)) {
+	case "workflow":
+		return run.WorkflowID
+	case "run":
+		return run.RunID
+	case "global":
+		return "global"
+	}
+	if s, ok := session.(string); ok && s != "" {
+		return s
+	}
+	if run.SessionID != "" {
+		return run.SessionID
+	}
+	return run.RunID
+}

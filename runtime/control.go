@@ -1,0 +1,194 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// hostUpdate is a host's read-modify-save of a run under its mutation
+// lock. mutate returns whether it changed anything and the records to
+// append. touchUpdated controls whether updated_at moves.
+func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated bool,
+	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
+	_, unlock := r.lock(runID)
+	defer unlock()
+	run, err := r.store.RunGet(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("loading run %s: %w", runID, err)
+	}
+	changed, recs, err := mutate(run)
+	if err != nil || !changed {
+		return err
+	}
+	if touchUpdated {
+		run.UpdatedAt = r.now()
+	}
+	if err := r.store.RunCommit(ctx, &store.CommitParams{Run: run, Records: recs}); err != nil {
+		return fmt.Errorf("saving run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Pause pauses a run durably: ticks return at once, resumes fail with
+// ErrRunPaused, the scheduler and event delivery skip it. A running run
+// enters a synthetic wait (reason user, key pause:<run_id>). Pausing a
+// terminal run, a paused run, or a run waiting for a person is a no-op.
+// A tick in progress stops at its next step boundary.
+func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.RunState, error) {
+	l := r.ref(runID)
+	l.sigMu.Lock()
+	l.pauseRequested = true
+	l.sigMu.Unlock()
+	defer func() {
+		l.sigMu.Lock()
+		l.pauseRequested = false
+		l.sigMu.Unlock()
+		r.unref(runID, l)
+	}()
+	err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
+		if run.Status.Terminal() || IsPaused(run) {
+			return false, nil, nil
+		}
+		if run.Status == durable.RunWaiting && run.Waiting != nil && run.Waiting.Reason == durable.WaitUser {
+			return false, nil, nil
+		}
+		ctl := namespace(namespace(run.Vars, "_runtime"), "control")
+		ctl["paused"] = true
+		ctl["paused_at"] = r.now().String()
+		if reason != "" {
+			ctl["pause_reason"] = reason
+		}
+		if run.Status == durable.RunRunning {
+			run.Status = durable.RunWaiting
+			run.Waiting = &durable.WaitState{
+				Reason: durable.WaitUser, WaitKey: "pause:" + run.RunID, ResumeToNode: run.CurrentNode,
+				Prompt: "Paused", Details: map[string]any{"kind": "pause"},
+			}
+		}
+		return true, nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.GetState(ctx, runID)
+}
+
+// ResumeRun lifts a host pause: a run in its pause wait continues where it
+// stopped (and is driven), other waits stay as they are.
+func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunState, error) {
+	resumed := false
+	err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
+		if run.Status.Terminal() || !IsPaused(run) {
+			return false, nil, nil
+		}
+		ctl := controlOf(run.Vars)
+		delete(ctl, "paused")
+		delete(ctl, "pause_reason")
+		ctl["resumed_at"] = r.now().String()
+		if isPauseWait(run) {
+			run.Status = durable.RunRunning
+			if run.Waiting.ResumeToNode != "" {
+				run.CurrentNode = run.Waiting.ResumeToNode
+			}
+			run.Waiting = nil
+			resumed = true
+		}
+		return true, nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resumed {
+		return r.Tick(ctx, runID, TickOptions{})
+	}
+	return r.GetState(ctx, runID)
+}
+
+// Cancel cancels a run and its unfinished descendants: the context of any
+// effect in flight is cancelled (its attempt is recorded "cancelled" and
+// never retried), then each run is saved as cancelled with error reason
+// (default "Cancelled") and its terminal status event. Terminal runs are
+// left unchanged. It returns the run's state.
+func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.RunState, error) {
+	if reason == "" {
+		reason = "Cancelled"
+	}
+	ids := []string{runID}
+	for i := 0; i < len(ids); i++ {
+		kids, err := r.store.RunListChildren(ctx, ids[i], "")
+		if err != nil {
+			return nil, fmt.Errorf("listing children of run %s: %w", ids[i], err)
+		}
+		for _, k := range kids {
+			if !k.Status.Terminal() {
+				ids = append(ids, k.RunID)
+			}
+		}
+	}
+	// Interrupt in-flight effects first, deepest runs included, so the
+	// ticks holding the locks return.
+	for _, id := range ids {
+		l := r.ref(id)
+		l.sigMu.Lock()
+		l.pauseRequested = true
+		if l.cancelInflight != nil {
+			l.cancelInflight(ErrRunCancelled)
+		}
+		l.sigMu.Unlock()
+		defer func(id string, l *runLock) {
+			l.sigMu.Lock()
+			l.pauseRequested = false
+			l.sigMu.Unlock()
+			r.unref(id, l)
+		}(id, l)
+	}
+	d := r.newDriver(nil)
+	for _, id := range ids {
+		if err := r.cancelOne(ctx, d, id, reason); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	d.drain(ctx) // a parent outside the cancelled tree learns its child ended
+	return r.GetState(ctx, runID)
+}
+
+func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID, reason string) error {
+	s, unlock, err := d.open(ctx, runID)
+	if err != nil {
+		// A run whose workflow is not registered can still be cancelled.
+		var nf *WorkflowNotFoundError
+		if !errors.As(err, &nf) {
+			return err
+		}
+		return r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
+			if run.Status.Terminal() {
+				return false, nil, nil
+			}
+			markCancelled(run, reason)
+			ss := &session{r: r, run: run}
+			return true, []*durable.StepRecord{ss.statusEvent(durable.RunCancelled)}, nil
+		})
+	}
+	defer unlock()
+	if s.run.Status.Terminal() {
+		return nil
+	}
+	markCancelled(s.run, reason)
+	if err := s.finish(ctx, durable.RunCancelled, reason, nil); err != nil && !errors.Is(err, errStop) {
+		return err
+	}
+	return nil
+}
+
+func markCancelled(run *durable.RunState, reason string) {
+	run.Status = durable.RunCancelled
+	run.Error = reason
+	run.Waiting = nil
+	if ctl := controlOf(run.Vars); ctl != nil {
+		delete(ctl, "paused")
+	}
+}

@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// driver carries the work one API call causes beyond its own run: child
+// runs to drive, parents to resume when a child ends, event listeners to
+// continue. Follow-ups run one after another after the caller's session is
+// committed and unlocked, so no run's lock is held while another run is
+// driven (a queue, not recursion: a loop over a thousand subflow calls
+// does not grow the stack).
+type driver struct {
+	r       *Runtime
+	gate    StepGate
+	queue   []followUp
+	touched map[string]bool
+}
+
+type followKind int
+
+const (
+	followTick         followKind = iota // drive a run (a started child, a resumed listener)
+	followParentResume                   // a child ended: resume its waiting parent
+)
+
+type followUp struct {
+	kind  followKind
+	runID string
+}
+
+// maxFollowUps bounds the follow-ups of one call, so a workflow that
+// keeps spawning runs cannot trap the caller forever.
+const maxFollowUps = 100_000
+
+func (r *Runtime) newDriver(gate StepGate) *driver {
+	return &driver{r: r, gate: gate, touched: map[string]bool{}}
+}
+
+// enqueueTick asks the driver to drive a run after the current session.
+func (d *driver) enqueueTick(runID string) {
+	d.queue = append(d.queue, followUp{kind: followTick, runID: runID})
+}
+
+// afterTerminal is called once a run's terminal state is committed.
+func (d *driver) afterTerminal(run *durable.RunState) {
+	if run.ParentRunID != "" {
+		d.queue = append(d.queue, followUp{kind: followParentResume, runID: run.RunID})
+	}
+}
+
+// finish drains the follow-ups, then returns the caller's run state,
+// reloaded if a follow-up changed it.
+func (d *driver) finish(ctx context.Context, runID string, run *durable.RunState) (*durable.RunState, error) {
+	d.touched = map[string]bool{}
+	d.drain(ctx)
+	if !d.touched[runID] {
+		return run, nil
+	}
+	return d.r.GetState(ctx, runID)
+}
+
+func (d *driver) drain(ctx context.Context) {
+	for n := 0; len(d.queue) > 0 && n < maxFollowUps; n++ {
+		if ctx.Err() != nil {
+			return
+		}
+		f := d.queue[0]
+		d.queue = d.queue[1:]
+		var err error
+		switch f.kind {
+		case followTick:
+			var run *durable.RunState
+			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
+			if err == nil && run != nil && run.Status.Terminal() && run.ParentRunID != "" {
+				// The child may have ended before its parent's wait was
+				// committed; check the parent now.
+				d.queue = append(d.queue, followUp{kind: followParentResume, runID: run.RunID})
+			}
+		case followParentResume:
+			err = d.resumeParent(ctx, f.runID)
+		}
+		if err != nil {
+			d.r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-up failed",
+				slog.String("run_id", f.runID), slog.String("error", err.Error()))
+		}
+	}
+	if len(d.queue) > 0 {
+		d.r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-ups left undone",
+			slog.Int("count", len(d.queue)))
+		d.queue = nil
+	}
+}
+
+// SubworkflowWaitKey is the wait key of a parent waiting on a child.
+func SubworkflowWaitKey(childRunID string) string { return "subworkflow:" + childRunID }
+
+// resumeParent resumes the parent of an ended child if the parent waits on
+// it, with {"sub_run_id", "output"}; a failed or cancelled child gives
+// output {"success": false, "error": …}.
+func (d *driver) resumeParent(ctx context.Context, childID string) error {
+	child, err := d.r.store.RunGet(ctx, childID)
+	if err != nil {
+		return err
+	}
+	if !child.Status.Terminal() || child.ParentRunID == "" {
+		return nil
+	}
+	parent, err := d.r.store.RunGet(ctx, child.ParentRunID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	key := SubworkflowWaitKey(childID)
+	if parent.Status != durable.RunWaiting || parent.Waiting == nil || parent.Waiting.WaitKey != key || IsPaused(parent) {
+		return nil
+	}
+	payload := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
+	if truthy(parent.Waiting.Details["include_traces"]) {
+		if rt, ok := child.Vars["_runtime"].(map[string]any); ok {
+			payload["node_traces"] = pyjson.Clone(rt["node_traces"])
+		}
+	}
+	_, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload})
+	var stale *StaleResumeError
+	if errors.As(err, &stale) {
+		return nil // resumed by someone else meanwhile
+	}
+	return err
+}
+
+// ChildOutput is what a parent receives from an ended child: its output
+// when completed, else {"success": false, "error": …, "status": …}.
+func ChildOutput(child *durable.RunState) any {
+	if child.Status == durable.RunCompleted {
+		if child.Output == nil {
+			return nil
+		}
+		return pyjson.CloneObject(child.Output)
+	}
+	msg := child.Error
+	if msg == "" {
+		msg = "Subworkflow " + string(child.Status)
+	}
+	return map[string]any{"success": false, "error": msg, "status": string(child.Status)}
+}

@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors callers test with errors.Is.
+var (
+	// ErrRunPaused: the run is paused by its host; resume it first.
+	ErrRunPaused = errors.New("run is paused")
+	// ErrRunCancelled is the cause given to the context of an effect
+	// interrupted by Cancel.
+	ErrRunCancelled = errors.New("run cancelled")
+	// ErrStepGateClosed may be returned by a StepGate to stop a tick at a
+	// step boundary without error.
+	ErrStepGateClosed = errors.New("step gate closed")
+)
+
+// WorkflowNotFoundError reports a workflow id missing from the registry.
+type WorkflowNotFoundError struct{ WorkflowID string }
+
+func (e *WorkflowNotFoundError) Error() string {
+	return fmt.Sprintf("workflow %q is not registered", e.WorkflowID)
+}
+
+// StaleResumeError reports a resume of a run that no longer waits on the
+// given key: it was resumed already, waits for something else, or ended.
+// A wait is resumed at most once.
+type StaleResumeError struct {
+	RunID    string
+	Status   string
+	Expected string // the stored wait key ("" when not waiting)
+	Got      string
+}
+
+func (e *StaleResumeError) Error() string {
+	if e.Status != "waiting" {
+		return fmt.Sprintf("stale resume of run %s: run is not waiting (status %s)", e.RunID, e.Status)
+	}
+	return fmt.Sprintf("stale resume of run %s: wait_key mismatch: expected '%s', got '%s'", e.RunID, e.Expected, e.Got)
+}
+
+// IdentityConflictError reports a Start with an explicit run id that
+// exists with a different identity (workflow, session, parent or vars).
+type IdentityConflictError struct {
+	RunID  string
+	Field  string
+	Stored string
+	Given  string
+}
+
+// ReasonCode is the stable code of this error.
+func (e *IdentityConflictError) ReasonCode() string { return "identity_conflict" }
+
+func (e *IdentityConflictError) Error() string {
+	return fmt.Sprintf("run %s exists with a different identity: %s is %q, start asked for %q",
+		e.RunID, e.Field, e.Stored, e.Given)
+}

@@ -1,0 +1,189 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// execute runs the effect of plan with the retry policy and the ledger
+// pattern (STARTED, then COMPLETED / WAITING / FAILED with the same step
+// id), reusing a prior completed result on replay, and records the node
+// trace. It returns the final outcome; retries that all failed give
+// "Effect failed after N attempts: <last error>".
+func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, error) {
+	run := s.run
+	eff := plan.Effect
+	if err := pyjson.Check(eff.Payload, "effect.payload"); err != nil {
+		return Failed(fmt.Sprintf("effect of node %q: %v", plan.NodeID, err)), nil
+	}
+	seq := effectSeq(run.Vars)
+	key := EffectKey(run.RunID, plan.NodeID, eff, seq)
+	setEffectSeq(run.Vars, seq+1)
+	start := time.Now()
+
+	if !s.r.atomic {
+		prior, err := s.r.findCompleted(ctx, run.RunID, key)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if prior != nil && prior.Result != nil {
+			out := Completed(pyjson.Clone(prior.Result))
+			s.trace(plan.NodeID, key, eff, out, true, start)
+			return out, nil
+		}
+	}
+
+	h, ok := s.r.handlers[eff.Type]
+	attempts := max(s.r.policy.MaxAttempts(eff), 1)
+	var out Outcome
+	for attempt := 1; attempt <= attempts; attempt++ {
+		started := s.baseRecord(plan.NodeID, durable.StepStarted)
+		started.EndedAt = durable.Time{}
+		started.Effect = eff.Clone()
+		started.Attempt = attempt
+		started.IdempotencyKey = key
+		s.pending = append(s.pending, started)
+		if !ok || !h.Local {
+			// The attempt is evidenced durably before anything leaves
+			// the process.
+			if err := s.flush(ctx); err != nil {
+				return Outcome{}, err
+			}
+		}
+		if !ok {
+			out = Failed(fmt.Sprintf("No effect handler registered for %s", eff.Type))
+		} else {
+			var err error
+			out, err = s.callHandler(ctx, h, &EffectRequest{
+				Run: run, Effect: eff, NodeID: plan.NodeID, DefaultNext: plan.NextNode,
+				IdempotencyKey: key, StepID: started.StepID, Attempt: attempt, Runtime: s.r, drv: s.d,
+			})
+			if err != nil {
+				return Outcome{}, err
+			}
+		}
+		end := *started
+		end.EndedAt = s.r.now()
+		end.Seq = 0
+		switch out.Status {
+		case OutcomeCompleted:
+			end.Status = durable.StepCompleted
+			end.Result = pyjson.Clone(out.Result)
+		case OutcomeWaiting:
+			end.Status = durable.StepWaiting
+			end.Result = map[string]any{"wait": out.Wait.Map()}
+		case outcomeCancelled:
+			end.Status = durable.StepCancelled
+			end.Error = out.Error
+		default:
+			end.Status = durable.StepFailed
+			end.Error = out.Error
+		}
+		end.Effect = started.Effect
+		s.pending = append(s.pending, &end)
+		if out.Status == outcomeCancelled {
+			if err := s.flush(ctx); err != nil {
+				return Outcome{}, err
+			}
+			return Outcome{}, errStop
+		}
+		if out.Status != OutcomeFailed || attempt == attempts {
+			break
+		}
+		if err := s.flush(ctx); err != nil {
+			return Outcome{}, err
+		}
+		if err := s.r.sleep(ctx, s.r.policy.Backoff(eff, attempt)); err != nil {
+			return Outcome{}, fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, run.RunID, err)
+		}
+	}
+	if out.Status == OutcomeFailed {
+		out.Error = fmt.Sprintf("Effect failed after %d attempts: %s", attempts, out.Error)
+	}
+	s.trace(plan.NodeID, key, eff, out, false, start)
+	if !ok || !h.Local {
+		// The outcome of an external effect is made durable at once, so
+		// a crash never repeats it.
+		if out.Status == OutcomeCompleted {
+			s.dirty = true
+			if eff.ResultKey != "" && out.Result != nil {
+				SetPath(run.Vars, eff.ResultKey, out.Result)
+			}
+			if err := s.flush(ctx); err != nil {
+				return Outcome{}, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// outcomeCancelled is the internal outcome of an attempt interrupted by
+// Cancel; it is recorded and never retried.
+const outcomeCancelled OutcomeStatus = "cancelled"
+
+// callHandler runs one attempt with a context that Cancel can interrupt.
+func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest) (out Outcome, err error) {
+	effCtx, cancel := context.WithCancelCause(ctx)
+	s.lock.sigMu.Lock()
+	s.lock.cancelInflight = cancel
+	s.lock.sigMu.Unlock()
+	defer func() {
+		s.lock.sigMu.Lock()
+		s.lock.cancelInflight = nil
+		s.lock.sigMu.Unlock()
+		cancel(nil)
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			out = Failed(fmt.Sprintf("Effect handler raised exception: panic: %v", p))
+		}
+	}()
+	out, herr := h.Func(effCtx, req)
+	if errors.Is(context.Cause(effCtx), ErrRunCancelled) {
+		return Outcome{Status: outcomeCancelled, Error: "cancelled"}, nil
+	}
+	if herr != nil {
+		if ctx.Err() != nil {
+			return Outcome{}, fmt.Errorf("effect %s of run %s: %w", req.Effect.Type, req.Run.RunID, herr)
+		}
+		return Failed(fmt.Sprintf("Effect handler raised exception: %v", herr)), nil
+	}
+	switch out.Status {
+	case OutcomeCompleted, OutcomeFailed:
+	case OutcomeWaiting:
+		if out.Wait == nil {
+			return Failed(fmt.Sprintf("effect handler for %s returned a waiting outcome without a wait", req.Effect.Type)), nil
+		}
+	default:
+		return Failed(fmt.Sprintf("effect handler for %s returned an unknown outcome %q", req.Effect.Type, out.Status)), nil
+	}
+	return out, nil
+}
+
+// trace appends the node trace entry of an effect outcome.
+func (s *session) trace(nodeID, key string, eff *durable.Effect, out Outcome, reused bool, start time.Time) {
+	now := s.r.now().String()
+	entry := map[string]any{
+		"ts":                  now,
+		"node_id":             nodeID,
+		"status":              string(out.Status),
+		"idempotency_key":     key,
+		"reused_prior_result": reused,
+		"effect":              eff.Map(),
+		"duration_ms":         float64(time.Since(start).Microseconds()) / 1000,
+	}
+	switch out.Status {
+	case OutcomeCompleted:
+		entry["result"] = pyjson.Clone(out.Result)
+	case OutcomeWaiting:
+		entry["wait"] = out.Wait.Map()
+	default:
+		entry["error"] = out.Error
+	}
+	appendTrace(s.run.Vars, nodeID, entry, now)
+}

@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// OutcomeStatus is how an effect attempt ended.
+type OutcomeStatus string
+
+// Outcome statuses.
+const (
+	OutcomeCompleted OutcomeStatus = "completed"
+	OutcomeWaiting   OutcomeStatus = "waiting"
+	OutcomeFailed    OutcomeStatus = "failed"
+)
+
+// Outcome is the result of one effect attempt.
+type Outcome struct {
+	Status OutcomeStatus
+	Result any                // completed: the JSON result (may be nil)
+	Wait   *durable.WaitState // waiting
+	Error  string             // failed
+}
+
+// Completed returns a completed outcome.
+func Completed(result any) Outcome { return Outcome{Status: OutcomeCompleted, Result: result} }
+
+// Waiting returns a waiting outcome.
+func Waiting(w *durable.WaitState) Outcome { return Outcome{Status: OutcomeWaiting, Wait: w} }
+
+// Failed returns a failed outcome.
+func Failed(msg string) Outcome { return Outcome{Status: OutcomeFailed, Error: msg} }
+
+// EffectRequest is what a handler receives.
+type EffectRequest struct {
+	// Run is the run requesting the effect. Handlers may change Run.Vars
+	// (memory handlers do); the change is persisted with the step.
+	Run    *durable.RunState
+	Effect *durable.Effect
+	NodeID string
+	// DefaultNext is the plan's next node: the default resume target of
+	// a wait.
+	DefaultNext    string
+	IdempotencyKey string
+	StepID         string
+	Attempt        int
+	Runtime        *Runtime
+
+	drv *driver
+}
+
+// ResumeTarget returns payload.resume_to_node when set, else DefaultNext.
+func (r *EffectRequest) ResumeTarget() string {
+	if s, ok := r.Effect.Payload["resume_to_node"].(string); ok && s != "" {
+		return s
+	}
+	return r.DefaultNext
+}
+
+// HandlerFunc executes one effect attempt. ctx is cancelled (with cause
+// ErrRunCancelled) when the run is cancelled. A returned error becomes a
+// failed outcome.
+type HandlerFunc func(ctx context.Context, req *EffectRequest) (Outcome, error)
+
+// Handler is a registered effect handler.
+type Handler struct {
+	Func HandlerFunc
+	// Local marks handlers that act only inside this process and this
+	// run (asking a user, computing a deadline): their STARTED record is
+	// committed together with the outcome. Other handlers (LLM calls,
+	// tools, starting runs, delivering events) get their STARTED record
+	// made durable before they run, and their outcome right after.
+	Local bool
+}
+
+// EffectPolicy decides retries.
+type EffectPolicy interface {
+	// MaxAttempts is how many times an effect may be attempted (≥ 1).
+	MaxAttempts(e *durable.Effect) int
+	// Backoff is the pause after failed attempt n (1-based).
+	Backoff(e *durable.Effect, attempt int) time.Duration
+}
+
+// RetryPolicy retries failed effects with exponential backoff:
+// min(Base·2^(n-1), Max). The zero value is the Python DefaultEffectPolicy:
+// one attempt, no retry.
+type RetryPolicy struct {
+	DefaultAttempts int                        // 0 means 1
+	Attempts        map[durable.EffectType]int // per effect type overrides
+	Base            time.Duration              // 0 means 1s
+	Max             time.Duration              // 0 means 60s
+}
+
+// NoRetry executes every effect once.
+var NoRetry = RetryPolicy{DefaultAttempts: 1}
+
+// LLMRetry is Python's RetryPolicy(): LLM calls 3 attempts, tool calls 2,
+// backoff 1s doubling up to 30s.
+var LLMRetry = RetryPolicy{
+	DefaultAttempts: 1,
+	Attempts:        map[durable.EffectType]int{durable.EffectLLMCall: 3, durable.EffectToolCalls: 2},
+	Base:            time.Second,
+	Max:             30 * time.Second,
+}
+
+// MaxAttempts implements EffectPolicy.
+func (p RetryPolicy) MaxAttempts(e *durable.Effect) int {
+	if n, ok := p.Attempts[e.Type]; ok && n > 0 {
+		return n
+	}
+	return max(p.DefaultAttempts, 1)
+}
+
+// Backoff implements EffectPolicy.
+func (p RetryPolicy) Backoff(e *durable.Effect, attempt int) time.Duration {
+	base, maxD := p.Base, p.Max
+	if base <= 0 {
+		base = time.Second
+	}
+	if maxD <= 0 {
+		maxD = 60 * time.Second
+	}
+	d := base
+	for i := 1; i < attempt && d < maxD; i++ {
+		d *= 2
+	}
+	return min(d, maxD)
+}

@@ -1,0 +1,185 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// LimitsConfig seeds vars._limits of new runs (Python RuntimeConfig).
+// Nil pointers mean "not set".
+type LimitsConfig struct {
+	MaxIterations      int // 0 means 50 (the Python code default)
+	WarnIterationsPct  int // 0 means 80
+	MaxTokens          *int
+	MaxOutputTokens    *int
+	MaxInputTokens     *int
+	WarnTokensPct      int  // 0 means 80
+	MaxHistoryMessages *int // nil means -1 (unlimited)
+	Provider, Model    string
+	// ModelMaxTokens and ModelMaxOutputTokens are the model capabilities
+	// consulted when MaxTokens / MaxOutputTokens are nil.
+	ModelMaxTokens, ModelMaxOutputTokens *int
+	// ToolSupport is the model capability tool_support ("native", …).
+	ToolSupport string
+}
+
+// limitsDict is Python's RuntimeConfig.to_limits_dict().
+func (c LimitsConfig) limitsDict() map[string]any {
+	maxTokens := int64(32768)
+	if c.MaxTokens != nil {
+		maxTokens = int64(*c.MaxTokens)
+	} else if c.ModelMaxTokens != nil {
+		maxTokens = int64(*c.ModelMaxTokens)
+	}
+	var maxOut any
+	var maxOutN int64 = -1
+	if c.MaxOutputTokens != nil {
+		maxOutN = int64(*c.MaxOutputTokens)
+	} else if c.ModelMaxOutputTokens != nil {
+		maxOutN = int64(*c.ModelMaxOutputTokens)
+	}
+	if maxOutN >= 0 {
+		maxOut = maxOutN
+	}
+	var maxIn any
+	if c.MaxInputTokens != nil {
+		in := int64(*c.MaxInputTokens)
+		if maxOutN >= 0 {
+			in = max(0, min(in, maxTokens-maxOutN-256))
+		}
+		maxIn = in
+	}
+	hist := int64(-1)
+	if c.MaxHistoryMessages != nil {
+		hist = int64(*c.MaxHistoryMessages)
+	}
+	maxIter := c.MaxIterations
+	if maxIter == 0 {
+		maxIter = 50
+	}
+	return map[string]any{
+		"max_iterations":        int64(maxIter),
+		"current_iteration":     int64(0),
+		"max_tokens":            maxTokens,
+		"max_output_tokens":     maxOut,
+		"max_input_tokens":      maxIn,
+		"estimated_tokens_used": int64(0),
+		"max_history_messages":  hist,
+		"warn_iterations_pct":   int64(orInt(c.WarnIterationsPct, 80)),
+		"warn_tokens_pct":       int64(orInt(c.WarnTokensPct, 80)),
+	}
+}
+
+func orInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// LimitWarning is one limit at or near its maximum.
+type LimitWarning struct {
+	LimitType string  `json:"limit_type"` // iterations | tokens
+	Status    string  `json:"status"`     // warning | exceeded
+	Current   int64   `json:"current"`
+	Maximum   int64   `json:"maximum"`
+	Pct       float64 `json:"pct"`
+}
+
+func limitsOf(run *durable.RunState) map[string]any {
+	l, _ := run.Vars["_limits"].(map[string]any)
+	return l
+}
+
+func limitInt(l map[string]any, key string, def int64) int64 {
+	if n, ok := asInt(l[key]); ok {
+		return n
+	}
+	return def
+}
+
+func pct(cur, maxV int64) float64 {
+	if maxV <= 0 {
+		return 0
+	}
+	return math.Round(float64(cur)/float64(maxV)*1000) / 10
+}
+
+// GetLimitStatus returns the run's iteration, token and history limits
+// with their usage.
+func (r *Runtime) GetLimitStatus(ctx context.Context, runID string) (map[string]any, error) {
+	run, err := r.GetState(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	l := limitsOf(run)
+	iterCur, iterMax := limitInt(l, "current_iteration", 0), limitInt(l, "max_iterations", 50)
+	tokCur, tokMax := limitInt(l, "estimated_tokens_used", 0), limitInt(l, "max_tokens", 32768)
+	warnIter, warnTok := limitInt(l, "warn_iterations_pct", 80), limitInt(l, "warn_tokens_pct", 80)
+	return map[string]any{
+		"iterations": map[string]any{
+			"current": iterCur, "max": iterMax, "pct": pct(iterCur, iterMax),
+			"warning": pct(iterCur, iterMax) >= float64(warnIter),
+		},
+		"tokens": map[string]any{
+			"estimated_used": tokCur, "max": tokMax,
+			"max_input_tokens": l["max_input_tokens"], "max_output_tokens": l["max_output_tokens"],
+			"pct": pct(tokCur, tokMax), "warning": pct(tokCur, tokMax) >= float64(warnTok),
+		},
+		"history": map[string]any{"max_messages": limitInt(l, "max_history_messages", -1)},
+	}, nil
+}
+
+// CheckLimits returns the limits at or past their warning threshold.
+func (r *Runtime) CheckLimits(ctx context.Context, runID string) ([]LimitWarning, error) {
+	run, err := r.GetState(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	l := limitsOf(run)
+	var out []LimitWarning
+	check := func(kind string, cur, maxV, warn int64) {
+		if maxV <= 0 {
+			return
+		}
+		p := pct(cur, maxV)
+		switch {
+		case cur >= maxV:
+			out = append(out, LimitWarning{kind, "exceeded", cur, maxV, p})
+		case p >= float64(warn):
+			out = append(out, LimitWarning{kind, "warning", cur, maxV, p})
+		}
+	}
+	check("iterations", limitInt(l, "current_iteration", 0), limitInt(l, "max_iterations", 50),
+		limitInt(l, "warn_iterations_pct", 80))
+	if used := limitInt(l, "estimated_tokens_used", 0); used > 0 {
+		check("tokens", used, limitInt(l, "max_tokens", 32768), limitInt(l, "warn_tokens_pct", 80))
+	}
+	return out, nil
+}
+
+var updatableLimits = map[string]bool{
+	"max_iterations": true, "max_tokens": true, "max_output_tokens": true, "max_input_tokens": true,
+	"max_history_messages": true, "warn_iterations_pct": true, "warn_tokens_pct": true,
+	"estimated_tokens_used": true, "current_iteration": true,
+}
+
+// UpdateLimits changes keys of vars._limits. Unknown keys are an error
+// naming the key; updated_at is left as is.
+func (r *Runtime) UpdateLimits(ctx context.Context, runID string, updates map[string]any) error {
+	for k := range updates {
+		if !updatableLimits[k] {
+			return fmt.Errorf("update limits of run %s: %q is not an updatable limit", runID, k)
+		}
+	}
+	return r.hostUpdate(ctx, runID, false, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
+		l := namespace(run.Vars, "_limits")
+		for k, v := range updates {
+			l[k] = v
+		}
+		return true, nil, nil
+	})
+}

@@ -1,0 +1,84 @@
+package runtime
+
+import (
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// Record builders. Each returns a finished ledger record in the exact wire
+// shape of the Python runtime (§1.7 of the spec).
+
+func (s *session) baseRecord(nodeID string, status durable.StepStatus) *durable.StepRecord {
+	now := s.r.now()
+	return &durable.StepRecord{
+		RunID:     s.run.RunID,
+		StepID:    s.r.newID(),
+		NodeID:    nodeID,
+		Status:    status,
+		StartedAt: now,
+		EndedAt:   now,
+		ActorID:   s.run.ActorID,
+		SessionID: s.run.SessionID,
+		Attempt:   1,
+	}
+}
+
+// completionRecord is the plan-completion record.
+func (s *session) completionRecord(nodeID string, output map[string]any) *durable.StepRecord {
+	rec := s.baseRecord(nodeID, durable.StepCompleted)
+	rec.Result = map[string]any{"completed": true, "output": output}
+	return rec
+}
+
+// statusEvent is the terminal abstract.status event record.
+func (s *session) statusEvent(status durable.RunStatus) *durable.StepRecord {
+	rec := s.baseRecord(s.run.CurrentNode, durable.StepCompleted)
+	text := string(status)
+	rec.Effect = &durable.Effect{
+		Type: durable.EffectEmitEvent,
+		Payload: map[string]any{
+			"name": "abstract.status", "scope": "session",
+			"payload": map[string]any{"text": text},
+		},
+	}
+	rec.Result = map[string]any{
+		"emitted": true, "name": "abstract.status", "payload": map[string]any{"text": text},
+	}
+	rec.IdempotencyKey = terminalKey(status)
+	return rec
+}
+
+func terminalKey(status durable.RunStatus) string {
+	return "system:terminal_status:" + string(status)
+}
+
+// failureRecord records a node error (effect null), which the Python code
+// raised to the caller instead of recording.
+func (s *session) failureRecord(nodeID, msg string) *durable.StepRecord {
+	rec := s.baseRecord(nodeID, durable.StepFailed)
+	rec.Error = msg
+	return rec
+}
+
+// resumeRecord is the record appended by every resume.
+func (s *session) resumeRecord(w *durable.WaitState, payload map[string]any) *durable.StepRecord {
+	rec := s.baseRecord(s.run.CurrentNode, durable.StepCompleted)
+	rec.Effect = &durable.Effect{
+		Type: durable.EffectResume,
+		Payload: map[string]any{
+			"wait_reason":    string(w.Reason),
+			"wait_key":       nullable(w.WaitKey),
+			"resume_to_node": nullable(w.ResumeToNode),
+			"result_key":     nullable(w.ResultKey),
+			"payload":        payload,
+		},
+	}
+	rec.Result = map[string]any{"resumed": true}
+	return rec
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

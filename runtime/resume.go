@@ -1,0 +1,256 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// ResumeParams is the input of Resume.
+type ResumeParams struct {
+	RunID string
+	// WaitKey must equal the stored wait key when both are set; "" skips
+	// the check (as Python's None does).
+	WaitKey string
+	// Payload is written at the wait's result key.
+	Payload map[string]any
+	// MaxSteps for the tick that follows: 0 means the runtime default, a
+	// negative value commits the resume without ticking.
+	MaxSteps int
+	// StepGate is consulted at each step boundary of that tick.
+	StepGate StepGate
+}
+
+// Resume answers a wait: the payload is written at the wait's result key,
+// a resume record is appended, and the run continues at the wait's resume
+// node (or completes when the wait has none). A wait is resumed at most
+// once: a run that is no longer waiting on that key gives a
+// *StaleResumeError; a paused run gives ErrRunPaused.
+func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
+	d := r.newDriver(p.StepGate)
+	run, err := d.resume(ctx, p)
+	if err != nil {
+		return run, err
+	}
+	return d.finish(ctx, p.RunID, run)
+}
+
+func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
+	s, unlock, err := d.open(ctx, p.RunID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	run := s.run
+	if IsPaused(run) && !isPauseWait(run) {
+		return run, fmt.Errorf("resume of run %s: %w", run.RunID, ErrRunPaused)
+	}
+	if isPauseWait(run) {
+		return run, fmt.Errorf("resume of run %s: %w (use ResumeRun)", run.RunID, ErrRunPaused)
+	}
+	w := run.Waiting
+	if run.Status != durable.RunWaiting || w == nil {
+		return run, &StaleResumeError{RunID: run.RunID, Status: string(run.Status), Got: p.WaitKey}
+	}
+	if p.WaitKey != "" && w.WaitKey != "" && p.WaitKey != w.WaitKey {
+		return run, &StaleResumeError{RunID: run.RunID, Status: string(run.Status), Expected: w.WaitKey, Got: p.WaitKey}
+	}
+	payload := p.Payload
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	if err := pyjson.Check(payload, "payload"); err != nil {
+		return run, fmt.Errorf("resume of run %s: %w", run.RunID, err)
+	}
+	payload = pyjson.CloneObject(payload)
+	if err := s.applyResume(ctx, w, payload); err != nil && !errors.Is(err, errStop) {
+		return s.run, err
+	}
+	if s.run.Status != durable.RunRunning {
+		return s.run, nil
+	}
+	if p.MaxSteps < 0 {
+		return s.run, s.flush(ctx)
+	}
+	if err := s.steps(ctx, d.r.steps(p.MaxSteps)); err != nil && !errors.Is(err, errStop) {
+		return s.run, err
+	}
+	return s.run, nil
+}
+
+// applyResume writes the payload, queues the resume records and moves the
+// run out of its wait. A wait without resume node completes the run
+// (committed here); otherwise the run is left running and uncommitted, so
+// the resume and the steps that follow share one checkpoint.
+func (s *session) applyResume(ctx context.Context, w *durable.WaitState, payload map[string]any) error {
+	run := s.run
+	stored := any(payload)
+	if w.ResultKey != "" {
+		stored = resumeValue(w, payload)
+		SetPath(run.Vars, w.ResultKey, stored)
+		if err := s.syntheticToolCompletion(ctx, w, stored); err != nil {
+			return err
+		}
+	}
+	storedObj, _ := stored.(map[string]any)
+	if storedObj == nil {
+		storedObj = payload
+	}
+	s.pending = append(s.pending, s.resumeRecord(w, storedObj))
+	s.dirty = true
+	if w.ResumeToNode == "" {
+		output := map[string]any{"success": true, "result": stored}
+		rec := s.baseRecord(run.CurrentNode, durable.StepCompleted)
+		rec.Result = map[string]any{
+			"completed": true, "via": "resume", "wait_reason": string(w.Reason),
+			"wait_key": nullable(w.WaitKey), "output": output,
+		}
+		s.pending = append(s.pending, rec)
+		return s.finish(ctx, durable.RunCompleted, "", output)
+	}
+	run.Status = durable.RunRunning
+	run.Waiting = nil
+	run.CurrentNode = w.ResumeToNode
+	return nil
+}
+
+// resumeValue is what a resume stores at the result key: the payload,
+// except for subworkflow waits that asked to be wrapped as a tool result
+// and tool waits whose blocked calls must be merged back.
+func resumeValue(w *durable.WaitState, payload map[string]any) any {
+	d := w.Details
+	_, hasMode := payload["mode"]
+	_, hasResults := payload["results"]
+	if w.Reason == durable.WaitSubworkflow && truthy(d["wrap_as_tool_result"]) && !(hasMode && hasResults) {
+		return wrapSubworkflowResult(d, payload)
+	}
+	if d != nil && (d["blocked_by_index"] != nil || d["pre_results_by_index"] != nil) {
+		return mergeBlockedResults(d, payload)
+	}
+	return payload
+}
+
+func wrapSubworkflowResult(details, payload map[string]any) map[string]any {
+	callID := stringOr(details["call_id"], "subworkflow")
+	name := stringOr(details["tool_name"], "start_subworkflow")
+	subRun, _ := payload["sub_run_id"].(string)
+	output := payload["output"]
+	entry := map[string]any{"call_id": callID, "name": name, "success": true, "output": nil, "error": nil}
+	if om, ok := output.(map[string]any); ok && om["success"] == false {
+		entry["success"] = false
+		entry["error"] = stringOr(om["error"], "Subworkflow failed")
+	} else {
+		answer := ""
+		switch o := output.(type) {
+		case map[string]any:
+			if a, ok := o["answer"].(string); ok {
+				answer = strings.TrimSpace(a)
+			}
+			if answer == "" {
+				b, _ := pyjson.Marshal(o, pyjson.Line)
+				answer = string(b)
+			}
+		case string:
+			answer = o
+		case nil:
+		default:
+			b, _ := pyjson.Marshal(o, pyjson.Line)
+			answer = string(b)
+		}
+		out := map[string]any{"rendered": answer, "answer": answer, "sub_run_id": subRun}
+		if om, ok := output.(map[string]any); ok {
+			if rep, ok := om["report"].(string); ok && len([]rune(rep)) <= 4000 {
+				out["report"] = rep
+			}
+		}
+		entry["output"] = out
+	}
+	return map[string]any{"mode": "executed", "results": []any{entry}}
+}
+
+// mergeBlockedResults rebuilds a TOOL_CALLS result positionally from the
+// entries fixed at wait time (blocked or pre-executed calls) and the
+// results the host returned for the others.
+func mergeBlockedResults(details, payload map[string]any) any {
+	total, _ := asInt(details["original_call_count"])
+	results, _ := payload["results"].([]any)
+	if total <= 0 || int64(len(results)) == total {
+		return payload
+	}
+	blocked, _ := details["blocked_by_index"].(map[string]any)
+	pre, _ := details["pre_results_by_index"].(map[string]any)
+	merged := make([]any, 0, total)
+	next := 0
+	for i := int64(0); i < total; i++ {
+		k := fmt.Sprint(i)
+		if v, ok := blocked[k]; ok {
+			merged = append(merged, v)
+			continue
+		}
+		if v, ok := pre[k]; ok {
+			merged = append(merged, v)
+			continue
+		}
+		if next < len(results) {
+			merged = append(merged, results[next])
+			next++
+			continue
+		}
+		merged = append(merged, map[string]any{
+			"call_id": "", "runtime_call_id": nil, "name": "", "success": false,
+			"output": nil, "error": "Missing tool result",
+		})
+	}
+	out := pyjson.CloneObject(payload)
+	out["results"] = merged
+	if _, ok := out["mode"]; !ok {
+		out["mode"] = "executed"
+	}
+	return out
+}
+
+// syntheticToolCompletion appends, for a TOOL_CALLS wait answered by the
+// host, a completed record under the waiting record's key, so a replay of
+// that tool step reuses the host's results.
+func (s *session) syntheticToolCompletion(ctx context.Context, w *durable.WaitState, stored any) error {
+	if w.WaitKey == "" || w.Details == nil || w.Details["tool_calls"] == nil {
+		return nil
+	}
+	recs, err := s.r.store.LedgerList(ctx, &store.LedgerListParams{RunID: s.run.RunID})
+	if err != nil {
+		return fmt.Errorf("reading the ledger of run %s: %w", s.run.RunID, err)
+	}
+	var waiting *durable.StepRecord
+	for i := len(recs) - 1; i >= 0; i-- {
+		rec := recs[i]
+		if rec.Status != durable.StepWaiting || rec.Effect == nil || rec.Effect.Type != durable.EffectToolCalls {
+			continue
+		}
+		res, _ := rec.Result.(map[string]any)
+		wm, _ := res["wait"].(map[string]any)
+		if wk, _ := wm["wait_key"].(string); wk == w.WaitKey {
+			waiting = rec
+			break
+		}
+	}
+	if waiting == nil || waiting.IdempotencyKey == "" {
+		return nil
+	}
+	for _, rec := range recs {
+		if rec.Status == durable.StepCompleted && rec.IdempotencyKey == waiting.IdempotencyKey {
+			return nil
+		}
+	}
+	done := s.baseRecord(waiting.NodeID, durable.StepCompleted)
+	done.Attempt = waiting.Attempt
+	done.IdempotencyKey = waiting.IdempotencyKey
+	done.Effect = waiting.Effect.Clone()
+	done.Result = pyjson.Clone(stored)
+	s.pending = append(s.pending, done)
+	return nil
+}

@@ -1,0 +1,211 @@
+package runtime
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Config configures a Runtime. The zero value of each field means its
+// default.
+type Config struct {
+	// Store persists runs, ledgers and commands. Required.
+	Store store.Store
+	// Registry resolves workflow ids; a new empty one when nil.
+	Registry *Registry
+	// Handlers are merged over the built-in handlers (a host may replace a
+	// built-in, e.g. to wire LLM_CALL or TOOL_CALLS).
+	Handlers map[durable.EffectType]Handler
+	// Policy decides retries; RetryPolicy{} (one attempt) when nil.
+	Policy EffectPolicy
+	// Limits seeds vars._limits of new runs.
+	Limits LimitsConfig
+	// MaxSteps is the step budget of one Tick when TickOptions gives
+	// none. Default 100.
+	MaxSteps int
+	// Clock returns the current time; time.Now when nil.
+	Clock func() time.Time
+	// NewID returns fresh run and step ids; random UUID4s when nil.
+	NewID func() string
+	// Logger receives operational logs; discarded when nil.
+	Logger *slog.Logger
+	// Sleep waits between retry attempts; a context-aware timer when nil.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Runtime executes workflows as durable state machines over a Store.
+// It is safe for concurrent use; calls on one run are serialised by a
+// per-run mutation lock.
+type Runtime struct {
+	store    store.Store
+	atomic   bool
+	finder   store.LedgerFinder
+	registry *Registry
+	handlers map[durable.EffectType]Handler
+	policy   EffectPolicy
+	limits   LimitsConfig
+	maxSteps int
+	clock    func() time.Time
+	newID    func() string
+	logger   *slog.Logger
+	sleep    func(ctx context.Context, d time.Duration) error
+
+	locksMu sync.Mutex
+	locks   map[string]*runLock
+}
+
+// New returns a Runtime.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("runtime: Config.Store is required")
+	}
+	r := &Runtime{
+		store:    cfg.Store,
+		atomic:   store.IsAtomic(cfg.Store),
+		registry: cfg.Registry,
+		policy:   cfg.Policy,
+		limits:   cfg.Limits,
+		maxSteps: cmp.Or(cfg.MaxSteps, 100),
+		clock:    cfg.Clock,
+		newID:    cfg.NewID,
+		logger:   cfg.Logger,
+		sleep:    cfg.Sleep,
+		locks:    map[string]*runLock{},
+	}
+	r.finder, _ = cfg.Store.(store.LedgerFinder)
+	if r.registry == nil {
+		r.registry = &Registry{}
+	}
+	if r.policy == nil {
+		r.policy = RetryPolicy{}
+	}
+	if r.clock == nil {
+		r.clock = time.Now
+	}
+	if r.newID == nil {
+		r.newID = NewUUID
+	}
+	if r.logger == nil {
+		r.logger = slog.New(slog.DiscardHandler)
+	}
+	if r.sleep == nil {
+		r.sleep = sleepContext
+	}
+	r.handlers = builtinHandlers()
+	maps.Copy(r.handlers, cfg.Handlers)
+	return r, nil
+}
+
+// Registry returns the workflow registry.
+func (r *Runtime) Registry() *Registry { return r.registry }
+
+// Store returns the store.
+func (r *Runtime) Store() store.Store { return r.store }
+
+// SetHandler registers (or replaces) the handler of an effect type.
+// Call it before the runtime is used concurrently.
+func (r *Runtime) SetHandler(t durable.EffectType, h Handler) { r.handlers[t] = h }
+
+func (r *Runtime) now() durable.Time { return durable.NewTime(r.clock()) }
+
+// NewUUID returns a random RFC 4122 version 4 UUID string.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// runLock is the per-run mutation lock plus the in-process control
+// signals a host uses to reach a tick that holds it.
+type runLock struct {
+	mu   sync.Mutex
+	refs int
+
+	sigMu          sync.Mutex
+	pauseRequested bool
+	cancelInflight context.CancelCauseFunc
+}
+
+// lock acquires the mutation lock of a run. The returned function
+// releases it.
+func (r *Runtime) lock(runID string) (*runLock, func()) {
+	l := r.ref(runID)
+	l.mu.Lock()
+	return l, func() {
+		l.mu.Unlock()
+		r.unref(runID, l)
+	}
+}
+
+// ref returns the lock of a run without acquiring it (for signals).
+func (r *Runtime) ref(runID string) *runLock {
+	r.locksMu.Lock()
+	l := r.locks[runID]
+	if l == nil {
+		l = &runLock{}
+		r.locks[runID] = l
+	}
+	l.refs++
+	r.locksMu.Unlock()
+	return l
+}
+
+func (r *Runtime) unref(runID string, l *runLock) {
+	r.locksMu.Lock()
+	l.refs--
+	if l.refs == 0 {
+		delete(r.locks, runID)
+	}
+	r.locksMu.Unlock()
+}
+
+// GetState returns the persisted state of a run.
+func (r *Runtime) GetState(ctx context.Context, runID string) (*durable.RunState, error) {
+	run, err := r.store.RunGet(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("loading run %s: %w", runID, err)
+	}
+	return run, nil
+}
+
+// GetLedger returns every ledger record of a run in append order.
+func (r *Runtime) GetLedger(ctx context.Context, runID string) ([]*durable.StepRecord, error) {
+	recs, err := r.store.LedgerList(ctx, &store.LedgerListParams{RunID: runID})
+	if err != nil {
+		return nil, fmt.Errorf("reading ledger of run %s: %w", runID, err)
+	}
+	return recs, nil
+}

@@ -1,0 +1,170 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// session is one locked pass over a run: the working copy of its state,
+// the ledger records not yet committed, and whether the state changed
+// since the last checkpoint.
+//
+// Pure transitions only change the working copy. A checkpoint (flush)
+// commits the pending records and the state in one store call at durable
+// boundaries: before and after a non-local effect, on a wait, on a
+// terminal status and at the end of a tick. A crash in between re-runs
+// pure node functions from the last checkpoint, which is safe because
+// every side effect goes through an effect handler.
+type session struct {
+	r       *Runtime
+	d       *driver
+	lock    *runLock
+	run     *durable.RunState
+	wf      *Workflow
+	pending []*durable.StepRecord
+	dirty   bool
+}
+
+// errStop ends a tick early without error (pause/cancel requested, or a
+// concurrent writer changed the run to a state this tick must respect).
+var errStop = errors.New("tick stopped")
+
+// flush commits pending records and the working state.
+func (s *session) flush(ctx context.Context) error {
+	if !s.dirty && len(s.pending) == 0 {
+		return nil
+	}
+	if err := s.checkJSON(); err != nil {
+		return s.failUnserialisable(ctx, err)
+	}
+	return s.commit(ctx)
+}
+
+func (s *session) commit(ctx context.Context) error {
+	s.run.UpdatedAt = s.r.now()
+	err := s.r.store.RunCommit(ctx, &store.CommitParams{Run: s.run, Records: s.pending})
+	if err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return s.onConflict(ctx, err)
+		}
+		return fmt.Errorf("committing run %s: %w", s.run.RunID, err)
+	}
+	s.pending = s.pending[:0]
+	s.dirty = false
+	return nil
+}
+
+func (s *session) checkJSON() error {
+	if err := pyjson.Check(s.run.Vars, "vars"); err != nil {
+		return err
+	}
+	if s.run.Output != nil {
+		return pyjson.Check(s.run.Output, "output")
+	}
+	return nil
+}
+
+// onConflict handles a commit refused because another writer changed the
+// run. A cancel or pause by a host wins: the tick stops and its uncommitted
+// progress is discarded (it is re-run from the checkpoint when the run
+// continues). Anything else is an error for the caller.
+func (s *session) onConflict(ctx context.Context, cause error) error {
+	cur, err := s.r.store.RunGet(ctx, s.run.RunID)
+	if err != nil {
+		return fmt.Errorf("reloading run %s after a conflict: %w", s.run.RunID, err)
+	}
+	s.run = cur
+	s.pending = s.pending[:0]
+	s.dirty = false
+	if cur.Status.Terminal() || IsPaused(cur) {
+		return errStop
+	}
+	return fmt.Errorf("run %s was changed by another writer: %w", cur.RunID, cause)
+}
+
+// failUnserialisable fails the run because a node or handler put a value
+// in vars (or the output) that is not JSON. The last checkpoint is kept as
+// the base so nothing durable is lost; the error names the key path.
+func (s *session) failUnserialisable(ctx context.Context, cause error) error {
+	cur, err := s.r.store.RunGet(ctx, s.run.RunID)
+	if err != nil {
+		return fmt.Errorf("reloading run %s: %w", s.run.RunID, err)
+	}
+	node := s.run.CurrentNode
+	s.run = cur
+	s.pending = s.pending[:0]
+	s.dirty = true
+	return s.fail(ctx, node, cause.Error())
+}
+
+// fail ends the run as failed with msg, recording a failed step (unless
+// the caller already queued its own record) and the status event.
+func (s *session) fail(ctx context.Context, nodeID, msg string) error {
+	if nodeID != "" {
+		s.pending = append(s.pending, s.failureRecord(nodeID, msg))
+	}
+	return s.finish(ctx, durable.RunFailed, msg, nil)
+}
+
+// finish moves the run to a terminal status and commits it together with
+// the terminal records (ledger before state, one commit where the store is
+// atomic). On a non-atomic store a replay whose terminal records are
+// already in the ledger does not append them twice.
+func (s *session) finish(ctx context.Context, status durable.RunStatus, errMsg string, output map[string]any) error {
+	s.run.Status = status
+	s.run.Waiting = nil
+	s.run.Error = errMsg
+	if output != nil {
+		s.run.Output = output
+	}
+	s.pending = append(s.pending, s.statusEvent(status))
+	if !s.r.atomic {
+		prior, err := s.r.findCompleted(ctx, s.run.RunID, terminalKey(status))
+		if err != nil {
+			return err
+		}
+		if prior != nil {
+			s.pending = s.pending[:0]
+		}
+	}
+	s.dirty = true
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	s.d.afterTerminal(s.run)
+	return errStop
+}
+
+// findCompleted returns the first completed record with key, or nil.
+func (r *Runtime) findCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
+	if r.finder != nil {
+		rec, err := r.finder.LedgerFindCompleted(ctx, runID, key)
+		if err != nil {
+			return nil, fmt.Errorf("searching the ledger of run %s: %w", runID, err)
+		}
+		return rec, nil
+	}
+	recs, err := r.store.LedgerList(ctx, &store.LedgerListParams{RunID: runID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger of run %s: %w", runID, err)
+	}
+	for _, rec := range recs {
+		if rec.Status == durable.StepCompleted && rec.IdempotencyKey == key {
+			return rec, nil
+		}
+	}
+	return nil, nil
+}
+
+// signalled reports whether a host asked this run to stop at the next
+// step boundary (pause or cancel in progress).
+func (s *session) signalled() bool {
+	s.lock.sigMu.Lock()
+	defer s.lock.sigMu.Unlock()
+	return s.lock.pauseRequested
+}

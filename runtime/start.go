@@ -1,0 +1,132 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// StartParams is the input of Start.
+type StartParams struct {
+	WorkflowID  string
+	Vars        map[string]any
+	ActorID     string
+	SessionID   string
+	ParentRunID string
+	// RunID, when set, creates the run only if absent: a run with that id
+	// and the same identity (workflow, session, parent, vars) is returned
+	// as is; a different identity is an *IdentityConflictError.
+	RunID string
+}
+
+// Start creates a run at its workflow's entry node and returns its id.
+// Nothing runs until Tick. Vars must be JSON: a NaN, a channel or a cycle
+// is refused with an error naming its key path.
+func (r *Runtime) Start(ctx context.Context, p StartParams) (string, error) {
+	run, err := r.newRun(p)
+	if err != nil {
+		return "", err
+	}
+	err = r.store.RunCommit(ctx, &store.CommitParams{Run: run, Create: true})
+	if errors.Is(err, store.ErrAlreadyExists) && p.RunID != "" {
+		return p.RunID, r.checkIdentity(ctx, run)
+	}
+	if err != nil {
+		return "", fmt.Errorf("starting run of workflow %s: %w", p.WorkflowID, err)
+	}
+	return run.RunID, nil
+}
+
+func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
+	wf, err := r.registry.Lookup(p.WorkflowID)
+	if err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	if err := pyjson.Check(p.Vars, "vars"); err != nil {
+		return nil, fmt.Errorf("start of workflow %s: %w", p.WorkflowID, err)
+	}
+	vars := make(map[string]any, len(p.Vars)+3)
+	for k, v := range p.Vars {
+		vars[k] = pyjson.Clone(v)
+	}
+	if _, ok := vars["_limits"]; !ok {
+		vars["_limits"] = r.limits.limitsDict()
+	}
+	rt := namespace(vars, "_runtime")
+	if s := strings.TrimSpace(r.limits.Provider); s != "" {
+		if _, ok := rt["provider"]; !ok {
+			rt["provider"] = s
+		}
+	}
+	if s := strings.TrimSpace(r.limits.Model); s != "" {
+		if _, ok := rt["model"]; !ok {
+			rt["model"] = s
+		}
+	}
+	if ts := r.limits.ToolSupport; ts != "" {
+		if _, ok := rt["tool_support"]; !ok {
+			rt["tool_support"] = ts
+			rt["supports_native_tools"] = ts == "native"
+		}
+	}
+	id := p.RunID
+	if id != "" {
+		namespace(vars, "_meta")["creation_digest"] = creationDigest(p)
+	} else {
+		id = r.newID()
+	}
+	now := r.now()
+	return &durable.RunState{
+		RunID: id, WorkflowID: wf.ID, Status: durable.RunRunning, CurrentNode: wf.Entry,
+		Vars: vars, CreatedAt: now, UpdatedAt: now,
+		ActorID: p.ActorID, SessionID: p.SessionID, ParentRunID: p.ParentRunID,
+	}, nil
+}
+
+// creationDigest fingerprints what a caller asked to create, so a repeated
+// create-if-absent can tell "same request" from "different run, same id".
+func creationDigest(p StartParams) string {
+	vars := p.Vars
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	b, _ := pyjson.Marshal(map[string]any{
+		"workflow_id": p.WorkflowID, "session_id": nullable(p.SessionID),
+		"parent_run_id": nullable(p.ParentRunID), "vars": vars,
+	}, pyjson.Canonical)
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func (r *Runtime) checkIdentity(ctx context.Context, want *durable.RunState) error {
+	got, err := r.store.RunGet(ctx, want.RunID)
+	if err != nil {
+		return fmt.Errorf("loading existing run %s: %w", want.RunID, err)
+	}
+	conflict := func(field, stored, given string) error {
+		return &IdentityConflictError{RunID: want.RunID, Field: field, Stored: stored, Given: given}
+	}
+	switch {
+	case got.WorkflowID != want.WorkflowID:
+		return conflict("workflow_id", got.WorkflowID, want.WorkflowID)
+	case got.SessionID != want.SessionID:
+		return conflict("session_id", got.SessionID, want.SessionID)
+	case got.ParentRunID != want.ParentRunID:
+		return conflict("parent_run_id", got.ParentRunID, want.ParentRunID)
+	}
+	gm, _ := got.Vars["_meta"].(map[string]any)
+	wm, _ := want.Vars["_meta"].(map[string]any)
+	if gd, _ := gm["creation_digest"].(string); gd != "" {
+		if wd, _ := wm["creation_digest"].(string); wd != gd {
+			return conflict("vars (creation_digest)", gd, wd)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// StepGate is consulted before each step. Returning ErrStepGateClosed
+// stops the tick cleanly at that boundary; another error stops it and is
+// returned to the caller. Either way the run is checkpointed first.
+type StepGate func(ctx context.Context, run *durable.RunState, nodeID string) error
+
+// TickOptions tunes one Tick.
+type TickOptions struct {
+	// MaxSteps caps the node executions of this tick; 0 means the
+	// runtime's default (100).
+	MaxSteps int
+	// StepGate, when set, is consulted at every step boundary.
+	StepGate StepGate
+}
+
+// Tick advances a run until it waits, ends, or uses MaxSteps, and
+// returns its state. A waiting run whose deadline has passed is released
+// first. Runs started or resumed by this run's steps (child runs, event
+// listeners, a parent waiting on this run) are driven too before Tick
+// returns.
+func (r *Runtime) Tick(ctx context.Context, runID string, opts TickOptions) (*durable.RunState, error) {
+	d := r.newDriver(opts.StepGate)
+	run, err := d.tick(ctx, runID, r.steps(opts.MaxSteps))
+	if err != nil {
+		return run, err
+	}
+	return d.finish(ctx, runID, run)
+}
+
+func (r *Runtime) steps(n int) int {
+	if n <= 0 {
+		return r.maxSteps
+	}
+	return n
+}
+
+// tick runs one locked session over a run.
+func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable.RunState, error) {
+	s, unlock, err := d.open(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := s.tick(ctx, maxSteps); err != nil && !errors.Is(err, errStop) {
+		return s.run, err
+	}
+	return s.run, nil
+}
+
+// open locks a run and loads it with its workflow.
+func (d *driver) open(ctx context.Context, runID string) (*session, func(), error) {
+	l, unlock := d.r.lock(runID)
+	run, err := d.r.store.RunGet(ctx, runID)
+	if err != nil {
+		unlock()
+		return nil, nil, fmt.Errorf("loading run %s: %w", runID, err)
+	}
+	d.touched[runID] = true
+	s := &session{r: d.r, d: d, lock: l, run: run}
+	if run.Status.Terminal() {
+		return s, unlock, nil
+	}
+	wf, err := d.r.registry.Lookup(run.WorkflowID)
+	if err != nil {
+		unlock()
+		return nil, nil, fmt.Errorf("run %s: %w", runID, err)
+	}
+	s.wf = wf
+	return s, unlock, nil
+}
+
+// tick is the body of Tick on a locked session.
+func (s *session) tick(ctx context.Context, maxSteps int) error {
+	run := s.run
+	if run.Status.Terminal() || IsPaused(run) {
+		return nil
+	}
+	if run.Status == durable.RunWaiting {
+		w := run.Waiting
+		if w == nil || w.Until.IsZero() || s.r.clock().Before(w.Until.Time) {
+			return nil
+		}
+		if err := s.releaseDue(ctx); err != nil {
+			return err
+		}
+	}
+	return s.steps(ctx, maxSteps)
+}
+
+// releaseDue continues a run whose wait deadline has passed: a WAIT_UNTIL
+// continues at its resume node without writing its result key (as the
+// Python kernel does); a WAIT_EVENT with a deadline resolves with
+// {"timed_out": true}.
+func (s *session) releaseDue(ctx context.Context) error {
+	w := s.run.Waiting
+	if w.Reason == durable.WaitUntil {
+		s.run.Status = durable.RunRunning
+		s.run.Waiting = nil
+		if w.ResumeToNode != "" {
+			s.run.CurrentNode = w.ResumeToNode
+		}
+		s.dirty = true
+		return nil
+	}
+	return s.applyResume(ctx, w, map[string]any{"timed_out": true})
+}
+
+// steps executes up to maxSteps node steps, checkpointing at durable
+// boundaries, and always leaves the run committed.
+func (s *session) steps(ctx context.Context, maxSteps int) error {
+	for i := 0; i < maxSteps; i++ {
+		if s.run.Status != durable.RunRunning {
+			break
+		}
+		if s.signalled() {
+			break
+		}
+		if err := s.step(ctx); err != nil {
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			if ferr := s.flush(ctx); ferr != nil && !errors.Is(ferr, errStop) {
+				return errors.Join(err, ferr)
+			}
+			return err
+		}
+	}
+	return s.flush(ctx)
+}
+
+// step executes one node.
+func (s *session) step(ctx context.Context) error {
+	run := s.run
+	nodeID := run.CurrentNode
+	node, ok := s.wf.Nodes[nodeID]
+	if !ok {
+		return s.fail(ctx, nodeID, fmt.Sprintf("unknown node %q in workflow %q", nodeID, s.wf.ID))
+	}
+	if gate := s.d.gate; gate != nil {
+		if err := gate(ctx, run, nodeID); err != nil {
+			if errors.Is(err, ErrStepGateClosed) {
+				return errStopAfterFlush(s, ctx)
+			}
+			return err
+		}
+	}
+	plan, err := callNode(ctx, node, run, &RunContext{rt: s.r, run: run})
+	if err != nil {
+		return s.fail(ctx, nodeID, fmt.Sprintf("node %q failed: %v", nodeID, err))
+	}
+	if plan.NodeID == "" {
+		plan.NodeID = nodeID
+	}
+	s.dirty = true
+	switch {
+	case plan.CompleteOutput != nil:
+		s.pending = append(s.pending, s.completionRecord(plan.NodeID, plan.CompleteOutput))
+		return s.finish(ctx, durable.RunCompleted, "", plan.CompleteOutput)
+	case plan.Effect == nil:
+		if plan.NextNode == "" {
+			return s.fail(ctx, plan.NodeID, fmt.Sprintf(
+				"node %q returned no next node, effect or output", plan.NodeID))
+		}
+		recordTransition(run.Vars, plan.NodeID, plan.NextNode)
+		run.CurrentNode = plan.NextNode
+		return nil
+	default:
+		return s.effectStep(ctx, plan)
+	}
+}
+
+func errStopAfterFlush(s *session, ctx context.Context) error {
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	return errStop
+}
+
+// callNode runs a node function, turning a panic into an error so a bad
+// node fails its run instead of the process.
+func callNode(ctx context.Context, fn NodeFunc, run *durable.RunState, rc *RunContext) (plan StepPlan, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return fn(ctx, run, rc)
+}
+
+// effectStep executes the effect of a plan and applies its outcome.
+func (s *session) effectStep(ctx context.Context, plan StepPlan) error {
+	run := s.run
+	eff := plan.Effect
+	if eff.Payload == nil {
+		eff.Payload = map[string]any{}
+	}
+	outcome, err := s.execute(ctx, plan)
+	if err != nil {
+		return err
+	}
+	switch outcome.Status {
+	case OutcomeFailed:
+		return s.finish(ctx, durable.RunFailed, outcome.Error, nil)
+	case OutcomeWaiting:
+		recordTransition(run.Vars, plan.NodeID, plan.NextNode)
+		run.Status = durable.RunWaiting
+		run.Waiting = outcome.Wait
+		if err := s.flush(ctx); err != nil {
+			return err
+		}
+		return errStop
+	}
+	if eff.ResultKey != "" && outcome.Result != nil {
+		SetPath(run.Vars, eff.ResultKey, outcome.Result)
+	}
+	if plan.NextNode == "" {
+		return s.finish(ctx, durable.RunCompleted, "", map[string]any{"success": true, "result": outcome.Result})
+	}
+	recordTransition(run.Vars, plan.NodeID, plan.NextNode)
+	run.CurrentNode = plan.NextNode
+	return nil
+}

@@ -1,0 +1,190 @@
+package runtime
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// SetPath writes v at a dotted path in vars, creating {} for every
+// missing or non-object intermediate (overwriting scalars). No list
+// indexing: this is Python's _set_nested.
+func SetPath(vars map[string]any, path string, v any) {
+	if path == "" {
+		return
+	}
+	cur := vars
+	for {
+		i := strings.IndexByte(path, '.')
+		if i < 0 {
+			cur[path] = v
+			return
+		}
+		seg := path[:i]
+		path = path[i+1:]
+		next, ok := cur[seg].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[seg] = next
+		}
+		cur = next
+	}
+}
+
+// namespace returns vars[key] as an object, creating it when missing or
+// not an object.
+func namespace(vars map[string]any, key string) map[string]any {
+	m, ok := vars[key].(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		vars[key] = m
+	}
+	return m
+}
+
+// EnsureNamespaces creates context, scratchpad, _runtime and _temp as
+// objects when missing (what the memory and vars handlers expect).
+func EnsureNamespaces(vars map[string]any) {
+	for _, k := range []string{"context", "scratchpad", "_runtime", "_temp"} {
+		namespace(vars, k)
+	}
+}
+
+// effectSeq reads vars._runtime.effect_seq: how many effects the run has
+// committed. It scopes idempotency keys, so an identical effect repeated
+// by a loop runs again while a replay after a crash reuses the result.
+func effectSeq(vars map[string]any) int64 {
+	rt, _ := vars["_runtime"].(map[string]any)
+	n, _ := asInt(rt["effect_seq"])
+	return n
+}
+
+func setEffectSeq(vars map[string]any, n int64) {
+	namespace(vars, "_runtime")["effect_seq"] = n
+}
+
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case float64:
+		return int64(x), x == float64(int64(x))
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i, true
+		}
+		if f, err := x.Float64(); err == nil {
+			return int64(f), f == float64(int64(f))
+		}
+	}
+	return 0, false
+}
+
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// recordTransition writes _temp.prev_node_id and _temp.prev_next_node.
+func recordTransition(vars map[string]any, node, next string) {
+	t := namespace(vars, "_temp")
+	t["prev_node_id"] = node
+	if next == "" {
+		t["prev_next_node"] = nil
+	} else {
+		t["prev_next_node"] = next
+	}
+}
+
+// controlOf returns vars._runtime.control, or nil.
+func controlOf(vars map[string]any) map[string]any {
+	rt, _ := vars["_runtime"].(map[string]any)
+	c, _ := rt["control"].(map[string]any)
+	return c
+}
+
+// IsPaused reports whether a host paused the run.
+func IsPaused(run *durable.RunState) bool {
+	p, _ := controlOf(run.Vars)["paused"].(bool)
+	return p
+}
+
+// isPauseWait reports whether the run sits in the synthetic pause wait.
+func isPauseWait(run *durable.RunState) bool {
+	w := run.Waiting
+	if w == nil || w.Reason != durable.WaitUser {
+		return false
+	}
+	if w.WaitKey == "pause:"+run.RunID {
+		return true
+	}
+	k, _ := w.Details["kind"].(string)
+	return k == "pause"
+}
+
+const maxTraceSteps = 100
+
+// appendTrace adds an entry to vars._runtime.node_traces[node], keeping
+// the last 100.
+func appendTrace(vars map[string]any, node string, entry map[string]any, now string) {
+	traces := namespace(namespace(vars, "_runtime"), "node_traces")
+	t, ok := traces[node].(map[string]any)
+	if !ok {
+		t = map[string]any{"node_id": node, "steps": []any{}}
+		traces[node] = t
+	}
+	steps, _ := t["steps"].([]any)
+	steps = append(steps, entry)
+	if len(steps) > maxTraceSteps {
+		steps = append([]any(nil), steps[len(steps)-maxTraceSteps:]...)
+	}
+	t["steps"] = steps
+	t["updated_at"] = now
+}
+
+func stringOr(v any, def string) string {
+	if s, ok := v.(string); ok && s != "" {
+		return s
+	}
+	return def
+}
+
+// truthy applies Python truthiness to a JSON value.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case json.Number:
+		f, err := x.Float64()
+		return err != nil || f != 0
+	case float64:
+		return x != 0
+	case int64:
+		return x != 0
+	case int:
+		return x != 0
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return true
+}

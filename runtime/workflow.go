@@ -1,0 +1,183 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// NodeFunc is one node of a workflow. It reads the run (vars, current
+// node) and returns the plan of the step: an effect to request, the next
+// node, or the final output. It may change run.Vars; the change becomes
+// durable at the next checkpoint. A returned error fails the run with the
+// error recorded in its ledger.
+//
+// Node functions must be deterministic given the run state: after a crash
+// the kernel re-runs them from the last checkpoint, and an effect with the
+// same payload is then recognised and not executed twice.
+type NodeFunc func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error)
+
+// StepPlan is what a node returns for one step.
+type StepPlan struct {
+	// NodeID attributes the step in the ledger; "" means the current node.
+	NodeID string
+	// Effect, when set, is executed by its handler; its completed result
+	// is written at Effect.ResultKey and the run moves to NextNode.
+	Effect *durable.Effect
+	// NextNode is the cursor after this step, and the default resume
+	// target of a wait. An effect with no NextNode completes the run with
+	// {"success": true, "result": <result>}.
+	NextNode string
+	// CompleteOutput, when non-nil, completes the run with this output;
+	// it takes precedence over Effect.
+	CompleteOutput map[string]any
+}
+
+// Next returns a plan that moves to node.
+func Next(node string) StepPlan { return StepPlan{NextNode: node} }
+
+// Complete returns a plan that completes the run with output.
+func Complete(output map[string]any) StepPlan {
+	if output == nil {
+		output = map[string]any{}
+	}
+	return StepPlan{CompleteOutput: output}
+}
+
+// Request returns a plan that executes effect and then moves to next.
+func Request(effect *durable.Effect, next string) StepPlan {
+	return StepPlan{Effect: effect, NextNode: next}
+}
+
+// RunContext is what the kernel offers a node besides the run.
+type RunContext struct {
+	rt  *Runtime
+	run *durable.RunState
+}
+
+// Now returns the runtime clock's current time.
+func (rc *RunContext) Now() durable.Time { return durable.NewTime(rc.rt.clock()) }
+
+// NowISO returns the current time in the wire format.
+func (rc *RunContext) NowISO() string { return durable.FormatTime(rc.rt.clock()) }
+
+// Runtime returns the runtime executing the step.
+func (rc *RunContext) Runtime() *Runtime { return rc.rt }
+
+// Workflow is a graph of nodes. Workflows are code: only their ID is
+// persisted, and the host must register the same workflow again after a
+// restart for its runs to continue.
+type Workflow struct {
+	ID    string
+	Entry string
+	Nodes map[string]NodeFunc
+}
+
+// Validate checks that the workflow can run.
+func (w *Workflow) Validate() error {
+	if w == nil || w.ID == "" {
+		return fmt.Errorf("workflow: id is required")
+	}
+	if w.Entry == "" {
+		return fmt.Errorf("workflow %q: entry node is required", w.ID)
+	}
+	if _, ok := w.Nodes[w.Entry]; !ok {
+		return fmt.Errorf("workflow %q: entry node %q is not one of its nodes", w.ID, w.Entry)
+	}
+	for id, fn := range w.Nodes {
+		if fn == nil {
+			return fmt.Errorf("workflow %q: node %q has no function", w.ID, id)
+		}
+	}
+	return nil
+}
+
+// Registry maps workflow ids to workflows. It is safe for concurrent use.
+type Registry struct {
+	mu sync.RWMutex
+	m  map[string]*Workflow
+}
+
+// NewRegistry returns a registry holding the given workflows.
+func NewRegistry(workflows ...*Workflow) (*Registry, error) {
+	r := &Registry{m: map[string]*Workflow{}}
+	for _, w := range workflows {
+		if err := r.Register(w); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Register adds a workflow; an id already registered is an error.
+func (r *Registry) Register(w *Workflow) error {
+	if err := w.Validate(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]*Workflow{}
+	}
+	if _, ok := r.m[w.ID]; ok {
+		return fmt.Errorf("workflow %q is already registered", w.ID)
+	}
+	r.m[w.ID] = w
+	return nil
+}
+
+// Put registers w, replacing a workflow with the same id.
+func (r *Registry) Put(w *Workflow) error {
+	if err := w.Validate(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]*Workflow{}
+	}
+	r.m[w.ID] = w
+	return nil
+}
+
+// Unregister removes a workflow; an unknown id is an error.
+func (r *Registry) Unregister(id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.m[id]; !ok {
+		return fmt.Errorf("workflow %q is not registered", id)
+	}
+	delete(r.m, id)
+	return nil
+}
+
+// Get returns the workflow registered under id.
+func (r *Registry) Get(id string) (*Workflow, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	w, ok := r.m[id]
+	return w, ok
+}
+
+// Lookup is Get with an error naming the missing id.
+func (r *Registry) Lookup(id string) (*Workflow, error) {
+	if w, ok := r.Get(id); ok {
+		return w, nil
+	}
+	return nil, &WorkflowNotFoundError{WorkflowID: id}
+}
+
+// IDs returns the registered ids, sorted.
+func (r *Registry) IDs() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	ids := make([]string, 0, len(r.m))
+	for id := range r.m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
