@@ -31,8 +31,8 @@ func TestCanonicalHashVector(t *testing.T) {
 		"actor_id": nil, "attempt": json.Number("1"), "effect": nil,
 		"ended_at": "2026-01-01T00:00:01+00:00", "error": nil, "idempotency_key": nil,
 		"node_id": "n1", "prev_hash": nil,
-		"result":     map[string]any{"a": json.Number("1"), "f": 1.0, "s": "é"},
-		"run_id":     "run-1", "session_id": nil, "started_at": "2026-01-01T00:00:00+00:00",
+		"result": map[string]any{"a": json.Number("1"), "f": 1.0, "s": "é"},
+		"run_id": "run-1", "session_id": nil, "started_at": "2026-01-01T00:00:00+00:00",
 		"status": "completed", "step_id": "step-1",
 	}
 	b, err := Marshal(rec, Canonical)
