@@ -15,6 +15,7 @@ type SyntaxError struct {
 	Offset int
 }
 
+// Error implements error.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%s: char %d", e.Msg, e.Offset)
 }

@@ -1,0 +1,214 @@
+// Package hashchain makes a ledger tamper-evident: every record carries
+// the hash of the record before it (prev_hash) and the SHA-256 of its own
+// canonical JSON (record_hash), byte-identical to the Python runtime's
+// HashChainedLedgerStore, so chains written by either implementation
+// verify in the other.
+package hashchain
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Store wraps a store.Store and chains every record it appends. It keeps
+// the head hash of each run in memory, so one process must be the only
+// writer of a run's ledger (the runtime's per-run lock and store claims
+// ensure it).
+type Store struct {
+	store.Store
+	mu    sync.Mutex
+	heads map[string]string
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Wrap returns inner with a hash-chained ledger.
+func Wrap(inner store.Store) *Store {
+	return &Store{Store: inner, heads: map[string]string{}}
+}
+
+// AtomicCommit reports the inner store's atomicity.
+func (s *Store) AtomicCommit() bool { return store.IsAtomic(s.Store) }
+
+// LedgerFindCompleted forwards to the inner store's fast path, or scans.
+func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
+	if f, ok := s.Store.(store.LedgerFinder); ok {
+		return f.LedgerFindCompleted(ctx, runID, key)
+	}
+	recs, err := s.Store.LedgerList(ctx, &store.LedgerListParams{RunID: runID})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r.Status == durable.StepCompleted && r.IdempotencyKey == key {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// RunCommit chains the records, then commits through the inner store.
+func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if len(p.Records) == 0 {
+		return s.Store.RunCommit(ctx, p)
+	}
+	runID := p.Run.RunID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head, err := s.head(ctx, runID, p.Create)
+	if err != nil {
+		return err
+	}
+	newHead, err := chain(p.Records, head)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.RunCommit(ctx, p); err != nil {
+		return err
+	}
+	s.heads[runID] = newHead
+	return nil
+}
+
+// LedgerAppend chains the records, then appends through the inner store.
+func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head, err := s.head(ctx, runID, false)
+	if err != nil {
+		return err
+	}
+	newHead, err := chain(records, head)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.LedgerAppend(ctx, runID, records); err != nil {
+		return err
+	}
+	s.heads[runID] = newHead
+	return nil
+}
+
+// LedgerDelete forgets the cached head with the ledger.
+func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
+	s.mu.Lock()
+	delete(s.heads, runID)
+	s.mu.Unlock()
+	return s.Store.LedgerDelete(ctx, runID)
+}
+
+// head returns the record_hash of the run's last record ("" when empty).
+func (s *Store) head(ctx context.Context, runID string, fresh bool) (string, error) {
+	if h, ok := s.heads[runID]; ok {
+		return h, nil
+	}
+	if fresh {
+		return "", nil
+	}
+	n, err := s.Store.LedgerCount(ctx, runID)
+	if err != nil {
+		return "", fmt.Errorf("hashchain: counting ledger of run %s: %w", runID, err)
+	}
+	if n == 0 {
+		return "", nil
+	}
+	last, err := s.Store.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: n - 1, Limit: 1})
+	if err != nil {
+		return "", fmt.Errorf("hashchain: reading ledger head of run %s: %w", runID, err)
+	}
+	if len(last) == 0 {
+		return "", nil
+	}
+	return last[0].RecordHash, nil
+}
+
+func chain(records []*durable.StepRecord, head string) (string, error) {
+	for _, r := range records {
+		r.PrevHash = head
+		r.Signature = ""
+		h, err := RecordHash(r)
+		if err != nil {
+			return "", err
+		}
+		r.RecordHash = h
+		head = h
+	}
+	return head, nil
+}
+
+// RecordHash is the SHA-256 (lower-case hex) of the record's canonical
+// JSON without record_hash and signature, with its own prev_hash.
+func RecordHash(r *durable.StepRecord) (string, error) {
+	b, err := pyjson.Append(make([]byte, 0, 512), r.JSONValue(false), pyjson.Canonical, "record")
+	if err != nil {
+		return "", fmt.Errorf("hashchain: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// ChainError is one problem found by VerifyLedgerChain.
+type ChainError struct {
+	Index        int    `json:"index"`
+	Type         string `json:"type"` // prev_hash_mismatch | missing_record_hash | record_hash_mismatch
+	ExpectedPrev string `json:"expected_prev_hash,omitempty"`
+	ActualPrev   string `json:"actual_prev_hash,omitempty"`
+	Stored       string `json:"stored,omitempty"`
+	Computed     string `json:"computed,omitempty"`
+}
+
+// Report is the result of VerifyLedgerChain.
+type Report struct {
+	OK               bool         `json:"ok"`
+	Count            int          `json:"count"`
+	Errors           []ChainError `json:"errors"`
+	FirstBadIndex    *int         `json:"first_bad_index"`
+	HeadHash         *string      `json:"head_hash"`
+	ComputedHeadHash *string      `json:"computed_head_hash"`
+}
+
+// VerifyLedgerChain walks records in order and checks every link and
+// hash. A record without record_hash stops the walk.
+func VerifyLedgerChain(records []*durable.StepRecord) Report {
+	rep := Report{Count: len(records), Errors: []ChainError{}}
+	expected := ""
+	var walked string
+	add := func(e ChainError) {
+		rep.Errors = append(rep.Errors, e)
+		if rep.FirstBadIndex == nil {
+			i := e.Index
+			rep.FirstBadIndex = &i
+		}
+	}
+	for i, r := range records {
+		if r.PrevHash != expected {
+			add(ChainError{Index: i, Type: "prev_hash_mismatch", ExpectedPrev: expected, ActualPrev: r.PrevHash})
+		}
+		if r.RecordHash == "" {
+			add(ChainError{Index: i, Type: "missing_record_hash"})
+			break
+		}
+		computed, err := RecordHash(r)
+		if err != nil || computed != r.RecordHash {
+			add(ChainError{Index: i, Type: "record_hash_mismatch", Stored: r.RecordHash, Computed: computed})
+		}
+		expected = r.RecordHash
+		walked = r.RecordHash
+	}
+	if n := len(records); n > 0 && records[n-1].RecordHash != "" {
+		h := records[n-1].RecordHash
+		rep.HeadHash = &h
+	}
+	if walked != "" {
+		rep.ComputedHeadHash = &walked
+	}
+	rep.OK = len(rep.Errors) == 0
+	return rep
+}

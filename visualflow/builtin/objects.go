@@ -1,0 +1,206 @@
+package builtin
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// getNode: {"value": value at dot/bracket path str(key) in object, or
+// default when the key is empty or the result is null}.
+func getNode(_ *Env, inputs map[string]any) (any, error) {
+	obj := get(inputs, "object", map[string]any{})
+	key := pyval.Str(get(inputs, "key", ""))
+	if v, ok := pyval.GetPath(obj, key); ok && v != nil {
+		return map[string]any{"value": v}, nil
+	}
+	return map[string]any{"value": inputs["default"]}, nil
+}
+
+// objectInput returns inputs[key] as an object (missing → {}); null or a
+// non-object is an error, as dict(x) fails in Python.
+func objectInput(node string, inputs map[string]any, key string) (map[string]any, error) {
+	raw, ok := inputs[key]
+	if !ok {
+		return map[string]any{}, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: input '%s' must be an object, got %s", node, key, pyval.TypeName(raw))
+	}
+	return m, nil
+}
+
+// setNode returns a copy of object with the '.'-separated key set to value,
+// creating or replacing intermediates with objects. Unlike the reference
+// (quirk Q8) nested objects are not shared with the input.
+func setNode(_ *Env, inputs map[string]any) (any, error) {
+	obj, err := objectInput("set", inputs, "object")
+	if err != nil {
+		return nil, err
+	}
+	out, _ := pyval.DeepCopy(obj).(map[string]any)
+	key := pyval.Str(get(inputs, "key", ""))
+	parts := strings.Split(key, ".")
+	cur := out
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[p] = next
+		}
+		cur = next
+	}
+	cur[parts[len(parts)-1]] = inputs["value"]
+	return out, nil
+}
+
+// mergeNode: shallow merge of a and b, b wins.
+func mergeNode(_ *Env, inputs map[string]any) (any, error) {
+	a, err := objectInput("merge", inputs, "a")
+	if err != nil {
+		return nil, err
+	}
+	b, err := objectInput("merge", inputs, "b")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// makeObjectNode: every input whose key does not start with '_'.
+func makeObjectNode(_ *Env, inputs map[string]any) (any, error) {
+	out := map[string]any{}
+	for _, k := range publicKeys(inputs) {
+		out[k] = inputs[k]
+	}
+	return out, nil
+}
+
+// breakObjectNode outputs, for each breakConfig.selectedPaths entry, the
+// value at that '.'-separated path (pin id = the path). A non-empty string
+// object is parsed like parse_json first; unparsable strings yield nulls.
+func breakObjectNode(env *Env, inputs map[string]any) (any, error) {
+	obj := inputs["object"]
+	if s, ok := obj.(string); ok && s != "" {
+		if parsed, err := parseJSONish(s); err == nil {
+			obj = wrapScalar(parsed)
+		}
+	}
+	out := map[string]any{}
+	cfg := configObject(env, "breakConfig")
+	paths, _ := cfg["selectedPaths"].([]any)
+	for _, p := range paths {
+		path, ok := p.(string)
+		if !ok || path == "" {
+			continue
+		}
+		v, _ := pyval.GetDotted(obj, path)
+		out[path] = v
+	}
+	return out, nil
+}
+
+// editJSONSchemaNode adds the fields of literalValue to the schema input
+// without changing existing ones. Output: {"schema": merged}.
+func editJSONSchemaNode(env *Env, inputs map[string]any) (any, error) {
+	additions, _ := literalInput(env, inputs)
+	return map[string]any{"schema": addSchemaFields(inputs["schema"], additions)}, nil
+}
+
+func addSchemaFields(baseRaw, addRaw any) map[string]any {
+	base, _ := baseRaw.(map[string]any)
+	add, _ := addRaw.(map[string]any)
+	if len(base) == 0 {
+		return orEmpty(add)
+	}
+	if len(add) == 0 {
+		return base
+	}
+	props := map[string]any{}
+	baseProps, _ := base["properties"].(map[string]any)
+	for k, v := range baseProps {
+		props[k] = v
+	}
+	added := map[string]bool{}
+	addProps, _ := add["properties"].(map[string]any)
+	for _, name := range pyval.SortedKeys(addProps) {
+		if name == "" {
+			continue
+		}
+		if _, exists := props[name]; exists {
+			continue
+		}
+		props[name] = addProps[name]
+		added[name] = true
+	}
+	var required []any
+	seen := map[string]bool{}
+	collect := func(raw any, onlyAdded bool) {
+		list, _ := raw.([]any)
+		for _, it := range list {
+			s, ok := it.(string)
+			if !ok || strings.TrimSpace(s) == "" || seen[s] || (onlyAdded && !added[s]) {
+				continue
+			}
+			seen[s] = true
+			required = append(required, s)
+		}
+	}
+	collect(base["required"], false)
+	collect(add["required"], true)
+
+	merged := make(map[string]any, len(base)+2)
+	for k, v := range base {
+		merged[k] = v
+	}
+	merged["type"] = firstTruthy(base["type"], add["type"], "object")
+	merged["properties"] = props
+	for _, defsKey := range []string{"$defs", "definitions"} {
+		addDefs, _ := add[defsKey].(map[string]any)
+		if len(addDefs) == 0 {
+			continue
+		}
+		next := map[string]any{}
+		baseDefs, _ := base[defsKey].(map[string]any)
+		for k, v := range baseDefs {
+			next[k] = v
+		}
+		for k, v := range addDefs {
+			if _, ok := next[k]; !ok {
+				next[k] = v
+			}
+		}
+		merged[defsKey] = next
+	}
+	if len(required) > 0 {
+		merged["required"] = required
+	} else {
+		delete(merged, "required")
+	}
+	return merged
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func firstTruthy(vals ...any) any {
+	for _, v := range vals {
+		if pyval.Truthy(v) {
+			return v
+		}
+	}
+	return vals[len(vals)-1]
+}

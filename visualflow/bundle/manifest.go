@@ -1,0 +1,268 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// FormatVersion is the only supported bundle_format_version.
+const FormatVersion = "1"
+
+// Manifest is manifest.json with its canonical snake_case keys.
+type Manifest struct {
+	BundleFormatVersion string            `json:"bundle_format_version"`
+	BundleID            string            `json:"bundle_id"`
+	BundleVersion       string            `json:"bundle_version"`
+	CreatedAt           string            `json:"created_at"`
+	Entrypoints         []Entrypoint      `json:"entrypoints"`
+	DefaultEntrypoint   string            `json:"default_entrypoint,omitempty"`
+	Flows               map[string]string `json:"flows"`
+	Artifacts           map[string]string `json:"artifacts"`
+	Assets              map[string]string `json:"assets"`
+	Metadata            map[string]any    `json:"metadata"`
+}
+
+// Entrypoint is one runnable flow of a bundle.
+type Entrypoint struct {
+	FlowID      string   `json:"flow_id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Interfaces  []string `json:"interfaces"`
+}
+
+// Entrypoint returns the entrypoint for flowID.
+func (m *Manifest) Entrypoint(flowID string) (Entrypoint, bool) {
+	for _, ep := range m.Entrypoints {
+		if ep.FlowID == flowID {
+			return ep, true
+		}
+	}
+	return Entrypoint{}, false
+}
+
+// ParseManifest decodes and validates manifest.json, accepting the camelCase
+// aliases of §7.2 on read.
+func ParseManifest(data []byte) (Manifest, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return Manifest{}, fmt.Errorf("manifest.json is not a JSON object: %w", err)
+	}
+	if raw == nil {
+		return Manifest{}, errors.New("manifest.json is not a JSON object")
+	}
+	m := Manifest{
+		BundleFormatVersion: scalarString(pick(raw, "bundle_format_version", "bundleFormatVersion")),
+		BundleID:            strings.TrimSpace(scalarString(pick(raw, "bundle_id", "bundleId"))),
+		BundleVersion:       strings.TrimSpace(scalarString(pick(raw, "bundle_version", "bundleVersion"))),
+		CreatedAt:           scalarString(pick(raw, "created_at", "createdAt")),
+		DefaultEntrypoint: strings.TrimSpace(scalarString(pick(raw, "default_entrypoint", "defaultEntrypoint",
+			"default_entrypoint_flow_id", "defaultEntrypointFlowId"))),
+	}
+	if _, ok := pickOK(raw, "bundle_version", "bundleVersion"); !ok {
+		m.BundleVersion = "0.0.0"
+	}
+	if m.BundleFormatVersion != FormatVersion {
+		return Manifest{}, fmt.Errorf("unsupported bundle_format_version %q (want %q)", m.BundleFormatVersion, FormatVersion)
+	}
+	var err error
+	if m.Entrypoints, err = parseEntrypoints(raw["entrypoints"]); err != nil {
+		return Manifest{}, err
+	}
+	for _, f := range []struct {
+		key string
+		dst *map[string]string
+	}{{"flows", &m.Flows}, {"artifacts", &m.Artifacts}, {"assets", &m.Assets}} {
+		if *f.dst, err = parsePathMap(f.key, raw[f.key]); err != nil {
+			return Manifest{}, err
+		}
+	}
+	switch md := raw["metadata"].(type) {
+	case nil:
+		m.Metadata = map[string]any{}
+	case map[string]any:
+		m.Metadata = md
+	default:
+		return Manifest{}, errors.New("manifest metadata must be an object")
+	}
+	if err := m.Validate(); err != nil {
+		return Manifest{}, err
+	}
+	return m, nil
+}
+
+func pick(raw map[string]any, keys ...string) any {
+	v, _ := pickOK(raw, keys...)
+	return v
+}
+
+// pickOK returns the first alias present with a non-null value.
+func pickOK(raw map[string]any, keys ...string) (any, bool) {
+	for _, k := range keys {
+		if v, ok := raw[k]; ok && v != nil {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// scalarString renders strings and numbers as text; other values give "".
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	}
+	return ""
+}
+
+func parseEntrypoints(v any) ([]Entrypoint, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("manifest entrypoints must be a non-empty array")
+	}
+	out := make([]Entrypoint, 0, len(list))
+	for i, item := range list {
+		obj, ok := item.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("manifest entrypoints[%d] must be an object", i)
+		}
+		ep := Entrypoint{
+			FlowID:      strings.TrimSpace(scalarString(pick(obj, "flow_id", "flowId"))),
+			Description: scalarString(obj["description"]),
+			Interfaces:  []string{},
+		}
+		switch n := obj["name"].(type) {
+		case nil:
+		case string:
+			ep.Name = n
+		default:
+			return nil, fmt.Errorf("manifest entrypoints[%d].name must be a string or null", i)
+		}
+		if d, ok := obj["description"]; ok && d != nil {
+			if _, isStr := d.(string); !isStr {
+				return nil, fmt.Errorf("manifest entrypoints[%d].description must be a string", i)
+			}
+		}
+		if raw, ok := obj["interfaces"]; ok && raw != nil {
+			ifaces, ok := raw.([]any)
+			if !ok {
+				return nil, fmt.Errorf("manifest entrypoints[%d].interfaces must be an array of strings", i)
+			}
+			for _, x := range ifaces {
+				s, ok := x.(string)
+				if !ok {
+					return nil, fmt.Errorf("manifest entrypoints[%d].interfaces must be an array of strings", i)
+				}
+				if s = strings.TrimSpace(s); s != "" {
+					ep.Interfaces = append(ep.Interfaces, s)
+				}
+			}
+		}
+		out = append(out, ep)
+	}
+	return out, nil
+}
+
+func parsePathMap(key string, v any) (map[string]string, error) {
+	out := map[string]string{}
+	if v == nil {
+		return out, nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("manifest %s must be an object", key)
+	}
+	for k, raw := range obj {
+		s, ok := raw.(string)
+		if !ok {
+			return nil, fmt.Errorf("manifest %s[%q] must be a path string", key, k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// Validate checks the manifest rules of §7.2.
+func (m *Manifest) Validate() error {
+	if m.BundleFormatVersion != FormatVersion {
+		return fmt.Errorf("unsupported bundle_format_version %q (want %q)", m.BundleFormatVersion, FormatVersion)
+	}
+	if strings.TrimSpace(m.BundleID) == "" {
+		return errors.New("manifest bundle_id is required")
+	}
+	if strings.TrimSpace(m.BundleVersion) == "" {
+		return errors.New("manifest bundle_version must be non-empty")
+	}
+	if len(m.Entrypoints) == 0 {
+		return errors.New("manifest entrypoints must be a non-empty array")
+	}
+	seen := map[string]bool{}
+	for i, ep := range m.Entrypoints {
+		if strings.TrimSpace(ep.FlowID) == "" {
+			return fmt.Errorf("manifest entrypoints[%d].flow_id is required", i)
+		}
+		if seen[ep.FlowID] {
+			return fmt.Errorf("manifest entrypoints: duplicate flow_id %q", ep.FlowID)
+		}
+		seen[ep.FlowID] = true
+		if _, ok := m.Flows[ep.FlowID]; !ok {
+			return fmt.Errorf("manifest entrypoint %q has no entry in flows", ep.FlowID)
+		}
+	}
+	if m.DefaultEntrypoint != "" && !seen[m.DefaultEntrypoint] {
+		return fmt.Errorf("manifest default_entrypoint %q is not an entrypoint flow_id", m.DefaultEntrypoint)
+	}
+	for _, f := range []struct {
+		key string
+		m   map[string]string
+	}{{"flows", m.Flows}, {"artifacts", m.Artifacts}, {"assets", m.Assets}} {
+		for k, p := range f.m {
+			if k == "" {
+				return fmt.Errorf("manifest %s has an empty key", f.key)
+			}
+			if err := CheckPath(p); err != nil {
+				return fmt.Errorf("manifest %s[%q]: %w", f.key, k, err)
+			}
+		}
+	}
+	if len(m.Flows) == 0 {
+		return errors.New("manifest flows must not be empty")
+	}
+	return nil
+}
+
+// CheckPath enforces the §7.2 path safety rules for a bundle-relative path:
+// non-empty, not absolute ('/' or '\' prefix), no drive-like first segment
+// (containing ':'), and no '.' or '..' segment.
+func CheckPath(p string) error {
+	if strings.TrimSpace(p) == "" {
+		return errors.New("empty path")
+	}
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) {
+		return fmt.Errorf("absolute path %q not allowed", p)
+	}
+	segs := strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' })
+	if len(segs) == 0 {
+		return fmt.Errorf("invalid path %q", p)
+	}
+	if strings.Contains(segs[0], ":") {
+		return fmt.Errorf("drive-like path %q not allowed", p)
+	}
+	for _, s := range segs {
+		if s == "." || s == ".." {
+			return fmt.Errorf("path %q must not contain '.' or '..' segments", p)
+		}
+	}
+	return nil
+}
+
+// normPath converts a checked manifest path to a forward-slash zip name.
+func normPath(p string) string {
+	return strings.Join(strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }), "/")
+}

@@ -1,0 +1,100 @@
+package bundle
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseManifest_Aliases(t *testing.T) {
+	t.Parallel()
+	raw := `{"bundleFormatVersion":"1","bundleId":" demo ","createdAt":"2026-01-01",
+	  "entrypoints":[{"flowId":"f1","name":null,"interfaces":["a"," ",""]}],
+	  "defaultEntrypointFlowId":"f1","flows":{"f1":"flows/f1.json"}}`
+	m, err := ParseManifest([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BundleID != "demo" || m.BundleVersion != "0.0.0" || m.CreatedAt != "2026-01-01" || m.DefaultEntrypoint != "f1" {
+		t.Fatalf("manifest = %+v", m)
+	}
+	if ep := m.Entrypoints[0]; ep.FlowID != "f1" || ep.Name != "" || len(ep.Interfaces) != 1 {
+		t.Fatalf("entrypoint = %+v", ep)
+	}
+	if m.Metadata == nil || m.Assets == nil || m.Artifacts == nil {
+		t.Fatal("maps must default to empty")
+	}
+}
+
+func TestParseManifest_Errors(t *testing.T) {
+	t.Parallel()
+	base := func(mut func(m map[string]any)) string {
+		m := fixtureManifest(fixtureOptions{ID: "b"})
+		mut(m)
+		return strings.TrimSpace(mustJSONNoT(m))
+	}
+	tests := []struct {
+		name, raw, want string
+	}{
+		{"not json", `[`, "not a JSON object"},
+		{"array", `[]`, "not a JSON object"},
+		{"format version", base(func(m map[string]any) { m["bundle_format_version"] = "2" }), "unsupported bundle_format_version"},
+		{"format missing", base(func(m map[string]any) { delete(m, "bundle_format_version") }), "unsupported bundle_format_version"},
+		{"bundle id", base(func(m map[string]any) { m["bundle_id"] = "  " }), "bundle_id is required"},
+		{"bundle version empty", base(func(m map[string]any) { m["bundle_version"] = " " }), "bundle_version must be non-empty"},
+		{"entrypoints missing", base(func(m map[string]any) { delete(m, "entrypoints") }), "entrypoints must be a non-empty array"},
+		{"entrypoints empty", base(func(m map[string]any) { m["entrypoints"] = []any{} }), "entrypoints must be a non-empty array"},
+		{"entrypoint not object", base(func(m map[string]any) { m["entrypoints"] = []any{"x"} }), "entrypoints[0] must be an object"},
+		{"entrypoint flow id", base(func(m map[string]any) { m["entrypoints"] = []any{map[string]any{"name": "x"}} }), "entrypoints[0].flow_id is required"},
+		{"entrypoint name type", base(func(m map[string]any) { m["entrypoints"] = []any{map[string]any{"flow_id": "main", "name": 3}} }), "name must be a string or null"},
+		{"entrypoint interfaces", base(func(m map[string]any) {
+			m["entrypoints"] = []any{map[string]any{"flow_id": "main", "interfaces": "x"}}
+		}), "interfaces must be an array"},
+		{"duplicate entrypoint", base(func(m map[string]any) {
+			m["entrypoints"] = []any{map[string]any{"flow_id": "main"}, map[string]any{"flow_id": "main"}}
+		}), "duplicate flow_id"},
+		{"entrypoint without flow", base(func(m map[string]any) { m["entrypoints"] = []any{map[string]any{"flow_id": "zz"}} }), "has no entry in flows"},
+		{"default entrypoint", base(func(m map[string]any) { m["default_entrypoint"] = "zz" }), "default_entrypoint \"zz\" is not an entrypoint"},
+		{"flows not object", base(func(m map[string]any) { m["flows"] = []any{} }), "flows must be an object"},
+		{"flows empty", base(func(m map[string]any) {
+			m["flows"] = map[string]any{}
+			m["entrypoints"] = []any{map[string]any{"flow_id": "main"}}
+		}), "has no entry in flows"},
+		{"flow path type", base(func(m map[string]any) { m["flows"] = map[string]any{"main": 1} }), "must be a path string"},
+		{"flow key empty", base(func(m map[string]any) { m["flows"].(map[string]any)[""] = "flows/x.json" }), "empty key"},
+		{"absolute", base(func(m map[string]any) { m["flows"] = map[string]any{"main": "/etc/passwd"} }), "absolute path"},
+		{"backslash absolute", base(func(m map[string]any) { m["flows"] = map[string]any{"main": `\x.json`} }), "absolute path"},
+		{"drive", base(func(m map[string]any) { m["flows"] = map[string]any{"main": "C:/x.json"} }), "drive-like"},
+		{"dotdot", base(func(m map[string]any) { m["flows"] = map[string]any{"main": "flows/../../x.json"} }), "'..' segments"},
+		{"dot", base(func(m map[string]any) { m["flows"] = map[string]any{"main": "./flows/x.json"} }), "'..' segments"},
+		{"empty path", base(func(m map[string]any) { m["flows"] = map[string]any{"main": " "} }), "empty path"},
+		{"asset path", base(func(m map[string]any) { m["assets"] = map[string]any{"logo": "../logo.png"} }), "manifest assets[\"logo\"]"},
+		{"artifact path", base(func(m map[string]any) { m["artifacts"] = map[string]any{"main": "/abs"} }), "manifest artifacts[\"main\"]"},
+		{"metadata type", base(func(m map[string]any) { m["metadata"] = "x" }), "metadata must be an object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseManifest([]byte(tt.raw))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckPath(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		path string
+		ok   bool
+	}{
+		{"flows/a.json", true}, {`flows\a.json`, true}, {"assets/img/x.png", true},
+		{"", false}, {"/a", false}, {`\a`, false}, {"c:/a", false}, {"c:", false},
+		{"a/../b", false}, {"a/./b", false}, {"..", false},
+	}
+	for _, tt := range tests {
+		if err := CheckPath(tt.path); (err == nil) != tt.ok {
+			t.Errorf("CheckPath(%q) = %v", tt.path, err)
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package bundle
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/visualflow/builtin"
+)
+
+// PackOptions configures Pack. Zero values mean the §7.3 defaults.
+type PackOptions struct {
+	// BundleID defaults to the root flow id.
+	BundleID string
+	// BundleVersion defaults to "0.0.0".
+	BundleVersion string
+	// Entrypoints lists entrypoint flow ids; default [root id].
+	Entrypoints []string
+	// DefaultEntrypoint must be an entrypoint; default the root id when it
+	// is an entrypoint, else the first entrypoint.
+	DefaultEntrypoint string
+	// Metadata is copied into the manifest (default {}).
+	Metadata map[string]any
+	// Now is the clock for created_at; nil means time.Now.
+	Now func() time.Time
+}
+
+// Pack builds a bundle from a root VisualFlow file and a flows directory:
+// the root plus, depth-first, every flow referenced by an exec-reachable
+// subflow node, loaded from <flowsDir>/<id>.json (§7.3).
+func Pack(rootFlowPath, flowsDir string, opts PackOptions) (*Bundle, error) {
+	rootData, err := os.ReadFile(rootFlowPath)
+	if err != nil {
+		return nil, fmt.Errorf("packing %s: %w", filepath.Base(rootFlowPath), err)
+	}
+	root, err := DecodeFlow(rootData)
+	if err != nil {
+		return nil, fmt.Errorf("packing %s: %w", filepath.Base(rootFlowPath), err)
+	}
+	rootID := FlowID(root)
+	if rootID == "" {
+		return nil, fmt.Errorf("packing %s: root flow has no id", filepath.Base(rootFlowPath))
+	}
+	b := &Bundle{
+		Flows:     map[string]map[string]any{rootID: root},
+		FlowBytes: map[string][]byte{rootID: rootData},
+		Assets:    map[string][]byte{},
+	}
+	if err := collectSubflows(b, rootID, flowsDir); err != nil {
+		return nil, fmt.Errorf("packing %s: %w", rootID, err)
+	}
+	m, err := packManifest(b, rootID, opts)
+	if err != nil {
+		return nil, fmt.Errorf("packing %s: %w", rootID, err)
+	}
+	b.Manifest = m
+	return b, nil
+}
+
+// collectSubflows loads, depth-first, every flow referenced from id.
+func collectSubflows(b *Bundle, id, flowsDir string) error {
+	refs, err := subflowRefs(b.Flows[id])
+	if err != nil {
+		return fmt.Errorf("flow %s: %w", id, err)
+	}
+	for _, ref := range refs {
+		if _, done := b.Flows[ref]; done {
+			continue
+		}
+		if CheckPath(ref) != nil || strings.ContainsAny(ref, `/\`) {
+			return fmt.Errorf("flow %s: invalid subflow id %q", id, ref)
+		}
+		path := filepath.Join(flowsDir, ref+".json")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("flow %s: subflow %s: %w", id, ref, err)
+		}
+		flow, err := DecodeFlow(data)
+		if err != nil {
+			return fmt.Errorf("flow %s: subflow %s (%s): %w", id, ref, path, err)
+		}
+		b.Flows[ref] = flow
+		b.FlowBytes[ref] = data
+		if err := collectSubflows(b, ref, flowsDir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// subflowRefs returns the child ids of the exec-reachable subflow nodes.
+func subflowRefs(flow map[string]any) ([]string, error) {
+	var refs []string
+	for _, node := range reachableExecNodes(flow) {
+		if NodeType(node) != "subflow" {
+			continue
+		}
+		data := nodeData(node)
+		ref := ""
+		for _, k := range []string{"subflowId", "flowId"} {
+			if s, ok := data[k].(string); ok && strings.TrimSpace(s) != "" {
+				ref = strings.TrimSpace(s)
+				break
+			}
+		}
+		if ref == "" {
+			return nil, fmt.Errorf("subflow node %q has no subflowId", nodeID(node))
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+func packManifest(b *Bundle, rootID string, opts PackOptions) (Manifest, error) {
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	m := Manifest{
+		BundleFormatVersion: FormatVersion,
+		BundleID:            strings.TrimSpace(opts.BundleID),
+		BundleVersion:       strings.TrimSpace(opts.BundleVersion),
+		CreatedAt:           now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
+		Flows:               map[string]string{},
+		Artifacts:           map[string]string{},
+		Assets:              map[string]string{},
+		Metadata:            opts.Metadata,
+	}
+	if m.BundleID == "" {
+		m.BundleID = rootID
+	}
+	if m.BundleVersion == "" {
+		m.BundleVersion = "0.0.0"
+	}
+	if m.Metadata == nil {
+		m.Metadata = map[string]any{}
+	}
+	for id := range b.Flows {
+		m.Flows[id] = "flows/" + id + ".json"
+	}
+	eps := opts.Entrypoints
+	if len(eps) == 0 {
+		eps = []string{rootID}
+	}
+	for _, id := range eps {
+		flow, ok := b.Flows[id]
+		if !ok {
+			return Manifest{}, fmt.Errorf("entrypoint %q is not a collected flow", id)
+		}
+		m.Entrypoints = append(m.Entrypoints, entrypointOf(id, flow))
+	}
+	switch {
+	case opts.DefaultEntrypoint != "":
+		if _, ok := m.Entrypoint(opts.DefaultEntrypoint); !ok {
+			return Manifest{}, fmt.Errorf("default entrypoint %q is not an entrypoint", opts.DefaultEntrypoint)
+		}
+		m.DefaultEntrypoint = opts.DefaultEntrypoint
+	default:
+		if _, ok := m.Entrypoint(rootID); ok {
+			m.DefaultEntrypoint = rootID
+		} else {
+			m.DefaultEntrypoint = m.Entrypoints[0].FlowID
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return Manifest{}, err
+	}
+	return m, nil
+}
+
+func entrypointOf(id string, flow map[string]any) Entrypoint {
+	ep := Entrypoint{FlowID: id, Name: id, Interfaces: []string{}}
+	if s, ok := flow["name"].(string); ok && strings.TrimSpace(s) != "" {
+		ep.Name = s
+	}
+	ep.Description, _ = flow["description"].(string)
+	if list, ok := flow["interfaces"].([]any); ok {
+		for _, x := range list {
+			if s, ok := x.(string); ok && strings.TrimSpace(s) != "" {
+				ep.Interfaces = append(ep.Interfaces, strings.TrimSpace(s))
+			}
+		}
+	}
+	return ep
+}
+
+// pureWithoutPins are the types that are pure when a node has no pin
+// metadata, besides the builtin registry (§2 rule 4).
+var pureWithoutPins = map[string]bool{
+	"get_var": true, "get_context": true, "bool_var": true, "var_decl": true,
+	"break_object": true, "tool_parameters": true,
+}
+
+// isExecNode classifies a node per spec §2.
+func isExecNode(node map[string]any) bool {
+	t := NodeType(node)
+	if builtin.IsLiteral(t) {
+		return false
+	}
+	if t == "join_exec" {
+		return true
+	}
+	data := nodeData(node)
+	var pinList []any
+	for _, k := range []string{"inputs", "outputs"} {
+		if l, ok := data[k].([]any); ok {
+			pinList = append(pinList, l...)
+		}
+	}
+	if len(pinList) > 0 {
+		for _, p := range pinList {
+			if pin, ok := p.(map[string]any); ok && pin["type"] == "execution" {
+				return true
+			}
+		}
+		return false
+	}
+	if pureWithoutPins[t] {
+		return false
+	}
+	if t == "make_array" || t == "array_concat" {
+		return true
+	}
+	_, isBuiltin := builtin.Lookup(t)
+	return !isBuiltin
+}
+
+// reachableExecNodes returns the exec nodes reachable through exec edges
+// from the flow's roots: the entryNode when it is an exec node (else the
+// first exec node without an incoming exec edge, else the first exec node)
+// plus every on_event node.
+func reachableExecNodes(flow map[string]any) []map[string]any {
+	if flow == nil {
+		return nil
+	}
+	nodes := nodeList(flow)
+	exec := map[string]map[string]any{}
+	var order []string
+	for _, n := range nodes {
+		if id := nodeID(n); id != "" && isExecNode(n) {
+			if _, dup := exec[id]; !dup {
+				order = append(order, id)
+			}
+			exec[id] = n
+		}
+	}
+	adj := map[string][]string{}
+	hasIncoming := map[string]bool{}
+	edges, _ := flow["edges"].([]any)
+	for _, e := range edges {
+		edge, ok := e.(map[string]any)
+		if !ok || edge["targetHandle"] != "exec-in" {
+			continue
+		}
+		src, _ := edge["source"].(string)
+		dst, _ := edge["target"].(string)
+		if exec[src] == nil || exec[dst] == nil {
+			continue
+		}
+		adj[src] = append(adj[src], dst)
+		hasIncoming[dst] = true
+	}
+	var roots []string
+	entry, _ := flow["entryNode"].(string)
+	if exec[entry] != nil {
+		roots = append(roots, entry)
+	} else {
+		for _, id := range order {
+			if !hasIncoming[id] {
+				roots = append(roots, id)
+				break
+			}
+		}
+		if len(roots) == 0 && len(order) > 0 {
+			roots = append(roots, order[0])
+		}
+	}
+	for _, id := range order {
+		if NodeType(exec[id]) == "on_event" {
+			roots = append(roots, id)
+		}
+	}
+	seen := map[string]bool{}
+	stack := roots
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[cur] {
+			continue
+		}
+		seen[cur] = true
+		stack = append(stack, adj[cur]...)
+	}
+	var out []map[string]any
+	for _, id := range order {
+		if seen[id] {
+			out = append(out, exec[id])
+		}
+	}
+	return out
+}

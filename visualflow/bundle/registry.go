@@ -1,0 +1,212 @@
+package bundle
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// ErrNotFound is wrapped by Resolve errors for unknown bundles, versions
+// and entrypoints.
+var ErrNotFound = errors.New("not found")
+
+// Registry holds every bundle version found in a directory.
+type Registry struct {
+	dir    string
+	logger *slog.Logger
+
+	mu      sync.RWMutex
+	byID    map[string][]*Bundle // bundle id → versions
+	byFile  map[string]*Bundle   // base file name → bundle
+	ordered []*Bundle            // sorted by (id, version)
+}
+
+// OpenRegistry loads every *.flow file of dir. A bad bundle never stops the
+// others: each failure (naming the file) is logged and returned. A nil
+// logger discards logs.
+func OpenRegistry(dir string, logger *slog.Logger) (*Registry, []error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Registry{dir: dir, logger: logger.WithGroup("bundle_registry")}
+	return r, r.Reload()
+}
+
+// Reload rescans the directory and replaces the registry contents.
+func (r *Registry) Reload() []error {
+	var errs []error
+	entries, err := os.ReadDir(r.dir)
+	if err != nil {
+		err = fmt.Errorf("scanning bundle directory %s: %w", r.dir, err)
+		r.logger.Error("scan failed", slog.String("dir", r.dir), slog.Any("error", err))
+		return []error{err}
+	}
+	byID := map[string][]*Bundle{}
+	byFile := map[string]*Bundle{}
+	seen := map[string]string{} // ref → file
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".flow") {
+			continue
+		}
+		path := filepath.Join(r.dir, e.Name())
+		b, err := Read(path)
+		if err != nil {
+			r.logger.Warn("skipping bundle", slog.String("file", e.Name()), slog.Any("error", err))
+			errs = append(errs, err)
+			continue
+		}
+		if prev, dup := seen[b.Ref()]; dup {
+			err := fmt.Errorf("bundle %s: %s duplicates %s; keeping %s", b.Ref(), e.Name(), prev, prev)
+			r.logger.Warn("duplicate bundle", slog.String("file", e.Name()), slog.Any("error", err))
+			errs = append(errs, err)
+			continue
+		}
+		seen[b.Ref()] = e.Name()
+		byID[b.Manifest.BundleID] = append(byID[b.Manifest.BundleID], b)
+		byFile[e.Name()] = b
+	}
+	var ordered []*Bundle
+	for _, list := range byID {
+		ordered = append(ordered, list...)
+	}
+	sort.Slice(ordered, func(i, j int) bool {
+		if ordered[i].Manifest.BundleID != ordered[j].Manifest.BundleID {
+			return ordered[i].Manifest.BundleID < ordered[j].Manifest.BundleID
+		}
+		return ordered[i].Manifest.BundleVersion < ordered[j].Manifest.BundleVersion
+	})
+	r.mu.Lock()
+	r.byID, r.byFile, r.ordered = byID, byFile, ordered
+	r.mu.Unlock()
+	r.logger.Info("bundles loaded", slog.Int("count", len(ordered)), slog.Int("errors", len(errs)))
+	return errs
+}
+
+// List returns every loaded bundle version sorted by (bundle id, version).
+func (r *Registry) List() []*Bundle {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]*Bundle(nil), r.ordered...)
+}
+
+// Resolve finds a bundle by "bundle_id" (latest version) or
+// "bundle_id@version"; a trailing ".flow" is stripped.
+func (r *Registry) Resolve(ref string) (*Bundle, error) {
+	ref = strings.TrimSuffix(strings.TrimSpace(ref), ".flow")
+	id, version, _ := strings.Cut(ref, "@")
+	if id == "" {
+		return nil, fmt.Errorf("resolving bundle: empty bundle reference")
+	}
+	r.mu.RLock()
+	versions := r.byID[id]
+	r.mu.RUnlock()
+	if len(versions) == 0 {
+		return nil, fmt.Errorf("bundle '%s': %w", id, ErrNotFound)
+	}
+	if version == "" {
+		return latest(versions), nil
+	}
+	var avail []string
+	for _, b := range versions {
+		if b.Manifest.BundleVersion == version {
+			return b, nil
+		}
+		avail = append(avail, b.Manifest.BundleVersion)
+	}
+	sort.Strings(avail)
+	return nil, fmt.Errorf("bundle '%s@%s' %w (available: %s)", id, version, ErrNotFound, strings.Join(avail, ", "))
+}
+
+// ResolveEntrypoint resolves ref to a bundle and one of its entrypoints.
+// ref may be "bundle", "bundle@version", "bundle:flow",
+// "bundle@version:flow", a ".flow" file name in the registry directory, or
+// an entrypoint name (case-insensitive, must match exactly one bundle).
+// flowID, when non-empty, must be an entrypoint; otherwise the default
+// entrypoint, else the first entrypoint, is used.
+func (r *Registry) ResolveEntrypoint(ref, flowID string) (*Bundle, string, error) {
+	ref = strings.TrimSpace(ref)
+	b, err := r.resolveBundleRef(ref)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, _, refFlow, ok := SplitWorkflowID(ref); ok {
+		if flowID != "" && flowID != refFlow {
+			return nil, "", fmt.Errorf("resolving %s: flow %q conflicts with flow %q in the reference", ref, flowID, refFlow)
+		}
+		flowID = refFlow
+	} else if flowID == "" {
+		if ep, ok := r.entrypointByName(ref); ok && ep.b == b {
+			flowID = ep.flowID
+		}
+	}
+	m := b.Manifest
+	switch {
+	case flowID != "":
+		if _, ok := m.Entrypoint(flowID); !ok {
+			return nil, "", fmt.Errorf("bundle %s: flow '%s' is not an entrypoint: %w", b.Ref(), flowID, ErrNotFound)
+		}
+	case m.DefaultEntrypoint != "":
+		flowID = m.DefaultEntrypoint
+	default:
+		flowID = m.Entrypoints[0].FlowID
+	}
+	return b, flowID, nil
+}
+
+// resolveBundleRef handles every accepted reference form except the flow
+// selection.
+func (r *Registry) resolveBundleRef(ref string) (*Bundle, error) {
+	if bundleID, version, _, ok := SplitWorkflowID(ref); ok {
+		if version != "" {
+			return r.Resolve(bundleID + "@" + version)
+		}
+		return r.Resolve(bundleID)
+	}
+	r.mu.RLock()
+	byFile := r.byFile[filepath.Base(ref)]
+	r.mu.RUnlock()
+	if byFile != nil && strings.HasSuffix(ref, ".flow") {
+		return byFile, nil
+	}
+	b, err := r.Resolve(ref)
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return b, err
+	}
+	if ep, ok := r.entrypointByName(ref); ok {
+		return ep.b, nil
+	}
+	return nil, err
+}
+
+type namedEntrypoint struct {
+	b      *Bundle
+	flowID string
+}
+
+// entrypointByName finds the one bundle (latest version per id) with an
+// entrypoint named name (case-insensitive).
+func (r *Registry) entrypointByName(name string) (namedEntrypoint, bool) {
+	if name == "" {
+		return namedEntrypoint{}, false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var found []namedEntrypoint
+	for _, versions := range r.byID {
+		b := latest(versions)
+		for _, ep := range b.Manifest.Entrypoints {
+			if strings.EqualFold(strings.TrimSpace(ep.Name), name) {
+				found = append(found, namedEntrypoint{b: b, flowID: ep.FlowID})
+			}
+		}
+	}
+	if len(found) != 1 {
+		return namedEntrypoint{}, false
+	}
+	return found[0], true
+}

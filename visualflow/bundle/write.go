@@ -1,0 +1,139 @@
+package bundle
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Write writes b as a deflate-compressed `.flow` zip: manifest.json, each
+// flow at its manifest path (flows/<id>.json by default; raw bytes when
+// available) and each asset. The manifest is validated first.
+func Write(w io.Writer, b *Bundle) error {
+	m := b.Manifest
+	m.Flows = copyPaths(m.Flows)
+	for id := range b.Flows {
+		if _, ok := m.Flows[id]; !ok {
+			m.Flows[id] = "flows/" + id + ".json"
+		}
+	}
+	if m.Artifacts == nil {
+		m.Artifacts = map[string]string{}
+	}
+	if m.Assets == nil {
+		m.Assets = map[string]string{}
+	}
+	if m.Metadata == nil {
+		m.Metadata = map[string]any{}
+	}
+	for i := range m.Entrypoints {
+		if m.Entrypoints[i].Interfaces == nil {
+			m.Entrypoints[i].Interfaces = []string{}
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("writing bundle %s: %w", label(b, b.Source), err)
+	}
+	manifest, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing bundle %s: manifest: %w", label(b, b.Source), err)
+	}
+	zw := zip.NewWriter(w)
+	if err := writeEntry(zw, "manifest.json", manifest); err != nil {
+		return fmt.Errorf("writing bundle %s: %w", label(b, b.Source), err)
+	}
+	for _, id := range sortedKeys(m.Flows) {
+		data, err := flowData(b, id)
+		if err != nil {
+			return fmt.Errorf("writing bundle %s: flow %s: %w", label(b, b.Source), id, err)
+		}
+		if err := writeEntry(zw, normPath(m.Flows[id]), data); err != nil {
+			return fmt.Errorf("writing bundle %s: flow %s: %w", label(b, b.Source), id, err)
+		}
+	}
+	for _, name := range sortedKeys(m.Assets) {
+		data, ok := b.Assets[name]
+		if !ok {
+			return fmt.Errorf("writing bundle %s: asset %s has no content", label(b, b.Source), name)
+		}
+		if err := writeEntry(zw, normPath(m.Assets[name]), data); err != nil {
+			return fmt.Errorf("writing bundle %s: asset %s: %w", label(b, b.Source), name, err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("writing bundle %s: %w", label(b, b.Source), err)
+	}
+	return nil
+}
+
+// WriteFile writes b to path atomically (temp file, fsync, rename).
+func WriteFile(path string, b *Bundle) (err error) {
+	var buf bytes.Buffer
+	if err := Write(&buf, b); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".bundle-*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing bundle file %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(buf.Bytes()); err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing bundle file %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing bundle file %s: %w", path, err)
+	}
+	return nil
+}
+
+func flowData(b *Bundle, id string) ([]byte, error) {
+	if data, ok := b.FlowBytes[id]; ok {
+		return data, nil
+	}
+	flow, ok := b.Flows[id]
+	if !ok {
+		return nil, fmt.Errorf("no content")
+	}
+	return json.MarshalIndent(flow, "", "  ")
+}
+
+func writeEntry(zw *zip.Writer, name string, data []byte) error {
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+func copyPaths(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
