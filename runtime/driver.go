@@ -152,3 +152,15 @@ func ChildOutput(child *durable.RunState) any {
 	}
 	return map[string]any{"success": false, "error": msg, "status": string(child.Status)}
 }
+
+// NotifyChildEnded resumes the parent of an ended child run if the parent
+// still waits on it (the kernel does this by itself when the child ends in
+// this process; hosts call it for children finished elsewhere).
+func (r *Runtime) NotifyChildEnded(ctx context.Context, childRunID string) error {
+	d := r.newDriver(nil)
+	if err := d.resumeParent(ctx, childRunID); err != nil {
+		return err
+	}
+	d.drain(ctx)
+	return nil
+}

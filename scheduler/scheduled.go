@@ -1,0 +1,84 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Scheduled bundles a Runtime and its Scheduler behind the few calls a
+// simple host needs: run a workflow, answer its waits, find what waits,
+// stop.
+type Scheduled struct {
+	*runtime.Runtime
+	Scheduler *Scheduler
+}
+
+// NewScheduled starts a scheduler for rt (recovering interrupted runs).
+func NewScheduled(ctx context.Context, rt *runtime.Runtime, cfg Config) (*Scheduled, error) {
+	cfg.Runtime = rt
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(ctx); err != nil {
+		return nil, err
+	}
+	return &Scheduled{Runtime: rt, Scheduler: s}, nil
+}
+
+// Run registers wf if needed, starts a run with vars and ticks it until it
+// waits or ends.
+func (s *Scheduled) Run(ctx context.Context, wf *runtime.Workflow, vars map[string]any) (string, *durable.RunState, error) {
+	if _, ok := s.Registry().Get(wf.ID); !ok {
+		if err := s.Registry().Register(wf); err != nil {
+			return "", nil, err
+		}
+	}
+	id, err := s.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: vars})
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := s.Tick(ctx, id, runtime.TickOptions{})
+	s.Scheduler.Wake()
+	return id, st, err
+}
+
+// Respond answers the wait a run is in with payload, using the stored wait
+// key. Time waits (no key) cannot be answered.
+func (s *Scheduled) Respond(ctx context.Context, runID string, payload map[string]any) (*durable.RunState, error) {
+	run, err := s.GetState(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if run.Status != durable.RunWaiting || run.Waiting == nil {
+		return nil, &runtime.StaleResumeError{RunID: runID, Status: string(run.Status)}
+	}
+	if run.Waiting.WaitKey == "" {
+		return nil, fmt.Errorf("respond to run %s: it waits for a time (%s), not for an answer",
+			runID, run.Waiting.Until)
+	}
+	st, err := s.Resume(ctx, runtime.ResumeParams{RunID: runID, WaitKey: run.Waiting.WaitKey, Payload: payload})
+	s.Scheduler.Wake()
+	return st, err
+}
+
+// FindWaitingRuns lists waiting runs, optionally by reason and workflow.
+func (s *Scheduled) FindWaitingRuns(ctx context.Context, reason durable.WaitReason, workflowID string, limit int) ([]*durable.RunState, error) {
+	return s.Store().RunList(ctx, &store.RunListParams{
+		Status: durable.RunWaiting, WaitReason: reason, WorkflowID: workflowID, Limit: limit,
+	})
+}
+
+// Close stops the scheduler. It does not close the store.
+func (s *Scheduled) Close() error {
+	if s == nil {
+		return errors.New("scheduler: nil Scheduled")
+	}
+	s.Scheduler.Stop()
+	return nil
+}

@@ -1,0 +1,268 @@
+// Package scheduler drives runs in the background: it releases waits whose
+// deadline has passed (WAIT_UNTIL, WAIT_EVENT timeouts) by ticking their
+// runs, and at start it picks up runs a crash left running. Due runs come
+// from the store's deadline index, never from a scan of every run, and the
+// loop sleeps until the next deadline (or the poll interval, whichever is
+// first) instead of polling blindly.
+package scheduler
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Config configures a Scheduler.
+type Config struct {
+	// Runtime ticks the runs. Required.
+	Runtime *runtime.Runtime
+	// PollInterval is the longest sleep between two polls, so deadlines
+	// written by other processes are seen. Default 1s.
+	PollInterval time.Duration
+	// BatchSize is how many due runs one poll takes. Default 100.
+	BatchSize int
+	// Owner names this process in run claims (stores that implement
+	// store.RunClaimer); a random id when empty.
+	Owner string
+	// ClaimTTL is how long a claim lasts. Default 5m.
+	ClaimTTL time.Duration
+	// Logger receives operational logs; discarded when nil.
+	Logger *slog.Logger
+	// OnRunResumed, when set, is called with the state after each tick.
+	OnRunResumed func(*durable.RunState)
+	// OnRunFailed, when set, is called when ticking a run fails.
+	OnRunFailed func(runID string, err error)
+	// Clock returns the current time; time.Now when nil.
+	Clock func() time.Time
+}
+
+// Stats counts what the scheduler did.
+type Stats struct {
+	RunsResumed int64
+	RunsFailed  int64
+	PollCycles  int64
+	LastPollAt  time.Time
+	Errors      []string // the last 100
+}
+
+// Scheduler is the background driver. Start it once; Stop is safe to
+// call twice.
+type Scheduler struct {
+	cfg     Config
+	rt      *runtime.Runtime
+	st      store.Store
+	claimer store.RunClaimer
+	wake    chan struct{}
+
+	mu      sync.Mutex
+	stats   Stats
+	cancel  context.CancelFunc
+	done    chan struct{}
+	running bool
+}
+
+// New returns a Scheduler.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Runtime == nil {
+		return nil, errors.New("scheduler: Config.Runtime is required")
+	}
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, time.Second)
+	cfg.BatchSize = cmp.Or(cfg.BatchSize, 100)
+	cfg.ClaimTTL = cmp.Or(cfg.ClaimTTL, 5*time.Minute)
+	cfg.Owner = cmp.Or(cfg.Owner, "scheduler-"+runtime.NewUUID())
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1)}
+	s.claimer, _ = s.st.(store.RunClaimer)
+	return s, nil
+}
+
+// Start recovers runs left running by a crash, then launches the loop.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return errors.New("scheduler: already started")
+	}
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	s.done = make(chan struct{})
+	s.running = true
+	s.mu.Unlock()
+	if err := s.Recover(ctx); err != nil {
+		s.cfg.Logger.WarnContext(ctx, "recovering runs", slog.String("error", err.Error()))
+	}
+	go s.loop(loopCtx)
+	return nil
+}
+
+// Stop ends the loop and waits for it.
+func (s *Scheduler) Stop() {
+	s.mu.Lock()
+	if !s.running {
+		s.mu.Unlock()
+		return
+	}
+	s.running = false
+	cancel, done := s.cancel, s.done
+	s.mu.Unlock()
+	cancel()
+	<-done
+}
+
+// Wake makes the loop poll now (e.g. after a new deadline was written by
+// this process).
+func (s *Scheduler) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns a copy of the counters.
+func (s *Scheduler) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Errors = append([]string(nil), s.stats.Errors...)
+	return st
+}
+
+func (s *Scheduler) loop(ctx context.Context) {
+	defer close(s.done)
+	for {
+		n, err := s.PollOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.recordError("poll: " + err.Error())
+		}
+		if n == s.cfg.BatchSize {
+			continue // more may be due right now
+		}
+		wait := s.cfg.PollInterval
+		if next, err := s.st.RunNextDue(ctx); err == nil && !next.IsZero() {
+			wait = min(wait, max(next.Sub(s.cfg.Clock()), 0))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// PollOnce ticks the runs whose deadline has passed (at most BatchSize)
+// and returns how many it found due.
+func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
+	now := s.cfg.Clock()
+	s.mu.Lock()
+	s.stats.PollCycles++
+	s.stats.LastPollAt = now
+	s.mu.Unlock()
+	due, err := s.st.RunListDue(ctx, &store.RunListDueParams{Now: now, Limit: s.cfg.BatchSize})
+	if err != nil {
+		return 0, fmt.Errorf("listing due runs: %w", err)
+	}
+	for _, d := range due {
+		if ctx.Err() != nil {
+			return len(due), ctx.Err()
+		}
+		s.drive(ctx, d.RunID)
+	}
+	return len(due), nil
+}
+
+// drive ticks one run under a claim when the store supports claims.
+func (s *Scheduler) drive(ctx context.Context, runID string) {
+	if s.claimer != nil {
+		err := s.claimer.RunClaim(ctx, &store.RunClaimParams{
+			RunID: runID, Owner: s.cfg.Owner, TTL: s.cfg.ClaimTTL, Now: s.cfg.Clock(),
+		})
+		if errors.Is(err, store.ErrConflict) {
+			return // another runner has it
+		}
+		if err != nil {
+			s.failed(runID, err)
+			return
+		}
+		defer func() { _ = s.claimer.RunRelease(context.WithoutCancel(ctx), runID, s.cfg.Owner) }()
+	}
+	st, err := s.rt.Tick(ctx, runID, runtime.TickOptions{})
+	if err != nil {
+		s.failed(runID, err)
+		return
+	}
+	s.mu.Lock()
+	s.stats.RunsResumed++
+	s.mu.Unlock()
+	if s.cfg.OnRunResumed != nil {
+		s.cfg.OnRunResumed(st)
+	}
+}
+
+func (s *Scheduler) failed(runID string, err error) {
+	s.mu.Lock()
+	s.stats.RunsFailed++
+	s.mu.Unlock()
+	s.recordError(fmt.Sprintf("Run %s: %v", runID, err))
+	if s.cfg.OnRunFailed != nil {
+		s.cfg.OnRunFailed(runID, err)
+	}
+}
+
+func (s *Scheduler) recordError(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Errors = append(s.stats.Errors, durable.FormatTime(s.cfg.Clock())+": "+msg)
+	if n := len(s.stats.Errors); n > 100 {
+		s.stats.Errors = s.stats.Errors[n-100:]
+	}
+}
+
+// Recover continues runs a crash interrupted: runs still "running" are
+// ticked from their last checkpoint, and parents waiting on a child that
+// has ended are resumed. It is called by Start; hosts may call it too.
+func (s *Scheduler) Recover(ctx context.Context) error {
+	running, err := s.st.RunList(ctx, &store.RunListParams{Status: durable.RunRunning, Limit: 10000})
+	if err != nil {
+		return fmt.Errorf("listing running runs: %w", err)
+	}
+	for _, r := range running {
+		if _, ok := s.rt.Registry().Get(r.WorkflowID); ok {
+			s.drive(ctx, r.RunID)
+		}
+	}
+	parents, err := s.st.RunList(ctx, &store.RunListParams{
+		Status: durable.RunWaiting, WaitReason: durable.WaitSubworkflow, Limit: 10000,
+	})
+	if err != nil {
+		return fmt.Errorf("listing parents waiting on children: %w", err)
+	}
+	for _, p := range parents {
+		child, _ := p.Waiting.Details["sub_run_id"].(string)
+		if child == "" {
+			continue
+		}
+		if c, err := s.st.RunGet(ctx, child); err == nil && c.Status.Terminal() {
+			if err := s.rt.NotifyChildEnded(ctx, child); err != nil {
+				s.recordError(fmt.Sprintf("Run %s: resuming parent: %v", p.RunID, err))
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package scheduler_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+func waitFlow(delay time.Duration) *runtime.Workflow {
+	return &runtime.Workflow{ID: "wait", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			until := durable.FormatTime(rc.Now().Add(delay))
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
+				Payload: map[string]any{"until": until}}, "done"), nil
+		},
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+}
+
+func setup(t *testing.T, c *clock, wfs ...*runtime.Workflow) (*runtime.Runtime, *memory.Store) {
+	t.Helper()
+	st := memory.New()
+	reg, _ := runtime.NewRegistry(wfs...)
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, st
+}
+
+func TestPollOnceReleasesOnlyDueRuns(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	rt, _ := setup(t, c, waitFlow(time.Minute))
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 3; i++ {
+		id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+		if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
+			t.Fatalf("not waiting: %s", st.Status)
+		}
+		ids = append(ids, id)
+	}
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 2})
+	if n, err := s.PollOnce(ctx); n != 0 || err != nil {
+		t.Fatalf("before deadline: %d %v", n, err)
+	}
+	c.Add(2 * time.Minute)
+	if n, _ := s.PollOnce(ctx); n != 2 {
+		t.Fatalf("first batch = %d, want 2", n)
+	}
+	if n, _ := s.PollOnce(ctx); n != 1 {
+		t.Fatalf("second batch = %d, want 1", n)
+	}
+	if n, _ := s.PollOnce(ctx); n != 0 {
+		t.Fatalf("third batch = %d, want 0", n)
+	}
+	for _, id := range ids {
+		if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {
+			t.Fatalf("run %s: %s", id, st.Status)
+		}
+	}
+	if got := s.Stats(); got.RunsResumed != 3 || got.PollCycles != 4 {
+		t.Fatalf("stats %+v", got)
+	}
+}
+
+func TestLoopWakesAtDeadline(t *testing.T) {
+	t.Parallel()
+	rt, _ := setup(t, &clock{now: time.Now()}, waitFlow(0))
+	real, _ := runtime.New(runtime.Config{Store: rt.Store(), Registry: rt.Registry()})
+	done := make(chan *durable.RunState, 1)
+	sch, err := scheduler.NewScheduled(context.Background(), real, scheduler.Config{
+		PollInterval: time.Hour, // only the deadline can wake the loop in time
+		OnRunResumed: func(st *durable.RunState) { done <- st },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sch.Close()
+	wf := waitFlow(30 * time.Millisecond)
+	wf.ID = "wait30"
+	id, st, err := sch.Run(context.Background(), wf, nil)
+	if err != nil || st.Status != durable.RunWaiting {
+		t.Fatalf("run: %v %v", st, err)
+	}
+	select {
+	case got := <-done:
+		if got.RunID != id || got.Status != durable.RunCompleted {
+			t.Fatalf("resumed %s in %s", got.RunID, got.Status)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the scheduler did not wake at the deadline")
+	}
+}
+
+func TestScheduledRespondAndFind(t *testing.T) {
+	t.Parallel()
+	ask := &runtime.Workflow{ID: "ask", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser,
+				Payload: map[string]any{"prompt": "name?"}, ResultKey: "name"}, "done"), nil
+		},
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"hello": run.Vars["name"]}), nil
+		},
+	}}
+	rt, _ := setup(t, &clock{now: time.Now()})
+	sch, err := scheduler.NewScheduled(context.Background(), rt, scheduler.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sch.Close()
+	ctx := context.Background()
+	id, _, err := sch.Run(ctx, ask, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, _ := sch.FindWaitingRuns(ctx, durable.WaitUser, "", 10)
+	if len(waiting) != 1 || waiting[0].RunID != id {
+		t.Fatalf("waiting runs %v", waiting)
+	}
+	st, err := sch.Respond(ctx, id, map[string]any{"text": "Ada"})
+	if err != nil || st.Status != durable.RunCompleted {
+		t.Fatalf("respond: %v %v", st, err)
+	}
+	if _, err := sch.Respond(ctx, id, map[string]any{}); err == nil {
+		t.Fatal("respond to a completed run must fail")
+	}
+}
+
+func TestRecoverTicksInterruptedRuns(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	rt, _ := setup(t, c, waitFlow(-time.Minute))
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"}) // left running, as after a crash
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now})
+	if err := s.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {
+		t.Fatalf("interrupted run not continued: %s", st.Status)
+	}
+}

@@ -1,0 +1,65 @@
+package observe_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store/hashchain"
+	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/observe"
+)
+
+func rec(run string) *durable.StepRecord {
+	return &durable.StepRecord{RunID: run, StepID: "s", NodeID: "n", Status: durable.StepCompleted, Attempt: 1}
+}
+
+func TestSubscribeDeliversStoredRecords(t *testing.T) {
+	t.Parallel()
+	st := observe.Wrap(hashchain.Wrap(memory.New()))
+	ctx := context.Background()
+	one := st.Subscribe("a", 4)
+	all := st.Subscribe("", 4)
+	defer all.Cancel()
+	if err := st.LedgerAppend(ctx, "a", []*durable.StepRecord{rec("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.LedgerAppend(ctx, "b", []*durable.StepRecord{rec("b")}); err != nil {
+		t.Fatal(err)
+	}
+	ev := <-one.C
+	if ev.RunID != "a" || ev.Records[0].Seq != 1 || ev.Records[0].RecordHash == "" {
+		t.Fatalf("event %+v record %+v: want the stored record with seq and hash", ev, ev.Records[0])
+	}
+	if got := (<-all.C).RunID + (<-all.C).RunID; got != "ab" {
+		t.Fatalf("all-runs subscription got %q", got)
+	}
+	select {
+	case ev := <-one.C:
+		t.Fatalf("run filter leaked %+v", ev)
+	default:
+	}
+	one.Cancel()
+	one.Cancel()
+	if _, open := <-one.C; open {
+		t.Fatal("channel open after Cancel")
+	}
+}
+
+func TestFullBufferNeverBlocksWriter(t *testing.T) {
+	t.Parallel()
+	st := observe.Wrap(memory.New())
+	sub := st.Subscribe("a", 1)
+	defer sub.Cancel()
+	for i := 0; i < 5; i++ {
+		if err := st.LedgerAppend(context.Background(), "a", []*durable.StepRecord{rec("a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !sub.Lagged() {
+		t.Fatal("dropped events not reported")
+	}
+	if sub.Lagged() {
+		t.Fatal("Lagged must clear")
+	}
+}
