@@ -1,0 +1,17 @@
+package crashtest_test
+
+import (
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/crashtest"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+func TestCrashMemory(t *testing.T) {
+	t.Parallel()
+	crashtest.Run(t, func(t *testing.T) crashtest.Opener {
+		st := memory.New() // one "disk" per kill scenario, shared by both lives
+		return func(t *testing.T) (store.Store, func()) { return st, func() {} }
+	})
+}

@@ -1,0 +1,276 @@
+package crashtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Opener opens the backend on the same data each time it is called, as a
+// restarted process would. It returns the store and a close function.
+type Opener func(t *testing.T) (store.Store, func())
+
+// Backend is a fresh data location: Run calls it once per kill point.
+type Backend func(t *testing.T) Opener
+
+// effectLog records every handler invocation, across "processes".
+type effectLog struct {
+	mu    sync.Mutex
+	calls map[string]int // idempotency key → invocations
+}
+
+func (l *effectLog) add(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls[key]++
+}
+
+func (l *effectLog) count(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls[key]
+}
+
+// workflow: pure steps, an external effect (a "charge"), a person's
+// answer, a local effect, and a sync child run, then completion.
+func workflows() []*runtime.Workflow {
+	n := func(fn func(run *durable.RunState) runtime.StepPlan) runtime.NodeFunc {
+		return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return fn(run), nil
+		}
+	}
+	parent := &runtime.Workflow{ID: "crash_parent", Entry: "prep", Nodes: map[string]runtime.NodeFunc{
+		"prep": n(func(run *durable.RunState) runtime.StepPlan {
+			run.Vars["amount"] = int64(42)
+			return runtime.Next("charge")
+		}),
+		"charge": n(func(run *durable.RunState) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: "charge",
+				Payload: map[string]any{"amount": run.Vars["amount"]}, ResultKey: "receipt"}, "confirm")
+		}),
+		"confirm": n(func(run *durable.RunState) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser,
+				Payload: map[string]any{"prompt": "Ship?"}, ResultKey: "answer"}, "notify")
+		}),
+		"notify": n(func(run *durable.RunState) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAnswerUser,
+				Payload: map[string]any{"message": "shipping"}, ResultKey: "note"}, "child")
+		}),
+		"child": n(func(run *durable.RunState) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+				Payload: map[string]any{"workflow_id": "crash_child", "vars": map[string]any{"n": int64(2)}},
+				ResultKey: "sub"}, "done")
+		}),
+		"done": n(func(run *durable.RunState) runtime.StepPlan {
+			receipt, _ := run.Vars["receipt"].(map[string]any)
+			answer, _ := run.Vars["answer"].(map[string]any)
+			sub, _ := run.Vars["sub"].(map[string]any)
+			return runtime.Complete(map[string]any{
+				"receipt": receipt["id"], "answer": answer["text"], "child": sub["output"],
+			})
+		}),
+	}}
+	child := &runtime.Workflow{ID: "crash_child", Entry: "work", Nodes: map[string]runtime.NodeFunc{
+		"work": n(func(run *durable.RunState) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: "charge",
+				Payload: map[string]any{"amount": run.Vars["n"]}, ResultKey: "r"}, "end")
+		}),
+		"end": n(func(run *durable.RunState) runtime.StepPlan {
+			r, _ := run.Vars["r"].(map[string]any)
+			return runtime.Complete(map[string]any{"child_receipt": r["id"]})
+		}),
+	}}
+	return []*runtime.Workflow{parent, child}
+}
+
+func newRuntime(t *testing.T, st store.Store, log *effectLog) *runtime.Runtime {
+	t.Helper()
+	reg, err := runtime.NewRegistry(workflows()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, NewID: nil,
+		Handlers: map[durable.EffectType]runtime.Handler{"charge": {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			log.add(req.IdempotencyKey)
+			return runtime.Completed(map[string]any{"id": fmt.Sprintf("rcpt-%v", req.Effect.Payload["amount"])}), nil
+		}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// drive advances the run as a host would: recover interrupted runs,
+// answer the person's wait, until the run ends.
+func drive(ctx context.Context, rt *runtime.Runtime, runID string) (*durable.RunState, error) {
+	sch, err := scheduler.New(scheduler.Config{Runtime: rt})
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < 10; i++ {
+		if err := sch.Recover(ctx); err != nil {
+			return nil, err
+		}
+		st, err := rt.Tick(ctx, runID, runtime.TickOptions{})
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case st.Status.Terminal():
+			return st, nil
+		case st.Status == durable.RunWaiting && st.Waiting.Reason == durable.WaitUser:
+			if _, err := rt.Resume(ctx, runtime.ResumeParams{RunID: runID, WaitKey: st.Waiting.WaitKey,
+				Payload: map[string]any{"text": "yes"}}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, errors.New("run did not finish")
+}
+
+// Run executes the workload once cleanly to count persistence points,
+// then once per (point, phase) with a kill, restarting after each, and
+// checks the invariants.
+func Run(t *testing.T, backend Backend) {
+	ctx := context.Background()
+	const runID = "crash-run"
+	// Clean run: the reference output and the number of points.
+	open := backend(t)
+	st, closeFn := open(t)
+	log := &effectLog{calls: map[string]int{}}
+	probe := Wrap(st, -1, Before)
+	rt := newRuntime(t, probe, log)
+	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: runID}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := drive(ctx, rt, runID)
+	if err != nil {
+		t.Fatalf("clean run: %v", err)
+	}
+	points := probe.Calls()
+	closeFn()
+	if want.Status != durable.RunCompleted {
+		t.Fatalf("clean run ended %s: %s", want.Status, want.Error)
+	}
+	phases := []Phase{Before, After}
+	if !store.IsAtomic(st) {
+		phases = append(phases, Between)
+	}
+	for point := 0; point < points; point++ {
+		for _, phase := range phases {
+			t.Run(fmt.Sprintf("kill-%02d-%s", point, phase), func(t *testing.T) {
+				checkKill(t, backend, runID, point, phase, want)
+			})
+		}
+	}
+}
+
+func checkKill(t *testing.T, backend Backend, runID string, point int, phase Phase, want *durable.RunState) {
+	ctx := context.Background()
+	open := backend(t)
+	log := &effectLog{calls: map[string]int{}}
+
+	// First life: runs until the kill.
+	st, closeFn := open(t)
+	killer := Wrap(st, point, phase)
+	rt := newRuntime(t, killer, log)
+	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: runID}); err == nil {
+		_, _ = drive(ctx, rt, runID)
+	}
+	if !killer.Dead() {
+		t.Fatalf("the kill at point %d never happened", point)
+	}
+	closeFn()
+
+	// What was durable at the kill: completed effect keys.
+	st, closeFn = open(t)
+	defer closeFn()
+	durableDone := map[string]bool{}
+	for _, id := range runIDs(ctx, t, st, runID) {
+		recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.Status == durable.StepCompleted && r.IdempotencyKey != "" {
+				durableDone[r.IdempotencyKey] = true
+			}
+		}
+	}
+	before := map[string]int{}
+	for k := range durableDone {
+		before[k] = log.count(k)
+	}
+
+	// Second life: restart on the same data and finish.
+	rt = newRuntime(t, st, log)
+	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: runID}); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	got, err := drive(ctx, rt, runID)
+	if err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+	if got.Status != want.Status || !reflect.DeepEqual(normalize(got.Output), normalize(want.Output)) {
+		t.Fatalf("after restart: %s %v, want %s %v", got.Status, got.Output, want.Status, want.Output)
+	}
+	for k := range durableDone {
+		if log.count(k) != before[k] {
+			t.Errorf("effect %s re-executed after its completion was durable", k)
+		}
+	}
+	for _, id := range runIDs(ctx, t, st, runID) {
+		recs, _ := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+		terminal := 0
+		for _, r := range recs {
+			if r.IdempotencyKey == "system:terminal_status:completed" {
+				terminal++
+			}
+		}
+		if terminal != 1 {
+			t.Errorf("run %s: %d terminal status records, want exactly 1", id, terminal)
+		}
+	}
+}
+
+// runIDs returns the run and its children.
+func runIDs(ctx context.Context, t *testing.T, st store.Store, runID string) []string {
+	ids := []string{runID}
+	kids, err := st.RunListChildren(ctx, runID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		ids = append(ids, k.RunID)
+	}
+	return ids
+}
+
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	case nil:
+		return nil
+	default:
+		return fmt.Sprint(x)
+	}
+}
