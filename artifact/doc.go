@@ -1,0 +1,37 @@
+// Package artifact stores large or binary payloads outside run state and
+// ledger records, and refers to them from JSON with a small ref object
+// {"$artifact": "<artifact_id>"}.
+//
+// # Ids
+//
+// An artifact id is content-addressed and namespaced by run (ComputeID):
+// storing the same bytes twice for the same run yields the same id and
+// overwrites its metadata. Blob ids (BlobID) are plain content hashes, so
+// identical bytes stored by different runs share one blob on disk. Every
+// id that reaches a file path is checked with ValidID first.
+//
+// # Stores
+//
+// Store is the interface; Memory and FS implement it. FS keeps the Python
+// FileArtifactStore layout, so both runtimes can read each other's
+// artifacts:
+//
+//	<dir>/artifacts/blobs/<blob_id>.bin       content, written once per blob
+//	<dir>/artifacts/refs/<artifact_id>.meta   Metadata JSON (indent 2)
+//	<dir>/artifacts/<artifact_id>.bin/.meta   legacy v0 layout, read only
+//
+// # Metadata
+//
+// Every stored artifact carries a Descriptor that is normalised on write:
+// its render kind comes from the content type, its semantic kind from the
+// tags, ids fall back to tags, and images and WAV files are inspected for
+// their dimensions and duration. Access counters change only through
+// RecordAccess; Get and Metadata have no side effects.
+//
+// # Offloading
+//
+// Offload walks a JSON value and moves oversized strings, objects and
+// arrays (and any []byte) into the store, leaving refs in their place. The
+// store/offload package applies it to ledger records and terminal run
+// states at the persistence boundary.
+package artifact

@@ -1,0 +1,449 @@
+package artifact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FS is the file-backed Store, with the layout of the Python
+// FileArtifactStore:
+//
+//	<dir>/artifacts/blobs/<blob_id>.bin       content, written once per blob
+//	<dir>/artifacts/refs/<artifact_id>.meta   Metadata JSON (indent 2, non-ASCII raw)
+//	<dir>/artifacts/<artifact_id>.bin/.meta   legacy v0 layout, read only
+//
+// The .meta files are the source of truth: Get, Metadata, Exists and the
+// read-modify-write of UpdateMetadata and RecordAccess read them from
+// disk. Search, Count, FacetCounts, Stats and the listings answer from an
+// in-process index instead of Python's artifact_catalog.sqlite3: the index
+// is rebuilt from the .meta files at open (and by Reindex) and kept up to
+// date by this process's writes, so artifacts written by another process
+// appear in searches only after a Reindex. No catalog file is written.
+//
+// Writes are serialised by a mutex; each file is written to a temporary
+// file, synced and renamed into place.
+type FS struct {
+	root  string // <dir>/artifacts
+	blobs string
+	refs  string
+
+	mu    sync.RWMutex
+	now   func() time.Time
+	index map[string]*Metadata
+}
+
+var _ Store = (*FS)(nil)
+
+// NewFS opens (creating the directories if needed) the artifact store
+// under dir and builds its search index from the .meta files found there.
+func NewFS(dir string) (*FS, error) {
+	root := filepath.Join(dir, "artifacts")
+	s := &FS{
+		root:  root,
+		blobs: filepath.Join(root, "blobs"),
+		refs:  filepath.Join(root, "refs"),
+		now:   time.Now,
+	}
+	for _, d := range []string{s.blobs, s.refs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("opening artifact store %s: %w", dir, err)
+		}
+	}
+	if _, err := s.Reindex(context.Background()); err != nil {
+		return nil, fmt.Errorf("opening artifact store %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// SetClock replaces the clock that stamps created_at and access times
+// (time.Now by default).
+func (s *FS) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
+// Reindex rebuilds the search index from the .meta files (refs first, then
+// the legacy layout; unreadable files are skipped) and returns how many
+// artifacts it holds.
+func (s *FS) Reindex(ctx context.Context) (int, error) {
+	metas, err := s.scan(ctx)
+	if err != nil {
+		return 0, err
+	}
+	index := make(map[string]*Metadata, len(metas))
+	for _, m := range metas {
+		index[m.ArtifactID] = m
+	}
+	s.mu.Lock()
+	s.index = index
+	s.mu.Unlock()
+	return len(index), nil
+}
+
+// scan reads every .meta file; the first file naming an id wins.
+func (s *FS) scan(ctx context.Context) ([]*Metadata, error) {
+	var out []*Metadata
+	seen := map[string]bool{}
+	for _, dir := range []string{s.refs, s.root} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("scanning artifact metadata: %w", err)
+		}
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".meta") {
+				continue
+			}
+			m, err := readMetaFile(filepath.Join(dir, e.Name()))
+			if err != nil || seen[m.ArtifactID] || !ValidID(m.ArtifactID) {
+				continue
+			}
+			seen[m.ArtifactID] = true
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func readMetaFile(path string) (*Metadata, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := ParseMetadata(b)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return m, nil
+}
+
+func (s *FS) refPath(id string) string        { return filepath.Join(s.refs, id+".meta") }
+func (s *FS) legacyMetaPath(id string) string { return filepath.Join(s.root, id+".meta") }
+func (s *FS) legacyBinPath(id string) string  { return filepath.Join(s.root, id+".bin") }
+
+// blobPath validates blobID (it reaches the file system too).
+func (s *FS) blobPath(blobID string) (string, error) {
+	if !ValidID(blobID) {
+		return "", fmt.Errorf("blob id %q: %w", blobID, ErrInvalidID)
+	}
+	return filepath.Join(s.blobs, blobID+".bin"), nil
+}
+
+// readMeta reads an artifact's metadata from disk: refs first, then the
+// legacy layout.
+func (s *FS) readMeta(ctx context.Context, id string) (*Metadata, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, p := range []string{s.refPath(id), s.legacyMetaPath(id)} {
+		m, err := readMetaFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("artifact %s: %w", id, err)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("artifact %s: %w", id, ErrNotFound)
+}
+
+// contentPath is the blob of m, or the legacy .bin when m has no blob id.
+func (s *FS) contentPath(m *Metadata) (string, error) {
+	if b := strings.TrimSpace(m.BlobID); b != "" {
+		return s.blobPath(b)
+	}
+	return s.legacyBinPath(m.ArtifactID), nil
+}
+
+// ContentPath returns the local file holding an artifact's content, or
+// ErrNotFound when the artifact or its content file does not exist.
+func (s *FS) ContentPath(ctx context.Context, id string) (string, error) {
+	m, err := s.readMeta(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	p, err := s.contentPath(m)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("content of artifact %s: %w", id, ErrNotFound)
+		}
+		return "", fmt.Errorf("content of artifact %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// Put implements Store. The blob is written only if no file with its id
+// exists yet; the metadata file is always (re)written.
+func (s *FS) Put(ctx context.Context, p PutParams) (*Metadata, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, err := newMetadata(p, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("storing artifact: %w", err)
+	}
+	if err := s.writeBlob(m.BlobID, p.Content); err != nil {
+		return nil, fmt.Errorf("storing artifact %s: %w", m.ArtifactID, err)
+	}
+	if err := s.writeMeta(m); err != nil {
+		return nil, fmt.Errorf("storing artifact %s: %w", m.ArtifactID, err)
+	}
+	return m.Clone(), nil
+}
+
+func (s *FS) writeBlob(blobID string, content []byte) error {
+	path, err := s.blobPath(blobID)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	return writeFileAtomic(path, content)
+}
+
+// writeMeta writes m's ref file and indexes it. Callers hold s.mu.
+func (s *FS) writeMeta(m *Metadata) error {
+	if err := checkID(m.ArtifactID); err != nil {
+		return err
+	}
+	b, err := encodeMeta(m)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.refPath(m.ArtifactID), b); err != nil {
+		return err
+	}
+	s.index[m.ArtifactID] = m
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file next to path, syncs it
+// and renames it into place; the temporary file is removed on error.
+func writeFileAtomic(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Get implements Store.
+func (s *FS) Get(ctx context.Context, id string) (*Metadata, []byte, error) {
+	m, err := s.readMeta(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.contentPath(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("content of artifact %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading artifact %s: %w", id, err)
+	}
+	return m, b, nil
+}
+
+// Metadata implements Store.
+func (s *FS) Metadata(ctx context.Context, id string) (*Metadata, error) {
+	return s.readMeta(ctx, id)
+}
+
+// Exists implements Store: the metadata and the content file both exist.
+func (s *FS) Exists(ctx context.Context, id string) (bool, error) {
+	_, err := s.ContentPath(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Delete implements Store. It removes the ref file and any legacy files
+// but never a blob, which other artifacts may share (see GC).
+func (s *FS) Delete(ctx context.Context, id string) (bool, error) {
+	if err := checkID(id); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deleteLocked(id)
+}
+
+func (s *FS) deleteLocked(id string) (bool, error) {
+	deleted := false
+	for _, p := range []string{s.refPath(id), s.legacyMetaPath(id), s.legacyBinPath(id)} {
+		err := os.Remove(p)
+		switch {
+		case err == nil:
+			deleted = true
+		case !errors.Is(err, fs.ErrNotExist):
+			return deleted, fmt.Errorf("deleting artifact %s: %w", id, err)
+		}
+	}
+	delete(s.index, id)
+	return deleted, nil
+}
+
+// ListByRun implements Store.
+func (s *FS) ListByRun(ctx context.Context, runID string) ([]*Metadata, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return cloneAll(byRun(s.all(), runID)), nil
+}
+
+// ListAll implements Store.
+func (s *FS) ListAll(ctx context.Context, limit int) ([]*Metadata, error) {
+	return s.Search(ctx, SearchParams{Limit: limit})
+}
+
+// DeleteByRun implements Store.
+func (s *FS) DeleteByRun(ctx context.Context, runID string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range byRun(s.all(), runID) {
+		ok, err := s.deleteLocked(m.ArtifactID)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// UpdateMetadata implements Store.
+func (s *FS) UpdateMetadata(ctx context.Context, p UpdateParams) (*Metadata, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, err := s.readMeta(ctx, p.ID)
+	if err != nil {
+		return nil, fmt.Errorf("updating artifact metadata: %w", err)
+	}
+	if m, err = applyUpdate(m, p); err != nil {
+		return nil, fmt.Errorf("updating artifact metadata: %w", err)
+	}
+	if err := s.writeMeta(m); err != nil {
+		return nil, fmt.Errorf("updating artifact metadata: %w", err)
+	}
+	return m.Clone(), nil
+}
+
+// RecordAccess implements Store.
+func (s *FS) RecordAccess(ctx context.Context, p AccessParams) (*Metadata, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, err := s.readMeta(ctx, p.ID)
+	if err != nil {
+		return nil, fmt.Errorf("recording artifact access: %w", err)
+	}
+	m.Access.record(p, formatNow(s.now))
+	if err := s.writeMeta(m); err != nil {
+		return nil, fmt.Errorf("recording artifact access: %w", err)
+	}
+	return m.Clone(), nil
+}
+
+// Search implements Store from the in-process index.
+func (s *FS) Search(ctx context.Context, p SearchParams) ([]*Metadata, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return cloneAll(search(s.all(), p)), nil
+}
+
+// Count implements Store from the in-process index.
+func (s *FS) Count(ctx context.Context, p SearchParams) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(filterAll(s.all(), p)), nil
+}
+
+// FacetCounts implements Store from the in-process index.
+func (s *FS) FacetCounts(ctx context.Context, field string, p SearchParams) ([]FacetCount, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return facetCounts(filterAll(s.all(), p), field), nil
+}
+
+// Stats implements Store from the in-process index. Like Python, its
+// Source is "artifact_catalog" unless a tag filter forces a scan.
+func (s *FS) Stats(ctx context.Context, facets []string, p SearchParams) (*Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	source := SourceCatalog
+	if len(p.Tags) > 0 {
+		source = SourceScan
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return stats(s.all(), facets, p, source), nil
+}
+
+func (s *FS) all() []*Metadata {
+	out := make([]*Metadata, 0, len(s.index))
+	for _, m := range s.index {
+		out = append(out, m)
+	}
+	return out
+}

@@ -1,0 +1,253 @@
+package artifact
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultMaxInlineBytes is the offload threshold when neither
+// OffloadOptions.MaxInlineBytes nor EnvMaxInlineBytes sets one (256 KiB).
+const DefaultMaxInlineBytes = 262144
+
+// EnvMaxInlineBytes names the environment variable that overrides
+// DefaultMaxInlineBytes (an integer; ≤0 disables offloading).
+const EnvMaxInlineBytes = "ABSTRACTRUNTIME_MAX_INLINE_BYTES"
+
+// MaxInlineBytes resolves a configured threshold: n when not zero, else
+// the integer in EnvMaxInlineBytes when it parses, else
+// DefaultMaxInlineBytes. A result ≤0 means offloading is disabled.
+func MaxInlineBytes(n int) int {
+	if n != 0 {
+		return n
+	}
+	if raw := strings.TrimSpace(os.Getenv(EnvMaxInlineBytes)); raw != "" {
+		if v, err := strconv.Atoi(raw); err == nil {
+			return v
+		}
+	}
+	return DefaultMaxInlineBytes
+}
+
+// OffloadOptions configures Offload.
+type OffloadOptions struct {
+	// RunID is the run the artifacts belong to ("" for none).
+	RunID string
+	// MaxInlineBytes is the threshold: 0 means MaxInlineBytes(0) (env or
+	// 262144), negative disables offloading entirely (the value, []byte
+	// included, is returned as it is, as in Python).
+	MaxInlineBytes int
+	// BaseTags are added to every artifact's tags, before "path" and
+	// "kind".
+	BaseTags map[string]string
+	// RootPath names the value in paths and tags: "<root>.key",
+	// "<root>[i]".
+	RootPath string
+	// AllowRootReplace lets the value itself be replaced by a ref.
+	AllowRootReplace bool
+	// AllowFunc, when set, vetoes offloading the value at path by
+	// returning false. It is not consulted for []byte.
+	AllowFunc func(path string, v any) bool
+}
+
+// Offload returns value with its oversized parts moved into st and
+// replaced by refs ({"$artifact": id}), walking depth first:
+//
+//   - existing refs (objects with "$artifact") are left alone;
+//   - []byte is always offloaded (application/octet-stream, kind=bytes);
+//   - a string longer than the threshold in UTF-8 bytes becomes a text
+//     artifact (text/plain, kind=text);
+//   - after its children, an object or array whose compact JSON is still
+//     longer than the threshold becomes a JSON artifact
+//     (application/json, kind=json).
+//
+// Each artifact is tagged BaseTags + {"path": <path>, "kind": <kind>}.
+// The input is never mutated: changed containers are copied, unchanged
+// subtrees are shared with the result. Values other than map[string]any,
+// []any, string and []byte are leaves; a container that cannot be encoded
+// as JSON stays inline. A cycle or a store error returns the error
+// together with the unchanged value (offloading is best-effort for
+// callers).
+//
+// With offloading disabled (threshold ≤0) the value is returned unchanged,
+// as Python does.
+func Offload(ctx context.Context, st Store, value any, opts OffloadOptions) (any, error) {
+	limit := MaxInlineBytes(opts.MaxInlineBytes)
+	if limit <= 0 {
+		return value, nil
+	}
+	w := offloader{ctx: ctx, st: st, opts: opts, limit: limit}
+	out, _, err := w.walk(value, strings.TrimSpace(opts.RootPath), true)
+	if err != nil {
+		return value, err
+	}
+	return out, nil
+}
+
+type offloader struct {
+	ctx       context.Context
+	st        Store
+	opts      OffloadOptions
+	limit     int
+	ancestors []ancestor
+}
+
+type ancestor struct {
+	ptr uintptr
+	n   int
+}
+
+func (w *offloader) allowed(path string, v any, root bool) bool {
+	if root && !w.opts.AllowRootReplace {
+		return false
+	}
+	return w.opts.AllowFunc == nil || w.opts.AllowFunc(path, v)
+}
+
+func (w *offloader) put(content []byte, contentType, path, kind string) (map[string]any, error) {
+	tags := make(map[string]string, len(w.opts.BaseTags)+2)
+	for k, v := range w.opts.BaseTags {
+		tags[k] = v
+	}
+	tags["path"] = path
+	tags["kind"] = kind
+	m, err := w.st.Put(w.ctx, PutParams{Content: content, ContentType: contentType, RunID: w.opts.RunID, Tags: tags})
+	if err != nil {
+		return nil, fmt.Errorf("offloading %s: %w", path, err)
+	}
+	return Ref(m.ArtifactID), nil
+}
+
+func (w *offloader) enter(p uintptr, n int, path string) error {
+	for _, a := range w.ancestors {
+		if a.ptr == p && a.n == n {
+			return fmt.Errorf("offloading %s: cycle (the value contains itself)", path)
+		}
+	}
+	w.ancestors = append(w.ancestors, ancestor{p, n})
+	return nil
+}
+
+func (w *offloader) leave() { w.ancestors = w.ancestors[:len(w.ancestors)-1] }
+
+// walk returns the new value and whether it differs from cur.
+func (w *offloader) walk(cur any, path string, root bool) (any, bool, error) {
+	if err := w.ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	switch x := cur.(type) {
+	case nil:
+		return nil, false, nil
+	case []byte:
+		ref, err := w.put(x, DefaultContentType, path, "bytes")
+		return ref, err == nil, err
+	case string:
+		if len(x) > w.limit && w.allowed(path, x, root) {
+			b := []byte(x)
+			if !utf8.Valid(b) {
+				b = []byte(strings.ToValidUTF8(x, "\uFFFD"))
+			}
+			ref, err := w.put(b, "text/plain", path, "text")
+			return ref, err == nil, err
+		}
+		return x, false, nil
+	case map[string]any:
+		if _, ok := x[RefKey]; ok {
+			return x, false, nil
+		}
+		return w.object(x, path, root)
+	case []any:
+		return w.array(x, path, root)
+	}
+	return cur, false, nil
+}
+
+func (w *offloader) object(m map[string]any, path string, root bool) (any, bool, error) {
+	if err := w.enter(reflect.ValueOf(m).Pointer(), -1, path); err != nil {
+		return nil, false, err
+	}
+	defer w.leave()
+	var out map[string]any
+	for k, v := range m {
+		nv, changed, err := w.walk(v, childPath(path, k), false)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed {
+			if out == nil {
+				out = make(map[string]any, len(m))
+				for k2, v2 := range m {
+					out[k2] = v2
+				}
+			}
+			out[k] = nv
+		}
+	}
+	val := any(m)
+	if out != nil {
+		val = out
+	}
+	if ref, ok, err := w.maybeJSON(val, path, root); ok || err != nil {
+		return ref, ok, err
+	}
+	return val, out != nil, nil
+}
+
+func (w *offloader) array(a []any, path string, root bool) (any, bool, error) {
+	if len(a) > 0 {
+		if err := w.enter(reflect.ValueOf(a).Pointer(), len(a), path); err != nil {
+			return nil, false, err
+		}
+		defer w.leave()
+	}
+	var out []any
+	for i, v := range a {
+		nv, changed, err := w.walk(v, path+"["+strconv.Itoa(i)+"]", false)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed {
+			if out == nil {
+				out = append([]any(nil), a...)
+			}
+			out[i] = nv
+		}
+	}
+	val := any(a)
+	if out != nil {
+		val = out
+	}
+	if ref, ok, err := w.maybeJSON(val, path, root); ok || err != nil {
+		return ref, ok, err
+	}
+	return val, out != nil, nil
+}
+
+// maybeJSON offloads a container whose compact JSON exceeds the limit.
+// The ok result reports that v was replaced by a ref.
+func (w *offloader) maybeJSON(v any, path string, root bool) (any, bool, error) {
+	if !w.allowed(path, v, root) {
+		return nil, false, nil
+	}
+	b, err := compactJSON(v)
+	if err != nil || len(b) <= w.limit {
+		// Like Python, a container that cannot be encoded stays inline.
+		return nil, false, nil
+	}
+	ref, err := w.put(b, "application/json", path, "json")
+	if err != nil {
+		return nil, false, err
+	}
+	return ref, true, nil
+}
+
+func childPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

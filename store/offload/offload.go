@@ -1,0 +1,324 @@
+// Package offload is a store.Store decorator that keeps persisted run
+// state and ledger records small by moving oversized values into an
+// artifact store (spec §4.7, Python OffloadingRunStore and
+// OffloadingLedgerStore).
+//
+// Ledger records are always offloaded: in each record appended by
+// RunCommit or LedgerAppend, large members of the effect payload (paths
+// ledger.effect.payload…, tag source=ledger_effect_offload) and of the
+// result (paths ledger.result…, tag source=ledger_result_offload) become
+// artifact refs; the effect and result objects themselves are never
+// replaced.
+//
+// Run state is offloaded only when the run is terminal (completed, failed
+// or cancelled), because a live run may need its exact values after a
+// crash: values at depth ≥2 under vars keys starting with "_" (paths like
+// vars._runtime.node_traces, tag source=run_store_offload) and the output
+// anywhere, its root included (tag source=run_output_offload).
+//
+// Offloading changes only the copy passed to the inner store. The
+// caller's RunState and StepRecords keep their full values; the inner
+// store's bookkeeping (the run's Version, the records' Seq) is copied
+// back to them. An offloading failure is logged and the value is stored
+// as it is.
+//
+// Stacking: place this decorator outside a hash-chaining one, so the hash
+// covers the record as stored (spec §4.10).
+package offload
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Tag values of the "source" tag of offloaded artifacts.
+const (
+	SourceLedgerEffect = "ledger_effect_offload"
+	SourceLedgerResult = "ledger_result_offload"
+	SourceRunVars      = "run_store_offload"
+	SourceRunOutput    = "run_output_offload"
+)
+
+// Config configures the decorator.
+type Config struct {
+	// MaxInlineBytes is the offload threshold in bytes: 0 means the
+	// ABSTRACTRUNTIME_MAX_INLINE_BYTES environment variable or 262144
+	// (artifact.MaxInlineBytes), negative disables offloading.
+	MaxInlineBytes int
+	// Logger receives best-effort offloading failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is the offloading decorator. Every method it does not override
+// is the inner store's.
+type Store struct {
+	store.Store
+	artifacts artifact.Store
+	limit     int
+	logger    *slog.Logger
+}
+
+var (
+	_ store.Store           = (*Store)(nil)
+	_ store.AtomicCommitter = (*Store)(nil)
+	_ store.LedgerFinder    = (*Store)(nil)
+	_ store.RunClaimer      = (*Store)(nil)
+)
+
+// Wrap returns inner decorated with offloading into artifacts. The
+// threshold is resolved once, here.
+func Wrap(inner store.Store, artifacts artifact.Store, cfg Config) *Store {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Store{
+		Store:     inner,
+		artifacts: artifacts,
+		limit:     artifact.MaxInlineBytes(cfg.MaxInlineBytes),
+		logger:    logger.WithGroup("offload"),
+	}
+}
+
+// Inner returns the decorated store.
+func (s *Store) Inner() store.Store { return s.Store }
+
+// AtomicCommit reports whether the inner store commits atomically.
+func (s *Store) AtomicCommit() bool { return store.IsAtomic(s.Store) }
+
+// LedgerFindCompleted forwards to the inner store's store.LedgerFinder, or
+// fails with errors.ErrUnsupported when it has none.
+func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
+	f, ok := s.Store.(store.LedgerFinder)
+	if !ok {
+		return nil, fmt.Errorf("offload: inner store has no LedgerFindCompleted: %w", errors.ErrUnsupported)
+	}
+	return f.LedgerFindCompleted(ctx, runID, idempotencyKey)
+}
+
+// RunClaim forwards to the inner store's store.RunClaimer, or fails with
+// errors.ErrUnsupported when it has none.
+func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
+	c, ok := s.Store.(store.RunClaimer)
+	if !ok {
+		return fmt.Errorf("offload: inner store has no RunClaim: %w", errors.ErrUnsupported)
+	}
+	return c.RunClaim(ctx, p)
+}
+
+// RunRelease forwards to the inner store's store.RunClaimer, or fails
+// with errors.ErrUnsupported when it has none.
+func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
+	c, ok := s.Store.(store.RunClaimer)
+	if !ok {
+		return fmt.Errorf("offload: inner store has no RunRelease: %w", errors.ErrUnsupported)
+	}
+	return c.RunRelease(ctx, runID, owner)
+}
+
+// RunCommit offloads the records (and, for a terminal run, the run state)
+// in copies, commits the copies, then copies the new Version and the
+// records' Seq back to p.
+func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if s.limit <= 0 || p.Run == nil {
+		return s.Store.RunCommit(ctx, p)
+	}
+	records, recordsChanged := s.offloadRecords(ctx, p.Run.RunID, p.Records)
+	run, runChanged := s.offloadRun(ctx, p.Run)
+	if !recordsChanged && !runChanged {
+		return s.Store.RunCommit(ctx, p)
+	}
+	err := s.Store.RunCommit(ctx, &store.CommitParams{Run: run, Create: p.Create, Records: records})
+	p.Run.Version = run.Version
+	copySeq(p.Records, records)
+	return err
+}
+
+// LedgerAppend offloads the records in copies, appends the copies, then
+// copies their Seq back.
+func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
+	if s.limit <= 0 {
+		return s.Store.LedgerAppend(ctx, runID, records)
+	}
+	copies, changed := s.offloadRecords(ctx, runID, records)
+	if !changed {
+		return s.Store.LedgerAppend(ctx, runID, records)
+	}
+	err := s.Store.LedgerAppend(ctx, runID, copies)
+	copySeq(records, copies)
+	return err
+}
+
+func copySeq(dst, src []*durable.StepRecord) {
+	for i := range dst {
+		dst[i].Seq = src[i].Seq
+	}
+}
+
+// offloadRecords returns records with offloaded copies in place of the
+// records that changed, and whether any did.
+func (s *Store) offloadRecords(ctx context.Context, runID string, records []*durable.StepRecord) ([]*durable.StepRecord, bool) {
+	var out []*durable.StepRecord
+	for i, r := range records {
+		c, changed := s.offloadRecord(ctx, runID, r)
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = append([]*durable.StepRecord(nil), records...)
+		}
+		out[i] = c
+	}
+	if out == nil {
+		return records, false
+	}
+	return out, true
+}
+
+// offloadRecord returns a shallow copy of r with its effect payload and
+// result offloaded, or r itself when nothing was offloaded.
+func (s *Store) offloadRecord(ctx context.Context, runID string, r *durable.StepRecord) (*durable.StepRecord, bool) {
+	if r == nil {
+		return r, false
+	}
+	rid := cmp.Or(r.RunID, runID)
+	c := *r
+	changed := false
+	if r.Effect != nil && r.Effect.Payload != nil {
+		// The effect object is {type, payload, result_key}; as in Python,
+		// its payload member may be replaced by a ref, the effect may not.
+		v := s.offload(ctx, r.Effect.Payload, artifact.OffloadOptions{
+			RunID:            rid,
+			BaseTags:         map[string]string{"source": SourceLedgerEffect},
+			RootPath:         "ledger.effect.payload",
+			AllowRootReplace: true,
+		})
+		if m, ok := v.(map[string]any); ok && !sameMap(m, r.Effect.Payload) {
+			e := *r.Effect
+			e.Payload = m
+			c.Effect = &e
+			changed = true
+		}
+	}
+	if r.Result != nil {
+		v := s.offload(ctx, r.Result, artifact.OffloadOptions{
+			RunID:    rid,
+			BaseTags: map[string]string{"source": SourceLedgerResult},
+			RootPath: "ledger.result",
+		})
+		if !sameValue(v, r.Result) {
+			c.Result = v
+			changed = true
+		}
+	}
+	if !changed {
+		return r, false
+	}
+	return &c, true
+}
+
+// offloadRun returns a copy of a terminal run with its private vars and
+// output offloaded, or run itself when nothing was offloaded.
+func (s *Store) offloadRun(ctx context.Context, run *durable.RunState) (*durable.RunState, bool) {
+	if !run.Status.Terminal() || run.RunID == "" {
+		return run, false
+	}
+	var vars map[string]any
+	for key, v := range run.Vars {
+		if !strings.HasPrefix(key, "_") {
+			continue
+		}
+		nv := s.offload(ctx, v, artifact.OffloadOptions{
+			RunID:     run.RunID,
+			BaseTags:  map[string]string{"source": SourceRunVars},
+			RootPath:  "vars." + key,
+			AllowFunc: allowPrivateVars,
+		})
+		if sameValue(nv, v) {
+			continue
+		}
+		if vars == nil {
+			vars = make(map[string]any, len(run.Vars))
+			for k2, v2 := range run.Vars {
+				vars[k2] = v2
+			}
+		}
+		vars[key] = nv
+	}
+	var output map[string]any
+	if run.Output != nil {
+		nv := s.offload(ctx, run.Output, artifact.OffloadOptions{
+			RunID:            run.RunID,
+			BaseTags:         map[string]string{"source": SourceRunOutput},
+			RootPath:         "output",
+			AllowRootReplace: true,
+		})
+		if m, ok := nv.(map[string]any); ok && !sameMap(m, run.Output) {
+			output = m
+		}
+	}
+	if vars == nil && output == nil {
+		return run, false
+	}
+	c := *run
+	if vars != nil {
+		c.Vars = vars
+	}
+	if output != nil {
+		c.Output = output
+	}
+	return &c, true
+}
+
+// allowPrivateVars keeps the vars namespaces themselves inline: only paths
+// with at least two dots under vars._… may be offloaded (the Python rule,
+// so vars._temp.big and vars._temp.big[3] may, vars._temp[0] may not).
+func allowPrivateVars(path string, _ any) bool {
+	return strings.HasPrefix(path, "vars._") && strings.Count(path, ".") >= 2
+}
+
+// offload runs artifact.Offload best-effort: on error it logs and returns
+// v unchanged.
+func (s *Store) offload(ctx context.Context, v any, opts artifact.OffloadOptions) any {
+	opts.MaxInlineBytes = s.limit
+	out, err := artifact.Offload(ctx, s.artifacts, v, opts)
+	if err != nil {
+		s.logger.WarnContext(ctx, "offloading failed; storing the value inline",
+			slog.String("run_id", opts.RunID), slog.String("path", opts.RootPath), slog.Any("error", err))
+		return v
+	}
+	return out
+}
+
+// sameMap reports whether a and b are the same map (not equal contents):
+// artifact.Offload returns its input itself when nothing changed.
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
+}
+
+// sameValue is identity for maps and slices and equality for scalars.
+func sameValue(a, b any) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if !va.IsValid() || !vb.IsValid() {
+		return va.IsValid() == vb.IsValid()
+	}
+	if va.Type() != vb.Type() {
+		return false
+	}
+	switch va.Kind() {
+	case reflect.Map, reflect.Pointer, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return va.Pointer() == vb.Pointer()
+	case reflect.Slice:
+		return va.Pointer() == vb.Pointer() && va.Len() == vb.Len()
+	}
+	return va.Comparable() && vb.Comparable() && va.Equal(vb)
+}
