@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 )
@@ -23,6 +24,9 @@ type Config struct {
 	Store store.Store
 	// Registry resolves workflow ids; a new empty one when nil.
 	Registry *Registry
+	// Artifacts stores large or binary values; the memory effects need
+	// it. Optional.
+	Artifacts artifact.Store
 	// Handlers are merged over the built-in handlers (a host may replace a
 	// built-in, e.g. to wire LLM_CALL or TOOL_CALLS).
 	Handlers map[durable.EffectType]Handler
@@ -51,6 +55,7 @@ type Runtime struct {
 	atomic   bool
 	finder   store.LedgerFinder
 	registry *Registry
+	arts     artifact.Store
 	handlers map[durable.EffectType]Handler
 	policy   EffectPolicy
 	limits   LimitsConfig
@@ -73,6 +78,7 @@ func New(cfg Config) (*Runtime, error) {
 		store:    cfg.Store,
 		atomic:   store.IsAtomic(cfg.Store),
 		registry: cfg.Registry,
+		arts:     cfg.Artifacts,
 		policy:   cfg.Policy,
 		limits:   cfg.Limits,
 		maxSteps: cmp.Or(cfg.MaxSteps, 100),
@@ -108,6 +114,9 @@ func New(cfg Config) (*Runtime, error) {
 
 // Registry returns the workflow registry.
 func (r *Runtime) Registry() *Registry { return r.registry }
+
+// Artifacts returns the artifact store, or nil.
+func (r *Runtime) Artifacts() artifact.Store { return r.arts }
 
 // Store returns the store.
 func (r *Runtime) Store() store.Store { return r.store }
