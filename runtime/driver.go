@@ -40,7 +40,7 @@ type followUp struct {
 const maxFollowUps = 100_000
 
 func (r *Runtime) newDriver(gate StepGate) *driver {
-	return &driver{r: r, gate: gate, touched: map[string]bool{}}
+	return &driver{r: r, gate: gate}
 }
 
 // enqueueTick asks the driver to drive a run after the current session.
@@ -58,7 +58,10 @@ func (d *driver) afterTerminal(run *durable.RunState) {
 // finish drains the follow-ups, then returns the caller's run state,
 // reloaded if a follow-up changed it.
 func (d *driver) finish(ctx context.Context, runID string, run *durable.RunState) (*durable.RunState, error) {
-	d.touched = map[string]bool{}
+	d.touched = nil
+	if len(d.queue) == 0 {
+		return run, nil
+	}
 	d.drain(ctx)
 	if !d.touched[runID] {
 		return run, nil

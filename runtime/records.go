@@ -32,20 +32,33 @@ func (s *session) completionRecord(nodeID string, output map[string]any) *durabl
 // statusEvent is the terminal abstract.status event record.
 func (s *session) statusEvent(status durable.RunStatus) *durable.StepRecord {
 	rec := s.baseRecord(s.run.CurrentNode, durable.StepCompleted)
-	text := string(status)
-	rec.Effect = &durable.Effect{
-		Type: durable.EffectEmitEvent,
-		Payload: map[string]any{
-			"name": "abstract.status", "scope": "session",
-			"payload": map[string]any{"text": text},
-		},
-	}
-	rec.Result = map[string]any{
-		"emitted": true, "name": "abstract.status", "payload": map[string]any{"text": text},
-	}
-	rec.IdempotencyKey = terminalKey(status)
+	ev := statusEvents[status]
+	rec.Effect = &durable.Effect{Type: durable.EffectEmitEvent, Payload: ev.payload}
+	rec.Result = ev.result
+	rec.IdempotencyKey = ev.key
 	return rec
 }
+
+// statusEventParts are the fixed parts of a terminal status record.
+type statusEventParts struct {
+	payload, result map[string]any
+	key             string
+}
+
+// statusEvents holds the fixed parts of terminal status records. They are
+// shared by every record and never mutated: stores copy or encode them.
+var statusEvents = func() map[durable.RunStatus]statusEventParts {
+	out := map[durable.RunStatus]statusEventParts{}
+	for _, st := range durable.RunStatuses() {
+		text := string(st)
+		out[st] = statusEventParts{
+			payload: map[string]any{"name": "abstract.status", "scope": "session", "payload": map[string]any{"text": text}},
+			result:  map[string]any{"emitted": true, "name": "abstract.status", "payload": map[string]any{"text": text}},
+			key:     terminalKey(st),
+		}
+	}
+	return out
+}()
 
 func terminalKey(status durable.RunStatus) string {
 	return "system:terminal_status:" + string(status)

@@ -59,6 +59,7 @@ type Runtime struct {
 	handlers map[durable.EffectType]Handler
 	policy   EffectPolicy
 	limits   LimitsConfig
+	limitsV  map[string]any // vars._limits of new runs, computed once
 	maxSteps int
 	clock    func() time.Time
 	newID    func() string
@@ -107,6 +108,7 @@ func New(cfg Config) (*Runtime, error) {
 	if r.sleep == nil {
 		r.sleep = sleepContext
 	}
+	r.limitsV = r.limits.limitsDict()
 	r.handlers = builtinHandlers()
 	maps.Copy(r.handlers, cfg.Handlers)
 	return r, nil

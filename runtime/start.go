@@ -57,7 +57,7 @@ func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
 		vars[k] = pyjson.Clone(v)
 	}
 	if _, ok := vars["_limits"]; !ok {
-		vars["_limits"] = r.limits.limitsDict()
+		vars["_limits"] = pyjson.CloneObject(r.limitsV)
 	}
 	rt := namespace(vars, "_runtime")
 	if s := strings.TrimSpace(r.limits.Provider); s != "" {

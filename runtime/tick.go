@@ -64,6 +64,9 @@ func (d *driver) open(ctx context.Context, runID string) (*session, func(), erro
 		unlock()
 		return nil, nil, fmt.Errorf("loading run %s: %w", runID, err)
 	}
+	if d.touched == nil {
+		d.touched = map[string]bool{}
+	}
 	d.touched[runID] = true
 	s := &session{r: d.r, d: d, lock: l, run: run}
 	if run.Status.Terminal() {
@@ -170,7 +173,7 @@ func (s *session) step(ctx context.Context) error {
 			return s.fail(ctx, plan.NodeID, fmt.Sprintf(
 				"node %q returned no next node, effect or output", plan.NodeID))
 		}
-		recordTransition(run.Vars, plan.NodeID, plan.NextNode)
+		recordTransition(run.Vars, s.wf, plan.NodeID, plan.NextNode)
 		run.CurrentNode = plan.NextNode
 		return nil
 	default:
@@ -211,7 +214,7 @@ func (s *session) effectStep(ctx context.Context, plan StepPlan) error {
 	case OutcomeFailed:
 		return s.finish(ctx, durable.RunFailed, outcome.Error, nil)
 	case OutcomeWaiting:
-		recordTransition(run.Vars, plan.NodeID, plan.NextNode)
+		recordTransition(run.Vars, s.wf, plan.NodeID, plan.NextNode)
 		run.Status = durable.RunWaiting
 		run.Waiting = outcome.Wait
 		if err := s.flush(ctx); err != nil {
@@ -225,7 +228,7 @@ func (s *session) effectStep(ctx context.Context, plan StepPlan) error {
 	if plan.NextNode == "" {
 		return s.finish(ctx, durable.RunCompleted, "", map[string]any{"success": true, "result": outcome.Result})
 	}
-	recordTransition(run.Vars, plan.NodeID, plan.NextNode)
+	recordTransition(run.Vars, s.wf, plan.NodeID, plan.NextNode)
 	run.CurrentNode = plan.NextNode
 	return nil
 }

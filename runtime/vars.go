@@ -100,13 +100,14 @@ func asFloat(v any) (float64, bool) {
 }
 
 // recordTransition writes _temp.prev_node_id and _temp.prev_next_node.
-func recordTransition(vars map[string]any, node, next string) {
+// The values are interned per workflow so a transition allocates nothing.
+func recordTransition(vars map[string]any, wf *Workflow, node, next string) {
 	t := namespace(vars, "_temp")
-	t["prev_node_id"] = node
+	t["prev_node_id"] = wf.boxed(node)
 	if next == "" {
 		t["prev_next_node"] = nil
 	} else {
-		t["prev_next_node"] = next
+		t["prev_next_node"] = wf.boxed(next)
 	}
 }
 

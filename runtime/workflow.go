@@ -74,6 +74,24 @@ type Workflow struct {
 	ID    string
 	Entry string
 	Nodes map[string]NodeFunc
+
+	boxOnce sync.Once
+	box     map[string]any
+}
+
+// boxed returns id as an interface value, interned for the workflow's
+// node ids so that writing it into vars does not allocate.
+func (w *Workflow) boxed(id string) any {
+	w.boxOnce.Do(func() {
+		w.box = make(map[string]any, len(w.Nodes))
+		for n := range w.Nodes {
+			w.box[n] = n
+		}
+	})
+	if v, ok := w.box[id]; ok {
+		return v
+	}
+	return id
 }
 
 // Validate checks that the workflow can run.

@@ -70,7 +70,8 @@ func Marshal(v any, st Style) ([]byte, error) {
 // Append appends the encoding of v to buf. root names v in error paths.
 func Append(buf []byte, v any, st Style, root string) ([]byte, error) {
 	e := encoder{buf: buf, st: st}
-	if err := e.value(v, root, 0); err != nil {
+	e.root = root
+	if err := e.value(v, 0); err != nil {
 		return buf, err
 	}
 	return e.buf, nil
@@ -81,10 +82,13 @@ func Append(buf []byte, v any, st Style, root string) ([]byte, error) {
 // cycles).
 func Check(v any, root string) error {
 	e := encoder{st: Canonical, checkOnly: true}
-	return e.value(v, root, 0)
+	e.root = root
+	return e.value(v, 0)
 }
 
 type encoder struct {
+	root      string
+	path      []pathElem
 	buf       []byte
 	st        Style
 	checkOnly bool
@@ -93,7 +97,32 @@ type encoder struct {
 
 const maxDepth = 10000
 
-func (e *encoder) value(v any, path string, depth int) error {
+// pathElem is one step of the key path of the value being encoded. The
+// encoder keeps a stack of them and formats it only when an error needs
+// it, so encoding a valid value allocates no path strings.
+type pathElem struct {
+	key   string
+	index int
+	isKey bool
+}
+
+func (e *encoder) pathString() string {
+	var b strings.Builder
+	b.WriteString(e.root)
+	for _, p := range e.path {
+		if p.isKey {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(p.key)
+		} else {
+			b.WriteString("[" + strconv.Itoa(p.index) + "]")
+		}
+	}
+	return b.String()
+}
+
+func (e *encoder) value(v any, depth int) error {
 	switch x := v.(type) {
 	case nil:
 		e.raw("null")
@@ -109,18 +138,18 @@ func (e *encoder) value(v any, path string, depth int) error {
 		}
 	case json.Number:
 		if !validNumber(string(x)) {
-			return &Error{Path: path, Reason: fmt.Sprintf("invalid number literal %q", string(x))}
+			return &Error{Path: e.pathString(), Reason: fmt.Sprintf("invalid number literal %q", string(x))}
 		}
 		e.raw(string(x))
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return &Error{Path: path, Reason: fmt.Sprintf("float %v is not allowed", x)}
+			return &Error{Path: e.pathString(), Reason: fmt.Sprintf("float %v is not allowed", x)}
 		}
 		if !e.checkOnly {
 			e.buf = AppendFloat(e.buf, x)
 		}
 	case float32:
-		return e.value(float64(x), path, depth)
+		return e.value(float64(x), depth)
 	case int:
 		e.int(int64(x))
 	case int64:
@@ -142,19 +171,19 @@ func (e *encoder) value(v any, path string, depth int) error {
 	case uint8:
 		e.uint(uint64(x))
 	case map[string]any:
-		return e.object(x, path, depth)
+		return e.object(x, depth)
 	case Ordered:
-		return e.ordered(x, path, depth)
+		return e.ordered(x, depth)
 	case []any:
-		return e.array(x, path, depth)
+		return e.array(x, depth)
 	case json.RawMessage:
 		t, err := Decode(x)
 		if err != nil {
-			return &Error{Path: path, Reason: "invalid raw JSON: " + err.Error()}
+			return &Error{Path: e.pathString(), Reason: "invalid raw JSON: " + err.Error()}
 		}
-		return e.value(t, path, depth)
+		return e.value(t, depth)
 	default:
-		return e.foreign(v, path, depth)
+		return e.foreign(v, depth)
 	}
 	return nil
 }
@@ -177,12 +206,12 @@ func (e *encoder) uint(u uint64) {
 	}
 }
 
-func (e *encoder) enter(p uintptr, path string, depth int) error {
+func (e *encoder) enter(p uintptr, depth int) error {
 	if depth > maxDepth {
-		return &Error{Path: path, Reason: "nesting too deep"}
+		return &Error{Path: e.pathString(), Reason: "nesting too deep"}
 	}
 	if slices.Contains(e.ancestors, p) {
-		return &Error{Path: path, Reason: "cycle (the value contains itself)"}
+		return &Error{Path: e.pathString(), Reason: "cycle (the value contains itself)"}
 	}
 	e.ancestors = append(e.ancestors, p)
 	return nil
@@ -221,7 +250,7 @@ func (e *encoder) keySep() {
 	}
 }
 
-func (e *encoder) object(m map[string]any, path string, depth int) error {
+func (e *encoder) object(m map[string]any, depth int) error {
 	if m == nil {
 		// A nil map is an absent object: Python writes {} for empty dict
 		// fields, so do the same rather than null.
@@ -232,10 +261,20 @@ func (e *encoder) object(m map[string]any, path string, depth int) error {
 		e.raw("{}")
 		return nil
 	}
-	if err := e.enter(reflect.ValueOf(m).Pointer(), path, depth); err != nil {
+	if err := e.enter(reflect.ValueOf(m).Pointer(), depth); err != nil {
 		return err
 	}
 	defer e.leave()
+	if e.checkOnly {
+		for k, v := range m {
+			e.path = append(e.path, pathElem{key: k, isKey: true})
+			if err := e.value(v, depth+1); err != nil {
+				return err
+			}
+			e.path = e.path[:len(e.path)-1]
+		}
+		return nil
+	}
 	keys := SortedKeys(m)
 	e.raw("{")
 	for i, k := range keys {
@@ -247,16 +286,18 @@ func (e *encoder) object(m map[string]any, path string, depth int) error {
 			e.buf = AppendString(e.buf, k, e.st.ASCII)
 		}
 		e.keySep()
-		if err := e.value(m[k], childKey(path, k), depth+1); err != nil {
+		e.path = append(e.path, pathElem{key: k, isKey: true})
+		if err := e.value(m[k], depth+1); err != nil {
 			return err
 		}
+		e.path = e.path[:len(e.path)-1]
 	}
 	e.newline(depth)
 	e.raw("}")
 	return nil
 }
 
-func (e *encoder) ordered(o Ordered, path string, depth int) error {
+func (e *encoder) ordered(o Ordered, depth int) error {
 	if len(o) == 0 {
 		e.raw("{}")
 		return nil
@@ -275,21 +316,23 @@ func (e *encoder) ordered(o Ordered, path string, depth int) error {
 			e.buf = AppendString(e.buf, kv.Key, e.st.ASCII)
 		}
 		e.keySep()
-		if err := e.value(kv.Value, childKey(path, kv.Key), depth+1); err != nil {
+		e.path = append(e.path, pathElem{key: kv.Key, isKey: true})
+		if err := e.value(kv.Value, depth+1); err != nil {
 			return err
 		}
+		e.path = e.path[:len(e.path)-1]
 	}
 	e.newline(depth)
 	e.raw("}")
 	return nil
 }
 
-func (e *encoder) array(a []any, path string, depth int) error {
+func (e *encoder) array(a []any, depth int) error {
 	if len(a) == 0 {
 		e.raw("[]")
 		return nil
 	}
-	if err := e.enter(reflect.ValueOf(a).Pointer(), path, depth); err != nil {
+	if err := e.enter(reflect.ValueOf(a).Pointer(), depth); err != nil {
 		return err
 	}
 	defer e.leave()
@@ -299,9 +342,11 @@ func (e *encoder) array(a []any, path string, depth int) error {
 			e.itemSep()
 		}
 		e.newline(depth + 1)
-		if err := e.value(v, childIndex(path, i), depth+1); err != nil {
+		e.path = append(e.path, pathElem{index: i})
+		if err := e.value(v, depth+1); err != nil {
 			return err
 		}
+		e.path = e.path[:len(e.path)-1]
 	}
 	e.newline(depth)
 	e.raw("]")
@@ -310,39 +355,30 @@ func (e *encoder) array(a []any, path string, depth int) error {
 
 // foreign handles Go values outside the generic tree by converting them
 // with encoding/json, after refusing the kinds that can never be JSON.
-func (e *encoder) foreign(v any, path string, depth int) error {
+func (e *encoder) foreign(v any, depth int) error {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Func, reflect.Chan, reflect.UnsafePointer, reflect.Complex64, reflect.Complex128:
-		return &Error{Path: path, Reason: fmt.Sprintf("a Go %s cannot be stored", rv.Kind())}
+		return &Error{Path: e.pathString(), Reason: fmt.Sprintf("a Go %s cannot be stored", rv.Kind())}
 	case reflect.Pointer:
 		if rv.IsNil() {
 			e.raw("null")
 			return nil
 		}
-		return e.value(rv.Elem().Interface(), path, depth)
+		return e.value(rv.Elem().Interface(), depth)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return &Error{Path: path, Reason: fmt.Sprintf("%T: %v", v, err)}
+		return &Error{Path: e.pathString(), Reason: fmt.Sprintf("%T: %v", v, err)}
 	}
 	t, err := Decode(b)
 	if err != nil {
-		return &Error{Path: path, Reason: fmt.Sprintf("%T: %v", v, err)}
+		return &Error{Path: e.pathString(), Reason: fmt.Sprintf("%T: %v", v, err)}
 	}
-	return e.value(t, path, depth)
+	return e.value(t, depth)
 }
 
-func childKey(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
-}
 
-func childIndex(path string, i int) string {
-	return path + "[" + strconv.Itoa(i) + "]"
-}
 
 // SortedKeys returns the keys of m in code-point order (the order of
 // Python's sort_keys for str keys).
