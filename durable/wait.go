@@ -27,7 +27,10 @@ func (w *WaitState) Clone() *WaitState {
 	}
 	c := *w
 	if w.Choices != nil {
-		c.Choices = append([]string(nil), w.Choices...)
+		// make+copy, not append to nil: an empty non-nil list ([]) must
+		// stay distinct from null.
+		c.Choices = make([]string, len(w.Choices))
+		copy(c.Choices, w.Choices)
 	}
 	c.Details = pyjson.CloneObject(w.Details)
 	return &c

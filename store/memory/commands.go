@@ -26,11 +26,8 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	if cp.Payload == nil {
 		cp.Payload = map[string]any{}
 	}
-	var last int64
-	if n := len(s.commands); n > 0 {
-		last = s.commands[n-1].Seq
-	}
-	cp.Seq = last + 1
+	s.cmdSeq++
+	cp.Seq = s.cmdSeq
 	c.Seq = cp.Seq
 	s.commands = append(s.commands, &cp)
 	s.cmdByID[cp.CommandID] = cp.Seq

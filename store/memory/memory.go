@@ -25,6 +25,7 @@ type Store struct {
 	ledgers  map[string][]*durable.StepRecord
 	due      dueIndex
 	commands []*durable.CommandRecord
+	cmdSeq   int64 // last command seq issued; never reused, even after deletes
 	cmdByID  map[string]int64
 	cursors  map[string]int64
 	claims   map[string]claim
@@ -159,14 +160,14 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 // RunListChildren implements store.RunStore.
 func (s *Store) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
 	s.mu.RLock()
-	var es []*entry
+	var es []entry // copies: e.run is replaced by commits, read it under the lock
 	for _, e := range s.runs {
 		if e.run.ParentRunID == parentID && (status == "" || e.run.Status == status) {
-			es = append(es, e)
+			es = append(es, *e)
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(es, func(a, b *entry) int { return cmp.Compare(a.order, b.order) })
+	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.order, b.order) })
 	out := make([]*durable.RunState, len(es))
 	for i, e := range es {
 		out[i] = e.run.Clone()

@@ -1,0 +1,177 @@
+package snapshot
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// JSONStore keeps one <dir>/snapshot_<id>.json file per snapshot (indent
+// 2, non-ASCII raw), the layout of the Python JsonSnapshotStore. Unlike
+// Python, which writes the file in place, Save writes a synced temp file
+// and renames it over the target, so a crash never leaves a half-written
+// snapshot.
+type JSONStore struct {
+	// NowFunc is the clock for CreatedAt/UpdatedAt; nil means time.Now.
+	NowFunc func() time.Time
+
+	dir string
+}
+
+var _ Store = (*JSONStore)(nil)
+
+// NewJSON returns a store over dir, created (with parents) when missing.
+func NewJSON(dir string) (*JSONStore, error) {
+	if dir == "" {
+		return nil, errors.New("snapshot: dir is required")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("snapshot: creating dir: %w", err)
+	}
+	return &JSONStore{dir: dir}, nil
+}
+
+// path returns the file of a snapshot, refusing ids that would escape the
+// directory.
+func (j *JSONStore) path(id string) (string, error) {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\\\x00") {
+		return "", fmt.Errorf("snapshot: invalid snapshot id %q", id)
+	}
+	return filepath.Join(j.dir, "snapshot_"+id+".json"), nil
+}
+
+// Save implements Store.
+func (j *JSONStore) Save(ctx context.Context, s *durable.Snapshot) error {
+	if err := prepare(s, j.NowFunc); err != nil {
+		return err
+	}
+	path, err := j.path(s.SnapshotID)
+	if err != nil {
+		return err
+	}
+	data, err := pyjson.Marshal(s.JSONValue(), pyjson.Pretty)
+	if err != nil {
+		return fmt.Errorf("snapshot: encoding %s: %w", s.SnapshotID, err)
+	}
+	if err := writeAtomic(path, data); err != nil {
+		return fmt.Errorf("snapshot: saving %s: %w", s.SnapshotID, err)
+	}
+	return nil
+}
+
+// Load implements Store. A file that exists but cannot be decoded is an
+// error naming it, not store.ErrNotFound.
+func (j *JSONStore) Load(ctx context.Context, id string) (*durable.Snapshot, error) {
+	path, err := j.path(id)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", id, store.ErrNotFound)
+	}
+	s, err := readSnapshot(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("snapshot %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: loading %s: %w", id, err)
+	}
+	return s, nil
+}
+
+func readSnapshot(path string) (*durable.Snapshot, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := pyjson.DecodeObject(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	s, err := durable.SnapshotFromJSON(m)
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	if s.Tags == nil {
+		s.Tags = []string{}
+	}
+	return s, nil
+}
+
+// Delete implements Store.
+func (j *JSONStore) Delete(ctx context.Context, id string) (bool, error) {
+	path, err := j.path(id)
+	if err != nil {
+		return false, nil
+	}
+	err = os.Remove(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("snapshot: deleting %s: %w", id, err)
+	}
+	return true, nil
+}
+
+// List implements Store by reading every snapshot file; unreadable files
+// are skipped.
+func (j *JSONStore) List(ctx context.Context, p ListParams) ([]*durable.Snapshot, error) {
+	paths, err := filepath.Glob(filepath.Join(j.dir, "snapshot_*.json"))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: listing: %w", err)
+	}
+	var out []*durable.Snapshot
+	for _, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s, err := readSnapshot(path)
+		if err != nil {
+			continue
+		}
+		if p.Matches(s) {
+			out = append(out, s)
+		}
+	}
+	return sortAndLimit(out, p.Limit), nil
+}
+
+// writeAtomic writes data to <path>.<32 hex>.tmp, syncs it and renames it
+// over path; the temp file is removed on error.
+func writeAtomic(path string, data []byte) (err error) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	tmp := path + "." + hex.EncodeToString(b[:]) + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating temp file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", tmp, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", tmp, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("renaming %s: %w", tmp, err)
+	}
+	return nil
+}

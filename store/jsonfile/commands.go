@@ -1,0 +1,318 @@
+package jsonfile
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// commandsFile is the command inbox of the Python gateway.
+const commandsFile = "commands.jsonl"
+
+// commandLog is the in-memory image of commands.jsonl: the records in seq
+// order, the id→seq index and the seq counter.
+type commandLog struct {
+	mu      sync.Mutex
+	records []*durable.CommandRecord
+	byID    map[string]int64
+	// lastSeq is the highest seq issued, found in the file or in a saved
+	// cursor; a seq is never issued twice, even after deletes.
+	lastSeq int64
+	tailNL  bool
+}
+
+func (s *Store) commandsPath() string { return filepath.Join(s.dir, commandsFile) }
+
+func (s *Store) cursorPath(consumer string) string {
+	if consumer == store.DefaultConsumer {
+		return filepath.Join(s.dir, "commands_cursor.json")
+	}
+	return filepath.Join(s.dir, "commands_cursor_"+consumer+".json")
+}
+
+// loadCommands rebuilds the command log from commands.jsonl and raises the
+// counter to the highest saved cursor.
+func (s *Store) loadCommands() error {
+	c := &s.cmd
+	c.byID = map[string]int64{}
+	path := s.commandsPath()
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("jsonfile: reading %s: %w", path, err)
+	}
+	c.tailNL = len(data) == 0 || data[len(data)-1] == '\n'
+	s.walkLedger(path, data, 0, 0, func(_, off int64, m map[string]any) bool {
+		rec, err := durable.CommandFromJSON(m)
+		switch {
+		case err != nil:
+			s.log.Warn("skipping undecodable command", "file", path, "offset", off, "err", err)
+		case rec.Seq <= 0:
+			s.log.Warn("skipping command without a seq", "file", path, "command_id", rec.CommandID)
+		case c.byID[rec.CommandID] != 0:
+			s.log.Warn("skipping duplicate command", "file", path, "command_id", rec.CommandID, "seq", rec.Seq)
+		default:
+			c.records = append(c.records, rec)
+			c.byID[rec.CommandID] = rec.Seq
+			c.lastSeq = max(c.lastSeq, rec.Seq)
+		}
+		return true
+	})
+	slices.SortStableFunc(c.records, func(a, b *durable.CommandRecord) int { return cmp.Compare(a.Seq, b.Seq) })
+	cursors, err := filepath.Glob(filepath.Join(s.dir, "commands_cursor*.json"))
+	if err != nil {
+		return fmt.Errorf("jsonfile: listing cursor files: %w", err)
+	}
+	for _, p := range cursors {
+		if n, ok := s.readCursor(p); ok {
+			c.lastSeq = max(c.lastSeq, n)
+		}
+	}
+	return nil
+}
+
+func cloneCommand(c *durable.CommandRecord) *durable.CommandRecord {
+	cp := *c
+	cp.Payload = pyjson.CloneObject(c.Payload)
+	if cp.Payload == nil {
+		cp.Payload = map[string]any{}
+	}
+	return &cp
+}
+
+func commandLine(c *durable.CommandRecord) ([]byte, error) {
+	b, err := pyjson.Append(nil, c.JSONValue(), pyjson.Line, "command")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// CommandAppend implements store.CommandStore. run_id and type are
+// required and the payload must be JSON; an empty ts is set to now.
+func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
+	if c.RunID == "" || c.Type == "" {
+		return durable.CommandAppendResult{}, errors.New("jsonfile: command append: run_id and type are required")
+	}
+	if err := pyjson.Check(c.Payload, "payload"); err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
+	}
+	if err := s.checkOpen(); err != nil {
+		return durable.CommandAppendResult{}, err
+	}
+	l := &s.cmd
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.CommandID == "" {
+		c.CommandID = randomHex()
+	}
+	if seq, ok := l.byID[c.CommandID]; ok {
+		return durable.CommandAppendResult{Duplicate: true, Seq: seq}, nil
+	}
+	rec := cloneCommand(c)
+	if rec.TS.IsZero() {
+		rec.TS = nowTime()
+	}
+	rec.Seq = l.lastSeq + 1
+	line, err := commandLine(rec)
+	if err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
+	}
+	if !l.tailNL {
+		line = append([]byte{'\n'}, line...)
+	}
+	if err := s.appendFile(s.commandsPath(), line); err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
+	}
+	l.tailNL = true
+	l.lastSeq = rec.Seq
+	l.records = append(l.records, rec)
+	l.byID[rec.CommandID] = rec.Seq
+	c.Seq = rec.Seq
+	return durable.CommandAppendResult{Accepted: true, Seq: rec.Seq}, nil
+}
+
+// appendFile appends data to path in one write, synced unless NoSync.
+func (s *Store) appendFile(path string, data []byte) error {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	n, err := f.Write(data)
+	if err == nil && n < len(data) {
+		err = io.ErrShortWrite
+	}
+	if err == nil && !s.noSync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("appending to %s: %w", path, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		return s.syncDir()
+	}
+	return nil
+}
+
+// CommandListAfter implements store.CommandStore; limit <= 0 means 1000.
+func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([]*durable.CommandRecord, int64, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, after, err
+	}
+	if limit <= 0 {
+		limit = 1000
+	}
+	l := &s.cmd
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(l.records, after+1, func(c *durable.CommandRecord, seq int64) int {
+		return cmp.Compare(c.Seq, seq)
+	})
+	var out []*durable.CommandRecord
+	next := after
+	for _, c := range l.records[i:] {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, cloneCommand(c))
+		next = c.Seq
+	}
+	return out, next, nil
+}
+
+// CommandLastSeq implements store.CommandStore: the highest stored seq.
+func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	l := &s.cmd
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.records); n > 0 {
+		return l.records[n-1].Seq, nil
+	}
+	return 0, nil
+}
+
+// CommandDeleteByRun implements store.CommandStore by rewriting
+// commands.jsonl atomically without the run's commands.
+func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	l := &s.cmd
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var kept []*durable.CommandRecord
+	var buf []byte
+	for _, c := range l.records {
+		if c.RunID == runID {
+			continue
+		}
+		kept = append(kept, c)
+		line, err := commandLine(c)
+		if err != nil {
+			return 0, fmt.Errorf("jsonfile: command delete: %w", err)
+		}
+		buf = append(buf, line...)
+	}
+	n := len(l.records) - len(kept)
+	if n == 0 {
+		return 0, nil
+	}
+	if err := s.writeAtomic(s.commandsPath(), buf); err != nil {
+		return 0, fmt.Errorf("jsonfile: command delete: %w", err)
+	}
+	for _, c := range l.records {
+		if c.RunID == runID {
+			delete(l.byID, c.CommandID)
+		}
+	}
+	l.records = kept
+	l.tailNL = true
+	return n, nil
+}
+
+// readCursor reads a cursor file; a missing or unreadable file is (0,
+// false).
+func (s *Store) readCursor(path string) (int64, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("unreadable cursor file", "file", path, "err", err)
+		}
+		return 0, false
+	}
+	m, err := pyjson.DecodeObject(data)
+	if err != nil {
+		s.log.Warn("unreadable cursor file", "file", path, "err", err)
+		return 0, false
+	}
+	num, ok := m["cursor"].(json.Number)
+	if !ok {
+		s.log.Warn("cursor file without a cursor", "file", path)
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(string(num), 10, 64); err == nil {
+		return n, true
+	}
+	if f, err := num.Float64(); err == nil {
+		return int64(f), true
+	}
+	return 0, false
+}
+
+// CursorLoad implements store.CommandStore: 0 when the consumer's cursor
+// file is missing or unreadable.
+func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) {
+	if err := checkID("consumer", consumer); err != nil {
+		return 0, err
+	}
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	n, _ := s.readCursor(s.cursorPath(consumer))
+	return n, nil
+}
+
+// CursorSave implements store.CommandStore, writing {"cursor", "updated_at"}
+// (indent 2) through a temp file and a rename.
+func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) error {
+	if err := checkID("consumer", consumer); err != nil {
+		return err
+	}
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	data, err := pyjson.Marshal(pyjson.Ordered{
+		{Key: "cursor", Value: cursor},
+		{Key: "updated_at", Value: nowTime().String()},
+	}, pyjson.Pretty)
+	if err != nil {
+		return fmt.Errorf("jsonfile: encoding cursor: %w", err)
+	}
+	l := &s.cmd
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := s.writeAtomic(s.cursorPath(consumer), data); err != nil {
+		return fmt.Errorf("jsonfile: saving cursor %s: %w", consumer, err)
+	}
+	l.lastSeq = max(l.lastSeq, cursor)
+	return nil
+}

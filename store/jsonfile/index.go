@@ -1,0 +1,213 @@
+package jsonfile
+
+import (
+	"cmp"
+	"container/heap"
+	"slices"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// runMeta is what the store keeps in memory for every run: the indexed
+// fields (a RunState without vars or output, which store.RunListParams
+// filters and store.IndexRow read), the sanitised lifecycle and the
+// version.
+type runMeta struct {
+	stub      *durable.RunState
+	lifecycle map[string]any
+	version   int64
+}
+
+func newMeta(r *durable.RunState, version int64) *runMeta {
+	stub := &durable.RunState{
+		RunID: r.RunID, WorkflowID: r.WorkflowID, Status: r.Status, CurrentNode: r.CurrentNode,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		ActorID: r.ActorID, SessionID: r.SessionID, ParentRunID: r.ParentRunID,
+	}
+	if w := r.Waiting; w != nil {
+		stub.Waiting = &durable.WaitState{Reason: w.Reason, WaitKey: w.WaitKey, Until: w.Until}
+	}
+	return &runMeta{stub: stub, lifecycle: store.RunLifecycle(r.Vars), version: version}
+}
+
+// cachedRun is the last state read or written for a run, valid while the
+// file keeps the same modification time and size.
+type cachedRun struct {
+	mtime time.Time
+	size  int64
+	run   *durable.RunState
+}
+
+// runIndex holds the lookup structures the queries use instead of
+// scanning run files.
+type runIndex struct {
+	byStatus  map[durable.RunStatus]map[string]struct{}
+	byWaitKey map[string]map[string]struct{}
+	children  map[string]map[string]struct{}
+	due       dueIndex
+}
+
+func newRunIndex() runIndex {
+	return runIndex{
+		byStatus:  map[durable.RunStatus]map[string]struct{}{},
+		byWaitKey: map[string]map[string]struct{}{},
+		children:  map[string]map[string]struct{}{},
+		due:       dueIndex{pos: map[string]int{}},
+	}
+}
+
+func addTo[K comparable](m map[K]map[string]struct{}, k K, id string) {
+	set := m[k]
+	if set == nil {
+		set = map[string]struct{}{}
+		m[k] = set
+	}
+	set[id] = struct{}{}
+}
+
+func removeFrom[K comparable](m map[K]map[string]struct{}, k K, id string) {
+	if set := m[k]; set != nil {
+		delete(set, id)
+		if len(set) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// setLocked replaces the index entries of a run (old may be nil for a new
+// run, m nil for a deleted one). The caller holds s.mu.
+func (s *Store) setLocked(id string, m *runMeta) {
+	if old := s.runs[id]; old != nil {
+		removeFrom(s.idx.byStatus, old.stub.Status, id)
+		if w := old.stub.Waiting; w != nil && w.WaitKey != "" {
+			removeFrom(s.idx.byWaitKey, w.WaitKey, id)
+		}
+		if p := old.stub.ParentRunID; p != "" {
+			removeFrom(s.idx.children, p, id)
+		}
+		s.idx.due.remove(id)
+	}
+	if m == nil {
+		delete(s.runs, id)
+		delete(s.cache, id)
+		return
+	}
+	s.runs[id] = m
+	addTo(s.idx.byStatus, m.stub.Status, id)
+	if w := m.stub.Waiting; w != nil && w.WaitKey != "" {
+		addTo(s.idx.byWaitKey, w.WaitKey, id)
+	}
+	if p := m.stub.ParentRunID; p != "" {
+		addTo(s.idx.children, p, id)
+	}
+	if until, ok := store.Deadline(m.stub); ok {
+		s.idx.due.set(id, until)
+	}
+}
+
+// candidatesLocked returns the metas that may match p, using the most
+// selective index available. The caller holds s.mu and still filters
+// with p.Matches.
+func (s *Store) candidatesLocked(p *store.RunListParams) []*runMeta {
+	var out []*runMeta
+	addSet := func(set map[string]struct{}) {
+		for id := range set {
+			if m := s.runs[id]; m != nil {
+				out = append(out, m)
+			}
+		}
+	}
+	switch {
+	case len(p.WaitKeys) > 0:
+		for _, k := range slices.Compact(slices.Sorted(slices.Values(p.WaitKeys))) {
+			addSet(s.idx.byWaitKey[k])
+		}
+	case p.ParentID != "":
+		addSet(s.idx.children[p.ParentID])
+	case p.Status != "":
+		addSet(s.idx.byStatus[p.Status])
+	default:
+		for _, m := range s.runs {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// dueIndex is a min-heap of wait deadlines with positions by run id.
+type dueIndex struct {
+	items []store.DueRun
+	pos   map[string]int
+}
+
+func (d *dueIndex) Len() int { return len(d.items) }
+func (d *dueIndex) Less(i, j int) bool {
+	return d.items[i].Until.Before(d.items[j].Until.Time)
+}
+func (d *dueIndex) Swap(i, j int) {
+	d.items[i], d.items[j] = d.items[j], d.items[i]
+	d.pos[d.items[i].RunID] = i
+	d.pos[d.items[j].RunID] = j
+}
+
+// Push implements heap.Interface.
+func (d *dueIndex) Push(x any) {
+	it := x.(store.DueRun)
+	d.pos[it.RunID] = len(d.items)
+	d.items = append(d.items, it)
+}
+
+// Pop implements heap.Interface.
+func (d *dueIndex) Pop() any {
+	it := d.items[len(d.items)-1]
+	d.items = d.items[:len(d.items)-1]
+	delete(d.pos, it.RunID)
+	return it
+}
+
+func (d *dueIndex) set(id string, until durable.Time) {
+	if i, ok := d.pos[id]; ok {
+		d.items[i].Until = until
+		heap.Fix(d, i)
+		return
+	}
+	heap.Push(d, store.DueRun{RunID: id, Until: until})
+}
+
+func (d *dueIndex) remove(id string) {
+	if i, ok := d.pos[id]; ok {
+		heap.Remove(d, i)
+	}
+}
+
+func (d *dueIndex) next() durable.Time {
+	if len(d.items) == 0 {
+		return durable.Time{}
+	}
+	return d.items[0].Until
+}
+
+// listDue returns up to limit entries due at now, earliest first, walking
+// only the part of the heap that is due.
+func (d *dueIndex) listDue(now time.Time, limit int) []store.DueRun {
+	var out []store.DueRun
+	stack := []int{0}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(d.items) || d.items[i].Until.After(now) {
+			continue
+		}
+		out = append(out, d.items[i])
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	slices.SortFunc(out, func(a, b store.DueRun) int {
+		if c := a.Until.Compare(b.Until.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.RunID, b.RunID)
+	})
+	return out[:min(len(out), limit)]
+}

@@ -1,0 +1,231 @@
+// Package jsonfile is a store.Store over the Python gateway's file layout,
+// so a data directory can be shared with (or migrated from) the Python
+// AbstractGateway:
+//
+//	<dir>/run_<run_id>.json          RunState, indent 2, non-ASCII raw, atomic temp+rename
+//	<dir>/ledger_<run_id>.jsonl      one StepRecord per line, appended with O_APPEND
+//	<dir>/commands.jsonl             one CommandRecord per line, including seq
+//	<dir>/commands_cursor.json       {"cursor": n, "updated_at": iso} of store.DefaultConsumer
+//	<dir>/commands_cursor_<c>.json   the cursor of any other consumer c
+//
+// Durability. Run files are written to run_<id>.json.<32 hex>.tmp in the
+// same directory, fsynced, renamed over the target and the directory is
+// fsynced; a failed write removes its temp file. Ledger appends write all
+// records of one call in a single write(2) on an O_APPEND descriptor, then
+// fsync. Config.NoSync skips every fsync (the Python store never syncs:
+// process-crash safe, not power-loss safe).
+//
+// Commit order. RunCommit appends the records first and writes the run
+// file second, so the ledger is never behind the state. The two writes are
+// not atomic together, so Store does not implement store.AtomicCommitter:
+// a crash between them leaves records whose state was never saved, which
+// the kernel's replay checks handle.
+//
+// One process owns a directory. Run versions (store optimistic
+// concurrency) are not part of the Python JSON, so they live in memory:
+// a run found on disk when the store opens is at version 1 and every
+// commit increments it. Indexes (status, wait keys, parent→children,
+// deadlines) and the command counter are also built once at open and kept
+// up to date by this process's writes; another process writing the same
+// directory is neither seen by the indexes nor serialised with.
+//
+// Tolerance. Unparsable run files are logged and treated as absent by list
+// queries, but RunGet and a create of the same id return an error naming
+// the file, so a corrupt file is never silently overwritten. Ledger lines
+// holding several concatenated records (racing writers) are recovered;
+// unreadable lines, including a torn final line, are skipped with a
+// warning and never hide the other records.
+package jsonfile
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Config configures a Store. The zero value of every field but Dir is a
+// usable default.
+type Config struct {
+	// Dir is the data directory, created (with parents) when missing.
+	// Required.
+	Dir string
+	// NoSync skips fsync of files and of the directory after writes.
+	// Default false: every write is synced before it returns.
+	NoSync bool
+	// Logger receives warnings about unreadable files and lines. Default:
+	// discard.
+	Logger *slog.Logger
+}
+
+// Store is the JSON-file store. It is safe for concurrent use by the
+// goroutines of one process; see the package documentation for the
+// one-process rule.
+type Store struct {
+	dir    string
+	noSync bool
+	log    *slog.Logger
+
+	// stripes serialise writes (and ledger reads) per run id; RunGet
+	// takes them shared.
+	stripes [64]sync.RWMutex
+
+	mu      sync.RWMutex // guards the fields below
+	closed  bool
+	runs    map[string]*runMeta
+	idx     runIndex
+	cache   map[string]*cachedRun
+	ledgers map[string]*ledgerState
+
+	cmd commandLog
+}
+
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.LedgerFinder = (*Store)(nil)
+)
+
+// New opens (creating if needed) the data directory, scans its run files
+// once to build the indexes and its command log to rebuild the command
+// counter.
+func New(cfg Config) (*Store, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("jsonfile: config: Dir is required")
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("jsonfile: resolving %s: %w", cfg.Dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("jsonfile: creating data dir: %w", err)
+	}
+	s := &Store{
+		dir:     dir,
+		noSync:  cfg.NoSync,
+		log:     cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).WithGroup("jsonfile"),
+		runs:    map[string]*runMeta{},
+		idx:     newRunIndex(),
+		cache:   map[string]*cachedRun{},
+		ledgers: map[string]*ledgerState{},
+	}
+	if err := s.loadRuns(); err != nil {
+		return nil, err
+	}
+	if err := s.loadCommands(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close marks the store closed; later calls fail. It holds no open files
+// between calls, so there is nothing else to release. Safe to call twice.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return nil
+}
+
+var errClosed = errors.New("jsonfile: store is closed")
+
+func (s *Store) checkOpen() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return errClosed
+	}
+	return nil
+}
+
+// stripe returns the lock serialising writes of one run.
+func (s *Store) stripe(runID string) *sync.RWMutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(runID))
+	return &s.stripes[h.Sum32()%uint32(len(s.stripes))]
+}
+
+// checkID refuses ids that would escape the directory or make an
+// unreadable file name.
+func checkID(kind, id string) error {
+	if id == "" {
+		return fmt.Errorf("jsonfile: %s id is required", kind)
+	}
+	if strings.ContainsAny(id, "/\\\x00") || id == "." || id == ".." {
+		return fmt.Errorf("jsonfile: invalid %s id %q", kind, id)
+	}
+	return nil
+}
+
+func (s *Store) runPath(id string) string    { return filepath.Join(s.dir, "run_"+id+".json") }
+func (s *Store) ledgerPath(id string) string { return filepath.Join(s.dir, "ledger_"+id+".jsonl") }
+
+// writeAtomic writes data to path through a temp file in the same
+// directory (<path>.<32 hex>.tmp), synced unless NoSync, renamed into
+// place; the temp file is removed on any error.
+func (s *Store) writeAtomic(path string, data []byte) (err error) {
+	tmp := path + "." + randomHex() + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating temp file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if !s.noSync {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("syncing %s: %w", tmp, err)
+		}
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", tmp, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("renaming %s: %w", tmp, err)
+	}
+	return s.syncDir()
+}
+
+// syncDir fsyncs the directory so a rename or a new file survives a power
+// loss (no-op with NoSync).
+func (s *Store) syncDir() error {
+	if s.noSync {
+		return nil
+	}
+	d, err := os.Open(s.dir)
+	if err != nil {
+		return fmt.Errorf("opening dir for sync: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
+		return fmt.Errorf("syncing dir: %w", err)
+	}
+	return nil
+}
+
+func randomHex() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// nowTime is the store's clock for the timestamps it fills in itself
+// (command ts, cursor updated_at).
+func nowTime() durable.Time { return durable.NewTime(time.Now()) }

@@ -1,0 +1,355 @@
+package jsonfile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// markEvery is the spacing, in records, of the offsets a ledger keeps so
+// that LedgerList(After) starts reading near the cursor.
+const markEvery = 64
+
+// ledgerState is what the store knows about a ledger file after one full
+// scan, kept up to date by its own appends. Guarded by the run's stripe.
+type ledgerState struct {
+	count  int64 // JSON objects in the file: the Seq of the last record
+	size   int64 // bytes of the file covered by count
+	marks  []mark
+	tailNL bool // the file is empty or ends with '\n'
+}
+
+// mark says that the line starting at byte off is preceded by seq records.
+type mark struct{ seq, off int64 }
+
+func (st *ledgerState) addMark(seq, off int64) {
+	if n := len(st.marks); n == 0 || seq-st.marks[n-1].seq >= markEvery {
+		st.marks = append(st.marks, mark{seq: seq, off: off})
+	}
+}
+
+// startFor returns the last mark at or before the record after seq.
+func (st *ledgerState) startFor(after int64) mark {
+	m := mark{}
+	for _, mk := range st.marks {
+		if mk.seq > after {
+			break
+		}
+		m = mk
+	}
+	return m
+}
+
+// ledgerLocked returns the state of a run's ledger, scanning the file on
+// first use. The caller holds the run's stripe exclusively.
+func (s *Store) ledgerLocked(runID string) (*ledgerState, error) {
+	s.mu.RLock()
+	st := s.ledgers[runID]
+	s.mu.RUnlock()
+	if st != nil {
+		return st, nil
+	}
+	st = &ledgerState{tailNL: true}
+	path := s.ledgerPath(runID)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	lastOff := int64(-1)
+	st.count = s.walkLedger(path, data, 0, 0, func(seq, off int64, _ map[string]any) bool {
+		if off != lastOff { // the first object of a line
+			st.addMark(seq-1, off)
+			lastOff = off
+		}
+		return true
+	})
+	st.size = int64(len(data))
+	st.tailNL = len(data) == 0 || data[len(data)-1] == '\n'
+	s.mu.Lock()
+	s.ledgers[runID] = st
+	s.mu.Unlock()
+	return st, nil
+}
+
+// forgetLedger drops the cached state so the next use rescans the file.
+func (s *Store) forgetLedger(runID string) {
+	s.mu.Lock()
+	delete(s.ledgers, runID)
+	s.mu.Unlock()
+}
+
+// walkLedger decodes the JSONL data that starts at byte off of the file,
+// preceded by seq records, calling fn with each object's seq and the
+// offset of its line until fn returns false. Blank lines are skipped;
+// a line holding several concatenated objects yields each of them; a line
+// that is not JSON (a torn final write, garbage) is logged and skipped.
+// It returns the seq of the last object seen.
+func (s *Store) walkLedger(path string, data []byte, off, seq int64, fn func(seq, off int64, m map[string]any) bool) int64 {
+	for len(data) > 0 {
+		line, next, final := data, len(data), true
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, next, final = data[:i], i+1, false
+		}
+		for _, m := range s.decodeLine(path, line, off, final) {
+			seq++
+			if !fn(seq, off, m) {
+				return seq
+			}
+		}
+		data = data[next:]
+		off += int64(next)
+	}
+	return seq
+}
+
+// decodeLine decodes the objects of one JSONL line.
+func (s *Store) decodeLine(path string, line []byte, off int64, final bool) []map[string]any {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	if m, err := pyjson.DecodeObject(line); err == nil {
+		return []map[string]any{m}
+	}
+	vals, err := pyjson.DecodeStream(line)
+	var out []map[string]any
+	for _, v := range vals {
+		if m, ok := v.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	switch {
+	case err != nil && final:
+		s.log.Warn("skipping torn final line", "file", path, "offset", off, "recovered", len(out), "err", err)
+	case err != nil:
+		s.log.Warn("skipping unreadable line", "file", path, "offset", off, "recovered", len(out), "err", err)
+	case len(out) > 1:
+		s.log.Warn("recovered concatenated records", "file", path, "offset", off, "records", len(out))
+	case len(out) < len(vals):
+		s.log.Warn("skipping non-object JSON values", "file", path, "offset", off)
+	}
+	return out
+}
+
+// appendRecordsLocked appends records to a run's ledger in one write and
+// sets their Seq. The caller holds the run's stripe exclusively.
+func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord) error {
+	var buf []byte
+	starts := make([]int, len(records))
+	for i, r := range records {
+		starts[i] = len(buf)
+		var err error
+		if buf, err = pyjson.Append(buf, r.JSONValue(true), pyjson.Line, "record"); err != nil {
+			return fmt.Errorf("encoding ledger record %d: %w", i, err)
+		}
+		buf = append(buf, '\n')
+	}
+	st, err := s.ledgerLocked(runID)
+	if err != nil {
+		return err
+	}
+	prefix := 0
+	if !st.tailNL {
+		// Terminate a torn final line so it cannot swallow our first record.
+		buf = append([]byte{'\n'}, buf...)
+		prefix = 1
+	}
+	path := s.ledgerPath(runID)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	n, err := f.Write(buf)
+	if err == nil && n < len(buf) {
+		err = io.ErrShortWrite
+	}
+	if err == nil && !s.noSync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.forgetLedger(runID)
+		return fmt.Errorf("appending to %s: %w", path, err)
+	}
+	if st.size == 0 {
+		// A new file: make its directory entry durable too.
+		if err := s.syncDir(); err != nil {
+			return err
+		}
+	}
+	for i, r := range records {
+		seq := st.count + int64(i) + 1
+		st.addMark(seq-1, st.size+int64(prefix+starts[i]))
+		r.Seq = seq
+	}
+	st.count += int64(len(records))
+	st.size += int64(len(buf))
+	st.tailNL = true
+	return nil
+}
+
+// LedgerAppend implements store.LedgerStore.
+func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
+	if err := checkID("run", runID); err != nil {
+		return fmt.Errorf("jsonfile: ledger append: %w", err)
+	}
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	lk := s.stripe(runID)
+	lk.Lock()
+	defer lk.Unlock()
+	if err := s.appendRecordsLocked(runID, records); err != nil {
+		return fmt.Errorf("jsonfile: ledger append %s: %w", runID, err)
+	}
+	return nil
+}
+
+// readLedger reads the part of a run's ledger file after the record
+// seq 'after' and calls fn for every record from there, in order. The
+// caller holds the run's stripe exclusively.
+func (s *Store) readLedger(runID string, after int64, fn func(seq int64, m map[string]any) bool) error {
+	st, err := s.ledgerLocked(runID)
+	if err != nil {
+		return err
+	}
+	if after >= st.count {
+		return nil
+	}
+	start := st.startFor(max(after, 0))
+	path := s.ledgerPath(runID)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.forgetLedger(runID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer f.Close()
+	data := make([]byte, st.size-start.off)
+	if _, err := f.ReadAt(data, start.off); err != nil {
+		s.forgetLedger(runID)
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	s.walkLedger(path, data, start.off, start.seq, func(seq, _ int64, m map[string]any) bool {
+		if seq <= after {
+			return true
+		}
+		return fn(seq, m)
+	})
+	return nil
+}
+
+// LedgerList implements store.LedgerStore. Seq is the position of the
+// record among the JSON objects of the file.
+func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if checkID("run", p.RunID) != nil {
+		return nil, nil
+	}
+	lk := s.stripe(p.RunID)
+	lk.Lock()
+	defer lk.Unlock()
+	var out []*durable.StepRecord
+	err := s.readLedger(p.RunID, p.After, func(seq int64, m map[string]any) bool {
+		r, err := durable.RecordFromJSON(m)
+		if err != nil {
+			s.log.Warn("skipping undecodable ledger record", "run_id", p.RunID, "seq", seq, "err", err)
+			return true
+		}
+		r.Seq = seq
+		out = append(out, r)
+		return p.Limit <= 0 || len(out) < p.Limit
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jsonfile: ledger list %s: %w", p.RunID, err)
+	}
+	return out, nil
+}
+
+// LedgerCount implements store.LedgerStore: the number of JSON objects in
+// the file (Python counts non-blank lines; the two differ only on lines
+// holding concatenated or torn records).
+func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	if checkID("run", runID) != nil {
+		return 0, nil
+	}
+	lk := s.stripe(runID)
+	lk.Lock()
+	defer lk.Unlock()
+	st, err := s.ledgerLocked(runID)
+	if err != nil {
+		return 0, fmt.Errorf("jsonfile: ledger count %s: %w", runID, err)
+	}
+	return st.count, nil
+}
+
+// LedgerDelete implements store.LedgerStore by removing the file.
+func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	if checkID("run", runID) != nil {
+		return 0, nil
+	}
+	lk := s.stripe(runID)
+	lk.Lock()
+	defer lk.Unlock()
+	st, err := s.ledgerLocked(runID)
+	if err != nil {
+		return 0, fmt.Errorf("jsonfile: ledger delete %s: %w", runID, err)
+	}
+	if err := os.Remove(s.ledgerPath(runID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("jsonfile: ledger delete %s: %w", runID, err)
+	}
+	s.forgetLedger(runID)
+	return st.count, nil
+}
+
+// LedgerFindCompleted implements store.LedgerFinder by scanning the file.
+func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if checkID("run", runID) != nil || key == "" {
+		return nil, nil
+	}
+	lk := s.stripe(runID)
+	lk.Lock()
+	defer lk.Unlock()
+	var found *durable.StepRecord
+	var decodeErr error
+	err := s.readLedger(runID, 0, func(seq int64, m map[string]any) bool {
+		if m["status"] != string(durable.StepCompleted) || m["idempotency_key"] != key {
+			return true
+		}
+		found, decodeErr = durable.RecordFromJSON(m)
+		if found != nil {
+			found.Seq = seq
+		}
+		return false
+	})
+	if err = errors.Join(err, decodeErr); err != nil {
+		return nil, fmt.Errorf("jsonfile: ledger find %s: %w", runID, err)
+	}
+	return found, nil
+}

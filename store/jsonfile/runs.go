@@ -1,0 +1,315 @@
+package jsonfile
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// loadRuns scans run_*.json once and builds the indexes. Unreadable files
+// are logged and left out.
+func (s *Store) loadRuns() error {
+	paths, err := filepath.Glob(filepath.Join(s.dir, "run_*.json"))
+	if err != nil {
+		return fmt.Errorf("jsonfile: listing run files: %w", err)
+	}
+	for _, path := range paths {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "run_"), ".json")
+		r, err := s.readRunFile(id, path)
+		if err != nil {
+			s.log.Warn("skipping unreadable run file", "file", path, "err", err)
+			continue
+		}
+		s.setLocked(id, newMeta(r, 1))
+	}
+	return nil
+}
+
+// readRunFile reads and decodes a run file; its run_id must match id.
+func (s *Store) readRunFile(id, path string) (*durable.RunState, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := durable.UnmarshalRun(data)
+	if err != nil {
+		return nil, err
+	}
+	if r.RunID != id {
+		return nil, fmt.Errorf("run_id %q does not match the file name", r.RunID)
+	}
+	return r, nil
+}
+
+// RunCommit implements store.RunStore: the records are appended to the
+// ledger first, then the run file is replaced atomically.
+func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run == nil {
+		return errors.New("jsonfile: commit: run is required")
+	}
+	id := p.Run.RunID
+	if err := checkID("run", id); err != nil {
+		return err
+	}
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	lk := s.stripe(id)
+	lk.Lock()
+	defer lk.Unlock()
+
+	s.mu.RLock()
+	cur := s.runs[id]
+	s.mu.RUnlock()
+	path := s.runPath(id)
+	switch {
+	case p.Create && cur != nil:
+		return fmt.Errorf("jsonfile: creating run %s: %w", id, store.ErrAlreadyExists)
+	case p.Create:
+		if _, err := os.Lstat(path); err == nil {
+			// Unreadable at open (or written by another process since):
+			// never overwrite it.
+			return fmt.Errorf("jsonfile: creating run %s: %s exists but was not loaded (unreadable?): %w", id, path, store.ErrAlreadyExists)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("jsonfile: creating run %s: %w", id, err)
+		}
+	case cur == nil:
+		if _, err := os.Lstat(path); err == nil {
+			return fmt.Errorf("jsonfile: committing run %s: %s exists but was not loaded (unreadable?)", id, path)
+		}
+		return fmt.Errorf("jsonfile: committing run %s: %w", id, store.ErrNotFound)
+	case cur.version != p.Run.Version:
+		return fmt.Errorf("jsonfile: committing run %s at version %d (stored %d): %w",
+			id, p.Run.Version, cur.version, store.ErrConflict)
+	}
+
+	data, err := durable.MarshalRun(p.Run, pyjson.Pretty)
+	if err != nil {
+		return fmt.Errorf("jsonfile: encoding run %s: %w", id, err)
+	}
+	if len(p.Records) > 0 {
+		if err := s.appendRecordsLocked(id, p.Records); err != nil {
+			return fmt.Errorf("jsonfile: committing run %s: %w", id, err)
+		}
+	}
+	if err := s.writeAtomic(path, data); err != nil {
+		return fmt.Errorf("jsonfile: saving run %s: %w", id, err)
+	}
+	p.Run.Version++
+	saved := p.Run.Clone()
+	c := &cachedRun{run: saved, size: -1}
+	if fi, err := os.Stat(path); err == nil {
+		c.mtime, c.size = fi.ModTime(), fi.Size()
+	}
+	s.mu.Lock()
+	s.setLocked(id, newMeta(saved, saved.Version))
+	s.cache[id] = c
+	s.mu.Unlock()
+	return nil
+}
+
+// RunGet implements store.RunStore. A run file that exists but cannot be
+// decoded is an error naming the file, not store.ErrNotFound.
+func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if checkID("run", runID) != nil {
+		return nil, fmt.Errorf("jsonfile: run %q: %w", runID, store.ErrNotFound)
+	}
+	lk := s.stripe(runID)
+	lk.RLock()
+	defer lk.RUnlock()
+	r, err := s.loadRunLocked(runID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Clone(), nil
+}
+
+// loadRunLocked returns the current state of a run (shared: the caller
+// clones it) with its version. The caller holds the run's stripe.
+func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
+	path := s.runPath(id)
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("jsonfile: run %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jsonfile: run %s: %w", id, err)
+	}
+	s.mu.RLock()
+	meta, c := s.runs[id], s.cache[id]
+	s.mu.RUnlock()
+	if meta != nil && c != nil && c.mtime.Equal(fi.ModTime()) && c.size == fi.Size() {
+		return c.run, nil
+	}
+	r, err := s.readRunFile(id, path)
+	if err != nil {
+		return nil, fmt.Errorf("jsonfile: reading run %s: %s is unreadable: %w", id, path, err)
+	}
+	s.mu.Lock()
+	if meta = s.runs[id]; meta == nil {
+		// Written by someone else since open: adopt it at version 1.
+		meta = newMeta(r, 1)
+		s.setLocked(id, meta)
+	}
+	r.Version = meta.version
+	s.cache[id] = &cachedRun{mtime: fi.ModTime(), size: fi.Size(), run: r}
+	s.mu.Unlock()
+	return r, nil
+}
+
+// loadMany loads the full states of metas (already filtered, sorted and
+// limited), skipping runs deleted or made unreadable meanwhile.
+func (s *Store) loadMany(metas []*runMeta) []*durable.RunState {
+	out := make([]*durable.RunState, 0, len(metas))
+	for _, m := range metas {
+		id := m.stub.RunID
+		lk := s.stripe(id)
+		lk.RLock()
+		r, err := s.loadRunLocked(id)
+		lk.RUnlock()
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				s.log.Warn("skipping unreadable run", "run_id", id, "err", err)
+			}
+			continue
+		}
+		out = append(out, r.Clone())
+	}
+	return out
+}
+
+func byUpdatedDesc(a, b *runMeta) int {
+	if c := b.stub.UpdatedAt.Compare(a.stub.UpdatedAt.Time); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.stub.RunID, a.stub.RunID)
+}
+
+// RunList implements store.RunStore from the in-memory indexes; only the
+// returned runs are read from disk (or the cache).
+func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	var metas []*runMeta
+	for _, m := range s.candidatesLocked(p) {
+		if p.Matches(m.stub) {
+			metas = append(metas, m)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(metas, byUpdatedDesc)
+	return s.loadMany(metas[:min(len(metas), store.EffectiveLimit(p.Limit))]), nil
+}
+
+// RunListDue implements store.RunStore from the deadline index.
+func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.idx.due.listDue(p.Now, store.EffectiveLimit(p.Limit)), nil
+}
+
+// RunNextDue implements store.RunStore.
+func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
+	if err := s.checkOpen(); err != nil {
+		return durable.Time{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.idx.due.next(), nil
+}
+
+// RunListChildren implements store.RunStore from the parent index, oldest
+// first (created_at, then run_id).
+func (s *Store) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	var metas []*runMeta
+	for id := range s.idx.children[parentID] {
+		if m := s.runs[id]; m != nil && (status == "" || m.stub.Status == status) {
+			metas = append(metas, m)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(metas, func(a, b *runMeta) int {
+		if c := a.stub.CreatedAt.Compare(b.stub.CreatedAt.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.stub.RunID, b.stub.RunID)
+	})
+	return s.loadMany(metas), nil
+}
+
+// RunIndex implements store.RunStore from the in-memory metadata, without
+// reading run files.
+func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.RunIndexRow, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	var metas []*runMeta
+	for _, m := range s.runs {
+		row := store.IndexRow(m.stub)
+		if p.Matches(&row) {
+			metas = append(metas, m)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(metas, byUpdatedDesc)
+	metas = metas[:min(len(metas), store.EffectiveLimit(p.Limit))]
+	rows := make([]store.RunIndexRow, len(metas))
+	for i, m := range metas {
+		rows[i] = store.IndexRow(m.stub)
+		rows[i].RunLifecycle = pyjson.CloneObject(m.lifecycle)
+	}
+	return rows, nil
+}
+
+// RunDelete implements store.RunStore. The ledger file is kept.
+func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
+	if err := s.checkOpen(); err != nil {
+		return false, err
+	}
+	if checkID("run", runID) != nil {
+		return false, nil
+	}
+	lk := s.stripe(runID)
+	lk.Lock()
+	defer lk.Unlock()
+	err := os.Remove(s.runPath(runID))
+	existed := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("jsonfile: deleting run %s: %w", runID, err)
+	}
+	s.mu.Lock()
+	if s.runs[runID] != nil {
+		existed = true
+	}
+	s.setLocked(runID, nil)
+	s.mu.Unlock()
+	if existed {
+		if err := s.syncDir(); err != nil {
+			return true, fmt.Errorf("jsonfile: deleting run %s: %w", runID, err)
+		}
+	}
+	return existed, nil
+}

@@ -1,0 +1,141 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+var concurrencyTests = []subtest{
+	{"OneWinnerPerVersion", testOneWinnerPerVersion},
+	{"DistinctRuns", testConcurrentDistinctRuns},
+}
+
+// testOneWinnerPerVersion races N writers that all read the same version:
+// exactly one commit wins each round, the others get ErrConflict and write
+// no records.
+func testOneWinnerPerVersion(t *testing.T, s store.Store) {
+	const writers, rounds = 8, 5
+	create(t, s, newRun("run-1", runOpts{}))
+	for round := range rounds {
+		read := get(t, s, "run-1")
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		for w := range writers {
+			r := read.Clone()
+			r.CurrentNode = fmt.Sprintf("r%d-w%d", round, w)
+			r.Vars["writer"] = r.CurrentNode
+			rec := newRecord("run-1", r.CurrentNode, durable.StepCompleted)
+			wg.Go(func() {
+				errs[w] = s.RunCommit(t.Context(), &store.CommitParams{Run: r, Records: []*durable.StepRecord{rec}})
+			})
+		}
+		wg.Wait()
+		winner := -1
+		for w, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Fatalf("round %d: writers %d and %d both committed version %d", round, winner, w, read.Version)
+			case err == nil:
+				winner = w
+			case !errors.Is(err, store.ErrConflict):
+				t.Fatalf("round %d writer %d: err = %v, want ErrConflict", round, w, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: no writer won", round)
+		}
+		got := get(t, s, "run-1")
+		if want := fmt.Sprintf("r%d-w%d", round, winner); got.CurrentNode != want || got.Vars["writer"] != want {
+			t.Fatalf("round %d: stored node %q, want the winner's %q", round, got.CurrentNode, want)
+		}
+		if got.Version != read.Version+1 {
+			t.Fatalf("round %d: version %d, want %d", round, got.Version, read.Version+1)
+		}
+	}
+	recs := ledger(t, s, "run-1")
+	if len(recs) != rounds {
+		t.Fatalf("ledger has %d records, want %d (one per winning commit)", len(recs), rounds)
+	}
+	for i, r := range recs {
+		if r.Seq != int64(i+1) {
+			t.Errorf("record %d Seq = %d", i, r.Seq)
+		}
+	}
+}
+
+// testConcurrentDistinctRuns commits many runs and ledger appends in
+// parallel while readers query; every record gets its own seq per run.
+func testConcurrentDistinctRuns(t *testing.T, s store.Store) {
+	const runs, steps = 6, 4
+	var wg, readers sync.WaitGroup
+	errs := make(chan error, runs*steps*2+16)
+	stop := make(chan struct{})
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx := t.Context()
+				_, e1 := s.RunList(ctx, &store.RunListParams{Status: durable.RunWaiting})
+				_, e2 := s.RunListChildren(ctx, "parent", "")
+				_, e3 := s.RunIndex(ctx, &store.RunIndexParams{})
+				_, e4 := s.RunListDue(ctx, &store.RunListDueParams{Now: base.Add(time.Hour)})
+				_, e5 := s.LedgerList(ctx, &store.LedgerListParams{RunID: "run-0", After: 1})
+				if err := errors.Join(e1, e2, e3, e4, e5); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range runs {
+		id := fmt.Sprintf("run-%d", i)
+		wg.Go(func() {
+			r := newRun(id, runOpts{Parent: "parent", Wait: untilWait(time.Second)})
+			if err := s.RunCommit(t.Context(), &store.CommitParams{Run: r, Create: true}); err != nil {
+				errs <- err
+				return
+			}
+			for range steps {
+				rec := newRecord(id, "n", durable.StepCompleted)
+				if err := s.RunCommit(t.Context(), &store.CommitParams{Run: r, Records: []*durable.StepRecord{rec}}); err != nil {
+					errs <- err
+				}
+				if err := s.LedgerAppend(t.Context(), id, []*durable.StepRecord{newRecord(id, "n", durable.StepStarted)}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for i := range runs {
+		id := fmt.Sprintf("run-%d", i)
+		recs := ledger(t, s, id)
+		if len(recs) != 2*steps {
+			t.Errorf("%s: %d records, want %d", id, len(recs), 2*steps)
+		}
+		for j, r := range recs {
+			if r.Seq != int64(j+1) {
+				t.Errorf("%s record %d: Seq %d", id, j, r.Seq)
+			}
+		}
+		if got := get(t, s, id); got.Version != steps+1 {
+			t.Errorf("%s: version %d, want %d", id, got.Version, steps+1)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+var ledgerFinderTests = []subtest{
+	{"FindCompleted", testLedgerFinder},
+}
+
+func testLedgerFinder(t *testing.T, s store.Store) {
+	f, ok := s.(store.LedgerFinder)
+	if !ok {
+		t.Skip("store does not implement store.LedgerFinder")
+	}
+	started := newRecord("run-1", "a", durable.StepStarted)
+	started.IdempotencyKey = "k1"
+	failed := newRecord("run-1", "a", durable.StepFailed)
+	failed.IdempotencyKey = "k1"
+	other := newRecord("run-1", "b", durable.StepCompleted)
+	other.IdempotencyKey = "k2"
+	done := newRecord("run-1", "a", durable.StepCompleted)
+	done.IdempotencyKey = "k1"
+	done.Result = map[string]any{"content": "first"}
+	later := newRecord("run-1", "a", durable.StepCompleted)
+	later.IdempotencyKey = "k1"
+	create(t, s, newRun("run-1", runOpts{}), started, failed, other)
+	if err := s.LedgerAppend(t.Context(), "run-1", []*durable.StepRecord{done, later}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.LedgerFindCompleted(t.Context(), "run-1", "k1")
+	if err != nil || got == nil {
+		t.Fatalf("LedgerFindCompleted(k1) = %v, %v", got, err)
+	}
+	if got.StepID != done.StepID || got.Seq != 4 {
+		t.Errorf("LedgerFindCompleted(k1) = step %s seq %d, want the first completed record (%s, seq 4)", got.StepID, got.Seq, done.StepID)
+	}
+	if g, w := recordJSON(t, got), recordJSON(t, done); g != w {
+		t.Errorf("found record:\n got %s\nwant %s", g, w)
+	}
+	for _, c := range []struct{ run, key string }{{"run-1", "missing"}, {"run-2", "k1"}} {
+		if got, err := f.LedgerFindCompleted(t.Context(), c.run, c.key); err != nil || got != nil {
+			t.Errorf("LedgerFindCompleted(%s, %s) = %v, %v; want nil, nil", c.run, c.key, got, err)
+		}
+	}
+}
+
+var claimerTests = []subtest{
+	{"ClaimExpireRelease", testClaimer},
+}
+
+func testClaimer(t *testing.T, s store.Store) {
+	c, ok := s.(store.RunClaimer)
+	if !ok {
+		t.Skip("store does not implement store.RunClaimer")
+	}
+	create(t, s, newRun("run-1", runOpts{}))
+	claim := func(owner string, now time.Duration) error {
+		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second, Now: base.Add(now)})
+	}
+	if err := claim("a", 0); err != nil {
+		t.Fatalf("first claim: %v", err)
+	}
+	if err := claim("b", 5*time.Second); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("claim of a live claim: err = %v, want ErrConflict", err)
+	}
+	// The owner renews: the claim now lives until +15s.
+	if err := claim("a", 5*time.Second); err != nil {
+		t.Errorf("renewal: %v", err)
+	}
+	if err := claim("b", 12*time.Second); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("claim of a renewed claim: err = %v, want ErrConflict", err)
+	}
+	// After expiry another owner takes it.
+	if err := claim("b", 16*time.Second); err != nil {
+		t.Errorf("claim of an expired claim: %v", err)
+	}
+	if err := claim("a", 17*time.Second); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("old owner reclaiming: err = %v, want ErrConflict", err)
+	}
+	// Releasing by a non-owner does nothing; the owner's release frees it.
+	if err := c.RunRelease(t.Context(), "run-1", "a"); err != nil {
+		t.Errorf("release by a non-owner: %v", err)
+	}
+	if err := claim("a", 18*time.Second); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("claim after a non-owner release: err = %v, want ErrConflict", err)
+	}
+	if err := c.RunRelease(t.Context(), "run-1", "b"); err != nil {
+		t.Errorf("release: %v", err)
+	}
+	if err := claim("a", 19*time.Second); err != nil {
+		t.Errorf("claim after release: %v", err)
+	}
+	if err := c.RunRelease(t.Context(), "unknown", "a"); err != nil {
+		t.Errorf("release of an unclaimed run: %v", err)
+	}
+}

@@ -1,0 +1,148 @@
+package storetest
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+var roundTripTests = []subtest{
+	{"RunState", testRoundTripRun},
+	{"NullVersusEmpty", testRoundTripNullVersusEmpty},
+	{"StepRecords", testRoundTripRecords},
+}
+
+// richVars exercises what a decoded Python run holds: number literals
+// (1 versus 1.0, big integers, exponents), non-ASCII text, escapes, nested
+// objects and arrays, nulls and empty containers.
+func richVars() map[string]any {
+	return map[string]any{
+		"context": map[string]any{
+			"task": "résumé — 日本語 😀",
+			"messages": []any{
+				map[string]any{"role": "user", "content": "line1\nline2\t\"quoted\" </script> \u2028"},
+				map[string]any{"role": "assistant", "content": "ok", "metadata": map[string]any{}},
+			},
+		},
+		"numbers": map[string]any{
+			"int": json.Number("1"), "float": json.Number("1.0"), "neg": json.Number("-2.5"),
+			"big": json.Number("12345678901234567890123"), "exp": json.Number("1e-05"),
+			"zero": json.Number("0"),
+		},
+		"flags":       []any{true, false, nil},
+		"empty_obj":   map[string]any{},
+		"empty_list":  []any{},
+		"null":        nil,
+		"deep":        map[string]any{"a": map[string]any{"b": map[string]any{"c": []any{json.Number("3"), "x"}}}},
+		"_limits":     map[string]any{"max_iterations": json.Number("50"), "max_tokens": nil},
+		"ünïcode_key": "v",
+	}
+}
+
+func testRoundTripRun(t *testing.T, s store.Store) {
+	r := newRun("run-ü-1", runOpts{Session: "sess_1", Actor: "actor_1", Parent: "parent-1",
+		Vars: richVars(), Created: time.Second, Updated: 2 * time.Second})
+	r.Status = durable.RunWaiting
+	r.CurrentNode = "ask"
+	r.Waiting = &durable.WaitState{
+		Reason:        durable.WaitEvent,
+		WaitKey:       "evt:session:sess_1:go",
+		Until:         durable.NewTime(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)),
+		ResumeToNode:  "done",
+		ResultKey:     "answer",
+		Prompt:        "Continue? ✓",
+		Choices:       []string{"yes", "no", "peut-être"},
+		AllowFreeText: false,
+		Details:       map[string]any{"mode": "passthrough", "tool_calls": []any{map[string]any{"name": "x", "arguments": map[string]any{}}}},
+	}
+	r.Output = map[string]any{"answer": map[string]any{"text": "oui"}, "n": json.Number("2.50")}
+	r.Error = "boom ✗"
+	create(t, s, r)
+	want := runJSON(t, r)
+	got := get(t, s, r.RunID)
+	if g := runJSON(t, got); g != want {
+		t.Fatalf("run JSON round trip:\n got %s\nwant %s", g, want)
+	}
+	if !reflect.DeepEqual(got, r) {
+		t.Errorf("run round trip is not deep-equal:\n got %#v\nwant %#v", got, r)
+	}
+}
+
+func testRoundTripNullVersusEmpty(t *testing.T, s store.Store) {
+	nulls := newRun("nulls", runOpts{Vars: map[string]any{}})
+	nulls.Status = durable.RunWaiting
+	nulls.Waiting = &durable.WaitState{Reason: durable.WaitUser, AllowFreeText: true}
+	empties := newRun("empties", runOpts{Vars: map[string]any{}})
+	empties.Status = durable.RunWaiting
+	empties.Waiting = &durable.WaitState{Reason: durable.WaitUser, Choices: []string{}, Details: map[string]any{}}
+	empties.Output = map[string]any{}
+	create(t, s, nulls)
+	create(t, s, empties)
+	for _, r := range []*durable.RunState{nulls, empties} {
+		got := get(t, s, r.RunID)
+		if g, w := runJSON(t, got), runJSON(t, r); g != w {
+			t.Errorf("%s round trip:\n got %s\nwant %s", r.RunID, g, w)
+		}
+		if !reflect.DeepEqual(got, r) {
+			t.Errorf("%s round trip is not deep-equal:\n got %#v\nwant %#v", r.RunID, got, r)
+		}
+	}
+	if got := get(t, s, "nulls"); got.Output != nil || got.Waiting.Choices != nil || got.Waiting.Details != nil {
+		t.Errorf("null fields came back non-null: %#v", got)
+	}
+	if got := get(t, s, "empties"); got.Output == nil || got.Waiting.Choices == nil || got.Waiting.Details == nil {
+		t.Errorf("empty fields came back null: %#v", got)
+	}
+}
+
+func testRoundTripRecords(t *testing.T, s store.Store) {
+	r := newRun("run-1", runOpts{})
+	started := newRecord("run-1", "llm", durable.StepStarted)
+	started.ActorID, started.SessionID = "actor_1", "sess_1"
+	started.IdempotencyKey = "0979d939ffcc1a46fdb37e8b3491a8b5"
+	started.RecordHash = "a43c56baaf03476933e390332b2e11740c096a98c0b075d91c90be49a311d414"
+	started.Effect.Payload = map[string]any{"prompt": "héllo ☃", "params": map[string]any{
+		"trace_metadata": map[string]any{"attempt": json.Number("1"), "temperature": json.Number("0.0")}}}
+	done := started.Clone()
+	done.Status = durable.StepCompleted
+	done.Result = map[string]any{"content": "Hi! 👋", "tool_calls": nil,
+		"usage":    map[string]any{"input_tokens": json.Number("12"), "total_tokens": json.Number("15")},
+		"metadata": map[string]any{}}
+	done.EndedAt = at(2 * time.Second)
+	done.PrevHash = started.RecordHash
+	done.RecordHash = "189ead057ad68581c8061830587269382a9609e7641ab1f1cc3d3138b90809f9"
+	done.Extra = map[string]any{"future_field": map[string]any{"k": json.Number("1.5")}}
+	failed := newRecord("run-1", "call", durable.StepFailed)
+	failed.Effect = nil
+	failed.Error = "provider timeout"
+	failed.Attempt = 3
+	failed.Result = []any{json.Number("1"), "two"}
+	odd := newRecord("run-1", "x", durable.StepStatus("cancelled"))
+	odd.Effect = &durable.Effect{Type: durable.EffectResume, Payload: map[string]any{}}
+	odd.Result = "plain string"
+
+	create(t, s, r, started, done)
+	if err := s.LedgerAppend(t.Context(), "run-1", []*durable.StepRecord{failed, odd}); err != nil {
+		t.Fatal(err)
+	}
+	want := []*durable.StepRecord{started, done, failed, odd}
+	got := ledger(t, s, "run-1")
+	if len(got) != len(want) {
+		t.Fatalf("ledger has %d records, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if g, w := recordJSON(t, got[i]), recordJSON(t, want[i]); g != w {
+			t.Errorf("record %d:\n got %s\nwant %s", i+1, g, w)
+		}
+		if got[i].Seq != int64(i+1) {
+			t.Errorf("record %d Seq = %d", i+1, got[i].Seq)
+		}
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("record %d is not deep-equal:\n got %#v\nwant %#v", i+1, got[i], want[i])
+		}
+	}
+}

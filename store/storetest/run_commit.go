@@ -1,0 +1,182 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+var runCommitTests = []subtest{
+	{"Create", testCommitCreate},
+	{"CreateDuplicate", testCommitCreateDuplicate},
+	{"VersionIncrements", testCommitVersionIncrements},
+	{"StaleVersion", testCommitStaleVersion},
+	{"UnknownRun", testCommitUnknownRun},
+}
+
+func testCommitCreate(t *testing.T, s store.Store) {
+	r := newRun("run-1", runOpts{Session: "s1", Actor: "a1"})
+	rec := newRecord("run-1", "start", durable.StepStarted)
+	create(t, s, r, rec)
+	if r.Version != 1 {
+		t.Errorf("Version after create = %d, want 1", r.Version)
+	}
+	if rec.Seq != 1 {
+		t.Errorf("record Seq after create = %d, want 1", rec.Seq)
+	}
+	got := get(t, s, "run-1")
+	if got.Version != 1 {
+		t.Errorf("RunGet Version = %d, want 1", got.Version)
+	}
+	if g, w := runJSON(t, got), runJSON(t, r); g != w {
+		t.Errorf("RunGet after create:\n got %s\nwant %s", g, w)
+	}
+	if n, err := s.LedgerCount(t.Context(), "run-1"); err != nil || n != 1 {
+		t.Errorf("LedgerCount = %d, %v; want 1", n, err)
+	}
+}
+
+func testCommitCreateDuplicate(t *testing.T, s store.Store) {
+	create(t, s, newRun("run-1", runOpts{}))
+	dup := newRun("run-1", runOpts{Workflow: "other"})
+	err := s.RunCommit(t.Context(), &store.CommitParams{Run: dup, Create: true,
+		Records: []*durable.StepRecord{newRecord("run-1", "start", durable.StepStarted)}})
+	if !errors.Is(err, store.ErrAlreadyExists) {
+		t.Fatalf("duplicate create: err = %v, want ErrAlreadyExists", err)
+	}
+	if dup.Version != 0 {
+		t.Errorf("failed create changed Version to %d", dup.Version)
+	}
+	if got := get(t, s, "run-1"); got.WorkflowID != "wf" || got.Version != 1 {
+		t.Errorf("stored run changed by a failed create: workflow %q version %d", got.WorkflowID, got.Version)
+	}
+	if n, _ := s.LedgerCount(t.Context(), "run-1"); n != 0 {
+		t.Errorf("failed create wrote %d records", n)
+	}
+}
+
+func testCommitVersionIncrements(t *testing.T, s store.Store) {
+	r := newRun("run-1", runOpts{})
+	create(t, s, r)
+	for want := int64(2); want <= 4; want++ {
+		r.CurrentNode = "n" + string(rune('0'+want))
+		commit(t, s, r)
+		if r.Version != want {
+			t.Fatalf("Version after commit = %d, want %d", r.Version, want)
+		}
+		got := get(t, s, "run-1")
+		if got.Version != want || got.CurrentNode != r.CurrentNode {
+			t.Fatalf("RunGet = version %d node %q, want %d %q", got.Version, got.CurrentNode, want, r.CurrentNode)
+		}
+	}
+	// A copy read from the store commits too.
+	got := get(t, s, "run-1")
+	got.Status = durable.RunCompleted
+	commit(t, s, got)
+	if got.Version != 5 {
+		t.Errorf("Version = %d, want 5", got.Version)
+	}
+}
+
+func testCommitStaleVersion(t *testing.T, s store.Store) {
+	r := newRun("run-1", runOpts{})
+	create(t, s, r)
+	stale := get(t, s, "run-1")
+	r.CurrentNode = "moved"
+	commit(t, s, r, newRecord("run-1", "start", durable.StepCompleted))
+
+	stale.CurrentNode = "lost"
+	rec := newRecord("run-1", "start", durable.StepStarted)
+	err := s.RunCommit(t.Context(), &store.CommitParams{Run: stale, Records: []*durable.StepRecord{rec}})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale commit: err = %v, want ErrConflict", err)
+	}
+	if stale.Version != 1 {
+		t.Errorf("failed commit changed Version to %d", stale.Version)
+	}
+	got := get(t, s, "run-1")
+	if got.CurrentNode != "moved" || got.Version != 2 {
+		t.Errorf("stored run = node %q version %d, want moved 2", got.CurrentNode, got.Version)
+	}
+	if n, _ := s.LedgerCount(t.Context(), "run-1"); n != 1 {
+		t.Errorf("LedgerCount = %d after a conflict, want 1 (conflicting records must not be written)", n)
+	}
+	// A version from the future conflicts too.
+	got.Version = 10
+	if err := s.RunCommit(t.Context(), &store.CommitParams{Run: got}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("commit at a future version: err = %v, want ErrConflict", err)
+	}
+}
+
+func testCommitUnknownRun(t *testing.T, s store.Store) {
+	r := newRun("nope", runOpts{})
+	r.Version = 1
+	err := s.RunCommit(t.Context(), &store.CommitParams{Run: r,
+		Records: []*durable.StepRecord{newRecord("nope", "start", durable.StepStarted)}})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("commit of an unknown run: err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.RunGet(t.Context(), "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("run created by a failed commit: RunGet err = %v", err)
+	}
+	if n, _ := s.LedgerCount(t.Context(), "nope"); n != 0 {
+		t.Errorf("failed commit wrote %d records", n)
+	}
+}
+
+var runGetTests = []subtest{
+	{"NotFound", testGetNotFound},
+	{"PrivateCopies", testGetPrivateCopies},
+}
+
+func testGetNotFound(t *testing.T, s store.Store) {
+	_, err := s.RunGet(t.Context(), "missing")
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("RunGet(missing): err = %v, want ErrNotFound", err)
+	}
+}
+
+func testGetPrivateCopies(t *testing.T, s store.Store) {
+	r := newRun("run-1", runOpts{
+		Wait: &durable.WaitState{Reason: durable.WaitUser, WaitKey: "k", Choices: []string{"a", "b"},
+			AllowFreeText: true, Details: map[string]any{"d": map[string]any{"x": "1"}}},
+		Vars: map[string]any{"nested": map[string]any{"list": []any{"a", map[string]any{"b": "c"}}}},
+	})
+	r.Output = map[string]any{"o": "v"}
+	create(t, s, r)
+	want := runJSON(t, get(t, s, "run-1"))
+
+	// Mutating the committed struct after the commit.
+	r.Vars["nested"].(map[string]any)["list"].([]any)[1].(map[string]any)["b"] = "MUTATED"
+	r.Vars["new"] = "x"
+	r.Waiting.Choices[0] = "MUTATED"
+	r.Waiting.Details["d"].(map[string]any)["x"] = "MUTATED"
+	r.Output["o"] = "MUTATED"
+	r.Status = durable.RunFailed
+	if got := runJSON(t, get(t, s, "run-1")); got != want {
+		t.Fatalf("mutating the committed struct changed the stored run:\n got %s\nwant %s", got, want)
+	}
+
+	// Mutating a loaded copy.
+	g := get(t, s, "run-1")
+	g.Vars["nested"].(map[string]any)["list"].([]any)[0] = "MUTATED"
+	g.Waiting.Choices[1] = "MUTATED"
+	g.Waiting.Details["d"] = nil
+	g.Output["o"] = "MUTATED"
+	g.CurrentNode = "MUTATED"
+	if got := runJSON(t, get(t, s, "run-1")); got != want {
+		t.Fatalf("mutating a loaded run changed the stored run:\n got %s\nwant %s", got, want)
+	}
+
+	// Same for list results.
+	list, err := s.RunList(t.Context(), &store.RunListParams{})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("RunList = %d runs, %v", len(list), err)
+	}
+	list[0].Vars["nested"] = "MUTATED"
+	if got := runJSON(t, get(t, s, "run-1")); got != want {
+		t.Fatalf("mutating a listed run changed the stored run:\n got %s\nwant %s", got, want)
+	}
+}
