@@ -5,6 +5,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/crashtest"
+	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -13,5 +14,19 @@ func TestCrashMemory(t *testing.T) {
 	crashtest.Run(t, func(t *testing.T) crashtest.Opener {
 		st := memory.New() // one "disk" per kill scenario, shared by both lives
 		return func(t *testing.T) (store.Store, func()) { return st, func() {} }
+	})
+}
+
+func TestCrashJSONFile(t *testing.T) {
+	t.Parallel()
+	crashtest.Run(t, func(t *testing.T) crashtest.Opener {
+		dir := t.TempDir()
+		return func(t *testing.T) (store.Store, func()) {
+			st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st, func() { st.Close() }
+		}
 	})
 }
