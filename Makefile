@@ -1,0 +1,25 @@
+# Commands mirror the README. `make help` lists them.
+GO ?= go
+
+.PHONY: help example test test/race lint bench verify
+
+help: ## list the targets
+	@grep -E '^[a-z/]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+example: ## run the example workflow on the embedded SQLite store
+	$(GO) run ./cmd/abstractgateway example
+
+test: ## run every test
+	$(GO) test -count=1 ./...
+
+test/race: ## run the kernel and store tests under the race detector
+	$(GO) test -race -count=1 ./runtime/... ./store/... ./scheduler/... ./durable/... ./internal/pyjson/...
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+bench: ## the W1–W4 workloads on every store, one JSON line each
+	$(GO) run ./cmd/abstractgateway bench
+
+verify: lint test test/race ## what CI runs

@@ -1,0 +1,120 @@
+package durable_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+func TestFormatAndParseTime(t *testing.T) {
+	t.Parallel()
+	ts := time.Date(2026, 11, 29, 22, 46, 49, 646662000, time.UTC)
+	if got := durable.FormatTime(ts); got != "2026-11-29T22:46:49.646662+00:00" {
+		t.Fatalf("FormatTime = %s", got)
+	}
+	if got := durable.FormatTime(ts.Truncate(time.Second)); got != "2026-11-29T22:46:49+00:00" {
+		t.Fatalf("no fraction: %s", got)
+	}
+	for _, in := range []string{
+		"2026-11-29T22:46:49.646662+00:00", "2026-11-29T22:46:49.646662Z",
+		"2026-11-29T23:46:49.646662+01:00", "2026-11-29 22:46:49.646662", "2026-11-29T22:46:49.646662z",
+	} {
+		got, err := durable.ParseTime(in)
+		if err != nil || !got.Equal(ts) {
+			t.Errorf("ParseTime(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := durable.ParseTime("tomorrow"); err == nil || !strings.Contains(err.Error(), "tomorrow") {
+		t.Fatalf("bad timestamp: %v", err)
+	}
+}
+
+// The run written by the Python JsonFileRunStore (spec §1.5, abridged).
+const pythonRun = `{
+  "run_id": "d94e9e30-3689-4349-943c-8d437f62dcce",
+  "workflow_id": "demo_wf",
+  "status": "waiting",
+  "current_node": "ask",
+  "vars": {"context": {"task": "demo"}, "n": 1.0, "big": 12345678901234567890},
+  "waiting": {
+    "reason": "user",
+    "wait_key": "user:d94e9e30-3689-4349-943c-8d437f62dcce:ask",
+    "until": null,
+    "resume_to_node": "done",
+    "result_key": "answer",
+    "prompt": "Continue?",
+    "choices": ["yes", "no"],
+    "details": null
+  },
+  "output": null,
+  "error": null,
+  "created_at": "2026-11-29T22:46:49.388378+00:00",
+  "updated_at": "2026-11-29T22:46:49.646746+00:00",
+  "actor_id": "actor_1",
+  "session_id": "sess_1",
+  "parent_run_id": null,
+  "future_field": "ignored"
+}`
+
+func TestRunStateRoundTripsPythonJSON(t *testing.T) {
+	t.Parallel()
+	run, err := durable.UnmarshalRun([]byte(pythonRun))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Waiting.AllowFreeText {
+		t.Fatal("missing allow_free_text must default to true")
+	}
+	b, err := durable.MarshalRun(run, pyjson.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"run_id": "d94e9e30-3689-4349-943c-8d437f62dcce", "workflow_id": "demo_wf", "status": "waiting", ` +
+		`"current_node": "ask", "vars": {"big": 12345678901234567890, "context": {"task": "demo"}, "n": 1.0}, ` +
+		`"waiting": {"reason": "user", "wait_key": "user:d94e9e30-3689-4349-943c-8d437f62dcce:ask", "until": null, ` +
+		`"resume_to_node": "done", "result_key": "answer", "prompt": "Continue?", "choices": ["yes", "no"], ` +
+		`"allow_free_text": true, "details": null}, "output": null, "error": null, ` +
+		`"created_at": "2026-11-29T22:46:49.388378+00:00", "updated_at": "2026-11-29T22:46:49.646746+00:00", ` +
+		`"actor_id": "actor_1", "session_id": "sess_1", "parent_run_id": null}`
+	if string(b) != want {
+		t.Fatalf("re-encoded\n got %s\nwant %s", b, want)
+	}
+}
+
+func TestDecodeRefusesBadRuns(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`{"run_id": "r", "status": "sleeping"}`:                      `unknown run status "sleeping"`,
+		`{"run_id": "r", "status": "waiting", "waiting": {}}`:        `unknown wait reason ""`,
+		`{"status": "running"}`:                                      `"run_id" is missing`,
+		`{"run_id": "r", "status": "running", "vars": []}`:           `field "vars": expected an object`,
+		`{"run_id": "r", "status": "running", "created_at": "soon"}`: `invalid ISO timestamp`,
+		`{"run_id": "r"`: `invalid JSON`,
+	} {
+		if _, err := durable.UnmarshalRun([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("UnmarshalRun(%s) = %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestRecordKeepsUnknownFieldsAndStatuses(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r", "step_id": "s", "node_id": "n", "status": "cancelled", ` +
+		`"effect": {"type": "resume", "payload": {}, "result_key": null}, "result": null, "error": null, ` +
+		`"started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, ` +
+		`"attempt": 2, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null, "cancelled_by": "op"}`
+	rec, err := durable.UnmarshalRecord([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != durable.StepCancelled || rec.Effect.Type != durable.EffectResume || rec.Attempt != 2 {
+		t.Fatalf("%+v", rec)
+	}
+	out, _ := durable.MarshalRecord(rec, pyjson.Line)
+	if string(out) != in {
+		t.Fatalf("round trip\n got %s\nwant %s", out, in)
+	}
+}
