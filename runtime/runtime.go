@@ -53,7 +53,6 @@ type Config struct {
 type Runtime struct {
 	store    store.Store
 	atomic   bool
-	finder   store.LedgerFinder
 	registry *Registry
 	arts     artifact.Store
 	handlers map[durable.EffectType]Handler
@@ -89,7 +88,6 @@ func New(cfg Config) (*Runtime, error) {
 		sleep:    cfg.Sleep,
 		locks:    map[string]*runLock{},
 	}
-	r.finder, _ = cfg.Store.(store.LedgerFinder)
 	if r.registry == nil {
 		r.registry = &Registry{}
 	}

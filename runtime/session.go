@@ -142,23 +142,11 @@ func (s *session) finish(ctx context.Context, status durable.RunStatus, errMsg s
 
 // findCompleted returns the first completed record with key, or nil.
 func (r *Runtime) findCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
-	if r.finder != nil {
-		rec, err := r.finder.LedgerFindCompleted(ctx, runID, key)
-		if err != nil {
-			return nil, fmt.Errorf("searching the ledger of run %s: %w", runID, err)
-		}
-		return rec, nil
-	}
-	recs, err := r.store.LedgerList(ctx, &store.LedgerListParams{RunID: runID})
+	rec, err := store.FindCompleted(ctx, r.store, runID, key)
 	if err != nil {
-		return nil, fmt.Errorf("reading the ledger of run %s: %w", runID, err)
+		return nil, fmt.Errorf("searching the ledger of run %s: %w", runID, err)
 	}
-	for _, rec := range recs {
-		if rec.Status == durable.StepCompleted && rec.IdempotencyKey == key {
-			return rec, nil
-		}
-	}
-	return nil, nil
+	return rec, nil
 }
 
 // signalled reports whether a host asked this run to stop at the next

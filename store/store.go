@@ -224,3 +224,22 @@ type RunClaimParams struct {
 	TTL   time.Duration
 	Now   time.Time
 }
+
+// FindCompleted returns the first completed record of a run carrying an
+// idempotency key, through the store's LedgerFinder fast path when it has
+// one and by reading the ledger otherwise; nil when there is none.
+func FindCompleted(ctx context.Context, s LedgerStore, runID, key string) (*durable.StepRecord, error) {
+	if f, ok := s.(LedgerFinder); ok {
+		return f.LedgerFindCompleted(ctx, runID, key)
+	}
+	recs, err := s.LedgerList(ctx, &LedgerListParams{RunID: runID})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r.Status == durable.StepCompleted && r.IdempotencyKey == key {
+			return r, nil
+		}
+	}
+	return nil, nil
+}

@@ -78,19 +78,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 	if err := s.alive(); err != nil {
 		return nil, err
 	}
-	if f, ok := s.Store.(store.LedgerFinder); ok {
-		return f.LedgerFindCompleted(ctx, runID, key)
-	}
-	recs, err := s.Store.LedgerList(ctx, &store.LedgerListParams{RunID: runID})
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		if r.Status == durable.StepCompleted && r.IdempotencyKey == key {
-			return r, nil
-		}
-	}
-	return nil, nil
+	return store.FindCompleted(ctx, s.Store, runID, key)
 }
 
 func (s *Store) alive() error {

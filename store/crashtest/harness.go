@@ -66,7 +66,7 @@ func workflows() []*runtime.Workflow {
 		}),
 		"child": n(func(run *durable.RunState) runtime.StepPlan {
 			return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
-				Payload: map[string]any{"workflow_id": "crash_child", "vars": map[string]any{"n": int64(2)}},
+				Payload:   map[string]any{"workflow_id": "crash_child", "vars": map[string]any{"n": int64(2)}},
 				ResultKey: "sub"}, "done")
 		}),
 		"done": n(func(run *durable.RunState) runtime.StepPlan {

@@ -124,17 +124,5 @@ func (s *Store) AtomicCommit() bool { return store.IsAtomic(s.Store) }
 
 // LedgerFindCompleted forwards the inner store's fast path, or scans.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
-	if f, ok := s.Store.(store.LedgerFinder); ok {
-		return f.LedgerFindCompleted(ctx, runID, key)
-	}
-	recs, err := s.Store.LedgerList(ctx, &store.LedgerListParams{RunID: runID})
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		if r.Status == durable.StepCompleted && r.IdempotencyKey == key {
-			return r, nil
-		}
-	}
-	return nil, nil
+	return store.FindCompleted(ctx, s.Store, runID, key)
 }

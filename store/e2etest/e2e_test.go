@@ -1,0 +1,48 @@
+package e2etest_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/e2etest"
+	"github.com/abstractframework/abstractgateway/store/hashchain"
+	"github.com/abstractframework/abstractgateway/store/jsonfile"
+	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
+)
+
+func TestMemory(t *testing.T) {
+	t.Parallel()
+	e2etest.Run(t, func(t *testing.T) store.Store { return memory.New() })
+}
+
+func TestMemoryHashChained(t *testing.T) {
+	t.Parallel()
+	e2etest.Run(t, func(t *testing.T) store.Store { return hashchain.Wrap(memory.New()) })
+}
+
+func TestJSONFile(t *testing.T) {
+	t.Parallel()
+	e2etest.Run(t, func(t *testing.T) store.Store {
+		st, err := jsonfile.New(jsonfile.Config{Dir: t.TempDir(), NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	})
+}
+
+func TestSQLite(t *testing.T) {
+	t.Parallel()
+	e2etest.Run(t, func(t *testing.T) store.Store {
+		st, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite3")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	})
+}

@@ -1,0 +1,172 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// CommandAppend implements store.CommandStore: a command_id already
+// stored returns its original seq (looked up before the INSERT OR IGNORE,
+// so that duplicates leave no gaps in the seqs). run_id and type are
+// required; an empty command_id gets a random uuid4 hex and a zero TS the
+// current time (both written back to c, with the seq).
+func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
+	if c.RunID == "" || c.Type == "" {
+		return durable.CommandAppendResult{}, errors.New("sqlite: command append: run_id and type are required")
+	}
+	payload := c.Payload
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	payloadJSON, err := pyjson.Marshal(payload, pyjson.Line)
+	if err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("sqlite: command append: payload: %w", err)
+	}
+	if c.CommandID == "" {
+		c.CommandID = uuid4Hex()
+	}
+	if c.TS.IsZero() {
+		c.TS = durable.NewTime(time.Now())
+	}
+	var res durable.CommandAppendResult
+	err = s.write(ctx, func(ctx context.Context) error {
+		// Look the id up first: an ignored INSERT would still consume an
+		// AUTOINCREMENT value and leave a gap in the seqs.
+		switch err := s.w.cmdSeqByID.QueryRowContext(ctx, c.CommandID).Scan(&res.Seq); {
+		case err == nil:
+			res.Duplicate = true
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		r, err := s.w.cmdInsert.ExecContext(ctx, c.CommandID, c.RunID, c.Type, string(payloadJSON), c.TS.String(),
+			nullString(c.ClientID))
+		if err != nil {
+			return err
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			res.Duplicate = true
+			return s.w.cmdSeqByID.QueryRowContext(ctx, c.CommandID).Scan(&res.Seq)
+		}
+		res.Accepted = true
+		res.Seq, err = r.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("sqlite: appending command %s: %w", c.CommandID, err)
+	}
+	if res.Accepted {
+		c.Seq = res.Seq
+	}
+	return res, nil
+}
+
+// CommandListAfter implements store.CommandStore; limit <= 0 means 1000.
+func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([]*durable.CommandRecord, int64, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := s.r.cmdListAfter.QueryContext(ctx, after, limit)
+	if err != nil {
+		return nil, after, fmt.Errorf("sqlite: listing commands: %w", err)
+	}
+	defer rows.Close()
+	var out []*durable.CommandRecord
+	next := after
+	for rows.Next() {
+		var c durable.CommandRecord
+		var payload sql.RawBytes
+		var ts string
+		var client sql.NullString
+		if err := rows.Scan(&c.Seq, &c.CommandID, &c.RunID, &c.Type, &payload, &ts, &client); err != nil {
+			return nil, after, fmt.Errorf("sqlite: listing commands: %w", err)
+		}
+		if c.Payload, err = pyjson.DecodeObject(payload); err != nil {
+			return nil, after, fmt.Errorf("sqlite: listing commands: command %d payload: %w", c.Seq, err)
+		}
+		if c.Payload == nil {
+			c.Payload = map[string]any{}
+		}
+		c.TS = parseTimeLenient(ts)
+		c.ClientID = client.String
+		out = append(out, &c)
+		next = c.Seq
+	}
+	if err := rows.Err(); err != nil {
+		return nil, after, fmt.Errorf("sqlite: listing commands: %w", err)
+	}
+	return out, next, nil
+}
+
+// CommandLastSeq implements store.CommandStore.
+func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.r.cmdLastSeq.QueryRowContext(ctx).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite: last command seq: %w", err)
+	}
+	return n, nil
+}
+
+// CommandDeleteByRun implements store.CommandStore.
+func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
+	var n int64
+	err := s.write(ctx, func(ctx context.Context) error {
+		res, err := s.wconn.ExecContext(ctx, `DELETE FROM commands WHERE run_id = ?`, runID)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: deleting commands of %s: %w", runID, err)
+	}
+	return int(n), nil
+}
+
+// CursorLoad implements store.CommandStore (0 when the consumer has none).
+func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) {
+	var n int64
+	err := s.r.cursorLoad.QueryRowContext(ctx, consumer).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: loading cursor %s: %w", consumer, err)
+	}
+	return n, nil
+}
+
+// CursorSave implements store.CommandStore.
+func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) error {
+	err := s.write(ctx, func(ctx context.Context) error {
+		_, err := s.w.cursorSave.ExecContext(ctx, consumer, cursor, durable.FormatTime(time.Now()))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: saving cursor %s: %w", consumer, err)
+	}
+	return nil
+}
+
+// uuid4Hex returns a random UUID version 4 as 32 hex digits, like
+// Python's uuid4().hex.
+func uuid4Hex() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,183 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// encodedRecord is a record ready for the ledger table.
+type encodedRecord struct {
+	json         string // TEXT, as Python stores it ([]byte would bind as a BLOB)
+	completedKey any    // the idempotency key ("" when none) of a completed record, else NULL
+}
+
+// encodeRecords encodes records as the Python store writes record_json:
+// json.dumps separators, non-ASCII kept, no seq.
+func encodeRecords(records []*durable.StepRecord) ([]encodedRecord, error) {
+	if len(records) == 0 {
+		return nil, nil
+	}
+	out := make([]encodedRecord, len(records))
+	for i, rec := range records {
+		b, err := durable.MarshalRecord(rec, pyjson.Line)
+		if err != nil {
+			return nil, fmt.Errorf("encoding record %d: %w", i, err)
+		}
+		out[i].json = string(b)
+		if rec.Status == durable.StepCompleted {
+			out[i].completedKey = rec.IdempotencyKey
+		}
+	}
+	return out, nil
+}
+
+// appendRecords allocates len(recs) seqs from the run's ledger head in one
+// statement and inserts the records; it returns the first seq. It runs
+// inside a write transaction.
+func (s *Store) appendRecords(ctx context.Context, runID string, recs []encodedRecord) (int64, error) {
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	n := int64(len(recs))
+	var last int64
+	if err := s.w.headBump.QueryRowContext(ctx, runID, n).Scan(&last); err != nil {
+		return 0, fmt.Errorf("allocating ledger seqs: %w", err)
+	}
+	first := last - n + 1
+	for i, rec := range recs {
+		if _, err := s.w.ledgerInsert.ExecContext(ctx, runID, first+int64(i), rec.json, rec.completedKey); err != nil {
+			return 0, fmt.Errorf("inserting ledger record: %w", err)
+		}
+	}
+	return first, nil
+}
+
+func setSeqs(records []*durable.StepRecord, first int64) {
+	for i, rec := range records {
+		rec.Seq = first + int64(i)
+	}
+}
+
+// LedgerAppend implements store.LedgerStore in one transaction.
+func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
+	if runID == "" {
+		return errors.New("sqlite: ledger append: run id is required")
+	}
+	recs, err := encodeRecords(records)
+	if err != nil {
+		return fmt.Errorf("sqlite: appending to ledger of %s: %w", runID, err)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	var first int64
+	err = s.write(ctx, func(ctx context.Context) error {
+		first, err = s.appendRecords(ctx, runID, recs)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: appending to ledger of %s: %w", runID, err)
+	}
+	setSeqs(records, first)
+	return nil
+}
+
+// LedgerList implements store.LedgerStore.
+func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
+	limit := int64(p.Limit)
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.r.ledgerList.QueryContext(ctx, p.RunID, p.After, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
+	}
+	defer rows.Close()
+	out := []*durable.StepRecord{}
+	for rows.Next() {
+		var seq int64
+		var text sql.RawBytes // valid until Next: decoded at once, never copied
+		if err := rows.Scan(&seq, &text); err != nil {
+			return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
+		}
+		rec, err := decodeRecord(seq, text)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
+		}
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
+	}
+	return out, nil
+}
+
+// decodeRecord decodes record_json and sets the seq of its row.
+func decodeRecord(seq int64, text []byte) (*durable.StepRecord, error) {
+	rec, err := durable.UnmarshalRecord(text)
+	if err != nil {
+		return nil, fmt.Errorf("seq %d: %w", seq, err)
+	}
+	rec.Seq = seq
+	return rec, nil
+}
+
+// LedgerCount implements store.LedgerStore: the run's ledger head, as in
+// the Python store.
+func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
+	var n int64
+	err := s.r.ledgerCount.QueryRowContext(ctx, runID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: counting ledger of %s: %w", runID, err)
+	}
+	return n, nil
+}
+
+// LedgerDelete implements store.LedgerStore: the records and the head go,
+// so a later append starts again at seq 1.
+func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(ctx context.Context) error {
+		res, err := s.wconn.ExecContext(ctx, `DELETE FROM ledger WHERE run_id = ?`, runID)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = s.wconn.ExecContext(ctx, `DELETE FROM ledger_heads WHERE run_id = ?`, runID)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: deleting ledger of %s: %w", runID, err)
+	}
+	return n, nil
+}
+
+// LedgerFindCompleted implements store.LedgerFinder from the
+// ledger.completed_key index.
+func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
+	var seq int64
+	var text []byte
+	err := s.r.findCompleted.QueryRowContext(ctx, runID, idempotencyKey).Scan(&seq, &text)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	var rec *durable.StepRecord
+	if err == nil {
+		rec, err = decodeRecord(seq, text)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: finding completed record %q of %s: %w", idempotencyKey, runID, err)
+	}
+	return rec, nil
+}

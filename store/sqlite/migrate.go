@@ -1,0 +1,242 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+//go:embed migrations/*.up.sql
+var migrationFS embed.FS
+
+// migration is one numbered step: its SQL, then its Go part if any.
+type migration struct {
+	version int
+	name    string
+	sql     string
+	goFunc  func(ctx context.Context, tx dbtx) error
+}
+
+// dbtx is what a migration runs its statements on (the writer connection,
+// inside the migration transaction).
+type dbtx interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// goMigrations are the data migrations done in Go, by version.
+var goMigrations = map[int]func(ctx context.Context, tx dbtx) error{
+	3: rebuildWaitIndex,
+}
+
+var migrationName = regexp.MustCompile(`^(\d{3})_([a-z0-9_]+)\.up\.sql$`)
+
+// loadMigrations returns the embedded migrations in version order.
+func loadMigrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		m := migrationName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("migration file %s: name is not NNN_name.up.sql", e.Name())
+		}
+		v, _ := strconv.Atoi(m[1])
+		text, err := fs.ReadFile(migrationFS, "migrations/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: m[2], sql: string(text), goFunc: goMigrations[v]})
+	}
+	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %03d_%s: versions must run 1, 2, 3… without gaps", m.version, m.name)
+		}
+	}
+	return ms, nil
+}
+
+// migrate applies the pending migrations in one transaction, recording
+// each in schema_migrations. A Python-created database has no
+// schema_migrations table: every migration runs, 001 changes nothing and
+// the later ones add the Go columns.
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	// BEGIN IMMEDIATE: a second process opening the same file waits here
+	// (busy_timeout) and then finds the migrations applied.
+	tx := s.wconn
+	if _, err := tx.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_, _ = tx.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+)`); err != nil {
+		return err
+	}
+	applied := map[int]bool{}
+	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		applied[v] = true
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		if err := applyMigration(ctx, tx, m); err != nil {
+			return fmt.Errorf("migration %03d_%s: %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+			m.version, m.name, durable.FormatTime(time.Now())); err != nil {
+			return err
+		}
+		s.log.InfoContext(ctx, "applied migration", "version", m.version, "name", m.name)
+	}
+	if _, err := tx.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	committed = true
+	return nil
+}
+
+var addColumn = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\b`)
+
+func applyMigration(ctx context.Context, tx dbtx, m migration) error {
+	for _, stmt := range splitSQL(m.sql) {
+		if a := addColumn.FindStringSubmatch(stmt); a != nil {
+			has, err := hasColumn(ctx, tx, a[1], a[2])
+			if err != nil {
+				return err
+			}
+			if has {
+				continue
+			}
+		}
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("%s: %w", firstLine(stmt), err)
+		}
+	}
+	if m.goFunc != nil {
+		return m.goFunc(ctx, tx)
+	}
+	return nil
+}
+
+// splitSQL splits a migration into statements: comment lines are dropped
+// and a statement ends with a line ending in ";". Migrations must not put
+// ";" at the end of a line inside a string.
+func splitSQL(text string) []string {
+	var out []string
+	var cur strings.Builder
+	for line := range strings.Lines(text) {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		if strings.HasSuffix(t, ";") {
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		}
+	}
+	if rest := strings.TrimSpace(cur.String()); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func hasColumn(ctx context.Context, tx dbtx, table, column string) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
+	return n > 0, err
+}
+
+// rebuildWaitIndex (migration 003) indexes the deadline of every waiting
+// run, in the normalised time form: Python indexes WAIT_UNTIL runs only
+// and keeps their until text as written.
+func rebuildWaitIndex(ctx context.Context, tx dbtx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT run_json FROM runs WHERE status = 'waiting'`)
+	if err != nil {
+		return err
+	}
+	var runs []*durable.RunState
+	for rows.Next() {
+		var text []byte
+		if err := rows.Scan(&text); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		if r, err := durable.UnmarshalRun(text); err == nil {
+			runs = append(runs, r)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM wait_index`); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		until, ok := store.Deadline(r)
+		if !ok {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
+			VALUES (?, ?, ?, ?)`, r.RunID, until.String(), r.UpdatedAt.String(), waitIndexStatus(r.Waiting.Reason)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backfillLedgerHeads raises every ledger head to the highest seq of its
+// run, as the Python store does on every open, so that a database whose
+// ledger was written without heads keeps allocating increasing seqs.
+func (s *Store) backfillLedgerHeads(ctx context.Context) error {
+	_, err := s.wconn.ExecContext(ctx, `INSERT INTO ledger_heads (run_id, last_seq)
+		SELECT run_id, MAX(seq) FROM ledger WHERE true GROUP BY run_id
+		ON CONFLICT (run_id) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)`)
+	return err
+}

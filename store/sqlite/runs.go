@@ -1,0 +1,359 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// RunCommit implements store.RunStore in one transaction: the version
+// check and the run row (an INSERT for a create, an UPDATE … WHERE
+// version = ? otherwise), the ledger records, and the run's wait_index
+// row. On any error nothing is written and p is unchanged.
+func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run == nil || p.Run.RunID == "" {
+		return errors.New("sqlite: commit: run id is required")
+	}
+	r := p.Run
+	runJSON, err := durable.MarshalRun(r, pyjson.Line)
+	if err != nil {
+		return fmt.Errorf("sqlite: committing run %s: %w", r.RunID, err)
+	}
+	recs, err := encodeRecords(p.Records)
+	if err != nil {
+		return fmt.Errorf("sqlite: committing run %s: %w", r.RunID, err)
+	}
+	var firstSeq int64
+	err = s.write(ctx, func(ctx context.Context) error {
+		args := runArgs(r, runJSON)
+		if p.Create {
+			args = append(args, nullString(r.CreatedAt.String()), r.Version+1, r.RunID)
+			res, err := s.w.runInsert.ExecContext(ctx, args...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return cmpErr(err, store.ErrAlreadyExists)
+			}
+		} else {
+			args = append(args, r.RunID, r.Version)
+			res, err := s.w.runUpdate.ExecContext(ctx, args...)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return cmpErr(err, s.staleVersion(ctx, r.RunID, r.Version))
+			}
+		}
+		if firstSeq, err = s.appendRecords(ctx, r.RunID, recs); err != nil {
+			return err
+		}
+		return s.indexDeadline(ctx, r, p.Create)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: committing run %s at version %d: %w", r.RunID, r.Version, err)
+	}
+	r.Version++
+	setSeqs(p.Records, firstSeq)
+	return nil
+}
+
+// cmpErr returns err when it is not nil, else sentinel.
+func cmpErr(err, sentinel error) error {
+	if err != nil {
+		return err
+	}
+	return sentinel
+}
+
+// staleVersion tells why an UPDATE … WHERE version = ? changed no row.
+func (s *Store) staleVersion(ctx context.Context, runID string, want int64) error {
+	var have int64
+	switch err := s.w.runVersion.QueryRowContext(ctx, runID).Scan(&have); {
+	case errors.Is(err, sql.ErrNoRows):
+		return store.ErrNotFound
+	case err != nil:
+		return err
+	default:
+		return fmt.Errorf("stored version is %d: %w", have, store.ErrConflict)
+	}
+}
+
+// runArgs returns the values of runColumns for r, filled as the Python
+// store fills them (wait_until only for WAIT_UNTIL waits).
+func runArgs(r *durable.RunState, runJSON []byte) []any {
+	var waitReason, waitUntil, waitKey any
+	if w := r.Waiting; w != nil {
+		waitReason = nullString(string(w.Reason))
+		if w.Reason == durable.WaitUntil {
+			waitUntil = nullString(w.Until.String())
+		}
+		waitKey = nullString(w.WaitKey)
+	}
+	args := make([]any, 0, 13)
+	return append(args, r.WorkflowID, string(r.Status), waitReason, waitUntil,
+		nullString(r.ParentRunID), nullString(r.ActorID), nullString(r.SessionID),
+		nullString(r.UpdatedAt.String()), string(runJSON), waitKey) // string: TEXT, not BLOB
+}
+
+// indexDeadline keeps r's wait_index row: present, with the normalised
+// deadline, for a waiting run with an until (any wait reason), absent
+// otherwise. A created run has no row to delete.
+func (s *Store) indexDeadline(ctx context.Context, r *durable.RunState, created bool) error {
+	if until, ok := store.Deadline(r); ok {
+		_, err := s.w.waitUpsert.ExecContext(ctx, r.RunID, until.String(), r.UpdatedAt.String(),
+			waitIndexStatus(r.Waiting.Reason))
+		return err
+	}
+	if created {
+		return nil
+	}
+	_, err := s.w.waitDelete.ExecContext(ctx, r.RunID)
+	return err
+}
+
+// waitIndexStatus is wait_index.status: "waiting_until" as Python writes
+// it for WAIT_UNTIL, "waiting_<reason>" for the deadlines Python does not
+// index (a WAIT_EVENT timeout).
+func waitIndexStatus(reason durable.WaitReason) string {
+	return "waiting_" + string(reason)
+}
+
+// RunGet implements store.RunStore. A row whose run_json cannot be
+// decoded counts as absent, as in the Python store.
+func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	var text []byte
+	var version int64
+	err := s.r.runGet.QueryRowContext(ctx, runID).Scan(&text, &version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: run %s: %w", runID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: loading run %s: %w", runID, err)
+	}
+	r, err := durable.UnmarshalRun(text)
+	if err != nil {
+		s.log.WarnContext(ctx, "unreadable run_json", "run_id", runID, "error", err)
+		return nil, fmt.Errorf("sqlite: run %s: unreadable run_json (%v): %w", runID, err, store.ErrNotFound)
+	}
+	r.Version = version
+	return r, nil
+}
+
+// queryRuns runs a SELECT run_json, version … query and decodes the rows,
+// skipping unreadable ones.
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durable.RunState, error) {
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*durable.RunState
+	for rows.Next() {
+		var text sql.RawBytes
+		var version int64
+		if err := rows.Scan(&text, &version); err != nil {
+			return nil, err
+		}
+		r, err := durable.UnmarshalRun(text)
+		if err != nil {
+			s.log.WarnContext(ctx, "skipping unreadable run_json", "error", err)
+			continue
+		}
+		r.Version = version
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// where builds a conjunction of conditions with their arguments.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) eq(column, value string) {
+	if value != "" {
+		w.conds = append(w.conds, column+" = ?")
+		w.args = append(w.args, value)
+	}
+}
+
+func (w *where) String() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+// RunList implements store.RunStore: ORDER BY updated_at DESC (then
+// run_id DESC, as the memory store breaks ties).
+func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
+	var w where
+	w.eq("status", string(p.Status))
+	w.eq("wait_reason", string(p.WaitReason))
+	w.eq("workflow_id", p.WorkflowID)
+	w.eq("session_id", p.SessionID)
+	w.eq("parent_run_id", p.ParentID)
+	if len(p.WaitKeys) > 0 {
+		w.conds = append(w.conds, "wait_key IN (?"+strings.Repeat(", ?", len(p.WaitKeys)-1)+")")
+		for _, k := range p.WaitKeys {
+			w.args = append(w.args, k)
+		}
+	}
+	q := "SELECT run_json, version FROM runs" + w.String() + " ORDER BY updated_at DESC, run_id DESC LIMIT ?"
+	runs, err := s.queryRuns(ctx, q, append(w.args, store.EffectiveLimit(p.Limit))...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing runs: %w", err)
+	}
+	return runs, nil
+}
+
+// RunListDue implements store.RunStore from wait_index: the deadlines at
+// or before p.Now, compared as normalised text (see the package doc).
+func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
+	rows, err := s.r.listDue.QueryContext(ctx, durable.FormatTime(p.Now), store.EffectiveLimit(p.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+	}
+	defer rows.Close()
+	var out []store.DueRun
+	for rows.Next() {
+		var id, due string
+		if err := rows.Scan(&id, &due); err != nil {
+			return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+		}
+		until, err := durable.ParseTime(due)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: listing due runs: run %s: %w", id, err)
+		}
+		out = append(out, store.DueRun{RunID: id, Until: until})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+	}
+	return out, nil
+}
+
+// RunNextDue implements store.RunStore.
+func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
+	var due string
+	err := s.r.nextDue.QueryRowContext(ctx).Scan(&due)
+	if errors.Is(err, sql.ErrNoRows) {
+		return durable.Time{}, nil
+	}
+	if err != nil {
+		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
+	}
+	t, err := durable.ParseTime(due)
+	if err != nil {
+		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
+	}
+	return t, nil
+}
+
+// RunListChildren implements store.RunStore, oldest first: ORDER BY
+// created_at, run_id as in the Python store.
+func (s *Store) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
+	var w where
+	w.conds = append(w.conds, "parent_run_id = ?")
+	w.args = append(w.args, parentID)
+	w.eq("status", string(status))
+	runs, err := s.queryRuns(ctx, "SELECT run_json, version FROM runs"+w.String()+" ORDER BY created_at ASC, run_id ASC", w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing children of %s: %w", parentID, err)
+	}
+	return runs, nil
+}
+
+// RunIndex implements store.RunStore from the row columns, without
+// decoding run_json: SQLite extracts vars._run_lifecycle (and the until of
+// a waiting run that is not a WAIT_UNTIL, which has no column).
+func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.RunIndexRow, error) {
+	var w where
+	w.eq("status", string(p.Status))
+	w.eq("workflow_id", p.WorkflowID)
+	w.eq("session_id", p.SessionID)
+	if p.RootOnly {
+		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
+	}
+	q := `SELECT run_id, workflow_id, status, wait_reason,
+		CASE WHEN wait_until IS NOT NULL THEN wait_until
+			WHEN status = 'waiting' AND json_valid(run_json) THEN json_extract(run_json, '$.waiting.until') END,
+		parent_run_id, actor_id, session_id, created_at, updated_at,
+		CASE WHEN json_valid(run_json) AND json_type(run_json, '$.vars._run_lifecycle') = 'object'
+			THEN json_extract(run_json, '$.vars._run_lifecycle') END
+		FROM runs` + w.String() + " ORDER BY updated_at DESC, run_id DESC LIMIT ?"
+	rows, err := s.rdb.QueryContext(ctx, q, append(w.args, store.EffectiveLimit(p.Limit))...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
+	}
+	defer rows.Close()
+	var out []store.RunIndexRow
+	for rows.Next() {
+		var row store.RunIndexRow
+		var status string
+		var reason, until, parent, actor, session, created, updated, lifecycle sql.NullString
+		if err := rows.Scan(&row.RunID, &row.WorkflowID, &status, &reason, &until, &parent, &actor,
+			&session, &created, &updated, &lifecycle); err != nil {
+			return nil, fmt.Errorf("sqlite: listing run index: %w", err)
+		}
+		row.Status = durable.RunStatus(status)
+		row.WaitReason = durable.WaitReason(reason.String)
+		row.WaitUntil = parseTimeLenient(until.String)
+		row.ParentRunID, row.ActorID, row.SessionID = parent.String, actor.String, session.String
+		row.CreatedAt, row.UpdatedAt = parseTimeLenient(created.String), parseTimeLenient(updated.String)
+		if lifecycle.Valid {
+			if v, err := pyjson.Decode([]byte(lifecycle.String)); err == nil {
+				row.RunLifecycle = store.RunLifecycle(map[string]any{"_run_lifecycle": v})
+			}
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
+	}
+	return out, nil
+}
+
+// parseTimeLenient parses a stored timestamp; "", "None" (a Python quirk)
+// and unparsable text give the zero Time.
+func parseTimeLenient(s string) durable.Time {
+	if s == "" || s == "None" {
+		return durable.Time{}
+	}
+	t, err := durable.ParseTime(s)
+	if err != nil {
+		return durable.Time{}
+	}
+	return t
+}
+
+// RunDelete implements store.RunStore: the run row and its wait_index row
+// go; its ledger and commands stay.
+func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
+	var existed bool
+	err := s.write(ctx, func(ctx context.Context) error {
+		res, err := s.w.runDelete.ExecContext(ctx, runID)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		existed = n > 0
+		_, err = s.w.waitDelete.ExecContext(ctx, runID)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("sqlite: deleting run %s: %w", runID, err)
+	}
+	return existed, nil
+}

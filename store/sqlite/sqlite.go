@@ -1,0 +1,249 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	msqlite "modernc.org/sqlite"
+
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Config configures a Store.
+type Config struct {
+	// Path is the database file; it is created when missing. Required.
+	// SQLite URIs and in-memory databases are not supported (the reader
+	// connections must see the writer's file).
+	Path string
+	// Synchronous is the PRAGMA synchronous of the writer: "NORMAL"
+	// (default; in WAL mode a commit survives a process crash, not a
+	// power cut), "FULL" (fsync on every commit) or "OFF".
+	Synchronous string
+	// Logger receives the store's few log lines (migrations applied,
+	// unreadable rows skipped). Nil discards them.
+	Logger *slog.Logger
+}
+
+// readers is the size of the reader connection pool.
+const readers = 4
+
+// busyTimeoutMS is the PRAGMA busy_timeout of every connection, as in the
+// Python runtime.
+const busyTimeoutMS = 5000
+
+// Store is the SQLite store. Create it with New; it is safe for
+// concurrent use.
+type Store struct {
+	path string
+	log  *slog.Logger
+
+	wdb   *sql.DB       // the one writer connection's pool
+	wconn *sql.Conn     // the writer connection, pinned
+	wsem  chan struct{} // held while a goroutine writes
+	w     writerStmts
+	// closed is set by Close while it holds wsem.
+	closed bool
+
+	rdb *sql.DB // reader pool
+	r   readerStmts
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ store.Store           = (*Store)(nil)
+	_ store.AtomicCommitter = (*Store)(nil)
+	_ store.LedgerFinder    = (*Store)(nil)
+	_ store.RunClaimer      = (*Store)(nil)
+)
+
+// errClosed is returned by writes on a closed store.
+var errClosed = errors.New("sqlite: store is closed")
+
+// New opens (creating when missing) the database at cfg.Path, applies the
+// pending migrations, back-fills ledger_heads and prepares the
+// statements.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("sqlite: config: path is required")
+	}
+	if strings.ContainsRune(cfg.Path, '?') || strings.HasPrefix(cfg.Path, "file:") || cfg.Path == ":memory:" {
+		return nil, fmt.Errorf("sqlite: config: path %q: URIs and in-memory databases are not supported", cfg.Path)
+	}
+	syncMode := strings.ToUpper(cmp.Or(cfg.Synchronous, "NORMAL"))
+	switch syncMode {
+	case "NORMAL", "FULL", "OFF":
+	default:
+		return nil, fmt.Errorf("sqlite: config: synchronous %q: want NORMAL, FULL or OFF", cfg.Synchronous)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{path: cfg.Path, log: log.With("component", "store/sqlite"), wsem: make(chan struct{}, 1)}
+	if err := s.open(ctx, syncMode); err != nil {
+		_ = s.closeAll()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) open(ctx context.Context, syncMode string) error {
+	drv := &msqlite.Driver{}
+	s.wdb = sql.OpenDB(&connector{drv: drv, path: s.path, pragmas: []string{
+		"PRAGMA journal_mode=WAL",
+		"PRAGMA synchronous=" + syncMode,
+		"PRAGMA foreign_keys=ON",
+		fmt.Sprintf("PRAGMA busy_timeout=%d", busyTimeoutMS),
+	}})
+	s.wdb.SetMaxOpenConns(1)
+	s.wdb.SetMaxIdleConns(1)
+	s.wdb.SetConnMaxLifetime(0)
+	s.wdb.SetConnMaxIdleTime(0)
+	var err error
+	if s.wconn, err = s.wdb.Conn(ctx); err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		return fmt.Errorf("sqlite: migrating %s: %w", s.path, err)
+	}
+	if err := s.backfillLedgerHeads(ctx); err != nil {
+		return fmt.Errorf("sqlite: back-filling ledger heads of %s: %w", s.path, err)
+	}
+	if err := s.w.prepare(ctx, s.wconn); err != nil {
+		return fmt.Errorf("sqlite: preparing writer statements: %w", err)
+	}
+	s.rdb = sql.OpenDB(&connector{drv: drv, path: s.path, pragmas: []string{
+		"PRAGMA foreign_keys=ON",
+		fmt.Sprintf("PRAGMA busy_timeout=%d", busyTimeoutMS),
+		"PRAGMA query_only=ON",
+	}})
+	s.rdb.SetMaxOpenConns(readers)
+	s.rdb.SetMaxIdleConns(readers)
+	s.rdb.SetConnMaxLifetime(0)
+	s.rdb.SetConnMaxIdleTime(0)
+	if err := s.r.prepare(ctx, s.rdb); err != nil {
+		return fmt.Errorf("sqlite: preparing reader statements: %w", err)
+	}
+	return nil
+}
+
+// AtomicCommit reports that RunCommit writes records and state in one
+// transaction.
+func (s *Store) AtomicCommit() bool { return true }
+
+// Close waits for a write in progress, then closes the statements and
+// connections. It is safe to call twice.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.wsem <- struct{}{}
+		s.closed = true
+		s.closeErr = s.closeAll()
+		<-s.wsem
+	})
+	return s.closeErr
+}
+
+func (s *Store) closeAll() error {
+	var errs []error
+	errs = append(errs, s.w.close(), s.r.close())
+	if s.wconn != nil {
+		errs = append(errs, s.wconn.Close())
+	}
+	if s.wdb != nil {
+		errs = append(errs, s.wdb.Close())
+	}
+	if s.rdb != nil {
+		errs = append(errs, s.rdb.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: closing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// write runs fn in one IMMEDIATE transaction on the writer connection and
+// commits it, or rolls it back when fn fails. Only one write runs at a
+// time; ctx ends the wait for that turn, but fn and the commit run with
+// ctx's values and without its cancellation, so a transaction that has
+// begun is never cut short (and modernc needs no watcher goroutine per
+// statement).
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
+	select {
+	case s.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wsem }()
+	if s.closed {
+		return errClosed
+	}
+	wctx := context.WithoutCancel(ctx)
+	if _, err := s.w.begin.ExecContext(wctx); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(wctx); err != nil {
+		s.rollback(wctx)
+		return err
+	}
+	if _, err := s.w.commit.ExecContext(wctx); err != nil {
+		s.rollback(wctx)
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// rollback ends a failed transaction. A failed COMMIT may already have
+// ended it, so "no transaction is active" is not worth reporting.
+func (s *Store) rollback(ctx context.Context) {
+	if _, err := s.w.rollback.ExecContext(ctx); err != nil && !strings.Contains(err.Error(), "no transaction") {
+		s.log.WarnContext(ctx, "rollback failed", "error", err)
+	}
+}
+
+// connector opens modernc connections on a plain file path and runs the
+// given pragmas on each new connection.
+type connector struct {
+	drv     *msqlite.Driver
+	path    string
+	pragmas []string
+}
+
+// Connect implements driver.Connector.
+func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.drv.Open(c.path)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		_ = conn.Close()
+		return nil, errors.New("driver connection cannot execute statements")
+	}
+	for _, p := range c.pragmas {
+		if _, err := ex.ExecContext(ctx, p, nil); err != nil {
+			_ = conn.Close()
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return conn, nil
+}
+
+// Driver implements driver.Connector.
+func (c *connector) Driver() driver.Driver { return c.drv }
+
+// nullString maps "" to SQL NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
