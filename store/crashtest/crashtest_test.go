@@ -1,12 +1,15 @@
 package crashtest_test
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/crashtest"
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 func TestCrashMemory(t *testing.T) {
@@ -23,6 +26,20 @@ func TestCrashJSONFile(t *testing.T) {
 		dir := t.TempDir()
 		return func(t *testing.T) (store.Store, func()) {
 			st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st, func() { st.Close() }
+		}
+	})
+}
+
+func TestCrashSQLite(t *testing.T) {
+	t.Parallel()
+	crashtest.Run(t, func(t *testing.T) crashtest.Opener {
+		path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+		return func(t *testing.T) (store.Store, func()) {
+			st, err := sqlite.New(context.Background(), sqlite.Config{Path: path})
 			if err != nil {
 				t.Fatal(err)
 			}
