@@ -1,8 +1,6 @@
 package jsonfile
 
 import (
-	"cmp"
-	"container/heap"
 	"slices"
 	"time"
 
@@ -46,7 +44,7 @@ type runIndex struct {
 	byStatus  map[durable.RunStatus]map[string]struct{}
 	byWaitKey map[string]map[string]struct{}
 	children  map[string]map[string]struct{}
-	due       dueIndex
+	due       store.DueIndex
 }
 
 func newRunIndex() runIndex {
@@ -54,7 +52,6 @@ func newRunIndex() runIndex {
 		byStatus:  map[durable.RunStatus]map[string]struct{}{},
 		byWaitKey: map[string]map[string]struct{}{},
 		children:  map[string]map[string]struct{}{},
-		due:       dueIndex{pos: map[string]int{}},
 	}
 }
 
@@ -87,7 +84,7 @@ func (s *Store) setLocked(id string, m *runMeta) {
 		if p := old.stub.ParentRunID; p != "" {
 			removeFrom(s.idx.children, p, id)
 		}
-		s.idx.due.remove(id)
+		s.idx.due.Remove(id)
 	}
 	if m == nil {
 		delete(s.runs, id)
@@ -103,7 +100,7 @@ func (s *Store) setLocked(id string, m *runMeta) {
 		addTo(s.idx.children, p, id)
 	}
 	if until, ok := store.Deadline(m.stub); ok {
-		s.idx.due.set(id, until)
+		s.idx.due.Set(id, until)
 	}
 }
 
@@ -136,78 +133,3 @@ func (s *Store) candidatesLocked(p *store.RunListParams) []*runMeta {
 	return out
 }
 
-// dueIndex is a min-heap of wait deadlines with positions by run id.
-type dueIndex struct {
-	items []store.DueRun
-	pos   map[string]int
-}
-
-func (d *dueIndex) Len() int { return len(d.items) }
-func (d *dueIndex) Less(i, j int) bool {
-	return d.items[i].Until.Before(d.items[j].Until.Time)
-}
-func (d *dueIndex) Swap(i, j int) {
-	d.items[i], d.items[j] = d.items[j], d.items[i]
-	d.pos[d.items[i].RunID] = i
-	d.pos[d.items[j].RunID] = j
-}
-
-// Push implements heap.Interface.
-func (d *dueIndex) Push(x any) {
-	it := x.(store.DueRun)
-	d.pos[it.RunID] = len(d.items)
-	d.items = append(d.items, it)
-}
-
-// Pop implements heap.Interface.
-func (d *dueIndex) Pop() any {
-	it := d.items[len(d.items)-1]
-	d.items = d.items[:len(d.items)-1]
-	delete(d.pos, it.RunID)
-	return it
-}
-
-func (d *dueIndex) set(id string, until durable.Time) {
-	if i, ok := d.pos[id]; ok {
-		d.items[i].Until = until
-		heap.Fix(d, i)
-		return
-	}
-	heap.Push(d, store.DueRun{RunID: id, Until: until})
-}
-
-func (d *dueIndex) remove(id string) {
-	if i, ok := d.pos[id]; ok {
-		heap.Remove(d, i)
-	}
-}
-
-func (d *dueIndex) next() durable.Time {
-	if len(d.items) == 0 {
-		return durable.Time{}
-	}
-	return d.items[0].Until
-}
-
-// listDue returns up to limit entries due at now, earliest first, walking
-// only the part of the heap that is due.
-func (d *dueIndex) listDue(now time.Time, limit int) []store.DueRun {
-	var out []store.DueRun
-	stack := []int{0}
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if i >= len(d.items) || d.items[i].Until.After(now) {
-			continue
-		}
-		out = append(out, d.items[i])
-		stack = append(stack, 2*i+1, 2*i+2)
-	}
-	slices.SortFunc(out, func(a, b store.DueRun) int {
-		if c := a.Until.Compare(b.Until.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.RunID, b.RunID)
-	})
-	return out[:min(len(out), limit)]
-}

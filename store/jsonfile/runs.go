@@ -223,7 +223,7 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.idx.due.listDue(p.Now, store.EffectiveLimit(p.Limit)), nil
+	return s.idx.due.ListDue(p.Now, store.EffectiveLimit(p.Limit)), nil
 }
 
 // RunNextDue implements store.RunStore.
@@ -233,7 +233,7 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.idx.due.next(), nil
+	return s.idx.due.Next(), nil
 }
 
 // RunListChildren implements store.RunStore from the parent index, oldest

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/store"
@@ -37,19 +36,4 @@ func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
 		delete(s.claims, runID)
 	}
 	return nil
-}
-
-func sortDue(d []store.DueRun) {
-	slices.SortFunc(d, func(a, b store.DueRun) int {
-		if c := a.Until.Compare(b.Until.Time); c != 0 {
-			return c
-		}
-		if a.RunID < b.RunID {
-			return -1
-		}
-		if a.RunID > b.RunID {
-			return 1
-		}
-		return 0
-	})
 }

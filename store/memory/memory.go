@@ -23,7 +23,7 @@ type Store struct {
 	runs     map[string]*entry
 	order    int64 // insertion counter, for children order
 	ledgers  map[string][]*durable.StepRecord
-	due      dueIndex
+	due      store.DueIndex
 	commands []*durable.CommandRecord
 	cmdSeq   int64 // last command seq issued; never reused, even after deletes
 	cmdByID  map[string]int64
@@ -48,7 +48,6 @@ func New() *Store {
 	return &Store{
 		runs:    map[string]*entry{},
 		ledgers: map[string][]*durable.StepRecord{},
-		due:     dueIndex{pos: map[string]int{}},
 		cmdByID: map[string]int64{},
 		cursors: map[string]int64{},
 		claims:  map[string]claim{},
@@ -88,11 +87,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		s.order++
 		s.runs[id] = &entry{run: saved, order: s.order}
 	}
-	if until, ok := store.Deadline(saved); ok {
-		s.due.set(id, until)
-	} else {
-		s.due.remove(id)
-	}
+	s.due.Update(saved)
 	return nil
 }
 
@@ -147,14 +142,14 @@ func sortByUpdatedDesc(runs []*durable.RunState) {
 func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.due.listDue(p.Now, store.EffectiveLimit(p.Limit)), nil
+	return s.due.ListDue(p.Now, store.EffectiveLimit(p.Limit)), nil
 }
 
 // RunNextDue implements store.RunStore.
 func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.due.next(), nil
+	return s.due.Next(), nil
 }
 
 // RunListChildren implements store.RunStore.
@@ -201,7 +196,7 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 	defer s.mu.Unlock()
 	_, ok := s.runs[runID]
 	delete(s.runs, runID)
-	s.due.remove(runID)
+	s.due.Remove(runID)
 	return ok, nil
 }
 
