@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -17,10 +18,13 @@ import (
 // driven (a queue, not recursion: a loop over a thousand subflow calls
 // does not grow the stack).
 type driver struct {
-	r       *Runtime
-	gate    StepGate
-	queue   []followUp
-	touched map[string]bool
+	r     *Runtime
+	gate  StepGate
+	queue []followUp
+	// touched lists the runs opened by follow-ups, so the caller knows
+	// whether its own run changed after its session.
+	touched  []string
+	draining bool
 }
 
 type followKind int
@@ -43,6 +47,12 @@ func (r *Runtime) newDriver(gate StepGate) *driver {
 	return &driver{r: r, gate: gate}
 }
 
+func (d *driver) touch(runID string) {
+	if d.draining {
+		d.touched = append(d.touched, runID)
+	}
+}
+
 // enqueueTick asks the driver to drive a run after the current session.
 func (d *driver) enqueueTick(runID string) {
 	d.queue = append(d.queue, followUp{kind: followTick, runID: runID})
@@ -58,12 +68,13 @@ func (d *driver) afterTerminal(run *durable.RunState) {
 // finish drains the follow-ups, then returns the caller's run state,
 // reloaded if a follow-up changed it.
 func (d *driver) finish(ctx context.Context, runID string, run *durable.RunState) (*durable.RunState, error) {
-	d.touched = nil
 	if len(d.queue) == 0 {
 		return run, nil
 	}
+	d.touched, d.draining = nil, true
 	d.drain(ctx)
-	if !d.touched[runID] {
+	d.draining = false
+	if !slices.Contains(d.touched, runID) {
 		return run, nil
 	}
 	return d.r.GetState(ctx, runID)

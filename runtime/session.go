@@ -28,6 +28,7 @@ type session struct {
 	wf      *Workflow
 	pending []*durable.StepRecord
 	dirty   bool
+	rc      *RunContext // reused by every step of the session
 }
 
 // errStop ends a tick early without error (pause/cancel requested, or a

@@ -64,10 +64,7 @@ func (d *driver) open(ctx context.Context, runID string) (*session, func(), erro
 		unlock()
 		return nil, nil, fmt.Errorf("loading run %s: %w", runID, err)
 	}
-	if d.touched == nil {
-		d.touched = map[string]bool{}
-	}
-	d.touched[runID] = true
+	d.touch(runID)
 	s := &session{r: d.r, d: d, lock: l, run: run}
 	if run.Status.Terminal() {
 		return s, unlock, nil
@@ -156,7 +153,11 @@ func (s *session) step(ctx context.Context) error {
 			return err
 		}
 	}
-	plan, err := callNode(ctx, node, run, &RunContext{rt: s.r, run: run})
+	if s.rc == nil {
+		s.rc = &RunContext{rt: s.r}
+	}
+	s.rc.run = run
+	plan, err := callNode(ctx, node, run, s.rc)
 	if err != nil {
 		return s.fail(ctx, nodeID, fmt.Sprintf("node %q failed: %v", nodeID, err))
 	}
