@@ -20,6 +20,10 @@ func builtinHandlers() map[durable.EffectType]Handler {
 		durable.EffectEmitEvent:        {Func: handleEmitEvent},
 		durable.EffectStartSubworkflow: {Func: handleStartSubworkflow},
 		durable.EffectVarsQuery:        {Func: handleVarsQuery, Local: true},
+		durable.EffectMemoryNote:       {Func: handleMemoryNote},
+		durable.EffectMemoryQuery:      {Func: handleMemoryQuery},
+		durable.EffectMemoryTag:        {Func: handleMemoryTag},
+		durable.EffectMemoryRehydrate:  {Func: handleMemoryRehydrate},
 	}
 }
 

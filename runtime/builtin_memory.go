@@ -1,0 +1,652 @@
+package runtime
+
+// Shared machinery of the built-in memory effects (MEMORY_NOTE,
+// MEMORY_QUERY, MEMORY_TAG, MEMORY_REHYDRATE): scope owner runs, the span
+// index in vars._runtime.memory_spans, versioned writes to other runs,
+// recall-level budgets and the tool-style result envelope.
+//
+// Owner runs (spec §1.13): scope "run" is the run itself (or
+// payload.target_run_id), "session" is a synthetic run per session id
+// (session_memory_<id>, or session_memory_sha_<hash> for unsafe ids) or,
+// without a session id, the root of the parent chain; "global" is the
+// synthetic run global_memory (ABSTRACTRUNTIME_GLOBAL_MEMORY_RUN_ID
+// overrides it). Synthetic owners are created on first write.
+//
+// Writes to the requesting run change req.Run and are persisted with the
+// step. Writes to any other run hold that run's in-process mutation lock
+// (acquired without blocking, so a child can never deadlock on an ancestor
+// whose tick is on the stack) and use load → modify → commit with the
+// loaded version, retried on a version conflict.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Synthetic memory owner runs.
+const (
+	// GlobalMemoryRunID is the default id of the global memory owner run.
+	GlobalMemoryRunID = "global_memory"
+	// GlobalMemoryRunEnv overrides GlobalMemoryRunID when it holds a safe
+	// id ([A-Za-z0-9_-]+).
+	GlobalMemoryRunEnv = "ABSTRACTRUNTIME_GLOBAL_MEMORY_RUN_ID"
+	// SessionMemoryRunPrefix prefixes the id of a session memory owner run.
+	SessionMemoryRunPrefix = "session_memory_"
+	// SessionMemoryWorkflowID is the workflow id of session owner runs.
+	SessionMemoryWorkflowID = "__session_memory__"
+	// GlobalMemoryWorkflowID is the workflow id of the global owner run.
+	GlobalMemoryWorkflowID = "__global_memory__"
+)
+
+// Bounds of the writes to other runs.
+const (
+	ownerCommitAttempts = 5                    // load→modify→commit tries on ErrConflict
+	ownerLockTries      = 20                   // lock tries on an ordinary run
+	ownerLockPause      = 5 * time.Millisecond // pause between lock tries
+)
+
+// safeRunID reports whether s matches [A-Za-z0-9_-]+.
+func safeRunID(s string) bool { return artifact.ValidID(s) }
+
+// SessionMemoryRunID returns the id of the memory owner run of a session:
+// session_memory_<id>, or session_memory_sha_<first 32 hex of sha256(id)>
+// when the id has characters outside [A-Za-z0-9_-]. The id is trimmed.
+func SessionMemoryRunID(sessionID string) string {
+	sid := strings.TrimSpace(sessionID)
+	if safeRunID(sid) {
+		return SessionMemoryRunPrefix + sid
+	}
+	sum := sha256.Sum256([]byte(sid))
+	return SessionMemoryRunPrefix + "sha_" + hex.EncodeToString(sum[:])[:32]
+}
+
+// GlobalMemoryOwnerID returns the id of the global memory owner run: the
+// environment override when it is a safe id, else GlobalMemoryRunID.
+func GlobalMemoryOwnerID() string {
+	if s := strings.TrimSpace(os.Getenv(GlobalMemoryRunEnv)); s != "" && safeRunID(s) {
+		return s
+	}
+	return GlobalMemoryRunID
+}
+
+// memFail is a validation or lookup failure that ends the effect as a
+// failed outcome with exactly this message (not a store error).
+type memFail struct{ msg string }
+
+func (e *memFail) Error() string { return e.msg }
+
+func failf(format string, args ...any) error { return &memFail{msg: fmt.Sprintf(format, args...)} }
+
+// memOutcome turns a handler error into its outcome: a *memFail becomes a
+// failed outcome, anything else stays an error (reported by the kernel as
+// a failed attempt too, with the error text).
+func memOutcome(err error) (Outcome, error) {
+	var mf *memFail
+	if errors.As(err, &mf) {
+		return Failed(mf.msg), nil
+	}
+	return Outcome{}, err
+}
+
+// memOwner names the run that owns a scope's span index.
+type memOwner struct {
+	id string
+	// workflow is the workflow id of a synthetic owner (created on demand)
+	// and "" for an ordinary run (which must exist).
+	workflow  string
+	sessionID string
+}
+
+func (o memOwner) synthetic() bool { return o.workflow != "" }
+
+// normScope lower-cases and trims a scope, "run" when blank.
+func normScope(v any) string {
+	s, _ := v.(string)
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return "run"
+	}
+	return s
+}
+
+// memoryOwner resolves the owner run of scope for base.
+func (r *Runtime) memoryOwner(ctx context.Context, base *durable.RunState, scope string) (memOwner, error) {
+	switch scope {
+	case "run":
+		return memOwner{id: base.RunID}, nil
+	case "session":
+		if sid := strings.TrimSpace(base.SessionID); sid != "" {
+			return memOwner{id: SessionMemoryRunID(sid), workflow: SessionMemoryWorkflowID, sessionID: sid}, nil
+		}
+		root, err := r.rootRunID(ctx, base)
+		if err != nil {
+			return memOwner{}, err
+		}
+		return memOwner{id: root}, nil
+	case "global":
+		return memOwner{id: GlobalMemoryOwnerID(), workflow: GlobalMemoryWorkflowID}, nil
+	}
+	return memOwner{}, failf("Unknown memory scope: %s", scope)
+}
+
+// memoryOwners resolves a scope that may be "all": the run, its session
+// owner and the global owner, deduplicated, in that order.
+func (r *Runtime) memoryOwners(ctx context.Context, base *durable.RunState, scope string) ([]memOwner, error) {
+	if scope != "all" {
+		o, err := r.memoryOwner(ctx, base, scope)
+		if err != nil {
+			return nil, err
+		}
+		return []memOwner{o}, nil
+	}
+	var out []memOwner
+	seen := map[string]bool{}
+	for _, s := range []string{"run", "session", "global"} {
+		o, err := r.memoryOwner(ctx, base, s)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[o.id] {
+			seen[o.id] = true
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// rootRunID walks parent_run_id up from run and returns the topmost run
+// found (a missing parent or a cycle ends the walk).
+func (r *Runtime) rootRunID(ctx context.Context, run *durable.RunState) (string, error) {
+	cur := run
+	seen := map[string]bool{run.RunID: true}
+	for {
+		pid := strings.TrimSpace(cur.ParentRunID)
+		if pid == "" || seen[pid] {
+			return cur.RunID, nil
+		}
+		seen[pid] = true
+		parent, err := r.store.RunGet(ctx, pid)
+		if errors.Is(err, store.ErrNotFound) {
+			return cur.RunID, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("loading parent run %s of run %s: %w", pid, cur.RunID, err)
+		}
+		cur = parent
+	}
+}
+
+// baseRun returns the run named by payload.target_run_id, or the
+// requesting run. An unknown target is a failure.
+func baseRun(ctx context.Context, req *EffectRequest) (*durable.RunState, error) {
+	id := strings.TrimSpace(stringOr(req.Effect.Payload["target_run_id"], ""))
+	if id == "" || id == req.Run.RunID {
+		return req.Run, nil
+	}
+	run, err := req.Runtime.store.RunGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, failf("Unknown target_run_id: %s", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading target run %s: %w", id, err)
+	}
+	EnsureNamespaces(run.Vars)
+	return run, nil
+}
+
+// readOwner loads an owner for reading: the live req.Run for the
+// requesting run, nil for a synthetic owner not created yet.
+func readOwner(ctx context.Context, req *EffectRequest, o memOwner) (*durable.RunState, error) {
+	if o.id == req.Run.RunID {
+		return req.Run, nil
+	}
+	run, err := req.Runtime.store.RunGet(ctx, o.id)
+	if errors.Is(err, store.ErrNotFound) {
+		if o.synthetic() {
+			return nil, nil
+		}
+		return nil, failf("Unknown run: %s", o.id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading memory owner run %s: %w", o.id, err)
+	}
+	return run, nil
+}
+
+// writeOwner applies mutate to an owner run and persists it. The
+// requesting run is changed in place (saved with the step). Another run
+// is locked, loaded, mutated and committed with its version, again from a
+// fresh load when another writer got in first; a missing synthetic owner
+// is created by the same commit. mutate may run more than once and must
+// only depend on the run it is given; an error from it aborts the write.
+func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func(run *durable.RunState) error) error {
+	r := req.Runtime
+	if o.id == req.Run.RunID {
+		EnsureNamespaces(req.Run.Vars)
+		return mutate(req.Run)
+	}
+	unlock, err := r.lockOwner(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for attempt := 1; attempt <= ownerCommitAttempts; attempt++ {
+		run, err := r.store.RunGet(ctx, o.id)
+		create := false
+		switch {
+		case errors.Is(err, store.ErrNotFound) && o.synthetic():
+			run, create = r.newMemoryOwner(o), true
+		case errors.Is(err, store.ErrNotFound):
+			return failf("Unknown run: %s", o.id)
+		case err != nil:
+			return fmt.Errorf("loading memory owner run %s: %w", o.id, err)
+		}
+		if run.Vars == nil {
+			run.Vars = map[string]any{}
+		}
+		EnsureNamespaces(run.Vars)
+		if err := mutate(run); err != nil {
+			return err
+		}
+		run.UpdatedAt = r.now()
+		err = r.store.RunCommit(ctx, &store.CommitParams{Run: run, Create: create})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrAlreadyExists) {
+			return fmt.Errorf("saving memory owner run %s: %w", o.id, err)
+		}
+	}
+	return fmt.Errorf("saving memory owner run %s: still changed by other writers after %d attempts: %w",
+		o.id, ownerCommitAttempts, store.ErrConflict)
+}
+
+// lockOwner takes the in-process mutation lock of an owner run.
+//
+// A synthetic owner is never ticked; its lock is only held for the short
+// writes of other memory effects, so it is waited for (until ctx ends).
+// An ordinary run whose lock stays held is being executed — possibly by an
+// ancestor of the requesting run, further up this very call stack (a sync
+// subworkflow) — and writing under it would either deadlock or make its
+// tick fail on a version conflict, so after a short wait that is a failure
+// the caller may retry.
+func (r *Runtime) lockOwner(ctx context.Context, o memOwner) (func(), error) {
+	l := r.ref(o.id)
+	for i := 0; ; i++ {
+		if l.mu.TryLock() {
+			return func() {
+				l.mu.Unlock()
+				r.unref(o.id, l)
+			}, nil
+		}
+		if !o.synthetic() && i+1 >= ownerLockTries {
+			r.unref(o.id, l)
+			return nil, failf("memory owner run %s is busy (a step of it is executing); retry when it is idle", o.id)
+		}
+		if err := sleepContext(ctx, ownerLockPause); err != nil {
+			r.unref(o.id, l)
+			return nil, fmt.Errorf("waiting for memory owner run %s: %w", o.id, err)
+		}
+	}
+}
+
+// newMemoryOwner builds a synthetic owner run (spec §1.13).
+func (r *Runtime) newMemoryOwner(o memOwner) *durable.RunState {
+	now := r.now()
+	return &durable.RunState{
+		RunID: o.id, WorkflowID: o.workflow, Status: durable.RunCompleted, CurrentNode: "done",
+		Vars: map[string]any{
+			"context":    map[string]any{"task": "", "messages": []any{}},
+			"scratchpad": map[string]any{},
+			"_runtime":   map[string]any{"memory_spans": []any{}},
+			"_temp":      map[string]any{},
+			"_limits":    map[string]any{},
+		},
+		Output:    map[string]any{"messages": []any{}},
+		CreatedAt: now, UpdatedAt: now, SessionID: o.sessionID,
+	}
+}
+
+// spanList returns vars._runtime.memory_spans as stored (nil if absent).
+func spanList(run *durable.RunState) []any {
+	if run == nil {
+		return nil
+	}
+	rt, _ := run.Vars["_runtime"].(map[string]any)
+	l, _ := rt["memory_spans"].([]any)
+	return l
+}
+
+// appendSpan appends a span record to vars._runtime.memory_spans.
+func appendSpan(run *durable.RunState, span map[string]any) {
+	rt := namespace(run.Vars, "_runtime")
+	l, _ := rt["memory_spans"].([]any)
+	rt["memory_spans"] = append(l, span)
+}
+
+// spanArtifactID returns a span's artifact id ("" when none).
+func spanArtifactID(s any) string {
+	m, _ := s.(map[string]any)
+	id, _ := m["artifact_id"].(string)
+	return strings.TrimSpace(id)
+}
+
+// findSpan returns the span record with an artifact id, or nil.
+func findSpan(spans []any, id string) map[string]any {
+	for _, s := range spans {
+		if spanArtifactID(s) == id && id != "" {
+			m, _ := s.(map[string]any)
+			return m
+		}
+	}
+	return nil
+}
+
+// spanRef is a span id given by a caller: an artifact id or a 1-based
+// index into the owner's memory_spans (in stored order).
+type spanRef struct {
+	id    string
+	index int64
+	isIdx bool
+}
+
+func (s spanRef) String() string {
+	if s.isIdx {
+		return strconv.FormatInt(s.index, 10)
+	}
+	return s.id
+}
+
+// parseSpanRef reads one span id: an integer or a digit string is an
+// index, another non-blank string an artifact id; ok is false otherwise.
+func parseSpanRef(v any) (spanRef, bool) {
+	if s, isStr := v.(string); isStr {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return spanRef{}, false
+		}
+		if isDigits(s) {
+			n, err := strconv.ParseInt(s, 10, 64)
+			return spanRef{index: n, isIdx: true}, err == nil
+		}
+		return spanRef{id: s}, true
+	}
+	if _, isBool := v.(bool); isBool {
+		return spanRef{}, false
+	}
+	if f, ok := asFloat(v); ok {
+		if n, exact := asInt(v); exact && float64(n) == f {
+			return spanRef{index: n, isIdx: true}, true
+		}
+	}
+	return spanRef{}, false
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// resolve returns the artifact id a ref names in spans ("" for an index
+// out of range or a span without an id). An artifact id is returned as
+// given (it may name a span of another owner).
+func (s spanRef) resolve(spans []any) string {
+	if !s.isIdx {
+		return s.id
+	}
+	if s.index < 1 || s.index > int64(len(spans)) {
+		return ""
+	}
+	return spanArtifactID(spans[s.index-1])
+}
+
+// spanRefs reads span_ids (a list) or span_id (one value or a list).
+func spanRefs(p map[string]any) (refs []spanRef, given bool) {
+	raw, ok := p["span_ids"].([]any)
+	if !ok {
+		v, present := p["span_id"]
+		if !present || v == nil {
+			if v2, present2 := p["span_ids"]; present2 && v2 != nil {
+				raw = []any{v2}
+			} else {
+				return nil, false
+			}
+		} else if l, isList := v.([]any); isList {
+			raw = l
+		} else {
+			raw = []any{v}
+		}
+	}
+	for _, v := range raw {
+		if ref, ok := parseSpanRef(v); ok {
+			refs = append(refs, ref)
+		}
+	}
+	return refs, true
+}
+
+// cleanTags keeps the string→string entries of a tags object with a
+// non-empty key and value, dropping the reserved key "kind".
+func cleanTags(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	out := map[string]any{}
+	for k, val := range m {
+		s, ok := val.(string)
+		if !ok || k == "" || s == "" || k == "kind" {
+			continue
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// stringTags converts string-valued tags for the artifact store.
+func stringTags(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// dedupStrings keeps the first occurrence of each non-blank string.
+func dedupStrings(in []string) []string {
+	seen := map[string]bool{}
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		s = strings.TrimSpace(s)
+		if s == "" || seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+// payloadInt reads an integer option the way Python's int(v or def)
+// does: absent, null, false, 0 and "" give def; numbers are truncated;
+// numeric strings are parsed; anything else gives def.
+func payloadInt(v any, def int64) int64 {
+	if !truthy(v) {
+		return def
+	}
+	switch x := v.(type) {
+	case bool:
+		return 1
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return def
+		}
+		return n
+	}
+	if f, ok := asFloat(v); ok {
+		if n, exact := asInt(v); exact {
+			return n
+		}
+		return int64(f)
+	}
+	return def
+}
+
+// strictInt reads an integer (a number, truncated, or a numeric string)
+// without payloadInt's falsy-means-default rule: 0 stays 0.
+func strictInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case bool:
+		return 0, false
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		return n, err == nil
+	}
+	if f, ok := asFloat(v); ok {
+		if n, exact := asInt(v); exact {
+			return n, true
+		}
+		return int64(f), true
+	}
+	return 0, false
+}
+
+// memoryEnvelope is the tool-style envelope of the memory effects: the
+// one result has a "meta" member (null when meta is nil).
+func memoryEnvelope(callID, name string, success bool, output any, errMsg string, meta map[string]any) map[string]any {
+	env := toolResult(callID, name, success, output, errMsg)
+	res := env["results"].([]any)[0].(map[string]any)
+	if meta == nil {
+		res["meta"] = nil
+	} else {
+		res["meta"] = meta
+	}
+	return env
+}
+
+// requireArtifacts returns the artifact store or the failure of an effect
+// type that needs one.
+func requireArtifacts(req *EffectRequest) (artifact.Store, error) {
+	if a := req.Runtime.arts; a != nil {
+		return a, nil
+	}
+	return nil, failf("%s requires an ArtifactStore; configure runtime.Config.Artifacts", strings.ToUpper(string(req.Effect.Type)))
+}
+
+// memNow is the current time as Python isoformat text.
+func memNow(req *EffectRequest) string { return durable.FormatTime(req.Runtime.clock()) }
+
+// recallPolicy is the budget envelope of one recall level (spec §3.8).
+type recallPolicy struct {
+	level                        string
+	limitSpansDefault            int64
+	limitSpansMax                int64
+	deepAllowed                  bool
+	deepLimitSpansMax            int64
+	deepLimitMessagesPerSpanMax  int64
+	connectedAllowed             bool
+	neighborHopsMax              int64
+	maxMessagesDefault           int64
+	maxMessagesMax               int64
+	rehydrateMaxMessagesDefault  int64
+	rehydrateMaxMessagesMaxLimit int64
+}
+
+var recallPolicies = map[string]*recallPolicy{
+	"urgent":   {"urgent", 2, 3, false, 0, 0, false, 0, 30, 60, 30, 60},
+	"standard": {"standard", 5, 8, true, 25, 200, true, 1, 80, 150, 80, 200},
+	"deep":     {"deep", 8, 20, true, 100, 400, true, 2, 200, 600, 200, 800},
+}
+
+// parseRecallLevel reads payload.recall_level: nil when absent or blank,
+// a failure when present but unknown (no silent fallback).
+func parseRecallLevel(v any) (*recallPolicy, error) {
+	if v == nil {
+		return nil, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, failf("recall_level must be a string")
+	}
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return nil, nil
+	}
+	if p := recallPolicies[s]; p != nil {
+		return p, nil
+	}
+	return nil, failf("Unknown recall_level: %s", s)
+}
+
+// effort is the recall-level report of a result: the level, the budgets
+// applied and what was clamped.
+type effort struct {
+	policy   *recallPolicy
+	applied  map[string]any
+	warnings []string
+}
+
+// clamp caps a value at max and returns it; a value the caller gave
+// explicitly that was over the cap is reported as a warning.
+func (e *effort) clamp(name string, v, maxV int64, given bool) int64 {
+	if v > maxV {
+		if given {
+			e.warnings = append(e.warnings, fmt.Sprintf("recall_level=%s: %s=%d clamped to %d", e.policy.level, name, v, maxV))
+		}
+		v = maxV
+	}
+	return v
+}
+
+// disable turns a feature off when the level does not allow it; an
+// explicit request that was refused is reported as a warning.
+func (e *effort) disable(name string, requested, allowed, given bool) bool {
+	if requested && !allowed {
+		if given {
+			e.warnings = append(e.warnings, fmt.Sprintf("recall_level=%s: %s disabled", e.policy.level, name))
+		}
+		return false
+	}
+	return requested
+}
+
+// report returns {recall_level, applied} or nil without a level.
+func (e *effort) report() map[string]any {
+	if e == nil || e.policy == nil {
+		return nil
+	}
+	return map[string]any{"recall_level": e.policy.level, "applied": e.applied}
+}
+
+func (e *effort) warningList() []any {
+	if e == nil || len(e.warnings) == 0 {
+		return nil
+	}
+	return toAny(e.warnings)
+}
