@@ -14,6 +14,18 @@
 // embedded, numbered and recorded in schema_migrations; they run when the
 // store opens.
 //
+// # Pages per commit
+//
+// In WAL mode a commit costs roughly one page write per b-tree it
+// touches, so migration 004 trims what every commit maintains: ledger
+// seqs come from the primary key instead of ledger_heads (Python
+// back-fills ledger_heads from MAX(seq) when it opens a database), the
+// index duplicating the ledger's primary key and two runs indexes no
+// query of this store uses are dropped, and the parent index only holds
+// child runs. A 10-node chain run (start + completion) went from 18.4 to
+// 10.3 WAL frames. Python recreates its dropped indexes when it opens the
+// database, which is harmless.
+//
 // # Connections
 //
 // SQLite allows one writer at a time, so the store keeps one writer

@@ -37,19 +37,18 @@ func encodeRecords(records []*durable.StepRecord) ([]encodedRecord, error) {
 	return out, nil
 }
 
-// appendRecords allocates len(recs) seqs from the run's ledger head in one
-// statement and inserts the records; it returns the first seq. It runs
-// inside a write transaction.
+// appendRecords allocates len(recs) seqs after the run's last one and
+// inserts the records; it returns the first seq. It runs inside a write
+// transaction.
 func (s *Store) appendRecords(ctx context.Context, runID string, recs []encodedRecord) (int64, error) {
 	if len(recs) == 0 {
 		return 0, nil
 	}
-	n := int64(len(recs))
 	var last int64
-	if err := s.w.headBump.QueryRowContext(ctx, runID, n).Scan(&last); err != nil {
+	if err := s.w.lastSeq.QueryRowContext(ctx, runID).Scan(&last); err != nil {
 		return 0, fmt.Errorf("allocating ledger seqs: %w", err)
 	}
-	first := last - n + 1
+	first := last + 1
 	for i, rec := range recs {
 		if _, err := s.w.ledgerInsert.ExecContext(ctx, runID, first+int64(i), rec.json, rec.completedKey); err != nil {
 			return 0, fmt.Errorf("inserting ledger record: %w", err)
@@ -163,8 +162,8 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	return n, nil
 }
 
-// LedgerFindCompleted implements store.LedgerFinder from the
-// ledger.completed_key index.
+// LedgerFindCompleted implements store.LedgerFinder with a scan of the
+// run's records (narrowed by the primary key).
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
 	var seq int64
 	var text []byte

@@ -3,6 +3,8 @@ package sqlite_test
 import (
 	"database/sql"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -301,7 +303,18 @@ func checkMigrations(t *testing.T, path string) {
 	if err := db.QueryRow(`SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &maxV); err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 || maxV != 3 {
-		t.Errorf("schema_migrations: %d rows, max version %d; want 3, 3", n, maxV)
+	want := len(mustMigrations(t))
+	if n != want || maxV != want {
+		t.Errorf("schema_migrations: %d rows, max version %d; want %d, %d", n, maxV, want, want)
 	}
+}
+
+// mustMigrations lists the embedded migration files.
+func mustMigrations(t *testing.T) []fs.DirEntry {
+	t.Helper()
+	entries, err := os.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
 }

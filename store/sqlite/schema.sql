@@ -27,11 +27,6 @@ CREATE TABLE ledger (
   PRIMARY KEY (run_id, seq)
 );
 
-CREATE INDEX idx_ledger_completed_key ON ledger(run_id, completed_key, seq)
-  WHERE completed_key IS NOT NULL;
-
-CREATE INDEX idx_ledger_run_seq ON ledger(run_id, seq);
-
 CREATE TABLE ledger_heads (
   run_id TEXT PRIMARY KEY,
   last_seq INTEGER NOT NULL
@@ -57,13 +52,12 @@ CREATE TABLE runs (
   run_json TEXT NOT NULL
 , version INTEGER NOT NULL DEFAULT 0, wait_key TEXT);
 
-CREATE INDEX idx_runs_parent ON runs(parent_run_id);
+CREATE INDEX idx_runs_parent_child ON runs(parent_run_id, created_at)
+  WHERE parent_run_id IS NOT NULL;
 
 CREATE INDEX idx_runs_status_updated ON runs(status, updated_at DESC);
 
 CREATE INDEX idx_runs_wait_key ON runs(wait_key) WHERE wait_key IS NOT NULL;
-
-CREATE INDEX idx_runs_waiting ON runs(status, wait_reason, wait_until);
 
 CREATE INDEX idx_runs_workflow_updated ON runs(workflow_id, updated_at DESC);
 

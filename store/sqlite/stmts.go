@@ -21,7 +21,7 @@ type writerStmts struct {
 	runVersion *sql.Stmt
 	runDelete  *sql.Stmt
 
-	headBump     *sql.Stmt // RETURNING the new last_seq
+	lastSeq      *sql.Stmt // the run's highest seq (0 when none)
 	ledgerInsert *sql.Stmt
 	waitUpsert   *sql.Stmt
 	waitDelete   *sql.Stmt
@@ -55,9 +55,10 @@ func (w *writerStmts) prepare(ctx context.Context, c *sql.Conn) error {
 		WHERE run_id = ? AND version = ?`)
 	p(&w.runVersion, `SELECT version FROM runs WHERE run_id = ?`)
 	p(&w.runDelete, `DELETE FROM runs WHERE run_id = ?`)
-	p(&w.headBump, `INSERT INTO ledger_heads (run_id, last_seq) VALUES (?, ?)
-		ON CONFLICT (run_id) DO UPDATE SET last_seq = last_seq + excluded.last_seq
-		RETURNING last_seq`)
+	// Seqs come from the primary key (run_id, seq), not from ledger_heads:
+	// keeping the head row current cost two extra pages per commit. Python
+	// back-fills ledger_heads from MAX(seq) whenever it opens a database.
+	p(&w.lastSeq, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`)
 	p(&w.ledgerInsert, `INSERT INTO ledger (run_id, seq, record_json, completed_key) VALUES (?, ?, ?, ?)`)
 	p(&w.waitUpsert, `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
 		VALUES (?, ?, ?, ?)
@@ -78,7 +79,7 @@ func (w *writerStmts) prepare(ctx context.Context, c *sql.Conn) error {
 
 func (w *writerStmts) close() error {
 	return closeStmts(w.begin, w.commit, w.rollback, w.runInsert, w.runUpdate, w.runVersion,
-		w.runDelete, w.headBump, w.ledgerInsert, w.waitUpsert, w.waitDelete, w.cmdInsert,
+		w.runDelete, w.lastSeq, w.ledgerInsert, w.waitUpsert, w.waitDelete, w.cmdInsert,
 		w.cmdSeqByID, w.cursorSave, w.claimUpsert, w.claimDelete)
 }
 
@@ -116,7 +117,7 @@ func (r *readerStmts) prepare(ctx context.Context, db *sql.DB) error {
 		WHERE r.status = 'waiting' ORDER BY w.next_due_iso ASC LIMIT 1`)
 	p(&r.ledgerList, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND seq > ?
 		ORDER BY seq ASC LIMIT ?`)
-	p(&r.ledgerCount, `SELECT last_seq FROM ledger_heads WHERE run_id = ?`)
+	p(&r.ledgerCount, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`)
 	p(&r.findCompleted, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND completed_key = ?
 		ORDER BY seq ASC LIMIT 1`)
 	p(&r.cmdListAfter, `SELECT seq, command_id, run_id, type, payload_json, ts, client_id
