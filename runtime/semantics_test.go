@@ -451,3 +451,34 @@ func TestLimits(t *testing.T) {
 		t.Fatalf("status %v", status)
 	}
 }
+
+// After an external effect the tick may end on its step budget; the move
+// to the next node must still be checkpointed, or the effect runs twice.
+func TestExternalEffectThenBudgetCheckpointsMove(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	wf := &runtime.Workflow{ID: "ext", Entry: "call", Nodes: map[string]runtime.NodeFunc{
+		"call": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: "ext", ResultKey: "r"}, "done")
+		}),
+		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"r": run.Vars["r"]})
+		}),
+	}}
+	f := setup(t, wf)
+	f.rt.SetHandler("ext", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		return runtime.Completed(map[string]any{"n": calls.Add(1)}), nil
+	}})
+	ctx := context.Background()
+	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "ext"})
+	if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{MaxSteps: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := f.rt.GetState(ctx, id); stored.CurrentNode != "done" {
+		t.Fatalf("stored at %q, want done", stored.CurrentNode)
+	}
+	st, _ := f.rt.Tick(ctx, id, runtime.TickOptions{})
+	if st.Status != durable.RunCompleted || calls.Load() != 1 {
+		t.Fatalf("status %s, effect ran %d times", st.Status, calls.Load())
+	}
+}

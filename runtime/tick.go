@@ -211,6 +211,9 @@ func (s *session) effectStep(ctx context.Context, plan StepPlan) error {
 	if err != nil {
 		return err
 	}
+	// execute may have checkpointed (external effects); what follows
+	// changes the run again and must reach the next checkpoint.
+	s.dirty = true
 	switch outcome.Status {
 	case OutcomeFailed:
 		return s.finish(ctx, durable.RunFailed, outcome.Error, nil)

@@ -1,0 +1,430 @@
+package visualflow
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/bundle"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// ReactWorkflowID returns the ReAct child workflow id of an agent node:
+// agentConfig._react_workflow_id when set (bundles set it), else
+// visual_react_agent_<flow>_<node> (§5.6).
+func (n *node) reactWorkflowID(flowID string) string {
+	if cfg, ok := n.Data["agentConfig"].(map[string]any); ok {
+		if id := str(cfg["_react_workflow_id"]); id != "" {
+			return id
+		}
+	}
+	return bundle.ReactWorkflowID(flowID, n.ID)
+}
+
+var defaultModelAliases = map[string]bool{"default": true, "__default__": true, "__abstractcore_default__": true, "abstractcore.default": true}
+
+// runAgent is the agent state machine (§5.6): init → subworkflow (the
+// ReAct child run) → structured (optional llm_call) → done. Memory-source
+// pre-effects are not issued (documented).
+func (s *step) runAgent(n *node) (runtime.StepPlan, error) {
+	buckets := objectAt(s.tmp, "agent")
+	b, _ := buckets[n.ID].(map[string]any)
+	if b == nil || b["phase"] == "done" {
+		b = map[string]any{"phase": "init"}
+		buckets[n.ID] = b
+		if ms, ok := s.tmp["memory_sources"].(map[string]any); ok {
+			delete(ms, n.ID)
+		}
+	}
+	switch b["phase"] {
+	case "subworkflow":
+		return s.agentAfterChild(n, b)
+	case "structured":
+		return s.agentAfterStructured(n, b)
+	}
+	return s.agentInit(n, b)
+}
+
+func agentConfig(n *node) map[string]any {
+	cfg, _ := n.Data["agentConfig"].(map[string]any)
+	if cfg == nil {
+		return map[string]any{}
+	}
+	return cfg
+}
+
+func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
+	in, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		in = map[string]any{}
+	}
+	cfg := agentConfig(n)
+	task := ""
+	if v := in["prompt"]; v != nil {
+		task = pyval.Str(v)
+	}
+	provider := strings.ToLower(settingString(in, cfg, "provider", "provider_text"))
+	model := settingString(in, cfg, "model", "model_text")
+	rt, _ := s.vars["_runtime"].(map[string]any)
+	if provider == "" || model == "" {
+		fallbackProv := strings.ToLower(trimmed(rt["provider"]))
+		if provider == "" && fallbackProv != "" {
+			provider = fallbackProv
+		}
+		if model == "" && provider == fallbackProv && trimmed(rt["model"]) != "" {
+			model = trimmed(rt["model"])
+		}
+		if provider != "" && model != "" {
+			s.warn("#FALLBACK: missing provider/model; using runtime defaults")
+		}
+	}
+	if provider == "" || model == "" {
+		msg := "Agent node missing provider/model configuration"
+		s.setFlowError(n.ID, msg)
+		out := agentOutputs("Agent configuration error: missing provider/model", false,
+			agentMeta(orDefault(nullable(provider), "unknown"), orDefault(nullable(model), "unknown"), "unstructured", 0, 0),
+			map[string]any{"node_id": n.ID, "steps": []any{}, "tool_calls": []any{}, "tool_results": []any{}}, []any{}, []any{})
+		return s.agentDone(n, b, out, nil), nil
+	}
+	var tools []any
+	if v, ok := in["tools"]; ok {
+		tools = uniqueStrings(v)
+	} else {
+		tools = uniqueStrings(cfg["tools"])
+	}
+	include := false
+	if v, ok := first(in, "include_context", "use_context"); ok {
+		include = pyval.CoerceBool(v)
+	} else if v, ok := first(cfg, "include_context", "use_context"); ok {
+		include = pyval.CoerceBool(v)
+	}
+	schema := normalizeSchema(firstNonNull(in, "resp_schema", "response_schema"))
+	if schema == nil {
+		if os, ok := cfg["outputSchema"].(map[string]any); ok && pyval.Truthy(os["enabled"]) {
+			schema, _ = os["jsonSchema"].(map[string]any)
+		}
+	}
+	temp := 0.7
+	if f, ok := floatOK(firstNonNull(in, "temperature")); ok {
+		temp = f
+	} else if f, ok := floatOK(cfg["temperature"]); ok {
+		temp = f
+	}
+	seed := int64(-1)
+	if i, ok := intOK(firstNonNull(in, "seed")); ok {
+		seed = i
+	} else if i, ok := intOK(cfg["seed"]); ok {
+		seed = i
+	}
+	ctxPin, _ := in["context"].(map[string]any)
+	system := ""
+	if v := in["system"]; v != nil {
+		system = pyval.Str(v)
+	}
+	// Child vars (§5.6).
+	limits := map[string]any{"max_iterations": int64(50), "current_iteration": int64(0), "max_tokens": int64(32768),
+		"max_output_tokens": nil, "max_input_tokens": nil, "max_history_messages": int64(-1),
+		"estimated_tokens_used": int64(0), "warn_iterations_pct": int64(80), "warn_tokens_pct": int64(80)}
+	if pl, ok := s.vars["_limits"].(map[string]any); ok {
+		for k, v := range pl {
+			limits[k] = pyval.DeepCopy(v)
+		}
+	}
+	if i, ok := positiveInt(firstNonNull(in, "max_iterations")); ok {
+		limits["max_iterations"] = i
+	} else if i, ok := positiveInt(cfg["max_iterations"]); ok {
+		limits["max_iterations"] = i
+	}
+	if i, ok := positiveInt(firstNonNull(in, "max_in_tokens", "max_input_tokens", "maxInputTokens")); ok {
+		limits["max_input_tokens"] = i
+	} else if i, ok := positiveInt(firstNonNull(cfg, "max_input_tokens", "maxInputTokens")); ok {
+		limits["max_input_tokens"] = i
+	}
+	if i, ok := positiveInt(firstNonNull(in, "max_out_tokens", "max_output_tokens", "maxOutputTokens")); ok {
+		limits["max_output_tokens"] = i
+	} else if i, ok := positiveInt(firstNonNull(cfg, "max_output_tokens", "maxOutputTokens")); ok {
+		limits["max_output_tokens"] = i
+	}
+	childCtx := map[string]any{}
+	for k, v := range ctxPin {
+		if k != "task" && k != "messages" {
+			childCtx[k] = pyval.DeepCopy(v)
+		}
+	}
+	var msgs []any
+	if include {
+		pctx, _ := s.vars["context"].(map[string]any)
+		msgs = activeContext(pctx, s.vars)
+		if att, ok := pctx["attachments"].([]any); ok && len(att) > 0 {
+			if _, has := childCtx["attachments"]; !has {
+				childCtx["attachments"] = pyval.DeepCopy(att)
+			}
+		}
+	}
+	if pm, ok := ctxPin["messages"].([]any); ok && len(pm) > 0 {
+		msgs, _ = pyval.DeepCopy(pm).([]any)
+	}
+	if msgs == nil {
+		msgs = []any{}
+	}
+	childCtx["task"], childCtx["messages"] = task, msgs
+	crt := map[string]any{"inbox": []any{}, "provider": provider, "model": model, "allowed_tools": tools}
+	for _, k := range []string{"audio_policy", "stt_language"} {
+		if v, ok := rt[k]; ok {
+			crt[k] = pyval.DeepCopy(v)
+		}
+	}
+	if th, ok := thinkingValue(firstNonNull(in, "thinking")); ok {
+		crt["thinking"] = th
+	} else if th, ok := thinkingValue(cfg["thinking"]); ok {
+		crt["thinking"] = th
+	} else if v, ok := rt["thinking"]; ok {
+		crt["thinking"] = v
+	}
+	if temp != 0.7 {
+		crt["temperature"] = temp
+	}
+	if seed >= 0 {
+		crt["seed"] = seed
+	}
+	if system != "" {
+		crt["system_prompt_extra"] = system
+	}
+	if v := in["prompt_cache_binding"]; v != nil && v != "" {
+		crt["prompt_cache_binding"] = v
+	}
+	maxIt := limits["max_iterations"]
+	childVars := map[string]any{
+		"_limits": limits, "context": childCtx, "_temp": map[string]any{}, "_runtime": crt,
+		"scratchpad": map[string]any{"iteration": int64(0), "max_iterations": maxIt},
+	}
+	reactID := n.reactWorkflowID(s.p.flowID)
+	b["phase"] = "subworkflow"
+	b["resolved_inputs"] = map[string]any{
+		"task": task, "provider": provider, "model": model, "system": system, "tools": tools,
+		"include_context": include, "temperature": temp, "seed": seed, "response_schema": schema,
+		"context_extra": pyval.DeepCopy(childCtx), "workflow_id": reactID,
+	}
+	s.setOutput(n.ID, map[string]any{"status": "running", "task": task, "context": pyval.DeepCopy(childCtx),
+		"response": "", "success": nil, "meta": nil, "scratchpad": nil})
+	payload := map[string]any{"workflow_id": reactID, "vars": childVars, "async": true, "wait": true, "include_traces": true}
+	payload["type"] = string(durable.EffectStartSubworkflow)
+	payload["resume_to_node"] = n.ID
+	eff := &durable.Effect{Type: durable.EffectStartSubworkflow, Payload: payload, ResultKey: "_temp.agent." + n.ID + ".sub"}
+	return runtime.Request(eff, n.ID), nil
+}
+
+// settingString is the pin value (non-empty string) else agentConfig;
+// default aliases mean "use defaults".
+func settingString(in, cfg map[string]any, keys ...string) string {
+	v := stringPin(in, cfg, keys...)
+	if defaultModelAliases[strings.ToLower(v)] {
+		return ""
+	}
+	return v
+}
+
+func uniqueStrings(v any) []any {
+	out := []any{}
+	seen := map[string]bool{}
+	list, _ := v.([]any)
+	for _, x := range list {
+		if s := trimmed(x); s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func agentMeta(provider, model any, mode string, calls, results int) map[string]any {
+	return map[string]any{"schema": "abstractcode.agent.v1.meta", "version": int64(1), "output_mode": mode,
+		"provider": provider, "model": model, "tool_calls": int64(calls), "tool_results": int64(results)}
+}
+
+func agentOutputs(response any, success bool, meta, scratchpad map[string]any, calls, results []any) map[string]any {
+	return map[string]any{"response": response, "success": success, "meta": meta, "scratchpad": scratchpad,
+		"tool_calls": calls, "tool_results": results}
+}
+
+// agentAfterChild processes the ReAct child's output.
+func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, error) {
+	ri, _ := b["resolved_inputs"].(map[string]any)
+	sub, _ := b["sub"].(map[string]any)
+	if sub == nil {
+		return runtime.StepPlan{}, fmt.Errorf("node %s (agent): resumed without the ReAct child's result", n.ID)
+	}
+	output, _ := sub["output"].(map[string]any)
+	task, _ := ri["task"].(string)
+	answer := ""
+	success := true
+	if output["success"] == false && output["answer"] == nil {
+		success = false
+		answer = pyval.Str(orDefault(output["error"], "Agent subworkflow failed"))
+	} else {
+		answer = pyval.Str(output["answer"])
+	}
+	var messages []any
+	if list, ok := output["messages"].([]any); ok {
+		for _, m := range list {
+			if o, ok := m.(map[string]any); ok {
+				messages = append(messages, o)
+			} else {
+				messages = append(messages, map[string]any{"role": "assistant", "content": pyval.Str(m)})
+			}
+		}
+	} else {
+		messages = []any{}
+		if task != "" {
+			messages = append(messages, map[string]any{"role": "user", "content": task})
+		}
+		if answer != "" {
+			messages = append(messages, map[string]any{"role": "assistant", "content": answer})
+		}
+	}
+	traces, _ := sub["node_traces"].(map[string]any)
+	steps := flattenSteps(traces)
+	calls, results := []any{}, []any{}
+	for _, st := range steps {
+		sm, _ := st.(map[string]any)
+		eff, _ := sm["effect"].(map[string]any)
+		if eff["type"] != "tool_calls" {
+			continue
+		}
+		if p, ok := eff["payload"].(map[string]any); ok {
+			if l, ok := p["tool_calls"].([]any); ok {
+				calls = append(calls, l...)
+			}
+		}
+		if r, ok := sm["result"].(map[string]any); ok {
+			if l, ok := r["results"].([]any); ok {
+				results = append(results, l...)
+			}
+		}
+	}
+	scratch := map[string]any{"sub_run_id": sub["sub_run_id"], "workflow_id": ri["workflow_id"], "task": task,
+		"messages": messages, "node_traces": orDefault(traces, map[string]any{}), "steps": steps,
+		"tool_calls": calls, "tool_results": results}
+	if ce, ok := ri["context_extra"].(map[string]any); ok {
+		extra := copyObject(ce)
+		delete(extra, "task")
+		delete(extra, "messages")
+		if len(extra) > 0 {
+			scratch["context_extra"] = extra
+		}
+	}
+	meta := agentMeta(ri["provider"], ri["model"], "unstructured", len(calls), len(results))
+	meta["sub_run_id"] = sub["sub_run_id"]
+	if it := output["iterations"]; it != nil {
+		meta["iterations"] = it
+	}
+	if ri["include_context"] == true {
+		s.appendAgentTurn(n, sub, task, answer)
+	}
+	b["answer"], b["scratchpad"] = answer, scratch
+	out := agentOutputs(answer, success, meta, scratch, calls, results)
+	if schema, ok := ri["response_schema"].(map[string]any); ok && len(schema) > 0 && success {
+		b["phase"], b["outputs"] = "structured", out
+		prompt := "Convert the agent answer below into a JSON object that conforms to the provided JSON schema. Reply with JSON only.\n\nTask:\n" + task + "\n\nAnswer:\n" + answer
+		params := map[string]any{"temperature": orDefault(ri["temperature"], 0.7)}
+		if seed, ok := intOK(ri["seed"]); ok && seed >= 0 {
+			params["seed"] = seed
+		}
+		payload := map[string]any{
+			"type": "llm_call", "messages": []any{map[string]any{"role": "user", "content": prompt}},
+			"system_prompt": ri["system"], "provider": ri["provider"], "model": ri["model"],
+			"response_schema": schema, "response_schema_name": "Agent_" + n.ID, "params": params, "resume_to_node": n.ID,
+		}
+		eff := &durable.Effect{Type: durable.EffectLLMCall, Payload: payload, ResultKey: "_temp.agent." + n.ID + ".structured"}
+		return runtime.Request(eff, n.ID), nil
+	}
+	return s.agentDone(n, b, out, map[string]any{"success": success}), nil
+}
+
+// agentAfterStructured finishes a structured-output agent.
+func (s *step) agentAfterStructured(n *node, b map[string]any) (runtime.StepPlan, error) {
+	res, _ := b["structured"].(map[string]any)
+	data, ok := res["data"].(map[string]any)
+	if !ok {
+		if c, isStr := res["content"].(string); isStr {
+			if v, err := pyval.LoadsJSON(c); err == nil {
+				data, _ = v.(map[string]any)
+			}
+		}
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	out, _ := b["outputs"].(map[string]any)
+	out = copyObject(out)
+	text, _ := pyval.Dumps(data, pyval.Compact)
+	out["response"], out["data"] = text, data
+	if meta, ok := out["meta"].(map[string]any); ok {
+		meta = copyObject(meta)
+		meta["output_mode"] = "structured"
+		out["meta"] = meta
+	}
+	return s.agentDone(n, b, out, data), nil
+}
+
+// agentDone stores the outputs, sets the bus and continues.
+func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect any) runtime.StepPlan {
+	b["phase"] = "done"
+	b["success"] = out["success"]
+	if effect != nil {
+		objectAt(s.tmp, "effects")[n.ID] = effect
+	}
+	s.setOutput(n.ID, out)
+	s.setBus(out)
+	s.setHandle("exec-out")
+	if n.linear != "" {
+		return runtime.Next(n.linear)
+	}
+	final := map[string]any{"response": out["response"], "success": out["success"], "meta": out["meta"], "scratchpad": out["scratchpad"]}
+	if d, ok := out["data"]; ok {
+		final["data"] = d
+	}
+	return runtime.Complete(final)
+}
+
+// appendAgentTurn appends the agent turn to the parent context.
+func (s *step) appendAgentTurn(n *node, sub map[string]any, task, answer string) {
+	subID := pyval.Str(sub["sub_run_id"])
+	ctx := objectAt(s.vars, "context")
+	msgs, _ := ctx["messages"].([]any)
+	prefix := "agent:" + subID + ":" + n.ID + ":"
+	for _, m := range msgs {
+		if o, ok := m.(map[string]any); ok {
+			if md, ok := o["metadata"].(map[string]any); ok && md["message_id"] == prefix+"answer" {
+				return // once per sub run
+			}
+		}
+	}
+	if task != "" {
+		msgs = append(msgs, map[string]any{"role": "user", "content": task, "metadata": map[string]any{"kind": "agent_turn", "message_id": prefix + "task"}})
+	}
+	msgs = append(msgs, map[string]any{"role": "assistant", "content": answer, "metadata": map[string]any{"kind": "agent_turn", "message_id": prefix + "answer"}})
+	ctx["messages"] = msgs
+}
+
+// flattenSteps returns every node-trace step sorted by ts.
+func flattenSteps(traces map[string]any) []any {
+	var steps []any
+	for _, k := range sortedKeys(traces) {
+		t, _ := traces[k].(map[string]any)
+		if l, ok := t["steps"].([]any); ok {
+			steps = append(steps, l...)
+		}
+	}
+	sort.SliceStable(steps, func(i, j int) bool {
+		a, _ := steps[i].(map[string]any)
+		b, _ := steps[j].(map[string]any)
+		return pyval.Str(a["ts"]) < pyval.Str(b["ts"])
+	})
+	if steps == nil {
+		steps = []any{}
+	}
+	return steps
+}

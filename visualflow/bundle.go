@@ -1,0 +1,190 @@
+package visualflow
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/bundle"
+)
+
+// BundleOptions tunes CompileBundle.
+type BundleOptions struct {
+	// Compile is applied to every flow (Bundle, WorkflowID and EntryNode
+	// are set per flow).
+	Compile CompileOptions
+	// ReactPlaceholders registers ReactPlaceholder workflows for agent
+	// nodes (default false: the host registers real ReAct workflows).
+	ReactPlaceholders bool
+}
+
+// AgentInfo describes an agent node and the ReAct workflow it needs.
+type AgentInfo struct {
+	NodeID          string   `json:"node_id"`
+	ReactWorkflowID string   `json:"react_workflow_id"`
+	Tools           []string `json:"tools,omitempty"`
+}
+
+// FlowInfo describes one compiled flow of a bundle.
+type FlowInfo struct {
+	FlowID     string `json:"flow_id"`
+	WorkflowID string `json:"workflow_id"`
+	Entry      string `json:"entry"`
+	// NodeTypes counts reachable exec, pure and literal nodes by type.
+	NodeTypes map[string]int `json:"node_types"`
+	// Effects lists the effect types the reachable nodes may request.
+	Effects []string `json:"effects"`
+	// Subflows lists child workflow ids of reachable subflow nodes.
+	Subflows []string    `json:"subflows,omitempty"`
+	Agents   []AgentInfo `json:"agents,omitempty"`
+	// Listeners lists derived on_event listener workflow ids.
+	Listeners []string `json:"listeners,omitempty"`
+	// NeedsLLM reports whether running the flow needs an llm_call handler.
+	NeedsLLM bool `json:"needs_llm"`
+}
+
+// CompiledBundle is every workflow a bundle needs registered.
+type CompiledBundle struct {
+	Bundle    *bundle.Bundle
+	Flows     []*FlowInfo // sorted by flow id
+	Workflows []*runtime.Workflow
+}
+
+// Register puts every workflow of the bundle into reg (replacing earlier
+// versions with the same ids).
+func (cb *CompiledBundle) Register(reg *runtime.Registry) error {
+	for _, wf := range cb.Workflows {
+		if err := reg.Put(wf); err != nil {
+			return fmt.Errorf("registering %s: %w", wf.ID, err)
+		}
+	}
+	return nil
+}
+
+// Flow returns the info of a flow by (bare) flow id.
+func (cb *CompiledBundle) Flow(flowID string) (*FlowInfo, bool) {
+	for _, f := range cb.Flows {
+		if f.FlowID == flowID {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// CompileBundle namespaces (§8.2–8.3) and compiles every flow of b, plus
+// one listener workflow per on_event node (§5.7) and, when asked, ReAct
+// placeholders for agent nodes. A flow that fails to compile fails the
+// whole bundle with a *CompileError naming bundle, flow, node and pin.
+func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error) {
+	ref := b.Ref()
+	if len(b.Manifest.Flows) == 0 {
+		return nil, &CompileError{Bundle: ref, Msg: "bundle has no flows"}
+	}
+	flows, err := bundle.Namespace(b)
+	if err != nil {
+		return nil, &CompileError{Bundle: ref, Msg: "namespacing flows", Err: err}
+	}
+	cb := &CompiledBundle{Bundle: b}
+	seen := map[string]bool{}
+	for _, wfID := range sortedKeys(flows) {
+		flow := flows[wfID]
+		_, _, flowID, _ := bundle.SplitWorkflowID(wfID)
+		co := opts.Compile
+		co.Bundle, co.WorkflowID, co.EntryNode = ref, wfID, ""
+		p, err := compileProgram(flow, co)
+		if err != nil {
+			if ce, ok := err.(*CompileError); ok {
+				ce.Flow = flowID
+			}
+			return nil, err
+		}
+		info := p.info(flowID)
+		for _, sub := range info.Subflows {
+			if !strings.Contains(sub, ":") {
+				return nil, &CompileError{Bundle: ref, Flow: flowID, Msg: fmt.Sprintf("subflow references flow %q, which is not in the bundle", sub)}
+			}
+			if bid, ver, fid, _ := bundle.SplitWorkflowID(sub); bid == b.Manifest.BundleID && ver == b.Manifest.BundleVersion {
+				if _, ok := b.Manifest.Flows[fid]; !ok {
+					return nil, &CompileError{Bundle: ref, Flow: flowID, Msg: fmt.Sprintf("subflow references flow %q, which is not in the bundle", fid)}
+				}
+			}
+		}
+		cb.Workflows = append(cb.Workflows, p.workflow())
+		for _, n := range p.listenerNodes() {
+			co.WorkflowID, co.EntryNode = bundle.ListenerWorkflowID(wfID, n), n
+			lp, err := compileProgram(flow, co)
+			if err != nil {
+				if ce, ok := err.(*CompileError); ok {
+					ce.Flow = flowID
+				}
+				return nil, err
+			}
+			cb.Workflows = append(cb.Workflows, lp.workflow())
+			info.Listeners = append(info.Listeners, co.WorkflowID)
+		}
+		if opts.ReactPlaceholders {
+			for _, a := range info.Agents {
+				if !seen[a.ReactWorkflowID] {
+					seen[a.ReactWorkflowID] = true
+					cb.Workflows = append(cb.Workflows, ReactPlaceholder(a.ReactWorkflowID))
+				}
+			}
+		}
+		cb.Flows = append(cb.Flows, info)
+	}
+	return cb, nil
+}
+
+// listenerNodes returns the ids of every on_event node of the document
+// (reachable or not: listeners are entered at their own node).
+func (p *program) listenerNodes() []string {
+	var ids []string
+	for _, n := range p.allNodes {
+		if n.Type == "on_event" && n.kind == kindExec {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
+// info summarises a compiled program.
+func (p *program) info(flowID string) *FlowInfo {
+	fi := &FlowInfo{FlowID: flowID, WorkflowID: p.workflowID, Entry: p.entry, NodeTypes: map[string]int{}}
+	effects := map[string]bool{}
+	for _, n := range p.order {
+		if strings.HasPrefix(n.ID, joinPrefix) || strings.HasPrefix(n.ID, muxPrefix) {
+			continue
+		}
+		fi.NodeTypes[n.Type]++
+		if n.kind != kindExec {
+			continue
+		}
+		if n.effectType != "" {
+			effects[string(n.effectType)] = true
+		}
+		switch n.handler {
+		case handlerSubflow:
+			effects["start_subworkflow"] = true
+			if ref := subflowRef(n); ref != "" && !slices.Contains(fi.Subflows, ref) {
+				fi.Subflows = append(fi.Subflows, ref)
+			}
+		case handlerAgent:
+			effects["start_subworkflow"], effects["llm_call"] = true, true
+			a := AgentInfo{NodeID: n.ID, ReactWorkflowID: n.reactWorkflowID(p.flowID)}
+			for _, t := range uniqueStrings(agentConfig(n)["tools"]) {
+				a.Tools = append(a.Tools, t.(string))
+			}
+			fi.Agents = append(fi.Agents, a)
+		case handlerOnEvent:
+			effects["wait_event"] = true
+		case handlerOnSchedule:
+			effects["wait_until"] = true
+		case handlerEmitEvent:
+			effects["emit_event"] = true
+		}
+	}
+	fi.Effects = sortedKeys(effects)
+	fi.NeedsLLM = effects["llm_call"]
+	return fi
+}

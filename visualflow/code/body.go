@@ -1,0 +1,67 @@
+package code
+
+import (
+	"regexp"
+	"strings"
+)
+
+var keywords = map[string]bool{
+	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
+	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
+	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
+	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
+	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
+	"load": true,
+}
+
+var nonIdent = regexp.MustCompile(`[^A-Za-z0-9_]`)
+
+// Ident sanitises a pin id into a local variable name (§6.9): characters
+// outside [A-Za-z0-9_] become '_', a leading digit gets a "p_" prefix, a
+// keyword gets a '_' suffix, empty becomes "param".
+func Ident(s string) string {
+	s = nonIdent.ReplaceAllString(s, "_")
+	switch {
+	case s == "":
+		return "param"
+	case s[0] >= '0' && s[0] <= '9':
+		s = "p_" + s
+	}
+	if keywords[s] {
+		s += "_"
+	}
+	return s
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// FunctionName returns name when it is an identifier, else "transform".
+func FunctionName(name string) string {
+	if identRE.MatchString(name) && !keywords[name] {
+		return name
+	}
+	return "transform"
+}
+
+// BuildBody generates the module for a body-only code node:
+// def <fn>(_input): with one local per parameter, then the indented body
+// (an empty body returns _input).
+func BuildBody(fn, body string, params []string) string {
+	var b strings.Builder
+	b.WriteString("def " + fn + "(_input):\n")
+	for _, p := range params {
+		b.WriteString("    " + Ident(p) + " = _input.get(" + quote(p) + ")\n")
+	}
+	if strings.TrimSpace(body) == "" {
+		b.WriteString("    return _input\n")
+		return b.String()
+	}
+	for _, line := range strings.Split(strings.ReplaceAll(body, "\t", "    "), "\n") {
+		b.WriteString("    " + line + "\n")
+	}
+	return b.String()
+}
+
+func quote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}

@@ -1,0 +1,160 @@
+package code
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime/metrics"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// Limits bound one execution. The zero value means the defaults.
+type Limits struct {
+	// Timeout is the wall-clock budget. Default 5s.
+	Timeout time.Duration
+	// MaxSteps is the Starlark step budget. Default 10,000,000.
+	MaxSteps uint64
+	// MaxMemory is the approximate heap growth allowed, in bytes (checked
+	// every 5ms against the process heap, so concurrent work elsewhere in
+	// the process counts too). Default 256 MiB; -1 disables the watchdog.
+	MaxMemory int64
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = 5 * time.Second
+	}
+	if l.MaxSteps == 0 {
+		l.MaxSteps = 10_000_000
+	}
+	if l.MaxMemory == 0 {
+		l.MaxMemory = 256 << 20
+	}
+	return l
+}
+
+// Stats describes one execution.
+type Stats struct {
+	Duration time.Duration
+	Steps    uint64
+}
+
+// fileOptions enables the Python constructs user code commonly needs.
+var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
+
+// ErrLimit is wrapped by errors caused by a sandbox limit.
+var ErrLimit = errors.New("sandbox limit exceeded")
+
+// Run executes src (a module defining funcName) and calls funcName(input).
+func Run(ctx context.Context, src, funcName string, input map[string]any, lim Limits) (any, Stats, error) {
+	arg, err := ToStarlark(input)
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("converting input: %w", err)
+	}
+	return execute(ctx, lim, func(th *starlark.Thread) (starlark.Value, error) {
+		globals, err := starlark.ExecFileOptions(fileOptions, th, "code", src, predeclared())
+		if err != nil {
+			return nil, err
+		}
+		fn, ok := globals[funcName]
+		if !ok {
+			return nil, fmt.Errorf("code does not define function '%s'", funcName)
+		}
+		return starlark.Call(th, fn, starlark.Tuple{arg}, nil)
+	})
+}
+
+// Eval evaluates one expression with the given names bound.
+func Eval(ctx context.Context, expr string, names map[string]any, lim Limits) (any, Stats, error) {
+	env := starlark.StringDict{}
+	for k, v := range predeclared() {
+		env[k] = v
+	}
+	for k, v := range names {
+		sv, err := ToStarlark(v)
+		if err != nil {
+			return nil, Stats{}, fmt.Errorf("converting %s: %w", k, err)
+		}
+		env[k] = sv
+	}
+	return execute(ctx, lim, func(th *starlark.Thread) (starlark.Value, error) {
+		return starlark.EvalOptions(fileOptions, th, "expression", expr, env)
+	})
+}
+
+// execute runs body on a fresh thread under the limits.
+func execute(ctx context.Context, lim Limits, body func(*starlark.Thread) (starlark.Value, error)) (any, Stats, error) {
+	lim = lim.withDefaults()
+	th := &starlark.Thread{
+		Name:  "visualflow-code",
+		Print: func(*starlark.Thread, string) {}, // print() is a no-op
+		Load: func(*starlark.Thread, string) (starlark.StringDict, error) {
+			return nil, errors.New("load() is not allowed in the sandbox")
+		},
+	}
+	th.SetMaxExecutionSteps(lim.MaxSteps)
+	start := time.Now()
+	done := make(chan struct{})
+	var reason string
+	go watch(ctx, th, lim, done, &reason)
+	v, err := body(th)
+	close(done)
+	st := Stats{Duration: time.Since(start), Steps: th.ExecutionSteps()}
+	if err != nil {
+		msg := err.Error()
+		if ee, ok := err.(*starlark.EvalError); ok {
+			msg = ee.Msg
+		}
+		if strings.Contains(msg, "too many steps") {
+			return nil, st, fmt.Errorf("%w: exceeded %d execution steps", ErrLimit, lim.MaxSteps)
+		}
+		if strings.Contains(msg, "Starlark computation cancelled") {
+			return nil, st, fmt.Errorf("%w: %s", ErrLimit, strings.TrimPrefix(msg, "Starlark computation cancelled: "))
+		}
+		return nil, st, errors.New(cleanMessage(msg))
+	}
+	out, err := FromStarlark(v)
+	return out, st, err
+}
+
+var posRE = regexp.MustCompile(`^code:\d+:\d+: `)
+
+func cleanMessage(s string) string { return posRE.ReplaceAllString(s, "") }
+
+// watch cancels the thread on timeout, context cancellation or heap
+// growth beyond the limit.
+func watch(ctx context.Context, th *starlark.Thread, lim Limits, done <-chan struct{}, reason *string) {
+	timer := time.NewTimer(lim.Timeout)
+	defer timer.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	base := int64(sample[0].Value.Uint64())
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			th.Cancel("context cancelled")
+			return
+		case <-timer.C:
+			th.Cancel(fmt.Sprintf("timeout after %s", lim.Timeout))
+			return
+		case <-tick.C:
+			if lim.MaxMemory < 0 {
+				continue
+			}
+			metrics.Read(sample)
+			if grown := int64(sample[0].Value.Uint64()) - base; grown > lim.MaxMemory {
+				th.Cancel(fmt.Sprintf("memory limit of %d MiB exceeded", lim.MaxMemory>>20))
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package visualflow
+
+import (
+	"os"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/visualflow/code"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// runCode executes a code node in the Starlark sandbox (§6.9).
+func (s *step) runCode(n *node, in map[string]any) (any, map[string]any, error) {
+	perm := "sandbox"
+	if v, ok := in["permissions"]; ok && v != nil {
+		perm = pyval.Str(v)
+	} else if v, ok := n.pinDefaults["permissions"]; ok && v != nil {
+		perm = pyval.Str(v)
+	}
+	switch strings.ToLower(strings.TrimSpace(perm)) {
+	case "sandbox", "safe", "protected", "restricted", "sandboxed", "":
+		perm = "sandbox"
+	case "full_access", "full", "unrestricted":
+		perm = "full_access"
+		if !s.p.opts.CodeFullAccess && !pyval.CoerceBool(os.Getenv("ABSTRACTRUNTIME_CODE_FULL_ACCESS")) {
+			return s.codeFailure("permissions=full_access requires host opt-in (ABSTRACTRUNTIME_CODE_FULL_ACCESS)", perm, 0)
+		}
+	default:
+		return s.codeFailure("unknown permissions value '"+perm+"' (use sandbox or full_access)", perm, 0)
+	}
+	args := copyObject(in)
+	delete(args, "permissions")
+	fn := code.FunctionName(trimmed(n.Data["functionName"]))
+	var src string
+	if body, ok := n.Data["codeBody"].(string); ok {
+		var params []string
+		for _, p := range n.pinOrder {
+			if id := p.(string); id != "permissions" {
+				params = append(params, id)
+			}
+		}
+		src = code.BuildBody(fn, body, params)
+	} else {
+		src, _ = n.Data["code"].(string)
+	}
+	result, st, err := code.Run(s.ctx, src, fn, args, code.Limits{})
+	if err != nil {
+		return s.codeFailure(err.Error(), perm, st.Duration)
+	}
+	rec := map[string]any{}
+	if m, ok := result.(map[string]any); ok {
+		for k, v := range m {
+			rec[k] = v
+		}
+	}
+	rec["success"], rec["output"], rec["result"] = true, result, result
+	rec["execution"] = execution(st.Duration, perm)
+	return result, rec, nil
+}
+
+func execution(d time.Duration, perm string) map[string]any {
+	ms := float64(d.Microseconds()) / 1000
+	return map[string]any{"duration_ms": ms, "cpu_time_ms": ms, "permissions": perm}
+}
+
+func (s *step) codeFailure(msg, perm string, d time.Duration) (any, map[string]any, error) {
+	rec := map[string]any{"success": false, "output": nil, "result": nil, "error": msg, "execution": execution(d, perm)}
+	return nil, rec, nodeErrorf("%s", msg)
+}
+
+// runLegacyFunction executes the legacy function node (§6.9): data.code
+// as a module, data.expression as an expression, else the identity.
+func (s *step) runLegacyFunction(n *node, in any) (any, map[string]any, error) {
+	if src, ok := n.Data["code"].(string); ok && strings.TrimSpace(src) != "" {
+		m, _ := in.(map[string]any)
+		if m == nil {
+			m = map[string]any{"input": in}
+		}
+		fn := code.FunctionName(trimmed(n.Data["functionName"]))
+		r, _, err := code.Run(s.ctx, src, fn, m, code.Limits{})
+		if err != nil {
+			return nil, nil, nodeErrorf("%s", err.Error())
+		}
+		return r, nil, nil
+	}
+	if expr, ok := n.Data["expression"].(string); ok && strings.TrimSpace(expr) != "" {
+		names := map[string]any{"x": in, "input": in}
+		if m, ok := in.(map[string]any); ok {
+			for k, v := range m {
+				if isIdent(k) {
+					names[k] = v
+				}
+			}
+		}
+		r, _, err := code.Eval(s.ctx, expr, names, code.Limits{})
+		if err != nil {
+			return map[string]any{"error": err.Error()}, nil, nil
+		}
+		return r, nil, nil
+	}
+	return in, nil, nil
+}
+
+func isIdent(s string) bool { return code.Ident(s) == s }

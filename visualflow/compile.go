@@ -1,0 +1,515 @@
+package visualflow
+
+import (
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/builtin"
+)
+
+// CompileOptions tunes Compile. The zero value compiles a flow under its
+// own id, entered per §3.3, refusing unknown node types.
+type CompileOptions struct {
+	// Bundle is the bundle ref named in errors ("" outside a bundle).
+	Bundle string
+	// WorkflowID overrides the flow id as the workflow id ("" keeps it).
+	WorkflowID string
+	// EntryNode overrides the flow's entry node (listener workflows enter
+	// at their on_event node). It must name an exec node.
+	EntryNode string
+	// AllowUnknownTypes compiles node types outside the catalogue as the
+	// identity function (the reference behaviour, §2); by default they are
+	// refused at load.
+	AllowUnknownTypes bool
+	// ToolSpec resolves a tool name to its ToolSpec object
+	// {name, description, parameters} for llm_call payloads. When nil,
+	// tool names become {"name": <name>} specs.
+	ToolSpec func(name string) (map[string]any, bool)
+	// CodeFullAccess allows code nodes to request permissions=full_access
+	// (the host opt-in of §6.9). The Starlark sandbox is used either way.
+	CodeFullAccess bool
+	// Logger receives compile warnings; discarded when nil.
+	Logger *slog.Logger
+}
+
+// nodeKind is the classification of §2.
+type nodeKind int
+
+const (
+	kindExec nodeKind = iota
+	kindPure
+	kindLiteral
+)
+
+// dataEdge is a wire into an input pin.
+type dataEdge struct {
+	pin    string
+	src    *node
+	srcPin string
+}
+
+// thenBranch is one ordered branch of a sequence or parallel node.
+type thenBranch struct {
+	Handle string
+	Target string
+}
+
+// node is a compiled node.
+type node struct {
+	ID      string
+	Type    string
+	Data    map[string]any
+	Inputs  []pin
+	Outputs []pin
+	kind    nodeKind
+	handler handlerKind
+
+	pinDefaults map[string]any
+	declaredIn  map[string]bool // declared non-exec input pins
+	pinOrder    []any           // their ids, in order (hidden _pin_order input)
+	dataIn      []dataEdge      // connected input pins, sorted by pin id
+	connected   map[string]bool
+	referenced  map[string]bool // own output pins read by some data edge
+	literal     map[string]any  // literal output {"value": …}
+	pureFn      builtin.Func    // pure/builtin implementation, if any
+	inputKey    string
+	outputKey   string
+	effectType  durable.EffectType
+
+	// exec successors (§3.4)
+	linear          string
+	branches        map[string]string
+	thens           []thenBranch
+	loopTarget      string
+	doneTarget      string
+	completedTarget string
+}
+
+// program is a compiled flow shared by the node handlers of its workflow.
+type program struct {
+	flowID     string
+	workflowID string
+	entry      string
+	nodes      map[string]*node
+	order      []*node // nodes kept after pruning, document order
+	allNodes   []*node // every node, before pruning
+	joinRoutes map[string][]route
+	opts       CompileOptions
+}
+
+// compiler holds the state of one compilation.
+type compiler struct {
+	opts       CompileOptions
+	flowID     string
+	joinRoutes map[string][]route
+}
+
+// Compile turns one VisualFlow document into a runtime workflow (§3).
+// Errors are *CompileError values naming the flow, node and pin.
+func Compile(flow map[string]any, opts CompileOptions) (*runtime.Workflow, error) {
+	p, err := compileProgram(flow, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.workflow(), nil
+}
+
+func compileProgram(flow map[string]any, opts CompileOptions) (*program, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	d := parseDocument(flow)
+	c := &compiler{opts: opts, flowID: d.ID, joinRoutes: map[string][]route{}}
+	if d.ID == "" {
+		return nil, &CompileError{Bundle: opts.Bundle, Msg: "flow has no id (id, flow_id or workflow_id)"}
+	}
+	if err := c.checkNodes(d); err != nil {
+		return nil, err
+	}
+	if err := c.checkEdgeEndpoints(d); err != nil {
+		return nil, err
+	}
+	if err := c.lower(d); err != nil {
+		return nil, err
+	}
+	p := &program{flowID: d.ID, workflowID: d.ID, nodes: map[string]*node{}, joinRoutes: c.joinRoutes, opts: opts}
+	if opts.WorkflowID != "" {
+		p.workflowID = opts.WorkflowID
+	}
+	for _, rn := range d.Nodes {
+		n := c.newNode(rn)
+		p.nodes[n.ID] = n
+		p.order = append(p.order, n)
+	}
+	if err := c.wireData(p, d); err != nil {
+		return nil, err
+	}
+	if err := c.checkPureCycles(p); err != nil {
+		return nil, err
+	}
+	if err := c.wireExec(p, d); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkNodes refuses duplicate ids and unknown node types.
+func (c *compiler) checkNodes(d *document) error {
+	seen := map[string]bool{}
+	for _, n := range d.Nodes {
+		if seen[n.ID] {
+			return c.errorf(n.ID, "", "duplicate node id")
+		}
+		seen[n.ID] = true
+		if n.Type == "" {
+			return c.errorf(n.ID, "", "node has no type")
+		}
+		if strings.HasPrefix(n.ID, joinPrefix) || strings.HasPrefix(n.ID, muxPrefix) {
+			if n.Type != "join_exec" && n.Type != "path_mux" {
+				return c.errorf(n.ID, "", "node id uses a reserved internal prefix")
+			}
+		}
+		if !c.opts.AllowUnknownTypes && !KnownType(n.Type) {
+			return c.errorf(n.ID, "", "unknown node type %q", n.Type)
+		}
+	}
+	return nil
+}
+
+// checkEdgeEndpoints refuses edges to missing nodes or undeclared pins and
+// wires between incompatible pin types.
+func (c *compiler) checkEdgeEndpoints(d *document) error {
+	byID := map[string]*rawNode{}
+	for _, n := range d.Nodes {
+		byID[n.ID] = n
+	}
+	for _, e := range d.Edges {
+		src, dst := byID[e.Source], byID[e.Target]
+		if src == nil {
+			return c.errorf(e.Source, e.SourceHandle, "edge %s.%s -> %s.%s starts at a missing node", e.Source, e.SourceHandle, e.Target, e.TargetHandle)
+		}
+		if dst == nil {
+			return c.errorf(e.Target, e.TargetHandle, "edge %s.%s -> %s.%s ends at a missing node", e.Source, e.SourceHandle, e.Target, e.TargetHandle)
+		}
+		sp, sok := findPin(src.Outputs, e.SourceHandle)
+		tp, tok := findPin(dst.Inputs, e.TargetHandle)
+		if len(src.Outputs) > 0 && !sok && !builtin.IsLiteral(src.Type) {
+			return c.errorf(src.ID, e.SourceHandle, "edge to %s.%s starts at an output pin the node does not declare (outputs: %s)", e.Target, e.TargetHandle, pinIDs(src.Outputs))
+		}
+		if len(dst.Inputs) > 0 && !tok {
+			return c.errorf(dst.ID, e.TargetHandle, "edge from %s.%s ends at an input pin the node does not declare (inputs: %s)", e.Source, e.SourceHandle, pinIDs(dst.Inputs))
+		}
+		if sok && tok && !pinTypesCompatible(sp.Type, tp.Type) {
+			return c.errorf(dst.ID, e.TargetHandle, "type mismatch: cannot connect %s.%s (%s) to %s (%s)", src.ID, e.SourceHandle, sp.Type, e.TargetHandle, tp.Type)
+		}
+	}
+	return nil
+}
+
+func findPin(pins []pin, id string) (pin, bool) {
+	for _, p := range pins {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return pin{}, false
+}
+
+func pinIDs(pins []pin) string {
+	ids := make([]string, len(pins))
+	for i, p := range pins {
+		ids[i] = p.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// classify applies §2.
+func classify(rn *rawNode) nodeKind {
+	switch {
+	case builtin.IsLiteral(rn.Type):
+		return kindLiteral
+	case rn.Type == "join_exec":
+		return kindExec
+	}
+	if len(rn.Inputs)+len(rn.Outputs) > 0 {
+		for _, p := range append(slices.Clone(rn.Inputs), rn.Outputs...) {
+			if p.Type == "execution" {
+				return kindExec
+			}
+		}
+		return kindPure
+	}
+	if slices.Contains(purePinlessTypes, rn.Type) || slices.Contains(builtinRegistry, rn.Type) {
+		return kindPure
+	}
+	return kindExec
+}
+
+func (c *compiler) newNode(rn *rawNode) *node {
+	n := &node{
+		ID: rn.ID, Type: rn.Type, Data: rn.Data, Inputs: rn.Inputs, Outputs: rn.Outputs,
+		kind: classify(rn), declaredIn: map[string]bool{}, connected: map[string]bool{},
+		referenced: map[string]bool{}, branches: map[string]string{},
+	}
+	n.pinDefaults, _ = rn.Data["pinDefaults"].(map[string]any)
+	for _, p := range rn.Inputs {
+		if p.Type != "execution" {
+			n.declaredIn[p.ID] = true
+			n.pinOrder = append(n.pinOrder, p.ID)
+		}
+	}
+	n.inputKey = str(rn.Data["inputKey"])
+	n.outputKey = str(rn.Data["outputKey"])
+	switch n.kind {
+	case kindLiteral:
+		n.literal = map[string]any{"value": rn.Data["literalValue"]}
+	case kindPure:
+		n.pureFn, _ = builtin.Lookup(rn.Type)
+	case kindExec:
+		n.handler = handlerOf(rn.Type)
+		n.effectType = effectTypes[rn.Type]
+		if n.handler == handlerFunction {
+			n.pureFn, _ = builtin.Lookup(rn.Type)
+		}
+	}
+	return n
+}
+
+// wireData builds the data-edge map (§3.2).
+func (c *compiler) wireData(p *program, d *document) error {
+	for _, e := range d.Edges {
+		if e.isExec() || e.SourceHandle == "exec-out" {
+			continue
+		}
+		dst, src := p.nodes[e.Target], p.nodes[e.Source]
+		if dst.connected[e.TargetHandle] {
+			return c.errorf(dst.ID, e.TargetHandle, "multiple data edges target the same input pin")
+		}
+		dst.connected[e.TargetHandle] = true
+		dst.dataIn = append(dst.dataIn, dataEdge{pin: e.TargetHandle, src: src, srcPin: e.SourceHandle})
+		src.referenced[e.SourceHandle] = true
+	}
+	for _, n := range p.order {
+		slices.SortStableFunc(n.dataIn, func(a, b dataEdge) int { return strings.Compare(a.pin, b.pin) })
+	}
+	return nil
+}
+
+// checkPureCycles refuses cycles among pure nodes (they could never be
+// evaluated).
+func (c *compiler) checkPureCycles(p *program) error {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var visit func(n *node, path []string) error
+	visit = func(n *node, path []string) error {
+		color[n.ID] = grey
+		path = append(path, n.ID)
+		for _, de := range n.dataIn {
+			if de.src.kind != kindPure {
+				continue
+			}
+			switch color[de.src.ID] {
+			case grey:
+				return c.errorf(de.src.ID, de.srcPin, "cycle of pure nodes: %s -> %s", strings.Join(path, " -> "), de.src.ID)
+			case white:
+				if err := visit(de.src, path); err != nil {
+					return err
+				}
+			}
+		}
+		color[n.ID] = black
+		return nil
+	}
+	for _, n := range p.order {
+		if n.kind == kindPure && color[n.ID] == white {
+			if err := visit(n, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// wireExec picks the entry, prunes unreachable exec nodes and computes
+// successors (§3.3–3.4).
+func (c *compiler) wireExec(p *program, d *document) error {
+	isExec := func(id string) bool { n := p.nodes[id]; return n != nil && n.kind == kindExec }
+	hasIncoming := map[string]bool{}
+	out := map[string][]edge{}
+	for _, e := range d.Edges {
+		if e.isExec() && isExec(e.Source) && isExec(e.Target) {
+			hasIncoming[e.Target] = true
+			out[e.Source] = append(out[e.Source], e)
+		}
+	}
+	entry := ""
+	switch {
+	case c.opts.EntryNode != "":
+		if !isExec(c.opts.EntryNode) {
+			return c.errorf(c.opts.EntryNode, "", "entry node override does not name an exec node")
+		}
+		entry = c.opts.EntryNode
+	case isExec(d.EntryNode):
+		entry = d.EntryNode
+	default:
+		for _, n := range p.order {
+			if n.kind == kindExec && !hasIncoming[n.ID] {
+				entry = n.ID
+				break
+			}
+		}
+		if entry == "" {
+			for _, n := range p.order {
+				if n.kind == kindExec {
+					entry = n.ID
+					break
+				}
+			}
+		}
+	}
+	if entry == "" {
+		return c.errorf("", "", "Flow must have an entry node")
+	}
+	p.entry = entry
+	reach := map[string]bool{entry: true}
+	queue := []string{entry}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		for _, e := range out[id] {
+			if !reach[e.Target] {
+				reach[e.Target] = true
+				queue = append(queue, e.Target)
+			}
+		}
+	}
+	p.allNodes = slices.Clone(p.order)
+	for _, n := range p.order {
+		if n.kind != kindExec {
+			continue
+		}
+		if n.handler == handlerSubflow && reach[n.ID] && subflowRef(n) == "" {
+			return c.errorf(n.ID, "", "subflow node has no subflowId")
+		}
+		if !reach[n.ID] {
+			delete(p.nodes, n.ID)
+			continue
+		}
+		if err := c.successors(n, out[n.ID]); err != nil {
+			return err
+		}
+	}
+	kept := p.order[:0:0]
+	for _, n := range p.order {
+		if _, ok := p.nodes[n.ID]; ok {
+			kept = append(kept, n)
+		}
+	}
+	p.order = kept
+	return nil
+}
+
+// successors applies the table of §3.4 to one exec node.
+func (c *compiler) successors(n *node, edges []edge) error {
+	byHandle := map[string]string{}
+	for _, e := range edges {
+		h := e.SourceHandle
+		if _, dup := byHandle[h]; dup {
+			return c.errorf(n.ID, h, "multiple outgoing edges from the same execution output. Branching is not yet supported; use a Sequence node for fan-out")
+		}
+		byHandle[h] = e.Target
+	}
+	switch n.Type {
+	case "sequence", "parallel":
+		declared := map[string]bool{}
+		type numbered struct {
+			n int
+			h string
+		}
+		var thens []numbered
+		for _, p := range n.Outputs {
+			if rest, ok := strings.CutPrefix(p.ID, "then:"); ok && p.Type == "execution" {
+				if k, err := strconv.Atoi(rest); err == nil {
+					declared[p.ID] = true
+					thens = append(thens, numbered{k, p.ID})
+				}
+			}
+		}
+		slices.SortFunc(thens, func(a, b numbered) int { return a.n - b.n })
+		for h := range byHandle {
+			if declared[h] || (n.Type == "parallel" && h == "completed") {
+				continue
+			}
+			return c.errorf(n.ID, h, "Control node '%s' has unsupported execution outputs", n.ID)
+		}
+		for _, t := range thens {
+			if target, ok := byHandle[t.h]; ok {
+				n.thens = append(n.thens, thenBranch{Handle: t.h, Target: target})
+			}
+		}
+		n.completedTarget = byHandle["completed"]
+		return nil
+	case "loop", "for", "while":
+		for h := range byHandle {
+			if h != "loop" && h != "done" {
+				return c.errorf(n.ID, h, "Control node '%s' has unsupported execution outputs", n.ID)
+			}
+		}
+		n.loopTarget, n.doneTarget = byHandle["loop"], byHandle["done"]
+		return nil
+	}
+	switch len(byHandle) {
+	case 0:
+		if n.Type == "join_exec" {
+			return c.errorf(n.ID, "exec-out", "join_exec has no successor")
+		}
+		return nil
+	case 1:
+		for h, t := range byHandle {
+			switch {
+			case h == "exec-out" || h == "":
+				n.linear = t
+			case h == "true" || h == "false" || h == "default" || strings.HasPrefix(h, "case:"):
+				n.branches[h] = t
+			default:
+				return c.errorf(n.ID, h, "unsupported branching output %q", h)
+			}
+		}
+		return nil
+	}
+	ifStyle, switchStyle := true, true
+	for h := range byHandle {
+		if h != "true" && h != "false" {
+			ifStyle = false
+		}
+		if h != "default" && !strings.HasPrefix(h, "case:") {
+			switchStyle = false
+		}
+	}
+	if !ifStyle && !switchStyle {
+		return c.errorf(n.ID, "", "multiple outgoing edges with mixed handles %v. Branching is not yet supported; use a Sequence node for fan-out", sortedKeys(byHandle))
+	}
+	for h, t := range byHandle {
+		n.branches[h] = t
+	}
+	return nil
+}
+
+// workflow builds the runtime workflow of a compiled program.
+func (p *program) workflow() *runtime.Workflow {
+	wf := &runtime.Workflow{ID: p.workflowID, Entry: p.entry, Nodes: map[string]runtime.NodeFunc{}}
+	for _, n := range p.order {
+		if n.kind == kindExec {
+			wf.Nodes[n.ID] = p.handler(n)
+		}
+	}
+	return wf
+}

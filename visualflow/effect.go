@@ -1,0 +1,306 @@
+package visualflow
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// runEffect is the generic effect-node step (§5.1): resolve inputs, build
+// the payload, emit the effect with result key _temp.effects.<id>.
+// Errors here fail the run (§4.8).
+func (s *step) runEffect(n *node) (runtime.StepPlan, error) {
+	resolved, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		return runtime.StepPlan{}, fmt.Errorf("node %s (%s): resolving inputs: %w", n.ID, n.Type, err)
+	}
+	payload, err := s.buildPayload(n, resolved)
+	if err != nil {
+		return runtime.StepPlan{}, fmt.Errorf("node %s (%s): %w", n.ID, n.Type, err)
+	}
+	if n.effectType == durable.EffectLLMCall {
+		s.injectContext(payload)
+	}
+	return s.effectPlan(n, n.effectType, payload, n.linear), nil
+}
+
+// effectPlan emits an effect whose outcome is stored at
+// _temp.effects.<id>, continuing at next (or completing when "").
+func (s *step) effectPlan(n *node, t durable.EffectType, payload map[string]any, next string) runtime.StepPlan {
+	payload["type"] = string(t)
+	payload["resume_to_node"] = nullable(next)
+	eff := &durable.Effect{Type: t, Payload: payload, ResultKey: "_temp.effects." + n.ID}
+	return runtime.Request(eff, next)
+}
+
+// buildPayload dispatches to the payload builder of the node type.
+func (s *step) buildPayload(n *node, in map[string]any) (map[string]any, error) {
+	cfg, _ := n.Data["effectConfig"].(map[string]any)
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	switch n.Type {
+	case "ask_user":
+		prompt, ok := in["prompt"]
+		if !ok {
+			prompt = "Please respond:"
+		}
+		choices, ok := in["choices"]
+		if !ok {
+			choices = []any{}
+		}
+		allow := true
+		if v, ok := cfg["allowFreeText"]; ok {
+			allow = pyval.Truthy(v)
+		}
+		return map[string]any{"prompt": prompt, "choices": choices, "allow_free_text": allow}, nil
+	case "answer_user":
+		msg := ""
+		if v := in["message"]; v != nil {
+			msg = pyval.Str(v)
+		}
+		return map[string]any{"message": msg, "level": answerLevel(in["level"])}, nil
+	case "wait_until":
+		return s.waitUntilPayload(in, cfg), nil
+	case "wait_event":
+		return waitEventPayload(in), nil
+	case "listen_voice":
+		return listenVoicePayload(in), nil
+	case "tool_calls":
+		return toolCallsPayload(in, cfg, false), nil
+	case "call_tool":
+		return toolCallsPayload(in, cfg, true), nil
+	case "model_residency":
+		return modelResidencyPayload(in, cfg), nil
+	case "llm_call":
+		return s.llmCallPayload(n, in, cfg)
+	}
+	if strings.HasPrefix(n.Type, "memory_") {
+		return memoryPayload(n.Type, in, cfg), nil
+	}
+	return mediaPayload(n.Type, in, cfg)
+}
+
+// answerLevel normalises answer_user levels.
+func answerLevel(v any) string {
+	l := ""
+	if v != nil {
+		l = strings.ToLower(strings.TrimSpace(pyval.Str(v)))
+	}
+	switch l {
+	case "warn", "warning":
+		return "warning"
+	case "error":
+		return "error"
+	}
+	return "message"
+}
+
+func (s *step) waitUntilPayload(in, cfg map[string]any) map[string]any {
+	unit, _ := cfg["durationType"].(string)
+	d := in["duration"]
+	if unit == "timestamp" {
+		return map[string]any{"until": pyval.Str(d)}
+	}
+	secs, err := pyval.ToFloat(d)
+	if err != nil || secs != secs {
+		secs = 0
+	}
+	switch unit {
+	case "minutes":
+		secs *= 60
+	case "hours":
+		secs *= 3600
+	}
+	until := s.now().Add(time.Duration(secs * float64(time.Second)))
+	return map[string]any{"until": durable.FormatTime(until)}
+}
+
+func waitEventPayload(in map[string]any) map[string]any {
+	key, ok := in["event_key"]
+	if !ok {
+		key = "default"
+	}
+	p := map[string]any{"wait_key": key}
+	if s, ok := in["prompt"].(string); ok && strings.TrimSpace(s) != "" {
+		p["prompt"] = s
+	}
+	if list, ok := in["choices"].([]any); ok {
+		var cs []any
+		for _, c := range list {
+			if s, ok := c.(string); ok && strings.TrimSpace(s) != "" {
+				cs = append(cs, s)
+			}
+		}
+		if len(cs) > 0 {
+			p["choices"] = cs
+		}
+	}
+	allow := true
+	if v, ok := first(in, "allow_free_text", "allowFreeText"); ok {
+		allow = pyval.Truthy(v)
+	}
+	p["allow_free_text"] = allow
+	return p
+}
+
+func listenVoicePayload(in map[string]any) map[string]any {
+	key := firstNonNull(in, "wait_key", "event_key")
+	if key == nil {
+		key = "voice_input"
+	}
+	prompt := "Speak now."
+	if s, ok := in["prompt"].(string); ok && strings.TrimSpace(s) != "" {
+		prompt = s
+	}
+	details := map[string]any{"input_mode": "voice", "content_types": []any{"audio/wav", "audio/mpeg", "audio/webm"}}
+	if s := trimmed(in["language"]); s != "" {
+		details["language"] = s
+	}
+	if s := trimmed(in["stt_provider"]); s != "" {
+		details["provider"] = s
+	}
+	if s := trimmed(in["stt_model"]); s != "" {
+		details["model"] = s
+	}
+	if f, ok := floatOK(in["max_duration_s"]); ok {
+		details["max_duration_s"] = f
+	}
+	return map[string]any{"wait_key": key, "prompt": prompt, "allow_free_text": true, "details": details}
+}
+
+// trimmed returns a trimmed string value, "" for non-strings.
+func trimmed(v any) string {
+	s, _ := v.(string)
+	return strings.TrimSpace(s)
+}
+
+// floatOK is float(v) for non-null, non-NaN values.
+func floatOK(v any) (float64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	if _, isBool := v.(bool); isBool {
+		return 0, false
+	}
+	f, err := pyval.ToFloat(v)
+	if err != nil || f != f {
+		return 0, false
+	}
+	return f, true
+}
+
+// intOK is int(float(v)) for non-null, non-bool values.
+func intOK(v any) (int64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	if _, isBool := v.(bool); isBool {
+		return 0, false
+	}
+	i, err := pyval.ToIntViaFloat(v)
+	return i, err == nil
+}
+
+// toolCallsPayload builds tool_calls / call_tool payloads (§6.9).
+func toolCallsPayload(in, cfg map[string]any, single bool) map[string]any {
+	var calls []any
+	if single {
+		v := firstNonNull(in, "tool_call", "toolCall")
+		if s, ok := v.(string); ok {
+			v, _ = pyval.LoadsJSON(s)
+		}
+		if m, ok := v.(map[string]any); ok {
+			calls = []any{m}
+		}
+	} else {
+		v := in["tool_calls"]
+		if s, ok := v.(string); ok {
+			v, _ = pyval.LoadsJSON(s)
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			calls = []any{x}
+		case []any:
+			for _, c := range x {
+				if m, ok := c.(map[string]any); ok {
+					calls = append(calls, m)
+				}
+			}
+		}
+	}
+	if calls == nil {
+		calls = []any{}
+	}
+	p := map[string]any{"tool_calls": calls}
+	if v, ok := first(in, "allowed_tools", "allowedTools"); ok {
+		p["allowed_tools"] = cleanStrings(v)
+	} else if v, ok := first(cfg, "allowed_tools", "allowedTools"); ok {
+		if _, isList := v.([]any); isList {
+			p["allowed_tools"] = cleanStrings(v)
+		}
+	}
+	return p
+}
+
+// cleanStrings returns the trimmed non-empty strings of a list ([] for
+// non-lists).
+func cleanStrings(v any) []any {
+	out := []any{}
+	list, _ := v.([]any)
+	for _, x := range list {
+		if s := trimmed(x); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// modelResidencyPayload builds the model_residency payload (§6.9).
+func modelResidencyPayload(in, cfg map[string]any) map[string]any {
+	op := pick(in, cfg, "operation")
+	if op == nil {
+		op = "list_loaded"
+	}
+	p := map[string]any{"operation": op}
+	for key, aliases := range map[string][]string{
+		"task": {"task"}, "provider": {"provider"}, "model": {"model"},
+		"runtime_id": {"runtime_id", "runtimeId"}, "base_url": {"base_url", "baseUrl"},
+		"provider_api_key": {"provider_api_key", "api_key", "apiKey"}, "cache_policy": {"cache_policy", "cachePolicy"},
+	} {
+		if v := pick(in, cfg, aliases...); v != nil {
+			p[key] = v
+		}
+	}
+	if f, ok := floatOK(pick(in, cfg, "timeout_s", "timeout", "timeoutS")); ok {
+		p["timeout_s"] = f
+	}
+	if o, ok := pick(in, cfg, "options").(map[string]any); ok {
+		p["options"] = o
+	}
+	for _, k := range []string{"pin", "required"} {
+		if v, ok := in[k]; ok {
+			p[k] = pyval.CoerceBool(v)
+		} else if v, ok := cfg[k]; ok {
+			p[k] = pyval.CoerceBool(v)
+		}
+	}
+	return p
+}
+
+// pick implements "pins ▸ config": the first pin alias with a value other
+// than null/"" wins, else the first such config alias, else nil.
+func pick(in, cfg map[string]any, aliases ...string) any {
+	for _, src := range []map[string]any{in, cfg} {
+		for _, k := range aliases {
+			if v, ok := src[k]; ok && v != nil && v != "" {
+				return v
+			}
+		}
+	}
+	return nil
+}

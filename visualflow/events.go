@@ -1,0 +1,156 @@
+package visualflow
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// normScope normalises an event scope (anything unknown → session).
+func normScope(v any) string {
+	s := strings.ToLower(trimmed(v))
+	switch s {
+	case "session", "workflow", "run", "global":
+		return s
+	}
+	return "session"
+}
+
+// pushSelf makes n the active control node (listeners and recurrent
+// schedules return to themselves when their branch ends).
+func (s *step) pushSelf(n *node) {
+	c := s.control()
+	if c["return_to"] == n.ID {
+		delete(c, "return_to")
+	}
+	if s.activeControl() != n.ID {
+		s.push(n.ID)
+	}
+}
+
+func eventConfig(n *node) map[string]any {
+	cfg, _ := n.Data["eventConfig"].(map[string]any)
+	if cfg == nil {
+		return map[string]any{}
+	}
+	return cfg
+}
+
+// runOnEvent waits for a custom event; its branch returns to it and it
+// waits again (§5.7).
+func (s *step) runOnEvent(n *node) (runtime.StepPlan, error) {
+	s.pushSelf(n)
+	resolved, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		resolved = map[string]any{}
+	}
+	cfg := eventConfig(n)
+	name := trimmed(firstNonNull(resolved, "name", "event_name"))
+	if name == "" {
+		name = trimmed(firstNonNull(cfg, "name", "event_name"))
+	}
+	if name == "" {
+		name = "*"
+	}
+	scope := cfg["scope"]
+	if v, ok := resolved["scope"]; ok {
+		scope = v
+	}
+	next := n.linear
+	if next == "" {
+		next = n.ID
+	}
+	payload := map[string]any{"scope": normScope(scope), "name": name}
+	return s.effectPlan(n, durable.EffectWaitEvent, payload, next), nil
+}
+
+var intervalRE = regexp.MustCompile(`(?i)^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$`)
+
+// runOnSchedule waits until the next scheduled time (§5.7).
+func (s *step) runOnSchedule(n *node) (runtime.StepPlan, error) {
+	resolved, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		resolved = map[string]any{}
+	}
+	cfg := eventConfig(n)
+	sched := resolved["schedule"]
+	if sched == nil {
+		sched = cfg["schedule"]
+	}
+	spec := trimmed(sched)
+	if spec == "" {
+		spec = "15s"
+	}
+	recurrent := true
+	if v, ok := resolved["recurrent"]; ok && v != nil {
+		recurrent = pyval.CoerceBool(v)
+	} else if v, ok := cfg["recurrent"]; ok && v != nil {
+		recurrent = pyval.CoerceBool(v)
+	}
+	var until time.Time
+	if m := intervalRE.FindStringSubmatch(spec); m != nil {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		unit := map[string]time.Duration{"ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[strings.ToLower(m[2])]
+		until = s.now().Add(time.Duration(x * float64(unit)))
+	} else {
+		t, err := durable.ParseTime(spec)
+		if err != nil {
+			return runtime.StepPlan{}, fmt.Errorf("node %s (on_schedule): invalid schedule %q: expected an interval like 15s/5m/1h or an ISO timestamp", n.ID, spec)
+		}
+		until, recurrent = t.Time, false
+	}
+	if recurrent {
+		s.pushSelf(n)
+	}
+	return s.effectPlan(n, durable.EffectWaitUntil, map[string]any{"until": durable.FormatTime(until)}, n.linear), nil
+}
+
+// runEmitEvent emits a custom event (§5.7).
+func (s *step) runEmitEvent(n *node) (runtime.StepPlan, error) {
+	resolved, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		resolved = map[string]any{}
+	}
+	cfg, _ := n.Data["effectConfig"].(map[string]any)
+	name := trimmed(firstNonNull(resolved, "name", "event_name"))
+	if name == "" {
+		name = trimmed(firstNonNull(cfg, "name", "event_name"))
+	}
+	if name == "" {
+		return runtime.StepPlan{}, fmt.Errorf("node %s (emit_event): event name is required", n.ID)
+	}
+	scope := cfg["scope"]
+	if v, ok := resolved["scope"]; ok {
+		scope = v
+	}
+	var payload map[string]any
+	switch x := resolved["payload"].(type) {
+	case map[string]any:
+		payload = x
+	case nil:
+		payload = map[string]any{}
+	default:
+		payload = map[string]any{"value": x}
+	}
+	session := trimmed(resolved["session_id"])
+	if session == "" {
+		session = trimmed(firstNonNull(cfg, "session_id", "sessionId"))
+	}
+	seqs := objectAt(s.tmp, "event_seq")
+	seq := intOf(seqs[n.ID]) + 1
+	seqs[n.ID] = int64(seq)
+	p := map[string]any{
+		"scope": normScope(scope), "name": name, "payload": pyval.DeepCopy(payload),
+		"event_id": fmt.Sprintf("%s:%s:%d", s.run.RunID, n.ID, seq), "max_steps": int64(0),
+	}
+	if session != "" {
+		p["session_id"] = session
+	}
+	return s.effectPlan(n, durable.EffectEmitEvent, p, n.linear), nil
+}

@@ -1,0 +1,211 @@
+package visualflow
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// runFileNode executes the file nodes (§6.10). read_file, write_file and
+// list_folder_files run; PDF and artifact-store nodes need host
+// capabilities this runtime does not wire yet and fail with a clear error
+// (a function-node failure: the run completes with success=false).
+func (s *step) runFileNode(n *node, in map[string]any) (any, error) {
+	switch n.Type {
+	case "read_file":
+		return readFile(in)
+	case "write_file":
+		return writeFile(in)
+	case "list_folder_files":
+		return listFolder(in)
+	}
+	return nil, nodeErrorf("%s requires a host capability (PDF engine or artifact store) that is not configured", n.Type)
+}
+
+// resolvePath resolves a user path against the workspace root when one is
+// set (refusing escapes) and returns (absolute, reported) paths.
+func resolvePath(node string, in map[string]any, raw any) (string, string, error) {
+	p := trimmed(raw)
+	if p == "" {
+		return "", "", nodeErrorf("%s requires a non-empty path", node)
+	}
+	if root := trimmed(in["workspace_root"]); root != "" {
+		abs := p
+		if !filepath.IsAbs(p) {
+			abs = filepath.Join(root, p)
+		}
+		abs = filepath.Clean(abs)
+		rel, err := filepath.Rel(filepath.Clean(root), abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", "", nodeErrorf("%s path rejected by workspace policy: path escapes the workspace root", node)
+		}
+		return abs, filepath.ToSlash(rel), nil
+	}
+	if strings.HasPrefix(p, "~") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", "", nodeErrorf("%s: %v", node, err)
+	}
+	return abs, abs, nil
+}
+
+func readFile(in map[string]any) (any, error) {
+	abs, shown, err := resolvePath("read_file", in, in["file_path"])
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(abs)
+	if err != nil || info.IsDir() {
+		return nil, nodeErrorf("File not found: %s", shown)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, nodeErrorf("read_file: %v", err)
+	}
+	text := string(data)
+	if !isUTF8(data) {
+		return nil, nodeErrorf("read_file: %s is not valid UTF-8", shown)
+	}
+	var content any = text
+	if strings.EqualFold(filepath.Ext(abs), ".json") {
+		v, err := pyval.LoadsJSON(text)
+		if err != nil {
+			return nil, nodeErrorf("Invalid JSON in %s: %v", shown, err)
+		}
+		content = v
+	} else if t := strings.TrimLeft(text, " \t\r\n"); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		if v, err := pyval.LoadsJSON(text); err == nil {
+			content = v
+		}
+	}
+	return map[string]any{"content": content, "file_path": shown}, nil
+}
+
+func writeFile(in map[string]any) (any, error) {
+	abs, shown, err := resolvePath("write_file", in, in["file_path"])
+	if err != nil {
+		return nil, err
+	}
+	var text string
+	content := in["content"]
+	if strings.EqualFold(filepath.Ext(abs), ".json") {
+		if s, ok := content.(string); ok {
+			v, err := pyval.LoadsJSON(s)
+			if err != nil {
+				return nil, nodeErrorf("write_file: content for %s is not valid JSON: %v", shown, err)
+			}
+			content = v
+		}
+		t, err := pyval.Dumps(content, pyval.DumpOptions{Indent: 2})
+		if err != nil {
+			return nil, nodeErrorf("write_file: %v", err)
+		}
+		text = t + "\n"
+	} else {
+		switch x := content.(type) {
+		case nil:
+		case string:
+			text = x
+		case map[string]any, []any:
+			text, _ = pyval.Dumps(x, pyval.DumpOptions{Indent: 2})
+		default:
+			text = pyval.Str(x)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, nodeErrorf("write_file: %v", err)
+	}
+	if err := os.WriteFile(abs, []byte(text), 0o644); err != nil {
+		return nil, nodeErrorf("write_file: %v", err)
+	}
+	return map[string]any{"bytes": int64(len(text)), "file_path": shown}, nil
+}
+
+func listFolder(in map[string]any) (any, error) {
+	abs, shown, err := resolvePath("list_folder_files", in, in["folder_path"])
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+		return nil, nodeErrorf("Folder not found: %s", shown)
+	}
+	recursive := pyval.Truthy(in["recursive"])
+	includeDirs := pyval.Truthy(in["include_directories"])
+	limit := 500
+	if i, ok := intOK(in["limit"]); ok {
+		limit = max(1, min(int(i), 5000))
+	}
+	maxDepth := 0
+	if i, ok := intOK(in["max_depth"]); ok && i > 0 {
+		maxDepth = int(i)
+	}
+	exts := map[string]bool{}
+	switch x := in["extensions"].(type) {
+	case []any:
+		for _, e := range x {
+			exts[strings.TrimPrefix(strings.ToLower(trimmed(e)), ".")] = true
+		}
+	case string:
+		for _, e := range strings.FieldsFunc(x, func(r rune) bool { return r == ',' || r == '\n' }) {
+			exts[strings.TrimPrefix(strings.ToLower(strings.TrimSpace(e)), ".")] = true
+		}
+	}
+	delete(exts, "")
+	entries, files := []any{}, []any{}
+	truncated := false
+	err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == abs {
+			return nil
+		}
+		rel, _ := filepath.Rel(abs, path)
+		depth := strings.Count(rel, string(filepath.Separator)) + 1
+		if d.IsDir() && (!recursive || (maxDepth > 0 && depth >= maxDepth)) {
+			if includeDirs {
+				if len(entries) >= limit {
+					truncated = true
+					return fs.SkipAll
+				}
+				entries = append(entries, map[string]any{"path": joinShown(shown, rel), "name": d.Name(), "kind": "folder", "family": "other"})
+			}
+			return fs.SkipDir
+		}
+		if d.IsDir() {
+			if includeDirs {
+				entries = append(entries, map[string]any{"path": joinShown(shown, rel), "name": d.Name(), "kind": "folder", "family": "other"})
+			}
+			return nil
+		}
+		ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(d.Name())), ".")
+		if len(exts) > 0 && !exts[ext] {
+			return nil
+		}
+		if len(entries) >= limit {
+			truncated = true
+			return fs.SkipAll
+		}
+		e := map[string]any{"path": joinShown(shown, rel), "name": d.Name(), "kind": "file", "family": "other"}
+		if info, err := d.Info(); err == nil {
+			e["size_bytes"] = info.Size()
+		}
+		entries = append(entries, e)
+		files = append(files, e["path"])
+		return nil
+	})
+	if err != nil {
+		return nil, nodeErrorf("list_folder_files: %v", err)
+	}
+	return map[string]any{"folder_path": shown, "files": files, "entries": entries, "count": int64(len(files)), "truncated": truncated}, nil
+}
+
+func joinShown(base, rel string) string {
+	return filepath.ToSlash(filepath.Join(base, rel))
+}
+
+func isUTF8(b []byte) bool { return strings.ToValidUTF8(string(b), "\uFFFD") == string(b) }

@@ -1,0 +1,91 @@
+package visualflow
+
+import (
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// dataPins returns the non-exec pins of a list.
+func dataPins(pins []pin) []string {
+	var out []string
+	for _, p := range pins {
+		if p.Type != "execution" {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
+// flowStart computes the outputs of on_flow_start (§4.10).
+func flowStart(n *node, in any) any {
+	pins := dataPins(n.Outputs)
+	m, ok := in.(map[string]any)
+	if !ok {
+		name := "input"
+		if len(pins) > 0 {
+			name = pins[0]
+		}
+		return map[string]any{name: in}
+	}
+	out := map[string]any{}
+	if len(pins) > 0 {
+		for _, p := range pins {
+			out[p] = m[p] // resolved = vars, then pinDefaults for absent names
+		}
+		return out
+	}
+	for k, v := range m {
+		if !strings.HasPrefix(k, "_") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// flowEnd builds the run output of on_flow_end (§4.10).
+func flowEnd(n *node, in map[string]any) map[string]any {
+	pins := dataPins(n.Inputs)
+	if len(pins) == 0 {
+		out := copyObject(in)
+		if _, ok := out["success"]; !ok {
+			out["success"] = true
+		}
+		return out
+	}
+	out := map[string]any{}
+	hasSuccess := false
+	for _, p := range pins {
+		out[p] = in[p]
+		if p == "success" {
+			hasSuccess = true
+		}
+	}
+	if !hasSuccess {
+		out["success"] = true
+	}
+	return out
+}
+
+// switchNode evaluates a switch (§6.2).
+func switchNode(n *node, in map[string]any) map[string]any {
+	value := in["value"]
+	s := ""
+	if value != nil {
+		s = pyval.Str(value)
+	}
+	cfg, _ := n.Data["switchConfig"].(map[string]any)
+	cases, _ := cfg["cases"].([]any)
+	for _, raw := range cases {
+		c, _ := raw.(map[string]any)
+		id := pyval.Str(orDefault(c["id"], ""))
+		cv, has := c["value"]
+		if id == "" || !has || cv == nil {
+			continue
+		}
+		if pyval.Str(cv) == s {
+			return map[string]any{"branch": "case:" + id, "value": value, "matched": cv}
+		}
+	}
+	return map[string]any{"branch": "default", "value": value}
+}

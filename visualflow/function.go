@@ -1,0 +1,217 @@
+package visualflow
+
+import (
+	"context"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// handler returns the runtime node function of an exec node. Every
+// handler is wrapped by the control-return rule (§4.6.1).
+func (p *program) handler(n *node) runtime.NodeFunc {
+	var body func(s *step, n *node) (runtime.StepPlan, error)
+	switch n.handler {
+	case handlerScheduler:
+		body = (*step).runScheduler
+	case handlerJoin:
+		body = (*step).runJoin
+	case handlerAgent:
+		body = (*step).runAgent
+	case handlerOnEvent:
+		body = (*step).runOnEvent
+	case handlerOnSchedule:
+		body = (*step).runOnSchedule
+	case handlerEmitEvent:
+		body = (*step).runEmitEvent
+	case handlerSubflow:
+		body = (*step).runSubflow
+	case handlerEffect:
+		body = (*step).runEffect
+	case handlerVarWriter:
+		body = (*step).runVarWriter
+	case handlerAddMessage:
+		body = (*step).runAddMessage
+	case handlerMemact:
+		body = (*step).runMemact
+	default:
+		body = func(s *step, n *node) (runtime.StepPlan, error) { return s.runFunction(n), nil }
+	}
+	return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+		s := p.newStep(ctx, run, rc)
+		s.flushOutputKey()
+		plan, err := body(s, n)
+		if err != nil {
+			return plan, err
+		}
+		return s.controlReturn(n, plan), nil
+	}
+}
+
+// fileNodes receive the workspace keys in their base input (§6.10).
+var fileNodes = map[string]bool{"read_file": true, "write_file": true, "read_pdf": true, "write_pdf": true,
+	"read_artifact": true, "import_workspace_file": true, "export_artifact": true, "list_folder_files": true}
+
+var workspaceKeys = []string{"workspace_root", "workspace_access_mode", "workspace_allowed_paths", "workspace_ignored_paths"}
+
+// runFunction is the function-node step (§4.2).
+func (s *step) runFunction(n *node) runtime.StepPlan {
+	base := s.baseInput(n)
+	if fileNodes[n.Type] {
+		if m, ok := base.(map[string]any); ok {
+			m = copyObject(m)
+			for _, k := range workspaceKeys {
+				if _, has := m[k]; !has {
+					if v, ok := s.vars[k]; ok {
+						m[k] = v
+					}
+				}
+			}
+			base = m
+		}
+	}
+	resolved, err := s.resolveInputs(n, base)
+	if err != nil {
+		return s.functionFailure(n, err, nil)
+	}
+	var in any = resolved
+	if len(resolved) == 0 {
+		in = base
+	}
+	result, rec, err := s.callFunction(n, in)
+	if err != nil {
+		return s.functionFailure(n, err, rec)
+	}
+	return s.functionSuccess(n, result, rec)
+}
+
+// callFunction executes the function of a function node. rec, when not
+// nil, is the output record to persist instead of the result.
+func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, err error) {
+	m, _ := in.(map[string]any)
+	switch n.Type {
+	case "on_flow_start":
+		return flowStart(n, in), nil, nil
+	case "on_flow_end":
+		return flowEnd(n, m), nil, nil
+	case "on_user_request":
+		if m == nil {
+			return map[string]any{"message": pyval.Str(in), "context": map[string]any{}}, nil, nil
+		}
+		return map[string]any{"message": orDefault(m["message"], ""), "context": orDefault(m["context"], map[string]any{})}, nil, nil
+	case "on_agent_message":
+		cfg, _ := n.Data["eventConfig"].(map[string]any)
+		ch, _ := cfg["channel"].(string)
+		return map[string]any{"sender": orDefault(m["sender"], "unknown"), "message": orDefault(m["message"], ""), "channel": ch}, nil, nil
+	case "if":
+		cond := m["condition"]
+		b := "false"
+		if pyval.Truthy(cond) {
+			b = "true"
+		}
+		return map[string]any{"branch": b, "condition": cond}, nil, nil
+	case "switch":
+		return switchNode(n, m), nil, nil
+	case "code":
+		return s.runCode(n, m)
+	case "function":
+		return s.runLegacyFunction(n, in)
+	}
+	if fileNodes[n.Type] {
+		r, err := s.runFileNode(n, m)
+		return r, nil, err
+	}
+	if n.pureFn != nil {
+		args := copyObject(m)
+		if m == nil && in != nil {
+			args["input"] = in
+		}
+		r, err := s.callPure(n, args)
+		return r, nil, err
+	}
+	return in, nil, nil // unknown type: identity (§2)
+}
+
+// functionSuccess applies step 5 of §4.2 and the transition (§4.7).
+func (s *step) functionSuccess(n *node, result any, rec map[string]any) runtime.StepPlan {
+	s.setBus(result)
+	if rec != nil {
+		s.setOutput(n.ID, rec)
+	} else {
+		s.setOutput(n.ID, result)
+	}
+	if n.outputKey != "" {
+		_ = pyval.SetDotted(s.vars, n.outputKey, pyval.DeepCopy(result))
+	}
+	if n.Type == "on_flow_end" {
+		out, _ := result.(map[string]any)
+		return runtime.Complete(copyObject(out))
+	}
+	if n.linear != "" {
+		s.setHandle("exec-out")
+		return runtime.Next(n.linear)
+	}
+	if len(n.branches) > 0 {
+		return s.branch(n, result)
+	}
+	return runtime.Complete(completeResult(result))
+}
+
+// branch follows the branch chosen by a branch node's result (§4.7).
+func (s *step) branch(n *node, result any) runtime.StepPlan {
+	m, _ := result.(map[string]any)
+	b, ok := m["branch"].(string)
+	if !ok {
+		return s.failWith(n, "Branching node did not return a string 'branch' value")
+	}
+	if t, ok := n.branches[b]; ok {
+		s.setHandle(b)
+		return runtime.Next(t)
+	}
+	if b == "true" || b == "false" || b == "default" || strings.HasPrefix(b, "case:") {
+		return runtime.Complete(completeResult(result))
+	}
+	return s.failWith(n, "Unknown branch '"+b+"'")
+}
+
+// failWith ends the run (or the branch) with a failure output.
+func (s *step) failWith(n *node, msg string) runtime.StepPlan {
+	s.setFlowError(n.ID, msg)
+	return runtime.Complete(map[string]any{"success": false, "error": msg, "node": n.ID})
+}
+
+// functionFailure is step 6 of §4.2: the run completes with
+// success=false (or the branch ends inside a control block, Q3).
+func (s *step) functionFailure(n *node, err error, rec map[string]any) runtime.StepPlan {
+	msg := err.Error()
+	s.setFlowError(n.ID, msg)
+	if rec == nil {
+		rec = map[string]any{"error": msg, "success": false, "node": n.ID}
+	}
+	s.setOutput(n.ID, rec)
+	out := copyObject(rec)
+	out["success"] = false
+	out["error"] = msg
+	out["node"] = n.ID
+	return runtime.Complete(out)
+}
+
+// flushOutputKey writes the mapped value of the previous node, when it
+// is an effect node with an outputKey whose effect has completed (§5.3).
+func (s *step) flushOutputKey() {
+	prev, _ := s.tmp["prev_node_id"].(string)
+	n := s.p.nodes[prev]
+	if n == nil || n.outputKey == "" || !isEffectNode(n) {
+		return
+	}
+	effects, _ := s.tmp["effects"].(map[string]any)
+	raw, ok := effects[n.ID]
+	if !ok {
+		return
+	}
+	if v := mappedValue(n, s.mapEffect(n, raw, nil)); v != nil {
+		_ = pyval.SetDotted(s.vars, n.outputKey, pyval.DeepCopy(v))
+	}
+}

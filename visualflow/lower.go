@@ -1,0 +1,237 @@
+package visualflow
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// route is one entry route into a multi-entry target (§3.1).
+type route struct {
+	Key    string `json:"key"`
+	Source string `json:"source"`
+	Handle string `json:"handle"`
+}
+
+const (
+	joinPrefix = "__internal_join_exec__"
+	muxPrefix  = "__internal_path_mux__"
+)
+
+// lower applies multi-entry lowering (§3.1): every node with more than
+// one incoming exec edge gets a join_exec node in front of it and a
+// path_mux per overridden input pin. Stale entryRoutes metadata (routes
+// that no longer match the exec edges) is refused.
+func (c *compiler) lower(d *document) error {
+	byID := map[string]*rawNode{}
+	for _, n := range d.Nodes {
+		byID[n.ID] = n
+	}
+	fanIn := map[string][]edge{}
+	for _, e := range d.Edges {
+		if e.isExec() {
+			fanIn[e.Target] = append(fanIn[e.Target], e)
+		}
+	}
+	var targets []string
+	for t, in := range fanIn {
+		if len(in) > 1 {
+			targets = append(targets, t)
+		}
+	}
+	slices.Sort(targets)
+	for _, t := range targets {
+		tn := byID[t]
+		if tn == nil {
+			continue // reported by edge validation
+		}
+		routes, err := c.routesOf(tn, fanIn[t], byID)
+		if err != nil {
+			return err
+		}
+		if err := c.insertJoin(d, byID, tn, routes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// routesOf returns the routes of a multi-entry target, from entryRoutes
+// or derived from its incoming exec edges in edge order.
+func (c *compiler) routesOf(t *rawNode, in []edge, byID map[string]*rawNode) ([]route, error) {
+	seen := map[[2]string]bool{}
+	for _, e := range in {
+		k := [2]string{e.Source, e.SourceHandle}
+		if seen[k] {
+			return nil, c.errorf(t.ID, "exec-in", "duplicate incoming exec edge from %s.%s", e.Source, e.SourceHandle)
+		}
+		seen[k] = true
+	}
+	var routes []route
+	if list, _ := t.Data["entryRoutes"].([]any); len(list) > 0 {
+		for i, raw := range list {
+			m, _ := raw.(map[string]any)
+			src := str(m["sourceNodeId"])
+			if src == "" {
+				src = str(m["source"])
+			}
+			h := str(m["sourceHandle"])
+			if h == "" {
+				h = "exec-out"
+			}
+			key := str(m["key"])
+			if key == "" {
+				key = src + "::" + h
+			}
+			if src == "" {
+				return nil, c.errorf(t.ID, "exec-in", "entryRoutes[%d] has no sourceNodeId", i)
+			}
+			routes = append(routes, route{Key: key, Source: src, Handle: h})
+		}
+		declared := map[[2]string]bool{}
+		for _, r := range routes {
+			declared[[2]string{r.Source, r.Handle}] = true
+		}
+		if len(declared) != len(seen) || !allIn(seen, declared) {
+			return nil, c.errorf(t.ID, "exec-in", "entryRoutes mismatch: the saved routes %s do not match the incoming exec edges %s (stale metadata; re-save the flow)", routeList(routes), edgeList(in))
+		}
+	} else {
+		for _, e := range in {
+			routes = append(routes, route{Key: e.Source + "::" + e.SourceHandle, Source: e.Source, Handle: e.SourceHandle})
+		}
+	}
+	keys := map[string]bool{}
+	for _, r := range routes {
+		if keys[r.Key] {
+			return nil, c.errorf(t.ID, "exec-in", "duplicate entry route key %q", r.Key)
+		}
+		keys[r.Key] = true
+		if byID[r.Source] == nil {
+			return nil, c.errorf(t.ID, "exec-in", "entry route %q references missing source node %q", r.Key, r.Source)
+		}
+	}
+	return routes, nil
+}
+
+func allIn(a, b map[[2]string]bool) bool {
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func routeList(rs []route) string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, r.Source+"."+r.Handle)
+	}
+	return fmt.Sprint(s)
+}
+
+func edgeList(es []edge) string {
+	var s []string
+	for _, e := range es {
+		s = append(s, e.Source+"."+e.SourceHandle)
+	}
+	return fmt.Sprint(s)
+}
+
+// insertJoin rewires the exec fan-in of t through a join_exec node and
+// lowers its inputRouteOverrides into path_mux nodes.
+func (c *compiler) insertJoin(d *document, byID map[string]*rawNode, t *rawNode, routes []route) error {
+	joinID := joinPrefix + t.ID
+	if byID[joinID] != nil {
+		return c.errorf(t.ID, "", "generated node id %q collides with an existing node", joinID)
+	}
+	join := &rawNode{
+		ID: joinID, Type: "join_exec", Data: map[string]any{"_internal": true},
+		Inputs:  []pin{{"exec-in", "execution"}},
+		Outputs: []pin{{"exec-out", "execution"}, {"which", "number"}, {"from", "string"}, {"from_handle", "string"}},
+	}
+	c.joinRoutes[joinID] = routes
+	d.Nodes = append(d.Nodes, join)
+	byID[joinID] = join
+	kept := d.Edges[:0:0]
+	for _, e := range d.Edges {
+		if e.isExec() && e.Target == t.ID {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	for _, r := range routes {
+		kept = append(kept, edge{r.Source, r.Handle, joinID, "exec-in"})
+	}
+	kept = append(kept, edge{joinID, "exec-out", t.ID, "exec-in"})
+	d.Edges = kept
+
+	overrides, _ := t.Data["inputRouteOverrides"].(map[string]any)
+	routeIndex := map[string]int{}
+	for i, r := range routes {
+		routeIndex[r.Key] = i
+	}
+	for _, pinID := range sortedKeys(overrides) {
+		if err := c.insertMux(d, byID, t, pinID, overrides[pinID], routeIndex, len(routes)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertMux lowers the overrides of one input pin of t (§3.1 step 4).
+func (c *compiler) insertMux(d *document, byID map[string]*rawNode, t *rawNode, pinID string, raw any,
+	routeIndex map[string]int, nRoutes int) error {
+	muxID := muxPrefix + t.ID + "__" + pinID
+	if byID[muxID] != nil {
+		return c.errorf(t.ID, pinID, "generated node id %q collides with an existing node", muxID)
+	}
+	perRoute, _ := raw.(map[string]any)
+	inputs := []pin{{"select", "number"}}
+	for i := range nRoutes {
+		inputs = append(inputs, pin{"in" + strconv.Itoa(i), "any"})
+	}
+	inputs = append(inputs, pin{"fallback", "any"})
+	mux := &rawNode{ID: muxID, Type: "path_mux", Data: map[string]any{"_internal": true},
+		Inputs: inputs, Outputs: []pin{{"out", "any"}}}
+	var wired []int
+	for i, e := range d.Edges {
+		if !e.isExec() && e.Target == t.ID && e.TargetHandle == pinID {
+			wired = append(wired, i)
+		}
+	}
+	if len(wired) > 1 {
+		return c.errorf(t.ID, pinID, "multiple data edges target an overridden input pin")
+	}
+	if len(wired) == 1 {
+		d.Edges[wired[0]].Target, d.Edges[wired[0]].TargetHandle = muxID, "fallback"
+	} else if pd, _ := t.Data["pinDefaults"].(map[string]any); pd != nil {
+		if v, ok := pd[pinID]; ok {
+			mux.Data["pinDefaults"] = map[string]any{"fallback": v}
+		}
+	}
+	d.Edges = append(d.Edges, edge{joinPrefix + t.ID, "which", muxID, "select"})
+	for _, key := range sortedKeys(perRoute) {
+		idx, ok := routeIndex[key]
+		if !ok {
+			return c.errorf(t.ID, pinID, "inputRouteOverrides references unknown route key %q", key)
+		}
+		m, _ := perRoute[key].(map[string]any)
+		src := str(m["sourceNodeId"])
+		if src == "" {
+			src = str(m["source"])
+		}
+		h := str(m["sourceHandle"])
+		if h == "" {
+			h = str(m["handle"])
+		}
+		if byID[src] == nil {
+			return c.errorf(t.ID, pinID, "inputRouteOverrides route %q references missing source node %q", key, src)
+		}
+		d.Edges = append(d.Edges, edge{src, h, muxID, "in" + strconv.Itoa(idx)})
+	}
+	d.Edges = append(d.Edges, edge{muxID, "out", t.ID, pinID})
+	d.Nodes = append(d.Nodes, mux)
+	byID[muxID] = mux
+	return nil
+}

@@ -1,0 +1,416 @@
+package visualflow
+
+import (
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// mapEffect maps the stored outcome of an effect node onto its output
+// pins (§5.3), merged over the node's persisted record.
+func (s *step) mapEffect(n *node, raw any, prior any) any {
+	out := map[string]any{}
+	if m, ok := prior.(map[string]any); ok {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	delete(out, "_pending_effect")
+	rm, isObj := raw.(map[string]any)
+	merge := func() {
+		for k, v := range rm {
+			out[k] = v
+		}
+	}
+	switch n.Type {
+	case "ask_user", "answer_user", "emit_event":
+		if isObj {
+			merge()
+		}
+	case "wait_until":
+		if isObj {
+			merge()
+		} else {
+			out["result"] = raw
+		}
+	case "wait_event":
+		out["event_data"] = raw
+	case "listen_voice":
+		if !isObj {
+			out["event_data"] = raw
+			break
+		}
+		merge()
+		ref := firstObject(rm, "audio_artifact", "artifact", "artifact_ref")
+		out["audio_artifact"], out["artifact_ref"] = ref, ref
+		if ref != nil {
+			out["artifact_id"] = artifactID(ref)
+		}
+	case "llm_call":
+		mapLLM(out, rm, n.referenced)
+	case "generate_image", "edit_image", "image_to_image", "upscale_image", "image_upscale":
+		mapMedia(out, rm, n.Type, "image", "image_artifact")
+	case "generate_video", "text_to_video", "image_to_video":
+		mapMedia(out, rm, n.Type, "video", "video_artifact")
+	case "generate_voice":
+		mapMedia(out, rm, n.Type, "voice", "audio_artifact")
+	case "generate_music":
+		mapMedia(out, rm, n.Type, "music", "music_artifact")
+		out["audio_artifact"] = out["music_artifact"]
+	case "transcribe_audio":
+		text := any(nil)
+		if tm, ok := rm["text"].(map[string]any); ok {
+			text = tm["content"]
+		}
+		if text == nil {
+			text = rm["content"]
+		}
+		out["text"] = text
+		ref := firstArtifact(rm)
+		out["transcript_artifact"], out["artifact_ref"] = ref, ref
+		out["artifact_id"] = artifactID(ref)
+		out["success"] = true
+		out["meta"] = map[string]any{"schema": "abstractflow.transcribe_audio.v1.meta", "version": int64(1), "modality": "text", "task": "transcription"}
+		out["raw"] = raw
+	case "model_residency":
+		mapResidency(out, raw, n.referenced)
+	case "tool_calls":
+		results, _ := rm["results"].([]any)
+		if results == nil {
+			results = []any{}
+		}
+		out["results"] = results
+		ok := true
+		if mode, _ := rm["mode"].(string); mode != "" && mode != "executed" {
+			ok = false
+		} else {
+			for _, r := range results {
+				if rr, _ := r.(map[string]any); rr["success"] != true {
+					ok = false
+				}
+			}
+		}
+		out["success"], out["raw"] = ok, raw
+	case "call_tool":
+		mapCallTool(out, rm)
+		out["raw"] = raw
+	case "on_event":
+		out["event"] = raw
+		out["payload"], out["event_id"], out["name"] = rm["payload"], rm["event_id"], rm["name"]
+	case "on_schedule":
+		if isObj {
+			merge()
+		}
+		out["timestamp"] = firstNonNull(rm, "timestamp", "scheduled_for")
+		if _, ok := out["recurrent"]; !ok {
+			out["recurrent"] = false // Q4
+		}
+	case "subflow":
+		return s.mapSubflow(n, out, raw)
+	default:
+		mapMemory(out, n.Type, raw, rm)
+	}
+	return out
+}
+
+func firstObject(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if o, ok := m[k].(map[string]any); ok {
+			return o
+		}
+	}
+	return nil
+}
+
+// artifactID returns the id of an artifact ref.
+func artifactID(ref any) any {
+	m, _ := ref.(map[string]any)
+	if m == nil {
+		return ""
+	}
+	return orDefault(firstNonNull(m, "artifact_id", "$artifact", "id"), "")
+}
+
+// firstArtifact finds the first generated artifact of a media outcome.
+func firstArtifact(raw map[string]any) any {
+	if ref, ok := raw["artifact_ref"].(map[string]any); ok {
+		if firstNonNull(ref, "$artifact", "artifact_id", "id") != nil {
+			return ref
+		}
+	}
+	if id, ok := raw["artifact_id"].(string); ok && id != "" {
+		return map[string]any{"$artifact": id, "artifact_id": id}
+	}
+	for _, key := range []string{"outputs", "resources"} {
+		group, _ := raw[key].(map[string]any)
+		for _, k := range sortedKeys(group) {
+			list, _ := group[k].([]any)
+			for _, item := range list {
+				im, _ := item.(map[string]any)
+				if ref, ok := im["artifact_ref"].(map[string]any); ok {
+					return ref
+				}
+				if id := firstNonNull(im, "$artifact", "artifact_id"); id != nil {
+					ref := map[string]any{"$artifact": id, "artifact_id": id}
+					for _, f := range []string{"content_type", "size_bytes"} {
+						if v, ok := im[f]; ok && v != nil {
+							ref[f] = v
+						}
+					}
+					return ref
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func hasMediaList(v any) bool {
+	m, _ := v.(map[string]any)
+	for _, x := range m {
+		if l, ok := x.([]any); ok && len(l) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func mapLLM(out, raw map[string]any, referenced map[string]bool) {
+	data := raw["data"]
+	switch data.(type) {
+	case map[string]any, []any:
+		text, _ := pyval.Dumps(data, pyval.Compact)
+		out["response"] = text
+		out["data"] = data
+	default:
+		if c := raw["content"]; c != nil {
+			out["response"] = pyval.Str(c)
+		} else {
+			out["response"] = ""
+		}
+	}
+	calls := []any{}
+	if list, ok := raw["tool_calls"].([]any); ok {
+		for _, c := range list {
+			if m, ok := c.(map[string]any); ok {
+				calls = append(calls, m)
+			}
+		}
+	}
+	out["tool_calls"], out["success"] = calls, true
+	for _, k := range []string{"outputs", "resources"} {
+		if m, ok := raw[k].(map[string]any); ok {
+			out[k] = m
+		}
+	}
+	if ref := firstArtifact(raw); ref != nil {
+		out["artifact_ref"], out["artifact_id"] = ref, artifactID(ref)
+	}
+	mode := "unstructured"
+	if hasMediaList(raw["outputs"]) || hasMediaList(raw["resources"]) {
+		mode = "media"
+	} else if _, ok := out["data"]; ok {
+		mode = "structured"
+	}
+	meta := map[string]any{"schema": "abstractflow.llm_call.v1.meta", "version": int64(1), "output_mode": mode, "tool_calls": int64(len(calls))}
+	for _, k := range []string{"provider", "model", "finish_reason", "usage", "gen_time", "ttft_ms"} {
+		if v, ok := raw[k]; ok && v != nil {
+			meta[k] = v
+		}
+	}
+	tid := raw["trace_id"]
+	if tid == nil {
+		if md, ok := raw["metadata"].(map[string]any); ok {
+			tid = md["trace_id"]
+		}
+	}
+	if tid != nil {
+		meta["trace"] = map[string]any{"trace_id": tid}
+	}
+	out["meta"] = meta
+	if referenced["result"] {
+		out["result"] = raw
+	}
+	if referenced["raw"] {
+		out["raw"] = raw
+	}
+	for _, k := range []string{"gen_time", "ttft_ms"} {
+		if referenced[k] {
+			out[k] = raw[k]
+		}
+	}
+}
+
+func mapMedia(out, raw map[string]any, nodeType, modality, primary string) {
+	outputs, ok := raw["outputs"].(map[string]any)
+	if !ok {
+		outputs = map[string]any{}
+	}
+	out["outputs"] = outputs
+	if r, ok := raw["resources"].(map[string]any); ok {
+		out["resources"] = r
+	}
+	ref := firstArtifact(raw)
+	out["artifact_ref"], out[primary] = ref, ref
+	if rm, ok := ref.(map[string]any); ok {
+		out["content_type"] = rm["content_type"]
+	}
+	out["artifact_id"] = artifactID(ref)
+	out["success"] = ref != nil
+	meta := map[string]any{"schema": "abstractflow." + nodeType + ".v1.meta", "version": int64(1), "modality": modality}
+	for _, k := range []string{"provider", "model"} {
+		if v := raw[k]; v != nil {
+			meta[k] = v
+		}
+	}
+	out["meta"], out["raw"] = meta, raw
+}
+
+func mapResidency(out map[string]any, raw any, referenced map[string]bool) {
+	rm, ok := raw.(map[string]any)
+	if !ok {
+		out["success"], out["error"] = false, pyval.Str(orDefault(raw, ""))
+		out["affected_models"], out["models"], out["warnings"], out["result"] = []any{}, []any{}, []any{}, raw
+		return
+	}
+	switch {
+	case isBool(rm["success"]):
+		out["success"] = rm["success"]
+	case isBool(rm["ok"]):
+		out["success"] = rm["ok"]
+	default:
+		out["success"] = !pyval.Truthy(rm["error"])
+	}
+	var affected []any
+	if l, ok := rm["affected_models"].([]any); ok {
+		affected = l
+	} else if rm["runtime"] != nil {
+		affected = []any{rm["runtime"]}
+	} else if l, ok := rm["models"].([]any); ok {
+		affected = l
+	} else {
+		affected = []any{}
+	}
+	out["affected_models"] = affected
+	if l, ok := rm["models"].([]any); ok {
+		out["models"] = l
+	} else {
+		out["models"] = affected
+	}
+	e, _ := rm["error"].(string)
+	out["error"] = e
+	if w, ok := rm["warnings"].([]any); ok {
+		out["warnings"] = w
+	} else {
+		out["warnings"] = []any{}
+	}
+	out["result"] = raw
+	for _, k := range []string{"runtime", "loaded_new", "unloaded"} {
+		if referenced[k] {
+			out[k] = rm[k]
+		}
+	}
+}
+
+func isBool(v any) bool { _, ok := v.(bool); return ok }
+
+func mapCallTool(out, raw map[string]any) {
+	mode, _ := raw["mode"].(string)
+	results, _ := raw["results"].([]any)
+	switch {
+	case mode != "" && mode != "executed":
+		out["success"], out["result"] = false, "Tool execution not completed (mode="+mode+")"
+	case len(results) == 0:
+		out["success"], out["result"] = false, "Missing tool result"
+	default:
+		r, _ := results[0].(map[string]any)
+		if r["success"] == true {
+			out["success"], out["result"] = true, r["output"]
+		} else {
+			out["success"], out["result"] = false, orDefault(r["error"], "Tool execution failed")
+		}
+	}
+}
+
+// firstResult returns raw.results[0] as an object.
+func firstResult(raw map[string]any) map[string]any {
+	list, _ := raw["results"].([]any)
+	if len(list) == 0 {
+		return nil
+	}
+	m, _ := list[0].(map[string]any)
+	return m
+}
+
+func mapMemory(out map[string]any, t string, raw any, rm map[string]any) {
+	out["raw"] = raw
+	r0 := firstResult(rm)
+	meta, _ := r0["meta"].(map[string]any)
+	listOr := func(v any) any {
+		if l, ok := v.([]any); ok {
+			return l
+		}
+		return []any{}
+	}
+	switch t {
+	case "memory_note":
+		out["note_id"] = meta["span_id"]
+	case "memory_compact":
+		out["span_id"] = meta["span_id"]
+	case "memory_query":
+		out["rendered"] = orDefault(r0["output"], "")
+		out["results"] = listOr(meta["matches"])
+		out["span_ids"] = listOr(meta["span_ids"])
+	case "memory_tag":
+		out["rendered"] = orDefault(r0["output"], "")
+		out["success"] = r0["success"] == true
+		out["results"] = listOr(rm["results"])
+	case "memory_rehydrate":
+		out["inserted"] = orDefault(rm["inserted"], int64(0))
+		out["skipped"] = orDefault(rm["skipped"], int64(0))
+		out["artifacts"] = listOr(rm["artifacts"])
+	case "memory_kg_assert":
+		out["assertion_ids"] = listOr(rm["assertion_ids"])
+		out["count"] = orDefault(rm["count"], int64(0))
+		out["ok"] = orDefault(rm["ok"], false)
+	case "memory_kg_query":
+		out["items"] = listOr(rm["items"])
+		out["count"] = orDefault(rm["count"], int64(0))
+		out["ok"] = orDefault(rm["ok"], false)
+		for _, k := range []string{"packets_version", "packets", "packed_count", "active_memory_text", "estimated_tokens", "dropped", "warnings"} {
+			if v, ok := rm[k]; ok {
+				out[k] = v
+			}
+		}
+	case "memory_kg_resolve":
+		out["candidates"] = listOr(rm["candidates"])
+		out["count"] = orDefault(rm["count"], int64(0))
+		out["ok"] = orDefault(rm["ok"], false)
+		if v, ok := rm["warnings"]; ok {
+			out["warnings"] = v
+		}
+	}
+}
+
+// mappedValue is the main value of an effect node, written at outputKey
+// (§5.3).
+func mappedValue(n *node, mapped any) any {
+	m, _ := mapped.(map[string]any)
+	switch n.Type {
+	case "ask_user":
+		return m["response"]
+	case "llm_call":
+		return m["response"]
+	case "tool_calls":
+		return m["results"]
+	case "call_tool":
+		return m["result"]
+	case "subflow":
+		return m["output"]
+	case "wait_event":
+		return m["event_data"]
+	case "transcribe_audio":
+		return m["text"]
+	case "memory_query":
+		return m["rendered"]
+	}
+	return mapped
+}

@@ -1,0 +1,296 @@
+package visualflow
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+const providerModelError = "Provider and model must both be set, or both left blank for Gateway/Core defaults"
+
+// llmCallPayload builds the llm_call payload (§5.4.1). Memory-source pins
+// (§5.4.3) only contribute params.include_session_attachments_index; the
+// recall pre-effects are not issued (documented in docs/visualflow.md).
+func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, error) {
+	p := map[string]any{}
+	prompt := ""
+	if v := in["prompt"]; v != nil {
+		prompt = pyval.Str(v)
+	}
+	p["prompt"] = prompt
+	system := orDefault(in["system"], "")
+	p["system_prompt"] = system
+	var tools any
+	if v, ok := in["tools"]; ok {
+		tools = v
+	} else {
+		tools = cfg["tools"]
+	}
+	p["tools"] = s.toolSpecs(tools)
+
+	params := map[string]any{}
+	temp := 0.7
+	if f, ok := floatOK(cfg["temperature"]); ok {
+		temp = f
+	}
+	if f, ok := floatOK(in["temperature"]); ok {
+		temp = f
+	}
+	params["temperature"] = temp
+	seed := int64(-1)
+	if i, ok := intOK(cfg["seed"]); ok {
+		seed = i
+	}
+	if i, ok := intOK(in["seed"]); ok {
+		seed = i
+	}
+	if seed >= 0 {
+		params["seed"] = seed
+	}
+	if th, ok := thinkingValue(in["thinking"]); ok {
+		params["thinking"] = th
+	} else if th, ok := thinkingValue(cfg["thinking"]); ok {
+		params["thinking"] = th
+	}
+	if i, ok := positiveInt(firstNonNull(in, "max_out_tokens", "max_output_tokens", "maxOutputTokens")); ok {
+		params["max_output_tokens"] = i
+	} else if i, ok := positiveInt(firstNonNull(cfg, "max_output_tokens", "maxOutputTokens")); ok {
+		params["max_output_tokens"] = i
+	}
+	switch b := in["prompt_cache_binding"].(type) {
+	case map[string]any:
+		if len(b) > 0 {
+			params["prompt_cache_binding"] = b
+		}
+	case string:
+		if strings.TrimSpace(b) != "" {
+			params["prompt_cache_binding"] = b
+		}
+	}
+	if v, ok := first(in, "use_session_attachments"); ok {
+		if b, ok := pyval.CoerceBoolTri(v); ok {
+			params["include_session_attachments_index"] = b
+		}
+	} else if mem, ok := in["memory"].(map[string]any); ok {
+		if b, ok := pyval.CoerceBoolTri(mem["use_session_attachments"]); ok && mem["use_session_attachments"] != nil {
+			params["include_session_attachments_index"] = b
+		}
+	}
+	p["params"] = params
+
+	include := false
+	if v, ok := first(in, "include_context", "use_context"); ok {
+		include = pyval.CoerceBool(v)
+	} else if v, ok := first(cfg, "include_context", "use_context"); ok {
+		include = pyval.CoerceBool(v)
+	}
+	p["include_context"] = include
+	if v := firstNonNull(in, "output", "outputs"); v != nil {
+		p["output"] = v
+	} else if v := firstNonNull(cfg, "output", "outputs"); v != nil {
+		p["output"] = v
+	}
+	if schema := normalizeSchema(firstNonNull(in, "resp_schema", "response_schema")); schema != nil {
+		if ref, _ := schema["$ref"].(string); strings.HasPrefix(ref, "abstractsemantics:") {
+			return nil, fmt.Errorf("response schema %q needs a semantics resolver, which this runtime does not have", ref)
+		}
+		p["response_schema"] = schema
+		p["response_schema_name"] = "LLM_StructuredOutput"
+		if pyval.Truthy(cfg["structured_output_fallback"]) {
+			p["structured_output_fallback"] = true
+		}
+	}
+	provider := stringPin(in, cfg, "provider", "provider_text")
+	model := stringPin(in, cfg, "model", "model_text")
+	if provider == "" || model == "" {
+		if provider != "" || model != "" {
+			s.warn(fmt.Sprintf("#FALLBACK llm_call '%s': %s", n.ID, providerModelError))
+		}
+		return p, nil
+	}
+	p["provider"], p["model"] = provider, model
+	if i, ok := positiveInt(firstNonNull(in, "max_in_tokens", "max_input_tokens", "maxInputTokens")); ok {
+		p["max_input_tokens"] = i
+	} else if i, ok := positiveInt(firstNonNull(cfg, "max_input_tokens", "maxInputTokens")); ok {
+		p["max_input_tokens"] = i
+	}
+	if ctx, ok := in["context"].(map[string]any); ok {
+		applyExplicitContext(p, ctx, prompt, system)
+	}
+	return p, nil
+}
+
+// stringPin returns the first pin alias holding a non-empty string, else
+// the config value.
+func stringPin(in, cfg map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s := trimmed(in[k]); s != "" {
+			return s
+		}
+	}
+	for _, k := range keys {
+		if s := trimmed(cfg[k]); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// applyExplicitContext honours the context pin when provider and model
+// are both set (§5.4.1).
+func applyExplicitContext(p, ctx map[string]any, prompt string, system any) {
+	if att, ok := ctx["attachments"].([]any); ok {
+		media := []any{}
+		for _, a := range att {
+			switch x := a.(type) {
+			case map[string]any:
+				media = append(media, pyval.DeepCopy(x))
+			case string:
+				if t := strings.TrimSpace(x); t != "" {
+					media = append(media, t)
+				}
+			}
+		}
+		p["media"] = media
+	}
+	msgs, _ := ctx["messages"].([]any)
+	var objs []any
+	for _, m := range msgs {
+		if o, ok := m.(map[string]any); ok {
+			objs = append(objs, pyval.DeepCopy(o))
+		}
+	}
+	if len(objs) == 0 {
+		return
+	}
+	p["messages"] = withSystemAndPrompt(objs, pyval.Str(orDefault(system, "")), prompt)
+	delete(p, "prompt")
+	delete(p, "system_prompt")
+}
+
+// withSystemAndPrompt inserts the system prompt after the leading system
+// messages and appends the user prompt.
+func withSystemAndPrompt(msgs []any, system, prompt string) []any {
+	i := 0
+	for i < len(msgs) {
+		m, _ := msgs[i].(map[string]any)
+		if m["role"] != "system" {
+			break
+		}
+		i++
+	}
+	out := append([]any{}, msgs[:i]...)
+	if strings.TrimSpace(system) != "" {
+		out = append(out, map[string]any{"role": "system", "content": system})
+	}
+	out = append(out, msgs[i:]...)
+	return append(out, map[string]any{"role": "user", "content": prompt})
+}
+
+// injectContext is the pre-call context injection of §5.4.2.
+func (s *step) injectContext(p map[string]any) {
+	if p["include_context"] != true {
+		return
+	}
+	ctx, _ := s.vars["context"].(map[string]any)
+	if _, has := p["messages"]; !has {
+		view := activeContext(ctx, s.vars)
+		system := pyval.Str(orDefault(firstNonNull(p, "system_prompt", "system"), ""))
+		prompt := pyval.Str(orDefault(p["prompt"], ""))
+		p["messages"] = withSystemAndPrompt(view, system, prompt)
+		delete(p, "prompt")
+		delete(p, "system_prompt")
+		delete(p, "system")
+	}
+	if _, has := p["media"]; !has {
+		if att, ok := ctx["attachments"].([]any); ok && len(att) > 0 {
+			p["media"] = pyval.DeepCopy(att)
+		}
+	}
+}
+
+// activeContext returns the active context view: system messages, then
+// the last max_history_messages non-system messages.
+func activeContext(ctx map[string]any, vars map[string]any) []any {
+	msgs, _ := ctx["messages"].([]any)
+	var sys, rest []any
+	for _, m := range msgs {
+		o, ok := m.(map[string]any)
+		if !ok {
+			continue
+		}
+		if o["role"] == "system" {
+			sys = append(sys, pyval.DeepCopy(o))
+		} else {
+			rest = append(rest, pyval.DeepCopy(o))
+		}
+	}
+	limits, _ := vars["_limits"].(map[string]any)
+	if n, ok := intOK(limits["max_history_messages"]); ok && n >= 0 && int(n) < len(rest) {
+		rest = rest[len(rest)-int(n):]
+	}
+	return append(sys, rest...)
+}
+
+// toolSpecs turns the tools value into ToolSpecs.
+func (s *step) toolSpecs(v any) []any {
+	out := []any{}
+	list, _ := v.([]any)
+	for _, t := range list {
+		switch x := t.(type) {
+		case map[string]any:
+			out = append(out, map[string]any{"name": x["name"], "description": x["description"], "parameters": x["parameters"]})
+		case string:
+			name := strings.TrimSpace(x)
+			if name == "" {
+				continue
+			}
+			if s.p.opts.ToolSpec == nil {
+				out = append(out, map[string]any{"name": name})
+			} else if spec, ok := s.p.opts.ToolSpec(name); ok {
+				out = append(out, spec)
+			}
+		}
+	}
+	return out
+}
+
+// normalizeSchema unwraps {type:"json_schema", json_schema:{schema}}; an
+// empty schema is none.
+func normalizeSchema(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	if m == nil {
+		return nil
+	}
+	if m["type"] == "json_schema" {
+		if js, ok := m["json_schema"].(map[string]any); ok {
+			if inner, ok := js["schema"].(map[string]any); ok {
+				m = inner
+			}
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// thinkingValue accepts a bool or a non-empty trimmed string.
+func thinkingValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case bool:
+		return x, true
+	case string:
+		if t := strings.TrimSpace(x); t != "" {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// positiveInt accepts positive integers (numeric strings too).
+func positiveInt(v any) (int64, bool) {
+	i, ok := intOK(v)
+	return i, ok && i > 0
+}

@@ -1,0 +1,110 @@
+package visualflow
+
+import (
+	"slices"
+
+	"github.com/abstractframework/abstractgateway/visualflow/builtin"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// env returns the builtin environment of a node for this step.
+func (s *step) env(n *node) *builtin.Env {
+	return &builtin.Env{Vars: s.vars, NodeID: n.ID, NodeType: n.Type, Data: n.Data, Now: s.now}
+}
+
+// baseInput is step 2 of §4.2: vars[inputKey], else the bus, else the
+// whole vars object.
+func (s *step) baseInput(n *node) any {
+	if n.inputKey != "" {
+		return s.vars[n.inputKey]
+	}
+	if v, ok := s.vars["_last_output"]; ok {
+		return v
+	}
+	return s.vars
+}
+
+// busInput is the base input of effect-like nodes: the bus, or {}.
+func (s *step) busInput() any {
+	if v, ok := s.vars["_last_output"]; ok {
+		return v
+	}
+	return map[string]any{}
+}
+
+// resolveInputs is the input resolution of an exec node (§4.3): a
+// shallow copy of the base input, then wires, then pin defaults.
+func (s *step) resolveInputs(n *node, base any) (map[string]any, error) {
+	resolved := map[string]any{}
+	if m, ok := base.(map[string]any); ok {
+		for k, v := range m {
+			resolved[k] = v
+		}
+	}
+	for _, de := range n.dataIn {
+		v, ok, err := s.pull(de.src, de.srcPin)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			resolved[de.pin] = v
+		}
+	}
+	for _, k := range sortedKeys(n.pinDefaults) {
+		if n.connected[k] {
+			continue
+		}
+		if _, has := resolved[k]; has && !n.declaredIn[k] {
+			continue
+		}
+		resolved[k] = pyval.DeepCopy(n.pinDefaults[k])
+	}
+	return resolved, nil
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// first returns the value of the first key present in m.
+func first(m map[string]any, keys ...string) (any, bool) {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// firstNonNull returns the first value that is present and not null.
+func firstNonNull(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := m[k]; ok && v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// orDefault returns v unless it is nil.
+func orDefault(v, def any) any {
+	if v == nil {
+		return def
+	}
+	return v
+}
+
+// copyObject returns a shallow copy of m (nil → {}).
+func copyObject(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+4)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

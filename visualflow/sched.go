@@ -1,0 +1,267 @@
+package visualflow
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// maxLoopIterations is the guard of for and while (§4.6.6–4.6.7).
+const maxLoopIterations = 10000
+
+// runScheduler executes one visit of a control node (§4.6).
+func (s *step) runScheduler(n *node) (runtime.StepPlan, error) {
+	switch n.Type {
+	case "sequence":
+		return s.runSequence(n), nil
+	case "parallel":
+		return s.runParallel(n), nil
+	case "loop":
+		return s.runLoop(n)
+	case "for":
+		return s.runFor(n), nil
+	default:
+		return s.runWhile(n)
+	}
+}
+
+// enterFrame implements §4.6.2: it returns the node's frame, fresh when
+// the scheduler starts (or restarts on explicit re-entry).
+func (s *step) enterFrame(n *node, kind string) (frame map[string]any, fresh bool) {
+	c := s.control()
+	isReturn := c["return_to"] == n.ID
+	if isReturn {
+		delete(c, "return_to")
+	}
+	frames := s.frames()
+	f, _ := frames[n.ID].(map[string]any)
+	switch {
+	case f != nil && f["kind"] == kind && !isReturn:
+		f, fresh = map[string]any{"kind": kind}, true
+		frames[n.ID] = f
+	case f == nil || f["kind"] != kind:
+		f, fresh = map[string]any{"kind": kind}, true
+		frames[n.ID] = f
+		s.push(n.ID)
+	}
+	if s.activeControl() != n.ID {
+		s.push(n.ID)
+	}
+	return f, fresh
+}
+
+// finish ends a scheduler: to its done/completed target when connected,
+// else back to the parent control node, else the run completes.
+func (s *step) finish(n *node, target, handle string) runtime.StepPlan {
+	delete(s.frames(), n.ID)
+	s.removeFromStack(n.ID)
+	if target != "" {
+		s.setHandle(handle)
+		return runtime.Next(target)
+	}
+	if p := s.activeControl(); p != "" {
+		s.setReturnTo(p)
+		return runtime.Next(p)
+	}
+	return runtime.Complete(map[string]any{"success": true, "result": s.vars["_last_output"]})
+}
+
+func (s *step) runSequence(n *node) runtime.StepPlan {
+	f, fresh := s.enterFrame(n, "sequence")
+	if fresh {
+		handles := make([]any, len(n.thens))
+		for i, t := range n.thens {
+			handles[i] = t.Handle
+		}
+		f["idx"], f["then"] = int64(0), handles
+	}
+	idx := intOf(f["idx"])
+	if idx < len(n.thens) {
+		b := n.thens[idx]
+		f["idx"] = int64(idx + 1)
+		s.setHandle(b.Handle)
+		return runtime.Next(b.Target)
+	}
+	return s.finish(n, "", "")
+}
+
+func (s *step) runParallel(n *node) runtime.StepPlan {
+	f, fresh := s.enterFrame(n, "parallel")
+	if fresh {
+		handles := make([]any, len(n.thens))
+		for i, t := range n.thens {
+			handles[i] = t.Handle
+		}
+		f["idx"], f["then"], f["phase"] = int64(0), handles, "branches"
+		f["completed_target"] = nullable(n.completedTarget)
+	}
+	if f["phase"] == "completed" {
+		return s.finish(n, "", "")
+	}
+	idx := intOf(f["idx"])
+	if idx < len(n.thens) {
+		b := n.thens[idx]
+		f["idx"] = int64(idx + 1)
+		s.setHandle(b.Handle)
+		return runtime.Next(b.Target)
+	}
+	if n.completedTarget != "" {
+		f["phase"] = "completed"
+		s.setHandle("completed")
+		return runtime.Next(n.completedTarget)
+	}
+	return s.finish(n, "", "")
+}
+
+// iterationRecord copies the bus (or wraps it as {"input": bus}).
+func (s *step) iterationRecord() (map[string]any, any) {
+	bus := s.vars["_last_output"]
+	if m, ok := bus.(map[string]any); ok {
+		return copyObject(m), bus
+	}
+	return map[string]any{"input": bus}, bus
+}
+
+func (s *step) runLoop(n *node) (runtime.StepPlan, error) {
+	f, fresh := s.enterFrame(n, "loop")
+	if fresh {
+		resolved, err := s.resolveInputs(n, s.baseInput(n))
+		if err != nil {
+			msg := "Loop items resolution failed: " + err.Error()
+			s.setFlowError(n.ID, msg)
+			return runtime.StepPlan{}, fmt.Errorf("%s", msg)
+		}
+		var items []any
+		switch v := resolved["items"].(type) {
+		case []any:
+			items = v
+		case nil:
+			items = []any{}
+		default:
+			items = []any{v}
+		}
+		f["idx"], f["items"] = int64(0), pyval.DeepCopy(items)
+	}
+	items, _ := f["items"].([]any)
+	idx := intOf(f["idx"])
+	if n.loopTarget == "" || idx >= len(items) {
+		return s.finish(n, n.doneTarget, "done"), nil
+	}
+	rec, _ := s.iterationRecord()
+	rec["item"], rec["index"], rec["total"] = items[idx], int64(idx), int64(len(items))
+	s.setBus(rec)
+	s.setOutput(n.ID, rec)
+	f["idx"] = int64(idx + 1)
+	s.setHandle("loop")
+	return runtime.Next(n.loopTarget), nil
+}
+
+func (s *step) runFor(n *node) runtime.StepPlan {
+	f, fresh := s.enterFrame(n, "for")
+	if fresh {
+		resolved, err := s.resolveInputs(n, s.baseInput(n))
+		if err != nil {
+			return s.failWith(n, err.Error())
+		}
+		start, err1 := pyval.ToFloat(resolved["start"])
+		end, err2 := pyval.ToFloat(resolved["end"])
+		if _, ok := resolved["start"]; !ok || err1 != nil {
+			return s.failWith(n, "For loop requires numeric 'start' and 'end'.")
+		}
+		if _, ok := resolved["end"]; !ok || err2 != nil {
+			return s.failWith(n, "For loop requires numeric 'start' and 'end'.")
+		}
+		stepV := 1.0
+		if v, ok := resolved["step"]; ok && v != nil {
+			sv, err := pyval.ToFloat(v)
+			if err != nil {
+				return s.failWith(n, "For loop requires numeric 'start' and 'end'.")
+			}
+			stepV = sv
+		}
+		if stepV == 0 {
+			return s.failWith(n, "For loop requires a non-zero 'step'.")
+		}
+		total := int64(0)
+		if t := math.Ceil((end - start) / stepV); t > 0 {
+			total = int64(t)
+		}
+		f["start"], f["end"], f["step"], f["i"], f["index"], f["total"] = start, end, stepV, start, int64(0), total
+	}
+	if n.loopTarget == "" {
+		return s.finish(n, n.doneTarget, "done")
+	}
+	index := intOf(f["index"])
+	if index >= maxLoopIterations {
+		return s.failWith(n, fmt.Sprintf("For loop exceeded max_iterations=%d", maxLoopIterations))
+	}
+	i, end, stepV := floatOf(f["i"]), floatOf(f["end"]), floatOf(f["step"])
+	if (stepV > 0 && i >= end) || (stepV < 0 && i <= end) {
+		return s.finish(n, n.doneTarget, "done")
+	}
+	rec, _ := s.iterationRecord()
+	rec["i"], rec["index"], rec["total"] = i, int64(index), f["total"]
+	s.setBus(rec)
+	s.setOutput(n.ID, rec)
+	f["i"], f["index"] = i+stepV, int64(index+1)
+	s.setHandle("loop")
+	return runtime.Next(n.loopTarget)
+}
+
+func (s *step) runWhile(n *node) (runtime.StepPlan, error) {
+	f, fresh := s.enterFrame(n, "while")
+	if fresh {
+		f["iters"] = int64(0)
+	}
+	iters := intOf(f["iters"])
+	if iters >= maxLoopIterations {
+		return s.failWith(n, fmt.Sprintf("While loop exceeded max_iterations=%d", maxLoopIterations)), nil
+	}
+	resolved, err := s.resolveInputs(n, s.baseInput(n))
+	if err != nil {
+		msg := "While condition resolution failed: " + err.Error()
+		s.setFlowError(n.ID, msg)
+		return runtime.StepPlan{}, fmt.Errorf("%s", msg)
+	}
+	if n.loopTarget == "" || !pyval.Truthy(resolved["condition"]) {
+		return s.finish(n, n.doneTarget, "done"), nil
+	}
+	rec, bus := s.iterationRecord()
+	if _, has := rec["item"]; !has {
+		rec["item"] = bus
+	}
+	rec["index"] = int64(iters)
+	s.setBus(rec)
+	s.setOutput(n.ID, rec)
+	f["iters"] = int64(iters + 1)
+	s.setHandle("loop")
+	return runtime.Next(n.loopTarget), nil
+}
+
+// intOf reads a stored integer (any JSON number kind); 0 otherwise.
+func intOf(v any) int {
+	i, err := pyval.ToIntViaFloat(v)
+	if err != nil {
+		return 0
+	}
+	return int(i)
+}
+
+// floatOf reads a stored number; 0 otherwise.
+func floatOf(v any) float64 {
+	f, err := pyval.ToFloat(v)
+	if err != nil {
+		return 0
+	}
+	return f
+}
+
+// nullable returns nil for "" and s otherwise.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,202 @@
+package visualflow
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// step is the view of one run a node handler works with. It is rebuilt
+// from run vars at every step (no per-process cache), so a run resumes
+// identically after a restart on any store (§4.5 "sync").
+type step struct {
+	ctx  context.Context
+	p    *program
+	run  *durable.RunState
+	rc   *runtime.RunContext
+	vars map[string]any
+	tmp  map[string]any // vars._temp
+	// evaluating is the chain of pure nodes being evaluated (cycle guard).
+	evaluating []string
+}
+
+func (p *program) newStep(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) *step {
+	if run.Vars == nil {
+		run.Vars = map[string]any{}
+	}
+	return &step{ctx: ctx, p: p, run: run, rc: rc, vars: run.Vars, tmp: objectAt(run.Vars, "_temp")}
+}
+
+// now returns the runtime clock.
+func (s *step) now() time.Time {
+	if s.rc == nil {
+		return time.Now().UTC()
+	}
+	return s.rc.Now().Time.UTC()
+}
+
+// objectAt returns m[key] as an object, creating it when missing or not an
+// object.
+func objectAt(m map[string]any, key string) map[string]any {
+	o, ok := m[key].(map[string]any)
+	if !ok {
+		o = map[string]any{}
+		m[key] = o
+	}
+	return o
+}
+
+// nodeOutputs is vars._temp.node_outputs.
+func (s *step) nodeOutputs() map[string]any { return objectAt(s.tmp, "node_outputs") }
+
+// setOutput persists the output record of an exec node.
+func (s *step) setOutput(id string, rec any) { s.nodeOutputs()[id] = rec }
+
+// setBus writes the bus (_last_output).
+func (s *step) setBus(v any) { s.vars["_last_output"] = v }
+
+// setHandle records _temp.prev_exec_handle.
+func (s *step) setHandle(h string) { s.tmp["prev_exec_handle"] = h }
+
+// setFlowError records _flow_error and _flow_error_node.
+func (s *step) setFlowError(node, msg string) {
+	s.vars["_flow_error"] = msg
+	s.vars["_flow_error_node"] = node
+}
+
+// warn appends a de-duplicated warning to _flow_warnings.
+func (s *step) warn(msg string) {
+	list, _ := s.vars["_flow_warnings"].([]any)
+	if slices.Contains(list, any(msg)) {
+		return
+	}
+	s.vars["_flow_warnings"] = append(list, msg)
+}
+
+// lookup returns the output record of a node as the node-output store
+// sees it (§4.5): literal baseline, persisted exec outputs, and the
+// mapping of stored effect outcomes for effect nodes.
+func (s *step) lookup(n *node) (any, bool) {
+	switch n.kind {
+	case kindLiteral:
+		return n.literal, true
+	case kindPure:
+		return nil, false
+	}
+	rec, has := s.nodeOutputs()[n.ID]
+	if isEffectNode(n) {
+		effects, _ := s.tmp["effects"].(map[string]any)
+		if raw, ok := effects[n.ID]; ok {
+			return s.mapEffect(n, raw, rec), true
+		}
+	}
+	return rec, has
+}
+
+// isEffectNode reports whether a node's pins come from _temp.effects.
+func isEffectNode(n *node) bool {
+	switch n.handler {
+	case handlerEffect, handlerSubflow, handlerOnEvent, handlerOnSchedule, handlerEmitEvent:
+		return n.kind == kindExec
+	}
+	return false
+}
+
+// pull reads one output pin of src (§4.5).
+func (s *step) pull(src *node, pinID string) (any, bool, error) {
+	var out any
+	if src.kind == kindPure {
+		v, err := s.evaluate(src)
+		if err != nil {
+			return nil, false, err
+		}
+		out = v
+	} else {
+		v, ok := s.lookup(src)
+		if !ok {
+			return nil, false, nil
+		}
+		out = v
+	}
+	if m, ok := out.(map[string]any); ok {
+		if v, ok := m[pinID]; ok {
+			return v, true, nil
+		}
+	}
+	if pinID == "result" || pinID == "output" {
+		return out, true, nil
+	}
+	return nil, false, nil
+}
+
+// evaluate runs a pure node on its wires and defaults (§4.5). Pure nodes
+// are uncached: every pull re-evaluates (Q10).
+func (s *step) evaluate(n *node) (any, error) {
+	if slices.Contains(s.evaluating, n.ID) {
+		return nil, nodeErrorf("Data edge cycle detected at '%s'", n.ID)
+	}
+	s.evaluating = append(s.evaluating, n.ID)
+	defer func() { s.evaluating = s.evaluating[:len(s.evaluating)-1] }()
+	inputs := make(map[string]any, len(n.dataIn)+len(n.pinDefaults)+2)
+	for _, de := range n.dataIn {
+		v, ok, err := s.pull(de.src, de.srcPin)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			inputs[de.pin] = v
+		}
+	}
+	for k, dv := range n.pinDefaults {
+		if n.connected[k] {
+			continue
+		}
+		if _, ok := inputs[k]; !ok {
+			inputs[k] = pyval.DeepCopy(dv)
+		}
+	}
+	return s.callPure(n, inputs)
+}
+
+// callPure calls the implementation of a pure (or builtin) node.
+func (s *step) callPure(n *node, inputs map[string]any) (any, error) {
+	if n.pureFn == nil {
+		return pureFallback(n, inputs), nil
+	}
+	if lv, ok := n.Data["literalValue"]; ok {
+		inputs["_literalValue"] = lv
+	}
+	if n.pinOrder != nil {
+		inputs["_pin_order"] = n.pinOrder
+	}
+	env := s.env(n)
+	out, err := n.pureFn(env, inputs)
+	if err != nil {
+		return nil, &nodeError{msg: err.Error()}
+	}
+	return out, nil
+}
+
+// pureFallback evaluates pure nodes without a builtin implementation:
+// host catalogues (empty here) and unknown types (identity, §2).
+func pureFallback(n *node, inputs map[string]any) any {
+	switch n.Type {
+	case "provider_catalog":
+		return map[string]any{"providers": []any{}}
+	case "provider_models":
+		prov, _ := inputs["provider"].(string)
+		if prov == "" {
+			if cfg, ok := n.Data["providerModelsConfig"].(map[string]any); ok {
+				prov, _ = cfg["provider"].(string)
+			}
+		}
+		return map[string]any{"provider": prov, "models": []any{}}
+	case "model_catalog":
+		return map[string]any{"providers": []any{}, "models": []any{}, "pair": nil, "provider": "", "model": ""}
+	}
+	return inputs
+}

@@ -1,0 +1,167 @@
+package visualflow
+
+import (
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// subflowRef returns the child workflow id of a subflow node.
+func subflowRef(n *node) string {
+	for _, k := range []string{"subflowId", "flowId", "workflowId", "workflow_id"} {
+		if s := str(n.Data[k]); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+var droppedChildKeys = []string{"inherit_context", "inheritContext", "child_session_id", "childSessionId", "session_id", "sessionId"}
+
+// runSubflow starts the child flow as a durable child run and waits for
+// it (§5.5).
+func (s *step) runSubflow(n *node) (runtime.StepPlan, error) {
+	resolved, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		return runtime.StepPlan{}, fmt.Errorf("node %s (subflow): resolving inputs: %w", n.ID, err)
+	}
+	wfID := subflowRef(n)
+	if wfID == "" {
+		return runtime.StepPlan{}, fmt.Errorf("node %s (subflow): no subflowId", n.ID)
+	}
+	var forwarded []string
+	for _, p := range n.pinOrder {
+		if id := p.(string); id != "inherit_context" && id != "inheritContext" {
+			forwarded = append(forwarded, id)
+		}
+	}
+	var base map[string]any
+	if m, ok := resolved["vars"].(map[string]any); ok {
+		base = copyObject(m)
+	} else if m, ok := resolved["input"].(map[string]any); ok {
+		base = copyObject(m)
+	} else {
+		base = map[string]any{}
+	}
+	child := base
+	if len(forwarded) > 0 {
+		for _, p := range forwarded {
+			if _, isObj := resolved[p].(map[string]any); (p == "vars" || p == "input") && isObj {
+				continue
+			}
+			if v, ok := resolved[p]; ok {
+				child[p] = v
+			}
+		}
+	} else if len(base) == 0 {
+		child = copyObject(resolved)
+	}
+	session := ""
+	for _, k := range []string{"child_session_id", "childSessionId", "session_id", "sessionId"} {
+		if v := trimmed(resolved[k]); v != "" {
+			session = v
+			break
+		}
+	}
+	for _, k := range droppedChildKeys {
+		delete(child, k)
+	}
+	inherit := false
+	if v, ok := first(resolved, "inherit_context", "inheritContext"); ok {
+		inherit = pyval.CoerceBool(v)
+	} else if cfg, ok := n.Data["effectConfig"].(map[string]any); ok {
+		if v, ok := first(cfg, "inherit_context", "inheritContext"); ok {
+			inherit = pyval.CoerceBool(v)
+		}
+	}
+	child, _ = pyval.DeepCopy(child).(map[string]any)
+	if inherit {
+		s.inheritContext(child)
+	}
+	payload := map[string]any{"workflow_id": wfID, "vars": child, "async": true, "wait": true}
+	if session != "" {
+		payload["session_id"] = session
+	}
+	return s.effectPlan(n, durable.EffectStartSubworkflow, payload, n.linear), nil
+}
+
+// inheritContext merges the parent's active context into the child's
+// (§5.5).
+func (s *step) inheritContext(child map[string]any) {
+	pctx, _ := s.vars["context"].(map[string]any)
+	view := activeContext(pctx, s.vars)
+	if len(view) == 0 {
+		return
+	}
+	cctx := objectAt(child, "context")
+	cmsgs, _ := cctx["messages"].([]any)
+	var childSys, childRest, parentSys, parentRest []any
+	split := func(list []any, sys, rest *[]any) {
+		for _, m := range list {
+			if o, ok := m.(map[string]any); ok && o["role"] == "system" {
+				*sys = append(*sys, m)
+			} else {
+				*rest = append(*rest, m)
+			}
+		}
+	}
+	split(cmsgs, &childSys, &childRest)
+	split(view, &parentSys, &parentRest)
+	seen := map[string]bool{}
+	merged := []any{}
+	for _, group := range [][]any{childSys, parentSys, parentRest, childRest} {
+		for _, m := range group {
+			if o, ok := m.(map[string]any); ok {
+				if md, ok := o["metadata"].(map[string]any); ok {
+					if id, ok := md["message_id"].(string); ok && id != "" {
+						if seen[id] {
+							continue
+						}
+						seen[id] = true
+					}
+				}
+			}
+			merged = append(merged, m)
+		}
+	}
+	cctx["messages"] = merged
+	if _, has := cctx["attachments"]; !has {
+		if att, ok := pctx["attachments"].([]any); ok && len(att) > 0 {
+			cctx["attachments"] = pyval.DeepCopy(att)
+		}
+	}
+}
+
+// mapSubflow maps the resume payload of a subflow node to its pins (§5.5).
+func (s *step) mapSubflow(n *node, out map[string]any, raw any) any {
+	rm, _ := raw.(map[string]any)
+	out["sub_run_id"] = rm["sub_run_id"]
+	output := rm["output"]
+	if om, ok := output.(map[string]any); ok {
+		if r, has := om["result"]; has {
+			out["output"], out["child_output"] = r, om
+		} else {
+			out["output"], out["child_output"] = om, om
+		}
+	} else {
+		out["output"], out["child_output"] = output, output
+	}
+	var pins []string
+	for _, p := range dataPins(n.Outputs) {
+		if p != "output" && p != "sub_run_id" && p != "child_output" {
+			pins = append(pins, p)
+		}
+	}
+	om, isObj := out["output"].(map[string]any)
+	for _, p := range pins {
+		switch {
+		case isObj:
+			out[p] = om[p]
+		case len(pins) == 1:
+			out[p] = out["output"]
+		}
+	}
+	return out
+}

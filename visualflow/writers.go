@@ -1,0 +1,174 @@
+package visualflow
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// runVarWriter executes set_var, set_vars and set_var_property (§6.6).
+// The bus is untouched.
+func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
+	resolved, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		return runtime.StepPlan{}, fmt.Errorf("node %s (%s): resolving inputs: %w", n.ID, n.Type, err)
+	}
+	var rec map[string]any
+	switch n.Type {
+	case "set_var":
+		name := varName(resolved["name"])
+		if msg := checkVarName(name, "Set Variable requires a non-empty variable name."); msg != "" {
+			return s.failWith(n, msg), nil
+		}
+		value, ok := resolved["value"]
+		if !ok {
+			value = zeroFor(n)
+		}
+		_ = pyval.SetDotted(s.vars, name, pyval.DeepCopy(value))
+		rec = map[string]any{"value": value}
+	case "set_vars":
+		updates, _ := resolved["updates"].(map[string]any)
+		if str, ok := resolved["updates"].(string); ok {
+			if v, err := pyval.LoadsJSON(str); err == nil {
+				updates, _ = v.(map[string]any)
+			}
+		}
+		if updates == nil {
+			updates = map[string]any{}
+		}
+		for _, k := range sortedKeys(updates) {
+			if msg := checkVarName(strings.TrimSpace(k), "Set Variable requires a non-empty variable name."); msg != "" {
+				return s.failWith(n, msg), nil
+			}
+		}
+		for _, k := range sortedKeys(updates) {
+			_ = pyval.SetDotted(s.vars, strings.TrimSpace(k), pyval.DeepCopy(updates[k]))
+		}
+		rec = map[string]any{"updates": updates}
+	default: // set_var_property
+		name := varName(resolved["name"])
+		if msg := checkVarName(name, "Set Variable Property requires a non-empty variable name."); msg != "" {
+			return s.failWith(n, msg), nil
+		}
+		key := varName(resolved["key"])
+		if key == "" {
+			return s.failWith(n, "Set Variable Property requires a non-empty key."), nil
+		}
+		obj := map[string]any{}
+		if cur, ok := pyval.GetDotted(s.vars, name); ok {
+			if m, ok := cur.(map[string]any); ok {
+				obj, _ = pyval.DeepCopy(m).(map[string]any)
+			}
+		}
+		_ = pyval.SetDotted(obj, key, pyval.DeepCopy(resolved["value"]))
+		_ = pyval.SetDotted(s.vars, name, obj)
+		rec = map[string]any{"value": obj}
+	}
+	s.setOutput(n.ID, rec)
+	return s.next(n, rec), nil
+}
+
+// next continues to the linear successor or completes with rec.
+func (s *step) next(n *node, rec map[string]any) runtime.StepPlan {
+	if n.linear != "" {
+		return runtime.Next(n.linear)
+	}
+	return runtime.Complete(completeResult(rec))
+}
+
+func varName(v any) string {
+	if v == nil {
+		return ""
+	}
+	return strings.TrimSpace(pyval.Str(v))
+}
+
+// checkVarName returns the error message of an invalid variable name.
+func checkVarName(name, emptyMsg string) string {
+	if name == "" {
+		return emptyMsg
+	}
+	if strings.HasPrefix(name, "_") {
+		return fmt.Sprintf("Invalid variable name '%s': names starting with '_' are reserved.", name)
+	}
+	return ""
+}
+
+// zeroFor is the default of an absent set_var value by pin type.
+func zeroFor(n *node) any {
+	for _, p := range n.Inputs {
+		if p.ID != "value" {
+			continue
+		}
+		switch p.Type {
+		case "boolean":
+			return false
+		case "number":
+			return int64(0)
+		case "string":
+			return ""
+		}
+	}
+	return nil
+}
+
+// runAddMessage appends a message to vars.context.messages (§6.6).
+func (s *step) runAddMessage(n *node) (runtime.StepPlan, error) {
+	resolved, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		return runtime.StepPlan{}, fmt.Errorf("node %s (add_message): resolving inputs: %w", n.ID, err)
+	}
+	role := "user"
+	if v := resolved["role"]; v != nil {
+		role = pyval.Str(v)
+	}
+	content := ""
+	if v := resolved["content"]; v != nil {
+		content = pyval.Str(v)
+	}
+	msg := map[string]any{
+		"role": role, "content": content, "timestamp": durable.FormatTime(s.now()),
+		"metadata": map[string]any{"message_id": "msg_" + randomHex(16)},
+	}
+	ctx := objectAt(s.vars, "context")
+	msgs, _ := ctx["messages"].([]any)
+	ctx["messages"] = append(msgs, msg)
+	task := ""
+	if t := ctx["task"]; t != nil {
+		task = pyval.Str(t)
+	}
+	rec := map[string]any{"message": msg, "context": pyval.DeepCopy(ctx), "task": task, "messages": pyval.DeepCopy(ctx["messages"])}
+	s.setOutput(n.ID, rec)
+	return s.next(n, rec), nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// runMemact is the MemAct composer (§6.8). The composition algorithm
+// belongs to the memory module, which this runtime does not have: the
+// node reports ok=false with an explanatory error and continues.
+func (s *step) runMemact(n *node) (runtime.StepPlan, error) {
+	resolved, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		return runtime.StepPlan{}, fmt.Errorf("node %s (memact_compose): resolving inputs: %w", n.ID, err)
+	}
+	kg := firstNonNull(resolved, "kg_result", "raw", "result")
+	msg := "memact_compose is not supported by this runtime (no MemAct memory module)"
+	if _, ok := kg.(map[string]any); !ok {
+		msg = fmt.Sprintf("memact_compose requires a dict kg_result (got %s)", pyval.TypeName(kg))
+	}
+	rec := map[string]any{"ok": false, "error": msg, "delta": map[string]any{}, "trace": map[string]any{},
+		"active_memory": map[string]any{}, "memact_system_prompt": "", "memact_blocks": []any{}}
+	s.setBus(rec)
+	s.setOutput(n.ID, rec)
+	return s.next(n, rec), nil
+}
