@@ -1,6 +1,7 @@
 package visualflow
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -87,6 +88,9 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 	}
 	cb := &CompiledBundle{Bundle: b}
 	seen := map[string]bool{}
+	// Every flow is compiled even when one fails, so all problems of the
+	// bundle are reported together.
+	var errs []error
 	for _, wfID := range sortedKeys(flows) {
 		flow := flows[wfID]
 		_, _, flowID, _ := bundle.SplitWorkflowID(wfID)
@@ -94,31 +98,36 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 		co.Bundle, co.WorkflowID, co.EntryNode = ref, wfID, ""
 		p, err := compileProgram(flow, co)
 		if err != nil {
-			if ce, ok := err.(*CompileError); ok {
-				ce.Flow = flowID
-			}
-			return nil, err
+			errs = append(errs, withFlow(err, flowID))
+			continue
 		}
 		info := p.info(flowID)
+		var subErr error
 		for _, sub := range info.Subflows {
+			missing := ""
 			if !strings.Contains(sub, ":") {
-				return nil, &CompileError{Bundle: ref, Flow: flowID, Msg: fmt.Sprintf("subflow references flow %q, which is not in the bundle", sub)}
-			}
-			if bid, ver, fid, _ := bundle.SplitWorkflowID(sub); bid == b.Manifest.BundleID && ver == b.Manifest.BundleVersion {
+				missing = sub
+			} else if bid, ver, fid, _ := bundle.SplitWorkflowID(sub); bid == b.Manifest.BundleID && ver == b.Manifest.BundleVersion {
 				if _, ok := b.Manifest.Flows[fid]; !ok {
-					return nil, &CompileError{Bundle: ref, Flow: flowID, Msg: fmt.Sprintf("subflow references flow %q, which is not in the bundle", fid)}
+					missing = fid
 				}
 			}
+			if missing != "" {
+				subErr = errors.Join(subErr, &CompileError{Bundle: ref, Flow: flowID,
+					Msg: fmt.Sprintf("subflow references flow %q, which is not in the bundle", missing)})
+			}
+		}
+		if subErr != nil {
+			errs = append(errs, subErr)
+			continue
 		}
 		cb.Workflows = append(cb.Workflows, p.workflow())
 		for _, n := range p.listenerNodes() {
 			co.WorkflowID, co.EntryNode = bundle.ListenerWorkflowID(wfID, n), n
 			lp, err := compileProgram(flow, co)
 			if err != nil {
-				if ce, ok := err.(*CompileError); ok {
-					ce.Flow = flowID
-				}
-				return nil, err
+				errs = append(errs, withFlow(err, flowID))
+				continue
 			}
 			cb.Workflows = append(cb.Workflows, lp.workflow())
 			info.Listeners = append(info.Listeners, co.WorkflowID)
@@ -133,7 +142,24 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 		}
 		cb.Flows = append(cb.Flows, info)
 	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	return cb, nil
+}
+
+// withFlow names the flow (its id in the bundle, not the namespaced
+// workflow id) in every CompileError of err, joined errors included.
+func withFlow(err error, flowID string) error {
+	if ce, ok := err.(*CompileError); ok {
+		ce.Flow = flowID
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			withFlow(e, flowID)
+		}
+	}
+	return err
 }
 
 // listenerNodes returns the ids of every on_event node of the document

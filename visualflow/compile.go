@@ -1,6 +1,7 @@
 package visualflow
 
 import (
+	"errors"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -127,10 +128,7 @@ func compileProgram(flow map[string]any, opts CompileOptions) (*program, error) 
 	if d.ID == "" {
 		return nil, &CompileError{Bundle: opts.Bundle, Msg: "flow has no id (id, flow_id or workflow_id)"}
 	}
-	if err := c.checkNodes(d); err != nil {
-		return nil, err
-	}
-	if err := c.checkEdgeEndpoints(d); err != nil {
+	if err := errors.Join(c.checkNodes(d), c.checkEdgeEndpoints(d)); err != nil {
 		return nil, err
 	}
 	if err := c.lower(d); err != nil {
@@ -159,25 +157,26 @@ func compileProgram(flow map[string]any, opts CompileOptions) (*program, error) 
 
 // checkNodes refuses duplicate ids and unknown node types.
 func (c *compiler) checkNodes(d *document) error {
+	// Every problem is reported, not just the first, so a validation
+	// pass lists all that is wrong with a flow.
+	var errs []error
 	seen := map[string]bool{}
 	for _, n := range d.Nodes {
 		if seen[n.ID] {
-			return c.errorf(n.ID, "", "duplicate node id")
+			errs = append(errs, c.errorf(n.ID, "", "duplicate node id"))
 		}
 		seen[n.ID] = true
-		if n.Type == "" {
-			return c.errorf(n.ID, "", "node has no type")
-		}
-		if strings.HasPrefix(n.ID, joinPrefix) || strings.HasPrefix(n.ID, muxPrefix) {
-			if n.Type != "join_exec" && n.Type != "path_mux" {
-				return c.errorf(n.ID, "", "node id uses a reserved internal prefix")
-			}
-		}
-		if !c.opts.AllowUnknownTypes && !KnownType(n.Type) {
-			return c.errorf(n.ID, "", "unknown node type %q", n.Type)
+		switch {
+		case n.Type == "":
+			errs = append(errs, c.errorf(n.ID, "", "node has no type"))
+		case (strings.HasPrefix(n.ID, joinPrefix) || strings.HasPrefix(n.ID, muxPrefix)) &&
+			n.Type != "join_exec" && n.Type != "path_mux":
+			errs = append(errs, c.errorf(n.ID, "", "node id uses a reserved internal prefix"))
+		case !c.opts.AllowUnknownTypes && !KnownType(n.Type):
+			errs = append(errs, c.errorf(n.ID, "", "unknown node type %q", n.Type))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // checkEdgeEndpoints refuses edges to missing nodes or undeclared pins and
@@ -187,27 +186,33 @@ func (c *compiler) checkEdgeEndpoints(d *document) error {
 	for _, n := range d.Nodes {
 		byID[n.ID] = n
 	}
+	var errs []error
 	for _, e := range d.Edges {
 		src, dst := byID[e.Source], byID[e.Target]
 		if src == nil {
-			return c.errorf(e.Source, e.SourceHandle, "edge %s.%s -> %s.%s starts at a missing node", e.Source, e.SourceHandle, e.Target, e.TargetHandle)
+			errs = append(errs, c.errorf(e.Source, e.SourceHandle, "edge %s.%s -> %s.%s starts at a missing node", e.Source, e.SourceHandle, e.Target, e.TargetHandle))
+			continue
 		}
 		if dst == nil {
-			return c.errorf(e.Target, e.TargetHandle, "edge %s.%s -> %s.%s ends at a missing node", e.Source, e.SourceHandle, e.Target, e.TargetHandle)
+			errs = append(errs, c.errorf(e.Target, e.TargetHandle, "edge %s.%s -> %s.%s ends at a missing node", e.Source, e.SourceHandle, e.Target, e.TargetHandle))
+			continue
 		}
 		sp, sok := findPin(src.Outputs, e.SourceHandle)
 		tp, tok := findPin(dst.Inputs, e.TargetHandle)
 		if len(src.Outputs) > 0 && !sok && !builtin.IsLiteral(src.Type) {
-			return c.errorf(src.ID, e.SourceHandle, "edge to %s.%s starts at an output pin the node does not declare (outputs: %s)", e.Target, e.TargetHandle, pinIDs(src.Outputs))
+			errs = append(errs, c.errorf(src.ID, e.SourceHandle, "edge to %s.%s starts at an output pin the node does not declare (outputs: %s)", e.Target, e.TargetHandle, pinIDs(src.Outputs)))
+			continue
 		}
 		if len(dst.Inputs) > 0 && !tok {
-			return c.errorf(dst.ID, e.TargetHandle, "edge from %s.%s ends at an input pin the node does not declare (inputs: %s)", e.Source, e.SourceHandle, pinIDs(dst.Inputs))
+			errs = append(errs, c.errorf(dst.ID, e.TargetHandle, "edge from %s.%s ends at an input pin the node does not declare (inputs: %s)", e.Source, e.SourceHandle, pinIDs(dst.Inputs)))
+			continue
 		}
 		if sok && tok && !pinTypesCompatible(sp.Type, tp.Type) {
-			return c.errorf(dst.ID, e.TargetHandle, "type mismatch: cannot connect %s.%s (%s) to %s (%s)", src.ID, e.SourceHandle, sp.Type, e.TargetHandle, tp.Type)
+			errs = append(errs, c.errorf(dst.ID, e.TargetHandle, "type mismatch: cannot connect %s.%s (%s) to %s (%s)", src.ID, e.SourceHandle, sp.Type, e.TargetHandle, tp.Type))
+			continue
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func findPin(pins []pin, id string) (pin, bool) {
