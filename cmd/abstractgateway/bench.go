@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/internal/benchwork"
+)
+
+// benchConfig is the parsed command line of `abstractgateway bench`.
+type benchConfig struct {
+	stores         []string
+	workloads      []string
+	runs           int
+	dir            string
+	repeats        int
+	isolate        bool
+	ceilingSeconds float64
+	child          bool
+}
+
+// benchChildFlag marks the re-executed process that measures one (store,
+// workload group, repeat); it is not shown in the usage.
+const benchChildFlag = "child"
+
+// runBench runs the benchmark workloads and prints one JSON line per
+// (workload, store) — the median of the repeats — plus the disk and
+// SQLite ceilings measured in the same invocation. It returns 1 when a
+// workload's verification (or anything else) failed, 2 on bad flags.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, code := parseBenchFlags(args, stderr)
+	if code >= 0 {
+		return code
+	}
+	if cfg.child {
+		return benchChild(ctx, cfg, stdout, stderr)
+	}
+	if err := benchParent(ctx, cfg, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parseBenchFlags parses and checks the flags; code is -1 when the
+// command should go on.
+func parseBenchFlags(args []string, stderr io.Writer) (cfg benchConfig, code int) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	stores := fs.String("stores", strings.Join(benchwork.DefaultStores, ","),
+		"comma-separated store kinds: "+strings.Join(benchwork.StoreKinds, ", "))
+	workloads := fs.String("workloads", strings.Join(benchwork.Workloads, ","), "comma-separated workloads")
+	fs.IntVar(&cfg.runs, "runs", 1000, "timed runs per workload (N)")
+	fs.StringVar(&cfg.dir, "dir", "", "directory for the stores and the ceiling files (default: a temporary directory, removed at the end)")
+	fs.IntVar(&cfg.repeats, "repeats", 3, "samples per (workload, store); the line reports the median")
+	fs.BoolVar(&cfg.isolate, "isolate", true, "measure each (store, workload, repeat) in a fresh child process (W1 and W4 share one)")
+	fs.Float64Var(&cfg.ceilingSeconds, "ceiling-seconds", 2, "duration of each ceiling measurement, taken before and after the workloads (0 skips them)")
+	fs.BoolVar(&cfg.child, benchChildFlag, false, "internal: measure in this process and print raw samples")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: abstractgateway bench [flags]\n\nRuns the benchmark workloads W1–W4 (docs/benchmarks.md) and prints JSON lines.\n\nflags:\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Name == benchChildFlag {
+				return
+			}
+			def := ""
+			if f.DefValue != "" {
+				def = " (default " + f.DefValue + ")"
+			}
+			fmt.Fprintf(stderr, "  --%s\n    \t%s%s\n", f.Name, f.Usage, def)
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, 0
+		}
+		return cfg, 2
+	}
+	bad := func(format string, a ...any) (benchConfig, int) {
+		fmt.Fprintf(stderr, "bench: "+format+"\n", a...)
+		return cfg, 2
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected arguments %q", fs.Args())
+	}
+	cfg.stores = splitList(*stores)
+	cfg.workloads = splitList(*workloads)
+	if len(cfg.stores) == 0 || len(cfg.workloads) == 0 {
+		return bad("--stores and --workloads must name at least one")
+	}
+	for _, s := range cfg.stores {
+		if !benchwork.ValidStore(s) {
+			return bad("unknown store %q (want %s)", s, strings.Join(benchwork.StoreKinds, ", "))
+		}
+	}
+	for _, w := range cfg.workloads {
+		if !benchwork.ValidWorkload(w) {
+			return bad("unknown workload %q (want %s)", w, strings.Join(benchwork.Workloads, ", "))
+		}
+	}
+	if cfg.runs <= 0 || cfg.repeats <= 0 || cfg.ceilingSeconds < 0 {
+		return bad("--runs and --repeats must be positive and --ceiling-seconds not negative")
+	}
+	if cfg.child && (len(cfg.stores) != 1 || cfg.dir == "") {
+		return bad("--%s needs one store and --dir", benchChildFlag)
+	}
+	return cfg, -1
+}
+
+// splitList splits a comma-separated list, dropping blanks and repeats.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// benchChild measures one store and workload group in this process and
+// prints the raw samples, one JSON line each.
+func benchChild(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer) int {
+	samples, err := benchwork.Measure(ctx, benchwork.MeasureConfig{
+		Store: cfg.stores[0], Workloads: cfg.workloads, Runs: cfg.runs, Dir: cfg.dir,
+		Isolated: true, Log: stderr,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %s %s: %v\n", cfg.stores[0], strings.Join(cfg.workloads, ","), err)
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	for _, s := range samples {
+		if err := enc.Encode(s); err != nil {
+			fmt.Fprintf(stderr, "bench: writing a sample: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// ceilingLine is the JSON line of one ceiling measurement.
+type ceilingLine struct {
+	Ceiling string    `json:"ceiling"`
+	OpsPerS float64   `json:"ops_per_s"`
+	Samples []float64 `json:"samples"` // before and after the workloads
+	Seconds float64   `json:"seconds"` // duration of each sample
+}
+
+// benchParent runs the whole benchmark: ceilings, the repeats (the outer
+// loop, so a slow period of the VM hits one sample of every store), the
+// ceilings again, then prints the lines.
+func benchParent(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer) (err error) {
+	if cfg.dir == "" {
+		if cfg.dir, err = os.MkdirTemp("", "abstractgateway-bench-"); err != nil {
+			return fmt.Errorf("creating a temporary directory: %w", err)
+		}
+		defer func() { err = errors.Join(err, os.RemoveAll(cfg.dir)) }()
+	} else if err = os.MkdirAll(cfg.dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", cfg.dir, err)
+	}
+
+	ceilings := map[string][]float64{}
+	measureCeilings := func(when string) error {
+		if cfg.ceilingSeconds == 0 {
+			return nil
+		}
+		d := time.Duration(cfg.ceilingSeconds * float64(time.Second))
+		for _, name := range benchwork.Ceilings {
+			ops, err := benchwork.MeasureCeiling(ctx, name, cfg.dir, d)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "bench: ceiling %s (%s): %.0f ops/s\n", name, when, ops)
+			ceilings[name] = append(ceilings[name], ops)
+		}
+		return nil
+	}
+	if err := measureCeilings("before"); err != nil {
+		return err
+	}
+
+	groups := benchGroups(cfg.workloads)
+	samples := map[[2]string][]*benchwork.Sample{} // (workload, store) → samples
+	failed := map[[2]string]error{}
+	for rep := 1; rep <= cfg.repeats; rep++ {
+		for _, st := range cfg.stores {
+			for _, group := range groups {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				fmt.Fprintf(stderr, "bench: repeat %d/%d: %s %s\n", rep, cfg.repeats, st, strings.Join(group, ","))
+				got, err := benchSample(ctx, cfg, st, group, stderr)
+				if err != nil {
+					fmt.Fprintf(stderr, "bench: %s %s: %v\n", st, strings.Join(group, ","), err)
+					for _, w := range group {
+						failed[[2]string{w, st}] = err
+					}
+					continue
+				}
+				for _, s := range got {
+					k := [2]string{s.Workload, s.Store}
+					samples[k] = append(samples[k], s)
+				}
+			}
+		}
+	}
+
+	if err := measureCeilings("after"); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	for _, name := range benchwork.Ceilings {
+		if s := ceilings[name]; len(s) > 0 {
+			if err := enc.Encode(ceilingLine{Ceiling: name, OpsPerS: mean(s), Samples: s, Seconds: cfg.ceilingSeconds}); err != nil {
+				return fmt.Errorf("writing a ceiling line: %w", err)
+			}
+		}
+	}
+	fullCeiling := mean(ceilings[benchwork.CeilingSQLiteFull])
+	for _, st := range cfg.stores {
+		for _, w := range benchwork.Workloads {
+			k := [2]string{w, st}
+			if !slices.Contains(cfg.workloads, w) || failed[k] != nil {
+				continue
+			}
+			line := benchwork.Median(samples[k])
+			if line == nil {
+				continue
+			}
+			if st == benchwork.StoreSQLiteFull && w != benchwork.W4LedgerRead {
+				line.SetCeiling(fullCeiling)
+			}
+			if err := enc.Encode(line); err != nil {
+				return fmt.Errorf("writing a result line: %w", err)
+			}
+		}
+	}
+	if len(failed) > 0 {
+		var names []string
+		for k := range failed {
+			names = append(names, k[0]+"/"+k[1])
+		}
+		slices.Sort(names)
+		return fmt.Errorf("%d (workload, store) pairs failed and were not reported: %s", len(names), strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// benchGroups splits the workloads into the groups measured by one
+// process: W1 and W4 together (W4 reads W1's runs), every other alone.
+func benchGroups(workloads []string) [][]string {
+	var groups [][]string
+	var w1w4 []string
+	for _, w := range benchwork.Workloads {
+		if !slices.Contains(workloads, w) {
+			continue
+		}
+		if w == benchwork.W1Chain || w == benchwork.W4LedgerRead {
+			w1w4 = append(w1w4, w)
+			continue
+		}
+		groups = append(groups, []string{w})
+	}
+	if len(w1w4) > 0 {
+		groups = append([][]string{w1w4}, groups...)
+	}
+	return groups
+}
+
+// benchSample measures one store and workload group: in a fresh child
+// process (this executable re-run with --child) when isolating, else
+// here.
+func benchSample(ctx context.Context, cfg benchConfig, st string, group []string, stderr io.Writer) ([]*benchwork.Sample, error) {
+	if !cfg.isolate {
+		return benchwork.Measure(ctx, benchwork.MeasureConfig{
+			Store: st, Workloads: group, Runs: cfg.runs, Dir: cfg.dir, Log: stderr,
+		})
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	cmd := exec.CommandContext(ctx, exe, "bench", "--"+benchChildFlag,
+		"--stores", st, "--workloads", strings.Join(group, ","),
+		"--runs", strconv.Itoa(cfg.runs), "--dir", cfg.dir)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("child process: %w", err)
+	}
+	var samples []*benchwork.Sample
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var s benchwork.Sample
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			return nil, fmt.Errorf("reading the child's sample %q: %w", sc.Text(), err)
+		}
+		samples = append(samples, &s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the child's output: %w", err)
+	}
+	if len(samples) != len(group) {
+		return nil, fmt.Errorf("child printed %d samples, want %d", len(samples), len(group))
+	}
+	return samples, nil
+}
+
+// mean returns the arithmetic mean, rounded to 0.1, or 0 for none.
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return float64(int64(sum/float64(len(xs))*10+0.5)) / 10
+}

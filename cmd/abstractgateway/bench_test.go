@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBench_InProcess runs the bench command on the memory store without
+// child processes and checks the JSON lines: the ceilings first, then one
+// line per workload with the required fields first.
+func TestBench_InProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs W3b's 250 ms waits")
+	}
+	var stdout, stderr bytes.Buffer
+	code := runBench(context.Background(), []string{
+		"--stores", "memory", "--runs", "5", "--repeats", "2", "--isolate=false",
+		"--ceiling-seconds", "0.02", "--dir", t.TempDir(),
+	}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if want := 5 + 5; len(lines) != want { // 5 ceilings + 5 workloads
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), want, stdout.String())
+	}
+	for _, l := range lines[:5] {
+		if !strings.HasPrefix(l, `{"ceiling":"`) || !strings.Contains(l, `"ops_per_s":`) {
+			t.Errorf("ceiling line %s", l)
+		}
+	}
+	required := `{"workload":"w1_chain","store":"memory","runs":5,"steps":50,"seconds":`
+	if !strings.HasPrefix(lines[5], required) {
+		t.Errorf("first workload line %s, want prefix %s", lines[5], required)
+	}
+	order := []string{"workload", "store", "runs", "steps", "seconds", "steps_per_s", "runs_per_s",
+		"peak_rss_mb", "ledger_records_per_run", "commits_per_run", "state_json_bytes"}
+	for _, l := range lines[5:] {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		last := -1
+		for _, k := range order {
+			i := strings.Index(l, `"`+k+`":`)
+			if i < 0 || i < last {
+				t.Errorf("field %s missing or out of order in %s", k, l)
+			}
+			last = i
+		}
+		if s, _ := m["samples"].([]any); len(s) != 2 {
+			t.Errorf("samples %v, want 2", m["samples"])
+		}
+		if m["isolated"] != false {
+			t.Errorf("isolated = %v, want false", m["isolated"])
+		}
+	}
+}
+
+// TestBench_BadFlags checks that bad flags exit 2 without running.
+func TestBench_BadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--stores", "nope"},
+		{"--workloads", "w9"},
+		{"--runs", "0"},
+		{"extra"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := runBench(context.Background(), args, &stdout, &stderr); code != 2 || stdout.Len() != 0 {
+			t.Errorf("%q: exit %d, stdout %q", args, code, stdout.String())
+		}
+	}
+}

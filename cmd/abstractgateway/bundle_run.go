@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/observe"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
+	"github.com/abstractframework/abstractgateway/visualflow"
+	"github.com/abstractframework/abstractgateway/visualflow/bundle"
+)
+
+// Exit codes of bundle run besides 0 (completed), 1 (failed, cancelled or
+// an error) and 2 (usage).
+const exitWaiting = 3 // the run waits for an answer or an event nobody gives
+
+const bundleRunUsage = `usage: abstractgateway bundle run FILE[:flow] [--input JSON] [--answer TEXT]... [--data-dir DIR]
+
+Runs an entrypoint of a bundle in this process on the embedded SQLite store
+(a temporary one unless --data-dir is given), prints ledger records to
+stderr as they are written, answers ask_user waits with the --answer values
+in order (then on the terminal, when stdin is one), sleeps through
+wait_until waits, and prints the run as JSON on stdout at the end.
+Exit code: 0 completed, 1 failed or cancelled, 3 still waiting.
+`
+
+// bundleRun is "bundle run".
+func bundleRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return bundleRunWith(ctx, args, os.Stdin, stdout, stderr)
+}
+
+func bundleRunWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bundle run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flowID := fs.String("flow", "", "entrypoint flow id (default: FILE:flow, else the bundle's default entrypoint)")
+	input := fs.String("input", "{}", "run input vars as a JSON object")
+	dataDir := fs.String("data-dir", "", "directory of the SQLite store (default: a temporary directory)")
+	var answers stringList
+	fs.Var(&answers, "answer", "answer to the next ask_user wait (repeatable)")
+	fs.Usage = func() { fmt.Fprint(stderr, bundleRunUsage); fs.PrintDefaults() }
+	// The file may come before or after the flags.
+	var target string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		target, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if target == "" && fs.NArg() == 1 {
+		target = fs.Arg(0)
+	} else if target == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	path, ep := splitFlowTarget(target)
+	if *flowID != "" {
+		ep = *flowID
+	}
+	vars, err := pyjson.DecodeObject([]byte(*input))
+	if err != nil {
+		fmt.Fprintf(stderr, "bundle run: --input: %v\n", err)
+		return 2
+	}
+	b, err := bundle.Read(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return 1
+	}
+	if ep == "" {
+		ep = b.Manifest.DefaultEntrypoint
+	}
+	if ep == "" && len(b.Manifest.Entrypoints) > 0 {
+		ep = b.Manifest.Entrypoints[0].FlowID
+	}
+	if _, ok := b.Manifest.Entrypoint(ep); !ok {
+		fmt.Fprintf(stderr, "bundle run: bundle %s: flow %q is not an entrypoint\n", b.Ref(), ep)
+		return 1
+	}
+	cb, err := visualflow.CompileBundle(b, visualflow.BundleOptions{ReactPlaceholders: true})
+	if err != nil {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return 1
+	}
+	if fi, ok := cb.Flow(ep); ok && fi.NeedsLLM {
+		fmt.Fprintf(stderr, "bundle run: note: flow %s uses llm_call; no LLM provider is wired in this command yet, so LLM steps fail\n", ep)
+	}
+	st, closeStore, err := openRunStore(ctx, *dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return 1
+	}
+	defer closeStore()
+	obs := observe.Wrap(st)
+	follow := obs.Subscribe("", 4096)
+	defer follow.Cancel()
+	reg, _ := runtime.NewRegistry()
+	if err := cb.Register(reg); err != nil {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return 1
+	}
+	rt, err := runtime.New(runtime.Config{Store: obs, Registry: reg, MaxSteps: 10000})
+	if err != nil {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return 1
+	}
+	d := &bundleDriver{rt: rt, follow: follow, answers: answers, in: bufio.NewReader(stdin),
+		interactive: isTerminal(stdin), out: stderr}
+	run, err := d.run(ctx, bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, ep), vars)
+	d.printRecords()
+	if err != nil {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return 1
+	}
+	out := map[string]any{"run_id": run.RunID, "workflow_id": run.WorkflowID, "status": string(run.Status), "output": run.Output}
+	if run.Error != "" {
+		out["error"] = run.Error
+	}
+	if run.Waiting != nil {
+		out["waiting"] = run.Waiting.Map()
+	}
+	text, err := pyjson.Marshal(out, pyjson.Style{SortKeys: true, Indent: 2})
+	if err != nil {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, string(text))
+	switch run.Status {
+	case durable.RunCompleted:
+		return 0
+	case durable.RunWaiting, durable.RunRunning:
+		return exitWaiting
+	}
+	return 1
+}
+
+// splitFlowTarget splits FILE[:flow]; a colon inside the file name itself
+// (no such file) is kept.
+func splitFlowTarget(target string) (path, flow string) {
+	i := strings.LastIndexByte(target, ':')
+	if i <= 0 {
+		return target, ""
+	}
+	if _, err := os.Stat(target); err == nil {
+		return target, ""
+	}
+	return target[:i], target[i+1:]
+}
+
+// openRunStore opens the SQLite store in dir, or in a temporary directory
+// removed on close.
+func openRunStore(ctx context.Context, dir string) (store.Store, func(), error) {
+	cleanup := func() {}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "abstractgateway-run-")
+		if err != nil {
+			return nil, nil, err
+		}
+		dir = tmp
+		cleanup = func() { os.RemoveAll(tmp) }
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	st, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "runtime.sqlite3")})
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); cleanup() }, nil
+}
+
+// bundleDriver drives one run to its end from the command line.
+type bundleDriver struct {
+	rt          *runtime.Runtime
+	follow      *observe.Subscription
+	answers     []string
+	in          *bufio.Reader
+	interactive bool
+	out         io.Writer
+}
+
+func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[string]any) (*durable.RunState, error) {
+	id, err := d.rt.Start(ctx, runtime.StartParams{WorkflowID: workflowID, Vars: vars})
+	if err != nil {
+		return nil, err
+	}
+	st, err := d.rt.Tick(ctx, id, runtime.TickOptions{})
+	for err == nil {
+		d.printRecords()
+		if st.Status != durable.RunWaiting || st.Waiting == nil {
+			return st, nil
+		}
+		w := st.Waiting
+		switch {
+		case w.Reason == durable.WaitUser && w.WaitKey != "":
+			text, ok := d.answer(w)
+			if !ok {
+				return st, nil
+			}
+			st, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: w.WaitKey,
+				Payload: map[string]any{"response": text}})
+		case !w.Until.IsZero():
+			fmt.Fprintf(d.out, "… waiting until %s\n", w.Until)
+			t := time.NewTimer(time.Until(w.Until.Time))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return st, ctx.Err()
+			case <-t.C:
+			}
+			st, err = d.rt.Tick(ctx, id, runtime.TickOptions{})
+		case w.Reason == durable.WaitSubworkflow:
+			// A child waits; answer it, then the kernel resumes this run.
+			child, _ := w.Details["sub_run_id"].(string)
+			cs, cerr := d.rt.GetState(ctx, child)
+			if cerr != nil || cs.Status != durable.RunWaiting || cs.Waiting == nil || cs.Waiting.WaitKey == "" || cs.Waiting.Reason != durable.WaitUser {
+				return st, cerr
+			}
+			text, ok := d.answer(cs.Waiting)
+			if !ok {
+				return st, nil
+			}
+			if _, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: child, WaitKey: cs.Waiting.WaitKey,
+				Payload: map[string]any{"response": text}}); err == nil {
+				st, err = d.rt.GetState(ctx, id)
+			}
+		default:
+			fmt.Fprintf(d.out, "… waiting for %s %q (nothing in this command can deliver it)\n", w.Reason, w.WaitKey)
+			return st, nil
+		}
+	}
+	return st, err
+}
+
+// answer returns the next scripted answer, else one read from the
+// terminal; ok is false when there is none.
+func (d *bundleDriver) answer(w *durable.WaitState) (string, bool) {
+	prompt := w.Prompt
+	if len(w.Choices) > 0 {
+		prompt += " " + fmt.Sprint(w.Choices)
+	}
+	if len(d.answers) > 0 {
+		text := d.answers[0]
+		d.answers = d.answers[1:]
+		fmt.Fprintf(d.out, "? %s\n> %s\n", prompt, text)
+		return text, true
+	}
+	if !d.interactive {
+		fmt.Fprintf(d.out, "? %s\n(no --answer left and stdin is not a terminal)\n", prompt)
+		return "", false
+	}
+	fmt.Fprintf(d.out, "? %s\n> ", prompt)
+	line, err := d.in.ReadString('\n')
+	if err != nil && line == "" {
+		return "", false
+	}
+	return strings.TrimRight(line, "\r\n"), true
+}
+
+// printRecords prints the ledger records written since the last call.
+func (d *bundleDriver) printRecords() {
+	for {
+		select {
+		case ev, ok := <-d.follow.C:
+			if !ok {
+				return
+			}
+			for _, r := range ev.Records {
+				printLedgerLine(d.out, r)
+			}
+		default:
+			return
+		}
+	}
+}
+
+func printLedgerLine(out io.Writer, r *durable.StepRecord) {
+	kind := "complete"
+	if r.Effect != nil {
+		kind = string(r.Effect.Type)
+	}
+	run := r.RunID
+	if len(run) > 8 {
+		run = run[:8]
+	}
+	line := fmt.Sprintf("  %s #%-3d %-22s %-10s %s", run, r.Seq, r.NodeID, r.Status, kind)
+	if r.Error != "" {
+		line += "  error: " + r.Error
+	}
+	fmt.Fprintln(out, line)
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
+)
+
+// exampleWorkflow greets, asks a question, waits a moment and completes.
+// It exists so a fresh checkout has something durable to run.
+func exampleWorkflow() *runtime.Workflow {
+	n := func(fn func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan) runtime.NodeFunc {
+		return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return fn(run, rc), nil
+		}
+	}
+	return &runtime.Workflow{ID: "example_order", Entry: "greet", Nodes: map[string]runtime.NodeFunc{
+		"greet": n(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAnswerUser,
+				Payload: map[string]any{"message": "Hello! This run is durable: stop it at the question and run the command again."}}, "ask")
+		}),
+		"ask": n(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser,
+				Payload: map[string]any{"prompt": "Ship the order?", "choices": []any{"yes", "no"}}, ResultKey: "answer"}, "pause")
+		}),
+		"pause": n(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			until := durable.FormatTime(rc.Now().Add(500 * time.Millisecond))
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
+				Payload: map[string]any{"until": until}}, "done")
+		}),
+		"done": n(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			ans, _ := run.Vars["answer"].(map[string]any)
+			return runtime.Complete(map[string]any{"shipped": strings.EqualFold(fmt.Sprint(ans["text"]), "yes"), "answer": ans["text"]})
+		}),
+	}}
+}
+
+func runExample(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("example", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", "data", "directory of the SQLite database")
+	answer := fs.String("answer", "", "answer to the question (prompts on the terminal when empty)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "example: %v\n", err)
+		return 1
+	}
+	st, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(*dataDir, "runtime.sqlite3")})
+	if err != nil {
+		fmt.Fprintf(stderr, "example: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	reg, _ := runtime.NewRegistry(exampleWorkflow())
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+	if err != nil {
+		fmt.Fprintf(stderr, "example: %v\n", err)
+		return 1
+	}
+	if err := exampleRun(ctx, rt, *answer, os.Stdin, stdout); err != nil {
+		fmt.Fprintf(stderr, "example: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.Reader, out io.Writer) error {
+	// Continue a run a previous invocation left waiting, else start one.
+	var runID string
+	for _, status := range []durable.RunStatus{durable.RunWaiting, durable.RunRunning} {
+		rows, err := rt.Store().RunIndex(ctx, &store.RunIndexParams{Status: status, WorkflowID: "example_order", Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(rows) > 0 && runID == "" {
+			runID = rows[0].RunID
+			fmt.Fprintf(out, "continuing run %s (%s)\n", runID, rows[0].Status)
+		}
+	}
+	if runID == "" {
+		var err error
+		if runID, err = rt.Start(ctx, runtime.StartParams{WorkflowID: "example_order"}); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "started run %s\n", runID)
+	}
+	var seen int64
+	for {
+		st, err := rt.Tick(ctx, runID, runtime.TickOptions{})
+		if err != nil {
+			return err
+		}
+		recs, err := rt.GetLedger(ctx, runID)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs[seen:] {
+			printRecord(out, r)
+		}
+		seen = int64(len(recs))
+		switch {
+		case st.Status.Terminal():
+			fmt.Fprintf(out, "run %s %s: %v\n", runID, st.Status, st.Output)
+			return nil
+		case st.Status == durable.RunWaiting && st.Waiting.Reason == durable.WaitUser:
+			text := answer
+			if text == "" {
+				fmt.Fprintf(out, "%s %v > ", st.Waiting.Prompt, st.Waiting.Choices)
+				line, err := bufio.NewReader(in).ReadString('\n')
+				if err != nil && !errors.Is(err, io.EOF) {
+					return err
+				}
+				text = strings.TrimSpace(line)
+			}
+			if _, err := rt.Resume(ctx, runtime.ResumeParams{RunID: runID, WaitKey: st.Waiting.WaitKey,
+				Payload: map[string]any{"text": text}, MaxSteps: -1}); err != nil {
+				return err
+			}
+		case st.Status == durable.RunWaiting && !st.Waiting.Until.IsZero():
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Until(st.Waiting.Until.Time)):
+			}
+		}
+	}
+}
+
+func printRecord(out io.Writer, r *durable.StepRecord) {
+	kind := "complete"
+	if r.Effect != nil {
+		kind = string(r.Effect.Type)
+	}
+	fmt.Fprintf(out, "  #%d %-8s %-10s %-13s", r.Seq, r.NodeID, r.Status, kind)
+	if r.Result != nil {
+		fmt.Fprintf(out, " %v", r.Result)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(out, " error=%s", r.Error)
+	}
+	fmt.Fprintln(out)
+}

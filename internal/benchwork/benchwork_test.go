@@ -1,0 +1,235 @@
+package benchwork
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// testStores are the store kinds the tests and benchmarks cover.
+var testStores = []string{StoreMemory, StoreJSON, StoreSQLite, StoreSQLiteFull}
+
+// TestMeasure runs every workload with N=20 on every store, the way the
+// bench command does, and checks the figures that do not depend on speed.
+func TestMeasure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs W3b's 250 ms waits")
+	}
+	ctx := context.Background()
+	const n = 20
+	for _, kind := range testStores {
+		t.Run(kind, func(t *testing.T) {
+			samples, err := Measure(ctx, MeasureConfig{Store: kind, Workloads: Workloads, Runs: n, Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(samples) != len(Workloads) {
+				t.Fatalf("%d samples, want %d", len(samples), len(Workloads))
+			}
+			for _, s := range samples {
+				t.Logf("%s: %d steps, %.1f runs/s, %.1f records/run, %.1f commits/run, %d state B, ops %v",
+					s.Workload, s.Steps, s.RunsPerS, s.LedgerRecordsPerRun, s.CommitsPerRun, s.StateJSONBytes, s.OpsPerRun)
+				if s.Store != kind || s.Runs != n || s.Seconds <= 0 || s.RunsPerS <= 0 {
+					t.Errorf("%s: bad sample %+v", s.Workload, s)
+				}
+				want := StepsPerRun(s.Workload) * n
+				if s.Workload == W4LedgerRead {
+					want = 2 * n // W1's ledgers: completion + status event
+				}
+				if s.Steps != want {
+					t.Errorf("%s: %d steps, want %d", s.Workload, s.Steps, want)
+				}
+				if s.Workload != W4LedgerRead && (s.StateJSONBytes <= 0 || s.CommitsPerRun < 2 || s.LedgerRecordsPerRun < 2) {
+					t.Errorf("%s: state %d B, %.1f commits/run, %.1f records/run", s.Workload,
+						s.StateJSONBytes, s.CommitsPerRun, s.LedgerRecordsPerRun)
+				}
+				if len(s.OpsPerRun) == 0 {
+					t.Errorf("%s: no store calls counted on the pilot", s.Workload)
+				}
+				if s.Workload == W3Due {
+					// 20 runs fit in one batch: one poll with work, one empty.
+					if *s.Cycles != 2 || *s.ImmediateFallbacks != 0 {
+						t.Errorf("w3b: %d cycles, %d immediate fallbacks; want 2 and 0", *s.Cycles, *s.ImmediateFallbacks)
+					}
+				}
+			}
+			if w1 := samples[0]; w1.Workload != W1Chain || w1.CommitsPerRun != 2 || w1.LedgerRecordsPerRun != 2 {
+				t.Errorf("w1: %.1f commits/run, %.1f records/run; the kernel commits at start and completion (2 records)",
+					w1.CommitsPerRun, w1.LedgerRecordsPerRun)
+			}
+		})
+	}
+}
+
+// TestVerifyCatchesBadRuns checks that verification fails, naming the run,
+// when a stored run differs from what its workload produces.
+func TestVerifyCatchesBadRuns(t *testing.T) {
+	ctx := context.Background()
+	env, err := NewEnv(ctx, StoreMemory, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	out, err := RunW1(ctx, env, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(ctx, env, out); err != nil {
+		t.Fatalf("untouched runs: %v", err)
+	}
+	bad := out.RunIDs[1]
+	run, err := env.Store.RunGet(ctx, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Vars["k3"] = "y"
+	if err := env.Store.RunCommit(ctx, &store.CommitParams{Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Verify(ctx, env, out)
+	if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), `"k3"`) {
+		t.Fatalf("tampered vars: err = %v", err)
+	}
+
+	run.Status = durable.RunFailed
+	if err := env.Store.RunCommit(ctx, &store.CommitParams{Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = Verify(ctx, env, out); err == nil || !strings.Contains(err.Error(), "status failed") {
+		t.Fatalf("failed run: err = %v", err)
+	}
+}
+
+// TestCountingKeepsOptionalInterfaces checks that the counting wrapper
+// exposes exactly the optional interfaces of the wrapped store, so the
+// kernel takes the same paths through it.
+func TestCountingKeepsOptionalInterfaces(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range testStores {
+		st, err := OpenStore(ctx, kind, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := Wrap(st)
+		_, f1 := st.(store.LedgerFinder)
+		_, f2 := w.(store.LedgerFinder)
+		_, c1 := st.(store.RunClaimer)
+		_, c2 := w.(store.RunClaimer)
+		if store.IsAtomic(st) != store.IsAtomic(w) || f1 != f2 || c1 != c2 {
+			t.Errorf("%s: atomic %v/%v finder %v/%v claimer %v/%v", kind,
+				store.IsAtomic(st), store.IsAtomic(w), f1, f2, c1, c2)
+		}
+		_ = st.Close()
+	}
+}
+
+// TestMedian checks the median pick and the samples list.
+func TestMedian(t *testing.T) {
+	s := Median([]*Sample{{Seconds: 3, Steps: 3}, {Seconds: 1, Steps: 1}, {Seconds: 2, Steps: 2}})
+	if s.Steps != 2 || fmt.Sprint(s.Samples) != "[1 2 3]" {
+		t.Fatalf("median %+v", s)
+	}
+}
+
+// TestCeilings runs each ceiling briefly.
+func TestCeilings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("touches the disk")
+	}
+	for _, c := range Ceilings {
+		ops, err := MeasureCeiling(context.Background(), c, t.TempDir(), 50*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ops <= 0 {
+			t.Errorf("%s: %v ops/s", c, ops)
+		}
+		t.Logf("%s: %.0f ops/s", c, ops)
+	}
+}
+
+// benchEnv opens a fresh store of kind for a benchmark.
+func benchEnv(b *testing.B, kind string) *Env {
+	b.Helper()
+	env, err := NewEnv(context.Background(), kind, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = env.Close() })
+	return env
+}
+
+// report verifies the runs (untimed) and reports steps/op and
+// allocs/step.
+func report(b *testing.B, env *Env, out *Outcome) {
+	b.Helper()
+	b.StopTimer()
+	if _, err := Verify(context.Background(), env, out); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(out.Steps)/float64(b.N), "steps/op")
+	if out.Steps > 0 {
+		b.ReportMetric(float64(out.Mallocs)/float64(out.Steps), "allocs/step")
+	}
+	b.ReportMetric(float64(out.Ops.Commits())/float64(b.N), "commits/op")
+}
+
+// benchWorkload runs one b.N-run execution of a workload per store; one
+// op is one run.
+func benchWorkload(b *testing.B, workload string) {
+	for _, kind := range testStores {
+		b.Run(kind, func(b *testing.B) {
+			env := benchEnv(b, kind)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.StopTimer()
+			b.ResetTimer()
+			out, err := Run(ctx, env, workload, b.N, &Stopwatch{Outer: b})
+			if err != nil {
+				b.Fatal(err)
+			}
+			report(b, env, out)
+		})
+	}
+}
+
+// BenchmarkW1Chain: start + tick of the 10-node chain; one op is one run.
+func BenchmarkW1Chain(b *testing.B) { benchWorkload(b, W1Chain) }
+
+// BenchmarkW2AskResume: start + tick (ASK_USER wait) + resume.
+func BenchmarkW2AskResume(b *testing.B) { benchWorkload(b, W2AskResume) }
+
+// BenchmarkW3WaitUntilPast: start + tick of a WAIT_UNTIL in the past.
+func BenchmarkW3WaitUntilPast(b *testing.B) { benchWorkload(b, W3Past) }
+
+// BenchmarkW3WaitUntilDue: phase A (start + tick into the wait) and phase
+// B (scheduler polls) timed, the 250 ms gap between them not.
+func BenchmarkW3WaitUntilDue(b *testing.B) { benchWorkload(b, W3Due) }
+
+// BenchmarkW4LedgerRead: reading the full ledger of one W1 run; the W1
+// runs are made untimed first.
+func BenchmarkW4LedgerRead(b *testing.B) {
+	for _, kind := range testStores {
+		b.Run(kind, func(b *testing.B) {
+			env := benchEnv(b, kind)
+			ctx := context.Background()
+			w1, err := RunW1(ctx, env, b.N, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.StopTimer()
+			b.ResetTimer()
+			out, err := RunW4(ctx, env, w1.RunIDs, &Stopwatch{Outer: b})
+			if err != nil {
+				b.Fatal(err)
+			}
+			report(b, env, out)
+		})
+	}
+}

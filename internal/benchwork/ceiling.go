@@ -1,0 +1,149 @@
+package benchwork
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Ceiling names: what the disk and SQLite allow one writer, measured in
+// the data directory's file system.
+const (
+	// CeilingSQLiteFull is 1-row INSERT transactions per second in WAL
+	// mode with synchronous=FULL (an fsync per commit).
+	CeilingSQLiteFull = "sqlite_wal_full"
+	// CeilingSQLiteNormal is the same with synchronous=NORMAL.
+	CeilingSQLiteNormal = "sqlite_wal_normal"
+	// CeilingSQLiteOff is the same with synchronous=OFF.
+	CeilingSQLiteOff = "sqlite_wal_off"
+	// CeilingFsyncAppend is 200-byte O_APPEND writes each followed by
+	// fsync, per second.
+	CeilingFsyncAppend = "fsync_append"
+	// CeilingFdatasyncAppend is the same with fdatasync.
+	CeilingFdatasyncAppend = "fdatasync_append"
+)
+
+// Ceilings lists the ceiling measurements in the order they are taken.
+var Ceilings = []string{CeilingSQLiteFull, CeilingSQLiteNormal, CeilingSQLiteOff, CeilingFsyncAppend, CeilingFdatasyncAppend}
+
+// ceilingPayload is the 200 bytes each ceiling operation writes.
+var ceilingPayload = func() []byte {
+	b := make([]byte, 199)
+	for i := range b {
+		b[i] = 'x'
+	}
+	return append(b, '\n')
+}()
+
+// MeasureCeiling runs one ceiling test for about d in a fresh
+// subdirectory of dir (removed afterwards) and returns operations per
+// second.
+func MeasureCeiling(ctx context.Context, name, dir string, d time.Duration) (_ float64, err error) {
+	tmp, err := os.MkdirTemp(dir, "ceiling-"+name+"-")
+	if err != nil {
+		return 0, fmt.Errorf("ceiling %s: %w", name, err)
+	}
+	defer func() { err = errors.Join(err, os.RemoveAll(tmp)) }()
+	var ops int
+	var elapsed time.Duration
+	switch name {
+	case CeilingSQLiteFull:
+		ops, elapsed, err = sqliteCeiling(ctx, tmp, "FULL", d)
+	case CeilingSQLiteNormal:
+		ops, elapsed, err = sqliteCeiling(ctx, tmp, "NORMAL", d)
+	case CeilingSQLiteOff:
+		ops, elapsed, err = sqliteCeiling(ctx, tmp, "OFF", d)
+	case CeilingFsyncAppend:
+		ops, elapsed, err = appendCeiling(tmp, (*os.File).Sync, d)
+	case CeilingFdatasyncAppend:
+		ops, elapsed, err = appendCeiling(tmp, fdatasync, d)
+	default:
+		return 0, fmt.Errorf("unknown ceiling %q", name)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ceiling %s: %w", name, err)
+	}
+	return round(float64(ops)/elapsed.Seconds(), 1), nil
+}
+
+// sqliteCeiling commits one 1-row INSERT per transaction (BEGIN
+// IMMEDIATE, INSERT, COMMIT through prepared statements on one
+// connection, as the store writes) with modernc SQLite in WAL mode.
+func sqliteCeiling(ctx context.Context, dir, sync string, d time.Duration) (int, time.Duration, error) {
+	db, err := sql.Open("sqlite", filepath.Join(dir, "ceiling.sqlite3"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close()
+	for _, q := range []string{
+		"PRAGMA journal_mode=WAL",
+		"PRAGMA synchronous=" + sync,
+		"CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)",
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	var stmts [3]*sql.Stmt
+	for i, q := range []string{"BEGIN IMMEDIATE", "INSERT INTO t (v) VALUES (?)", "COMMIT"} {
+		if stmts[i], err = conn.PrepareContext(ctx, q); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", q, err)
+		}
+		defer stmts[i].Close()
+	}
+	n := 0
+	start := time.Now()
+	deadline := start.Add(d)
+	for {
+		if _, err := stmts[0].ExecContext(ctx); err != nil {
+			return 0, 0, fmt.Errorf("begin: %w", err)
+		}
+		if _, err := stmts[1].ExecContext(ctx, ceilingPayload); err != nil {
+			return 0, 0, fmt.Errorf("insert: %w", err)
+		}
+		if _, err := stmts[2].ExecContext(ctx); err != nil {
+			return 0, 0, fmt.Errorf("commit: %w", err)
+		}
+		n++
+		if now := time.Now(); !now.Before(deadline) || ctx.Err() != nil {
+			return n, now.Sub(start), ctx.Err()
+		}
+	}
+}
+
+// appendCeiling appends 200 bytes with O_APPEND and syncs after each
+// write.
+func appendCeiling(dir string, sync func(*os.File) error, d time.Duration) (_ int, _ time.Duration, err error) {
+	f, err := os.OpenFile(filepath.Join(dir, "append.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	n := 0
+	start := time.Now()
+	deadline := start.Add(d)
+	for {
+		if _, err := f.Write(ceilingPayload); err != nil {
+			return 0, 0, err
+		}
+		if err := sync(f); err != nil {
+			return 0, 0, err
+		}
+		n++
+		if now := time.Now(); !now.Before(deadline) {
+			return n, now.Sub(start), nil
+		}
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package benchwork
+
+// PeakRSSMB returns 0: getrusage is not available on this platform.
+func PeakRSSMB() float64 { return 0 }
