@@ -29,8 +29,13 @@ type Config struct {
 	PollInterval time.Duration
 	// BatchSize is how many due runs one poll takes. Default 100.
 	BatchSize int
-	// Owner names this process in run claims (stores that implement
-	// store.RunClaimer); a random id when empty.
+	// Claims makes the scheduler claim each run before ticking it, on
+	// stores that implement store.RunClaimer. Turn it on when several
+	// runner processes share one store; a single process does not need
+	// it (its per-run lock and versioned commits suffice), and each claim
+	// and release is a transaction of its own. Default off.
+	Claims bool
+	// Owner names this process in run claims; a random id when empty.
 	Owner string
 	// ClaimTTL is how long a claim lasts. Default 5m.
 	ClaimTTL time.Duration
@@ -85,7 +90,13 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Clock = time.Now
 	}
 	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1)}
-	s.claimer, _ = s.st.(store.RunClaimer)
+	if cfg.Claims {
+		c, ok := s.st.(store.RunClaimer)
+		if !ok {
+			return nil, errors.New("scheduler: Config.Claims needs a store that implements store.RunClaimer")
+		}
+		s.claimer = c
+	}
 	return s, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -157,5 +158,31 @@ func TestRecoverTicksInterruptedRuns(t *testing.T) {
 	}
 	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {
 		t.Fatalf("interrupted run not continued: %s", st.Status)
+	}
+}
+
+func TestClaimsSkipRunsHeldByAnotherRunner(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	rt, st := setup(t, c, waitFlow(time.Minute))
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+	rt.Tick(ctx, id, runtime.TickOptions{})
+	c.Add(2 * time.Minute)
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "other", TTL: time.Hour, Now: c.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, Claims: true, Owner: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PollOnce(ctx)
+	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunWaiting {
+		t.Fatalf("a run claimed by another runner was ticked: %s", got.Status)
+	}
+	st.RunRelease(ctx, id, "other")
+	s.PollOnce(ctx)
+	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted {
+		t.Fatalf("released run not ticked: %s", got.Status)
 	}
 }
