@@ -132,4 +132,3 @@ func (s *Store) candidatesLocked(p *store.RunListParams) []*runMeta {
 	}
 	return out
 }
-

@@ -25,6 +25,21 @@ type ledgerState struct {
 	size   int64 // bytes of the file covered by count
 	marks  []mark
 	tailNL bool // the file is empty or ends with '\n'
+	// completed maps the idempotency key of each completed record to the
+	// seq of the first one, so replay look-ups never scan the file.
+	completed map[string]int64
+}
+
+func (st *ledgerState) noteCompleted(key string, seq int64) {
+	if key == "" {
+		return
+	}
+	if st.completed == nil {
+		st.completed = map[string]int64{}
+	}
+	if _, ok := st.completed[key]; !ok {
+		st.completed[key] = seq
+	}
 }
 
 // mark says that the line starting at byte off is preceded by seq records.
@@ -64,10 +79,15 @@ func (s *Store) ledgerLocked(runID string) (*ledgerState, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	lastOff := int64(-1)
-	st.count = s.walkLedger(path, data, 0, 0, func(seq, off int64, _ map[string]any) bool {
+	st.count = s.walkLedger(path, data, 0, 0, func(seq, off int64, m map[string]any) bool {
 		if off != lastOff { // the first object of a line
 			st.addMark(seq-1, off)
 			lastOff = off
+		}
+		if m["status"] == string(durable.StepCompleted) {
+			if key, ok := m["idempotency_key"].(string); ok {
+				st.noteCompleted(key, seq)
+			}
 		}
 		return true
 	})
@@ -190,6 +210,9 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord)
 	for i, r := range records {
 		seq := st.count + int64(i) + 1
 		st.addMark(seq-1, st.size+int64(prefix+starts[i]))
+		if r.Status == durable.StepCompleted {
+			st.noteCompleted(r.IdempotencyKey, seq)
+		}
 		r.Seq = seq
 	}
 	st.count += int64(len(records))
@@ -325,7 +348,8 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	return st.count, nil
 }
 
-// LedgerFindCompleted implements store.LedgerFinder by scanning the file.
+// LedgerFindCompleted implements store.LedgerFinder from the in-memory key
+// index of the ledger; only a hit reads the file, from near the record.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -336,9 +360,17 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 	lk := s.stripe(runID)
 	lk.Lock()
 	defer lk.Unlock()
+	st, err := s.ledgerLocked(runID)
+	if err != nil {
+		return nil, fmt.Errorf("jsonfile: ledger find %s: %w", runID, err)
+	}
+	want, ok := st.completed[key]
+	if !ok {
+		return nil, nil
+	}
 	var found *durable.StepRecord
 	var decodeErr error
-	err := s.readLedger(runID, 0, func(seq int64, m map[string]any) bool {
+	err = s.readLedger(runID, want-1, func(seq int64, m map[string]any) bool {
 		if m["status"] != string(durable.StepCompleted) || m["idempotency_key"] != key {
 			return true
 		}
