@@ -22,8 +22,12 @@ func fieldError(key, want string, got any) error {
 
 // getString reads an optional string field; null or absent gives "".
 func getString(m map[string]any, key string) (string, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
+	return asString(key, m[key])
+}
+
+// asString converts a member value to a string; null gives "".
+func asString(key string, v any) (string, error) {
+	if v == nil {
 		return "", nil
 	}
 	s, ok := v.(string)
@@ -33,9 +37,26 @@ func getString(m map[string]any, key string) (string, error) {
 	return s, nil
 }
 
+// asTime parses a member value as a timestamp; null or "" gives zero.
+func asTime(key string, v any) (Time, error) {
+	s, err := asString(key, v)
+	if err != nil || s == "" {
+		return Time{}, err
+	}
+	t, err := ParseTime(s)
+	if err != nil {
+		return Time{}, fmt.Errorf("field %q: %w", key, err)
+	}
+	return t, nil
+}
+
 func getObject(m map[string]any, key string) (map[string]any, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
+	return asObject(key, m[key])
+}
+
+// asObject converts a member value to an object; null gives nil.
+func asObject(key string, v any) (map[string]any, error) {
+	if v == nil {
 		return nil, nil
 	}
 	o, ok := v.(map[string]any)
@@ -58,8 +79,12 @@ func getTime(m map[string]any, key string) (Time, error) {
 }
 
 func getInt(m map[string]any, key string, def int64) (int64, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
+	return asInt(key, m[key], def)
+}
+
+// asInt converts a member value to an integer; null gives def.
+func asInt(key string, v any, def int64) (int64, error) {
+	if v == nil {
 		return def, nil
 	}
 	switch n := v.(type) {
@@ -93,27 +118,4 @@ func getBool(m map[string]any, key string, def bool) (bool, error) {
 		return def, fieldError(key, "a boolean", v)
 	}
 	return b, nil
-}
-
-// extraKeys returns the members of m whose keys are not in known, so that
-// records written by newer peers keep their fields when re-encoded.
-func extraKeys(m map[string]any, known map[string]bool) map[string]any {
-	var extra map[string]any
-	for k, v := range m {
-		if !known[k] {
-			if extra == nil {
-				extra = map[string]any{}
-			}
-			extra[k] = v
-		}
-	}
-	return extra
-}
-
-func keySet(keys ...string) map[string]bool {
-	s := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		s[k] = true
-	}
-	return s
 }

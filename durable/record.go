@@ -35,10 +35,6 @@ type StepRecord struct {
 	Seq int64
 }
 
-var recordKeys = keySet("run_id", "step_id", "node_id", "status", "effect", "result", "error",
-	"started_at", "ended_at", "actor_id", "session_id", "attempt", "idempotency_key",
-	"prev_hash", "record_hash", "signature")
-
 // Clone returns a deep copy of s.
 func (s *StepRecord) Clone() *StepRecord {
 	c := *s
@@ -91,12 +87,8 @@ func MarshalRecord(s *StepRecord, st pyjson.Style) ([]byte, error) {
 
 // UnmarshalRecord decodes one ledger record.
 func UnmarshalRecord(data []byte) (*StepRecord, error) {
-	m, err := pyjson.DecodeObject(data)
-	if err != nil {
-		return nil, fmt.Errorf("decoding ledger record: %w", err)
-	}
-	s, err := RecordFromJSON(m)
-	if err != nil {
+	s := &StepRecord{Attempt: 1}
+	if err := pyjson.DecodeObjectFunc(data, s.set); err != nil {
 		return nil, fmt.Errorf("decoding ledger record: %w", err)
 	}
 	return s, nil
@@ -105,58 +97,60 @@ func UnmarshalRecord(data []byte) (*StepRecord, error) {
 // RecordFromJSON builds a StepRecord from a decoded JSON object. Unknown
 // status strings and effect types are kept (foreign ledgers may use them).
 func RecordFromJSON(m map[string]any) (*StepRecord, error) {
-	var s StepRecord
+	s := &StepRecord{Attempt: 1}
+	for k, v := range m {
+		if err := s.set(k, v); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// set assigns one member of the wire object; unknown keys go to Extra.
+func (s *StepRecord) set(key string, v any) error {
 	var err error
-	if s.RunID, err = getString(m, "run_id"); err != nil {
-		return nil, err
+	switch key {
+	case "run_id":
+		s.RunID, err = asString(key, v)
+	case "step_id":
+		s.StepID, err = asString(key, v)
+	case "node_id":
+		s.NodeID, err = asString(key, v)
+	case "status":
+		var st string
+		st, err = asString(key, v)
+		s.Status = StepStatus(st)
+	case "effect":
+		s.Effect, err = decodeEffect(v)
+	case "result":
+		s.Result = v
+	case "error":
+		s.Error, err = asString(key, v)
+	case "started_at":
+		s.StartedAt, err = asTime(key, v)
+	case "ended_at":
+		s.EndedAt, err = asTime(key, v)
+	case "actor_id":
+		s.ActorID, err = asString(key, v)
+	case "session_id":
+		s.SessionID, err = asString(key, v)
+	case "attempt":
+		var a int64
+		a, err = asInt(key, v, 1)
+		s.Attempt = int(a)
+	case "idempotency_key":
+		s.IdempotencyKey, err = asString(key, v)
+	case "prev_hash":
+		s.PrevHash, err = asString(key, v)
+	case "record_hash":
+		s.RecordHash, err = asString(key, v)
+	case "signature":
+		s.Signature, err = asString(key, v)
+	default:
+		if s.Extra == nil {
+			s.Extra = map[string]any{}
+		}
+		s.Extra[key] = v
 	}
-	if s.StepID, err = getString(m, "step_id"); err != nil {
-		return nil, err
-	}
-	if s.NodeID, err = getString(m, "node_id"); err != nil {
-		return nil, err
-	}
-	st, err := getString(m, "status")
-	if err != nil {
-		return nil, err
-	}
-	s.Status = StepStatus(st)
-	if s.Effect, err = decodeEffect(m["effect"]); err != nil {
-		return nil, err
-	}
-	s.Result = m["result"]
-	if s.Error, err = getString(m, "error"); err != nil {
-		return nil, err
-	}
-	if s.StartedAt, err = getTime(m, "started_at"); err != nil {
-		return nil, err
-	}
-	if s.EndedAt, err = getTime(m, "ended_at"); err != nil {
-		return nil, err
-	}
-	if s.ActorID, err = getString(m, "actor_id"); err != nil {
-		return nil, err
-	}
-	if s.SessionID, err = getString(m, "session_id"); err != nil {
-		return nil, err
-	}
-	a, err := getInt(m, "attempt", 1)
-	if err != nil {
-		return nil, err
-	}
-	s.Attempt = int(a)
-	if s.IdempotencyKey, err = getString(m, "idempotency_key"); err != nil {
-		return nil, err
-	}
-	if s.PrevHash, err = getString(m, "prev_hash"); err != nil {
-		return nil, err
-	}
-	if s.RecordHash, err = getString(m, "record_hash"); err != nil {
-		return nil, err
-	}
-	if s.Signature, err = getString(m, "signature"); err != nil {
-		return nil, err
-	}
-	s.Extra = extraKeys(m, recordKeys)
-	return &s, nil
+	return err
 }

@@ -75,12 +75,11 @@ func MarshalRun(r *RunState, st pyjson.Style) ([]byte, error) {
 
 // UnmarshalRun decodes a RunState written by this package or by Python.
 func UnmarshalRun(data []byte) (*RunState, error) {
-	m, err := pyjson.DecodeObject(data)
-	if err != nil {
+	r := &RunState{}
+	if err := pyjson.DecodeObjectFunc(data, r.set); err != nil {
 		return nil, fmt.Errorf("decoding run state: %w", err)
 	}
-	r, err := RunFromJSON(m)
-	if err != nil {
+	if err := r.checkDecoded(); err != nil {
 		return nil, fmt.Errorf("decoding run state: %w", err)
 	}
 	return r, nil
@@ -88,57 +87,65 @@ func UnmarshalRun(data []byte) (*RunState, error) {
 
 // RunFromJSON builds a RunState from a decoded JSON object.
 func RunFromJSON(m map[string]any) (*RunState, error) {
-	var r RunState
-	var err error
-	if r.RunID, err = getString(m, "run_id"); err != nil {
+	r := &RunState{}
+	for k, v := range m {
+		if err := r.set(k, v); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.checkDecoded(); err != nil {
 		return nil, err
 	}
+	return r, nil
+}
+
+// checkDecoded applies the rules of the Python stores once every member
+// is read: run_id is required, status must be known, vars default to {}.
+func (r *RunState) checkDecoded() error {
 	if r.RunID == "" {
-		return nil, fmt.Errorf("field \"run_id\" is missing")
+		return fmt.Errorf("field \"run_id\" is missing")
 	}
-	if r.WorkflowID, err = getString(m, "workflow_id"); err != nil {
-		return nil, err
-	}
-	st, err := getString(m, "status")
-	if err != nil {
-		return nil, err
-	}
-	r.Status = RunStatus(st)
 	if !r.Status.Valid() {
-		return nil, fmt.Errorf("field \"status\": unknown run status %q", st)
-	}
-	if r.CurrentNode, err = getString(m, "current_node"); err != nil {
-		return nil, err
-	}
-	if r.Vars, err = getObject(m, "vars"); err != nil {
-		return nil, err
+		return fmt.Errorf("field \"status\": unknown run status %q", r.Status)
 	}
 	if r.Vars == nil {
 		r.Vars = map[string]any{}
 	}
-	if r.Waiting, err = DecodeWaitState(m["waiting"]); err != nil {
-		return nil, err
+	return nil
+}
+
+// set assigns one member of the wire object; unknown keys are ignored.
+func (r *RunState) set(key string, v any) error {
+	var err error
+	switch key {
+	case "run_id":
+		r.RunID, err = asString(key, v)
+	case "workflow_id":
+		r.WorkflowID, err = asString(key, v)
+	case "status":
+		var st string
+		st, err = asString(key, v)
+		r.Status = RunStatus(st)
+	case "current_node":
+		r.CurrentNode, err = asString(key, v)
+	case "vars":
+		r.Vars, err = asObject(key, v)
+	case "waiting":
+		r.Waiting, err = DecodeWaitState(v)
+	case "output":
+		r.Output, err = asObject(key, v)
+	case "error":
+		r.Error, err = asString(key, v)
+	case "created_at":
+		r.CreatedAt, err = asTime(key, v)
+	case "updated_at":
+		r.UpdatedAt, err = asTime(key, v)
+	case "actor_id":
+		r.ActorID, err = asString(key, v)
+	case "session_id":
+		r.SessionID, err = asString(key, v)
+	case "parent_run_id":
+		r.ParentRunID, err = asString(key, v)
 	}
-	if r.Output, err = getObject(m, "output"); err != nil {
-		return nil, err
-	}
-	if r.Error, err = getString(m, "error"); err != nil {
-		return nil, err
-	}
-	if r.CreatedAt, err = getTime(m, "created_at"); err != nil {
-		return nil, err
-	}
-	if r.UpdatedAt, err = getTime(m, "updated_at"); err != nil {
-		return nil, err
-	}
-	if r.ActorID, err = getString(m, "actor_id"); err != nil {
-		return nil, err
-	}
-	if r.SessionID, err = getString(m, "session_id"); err != nil {
-		return nil, err
-	}
-	if r.ParentRunID, err = getString(m, "parent_run_id"); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return err
 }

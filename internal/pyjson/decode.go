@@ -92,6 +92,14 @@ func (e *SyntaxError) Error() string {
 type decoder struct {
 	data []byte
 	pos  int
+	// members is a stack of decoded object members: an object's members
+	// are gathered here, then the map is made at its final size.
+	members []member
+}
+
+type member struct {
+	key   string
+	value any
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
@@ -177,18 +185,19 @@ func (d *decoder) number() (any, error) {
 
 func (d *decoder) object(depth int) (any, error) {
 	d.pos++ // {
-	m := make(map[string]any)
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
-		return m, nil
+		return map[string]any{}, nil
 	}
+	base := len(d.members)
+	defer func() { d.members = d.members[:base] }()
 	for {
 		d.skipSpace()
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return nil, d.errorf("expected an object key")
 		}
-		k, err := d.string()
+		k, err := d.key()
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +211,7 @@ func (d *decoder) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		m[k] = v
+		d.members = append(d.members, member{k, v})
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return nil, d.errorf("unexpected end of input in object")
@@ -212,11 +221,36 @@ func (d *decoder) object(depth int) (any, error) {
 			d.pos++
 		case '}':
 			d.pos++
+			ms := d.members[base:]
+			m := make(map[string]any, len(ms))
+			for _, mb := range ms {
+				m[mb.key] = mb.value
+			}
 			return m, nil
 		default:
 			return nil, d.errorf("expected ',' or '}' in object")
 		}
 	}
+}
+
+// key decodes an object key, reusing the string of a well-known key so
+// decoding records and run states does not allocate their keys.
+func (d *decoder) key() (string, error) {
+	start := d.pos + 1
+	for i := start; i < len(d.data) && i-start <= maxInternLen; i++ {
+		c := d.data[i]
+		if c == '"' {
+			if k, ok := internedKeys[string(d.data[start:i])]; ok {
+				d.pos = i + 1
+				return k, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	return d.string()
 }
 
 func (d *decoder) array(depth int) (any, error) {
@@ -358,4 +392,93 @@ func toValidUTF8(s string) string {
 		out = append(out, r)
 	}
 	return string(out)
+}
+
+const maxInternLen = 32
+
+// internedKeys are the keys of the runtime's own JSON objects.
+var internedKeys = func() map[string]string {
+	keys := []string{
+		// RunState, WaitState, Effect
+		"run_id", "workflow_id", "status", "current_node", "vars", "waiting", "output", "error",
+		"created_at", "updated_at", "actor_id", "session_id", "parent_run_id", "reason", "wait_key",
+		"until", "resume_to_node", "result_key", "prompt", "choices", "allow_free_text", "details",
+		"type", "payload",
+		// StepRecord
+		"step_id", "node_id", "effect", "result", "started_at", "ended_at", "attempt",
+		"idempotency_key", "prev_hash", "record_hash", "signature",
+		// common vars and results
+		"_limits", "_runtime", "_temp", "context", "scratchpad", "messages", "node_traces",
+		"node_outputs", "effects", "prev_node_id", "prev_next_node", "effect_seq", "completed",
+		"name", "scope", "text", "emitted", "steps", "ts", "duration_ms", "reused_prior_result",
+		"wait", "value", "success", "mode", "results", "call_id", "content", "role", "metadata",
+		"max_iterations", "current_iteration", "max_tokens", "max_output_tokens", "max_input_tokens",
+		"estimated_tokens_used", "max_history_messages", "warn_iterations_pct", "warn_tokens_pct",
+		"resumed", "via", "wait_reason", "sub_run_id", "response", "answer",
+	}
+	m := make(map[string]string, len(keys))
+	for _, k := range keys {
+		m[k] = k
+	}
+	return m
+}()
+
+// DecodeObjectFunc parses a JSON object and calls fn with each member in
+// document order, without building the object itself: decoders of known
+// shapes (ledger records, run states) fill their structs directly.
+func DecodeObjectFunc(data []byte, fn func(key string, value any) error) error {
+	d := decoder{data: data}
+	d.skipSpace()
+	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
+		if d.pos >= len(d.data) {
+			return d.errorf("unexpected end of input")
+		}
+		return d.errorf("expected a JSON object")
+	}
+	d.pos++
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+	} else {
+		for {
+			d.skipSpace()
+			if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+				return d.errorf("expected an object key")
+			}
+			k, err := d.key()
+			if err != nil {
+				return err
+			}
+			d.skipSpace()
+			if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+				return d.errorf("expected ':' after object key")
+			}
+			d.pos++
+			d.skipSpace()
+			v, err := d.value(1)
+			if err != nil {
+				return err
+			}
+			if err := fn(k, v); err != nil {
+				return err
+			}
+			d.skipSpace()
+			if d.pos >= len(d.data) {
+				return d.errorf("unexpected end of input in object")
+			}
+			if d.data[d.pos] == '}' {
+				d.pos++
+				break
+			}
+			if d.data[d.pos] != ',' {
+				return d.errorf("expected ',' or '}' in object")
+			}
+			d.pos++
+		}
+	}
+	d.skipSpace()
+	if d.pos != len(d.data) {
+		return d.errorf("unexpected data after the JSON value")
+	}
+	return nil
 }

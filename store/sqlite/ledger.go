@@ -93,7 +93,9 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.r.ledgerList.QueryContext(ctx, p.RunID, p.After, limit)
+	stmt, release := s.reader(s.w.ledgerList, s.r.ledgerList)
+	defer release()
+	rows, err := stmt.QueryContext(ctx, p.RunID, p.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 	}

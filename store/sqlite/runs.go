@@ -130,7 +130,9 @@ func waitIndexStatus(reason durable.WaitReason) string {
 func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
 	var text []byte
 	var version int64
-	err := s.r.runGet.QueryRowContext(ctx, runID).Scan(&text, &version)
+	stmt, release := s.reader(s.w.runGet, s.r.runGet)
+	err := stmt.QueryRowContext(ctx, runID).Scan(&text, &version)
+	release()
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: run %s: %w", runID, store.ErrNotFound)
 	}

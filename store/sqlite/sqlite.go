@@ -201,6 +201,23 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 	return nil
 }
 
+// reader picks the connection of a hot read: the writer connection when
+// no write holds it (its page cache holds what was just written, and no
+// second connection has to map the WAL), else the reader pool. release
+// must be called when the read is done.
+func (s *Store) reader(w, r *sql.Stmt) (stmt *sql.Stmt, release func()) {
+	select {
+	case s.wsem <- struct{}{}:
+		if s.closed {
+			<-s.wsem
+			return r, func() {}
+		}
+		return w, func() { <-s.wsem }
+	default:
+		return r, func() {}
+	}
+}
+
 // rollback ends a failed transaction. A failed COMMIT may already have
 // ended it, so "no transaction is active" is not worth reporting.
 func (s *Store) rollback(ctx context.Context) {
