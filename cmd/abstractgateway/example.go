@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
@@ -114,7 +115,8 @@ func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.R
 		seen = int64(len(recs))
 		switch {
 		case st.Status.Terminal():
-			fmt.Fprintf(out, "run %s %s: %v\n", runID, st.Status, st.Output)
+			b, _ := pyjson.Marshal(st.Output, pyjson.Style{Compact: true})
+			fmt.Fprintf(out, "run %s %s: %s\n", runID, st.Status, b)
 			return nil
 		case st.Status == durable.RunWaiting && st.Waiting.Reason == durable.WaitUser:
 			text := answer
@@ -124,7 +126,10 @@ func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.R
 				if err != nil && !errors.Is(err, io.EOF) {
 					return err
 				}
-				text = strings.TrimSpace(line)
+				if text = strings.TrimSpace(line); text == "" && errors.Is(err, io.EOF) {
+					fmt.Fprintf(out, "\nrun %s waits for an answer; run the command again (or with --answer TEXT) to continue it\n", runID)
+					return nil
+				}
 			}
 			if _, err := rt.Resume(ctx, runtime.ResumeParams{RunID: runID, WaitKey: st.Waiting.WaitKey,
 				Payload: map[string]any{"text": text}, MaxSteps: -1}); err != nil {
@@ -147,7 +152,8 @@ func printRecord(out io.Writer, r *durable.StepRecord) {
 	}
 	fmt.Fprintf(out, "  #%d %-8s %-10s %-13s", r.Seq, r.NodeID, r.Status, kind)
 	if r.Result != nil {
-		fmt.Fprintf(out, " %v", r.Result)
+		b, _ := pyjson.Marshal(r.Result, pyjson.Style{Compact: true})
+		fmt.Fprintf(out, " %s", b)
 	}
 	if r.Error != "" {
 		fmt.Fprintf(out, " error=%s", r.Error)

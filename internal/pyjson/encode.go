@@ -378,8 +378,6 @@ func (e *encoder) foreign(v any, depth int) error {
 	return e.value(t, depth)
 }
 
-
-
 // SortedKeys returns the keys of m in code-point order (the order of
 // Python's sort_keys for str keys).
 func SortedKeys(m map[string]any) []string {
