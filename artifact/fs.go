@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -218,7 +219,7 @@ func (s *FS) writeBlob(blobID string, content []byte) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	return writeFileAtomic(path, content)
+	return atomicfile.Write(path, content, atomicfile.Options{})
 }
 
 // writeMeta writes m's ref file and indexes it. Callers hold s.mu.
@@ -230,38 +231,10 @@ func (s *FS) writeMeta(m *Metadata) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.refPath(m.ArtifactID), b); err != nil {
+	if err := atomicfile.Write(s.refPath(m.ArtifactID), b, atomicfile.Options{}); err != nil {
 		return err
 	}
 	s.index[m.ArtifactID] = m
-	return nil
-}
-
-// writeFileAtomic writes data to a temporary file next to path, syncs it
-// and renames it into place; the temporary file is removed on error.
-func writeFileAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
 	return nil
 }
 

@@ -2,10 +2,9 @@ package snapshot
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,7 +63,7 @@ func (j *JSONStore) Save(ctx context.Context, s *durable.Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("snapshot: encoding %s: %w", s.SnapshotID, err)
 	}
-	if err := writeAtomic(path, data); err != nil {
+	if err := atomicfile.Write(path, data, atomicfile.Options{}); err != nil {
 		return fmt.Errorf("snapshot: saving %s: %w", s.SnapshotID, err)
 	}
 	return nil
@@ -143,35 +142,4 @@ func (j *JSONStore) List(ctx context.Context, p ListParams) ([]*durable.Snapshot
 		}
 	}
 	return sortAndLimit(out, p.Limit), nil
-}
-
-// writeAtomic writes data to <path>.<32 hex>.tmp, syncs it and renames it
-// over path; the temp file is removed on error.
-func writeAtomic(path string, data []byte) (err error) {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	tmp := path + "." + hex.EncodeToString(b[:]) + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("creating temp file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmp, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("renaming %s: %w", tmp, err)
-	}
-	return nil
 }

@@ -43,8 +43,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"hash/fnv"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -171,36 +171,10 @@ func checkID(kind, id string) error {
 func (s *Store) runPath(id string) string    { return filepath.Join(s.dir, "run_"+id+".json") }
 func (s *Store) ledgerPath(id string) string { return filepath.Join(s.dir, "ledger_"+id+".jsonl") }
 
-// writeAtomic writes data to path through a temp file in the same
-// directory (<path>.<32 hex>.tmp), synced unless NoSync, renamed into
-// place; the temp file is removed on any error.
-func (s *Store) writeAtomic(path string, data []byte) (err error) {
-	tmp := path + "." + randomHex() + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("creating temp file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if !s.noSync {
-		if err = f.Sync(); err != nil {
-			return fmt.Errorf("syncing %s: %w", tmp, err)
-		}
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmp, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("renaming %s: %w", tmp, err)
-	}
-	return s.syncDir()
+// writeAtomic replaces path through a synced temp file (unless NoSync)
+// and makes the rename durable with a directory sync.
+func (s *Store) writeAtomic(path string, data []byte) error {
+	return atomicfile.Write(path, data, atomicfile.Options{NoSync: s.noSync, SyncDir: true})
 }
 
 // syncDir fsyncs the directory so a rename or a new file survives a power
@@ -209,15 +183,7 @@ func (s *Store) syncDir() error {
 	if s.noSync {
 		return nil
 	}
-	d, err := os.Open(s.dir)
-	if err != nil {
-		return fmt.Errorf("opening dir for sync: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
-		return fmt.Errorf("syncing dir: %w", err)
-	}
-	return nil
+	return atomicfile.SyncDir(s.dir)
 }
 
 func randomHex() string {

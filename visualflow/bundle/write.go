@@ -5,9 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 )
 
@@ -72,30 +71,12 @@ func Write(w io.Writer, b *Bundle) error {
 }
 
 // WriteFile writes b to path atomically (temp file, fsync, rename).
-func WriteFile(path string, b *Bundle) (err error) {
+func WriteFile(path string, b *Bundle) error {
 	var buf bytes.Buffer
 	if err := Write(&buf, b); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".bundle-*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing bundle file %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(buf.Bytes()); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing bundle file %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, buf.Bytes(), atomicfile.Options{}); err != nil {
 		return fmt.Errorf("writing bundle file %s: %w", path, err)
 	}
 	return nil

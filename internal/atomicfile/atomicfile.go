@@ -1,0 +1,81 @@
+// Package atomicfile replaces files so that a reader, or a process
+// restarted after a crash, sees either the old content or the new one,
+// never a torn mix.
+package atomicfile
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Options tunes Write.
+type Options struct {
+	// NoSync skips every fsync: the replacement survives a process crash
+	// but not a power loss (what the Python runtime's JSON store does).
+	NoSync bool
+	// SyncDir also fsyncs the directory after the rename, so the new
+	// directory entry itself survives a power loss. Ignored with NoSync.
+	SyncDir bool
+	// Perm is the file mode of a new file; 0 means 0o644.
+	Perm os.FileMode
+}
+
+// Write writes data to a temporary file next to path
+// (<path>.<32 hex>.tmp, the Python runtime's naming), syncs it, and
+// renames it over path. The temporary file is removed on any error.
+func Write(path string, data []byte, opts Options) (err error) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	tmp := path + "." + hex.EncodeToString(b[:]) + ".tmp"
+	perm := opts.Perm
+	if perm == 0 {
+		perm = 0o644
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("creating temp file for %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if !opts.NoSync {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("syncing %s: %w", tmp, err)
+		}
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", tmp, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("renaming %s: %w", tmp, err)
+	}
+	if opts.SyncDir && !opts.NoSync {
+		return SyncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+// SyncDir fsyncs a directory, making renames and new files in it durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("opening %s for sync: %w", dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("syncing directory %s: %w", dir, err)
+	}
+	return nil
+}
