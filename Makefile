@@ -1,7 +1,7 @@
 # Commands mirror the README. `make help` lists them.
 GO ?= go
 
-.PHONY: help example test test/race lint bench verify
+.PHONY: help example test test/race test/postgres lint bench verify
 
 help: ## list the targets
 	@grep -E '^[a-z/]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -12,8 +12,11 @@ example: ## run the example workflow on the embedded SQLite store
 test: ## run every test
 	$(GO) test -count=1 ./...
 
-test/race: ## run the kernel and store tests under the race detector
-	$(GO) test -race -count=1 ./runtime/... ./store/... ./scheduler/... ./durable/... ./internal/pyjson/...
+test/race: ## run every test under the race detector
+	$(GO) test -race -count=1 ./...
+
+test/postgres: ## run the PostgreSQL store tests against a local throw-away server
+	eval "$$(bash .ci/postgres.sh | tail -1)" && $(GO) test -count=1 ./store/postgres/
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

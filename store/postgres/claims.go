@@ -1,0 +1,43 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// RunClaim implements store.RunClaimer with one upsert on run_claims: it
+// takes the claim when there is none, when it has expired (expires_at <=
+// now) or when p.Owner holds it, and then sets expires_at to now + TTL.
+// Racing claimers are serialised by the primary key: the loser's upsert
+// waits for the winner's commit and then finds a live claim. A zero p.Now
+// means the current time (of this process: runners sharing a database
+// need reasonably synchronised clocks, as TTLs are short).
+func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO run_claims (run_id, owner, expires_at) VALUES ($1, $2, $3)
+		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= $4`,
+		p.RunID, p.Owner, now.Add(p.TTL), now)
+	if err != nil {
+		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: run %s is claimed by another owner: %w", p.RunID, store.ErrConflict)
+	}
+	return nil
+}
+
+// RunRelease implements store.RunClaimer: it drops the claim if owner
+// holds it.
+func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM run_claims WHERE run_id = $1 AND owner = $2`, runID, owner); err != nil {
+		return fmt.Errorf("postgres: releasing run %s: %w", runID, err)
+	}
+	return nil
+}

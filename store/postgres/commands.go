@@ -1,0 +1,167 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// CommandAppend implements store.CommandStore: a command_id already
+// stored returns its original seq. Appends lock the one row of
+// command_seq (the last seq handed out) for their transaction, so seqs
+// are gapless (a PostgreSQL sequence would skip the values of duplicates
+// and of rolled back inserts), never reused after a delete, and commit in
+// seq order (a consumer reading after its cursor never misses a command
+// committed late). run_id and type are
+// required; an empty command_id gets a random uuid4 hex and a zero TS the
+// current time (both written back to c, with the seq).
+func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
+	if c.RunID == "" || c.Type == "" {
+		return durable.CommandAppendResult{}, errors.New("postgres: command append: run_id and type are required")
+	}
+	payload := c.Payload
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	payloadJSON, err := pyjson.Marshal(payload, pyjson.Line)
+	if err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("postgres: command append: payload: %w", err)
+	}
+	if c.CommandID == "" {
+		c.CommandID = uuid4Hex()
+	}
+	if c.TS.IsZero() {
+		c.TS = durable.NewTime(time.Now())
+	}
+	var res durable.CommandAppendResult
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		res = durable.CommandAppendResult{}
+		var last int64
+		if err := tx.QueryRow(ctx, `SELECT last_seq FROM command_seq FOR UPDATE`).Scan(&last); err != nil {
+			return fmt.Errorf("locking command_seq: %w", err)
+		}
+		switch err := tx.QueryRow(ctx, `SELECT seq FROM commands WHERE command_id = $1`, c.CommandID).Scan(&res.Seq); {
+		case err == nil:
+			res.Duplicate = true
+			return nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		res.Seq = last + 1
+		if _, err := tx.Exec(ctx, `INSERT INTO commands (seq, command_id, run_id, type, payload_json, ts, client_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, res.Seq, c.CommandID, c.RunID, c.Type, string(payloadJSON),
+			timeArg(c.TS), nullString(c.ClientID)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE command_seq SET last_seq = $1`, res.Seq); err != nil {
+			return err
+		}
+		res.Accepted = true
+		return nil
+	})
+	if err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("postgres: appending command %s: %w", c.CommandID, err)
+	}
+	if res.Accepted {
+		c.Seq = res.Seq
+	}
+	return res, nil
+}
+
+// CommandListAfter implements store.CommandStore; limit <= 0 means 1000.
+func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([]*durable.CommandRecord, int64, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, command_id, run_id, type, payload_json, ts, client_id
+		FROM commands WHERE seq > $1 ORDER BY seq ASC LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, after, fmt.Errorf("postgres: listing commands: %w", err)
+	}
+	defer rows.Close()
+	var out []*durable.CommandRecord
+	next := after
+	for rows.Next() {
+		var c durable.CommandRecord
+		var payload []byte
+		var ts *time.Time
+		var client *string
+		if err := rows.Scan(&c.Seq, &c.CommandID, &c.RunID, &c.Type, &payload, &ts, &client); err != nil {
+			return nil, after, fmt.Errorf("postgres: listing commands: %w", err)
+		}
+		if c.Payload, err = pyjson.DecodeObject(payload); err != nil {
+			return nil, after, fmt.Errorf("postgres: listing commands: command %d payload: %w", c.Seq, err)
+		}
+		if c.Payload == nil {
+			c.Payload = map[string]any{}
+		}
+		c.TS = timeOf(ts)
+		c.ClientID = deref(client)
+		out = append(out, &c)
+		next = c.Seq
+	}
+	if err := rows.Err(); err != nil {
+		return nil, after, fmt.Errorf("postgres: listing commands: %w", err)
+	}
+	return out, next, nil
+}
+
+// CommandLastSeq implements store.CommandStore.
+func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM commands`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres: last command seq: %w", err)
+	}
+	return n, nil
+}
+
+// CommandDeleteByRun implements store.CommandStore.
+func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM commands WHERE run_id = $1`, runID)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// CursorLoad implements store.CommandStore (0 when the consumer has none).
+func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT cursor FROM command_cursors WHERE consumer_id = $1`, consumer).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("postgres: loading cursor %s: %w", consumer, err)
+	}
+	return n, nil
+}
+
+// CursorSave implements store.CommandStore.
+func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES ($1, $2, now())
+		ON CONFLICT (consumer_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
+		consumer, cursor)
+	if err != nil {
+		return fmt.Errorf("postgres: saving cursor %s: %w", consumer, err)
+	}
+	return nil
+}
+
+// uuid4Hex returns a random UUID version 4 as 32 hex digits, like
+// Python's uuid4().hex.
+func uuid4Hex() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,4 @@
+package postgres
+
+// SchemaSQL exposes schemaSQL to the external tests.
+var SchemaSQL = schemaSQL

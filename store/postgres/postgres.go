@@ -1,0 +1,133 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Config configures a Store.
+type Config struct {
+	// URL is the connection string (postgres://user@host:port/db?…, or
+	// the key=value form). Required.
+	URL string
+	// Schema holds the store's tables; it is created when missing.
+	// Default "public".
+	Schema string
+	// Logger receives the store's few log lines (migrations applied,
+	// unreadable rows skipped). Nil discards them.
+	Logger *slog.Logger
+	// MaxConns caps the connection pool; 0 keeps pgxpool's default
+	// (the larger of 4 and the number of CPUs).
+	MaxConns int32
+}
+
+// Store is the PostgreSQL store. Create it with New; it is safe for
+// concurrent use, and several Stores (in several processes) may share one
+// database and schema.
+type Store struct {
+	pool   *pgxpool.Pool
+	schema string
+	log    *slog.Logger
+
+	closeOnce sync.Once
+}
+
+var (
+	_ store.Store           = (*Store)(nil)
+	_ store.AtomicCommitter = (*Store)(nil)
+	_ store.LedgerFinder    = (*Store)(nil)
+	_ store.RunClaimer      = (*Store)(nil)
+)
+
+// New connects to cfg.URL, creates cfg.Schema when missing and applies
+// the pending migrations.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("postgres: config: url is required")
+	}
+	if cfg.MaxConns < 0 {
+		return nil, fmt.Errorf("postgres: config: max conns %d is negative", cfg.MaxConns)
+	}
+	schema := cmp.Or(cfg.Schema, "public")
+	pcfg, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: config: parsing url: %w", err)
+	}
+	if cfg.MaxConns > 0 {
+		pcfg.MaxConns = cfg.MaxConns
+	}
+	// Every connection resolves the unqualified table names in schema.
+	pcfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{schema: schema, log: log.With("component", "store/postgres", "schema", schema)}
+	if s.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+		return nil, fmt.Errorf("postgres: connecting: %w", err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.pool.Close()
+		return nil, fmt.Errorf("postgres: migrating schema %s: %w", schema, err)
+	}
+	return s, nil
+}
+
+// Schema returns the schema holding the store's tables.
+func (s *Store) Schema() string { return s.schema }
+
+// AtomicCommit reports that RunCommit writes records and state in one
+// transaction.
+func (s *Store) AtomicCommit() bool { return true }
+
+// Close closes the pool, waiting for the connections in use to be
+// returned. It is safe to call twice.
+func (s *Store) Close() error {
+	s.closeOnce.Do(s.pool.Close)
+	return nil
+}
+
+// inTx runs fn in one READ COMMITTED transaction and commits it, or rolls
+// it back when fn fails.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// lock names a transaction-level advisory lock: a kind ("migrate",
+// "ledger", "commands") scoped to the store's schema, so stores in other
+// schemas do not wait on each other, and a name within it (a run id).
+type lock struct{ space, name string }
+
+func (s *Store) lockOn(kind, name string) lock {
+	return lock{space: s.schema + "/" + kind, name: name}
+}
+
+// advisoryLockSQL takes a lock until the transaction commits or rolls
+// back. The two 32-bit keys are hashes, so distinct locks may collide:
+// that only makes unrelated writers wait for each other.
+const advisoryLockSQL = `SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))`
+
+// advisoryLock takes l until tx commits or rolls back.
+func advisoryLock(ctx context.Context, tx pgx.Tx, l lock) error {
+	if _, err := tx.Exec(ctx, advisoryLockSQL, l.space, l.name); err != nil {
+		return fmt.Errorf("advisory lock: %w", err)
+	}
+	return nil
+}
+
+// nullString maps "" to SQL NULL.
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

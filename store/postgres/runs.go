@@ -1,0 +1,368 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// runColumns are the columns RunCommit writes, in argument order (see
+// runArgs); run_id and version are handled by each statement.
+const runColumns = `workflow_id, status, wait_reason, wait_until, wait_key, due_at, parent_run_id,
+	actor_id, session_id, updated_at, lifecycle_json, run_json`
+
+const (
+	runInsertSQL = `INSERT INTO runs (` + runColumns + `, created_at, run_id, version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		ON CONFLICT (run_id) DO NOTHING`
+	// created_at is not rewritten: the run's create set it.
+	runUpdateSQL = `UPDATE runs SET workflow_id = $1, status = $2, wait_reason = $3, wait_until = $4,
+		wait_key = $5, due_at = $6, parent_run_id = $7, actor_id = $8, session_id = $9,
+		updated_at = $10, lifecycle_json = $11, run_json = $12, version = version + 1
+		WHERE run_id = $13 AND version = $14`
+)
+
+// RunCommit implements store.RunStore in one transaction: the run row (an
+// INSERT … ON CONFLICT DO NOTHING for a create, an UPDATE … WHERE version
+// = $n otherwise, which locks the row until commit) and the ledger
+// records, whose seqs are allocated under the run's ledger lock (see
+// queueAppend). The due-wait deadline is the row's due_at column. On
+// any error nothing is written and p is unchanged.
+func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run == nil || p.Run.RunID == "" {
+		return errors.New("postgres: commit: run id is required")
+	}
+	r := p.Run
+	args, err := runArgs(r)
+	if err != nil {
+		return fmt.Errorf("postgres: committing run %s: %w", r.RunID, err)
+	}
+	recs, err := encodeRecords(p.Records)
+	if err != nil {
+		return fmt.Errorf("postgres: committing run %s: %w", r.RunID, err)
+	}
+	var firstSeq int64
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		// One round trip for the run row and the records. When the row
+		// is not written the records are rolled back with the rest.
+		var b pgx.Batch
+		if p.Create {
+			b.Queue(runInsertSQL, append(args, timeArg(r.CreatedAt), r.RunID, r.Version+1)...)
+		} else {
+			b.Queue(runUpdateSQL, append(args, r.RunID, r.Version)...)
+		}
+		if len(recs.json) > 0 {
+			s.queueAppend(&b, r.RunID, recs)
+		}
+		br := tx.SendBatch(ctx, &b)
+		err := readCommit(br, p.Create, len(recs.json) > 0, &firstSeq)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if errors.Is(err, errStale) {
+			return staleVersion(ctx, tx, r.RunID, r.Version)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: committing run %s at version %d: %w", r.RunID, r.Version, err)
+	}
+	r.Version++
+	setSeqs(p.Records, firstSeq)
+	return nil
+}
+
+// errStale says an UPDATE … WHERE version = $n changed no row.
+var errStale = errors.New("stale version")
+
+// readCommit reads the results of RunCommit's batch.
+func readCommit(br pgx.BatchResults, create, records bool, firstSeq *int64) error {
+	tag, err := br.Exec()
+	switch {
+	case err != nil:
+		return err
+	case tag.RowsAffected() == 0 && create:
+		return store.ErrAlreadyExists
+	case tag.RowsAffected() == 0:
+		return errStale
+	case !records:
+		return nil
+	}
+	*firstSeq, err = readAppend(br)
+	return err
+}
+
+// staleVersion tells why an UPDATE … WHERE version = $n changed no row.
+func staleVersion(ctx context.Context, tx pgx.Tx, runID string, want int64) error {
+	var have int64
+	switch err := tx.QueryRow(ctx, `SELECT version FROM runs WHERE run_id = $1`, runID).Scan(&have); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return store.ErrNotFound
+	case err != nil:
+		return err
+	default:
+		return fmt.Errorf("stored version is %d, not %d: %w", have, want, store.ErrConflict)
+	}
+}
+
+// runArgs returns the values of runColumns for r. wait_until is the until
+// of any wait that has one; due_at only that of a waiting run (what
+// RunListDue answers from).
+func runArgs(r *durable.RunState) ([]any, error) {
+	runJSON, err := durable.MarshalRun(r, pyjson.Line)
+	if err != nil {
+		return nil, err
+	}
+	var waitReason, waitKey *string
+	var waitUntil, dueAt *time.Time
+	if w := r.Waiting; w != nil {
+		waitReason = nullString(string(w.Reason))
+		waitUntil = timeArg(w.Until)
+		waitKey = nullString(w.WaitKey)
+	}
+	if until, ok := store.Deadline(r); ok {
+		dueAt = timeArg(until)
+	}
+	var lifecycle *string
+	if lc, ok := r.Vars["_run_lifecycle"].(map[string]any); ok {
+		b, err := pyjson.Marshal(lc, pyjson.Line)
+		if err != nil {
+			return nil, fmt.Errorf("encoding vars._run_lifecycle: %w", err)
+		}
+		lifecycle = nullString(string(b))
+	}
+	args := make([]any, 0, 15)
+	return append(args, r.WorkflowID, string(r.Status), waitReason, waitUntil, waitKey, dueAt,
+		nullString(r.ParentRunID), nullString(r.ActorID), nullString(r.SessionID),
+		timeArg(r.UpdatedAt), lifecycle, string(runJSON)), nil
+}
+
+// timeArg maps the zero Time to SQL NULL.
+func timeArg(t durable.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t.Time
+}
+
+// timeOf maps a scanned nullable timestamptz to a durable.Time.
+func timeOf(t *time.Time) durable.Time {
+	if t == nil {
+		return durable.Time{}
+	}
+	return durable.NewTime(*t)
+}
+
+// RunGet implements store.RunStore. A row whose run_json cannot be
+// decoded counts as absent, as in the SQLite store.
+func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	var text []byte
+	var version int64
+	err := s.pool.QueryRow(ctx, `SELECT run_json, version FROM runs WHERE run_id = $1`, runID).Scan(&text, &version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: run %s: %w", runID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: loading run %s: %w", runID, err)
+	}
+	r, err := durable.UnmarshalRun(text)
+	if err != nil {
+		s.log.WarnContext(ctx, "unreadable run_json", "run_id", runID, "error", err)
+		return nil, fmt.Errorf("postgres: run %s: unreadable run_json (%v): %w", runID, err, store.ErrNotFound)
+	}
+	r.Version = version
+	return r, nil
+}
+
+// queryRuns runs a SELECT run_json, version … query and decodes the rows,
+// skipping unreadable ones.
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durable.RunState, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*durable.RunState
+	for rows.Next() {
+		var text []byte
+		var version int64
+		if err := rows.Scan(&text, &version); err != nil {
+			return nil, err
+		}
+		r, err := durable.UnmarshalRun(text)
+		if err != nil {
+			s.log.WarnContext(ctx, "skipping unreadable run_json", "error", err)
+			continue
+		}
+		r.Version = version
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// where builds a conjunction of conditions with numbered arguments.
+type where struct {
+	conds []string
+	args  []any
+}
+
+// arg adds v and returns its placeholder.
+func (w *where) arg(v any) string {
+	w.args = append(w.args, v)
+	return "$" + strconv.Itoa(len(w.args))
+}
+
+func (w *where) eq(column, value string) {
+	if value != "" {
+		w.conds = append(w.conds, column+" = "+w.arg(value))
+	}
+}
+
+func (w *where) String() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+// RunList implements store.RunStore: most recently updated first (then
+// run_id descending, as the memory store breaks ties; runs without
+// updated_at last, as SQLite orders NULLs).
+func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
+	var w where
+	w.eq("status", string(p.Status))
+	w.eq("wait_reason", string(p.WaitReason))
+	w.eq("workflow_id", p.WorkflowID)
+	w.eq("session_id", p.SessionID)
+	w.eq("parent_run_id", p.ParentID)
+	if len(p.WaitKeys) > 0 {
+		w.conds = append(w.conds, "wait_key = ANY("+w.arg(p.WaitKeys)+"::text[])")
+	}
+	q := "SELECT run_json, version FROM runs" + w.String() +
+		" ORDER BY updated_at DESC NULLS LAST, run_id DESC LIMIT " + w.arg(store.EffectiveLimit(p.Limit))
+	runs, err := s.queryRuns(ctx, q, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: listing runs: %w", err)
+	}
+	return runs, nil
+}
+
+// RunListDue implements store.RunStore from the partial index on due_at.
+func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
+	rows, err := s.pool.Query(ctx, `SELECT run_id, due_at FROM runs
+		WHERE due_at IS NOT NULL AND due_at <= $1 ORDER BY due_at ASC, run_id ASC LIMIT $2`,
+		p.Now, store.EffectiveLimit(p.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: listing due runs: %w", err)
+	}
+	defer rows.Close()
+	var out []store.DueRun
+	for rows.Next() {
+		var d store.DueRun
+		var due time.Time
+		if err := rows.Scan(&d.RunID, &due); err != nil {
+			return nil, fmt.Errorf("postgres: listing due runs: %w", err)
+		}
+		d.Until = durable.NewTime(due)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: listing due runs: %w", err)
+	}
+	return out, nil
+}
+
+// RunNextDue implements store.RunStore.
+func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
+	var due *time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT MIN(due_at) FROM runs WHERE due_at IS NOT NULL`).Scan(&due); err != nil {
+		return durable.Time{}, fmt.Errorf("postgres: next due run: %w", err)
+	}
+	return timeOf(due), nil
+}
+
+// RunListChildren implements store.RunStore, oldest first: ORDER BY
+// created_at, run_id as in the SQLite store.
+func (s *Store) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
+	var w where
+	w.conds = append(w.conds, "parent_run_id = "+w.arg(parentID))
+	w.eq("status", string(status))
+	runs, err := s.queryRuns(ctx, "SELECT run_json, version FROM runs"+w.String()+
+		" ORDER BY created_at ASC NULLS FIRST, run_id ASC", w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: listing children of %s: %w", parentID, err)
+	}
+	return runs, nil
+}
+
+// RunIndex implements store.RunStore from the row columns, without
+// decoding run_json (vars._run_lifecycle has a column of its own).
+func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.RunIndexRow, error) {
+	var w where
+	w.eq("status", string(p.Status))
+	w.eq("workflow_id", p.WorkflowID)
+	w.eq("session_id", p.SessionID)
+	if p.RootOnly {
+		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
+	}
+	q := `SELECT run_id, workflow_id, status, wait_reason, wait_until, parent_run_id, actor_id,
+		session_id, created_at, updated_at, lifecycle_json FROM runs` + w.String() +
+		" ORDER BY updated_at DESC NULLS LAST, run_id DESC LIMIT " + w.arg(store.EffectiveLimit(p.Limit))
+	rows, err := s.pool.Query(ctx, q, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: listing run index: %w", err)
+	}
+	defer rows.Close()
+	var out []store.RunIndexRow
+	for rows.Next() {
+		var row store.RunIndexRow
+		var status string
+		var reason, parent, actor, session, lifecycle *string
+		var until, created, updated *time.Time
+		if err := rows.Scan(&row.RunID, &row.WorkflowID, &status, &reason, &until, &parent, &actor,
+			&session, &created, &updated, &lifecycle); err != nil {
+			return nil, fmt.Errorf("postgres: listing run index: %w", err)
+		}
+		row.Status = durable.RunStatus(status)
+		row.WaitReason = durable.WaitReason(deref(reason))
+		row.WaitUntil = timeOf(until)
+		row.ParentRunID, row.ActorID, row.SessionID = deref(parent), deref(actor), deref(session)
+		row.CreatedAt, row.UpdatedAt = timeOf(created), timeOf(updated)
+		if lifecycle != nil {
+			if v, err := pyjson.Decode([]byte(*lifecycle)); err == nil {
+				row.RunLifecycle = store.RunLifecycle(map[string]any{"_run_lifecycle": v})
+			}
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: listing run index: %w", err)
+	}
+	return out, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// RunDelete implements store.RunStore: the run row goes (with its
+// deadline); its ledger and commands stay.
+func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM runs WHERE run_id = $1`, runID)
+	if err != nil {
+		return false, fmt.Errorf("postgres: deleting run %s: %w", runID, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
