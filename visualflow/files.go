@@ -9,10 +9,12 @@ import (
 	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
-// runFileNode executes the file nodes (§6.10). read_file, write_file and
-// list_folder_files run; PDF and artifact-store nodes need host
-// capabilities this runtime does not wire yet and fail with a clear error
-// (a function-node failure: the run completes with success=false).
+// runFileNode executes the file nodes (§6.10). read_file, write_file,
+// list_folder_files and the artifact nodes (read_artifact,
+// import_workspace_file, export_artifact, which need the runtime's artifact
+// store) run; the PDF nodes need a host PDF engine this runtime does not
+// wire yet and fail with a clear error (a function-node failure: the run
+// completes with success=false).
 func (s *step) runFileNode(n *node, in map[string]any) (any, error) {
 	switch n.Type {
 	case "read_file":
@@ -21,8 +23,10 @@ func (s *step) runFileNode(n *node, in map[string]any) (any, error) {
 		return writeFile(in)
 	case "list_folder_files":
 		return listFolder(in)
+	case "import_workspace_file", "read_artifact", "export_artifact":
+		return s.runArtifactNode(n, in)
 	}
-	return nil, nodeErrorf("%s requires a host capability (PDF engine or artifact store) that is not configured", n.Type)
+	return nil, nodeErrorf("%s requires a host capability (PDF engine) that is not configured", n.Type)
 }
 
 // resolvePath resolves a user path against the workspace root when one is

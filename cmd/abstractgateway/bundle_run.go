@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
@@ -28,7 +29,8 @@ const exitWaiting = 3 // the run waits for an answer or an event nobody gives
 const bundleRunUsage = `usage: abstractgateway bundle run FILE[:flow] [--input JSON] [--answer TEXT]... [--data-dir DIR]
 
 Runs an entrypoint of a bundle in this process on the embedded SQLite store
-(a temporary one unless --data-dir is given), prints ledger records to
+and a file artifact store (in a temporary directory unless --data-dir is
+given), prints ledger records to
 stderr as they are written, answers ask_user waits with the --answer values
 in order (then on the terminal, when stdin is one), sleeps through
 wait_until waits, and prints the run as JSON on stdout at the end.
@@ -95,12 +97,17 @@ func bundleRunWith(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if fi, ok := cb.Flow(ep); ok && fi.NeedsLLM {
 		fmt.Fprintf(stderr, "bundle run: note: flow %s uses llm_call; no LLM provider is wired in this command yet, so LLM steps fail\n", ep)
 	}
-	st, closeStore, err := openRunStore(ctx, *dataDir)
+	st, dir, closeStore, err := openRunStore(ctx, *dataDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "bundle run: %v\n", err)
 		return 1
 	}
 	defer closeStore()
+	arts, err := artifact.NewFS(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return 1
+	}
 	obs := observe.Wrap(st)
 	follow := obs.Subscribe("", 4096)
 	defer follow.Cancel()
@@ -109,7 +116,7 @@ func bundleRunWith(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintf(stderr, "bundle run: %v\n", err)
 		return 1
 	}
-	rt, err := runtime.New(runtime.Config{Store: obs, Registry: reg, MaxSteps: 10000})
+	rt, err := runtime.New(runtime.Config{Store: obs, Registry: reg, Artifacts: arts, MaxSteps: 10000})
 	if err != nil {
 		fmt.Fprintf(stderr, "bundle run: %v\n", err)
 		return 1
@@ -158,25 +165,25 @@ func splitFlowTarget(target string) (path, flow string) {
 }
 
 // openRunStore opens the SQLite store in dir, or in a temporary directory
-// removed on close.
-func openRunStore(ctx context.Context, dir string) (store.Store, func(), error) {
+// removed on close, and returns the directory (artifacts go there too).
+func openRunStore(ctx context.Context, dir string) (store.Store, string, func(), error) {
 	cleanup := func() {}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "abstractgateway-run-")
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
 		dir = tmp
 		cleanup = func() { os.RemoveAll(tmp) }
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	st, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "runtime.sqlite3")})
 	if err != nil {
 		cleanup()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return st, func() { st.Close(); cleanup() }, nil
+	return st, dir, func() { st.Close(); cleanup() }, nil
 }
 
 // bundleDriver drives one run to its end from the command line.

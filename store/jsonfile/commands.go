@@ -133,7 +133,8 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	if !l.tailNL {
 		line = append([]byte{'\n'}, line...)
 	}
-	if err := s.appendFile(s.commandsPath(), line); err != nil {
+	_, statErr := os.Stat(s.commandsPath())
+	if err := s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist)); err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
 	}
 	l.tailNL = true
@@ -144,9 +145,9 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	return durable.CommandAppendResult{Accepted: true, Seq: rec.Seq}, nil
 }
 
-// appendFile appends data to path in one write, synced unless NoSync.
-func (s *Store) appendFile(path string, data []byte) error {
-	_, statErr := os.Stat(path)
+// appendFile appends data to path in one write, synced unless NoSync;
+// when the file is new (created), its directory entry is synced too.
+func (s *Store) appendFile(path string, data []byte, created bool) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
@@ -164,7 +165,7 @@ func (s *Store) appendFile(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("appending to %s: %w", path, err)
 	}
-	if errors.Is(statErr, fs.ErrNotExist) {
+	if created {
 		return s.syncDir()
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
@@ -182,30 +181,9 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord)
 		buf = append([]byte{'\n'}, buf...)
 		prefix = 1
 	}
-	path := s.ledgerPath(runID)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("opening %s: %w", path, err)
-	}
-	n, err := f.Write(buf)
-	if err == nil && n < len(buf) {
-		err = io.ErrShortWrite
-	}
-	if err == nil && !s.noSync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := s.appendFile(s.ledgerPath(runID), buf, st.size == 0); err != nil {
 		s.forgetLedger(runID)
-		return fmt.Errorf("appending to %s: %w", path, err)
-	}
-	if st.size == 0 {
-		// A new file: make its directory entry durable too.
-		if err := s.syncDir(); err != nil {
-			return err
-		}
+		return err
 	}
 	for i, r := range records {
 		seq := st.count + int64(i) + 1

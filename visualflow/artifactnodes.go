@@ -1,0 +1,317 @@
+package visualflow
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+)
+
+// Projection limits of read_artifact (§6.10).
+const (
+	artifactTextMaxChars   = 262144
+	artifactBinaryMaxBytes = 131072
+)
+
+// runArtifactNode executes read_artifact, import_workspace_file and
+// export_artifact (§6.10) against the runtime's artifact store. All three
+// are replay-safe: an import stores content-addressed per run (the same
+// file imported again yields the same id), a read has no side effect and
+// an export rewrites the same bytes.
+func (s *step) runArtifactNode(n *node, in map[string]any) (any, error) {
+	var st artifact.Store
+	if s.rc != nil && s.rc.Runtime() != nil {
+		st = s.rc.Runtime().Artifacts()
+	}
+	if st == nil {
+		return nil, nodeErrorf("%s requires an artifact store, but runtime.Config.Artifacts is not set", n.Type)
+	}
+	ctx := s.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	switch n.Type {
+	case "import_workspace_file":
+		return s.importWorkspaceFile(ctx, st, in)
+	case "read_artifact":
+		return readArtifact(ctx, st, in)
+	default:
+		return exportArtifact(ctx, st, in)
+	}
+}
+
+func (s *step) importWorkspaceFile(ctx context.Context, st artifact.Store, in map[string]any) (any, error) {
+	const name = "import_workspace_file"
+	abs, shown, err := resolvePath(name, in, in["file_path"])
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(abs)
+	if err != nil || info.IsDir() {
+		return nil, nodeErrorf("File not found: %s", shown)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, nodeErrorf("%s: %v", name, err)
+	}
+	filename := filepath.Base(abs)
+	ct := strings.ToLower(trimmed(in["content_type"]))
+	if ct == "" {
+		ct = guessContentType(filename)
+	}
+	sum := sha256.Sum256(data)
+	tags := map[string]string{
+		"kind":     "run_input",
+		"target":   "server",
+		"source":   "workspace",
+		"path":     shown,
+		"filename": filename,
+		"modality": trimmed(in["modality"]),
+		"sha256":   hex.EncodeToString(sum[:]),
+	}
+	if s.run.SessionID != "" {
+		tags["session_id"] = s.run.SessionID
+	}
+	meta, err := st.Put(ctx, artifact.PutParams{Content: data, ContentType: ct, RunID: s.run.RunID, Tags: tags})
+	if err != nil {
+		return nil, nodeErrorf("%s: storing %s: %v", name, shown, err)
+	}
+	ref := artifactRefObject(meta)
+	return map[string]any{
+		"artifact":     ref,
+		"artifact_ref": pyval.DeepCopy(ref),
+		"artifact_id":  meta.ArtifactID,
+		"content_type": meta.ContentType,
+		"size_bytes":   meta.SizeBytes,
+		"source_path":  shown,
+	}, nil
+}
+
+func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (any, error) {
+	const name = "read_artifact"
+	id, err := artifactInputID(name, in["artifact"])
+	if err != nil {
+		return nil, err
+	}
+	meta, data, err := loadArtifact(ctx, st, name, id)
+	if err != nil {
+		return nil, err
+	}
+	filename := meta.Tags["filename"]
+	family := contentFamily(meta.ContentType, filename)
+	ref := artifactRefObject(meta)
+	out := map[string]any{
+		"artifact":       ref,
+		"artifact_ref":   pyval.DeepCopy(ref),
+		"artifact_id":    meta.ArtifactID,
+		"content_type":   meta.ContentType,
+		"content_family": family,
+		"size_bytes":     meta.SizeBytes,
+		"filename":       filename,
+		"source_path":    meta.Tags["path"],
+		"content":        nil,
+		"text":           nil,
+		"json":           nil,
+		"binary_base64":  nil,
+		"is_binary":      false,
+		"truncated":      false,
+	}
+	warnings := []any{}
+	ct := baseContentType(meta.ContentType)
+	setText := func(text string) {
+		if utf8.RuneCountInString(text) > artifactTextMaxChars {
+			total := utf8.RuneCountInString(text)
+			text = cutRunes(text, artifactTextMaxChars)
+			warnings = append(warnings, fmt.Sprintf("#TRUNCATION: artifact text cut to %d of %d characters", artifactTextMaxChars, total))
+			out["truncated"] = true
+		}
+		out["text"] = text
+		out["content"] = text
+	}
+	switch {
+	case ct == "application/json" || family == "json":
+		text := strings.ToValidUTF8(string(data), "\uFFFD")
+		if v, err := pyval.LoadsJSON(text); err == nil {
+			out["text"] = text
+			out["json"] = v
+			out["content"] = pyval.DeepCopy(v)
+		} else {
+			warnings = append(warnings, fmt.Sprintf("#FALLBACK: artifact %s is not valid JSON (%v); returned as text", id, err))
+			setText(text)
+		}
+	case strings.HasPrefix(ct, "text/") || family == "text" || family == "code":
+		setText(strings.ToValidUTF8(string(data), "\uFFFD"))
+	case utf8.Valid(data):
+		setText(string(data))
+	default:
+		chunk := data
+		if len(chunk) > artifactBinaryMaxBytes {
+			chunk = chunk[:artifactBinaryMaxBytes]
+			warnings = append(warnings, fmt.Sprintf("#TRUNCATION: binary artifact cut to %d of %d bytes (base64)", artifactBinaryMaxBytes, len(data)))
+			out["truncated"] = true
+		}
+		b64 := base64.StdEncoding.EncodeToString(chunk)
+		out["binary_base64"] = b64
+		out["content"] = map[string]any{"encoding": "base64", "data": b64}
+		out["is_binary"] = true
+	}
+	out["warnings"] = warnings
+	return out, nil
+}
+
+func exportArtifact(ctx context.Context, st artifact.Store, in map[string]any) (any, error) {
+	const name = "export_artifact"
+	id, err := artifactInputID(name, in["artifact"])
+	if err != nil {
+		return nil, err
+	}
+	abs, shown, err := resolvePath(name, in, in["file_path"])
+	if err != nil {
+		return nil, err
+	}
+	meta, data, err := loadArtifact(ctx, st, name, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, nodeErrorf("%s: %v", name, err)
+	}
+	if err := os.WriteFile(abs, data, 0o644); err != nil {
+		return nil, nodeErrorf("%s: %v", name, err)
+	}
+	sum := sha256.Sum256(data)
+	return map[string]any{
+		"artifact_id":  meta.ArtifactID,
+		"file_path":    shown,
+		"bytes":        int64(len(data)),
+		"sha256":       hex.EncodeToString(sum[:]),
+		"content_type": meta.ContentType,
+	}, nil
+}
+
+// artifactInputID reads an artifact input: a ref object ($artifact or
+// artifact_id, §4.9) or a bare id string.
+func artifactInputID(node string, v any) (string, error) {
+	if s, ok := v.(string); ok {
+		if id := strings.TrimSpace(s); id != "" {
+			return id, nil
+		}
+	} else if id, ok := artifact.MediaRefID(v); ok && strings.TrimSpace(id) != "" {
+		return strings.TrimSpace(id), nil
+	}
+	return "", nodeErrorf("%s requires an artifact (an artifact ref object or an artifact id)", node)
+}
+
+// loadArtifact gets an artifact, mapping store errors to node errors.
+func loadArtifact(ctx context.Context, st artifact.Store, node, id string) (*artifact.Metadata, []byte, error) {
+	meta, data, err := st.Get(ctx, id)
+	switch {
+	case errors.Is(err, artifact.ErrNotFound), errors.Is(err, artifact.ErrInvalidID):
+		return nil, nil, nodeErrorf("%s: artifact not found: %s", node, id)
+	case err != nil:
+		return nil, nil, nodeErrorf("%s: loading artifact %s: %v", node, id, err)
+	}
+	return meta, data, nil
+}
+
+// artifactRefObject is the artifact ref of §4.9, empty fields omitted.
+func artifactRefObject(m *artifact.Metadata) map[string]any {
+	ref := artifact.Ref(m.ArtifactID)
+	ref["artifact_id"] = m.ArtifactID
+	for k, v := range map[string]string{
+		"run_id":       m.RunID,
+		"content_type": m.ContentType,
+		"modality":     m.Tags["modality"],
+		"filename":     m.Tags["filename"],
+		"source_path":  m.Tags["path"],
+	} {
+		if v != "" {
+			ref[k] = v
+		}
+	}
+	ref["size_bytes"] = m.SizeBytes
+	return ref
+}
+
+// guessContentType guesses a content type from a file name
+// (mime.TypeByExtension, lower-cased, parameters such as charset dropped
+// like Python's mimetypes.guess_type), else application/octet-stream.
+func guessContentType(filename string) string {
+	if ct := baseContentType(mime.TypeByExtension(filepath.Ext(filename))); ct != "" {
+		return ct
+	}
+	return artifact.DefaultContentType
+}
+
+// baseContentType is a content type lower-cased without parameters.
+func baseContentType(ct string) string {
+	ct, _, _ = strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// cutRunes returns the first n characters of s.
+func cutRunes(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
+}
+
+var (
+	codeExts = map[string]bool{"py": true, "js": true, "mjs": true, "cjs": true, "ts": true, "tsx": true, "jsx": true,
+		"go": true, "rs": true, "java": true, "kt": true, "c": true, "h": true, "cc": true, "cpp": true, "hpp": true,
+		"cs": true, "rb": true, "php": true, "swift": true, "scala": true, "sh": true, "bash": true, "zsh": true,
+		"ps1": true, "sql": true, "lua": true, "r": true, "pl": true, "css": true, "scss": true, "vue": true, "svelte": true}
+	textExts = map[string]bool{"txt": true, "md": true, "markdown": true, "rst": true, "csv": true, "tsv": true,
+		"log": true, "yaml": true, "yml": true, "toml": true, "ini": true, "cfg": true, "conf": true, "xml": true,
+		"html": true, "htm": true, "jsonl": true, "ndjson": true}
+	documentExts = map[string]bool{"pdf": true, "doc": true, "docx": true, "odt": true, "rtf": true, "epub": true,
+		"ppt": true, "pptx": true, "odp": true, "xls": true, "xlsx": true, "ods": true}
+	archiveExts = map[string]bool{"zip": true, "tar": true, "gz": true, "tgz": true, "bz2": true, "xz": true,
+		"7z": true, "rar": true, "zst": true}
+)
+
+// contentFamily classifies an artifact for read_artifact's projection:
+// json, image, video, audio, code, text, document, archive or other (the
+// family names of §6.10), from its content type then its file name.
+func contentFamily(contentType, filename string) string {
+	ct := baseContentType(contentType)
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(filename)), ".")
+	switch {
+	case ct == "application/json" || strings.HasSuffix(ct, "+json") || ext == "json":
+		return "json"
+	case strings.HasPrefix(ct, "image/"):
+		return "image"
+	case strings.HasPrefix(ct, "video/"):
+		return "video"
+	case strings.HasPrefix(ct, "audio/"):
+		return "audio"
+	case codeExts[ext] || ct == "application/javascript" || ct == "text/javascript" || ct == "text/x-python" ||
+		ct == "application/x-sh" || ct == "text/x-go" || ct == "text/css":
+		return "code"
+	case strings.HasPrefix(ct, "text/") || textExts[ext] || ct == "application/xml" || ct == "application/yaml" ||
+		ct == "application/x-yaml" || ct == "application/toml":
+		return "text"
+	case documentExts[ext] || ct == "application/pdf" || ct == "application/msword" || ct == "application/rtf" ||
+		strings.HasPrefix(ct, "application/vnd.openxmlformats-officedocument.") || strings.HasPrefix(ct, "application/vnd.oasis.opendocument."):
+		return "document"
+	case archiveExts[ext] || ct == "application/zip" || ct == "application/gzip" || ct == "application/x-tar" ||
+		ct == "application/x-7z-compressed" || ct == "application/x-bzip2" || ct == "application/x-xz":
+		return "archive"
+	}
+	return "other"
+}

@@ -1,0 +1,342 @@
+package visualflow
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// pins builds editor pin declarations; "exec-in"/"exec-out" are exec pins.
+func artPins(ids ...string) []any {
+	out := make([]any, 0, len(ids))
+	for _, id := range ids {
+		typ := "any"
+		if strings.HasPrefix(id, "exec-") {
+			typ = "execution"
+		}
+		out = append(out, map[string]any{"id": id, "label": id, "type": typ})
+	}
+	return out
+}
+
+func artEdge(src, sh, dst, th string) map[string]any {
+	return map[string]any{"source": src, "sourceHandle": sh, "target": dst, "targetHandle": th}
+}
+
+// artifactRoundTripFlow: start → import_workspace_file → read_artifact →
+// export_artifact → end, with the interesting outputs wired to the end.
+func artifactRoundTripFlow() map[string]any {
+	endPins := []string{"artifact_id", "import_ct", "size_bytes", "source_path", "ref",
+		"content_type", "content_family", "content", "text", "json", "binary_base64", "is_binary",
+		"warnings", "truncated", "filename", "bytes", "sha256", "exported"}
+	edges := []any{
+		artEdge("start", "exec-out", "imp", "exec-in"),
+		artEdge("imp", "exec-out", "read", "exec-in"),
+		artEdge("read", "exec-out", "exp", "exec-in"),
+		artEdge("exp", "exec-out", "end", "exec-in"),
+		artEdge("start", "file_path", "imp", "file_path"),
+		artEdge("start", "content_type", "imp", "content_type"),
+		artEdge("imp", "artifact", "read", "artifact"),
+		artEdge("imp", "artifact_id", "exp", "artifact"),
+		artEdge("start", "out_path", "exp", "file_path"),
+		artEdge("imp", "artifact_id", "end", "artifact_id"),
+		artEdge("imp", "content_type", "end", "import_ct"),
+		artEdge("imp", "size_bytes", "end", "size_bytes"),
+		artEdge("imp", "source_path", "end", "source_path"),
+		artEdge("imp", "artifact_ref", "end", "ref"),
+		artEdge("exp", "bytes", "end", "bytes"),
+		artEdge("exp", "sha256", "end", "sha256"),
+		artEdge("exp", "file_path", "end", "exported"),
+	}
+	for _, p := range []string{"content_type", "content_family", "content", "text", "json", "binary_base64",
+		"is_binary", "warnings", "truncated", "filename"} {
+		edges = append(edges, artEdge("read", p, "end", p))
+	}
+	return map[string]any{
+		"id": "artifacts", "entryNode": "start",
+		"nodes": []any{
+			map[string]any{"id": "start", "type": "on_flow_start", "data": map[string]any{
+				"inputs": []any{}, "outputs": artPins("exec-out", "file_path", "content_type", "out_path")}},
+			map[string]any{"id": "imp", "type": "import_workspace_file", "data": map[string]any{
+				"inputs":  artPins("exec-in", "file_path", "content_type"),
+				"outputs": artPins("exec-out", "artifact", "artifact_ref", "artifact_id", "content_type", "size_bytes", "source_path")}},
+			map[string]any{"id": "read", "type": "read_artifact", "data": map[string]any{
+				"inputs": artPins("exec-in", "artifact"),
+				"outputs": artPins("exec-out", "artifact", "artifact_ref", "artifact_id", "content_type", "content_family",
+					"size_bytes", "filename", "source_path", "content", "text", "json", "binary_base64", "is_binary", "warnings", "truncated")}},
+			map[string]any{"id": "exp", "type": "export_artifact", "data": map[string]any{
+				"inputs":  artPins("exec-in", "artifact", "file_path"),
+				"outputs": artPins("exec-out", "artifact_id", "file_path", "bytes", "sha256", "content_type")}},
+			map[string]any{"id": "end", "type": "on_flow_end", "data": map[string]any{
+				"inputs": artPins(append([]string{"exec-in"}, endPins...)...), "outputs": []any{}}},
+		},
+		"edges": edges,
+	}
+}
+
+// runArtifactFlow runs flow on a runtime with arts (nil: no store).
+func runArtifactFlow(t *testing.T, flow map[string]any, arts artifact.Store, vars map[string]any) *durable.RunState {
+	t.Helper()
+	wf, err := Compile(flow, CompileOptions{})
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	reg, err := runtime.NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Put(wf); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	rt, err := runtime.New(runtime.Config{
+		Store: memory.New(), Registry: reg, MaxSteps: 1000, Artifacts: arts,
+		Clock: func() time.Time { return fixedClock },
+		NewID: func() string { n++; return fmt.Sprintf("run-%d", n) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s, want completed (output %s)", st.Status, jsonText(t, st.Output))
+	}
+	return st
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func TestArtifactNodesRoundTrip(t *testing.T) {
+	t.Parallel()
+	big := bytes.Repeat([]byte{0xff, 0x00, 0x01}, 50000) // 150000 bytes, not UTF-8
+	cases := []struct {
+		name, file, contentType string
+		data                    []byte
+		check                   func(t *testing.T, out map[string]any)
+	}{
+		{name: "text", file: "notes.txt", data: []byte("héllo\nworld"), check: func(t *testing.T, out map[string]any) {
+			want := map[string]any{"import_ct": "text/plain", "content_type": "text/plain", "content_family": "text",
+				"text": "héllo\nworld", "content": "héllo\nworld", "json": nil, "binary_base64": nil,
+				"is_binary": false, "truncated": false, "filename": "notes.txt"}
+			checkFields(t, out, want)
+		}},
+		{name: "json", file: "data.json", data: []byte(`{"a": [1, "x"]}`), check: func(t *testing.T, out map[string]any) {
+			checkFields(t, out, map[string]any{"import_ct": "application/json", "content_family": "json",
+				"text": `{"a": [1, "x"]}`, "is_binary": false, "binary_base64": nil})
+			if got := jsonText(t, out["json"]); got != jsonText(t, map[string]any{"a": []any{int64(1), "x"}}) {
+				t.Errorf("json = %s", got)
+			}
+			if jsonText(t, out["content"]) != jsonText(t, out["json"]) {
+				t.Errorf("content %s != json %s", jsonText(t, out["content"]), jsonText(t, out["json"]))
+			}
+		}},
+		{name: "binary", file: "blob.bin", data: big, check: func(t *testing.T, out map[string]any) {
+			b64 := base64.StdEncoding.EncodeToString(big[:131072])
+			checkFields(t, out, map[string]any{"import_ct": "application/octet-stream", "content_family": "other",
+				"is_binary": true, "truncated": true, "binary_base64": b64, "text": nil, "json": nil})
+			if c, _ := out["content"].(map[string]any); c["encoding"] != "base64" || c["data"] != b64 {
+				t.Errorf("content = %v", out["content"])
+			}
+			w, _ := out["warnings"].([]any)
+			if len(w) != 1 || !strings.HasPrefix(fmt.Sprint(w[0]), "#TRUNCATION:") {
+				t.Errorf("warnings = %v", out["warnings"])
+			}
+		}},
+		{name: "pin_content_type", file: "page.dat", contentType: " Text/HTML ", data: []byte("<p>hi</p>"), check: func(t *testing.T, out map[string]any) {
+			checkFields(t, out, map[string]any{"import_ct": "text/html", "content_family": "text", "text": "<p>hi</p>"})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			if err := os.WriteFile(filepath.Join(root, tc.file), tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			arts := artifact.NewMemory()
+			vars := map[string]any{"file_path": tc.file, "content_type": tc.contentType,
+				"out_path": "exported/sub/" + tc.file, "workspace_root": root}
+			st := runArtifactFlow(t, artifactRoundTripFlow(), arts, vars)
+			out := st.Output
+			if out["success"] != true {
+				t.Fatalf("output %s", jsonText(t, out))
+			}
+			id := artifact.ComputeID(st.RunID, tc.data)
+			checkFields(t, out, map[string]any{"artifact_id": id, "size_bytes": int64(len(tc.data)),
+				"source_path": tc.file, "bytes": int64(len(tc.data)), "sha256": sha256Hex(tc.data),
+				"exported": "exported/sub/" + tc.file})
+			ref, _ := out["ref"].(map[string]any)
+			if ref["$artifact"] != id || ref["artifact_id"] != id || ref["run_id"] != st.RunID || ref["filename"] != tc.file {
+				t.Errorf("ref = %v", ref)
+			}
+			got, err := os.ReadFile(filepath.Join(root, "exported", "sub", tc.file))
+			if err != nil || !bytes.Equal(got, tc.data) {
+				t.Errorf("exported bytes differ (err %v)", err)
+			}
+			meta, err := arts.Metadata(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantTags := map[string]string{"kind": "run_input", "target": "server", "source": "workspace",
+				"path": tc.file, "filename": tc.file, "modality": "", "sha256": sha256Hex(tc.data)}
+			if fmt.Sprint(meta.Tags) != fmt.Sprint(wantTags) {
+				t.Errorf("tags = %v, want %v", meta.Tags, wantTags)
+			}
+			if meta.RunID != st.RunID {
+				t.Errorf("artifact run id %q, want %q", meta.RunID, st.RunID)
+			}
+			tc.check(t, out)
+		})
+	}
+}
+
+// checkFields compares selected output fields as JSON.
+func checkFields(t *testing.T, out, want map[string]any) {
+	t.Helper()
+	for k, v := range want {
+		if g, w := jsonText(t, out[k]), jsonText(t, v); g != w {
+			t.Errorf("%s = %s, want %s", k, g, w)
+		}
+	}
+}
+
+func TestImportIsReplaySafe(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("same"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	arts := artifact.NewMemory()
+	s := &step{ctx: context.Background(), run: &durable.RunState{RunID: "r1", SessionID: "sess"}}
+	in := map[string]any{"file_path": "a.txt", "workspace_root": root}
+	a, err := s.importWorkspaceFile(context.Background(), arts, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.importWorkspaceFile(context.Background(), arts, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jsonText(t, a) != jsonText(t, b) {
+		t.Errorf("re-import differs:\n%s\n%s", jsonText(t, a), jsonText(t, b))
+	}
+	all, _ := arts.ListAll(context.Background(), 0)
+	if len(all) != 1 || all[0].Tags["session_id"] != "sess" {
+		t.Errorf("artifacts after two imports: %d (tags %v)", len(all), all[0].Tags)
+	}
+}
+
+func TestReadArtifactTextTruncation(t *testing.T) {
+	t.Parallel()
+	arts := artifact.NewMemory()
+	text := strings.Repeat("é", artifactTextMaxChars+10)
+	meta, err := arts.Put(context.Background(), artifact.PutParams{Content: []byte(text), ContentType: "application/octet-stream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := readArtifact(context.Background(), arts, map[string]any{"artifact": meta.ArtifactID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := r.(map[string]any)
+	if s, _ := out["text"].(string); len([]rune(s)) != artifactTextMaxChars || out["truncated"] != true || out["is_binary"] != false {
+		t.Errorf("text runes %d, truncated %v", len([]rune(s)), out["truncated"])
+	}
+	if w, _ := out["warnings"].([]any); len(w) != 1 || !strings.HasPrefix(fmt.Sprint(w[0]), "#TRUNCATION:") {
+		t.Errorf("warnings = %v", out["warnings"])
+	}
+}
+
+// singleNodeFlow is start → <typ> → end, the node's inputs from vars.
+func singleNodeFlow(typ string, in ...string) map[string]any {
+	edges := []any{artEdge("start", "exec-out", "n", "exec-in"), artEdge("n", "exec-out", "end", "exec-in")}
+	for _, p := range in {
+		edges = append(edges, artEdge("start", p, "n", p))
+	}
+	return map[string]any{
+		"id": "single", "entryNode": "start",
+		"nodes": []any{
+			map[string]any{"id": "start", "type": "on_flow_start", "data": map[string]any{
+				"inputs": []any{}, "outputs": artPins(append([]string{"exec-out"}, in...)...)}},
+			map[string]any{"id": "n", "type": typ, "data": map[string]any{
+				"inputs": artPins(append([]string{"exec-in"}, in...)...), "outputs": artPins("exec-out")}},
+			map[string]any{"id": "end", "type": "on_flow_end", "data": map[string]any{
+				"inputs": artPins("exec-in"), "outputs": []any{}}},
+		},
+		"edges": edges,
+	}
+}
+
+func TestArtifactNodeErrors(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, typ string
+		in        []string
+		vars      map[string]any
+		noStore   bool
+		want      string
+	}{
+		{"import_no_store", "import_workspace_file", []string{"file_path"}, map[string]any{"file_path": "a.txt"}, true,
+			"import_workspace_file requires an artifact store, but runtime.Config.Artifacts is not set"},
+		{"read_no_store", "read_artifact", []string{"artifact"}, map[string]any{"artifact": "abc"}, true,
+			"read_artifact requires an artifact store, but runtime.Config.Artifacts is not set"},
+		{"export_no_store", "export_artifact", []string{"artifact", "file_path"}, map[string]any{"artifact": "abc", "file_path": "o.txt"}, true,
+			"export_artifact requires an artifact store, but runtime.Config.Artifacts is not set"},
+		{"read_not_found", "read_artifact", []string{"artifact"}, map[string]any{"artifact": map[string]any{"$artifact": "deadbeef"}}, false,
+			"read_artifact: artifact not found: deadbeef"},
+		{"export_not_found", "export_artifact", []string{"artifact", "file_path"}, map[string]any{"artifact": map[string]any{"artifact_id": "nope"}, "file_path": "o.txt"}, false,
+			"export_artifact: artifact not found: nope"},
+		{"read_no_artifact", "read_artifact", []string{"artifact"}, map[string]any{"artifact": "  "}, false,
+			"read_artifact requires an artifact (an artifact ref object or an artifact id)"},
+		{"export_no_artifact", "export_artifact", []string{"artifact", "file_path"}, map[string]any{"artifact": nil, "file_path": "o.txt"}, false,
+			"export_artifact requires an artifact (an artifact ref object or an artifact id)"},
+		{"export_empty_path", "export_artifact", []string{"artifact", "file_path"}, map[string]any{"artifact": "abc", "file_path": ""}, false,
+			"export_artifact requires a non-empty path"},
+		{"import_missing_file", "import_workspace_file", []string{"file_path"}, map[string]any{"file_path": "nope.txt"}, false,
+			"File not found: nope.txt"},
+		{"import_escape", "import_workspace_file", []string{"file_path"}, map[string]any{"file_path": "../x"}, false,
+			"import_workspace_file path rejected by workspace policy: path escapes the workspace root"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var arts artifact.Store
+			if !tc.noStore {
+				arts = artifact.NewMemory()
+			}
+			tc.vars["workspace_root"] = root
+			st := runArtifactFlow(t, singleNodeFlow(tc.typ, tc.in...), arts, tc.vars)
+			if st.Output["success"] != false || st.Output["error"] != tc.want || st.Output["node"] != "n" {
+				t.Errorf("output %s, want error %q", jsonText(t, st.Output), tc.want)
+			}
+		})
+	}
+}
