@@ -103,10 +103,7 @@ func commandLine(c *durable.CommandRecord) ([]byte, error) {
 // CommandAppend implements store.CommandStore. run_id and type are
 // required and the payload must be JSON; an empty ts is set to now.
 func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
-	if c.RunID == "" || c.Type == "" {
-		return durable.CommandAppendResult{}, errors.New("jsonfile: command append: run_id and type are required")
-	}
-	if err := pyjson.Check(c.Payload, "payload"); err != nil {
+	if _, err := store.PrepareCommand(c, nowTime().Time); err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
 	}
 	if err := s.checkOpen(); err != nil {
@@ -115,9 +112,6 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	l := &s.cmd
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c.CommandID == "" {
-		c.CommandID = randomHex()
-	}
 	if seq, ok := l.byID[c.CommandID]; ok {
 		return durable.CommandAppendResult{Duplicate: true, Seq: seq}, nil
 	}

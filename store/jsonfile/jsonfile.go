@@ -39,8 +39,6 @@ package jsonfile
 
 import (
 	"cmp"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
@@ -184,12 +182,6 @@ func (s *Store) syncDir() error {
 		return nil
 	}
 	return atomicfile.SyncDir(s.dir)
-}
-
-func randomHex() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // nowTime is the store's clock for the timestamps it fills in itself

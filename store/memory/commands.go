@@ -3,21 +3,20 @@ package memory
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 // CommandAppend implements store.CommandStore.
 func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
-	if c.RunID == "" || c.Type == "" {
-		return durable.CommandAppendResult{}, fmt.Errorf("memory: command append: run_id and type are required")
+	if _, err := store.PrepareCommand(c, time.Now()); err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("memory: command append: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.CommandID == "" {
-		c.CommandID = randomHex()
-	}
 	if seq, ok := s.cmdByID[c.CommandID]; ok {
 		return durable.CommandAppendResult{Duplicate: true, Seq: seq}, nil
 	}

@@ -7,8 +7,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sync"
@@ -254,10 +252,4 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 		}
 	}
 	return nil, nil
-}
-
-func randomHex() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

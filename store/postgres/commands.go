@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 // CommandAppend implements store.CommandStore: a command_id already
@@ -24,22 +23,9 @@ import (
 // required; an empty command_id gets a random uuid4 hex and a zero TS the
 // current time (both written back to c, with the seq).
 func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
-	if c.RunID == "" || c.Type == "" {
-		return durable.CommandAppendResult{}, errors.New("postgres: command append: run_id and type are required")
-	}
-	payload := c.Payload
-	if payload == nil {
-		payload = map[string]any{}
-	}
-	payloadJSON, err := pyjson.Marshal(payload, pyjson.Line)
+	payloadJSON, err := store.PrepareCommand(c, time.Now())
 	if err != nil {
-		return durable.CommandAppendResult{}, fmt.Errorf("postgres: command append: payload: %w", err)
-	}
-	if c.CommandID == "" {
-		c.CommandID = uuid4Hex()
-	}
-	if c.TS.IsZero() {
-		c.TS = durable.NewTime(time.Now())
+		return durable.CommandAppendResult{}, fmt.Errorf("postgres: command append: %w", err)
 	}
 	var res durable.CommandAppendResult
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
@@ -154,14 +140,4 @@ func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) e
 		return fmt.Errorf("postgres: saving cursor %s: %w", consumer, err)
 	}
 	return nil
-}
-
-// uuid4Hex returns a random UUID version 4 as 32 hex digits, like
-// Python's uuid4().hex.
-func uuid4Hex() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return hex.EncodeToString(b[:])
 }

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// ErrInvalidCommand is wrapped by CommandAppend errors about the command
+// itself (missing run_id or type, a payload that is not JSON).
+var ErrInvalidCommand = errors.New("invalid command")
+
+// PrepareCommand checks a command before a backend appends it and fills
+// its defaults in place: run_id and type are required, an empty
+// command_id becomes a random uuid4 hex, a zero TS the current time, a nil
+// payload {}. It returns the payload encoded as the Python stores write it.
+func PrepareCommand(c *durable.CommandRecord, now time.Time) ([]byte, error) {
+	if c.RunID == "" || c.Type == "" {
+		return nil, fmt.Errorf("run_id and type are required: %w", ErrInvalidCommand)
+	}
+	if c.Payload == nil {
+		c.Payload = map[string]any{}
+	}
+	payload, err := pyjson.Marshal(c.Payload, pyjson.Line)
+	if err != nil {
+		return nil, fmt.Errorf("payload: %w: %w", err, ErrInvalidCommand)
+	}
+	if c.CommandID == "" {
+		c.CommandID = NewCommandID()
+	}
+	if c.TS.IsZero() {
+		c.TS = durable.NewTime(now)
+	}
+	return payload, nil
+}
+
+// NewCommandID returns a random uuid4 in hex without dashes, the form the
+// Python command stores generate.
+func NewCommandID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return hex.EncodeToString(b[:])
+}
