@@ -35,9 +35,16 @@ const (
 )
 
 type followUp struct {
-	kind  followKind
-	runID string
+	kind   followKind
+	runID  string
+	rounds int // ticks already given to this run by this driver
 }
+
+// maxFollowRounds bounds how many ticks (each up to the runtime's step
+// budget) one call gives a run it drives, so a workflow that loops forever
+// cannot hold its caller; the run is left running, checkpointed, for the
+// next call or the scheduler's recovery.
+const maxFollowRounds = 100
 
 // maxFollowUps bounds the follow-ups of one call, so a workflow that
 // keeps spawning runs cannot trap the caller forever.
@@ -92,6 +99,11 @@ func (d *driver) drain(ctx context.Context) {
 		case followTick:
 			var run *durable.RunState
 			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
+			if err == nil && run != nil && run.Status == durable.RunRunning && f.rounds+1 < maxFollowRounds {
+				// It used its step budget: give it another turn after the
+				// others.
+				d.queue = append(d.queue, followUp{kind: followTick, runID: f.runID, rounds: f.rounds + 1})
+			}
 			if err == nil && run != nil && run.Status.Terminal() && run.ParentRunID != "" {
 				// The child may have ended before its parent's wait was
 				// committed; check the parent now.

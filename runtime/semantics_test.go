@@ -482,3 +482,35 @@ func TestExternalEffectThenBudgetCheckpointsMove(t *testing.T) {
 		t.Fatalf("status %s, effect ran %d times", st.Status, calls.Load())
 	}
 }
+
+// An async child that needs more steps than one tick is driven to its end
+// within the parent's call, and the parent resumes.
+func TestAsyncChildBeyondStepBudget(t *testing.T) {
+	t.Parallel()
+	long := &runtime.Workflow{ID: "long", Entry: "loop", Nodes: map[string]runtime.NodeFunc{
+		"loop": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			n := counter(run, "n")
+			if n >= 250 {
+				return runtime.Complete(map[string]any{"n": n})
+			}
+			run.Vars["n"] = n + 1
+			return runtime.Next("loop")
+		}),
+	}}
+	p := &runtime.Workflow{ID: "p", Entry: "call", Nodes: map[string]runtime.NodeFunc{
+		"call": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+				Payload: map[string]any{"workflow_id": "long", "async": true, "wait": true}, ResultKey: "sub"}, "done")
+		}),
+		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"sub": run.Vars["sub"]})
+		}),
+	}}
+	f := setup(t, p, long)
+	ctx := context.Background()
+	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "p"})
+	st, err := f.rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || st.Status != durable.RunCompleted {
+		t.Fatalf("parent %v %v", st.Status, err)
+	}
+}

@@ -49,6 +49,11 @@ type Config struct {
 	Clock func() time.Time
 }
 
+// maxTicksPerDrive bounds the ticks one drive gives a run that keeps
+// using its whole step budget (a loop that never waits); the run stays
+// running, checkpointed, and Recover continues it later.
+const maxTicksPerDrive = 100
+
 // Stats counts what the scheduler did.
 type Stats struct {
 	RunsResumed int64
@@ -213,7 +218,12 @@ func (s *Scheduler) drive(ctx context.Context, runID string) {
 		}
 		defer func() { _ = s.claimer.RunRelease(context.WithoutCancel(ctx), runID, s.cfg.Owner) }()
 	}
+	// A run that uses its whole step budget is ticked again (a bounded
+	// number of times): nothing else would wake it, as it no longer waits.
 	st, err := s.rt.Tick(ctx, runID, runtime.TickOptions{})
+	for i := 1; err == nil && st.Status == durable.RunRunning && i < maxTicksPerDrive && ctx.Err() == nil; i++ {
+		st, err = s.rt.Tick(ctx, runID, runtime.TickOptions{})
+	}
 	if err != nil {
 		s.failed(runID, err)
 		return

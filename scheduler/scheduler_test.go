@@ -186,3 +186,34 @@ func TestClaimsSkipRunsHeldByAnotherRunner(t *testing.T) {
 		t.Fatalf("released run not ticked: %s", got.Status)
 	}
 }
+
+// A run released from its wait that needs more steps than one tick allows
+// is driven to its end, not left running.
+func TestDriveContinuesPastTheStepBudget(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	long := &runtime.Workflow{ID: "long", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			until := durable.FormatTime(rc.Now().Add(time.Minute))
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil, Payload: map[string]any{"until": until}}, "loop"), nil
+		},
+		"loop": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			n, _ := run.Vars["n"].(int)
+			if n >= 250 {
+				return runtime.Complete(map[string]any{"n": n}), nil
+			}
+			run.Vars["n"] = n + 1
+			return runtime.Next("loop"), nil
+		},
+	}}
+	rt, _ := setup(t, c, long)
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "long"})
+	rt.Tick(ctx, id, runtime.TickOptions{})
+	c.Add(2 * time.Minute)
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now})
+	s.PollOnce(ctx)
+	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {
+		t.Fatalf("run left %s at %s after its release", st.Status, st.CurrentNode)
+	}
+}
