@@ -71,6 +71,8 @@ type Scheduler struct {
 	st      store.Store
 	claimer store.RunClaimer
 	wake    chan struct{}
+	// deadlines signals deadlines committed in this process (WakeStore).
+	deadlines <-chan struct{}
 
 	mu      sync.Mutex
 	stats   Stats
@@ -95,6 +97,9 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Clock = time.Now
 	}
 	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1)}
+	if ws, ok := s.st.(*WakeStore); ok {
+		s.deadlines = ws.wake
+	}
 	if cfg.Claims {
 		c, ok := s.st.(store.RunClaimer)
 		if !ok {
@@ -176,6 +181,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 			t.Stop()
 			return
 		case <-s.wake:
+		case <-s.deadlines:
 		case <-t.C:
 		}
 		t.Stop()

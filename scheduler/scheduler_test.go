@@ -217,3 +217,43 @@ func TestDriveContinuesPastTheStepBudget(t *testing.T) {
 		t.Fatalf("run left %s at %s after its release", st.Status, st.CurrentNode)
 	}
 }
+
+// A deadline committed through a WakeStore wakes a scheduler that would
+// otherwise sleep for its whole poll interval.
+func TestWakeStoreWakesTheLoop(t *testing.T) {
+	t.Parallel()
+	reg, _ := runtime.NewRegistry()
+	rt, err := runtime.New(runtime.Config{Store: scheduler.NewWakeStore(memory.New()), Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *durable.RunState, 1)
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour,
+		OnRunResumed: func(st *durable.RunState) { done <- st }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	wf := waitFlow(20 * time.Millisecond)
+	if err := rt.Registry().Register(wf); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
+	// Ticked directly, not through Scheduled: only the store can tell the
+	// sleeping loop about the new deadline.
+	if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
+		t.Fatalf("%s", st.Status)
+	}
+	select {
+	case st := <-done:
+		if st.RunID != id || st.Status != durable.RunCompleted {
+			t.Fatalf("%s %s", st.RunID, st.Status)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the scheduler slept through the deadline")
+	}
+}
