@@ -2,44 +2,24 @@ package durable
 
 import "github.com/abstractframework/abstractgateway/internal/pyjson"
 
-// Map returns the effect as a generic JSON object (for storing in vars).
-func (e *Effect) Map() map[string]any {
-	if e == nil {
-		return nil
-	}
-	payload := pyjson.CloneObject(e.Payload)
-	if payload == nil {
-		payload = map[string]any{}
-	}
-	return map[string]any{"type": string(e.Type), "payload": payload, "result_key": nullString(e.ResultKey)}
-}
+// Map returns the effect as a generic JSON object (for storing in vars):
+// its wire object, deep-copied.
+func (e *Effect) Map() map[string]any { return orderedMap(e.JSONValue()) }
 
-// Map returns the wait as a generic JSON object with its nine keys.
-func (w *WaitState) Map() map[string]any {
-	if w == nil {
+// Map returns the wait as a generic JSON object with its nine keys: its
+// wire object, deep-copied.
+func (w *WaitState) Map() map[string]any { return orderedMap(w.JSONValue()) }
+
+// orderedMap turns a wire object into a private generic object; nil stays
+// nil.
+func orderedMap(v any) map[string]any {
+	o, ok := v.(pyjson.Ordered)
+	if !ok {
 		return nil
 	}
-	var choices any
-	if w.Choices != nil {
-		cs := make([]any, len(w.Choices))
-		for i, c := range w.Choices {
-			cs[i] = c
-		}
-		choices = cs
+	m := make(map[string]any, len(o))
+	for _, kv := range o {
+		m[kv.Key] = pyjson.Clone(kv.Value)
 	}
-	var details any
-	if w.Details != nil {
-		details = pyjson.CloneObject(w.Details)
-	}
-	return map[string]any{
-		"reason":          string(w.Reason),
-		"wait_key":        nullString(w.WaitKey),
-		"until":           w.Until.jsonValue(),
-		"resume_to_node":  nullString(w.ResumeToNode),
-		"result_key":      nullString(w.ResultKey),
-		"prompt":          nullString(w.Prompt),
-		"choices":         choices,
-		"allow_free_text": w.AllowFreeText,
-		"details":         details,
-	}
+	return m
 }

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -465,16 +464,6 @@ func stringTags(m map[string]any) map[string]string {
 		}
 	}
 	return out
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // dedupStrings keeps the first occurrence of each non-blank string.

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -598,7 +600,7 @@ func (q *memQuery) haystack(qo *queryOwner, span map[string]any, meta *artifact.
 		}
 	}
 	if tags, ok := span["tags"].(map[string]any); ok {
-		for _, k := range sortedKeys(tags) {
+		for _, k := range slices.Sorted(maps.Keys(tags)) {
 			if s, ok := tags[k].(string); ok && s != "" {
 				parts = append(parts, k, s)
 			}
@@ -606,7 +608,7 @@ func (q *memQuery) haystack(qo *queryOwner, span map[string]any, meta *artifact.
 	}
 	if meta != nil {
 		parts = append(parts, meta.ContentType)
-		for _, k := range sortedKeys(meta.Tags) {
+		for _, k := range slices.Sorted(maps.Keys(meta.Tags)) {
 			parts = append(parts, k, meta.Tags[k])
 		}
 	}
@@ -825,7 +827,7 @@ func (q *memQuery) render(byID map[string]map[string]any, summaries map[string]s
 		}
 		if tags, ok := span["tags"].(map[string]any); ok {
 			var kv []string
-			for _, k := range sortedKeys(tags) {
+			for _, k := range slices.Sorted(maps.Keys(tags)) {
 				if s, ok := tags[k].(string); ok && s != "" {
 					kv = append(kv, k+"="+s)
 				}

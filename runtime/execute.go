@@ -34,6 +34,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, error) {
 		if prior != nil && prior.Result != nil {
 			out := Completed(pyjson.Clone(prior.Result))
 			s.trace(plan.NodeID, key, eff, out, true, start)
+			storeResult(run, eff, out)
 			return out, nil
 		}
 	}
@@ -106,20 +107,24 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, error) {
 		out.Error = fmt.Sprintf("Effect failed after %d attempts: %s", attempts, out.Error)
 	}
 	s.trace(plan.NodeID, key, eff, out, false, start)
-	if !ok || !h.Local {
+	storeResult(run, eff, out)
+	if (!ok || !h.Local) && out.Status == OutcomeCompleted {
 		// The outcome of an external effect is made durable at once, so
 		// a crash never repeats it.
-		if out.Status == OutcomeCompleted {
-			s.dirty = true
-			if eff.ResultKey != "" && out.Result != nil {
-				SetPath(run.Vars, eff.ResultKey, out.Result)
-			}
-			if err := s.flush(ctx); err != nil {
-				return Outcome{}, err
-			}
+		s.dirty = true
+		if err := s.flush(ctx); err != nil {
+			return Outcome{}, err
 		}
 	}
 	return out, nil
+}
+
+// storeResult writes a completed, non-null result at the effect's result
+// key (the Python rule: failures and null results write nothing).
+func storeResult(run *durable.RunState, eff *durable.Effect, out Outcome) {
+	if out.Status == OutcomeCompleted && eff.ResultKey != "" && out.Result != nil {
+		SetPath(run.Vars, eff.ResultKey, out.Result)
+	}
 }
 
 // outcomeCancelled is the internal outcome of an attempt interrupted by

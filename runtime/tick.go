@@ -226,9 +226,6 @@ func (s *session) effectStep(ctx context.Context, plan StepPlan) error {
 		}
 		return errStop
 	}
-	if eff.ResultKey != "" && outcome.Result != nil {
-		SetPath(run.Vars, eff.ResultKey, outcome.Result)
-	}
 	if plan.NextNode == "" {
 		return s.finish(ctx, durable.RunCompleted, "", map[string]any{"success": true, "result": outcome.Result})
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -124,4 +125,15 @@ func trim240(s string) string {
 		s = string(r[:240])
 	}
 	return s
+}
+
+// RecordFromRow decodes a ledger row of a SQL backend: the record JSON
+// (stored without seq) and the row's seq.
+func RecordFromRow(seq int64, recordJSON []byte) (*durable.StepRecord, error) {
+	rec, err := durable.UnmarshalRecord(recordJSON)
+	if err != nil {
+		return nil, fmt.Errorf("seq %d: %w", seq, err)
+	}
+	rec.Seq = seq
+	return rec, nil
 }

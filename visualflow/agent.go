@@ -2,6 +2,8 @@ package visualflow
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -412,7 +414,7 @@ func (s *step) appendAgentTurn(n *node, sub map[string]any, task, answer string)
 // flattenSteps returns every node-trace step sorted by ts.
 func flattenSteps(traces map[string]any) []any {
 	var steps []any
-	for _, k := range sortedKeys(traces) {
+	for _, k := range slices.Sorted(maps.Keys(traces)) {
 		t, _ := traces[k].(map[string]any)
 		if l, ok := t["steps"].([]any); ok {
 			steps = append(steps, l...)

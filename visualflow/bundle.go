@@ -3,6 +3,7 @@ package visualflow
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -91,7 +92,7 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 	// Every flow is compiled even when one fails, so all problems of the
 	// bundle are reported together.
 	var errs []error
-	for _, wfID := range sortedKeys(flows) {
+	for _, wfID := range slices.Sorted(maps.Keys(flows)) {
 		flow := flows[wfID]
 		_, _, flowID, _ := bundle.SplitWorkflowID(wfID)
 		co := opts.Compile
@@ -210,7 +211,7 @@ func (p *program) info(flowID string) *FlowInfo {
 			effects["emit_event"] = true
 		}
 	}
-	fi.Effects = sortedKeys(effects)
+	fi.Effects = slices.Sorted(maps.Keys(effects))
 	fi.NeedsLLM = effects["llm_call"]
 	return fi
 }

@@ -3,6 +3,7 @@ package visualflow
 import (
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -500,7 +501,7 @@ func (c *compiler) successors(n *node, edges []edge) error {
 		}
 	}
 	if !ifStyle && !switchStyle {
-		return c.errorf(n.ID, "", "multiple outgoing edges with mixed handles %v. Branching is not yet supported; use a Sequence node for fan-out", sortedKeys(byHandle))
+		return c.errorf(n.ID, "", "multiple outgoing edges with mixed handles %v. Branching is not yet supported; use a Sequence node for fan-out", slices.Sorted(maps.Keys(byHandle)))
 	}
 	for h, t := range byHandle {
 		n.branches[h] = t

@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -171,7 +172,7 @@ func (c *compiler) insertJoin(d *document, byID map[string]*rawNode, t *rawNode,
 	for i, r := range routes {
 		routeIndex[r.Key] = i
 	}
-	for _, pinID := range sortedKeys(overrides) {
+	for _, pinID := range slices.Sorted(maps.Keys(overrides)) {
 		if err := c.insertMux(d, byID, t, pinID, overrides[pinID], routeIndex, len(routes)); err != nil {
 			return err
 		}
@@ -211,7 +212,7 @@ func (c *compiler) insertMux(d *document, byID map[string]*rawNode, t *rawNode, 
 		}
 	}
 	d.Edges = append(d.Edges, edge{joinPrefix + t.ID, "which", muxID, "select"})
-	for _, key := range sortedKeys(perRoute) {
+	for _, key := range slices.Sorted(maps.Keys(perRoute)) {
 		idx, ok := routeIndex[key]
 		if !ok {
 			return c.errorf(t.ID, pinID, "inputRouteOverrides references unknown route key %q", key)

@@ -2,6 +2,8 @@ package visualflow
 
 import (
 	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"maps"
+	"slices"
 )
 
 // mapEffect maps the stored outcome of an effect node onto its output
@@ -141,7 +143,7 @@ func firstArtifact(raw map[string]any) any {
 	}
 	for _, key := range []string{"outputs", "resources"} {
 		group, _ := raw[key].(map[string]any)
-		for _, k := range sortedKeys(group) {
+		for _, k := range slices.Sorted(maps.Keys(group)) {
 			list, _ := group[k].([]any)
 			for _, item := range list {
 				im, _ := item.(map[string]any)

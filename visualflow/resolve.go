@@ -1,6 +1,7 @@
 package visualflow
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/abstractframework/abstractgateway/visualflow/builtin"
@@ -50,7 +51,7 @@ func (s *step) resolveInputs(n *node, base any) (map[string]any, error) {
 			resolved[de.pin] = v
 		}
 	}
-	for _, k := range sortedKeys(n.pinDefaults) {
+	for _, k := range slices.Sorted(maps.Keys(n.pinDefaults)) {
 		if n.connected[k] {
 			continue
 		}
@@ -60,16 +61,6 @@ func (s *step) resolveInputs(n *node, base any) (map[string]any, error) {
 		resolved[k] = pyval.DeepCopy(n.pinDefaults[k])
 	}
 	return resolved, nil
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // first returns the value of the first key present in m.

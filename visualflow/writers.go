@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -41,12 +43,12 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 		if updates == nil {
 			updates = map[string]any{}
 		}
-		for _, k := range sortedKeys(updates) {
+		for _, k := range slices.Sorted(maps.Keys(updates)) {
 			if msg := checkVarName(strings.TrimSpace(k), "Set Variable requires a non-empty variable name."); msg != "" {
 				return s.failWith(n, msg), nil
 			}
 		}
-		for _, k := range sortedKeys(updates) {
+		for _, k := range slices.Sorted(maps.Keys(updates)) {
 			_ = pyval.SetDotted(s.vars, strings.TrimSpace(k), pyval.DeepCopy(updates[k]))
 		}
 		rec = map[string]any{"updates": updates}

@@ -41,7 +41,7 @@ func (p Phase) String() string {
 
 // Store is a killable wrapper. KillAt < 0 never kills.
 type Store struct {
-	store.Store
+	store.Wrapper
 	mu     sync.Mutex
 	calls  int
 	killAt int
@@ -52,7 +52,7 @@ type Store struct {
 // Wrap returns inner, to be killed at persistence call killAt (0-based)
 // in the given phase.
 func Wrap(inner store.Store, killAt int, phase Phase) *Store {
-	return &Store{Store: inner, killAt: killAt, phase: phase}
+	return &Store{Wrapper: store.Wrapper{Store: inner}, killAt: killAt, phase: phase}
 }
 
 // Calls returns how many persistence calls were made.
@@ -68,9 +68,6 @@ func (s *Store) Dead() bool {
 	defer s.mu.Unlock()
 	return s.dead
 }
-
-// AtomicCommit reports the backend's atomicity (the kernel relies on it).
-func (s *Store) AtomicCommit() bool { return store.IsAtomic(s.Store) }
 
 // LedgerFindCompleted forwards the backend's fast path (reads are not
 // persistence points).

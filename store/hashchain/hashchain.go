@@ -22,7 +22,7 @@ import (
 // writer of a run's ledger (the runtime's per-run lock and store claims
 // ensure it).
 type Store struct {
-	store.Store
+	store.Wrapper
 	mu    sync.Mutex
 	heads map[string]string
 }
@@ -31,15 +31,7 @@ var _ store.Store = (*Store)(nil)
 
 // Wrap returns inner with a hash-chained ledger.
 func Wrap(inner store.Store) *Store {
-	return &Store{Store: inner, heads: map[string]string{}}
-}
-
-// AtomicCommit reports the inner store's atomicity.
-func (s *Store) AtomicCommit() bool { return store.IsAtomic(s.Store) }
-
-// LedgerFindCompleted forwards to the inner store's fast path, or scans.
-func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
-	return store.FindCompleted(ctx, s.Store, runID, key)
+	return &Store{Wrapper: store.Wrapper{Store: inner}, heads: map[string]string{}}
 }
 
 // RunCommit chains the records, then commits through the inner store.

@@ -43,7 +43,7 @@ func (s *Subscription) Cancel() { s.cancel() }
 
 // Store wraps a store.Store with ledger subscriptions.
 type Store struct {
-	store.Store
+	store.Wrapper
 	mu   sync.RWMutex
 	subs map[*Subscription]struct{}
 }
@@ -52,7 +52,7 @@ var _ store.Store = (*Store)(nil)
 
 // Wrap returns inner with subscriptions.
 func Wrap(inner store.Store) *Store {
-	return &Store{Store: inner, subs: map[*Subscription]struct{}{}}
+	return &Store{Wrapper: store.Wrapper{Store: inner}, subs: map[*Subscription]struct{}{}}
 }
 
 // Subscribe follows the ledger of runID ("" follows every run) with a
@@ -117,12 +117,4 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	}
 	s.notify(runID, records)
 	return nil
-}
-
-// AtomicCommit reports the inner store's atomicity.
-func (s *Store) AtomicCommit() bool { return store.IsAtomic(s.Store) }
-
-// LedgerFindCompleted forwards the inner store's fast path, or scans.
-func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
-	return store.FindCompleted(ctx, s.Store, runID, key)
 }

@@ -61,7 +61,7 @@ type Config struct {
 // Store is the offloading decorator. Every method it does not override
 // is the inner store's.
 type Store struct {
-	store.Store
+	store.Wrapper
 	artifacts artifact.Store
 	limit     int
 	logger    *slog.Logger
@@ -82,7 +82,7 @@ func Wrap(inner store.Store, artifacts artifact.Store, cfg Config) *Store {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Store{
-		Store:     inner,
+		Wrapper:   store.Wrapper{Store: inner},
 		artifacts: artifacts,
 		limit:     artifact.MaxInlineBytes(cfg.MaxInlineBytes),
 		logger:    logger.WithGroup("offload"),
@@ -92,9 +92,6 @@ func Wrap(inner store.Store, artifacts artifact.Store, cfg Config) *Store {
 // Inner returns the decorated store.
 func (s *Store) Inner() store.Store { return s.Store }
 
-// AtomicCommit reports whether the inner store commits atomically.
-func (s *Store) AtomicCommit() bool { return store.IsAtomic(s.Store) }
-
 // LedgerFindCompleted forwards to the inner store's store.LedgerFinder, or
 // fails with errors.ErrUnsupported when it has none.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
@@ -103,26 +100,6 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 		return nil, fmt.Errorf("offload: inner store has no LedgerFindCompleted: %w", errors.ErrUnsupported)
 	}
 	return f.LedgerFindCompleted(ctx, runID, idempotencyKey)
-}
-
-// RunClaim forwards to the inner store's store.RunClaimer, or fails with
-// errors.ErrUnsupported when it has none.
-func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
-	c, ok := s.Store.(store.RunClaimer)
-	if !ok {
-		return fmt.Errorf("offload: inner store has no RunClaim: %w", errors.ErrUnsupported)
-	}
-	return c.RunClaim(ctx, p)
-}
-
-// RunRelease forwards to the inner store's store.RunClaimer, or fails
-// with errors.ErrUnsupported when it has none.
-func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
-	c, ok := s.Store.(store.RunClaimer)
-	if !ok {
-		return fmt.Errorf("offload: inner store has no RunRelease: %w", errors.ErrUnsupported)
-	}
-	return c.RunRelease(ctx, runID, owner)
 }
 
 // RunCommit offloads the records (and, for a terminal run, the run state)

@@ -143,7 +143,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 		if err := rows.Scan(&seq, &text); err != nil {
 			return nil, fmt.Errorf("postgres: listing ledger of %s: %w", p.RunID, err)
 		}
-		rec, err := decodeRecord(seq, text)
+		rec, err := store.RecordFromRow(seq, text)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: listing ledger of %s: %w", p.RunID, err)
 		}
@@ -153,16 +153,6 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 		return nil, fmt.Errorf("postgres: listing ledger of %s: %w", p.RunID, err)
 	}
 	return out, nil
-}
-
-// decodeRecord decodes record_json and sets the seq of its row.
-func decodeRecord(seq int64, text []byte) (*durable.StepRecord, error) {
-	rec, err := durable.UnmarshalRecord(text)
-	if err != nil {
-		return nil, fmt.Errorf("seq %d: %w", seq, err)
-	}
-	rec.Seq = seq
-	return rec, nil
 }
 
 // LedgerCount implements store.LedgerStore: the run's last seq, as in the
@@ -197,7 +187,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 	}
 	var rec *durable.StepRecord
 	if err == nil {
-		rec, err = decodeRecord(seq, text)
+		rec, err = store.RecordFromRow(seq, text)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: finding completed record %q of %s: %w", idempotencyKey, runID, err)

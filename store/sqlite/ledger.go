@@ -107,7 +107,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 		if err := rows.Scan(&seq, &text); err != nil {
 			return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 		}
-		rec, err := decodeRecord(seq, text)
+		rec, err := store.RecordFromRow(seq, text)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 		}
@@ -119,25 +119,11 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	return out, nil
 }
 
-// decodeRecord decodes record_json and sets the seq of its row.
-func decodeRecord(seq int64, text []byte) (*durable.StepRecord, error) {
-	rec, err := durable.UnmarshalRecord(text)
-	if err != nil {
-		return nil, fmt.Errorf("seq %d: %w", seq, err)
-	}
-	rec.Seq = seq
-	return rec, nil
-}
-
-// LedgerCount implements store.LedgerStore: the run's ledger head, as in
-// the Python store.
+// LedgerCount implements store.LedgerStore: the run's last seq (what
+// Python's ledger_heads.last_seq holds).
 func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 	var n int64
-	err := s.r.ledgerCount.QueryRowContext(ctx, runID).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
+	if err := s.r.ledgerCount.QueryRowContext(ctx, runID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("sqlite: counting ledger of %s: %w", runID, err)
 	}
 	return n, nil
@@ -175,7 +161,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 	}
 	var rec *durable.StepRecord
 	if err == nil {
-		rec, err = decodeRecord(seq, text)
+		rec, err = store.RecordFromRow(seq, text)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: finding completed record %q of %s: %w", idempotencyKey, runID, err)

@@ -2,9 +2,11 @@ package bundle
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,7 +160,7 @@ func TestNamespace(t *testing.T) {
 	}
 	main := ns["demo@dev:main"]
 	if main == nil || main["id"] != "demo@dev:main" || ns["demo@dev:child"]["id"] != "demo@dev:child" {
-		t.Fatalf("namespaced keys = %v", sortedKeys(ns))
+		t.Fatalf("namespaced keys = %v", slices.Sorted(maps.Keys(ns)))
 	}
 	nodes := map[string]map[string]any{}
 	for _, n := range nodeList(main) {

@@ -2,7 +2,9 @@ package bundle
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/visualflow/pyval"
@@ -62,7 +64,7 @@ func ListenerWorkflowID(flowID, nodeID string) string {
 func Namespace(b *Bundle) (map[string]map[string]any, error) {
 	m := b.Manifest
 	out := make(map[string]map[string]any, len(b.Flows))
-	for _, flowID := range sortedKeys(m.Flows) {
+	for _, flowID := range slices.Sorted(maps.Keys(m.Flows)) {
 		src, ok := b.Flows[flowID]
 		if !ok {
 			return nil, fmt.Errorf("namespacing bundle %s: flow %s is not loaded", label(b, b.Source), flowID)

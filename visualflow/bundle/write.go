@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Write writes b as a deflate-compressed `.flow` zip: manifest.json, each
@@ -46,7 +47,7 @@ func Write(w io.Writer, b *Bundle) error {
 	if err := writeEntry(zw, "manifest.json", manifest); err != nil {
 		return fmt.Errorf("writing bundle %s: %w", label(b, b.Source), err)
 	}
-	for _, id := range sortedKeys(m.Flows) {
+	for _, id := range slices.Sorted(maps.Keys(m.Flows)) {
 		data, err := flowData(b, id)
 		if err != nil {
 			return fmt.Errorf("writing bundle %s: flow %s: %w", label(b, b.Source), id, err)
@@ -55,7 +56,7 @@ func Write(w io.Writer, b *Bundle) error {
 			return fmt.Errorf("writing bundle %s: flow %s: %w", label(b, b.Source), id, err)
 		}
 	}
-	for _, name := range sortedKeys(m.Assets) {
+	for _, name := range slices.Sorted(maps.Keys(m.Assets)) {
 		data, ok := b.Assets[name]
 		if !ok {
 			return fmt.Errorf("writing bundle %s: asset %s has no content", label(b, b.Source), name)
@@ -108,13 +109,4 @@ func copyPaths(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
