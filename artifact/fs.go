@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 )
 
 // FS is the file-backed Store, with the layout of the Python

@@ -1,9 +1,10 @@
 package visualflow
 
 import (
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 	"maps"
 	"slices"
+
+	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // mapEffect maps the stored outcome of an effect node onto its output

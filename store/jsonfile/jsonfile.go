@@ -41,7 +41,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"hash/fnv"
 	"log/slog"
 	"os"
@@ -51,6 +50,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"github.com/abstractframework/abstractgateway/store"
 )
 

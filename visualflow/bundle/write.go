@@ -5,10 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"io"
 	"maps"
 	"slices"
+
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 )
 
 // Write writes b as a deflate-compressed `.flow` zip: manifest.json, each

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
 // FormatFloat returns Python's repr of a float: the shortest digits that
@@ -20,18 +22,8 @@ func FormatFloat(f float64) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	}
-	digits, exp, neg := shortestDigits(f)
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	if exp < -4 || exp >= 16 {
-		b.WriteString(mantissa(digits))
-		b.WriteString(exponentSuffix(exp))
-		return b.String()
-	}
-	b.WriteString(fixedFromDigits(digits, exp, true))
-	return b.String()
+	// Finite values are written as JSON writes them (the same repr).
+	return pyjson.FormatFloat(f)
 }
 
 // shortestDigits returns the shortest round-trip decimal digits of |f| (no
@@ -47,14 +39,6 @@ func shortestDigits(f float64) (digits string, exp int, neg bool) {
 	exp, _ = strconv.Atoi(e)
 	digits = strings.Replace(mant, ".", "", 1)
 	return digits, exp, neg
-}
-
-// mantissa renders digits as d[.ddd].
-func mantissa(digits string) string {
-	if len(digits) == 1 {
-		return digits
-	}
-	return digits[:1] + "." + digits[1:]
 }
 
 // exponentSuffix renders e+XX / e-XX with at least two digits.
@@ -92,4 +76,12 @@ func fixedFromDigits(digits string, exp int, dotZero bool) string {
 		return intPart
 	}
 	return intPart + "." + frac
+}
+
+// mantissa renders digits as d[.ddd].
+func mantissa(digits string) string {
+	if len(digits) == 1 {
+		return digits
+	}
+	return digits[:1] + "." + digits[1:]
 }
