@@ -32,10 +32,15 @@ const (
 	// StoreSQLiteFull is SQLite in WAL mode with synchronous=FULL: an
 	// fsync per commit.
 	StoreSQLiteFull = "sqlite_full"
+	// StoreSQLiteShared is StoreSQLite opened shared (sqlite.Config.Shared),
+	// as Python opens its database: no exclusive lock, a reader pool, no
+	// cache. Not part of the Python set; it shows what owning the file
+	// buys.
+	StoreSQLiteShared = "sqlite_shared"
 )
 
 // StoreKinds lists every store kind, the default set first.
-var StoreKinds = []string{StoreMemory, StoreJSON, StoreSQLite, StoreSQLiteFull, StoreJSONFsync}
+var StoreKinds = []string{StoreMemory, StoreJSON, StoreSQLite, StoreSQLiteFull, StoreJSONFsync, StoreSQLiteShared}
 
 // DefaultStores is the set the Python peer measures.
 var DefaultStores = []string{StoreMemory, StoreJSON, StoreSQLite, StoreSQLiteFull}
@@ -58,7 +63,7 @@ func OpenStore(ctx context.Context, kind, dir string) (store.Store, error) {
 			return nil, fmt.Errorf("opening %s store in %s: %w", kind, dir, err)
 		}
 		return st, nil
-	case StoreSQLite, StoreSQLiteFull:
+	case StoreSQLite, StoreSQLiteFull, StoreSQLiteShared:
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", dir, err)
 		}
@@ -66,7 +71,8 @@ func OpenStore(ctx context.Context, kind, dir string) (store.Store, error) {
 		if kind == StoreSQLiteFull {
 			sync = "FULL"
 		}
-		st, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "runtime.sqlite3"), Synchronous: sync})
+		st, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "runtime.sqlite3"), Synchronous: sync,
+			Shared: kind == StoreSQLiteShared})
 		if err != nil {
 			return nil, fmt.Errorf("opening %s store in %s: %w", kind, dir, err)
 		}

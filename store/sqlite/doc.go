@@ -26,14 +26,28 @@
 // 10.3 WAL frames. Python recreates its dropped indexes when it opens the
 // database, which is harmless.
 //
-// # Connections
+// # Connections and ownership
 //
 // SQLite allows one writer at a time, so the store keeps one writer
-// connection, serialises writes in process, and prepares the hot
-// statements on it once; reads go to a small pool of reader connections,
-// which WAL lets run beside the writer. Every connection uses
-// journal_mode=WAL, foreign_keys=ON and busy_timeout=5000;
-// synchronous is NORMAL unless Config.Synchronous says otherwise.
+// connection, serialises writes in process, and prepares its statements
+// on it once. Every connection uses journal_mode=WAL, foreign_keys=ON and
+// busy_timeout=5000; synchronous is NORMAL unless Config.Synchronous says
+// otherwise.
+//
+// By default the store owns its file (locking_mode=EXCLUSIVE, taken when
+// it opens and held until Close): another process cannot open the
+// database, so the WAL index lives in process memory, no transaction
+// takes a file lock, and reads run on the writer connection, one at a
+// time. Owning the file also makes a cache safe: the store keeps stored
+// copies (durable.RunState.StoredCopy) of the runs and ledgers it
+// committed or read last, bounded by Config.CacheBytes, and answers
+// RunGet, LedgerList, LedgerCount, LedgerFindCompleted and the seq
+// allocation of appends from it; what it hands out has the Go types a
+// read from disk would have. Lists and due queries always run SQL.
+//
+// Config.Shared opens the database as Python does: no exclusive lock and
+// no cache, reads on a small pool of reader connections beside the writer
+// (or on the writer when it is free).
 //
 // # Time
 //

@@ -44,9 +44,14 @@ func (s *Store) appendRecords(ctx context.Context, runID string, recs []encodedR
 	if len(recs) == 0 {
 		return 0, nil
 	}
-	var last int64
-	if err := s.w.lastSeq.QueryRowContext(ctx, runID).Scan(&last); err != nil {
-		return 0, fmt.Errorf("allocating ledger seqs: %w", err)
+	last, known := int64(0), false
+	if s.cache != nil {
+		last, known = s.cache.lastSeq(runID)
+	}
+	if !known {
+		if err := s.w.lastSeq.QueryRowContext(ctx, runID).Scan(&last); err != nil {
+			return 0, fmt.Errorf("allocating ledger seqs: %w", err)
+		}
 	}
 	first := last + 1
 	for i, rec := range recs {
@@ -55,6 +60,29 @@ func (s *Store) appendRecords(ctx context.Context, runID string, recs []encodedR
 		}
 	}
 	return first, nil
+}
+
+// cacheAppended tells the cache about records just committed from seq
+// first on (recs are their encodings). Copies are taken before setSeqs
+// touches the caller's records; a record the cache cannot copy makes it
+// forget the run's ledger.
+func (s *Store) cacheAppended(runID string, records []*durable.StepRecord, first int64, recs []encodedRecord) {
+	if len(records) == 0 {
+		return
+	}
+	copies := make([]*durable.StepRecord, len(records))
+	var size int64
+	for i, rec := range records {
+		c, err := rec.StoredCopy()
+		if err != nil {
+			s.cache.ledgerUnknown(runID)
+			return
+		}
+		c.Seq = first + int64(i)
+		copies[i] = c
+		size += int64(len(recs[i].json))
+	}
+	s.cache.appended(runID, copies, size)
 }
 
 func setSeqs(records []*durable.StepRecord, first int64) {
@@ -76,10 +104,10 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 		return nil
 	}
 	var first int64
-	err = s.write(ctx, func(ctx context.Context) error {
+	err = s.writeThen(ctx, func(ctx context.Context) error {
 		first, err = s.appendRecords(ctx, runID, recs)
 		return err
-	})
+	}, func() { s.cacheAppended(runID, records, first, recs) })
 	if err != nil {
 		return fmt.Errorf("sqlite: appending to ledger of %s: %w", runID, err)
 	}
@@ -89,18 +117,27 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 
 // LedgerList implements store.LedgerStore.
 func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
+	st, _, cached, release, err := s.readTurn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
+	}
+	defer release()
+	if cached {
+		if all, ok := s.cache.ledger(p.RunID); ok {
+			return copyRecords(all, p.After, p.Limit), nil
+		}
+	}
 	limit := int64(p.Limit)
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	stmt, release := s.reader(s.w.ledgerList, s.r.ledgerList)
-	defer release()
-	rows, err := stmt.QueryContext(ctx, p.RunID, p.After, limit)
+	rows, err := st.ledgerList.QueryContext(ctx, p.RunID, p.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 	}
 	defer rows.Close()
 	out := []*durable.StepRecord{}
+	var size int64
 	for rows.Next() {
 		var seq int64
 		var text sql.RawBytes // valid until Next: decoded at once, never copied
@@ -112,18 +149,49 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 			return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 		}
 		out = append(out, rec)
+		size += int64(len(text))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 	}
+	if cached && p.After == 0 && (p.Limit <= 0 || len(out) < p.Limit) {
+		// The whole ledger: decoded records are stored copies already.
+		s.cache.putLedger(p.RunID, copyRecords(out, 0, 0), size)
+	}
 	return out, nil
+}
+
+// copyRecords returns copies of the records of all after seq after, at
+// most limit of them (limit <= 0: all).
+func copyRecords(all []*durable.StepRecord, after int64, limit int) []*durable.StepRecord {
+	out := []*durable.StepRecord{}
+	for _, rec := range all {
+		if rec.Seq <= after {
+			continue
+		}
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		out = append(out, rec.Clone())
+	}
+	return out
 }
 
 // LedgerCount implements store.LedgerStore: the run's last seq (what
 // Python's ledger_heads.last_seq holds).
 func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
+	st, _, cached, release, err := s.readTurn(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: counting ledger of %s: %w", runID, err)
+	}
+	defer release()
+	if cached {
+		if n, ok := s.cache.lastSeq(runID); ok {
+			return n, nil
+		}
+	}
 	var n int64
-	if err := s.r.ledgerCount.QueryRowContext(ctx, runID).Scan(&n); err != nil {
+	if err := st.ledgerCount.QueryRowContext(ctx, runID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("sqlite: counting ledger of %s: %w", runID, err)
 	}
 	return n, nil
@@ -133,7 +201,7 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 // so a later append starts again at seq 1.
 func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	var n int64
-	err := s.write(ctx, func(ctx context.Context) error {
+	err := s.writeThen(ctx, func(ctx context.Context) error {
 		res, err := s.wconn.ExecContext(ctx, `DELETE FROM ledger WHERE run_id = ?`, runID)
 		if err != nil {
 			return err
@@ -143,7 +211,7 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 		}
 		_, err = s.wconn.ExecContext(ctx, `DELETE FROM ledger_heads WHERE run_id = ?`, runID)
 		return err
-	})
+	}, func() { s.cache.ledgerDeleted(runID) })
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: deleting ledger of %s: %w", runID, err)
 	}
@@ -151,11 +219,26 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 }
 
 // LedgerFindCompleted implements store.LedgerFinder with a scan of the
-// run's records (narrowed by the primary key).
+// run's records (narrowed by the primary key), or of its cached ledger.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
+	st, _, cached, release, err := s.readTurn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: finding completed record %q of %s: %w", idempotencyKey, runID, err)
+	}
+	defer release()
+	if cached {
+		if all, ok := s.cache.ledger(runID); ok {
+			for _, rec := range all {
+				if rec.Status == durable.StepCompleted && rec.IdempotencyKey == idempotencyKey {
+					return rec.Clone(), nil
+				}
+			}
+			return nil, nil
+		}
+	}
 	var seq int64
 	var text []byte
-	err := s.r.findCompleted.QueryRowContext(ctx, runID, idempotencyKey).Scan(&seq, &text)
+	err = st.findCompleted.QueryRowContext(ctx, runID, idempotencyKey).Scan(&seq, &text)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -144,7 +144,7 @@ func TestPythonDatabase(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
 	writePythonDB(t, path)
-	s := open(t, path)
+	s := openShared(t, path)
 
 	// The Python run loads, at version 0.
 	r, err := s.RunGet(ctx, pyUserRun)
@@ -227,7 +227,7 @@ func TestPythonDatabase(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2 := open(t, path)
+	s2 := openShared(t, path)
 	got, err := s2.RunGet(ctx, pyUserRun)
 	if err != nil || got.Version != 1 || got.Status != durable.RunCompleted {
 		t.Fatalf("after reopen: %+v, %v", got, err)

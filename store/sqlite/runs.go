@@ -30,7 +30,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return fmt.Errorf("sqlite: committing run %s: %w", r.RunID, err)
 	}
 	var firstSeq int64
-	err = s.write(ctx, func(ctx context.Context) error {
+	err = s.writeThen(ctx, func(ctx context.Context) error {
 		args := runArgs(r, runJSON)
 		if p.Create {
 			args = append(args, nullString(r.CreatedAt.String()), r.Version+1, r.RunID)
@@ -55,6 +55,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			return err
 		}
 		return s.indexDeadline(ctx, r, p.Create)
+	}, func() {
+		s.cacheRun(r, r.Version+1, int64(len(runJSON)))
+		s.cacheAppended(r.RunID, p.Records, firstSeq, recs)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: committing run %s at version %d: %w", r.RunID, r.Version, err)
@@ -128,11 +131,19 @@ func waitIndexStatus(reason durable.WaitReason) string {
 // RunGet implements store.RunStore. A row whose run_json cannot be
 // decoded counts as absent, as in the Python store.
 func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	st, _, cached, release, err := s.readTurn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: loading run %s: %w", runID, err)
+	}
+	defer release()
+	if cached {
+		if r := s.cache.state(runID); r != nil {
+			return r, nil
+		}
+	}
 	var text []byte
 	var version int64
-	stmt, release := s.reader(s.w.runGet, s.r.runGet)
-	err := stmt.QueryRowContext(ctx, runID).Scan(&text, &version)
-	release()
+	err = st.runGet.QueryRowContext(ctx, runID).Scan(&text, &version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: run %s: %w", runID, store.ErrNotFound)
 	}
@@ -145,13 +156,33 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 		return nil, fmt.Errorf("sqlite: run %s: unreadable run_json (%v): %w", runID, err, store.ErrNotFound)
 	}
 	r.Version = version
+	if cached {
+		s.cache.putState(runID, r.Clone(), int64(len(text))) // decoded values are stored copies already
+	}
 	return r, nil
+}
+
+// cacheRun caches the state just committed at version; a state the cache
+// cannot copy is dropped from it instead.
+func (s *Store) cacheRun(r *durable.RunState, version, size int64) {
+	c, err := r.StoredCopy()
+	if err != nil {
+		s.cache.dropState(r.RunID)
+		return
+	}
+	c.Version = version
+	s.cache.putState(r.RunID, c, size)
 }
 
 // queryRuns runs a SELECT run_json, version … query and decodes the rows,
 // skipping unreadable ones.
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durable.RunState, error) {
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	_, db, _, release, err := s.readTurn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +251,12 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 // RunListDue implements store.RunStore from wait_index: the deadlines at
 // or before p.Now, compared as normalised text (see the package doc).
 func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
-	rows, err := s.r.listDue.QueryContext(ctx, durable.FormatTime(p.Now), store.EffectiveLimit(p.Limit))
+	st, _, _, release, err := s.readTurn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+	}
+	defer release()
+	rows, err := st.listDue.QueryContext(ctx, durable.FormatTime(p.Now), store.EffectiveLimit(p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
@@ -245,8 +281,13 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 
 // RunNextDue implements store.RunStore.
 func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
+	st, _, _, release, err := s.readTurn(ctx)
+	if err != nil {
+		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
+	}
+	defer release()
 	var due string
-	err := s.r.nextDue.QueryRowContext(ctx).Scan(&due)
+	err = st.nextDue.QueryRowContext(ctx).Scan(&due)
 	if errors.Is(err, sql.ErrNoRows) {
 		return durable.Time{}, nil
 	}
@@ -292,7 +333,12 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 		CASE WHEN json_valid(run_json) AND json_type(run_json, '$.vars._run_lifecycle') = 'object'
 			THEN json_extract(run_json, '$.vars._run_lifecycle') END
 		FROM runs` + w.String() + " ORDER BY updated_at DESC, run_id DESC LIMIT ?"
-	rows, err := s.rdb.QueryContext(ctx, q, append(w.args, store.EffectiveLimit(p.Limit))...)
+	_, db, _, release, err := s.readTurn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
+	}
+	defer release()
+	rows, err := db.QueryContext(ctx, q, append(w.args, store.EffectiveLimit(p.Limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}
@@ -341,7 +387,7 @@ func parseTimeLenient(s string) durable.Time {
 // go; its ledger and commands stay.
 func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 	var existed bool
-	err := s.write(ctx, func(ctx context.Context) error {
+	err := s.writeThen(ctx, func(ctx context.Context) error {
 		res, err := s.w.runDelete.ExecContext(ctx, runID)
 		if err != nil {
 			return err
@@ -353,7 +399,7 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 		existed = n > 0
 		_, err = s.w.waitDelete.ExecContext(ctx, runID)
 		return err
-	})
+	}, func() { s.cache.dropState(runID) })
 	if err != nil {
 		return false, fmt.Errorf("sqlite: deleting run %s: %w", runID, err)
 	}

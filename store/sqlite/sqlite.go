@@ -26,12 +26,25 @@ type Config struct {
 	// (default; in WAL mode a commit survives a process crash, not a
 	// power cut), "FULL" (fsync on every commit) or "OFF".
 	Synchronous string
+	// Shared lets other connections use the database while the store has
+	// it open: other processes (a second runner, the sqlite3 shell, a
+	// Python tool) and, in this process, a pool of reader connections.
+	// By default the store owns the file: it holds SQLite's exclusive
+	// lock from New to Close (a second process opening the file fails),
+	// runs every statement on one connection, and serves recently
+	// committed runs and ledgers from memory (see CacheBytes).
+	Shared bool
+	// CacheBytes bounds the memory cache of a store that owns its file,
+	// counted as the JSON size of the cached runs and records: 0 means
+	// DefaultCacheBytes, negative turns the cache off. A shared store has
+	// no cache (another process may change any row).
+	CacheBytes int64
 	// Logger receives the store's few log lines (migrations applied,
 	// unreadable rows skipped). Nil discards them.
 	Logger *slog.Logger
 }
 
-// readers is the size of the reader connection pool.
+// readers is the size of the reader connection pool of a shared store.
 const readers = 4
 
 // busyTimeoutMS is the PRAGMA busy_timeout of every connection, as in the
@@ -46,13 +59,18 @@ type Store struct {
 
 	wdb   *sql.DB       // the one writer connection's pool
 	wconn *sql.Conn     // the writer connection, pinned
-	wsem  chan struct{} // held while a goroutine writes
+	wsem  chan struct{} // held while a goroutine uses wconn (the writer turn)
 	w     writerStmts
+	rw    readerStmts // the read statements, prepared on wconn
 	// closed is set by Close while it holds wsem.
 	closed bool
 
-	rdb *sql.DB // reader pool
-	r   readerStmts
+	// shared: rdb and r are the reader pool; otherwise every read takes
+	// the writer turn, and cache (nil when turned off) serves hot reads.
+	shared bool
+	rdb    *sql.DB
+	r      readerStmts
+	cache  *hotCache
 
 	closeOnce sync.Once
 	closeErr  error
@@ -88,7 +106,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{path: cfg.Path, log: log.With("component", "store/sqlite"), wsem: make(chan struct{}, 1)}
+	s := &Store{path: cfg.Path, log: log.With("component", "store/sqlite"), wsem: make(chan struct{}, 1),
+		shared: cfg.Shared}
+	if !cfg.Shared && cfg.CacheBytes >= 0 {
+		s.cache = newHotCache(cmp.Or(cfg.CacheBytes, DefaultCacheBytes))
+	}
 	if err := s.open(ctx, syncMode); err != nil {
 		_ = s.closeAll()
 		return nil, err
@@ -98,28 +120,41 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 
 func (s *Store) open(ctx context.Context, syncMode string) error {
 	drv := &msqlite.Driver{}
-	s.wdb = sql.OpenDB(&connector{drv: drv, path: s.path, pragmas: []string{
-		"PRAGMA journal_mode=WAL",
-		"PRAGMA synchronous=" + syncMode,
-		"PRAGMA foreign_keys=ON",
+	var pragmas []string
+	if !s.shared {
+		// Before the first access, so that SQLite keeps the WAL index in
+		// process memory and takes no file lock per transaction.
+		pragmas = append(pragmas, "PRAGMA locking_mode=EXCLUSIVE")
+	}
+	pragmas = append(pragmas,
 		fmt.Sprintf("PRAGMA busy_timeout=%d", busyTimeoutMS),
-	}})
+		"PRAGMA journal_mode=WAL",
+		"PRAGMA synchronous="+syncMode,
+		"PRAGMA foreign_keys=ON",
+	)
+	s.wdb = sql.OpenDB(&connector{drv: drv, path: s.path, pragmas: pragmas})
 	s.wdb.SetMaxOpenConns(1)
 	s.wdb.SetMaxIdleConns(1)
 	s.wdb.SetConnMaxLifetime(0)
 	s.wdb.SetConnMaxIdleTime(0)
 	var err error
 	if s.wconn, err = s.wdb.Conn(ctx); err != nil {
-		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, s.lockedHint(err))
 	}
 	if err := s.migrate(ctx); err != nil {
-		return fmt.Errorf("sqlite: migrating %s: %w", s.path, err)
+		return fmt.Errorf("sqlite: migrating %s: %w", s.path, s.lockedHint(err))
 	}
 	if err := s.backfillLedgerHeads(ctx); err != nil {
 		return fmt.Errorf("sqlite: back-filling ledger heads of %s: %w", s.path, err)
 	}
 	if err := s.w.prepare(ctx, s.wconn); err != nil {
 		return fmt.Errorf("sqlite: preparing writer statements: %w", err)
+	}
+	if err := s.rw.prepare(ctx, s.wconn); err != nil {
+		return fmt.Errorf("sqlite: preparing read statements: %w", err)
+	}
+	if !s.shared {
+		return nil
 	}
 	s.rdb = sql.OpenDB(&connector{drv: drv, path: s.path, pragmas: []string{
 		"PRAGMA foreign_keys=ON",
@@ -154,7 +189,7 @@ func (s *Store) Close() error {
 
 func (s *Store) closeAll() error {
 	var errs []error
-	errs = append(errs, s.w.close(), s.r.close())
+	errs = append(errs, s.w.close(), s.rw.close(), s.r.close())
 	if s.wconn != nil {
 		errs = append(errs, s.wconn.Close())
 	}
@@ -177,6 +212,13 @@ func (s *Store) closeAll() error {
 // begun is never cut short (and modernc needs no watcher goroutine per
 // statement).
 func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.writeThen(ctx, fn, nil)
+}
+
+// writeThen is write, then committed (when not nil) once the commit has
+// succeeded, still in the writer turn: where the cache learns what the
+// file now holds.
+func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) error, committed func()) error {
 	select {
 	case s.wsem <- struct{}{}:
 	case <-ctx.Done():
@@ -198,24 +240,52 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 		s.rollback(wctx)
 		return fmt.Errorf("commit: %w", err)
 	}
+	if committed != nil && s.cache != nil {
+		committed()
+	}
 	return nil
 }
 
-// reader picks the connection of a hot read: the writer connection when
-// no write holds it (its page cache holds what was just written, and no
-// second connection has to map the WAL), else the reader pool. release
-// must be called when the read is done.
-func (s *Store) reader(w, r *sql.Stmt) (stmt *sql.Stmt, release func()) {
-	select {
-	case s.wsem <- struct{}{}:
+// querier runs ad-hoc queries: the writer connection or the reader pool.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// readTurn returns what a read runs on, and release, to call once its rows
+// are closed. A store that owns its file reads on the writer connection,
+// waiting for its turn (the cache is usable while it is held: cached is
+// true). A shared store reads there too when no write holds it (its page
+// cache holds what was just written), else on the reader pool.
+func (s *Store) readTurn(ctx context.Context) (st *readerStmts, q querier, cached bool, release func(), err error) {
+	if !s.shared {
+		select {
+		case s.wsem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, nil, false, nil, ctx.Err()
+		}
 		if s.closed {
 			<-s.wsem
-			return r, func() {}
+			return nil, nil, false, nil, errClosed
 		}
-		return w, func() { <-s.wsem }
-	default:
-		return r, func() {}
+		return &s.rw, s.wconn, s.cache != nil, func() { <-s.wsem }, nil
 	}
+	select {
+	case s.wsem <- struct{}{}:
+		if !s.closed {
+			return &s.rw, s.wconn, false, func() { <-s.wsem }, nil
+		}
+		<-s.wsem
+	default:
+	}
+	return &s.r, s.rdb, false, func() {}, nil
+}
+
+// lockedHint explains SQLITE_BUSY at open: another process has the file.
+func (s *Store) lockedHint(err error) error {
+	if err != nil && strings.Contains(err.Error(), "SQLITE_BUSY") {
+		return fmt.Errorf("%w (another process has the database open; a store opens its database exclusively unless Config.Shared is set)", err)
+	}
+	return err
 }
 
 // rollback ends a failed transaction. A failed COMMIT may already have

@@ -23,12 +23,25 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// open opens a store on path and closes it when the test ends.
+// open opens a store on path (owning its file, with the default cache)
+// and closes it when the test ends.
 func open(t testing.TB, path string) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.New(t.Context(), sqlite.Config{Path: path, Logger: testLogger(t)})
+	return openWith(t, sqlite.Config{Path: path})
+}
+
+// openShared opens a store that lets other connections at the file.
+func openShared(t testing.TB, path string) *sqlite.Store {
+	t.Helper()
+	return openWith(t, sqlite.Config{Path: path, Shared: true})
+}
+
+func openWith(t testing.TB, cfg sqlite.Config) *sqlite.Store {
+	t.Helper()
+	cfg.Logger = testLogger(t)
+	s, err := sqlite.New(t.Context(), cfg)
 	if err != nil {
-		t.Fatalf("New(%s): %v", path, err)
+		t.Fatalf("New(%s): %v", cfg.Path, err)
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -38,11 +51,27 @@ func open(t testing.TB, path string) *sqlite.Store {
 	return s
 }
 
+// TestStore runs the conformance suite on every mode: owning the file
+// with the default cache, with a cache so small it evicts all the time,
+// without cache, and shared.
 func TestStore(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) store.Store {
-		return open(t, filepath.Join(t.TempDir(), "runtime.sqlite3"))
-	})
+	modes := map[string]sqlite.Config{
+		"exclusive":  {},
+		"tiny cache": {CacheBytes: 2048},
+		"no cache":   {CacheBytes: -1},
+		"shared":     {Shared: true},
+	}
+	for name, cfg := range modes {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			storetest.Run(t, func(t *testing.T) store.Store {
+				c := cfg
+				c.Path = filepath.Join(t.TempDir(), "runtime.sqlite3")
+				return openWith(t, c)
+			})
+		})
+	}
 }
 
 func BenchmarkStore(b *testing.B) {

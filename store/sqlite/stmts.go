@@ -31,18 +31,7 @@ type writerStmts struct {
 	cursorSave  *sql.Stmt
 	claimUpsert *sql.Stmt
 	claimDelete *sql.Stmt
-
-	// Hot reads, also prepared on the writer connection: when no write is
-	// in progress they run there, on the page cache the writes just warmed
-	// (see Store.reader).
-	runGet     *sql.Stmt
-	ledgerList *sql.Stmt
 }
-
-const (
-	runGetSQL     = `SELECT run_json, version FROM runs WHERE run_id = ?`
-	ledgerListSQL = `SELECT seq, record_json FROM ledger WHERE run_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`
-)
 
 func (w *writerStmts) prepare(ctx context.Context, c *sql.Conn) error {
 	var err error
@@ -85,19 +74,18 @@ func (w *writerStmts) prepare(ctx context.Context, c *sql.Conn) error {
 		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= ?`)
 	p(&w.claimDelete, `DELETE FROM run_claims WHERE run_id = ? AND owner = ?`)
-	p(&w.runGet, runGetSQL)
-	p(&w.ledgerList, ledgerListSQL)
 	return err
 }
 
 func (w *writerStmts) close() error {
 	return closeStmts(w.begin, w.commit, w.rollback, w.runInsert, w.runUpdate, w.runVersion,
 		w.runDelete, w.lastSeq, w.ledgerInsert, w.waitUpsert, w.waitDelete, w.cmdInsert,
-		w.cmdSeqByID, w.cursorSave, w.claimUpsert, w.claimDelete, w.runGet, w.ledgerList)
+		w.cmdSeqByID, w.cursorSave, w.claimUpsert, w.claimDelete)
 }
 
-// readerStmts are prepared on the reader pool (database/sql prepares each
-// on a connection the first time it runs there).
+// readerStmts are the read statements, prepared on the writer connection
+// and, for a shared store, on the reader pool (database/sql prepares each
+// on a pool connection the first time it runs there).
 type readerStmts struct {
 	runGet        *sql.Stmt
 	listDue       *sql.Stmt
@@ -110,7 +98,7 @@ type readerStmts struct {
 	cursorLoad    *sql.Stmt
 }
 
-func (r *readerStmts) prepare(ctx context.Context, db *sql.DB) error {
+func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	var err error
 	p := func(dst **sql.Stmt, q string) {
 		if err != nil {
@@ -120,7 +108,7 @@ func (r *readerStmts) prepare(ctx context.Context, db *sql.DB) error {
 			err = fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	p(&r.runGet, runGetSQL)
+	p(&r.runGet, `SELECT run_json, version FROM runs WHERE run_id = ?`)
 	// CROSS JOIN makes SQLite drive the loop from wait_index's
 	// next_due_iso index; left to itself it may scan every waiting run.
 	p(&r.listDue, `SELECT w.run_id, w.next_due_iso FROM wait_index w CROSS JOIN runs r ON r.run_id = w.run_id
@@ -128,7 +116,7 @@ func (r *readerStmts) prepare(ctx context.Context, db *sql.DB) error {
 		ORDER BY w.next_due_iso ASC, w.run_id ASC LIMIT ?`)
 	p(&r.nextDue, `SELECT w.next_due_iso FROM wait_index w CROSS JOIN runs r ON r.run_id = w.run_id
 		WHERE r.status = 'waiting' ORDER BY w.next_due_iso ASC LIMIT 1`)
-	p(&r.ledgerList, ledgerListSQL)
+	p(&r.ledgerList, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
 	p(&r.ledgerCount, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`)
 	p(&r.findCompleted, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND completed_key = ?
 		ORDER BY seq ASC LIMIT 1`)
@@ -142,6 +130,11 @@ func (r *readerStmts) prepare(ctx context.Context, db *sql.DB) error {
 func (r *readerStmts) close() error {
 	return closeStmts(r.runGet, r.listDue, r.nextDue, r.ledgerList, r.ledgerCount, r.findCompleted,
 		r.cmdListAfter, r.cmdLastSeq, r.cursorLoad)
+}
+
+// preparer is a *sql.DB or a *sql.Conn.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
 func closeStmts(stmts ...*sql.Stmt) error {

@@ -82,7 +82,7 @@ func TestMigrations(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2 := open(t, path)
+	s2 := openShared(t, path)
 	if got, err := s2.RunGet(t.Context(), "r1"); err != nil || got.Version != 1 {
 		t.Fatalf("after reopen: %+v, %v", got, err)
 	}
@@ -273,7 +273,7 @@ func TestConcurrentCommits_TwoStores(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "db")
-	stores := []*sqlite.Store{open(t, path), open(t, path)}
+	stores := []*sqlite.Store{openShared(t, path), openShared(t, path)}
 	if err := stores[0].RunCommit(ctx, &store.CommitParams{Run: testRun("r"), Create: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,144 @@
+package durable
+
+import (
+	"unicode/utf8"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// StoredCopy returns a deep copy of r exactly as UnmarshalRun gives it back
+// after MarshalRun (Version kept): JSON values in the decoder's Go types
+// (see pyjson.Normalize), times in UTC to the microsecond. A store that
+// serves reads from memory hands out such copies, so a hot read and a
+// read from disk never differ. It costs about a plain deep copy; values it
+// cannot mirror cheaply take the encode-and-decode path. r must be
+// encodable (a state that was just marshalled is).
+func (r *RunState) StoredCopy() (*RunState, error) {
+	if !validUTF8(r.RunID, r.WorkflowID, string(r.Status), r.CurrentNode, r.Error, r.ActorID,
+		r.SessionID, r.ParentRunID) || (r.Waiting != nil && !r.Waiting.plainStrings()) {
+		return r.roundTrip()
+	}
+	c := *r
+	var err error
+	if c.Vars, err = pyjson.NormalizeObject(r.Vars); err != nil {
+		return nil, err
+	}
+	if r.Output != nil {
+		if c.Output, err = pyjson.NormalizeObject(r.Output); err != nil {
+			return nil, err
+		}
+	}
+	c.CreatedAt, c.UpdatedAt = NewTime(r.CreatedAt.Time), NewTime(r.UpdatedAt.Time)
+	if w := r.Waiting; w != nil {
+		cw := *w
+		cw.Until = NewTime(w.Until.Time)
+		if w.Choices != nil {
+			cw.Choices = make([]string, len(w.Choices))
+			copy(cw.Choices, w.Choices)
+		}
+		if w.Details != nil {
+			if cw.Details, err = pyjson.NormalizeObject(w.Details); err != nil {
+				return nil, err
+			}
+		}
+		c.Waiting = &cw
+	}
+	return &c, nil
+}
+
+func (r *RunState) roundTrip() (*RunState, error) {
+	b, err := MarshalRun(r, pyjson.Line)
+	if err != nil {
+		return nil, err
+	}
+	c, err := UnmarshalRun(b)
+	if err != nil {
+		return nil, err
+	}
+	c.Version = r.Version
+	return c, nil
+}
+
+func (w *WaitState) plainStrings() bool {
+	return validUTF8(string(w.Reason), w.WaitKey, w.ResumeToNode, w.ResultKey, w.Prompt) &&
+		validUTF8(w.Choices...)
+}
+
+// StoredCopy returns a deep copy of s exactly as UnmarshalRecord gives it
+// back after MarshalRecord (Seq kept); see RunState.StoredCopy.
+func (s *StepRecord) StoredCopy() (*StepRecord, error) {
+	if !s.plainForCopy() {
+		return s.roundTrip()
+	}
+	c := *s
+	if c.Attempt == 0 {
+		c.Attempt = 1 // written as 1
+	}
+	var err error
+	if e := s.Effect; e != nil {
+		ce := *e
+		if ce.Payload, err = pyjson.NormalizeObject(e.Payload); err != nil {
+			return nil, err
+		}
+		c.Effect = &ce
+	}
+	if c.Result, err = pyjson.Normalize(s.Result); err != nil {
+		return nil, err
+	}
+	c.Extra = nil
+	if len(s.Extra) > 0 {
+		if c.Extra, err = pyjson.NormalizeObject(s.Extra); err != nil {
+			return nil, err
+		}
+	}
+	c.StartedAt, c.EndedAt = NewTime(s.StartedAt.Time), NewTime(s.EndedAt.Time)
+	return &c, nil
+}
+
+// plainForCopy tells whether StoredCopy can copy s member by member: valid
+// UTF-8 in the typed strings and no Extra key shadowing a record member.
+func (s *StepRecord) plainForCopy() bool {
+	if !validUTF8(s.RunID, s.StepID, s.NodeID, string(s.Status), s.Error, s.ActorID, s.SessionID,
+		s.IdempotencyKey, s.PrevHash, s.RecordHash, s.Signature) {
+		return false
+	}
+	if e := s.Effect; e != nil && !validUTF8(string(e.Type), e.ResultKey) {
+		return false
+	}
+	for k := range s.Extra {
+		if recordMembers[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// recordMembers are the wire keys StepRecord maps to its own fields.
+var recordMembers = map[string]bool{
+	"run_id": true, "step_id": true, "node_id": true, "status": true, "effect": true,
+	"result": true, "error": true, "started_at": true, "ended_at": true, "actor_id": true,
+	"session_id": true, "attempt": true, "idempotency_key": true, "prev_hash": true,
+	"record_hash": true, "signature": true,
+}
+
+func (s *StepRecord) roundTrip() (*StepRecord, error) {
+	b, err := MarshalRecord(s, pyjson.Line)
+	if err != nil {
+		return nil, err
+	}
+	c, err := UnmarshalRecord(b)
+	if err != nil {
+		return nil, err
+	}
+	c.Seq = s.Seq
+	return c, nil
+}
+
+func validUTF8(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,90 @@
+package pyjson
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestNormalizeEqualsRoundTrip: Normalize(v) is what Decode gives for the
+// encoding of v, for every kind of value a run's vars may hold.
+func TestNormalizeEqualsRoundTrip(t *testing.T) {
+	t.Parallel()
+	type point struct {
+		X int `json:"x"`
+	}
+	seven := 7
+	values := map[string]any{
+		"nil":        nil,
+		"bool":       true,
+		"string":     "héllo \"q\"",
+		"bad utf8":   "a\xffb",
+		"int":        42,
+		"int64":      int64(-9007199254740993),
+		"int8":       int8(-3),
+		"uint64":     uint64(1 << 63),
+		"float":      1.0,
+		"float frac": 0.1,
+		"float big":  1e22,
+		"float32":    float32(2.5),
+		"number":     json.Number("1.50"),
+		"nil map":    map[string]any(nil),
+		"nil slice":  []any(nil),
+		"strings":    []string{"a", "b"},
+		"str map":    map[string]string{"k": "v"},
+		"struct":     point{X: 3},
+		"pointer":    &seven,
+		"ordered":    Ordered{{Key: "b", Value: 1}, {Key: "a", Value: []any{2.0, "x"}}},
+		"raw":        json.RawMessage(`{"r":[1,2]}`),
+		"bad key":    map[string]any{"k\xfe": 1},
+		"nested": map[string]any{
+			"list": []any{map[string]any{"n": 1}, []any{}, nil, false},
+			"deep": map[string]any{"a": map[string]any{"b": uint16(9)}},
+		},
+	}
+	for name, v := range values {
+		b, err := Append(nil, v, Line, "")
+		if err != nil {
+			t.Fatalf("%s: encode: %v", name, err)
+		}
+		want, err := Decode(b)
+		if err != nil {
+			t.Fatalf("%s: decode: %v", name, err)
+		}
+		got, err := Normalize(v)
+		if err != nil {
+			t.Fatalf("%s: Normalize: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Normalize = %#v, round trip = %#v", name, got, want)
+		}
+	}
+}
+
+func TestNormalizeCopies(t *testing.T) {
+	t.Parallel()
+	in := map[string]any{"m": map[string]any{"a": "x"}, "l": []any{"y"}}
+	out, err := NormalizeObject(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["m"].(map[string]any)["a"] = "changed"
+	out["l"].([]any)[0] = "changed"
+	if in["m"].(map[string]any)["a"] != "x" || in["l"].([]any)[0] != "y" {
+		t.Fatal("Normalize shares containers with its input")
+	}
+}
+
+func TestNormalizeRefusesWhatTheEncoderRefuses(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{map[string]any{"f": func() {}}, []any{nanValue()}} {
+		if _, err := Normalize(v); err == nil {
+			t.Errorf("Normalize(%T) accepted a value the encoder refuses", v)
+		}
+	}
+}
+
+func nanValue() float64 {
+	zero := 0.0
+	return zero / zero
+}

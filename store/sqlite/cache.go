@@ -1,0 +1,200 @@
+package sqlite
+
+import (
+	"container/list"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// DefaultCacheBytes is the cache bound of a store opened exclusively when
+// Config.CacheBytes is 0.
+const DefaultCacheBytes = 64 << 20
+
+// hotCache keeps stored copies (durable.RunState.StoredCopy) of the runs
+// and ledgers the store committed or read most recently. It exists only
+// for a database the store opened exclusively: no other connection can
+// change the file, so what the store committed is what the file holds, and
+// a hot read skips the query and the JSON decode and returns the same
+// values a read from disk would. It is bounded by the JSON size of what
+// it holds, least recently used runs going first, and is only touched
+// while the writer turn (Store.wsem) is held.
+type hotCache struct {
+	limit int64
+	size  int64
+	runs  map[string]*list.Element // values are *hotRun
+	lru   list.List                // front: most recently used
+}
+
+// hotRun is what the cache knows of one run. The state and the ledger are
+// known independently: a run's ledger may be cached while its state is
+// not (and a ledger may exist without a run).
+type hotRun struct {
+	id        string
+	state     *durable.RunState // nil when not cached
+	stateSize int64
+
+	ledger      []*durable.StepRecord // the whole ledger when ledgerKnown
+	ledgerSize  int64
+	ledgerKnown bool
+	lastSeq     int64 // the run's highest seq when seqKnown
+	seqKnown    bool
+}
+
+// entryOverhead is what an entry counts for beyond its JSON, so that
+// entries holding only a last seq are bounded too.
+const entryOverhead = 128
+
+func newHotCache(limit int64) *hotCache {
+	return &hotCache{limit: limit, runs: map[string]*list.Element{}}
+}
+
+// entry returns the run's entry, marking it most recently used; create
+// adds one when missing.
+func (c *hotCache) entry(id string, create bool) *hotRun {
+	if el, ok := c.runs[id]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*hotRun)
+	}
+	if !create {
+		return nil
+	}
+	h := &hotRun{id: id}
+	c.runs[id] = c.lru.PushFront(h)
+	c.size += entryOverhead
+	return h
+}
+
+// state returns a private copy of the cached state of id, or nil.
+func (c *hotCache) state(id string) *durable.RunState {
+	if h := c.entry(id, false); h != nil && h.state != nil {
+		return h.state.Clone()
+	}
+	return nil
+}
+
+// putState caches st (which the cache now owns); size is its JSON size.
+func (c *hotCache) putState(id string, st *durable.RunState, size int64) {
+	if size > c.limit/8 {
+		c.dropState(id)
+		return
+	}
+	h := c.entry(id, true)
+	c.size += size - h.stateSize
+	h.state, h.stateSize = st, size
+	c.evict()
+}
+
+func (c *hotCache) dropState(id string) {
+	if h := c.entry(id, false); h != nil {
+		c.size -= h.stateSize
+		h.state, h.stateSize = nil, 0
+		c.removeIfEmpty(h)
+	}
+}
+
+// lastSeq returns the run's highest ledger seq when the cache knows it.
+func (c *hotCache) lastSeq(id string) (int64, bool) {
+	if h := c.entry(id, false); h != nil && h.seqKnown {
+		return h.lastSeq, true
+	}
+	return 0, false
+}
+
+// appended records that recs (owned by the cache now, seqs set, JSON size
+// size in all) were committed after the run's previous last seq. A run
+// whose ledger was empty before now has a known whole ledger.
+func (c *hotCache) appended(id string, recs []*durable.StepRecord, size int64) {
+	if len(recs) == 0 {
+		return
+	}
+	h := c.entry(id, true)
+	first := recs[0].Seq
+	if h.seqKnown && first != h.lastSeq+1 {
+		c.forgetLedger(h) // cannot happen while the store owns the file; stay safe
+	}
+	switch {
+	case h.ledgerKnown:
+		h.ledger = append(h.ledger, recs...)
+		h.ledgerSize += size
+		c.size += size
+	case first == 1:
+		h.ledger, h.ledgerSize, h.ledgerKnown = recs, size, true
+		c.size += size
+	}
+	h.lastSeq, h.seqKnown = recs[len(recs)-1].Seq, true
+	if h.ledgerSize > c.limit/8 {
+		c.forgetLedger(h)
+	}
+	c.evict()
+}
+
+// ledger returns the cached whole ledger of id (shared, not to be
+// modified) when it is known.
+func (c *hotCache) ledger(id string) ([]*durable.StepRecord, bool) {
+	if h := c.entry(id, false); h != nil && h.ledgerKnown {
+		return h.ledger, true
+	}
+	return nil, false
+}
+
+// putLedger caches the whole ledger of id, just read from disk.
+func (c *hotCache) putLedger(id string, recs []*durable.StepRecord, size int64) {
+	if size > c.limit/8 {
+		return
+	}
+	h := c.entry(id, true)
+	c.size += size - h.ledgerSize
+	h.ledger, h.ledgerSize, h.ledgerKnown = recs, size, true
+	h.lastSeq, h.seqKnown = 0, true
+	if len(recs) > 0 {
+		h.lastSeq = recs[len(recs)-1].Seq
+	}
+	c.evict()
+}
+
+// ledgerDeleted records that the run's ledger is now empty.
+func (c *hotCache) ledgerDeleted(id string) {
+	h := c.entry(id, true)
+	c.size -= h.ledgerSize
+	h.ledger, h.ledgerSize, h.ledgerKnown = nil, 0, true
+	h.lastSeq, h.seqKnown = 0, true
+}
+
+// ledgerUnknown forgets what the cache knew of the run's ledger.
+func (c *hotCache) ledgerUnknown(id string) {
+	if h := c.entry(id, false); h != nil {
+		c.forgetLedger(h)
+		h.lastSeq, h.seqKnown = 0, false
+		c.removeIfEmpty(h)
+	}
+}
+
+func (c *hotCache) forgetLedger(h *hotRun) {
+	c.size -= h.ledgerSize
+	h.ledger, h.ledgerSize, h.ledgerKnown = nil, 0, false
+}
+
+func (c *hotCache) removeIfEmpty(h *hotRun) {
+	if h.state == nil && !h.ledgerKnown && !h.seqKnown {
+		c.remove(h)
+	}
+}
+
+func (c *hotCache) remove(h *hotRun) {
+	if el, ok := c.runs[h.id]; ok {
+		c.lru.Remove(el)
+		delete(c.runs, h.id)
+		c.size -= entryOverhead + h.stateSize + h.ledgerSize
+	}
+}
+
+// evict drops least recently used runs until the cache is within bounds.
+func (c *hotCache) evict() {
+	for c.size > c.limit {
+		back := c.lru.Back()
+		if back == nil {
+			return
+		}
+		c.remove(back.Value.(*hotRun))
+	}
+}

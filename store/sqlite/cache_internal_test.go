@@ -1,0 +1,59 @@
+package sqlite
+
+import (
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// TestHotCache_Bounds: the accounted size is what the entries hold, never
+// above the limit after an operation, and the least recently used run
+// goes first.
+func TestHotCache_Bounds(t *testing.T) {
+	t.Parallel()
+	c := newHotCache(4 * (entryOverhead + 100))
+	state := func(id string) *durable.RunState { return &durable.RunState{RunID: id} }
+	for _, id := range []string{"a", "b", "c", "d"} {
+		c.putState(id, state(id), 100)
+	}
+	if c.state("a") == nil { // a becomes the most recently used
+		t.Fatal("a was evicted although the cache has room for four runs")
+	}
+	c.putState("e", state("e"), 100) // evicts b, the least recently used
+	if c.state("b") != nil || c.state("a") == nil || c.state("e") == nil {
+		t.Fatal("eviction did not take the least recently used run")
+	}
+	c.appended("a", []*durable.StepRecord{{Seq: 1}, {Seq: 2}}, 40)
+	if recs, ok := c.ledger("a"); !ok || len(recs) != 2 {
+		t.Fatalf("ledger(a) = %v, %v", recs, ok)
+	}
+	if n, ok := c.lastSeq("a"); !ok || n != 2 {
+		t.Fatalf("lastSeq(a) = %d, %v", n, ok)
+	}
+	c.appended("x", []*durable.StepRecord{{Seq: 5}}, 10) // ledger not from seq 1: only the seq is known
+	if _, ok := c.ledger("x"); ok {
+		t.Fatal("a ledger seen from seq 5 on was taken as whole")
+	}
+	if n, ok := c.lastSeq("x"); !ok || n != 5 {
+		t.Fatalf("lastSeq(x) = %d, %v", n, ok)
+	}
+	if c.size > c.limit {
+		t.Fatalf("size %d above limit %d", c.size, c.limit)
+	}
+	var sum int64
+	for _, el := range c.runs {
+		h := el.Value.(*hotRun)
+		sum += entryOverhead + h.stateSize + h.ledgerSize
+	}
+	if sum != c.size {
+		t.Fatalf("accounted size %d, entries hold %d", c.size, sum)
+	}
+	c.putState("huge", state("huge"), c.limit) // larger than an eighth of the cache: not kept
+	if c.state("huge") != nil {
+		t.Fatal("a state larger than an eighth of the cache was cached")
+	}
+	c.ledgerDeleted("a")
+	if recs, ok := c.ledger("a"); !ok || len(recs) != 0 {
+		t.Fatalf("after delete: ledger(a) = %v, %v; want known and empty", recs, ok)
+	}
+}
