@@ -29,8 +29,6 @@ package offload
 import (
 	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -91,16 +89,6 @@ func Wrap(inner store.Store, artifacts artifact.Store, cfg Config) *Store {
 
 // Inner returns the decorated store.
 func (s *Store) Inner() store.Store { return s.Store }
-
-// LedgerFindCompleted forwards to the inner store's store.LedgerFinder, or
-// fails with errors.ErrUnsupported when it has none.
-func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
-	f, ok := s.Store.(store.LedgerFinder)
-	if !ok {
-		return nil, fmt.Errorf("offload: inner store has no LedgerFindCompleted: %w", errors.ErrUnsupported)
-	}
-	return f.LedgerFindCompleted(ctx, runID, idempotencyKey)
-}
 
 // RunCommit offloads the records (and, for a terminal run, the run state)
 // in copies, commits the copies, then copies the new Version and the
