@@ -13,29 +13,37 @@ import (
 // execute runs the effect of plan with the retry policy and the ledger
 // pattern (STARTED, then COMPLETED / WAITING / FAILED with the same step
 // id), reusing a prior completed result on replay, and records the node
-// trace. It returns the final outcome; retries that all failed give
-// "Effect failed after N attempts: <last error>".
-func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, error) {
+// trace. It returns the final outcome (retries that all failed give
+// "Effect failed after N attempts: <last error>") and whether that outcome
+// came from outside the process: the caller must then make it durable
+// together with the transition it causes, so that no checkpoint shows the
+// effect completed while the run still stands before it.
+func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, bool, error) {
 	run := s.run
 	eff := plan.Effect
 	if err := pyjson.Check(eff.Payload, "effect.payload"); err != nil {
-		return Failed(fmt.Sprintf("effect of node %q: %v", plan.NodeID, err)), nil
+		return Failed(fmt.Sprintf("effect of node %q: %v", plan.NodeID, err)), false, nil
 	}
+	// effect_seq moves past this effect only with its outcome: checkpoints
+	// taken while it is in flight (its STARTED record, a failed attempt
+	// before a retry) still hold seq, so a run replayed from one of them
+	// computes the same key, finds the completed record, or hands the
+	// handler the same key again.
 	seq := effectSeq(run.Vars)
 	key := EffectKey(run.RunID, plan.NodeID, eff, seq)
-	setEffectSeq(run.Vars, seq+1)
+	defer setEffectSeq(run.Vars, seq+1)
 	start := time.Now()
 
 	if !s.r.atomic {
 		prior, err := s.r.findCompleted(ctx, run.RunID, key)
 		if err != nil {
-			return Outcome{}, err
+			return Outcome{}, false, err
 		}
 		if prior != nil && prior.Result != nil {
 			out := Completed(pyjson.Clone(prior.Result))
 			s.trace(plan.NodeID, key, eff, out, true, start)
 			storeResult(run, eff, out)
-			return out, nil
+			return out, false, nil
 		}
 	}
 
@@ -53,7 +61,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, error) {
 			// The attempt is evidenced durably before anything leaves
 			// the process.
 			if err := s.flush(ctx); err != nil {
-				return Outcome{}, err
+				return Outcome{}, false, err
 			}
 		}
 		if !ok {
@@ -65,7 +73,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, error) {
 				IdempotencyKey: key, StepID: started.StepID, Attempt: attempt, Runtime: s.r, drv: s.d,
 			})
 			if err != nil {
-				return Outcome{}, err
+				return Outcome{}, false, err
 			}
 		}
 		end := *started
@@ -89,18 +97,18 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, error) {
 		s.pending = append(s.pending, &end)
 		if out.Status == outcomeCancelled {
 			if err := s.flush(ctx); err != nil {
-				return Outcome{}, err
+				return Outcome{}, false, err
 			}
-			return Outcome{}, errStop
+			return Outcome{}, false, errStop
 		}
 		if out.Status != OutcomeFailed || attempt == attempts {
 			break
 		}
 		if err := s.flush(ctx); err != nil {
-			return Outcome{}, err
+			return Outcome{}, false, err
 		}
 		if err := s.r.sleep(ctx, s.r.policy.Backoff(eff, attempt)); err != nil {
-			return Outcome{}, fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, run.RunID, err)
+			return Outcome{}, false, fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, run.RunID, err)
 		}
 	}
 	if out.Status == OutcomeFailed {
@@ -108,15 +116,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, error) {
 	}
 	s.trace(plan.NodeID, key, eff, out, false, start)
 	storeResult(run, eff, out)
-	if (!ok || !h.Local) && out.Status == OutcomeCompleted {
-		// The outcome of an external effect is made durable at once, so
-		// a crash never repeats it.
-		s.dirty = true
-		if err := s.flush(ctx); err != nil {
-			return Outcome{}, err
-		}
-	}
-	return out, nil
+	return out, !ok || !h.Local, nil
 }
 
 // storeResult writes a completed, non-null result at the effect's result

@@ -207,7 +207,7 @@ func (s *session) effectStep(ctx context.Context, plan StepPlan) error {
 	if eff.Payload == nil {
 		eff.Payload = map[string]any{}
 	}
-	outcome, err := s.execute(ctx, plan)
+	outcome, external, err := s.execute(ctx, plan)
 	if err != nil {
 		return err
 	}
@@ -231,5 +231,11 @@ func (s *session) effectStep(ctx context.Context, plan StepPlan) error {
 	}
 	recordTransition(run.Vars, s.wf, plan.NodeID, plan.NextNode)
 	run.CurrentNode = plan.NextNode
+	if external && outcome.Status == OutcomeCompleted {
+		// The completion of an effect that left the process becomes
+		// durable at once and together with the move past its node: a
+		// run replayed from this checkpoint never executes it again.
+		return s.flush(ctx)
+	}
 	return nil
 }

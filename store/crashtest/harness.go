@@ -91,21 +91,27 @@ func workflows() []*runtime.Workflow {
 	return []*runtime.Workflow{parent, child}
 }
 
-func newRuntime(t *testing.T, st store.Store, log *effectLog) *runtime.Runtime {
+// newRuntime builds a runtime over st whose "charge" handler calls
+// executed with the effect's idempotency key.
+func newRuntime(t *testing.T, st store.Store, executed func(key string)) *runtime.Runtime {
 	t.Helper()
-	reg, err := runtime.NewRegistry(workflows()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, NewID: nil,
-		Handlers: map[durable.EffectType]runtime.Handler{"charge": {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-			log.add(req.IdempotencyKey)
-			return runtime.Completed(map[string]any{"id": fmt.Sprintf("rcpt-%v", req.Effect.Payload["amount"])}), nil
-		}}}})
+	rt, err := buildRuntime(st, executed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rt
+}
+
+func buildRuntime(st store.Store, executed func(key string)) (*runtime.Runtime, error) {
+	reg, err := runtime.NewRegistry(workflows()...)
+	if err != nil {
+		return nil, err
+	}
+	return runtime.New(runtime.Config{Store: st, Registry: reg,
+		Handlers: map[durable.EffectType]runtime.Handler{"charge": {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			executed(req.IdempotencyKey)
+			return runtime.Completed(map[string]any{"id": fmt.Sprintf("rcpt-%v", req.Effect.Payload["amount"])}), nil
+		}}}})
 }
 
 // drive advances the run as a host would: recover interrupted runs,
@@ -147,7 +153,7 @@ func Run(t *testing.T, backend Backend) {
 	st, closeFn := open(t)
 	log := &effectLog{calls: map[string]int{}}
 	probe := Wrap(st, -1, Before)
-	rt := newRuntime(t, probe, log)
+	rt := newRuntime(t, probe, log.add)
 	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: runID}); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +187,7 @@ func checkKill(t *testing.T, backend Backend, runID string, point int, phase Pha
 	// First life: runs until the kill.
 	st, closeFn := open(t)
 	killer := Wrap(st, point, phase)
-	rt := newRuntime(t, killer, log)
+	rt := newRuntime(t, killer, log.add)
 	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: runID}); err == nil {
 		_, _ = drive(ctx, rt, runID)
 	}
@@ -211,7 +217,7 @@ func checkKill(t *testing.T, backend Backend, runID string, point int, phase Pha
 	}
 
 	// Second life: restart on the same data and finish.
-	rt = newRuntime(t, st, log)
+	rt = newRuntime(t, st, log.add)
 	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: runID}); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
@@ -238,6 +244,31 @@ func checkKill(t *testing.T, backend Backend, runID string, point int, phase Pha
 		if terminal != 1 {
 			t.Errorf("run %s: %d terminal status records, want exactly 1", id, terminal)
 		}
+		checkOneCharge(ctx, t, st, id)
+	}
+}
+
+// checkOneCharge checks the charge of a run: one idempotency key across
+// every attempt (a replay after a kill hands the handler the same key),
+// and one completion.
+func checkOneCharge(ctx context.Context, t *testing.T, st store.Store, id string) {
+	t.Helper()
+	recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, completions := map[string]bool{}, 0
+	for _, rec := range recs {
+		if rec.Effect == nil || rec.Effect.Type != "charge" {
+			continue
+		}
+		keys[rec.IdempotencyKey] = true
+		if rec.Status == durable.StepCompleted {
+			completions++
+		}
+	}
+	if len(keys) != 1 || completions != 1 {
+		t.Errorf("run %s: charge recorded under %d keys with %d completions, want 1 and 1", id, len(keys), completions)
 	}
 }
 

@@ -1,0 +1,398 @@
+package crashtest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/jsonfile"
+	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
+)
+
+// The environment of the child process TestRealKill starts: the store
+// kind, the data directory and the generation (a prefix for run ids).
+const (
+	envChildStore = "CRASHTEST_CHILD_STORE"
+	envChildDir   = "CRASHTEST_CHILD_DIR"
+	envChildGen   = "CRASHTEST_CHILD_GEN"
+)
+
+// TestMain turns the test binary into TestRealKill's child process when
+// the environment asks for it.
+func TestMain(m *testing.M) {
+	if kind := os.Getenv(envChildStore); kind != "" {
+		os.Exit(childMain(kind, os.Getenv(envChildDir), os.Getenv(envChildGen)))
+	}
+	os.Exit(m.Run())
+}
+
+// openKind opens the store kind on dir, as every life of the data does.
+func openKind(ctx context.Context, kind, dir string) (store.Store, error) {
+	switch kind {
+	case "sqlite":
+		return sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "runtime.sqlite3")})
+	case "json":
+		// A killed process loses nothing the kernel has accepted: fsync
+		// matters for power loss, not here.
+		return jsonfile.New(jsonfile.Config{Dir: filepath.Join(dir, "store"), NoSync: true})
+	}
+	return nil, fmt.Errorf("unknown store kind %q", kind)
+}
+
+// childMain is one life of the data: finish the runs earlier lives left,
+// then start and finish new ones until killed. It prints "started <id>"
+// once a run's start has returned and "done <id>" once it completed; every
+// "charge" execution is appended to effects.log (synced) before the
+// handler returns.
+func childMain(kind, dir, gen string) int {
+	ctx := context.Background()
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	st, err := openKind(ctx, kind, dir)
+	if err != nil {
+		return fail(err)
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "effects.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fail(err)
+	}
+	rt, err := buildRuntime(st, func(key string) {
+		_, _ = logf.WriteString(key + "\n")
+		_ = logf.Sync()
+		// A charge takes a moment, as a real call would: kills land
+		// inside effects too, between the execution and its record.
+		time.Sleep(time.Millisecond)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	unfinished, err := unfinishedParents(ctx, st)
+	if err != nil {
+		return fail(err)
+	}
+	for _, id := range unfinished {
+		if _, err := drive(ctx, rt, id); err != nil {
+			return fail(fmt.Errorf("recovering %s: %w", id, err))
+		}
+		fmt.Println("done", id)
+	}
+	for i := range 1000 {
+		id := fmt.Sprintf("g%s-r%d", gen, i)
+		if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: id}); err != nil {
+			return fail(err)
+		}
+		fmt.Println("started", id)
+		if _, err := drive(ctx, rt, id); err != nil {
+			return fail(fmt.Errorf("run %s: %w", id, err))
+		}
+		fmt.Println("done", id)
+	}
+	return 0
+}
+
+// unfinishedParents lists the crash_parent runs that have not ended.
+func unfinishedParents(ctx context.Context, st store.Store) ([]string, error) {
+	runs, err := st.RunList(ctx, &store.RunListParams{WorkflowID: "crash_parent", Limit: 100000})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range runs {
+		if !r.Status.Terminal() {
+			ids = append(ids, r.RunID)
+		}
+	}
+	return ids, nil
+}
+
+// TestRealKill kills a real process running workflows (SIGKILL, at a
+// random moment) several times on the same data, and checks after each
+// death what the in-process harness checks after a simulated one: every
+// run whose start returned exists, every run reported done is completed
+// with the right output, and no effect whose completion was durable runs
+// again; finally every run finishes with the right output and exactly one
+// terminal record.
+func TestRealKill(t *testing.T) {
+	t.Parallel()
+	want := referenceOutput(t)
+	for _, kind := range []string{"sqlite", "json"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			realKill(t, kind, want)
+		})
+	}
+}
+
+// referenceOutput is the output of the workload run without a kill.
+func referenceOutput(t *testing.T) map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	rt := newRuntime(t, memory.New(), func(string) {})
+	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: "ref"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := drive(ctx, rt, "ref")
+	if err != nil || st.Status != durable.RunCompleted {
+		t.Fatalf("reference run: %v", err)
+	}
+	return st.Output
+}
+
+func realKill(t *testing.T, kind string, want map[string]any) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const lives = 8
+	started, done := map[string]bool{}, map[string]bool{}
+	durableCounts := map[string]int{} // effect key → executions when its completion was seen durable
+	for gen := range lives {
+		for _, line := range liveAndDie(t, kind, dir, gen) {
+			verb, id, _ := strings.Cut(line, " ")
+			switch verb {
+			case "started":
+				started[id] = true
+			case "done":
+				done[id] = true
+			}
+		}
+		st, err := openKind(ctx, kind, dir)
+		if err != nil {
+			t.Fatalf("life %d: reopening after the kill: %v", gen, err)
+		}
+		counts := effectCounts(t, dir)
+		for id := range started {
+			if _, err := st.RunGet(ctx, id); err != nil {
+				t.Errorf("life %d: run %s was started, now: %v", gen, id, err)
+			}
+		}
+		for id := range done {
+			checkCompleted(ctx, t, st, id, want)
+		}
+		for key, n := range durableCounts {
+			if counts[key] != n {
+				t.Errorf("life %d: effect %s ran again after its completion was durable (%d → %d)", gen, key, n, counts[key])
+			}
+		}
+		for key := range completedKeys(ctx, t, st) {
+			durableCounts[key] = counts[key]
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(done) == 0 {
+		t.Fatal("no run finished in any life: the kills came too early to test anything")
+	}
+
+	// Last life, in process: finish what the kills interrupted.
+	st, err := openKind(ctx, kind, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rt := newRuntime(t, st, func(key string) { appendEffect(t, dir, key) })
+	unfinished, err := unfinishedParents(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range unfinished {
+		if _, err := drive(ctx, rt, id); err != nil {
+			t.Fatalf("finishing %s: %v", id, err)
+		}
+	}
+	runs, err := st.RunList(ctx, &store.RunListParams{WorkflowID: "crash_parent", Limit: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		checkCompleted(ctx, t, st, r.RunID, want)
+	}
+	for _, id := range allRunIDs(ctx, t, st) {
+		checkOneCharge(ctx, t, st, id)
+	}
+	counts := effectCounts(t, dir)
+	reruns := 0
+	for key, n := range counts {
+		if d, ok := durableCounts[key]; ok && n != d {
+			t.Errorf("effect %s ran again after its completion was durable (%d → %d)", key, d, n)
+		}
+		reruns += n - 1
+	}
+	for key := range completedKeys(ctx, t, st) {
+		if counts[key] == 0 {
+			t.Errorf("effect %s has a completion but never ran", key)
+		}
+	}
+	// A kill interrupts at most one effect in flight (runs go one at a
+	// time), so at most one execution per life is repeated.
+	if reruns > lives {
+		t.Errorf("%d repeated effect executions for %d kills", reruns, lives)
+	}
+	t.Logf("%s: %d runs over %d lives, %d started before a kill, %d repeated effect executions",
+		kind, len(runs), lives, len(started), reruns)
+}
+
+// liveAndDie starts a child on dir, kills it (SIGKILL) a random moment
+// after it has started a few runs, and returns the lines it printed.
+func liveAndDie(t *testing.T, kind, dir string, gen int) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChildStore+"="+kind, envChildDir+"="+dir, envChildGen+"="+strconv.Itoa(gen))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var got []string
+	startedRuns := 0
+	threshold := 1 + rand.IntN(4)
+	var killAt <-chan time.Time
+	deadline := time.After(30 * time.Second)
+	for lines != nil {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil
+				break
+			}
+			got = append(got, line)
+			if strings.HasPrefix(line, "started ") {
+				startedRuns++
+				if startedRuns == threshold {
+					killAt = time.After(time.Duration(rand.IntN(15000)) * time.Microsecond)
+				}
+			}
+		case <-killAt:
+			_ = cmd.Process.Kill()
+			killAt = nil
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("life %d: the child neither progressed nor died in time; stderr: %s", gen, stderr.String())
+		}
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
+		t.Fatalf("life %d: the child ended by itself (%v), not by the kill; stderr: %s", gen, err, stderr.String())
+	}
+	return got
+}
+
+// checkCompleted checks that run id completed with want and has exactly
+// one terminal status record.
+func checkCompleted(ctx context.Context, t *testing.T, st store.Store, id string, want map[string]any) {
+	t.Helper()
+	r, err := st.RunGet(ctx, id)
+	if err != nil {
+		t.Errorf("run %s: %v", id, err)
+		return
+	}
+	if r.Status != durable.RunCompleted || !reflect.DeepEqual(normalize(r.Output), normalize(want)) {
+		t.Errorf("run %s: %s %v, want completed %v", id, r.Status, r.Output, want)
+	}
+	recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+	if err != nil {
+		t.Errorf("ledger of %s: %v", id, err)
+		return
+	}
+	terminal := 0
+	for i, rec := range recs {
+		if rec.Seq != int64(i+1) {
+			t.Errorf("ledger of %s: record %d has seq %d", id, i, rec.Seq)
+		}
+		if rec.IdempotencyKey == "system:terminal_status:completed" {
+			terminal++
+		}
+	}
+	if terminal != 1 {
+		t.Errorf("run %s: %d terminal status records, want exactly 1", id, terminal)
+	}
+}
+
+// allRunIDs lists every run in the store.
+func allRunIDs(ctx context.Context, t *testing.T, st store.Store) []string {
+	t.Helper()
+	runs, err := st.RunList(ctx, &store.RunListParams{Limit: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	return ids
+}
+
+// completedKeys returns the idempotency keys of the completed "charge"
+// records of every run in the store.
+func completedKeys(ctx context.Context, t *testing.T, st store.Store) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	for _, id := range allRunIDs(ctx, t, st) {
+		recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			if rec.Status == durable.StepCompleted && rec.Effect != nil && rec.Effect.Type == "charge" {
+				keys[rec.IdempotencyKey] = true
+			}
+		}
+	}
+	return keys
+}
+
+// effectCounts reads effects.log: executions per idempotency key.
+func effectCounts(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "effects.log"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line != "" {
+			counts[line]++
+		}
+	}
+	return counts
+}
+
+func appendEffect(t *testing.T, dir, key string) {
+	f, err := os.OpenFile(filepath.Join(dir, "effects.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(key + "\n"); err != nil {
+		t.Error(err)
+	}
+}
