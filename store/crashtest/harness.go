@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -40,7 +41,8 @@ func (l *effectLog) count(key string) int {
 }
 
 // workflow: pure steps, an external effect (a "charge"), a person's
-// answer, a local effect, and a sync child run, then completion.
+// answer, a local effect, a sync child run, a loop repeating an identical
+// charge twice, then completion.
 func workflows() []*runtime.Workflow {
 	n := func(fn func(run *durable.RunState) runtime.StepPlan) runtime.NodeFunc {
 		return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
@@ -67,7 +69,22 @@ func workflows() []*runtime.Workflow {
 		"child": n(func(run *durable.RunState) runtime.StepPlan {
 			return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
 				Payload:   map[string]any{"workflow_id": "crash_child", "vars": map[string]any{"n": int64(2)}},
-				ResultKey: "sub"}, "done")
+				ResultKey: "sub"}, "recharge")
+		}),
+		"recharge": n(func(run *durable.RunState) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: "charge",
+				Payload: map[string]any{"amount": int64(1)}, ResultKey: "extra"}, "count")
+		}),
+		"count": n(func(run *durable.RunState) runtime.StepPlan {
+			loops, _ := run.Vars["loops"].(int64)
+			if n, ok := run.Vars["loops"].(json.Number); ok {
+				loops, _ = n.Int64()
+			}
+			run.Vars["loops"] = loops + 1
+			if loops+1 < rechargeLoops {
+				return runtime.Next("recharge")
+			}
+			return runtime.Next("done")
 		}),
 		"done": n(func(run *durable.RunState) runtime.StepPlan {
 			receipt, _ := run.Vars["receipt"].(map[string]any)
@@ -248,10 +265,15 @@ func checkKill(t *testing.T, backend Backend, runID string, point int, phase Pha
 	}
 }
 
-// checkOneCharge checks the effects of a run, whose nodes each run once:
-// every node's effect is recorded under one idempotency key across all
-// its attempts (a replay after a kill hands the handler the same key) and
-// completed at most once; the charge is completed exactly once.
+// rechargeLoops is how many times the crash workflow's recharge node runs
+// its identical effect.
+const rechargeLoops = 2
+
+// checkOneCharge checks the effects of a run: every visit of a node with
+// an effect is recorded under one idempotency key across all its attempts
+// (a replay after a kill hands the handler the same key) and completed at
+// most once, so a node has one key per visit (recharge: rechargeLoops, as
+// identical effects in a loop get distinct keys); the charge is completed.
 func checkOneCharge(ctx context.Context, t *testing.T, st store.Store, id string) {
 	t.Helper()
 	recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
@@ -272,9 +294,13 @@ func checkOneCharge(ctx context.Context, t *testing.T, st store.Store, id string
 		}
 	}
 	for node, ks := range keys {
-		if len(ks) != 1 || completions[node] > 1 {
-			t.Errorf("run %s: node %s recorded under %d keys with %d completions, want 1 key and at most 1 completion",
-				id, node, len(ks), completions[node])
+		visits := 1
+		if node == "recharge" {
+			visits = rechargeLoops
+		}
+		if len(ks) != visits || completions[node] > visits {
+			t.Errorf("run %s: node %s recorded under %d keys with %d completions, want %d and at most %d",
+				id, node, len(ks), completions[node], visits, visits)
 		}
 	}
 	charged := false
