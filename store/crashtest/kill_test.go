@@ -15,11 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/postgres"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
@@ -49,6 +52,12 @@ func openKind(ctx context.Context, kind, dir string) (store.Store, error) {
 		// A killed process loses nothing the kernel has accepted: fsync
 		// matters for power loss, not here.
 		return jsonfile.New(jsonfile.Config{Dir: filepath.Join(dir, "store"), NoSync: true})
+	case "postgres":
+		schema, err := os.ReadFile(filepath.Join(dir, "schema"))
+		if err != nil {
+			return nil, err
+		}
+		return postgres.New(ctx, postgres.Config{URL: os.Getenv("TEST_POSTGRES_URL"), Schema: string(schema)})
 	}
 	return nil, fmt.Errorf("unknown store kind %q", kind)
 }
@@ -131,12 +140,42 @@ func unfinishedParents(ctx context.Context, st store.Store) ([]string, error) {
 func TestRealKill(t *testing.T) {
 	t.Parallel()
 	want := referenceOutput(t)
-	for _, kind := range []string{"sqlite", "json"} {
+	for _, kind := range []string{"sqlite", "json", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			realKill(t, kind, want)
+			dir := t.TempDir()
+			if kind == "postgres" {
+				preparePostgres(t, dir)
+			}
+			realKill(t, kind, dir, want)
 		})
 	}
+}
+
+// preparePostgres picks a fresh schema for the lives of the data (written
+// to dir/schema) and drops it when the test ends; without a server the
+// test is skipped, as every PostgreSQL test is.
+func preparePostgres(t *testing.T, dir string) {
+	url := os.Getenv("TEST_POSTGRES_URL")
+	if url == "" {
+		t.Skip("set TEST_POSTGRES_URL=postgres://… to run the PostgreSQL kill test; CI starts a server with .ci/postgres.sh")
+	}
+	schema := fmt.Sprintf("kill_%d_%d", os.Getpid(), rand.Uint32())
+	if err := os.WriteFile(filepath.Join(dir, "schema"), []byte(schema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
 }
 
 // referenceOutput is the output of the workload run without a kill.
@@ -154,9 +193,8 @@ func referenceOutput(t *testing.T) map[string]any {
 	return st.Output
 }
 
-func realKill(t *testing.T, kind string, want map[string]any) {
+func realKill(t *testing.T, kind, dir string, want map[string]any) {
 	ctx := context.Background()
-	dir := t.TempDir()
 	const lives = 8
 	started, done := map[string]bool{}, map[string]bool{}
 	durableCounts := map[string]int{} // effect key → executions when its completion was seen durable
