@@ -84,7 +84,7 @@ func TestCache_ReadsMatchDisk(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cold := openWith(t, sqlite.Config{Path: path, CacheBytes: -1})
+	cold := openWith(t, sqlite.Config{Path: path, Shared: true}) // also: a file owned before opens shared
 	disk, err := cold.RunGet(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
