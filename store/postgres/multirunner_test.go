@@ -103,15 +103,8 @@ func freshSchemaName(t *testing.T) string {
 	_, _ = rand.Read(b[:])
 	schema := "test_" + hex.EncodeToString(b[:])
 	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
+		if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
+			t.Error(err)
 		}
 	})
 	return schema

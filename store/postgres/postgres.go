@@ -131,3 +131,18 @@ func nullString(s string) *string {
 	}
 	return &s
 }
+
+// DropSchema removes schema and everything in it (the tables of a Store
+// whose Config.Schema it was) from the database at url. Tests use it to
+// clean up; it is also how a deployment's data is torn down.
+func DropSchema(ctx context.Context, url, schema string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("postgres: dropping schema %s: %w", schema, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		return fmt.Errorf("postgres: dropping schema %s: %w", schema, err)
+	}
+	return nil
+}

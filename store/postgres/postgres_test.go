@@ -48,15 +48,8 @@ func testSchema(t testing.TB) string {
 		t.Fatalf("creating schema %s: %v", schema, err)
 	}
 	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
+		if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
+			t.Error(err)
 		}
 	})
 	return schema
