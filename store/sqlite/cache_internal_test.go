@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -55,5 +56,25 @@ func TestHotCache_Bounds(t *testing.T) {
 	c.ledgerDeleted("a")
 	if recs, ok := c.ledger("a"); !ok || len(recs) != 0 {
 		t.Fatalf("after delete: ledger(a) = %v, %v; want known and empty", recs, ok)
+	}
+}
+
+// TestCheckpointPages: the WAL checkpoint threshold is the configured one,
+// DefaultCheckpointPages when unset.
+func TestCheckpointPages(t *testing.T) {
+	t.Parallel()
+	for cfgPages, want := range map[int]int{0: DefaultCheckpointPages, 250: 250} {
+		s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db"), CheckpointPages: cfgPages})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		if err := s.wconn.QueryRowContext(t.Context(), "PRAGMA wal_autocheckpoint").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Close()
+		if got != want {
+			t.Errorf("CheckpointPages %d: wal_autocheckpoint = %d, want %d", cfgPages, got, want)
+		}
 	}
 }

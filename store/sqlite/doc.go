@@ -45,6 +45,10 @@
 // allocation of appends from it; what it hands out has the Go types a
 // read from disk would have. Lists and due queries always run SQL.
 //
+// The WAL is folded back into the database file every
+// Config.CheckpointPages pages (10,000 by default, ten times SQLite's
+// default), so pages many commits touch are written back less often.
+//
 // Config.Shared opens the database as Python does: no exclusive lock and
 // no cache, reads on a small pool of reader connections beside the writer
 // (or on the writer when it is free).

@@ -34,6 +34,7 @@ func TestNew_Config(t *testing.T) {
 		{Path: ":memory:"},
 		{Path: "file:x.db?mode=memory"},
 		{Path: filepath.Join(dir, "a.db"), Synchronous: "EXTRA"},
+		{Path: filepath.Join(dir, "b.db"), CheckpointPages: -1},
 	} {
 		if s, err := sqlite.New(t.Context(), cfg); err == nil {
 			_ = s.Close()
