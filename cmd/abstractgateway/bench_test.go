@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/abstractframework/abstractgateway/internal/benchwork"
 )
 
 // TestBench_InProcess runs the bench command on the memory store without
@@ -24,21 +26,22 @@ func TestBench_InProcess(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if want := 5 + 5; len(lines) != want { // 5 ceilings + 5 workloads
+	nc := len(benchwork.Ceilings)
+	if want := nc + 5; len(lines) != want { // the ceilings + 5 workloads
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), want, stdout.String())
 	}
-	for _, l := range lines[:5] {
+	for _, l := range lines[:nc] {
 		if !strings.HasPrefix(l, `{"ceiling":"`) || !strings.Contains(l, `"ops_per_s":`) {
 			t.Errorf("ceiling line %s", l)
 		}
 	}
 	required := `{"workload":"w1_chain","store":"memory","runs":5,"steps":50,"seconds":`
-	if !strings.HasPrefix(lines[5], required) {
-		t.Errorf("first workload line %s, want prefix %s", lines[5], required)
+	if !strings.HasPrefix(lines[nc], required) {
+		t.Errorf("first workload line %s, want prefix %s", lines[nc], required)
 	}
 	order := []string{"workload", "store", "runs", "steps", "seconds", "steps_per_s", "runs_per_s",
 		"peak_rss_mb", "ledger_records_per_run", "commits_per_run", "state_json_bytes"}
-	for _, l := range lines[5:] {
+	for _, l := range lines[nc:] {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("%s: %v", l, err)

@@ -22,6 +22,13 @@ const (
 	CeilingSQLiteNormal = "sqlite_wal_normal"
 	// CeilingSQLiteOff is the same with synchronous=OFF.
 	CeilingSQLiteOff = "sqlite_wal_off"
+	// CeilingSQLiteFullExclusive is CeilingSQLiteFull on a connection in
+	// locking_mode=EXCLUSIVE, as the SQLite store opens its file: the
+	// limit its commits are compared with. (The three above are the
+	// Python peer's ceilings, on a shared connection.)
+	CeilingSQLiteFullExclusive = "sqlite_wal_full_exclusive"
+	// CeilingSQLiteNormalExclusive is the same with synchronous=NORMAL.
+	CeilingSQLiteNormalExclusive = "sqlite_wal_normal_exclusive"
 	// CeilingFsyncAppend is 200-byte O_APPEND writes each followed by
 	// fsync, per second.
 	CeilingFsyncAppend = "fsync_append"
@@ -30,7 +37,8 @@ const (
 )
 
 // Ceilings lists the ceiling measurements in the order they are taken.
-var Ceilings = []string{CeilingSQLiteFull, CeilingSQLiteNormal, CeilingSQLiteOff, CeilingFsyncAppend, CeilingFdatasyncAppend}
+var Ceilings = []string{CeilingSQLiteFull, CeilingSQLiteNormal, CeilingSQLiteOff,
+	CeilingSQLiteFullExclusive, CeilingSQLiteNormalExclusive, CeilingFsyncAppend, CeilingFdatasyncAppend}
 
 // ceilingPayload is the 200 bytes each ceiling operation writes.
 var ceilingPayload = func() []byte {
@@ -54,11 +62,15 @@ func MeasureCeiling(ctx context.Context, name, dir string, d time.Duration) (_ f
 	var elapsed time.Duration
 	switch name {
 	case CeilingSQLiteFull:
-		ops, elapsed, err = sqliteCeiling(ctx, tmp, "FULL", d)
+		ops, elapsed, err = sqliteCeiling(ctx, tmp, "FULL", false, d)
 	case CeilingSQLiteNormal:
-		ops, elapsed, err = sqliteCeiling(ctx, tmp, "NORMAL", d)
+		ops, elapsed, err = sqliteCeiling(ctx, tmp, "NORMAL", false, d)
 	case CeilingSQLiteOff:
-		ops, elapsed, err = sqliteCeiling(ctx, tmp, "OFF", d)
+		ops, elapsed, err = sqliteCeiling(ctx, tmp, "OFF", false, d)
+	case CeilingSQLiteFullExclusive:
+		ops, elapsed, err = sqliteCeiling(ctx, tmp, "FULL", true, d)
+	case CeilingSQLiteNormalExclusive:
+		ops, elapsed, err = sqliteCeiling(ctx, tmp, "NORMAL", true, d)
 	case CeilingFsyncAppend:
 		ops, elapsed, err = appendCeiling(tmp, (*os.File).Sync, d)
 	case CeilingFdatasyncAppend:
@@ -74,8 +86,9 @@ func MeasureCeiling(ctx context.Context, name, dir string, d time.Duration) (_ f
 
 // sqliteCeiling commits one 1-row INSERT per transaction (BEGIN
 // IMMEDIATE, INSERT, COMMIT through prepared statements on one
-// connection, as the store writes) with modernc SQLite in WAL mode.
-func sqliteCeiling(ctx context.Context, dir, sync string, d time.Duration) (int, time.Duration, error) {
+// connection, as the store writes) with modernc SQLite in WAL mode,
+// optionally with the connection holding the file exclusively.
+func sqliteCeiling(ctx context.Context, dir, sync string, exclusive bool, d time.Duration) (int, time.Duration, error) {
 	db, err := sql.Open("sqlite", filepath.Join(dir, "ceiling.sqlite3"))
 	if err != nil {
 		return 0, 0, err
@@ -87,11 +100,15 @@ func sqliteCeiling(ctx context.Context, dir, sync string, d time.Duration) (int,
 		return 0, 0, err
 	}
 	defer conn.Close()
-	for _, q := range []string{
+	setup := []string{
 		"PRAGMA journal_mode=WAL",
 		"PRAGMA synchronous=" + sync,
 		"CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)",
-	} {
+	}
+	if exclusive {
+		setup = append([]string{"PRAGMA locking_mode=EXCLUSIVE"}, setup...)
+	}
+	for _, q := range setup {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return 0, 0, fmt.Errorf("%s: %w", q, err)
 		}

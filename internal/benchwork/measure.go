@@ -50,7 +50,8 @@ type Sample struct {
 	ImmediateFallbacks *int     `json:"immediate_fallbacks,omitempty"`
 
 	// GoVsCeiling (W1 on sqlite_full): commits/s achieved ÷ the
-	// sqlite_wal_full ceiling measured in the same invocation.
+	// sqlite_wal_full_exclusive ceiling (the store's own locking mode)
+	// measured in the same invocation.
 	GoVsCeiling *float64 `json:"go_vs_ceiling,omitempty"`
 	// CommitsPerS is commits_per_run × runs_per_s (set with GoVsCeiling).
 	CommitsPerS *float64 `json:"commits_per_s,omitempty"`
