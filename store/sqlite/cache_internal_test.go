@@ -60,11 +60,15 @@ func TestHotCache_Bounds(t *testing.T) {
 }
 
 // TestCheckpointPages: the WAL checkpoint threshold is the configured one,
-// DefaultCheckpointPages when unset.
+// by default DefaultCheckpointPages, or SQLite's 1,000 with FULL.
 func TestCheckpointPages(t *testing.T) {
 	t.Parallel()
-	for cfgPages, want := range map[int]int{0: DefaultCheckpointPages, 250: 250} {
-		s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db"), CheckpointPages: cfgPages})
+	for _, c := range []struct {
+		sync      string
+		cfg, want int
+	}{{"", 0, DefaultCheckpointPages}, {"", 250, 250}, {"FULL", 0, 1000}, {"FULL", 5000, 5000}} {
+		cfgPages, want := c.cfg, c.want
+		s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db"), CheckpointPages: cfgPages, Synchronous: c.sync})
 		if err != nil {
 			t.Fatal(err)
 		}
