@@ -101,7 +101,8 @@ func childMain(kind, dir, gen string) int {
 	}
 	for i := range 1000 {
 		id := fmt.Sprintf("g%s-r%d", gen, i)
-		if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: id}); err != nil {
+		wf := scenarios[i%len(scenarios)]
+		if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf, RunID: id}); err != nil {
 			return fail(err)
 		}
 		fmt.Println("started", id)
@@ -113,9 +114,10 @@ func childMain(kind, dir, gen string) int {
 	return 0
 }
 
-// unfinishedParents lists the crash_parent runs that have not ended.
+// unfinishedParents lists the top-level runs of the scenarios that have
+// not ended (their children are driven by recovery).
 func unfinishedParents(ctx context.Context, st store.Store) ([]string, error) {
-	runs, err := st.RunList(ctx, &store.RunListParams{WorkflowID: "crash_parent", Limit: 100000})
+	runs, err := scenarioRuns(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +130,19 @@ func unfinishedParents(ctx context.Context, st store.Store) ([]string, error) {
 	return ids, nil
 }
 
+// scenarioRuns lists the top-level runs of every scenario.
+func scenarioRuns(ctx context.Context, st store.Store) ([]*durable.RunState, error) {
+	var out []*durable.RunState
+	for _, wf := range scenarios {
+		runs, err := st.RunList(ctx, &store.RunListParams{WorkflowID: wf, Limit: 100000})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, runs...)
+	}
+	return out, nil
+}
+
 // TestRealKill kills a real process running workflows (SIGKILL, at a
 // random moment) several times on the same data, and checks after each
 // death what the in-process harness checks after a simulated one: every
@@ -137,7 +152,7 @@ func unfinishedParents(ctx context.Context, st store.Store) ([]string, error) {
 // terminal record.
 func TestRealKill(t *testing.T) {
 	t.Parallel()
-	want := referenceOutput(t)
+	want := referenceOutputs(t)
 	for _, kind := range []string{"sqlite", "json", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
@@ -169,22 +184,27 @@ func preparePostgres(t *testing.T, dir string) {
 	})
 }
 
-// referenceOutput is the output of the workload run without a kill.
-func referenceOutput(t *testing.T) map[string]any {
+// referenceOutputs are the outputs of the scenarios run without a kill,
+// by workflow id.
+func referenceOutputs(t *testing.T) map[string]map[string]any {
 	t.Helper()
 	ctx := context.Background()
 	rt := newRuntime(t, memory.New(), func(string) {})
-	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "crash_parent", RunID: "ref"}); err != nil {
-		t.Fatal(err)
+	out := map[string]map[string]any{}
+	for _, wf := range scenarios {
+		if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf, RunID: "ref-" + wf}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := drive(ctx, rt, "ref-"+wf)
+		if err != nil || st.Status != durable.RunCompleted {
+			t.Fatalf("reference run of %s: %v", wf, err)
+		}
+		out[wf] = st.Output
 	}
-	st, err := drive(ctx, rt, "ref")
-	if err != nil || st.Status != durable.RunCompleted {
-		t.Fatalf("reference run: %v", err)
-	}
-	return st.Output
+	return out
 }
 
-func realKill(t *testing.T, kind, dir string, want map[string]any) {
+func realKill(t *testing.T, kind, dir string, want map[string]map[string]any) {
 	ctx := context.Background()
 	const lives = 8
 	started, done := map[string]bool{}, map[string]bool{}
@@ -244,7 +264,7 @@ func realKill(t *testing.T, kind, dir string, want map[string]any) {
 			t.Fatalf("finishing %s: %v", id, err)
 		}
 	}
-	runs, err := st.RunList(ctx, &store.RunListParams{WorkflowID: "crash_parent", Limit: 100000})
+	runs, err := scenarioRuns(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,17 +354,19 @@ func liveAndDie(t *testing.T, kind, dir string, gen int) []string {
 	return got
 }
 
-// checkCompleted checks that run id completed with want and has exactly
-// one terminal status record.
-func checkCompleted(ctx context.Context, t *testing.T, st store.Store, id string, want map[string]any) {
+// checkCompleted checks that run id completed with the output of its
+// workflow in want (child run ids aside: they derive from the run's id)
+// and has exactly one terminal status record.
+func checkCompleted(ctx context.Context, t *testing.T, st store.Store, id string, want map[string]map[string]any) {
 	t.Helper()
 	r, err := st.RunGet(ctx, id)
 	if err != nil {
 		t.Errorf("run %s: %v", id, err)
 		return
 	}
-	if r.Status != durable.RunCompleted || !reflect.DeepEqual(normalize(r.Output), normalize(want)) {
-		t.Errorf("run %s: %s %v, want completed %v", id, r.Status, r.Output, want)
+	if r.Status != durable.RunCompleted ||
+		!reflect.DeepEqual(withoutRunIDs(normalize(r.Output)), withoutRunIDs(normalize(want[r.WorkflowID]))) {
+		t.Errorf("run %s: %s %v, want completed %v", id, r.Status, r.Output, want[r.WorkflowID])
 	}
 	recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
 	if err != nil {
@@ -377,6 +399,27 @@ func allRunIDs(ctx context.Context, t *testing.T, st store.Store) []string {
 		ids[i] = r.RunID
 	}
 	return ids
+}
+
+// withoutRunIDs drops the sub_run_id members of a normalized value.
+func withoutRunIDs(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if k != "sub_run_id" {
+				out[k] = withoutRunIDs(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutRunIDs(e)
+		}
+		return out
+	}
+	return v
 }
 
 // completedKeys returns the idempotency keys of the completed "charge"
