@@ -112,7 +112,12 @@ func (d *driver) drain(ctx context.Context) {
 		case followParentResume:
 			err = d.resumeParent(ctx, f.runID)
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrRunClaimed):
+			// Another runner works on it and continues it.
+			d.r.logger.LogAttrs(ctx, slog.LevelDebug, "follow-up skipped: run claimed elsewhere",
+				slog.String("run_id", f.runID))
+		case err != nil:
 			d.r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-up failed",
 				slog.String("run_id", f.runID), slog.String("error", err.Error()))
 		}

@@ -43,6 +43,9 @@ type Config struct {
 	NewID func() string
 	// Logger receives operational logs; discarded when nil.
 	Logger *slog.Logger
+	// Claims, when set, makes the runtime claim each run before working
+	// on it: set it when runners in several processes share one store.
+	Claims *Claims
 	// Sleep waits between retry attempts; a context-aware timer when nil.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -64,6 +67,8 @@ type Runtime struct {
 	newID    func() string
 	logger   *slog.Logger
 	sleep    func(ctx context.Context, d time.Duration) error
+
+	claims *claimer // nil: no claims
 
 	locksMu sync.Mutex
 	locks   map[string]*runLock
@@ -105,6 +110,10 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if r.sleep == nil {
 		r.sleep = sleepContext
+	}
+	var err error
+	if r.claims, err = newClaimer(cfg.Store, cfg.Claims); err != nil {
+		return nil, err
 	}
 	r.limitsV = r.limits.limitsDict()
 	r.handlers = builtinHandlers()

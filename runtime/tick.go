@@ -56,9 +56,19 @@ func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable
 	return s.run, nil
 }
 
-// open locks a run and loads it with its workflow.
+// open locks a run (and claims it, when the runtime claims runs) and
+// loads it with its workflow.
 func (d *driver) open(ctx context.Context, runID string) (*session, func(), error) {
-	l, unlock := d.r.lock(runID)
+	l, unlockRun := d.r.lock(runID)
+	release, err := d.r.claim(ctx, runID)
+	if err != nil {
+		unlockRun()
+		return nil, nil, err
+	}
+	unlock := func() {
+		release()
+		unlockRun()
+	}
 	run, err := d.r.store.RunGet(ctx, runID)
 	if err != nil {
 		unlock()

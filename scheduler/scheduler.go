@@ -29,16 +29,13 @@ type Config struct {
 	PollInterval time.Duration
 	// BatchSize is how many due runs one poll takes. Default 100.
 	BatchSize int
-	// Claims makes the scheduler claim each run before ticking it, on
-	// stores that implement store.RunClaimer. Turn it on when several
-	// runner processes share one store; a single process does not need
-	// it (its per-run lock and versioned commits suffice), and each claim
-	// and release is a transaction of its own. Default off.
-	Claims bool
-	// Owner names this process in run claims; a random id when empty.
-	Owner string
-	// ClaimTTL is how long a claim lasts. Default 5m.
-	ClaimTTL time.Duration
+	// RecoverInterval is how often the loop runs Recover again after
+	// Start, to continue runs another runner left: one that died (its
+	// claims expire after runtime.Claims.TTL) or that could not resume a
+	// parent this runner held. Default 1m when the runtime claims runs
+	// (runtime.Config.Claims: several runners share the store); 0
+	// otherwise, as a single process recovers once, at Start.
+	RecoverInterval time.Duration
 	// Logger receives operational logs; discarded when nil.
 	Logger *slog.Logger
 	// OnRunResumed, when set, is called with the state after each tick.
@@ -66,11 +63,10 @@ type Stats struct {
 // Scheduler is the background driver. Start it once; Stop is safe to
 // call twice.
 type Scheduler struct {
-	cfg     Config
-	rt      *runtime.Runtime
-	st      store.Store
-	claimer store.RunClaimer
-	wake    chan struct{}
+	cfg  Config
+	rt   *runtime.Runtime
+	st   store.Store
+	wake chan struct{}
 	// deadlines signals deadlines committed in this process (WakeStore).
 	deadlines <-chan struct{}
 
@@ -88,8 +84,9 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, time.Second)
 	cfg.BatchSize = cmp.Or(cfg.BatchSize, 100)
-	cfg.ClaimTTL = cmp.Or(cfg.ClaimTTL, 5*time.Minute)
-	cfg.Owner = cmp.Or(cfg.Owner, "scheduler-"+runtime.NewUUID())
+	if cfg.RecoverInterval == 0 && cfg.Runtime.ClaimOwner() != "" {
+		cfg.RecoverInterval = time.Minute
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -99,13 +96,6 @@ func New(cfg Config) (*Scheduler, error) {
 	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1)}
 	if ws, ok := s.st.(*WakeStore); ok {
 		s.deadlines = ws.wake
-	}
-	if cfg.Claims {
-		c, ok := s.st.(store.RunClaimer)
-		if !ok {
-			return nil, errors.New("scheduler: Config.Claims needs a store that implements store.RunClaimer")
-		}
-		s.claimer = c
 	}
 	return s, nil
 }
@@ -163,7 +153,14 @@ func (s *Scheduler) Stats() Stats {
 
 func (s *Scheduler) loop(ctx context.Context) {
 	defer close(s.done)
+	lastRecover := s.cfg.Clock()
 	for {
+		if iv := s.cfg.RecoverInterval; iv > 0 && s.cfg.Clock().Sub(lastRecover) >= iv {
+			lastRecover = s.cfg.Clock()
+			if err := s.Recover(ctx); err != nil && ctx.Err() == nil {
+				s.recordError("recover: " + err.Error())
+			}
+		}
 		n, err := s.PollOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.recordError("poll: " + err.Error())
@@ -172,6 +169,9 @@ func (s *Scheduler) loop(ctx context.Context) {
 			continue // more may be due right now
 		}
 		wait := s.cfg.PollInterval
+		if iv := s.cfg.RecoverInterval; iv > 0 {
+			wait = min(wait, max(iv-s.cfg.Clock().Sub(lastRecover), 0))
+		}
 		if next, err := s.st.RunNextDue(ctx); err == nil && !next.IsZero() {
 			wait = min(wait, max(next.Sub(s.cfg.Clock()), 0))
 		}
@@ -209,26 +209,17 @@ func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 	return len(due), nil
 }
 
-// drive ticks one run under a claim when the store supports claims.
+// drive ticks one run. A run another runner has claimed is left to it
+// (the runtime claims runs when several runners share the store).
 func (s *Scheduler) drive(ctx context.Context, runID string) {
-	if s.claimer != nil {
-		err := s.claimer.RunClaim(ctx, &store.RunClaimParams{
-			RunID: runID, Owner: s.cfg.Owner, TTL: s.cfg.ClaimTTL, Now: s.cfg.Clock(),
-		})
-		if errors.Is(err, store.ErrConflict) {
-			return // another runner has it
-		}
-		if err != nil {
-			s.failed(runID, err)
-			return
-		}
-		defer func() { _ = s.claimer.RunRelease(context.WithoutCancel(ctx), runID, s.cfg.Owner) }()
-	}
 	// A run that uses its whole step budget is ticked again (a bounded
 	// number of times): nothing else would wake it, as it no longer waits.
 	st, err := s.rt.Tick(ctx, runID, runtime.TickOptions{})
 	for i := 1; err == nil && st.Status == durable.RunRunning && i < maxTicksPerDrive && ctx.Err() == nil; i++ {
 		st, err = s.rt.Tick(ctx, runID, runtime.TickOptions{})
+	}
+	if errors.Is(err, runtime.ErrRunClaimed) {
+		return
 	}
 	if err != nil {
 		s.failed(runID, err)
@@ -286,7 +277,7 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 			continue
 		}
 		if c, err := s.st.RunGet(ctx, child); err == nil && c.Status.Terminal() {
-			if err := s.rt.NotifyChildEnded(ctx, child); err != nil {
+			if err := s.rt.NotifyChildEnded(ctx, child); err != nil && !errors.Is(err, runtime.ErrRunClaimed) {
 				s.recordError(fmt.Sprintf("Run %s: resuming parent: %v", p.RunID, err))
 			}
 		}

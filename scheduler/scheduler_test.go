@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -164,7 +165,12 @@ func TestRecoverTicksInterruptedRuns(t *testing.T) {
 func TestClaimsSkipRunsHeldByAnotherRunner(t *testing.T) {
 	t.Parallel()
 	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	rt, st := setup(t, c, waitFlow(time.Minute))
+	st := memory.New()
+	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now, Claims: &runtime.Claims{Owner: "me"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
 	rt.Tick(ctx, id, runtime.TickOptions{})
@@ -172,13 +178,19 @@ func TestClaimsSkipRunsHeldByAnotherRunner(t *testing.T) {
 	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "other", TTL: time.Hour, Now: c.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, Claims: true, Owner: "me"})
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.PollOnce(ctx)
 	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunWaiting {
 		t.Fatalf("a run claimed by another runner was ticked: %s", got.Status)
+	}
+	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, runtime.ErrRunClaimed) {
+		t.Fatalf("Tick of a run claimed elsewhere = %v, want ErrRunClaimed", err)
+	}
+	if n := s.Stats().RunsFailed; n != 0 {
+		t.Fatalf("a run claimed elsewhere counted as a failure (%d)", n)
 	}
 	st.RunRelease(ctx, id, "other")
 	s.PollOnce(ctx)
@@ -255,5 +267,47 @@ func TestWakeStoreWakesTheLoop(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the scheduler slept through the deadline")
+	}
+}
+
+// With claims (several runners), the loop runs Recover again every
+// RecoverInterval: a run left running after Start — by a runner that
+// died, say — is continued without a restart.
+func TestRecoverIntervalContinuesRunsLeftRunning(t *testing.T) {
+	t.Parallel()
+	chain := &runtime.Workflow{ID: "two", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Next("b"), nil
+		},
+		"b": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+	reg, _ := runtime.NewRegistry(chain)
+	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg, Claims: &runtime.Claims{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *durable.RunState, 1)
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour,
+		RecoverInterval: 20 * time.Millisecond, OnRunResumed: func(st *durable.RunState) { done <- st }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	id, err := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "two"}) // running, never ticked
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case st := <-done:
+		if st.RunID != id || st.Status != durable.RunCompleted {
+			t.Fatalf("%s %s", st.RunID, st.Status)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a run left running after Start was never recovered")
 	}
 }
