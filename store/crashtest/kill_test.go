@@ -365,7 +365,7 @@ func checkCompleted(ctx context.Context, t *testing.T, st store.Store, id string
 		return
 	}
 	if r.Status != durable.RunCompleted ||
-		!reflect.DeepEqual(withoutRunIDs(normalize(r.Output)), withoutRunIDs(normalize(want[r.WorkflowID]))) {
+		!reflect.DeepEqual(normalize(r.Output, "sub_run_id"), normalize(want[r.WorkflowID], "sub_run_id")) {
 		t.Errorf("run %s: %s %v, want completed %v", id, r.Status, r.Output, want[r.WorkflowID])
 	}
 	recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
@@ -399,27 +399,6 @@ func allRunIDs(ctx context.Context, t *testing.T, st store.Store) []string {
 		ids[i] = r.RunID
 	}
 	return ids
-}
-
-// withoutRunIDs drops the sub_run_id members of a normalized value.
-func withoutRunIDs(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			if k != "sub_run_id" {
-				out[k] = withoutRunIDs(e)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = withoutRunIDs(e)
-		}
-		return out
-	}
-	return v
 }
 
 // completedKeys returns the idempotency keys of the completed "charge"
