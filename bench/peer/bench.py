@@ -288,7 +288,8 @@ def require(cond: bool, msg: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-def drive_w1(K, rt, wf, n):
+def drive_start_tick(K, rt, wf, n, label):
+    """W1 and W3: start + tick, requiring COMPLETED."""
     COMPLETED = K.RunStatus.COMPLETED
     ids = []
     t0 = time.perf_counter()
@@ -296,7 +297,7 @@ def drive_w1(K, rt, wf, n):
         run_id = rt.start(workflow=wf)
         state = rt.tick(workflow=wf, run_id=run_id, max_steps=100)
         if state.status != COMPLETED:
-            raise CheckFailed(f"w1: run {run_id} status {state.status}")
+            raise CheckFailed(f"{label}: run {run_id} status {state.status}")
         ids.append(run_id)
     return time.perf_counter() - t0, ids, {}
 
@@ -316,19 +317,6 @@ def drive_w2(K, rt, wf, n):
         state = rt.resume(workflow=wf, run_id=run_id, wait_key=key, payload={"text": "yes"})
         if state.status != COMPLETED or state.output != {"answer": "yes"}:
             raise CheckFailed(f"w2: run {run_id} not completed after resume ({state.status}, {state.output})")
-        ids.append(run_id)
-    return time.perf_counter() - t0, ids, {}
-
-
-def drive_w3(K, rt, wf, n):
-    COMPLETED = K.RunStatus.COMPLETED
-    ids = []
-    t0 = time.perf_counter()
-    for _ in range(n):
-        run_id = rt.start(workflow=wf)
-        state = rt.tick(workflow=wf, run_id=run_id, max_steps=100)
-        if state.status != COMPLETED:
-            raise CheckFailed(f"w3: run {run_id} status {state.status}")
         ids.append(run_id)
     return time.perf_counter() - t0, ids, {}
 
@@ -464,11 +452,11 @@ def run_pilot(K, wfs, store, workload, directory, with_w4):
     before = STEPS[0]
     c0 = counter.snapshot()
     if workload == "w1_chain":
-        _, ids, extra = drive_w1(K, rt, wf, PILOT_RUNS)
+        _, ids, extra = drive_start_tick(K, rt, wf, PILOT_RUNS, "w1")
     elif workload == "w2_ask_resume":
         _, ids, extra = drive_w2(K, rt, wf, PILOT_RUNS)
     elif workload == "w3_wait_until_past":
-        _, ids, extra = drive_w3(K, rt, wf, PILOT_RUNS)
+        _, ids, extra = drive_start_tick(K, rt, wf, PILOT_RUNS, "w3")
     elif workload == "w3_wait_until_due":
         _, ids, extra = drive_w3b(K, rt, wf, PILOT_RUNS, scheduler)
     else:
@@ -540,7 +528,7 @@ def child_main(args) -> int:
             stores = make_store(K, store, os.path.join(base, "timed"))
             rt = K.Runtime(run_store=stores.run_store, ledger_store=stores.ledger_store)
             s0 = STEPS[0]
-            seconds, ids, _ = drive_w1(K, rt, wfs["w1_chain"], n)
+            seconds, ids, _ = drive_start_tick(K, rt, wfs["w1_chain"], n, "w1")
             steps = STEPS[0] - s0
             rss_w1 = peak_rss_mb()
             rec, lb, sb = verify(K, "w1_chain", stores, ids)
@@ -570,7 +558,7 @@ def child_main(args) -> int:
             if workload == "w2_ask_resume":
                 seconds, ids, extra = drive_w2(K, rt, wf, n)
             elif workload == "w3_wait_until_past":
-                seconds, ids, extra = drive_w3(K, rt, wf, n)
+                seconds, ids, extra = drive_start_tick(K, rt, wf, n, "w3")
             elif workload == "w3_wait_until_due":
                 reg = K.WorkflowRegistry()
                 reg.register(wf)
