@@ -64,12 +64,12 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 	if limit <= 0 {
 		limit = 1000
 	}
-	st, _, _, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, after, fmt.Errorf("sqlite: listing commands: %w", err)
 	}
-	defer release()
-	rows, err := st.cmdListAfter.QueryContext(ctx, after, limit)
+	defer rd.release()
+	rows, err := rd.cmdListAfter.QueryContext(ctx, after, limit)
 	if err != nil {
 		return nil, after, fmt.Errorf("sqlite: listing commands: %w", err)
 	}
@@ -103,13 +103,13 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 
 // CommandLastSeq implements store.CommandStore.
 func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
-	st, _, _, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: last command seq: %w", err)
 	}
-	defer release()
+	defer rd.release()
 	var n int64
-	if err := st.cmdLastSeq.QueryRowContext(ctx).Scan(&n); err != nil {
+	if err := rd.cmdLastSeq.QueryRowContext(ctx).Scan(&n); err != nil {
 		return 0, fmt.Errorf("sqlite: last command seq: %w", err)
 	}
 	return n, nil
@@ -134,13 +134,13 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 
 // CursorLoad implements store.CommandStore (0 when the consumer has none).
 func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) {
-	st, _, _, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: loading cursor %s: %w", consumer, err)
 	}
-	defer release()
+	defer rd.release()
 	var n int64
-	err = st.cursorLoad.QueryRowContext(ctx, consumer).Scan(&n)
+	err = rd.cursorLoad.QueryRowContext(ctx, consumer).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -117,13 +117,13 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 
 // LedgerList implements store.LedgerStore.
 func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
-	st, _, cached, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 	}
-	defer release()
-	if cached {
-		if all, ok := s.cache.ledger(p.RunID); ok {
+	defer rd.release()
+	if rd.cache != nil {
+		if all, ok := rd.cache.ledger(p.RunID); ok {
 			return copyRecords(all, p.After, p.Limit), nil
 		}
 	}
@@ -131,7 +131,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := st.ledgerList.QueryContext(ctx, p.RunID, p.After, limit)
+	rows, err := rd.ledgerList.QueryContext(ctx, p.RunID, p.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 	}
@@ -154,9 +154,9 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 	}
-	if cached && p.After == 0 && (p.Limit <= 0 || len(out) < p.Limit) {
+	if rd.cache != nil && p.After == 0 && (p.Limit <= 0 || len(out) < p.Limit) {
 		// The whole ledger: decoded records are stored copies already.
-		s.cache.putLedger(p.RunID, copyRecords(out, 0, 0), size)
+		rd.cache.putLedger(p.RunID, copyRecords(out, 0, 0), size)
 	}
 	return out, nil
 }
@@ -180,18 +180,18 @@ func copyRecords(all []*durable.StepRecord, after int64, limit int) []*durable.S
 // LedgerCount implements store.LedgerStore: the run's last seq (what
 // Python's ledger_heads.last_seq holds).
 func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
-	st, _, cached, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: counting ledger of %s: %w", runID, err)
 	}
-	defer release()
-	if cached {
-		if n, ok := s.cache.lastSeq(runID); ok {
+	defer rd.release()
+	if rd.cache != nil {
+		if n, ok := rd.cache.lastSeq(runID); ok {
 			return n, nil
 		}
 	}
 	var n int64
-	if err := st.ledgerCount.QueryRowContext(ctx, runID).Scan(&n); err != nil {
+	if err := rd.ledgerCount.QueryRowContext(ctx, runID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("sqlite: counting ledger of %s: %w", runID, err)
 	}
 	return n, nil
@@ -221,13 +221,13 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 // LedgerFindCompleted implements store.LedgerFinder with a scan of the
 // run's records (narrowed by the primary key), or of its cached ledger.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
-	st, _, cached, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: finding completed record %q of %s: %w", idempotencyKey, runID, err)
 	}
-	defer release()
-	if cached {
-		if all, ok := s.cache.ledger(runID); ok {
+	defer rd.release()
+	if rd.cache != nil {
+		if all, ok := rd.cache.ledger(runID); ok {
 			for _, rec := range all {
 				if rec.Status == durable.StepCompleted && rec.IdempotencyKey == idempotencyKey {
 					return rec.Clone(), nil
@@ -238,7 +238,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 	}
 	var seq int64
 	var text []byte
-	err = st.findCompleted.QueryRowContext(ctx, runID, idempotencyKey).Scan(&seq, &text)
+	err = rd.findCompleted.QueryRowContext(ctx, runID, idempotencyKey).Scan(&seq, &text)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -131,19 +131,19 @@ func waitIndexStatus(reason durable.WaitReason) string {
 // RunGet implements store.RunStore. A row whose run_json cannot be
 // decoded counts as absent, as in the Python store.
 func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
-	st, _, cached, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: loading run %s: %w", runID, err)
 	}
-	defer release()
-	if cached {
-		if r := s.cache.state(runID); r != nil {
+	defer rd.release()
+	if rd.cache != nil {
+		if r := rd.cache.state(runID); r != nil {
 			return r, nil
 		}
 	}
 	var text []byte
 	var version int64
-	err = st.runGet.QueryRowContext(ctx, runID).Scan(&text, &version)
+	err = rd.runGet.QueryRowContext(ctx, runID).Scan(&text, &version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: run %s: %w", runID, store.ErrNotFound)
 	}
@@ -156,8 +156,8 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 		return nil, fmt.Errorf("sqlite: run %s: unreadable run_json (%v): %w", runID, err, store.ErrNotFound)
 	}
 	r.Version = version
-	if cached {
-		s.cache.putState(runID, r.Clone(), int64(len(text))) // decoded values are stored copies already
+	if rd.cache != nil {
+		rd.cache.putState(runID, r.Clone(), int64(len(text))) // decoded values are stored copies already
 	}
 	return r, nil
 }
@@ -177,12 +177,12 @@ func (s *Store) cacheRun(r *durable.RunState, version, size int64) {
 // queryRuns runs a SELECT run_json, version … query and decodes the rows,
 // skipping unreadable ones.
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durable.RunState, error) {
-	_, db, _, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	rows, err := db.QueryContext(ctx, q, args...)
+	defer rd.release()
+	rows, err := rd.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -251,12 +251,12 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 // RunListDue implements store.RunStore from wait_index: the deadlines at
 // or before p.Now, compared as normalised text (see the package doc).
 func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
-	st, _, _, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
-	defer release()
-	rows, err := st.listDue.QueryContext(ctx, durable.FormatTime(p.Now), store.EffectiveLimit(p.Limit))
+	defer rd.release()
+	rows, err := rd.listDue.QueryContext(ctx, durable.FormatTime(p.Now), store.EffectiveLimit(p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
@@ -281,13 +281,13 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 
 // RunNextDue implements store.RunStore.
 func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
-	st, _, _, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
-	defer release()
+	defer rd.release()
 	var due string
-	err = st.nextDue.QueryRowContext(ctx).Scan(&due)
+	err = rd.nextDue.QueryRowContext(ctx).Scan(&due)
 	if errors.Is(err, sql.ErrNoRows) {
 		return durable.Time{}, nil
 	}
@@ -333,12 +333,12 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 		CASE WHEN json_valid(run_json) AND json_type(run_json, '$.vars._run_lifecycle') = 'object'
 			THEN json_extract(run_json, '$.vars._run_lifecycle') END
 		FROM runs` + w.String() + " ORDER BY updated_at DESC, run_id DESC LIMIT ?"
-	_, db, _, release, err := s.readTurn(ctx)
+	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}
-	defer release()
-	rows, err := db.QueryContext(ctx, q, append(w.args, store.EffectiveLimit(p.Limit))...)
+	defer rd.release()
+	rows, err := rd.db.QueryContext(ctx, q, append(w.args, store.EffectiveLimit(p.Limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}

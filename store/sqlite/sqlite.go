@@ -282,33 +282,42 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// readTurn returns what a read runs on, and release, to call once its rows
-// are closed. A store that owns its file reads on the writer connection,
-// waiting for its turn (the cache is usable while it is held: cached is
-// true). A shared store reads there too when no write holds it (its page
+// reading is one read's turn: the statements and the connection it runs
+// on, and the cache when the read may use it (nil otherwise). release
+// must be called once the read's rows are closed.
+type reading struct {
+	*readerStmts
+	db      querier
+	cache   *hotCache
+	release func()
+}
+
+// read returns the turn of a read. A store that owns its file reads on
+// the writer connection, waiting for its turn, and may use its cache
+// then. A shared store reads there too when no write holds it (its page
 // cache holds what was just written), else on the reader pool.
-func (s *Store) readTurn(ctx context.Context) (st *readerStmts, q querier, cached bool, release func(), err error) {
+func (s *Store) read(ctx context.Context) (*reading, error) {
 	if !s.shared {
 		select {
 		case s.wsem <- struct{}{}:
 		case <-ctx.Done():
-			return nil, nil, false, nil, ctx.Err()
+			return nil, ctx.Err()
 		}
 		if s.closed {
 			<-s.wsem
-			return nil, nil, false, nil, errClosed
+			return nil, errClosed
 		}
-		return &s.rw, s.wconn, s.cache != nil, func() { <-s.wsem }, nil
+		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, release: func() { <-s.wsem }}, nil
 	}
 	select {
 	case s.wsem <- struct{}{}:
 		if !s.closed {
-			return &s.rw, s.wconn, false, func() { <-s.wsem }, nil
+			return &reading{readerStmts: &s.rw, db: s.wconn, release: func() { <-s.wsem }}, nil
 		}
 		<-s.wsem
 	default:
 	}
-	return &s.r, s.rdb, false, func() {}, nil
+	return &reading{readerStmts: &s.r, db: s.rdb, release: func() {}}, nil
 }
 
 // lockedHint explains SQLITE_BUSY at open: another process has the file.
