@@ -75,13 +75,12 @@ func childMain(kind, dir, gen string) int {
 	if err != nil {
 		return fail(err)
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, "effects.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	logEffect, err := effectLogger(dir)
 	if err != nil {
 		return fail(err)
 	}
 	rt, err := buildRuntime(st, func(key string) {
-		_, _ = logf.WriteString(key + "\n")
-		_ = logf.Sync()
+		logEffect(key)
 		// A charge takes a moment, as a real call would: kills land
 		// inside effects too, between the execution and its record.
 		time.Sleep(time.Millisecond)
@@ -254,7 +253,11 @@ func realKill(t *testing.T, kind, dir string, want map[string]map[string]any) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rt := newRuntime(t, st, func(key string) { appendEffect(t, dir, key) })
+	logEffect, err := effectLogger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(t, st, logEffect)
 	unfinished, err := unfinishedParents(ctx, st)
 	if err != nil {
 		t.Fatal(err)
@@ -436,14 +439,15 @@ func effectCounts(t *testing.T, dir string) map[string]int {
 	return counts
 }
 
-func appendEffect(t *testing.T, dir, key string) {
+// effectLogger returns a function appending an executed effect's key to
+// dir/effects.log, synced, as every life of the data and the test do.
+func effectLogger(dir string) (func(key string), error) {
 	f, err := os.OpenFile(filepath.Join(dir, "effects.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		t.Error(err)
-		return
+		return nil, err
 	}
-	defer f.Close()
-	if _, err := f.WriteString(key + "\n"); err != nil {
-		t.Error(err)
-	}
+	return func(key string) {
+		_, _ = f.WriteString(key + "\n")
+		_ = f.Sync()
+	}, nil
 }
