@@ -134,19 +134,21 @@ var scenarios = []string{"crash_parent", "crash_fanout"}
 // executed with the effect's idempotency key.
 func newRuntime(t *testing.T, st store.Store, executed func(key string)) *runtime.Runtime {
 	t.Helper()
-	rt, err := buildRuntime(st, executed)
+	rt, err := buildRuntime(st, executed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rt
 }
 
-func buildRuntime(st store.Store, executed func(key string)) (*runtime.Runtime, error) {
+// buildRuntime is newRuntime for callers without a *testing.T; with
+// claims (nil: none), the runtime claims the runs it works on.
+func buildRuntime(st store.Store, executed func(key string), claims *runtime.Claims) (*runtime.Runtime, error) {
 	reg, err := runtime.NewRegistry(workflows()...)
 	if err != nil {
 		return nil, err
 	}
-	return runtime.New(runtime.Config{Store: st, Registry: reg,
+	return runtime.New(runtime.Config{Store: st, Registry: reg, Claims: claims,
 		Handlers: map[durable.EffectType]runtime.Handler{"charge": {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 			executed(req.IdempotencyKey)
 			return runtime.Completed(map[string]any{"id": fmt.Sprintf("rcpt-%v", req.Effect.Payload["amount"])}), nil

@@ -84,7 +84,7 @@ func childMain(kind, dir, gen string) int {
 		// A charge takes a moment, as a real call would: kills land
 		// inside effects too, between the execution and its record.
 		time.Sleep(time.Millisecond)
-	})
+	}, nil)
 	if err != nil {
 		return fail(err)
 	}

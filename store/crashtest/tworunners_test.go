@@ -61,17 +61,10 @@ func twoRunners(t *testing.T, open func(*testing.T) store.Store) {
 	var st store.Store
 	for i := range 2 {
 		st = open(t)
-		reg, err := runtime.NewRegistry(workflows()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg,
-			Claims: &runtime.Claims{Owner: fmt.Sprint("runner-", i), TTL: time.Minute},
-			Handlers: map[durable.EffectType]runtime.Handler{"charge": {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-				log.add(req.IdempotencyKey)
-				time.Sleep(2 * time.Millisecond) // a real call takes a moment: the other runner gets its chance
-				return runtime.Completed(map[string]any{"id": fmt.Sprintf("rcpt-%v", req.Effect.Payload["amount"])}), nil
-			}}}})
+		rt, err := buildRuntime(st, func(key string) {
+			log.add(key)
+			time.Sleep(2 * time.Millisecond) // a real call takes a moment: the other runner gets its chance
+		}, &runtime.Claims{Owner: fmt.Sprint("runner-", i), TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
