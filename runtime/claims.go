@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/store"
@@ -23,14 +24,18 @@ type Claims struct {
 	// Owner names this runner in claims; a random id when empty. Two
 	// runtimes must not share an owner.
 	Owner string
-	// TTL is how long a claim lasts: a runner that dies holding one
-	// blocks the run that long. It must exceed the longest effect a run
-	// executes, since claims are not renewed during a tick. Default 5m.
+	// TTL is how long a claim lasts without renewal: a runner that dies
+	// holding one blocks the run that long. A held claim is renewed every
+	// TTL/3 while the runner works on the run, so an effect may outlast
+	// it. Default 5m.
 	TTL time.Duration
 }
 
 // ErrRunClaimed reports that another runner holds the run's claim: the
-// tick or resume did nothing, and that runner continues the run.
+// tick or resume did nothing, and that runner continues the run. It is
+// also the cause of a tick that lost its claim midway (renewals failed
+// for a whole TTL and another runner took the run): the tick's context is
+// cancelled and nothing more of it is committed.
 var ErrRunClaimed = errors.New("run is claimed by another runner")
 
 // claimer is the resolved Claims of a runtime.
@@ -51,25 +56,95 @@ func newClaimer(st store.Store, c *Claims) (*claimer, error) {
 	return &claimer{store: rc, owner: cmp.Or(c.Owner, "runner-"+NewUUID()), ttl: cmp.Or(c.TTL, 5*time.Minute)}, nil
 }
 
-// claim claims runID for this runtime when it claims runs, and returns
-// the release; ErrRunClaimed when another runner holds it.
-func (r *Runtime) claim(ctx context.Context, runID string) (func(), error) {
+// claim claims runID for this runtime when it claims runs. It returns the
+// context to work on the run with (cancelled if the claim is lost) and
+// the hold to release; ErrRunClaimed when another runner holds the run.
+// Without claims it returns ctx and a nil hold.
+func (r *Runtime) claim(ctx context.Context, runID string) (context.Context, *claimHold, error) {
 	c := r.claims
 	if c == nil {
-		return func() {}, nil
+		return ctx, nil, nil
 	}
 	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: runID, Owner: c.owner, TTL: c.ttl, Now: r.clock()})
 	if errors.Is(err, store.ErrConflict) {
-		return nil, fmt.Errorf("run %s: %w", runID, ErrRunClaimed)
+		return nil, nil, fmt.Errorf("run %s: %w", runID, ErrRunClaimed)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("claiming run %s: %w", runID, err)
+		return nil, nil, fmt.Errorf("claiming run %s: %w", runID, err)
 	}
-	return func() {
-		if err := c.store.RunRelease(context.WithoutCancel(ctx), runID, c.owner); err != nil {
-			r.logger.WarnContext(ctx, "releasing run claim", "run_id", runID, "error", err)
-		}
-	}, nil
+	work, cancel := context.WithCancelCause(ctx)
+	h := &claimHold{r: r, runID: runID, base: context.WithoutCancel(ctx), cancel: cancel}
+	h.timer = time.AfterFunc(c.ttl/3, h.renew)
+	return work, h, nil
+}
+
+// claimHold is a claim a runner holds while it works on a run. It renews
+// the claim every TTL/3 (a renewal that fails for another reason is
+// retried at the next period); when another runner has taken the run,
+// it cancels the work's context and makes lost report why.
+type claimHold struct {
+	r      *Runtime
+	runID  string
+	base   context.Context // the caller's values, without its cancellation
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex // serialises renewals with release
+	timer    *time.Timer
+	released bool
+	lostErr  error
+}
+
+func (h *claimHold) renew() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released || h.lostErr != nil {
+		return
+	}
+	c := h.r.claims
+	ctx, cancel := context.WithTimeout(h.base, c.ttl/3)
+	defer cancel()
+	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: h.runID, Owner: c.owner, TTL: c.ttl, Now: h.r.clock()})
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		h.lostErr = fmt.Errorf("run %s: claim lost while working on it: %w", h.runID, ErrRunClaimed)
+		h.r.logger.WarnContext(h.base, "run claim lost to another runner; abandoning the tick", "run_id", h.runID)
+		h.cancel(h.lostErr)
+		return
+	case err != nil:
+		h.r.logger.WarnContext(h.base, "renewing run claim", "run_id", h.runID, "error", err)
+	}
+	h.timer.Reset(c.ttl / 3)
+}
+
+// lost returns the error of a lost claim, or nil while it is held. A nil
+// hold (no claims) is never lost.
+func (h *claimHold) lost() error {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lostErr
+}
+
+// release stops the renewals and drops the claim.
+func (h *claimHold) release() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.released = true
+	h.timer.Stop()
+	lost := h.lostErr != nil
+	h.mu.Unlock()
+	h.cancel(nil)
+	if lost {
+		return
+	}
+	c := h.r.claims
+	if err := c.store.RunRelease(h.base, h.runID, c.owner); err != nil {
+		h.r.logger.WarnContext(h.base, "releasing run claim", "run_id", h.runID, "error", err)
+	}
 }
 
 // ClaimOwner returns the owner this runtime claims runs as, or "" when it

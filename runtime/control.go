@@ -157,7 +157,7 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 }
 
 func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID, reason string) error {
-	s, unlock, err := d.open(ctx, runID)
+	ctx, s, unlock, err := d.open(ctx, runID)
 	if err != nil {
 		// A run whose workflow is not registered can still be cancelled.
 		var nf *WorkflowNotFoundError

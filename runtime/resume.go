@@ -41,7 +41,7 @@ func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState
 }
 
 func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
-	s, unlock, err := d.open(ctx, p.RunID)
+	ctx, s, unlock, err := d.open(ctx, p.RunID)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState,
 	}
 	payload = pyjson.CloneObject(payload)
 	if err := s.applyResume(ctx, w, payload); err != nil && !errors.Is(err, errStop) {
-		return s.run, err
+		return s.run, s.claimErr(err)
 	}
 	if s.run.Status != durable.RunRunning {
 		return s.run, nil
@@ -78,7 +78,7 @@ func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState,
 		return s.run, s.flush(ctx)
 	}
 	if err := s.steps(ctx, d.r.steps(p.MaxSteps)); err != nil && !errors.Is(err, errStop) {
-		return s.run, err
+		return s.run, s.claimErr(err)
 	}
 	return s.run, nil
 }

@@ -24,11 +24,21 @@ type session struct {
 	r       *Runtime
 	d       *driver
 	lock    *runLock
+	claim   *claimHold // nil without claims
 	run     *durable.RunState
 	wf      *Workflow
 	pending []*durable.StepRecord
 	dirty   bool
 	rc      *RunContext // reused by every step of the session
+}
+
+// claimErr returns the lost claim's error in place of err (typically the
+// context cancellation it caused), so callers see ErrRunClaimed.
+func (s *session) claimErr(err error) error {
+	if lost := s.claim.lost(); lost != nil {
+		return lost
+	}
+	return err
 }
 
 // errStop ends a tick early without error (pause/cancel requested, or a
@@ -47,6 +57,10 @@ func (s *session) flush(ctx context.Context) error {
 }
 
 func (s *session) commit(ctx context.Context) error {
+	if err := s.claim.lost(); err != nil {
+		// Another runner owns the run now; its version of the run wins.
+		return err
+	}
 	s.run.UpdatedAt = s.r.now()
 	err := s.r.store.RunCommit(ctx, &store.CommitParams{Run: s.run, Records: s.pending})
 	if err != nil {

@@ -45,47 +45,48 @@ func (r *Runtime) steps(n int) int {
 
 // tick runs one locked session over a run.
 func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable.RunState, error) {
-	s, unlock, err := d.open(ctx, runID)
+	ctx, s, unlock, err := d.open(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	if err := s.tick(ctx, maxSteps); err != nil && !errors.Is(err, errStop) {
-		return s.run, err
+		return s.run, s.claimErr(err)
 	}
 	return s.run, nil
 }
 
 // open locks a run (and claims it, when the runtime claims runs) and
-// loads it with its workflow.
-func (d *driver) open(ctx context.Context, runID string) (*session, func(), error) {
+// loads it with its workflow. The returned context is the one to work on
+// the run with: it is cancelled if the claim is lost.
+func (d *driver) open(ctx context.Context, runID string) (context.Context, *session, func(), error) {
 	l, unlockRun := d.r.lock(runID)
-	release, err := d.r.claim(ctx, runID)
+	work, hold, err := d.r.claim(ctx, runID)
 	if err != nil {
 		unlockRun()
-		return nil, nil, err
+		return ctx, nil, nil, err
 	}
 	unlock := func() {
-		release()
+		hold.release()
 		unlockRun()
 	}
-	run, err := d.r.store.RunGet(ctx, runID)
+	run, err := d.r.store.RunGet(work, runID)
 	if err != nil {
 		unlock()
-		return nil, nil, fmt.Errorf("loading run %s: %w", runID, err)
+		return ctx, nil, nil, fmt.Errorf("loading run %s: %w", runID, err)
 	}
 	d.touch(runID)
-	s := &session{r: d.r, d: d, lock: l, run: run}
+	s := &session{r: d.r, d: d, lock: l, claim: hold, run: run}
 	if run.Status.Terminal() {
-		return s, unlock, nil
+		return work, s, unlock, nil
 	}
 	wf, err := d.r.registry.Lookup(run.WorkflowID)
 	if err != nil {
 		unlock()
-		return nil, nil, fmt.Errorf("run %s: %w", runID, err)
+		return ctx, nil, nil, fmt.Errorf("run %s: %w", runID, err)
 	}
 	s.wf = wf
-	return s, unlock, nil
+	return work, s, unlock, nil
 }
 
 // tick is the body of Tick on a locked session.

@@ -1,0 +1,156 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// slowCall is a one-node workflow whose LLM_CALL effect is handled by
+// the handler given to claimRuntime.
+func slowCall() *runtime.Workflow {
+	return &runtime.Workflow{ID: "slow", Entry: "call", Nodes: map[string]runtime.NodeFunc{
+		"call": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectLLMCall, Payload: map[string]any{"prompt": "x"}, ResultKey: "r"}, "")
+		}),
+	}}
+}
+
+func claimRuntime(t *testing.T, st store.Store, owner string, ttl time.Duration, h runtime.HandlerFunc) *runtime.Runtime {
+	t.Helper()
+	reg, err := runtime.NewRegistry(slowCall())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Claims: &runtime.Claims{Owner: owner, TTL: ttl},
+		Handlers: map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: {Func: h}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// An effect that outlasts the claim TTL keeps its run: the claim is
+// renewed while the tick works, so a second runner never gets the run
+// and the effect runs once.
+func TestClaimRenewedDuringLongEffect(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	const ttl = 150 * time.Millisecond
+	var calls atomic.Int32
+	slow := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		calls.Add(1)
+		select {
+		case <-time.After(5 * ttl):
+			return runtime.Completed(map[string]any{"text": "done"}), nil
+		case <-ctx.Done():
+			return runtime.Outcome{}, ctx.Err()
+		}
+	}
+	a := claimRuntime(t, st, "a", ttl, slow)
+	b := claimRuntime(t, st, "b", ttl, slow)
+	ctx := context.Background()
+	id, err := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Tick(ctx, id, runtime.TickOptions{})
+		done <- err
+	}()
+	var bErr error
+	for tries := 0; ; tries++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("tick of the claim holder: %v", err)
+			}
+			if tries < 10 {
+				t.Fatalf("only %d attempts by the second runner during the effect", tries)
+			}
+			if n := calls.Load(); n != 1 {
+				t.Fatalf("effect executed %d times, want 1 (last error of the second runner: %v)", n, bErr)
+			}
+			got, _ := a.GetState(ctx, id)
+			if got.Status != durable.RunCompleted {
+				t.Fatalf("run %s, want completed", got.Status)
+			}
+			return
+		case <-time.After(ttl / 5):
+		}
+		if _, bErr = b.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(bErr, runtime.ErrRunClaimed) {
+			t.Fatalf("second runner's tick during the effect = %v, want ErrRunClaimed", bErr)
+		}
+	}
+}
+
+// stolenClaims is a store whose claims by owner "a" stop renewing after
+// the first: another runner has taken the run (as after a stall longer
+// than the TTL).
+type stolenClaims struct {
+	*memory.Store
+	claimed atomic.Int32
+}
+
+func (s *stolenClaims) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
+	if p.Owner == "a" && s.claimed.Add(1) > 1 {
+		return store.ErrConflict
+	}
+	return s.Store.RunClaim(ctx, p)
+}
+
+// A tick whose claim is lost stops: its effect's context is cancelled,
+// nothing more of it is committed, and the caller gets ErrRunClaimed.
+func TestLostClaimCancelsTheTick(t *testing.T) {
+	t.Parallel()
+	for _, ignoresCtx := range []bool{false, true} {
+		st := &stolenClaims{Store: memory.New()}
+		var cancelled atomic.Bool
+		var once sync.Once
+		h := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			if ignoresCtx {
+				time.Sleep(200 * time.Millisecond)
+				return runtime.Completed(map[string]any{"text": "late"}), nil
+			}
+			select {
+			case <-ctx.Done():
+				once.Do(func() { cancelled.Store(true) })
+				return runtime.Outcome{}, ctx.Err()
+			case <-time.After(10 * time.Second):
+				return runtime.Completed(map[string]any{"text": "too late"}), nil
+			}
+		}
+		a := claimRuntime(t, st, "a", 60*time.Millisecond, h)
+		ctx := context.Background()
+		id, err := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.Tick(ctx, id, runtime.TickOptions{})
+		if !errors.Is(err, runtime.ErrRunClaimed) {
+			t.Fatalf("ignoresCtx=%v: tick that lost its claim = %v, want ErrRunClaimed", ignoresCtx, err)
+		}
+		if !ignoresCtx && !cancelled.Load() {
+			t.Fatal("the effect's context was not cancelled when the claim was lost")
+		}
+		got, _ := a.GetState(ctx, id)
+		if got.Status != durable.RunRunning || got.Vars["r"] != nil {
+			t.Fatalf("ignoresCtx=%v: run after the lost claim: %s, r=%v; want running without the result", ignoresCtx, got.Status, got.Vars["r"])
+		}
+		recs, _ := a.GetLedger(ctx, id)
+		for _, r := range recs {
+			if r.Status != durable.StepStarted {
+				t.Fatalf("ignoresCtx=%v: the tick that lost its claim committed a %s record", ignoresCtx, r.Status)
+			}
+		}
+	}
+}
