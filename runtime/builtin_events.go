@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -88,9 +90,7 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "skipped", "error": "workflow_not_registered"})
 			continue
 		}
-		st, err := d.resume(ctx, ResumeParams{
-			RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: -1,
-		})
+		st, err := d.resumeListener(ctx, l, envelope)
 		if err != nil {
 			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "error", "error": err.Error()})
 			continue
@@ -102,6 +102,28 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 		out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": string(st.Status)})
 	}
 	return out, nil
+}
+
+// listenerClaimWaits are the pauses before each new attempt to resume a
+// listener that another runner holds (about 1.3 s in all): a waiting run
+// is held only briefly (another emitter resuming it, a host update), and
+// giving up would lose the event for that listener.
+var listenerClaimWaits = []time.Duration{5, 10, 20, 40, 80, 160, 320, 640}
+
+// resumeListener resumes one listener with the event, retrying while
+// another runner holds its claim.
+func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any) (*durable.RunState, error) {
+	for i := 0; ; i++ {
+		st, err := d.resume(ctx, ResumeParams{
+			RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: -1,
+		})
+		if !errors.Is(err, ErrRunClaimed) || i == len(listenerClaimWaits) {
+			return st, err
+		}
+		if err := sleepContext(ctx, listenerClaimWaits[i]*time.Millisecond); err != nil {
+			return nil, fmt.Errorf("waiting for listener run %s held by another runner: %w", l.RunID, err)
+		}
+	}
 }
 
 // sessionListeners lists the event names runs of a session wait on, for

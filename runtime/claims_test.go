@@ -154,3 +154,44 @@ func TestLostClaimCancelsTheTick(t *testing.T) {
 		}
 	}
 }
+
+// An event reaches a listener that another runner holds for a moment (as
+// while it resumes the listener with another event): delivery waits for
+// the claim instead of dropping the event for that listener.
+func TestEventWaitsForAListenerHeldElsewhere(t *testing.T) {
+	t.Parallel()
+	listener := &runtime.Workflow{ID: "listen", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent,
+				Payload: map[string]any{"name": "ping", "scope": "session"}, ResultKey: "evt"}, "done")
+		}),
+		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"got": run.Vars["evt"] != nil})
+		}),
+	}}
+	st := memory.New()
+	reg, _ := runtime.NewRegistry(listener)
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Claims: &runtime.Claims{Owner: "me"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "listen", SessionID: "s1"})
+	if got, _ := rt.Tick(ctx, id, runtime.TickOptions{}); got.Status != durable.RunWaiting {
+		t.Fatalf("listener: %s", got.Status)
+	}
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "other", TTL: time.Hour, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(50*time.Millisecond, func() { _ = st.RunRelease(context.Background(), id, "other") })
+	delivered, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(delivered) != 1 || delivered[0] != id {
+		t.Fatalf("delivered to %v, want [%s]", delivered, id)
+	}
+	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted || got.Output["got"] != true {
+		t.Fatalf("listener after the event: %s %v", got.Status, got.Output)
+	}
+}
