@@ -163,7 +163,15 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 		"PRAGMA foreign_keys=ON",
 		fmt.Sprintf("PRAGMA wal_autocheckpoint=%d", s.checkpointPages),
 	)
-	s.wdb = sql.OpenDB(&connector{drv: drv, path: s.path, pragmas: pragmas})
+	wpath := s.path
+	if !s.shared {
+		// Owned: batch the WAL writes of each commit (walbuf.go).
+		if err := registerWALVFS(); err != nil {
+			return err
+		}
+		wpath += "?vfs=" + walVFSName
+	}
+	s.wdb = sql.OpenDB(&connector{drv: drv, path: wpath, pragmas: pragmas})
 	s.wdb.SetMaxOpenConns(1)
 	s.wdb.SetMaxIdleConns(1)
 	s.wdb.SetConnMaxLifetime(0)

@@ -1,0 +1,131 @@
+package sqlite
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// copyFile copies src to dst; a missing src is skipped.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWALBatch_CommitsAreInTheFileWhenCommitReturns: an owned store
+// gathers each commit's WAL writes, yet when RunCommit returns the commit
+// is in the files: a copy of the database and its WAL taken right then
+// (what a process killed at that moment leaves) opens with that commit.
+// Transactions larger than one batch, and checkpoints that restart the
+// WAL, are covered. It also checks that writes were gathered (batches of
+// several writes) and that every commit frame was recognised, so no
+// commit waited for the end-of-commit safety net.
+func TestWALBatch_CommitsAreInTheFileWhenCommitReturns(t *testing.T) {
+	ctx := t.Context()
+	for _, sync := range []string{"NORMAL", "FULL"} {
+		t.Run(sync, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "owned.sqlite3")
+			s, err := New(ctx, Config{Path: path, Synchronous: sync, CheckpointPages: 40})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var gathered, flushes, late int64
+			const commits = 40
+			for i := range commits {
+				id := fmt.Sprintf("run-%d", i%7)
+				vars := map[string]any{"i": i, "pad": strings.Repeat("p", 100*i)}
+				if i%13 == 12 {
+					vars["big"] = strings.Repeat("b", walBatchMax+walBatchMax/2) // more than one batch
+				}
+				r := &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning, Vars: vars}
+				create := i < 7
+				if !create {
+					cur, err := s.RunGet(ctx, id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					r.Version = cur.Version
+				}
+				rec := &durable.StepRecord{RunID: id, StepID: fmt.Sprint("s", i), Status: durable.StepCompleted, Result: i}
+				g0, f0, l0 := walGathered.Load(), walFlushes.Load(), walLateFlushes.Load()
+				if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: create, Records: []*durable.StepRecord{rec}}); err != nil {
+					t.Fatalf("commit %d: %v", i, err)
+				}
+				gathered += walGathered.Load() - g0
+				flushes += walFlushes.Load() - f0
+				late += walLateFlushes.Load() - l0
+				want := r.Version
+
+				snap := t.TempDir()
+				copyFile(t, path, filepath.Join(snap, "copy.sqlite3"))
+				copyFile(t, path+"-wal", filepath.Join(snap, "copy.sqlite3-wal"))
+				c, err := New(ctx, Config{Path: filepath.Join(snap, "copy.sqlite3"), CacheBytes: -1})
+				if err != nil {
+					t.Fatalf("commit %d: opening the copy: %v", i, err)
+				}
+				got, err := c.RunGet(ctx, id)
+				recs, lerr := c.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+				_ = c.Close()
+				if err != nil || lerr != nil {
+					t.Fatalf("commit %d: reading the copy: %v, %v", i, err, lerr)
+				}
+				if got.Version != want || fmt.Sprint(got.Vars["i"]) != fmt.Sprint(i) {
+					t.Fatalf("commit %d: the copy has version %d, i=%v; want version %d, i=%d", i, got.Version, got.Vars["i"], want, i)
+				}
+				if n := len(recs); n == 0 || recs[n-1].StepID != fmt.Sprint("s", i) {
+					t.Fatalf("commit %d: the copy's ledger lacks the commit's record", i)
+				}
+			}
+			if flushes == 0 || gathered < 4*flushes {
+				t.Errorf("%d WAL writes handed to the file in %d writes: not batched", gathered, flushes)
+			}
+			if late != 0 {
+				t.Errorf("%d commits left frames gathered until the commit's end", late)
+			}
+		})
+	}
+}
+
+// TestWALBatch_SharedStoreWritesDirectly: a shared store (other
+// connections read the WAL) does not gather writes.
+func TestWALBatch_SharedStoreWritesDirectly(t *testing.T) {
+	ctx := t.Context()
+	s, err := New(ctx, Config{Path: filepath.Join(t.TempDir(), "shared.sqlite3"), Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gathered0 := walGathered.Load()
+	r := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunRunning}
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := walGathered.Load() - gathered0; n != 0 {
+		t.Fatalf("a shared store gathered %d WAL writes", n)
+	}
+}
