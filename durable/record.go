@@ -82,7 +82,12 @@ func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 
 // MarshalRecord encodes a record in the given style.
 func MarshalRecord(s *StepRecord, st pyjson.Style) ([]byte, error) {
-	return pyjson.Append(nil, s.JSONValue(true), st, "")
+	return AppendRecord(nil, s, st)
+}
+
+// AppendRecord appends the encoding of s to buf, as MarshalRecord.
+func AppendRecord(buf []byte, s *StepRecord, st pyjson.Style) ([]byte, error) {
+	return pyjson.Append(buf, s.JSONValue(true), st, "")
 }
 
 // UnmarshalRecord decodes one ledger record.

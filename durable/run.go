@@ -70,7 +70,12 @@ func (r *RunState) JSONValue() pyjson.Ordered {
 // MarshalRun encodes r in the given style. A value in vars or output
 // that is not JSON (NaN, a channel, a cycle…) is an error naming its path.
 func MarshalRun(r *RunState, st pyjson.Style) ([]byte, error) {
-	return pyjson.Append(nil, r.JSONValue(), st, "")
+	return AppendRun(nil, r, st)
+}
+
+// AppendRun appends the encoding of r to buf, as MarshalRun.
+func AppendRun(buf []byte, r *RunState, st pyjson.Style) ([]byte, error) {
+	return pyjson.Append(buf, r.JSONValue(), st, "")
 }
 
 // UnmarshalRun decodes a RunState written by this package or by Python.

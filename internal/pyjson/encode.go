@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -69,20 +70,43 @@ func Marshal(v any, st Style) ([]byte, error) {
 
 // Append appends the encoding of v to buf. root names v in error paths.
 func Append(buf []byte, v any, st Style, root string) ([]byte, error) {
-	e := encoder{buf: buf, st: st}
-	e.root = root
+	e := getEncoder(st, root)
+	defer putEncoder(e)
+	e.buf = buf
 	if err := e.value(v, 0); err != nil {
 		return buf, err
 	}
 	return e.buf, nil
 }
 
+// encoders keeps encoders with their stacks (path, ancestors, keys), so
+// encoding a value allocates only what the output buffer needs.
+var encoders = sync.Pool{New: func() any { return new(encoder) }}
+
+func getEncoder(st Style, root string) *encoder {
+	e := encoders.Get().(*encoder)
+	e.st, e.root = st, root
+	return e
+}
+
+func putEncoder(e *encoder) {
+	e.buf = nil
+	e.root = ""
+	e.checkOnly = false
+	e.path = e.path[:0]
+	e.ancestors = e.ancestors[:0]
+	clear(e.keys) // drop the references to the last value's keys
+	e.keys = e.keys[:0]
+	encoders.Put(e)
+}
+
 // Check reports whether v is a JSON value this package can encode, with an
 // error naming the offending path (NaN, infinities, functions, channels,
 // cycles).
 func Check(v any, root string) error {
-	e := encoder{st: Canonical, checkOnly: true}
-	e.root = root
+	e := getEncoder(Canonical, root)
+	defer putEncoder(e)
+	e.checkOnly = true
 	return e.value(v, 0)
 }
 
@@ -93,6 +117,9 @@ type encoder struct {
 	st        Style
 	checkOnly bool
 	ancestors []uintptr
+	// keys is a stack of the sorted keys of the objects being encoded:
+	// each object pushes its keys and pops them when done.
+	keys []string
 }
 
 const maxDepth = 10000
@@ -275,7 +302,13 @@ func (e *encoder) object(m map[string]any, depth int) error {
 		}
 		return nil
 	}
-	keys := SortedKeys(m)
+	base := len(e.keys)
+	for k := range m {
+		e.keys = append(e.keys, k)
+	}
+	keys := e.keys[base:]
+	slices.Sort(keys)
+	defer func() { e.keys = e.keys[:base] }()
 	e.raw("{")
 	for i, k := range keys {
 		if i > 0 {
