@@ -21,14 +21,18 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return errors.New("sqlite: commit: run id is required")
 	}
 	r := p.Run
-	runJSON, err := durable.MarshalRun(r, pyjson.Line)
+	buf := getEncodeBuf()
+	defer buf.put()
+	var err error
+	if buf.b, err = durable.AppendRun(buf.b, r, pyjson.Line); err != nil {
+		return fmt.Errorf("sqlite: committing run %s: %w", r.RunID, err)
+	}
+	runEnd := len(buf.b)
+	recs, err := encodeRecords(buf, p.Records)
 	if err != nil {
 		return fmt.Errorf("sqlite: committing run %s: %w", r.RunID, err)
 	}
-	recs, err := encodeRecords(p.Records)
-	if err != nil {
-		return fmt.Errorf("sqlite: committing run %s: %w", r.RunID, err)
-	}
+	runJSON := buf.text(0, runEnd) // after the records: buf.b no longer grows
 	var firstSeq int64
 	err = s.writeThen(ctx, func(ctx context.Context) error {
 		args := runArgs(r, runJSON)
@@ -90,7 +94,7 @@ func (s *Store) staleVersion(ctx context.Context, runID string, want int64) erro
 
 // runArgs returns the values of runColumns for r, filled as the Python
 // store fills them (wait_until only for WAIT_UNTIL waits).
-func runArgs(r *durable.RunState, runJSON []byte) []any {
+func runArgs(r *durable.RunState, runJSON string) []any {
 	var waitReason, waitUntil, waitKey any
 	if w := r.Waiting; w != nil {
 		waitReason = nullString(string(w.Reason))
@@ -102,7 +106,7 @@ func runArgs(r *durable.RunState, runJSON []byte) []any {
 	args := make([]any, 0, 13)
 	return append(args, r.WorkflowID, string(r.Status), waitReason, waitUntil,
 		nullString(r.ParentRunID), nullString(r.ActorID), nullString(r.SessionID),
-		nullString(r.UpdatedAt.String()), string(runJSON), waitKey) // string: TEXT, not BLOB
+		nullString(r.UpdatedAt.String()), runJSON, waitKey) // string: TEXT, not BLOB
 }
 
 // indexDeadline keeps r's wait_index row: present, with the normalised
