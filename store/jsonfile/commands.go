@@ -231,7 +231,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	if n == 0 {
 		return 0, nil
 	}
-	if err := s.writeAtomic(s.commandsPath(), buf); err != nil {
+	if err := s.replaceFile(s.commandsPath(), buf); err != nil {
 		return 0, fmt.Errorf("jsonfile: command delete: %w", err)
 	}
 	for _, c := range l.records {
@@ -305,7 +305,7 @@ func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) e
 	l := &s.cmd
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := s.writeAtomic(s.cursorPath(consumer), data); err != nil {
+	if err := s.replaceFile(s.cursorPath(consumer), data); err != nil {
 		return fmt.Errorf("jsonfile: saving cursor %s: %w", consumer, err)
 	}
 	l.lastSeq = max(l.lastSeq, cursor)

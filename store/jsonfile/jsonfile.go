@@ -8,9 +8,14 @@
 //	<dir>/commands_cursor.json       {"cursor": n, "updated_at": iso} of store.DefaultConsumer
 //	<dir>/commands_cursor_<c>.json   the cursor of any other consumer c
 //
-// Durability. Run files are written to run_<id>.json.<32 hex>.tmp in the
-// same directory, fsynced, renamed over the target and the directory is
-// fsynced; a failed write removes its temp file. Ledger appends write all
+// Durability. A new run file is written to run_<id>.json.<32 hex>.tmp in
+// the same directory, fsynced, renamed to the target and the directory is
+// fsynced; a failed write removes its temp file. An existing one is
+// replaced the same way but through a recycled spare file (.spare-<hex>.tmp,
+// see atomicfile.Recycler) that is exchanged with it atomically, since
+// creating a file is the dearest part of a save on some file systems; the
+// store removes its spares when it closes, and those of a crashed process
+// when it opens. Ledger appends write all
 // records of one call in a single write(2) on an O_APPEND descriptor, then
 // fsync. Config.NoSync skips every fsync (the Python store never syncs:
 // process-crash safe, not power-loss safe).
@@ -86,6 +91,7 @@ type Store struct {
 	idx     runIndex
 	cache   map[string]*cachedRun
 	ledgers map[string]*ledgerState
+	spares  *atomicfile.Recycler
 
 	cmd commandLog
 }
@@ -118,6 +124,9 @@ func New(cfg Config) (*Store, error) {
 		cache:   map[string]*cachedRun{},
 		ledgers: map[string]*ledgerState{},
 	}
+	if s.spares, err = atomicfile.NewRecycler(dir, s.fileOpts()); err != nil {
+		return nil, fmt.Errorf("jsonfile: %w", err)
+	}
 	if err := s.loadRuns(); err != nil {
 		return nil, err
 	}
@@ -127,12 +136,27 @@ func New(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Close marks the store closed; later calls fail. It holds no open files
-// between calls, so there is nothing else to release. Safe to call twice.
+// Close marks the store closed (later calls fail) and removes its spare
+// files. It holds no open files between calls. Safe to call twice.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	already := s.closed
 	s.closed = true
 	s.mu.Unlock()
+	if already {
+		return nil
+	}
+	// Writes in flight hold a stripe; wait for them before removing the
+	// spares they may be using.
+	for i := range s.stripes {
+		s.stripes[i].Lock()
+		s.stripes[i].Unlock()
+	}
+	s.cmd.mu.Lock()
+	s.cmd.mu.Unlock()
+	if err := s.spares.Close(); err != nil {
+		return fmt.Errorf("jsonfile: closing: %w", err)
+	}
 	return nil
 }
 
@@ -169,10 +193,21 @@ func checkID(kind, id string) error {
 func (s *Store) runPath(id string) string    { return filepath.Join(s.dir, "run_"+id+".json") }
 func (s *Store) ledgerPath(id string) string { return filepath.Join(s.dir, "ledger_"+id+".jsonl") }
 
-// writeAtomic replaces path through a synced temp file (unless NoSync)
-// and makes the rename durable with a directory sync.
-func (s *Store) writeAtomic(path string, data []byte) error {
-	return atomicfile.Write(path, data, atomicfile.Options{NoSync: s.noSync, SyncDir: true})
+// writeNew creates path through a synced temp file (unless NoSync) and
+// makes the rename durable with a directory sync.
+func (s *Store) writeNew(path string, data []byte) error {
+	return atomicfile.Write(path, data, s.fileOpts())
+}
+
+// replaceFile atomically replaces the file at path, exchanging it with a
+// recycled spare file (see atomicfile.Recycler) instead of creating a
+// temp file for each write, with the same syncs as writeNew.
+func (s *Store) replaceFile(path string, data []byte) error {
+	return s.spares.Replace(path, data)
+}
+
+func (s *Store) fileOpts() atomicfile.Options {
+	return atomicfile.Options{NoSync: s.noSync, SyncDir: true}
 }
 
 // syncDir fsyncs the directory so a rename or a new file survives a power

@@ -102,7 +102,11 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			return fmt.Errorf("jsonfile: committing run %s: %w", id, err)
 		}
 	}
-	if err := s.writeAtomic(path, data); err != nil {
+	write := s.replaceFile
+	if p.Create {
+		write = s.writeNew
+	}
+	if err := write(path, data); err != nil {
 		return fmt.Errorf("jsonfile: saving run %s: %w", id, err)
 	}
 	p.Run.Version++

@@ -1,0 +1,117 @@
+package atomicfile_test
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
+)
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func TestRecyclerReplacesWithoutCreatingFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run_x.json")
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{SyncDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contents := []string{"first, long content", "short", "", "a third, longer than the second"}
+	for i, content := range contents {
+		if err := r.Replace(path, []byte(content)); err != nil {
+			t.Fatalf("replace %d: %v", i, err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != content {
+			t.Fatalf("replace %d: content %q, want %q", i, got, content)
+		}
+	}
+	spares, _ := filepath.Glob(filepath.Join(dir, atomicfile.SparePattern))
+	if runtime.GOOS == "linux" {
+		// The spare holds the content the last Replace displaced.
+		if len(spares) != 1 {
+			t.Fatalf("%d spare files, want 1: %v", len(spares), names(t, dir))
+		}
+		if got, _ := os.ReadFile(spares[0]); string(got) != contents[len(contents)-2] {
+			t.Fatalf("spare holds %q, want the displaced %q", got, contents[len(contents)-2])
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"run_x.json"}) {
+		t.Fatalf("directory after Close: %v", got)
+	}
+}
+
+func TestRecyclerCreatesAMissingFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	path := filepath.Join(dir, "commands_cursor.json")
+	if err := r.Replace(path, []byte(`{"cursor": 1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != `{"cursor": 1}` {
+		t.Fatalf("content %q", got)
+	}
+}
+
+func TestRecyclerRefusesToSwapADirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	target := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(target, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Replace(target, []byte("x")); err == nil {
+		t.Fatal("Replace of a directory succeeded")
+	}
+	if fi, err := os.Stat(filepath.Join(target, "keep")); err != nil || !fi.IsDir() {
+		t.Fatalf("the directory was moved: %v", err)
+	}
+}
+
+func TestNewRecyclerRemovesLeftoverSpares(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	left := filepath.Join(dir, ".spare-0123456789abcdef.tmp")
+	if err := os.WriteFile(left, []byte("stale"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "run_a.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := names(t, dir); !slices.Equal(got, []string{"run_a.json"}) || strings.Contains(strings.Join(got, ","), "spare") {
+		t.Fatalf("directory after NewRecycler: %v", got)
+	}
+}
