@@ -59,14 +59,21 @@ func TestRecyclerReplacesWithoutCreatingFiles(t *testing.T) {
 	}
 }
 
-func TestRecyclerCreatesAMissingFile(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
+// unsynced returns a Recycler of dir without fsyncs, closed with the test.
+func unsynced(t *testing.T, dir string) *atomicfile.Recycler {
+	t.Helper()
 	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func TestRecyclerCreatesAMissingFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := unsynced(t, dir)
 	path := filepath.Join(dir, "commands_cursor.json")
 	if err := r.Replace(path, []byte(`{"cursor": 1}`)); err != nil {
 		t.Fatal(err)
@@ -79,11 +86,7 @@ func TestRecyclerCreatesAMissingFile(t *testing.T) {
 func TestRecyclerRefusesToSwapADirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := unsynced(t, dir)
 	target := filepath.Join(dir, "sub")
 	if err := os.MkdirAll(filepath.Join(target, "keep"), 0o755); err != nil {
 		t.Fatal(err)
@@ -106,11 +109,7 @@ func TestNewRecyclerRemovesLeftoverSpares(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "run_a.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	unsynced(t, dir)
 	if got := names(t, dir); !slices.Equal(got, []string{"run_a.json"}) || strings.Contains(strings.Join(got, ","), "spare") {
 		t.Fatalf("directory after NewRecycler: %v", got)
 	}

@@ -97,7 +97,7 @@ func registerWALVFS() error {
 		}
 		walVFS.FzName = name
 		walVFS.FpNext = 0
-		*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&walVFS.FxOpen)) = walVFSOpen
+		setFn[fnOpen](&walVFS.FxOpen, walVFSOpen)
 		if rc := sqlite3.Xsqlite3_vfs_register(tls, uintptr(unsafe.Pointer(&walVFS)), 0); rc != sqlite3.SQLITE_OK {
 			walVFSErr = fmt.Errorf("sqlite: registering the WAL VFS: code %d", rc)
 		}
@@ -110,7 +110,6 @@ type walFile struct {
 	mu   sync.Mutex
 	orig *sqlite3.Tsqlite3_io_methods
 	file uintptr // its sqlite3_file
-	name string
 	buf  []byte
 	off  int64 // file offset of buf[0]
 	// commitHeader is the offset of the header of a commit frame whose
@@ -141,7 +140,7 @@ func walVFSOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlag
 		if t == nil {
 			return rc
 		}
-		w := &walFile{orig: orig, file: pFile, name: name, commitHeader: -1}
+		w := &walFile{orig: orig, file: pFile, commitHeader: -1}
 		if m := mainByName[strings.TrimSuffix(name, "-wal")]; m != nil {
 			m.wal = w
 		}
@@ -303,53 +302,61 @@ func isCommitFrame(data []byte) bool {
 	return page >= 512 && page <= 65536 && page&(page-1) == 0 && binary.BigEndian.Uint32(data[4:8]) != 0
 }
 
-func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
+// flushedWAL writes out what pFile's WAL has gathered, before another
+// operation on the file, and returns its state locked (the caller
+// unlocks); on a write error it returns the code, unlocked.
+func flushedWAL(tls *libc.TLS, pFile uintptr) (*walFile, int32) {
 	w := walOf(pFile)
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if rc := w.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+		w.mu.Unlock()
+		return nil, rc
+	}
+	return w, sqlite3.SQLITE_OK
+}
+
+func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
+	w, rc := flushedWAL(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
+	defer w.mu.Unlock()
 	return fn[fnFileIO](w.orig.FxRead)(tls, pFile, zBuf, iAmt, iOfst)
 }
 
 func walTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
-	w := walOf(pFile)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if rc := w.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	w, rc := flushedWAL(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
+	defer w.mu.Unlock()
 	return fn[fnFileSize](w.orig.FxTruncate)(tls, pFile, size)
 }
 
 func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
-	w := walOf(pFile)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if rc := w.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	w, rc := flushedWAL(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
+	defer w.mu.Unlock()
 	return fn[fnFileInt](w.orig.FxSync)(tls, pFile, flags)
 }
 
 func walFileSize(tls *libc.TLS, pFile, pSize uintptr) int32 {
-	w := walOf(pFile)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if rc := w.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	w, rc := flushedWAL(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
+	defer w.mu.Unlock()
 	return fn[fnFilePtr](w.orig.FxFileSize)(tls, pFile, pSize)
 }
 
 func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 {
-	w := walOf(pFile)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if rc := w.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	w, rc := flushedWAL(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
+	defer w.mu.Unlock()
 	return fn[fnFileControl](w.orig.FxFileControl)(tls, pFile, op, pArg)
 }
 
