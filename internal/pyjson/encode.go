@@ -93,9 +93,12 @@ func putEncoder(e *encoder) {
 	e.buf = nil
 	e.root = ""
 	e.checkOnly = false
+	// Drop the references to the last value's keys (the stacks are empty
+	// again, but their arrays still hold them).
+	clear(e.keys[:cap(e.keys)])
+	clear(e.path[:cap(e.path)])
 	e.path = e.path[:0]
 	e.ancestors = e.ancestors[:0]
-	clear(e.keys) // drop the references to the last value's keys
 	e.keys = e.keys[:0]
 	encoders.Put(e)
 }
