@@ -51,7 +51,7 @@
 // to the file in one write when the commit frame is complete, before
 // SQLite publishes the commit, so a commit is in the file when RunCommit
 // returns, as before. On the 2-vCPU VM of docs/benchmarks.md this made
-// W1–W3b 22–27 % faster. A shared store writes through SQLite's VFS
+// W1–W3b 22–38 % faster. A shared store writes through SQLite's VFS
 // unchanged (other connections read the WAL).
 //
 // The WAL is folded back into the database file every
