@@ -52,7 +52,8 @@
 // SQLite publishes the commit, so a commit is in the file when RunCommit
 // returns, as before. On the 2-vCPU VM of docs/benchmarks.md this made
 // W1–W3b 22–38 % faster. A shared store writes through SQLite's VFS
-// unchanged (other connections read the WAL).
+// unchanged (other connections read the WAL), and Config.UnbatchedWAL
+// makes an owning store do the same.
 //
 // The WAL is folded back into the database file every
 // Config.CheckpointPages pages (10,000 by default with synchronous

@@ -49,6 +49,12 @@ type Config struct {
 	// WAL, and while the WAL file still grows each of those fsyncs also
 	// commits its new size: a small WAL, soon reused, is cheaper there.
 	CheckpointPages int
+	// UnbatchedWAL makes a store that owns its file write the WAL through
+	// SQLite's own VFS, two write calls per page, instead of one write
+	// call per commit (walbuf.go). Commits are as durable either way;
+	// this is a way out should the batching VFS misbehave with some
+	// platform or driver version. A shared store never batches.
+	UnbatchedWAL bool
 	// Logger receives the store's few log lines (migrations applied,
 	// unreadable rows skipped). Nil discards them.
 	Logger *slog.Logger
@@ -89,6 +95,7 @@ type Store struct {
 	// the writer turn, and cache (nil when turned off) serves hot reads.
 	shared          bool
 	checkpointPages int
+	batchWAL        bool // owned and not Config.UnbatchedWAL: open through walbuf.go's VFS
 	rdb             *sql.DB
 	r               readerStmts
 	cache           *hotCache
@@ -131,7 +138,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: config: checkpoint pages %d: want 0 (default) or more", cfg.CheckpointPages)
 	}
 	s := &Store{path: cfg.Path, log: log.With("component", "store/sqlite"), wsem: make(chan struct{}, 1),
-		shared: cfg.Shared, checkpointPages: cfg.CheckpointPages}
+		shared: cfg.Shared, checkpointPages: cfg.CheckpointPages, batchWAL: !cfg.Shared && !cfg.UnbatchedWAL}
 	if s.checkpointPages == 0 {
 		s.checkpointPages = DefaultCheckpointPages
 		if syncMode == "FULL" {
@@ -164,7 +171,7 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 		fmt.Sprintf("PRAGMA wal_autocheckpoint=%d", s.checkpointPages),
 	)
 	wpath := s.path
-	if !s.shared {
+	if s.batchWAL {
 		// Owned: batch the WAL writes of each commit (walbuf.go).
 		if err := registerWALVFS(); err != nil {
 			return err

@@ -111,21 +111,27 @@ func TestWALBatch_CommitsAreInTheFileWhenCommitReturns(t *testing.T) {
 	}
 }
 
-// TestWALBatch_SharedStoreWritesDirectly: a shared store (other
-// connections read the WAL) does not gather writes.
-func TestWALBatch_SharedStoreWritesDirectly(t *testing.T) {
+// TestWALBatch_UnbatchedStoresWriteDirectly: a shared store (other
+// connections read the WAL) and one configured with UnbatchedWAL do not
+// gather writes.
+func TestWALBatch_UnbatchedStoresWriteDirectly(t *testing.T) {
 	ctx := t.Context()
-	s, err := New(ctx, Config{Path: filepath.Join(t.TempDir(), "shared.sqlite3"), Shared: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	gathered0 := walGathered.Load()
-	r := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunRunning}
-	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	if n := walGathered.Load() - gathered0; n != 0 {
-		t.Fatalf("a shared store gathered %d WAL writes", n)
+	for name, cfg := range map[string]Config{"shared": {Shared: true}, "unbatched": {UnbatchedWAL: true}} {
+		cfg.Path = filepath.Join(t.TempDir(), name+".sqlite3")
+		s, err := New(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gathered0 := walGathered.Load()
+		r := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunRunning}
+		if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
+			t.Fatal(err)
+		}
+		if n := walGathered.Load() - gathered0; n != 0 {
+			t.Errorf("%s store gathered %d WAL writes", name, n)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
