@@ -44,12 +44,12 @@ func claimRuntime(t *testing.T, st store.Store, owner string, ttl time.Duration,
 func TestClaimRenewedDuringLongEffect(t *testing.T) {
 	t.Parallel()
 	st := memory.New()
-	const ttl = 150 * time.Millisecond
+	const ttl = 300 * time.Millisecond
 	var calls atomic.Int32
 	slow := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 		calls.Add(1)
 		select {
-		case <-time.After(5 * ttl):
+		case <-time.After(4 * ttl):
 			return runtime.Completed(map[string]any{"text": "done"}), nil
 		case <-ctx.Done():
 			return runtime.Outcome{}, ctx.Err()
