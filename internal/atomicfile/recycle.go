@@ -71,6 +71,11 @@ func (r *Recycler) Replace(path string, data []byte) error {
 	}
 	if err := r.fill(spare, data); err != nil {
 		r.discard(spare)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Removed behind our back (another process opening the
+			// directory removes spares it finds): write the usual way.
+			return Write(path, data, r.opts)
+		}
 		return err
 	}
 	switch err := exchange(spare, path); {

@@ -114,3 +114,27 @@ func TestNewRecyclerRemovesLeftoverSpares(t *testing.T) {
 		t.Fatalf("directory after NewRecycler: %v", got)
 	}
 }
+
+// A spare removed behind the Recycler's back (a second process opening
+// the directory removes the spares it finds) does not fail the write.
+func TestRecyclerSurvivesARemovedSpare(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("spares are only used where the exchange exists (Linux)")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run_x.json")
+	r := unsynced(t, dir)
+	for _, content := range []string{"one", "two"} { // the second Replace leaves a spare
+		if err := r.Replace(path, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unsynced(t, dir) // removes the spare
+	if err := r.Replace(path, []byte("three")); err != nil {
+		t.Fatalf("Replace after its spare was removed: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "three" {
+		t.Fatalf("content %q", got)
+	}
+}
