@@ -118,7 +118,7 @@ func TestLostClaimCancelsTheTick(t *testing.T) {
 		var once sync.Once
 		h := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 			if ignoresCtx {
-				time.Sleep(200 * time.Millisecond)
+				time.Sleep(time.Second) // far past the first renewal (TTL/3 = 20 ms)
 				return runtime.Completed(map[string]any{"text": "late"}), nil
 			}
 			select {
