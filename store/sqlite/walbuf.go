@@ -109,7 +109,8 @@ func registerWALVFS() error {
 type walFile struct {
 	mu   sync.Mutex
 	orig *sqlite3.Tsqlite3_io_methods
-	file uintptr // its sqlite3_file
+	file uintptr   // its sqlite3_file
+	main *mainFile // the database it belongs to, or nil
 	buf  []byte
 	off  int64 // file offset of buf[0]
 	// commitHeader is the offset of the header of a commit frame whose
@@ -121,7 +122,7 @@ type walFile struct {
 type mainFile struct {
 	orig *sqlite3.Tsqlite3_io_methods
 	name string
-	wal  *walFile // guarded by wrapMu
+	wal  atomic.Pointer[walFile] // its open WAL, if any
 }
 
 func walVFSOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags uintptr) int32 {
@@ -140,9 +141,9 @@ func walVFSOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlag
 		if t == nil {
 			return rc
 		}
-		w := &walFile{orig: orig, file: pFile, commitHeader: -1}
-		if m := mainByName[strings.TrimSuffix(name, "-wal")]; m != nil {
-			m.wal = w
+		w := &walFile{orig: orig, file: pFile, commitHeader: -1, main: mainByName[strings.TrimSuffix(name, "-wal")]}
+		if w.main != nil {
+			w.main.wal.Store(w)
 		}
 		openFiles.Store(pFile, w)
 		file.FpMethods = uintptr(unsafe.Pointer(t))
@@ -284,8 +285,7 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 	case iAmt == walFrameHeader && binary.BigEndian.Uint32(data[4:8]) != 0:
 		// A frame header with the database size set: the commit frame.
 		w.commitHeader = iOfst
-	case w.commitHeader >= 0 && iOfst == w.commitHeader+walFrameHeader,
-		iAmt > walFrameHeader && isCommitFrame(data):
+	case w.commitHeader >= 0 && iOfst == w.commitHeader+walFrameHeader:
 		// The commit frame is complete: write the transaction out before
 		// SQLite publishes it.
 		return w.flush(tls, pFile)
@@ -293,13 +293,6 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 		return w.flush(tls, pFile)
 	}
 	return sqlite3.SQLITE_OK
-}
-
-// isCommitFrame reports whether data is a whole frame (header and page
-// in one write) of a commit.
-func isCommitFrame(data []byte) bool {
-	page := len(data) - walFrameHeader
-	return page >= 512 && page <= 65536 && page&(page-1) == 0 && binary.BigEndian.Uint32(data[4:8]) != 0
 }
 
 // flushedWAL writes out what pFile's WAL has gathered, before another
@@ -365,13 +358,9 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	w.mu.Lock()
 	rc := w.flush(tls, pFile)
 	w.mu.Unlock()
-	wrapMu.Lock()
-	for _, m := range mainByName {
-		if m.wal == w {
-			m.wal = nil
-		}
+	if w.main != nil {
+		w.main.wal.CompareAndSwap(w, nil)
 	}
-	wrapMu.Unlock()
 	openFiles.Delete(pFile)
 	(*sqlite3.Tsqlite3_file)(cptr(pFile)).FpMethods = uintptr(unsafe.Pointer(w.orig))
 	if rc2 := fn[fnFile](w.orig.FxClose)(tls, pFile); rc == sqlite3.SQLITE_OK {
@@ -383,10 +372,7 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 func mainFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 {
 	m := mainOf(pFile)
 	if op == sqlite3.SQLITE_FCNTL_COMMIT_PHASETWO {
-		wrapMu.Lock()
-		w := m.wal
-		wrapMu.Unlock()
-		if w != nil {
+		if w := m.wal.Load(); w != nil {
 			w.mu.Lock()
 			if len(w.buf) > 0 {
 				walLateFlushes.Add(1)
