@@ -52,17 +52,9 @@ func (s *step) runArtifactNode(n *node, in map[string]any) (any, error) {
 
 func (s *step) importWorkspaceFile(ctx context.Context, st artifact.Store, in map[string]any) (any, error) {
 	const name = "import_workspace_file"
-	abs, shown, err := resolvePath(name, in, in["file_path"])
+	abs, shown, data, err := readWorkspaceFile(name, in)
 	if err != nil {
 		return nil, err
-	}
-	info, err := os.Stat(abs)
-	if err != nil || info.IsDir() {
-		return nil, nodeErrorf("File not found: %s", shown)
-	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		return nil, nodeErrorf("%s: %v", name, err)
 	}
 	filename := filepath.Base(abs)
 	ct := strings.ToLower(trimmed(in["content_type"]))

@@ -60,18 +60,26 @@ func resolvePath(node string, in map[string]any, raw any) (string, string, error
 	return abs, abs, nil
 }
 
+// readWorkspaceFile resolves the node's file_path and reads that file; a
+// missing path or a directory is "File not found".
+func readWorkspaceFile(node string, in map[string]any) (abs, shown string, data []byte, err error) {
+	abs, shown, err = resolvePath(node, in, in["file_path"])
+	if err != nil {
+		return "", "", nil, err
+	}
+	if info, err := os.Stat(abs); err != nil || info.IsDir() {
+		return "", "", nil, nodeErrorf("File not found: %s", shown)
+	}
+	if data, err = os.ReadFile(abs); err != nil {
+		return "", "", nil, nodeErrorf("%s: %v", node, err)
+	}
+	return abs, shown, data, nil
+}
+
 func readFile(in map[string]any) (any, error) {
-	abs, shown, err := resolvePath("read_file", in, in["file_path"])
+	abs, shown, data, err := readWorkspaceFile("read_file", in)
 	if err != nil {
 		return nil, err
-	}
-	info, err := os.Stat(abs)
-	if err != nil || info.IsDir() {
-		return nil, nodeErrorf("File not found: %s", shown)
-	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		return nil, nodeErrorf("read_file: %v", err)
 	}
 	text := string(data)
 	if !isUTF8(data) {

@@ -68,14 +68,20 @@ func (s *step) finish(n *node, target, handle string) runtime.StepPlan {
 	return runtime.Complete(map[string]any{"success": true, "result": s.vars["_last_output"]})
 }
 
+// thenHandles lists the handles of n's "then" branches, in order, as the
+// frame stores them.
+func thenHandles(n *node) []any {
+	handles := make([]any, len(n.thens))
+	for i, t := range n.thens {
+		handles[i] = t.Handle
+	}
+	return handles
+}
+
 func (s *step) runSequence(n *node) runtime.StepPlan {
 	f, fresh := s.enterFrame(n, "sequence")
 	if fresh {
-		handles := make([]any, len(n.thens))
-		for i, t := range n.thens {
-			handles[i] = t.Handle
-		}
-		f["idx"], f["then"] = int64(0), handles
+		f["idx"], f["then"] = int64(0), thenHandles(n)
 	}
 	idx := intOf(f["idx"])
 	if idx < len(n.thens) {
@@ -90,11 +96,7 @@ func (s *step) runSequence(n *node) runtime.StepPlan {
 func (s *step) runParallel(n *node) runtime.StepPlan {
 	f, fresh := s.enterFrame(n, "parallel")
 	if fresh {
-		handles := make([]any, len(n.thens))
-		for i, t := range n.thens {
-			handles[i] = t.Handle
-		}
-		f["idx"], f["then"], f["phase"] = int64(0), handles, "branches"
+		f["idx"], f["then"], f["phase"] = int64(0), thenHandles(n), "branches"
 		f["completed_target"] = nullable(n.completedTarget)
 	}
 	if f["phase"] == "completed" {
