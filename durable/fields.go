@@ -67,15 +67,7 @@ func asObject(key string, v any) (map[string]any, error) {
 }
 
 func getTime(m map[string]any, key string) (Time, error) {
-	s, err := getString(m, key)
-	if err != nil || s == "" {
-		return Time{}, err
-	}
-	t, err := ParseTime(s)
-	if err != nil {
-		return Time{}, fmt.Errorf("field %q: %w", key, err)
-	}
-	return t, nil
+	return asTime(key, m[key])
 }
 
 func getInt(m map[string]any, key string, def int64) (int64, error) {
