@@ -65,7 +65,7 @@ func (r *Runtime) claim(ctx context.Context, runID string) (context.Context, *cl
 	if c == nil {
 		return ctx, nil, nil
 	}
-	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: runID, Owner: c.owner, TTL: c.ttl, Now: r.clock()})
+	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: runID, Owner: c.owner, TTL: c.ttl, Now: r.claimTime()})
 	if errors.Is(err, store.ErrConflict) {
 		return nil, nil, fmt.Errorf("run %s: %w", runID, ErrRunClaimed)
 	}
@@ -103,7 +103,7 @@ func (h *claimHold) renew() {
 	c := h.r.claims
 	ctx, cancel := context.WithTimeout(h.base, c.ttl/3)
 	defer cancel()
-	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: h.runID, Owner: c.owner, TTL: c.ttl, Now: h.r.clock()})
+	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: h.runID, Owner: c.owner, TTL: c.ttl, Now: h.r.claimTime()})
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		h.lostErr = fmt.Errorf("run %s: claim lost while working on it: %w", h.runID, ErrRunClaimed)
@@ -154,4 +154,14 @@ func (r *Runtime) ClaimOwner() string {
 		return ""
 	}
 	return r.claims.owner
+}
+
+// claimTime is the Now of a claim: zero (the store's clock, the database
+// server's for PostgreSQL, so runners on several machines agree on expiry)
+// unless the runtime was given a Clock, whose time is then used as is.
+func (r *Runtime) claimTime() time.Time {
+	if !r.customClock {
+		return time.Time{}
+	}
+	return r.clock()
 }

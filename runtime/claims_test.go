@@ -195,3 +195,60 @@ func TestEventWaitsForAListenerHeldElsewhere(t *testing.T) {
 		t.Fatalf("listener after the event: %s %v", got.Status, got.Output)
 	}
 }
+
+// claimTimes records the Now of every claim.
+type claimTimes struct {
+	*memory.Store
+	mu  sync.Mutex
+	now []time.Time
+}
+
+func (s *claimTimes) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
+	s.mu.Lock()
+	s.now = append(s.now, p.Now)
+	s.mu.Unlock()
+	return s.Store.RunClaim(ctx, p)
+}
+
+// Claims leave the time to the store (the database server's clock on a
+// store shared across machines) unless the runtime was given a Clock.
+func TestClaimsUseTheStoreClockUnlessGivenOne(t *testing.T) {
+	t.Parallel()
+	fixed := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, clock := range []func() time.Time{nil, func() time.Time { return fixed }} {
+		st := &claimTimes{Store: memory.New()}
+		reg, err := runtime.NewRegistry(slowCall())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Claims: &runtime.Claims{Owner: "a"}, Clock: clock,
+			Handlers: map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+				return runtime.Completed(map[string]any{"text": "ok"}), nil
+			}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "slow"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.Tick(t.Context(), id, runtime.TickOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		st.mu.Lock()
+		got := st.now
+		st.mu.Unlock()
+		if len(got) == 0 {
+			t.Fatal("the tick claimed nothing")
+		}
+		want := time.Time{}
+		if clock != nil {
+			want = fixed
+		}
+		for _, now := range got {
+			if !now.Equal(want) {
+				t.Fatalf("claim Now = %v with clock set %v; want %v", now, clock != nil, want)
+			}
+		}
+	}
+}

@@ -54,19 +54,20 @@ type Config struct {
 // It is safe for concurrent use; calls on one run are serialised by a
 // per-run mutation lock.
 type Runtime struct {
-	store    store.Store
-	atomic   bool
-	registry *Registry
-	arts     artifact.Store
-	handlers map[durable.EffectType]Handler
-	policy   EffectPolicy
-	limits   LimitsConfig
-	limitsV  map[string]any // vars._limits of new runs, computed once
-	maxSteps int
-	clock    func() time.Time
-	newID    func() string
-	logger   *slog.Logger
-	sleep    func(ctx context.Context, d time.Duration) error
+	store       store.Store
+	atomic      bool
+	registry    *Registry
+	arts        artifact.Store
+	handlers    map[durable.EffectType]Handler
+	policy      EffectPolicy
+	limits      LimitsConfig
+	limitsV     map[string]any // vars._limits of new runs, computed once
+	maxSteps    int
+	clock       func() time.Time
+	customClock bool // Config.Clock was set: claims use it instead of the store's clock
+	newID       func() string
+	logger      *slog.Logger
+	sleep       func(ctx context.Context, d time.Duration) error
 
 	claims *claimer // nil: no claims
 
@@ -80,18 +81,19 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("runtime: Config.Store is required")
 	}
 	r := &Runtime{
-		store:    cfg.Store,
-		atomic:   store.IsAtomic(cfg.Store),
-		registry: cfg.Registry,
-		arts:     cfg.Artifacts,
-		policy:   cfg.Policy,
-		limits:   cfg.Limits,
-		maxSteps: cmp.Or(cfg.MaxSteps, 100),
-		clock:    cfg.Clock,
-		newID:    cfg.NewID,
-		logger:   cfg.Logger,
-		sleep:    cfg.Sleep,
-		locks:    map[string]*runLock{},
+		store:       cfg.Store,
+		atomic:      store.IsAtomic(cfg.Store),
+		registry:    cfg.Registry,
+		arts:        cfg.Artifacts,
+		policy:      cfg.Policy,
+		limits:      cfg.Limits,
+		maxSteps:    cmp.Or(cfg.MaxSteps, 100),
+		clock:       cfg.Clock,
+		customClock: cfg.Clock != nil,
+		newID:       cfg.NewID,
+		logger:      cfg.Logger,
+		sleep:       cfg.Sleep,
+		locks:       map[string]*runLock{},
 	}
 	if r.registry == nil {
 		r.registry = &Registry{}

@@ -222,7 +222,10 @@ type RunClaimParams struct {
 	RunID string
 	Owner string
 	TTL   time.Duration
-	Now   time.Time
+	// Now is the time expiry is judged by. Zero means the store's own
+	// clock: the database server's for a store shared across machines,
+	// so runners whose clocks drift still agree on when a claim expires.
+	Now time.Time
 }
 
 // FindCompleted returns the first completed record of a run carrying an

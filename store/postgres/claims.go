@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/abstractframework/abstractgateway/store"
 )
@@ -12,18 +11,21 @@ import (
 // takes the claim when there is none, when it has expired (expires_at <=
 // now) or when p.Owner holds it, and then sets expires_at to now + TTL.
 // Racing claimers are serialised by the primary key: the loser's upsert
-// waits for the winner's commit and then finds a live claim. A zero p.Now
-// means the current time (of this process: runners sharing a database
-// need reasonably synchronised clocks, as TTLs are short).
+// waits for the winner's commit and then finds a live claim.
+//
+// A zero p.Now means the database server's clock, so runners on several
+// machines judge expiry by one clock however far theirs drift; an explicit
+// p.Now (a test clock) is used as given.
 func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
-	now := p.Now
-	if now.IsZero() {
-		now = time.Now()
+	var now any // NULL: the server's clock_timestamp()
+	if !p.Now.IsZero() {
+		now = p.Now
 	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO run_claims (run_id, owner, expires_at) VALUES ($1, $2, $3)
+	tag, err := s.pool.Exec(ctx, `INSERT INTO run_claims (run_id, owner, expires_at)
+		VALUES ($1, $2, COALESCE($4::timestamptz, clock_timestamp()) + make_interval(secs => $3::double precision))
 		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= $4`,
-		p.RunID, p.Owner, now.Add(p.TTL), now)
+		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= COALESCE($4::timestamptz, clock_timestamp())`,
+		p.RunID, p.Owner, p.TTL.Seconds(), now)
 	if err != nil {
 		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
 	}

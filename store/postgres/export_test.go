@@ -1,4 +1,16 @@
 package postgres
 
+import (
+	"context"
+	"time"
+)
+
 // SchemaSQL exposes schemaSQL to the external tests.
 var SchemaSQL = schemaSQL
+
+// ClaimExpiry returns a claim's expires_at and the server's clock, read
+// in one statement.
+func (s *Store) ClaimExpiry(ctx context.Context, runID string) (expires, serverNow time.Time, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT expires_at, clock_timestamp() FROM run_claims WHERE run_id = $1`, runID).Scan(&expires, &serverNow)
+	return expires, serverNow, err
+}

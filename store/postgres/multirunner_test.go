@@ -292,6 +292,29 @@ func TestMultiRunner(t *testing.T) {
 		}
 	})
 
+	t.Run("ClaimsOnTheServerClock", func(t *testing.T) {
+		// A zero Now is the database's clock: a claim that expired by it
+		// is taken, a live one is refused, and the expiry stored is the
+		// server's time plus the TTL.
+		past := time.Now().Add(-2 * time.Hour)
+		if err := a.RunClaim(ctx, &store.RunClaimParams{RunID: "server-clock", Owner: "a", TTL: time.Minute, Now: past}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.RunClaim(ctx, &store.RunClaimParams{RunID: "server-clock", Owner: "b", TTL: time.Minute}); err != nil {
+			t.Fatalf("claim of a claim expired by the server's clock: %v", err)
+		}
+		if err := a.RunClaim(ctx, &store.RunClaimParams{RunID: "server-clock", Owner: "a", TTL: time.Minute}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("claim of a claim live by the server's clock: %v", err)
+		}
+		expires, serverNow, err := b.ClaimExpiry(ctx, "server-clock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left := expires.Sub(serverNow); left <= 50*time.Second || left > time.Minute {
+			t.Fatalf("claim expires %v after the server's now; want just under the 1m TTL", left)
+		}
+	})
+
 	t.Run("LedgerAppendGapless", func(t *testing.T) {
 		const workers, appends = 8, 10
 		var wg sync.WaitGroup
