@@ -26,6 +26,21 @@
 // 10.3 WAL frames. Python recreates its dropped indexes when it opens the
 // database, which is harmless.
 //
+// # Lists
+//
+// Lists are most recently updated first. No index on updated_at alone is
+// kept (every commit would rewrite its entry), so a list that no index's
+// leading column filters (no filter, or only root-only or wait reason) is
+// a merge over idx_runs_status_updated: the newest rows of each status,
+// read in index order, then the newest of those. Lists by status or
+// workflow read their own index, and lists by session read
+// idx_runs_session (migration 005), whose entries are written only when a
+// run is created: commits leave the identity columns (workflow, parent,
+// session) out of their UPDATE, since SQLite rewrites an index entry
+// whenever its column is set, even to the same value. On 100,000 runs the
+// newest 50 take ~1.4 ms unfiltered (440 ms as a table scan) and ~0.6 ms
+// by session (54 ms).
+//
 // # Connections and ownership
 //
 // SQLite allows one writer at a time, so the store keeps one writer

@@ -47,12 +47,16 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			}
 		} else {
 			args = append(args, r.RunID, r.Version)
-			res, err := s.w.runUpdate.ExecContext(ctx, args...)
+			n, err := rowsAffected(s.w.runUpdate.ExecContext(ctx, args...))
+			if err == nil && n == 0 {
+				// A stale version, or a row whose identity columns differ.
+				n, err = rowsAffected(s.w.runUpdateAll.ExecContext(ctx, args...))
+			}
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				return cmpErr(err, s.staleVersion(ctx, r.RunID, r.Version))
+			if n == 0 {
+				return s.staleVersion(ctx, r.RunID, r.Version)
 			}
 		}
 		if firstSeq, err = s.appendRecords(ctx, r.RunID, recs); err != nil {
@@ -69,6 +73,14 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	r.Version++
 	setSeqs(p.Records, firstSeq)
 	return nil
+}
+
+// rowsAffected returns the row count of an Exec's result.
+func rowsAffected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // cmpErr returns err when it is not nil, else sentinel.
@@ -181,11 +193,21 @@ func (s *Store) cacheRun(r *durable.RunState, version, size int64) {
 // queryRuns runs a SELECT run_json, version … query and decodes the rows,
 // skipping unreadable ones.
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durable.RunState, error) {
+	return s.queryRunsBuilt(ctx, func(querier) (string, []any, error) { return q, args, nil })
+}
+
+// queryRunsBuilt is queryRuns with a query built in the read's turn (it
+// may read the database to build it).
+func (s *Store) queryRunsBuilt(ctx context.Context, build func(db querier) (string, []any, error)) ([]*durable.RunState, error) {
 	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.release()
+	q, args, err := build(rd.db)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := rd.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -244,8 +266,10 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 			w.args = append(w.args, k)
 		}
 	}
-	q := "SELECT run_json, version FROM runs" + w.String() + " ORDER BY updated_at DESC, run_id DESC LIMIT ?"
-	runs, err := s.queryRuns(ctx, q, append(w.args, store.EffectiveLimit(p.Limit))...)
+	indexed := p.Status != "" || p.WorkflowID != "" || p.SessionID != "" || p.ParentID != "" || len(p.WaitKeys) > 0
+	runs, err := s.queryRunsBuilt(ctx, func(db querier) (string, []any, error) {
+		return recentFirst(ctx, db, "run_json, version", w, indexed, store.EffectiveLimit(p.Limit))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing runs: %w", err)
 	}
@@ -330,19 +354,23 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 	if p.RootOnly {
 		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
 	}
-	q := `SELECT run_id, workflow_id, status, wait_reason,
+	const cols = `run_id, workflow_id, status, wait_reason,
 		CASE WHEN wait_until IS NOT NULL THEN wait_until
 			WHEN status = 'waiting' AND json_valid(run_json) THEN json_extract(run_json, '$.waiting.until') END,
 		parent_run_id, actor_id, session_id, created_at, updated_at,
 		CASE WHEN json_valid(run_json) AND json_type(run_json, '$.vars._run_lifecycle') = 'object'
-			THEN json_extract(run_json, '$.vars._run_lifecycle') END
-		FROM runs` + w.String() + " ORDER BY updated_at DESC, run_id DESC LIMIT ?"
+			THEN json_extract(run_json, '$.vars._run_lifecycle') END`
 	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}
 	defer rd.release()
-	rows, err := rd.db.QueryContext(ctx, q, append(w.args, store.EffectiveLimit(p.Limit))...)
+	indexed := p.Status != "" || p.WorkflowID != "" || p.SessionID != ""
+	q, args, err := recentFirst(ctx, rd.db, cols, w, indexed, store.EffectiveLimit(p.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
+	}
+	rows, err := rd.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}
@@ -372,6 +400,66 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}
 	return out, nil
+}
+
+// recentFirst returns the query of the runs matching w, most recently
+// updated first (ties by run_id, descending), at most limit of them.
+//
+// When indexed, a filter column leads an index and SQLite answers the
+// plain query from it. Otherwise (no filter, or only filters no index
+// leads) the plain query would read and sort the whole table, so the
+// query is a merge over idx_runs_status_updated instead: the newest limit
+// rows of each status, read from the index in order, then the newest
+// limit of those. No index that every commit would change is needed for
+// it; the distinct statuses are found first by seeking the same index.
+func recentFirst(ctx context.Context, db querier, cols string, w where, indexed bool, limit int) (string, []any, error) {
+	const order = " ORDER BY updated_at DESC, run_id DESC LIMIT ?"
+	if indexed {
+		return "SELECT " + cols + " FROM runs" + w.String() + order, append(w.args, limit), nil
+	}
+	statuses, err := distinctStatuses(ctx, db)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(statuses) == 0 {
+		return "SELECT " + cols + " FROM runs WHERE 0", nil, nil
+	}
+	var q strings.Builder
+	var args []any
+	q.WriteString("SELECT " + cols + " FROM runs WHERE rowid IN (")
+	for i, st := range statuses {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		part := where{conds: append([]string{"status = ?"}, w.conds...)}
+		q.WriteString("SELECT rowid FROM (SELECT rowid FROM runs" + part.String() + order + ")")
+		args = append(append(append(args, st), w.args...), limit)
+	}
+	q.WriteString(")" + order)
+	return q.String(), append(args, limit), nil
+}
+
+// distinctStatuses returns the statuses present in runs, one index seek
+// per status (a scan of idx_runs_status_updated would read every entry).
+func distinctStatuses(ctx context.Context, db querier) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `WITH RECURSIVE st(s) AS (
+			SELECT (SELECT MIN(status) FROM runs)
+			UNION ALL
+			SELECT (SELECT MIN(status) FROM runs WHERE status > st.s) FROM st WHERE st.s IS NOT NULL)
+		SELECT s FROM st WHERE s IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("reading run statuses: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var st string
+		if err := rows.Scan(&st); err != nil {
+			return nil, fmt.Errorf("reading run statuses: %w", err)
+		}
+		out = append(out, st)
+	}
+	return out, rows.Err()
 }
 
 // parseTimeLenient parses a stored timestamp; "", "None" (a Python quirk)

@@ -55,6 +55,9 @@ CREATE TABLE runs (
 CREATE INDEX idx_runs_parent_child ON runs(parent_run_id, created_at)
   WHERE parent_run_id IS NOT NULL;
 
+CREATE INDEX idx_runs_session ON runs(session_id)
+  WHERE session_id IS NOT NULL;
+
 CREATE INDEX idx_runs_status_updated ON runs(status, updated_at DESC);
 
 CREATE INDEX idx_runs_wait_key ON runs(wait_key) WHERE wait_key IS NOT NULL;

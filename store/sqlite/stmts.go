@@ -16,10 +16,11 @@ const runColumns = `workflow_id, status, wait_reason, wait_until, parent_run_id,
 type writerStmts struct {
 	begin, commit, rollback *sql.Stmt
 
-	runInsert  *sql.Stmt // args: runArgs..., created_at, version, run_id
-	runUpdate  *sql.Stmt // args: runArgs..., run_id, expected version
-	runVersion *sql.Stmt
-	runDelete  *sql.Stmt
+	runInsert    *sql.Stmt // args: runArgs..., created_at, version, run_id
+	runUpdate    *sql.Stmt // args: runArgs..., run_id, expected version
+	runUpdateAll *sql.Stmt // the same, also setting the identity columns
+	runVersion   *sql.Stmt
+	runDelete    *sql.Stmt
 
 	lastSeq      *sql.Stmt // the run's highest seq (0 when none)
 	ledgerInsert *sql.Stmt
@@ -49,7 +50,16 @@ func (w *writerStmts) prepare(ctx context.Context, c *sql.Conn) error {
 	p(&w.runInsert, `INSERT INTO runs (`+runColumns+`, created_at, version, run_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id) DO NOTHING`)
-	p(&w.runUpdate, `UPDATE runs SET workflow_id = ?, status = ?, wait_reason = ?, wait_until = ?,
+	// A run's workflow, parent and session are fixed when it is created,
+	// and SQLite rewrites an index entry whenever an UPDATE sets one of its
+	// columns, even to the same value. So the usual update leaves them out
+	// of SET and checks them in WHERE; runUpdateAll, which sets them, is
+	// the fallback when they differ from the stored row.
+	p(&w.runUpdate, `UPDATE runs SET status = ?2, wait_reason = ?3, wait_until = ?4,
+		actor_id = ?6, updated_at = ?8, run_json = ?9, wait_key = ?10, version = version + 1
+		WHERE run_id = ?11 AND version = ?12
+			AND workflow_id = ?1 AND parent_run_id IS ?5 AND session_id IS ?7`)
+	p(&w.runUpdateAll, `UPDATE runs SET workflow_id = ?, status = ?, wait_reason = ?, wait_until = ?,
 		parent_run_id = ?, actor_id = ?, session_id = ?, updated_at = ?, run_json = ?, wait_key = ?,
 		version = version + 1
 		WHERE run_id = ? AND version = ?`)
@@ -78,7 +88,7 @@ func (w *writerStmts) prepare(ctx context.Context, c *sql.Conn) error {
 }
 
 func (w *writerStmts) close() error {
-	return closeStmts(w.begin, w.commit, w.rollback, w.runInsert, w.runUpdate, w.runVersion,
+	return closeStmts(w.begin, w.commit, w.rollback, w.runInsert, w.runUpdate, w.runUpdateAll, w.runVersion,
 		w.runDelete, w.lastSeq, w.ledgerInsert, w.waitUpsert, w.waitDelete, w.cmdInsert,
 		w.cmdSeqByID, w.cursorSave, w.claimUpsert, w.claimDelete)
 }
