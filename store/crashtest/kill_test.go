@@ -22,6 +22,7 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/postgres"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
+	"go.uber.org/goleak"
 )
 
 // The environment of the child process TestRealKill starts: the store
@@ -38,7 +39,15 @@ func TestMain(m *testing.M) {
 	if kind := os.Getenv(envChildStore); kind != "" {
 		os.Exit(childMain(kind, os.Getenv(envChildDir), os.Getenv(envChildGen)))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 {
+		// No goroutine may outlive the tests (goleak in the other packages).
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // openKind opens the store kind on dir, as every life of the data does.
