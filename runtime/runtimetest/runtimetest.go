@@ -1,0 +1,291 @@
+// Package runtimetest is a harness for testing workflows: a runtime on an
+// in-memory store (or one the test gives), a fake clock, a scheduler
+// pass on demand, and scripted effect handlers that hand out prepared
+// outcomes and record what they were asked.
+//
+//	h := runtimetest.New(t, runtimetest.Config{Workflows: []*runtime.Workflow{wf}})
+//	h.Script(durable.EffectLLMCall, runtime.Completed(map[string]any{"content": "hi"}))
+//	id, st := h.Run("greet", nil)        // start and tick: waits for the user
+//	st = h.Respond(id, map[string]any{"text": "yes"})
+//	h.Advance(time.Hour)                 // releases due WAIT_UNTIL deadlines
+//	h.RequireStatus(id, durable.RunCompleted)
+//	got := h.Ledger(id)                  // ["ask:ask_user:started", …]
+//
+// Every method fails the test (t.Fatal) on an error, so a test reads as
+// the story of its run.
+package runtimetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// DefaultStart is the fake clock's time when Config.Start is zero.
+var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Clock is a settable clock, safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock reading start.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// Config configures a Harness. Zero fields are defaults.
+type Config struct {
+	// Workflows are registered in the runtime's registry.
+	Workflows []*runtime.Workflow
+	// Handlers are merged over the built-in handlers (for effects a test
+	// wants handled for real rather than scripted).
+	Handlers map[durable.EffectType]runtime.Handler
+	// Store is the store to run on; memory.New() when nil. The harness
+	// does not close a store it was given.
+	Store store.Store
+	// Start is the fake clock's first reading; DefaultStart when zero.
+	Start time.Time
+	// Limits seeds vars._limits of new runs.
+	Limits runtime.LimitsConfig
+}
+
+// Harness drives workflows in a test.
+type Harness struct {
+	// Runtime, Store and Clock are the harness's parts, for what its
+	// methods do not cover.
+	Runtime *runtime.Runtime
+	Store   store.Store
+	Clock   *Clock
+
+	t     testing.TB
+	sched *scheduler.Scheduler
+
+	mu      sync.Mutex
+	scripts map[durable.EffectType]*script
+}
+
+// Request is one effect request a scripted handler received.
+type Request struct {
+	RunID          string
+	NodeID         string
+	Payload        map[string]any // a copy
+	ResultKey      string
+	Attempt        int
+	IdempotencyKey string
+}
+
+type script struct {
+	outcomes []runtime.Outcome
+	served   int
+	requests []Request
+}
+
+// New returns a harness; a store it created is closed at the test's end.
+func New(t testing.TB, cfg Config) *Harness {
+	t.Helper()
+	h := &Harness{t: t, Store: cfg.Store, Clock: NewClock(cfg.Start), scripts: map[durable.EffectType]*script{}}
+	if cfg.Start.IsZero() {
+		h.Clock = NewClock(DefaultStart)
+	}
+	if h.Store == nil {
+		h.Store = memory.New()
+		t.Cleanup(func() { _ = h.Store.Close() })
+	}
+	reg, err := runtime.NewRegistry(cfg.Workflows...)
+	if err != nil {
+		t.Fatalf("runtimetest: registering workflows: %v", err)
+	}
+	h.Runtime, err = runtime.New(runtime.Config{Store: h.Store, Registry: reg, Handlers: cfg.Handlers,
+		Limits: cfg.Limits, Clock: h.Clock.Now})
+	if err != nil {
+		t.Fatalf("runtimetest: %v", err)
+	}
+	h.sched, err = scheduler.New(scheduler.Config{Runtime: h.Runtime, Clock: h.Clock.Now})
+	if err != nil {
+		t.Fatalf("runtimetest: %v", err)
+	}
+	return h
+}
+
+// Script queues outcomes for an effect type: each request of that type
+// takes the next one, in order. A request beyond the script fails the
+// test and gets a failed outcome. Scripting a type replaces its handler
+// (built-in or given in Config.Handlers); call Script before the steps
+// that use it, not while a tick runs.
+func (h *Harness) Script(typ durable.EffectType, outcomes ...runtime.Outcome) {
+	h.mu.Lock()
+	sc, ok := h.scripts[typ]
+	if !ok {
+		sc = &script{}
+		h.scripts[typ] = sc
+	}
+	sc.outcomes = append(sc.outcomes, outcomes...)
+	h.mu.Unlock()
+	if !ok {
+		h.Runtime.SetHandler(typ, runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			return h.serve(typ, req), nil
+		}})
+	}
+}
+
+func (h *Harness) serve(typ durable.EffectType, req *runtime.EffectRequest) runtime.Outcome {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sc := h.scripts[typ]
+	sc.requests = append(sc.requests, Request{RunID: req.Run.RunID, NodeID: req.NodeID,
+		Payload: pyjson.CloneObject(req.Effect.Payload), ResultKey: req.Effect.ResultKey,
+		Attempt: req.Attempt, IdempotencyKey: req.IdempotencyKey})
+	if sc.served == len(sc.outcomes) {
+		msg := fmt.Sprintf("runtimetest: %s request %d (run %s, node %s) has no scripted outcome",
+			typ, len(sc.requests), req.Run.RunID, req.NodeID)
+		h.t.Errorf("%s", msg)
+		return runtime.Failed(msg)
+	}
+	out := sc.outcomes[sc.served]
+	sc.served++
+	return out
+}
+
+// Requests returns the requests the scripted handler of typ received, in
+// order.
+func (h *Harness) Requests(typ durable.EffectType) []Request {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sc := h.scripts[typ]; sc != nil {
+		return append([]Request(nil), sc.requests...)
+	}
+	return nil
+}
+
+// Unused returns how many scripted outcomes of typ no request took.
+func (h *Harness) Unused(typ durable.EffectType) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sc := h.scripts[typ]; sc != nil {
+		return len(sc.outcomes) - sc.served
+	}
+	return 0
+}
+
+// Start starts a run of workflowID with vars and returns its id.
+func (h *Harness) Start(workflowID string, vars map[string]any) string {
+	h.t.Helper()
+	id, err := h.Runtime.Start(h.t.Context(), runtime.StartParams{WorkflowID: workflowID, Vars: vars})
+	if err != nil {
+		h.t.Fatalf("runtimetest: starting %s: %v", workflowID, err)
+	}
+	return id
+}
+
+// Run starts a run and ticks it until it waits or ends.
+func (h *Harness) Run(workflowID string, vars map[string]any) (string, *durable.RunState) {
+	h.t.Helper()
+	id := h.Start(workflowID, vars)
+	return id, h.Tick(id)
+}
+
+// Tick ticks a run until it waits or ends (or uses the default step
+// budget) and returns its state.
+func (h *Harness) Tick(runID string) *durable.RunState {
+	h.t.Helper()
+	st, err := h.Runtime.Tick(h.t.Context(), runID, runtime.TickOptions{})
+	if err != nil {
+		h.t.Fatalf("runtimetest: ticking %s: %v", runID, err)
+	}
+	return st
+}
+
+// Respond resumes a run waiting for a user, an event or any other wait
+// with payload (written at the wait's result key) and returns its state.
+// The run must be waiting.
+func (h *Harness) Respond(runID string, payload map[string]any) *durable.RunState {
+	h.t.Helper()
+	st := h.State(runID)
+	if st.Status != durable.RunWaiting || st.Waiting == nil {
+		h.t.Fatalf("runtimetest: responding to run %s, which is %s, not waiting", runID, st.Status)
+	}
+	st, err := h.Runtime.Resume(h.t.Context(), runtime.ResumeParams{RunID: runID, WaitKey: st.Waiting.WaitKey, Payload: payload})
+	if err != nil {
+		h.t.Fatalf("runtimetest: resuming %s: %v", runID, err)
+	}
+	return st
+}
+
+// Advance moves the clock forward by d and runs one scheduler pass: the
+// runs whose WAIT_UNTIL or WAIT_EVENT deadline has passed are ticked. It
+// returns how many were due.
+func (h *Harness) Advance(d time.Duration) int {
+	h.t.Helper()
+	h.Clock.Advance(d)
+	n, err := h.sched.PollOnce(h.t.Context())
+	if err != nil {
+		h.t.Fatalf("runtimetest: scheduler pass: %v", err)
+	}
+	if st := h.sched.Stats(); st.RunsFailed > 0 {
+		h.t.Fatalf("runtimetest: the scheduler failed to tick a due run: %v", st.Errors)
+	}
+	return n
+}
+
+// State returns a run's stored state.
+func (h *Harness) State(runID string) *durable.RunState {
+	h.t.Helper()
+	st, err := h.Runtime.GetState(h.t.Context(), runID)
+	if err != nil {
+		h.t.Fatalf("runtimetest: loading %s: %v", runID, err)
+	}
+	return st
+}
+
+// RequireStatus fails the test unless the run has status want, and
+// returns its state.
+func (h *Harness) RequireStatus(runID string, want durable.RunStatus) *durable.RunState {
+	h.t.Helper()
+	st := h.State(runID)
+	if st.Status != want {
+		h.t.Fatalf("runtimetest: run %s of %s is %s (error %q), want %s", runID, st.WorkflowID, st.Status, st.Error, want)
+	}
+	return st
+}
+
+// Ledger returns a run's ledger as "node:kind:status" items, kind being
+// the record's effect type, or "complete" for a record without effect.
+func (h *Harness) Ledger(runID string) []string {
+	h.t.Helper()
+	recs, err := h.Runtime.GetLedger(h.t.Context(), runID)
+	if err != nil {
+		h.t.Fatalf("runtimetest: ledger of %s: %v", runID, err)
+	}
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		kind := "complete"
+		if r.Effect != nil {
+			kind = string(r.Effect.Type)
+		}
+		out[i] = r.NodeID + ":" + kind + ":" + string(r.Status)
+	}
+	return out
+}
