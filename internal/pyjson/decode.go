@@ -14,7 +14,7 @@ import (
 // Infinity and -Infinity literals are accepted as numbers. Trailing
 // non-space data is an error.
 func Decode(data []byte) (any, error) {
-	d := decoder{data: data}
+	d := newDecoder(data)
 	d.skipSpace()
 	v, err := d.value(0)
 	if err != nil {
@@ -44,7 +44,7 @@ func DecodeObject(data []byte) (map[string]any, error) {
 // between them allowed) and returns the objects among them. It is how a
 // JSONL line written by two racing writers is recovered.
 func DecodeStream(data []byte) ([]any, error) {
-	d := decoder{data: data}
+	d := newDecoder(data)
 	var out []any
 	for {
 		d.skipSpace()
@@ -91,7 +91,11 @@ func (e *SyntaxError) Error() string {
 
 type decoder struct {
 	data []byte
-	pos  int
+	// src is data as one string: strings and number literals without
+	// escapes are slices of it, so each costs no copy of its own (they
+	// keep the document's text alive, which holds little else).
+	src string
+	pos int
 	// members is a stack of decoded object members: an object's members
 	// are gathered here, then the map is made at its final size.
 	members []member
@@ -100,6 +104,10 @@ type decoder struct {
 type member struct {
 	key   string
 	value any
+}
+
+func newDecoder(data []byte) decoder {
+	return decoder{data: data, src: string(data)}
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
@@ -175,7 +183,7 @@ func (d *decoder) number() (any, error) {
 		}
 		break
 	}
-	lit := string(d.data[start:d.pos])
+	lit := d.src[start:d.pos]
 	if !validNumber(lit) {
 		d.pos = start
 		return nil, d.errorf("invalid number %q", lit)
@@ -291,7 +299,7 @@ func (d *decoder) string() (string, error) {
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
 		if c == '"' {
-			s := string(d.data[start:d.pos])
+			s := d.src[start:d.pos]
 			d.pos++
 			if !utf8.ValidString(s) {
 				return toValidUTF8(s), nil
@@ -427,7 +435,7 @@ var internedKeys = func() map[string]string {
 // document order, without building the object itself: decoders of known
 // shapes (ledger records, run states) fill their structs directly.
 func DecodeObjectFunc(data []byte, fn func(key string, value any) error) error {
-	d := decoder{data: data}
+	d := newDecoder(data)
 	d.skipSpace()
 	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
 		if d.pos >= len(d.data) {
