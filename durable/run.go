@@ -90,6 +90,19 @@ func UnmarshalRun(data []byte) (*RunState, error) {
 	return r, nil
 }
 
+// UnmarshalRunString is UnmarshalRun reading a string without copying it
+// (the run's strings are slices of it).
+func UnmarshalRunString(text string) (*RunState, error) {
+	r := &RunState{}
+	if err := pyjson.DecodeObjectFuncString(text, r.set); err != nil {
+		return nil, fmt.Errorf("decoding run state: %w", err)
+	}
+	if err := r.checkDecoded(); err != nil {
+		return nil, fmt.Errorf("decoding run state: %w", err)
+	}
+	return r, nil
+}
+
 // RunFromJSON builds a RunState from a decoded JSON object.
 func RunFromJSON(m map[string]any) (*RunState, error) {
 	r := &RunState{}

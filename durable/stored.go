@@ -6,66 +6,12 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
-// StoredCopy returns a deep copy of r exactly as UnmarshalRun gives it back
-// after MarshalRun (Version kept): JSON values in the decoder's Go types
-// (see pyjson.Normalize), times in UTC to the microsecond. A store that
-// serves reads from memory hands out such copies, so a hot read and a
-// read from disk never differ. It costs about a plain deep copy; values it
-// cannot mirror cheaply take the encode-and-decode path. r must be
-// encodable (a state that was just marshalled is).
-func (r *RunState) StoredCopy() (*RunState, error) {
-	if !validUTF8(r.RunID, r.WorkflowID, string(r.Status), r.CurrentNode, r.Error, r.ActorID,
-		r.SessionID, r.ParentRunID) || (r.Waiting != nil && !r.Waiting.plainStrings()) {
-		return r.roundTrip()
-	}
-	c := *r
-	var err error
-	if c.Vars, err = pyjson.NormalizeObject(r.Vars); err != nil {
-		return nil, err
-	}
-	if r.Output != nil {
-		if c.Output, err = pyjson.NormalizeObject(r.Output); err != nil {
-			return nil, err
-		}
-	}
-	c.CreatedAt, c.UpdatedAt = NewTime(r.CreatedAt.Time), NewTime(r.UpdatedAt.Time)
-	if w := r.Waiting; w != nil {
-		cw := *w
-		cw.Until = NewTime(w.Until.Time)
-		if w.Choices != nil {
-			cw.Choices = make([]string, len(w.Choices))
-			copy(cw.Choices, w.Choices)
-		}
-		if w.Details != nil {
-			if cw.Details, err = pyjson.NormalizeObject(w.Details); err != nil {
-				return nil, err
-			}
-		}
-		c.Waiting = &cw
-	}
-	return &c, nil
-}
-
-func (r *RunState) roundTrip() (*RunState, error) {
-	b, err := MarshalRun(r, pyjson.Line)
-	if err != nil {
-		return nil, err
-	}
-	c, err := UnmarshalRun(b)
-	if err != nil {
-		return nil, err
-	}
-	c.Version = r.Version
-	return c, nil
-}
-
-func (w *WaitState) plainStrings() bool {
-	return validUTF8(string(w.Reason), w.WaitKey, w.ResumeToNode, w.ResultKey, w.Prompt) &&
-		validUTF8(w.Choices...)
-}
-
 // StoredCopy returns a deep copy of s exactly as UnmarshalRecord gives it
-// back after MarshalRecord (Seq kept); see RunState.StoredCopy.
+// back after MarshalRecord (Seq kept): JSON values in the decoder's Go
+// types (see pyjson.Normalize), times in UTC to the microsecond. A store
+// that serves ledger reads from memory hands out such copies, so a hot
+// read and a read from disk never differ. Values it cannot mirror cheaply
+// take the encode-and-decode path. s must be encodable.
 func (s *StepRecord) StoredCopy() (*StepRecord, error) {
 	if !s.plainForCopy() {
 		return s.roundTrip()

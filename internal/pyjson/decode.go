@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Decode parses one JSON value into the generic tree: objects become
@@ -436,6 +437,18 @@ var internedKeys = func() map[string]string {
 // shapes (ledger records, run states) fill their structs directly.
 func DecodeObjectFunc(data []byte, fn func(key string, value any) error) error {
 	d := newDecoder(data)
+	return d.objectFunc(fn)
+}
+
+// DecodeObjectFuncString is DecodeObjectFunc reading a string, which it
+// does not copy: the decoded strings are slices of it.
+func DecodeObjectFuncString(s string, fn func(key string, value any) error) error {
+	// The decoder only reads data, so it may view the string's bytes.
+	d := decoder{data: unsafe.Slice(unsafe.StringData(s), len(s)), src: s}
+	return d.objectFunc(fn)
+}
+
+func (d *decoder) objectFunc(fn func(key string, value any) error) error {
 	d.skipSpace()
 	if d.pos >= len(d.data) || d.data[d.pos] != '{' {
 		if d.pos >= len(d.data) {

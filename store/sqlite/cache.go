@@ -29,9 +29,15 @@ type hotCache struct {
 // known independently: a run's ledger may be cached while its state is
 // not (and a ledger may exist without a run).
 type hotRun struct {
-	id        string
-	state     *durable.RunState // nil when not cached
-	stateSize int64
+	id string
+	// stateText is the run_json of the cached state ("" when not cached)
+	// and stateVersion its version. The cache keeps text, not decoded
+	// values: a hit decodes it, so it returns exactly what a read of the
+	// row would, and the cache costs what it counts, in memory the
+	// collector does not scan.
+	stateText    string
+	stateVersion int64
+	stateSize    int64
 
 	ledger      []*durable.StepRecord // the whole ledger when ledgerKnown
 	ledgerSize  int64
@@ -64,30 +70,39 @@ func (c *hotCache) entry(id string, create bool) *hotRun {
 	return h
 }
 
-// state returns a private copy of the cached state of id, or nil.
+// state returns the cached state of id, decoded afresh, or nil.
 func (c *hotCache) state(id string) *durable.RunState {
-	if h := c.entry(id, false); h != nil && h.state != nil {
-		return h.state.Clone()
+	h := c.entry(id, false)
+	if h == nil || h.stateText == "" {
+		return nil
 	}
-	return nil
+	r, err := durable.UnmarshalRunString(h.stateText)
+	if err != nil { // not reached: the text was encoded by this store
+		c.dropState(id)
+		return nil
+	}
+	r.Version = h.stateVersion
+	return r
 }
 
-// putState caches st (which the cache now owns); size is its JSON size.
-func (c *hotCache) putState(id string, st *durable.RunState, size int64) {
-	if size > c.limit/8 {
+// putState caches the run_json text of a run at version; the cache keeps
+// text, so the caller passes a string no buffer will overwrite.
+func (c *hotCache) putState(id, text string, version int64) {
+	size := int64(len(text))
+	if size > c.limit/8 || text == "" {
 		c.dropState(id)
 		return
 	}
 	h := c.entry(id, true)
 	c.size += size - h.stateSize
-	h.state, h.stateSize = st, size
+	h.stateText, h.stateVersion, h.stateSize = text, version, size
 	c.evict()
 }
 
 func (c *hotCache) dropState(id string) {
 	if h := c.entry(id, false); h != nil {
 		c.size -= h.stateSize
-		h.state, h.stateSize = nil, 0
+		h.stateText, h.stateVersion, h.stateSize = "", 0, 0
 		c.removeIfEmpty(h)
 	}
 }
@@ -175,7 +190,7 @@ func (c *hotCache) forgetLedger(h *hotRun) {
 }
 
 func (c *hotCache) removeIfEmpty(h *hotRun) {
-	if h.state == nil && !h.ledgerKnown && !h.seqKnown {
+	if h.stateText == "" && !h.ledgerKnown && !h.seqKnown {
 		c.remove(h)
 	}
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -13,14 +14,18 @@ import (
 func TestHotCache_Bounds(t *testing.T) {
 	t.Parallel()
 	c := newHotCache(4 * (entryOverhead + 100))
-	state := func(id string) *durable.RunState { return &durable.RunState{RunID: id} }
+	// state is a run_json text of exactly 100 bytes.
+	state := func(id string) string {
+		t := `{"run_id": "` + id + `", "status": "running", "pad": "`
+		return t + strings.Repeat("x", 100-len(t)-2) + `"}`
+	}
 	for _, id := range []string{"a", "b", "c", "d"} {
-		c.putState(id, state(id), 100)
+		c.putState(id, state(id), 1)
 	}
 	if c.state("a") == nil { // a becomes the most recently used
 		t.Fatal("a was evicted although the cache has room for four runs")
 	}
-	c.putState("e", state("e"), 100) // evicts b, the least recently used
+	c.putState("e", state("e"), 1) // evicts b, the least recently used
 	if c.state("b") != nil || c.state("a") == nil || c.state("e") == nil {
 		t.Fatal("eviction did not take the least recently used run")
 	}
@@ -49,7 +54,7 @@ func TestHotCache_Bounds(t *testing.T) {
 	if sum != c.size {
 		t.Fatalf("accounted size %d, entries hold %d", c.size, sum)
 	}
-	c.putState("huge", state("huge"), c.limit) // larger than an eighth of the cache: not kept
+	c.putState("huge", state("huge")+strings.Repeat(" ", int(c.limit)), 1) // larger than an eighth of the cache: not kept
 	if c.state("huge") != nil {
 		t.Fatal("a state larger than an eighth of the cache was cached")
 	}

@@ -53,12 +53,16 @@
 // it opens and held until Close): another process cannot open the
 // database, so the WAL index lives in process memory, no transaction
 // takes a file lock, and reads run on the writer connection, one at a
-// time. Owning the file also makes a cache safe: the store keeps stored
-// copies (durable.RunState.StoredCopy) of the runs and ledgers it
-// committed or read last, bounded by Config.CacheBytes, and answers
-// RunGet, LedgerList, LedgerCount, LedgerFindCompleted and the seq
-// allocation of appends from it; what it hands out has the Go types a
-// read from disk would have. Lists and due queries always run SQL.
+// time. Owning the file also makes a cache safe: the store keeps the runs and
+// ledgers it committed or read last, bounded by Config.CacheBytes, and
+// answers RunGet, LedgerList, LedgerCount, LedgerFindCompleted and the
+// seq allocation of appends from it; what it hands out has the Go types a
+// read from disk would have. A run is kept as its run_json text and
+// decoded on each hit (so a hit is a disk read without the disk, and the
+// cache holds what it counts, in memory the collector does not scan);
+// ledger records are kept decoded (durable.StepRecord.StoredCopy), as
+// ledgers are read far more often than written. Lists and due queries
+// always run SQL.
 //
 // An owning store also batches its WAL writes (walbuf.go): SQLite writes
 // each page of a commit to the WAL with two write calls; a thin VFS over

@@ -64,7 +64,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		}
 		return s.indexDeadline(ctx, r, p.Create)
 	}, func() {
-		s.cacheRun(r, r.Version+1, int64(len(runJSON)))
+		s.cache.putState(r.RunID, strings.Clone(runJSON), r.Version+1) // runJSON views a pooled buffer
 		s.cacheAppended(r.RunID, p.Records, firstSeq, recs)
 	})
 	if err != nil {
@@ -157,7 +157,7 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 			return r, nil
 		}
 	}
-	var text []byte
+	var text string
 	var version int64
 	err = rd.runGet.QueryRowContext(ctx, runID).Scan(&text, &version)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -166,28 +166,16 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: loading run %s: %w", runID, err)
 	}
-	r, err := durable.UnmarshalRun(text)
+	r, err := durable.UnmarshalRunString(text)
 	if err != nil {
 		s.log.WarnContext(ctx, "unreadable run_json", "run_id", runID, "error", err)
 		return nil, fmt.Errorf("sqlite: run %s: unreadable run_json (%v): %w", runID, err, store.ErrNotFound)
 	}
 	r.Version = version
 	if rd.cache != nil {
-		rd.cache.putState(runID, r.Clone(), int64(len(text))) // decoded values are stored copies already
+		rd.cache.putState(runID, text, version)
 	}
 	return r, nil
-}
-
-// cacheRun caches the state just committed at version; a state the cache
-// cannot copy is dropped from it instead.
-func (s *Store) cacheRun(r *durable.RunState, version, size int64) {
-	c, err := r.StoredCopy()
-	if err != nil {
-		s.cache.dropState(r.RunID)
-		return
-	}
-	c.Version = version
-	s.cache.putState(r.RunID, c, size)
 }
 
 // queryRuns runs a SELECT run_json, version … query and decodes the rows,

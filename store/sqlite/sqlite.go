@@ -37,10 +37,10 @@ type Config struct {
 	// CacheBytes bounds the memory cache of a store that owns its file,
 	// counted as the JSON size of the cached runs and records: 0 means
 	// DefaultCacheBytes, negative turns the cache off. A shared store has
-	// no cache (another process may change any row). The decoded values
-	// the cache holds take about 2 to 2.5 times their JSON size on the Go
-	// heap (measured on the benchmark runs and records), so the default
-	// holds up to ~150 MB of heap.
+	// no cache (another process may change any row). Runs are kept as
+	// their JSON text; ledger records are kept decoded, which takes 2 to
+	// 2.5 times their JSON size on the Go heap (measured on the benchmark
+	// records).
 	CacheBytes int64
 	// CheckpointPages is the WAL size, in pages, at which a commit folds
 	// the WAL back into the database file (PRAGMA wal_autocheckpoint):
