@@ -3,12 +3,14 @@ package benchwork
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
+	"github.com/jackc/pgx/v5"
 )
 
 // testStores are the store kinds the tests and benchmarks cover.
@@ -231,5 +233,36 @@ func BenchmarkW4LedgerRead(b *testing.B) {
 			}
 			report(b, env, out)
 		})
+	}
+}
+
+// TestPostgresStoreKind runs the workloads on the postgres kind (in CI,
+// where TEST_POSTGRES_URL names the test server) and checks that every
+// store the measurement opened dropped its schema.
+func TestPostgresStoreKind(t *testing.T) {
+	url := os.Getenv("TEST_POSTGRES_URL")
+	if url == "" {
+		t.Skip("set TEST_POSTGRES_URL to a PostgreSQL database to run the postgres bench kind (CI does: .ci/postgres.sh)")
+	}
+	t.Setenv(PostgresURLEnv, url)
+	ctx := context.Background()
+	samples, err := Measure(ctx, MeasureConfig{Store: StorePostgres, Workloads: []string{W1Chain, W2AskResume, W4LedgerRead}, Runs: 5, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 3 || samples[0].CommitsPerRun != 2 || samples[2].Steps != 10 {
+		t.Fatalf("samples = %+v", samples)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var left int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'agw\_bench\_%'`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Fatalf("%d bench schemas left in the database", left)
 	}
 }

@@ -2,17 +2,24 @@ package benchwork
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/scheduler"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/postgres"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
@@ -37,10 +44,18 @@ const (
 	// cache. Not part of the Python set; it shows what owning the file
 	// buys.
 	StoreSQLiteShared = "sqlite_shared"
+	// StorePostgres is the PostgreSQL store on the database named by
+	// $AGW_BENCH_POSTGRES_URL, in a fresh schema per store (dropped at
+	// Close). Durability is the server's (synchronous_commit). Not part of
+	// the Python set.
+	StorePostgres = "postgres"
 )
 
+// PostgresURLEnv names the variable giving the postgres store's database.
+const PostgresURLEnv = "AGW_BENCH_POSTGRES_URL"
+
 // StoreKinds lists every store kind, the default set first.
-var StoreKinds = []string{StoreMemory, StoreJSON, StoreSQLite, StoreSQLiteFull, StoreJSONFsync, StoreSQLiteShared}
+var StoreKinds = []string{StoreMemory, StoreJSON, StoreSQLite, StoreSQLiteFull, StoreJSONFsync, StoreSQLiteShared, StorePostgres}
 
 // DefaultStores is the set the Python peer measures.
 var DefaultStores = []string{StoreMemory, StoreJSON, StoreSQLite, StoreSQLiteFull}
@@ -77,8 +92,48 @@ func OpenStore(ctx context.Context, kind, dir string) (store.Store, error) {
 			return nil, fmt.Errorf("opening %s store in %s: %w", kind, dir, err)
 		}
 		return st, nil
+	case StorePostgres:
+		return openPostgres(ctx)
 	}
 	return nil, fmt.Errorf("unknown store kind %q (want one of %v)", kind, StoreKinds)
+}
+
+// openPostgres opens a PostgreSQL store in a fresh schema of the bench
+// database; Close drops the schema.
+func openPostgres(ctx context.Context) (store.Store, error) {
+	url := os.Getenv(PostgresURLEnv)
+	if url == "" {
+		return nil, fmt.Errorf("the postgres store needs $%s: a database the bench may create and drop schemas in", PostgresURLEnv)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "agw_bench_" + hex.EncodeToString(b[:])
+	st, err := postgres.New(ctx, postgres.Config{URL: url, Schema: schema})
+	if err != nil {
+		return nil, fmt.Errorf("opening the postgres store: %w", err)
+	}
+	return &droppedAtClose{Store: st, url: url, schema: schema}, nil
+}
+
+// droppedAtClose is a PostgreSQL store whose schema Close drops.
+type droppedAtClose struct {
+	*postgres.Store
+	url, schema string
+}
+
+func (d *droppedAtClose) Close() error {
+	err := d.Store.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, cerr := pgx.Connect(ctx, d.url)
+	if cerr != nil {
+		return errors.Join(err, fmt.Errorf("dropping bench schema %s: %w", d.schema, cerr))
+	}
+	defer conn.Close(ctx)
+	if _, cerr := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{d.schema}.Sanitize()+" CASCADE"); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("dropping bench schema %s: %w", d.schema, cerr))
+	}
+	return err
 }
 
 // Env is one store instance with the runtime and scheduler that drive it:
