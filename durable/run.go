@@ -80,21 +80,19 @@ func AppendRun(buf []byte, r *RunState, st pyjson.Style) ([]byte, error) {
 
 // UnmarshalRun decodes a RunState written by this package or by Python.
 func UnmarshalRun(data []byte) (*RunState, error) {
-	r := &RunState{}
-	if err := pyjson.DecodeObjectFunc(data, r.set); err != nil {
-		return nil, fmt.Errorf("decoding run state: %w", err)
-	}
-	if err := r.checkDecoded(); err != nil {
-		return nil, fmt.Errorf("decoding run state: %w", err)
-	}
-	return r, nil
+	return decodeRun(func(set func(string, any) error) error { return pyjson.DecodeObjectFunc(data, set) })
 }
 
 // UnmarshalRunString is UnmarshalRun reading a string without copying it
 // (the run's strings are slices of it).
 func UnmarshalRunString(text string) (*RunState, error) {
+	return decodeRun(func(set func(string, any) error) error { return pyjson.DecodeObjectFuncString(text, set) })
+}
+
+// decodeRun builds a RunState from the members decode passes to set.
+func decodeRun(decode func(set func(key string, value any) error) error) (*RunState, error) {
 	r := &RunState{}
-	if err := pyjson.DecodeObjectFuncString(text, r.set); err != nil {
+	if err := decode(r.set); err != nil {
 		return nil, fmt.Errorf("decoding run state: %w", err)
 	}
 	if err := r.checkDecoded(); err != nil {

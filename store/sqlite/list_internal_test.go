@@ -74,11 +74,7 @@ func newestFirst(runs []*durable.RunState, keep func(*durable.RunState) bool, li
 // the limit.
 func TestRecentFirst_MergeMatchesFullSort(t *testing.T) {
 	t.Parallel()
-	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db.sqlite")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	runs := listFixture(t, s)
 	all := func(*durable.RunState) bool { return true }
 	for _, limit := range []int{1, 5, 13, 40, 100} {
@@ -118,25 +114,27 @@ func TestRecentFirst_MergeMatchesFullSort(t *testing.T) {
 			t.Fatalf("RunList wait reason user, limit %d:\n got %v\nwant %v", limit, got, want)
 		}
 	}
-	empty, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "empty.sqlite")})
+	if rows, err := openTemp(t).RunIndex(t.Context(), &store.RunIndexParams{}); err != nil || len(rows) != 0 {
+		t.Fatalf("RunIndex of an empty store = %v, %v", rows, err)
+	}
+}
+
+// openTemp opens a store in a temporary directory, closed at the test's end.
+func openTemp(t testing.TB) *Store {
+	t.Helper()
+	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db.sqlite")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer empty.Close()
-	if rows, err := empty.RunIndex(t.Context(), &store.RunIndexParams{}); err != nil || len(rows) != 0 {
-		t.Fatalf("RunIndex of an empty store = %v, %v", rows, err)
-	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // No list query of the gateway reads the whole runs table: unfiltered and
 // session lists are answered from indexes (the plan has no SCAN of runs).
 func TestRecentFirst_NoFullScan(t *testing.T) {
 	t.Parallel()
-	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db.sqlite")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	listFixture(t, s)
 	for _, tc := range []struct {
 		name    string
@@ -185,16 +183,12 @@ func TestRecentFirst_NoFullScan(t *testing.T) {
 // BenchmarkRunIndex lists the newest 50 of 100,000 runs (a tenth of them
 // in sessions of 100 runs) the ways the gateway's GET /runs does.
 func BenchmarkRunIndex(b *testing.B) {
-	s, err := New(b.Context(), Config{Path: filepath.Join(b.TempDir(), "db.sqlite")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(b)
 	base := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
 	statuses := []durable.RunStatus{durable.RunCompleted, durable.RunCompleted, durable.RunCompleted,
 		durable.RunFailed, durable.RunWaiting, durable.RunRunning}
 	const runs = 100_000
-	err = s.writeThen(b.Context(), func(ctx context.Context) error {
+	err := s.writeThen(b.Context(), func(ctx context.Context) error {
 		for i := range runs {
 			r := &durable.RunState{RunID: fmt.Sprintf("run-%06d", i), WorkflowID: fmt.Sprintf("wf-%d", i%20),
 				Status: statuses[i%len(statuses)], CurrentNode: "n", Vars: map[string]any{"i": i},
@@ -240,11 +234,7 @@ func BenchmarkRunIndex(b *testing.B) {
 // changes them still lands, through the full UPDATE, and lists follow.
 func TestRunCommit_IdentityChangeFallsBackToFullUpdate(t *testing.T) {
 	t.Parallel()
-	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db.sqlite")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	now := durable.NewTime(time.Now())
 	r := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunRunning, SessionID: "a",
 		Vars: map[string]any{}, CreatedAt: now, UpdatedAt: now}
