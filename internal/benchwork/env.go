@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/scheduler"
 	"github.com/abstractframework/abstractgateway/store"
@@ -125,15 +123,7 @@ func (d *droppedAtClose) Close() error {
 	err := d.Store.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, cerr := pgx.Connect(ctx, d.url)
-	if cerr != nil {
-		return errors.Join(err, fmt.Errorf("dropping bench schema %s: %w", d.schema, cerr))
-	}
-	defer conn.Close(ctx)
-	if _, cerr := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{d.schema}.Sanitize()+" CASCADE"); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("dropping bench schema %s: %w", d.schema, cerr))
-	}
-	return err
+	return errors.Join(err, postgres.DropSchema(ctx, d.url, d.schema))
 }
 
 // Env is one store instance with the runtime and scheduler that drive it:
