@@ -38,6 +38,9 @@ type hotRun struct {
 	stateText    string
 	stateVersion int64
 	stateSize    int64
+	// stateIndexed: the cached state has a deadline, so wait_index has a
+	// row for the run (the store keeps the two in step).
+	stateIndexed bool
 
 	ledger      []*durable.StepRecord // the whole ledger when ledgerKnown
 	ledgerSize  int64
@@ -85,9 +88,10 @@ func (c *hotCache) state(id string) *durable.RunState {
 	return r
 }
 
-// putState caches the run_json text of a run at version; the cache keeps
-// text, so the caller passes a string no buffer will overwrite.
-func (c *hotCache) putState(id, text string, version int64) {
+// putState caches the run_json text of a run at version, and whether it
+// has a wait_index row; the cache keeps text, so the caller passes a
+// string no buffer will overwrite.
+func (c *hotCache) putState(id, text string, version int64, indexed bool) {
 	size := int64(len(text))
 	if size > c.limit/8 || text == "" {
 		c.dropState(id)
@@ -95,14 +99,25 @@ func (c *hotCache) putState(id, text string, version int64) {
 	}
 	h := c.entry(id, true)
 	c.size += size - h.stateSize
-	h.stateText, h.stateVersion, h.stateSize = text, version, size
+	h.stateText, h.stateVersion, h.stateSize, h.stateIndexed = text, version, size, indexed
 	c.evict()
+}
+
+// unindexed reports that the cache holds the run's state and that state
+// has no wait_index row.
+func (c *hotCache) unindexed(id string) bool {
+	el, ok := c.runs[id] // a peek: not a use of the entry
+	if !ok {
+		return false
+	}
+	h := el.Value.(*hotRun)
+	return h.stateText != "" && !h.stateIndexed
 }
 
 func (c *hotCache) dropState(id string) {
 	if h := c.entry(id, false); h != nil {
 		c.size -= h.stateSize
-		h.stateText, h.stateVersion, h.stateSize = "", 0, 0
+		h.stateText, h.stateVersion, h.stateSize, h.stateIndexed = "", 0, 0, false
 		c.removeIfEmpty(h)
 	}
 }

@@ -20,12 +20,12 @@ func TestHotCache_Bounds(t *testing.T) {
 		return t + strings.Repeat("x", 100-len(t)-2) + `"}`
 	}
 	for _, id := range []string{"a", "b", "c", "d"} {
-		c.putState(id, state(id), 1)
+		c.putState(id, state(id), 1, false)
 	}
 	if c.state("a") == nil { // a becomes the most recently used
 		t.Fatal("a was evicted although the cache has room for four runs")
 	}
-	c.putState("e", state("e"), 1) // evicts b, the least recently used
+	c.putState("e", state("e"), 1, false) // evicts b, the least recently used
 	if c.state("b") != nil || c.state("a") == nil || c.state("e") == nil {
 		t.Fatal("eviction did not take the least recently used run")
 	}
@@ -54,7 +54,7 @@ func TestHotCache_Bounds(t *testing.T) {
 	if sum != c.size {
 		t.Fatalf("accounted size %d, entries hold %d", c.size, sum)
 	}
-	c.putState("huge", state("huge")+strings.Repeat(" ", int(c.limit)), 1) // larger than an eighth of the cache: not kept
+	c.putState("huge", state("huge")+strings.Repeat(" ", int(c.limit)), 1, false) // larger than an eighth of the cache: not kept
 	if c.state("huge") != nil {
 		t.Fatal("a state larger than an eighth of the cache was cached")
 	}

@@ -64,7 +64,8 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		}
 		return s.indexDeadline(ctx, r, p.Create)
 	}, func() {
-		s.cache.putState(r.RunID, strings.Clone(runJSON), r.Version+1) // runJSON views a pooled buffer
+		_, indexed := store.Deadline(r)
+		s.cache.putState(r.RunID, strings.Clone(runJSON), r.Version+1, indexed) // runJSON views a pooled buffer
 		s.cacheAppended(r.RunID, p.Records, firstSeq, recs)
 	})
 	if err != nil {
@@ -130,8 +131,8 @@ func (s *Store) indexDeadline(ctx context.Context, r *durable.RunState, created 
 			waitIndexStatus(r.Waiting.Reason))
 		return err
 	}
-	if created {
-		return nil
+	if created || (s.cache != nil && s.cache.unindexed(r.RunID)) {
+		return nil // no row to delete
 	}
 	_, err := s.w.waitDelete.ExecContext(ctx, r.RunID)
 	return err
@@ -173,7 +174,8 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	}
 	r.Version = version
 	if rd.cache != nil {
-		rd.cache.putState(runID, text, version)
+		_, indexed := store.Deadline(r)
+		rd.cache.putState(runID, text, version, indexed)
 	}
 	return r, nil
 }
