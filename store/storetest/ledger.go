@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -72,6 +73,27 @@ func testLedgerSeq(t *testing.T, s store.Store) {
 	}
 	if n, _ := s.LedgerCount(t.Context(), "run-1"); n != 5 {
 		t.Errorf("LedgerCount = %d, want 5", n)
+	}
+	// Many records in one call (a backend may write them in chunks), by
+	// append and by commit.
+	var many []*durable.StepRecord
+	for i := range 9 {
+		many = append(many, newRecord("run-1", fmt.Sprintf("m%d", i), durable.StepCompleted))
+	}
+	if err := s.LedgerAppend(t.Context(), "run-1", many[:5]); err != nil {
+		t.Fatalf("LedgerAppend of 5 records: %v", err)
+	}
+	commit(t, s, get(t, s, "run-1"), many[5:]...)
+	all := append(append([]*durable.StepRecord{}, recs...), many...)
+	got = ledger(t, s, "run-1")
+	if g, w := stepIDs(got), stepIDs(all); !slices.Equal(g, w) {
+		t.Fatalf("ledger order after batches = %v, want %v", g, w)
+	}
+	for i, r := range got {
+		if r.Seq != int64(i+1) || all[i].Seq != int64(i+1) || r.NodeID != all[i].NodeID {
+			t.Errorf("record %d after batches: listed Seq %d node %s, caller's Seq %d; want seq %d node %s",
+				i, r.Seq, r.NodeID, all[i].Seq, i+1, all[i].NodeID)
+		}
 	}
 }
 
