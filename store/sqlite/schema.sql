@@ -70,11 +70,11 @@ CREATE TABLE schema_migrations (
   applied_at TEXT NOT NULL
 );
 
-CREATE TABLE wait_index (
+CREATE TABLE "wait_index" (
   run_id TEXT PRIMARY KEY,
   next_due_iso TEXT NOT NULL,
   updated_at_iso TEXT NOT NULL,
   status TEXT
-);
+) WITHOUT ROWID;
 
 CREATE INDEX idx_wait_index_next_due ON wait_index(next_due_iso);
