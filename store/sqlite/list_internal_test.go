@@ -136,6 +136,9 @@ func TestRecentFirst_NoFullScan(t *testing.T) {
 	t.Parallel()
 	s := openTemp(t)
 	listFixture(t, s)
+	// Event delivery's listener query (runtime/builtin_events.go).
+	listenerWhere, _ := runListWhere(&store.RunListParams{Status: durable.RunWaiting, WaitReason: durable.WaitEvent,
+		WaitKeys: []string{"evt:session:s1:x", "evt:global:global:x"}})
 	for _, tc := range []struct {
 		name    string
 		w       where
@@ -146,6 +149,7 @@ func TestRecentFirst_NoFullScan(t *testing.T) {
 		{"status", where{conds: []string{"status = ?"}, args: []any{"waiting"}}, true},
 		{"workflow", where{conds: []string{"workflow_id = ?"}, args: []any{"wf"}}, true},
 		{"session", where{conds: []string{"session_id = ?"}, args: []any{"s1"}}, true},
+		{"event listeners", listenerWhere, true},
 	} {
 		rd, err := s.read(t.Context())
 		if err != nil {
@@ -176,6 +180,9 @@ func TestRecentFirst_NoFullScan(t *testing.T) {
 			if strings.HasPrefix(step, "SCAN runs") {
 				t.Errorf("%s list scans the runs table:\n%s", tc.name, strings.Join(plan, "\n"))
 			}
+		}
+		if tc.name == "event listeners" && !strings.Contains(strings.Join(plan, "\n"), "idx_runs_event_wait_key") {
+			t.Errorf("event listeners are not found through idx_runs_event_wait_key:\n%s", strings.Join(plan, "\n"))
 		}
 	}
 }

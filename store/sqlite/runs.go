@@ -241,12 +241,22 @@ func (w *where) String() string {
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
 
-// RunList implements store.RunStore: ORDER BY updated_at DESC (then
-// run_id DESC, as the memory store breaks ties).
-func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
-	var w where
-	w.eq("status", string(p.Status))
-	w.eq("wait_reason", string(p.WaitReason))
+// runListWhere is RunList's filter, and whether an index leads it.
+func runListWhere(p *store.RunListParams) (w where, indexed bool) {
+	if len(p.WaitKeys) > 0 {
+		// Unary + keeps SQLite from reading every waiting run through
+		// the status index: a few wait keys are far more selective.
+		w.eq("+status", string(p.Status))
+	} else {
+		w.eq("status", string(p.Status))
+	}
+	if p.WaitReason == durable.WaitEvent {
+		// A literal, so that SQLite may use idx_runs_event_wait_key, whose
+		// rows are those of event waits.
+		w.conds = append(w.conds, "wait_reason = 'event'")
+	} else {
+		w.eq("wait_reason", string(p.WaitReason))
+	}
 	w.eq("workflow_id", p.WorkflowID)
 	w.eq("session_id", p.SessionID)
 	w.eq("parent_run_id", p.ParentID)
@@ -256,7 +266,13 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 			w.args = append(w.args, k)
 		}
 	}
-	indexed := p.Status != "" || p.WorkflowID != "" || p.SessionID != "" || p.ParentID != "" || len(p.WaitKeys) > 0
+	return w, p.Status != "" || p.WorkflowID != "" || p.SessionID != "" || p.ParentID != "" || len(p.WaitKeys) > 0
+}
+
+// RunList implements store.RunStore: ORDER BY updated_at DESC (then
+// run_id DESC, as the memory store breaks ties).
+func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
+	w, indexed := runListWhere(p)
 	runs, err := s.queryRunsBuilt(ctx, func(db querier) (string, []any, error) {
 		return recentFirst(ctx, db, "run_json, version", w, indexed, store.EffectiveLimit(p.Limit))
 	})

@@ -52,6 +52,9 @@ CREATE TABLE runs (
   run_json TEXT NOT NULL
 , version INTEGER NOT NULL DEFAULT 0, wait_key TEXT);
 
+CREATE INDEX idx_runs_event_wait_key ON runs(wait_key)
+  WHERE wait_reason = 'event' AND wait_key IS NOT NULL;
+
 CREATE INDEX idx_runs_parent_child ON runs(parent_run_id, created_at)
   WHERE parent_run_id IS NOT NULL;
 
@@ -59,8 +62,6 @@ CREATE INDEX idx_runs_session ON runs(session_id)
   WHERE session_id IS NOT NULL;
 
 CREATE INDEX idx_runs_status_updated ON runs(status, updated_at DESC);
-
-CREATE INDEX idx_runs_wait_key ON runs(wait_key) WHERE wait_key IS NOT NULL;
 
 CREATE INDEX idx_runs_workflow_updated ON runs(workflow_id, updated_at DESC);
 
