@@ -31,7 +31,10 @@
 //     exactly one changes a row; the other, after waiting, changes none
 //     and gets store.ErrConflict (store.ErrNotFound when the run is gone).
 //     A create is an INSERT … ON CONFLICT DO NOTHING (store.ErrAlreadyExists).
-//     The statements go in one pipelined batch.
+//     The statements go in one pipelined batch, one round trip, which the
+//     server runs as one implicit transaction; a run statement that writes
+//     no row fails on purpose (division by zero), so the records queued
+//     after it are never applied.
 //   - Ledger seqs are MAX(seq)+1 taken under a per-run advisory lock held
 //     to commit, by RunCommit and LedgerAppend alike, so they are gapless
 //     and an append's records are contiguous.
@@ -40,6 +43,6 @@
 //     seq order, so a consumer reading after its cursor never skips a
 //     command that committed late.
 //   - RunClaim is one upsert that only overwrites an expired claim or one
-//     the same owner holds. Claims compare the callers' clocks (Now), so
-//     runners need reasonably synchronised clocks.
+//     the same owner holds. Expiry is judged by the server's clock unless
+//     the caller passes a Now (a test clock), so runners' clocks may drift.
 package postgres

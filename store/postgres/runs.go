@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -21,22 +22,30 @@ const runColumns = `workflow_id, status, wait_reason, wait_until, wait_key, due_
 	actor_id, session_id, updated_at, lifecycle_json, run_json`
 
 const (
-	runInsertSQL = `INSERT INTO runs (` + runColumns + `, created_at, run_id, version)
+	// The run statements fail with division_by_zero when they write no
+	// row (the run exists; a stale version), so that the rest of the
+	// commit's batch, sent as one implicit transaction, is not applied.
+	runInsertSQL = `WITH ins AS (INSERT INTO runs (` + runColumns + `, created_at, run_id, version)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-		ON CONFLICT (run_id) DO NOTHING`
+		ON CONFLICT (run_id) DO NOTHING RETURNING 1)
+		SELECT 1 / (SELECT count(*)::int FROM ins)`
 	// created_at is not rewritten: the run's create set it.
-	runUpdateSQL = `UPDATE runs SET workflow_id = $1, status = $2, wait_reason = $3, wait_until = $4,
+	runUpdateSQL = `WITH upd AS (UPDATE runs SET workflow_id = $1, status = $2, wait_reason = $3, wait_until = $4,
 		wait_key = $5, due_at = $6, parent_run_id = $7, actor_id = $8, session_id = $9,
 		updated_at = $10, lifecycle_json = $11, run_json = $12, version = version + 1
-		WHERE run_id = $13 AND version = $14`
+		WHERE run_id = $13 AND version = $14 RETURNING 1)
+		SELECT 1 / (SELECT count(*)::int FROM upd)`
 )
 
-// RunCommit implements store.RunStore in one transaction: the run row (an
-// INSERT … ON CONFLICT DO NOTHING for a create, an UPDATE … WHERE version
-// = $n otherwise, which locks the row until commit) and the ledger
-// records, whose seqs are allocated under the run's ledger lock (see
-// queueAppend). The due-wait deadline is the row's due_at column. On
-// any error nothing is written and p is unchanged.
+// RunCommit implements store.RunStore in one transaction, sent in one
+// round trip: the run row (an INSERT … ON CONFLICT DO NOTHING for a
+// create, an UPDATE … WHERE version = $n otherwise, which locks the row
+// until commit) and the ledger records, whose seqs are allocated under
+// the run's ledger lock (see queueAppend), go to the server as one
+// pipelined batch, which PostgreSQL runs as one implicit transaction: an
+// error in any statement rolls back all of them. The due-wait deadline is
+// the row's due_at column. On any error nothing is written and p is
+// unchanged.
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if p.Run == nil || p.Run.RunID == "" {
 		return errors.New("postgres: commit: run id is required")
@@ -50,29 +59,29 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if err != nil {
 		return fmt.Errorf("postgres: committing run %s: %w", r.RunID, err)
 	}
+	var b pgx.Batch
+	if p.Create {
+		b.Queue(runInsertSQL, append(args, timeArg(r.CreatedAt), r.RunID, r.Version+1)...)
+	} else {
+		b.Queue(runUpdateSQL, append(args, r.RunID, r.Version)...)
+	}
+	if len(recs.json) > 0 {
+		s.queueAppend(&b, r.RunID, recs)
+	}
 	var firstSeq int64
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		// One round trip for the run row and the records. When the row
-		// is not written the records are rolled back with the rest.
-		var b pgx.Batch
+	br := s.pool.SendBatch(ctx, &b)
+	err = readCommit(br, len(recs.json) > 0, &firstSeq)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if isNoRowWritten(err) {
+		// The batch was rolled back; say why.
 		if p.Create {
-			b.Queue(runInsertSQL, append(args, timeArg(r.CreatedAt), r.RunID, r.Version+1)...)
+			err = store.ErrAlreadyExists
 		} else {
-			b.Queue(runUpdateSQL, append(args, r.RunID, r.Version)...)
+			err = s.staleVersion(ctx, r.RunID, r.Version)
 		}
-		if len(recs.json) > 0 {
-			s.queueAppend(&b, r.RunID, recs)
-		}
-		br := tx.SendBatch(ctx, &b)
-		err := readCommit(br, p.Create, len(recs.json) > 0, &firstSeq)
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		if errors.Is(err, errStale) {
-			return staleVersion(ctx, tx, r.RunID, r.Version)
-		}
-		return err
-	})
+	}
 	if err != nil {
 		return fmt.Errorf("postgres: committing run %s at version %d: %w", r.RunID, r.Version, err)
 	}
@@ -81,34 +90,38 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	return nil
 }
 
-// errStale says an UPDATE … WHERE version = $n changed no row.
-var errStale = errors.New("stale version")
+// isNoRowWritten reports the division_by_zero of a run statement that
+// wrote no row (see runInsertSQL).
+func isNoRowWritten(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "22012"
+}
 
 // readCommit reads the results of RunCommit's batch.
-func readCommit(br pgx.BatchResults, create, records bool, firstSeq *int64) error {
-	tag, err := br.Exec()
-	switch {
-	case err != nil:
+func readCommit(br pgx.BatchResults, records bool, firstSeq *int64) error {
+	if _, err := br.Exec(); err != nil {
 		return err
-	case tag.RowsAffected() == 0 && create:
-		return store.ErrAlreadyExists
-	case tag.RowsAffected() == 0:
-		return errStale
-	case !records:
+	}
+	if !records {
 		return nil
 	}
+	var err error
 	*firstSeq, err = readAppend(br)
 	return err
 }
 
 // staleVersion tells why an UPDATE … WHERE version = $n changed no row.
-func staleVersion(ctx context.Context, tx pgx.Tx, runID string, want int64) error {
+func (s *Store) staleVersion(ctx context.Context, runID string, want int64) error {
 	var have int64
-	switch err := tx.QueryRow(ctx, `SELECT version FROM runs WHERE run_id = $1`, runID).Scan(&have); {
+	switch err := s.pool.QueryRow(ctx, `SELECT version FROM runs WHERE run_id = $1`, runID).Scan(&have); {
 	case errors.Is(err, pgx.ErrNoRows):
 		return store.ErrNotFound
 	case err != nil:
 		return err
+	case have == want:
+		// Changed and changed back between the two statements: report
+		// the conflict all the same, nothing was written.
+		return fmt.Errorf("run %s changed concurrently: %w", runID, store.ErrConflict)
 	default:
 		return fmt.Errorf("stored version is %d, not %d: %w", have, want, store.ErrConflict)
 	}
