@@ -95,8 +95,9 @@ func setSeqs(records []*durable.StepRecord, first int64) {
 	}
 }
 
-// LedgerAppend implements store.LedgerStore in one transaction, under the
-// same per-run lock as RunCommit.
+// LedgerAppend implements store.LedgerStore in one round trip: a batch
+// the server runs as one implicit transaction, under the same per-run lock
+// as RunCommit.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
 	if runID == "" {
 		return errors.New("postgres: ledger append: run id is required")
@@ -108,15 +109,11 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	if len(recs.json) == 0 {
 		return nil
 	}
-	var first int64
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		var b pgx.Batch
-		s.queueAppend(&b, runID, recs)
-		br := tx.SendBatch(ctx, &b)
-		first, err = readAppend(br)
-		return errors.Join(err, br.Close())
-	})
-	if err != nil {
+	var b pgx.Batch
+	s.queueAppend(&b, runID, recs)
+	br := s.pool.SendBatch(ctx, &b)
+	first, err := readAppend(br)
+	if err = errors.Join(err, br.Close()); err != nil {
 		return fmt.Errorf("postgres: appending to ledger of %s: %w", runID, err)
 	}
 	setSeqs(records, first)
