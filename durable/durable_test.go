@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -144,11 +145,16 @@ func FuzzUnmarshalRecord(f *testing.F) {
 	})
 }
 
-// FuzzUnmarshalRun: decoding a run never panics and round-trips stably.
+// FuzzUnmarshalRun: decoding a run never panics, round-trips stably, and
+// decoding the same text from a string gives the same run.
 func FuzzUnmarshalRun(f *testing.F) {
 	f.Add([]byte(pythonRun))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		run, err := durable.UnmarshalRun(data)
+		fromString, serr := durable.UnmarshalRunString(string(data))
+		if (err == nil) != (serr == nil) || (err == nil && !reflect.DeepEqual(run, fromString)) {
+			t.Fatalf("bytes and string decode differently: %v / %v\n%#v\n%#v", err, serr, run, fromString)
+		}
 		if err != nil {
 			return
 		}
