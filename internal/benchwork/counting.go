@@ -3,6 +3,7 @@ package benchwork
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -55,6 +56,11 @@ type Counts struct {
 	// run-file replacement (temp file + rename) per RunCommit, plus one
 	// ledger append (a single write(2)) per call that carries records.
 	FileWrites int64
+	// StoreTime is the time spent inside the store calls the workloads
+	// make (run commits and gets, due lists, ledger appends, lists and
+	// look-ups): with the run time, it splits a run between the store and
+	// the kernel.
+	StoreTime time.Duration
 }
 
 // Commits is the number of store write calls: RunCommit, LedgerAppend,
@@ -71,6 +77,7 @@ func (c Counts) Sub(o Counts) Counts {
 	}
 	c.RecordsAppended -= o.RecordsAppended
 	c.FileWrites -= o.FileWrites
+	c.StoreTime -= o.StoreTime
 	return c
 }
 
@@ -96,6 +103,7 @@ type Counting struct {
 	ops     [numOps]atomic.Int64
 	records atomic.Int64
 	writes  atomic.Int64
+	nanos   atomic.Int64 // time spent inside the workloads' store calls
 }
 
 // Snapshot returns the counts so far.
@@ -106,6 +114,7 @@ func (c *Counting) Snapshot() Counts {
 	}
 	s.RecordsAppended = c.records.Load()
 	s.FileWrites = c.writes.Load()
+	s.StoreTime = time.Duration(c.nanos.Load())
 	return s
 }
 
@@ -113,6 +122,9 @@ func (c *Counting) Snapshot() Counts {
 func (c *Counting) Inner() store.Store { return c.inner }
 
 func (c *Counting) count(op Op) { c.ops[op].Add(1) }
+
+// since adds the time since t0 to the store time.
+func (c *Counting) since(t0 time.Time) { c.nanos.Add(int64(time.Since(t0))) }
 
 // Wrap returns a counting view of inner (see Counting) and the counter.
 func Wrap(inner store.Store) (store.Store, *Counting) {
@@ -175,6 +187,7 @@ type finderPart struct{ c *Counting }
 // LedgerFindCompleted implements store.LedgerFinder.
 func (f finderPart) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
 	f.c.count(OpLedgerFindCompleted)
+	defer f.c.since(time.Now())
 	return f.c.inner.(store.LedgerFinder).LedgerFindCompleted(ctx, runID, key)
 }
 
@@ -205,12 +218,14 @@ func (c *Counting) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if len(p.Records) > 0 {
 		c.writes.Add(1)
 	}
+	defer c.since(time.Now())
 	return c.inner.RunCommit(ctx, p)
 }
 
 // RunGet implements store.RunStore.
 func (c *Counting) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
 	c.count(OpRunGet)
+	defer c.since(time.Now())
 	return c.inner.RunGet(ctx, runID)
 }
 
@@ -223,6 +238,7 @@ func (c *Counting) RunList(ctx context.Context, p *store.RunListParams) ([]*dura
 // RunListDue implements store.RunStore.
 func (c *Counting) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
 	c.count(OpRunListDue)
+	defer c.since(time.Now())
 	return c.inner.RunListDue(ctx, p)
 }
 
@@ -257,12 +273,14 @@ func (c *Counting) LedgerAppend(ctx context.Context, runID string, records []*du
 	if len(records) > 0 {
 		c.writes.Add(1)
 	}
+	defer c.since(time.Now())
 	return c.inner.LedgerAppend(ctx, runID, records)
 }
 
 // LedgerList implements store.LedgerStore.
 func (c *Counting) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
 	c.count(OpLedgerList)
+	defer c.since(time.Now())
 	return c.inner.LedgerList(ctx, p)
 }
 
