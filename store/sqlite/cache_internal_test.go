@@ -65,15 +65,19 @@ func TestHotCache_Bounds(t *testing.T) {
 }
 
 // TestCheckpointPages: the WAL checkpoint threshold is the configured one,
-// by default DefaultCheckpointPages, or SQLite's 1,000 with FULL.
+// by default DefaultCheckpointPages, 10,000 for a shared store, or
+// SQLite's 1,000 with FULL.
 func TestCheckpointPages(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		sync      string
+		shared    bool
 		cfg, want int
-	}{{"", 0, DefaultCheckpointPages}, {"", 250, 250}, {"FULL", 0, 1000}, {"FULL", 5000, 5000}} {
+	}{{"", false, 0, DefaultCheckpointPages}, {"", false, 250, 250}, {"", true, 0, 10000},
+		{"FULL", false, 0, 1000}, {"FULL", false, 5000, 5000}} {
 		cfgPages, want := c.cfg, c.want
-		s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db"), CheckpointPages: cfgPages, Synchronous: c.sync})
+		s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db"), CheckpointPages: cfgPages,
+			Synchronous: c.sync, Shared: c.shared})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,8 @@ func TestWALBatch_CommitsAreInTheFileWhenCommitReturns(t *testing.T) {
 		t.Run(sync, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "owned.sqlite3")
-			s, err := New(ctx, Config{Path: path, Synchronous: sync, CheckpointPages: 40})
+			// No idle checkpoint: a copy must not race a background one.
+			s, err := New(ctx, Config{Path: path, Synchronous: sync, CheckpointPages: 40, IdleCheckpoint: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +85,7 @@ func TestWALBatch_CommitsAreInTheFileWhenCommitReturns(t *testing.T) {
 				snap := t.TempDir()
 				copyFile(t, path, filepath.Join(snap, "copy.sqlite3"))
 				copyFile(t, path+"-wal", filepath.Join(snap, "copy.sqlite3-wal"))
-				c, err := New(ctx, Config{Path: filepath.Join(snap, "copy.sqlite3"), CacheBytes: -1})
+				c, err := New(ctx, Config{Path: filepath.Join(snap, "copy.sqlite3"), CacheBytes: -1, IdleCheckpoint: -1})
 				if err != nil {
 					t.Fatalf("commit %d: opening the copy: %v", i, err)
 				}
