@@ -60,23 +60,26 @@ func (s *Store) checkpointWhenIdle(ctx context.Context) {
 			seen = n
 			continue
 		}
-		if n != folded && s.checkpointNow(ctx) {
+		if n != folded {
+			// A failed checkpoint (logged) is tried again after the next
+			// write, not every period.
+			s.checkpointNow(ctx)
 			folded = n
 		}
 	}
 }
 
 // checkpointNow folds the whole WAL into the database file and truncates
-// it; it reports whether the checkpoint completed.
-func (s *Store) checkpointNow(ctx context.Context) bool {
+// it.
+func (s *Store) checkpointNow(ctx context.Context) {
 	select {
 	case s.wsem <- struct{}{}:
 	case <-ctx.Done():
-		return false
+		return
 	}
 	defer func() { <-s.wsem }()
 	if s.closed {
-		return false
+		return
 	}
 	var busy, walPages, folded int
 	// Not cut short by Close: a checkpoint that has begun completes.
@@ -84,11 +87,10 @@ func (s *Store) checkpointNow(ctx context.Context) bool {
 		Scan(&busy, &walPages, &folded)
 	if err != nil || busy != 0 {
 		s.log.WarnContext(ctx, "idle checkpoint did not complete", "busy", busy, "error", err)
-		return false
+		return
 	}
 	select {
 	case s.ckpt.folded <- struct{}{}:
 	default:
 	}
-	return true
 }
