@@ -3,24 +3,16 @@ package scheduler_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
 	"github.com/abstractframework/abstractgateway/scheduler"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
 func waitFlow(delay time.Duration) *runtime.Workflow {
 	return &runtime.Workflow{ID: "wait", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
@@ -35,7 +27,7 @@ func waitFlow(delay time.Duration) *runtime.Workflow {
 	}}
 }
 
-func setup(t *testing.T, c *clock, wfs ...*runtime.Workflow) (*runtime.Runtime, *memory.Store) {
+func setup(t *testing.T, c *runtimetest.Clock, wfs ...*runtime.Workflow) (*runtime.Runtime, *memory.Store) {
 	t.Helper()
 	st := memory.New()
 	reg, _ := runtime.NewRegistry(wfs...)
@@ -48,7 +40,7 @@ func setup(t *testing.T, c *clock, wfs ...*runtime.Workflow) (*runtime.Runtime, 
 
 func TestPollOnceReleasesOnlyDueRuns(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	rt, _ := setup(t, c, waitFlow(time.Minute))
 	ctx := context.Background()
 	var ids []string
@@ -63,7 +55,7 @@ func TestPollOnceReleasesOnlyDueRuns(t *testing.T) {
 	if n, err := s.PollOnce(ctx); n != 0 || err != nil {
 		t.Fatalf("before deadline: %d %v", n, err)
 	}
-	c.Add(2 * time.Minute)
+	c.Advance(2 * time.Minute)
 	if n, _ := s.PollOnce(ctx); n != 2 {
 		t.Fatalf("first batch = %d, want 2", n)
 	}
@@ -85,7 +77,7 @@ func TestPollOnceReleasesOnlyDueRuns(t *testing.T) {
 
 func TestLoopWakesAtDeadline(t *testing.T) {
 	t.Parallel()
-	rt, _ := setup(t, &clock{now: time.Now()}, waitFlow(0))
+	rt, _ := setup(t, runtimetest.NewClock(time.Now()), waitFlow(0))
 	real, _ := runtime.New(runtime.Config{Store: rt.Store(), Registry: rt.Registry()})
 	done := make(chan *durable.RunState, 1)
 	sch, err := scheduler.NewScheduled(context.Background(), real, scheduler.Config{
@@ -123,7 +115,7 @@ func TestScheduledRespondAndFind(t *testing.T) {
 			return runtime.Complete(map[string]any{"hello": run.Vars["name"]}), nil
 		},
 	}}
-	rt, _ := setup(t, &clock{now: time.Now()})
+	rt, _ := setup(t, runtimetest.NewClock(time.Now()))
 	sch, err := scheduler.NewScheduled(context.Background(), rt, scheduler.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +141,7 @@ func TestScheduledRespondAndFind(t *testing.T) {
 
 func TestRecoverTicksInterruptedRuns(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	rt, _ := setup(t, c, waitFlow(-time.Minute))
 	ctx := context.Background()
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"}) // left running, as after a crash
@@ -164,7 +156,7 @@ func TestRecoverTicksInterruptedRuns(t *testing.T) {
 
 func TestClaimsSkipRunsHeldByAnotherRunner(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	st := memory.New()
 	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now, Claims: &runtime.Claims{Owner: "me"}})
@@ -174,7 +166,7 @@ func TestClaimsSkipRunsHeldByAnotherRunner(t *testing.T) {
 	ctx := context.Background()
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
 	rt.Tick(ctx, id, runtime.TickOptions{})
-	c.Add(2 * time.Minute)
+	c.Advance(2 * time.Minute)
 	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "other", TTL: time.Hour, Now: c.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +195,7 @@ func TestClaimsSkipRunsHeldByAnotherRunner(t *testing.T) {
 // is driven to its end, not left running.
 func TestDriveContinuesPastTheStepBudget(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	long := &runtime.Workflow{ID: "long", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
 		"wait": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			until := durable.FormatTime(rc.Now().Add(time.Minute))
@@ -222,7 +214,7 @@ func TestDriveContinuesPastTheStepBudget(t *testing.T) {
 	ctx := context.Background()
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "long"})
 	rt.Tick(ctx, id, runtime.TickOptions{})
-	c.Add(2 * time.Minute)
+	c.Advance(2 * time.Minute)
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now})
 	s.PollOnce(ctx)
 	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {

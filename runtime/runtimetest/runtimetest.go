@@ -106,10 +106,11 @@ type script struct {
 // New returns a harness; a store it created is closed at the test's end.
 func New(t testing.TB, cfg Config) *Harness {
 	t.Helper()
-	h := &Harness{t: t, Store: cfg.Store, Clock: NewClock(cfg.Start), scripts: map[durable.EffectType]*script{}}
-	if cfg.Start.IsZero() {
-		h.Clock = NewClock(DefaultStart)
+	start := cfg.Start
+	if start.IsZero() {
+		start = DefaultStart
 	}
+	h := &Harness{t: t, Store: cfg.Store, Clock: NewClock(start), scripts: map[durable.EffectType]*script{}}
 	if h.Store == nil {
 		h.Store = memory.New()
 		t.Cleanup(func() { _ = h.Store.Close() })

@@ -7,37 +7,28 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
 	"github.com/abstractframework/abstractgateway/scheduler"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/hashchain"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
 type env struct {
 	t   *testing.T
 	ctx context.Context
 	st  store.Store
-	clk *clock
+	clk *runtimetest.Clock
 	rt  *runtime.Runtime
 	sch *scheduler.Scheduler
 }
 
 func newEnv(t *testing.T, st store.Store) *env {
-	clk := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	clk := runtimetest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	reg, err := runtime.NewRegistry(workflows()...)
 	if err != nil {
 		t.Fatal(err)

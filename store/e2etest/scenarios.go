@@ -118,7 +118,7 @@ var scenarios = []scenario{
 		if n, _ := e.sch.PollOnce(e.ctx); n != 0 {
 			e.t.Fatalf("released before its time: %d", n)
 		}
-		e.clk.Add(2 * time.Minute)
+		e.clk.Advance(2 * time.Minute)
 		if n, _ := e.sch.PollOnce(e.ctx); n != 1 {
 			e.t.Fatalf("due runs = %d", n)
 		}

@@ -78,9 +78,8 @@ func (s *Store) checkpointNow(ctx context.Context) {
 		return
 	}
 	defer func() { <-s.wsem }()
-	if s.closed {
-		return
-	}
+	// Close stops this goroutine before it closes the store, so the
+	// connection is open here.
 	var busy, walPages, folded int
 	// Not cut short by Close: a checkpoint that has begun completes.
 	err := s.wconn.QueryRowContext(context.WithoutCancel(ctx), "PRAGMA wal_checkpoint(TRUNCATE)").

@@ -136,26 +136,32 @@ func TestRecentFirst_NoFullScan(t *testing.T) {
 	t.Parallel()
 	s := openTemp(t)
 	listFixture(t, s)
-	// Event delivery's listener query (runtime/builtin_events.go).
-	listenerWhere, _ := runListWhere(&store.RunListParams{Status: durable.RunWaiting, WaitReason: durable.WaitEvent,
-		WaitKeys: []string{"evt:session:s1:x", "evt:global:global:x"}})
+	// The queries as RunIndex and RunList build them; the last is event
+	// delivery's listener query (runtime/builtin_events.go).
+	index := func(p store.RunIndexParams) func() (where, bool) {
+		return func() (where, bool) { return runIndexWhere(&p) }
+	}
+	list := func(p store.RunListParams) func() (where, bool) {
+		return func() (where, bool) { return runListWhere(&p) }
+	}
 	for _, tc := range []struct {
-		name    string
-		w       where
-		indexed bool
+		name  string
+		build func() (where, bool)
 	}{
-		{"unfiltered", where{}, false},
-		{"root only", where{conds: []string{"(parent_run_id IS NULL OR parent_run_id = '')"}}, false},
-		{"status", where{conds: []string{"status = ?"}, args: []any{"waiting"}}, true},
-		{"workflow", where{conds: []string{"workflow_id = ?"}, args: []any{"wf"}}, true},
-		{"session", where{conds: []string{"session_id = ?"}, args: []any{"s1"}}, true},
-		{"event listeners", listenerWhere, true},
+		{"unfiltered", index(store.RunIndexParams{})},
+		{"root only", index(store.RunIndexParams{RootOnly: true})},
+		{"status", index(store.RunIndexParams{Status: durable.RunWaiting})},
+		{"workflow", index(store.RunIndexParams{WorkflowID: "wf"})},
+		{"session", index(store.RunIndexParams{SessionID: "s1"})},
+		{"event listeners", list(store.RunListParams{Status: durable.RunWaiting, WaitReason: durable.WaitEvent,
+			WaitKeys: []string{"evt:session:s1:x", "evt:global:global:x"}})},
 	} {
+		w, indexed := tc.build()
 		rd, err := s.read(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, args, err := recentFirst(t.Context(), rd.db, "run_id", tc.w, tc.indexed, 50)
+		q, args, err := recentFirst(t.Context(), rd.db, "run_id", w, indexed, 50)
 		if err != nil {
 			rd.release()
 			t.Fatal(err)

@@ -349,17 +349,22 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 	return runs, nil
 }
 
-// RunIndex implements store.RunStore from the row columns, without
-// decoding run_json: SQLite extracts vars._run_lifecycle (and the until of
-// a waiting run that is not a WAIT_UNTIL, which has no column).
-func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.RunIndexRow, error) {
-	var w where
+// runIndexWhere is RunIndex's filter, and whether an index leads it.
+func runIndexWhere(p *store.RunIndexParams) (w where, indexed bool) {
 	w.eq("status", string(p.Status))
 	w.eq("workflow_id", p.WorkflowID)
 	w.eq("session_id", p.SessionID)
 	if p.RootOnly {
 		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
 	}
+	return w, p.Status != "" || p.WorkflowID != "" || p.SessionID != ""
+}
+
+// RunIndex implements store.RunStore from the row columns, without
+// decoding run_json: SQLite extracts vars._run_lifecycle (and the until of
+// a waiting run that is not a WAIT_UNTIL, which has no column).
+func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.RunIndexRow, error) {
+	w, indexed := runIndexWhere(p)
 	const cols = `run_id, workflow_id, status, wait_reason,
 		CASE WHEN wait_until IS NOT NULL THEN wait_until
 			WHEN status = 'waiting' AND json_valid(run_json) THEN json_extract(run_json, '$.waiting.until') END,
@@ -371,7 +376,6 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}
 	defer rd.release()
-	indexed := p.Status != "" || p.WorkflowID != "" || p.SessionID != ""
 	q, args, err := recentFirst(ctx, rd.db, cols, w, indexed, store.EffectiveLimit(p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)

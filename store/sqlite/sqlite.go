@@ -46,10 +46,11 @@ type Config struct {
 	// CheckpointPages is the WAL size, in pages, at which a commit folds
 	// the WAL back into the database file (PRAGMA wal_autocheckpoint):
 	// 0 means DefaultCheckpointPages, 10,000 for a shared store, or
-	// SQLite's own 1,000 with synchronous FULL. A larger WAL is checkpointed less often, and a
-	// page that many commits change (an index leaf) is written back once
-	// instead of once per checkpoint; the price is a bigger WAL file and a
-	// longer pause at each checkpoint. With FULL every commit fsyncs the
+	// SQLite's own 1,000 with synchronous FULL. A larger WAL is
+	// checkpointed less often, and a page that many commits change (an
+	// index leaf) is written back once instead of once per checkpoint;
+	// the price is a bigger WAL file and a longer pause at each
+	// checkpoint. With FULL every commit fsyncs the
 	// WAL, and while the WAL file still grows each of those fsyncs also
 	// commits its new size: a small WAL, soon reused, is cheaper there.
 	CheckpointPages int
