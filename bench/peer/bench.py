@@ -413,6 +413,11 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
+def minor_faults() -> int:
+    """Minor page faults so far: memory touched for the first time."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def compare_with_readme(workload, store, ops):
     exp = README_OPS.get(workload)
     if not exp:
@@ -528,7 +533,9 @@ def child_main(args) -> int:
             stores = make_store(K, store, os.path.join(base, "timed"))
             rt = K.Runtime(run_store=stores.run_store, ledger_store=stores.ledger_store)
             s0 = STEPS[0]
+            f0 = minor_faults()
             seconds, ids, _ = drive_start_tick(K, rt, wfs["w1_chain"], n, "w1")
+            faults_w1 = minor_faults() - f0
             steps = STEPS[0] - s0
             rss_w1 = peak_rss_mb()
             rec, lb, sb = verify(K, "w1_chain", stores, ids)
@@ -537,15 +544,18 @@ def child_main(args) -> int:
                 p = pilot["w1_chain"]
                 results.append(result_line(
                     "w1_chain", store, n, steps, seconds, rss_w1, rec,
-                    p["commits"], round(sb), {"ledger_json_bytes_per_run": round(lb), "ops_per_run": p},
+                    p["commits"], round(sb), {"ledger_json_bytes_per_run": round(lb), "ops_per_run": p,
+                                              "page_faults_per_run": round(faults_w1 / n, 2)},
                 ))
             if want_w4:
+                f0 = minor_faults()
                 w4_seconds, total = drive_w4(K, rt, ids)
+                faults_w4 = minor_faults() - f0
                 rss_w4 = peak_rss_mb()
                 require(total == int(round(rec * n)), f"w4: read {total} records, expected {rec * n}")
                 results.append(result_line(
                     "w4_ledger_read", store, n, total, w4_seconds, rss_w4, total / n, 0, None,
-                    {"ops_per_run": pilot["w4_ledger_read"]},
+                    {"ops_per_run": pilot["w4_ledger_read"], "page_faults_per_run": round(faults_w4 / n, 2)},
                 ))
         else:
             workload = group[0]
@@ -555,6 +565,7 @@ def child_main(args) -> int:
             wf = wfs[workload]
             s0 = STEPS[0]
             extra = {}
+            f0 = minor_faults()
             if workload == "w2_ask_resume":
                 seconds, ids, extra = drive_w2(K, rt, wf, n)
             elif workload == "w3_wait_until_past":
@@ -568,6 +579,7 @@ def child_main(args) -> int:
                 extra["phase_b_s"] = round(extra["phase_b_s"], 6)
             else:
                 raise ValueError(workload)
+            extra["page_faults_per_run"] = round((minor_faults() - f0) / n, 2)
             steps = STEPS[0] - s0
             rss = peak_rss_mb()
             rec, lb, sb = verify(K, workload, stores, ids)

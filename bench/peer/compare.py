@@ -84,8 +84,9 @@ def main() -> int:
     py_rows, _ = load(py_files)
     go_rows, ceilings = load(go_files)
 
-    print("| workload | store | Go runs/s | Python runs/s | go/python | Go samples (s) | Python samples (s) |")
-    print("|---|---|---:|---:|---:|---|---|")
+    print("| workload | store | Go runs/s | Python runs/s | go/python | page faults/run Go (Python) "
+          "| Go samples (s) | Python samples (s) |")
+    print("|---|---|---:|---:|---:|---:|---|---|")
     for store in GO_STORES:
         for w in WORKLOADS:
             g = go_rows.get((w, store))
@@ -97,9 +98,11 @@ def main() -> int:
                 pm, ps = median_sample(p)
                 ratio = f"{gm['runs_per_s'] / pm['runs_per_s']:.2f}×"
                 prate = f"{pm['runs_per_s']:,.1f}"
+                pfaults = pm.get("page_faults_per_run", "–")
             else:
-                ratio, prate, ps = "–", "–", []
-            print(f"| {w} | {store} | {gm['runs_per_s']:,.1f} | {prate} | {ratio} | "
+                ratio, prate, ps, pfaults = "–", "–", [], "–"
+            faults = f"{gm.get('page_faults_per_run', '–')} ({pfaults})"
+            print(f"| {w} | {store} | {gm['runs_per_s']:,.1f} | {prate} | {ratio} | {faults} | "
                   f"{', '.join(f'{x:.4g}' for x in gs)} | {', '.join(f'{x:.4g}' for x in ps)} |")
     print()
     print("| ceiling (Go, same session) | ops/s (median) | samples |")

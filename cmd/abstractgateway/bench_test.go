@@ -57,6 +57,9 @@ func TestBench_InProcess(t *testing.T) {
 		if s, _ := m["samples"].([]any); len(s) != 2 {
 			t.Errorf("samples %v, want 2", m["samples"])
 		}
+		if _, ok := m["page_faults_per_run"].(float64); !ok {
+			t.Errorf("page_faults_per_run missing in %s", l)
+		}
 		if m["isolated"] != false {
 			t.Errorf("isolated = %v, want false", m["isolated"])
 		}

@@ -180,6 +180,7 @@ func report(b *testing.B, env *Env, out *Outcome) {
 	}
 	b.ReportMetric(float64(out.Ops.Commits())/float64(b.N), "commits/op")
 	b.ReportMetric(float64(out.Ops.StoreTime.Nanoseconds())/float64(b.N), "store-ns/op")
+	b.ReportMetric(float64(out.Faults)/float64(b.N), "faults/op")
 }
 
 // benchWorkload runs one b.N-run execution of a workload per store; one

@@ -1,6 +1,7 @@
 package benchwork
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -34,11 +35,21 @@ const (
 	CeilingFsyncAppend = "fsync_append"
 	// CeilingFdatasyncAppend is the same with fdatasync.
 	CeilingFdatasyncAppend = "fdatasync_append"
+	// CeilingFileCreate is new 1 KB files per second: create, write,
+	// close and rename into place, without fsync (how a JSON store,
+	// Python's included, writes a run's first file).
+	CeilingFileCreate = "file_create"
+	// CeilingPageTouch is fresh anonymous 4 KB pages touched per second:
+	// what a process pays the first time it uses memory (a minor page
+	// fault each), so page_faults_per_run ÷ this is the time a run spends
+	// in those faults. Unix only.
+	CeilingPageTouch = "page_first_touch"
 )
 
 // Ceilings lists the ceiling measurements in the order they are taken.
 var Ceilings = []string{CeilingSQLiteFull, CeilingSQLiteNormal, CeilingSQLiteOff,
-	CeilingSQLiteFullExclusive, CeilingSQLiteNormalExclusive, CeilingFsyncAppend, CeilingFdatasyncAppend}
+	CeilingSQLiteFullExclusive, CeilingSQLiteNormalExclusive, CeilingFsyncAppend, CeilingFdatasyncAppend,
+	CeilingFileCreate, CeilingPageTouch}
 
 // ceilingPayload is the 200 bytes each ceiling operation writes.
 var ceilingPayload = func() []byte {
@@ -51,7 +62,8 @@ var ceilingPayload = func() []byte {
 
 // MeasureCeiling runs one ceiling test for about d in a fresh
 // subdirectory of dir (removed afterwards) and returns operations per
-// second.
+// second. A ceiling the platform cannot measure is an error wrapping
+// errors.ErrUnsupported.
 func MeasureCeiling(ctx context.Context, name, dir string, d time.Duration) (_ float64, err error) {
 	tmp, err := os.MkdirTemp(dir, "ceiling-"+name+"-")
 	if err != nil {
@@ -75,6 +87,10 @@ func MeasureCeiling(ctx context.Context, name, dir string, d time.Duration) (_ f
 		ops, elapsed, err = appendCeiling(tmp, (*os.File).Sync, d)
 	case CeilingFdatasyncAppend:
 		ops, elapsed, err = appendCeiling(tmp, fdatasync, d)
+	case CeilingFileCreate:
+		ops, elapsed, err = fileCreateCeiling(tmp, d)
+	case CeilingPageTouch:
+		ops, elapsed, err = pageTouchCeiling(d)
 	default:
 		return 0, fmt.Errorf("unknown ceiling %q", name)
 	}
@@ -156,6 +172,36 @@ func appendCeiling(dir string, sync func(*os.File) error, d time.Duration) (_ in
 			return 0, 0, err
 		}
 		if err := sync(f); err != nil {
+			return 0, 0, err
+		}
+		n++
+		if now := time.Now(); !now.Before(deadline) {
+			return n, now.Sub(start), nil
+		}
+	}
+}
+
+// fileCreateCeiling creates new files of about a run file's size (a
+// temporary name, then a rename to the final one), without fsync.
+func fileCreateCeiling(dir string, d time.Duration) (int, time.Duration, error) {
+	payload := bytes.Repeat(ceilingPayload, 6) // 1,200 bytes
+	n := 0
+	start := time.Now()
+	deadline := start.Add(d)
+	for {
+		tmp := filepath.Join(dir, fmt.Sprintf("f%d.tmp", n))
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return 0, 0, err
+		}
+		_, err = f.Write(payload)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("f%d.json", n))); err != nil {
 			return 0, 0, err
 		}
 		n++

@@ -37,6 +37,10 @@ type Sample struct {
 	LedgerBytesPerRun float64 `json:"ledger_bytes_per_run"`
 	// AllocsPerStep is Go heap allocations in the timed loop per step.
 	AllocsPerStep float64 `json:"allocs_per_step"`
+	// PageFaultsPerRun is the process's minor page faults in the timed
+	// loop per run: memory touched for the first time, each costing what
+	// the page_first_touch ceiling says (W4: per run read).
+	PageFaultsPerRun float64 `json:"page_faults_per_run"`
 	// Fsync reports whether the store fsyncs every commit.
 	Fsync bool `json:"fsync"`
 	// FileWritesPerRun (JSON stores): run-file replacements plus ledger
@@ -263,6 +267,7 @@ func (m *measurer) sample(o *Outcome, v *Verified, pilot *Outcome) *Sample {
 		StateJSONBytes:      int64(float64(v.StateBytes)/runs + 0.5),
 		OpsPerRun:           pilot.Ops.PerRun(len(pilot.RunIDs)),
 		LedgerBytesPerRun:   round(float64(v.LedgerBytes)/runs, 1),
+		PageFaultsPerRun:    round(float64(o.Faults)/runs, 2),
 		Fsync:               Fsync(m.cfg.Store),
 		Isolated:            m.cfg.Isolated,
 	}

@@ -49,17 +49,20 @@ type Timer interface {
 	StopTimer()
 }
 
-// Stopwatch accumulates the wall time and the Go heap allocations
-// (runtime.MemStats.Mallocs) of the timed sections, and starts and stops
-// Outer (a *testing.B, or nil) with them.
+// Stopwatch accumulates the wall time, the Go heap allocations
+// (runtime.MemStats.Mallocs) and the minor page faults (getrusage) of the
+// timed sections, and starts and stops Outer (a *testing.B, or nil) with
+// them.
 type Stopwatch struct {
 	Outer   Timer
 	Elapsed time.Duration
 	Mallocs uint64
+	Faults  int64
 
 	running bool
 	t0      time.Time
 	m0      uint64
+	f0      int64
 }
 
 // Start begins a timed section.
@@ -72,6 +75,7 @@ func (s *Stopwatch) Start() {
 	}
 	s.running = true
 	s.m0 = mallocs()
+	s.f0 = minorFaults()
 	s.t0 = time.Now()
 }
 
@@ -81,6 +85,7 @@ func (s *Stopwatch) Stop() {
 		return
 	}
 	d := time.Since(s.t0)
+	s.Faults += minorFaults() - s.f0
 	s.Mallocs += mallocs() - s.m0
 	s.Elapsed += d
 	s.running = false
@@ -107,6 +112,9 @@ type Outcome struct {
 	Elapsed time.Duration
 	// Mallocs is the Go heap allocations during the timed sections.
 	Mallocs uint64
+	// Faults is the process's minor page faults during the timed
+	// sections (0 where getrusage is missing).
+	Faults int64
 	// Ops is the store calls made by the workload (verification
 	// excluded).
 	Ops Counts
@@ -126,6 +134,7 @@ type runCtx struct {
 	steps0  int64
 	elapsed time.Duration
 	mallocs uint64
+	faults  int64
 }
 
 func begin(env *Env, workload string, n int, sw *Stopwatch) *runCtx {
@@ -134,7 +143,7 @@ func begin(env *Env, workload string, n int, sw *Stopwatch) *runCtx {
 	}
 	return &runCtx{
 		env: env, sw: sw, out: &Outcome{Workload: workload, RunIDs: make([]string, 0, n)},
-		ops0: env.Store.Snapshot(), steps0: env.Steps(), elapsed: sw.Elapsed, mallocs: sw.Mallocs,
+		ops0: env.Store.Snapshot(), steps0: env.Steps(), elapsed: sw.Elapsed, mallocs: sw.Mallocs, faults: sw.Faults,
 	}
 }
 
@@ -144,6 +153,7 @@ func (c *runCtx) end() *Outcome {
 	c.out.Steps = c.env.Steps() - c.steps0
 	c.out.Elapsed = c.sw.Elapsed - c.elapsed
 	c.out.Mallocs = c.sw.Mallocs - c.mallocs
+	c.out.Faults = c.sw.Faults - c.faults
 	c.out.Ops = c.env.Store.Snapshot().Sub(c.ops0)
 	return c.out
 }

@@ -20,3 +20,14 @@ func PeakRSSMB() float64 {
 	}
 	return kb / 1024
 }
+
+// minorFaults returns the process's minor page faults so far (getrusage
+// ru_minflt): pages the kernel had to map in on first touch, which cost
+// far more than the touch itself on some VMs (see CeilingPageTouch).
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
+}
