@@ -81,11 +81,14 @@ func (p *RunIndexParams) Matches(row *RunIndexRow) bool {
 var lifecycleKeys = []string{"source", "purpose", "visibility", "run_mode", "editor_session_id",
 	"flow_id", "bundle_id", "bundle_version"}
 
+// RunLifecycleKey is the vars key of a run's lifecycle metadata.
+const RunLifecycleKey = "_run_lifecycle"
+
 // RunLifecycle returns the sanitised vars._run_lifecycle: known string
 // keys trimmed to 240 characters and a retention object with a positive
 // integer ttl_s; nil when absent or empty.
 func RunLifecycle(vars map[string]any) map[string]any {
-	src, ok := vars["_run_lifecycle"].(map[string]any)
+	src, ok := vars[RunLifecycleKey].(map[string]any)
 	if !ok {
 		return nil
 	}

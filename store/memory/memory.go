@@ -1,7 +1,8 @@
 // Package memory is an in-process Store. It keeps deep copies of what it
 // is given, so it behaves like the durable backends (a caller's later
-// mutation never leaks into the stored state), and it is the quickest
-// store for tests.
+// mutation never leaks into the stored state, and every read returns a
+// fresh copy), and it is the quickest store for tests. The copies are
+// frozen into a compact form (frozen.go).
 package memory
 
 import (
@@ -20,7 +21,7 @@ type Store struct {
 	mu       sync.RWMutex
 	runs     map[string]*entry
 	order    int64 // insertion counter, for children order
-	ledgers  map[string][]*durable.StepRecord
+	ledgers  map[string][]*storedRecord
 	due      store.DueIndex
 	commands []*durable.CommandRecord
 	cmdSeq   int64 // last command seq issued; never reused, even after deletes
@@ -30,8 +31,8 @@ type Store struct {
 }
 
 type entry struct {
-	run   *durable.RunState
-	order int64
+	storedRun
+	order int64 // creation order, for children order
 }
 
 var (
@@ -45,7 +46,7 @@ var (
 func New() *Store {
 	return &Store{
 		runs:    map[string]*entry{},
-		ledgers: map[string][]*durable.StepRecord{},
+		ledgers: map[string][]*storedRecord{},
 		cmdByID: map[string]int64{},
 		cursors: map[string]int64{},
 		claims:  map[string]claim{},
@@ -78,14 +79,14 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	}
 	s.appendLocked(id, p.Records)
 	p.Run.Version++
-	saved := p.Run.Clone()
 	if exists {
-		cur.run = saved
+		cur.storedRun = newStoredRun(p.Run)
 	} else {
 		s.order++
-		s.runs[id] = &entry{run: saved, order: s.order}
+		cur = &entry{storedRun: newStoredRun(p.Run), order: s.order}
+		s.runs[id] = cur
 	}
-	s.due.Update(saved)
+	s.due.Update(&cur.run)
 	return nil
 }
 
@@ -93,7 +94,7 @@ func (s *Store) appendLocked(runID string, records []*durable.StepRecord) {
 	led := s.ledgers[runID]
 	for _, r := range records {
 		r.Seq = int64(len(led)) + 1
-		led = append(led, r.Clone())
+		led = append(led, newStoredRecord(r))
 	}
 	s.ledgers[runID] = led
 }
@@ -106,34 +107,31 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	if !ok {
 		return nil, fmt.Errorf("memory: run %s: %w", runID, store.ErrNotFound)
 	}
-	return e.run.Clone(), nil
+	return e.thaw(), nil
 }
 
 // RunList implements store.RunStore.
 func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
 	s.mu.RLock()
-	var out []*durable.RunState
+	var found []storedRun // copies: commits replace an entry's run; frozen values are never changed
 	for _, e := range s.runs {
-		if p.Matches(e.run) {
-			out = append(out, e.run)
+		if p.Matches(&e.run) {
+			found = append(found, e.storedRun)
 		}
 	}
 	s.mu.RUnlock()
-	sortByUpdatedDesc(out)
-	out = out[:min(len(out), store.EffectiveLimit(p.Limit))]
-	for i, r := range out {
-		out[i] = r.Clone()
-	}
-	return out, nil
-}
-
-func sortByUpdatedDesc(runs []*durable.RunState) {
-	slices.SortFunc(runs, func(a, b *durable.RunState) int {
-		if c := b.UpdatedAt.Compare(a.UpdatedAt.Time); c != 0 {
+	slices.SortFunc(found, func(a, b storedRun) int {
+		if c := b.run.UpdatedAt.Compare(a.run.UpdatedAt.Time); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.RunID, a.RunID)
+		return cmp.Compare(b.run.RunID, a.run.RunID)
 	})
+	found = found[:min(len(found), store.EffectiveLimit(p.Limit))]
+	out := make([]*durable.RunState, len(found))
+	for i := range found {
+		out[i] = found[i].thaw()
+	}
+	return out, nil
 }
 
 // RunListDue implements store.RunStore.
@@ -153,7 +151,7 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 // RunListChildren implements store.RunStore.
 func (s *Store) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
 	s.mu.RLock()
-	var es []entry // copies: e.run is replaced by commits, read it under the lock
+	var es []entry // copies: commits replace an entry's run; frozen values are never changed
 	for _, e := range s.runs {
 		if e.run.ParentRunID == parentID && (status == "" || e.run.Status == status) {
 			es = append(es, *e)
@@ -162,8 +160,8 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 	s.mu.RUnlock()
 	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.order, b.order) })
 	out := make([]*durable.RunState, len(es))
-	for i, e := range es {
-		out[i] = e.run.Clone()
+	for i := range es {
+		out[i] = es[i].thaw()
 	}
 	return out, nil
 }
@@ -173,7 +171,10 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 	s.mu.RLock()
 	var rows []store.RunIndexRow
 	for _, e := range s.runs {
-		row := store.IndexRow(e.run)
+		row := store.IndexRow(&e.run) // vars are frozen: the lifecycle is read below
+		if lc, ok := e.vars.get(store.RunLifecycleKey); ok {
+			row.RunLifecycle = store.RunLifecycle(map[string]any{store.RunLifecycleKey: thaw(lc)})
+		}
 		if p.Matches(&row) {
 			rows = append(rows, row)
 		}
@@ -221,7 +222,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	}
 	out := make([]*durable.StepRecord, 0, end-start)
 	for _, r := range led[start:end] {
-		out = append(out, r.Clone())
+		out = append(out, r.thaw())
 	}
 	return out, nil
 }
@@ -247,8 +248,8 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, r := range s.ledgers[runID] {
-		if r.Status == durable.StepCompleted && r.IdempotencyKey == key {
-			return r.Clone(), nil
+		if r.rec.Status == durable.StepCompleted && r.rec.IdempotencyKey == key {
+			return r.thaw(), nil
 		}
 	}
 	return nil, nil

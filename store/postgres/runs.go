@@ -146,7 +146,7 @@ func runArgs(r *durable.RunState) ([]any, error) {
 		dueAt = timeArg(until)
 	}
 	var lifecycle *string
-	if lc, ok := r.Vars["_run_lifecycle"].(map[string]any); ok {
+	if lc, ok := r.Vars[store.RunLifecycleKey].(map[string]any); ok {
 		b, err := pyjson.Marshal(lc, pyjson.Line)
 		if err != nil {
 			return nil, fmt.Errorf("encoding vars._run_lifecycle: %w", err)
@@ -352,7 +352,7 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 		row.CreatedAt, row.UpdatedAt = timeOf(created), timeOf(updated)
 		if lifecycle != nil {
 			if v, err := pyjson.Decode([]byte(*lifecycle)); err == nil {
-				row.RunLifecycle = store.RunLifecycle(map[string]any{"_run_lifecycle": v})
+				row.RunLifecycle = store.RunLifecycle(map[string]any{store.RunLifecycleKey: v})
 			}
 		}
 		out = append(out, row)

@@ -401,7 +401,7 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 		row.CreatedAt, row.UpdatedAt = parseTimeLenient(created.String), parseTimeLenient(updated.String)
 		if lifecycle.Valid {
 			if v, err := pyjson.Decode([]byte(lifecycle.String)); err == nil {
-				row.RunLifecycle = store.RunLifecycle(map[string]any{"_run_lifecycle": v})
+				row.RunLifecycle = store.RunLifecycle(map[string]any{store.RunLifecycleKey: v})
 			}
 		}
 		out = append(out, row)

@@ -1,0 +1,117 @@
+package memory
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// sampleValue holds every shape freezing must keep apart: nil and empty
+// objects and arrays, nesting both ways, and scalars of several types.
+func sampleValue() map[string]any {
+	return map[string]any{
+		"s": "x", "f": 1.5, "i": int64(7), "b": true, "null": nil,
+		"nil_obj": map[string]any(nil), "empty_obj": map[string]any{},
+		"nil_arr": []any(nil), "empty_arr": []any{},
+		"nested": map[string]any{"a": []any{map[string]any{"deep": []any{1.0, "two", nil}}, []any{}}},
+		"strs":   []string{"shared", "as Clone shares it"},
+	}
+}
+
+func TestFreezeThawRoundTrip(t *testing.T) {
+	v := sampleValue()
+	f := freezeObject(v)
+	if got := f.thaw(); !reflect.DeepEqual(got, v) {
+		t.Fatalf("thaw(freeze(v)) = %#v\nwant %#v", got, v)
+	}
+	if f := freezeObject(nil); f != nil || f.thaw() != nil {
+		t.Errorf("a nil object must stay nil")
+	}
+	if got := thaw(freeze([]any{})); got == nil || len(got.([]any)) != 0 {
+		t.Errorf("an empty array thawed to %#v, want []any{}", got)
+	}
+}
+
+func TestFreezeIsolates(t *testing.T) {
+	v := sampleValue()
+	f := freezeObject(v)
+	// The caller changes what it handed over…
+	v["s"] = "changed"
+	v["nested"].(map[string]any)["a"].([]any)[0].(map[string]any)["deep"].([]any)[0] = "changed"
+	v["empty_obj"].(map[string]any)["new"] = 1
+	// …and a reader changes what it got.
+	got := f.thaw()
+	got["nested"].(map[string]any)["a"] = "changed"
+
+	again := f.thaw()
+	if !reflect.DeepEqual(again, sampleValue()) {
+		t.Errorf("the frozen copy changed: %#v", again)
+	}
+}
+
+func TestFrozenGet(t *testing.T) {
+	f := freezeObject(map[string]any{"a": map[string]any{"b": 1.0}, "c": 2.0})
+	v, ok := f.get("a")
+	if !ok || !reflect.DeepEqual(thaw(v), map[string]any{"b": 1.0}) {
+		t.Errorf("get(a) = %#v, %v", thaw(v), ok)
+	}
+	if _, ok := f.get("missing"); ok {
+		t.Errorf("get(missing) found a value")
+	}
+}
+
+func TestStoredRunRoundTrip(t *testing.T) {
+	now := durable.NewTime(time.Date(2026, 11, 30, 7, 0, 0, 123456000, time.UTC))
+	runs := []*durable.RunState{
+		{
+			RunID: "r1", WorkflowID: "wf", Status: durable.RunWaiting, CurrentNode: "ask",
+			Vars: sampleValue(),
+			Waiting: &durable.WaitState{
+				Reason: durable.WaitUser, WaitKey: "user:r1:ask", Until: now, ResumeToNode: "done",
+				ResultKey: "answer", Prompt: "Continue?", Choices: []string{}, AllowFreeText: true,
+				Details: map[string]any{"k": []any{"v"}},
+			},
+			CreatedAt: now, UpdatedAt: now, ActorID: "a", SessionID: "s", ParentRunID: "p", Version: 3,
+		},
+		{
+			RunID: "r2", WorkflowID: "wf", Status: durable.RunCompleted, Vars: map[string]any{},
+			Output: map[string]any{"ok": true}, Error: "", CreatedAt: now, UpdatedAt: now,
+		},
+		{RunID: "r3", Status: durable.RunFailed, Vars: map[string]any{}, Error: "boom",
+			Waiting: &durable.WaitState{Reason: durable.WaitUntil, Until: now}},
+	}
+	for _, r := range runs {
+		s := newStoredRun(r)
+		if got := s.thaw(); !reflect.DeepEqual(got, r) {
+			t.Errorf("run %s: thawed %#v\nwant %#v", r.RunID, got, r)
+		}
+		if r.Waiting != nil && r.Waiting.Choices != nil {
+			r.Waiting.Choices = append(r.Waiting.Choices[:0], "changed")
+			if got := s.thaw(); len(got.Waiting.Choices) != 0 {
+				t.Errorf("run %s: choices changed with the caller's: %v", r.RunID, got.Waiting.Choices)
+			}
+		}
+	}
+}
+
+func TestStoredRecordRoundTrip(t *testing.T) {
+	now := durable.NewTime(time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC))
+	recs := []*durable.StepRecord{
+		{RunID: "r", StepID: "s1", NodeID: "n", Status: durable.StepCompleted,
+			Result:    map[string]any{"completed": true, "output": map[string]any{"ok": true}},
+			StartedAt: now, EndedAt: now, Attempt: 1, Extra: map[string]any{}, Seq: 1},
+		{RunID: "r", StepID: "s2", NodeID: "n", Status: durable.StepCompleted,
+			Effect: &durable.Effect{Type: durable.EffectEmitEvent, Payload: sampleValue(), ResultKey: "k"},
+			Result: []any{"a", 1.0}, IdempotencyKey: "key", PrevHash: "p", RecordHash: "h", Seq: 2},
+		{RunID: "r", StepID: "s3", Status: durable.StepFailed, Error: "e", Result: "text",
+			Effect: &durable.Effect{Type: durable.EffectAskUser}},
+	}
+	for _, r := range recs {
+		s := newStoredRecord(r)
+		if got := s.thaw(); !reflect.DeepEqual(got, r) {
+			t.Errorf("record %s: thawed %#v\nwant %#v", r.StepID, got, r)
+		}
+	}
+}
