@@ -2,7 +2,8 @@
 // is given, so it behaves like the durable backends (a caller's later
 // mutation never leaks into the stored state, and every read returns a
 // fresh copy), and it is the quickest store for tests. The copies are
-// frozen into a compact form (frozen.go).
+// kept frozen (internal/frozen), in well under half the memory of cloned
+// maps.
 package memory
 
 import (
@@ -13,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/frozen"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -21,7 +23,7 @@ type Store struct {
 	mu       sync.RWMutex
 	runs     map[string]*entry
 	order    int64 // insertion counter, for children order
-	ledgers  map[string][]*storedRecord
+	ledgers  map[string][]*frozen.Record
 	due      store.DueIndex
 	commands []*durable.CommandRecord
 	cmdSeq   int64 // last command seq issued; never reused, even after deletes
@@ -31,7 +33,7 @@ type Store struct {
 }
 
 type entry struct {
-	storedRun
+	frozen.Run
 	order int64 // creation order, for children order
 }
 
@@ -46,7 +48,7 @@ var (
 func New() *Store {
 	return &Store{
 		runs:    map[string]*entry{},
-		ledgers: map[string][]*storedRecord{},
+		ledgers: map[string][]*frozen.Record{},
 		cmdByID: map[string]int64{},
 		cursors: map[string]int64{},
 		claims:  map[string]claim{},
@@ -73,20 +75,20 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return fmt.Errorf("memory: creating run %s: %w", id, store.ErrAlreadyExists)
 	case !p.Create && !exists:
 		return fmt.Errorf("memory: committing run %s: %w", id, store.ErrNotFound)
-	case !p.Create && cur.run.Version != p.Run.Version:
+	case !p.Create && cur.Head().Version != p.Run.Version:
 		return fmt.Errorf("memory: committing run %s at version %d (stored %d): %w",
-			id, p.Run.Version, cur.run.Version, store.ErrConflict)
+			id, p.Run.Version, cur.Head().Version, store.ErrConflict)
 	}
 	s.appendLocked(id, p.Records)
 	p.Run.Version++
 	if exists {
-		cur.storedRun = newStoredRun(p.Run)
+		cur.Run = frozen.NewRun(p.Run)
 	} else {
 		s.order++
-		cur = &entry{storedRun: newStoredRun(p.Run), order: s.order}
+		cur = &entry{Run: frozen.NewRun(p.Run), order: s.order}
 		s.runs[id] = cur
 	}
-	s.due.Update(&cur.run)
+	s.due.Update(cur.Head())
 	return nil
 }
 
@@ -94,7 +96,7 @@ func (s *Store) appendLocked(runID string, records []*durable.StepRecord) {
 	led := s.ledgers[runID]
 	for _, r := range records {
 		r.Seq = int64(len(led)) + 1
-		led = append(led, newStoredRecord(r))
+		led = append(led, frozen.NewRecord(r))
 	}
 	s.ledgers[runID] = led
 }
@@ -107,29 +109,29 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	if !ok {
 		return nil, fmt.Errorf("memory: run %s: %w", runID, store.ErrNotFound)
 	}
-	return e.thaw(), nil
+	return e.Thaw(), nil
 }
 
 // RunList implements store.RunStore.
 func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
 	s.mu.RLock()
-	var found []storedRun // copies: commits replace an entry's run; frozen values are never changed
+	var found []frozen.Run // copies: commits replace an entry's run; frozen values are never changed
 	for _, e := range s.runs {
-		if p.Matches(&e.run) {
-			found = append(found, e.storedRun)
+		if p.Matches(e.Head()) {
+			found = append(found, e.Run)
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(found, func(a, b storedRun) int {
-		if c := b.run.UpdatedAt.Compare(a.run.UpdatedAt.Time); c != 0 {
+	slices.SortFunc(found, func(a, b frozen.Run) int {
+		if c := b.Head().UpdatedAt.Compare(a.Head().UpdatedAt.Time); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.run.RunID, a.run.RunID)
+		return cmp.Compare(b.Head().RunID, a.Head().RunID)
 	})
 	found = found[:min(len(found), store.EffectiveLimit(p.Limit))]
 	out := make([]*durable.RunState, len(found))
 	for i := range found {
-		out[i] = found[i].thaw()
+		out[i] = found[i].Thaw()
 	}
 	return out, nil
 }
@@ -153,7 +155,7 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 	s.mu.RLock()
 	var es []entry // copies: commits replace an entry's run; frozen values are never changed
 	for _, e := range s.runs {
-		if e.run.ParentRunID == parentID && (status == "" || e.run.Status == status) {
+		if r := e.Head(); r.ParentRunID == parentID && (status == "" || r.Status == status) {
 			es = append(es, *e)
 		}
 	}
@@ -161,7 +163,7 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.order, b.order) })
 	out := make([]*durable.RunState, len(es))
 	for i := range es {
-		out[i] = es[i].thaw()
+		out[i] = es[i].Thaw()
 	}
 	return out, nil
 }
@@ -171,9 +173,9 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 	s.mu.RLock()
 	var rows []store.RunIndexRow
 	for _, e := range s.runs {
-		row := store.IndexRow(&e.run) // vars are frozen: the lifecycle is read below
-		if lc, ok := e.vars.get(store.RunLifecycleKey); ok {
-			row.RunLifecycle = store.RunLifecycle(map[string]any{store.RunLifecycleKey: thaw(lc)})
+		row := store.IndexRow(e.Head()) // the head has no vars: the lifecycle is read below
+		if lc, ok := e.Var(store.RunLifecycleKey); ok {
+			row.RunLifecycle = store.RunLifecycle(map[string]any{store.RunLifecycleKey: lc})
 		}
 		if p.Matches(&row) {
 			rows = append(rows, row)
@@ -222,7 +224,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	}
 	out := make([]*durable.StepRecord, 0, end-start)
 	for _, r := range led[start:end] {
-		out = append(out, r.thaw())
+		out = append(out, r.Thaw())
 	}
 	return out, nil
 }
@@ -248,8 +250,8 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, r := range s.ledgers[runID] {
-		if r.rec.Status == durable.StepCompleted && r.rec.IdempotencyKey == key {
-			return r.thaw(), nil
+		if h := r.Head(); h.Status == durable.StepCompleted && h.IdempotencyKey == key {
+			return r.Thaw(), nil
 		}
 	}
 	return nil, nil

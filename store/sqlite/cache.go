@@ -4,15 +4,17 @@ import (
 	"container/list"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/frozen"
 )
 
 // DefaultCacheBytes is the cache bound of a store opened exclusively when
 // Config.CacheBytes is 0.
 const DefaultCacheBytes = 64 << 20
 
-// hotCache keeps stored copies (durable.RunState.StoredCopy) of the runs
-// and ledgers the store committed or read most recently. It exists only
-// for a database the store opened exclusively: no other connection can
+// hotCache keeps the runs (their run_json) and ledgers (frozen
+// StepRecord.StoredCopy copies) the store committed or read most
+// recently. It exists only for a database the store opened exclusively:
+// no other connection can
 // change the file, so what the store committed is what the file holds, and
 // a hot read skips the query and the JSON decode and returns the same
 // values a read from disk would. It is bounded by the JSON size of what
@@ -42,7 +44,7 @@ type hotRun struct {
 	// row for the run (the store keeps the two in step).
 	stateIndexed bool
 
-	ledger      []*durable.StepRecord // the whole ledger when ledgerKnown
+	ledger      []*frozen.Record // the whole ledger when ledgerKnown
 	ledgerSize  int64
 	ledgerKnown bool
 	lastSeq     int64 // the run's highest seq when seqKnown
@@ -133,12 +135,12 @@ func (c *hotCache) lastSeq(id string) (int64, bool) {
 // appended records that recs (owned by the cache now, seqs set, JSON size
 // size in all) were committed after the run's previous last seq. A run
 // whose ledger was empty before now has a known whole ledger.
-func (c *hotCache) appended(id string, recs []*durable.StepRecord, size int64) {
+func (c *hotCache) appended(id string, recs []*frozen.Record, size int64) {
 	if len(recs) == 0 {
 		return
 	}
 	h := c.entry(id, true)
-	first := recs[0].Seq
+	first := recs[0].Head().Seq
 	if h.seqKnown && first != h.lastSeq+1 {
 		c.forgetLedger(h) // cannot happen while the store owns the file; stay safe
 	}
@@ -151,7 +153,7 @@ func (c *hotCache) appended(id string, recs []*durable.StepRecord, size int64) {
 		h.ledger, h.ledgerSize, h.ledgerKnown = recs, size, true
 		c.size += size
 	}
-	h.lastSeq, h.seqKnown = recs[len(recs)-1].Seq, true
+	h.lastSeq, h.seqKnown = recs[len(recs)-1].Head().Seq, true
 	if h.ledgerSize > c.limit/8 {
 		c.forgetLedger(h)
 	}
@@ -160,7 +162,7 @@ func (c *hotCache) appended(id string, recs []*durable.StepRecord, size int64) {
 
 // ledger returns the cached whole ledger of id (shared, not to be
 // modified) when it is known.
-func (c *hotCache) ledger(id string) ([]*durable.StepRecord, bool) {
+func (c *hotCache) ledger(id string) ([]*frozen.Record, bool) {
 	if h := c.entry(id, false); h != nil && h.ledgerKnown {
 		return h.ledger, true
 	}
@@ -168,7 +170,7 @@ func (c *hotCache) ledger(id string) ([]*durable.StepRecord, bool) {
 }
 
 // putLedger caches the whole ledger of id, just read from disk.
-func (c *hotCache) putLedger(id string, recs []*durable.StepRecord, size int64) {
+func (c *hotCache) putLedger(id string, recs []*frozen.Record, size int64) {
 	if size > c.limit/8 {
 		return
 	}
@@ -177,7 +179,7 @@ func (c *hotCache) putLedger(id string, recs []*durable.StepRecord, size int64) 
 	h.ledger, h.ledgerSize, h.ledgerKnown = recs, size, true
 	h.lastSeq, h.seqKnown = 0, true
 	if len(recs) > 0 {
-		h.lastSeq = recs[len(recs)-1].Seq
+		h.lastSeq = recs[len(recs)-1].Head().Seq
 	}
 	c.evict()
 }

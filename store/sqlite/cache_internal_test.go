@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/frozen"
 )
 
 // TestHotCache_Bounds: the accounted size is what the entries hold, never
@@ -29,14 +30,15 @@ func TestHotCache_Bounds(t *testing.T) {
 	if c.state("b") != nil || c.state("a") == nil || c.state("e") == nil {
 		t.Fatal("eviction did not take the least recently used run")
 	}
-	c.appended("a", []*durable.StepRecord{{Seq: 1}, {Seq: 2}}, 40)
+	rec := func(seq int64) *frozen.Record { return frozen.NewRecord(&durable.StepRecord{Seq: seq}) }
+	c.appended("a", []*frozen.Record{rec(1), rec(2)}, 40)
 	if recs, ok := c.ledger("a"); !ok || len(recs) != 2 {
 		t.Fatalf("ledger(a) = %v, %v", recs, ok)
 	}
 	if n, ok := c.lastSeq("a"); !ok || n != 2 {
 		t.Fatalf("lastSeq(a) = %d, %v", n, ok)
 	}
-	c.appended("x", []*durable.StepRecord{{Seq: 5}}, 10) // ledger not from seq 1: only the seq is known
+	c.appended("x", []*frozen.Record{rec(5)}, 10) // ledger not from seq 1: only the seq is known
 	if _, ok := c.ledger("x"); ok {
 		t.Fatal("a ledger seen from seq 5 on was taken as whole")
 	}

@@ -60,8 +60,9 @@
 // read from disk would have. A run is kept as its run_json text and
 // decoded on each hit (so a hit is a disk read without the disk, and the
 // cache holds what it counts, in memory the collector does not scan);
-// ledger records are kept decoded (durable.StepRecord.StoredCopy), as
-// ledgers are read far more often than written. Lists and due queries
+// ledger records are kept decoded (durable.StepRecord.StoredCopy) and
+// frozen (internal/frozen: compact, about their JSON size), as ledgers are
+// read far more often than written. Lists and due queries
 // always run SQL.
 //
 // An owning store also batches its WAL writes (walbuf.go): SQLite writes

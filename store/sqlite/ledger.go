@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/frozen"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
@@ -105,7 +106,7 @@ func (s *Store) cacheAppended(runID string, records []*durable.StepRecord, first
 	if len(records) == 0 {
 		return
 	}
-	copies := make([]*durable.StepRecord, len(records))
+	copies := make([]*frozen.Record, len(records))
 	var size int64
 	for i, rec := range records {
 		c, err := rec.StoredCopy()
@@ -114,7 +115,7 @@ func (s *Store) cacheAppended(runID string, records []*durable.StepRecord, first
 			return
 		}
 		c.Seq = first + int64(i)
-		copies[i] = c
+		copies[i] = frozen.NewRecord(c)
 		size += int64(len(recs[i].json))
 	}
 	s.cache.appended(runID, copies, size)
@@ -193,23 +194,27 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	}
 	if rd.cache != nil && p.After == 0 && (p.Limit <= 0 || len(out) < p.Limit) {
 		// The whole ledger: decoded records are stored copies already.
-		rd.cache.putLedger(p.RunID, copyRecords(out, 0, 0), size)
+		all := make([]*frozen.Record, len(out))
+		for i, rec := range out {
+			all[i] = frozen.NewRecord(rec)
+		}
+		rd.cache.putLedger(p.RunID, all, size)
 	}
 	return out, nil
 }
 
 // copyRecords returns copies of the records of all after seq after, at
 // most limit of them (limit <= 0: all).
-func copyRecords(all []*durable.StepRecord, after int64, limit int) []*durable.StepRecord {
+func copyRecords(all []*frozen.Record, after int64, limit int) []*durable.StepRecord {
 	out := []*durable.StepRecord{}
 	for _, rec := range all {
-		if rec.Seq <= after {
+		if rec.Head().Seq <= after {
 			continue
 		}
 		if limit > 0 && len(out) == limit {
 			break
 		}
-		out = append(out, rec.Clone())
+		out = append(out, rec.Thaw())
 	}
 	return out
 }
@@ -266,8 +271,8 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 	if rd.cache != nil {
 		if all, ok := rd.cache.ledger(runID); ok {
 			for _, rec := range all {
-				if rec.Status == durable.StepCompleted && rec.IdempotencyKey == idempotencyKey {
-					return rec.Clone(), nil
+				if h := rec.Head(); h.Status == durable.StepCompleted && h.IdempotencyKey == idempotencyKey {
+					return rec.Thaw(), nil
 				}
 			}
 			return nil, nil

@@ -1,4 +1,4 @@
-package memory
+package frozen
 
 import (
 	"reflect"
@@ -22,47 +22,51 @@ func sampleValue() map[string]any {
 
 func TestFreezeThawRoundTrip(t *testing.T) {
 	v := sampleValue()
-	f := freezeObject(v)
-	if got := f.thaw(); !reflect.DeepEqual(got, v) {
+	f := FreezeObject(v)
+	if got := f.Thaw(); !reflect.DeepEqual(got, v) {
 		t.Fatalf("thaw(freeze(v)) = %#v\nwant %#v", got, v)
 	}
-	if f := freezeObject(nil); f != nil || f.thaw() != nil {
+	if f := FreezeObject(nil); f != nil || f.Thaw() != nil {
 		t.Errorf("a nil object must stay nil")
 	}
-	if got := thaw(freeze([]any{})); got == nil || len(got.([]any)) != 0 {
+	if got := Thaw(Freeze([]any{})); got == nil || len(got.([]any)) != 0 {
 		t.Errorf("an empty array thawed to %#v, want []any{}", got)
 	}
 }
 
 func TestFreezeIsolates(t *testing.T) {
 	v := sampleValue()
-	f := freezeObject(v)
+	f := FreezeObject(v)
 	// The caller changes what it handed over…
 	v["s"] = "changed"
 	v["nested"].(map[string]any)["a"].([]any)[0].(map[string]any)["deep"].([]any)[0] = "changed"
 	v["empty_obj"].(map[string]any)["new"] = 1
 	// …and a reader changes what it got.
-	got := f.thaw()
+	got := f.Thaw()
 	got["nested"].(map[string]any)["a"] = "changed"
 
-	again := f.thaw()
+	again := f.Thaw()
 	if !reflect.DeepEqual(again, sampleValue()) {
 		t.Errorf("the frozen copy changed: %#v", again)
 	}
 }
 
-func TestFrozenGet(t *testing.T) {
-	f := freezeObject(map[string]any{"a": map[string]any{"b": 1.0}, "c": 2.0})
-	v, ok := f.get("a")
-	if !ok || !reflect.DeepEqual(thaw(v), map[string]any{"b": 1.0}) {
-		t.Errorf("get(a) = %#v, %v", thaw(v), ok)
+func TestObjectGet(t *testing.T) {
+	f := FreezeObject(map[string]any{"a": map[string]any{"b": 1.0}, "c": 2.0})
+	v, ok := f.Get("a")
+	if !ok || !reflect.DeepEqual(v, map[string]any{"b": 1.0}) {
+		t.Errorf("Get(a) = %#v, %v", v, ok)
 	}
-	if _, ok := f.get("missing"); ok {
+	v.(map[string]any)["b"] = "changed"
+	if v, _ := f.Get("a"); !reflect.DeepEqual(v, map[string]any{"b": 1.0}) {
+		t.Errorf("Get returned the frozen value itself: %#v", v)
+	}
+	if _, ok := f.Get("missing"); ok {
 		t.Errorf("get(missing) found a value")
 	}
 }
 
-func TestStoredRunRoundTrip(t *testing.T) {
+func TestRunRoundTrip(t *testing.T) {
 	now := durable.NewTime(time.Date(2026, 11, 30, 7, 0, 0, 123456000, time.UTC))
 	runs := []*durable.RunState{
 		{
@@ -83,20 +87,20 @@ func TestStoredRunRoundTrip(t *testing.T) {
 			Waiting: &durable.WaitState{Reason: durable.WaitUntil, Until: now}},
 	}
 	for _, r := range runs {
-		s := newStoredRun(r)
-		if got := s.thaw(); !reflect.DeepEqual(got, r) {
+		f := NewRun(r)
+		if got := f.Thaw(); !reflect.DeepEqual(got, r) {
 			t.Errorf("run %s: thawed %#v\nwant %#v", r.RunID, got, r)
 		}
 		if r.Waiting != nil && r.Waiting.Choices != nil {
 			r.Waiting.Choices = append(r.Waiting.Choices[:0], "changed")
-			if got := s.thaw(); len(got.Waiting.Choices) != 0 {
+			if got := f.Thaw(); len(got.Waiting.Choices) != 0 {
 				t.Errorf("run %s: choices changed with the caller's: %v", r.RunID, got.Waiting.Choices)
 			}
 		}
 	}
 }
 
-func TestStoredRecordRoundTrip(t *testing.T) {
+func TestRecordRoundTrip(t *testing.T) {
 	now := durable.NewTime(time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC))
 	recs := []*durable.StepRecord{
 		{RunID: "r", StepID: "s1", NodeID: "n", Status: durable.StepCompleted,
@@ -109,8 +113,7 @@ func TestStoredRecordRoundTrip(t *testing.T) {
 			Effect: &durable.Effect{Type: durable.EffectAskUser}},
 	}
 	for _, r := range recs {
-		s := newStoredRecord(r)
-		if got := s.thaw(); !reflect.DeepEqual(got, r) {
+		if got := NewRecord(r).Thaw(); !reflect.DeepEqual(got, r) {
 			t.Errorf("record %s: thawed %#v\nwant %#v", r.StepID, got, r)
 		}
 	}
