@@ -6,7 +6,9 @@ package atomicfile
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -26,7 +28,18 @@ type Options struct {
 // Write writes data to a temporary file next to path
 // (<path>.<32 hex>.tmp, the Python runtime's naming), syncs it, and
 // renames it over path. The temporary file is removed on any error.
-func Write(path string, data []byte, opts Options) (err error) {
+func Write(path string, data []byte, opts Options) error {
+	return write(path, data, opts, false)
+}
+
+// WriteNew is Write for a file that must not exist yet: it fails with an
+// error wrapping fs.ErrExist, and leaves the existing file alone, if path
+// exists. On Linux the check and the rename are one atomic step.
+func WriteNew(path string, data []byte, opts Options) error {
+	return write(path, data, opts, true)
+}
+
+func write(path string, data []byte, opts Options, noReplace bool) (err error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	tmp := path + "." + hex.EncodeToString(b[:]) + ".tmp"
@@ -34,13 +47,16 @@ func Write(path string, data []byte, opts Options) (err error) {
 	if perm == 0 {
 		perm = 0o644
 	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return fmt.Errorf("creating temp file for %s: %w", path, err)
 	}
+	closed := false
 	defer func() {
 		if err != nil {
-			_ = f.Close()
+			if !closed {
+				_ = f.Close()
+			}
 			_ = os.Remove(tmp)
 		}
 	}()
@@ -52,16 +68,40 @@ func Write(path string, data []byte, opts Options) (err error) {
 			return fmt.Errorf("syncing %s: %w", tmp, err)
 		}
 	}
+	closed = true
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmp, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if noReplace {
+		err = renameNew(tmp, path)
+	} else {
+		err = rename(tmp, path)
+	}
+	if err != nil {
 		return fmt.Errorf("renaming %s: %w", tmp, err)
 	}
 	if opts.SyncDir && !opts.NoSync {
 		return SyncDir(filepath.Dir(path))
 	}
 	return nil
+}
+
+// renameNew renames tmp to path unless path exists.
+func renameNew(tmp, path string) error {
+	err := renameNoReplace(tmp, path)
+	if !errors.Is(err, errExchangeUnsupported) {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s: %w", path, fs.ErrExist)
+		}
+		return err
+	}
+	// Not atomic here: another writer could create path in between.
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s: %w", path, fs.ErrExist)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return rename(tmp, path)
 }
 
 // SyncDir fsyncs a directory, making renames and new files in it durable.

@@ -23,3 +23,18 @@ func exchange(a, b string) error {
 	}
 	return fmt.Errorf("renameat2 %s %s: %w", a, b, err)
 }
+
+// renameNoReplace renames a to b unless b exists (fs.ErrExist), in one
+// atomic step.
+func renameNoReplace(a, b string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_NOREPLACE)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EEXIST):
+		return fs.ErrExist
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
+		return errExchangeUnsupported
+	}
+	return fmt.Errorf("renameat2 %s %s: %w", a, b, err)
+}

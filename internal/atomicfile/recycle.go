@@ -84,7 +84,7 @@ func (r *Recycler) Replace(path string, data []byte) error {
 		r.give(spare)
 	case errors.Is(err, fs.ErrNotExist):
 		// No file to replace: the filled spare becomes it.
-		if err := os.Rename(spare, path); err != nil {
+		if err := rename(spare, path); err != nil {
 			r.discard(spare)
 			return Write(path, data, r.opts)
 		}
@@ -104,7 +104,7 @@ func (r *Recycler) Replace(path string, data []byte) error {
 
 // fill makes spare hold exactly data (synced unless NoSync).
 func (r *Recycler) fill(spare string, data []byte) (err error) {
-	f, err := os.OpenFile(spare, os.O_WRONLY, 0)
+	f, err := OpenFile(spare, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("opening spare file: %w", err)
 	}
@@ -144,7 +144,7 @@ func (r *Recycler) take() (string, error) {
 	if perm == 0 {
 		perm = 0o644
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return "", fmt.Errorf("creating spare file: %w", err)
 	}

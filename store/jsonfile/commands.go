@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
@@ -142,7 +143,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 // appendFile appends data to path in one write, synced unless NoSync;
 // when the file is new (created), its directory entry is synced too.
 func (s *Store) appendFile(path string, data []byte, created bool) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
 	}

@@ -3,6 +3,7 @@ package jsonfile_test
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -386,6 +387,14 @@ func TestStore_CorruptRunFile(t *testing.T) {
 	err = s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true})
 	if !errors.Is(err, store.ErrAlreadyExists) || !strings.Contains(err.Error(), path) {
 		t.Errorf("create over a corrupt file: err = %v", err)
+	}
+	rec := &durable.StepRecord{RunID: "bad", StepID: "s", NodeID: "n", Status: durable.StepCompleted}
+	err = s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, Records: []*durable.StepRecord{rec}})
+	if !errors.Is(err, store.ErrAlreadyExists) || !strings.Contains(err.Error(), path) {
+		t.Errorf("create with records over a corrupt file: err = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ledger_bad.jsonl")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused create appended its records: %v", err)
 	}
 	r.Version = 1
 	if err := s.RunCommit(ctx, &store.CommitParams{Run: r}); err == nil || !strings.Contains(err.Error(), path) {

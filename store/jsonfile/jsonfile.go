@@ -194,9 +194,10 @@ func (s *Store) runPath(id string) string    { return filepath.Join(s.dir, "run_
 func (s *Store) ledgerPath(id string) string { return filepath.Join(s.dir, "ledger_"+id+".jsonl") }
 
 // writeNew creates path through a synced temp file (unless NoSync) and
-// makes the rename durable with a directory sync.
+// makes the rename durable with a directory sync; it fails with
+// fs.ErrExist, leaving the file alone, when path exists.
 func (s *Store) writeNew(path string, data []byte) error {
-	return atomicfile.Write(path, data, s.fileOpts())
+	return atomicfile.WriteNew(path, data, s.fileOpts())
 }
 
 // replaceFile atomically replaces the file at path, exchanging it with a

@@ -76,12 +76,13 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	case p.Create && cur != nil:
 		return fmt.Errorf("jsonfile: creating run %s: %w", id, store.ErrAlreadyExists)
 	case p.Create:
-		if _, err := os.Lstat(path); err == nil {
-			// Unreadable at open (or written by another process since):
-			// never overwrite it.
-			return fmt.Errorf("jsonfile: creating run %s: %s exists but was not loaded (unreadable?): %w", id, path, store.ErrAlreadyExists)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("jsonfile: creating run %s: %w", id, err)
+		// A file the store did not load (unreadable at open, or written by
+		// another process since) is never overwritten: writeNew fails. With
+		// records to append first, look before appending them.
+		if len(p.Records) > 0 {
+			if err := notExisting(path); err != nil {
+				return fmt.Errorf("jsonfile: creating run %s: %w", id, err)
+			}
 		}
 	case cur == nil:
 		if _, err := os.Lstat(path); err == nil {
@@ -107,6 +108,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		write = s.writeNew
 	}
 	if err := write(path, data); err != nil {
+		if p.Create && errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("jsonfile: creating run %s: %w", id, unloaded(path))
+		}
 		return fmt.Errorf("jsonfile: saving run %s: %w", id, err)
 	}
 	p.Run.Version++
@@ -120,6 +124,23 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	s.cache[id] = c
 	s.mu.Unlock()
 	return nil
+}
+
+// notExisting returns nil when nothing is at path.
+func notExisting(path string) error {
+	_, err := os.Lstat(path)
+	switch {
+	case err == nil:
+		return unloaded(path)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	}
+	return err
+}
+
+// unloaded is the error of a create over a run file the store did not load.
+func unloaded(path string) error {
+	return fmt.Errorf("%s exists but was not loaded (unreadable?): %w", path, store.ErrAlreadyExists)
 }
 
 // RunGet implements store.RunStore. A run file that exists but cannot be
