@@ -8,8 +8,11 @@ import (
 	"time"
 )
 
-// pageTouchChunk is the anonymous mapping touched per round.
-const pageTouchChunk = 16 << 20
+// pageTouchChunk is the anonymous mapping touched per round: small, so
+// that the ceiling does not raise the process's peak RSS, which a child
+// process inherits through exec (Linux keeps ru_maxrss across execve) and
+// would then report as its own.
+const pageTouchChunk = 1 << 20
 
 // pageTouchCeiling maps fresh anonymous memory, writes one byte in each
 // 4 KB page (a minor fault each) and unmaps it, round after round.
