@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
 // sampleValue holds every shape freezing must keep apart: nil and empty
@@ -115,6 +116,48 @@ func TestRecordRoundTrip(t *testing.T) {
 	for _, r := range recs {
 		if got := NewRecord(r).Thaw(); !reflect.DeepEqual(got, r) {
 			t.Errorf("record %s: thawed %#v\nwant %#v", r.StepID, got, r)
+		}
+	}
+}
+
+// FuzzFreezeThaw: for any JSON document, thawing its frozen copy gives a
+// value deep-equal to it (nil and empty kept apart), as a clone does, and
+// the frozen copy does not change when the thawed one is changed.
+func FuzzFreezeThaw(f *testing.F) {
+	for _, seed := range []string{`{}`, `[]`, `null`, `{"a": [1, {"b": null}, [], {}], "c": "x"}`,
+		`[[[[{"deep": [true, false, 1.5e300]}]]]]`, `"text"`, `{"": {"": {"": []}}}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := pyjson.Decode(data)
+		if err != nil {
+			t.Skip()
+		}
+		frozen := Freeze(v)
+		got := Thaw(frozen)
+		if !reflect.DeepEqual(got, v) || !reflect.DeepEqual(got, pyjson.Clone(v)) {
+			t.Fatalf("Thaw(Freeze(v)) = %#v\nwant %#v", got, v)
+		}
+		scramble(got)
+		if again := Thaw(frozen); !reflect.DeepEqual(again, v) {
+			t.Fatalf("changing a thawed copy changed the frozen one: %#v", again)
+		}
+	})
+}
+
+// scramble overwrites every member and element of v in place.
+func scramble(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			scramble(e)
+			x[k] = "scrambled"
+		}
+		x["added"] = true
+	case []any:
+		for i, e := range x {
+			scramble(e)
+			x[i] = "scrambled"
 		}
 	}
 }
