@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/frozen"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -30,12 +31,13 @@ func newMeta(r *durable.RunState, version int64) *runMeta {
 	return &runMeta{stub: stub, lifecycle: store.RunLifecycle(r.Vars), version: version}
 }
 
-// cachedRun is the last state read or written for a run, valid while the
-// file keeps the same modification time and size.
+// cachedRun is the last state read or written for a run (frozen: compact,
+// and a reader thaws its own copy), valid while the file keeps the same
+// modification time and size.
 type cachedRun struct {
 	mtime time.Time
 	size  int64
-	run   *durable.RunState
+	run   frozen.Run
 }
 
 // runIndex holds the lookup structures the queries use instead of

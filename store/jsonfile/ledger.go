@@ -161,7 +161,10 @@ func (s *Store) decodeLine(path string, line []byte, off int64, final bool) []ma
 // appendRecordsLocked appends records to a run's ledger in one write and
 // sets their Seq. The caller holds the run's stripe exclusively.
 func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord) error {
-	var buf []byte
+	pooled := getBuf()
+	defer putBuf(pooled)
+	buf := *pooled
+	defer func() { *pooled = buf }() // handed back grown
 	starts := make([]int, len(records))
 	for i, r := range records {
 		starts[i] = len(buf)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/frozen"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
@@ -94,7 +95,10 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			id, p.Run.Version, cur.version, store.ErrConflict)
 	}
 
-	data, err := durable.MarshalRun(p.Run, pyjson.Pretty)
+	buf := getBuf()
+	defer putBuf(buf)
+	data, err := durable.AppendRun(*buf, p.Run, pyjson.Pretty)
+	*buf = data // handed back to the pool grown, whatever happens
 	if err != nil {
 		return fmt.Errorf("jsonfile: encoding run %s: %w", id, err)
 	}
@@ -114,13 +118,13 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return fmt.Errorf("jsonfile: saving run %s: %w", id, err)
 	}
 	p.Run.Version++
-	saved := p.Run.Clone()
-	c := &cachedRun{run: saved, size: -1}
+	c := &cachedRun{run: frozen.NewRun(p.Run), size: -1}
 	if fi, err := os.Stat(path); err == nil {
 		c.mtime, c.size = fi.ModTime(), fi.Size()
 	}
+	meta := newMeta(p.Run, p.Run.Version)
 	s.mu.Lock()
-	s.setLocked(id, newMeta(saved, saved.Version))
+	s.setLocked(id, meta)
 	s.cache[id] = c
 	s.mu.Unlock()
 	return nil
@@ -155,15 +159,11 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	lk := s.stripe(runID)
 	lk.RLock()
 	defer lk.RUnlock()
-	r, err := s.loadRunLocked(runID)
-	if err != nil {
-		return nil, err
-	}
-	return r.Clone(), nil
+	return s.loadRunLocked(runID)
 }
 
-// loadRunLocked returns the current state of a run (shared: the caller
-// clones it) with its version. The caller holds the run's stripe.
+// loadRunLocked returns a copy of the current state of a run, with its
+// version. The caller holds the run's stripe.
 func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 	path := s.runPath(id)
 	fi, err := os.Stat(path)
@@ -177,7 +177,7 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 	meta, c := s.runs[id], s.cache[id]
 	s.mu.RUnlock()
 	if meta != nil && c != nil && c.mtime.Equal(fi.ModTime()) && c.size == fi.Size() {
-		return c.run, nil
+		return c.run.Thaw(), nil
 	}
 	r, err := s.readRunFile(id, path)
 	if err != nil {
@@ -190,7 +190,7 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 		s.setLocked(id, meta)
 	}
 	r.Version = meta.version
-	s.cache[id] = &cachedRun{mtime: fi.ModTime(), size: fi.Size(), run: r}
+	s.cache[id] = &cachedRun{mtime: fi.ModTime(), size: fi.Size(), run: frozen.NewRun(r)}
 	s.mu.Unlock()
 	return r, nil
 }
@@ -211,7 +211,7 @@ func (s *Store) loadMany(metas []*runMeta) []*durable.RunState {
 			}
 			continue
 		}
-		out = append(out, r.Clone())
+		out = append(out, r)
 	}
 	return out
 }
