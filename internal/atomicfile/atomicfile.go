@@ -88,11 +88,7 @@ func write(path string, data []byte, opts Options, noReplace bool) (err error) {
 
 // renameNew renames tmp to path unless path exists.
 func renameNew(tmp, path string) error {
-	err := renameNoReplace(tmp, path)
-	if !errors.Is(err, errExchangeUnsupported) {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s: %w", path, fs.ErrExist)
-		}
+	if err := renameNoReplace(tmp, path); !errors.Is(err, errExchangeUnsupported) {
 		return err
 	}
 	// Not atomic here: another writer could create path in between.
