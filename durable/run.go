@@ -2,6 +2,7 @@ package durable
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
@@ -98,7 +99,74 @@ func decodeRun(decode func(set func(key string, value any) error) error) (*RunSt
 	if err := r.checkDecoded(); err != nil {
 		return nil, fmt.Errorf("decoding run state: %w", err)
 	}
+	r.detachStrings()
 	return r, nil
+}
+
+// detachStrings gives the run's own fields (its identity, node, error and
+// wait) memory of their own, in one allocation. A decoded string is a
+// slice of the whole document (internal/pyjson), and these are the strings
+// that outlive a decoded state: ledger records, index entries and cache
+// keys copy them, and each would keep the whole run document alive. The
+// statuses and wait reasons become the package's constants.
+func (r *RunState) detachStrings() {
+	r.Status = canonicalStatus(r.Status)
+	var fields [11]*string
+	f := append(fields[:0], &r.RunID, &r.WorkflowID, &r.CurrentNode, &r.Error, &r.ActorID, &r.SessionID, &r.ParentRunID)
+	if w := r.Waiting; w != nil {
+		w.Reason = canonicalReason(w.Reason)
+		f = append(f, &w.WaitKey, &w.ResumeToNode, &w.ResultKey, &w.Prompt)
+	}
+	n := 0
+	for _, s := range f {
+		n += len(*s)
+	}
+	if n == 0 {
+		return
+	}
+	buf := make([]byte, 0, n)
+	for _, s := range f {
+		buf = append(buf, *s...)
+	}
+	all := unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is never written again
+	for _, s := range f {
+		l := len(*s)
+		*s, all = all[:l], all[l:]
+	}
+}
+
+// canonicalStatus returns the package's constant for a known status.
+func canonicalStatus(s RunStatus) RunStatus {
+	switch s {
+	case RunRunning:
+		return RunRunning
+	case RunWaiting:
+		return RunWaiting
+	case RunCompleted:
+		return RunCompleted
+	case RunFailed:
+		return RunFailed
+	case RunCancelled:
+		return RunCancelled
+	}
+	return s
+}
+
+// canonicalReason returns the package's constant for a known reason.
+func canonicalReason(r WaitReason) WaitReason {
+	switch r {
+	case WaitEvent:
+		return WaitEvent
+	case WaitUntil:
+		return WaitUntil
+	case WaitUser:
+		return WaitUser
+	case WaitJob:
+		return WaitJob
+	case WaitSubworkflow:
+		return WaitSubworkflow
+	}
+	return r
 }
 
 // RunFromJSON builds a RunState from a decoded JSON object.

@@ -122,12 +122,14 @@ func RunLifecycle(vars map[string]any) map[string]any {
 	return out
 }
 
+// trim240 trims s to 240 characters, in memory of its own: s may be a
+// slice of a whole run document that the lifecycle would keep alive.
 func trim240(s string) string {
 	s = strings.TrimSpace(s)
 	if r := []rune(s); len(r) > 240 {
-		s = string(r[:240])
+		return string(r[:240])
 	}
-	return s
+	return strings.Clone(s)
 }
 
 // RecordFromRow decodes a ledger row of a SQL backend: the record JSON

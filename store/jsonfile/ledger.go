@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -85,7 +86,7 @@ func (s *Store) ledgerLocked(runID string) (*ledgerState, error) {
 		}
 		if m["status"] == string(durable.StepCompleted) {
 			if key, ok := m["idempotency_key"].(string); ok {
-				st.noteCompleted(key, seq)
+				st.noteCompleted(strings.Clone(key), seq) // not a slice of the whole line
 			}
 		}
 		return true
