@@ -179,9 +179,6 @@ func benchParent(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer)
 		d := time.Duration(cfg.ceilingSeconds * float64(time.Second))
 		for _, name := range benchwork.Ceilings {
 			ops, err := benchwork.MeasureCeiling(ctx, name, cfg.dir, d)
-			if errors.Is(err, errors.ErrUnsupported) {
-				continue // not on this platform: no line
-			}
 			if err != nil {
 				return err
 			}

@@ -51,12 +51,9 @@ func write(path string, data []byte, opts Options, noReplace bool) (err error) {
 	if err != nil {
 		return fmt.Errorf("creating temp file for %s: %w", path, err)
 	}
-	closed := false
 	defer func() {
 		if err != nil {
-			if !closed {
-				_ = f.Close()
-			}
+			_ = f.Close() // a no-op (os.ErrClosed) once closed below
 			_ = os.Remove(tmp)
 		}
 	}()
@@ -68,7 +65,6 @@ func write(path string, data []byte, opts Options, noReplace bool) (err error) {
 			return fmt.Errorf("syncing %s: %w", tmp, err)
 		}
 	}
-	closed = true
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmp, err)
 	}

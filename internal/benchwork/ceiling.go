@@ -47,9 +47,10 @@ const (
 )
 
 // Ceilings lists the ceiling measurements in the order they are taken.
-var Ceilings = []string{CeilingSQLiteFull, CeilingSQLiteNormal, CeilingSQLiteOff,
+// Only the ones this platform can measure are listed (platformCeilings).
+var Ceilings = append([]string{CeilingSQLiteFull, CeilingSQLiteNormal, CeilingSQLiteOff,
 	CeilingSQLiteFullExclusive, CeilingSQLiteNormalExclusive, CeilingFsyncAppend, CeilingFdatasyncAppend,
-	CeilingFileCreate, CeilingPageTouch}
+	CeilingFileCreate}, platformCeilings...)
 
 // ceilingPayload is the 200 bytes each ceiling operation writes.
 var ceilingPayload = func() []byte {
@@ -62,8 +63,8 @@ var ceilingPayload = func() []byte {
 
 // MeasureCeiling runs one ceiling test for about d in a fresh
 // subdirectory of dir (removed afterwards) and returns operations per
-// second. A ceiling the platform cannot measure is an error wrapping
-// errors.ErrUnsupported.
+// second. A ceiling the platform cannot measure (one not in Ceilings) is
+// an error wrapping errors.ErrUnsupported.
 func MeasureCeiling(ctx context.Context, name, dir string, d time.Duration) (_ float64, err error) {
 	tmp, err := os.MkdirTemp(dir, "ceiling-"+name+"-")
 	if err != nil {

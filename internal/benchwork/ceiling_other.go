@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// platformCeilings: none beyond the portable ones (see Ceilings).
+var platformCeilings []string
+
 // pageTouchCeiling needs mmap, which this platform lacks.
 func pageTouchCeiling(time.Duration) (int, time.Duration, error) {
 	return 0, 0, errors.ErrUnsupported

@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// platformCeilings are the ceilings only unix measures.
+var platformCeilings = []string{CeilingPageTouch}
+
 // pageTouchChunk is the anonymous mapping touched per round: small, so
 // that the ceiling does not raise the process's peak RSS, which a child
 // process inherits through exec (Linux keeps ru_maxrss across execve) and

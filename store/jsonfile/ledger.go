@@ -163,9 +163,8 @@ func (s *Store) decodeLine(path string, line []byte, off int64, final bool) []ma
 // sets their Seq. The caller holds the run's stripe exclusively.
 func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord) error {
 	pooled := getBuf()
-	defer putBuf(pooled)
 	buf := *pooled
-	defer func() { *pooled = buf }() // handed back grown
+	defer func() { *pooled = buf; putBuf(pooled) }() // handed back grown
 	starts := make([]int, len(records))
 	for i, r := range records {
 		starts[i] = len(buf)
