@@ -21,11 +21,7 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	nowText := durable.FormatTime(now)
 	var taken bool
 	err := s.write(ctx, func(ctx context.Context) error {
-		res, err := s.w.claimUpsert.ExecContext(ctx, p.RunID, p.Owner, durable.FormatTime(now.Add(p.TTL)), nowText)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
+		n, err := s.w.claimUpsert.exec(ctx, p.RunID, p.Owner, durable.FormatTime(now.Add(p.TTL)), nowText)
 		taken = n > 0
 		return err
 	})
@@ -41,7 +37,7 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 // RunRelease implements store.RunClaimer.
 func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
 	err := s.write(ctx, func(ctx context.Context) error {
-		_, err := s.w.claimDelete.ExecContext(ctx, runID, owner)
+		_, err := s.w.claimDelete.exec(ctx, runID, owner)
 		return err
 	})
 	if err != nil {

@@ -26,14 +26,16 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	err = s.write(ctx, func(ctx context.Context) error {
 		// Look the id up first: an ignored INSERT would still consume an
 		// AUTOINCREMENT value and leave a gap in the seqs.
-		switch err := s.w.cmdSeqByID.QueryRowContext(ctx, c.CommandID).Scan(&res.Seq); {
+		seq, err := s.w.cmdSeqByID.queryInt64(ctx, c.CommandID)
+		switch {
 		case err == nil:
+			res.Seq = seq
 			res.Duplicate = true
 			return nil
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		r, err := s.w.cmdInsert.ExecContext(ctx, c.CommandID, c.RunID, c.Type, string(payloadJSON), c.TS.String(),
+		r, err := s.w.cmdInsert.execResult(ctx, c.CommandID, c.RunID, c.Type, string(payloadJSON), c.TS.String(),
 			nullString(c.ClientID))
 		if err != nil {
 			return err
@@ -44,7 +46,8 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		}
 		if n == 0 {
 			res.Duplicate = true
-			return s.w.cmdSeqByID.QueryRowContext(ctx, c.CommandID).Scan(&res.Seq)
+			res.Seq, err = s.w.cmdSeqByID.queryInt64(ctx, c.CommandID)
+			return err
 		}
 		res.Accepted = true
 		res.Seq, err = r.LastInsertId()
@@ -119,11 +122,8 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
 	var n int64
 	err := s.write(ctx, func(ctx context.Context) error {
-		res, err := s.wconn.ExecContext(ctx, `DELETE FROM commands WHERE run_id = ?`, runID)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		var err error
+		n, err = s.w.cmdDeleteByRun.exec(ctx, runID)
 		return err
 	})
 	if err != nil {
@@ -153,7 +153,7 @@ func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) 
 // CursorSave implements store.CommandStore.
 func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) error {
 	err := s.write(ctx, func(ctx context.Context) error {
-		_, err := s.w.cursorSave.ExecContext(ctx, consumer, cursor, durable.FormatTime(time.Now()))
+		_, err := s.w.cursorSave.exec(ctx, consumer, cursor, durable.FormatTime(time.Now()))
 		return err
 	})
 	if err != nil {

@@ -45,7 +45,9 @@
 //
 // SQLite allows one writer at a time, so the store keeps one writer
 // connection, serialises writes in process, and prepares its statements
-// on it once. Every connection uses journal_mode=WAL, foreign_keys=ON and
+// on it once. Write statements run through the driver's own interfaces
+// (stmts.go), not database/sql, whose per-call locking and argument
+// conversion cost 3–5 % of a W1–W3b run and ~30 allocations per run. Every connection uses journal_mode=WAL, foreign_keys=ON and
 // busy_timeout=5000; synchronous is NORMAL unless Config.Synchronous says
 // otherwise.
 //

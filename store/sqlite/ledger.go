@@ -85,13 +85,14 @@ func (s *Store) appendRecords(ctx context.Context, runID string, recs []encodedR
 		last, known = s.cache.lastSeq(runID)
 	}
 	if !known {
-		if err := s.w.lastSeq.QueryRowContext(ctx, runID).Scan(&last); err != nil {
+		var err error
+		if last, err = s.w.lastSeq.queryInt64(ctx, runID); err != nil {
 			return 0, fmt.Errorf("allocating ledger seqs: %w", err)
 		}
 	}
 	first := last + 1
 	for i, rec := range recs {
-		if _, err := s.w.ledgerInsert.ExecContext(ctx, runID, first+int64(i), rec.json, rec.completedKey); err != nil {
+		if _, err := s.w.ledgerInsert.exec(ctx, runID, first+int64(i), rec.json, rec.completedKey); err != nil {
 			return 0, fmt.Errorf("inserting ledger record: %w", err)
 		}
 	}
@@ -244,14 +245,11 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	var n int64
 	err := s.writeThen(ctx, func(ctx context.Context) error {
-		res, err := s.wconn.ExecContext(ctx, `DELETE FROM ledger WHERE run_id = ?`, runID)
-		if err != nil {
+		var err error
+		if n, err = s.w.ledgerDelete.exec(ctx, runID); err != nil {
 			return err
 		}
-		if n, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		_, err = s.wconn.ExecContext(ctx, `DELETE FROM ledger_heads WHERE run_id = ?`, runID)
+		_, err = s.w.headDelete.exec(ctx, runID)
 		return err
 	}, func() { s.cache.ledgerDeleted(runID) })
 	if err != nil {

@@ -214,7 +214,7 @@ func BenchmarkRunIndex(b *testing.B) {
 				return err
 			}
 			args := append(runArgs(r, string(text)), nullString(r.CreatedAt.String()), 1, r.RunID)
-			if _, err := s.w.runInsert.ExecContext(ctx, args...); err != nil {
+			if _, err := s.w.runInsert.exec(ctx, args...); err != nil {
 				return err
 			}
 		}

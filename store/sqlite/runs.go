@@ -38,19 +38,19 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		args := runArgs(r, runJSON)
 		if p.Create {
 			args = append(args, nullString(r.CreatedAt.String()), r.Version+1, r.RunID)
-			res, err := s.w.runInsert.ExecContext(ctx, args...)
+			n, err := s.w.runInsert.exec(ctx, args...)
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				return cmpErr(err, store.ErrAlreadyExists)
+			if n == 0 {
+				return store.ErrAlreadyExists
 			}
 		} else {
 			args = append(args, r.RunID, r.Version)
-			n, err := rowsAffected(s.w.runUpdate.ExecContext(ctx, args...))
+			n, err := s.w.runUpdate.exec(ctx, args...)
 			if err == nil && n == 0 {
 				// A stale version, or a row whose identity columns differ.
-				n, err = rowsAffected(s.w.runUpdateAll.ExecContext(ctx, args...))
+				n, err = s.w.runUpdateAll.exec(ctx, args...)
 			}
 			if err != nil {
 				return err
@@ -76,26 +76,10 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	return nil
 }
 
-// rowsAffected returns the row count of an Exec's result.
-func rowsAffected(res sql.Result, err error) (int64, error) {
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
-// cmpErr returns err when it is not nil, else sentinel.
-func cmpErr(err, sentinel error) error {
-	if err != nil {
-		return err
-	}
-	return sentinel
-}
-
 // staleVersion tells why an UPDATE … WHERE version = ? changed no row.
 func (s *Store) staleVersion(ctx context.Context, runID string, want int64) error {
-	var have int64
-	switch err := s.w.runVersion.QueryRowContext(ctx, runID).Scan(&have); {
+	have, err := s.w.runVersion.queryInt64(ctx, runID)
+	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return store.ErrNotFound
 	case err != nil:
@@ -127,14 +111,14 @@ func runArgs(r *durable.RunState, runJSON string) []any {
 // otherwise. A created run has no row to delete.
 func (s *Store) indexDeadline(ctx context.Context, r *durable.RunState, created bool) error {
 	if until, ok := store.Deadline(r); ok {
-		_, err := s.w.waitUpsert.ExecContext(ctx, r.RunID, until.String(), r.UpdatedAt.String(),
+		_, err := s.w.waitUpsert.exec(ctx, r.RunID, until.String(), r.UpdatedAt.String(),
 			waitIndexStatus(r.Waiting.Reason))
 		return err
 	}
 	if created || (s.cache != nil && s.cache.unindexed(r.RunID)) {
 		return nil // no row to delete
 	}
-	_, err := s.w.waitDelete.ExecContext(ctx, r.RunID)
+	_, err := s.w.waitDelete.exec(ctx, r.RunID)
 	return err
 }
 
@@ -490,16 +474,12 @@ func parseTimeLenient(s string) durable.Time {
 func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 	var existed bool
 	err := s.writeThen(ctx, func(ctx context.Context) error {
-		res, err := s.w.runDelete.ExecContext(ctx, runID)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
+		n, err := s.w.runDelete.exec(ctx, runID)
 		if err != nil {
 			return err
 		}
 		existed = n > 0
-		_, err = s.w.waitDelete.ExecContext(ctx, runID)
+		_, err = s.w.waitDelete.exec(ctx, runID)
 		return err
 	}, func() { s.cache.dropState(runID) })
 	if err != nil {

@@ -307,16 +307,22 @@ func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) erro
 		return errClosed
 	}
 	wctx := context.WithoutCancel(ctx)
-	if _, err := s.w.begin.ExecContext(wctx); err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(wctx); err != nil {
-		s.rollback(wctx)
+	err := s.w.run(func() error {
+		if _, err := s.w.begin.exec(wctx); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		if err := fn(wctx); err != nil {
+			s.rollback(wctx)
+			return err
+		}
+		if _, err := s.w.commit.exec(wctx); err != nil {
+			s.rollback(wctx)
+			return fmt.Errorf("commit: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
 		return err
-	}
-	if _, err := s.w.commit.ExecContext(wctx); err != nil {
-		s.rollback(wctx)
-		return fmt.Errorf("commit: %w", err)
 	}
 	if committed != nil && s.cache != nil {
 		committed()
@@ -381,7 +387,7 @@ func (s *Store) lockedHint(err error) error {
 // rollback ends a failed transaction. A failed COMMIT may already have
 // ended it, so "no transaction is active" is not worth reporting.
 func (s *Store) rollback(ctx context.Context) {
-	if _, err := s.w.rollback.ExecContext(ctx); err != nil && !strings.Contains(err.Error(), "no transaction") {
+	if _, err := s.w.rollback.exec(ctx); err != nil && !strings.Contains(err.Error(), "no transaction") {
 		s.log.WarnContext(ctx, "rollback failed", "error", err)
 	}
 }

@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // runColumns are the columns RunCommit writes, in argument order (see
@@ -12,85 +14,236 @@ import (
 const runColumns = `workflow_id, status, wait_reason, wait_until, parent_run_id, actor_id,
 	session_id, updated_at, run_json, wait_key`
 
-// writerStmts are prepared once on the writer connection.
+// writerStmts are prepared once on the writer's driver connection and run
+// without database/sql (see wstmt).
 type writerStmts struct {
-	begin, commit, rollback *sql.Stmt
+	conn *sql.Conn // the writer connection; statements run inside its Raw
+	args []driver.NamedValue
 
-	runInsert    *sql.Stmt // args: runArgs..., created_at, version, run_id
-	runUpdate    *sql.Stmt // args: runArgs..., run_id, expected version
-	runUpdateAll *sql.Stmt // the same, also setting the identity columns
-	runVersion   *sql.Stmt
-	runDelete    *sql.Stmt
+	begin, commit, rollback *wstmt
 
-	lastSeq      *sql.Stmt // the run's highest seq (0 when none)
-	ledgerInsert *sql.Stmt
-	waitUpsert   *sql.Stmt
-	waitDelete   *sql.Stmt
+	runInsert    *wstmt // args: runArgs..., created_at, version, run_id
+	runUpdate    *wstmt // args: runArgs..., run_id, expected version
+	runUpdateAll *wstmt // the same, also setting the identity columns
+	runVersion   *wstmt
+	runDelete    *wstmt
 
-	cmdInsert   *sql.Stmt
-	cmdSeqByID  *sql.Stmt
-	cursorSave  *sql.Stmt
-	claimUpsert *sql.Stmt
-	claimDelete *sql.Stmt
+	lastSeq      *wstmt // the run's highest seq (0 when none)
+	ledgerInsert *wstmt
+	ledgerDelete *wstmt
+	headDelete   *wstmt
+	waitUpsert   *wstmt
+	waitDelete   *wstmt
+
+	cmdInsert      *wstmt
+	cmdSeqByID     *wstmt
+	cmdDeleteByRun *wstmt
+	cursorSave     *wstmt
+	claimUpsert    *wstmt
+	claimDelete    *wstmt
 }
 
-func (w *writerStmts) prepare(ctx context.Context, c *sql.Conn) error {
-	var err error
-	p := func(dst **sql.Stmt, q string) {
-		if err != nil {
-			return
-		}
-		if *dst, err = c.PrepareContext(ctx, q); err != nil {
-			err = fmt.Errorf("%s: %w", q, err)
-		}
-	}
-	p(&w.begin, "BEGIN IMMEDIATE")
-	p(&w.commit, "COMMIT")
-	p(&w.rollback, "ROLLBACK")
-	p(&w.runInsert, `INSERT INTO runs (`+runColumns+`, created_at, version, run_id)
+// writerStmt is one writer statement and the field it is prepared into.
+type writerStmt struct {
+	dst   **wstmt
+	query string
+}
+
+// statements lists every writer statement.
+func (w *writerStmts) statements() []writerStmt {
+	return []writerStmt{
+		{&w.begin, "BEGIN IMMEDIATE"},
+		{&w.commit, "COMMIT"},
+		{&w.rollback, "ROLLBACK"},
+		{&w.runInsert, `INSERT INTO runs (` + runColumns + `, created_at, version, run_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (run_id) DO NOTHING`)
-	// A run's workflow, parent and session are fixed when it is created,
-	// and SQLite rewrites an index entry whenever an UPDATE sets one of its
-	// columns, even to the same value. So the usual update leaves them out
-	// of SET and checks them in WHERE; runUpdateAll, which sets them, is
-	// the fallback when they differ from the stored row.
-	p(&w.runUpdate, `UPDATE runs SET status = ?2, wait_reason = ?3, wait_until = ?4,
+		ON CONFLICT (run_id) DO NOTHING`},
+		// A run's workflow, parent and session are fixed when it is created,
+		// and SQLite rewrites an index entry whenever an UPDATE sets one of its
+		// columns, even to the same value. So the usual update leaves them out
+		// of SET and checks them in WHERE; runUpdateAll, which sets them, is
+		// the fallback when they differ from the stored row.
+		{&w.runUpdate, `UPDATE runs SET status = ?2, wait_reason = ?3, wait_until = ?4,
 		actor_id = ?6, updated_at = ?8, run_json = ?9, wait_key = ?10, version = version + 1
 		WHERE run_id = ?11 AND version = ?12
-			AND workflow_id = ?1 AND parent_run_id IS ?5 AND session_id IS ?7`)
-	p(&w.runUpdateAll, `UPDATE runs SET workflow_id = ?, status = ?, wait_reason = ?, wait_until = ?,
+			AND workflow_id = ?1 AND parent_run_id IS ?5 AND session_id IS ?7`},
+		{&w.runUpdateAll, `UPDATE runs SET workflow_id = ?, status = ?, wait_reason = ?, wait_until = ?,
 		parent_run_id = ?, actor_id = ?, session_id = ?, updated_at = ?, run_json = ?, wait_key = ?,
 		version = version + 1
-		WHERE run_id = ? AND version = ?`)
-	p(&w.runVersion, `SELECT version FROM runs WHERE run_id = ?`)
-	p(&w.runDelete, `DELETE FROM runs WHERE run_id = ?`)
-	// Seqs come from the primary key (run_id, seq), not from ledger_heads:
-	// keeping the head row current cost two extra pages per commit. Python
-	// back-fills ledger_heads from MAX(seq) whenever it opens a database.
-	p(&w.lastSeq, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`)
-	p(&w.ledgerInsert, `INSERT INTO ledger (run_id, seq, record_json, completed_key) VALUES (?, ?, ?, ?)`)
-	p(&w.waitUpsert, `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
+		WHERE run_id = ? AND version = ?`},
+		{&w.runVersion, `SELECT version FROM runs WHERE run_id = ?`},
+		{&w.runDelete, `DELETE FROM runs WHERE run_id = ?`},
+		// Seqs come from the primary key (run_id, seq), not from ledger_heads:
+		// keeping the head row current cost two extra pages per commit. Python
+		// back-fills ledger_heads from MAX(seq) whenever it opens a database.
+		{&w.lastSeq, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`},
+		{&w.ledgerInsert, `INSERT INTO ledger (run_id, seq, record_json, completed_key) VALUES (?, ?, ?, ?)`},
+		{&w.ledgerDelete, `DELETE FROM ledger WHERE run_id = ?`},
+		{&w.headDelete, `DELETE FROM ledger_heads WHERE run_id = ?`},
+		{&w.waitUpsert, `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET next_due_iso = excluded.next_due_iso,
-		updated_at_iso = excluded.updated_at_iso, status = excluded.status`)
-	p(&w.waitDelete, `DELETE FROM wait_index WHERE run_id = ?`)
-	p(&w.cmdInsert, `INSERT OR IGNORE INTO commands (command_id, run_id, type, payload_json, ts, client_id)
-		VALUES (?, ?, ?, ?, ?, ?)`)
-	p(&w.cmdSeqByID, `SELECT seq FROM commands WHERE command_id = ?`)
-	p(&w.cursorSave, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (consumer_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`)
-	p(&w.claimUpsert, `INSERT INTO run_claims (run_id, owner, expires_at) VALUES (?, ?, ?)
+		updated_at_iso = excluded.updated_at_iso, status = excluded.status`},
+		{&w.waitDelete, `DELETE FROM wait_index WHERE run_id = ?`},
+		{&w.cmdInsert, `INSERT OR IGNORE INTO commands (command_id, run_id, type, payload_json, ts, client_id)
+		VALUES (?, ?, ?, ?, ?, ?)`},
+		{&w.cmdSeqByID, `SELECT seq FROM commands WHERE command_id = ?`},
+		{&w.cmdDeleteByRun, `DELETE FROM commands WHERE run_id = ?`},
+		{&w.cursorSave, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (consumer_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`},
+		{&w.claimUpsert, `INSERT INTO run_claims (run_id, owner, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= ?`)
-	p(&w.claimDelete, `DELETE FROM run_claims WHERE run_id = ? AND owner = ?`)
-	return err
+		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= ?`},
+		{&w.claimDelete, `DELETE FROM run_claims WHERE run_id = ? AND owner = ?`},
+	}
 }
 
+// prepare prepares every statement on c's driver connection.
+func (w *writerStmts) prepare(ctx context.Context, c *sql.Conn) error {
+	w.conn = c
+	return c.Raw(func(dc any) error {
+		pc, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return fmt.Errorf("driver connection %T cannot prepare with a context", dc)
+		}
+		for _, ws := range w.statements() {
+			st, err := pc.PrepareContext(ctx, ws.query)
+			if err != nil {
+				return fmt.Errorf("%s: %w", ws.query, err)
+			}
+			if *ws.dst, err = newWStmt(st, &w.args); err != nil {
+				_ = st.Close()
+				return fmt.Errorf("%s: %w", ws.query, err)
+			}
+		}
+		return nil
+	})
+}
+
+// close closes the prepared statements (before the connection).
 func (w *writerStmts) close() error {
-	return closeStmts(w.begin, w.commit, w.rollback, w.runInsert, w.runUpdate, w.runUpdateAll, w.runVersion,
-		w.runDelete, w.lastSeq, w.ledgerInsert, w.waitUpsert, w.waitDelete, w.cmdInsert,
-		w.cmdSeqByID, w.cursorSave, w.claimUpsert, w.claimDelete)
+	if w.conn == nil {
+		return nil
+	}
+	var errs []error
+	err := w.conn.Raw(func(any) error {
+		for _, ws := range w.statements() {
+			if *ws.dst != nil {
+				errs = append(errs, (*ws.dst).st.Close())
+				*ws.dst = nil
+			}
+		}
+		return nil
+	})
+	return errors.Join(append(errs, err)...)
+}
+
+// run runs fn with the writer's driver connection held, as database/sql
+// requires of driver-level calls: every wstmt call happens inside it.
+// fn must not use the writer connection through database/sql.
+func (w *writerStmts) run(fn func() error) error {
+	return w.conn.Raw(func(any) error { return fn() })
+}
+
+// wstmt is a statement prepared on the writer's driver connection and run
+// through the driver's own interfaces. database/sql would, on every call,
+// look the connection's statement up under its locks, convert each
+// argument through reflection-based checks into a fresh slice and wrap the
+// result: about a tenth of a W2 run on SQLite (docs/benchmarks.md). The
+// writer connection is pinned and used by one goroutine at a time (the
+// writer turn), so the arguments reuse one slice.
+type wstmt struct {
+	st   driver.Stmt
+	ex   driver.StmtExecContext
+	q    driver.StmtQueryContext
+	args *[]driver.NamedValue // the writer's scratch
+}
+
+func newWStmt(st driver.Stmt, args *[]driver.NamedValue) (*wstmt, error) {
+	ex, ok := st.(driver.StmtExecContext)
+	if !ok {
+		return nil, fmt.Errorf("driver statement %T cannot execute with a context", st)
+	}
+	q, ok := st.(driver.StmtQueryContext)
+	if !ok {
+		return nil, fmt.Errorf("driver statement %T cannot query with a context", st)
+	}
+	return &wstmt{st: st, ex: ex, q: q, args: args}, nil
+}
+
+// bind fills the scratch arguments. The store passes only the types
+// SQLite stores (text, integers, NULL, blobs); anything else is a bug,
+// reported rather than converted.
+func (s *wstmt) bind(args []any) ([]driver.NamedValue, error) {
+	nv := (*s.args)[:0]
+	for i, a := range args {
+		switch v := a.(type) {
+		case nil, string, int64, []byte, float64:
+		case int:
+			a = int64(v)
+		default:
+			clear(nv)
+			return nil, fmt.Errorf("argument %d: unsupported type %T", i+1, a)
+		}
+		nv = append(nv, driver.NamedValue{Ordinal: i + 1, Value: a})
+	}
+	*s.args = nv
+	return nv, nil
+}
+
+// release drops the scratch arguments' references (a run's JSON would
+// otherwise stay reachable until the next statement).
+func (s *wstmt) release(nv []driver.NamedValue) { clear(nv) }
+
+// exec runs the statement and returns the number of rows it changed.
+func (s *wstmt) exec(ctx context.Context, args ...any) (int64, error) {
+	res, err := s.execResult(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// execResult runs the statement and returns the driver's result.
+func (s *wstmt) execResult(ctx context.Context, args ...any) (driver.Result, error) {
+	nv, err := s.bind(args)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(nv)
+	return s.ex.ExecContext(ctx, nv)
+}
+
+// queryInt64 runs a query of one integer column and returns the first
+// row's value, or sql.ErrNoRows.
+func (s *wstmt) queryInt64(ctx context.Context, args ...any) (int64, error) {
+	nv, err := s.bind(args)
+	if err != nil {
+		return 0, err
+	}
+	defer s.release(nv)
+	rows, err := s.q.QueryContext(ctx, nv)
+	if err != nil {
+		return 0, err
+	}
+	dest := make([]driver.Value, len(rows.Columns()))
+	err = rows.Next(dest)
+	if cerr := rows.Close(); err == nil && cerr != nil {
+		return 0, cerr
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		return 0, sql.ErrNoRows
+	case err != nil:
+		return 0, err
+	case len(dest) != 1:
+		return 0, fmt.Errorf("query returned %d columns, want 1", len(dest))
+	}
+	n, ok := dest[0].(int64)
+	if !ok {
+		return 0, fmt.Errorf("query returned %T, want an integer", dest[0])
+	}
+	return n, nil
 }
 
 // readerStmts are the read statements, prepared on the writer connection
