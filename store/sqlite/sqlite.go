@@ -222,6 +222,11 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 	if err := s.backfillLedgerHeads(ctx); err != nil {
 		return fmt.Errorf("sqlite: back-filling ledger heads of %s: %w", s.path, err)
 	}
+	if s.batchWAL && syncMode != "FULL" {
+		if err := s.presyncLargeWAL(ctx); err != nil {
+			return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+		}
+	}
 	if err := s.w.prepare(ctx, s.wconn); err != nil {
 		return fmt.Errorf("sqlite: preparing writer statements: %w", err)
 	}
@@ -242,6 +247,26 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 	s.rdb.SetConnMaxIdleTime(0)
 	if err := s.r.prepare(ctx, s.rdb); err != nil {
 		return fmt.Errorf("sqlite: preparing reader statements: %w", err)
+	}
+	return nil
+}
+
+// presyncLargeWAL has the WAL synced in the background once it holds half
+// the pages at which a commit folds it (walFile.presync): a checkpoint
+// under sustained load then stalls the writer for the copy, not for
+// writing out the whole WAL first.
+func (s *Store) presyncLargeWAL(ctx context.Context) error {
+	var seq int
+	var schema, file string
+	if err := s.wconn.QueryRowContext(ctx, "PRAGMA database_list").Scan(&seq, &schema, &file); err != nil {
+		return fmt.Errorf("reading the database's file name: %w", err)
+	}
+	var pageSize int64
+	if err := s.wconn.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
+		return fmt.Errorf("reading the page size: %w", err)
+	}
+	if !setWALPresync(file, int64(s.checkpointPages)*(pageSize+walFrameHeader)/2) {
+		return fmt.Errorf("database file %s is not open through the WAL-batching VFS", file)
 	}
 	return nil
 }

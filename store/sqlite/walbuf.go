@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,9 @@ const (
 	// maxWrite is the largest write SQLite's unix VFS takes in one call
 	// (it masks the length with 0x1ffff).
 	maxWrite = 0x1ffff &^ 4095
+	// maxPresyncStep bounds what a WAL in presync range may gather unsynced
+	// between two background syncs (see walFile.presync).
+	maxPresyncStep = 8 << 20
 )
 
 var (
@@ -116,6 +120,21 @@ type walFile struct {
 	// commitHeader is the offset of the header of a commit frame whose
 	// page has not been written yet, or -1.
 	commitHeader int64
+
+	path       string         // the WAL's path, for presync
+	unsynced   int64          // bytes written since SQLite or presync last synced the file
+	presyncing atomic.Bool    // a presync goroutine is running
+	presyncs   sync.WaitGroup // the presync goroutine, waited for by walClose
+}
+
+// presyncFrom returns the WAL size from which w is synced in the
+// background, and the most it may gather unsynced meanwhile (0, 0: never).
+func (w *walFile) presyncFrom() (from, step int64) {
+	if w.main == nil {
+		return 0, 0
+	}
+	from = w.main.presyncFrom.Load()
+	return from, min(from/10, maxPresyncStep)
 }
 
 // mainFile is the state of one open main database file.
@@ -123,6 +142,24 @@ type mainFile struct {
 	orig *sqlite3.Tsqlite3_io_methods
 	name string
 	wal  atomic.Pointer[walFile] // its open WAL, if any
+	// presyncFrom is the WAL size from which the WAL is synced in the
+	// background (0: never); see setWALPresync. presyncs counts the
+	// background syncs started, for tests.
+	presyncFrom, presyncs atomic.Int64
+}
+
+// setWALPresync makes the WAL of the open database file name (as SQLite
+// names it: PRAGMA database_list) sync in the background once it holds
+// from bytes. It reports whether the file is open through this VFS.
+func setWALPresync(name string, from int64) bool {
+	wrapMu.Lock()
+	defer wrapMu.Unlock()
+	m := mainByName[name]
+	if m == nil {
+		return false
+	}
+	m.presyncFrom.Store(from)
+	return true
 }
 
 func walVFSOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags uintptr) int32 {
@@ -141,7 +178,8 @@ func walVFSOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlag
 		if t == nil {
 			return rc
 		}
-		w := &walFile{orig: orig, file: pFile, commitHeader: -1, main: mainByName[strings.TrimSuffix(name, "-wal")]}
+		w := &walFile{orig: orig, file: pFile, commitHeader: -1, main: mainByName[strings.TrimSuffix(name, "-wal")],
+			path: name}
 		if w.main != nil {
 			w.main.wal.Store(w)
 		}
@@ -254,9 +292,44 @@ func (w *walFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 		}
 		done += n
 	}
+	end := w.off + int64(len(w.buf))
+	w.unsynced += int64(len(w.buf))
 	w.buf = w.buf[:0]
 	walFlushes.Add(1)
+	if from, step := w.presyncFrom(); from > 0 && end >= from && w.unsynced >= step &&
+		w.presyncing.CompareAndSwap(false, true) {
+		w.unsynced = 0
+		w.presyncs.Add(1)
+		w.main.presyncs.Add(1)
+		go w.presync()
+	}
 	return sqlite3.SQLITE_OK
+}
+
+// presync flushes the WAL to disk through a descriptor of its own, beside
+// the writer. With synchronous NORMAL, SQLite syncs the WAL only when it
+// checkpoints, and that sync then writes out everything appended since
+// the last one while the writer waits: 160–220 ms of a ~265 ms stall for
+// a 40,000-page WAL on the benchmark VM. Once the WAL is large enough
+// that a checkpoint under load is near (setWALPresync), this goroutine
+// syncs it every few megabytes, so the checkpoint's own sync finds little
+// left to write (10–85 ms there), and sustained load (10,000-run W1, W2,
+// W3b) ran 19–23 % faster. Smaller WALs are left alone: a burst that ends
+// before a checkpoint is due has its WAL written out by the idle
+// checkpoint, off the writer's path, whereas a concurrent sync costs the
+// writer some 5 % on a 2-vCPU machine (1,000-run W2 and W3b, whose WAL
+// passes half-way). Durability is unchanged: SQLite still syncs whenever
+// it needs to, so errors here are ignored (a WAL truncated or removed
+// meanwhile is not this goroutine's concern).
+func (w *walFile) presync() {
+	defer w.presyncs.Done()
+	defer w.presyncing.Store(false)
+	f, err := os.Open(w.path)
+	if err != nil {
+		return
+	}
+	_ = f.Sync()
+	_ = f.Close()
 }
 
 func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
@@ -332,7 +405,11 @@ func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
 		return rc
 	}
 	defer w.mu.Unlock()
-	return fn[fnFileInt](w.orig.FxSync)(tls, pFile, flags)
+	rc = fn[fnFileInt](w.orig.FxSync)(tls, pFile, flags)
+	if rc == sqlite3.SQLITE_OK {
+		w.unsynced = 0
+	}
+	return rc
 }
 
 func walFileSize(tls *libc.TLS, pFile, pSize uintptr) int32 {
@@ -358,6 +435,7 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	w.mu.Lock()
 	rc := w.flush(tls, pFile)
 	w.mu.Unlock()
+	w.presyncs.Wait()
 	if w.main != nil {
 		w.main.wal.CompareAndSwap(w, nil)
 	}

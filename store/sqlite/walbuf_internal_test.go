@@ -136,3 +136,69 @@ func TestWALBatch_UnbatchedStoresWriteDirectly(t *testing.T) {
 		}
 	}
 }
+
+// walPresyncs returns how many background syncs the WAL of s has had.
+func walPresyncs(t *testing.T, s *Store) int64 {
+	t.Helper()
+	var seq int
+	var schema, file string
+	if err := s.wconn.QueryRowContext(t.Context(), "PRAGMA database_list").Scan(&seq, &schema, &file); err != nil {
+		t.Fatal(err)
+	}
+	wrapMu.Lock()
+	defer wrapMu.Unlock()
+	m := mainByName[file]
+	if m == nil {
+		t.Fatalf("%s is not open through the WAL-batching VFS", file)
+	}
+	return m.presyncs.Load()
+}
+
+// TestWALPresync: an owned NORMAL store syncs its WAL in the background
+// once the WAL holds half the pages at which commits fold it, and not
+// before; a FULL store, whose commits sync the WAL, never does. Every
+// commit survives a reopen either way.
+func TestWALPresync(t *testing.T) {
+	ctx := t.Context()
+	big := strings.Repeat("x", 6000) // a two-page run row: several frames per commit
+	for _, tc := range []struct {
+		sync    string
+		commits int
+		want    bool
+	}{
+		{"NORMAL", 20, false}, // ~40 frames: below half of 400 pages
+		{"NORMAL", 300, true}, // ~600 frames: past half, folded at 400
+		{"FULL", 300, false},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.sync, tc.commits), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "presync.sqlite3")
+			s, err := New(ctx, Config{Path: path, Synchronous: tc.sync, CheckpointPages: 400, IdleCheckpoint: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.commits {
+				r := &durable.RunState{RunID: fmt.Sprintf("run-%03d", i), WorkflowID: "wf", Status: durable.RunRunning,
+					CurrentNode: "n", Vars: map[string]any{"big": big}}
+				if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n := walPresyncs(t, s)
+			if got := n > 0; got != tc.want {
+				t.Errorf("%d background syncs after %d commits; want any: %v", n, tc.commits, tc.want)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s, err = New(ctx, Config{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			rows, err := s.RunIndex(ctx, &store.RunIndexParams{Limit: 500})
+			if err != nil || len(rows) != tc.commits {
+				t.Fatalf("after reopening: %d runs, %v; want %d", len(rows), err, tc.commits)
+			}
+		})
+	}
+}
