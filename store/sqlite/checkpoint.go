@@ -12,9 +12,12 @@ const DefaultIdleCheckpoint = 500 * time.Millisecond
 // idleCheckpointer folds the WAL of a store that owns its file back into
 // the database when the store has been quiet for a while, so that the
 // commits of a burst do not stall on a checkpoint (folding 10,000 pages
-// back and fsyncing took ~60 ms on the benchmark machine), and truncates
-// the WAL, so that a quiet store keeps a small one. CheckpointPages stays
-// the bound for load that never pauses.
+// back and fsyncing took ~60 ms on the benchmark machine). The WAL file
+// is kept, not truncated: the next burst writes over pages the file (and
+// the kernel's cache) already has, which costs less than growing a file
+// (a 1,000-run W1 burst after a quiet period ran 15–20 % faster than
+// after a truncation). CheckpointPages bounds the file, and SQLite
+// removes it when the store closes.
 //
 // A write only counts itself (an atomic add: no wake-up per commit). A
 // goroutine looks every idle period and checkpoints, in the writer turn
@@ -69,8 +72,8 @@ func (s *Store) checkpointWhenIdle(ctx context.Context) {
 	}
 }
 
-// checkpointNow folds the whole WAL into the database file and truncates
-// it.
+// checkpointNow folds the whole WAL into the database file, so that the
+// next write starts it again from the beginning.
 func (s *Store) checkpointNow(ctx context.Context) {
 	select {
 	case s.wsem <- struct{}{}:
@@ -82,7 +85,7 @@ func (s *Store) checkpointNow(ctx context.Context) {
 	// connection is open here.
 	var busy, walPages, folded int
 	// Not cut short by Close: a checkpoint that has begun completes.
-	err := s.wconn.QueryRowContext(context.WithoutCancel(ctx), "PRAGMA wal_checkpoint(TRUNCATE)").
+	err := s.wconn.QueryRowContext(context.WithoutCancel(ctx), "PRAGMA wal_checkpoint(RESTART)").
 		Scan(&busy, &walPages, &folded)
 	if err != nil || busy != 0 {
 		s.log.WarnContext(ctx, "idle checkpoint did not complete", "busy", busy, "error", err)

@@ -25,8 +25,14 @@ func walSize(t *testing.T, path string) int64 {
 
 func commitRuns(t *testing.T, s *Store, n int) {
 	t.Helper()
+	commitRunsFrom(t, s, 0, n)
+}
+
+// commitRunsFrom creates runs first … first+n-1.
+func commitRunsFrom(t *testing.T, s *Store, first, n int) {
+	t.Helper()
 	now := durable.NewTime(time.Now())
-	for i := range n {
+	for i := first; i < first+n; i++ {
 		r := &durable.RunState{RunID: fmt.Sprintf("run-%d", i), WorkflowID: "wf", Status: durable.RunRunning,
 			Vars: map[string]any{"i": i}, CreatedAt: now, UpdatedAt: now}
 		if err := s.RunCommit(t.Context(), &store.CommitParams{Run: r, Create: true}); err != nil {
@@ -35,17 +41,21 @@ func commitRuns(t *testing.T, s *Store, n int) {
 	}
 }
 
-// A store left quiet folds its WAL into the database and truncates it;
-// what was committed is all there, also after a reopen.
+// A store left quiet folds its WAL into the database: a copy of the
+// database file alone then holds every run. The WAL file is kept and the
+// next commits write over it from the start instead of growing it; Close
+// removes it, and a reopen finds every run.
 func TestIdleCheckpoint_FoldsTheWALWhenQuiet(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "db.sqlite")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "db.sqlite")
 	s, err := New(t.Context(), Config{Path: path, IdleCheckpoint: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	commitRuns(t, s, 50)
-	if walSize(t, path) == 0 {
+	before := walSize(t, path)
+	if before == 0 {
 		t.Fatal("the commits left no WAL to fold")
 	}
 	select {
@@ -53,20 +63,43 @@ func TestIdleCheckpoint_FoldsTheWALWhenQuiet(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no idle checkpoint within 10 s of the last commit")
 	}
-	if n := walSize(t, path); n != 0 {
-		t.Fatalf("WAL is %d bytes after the idle checkpoint, want it truncated", n)
+	if n := walSize(t, path); n != before {
+		t.Errorf("WAL is %d bytes after the idle checkpoint, want it kept at %d", n, before)
+	}
+	// The checkpoint ran in the writer turn; taking the turn here waits
+	// for nothing else to write while the file is copied.
+	s.wsem <- struct{}{}
+	copyFile(t, path, filepath.Join(dir, "copy.sqlite"))
+	<-s.wsem
+	only, err := New(t.Context(), Config{Path: filepath.Join(dir, "copy.sqlite"), IdleCheckpoint: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := only.RunIndex(t.Context(), &store.RunIndexParams{Limit: 100})
+	if err != nil || len(rows) != 50 {
+		t.Fatalf("the database file alone after the idle checkpoint: %d runs, %v; want 50", len(rows), err)
+	}
+	if err := only.Close(); err != nil {
+		t.Fatal(err)
+	}
+	commitRunsFrom(t, s, 50, 50)
+	if after := walSize(t, path); after > before {
+		t.Errorf("WAL grew from %d to %d bytes for as many commits after the checkpoint; want it written over", before, after)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if n := walSize(t, path); n != 0 {
+		t.Errorf("WAL is %d bytes after Close, want it removed", n)
 	}
 	s2, err := New(t.Context(), Config{Path: path, IdleCheckpoint: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	rows, err := s2.RunIndex(t.Context(), &store.RunIndexParams{Limit: 100})
-	if err != nil || len(rows) != 50 {
-		t.Fatalf("after the checkpoint and a reopen: %d runs, %v; want 50", len(rows), err)
+	rows, err = s2.RunIndex(t.Context(), &store.RunIndexParams{Limit: 200})
+	if err != nil || len(rows) != 100 {
+		t.Fatalf("after a reopen: %d runs, %v; want 100", len(rows), err)
 	}
 }
 
