@@ -149,7 +149,7 @@ func (w *writerStmts) run(fn func() error) error {
 // through the driver's own interfaces. database/sql would, on every call,
 // look the connection's statement up under its locks, convert each
 // argument through reflection-based checks into a fresh slice and wrap the
-// result: about a tenth of a W2 run on SQLite (docs/benchmarks.md). The
+// result: 3–5 % of a W1–W3b run on SQLite (docs/benchmarks.md). The
 // writer connection is pinned and used by one goroutine at a time (the
 // writer turn), so the arguments reuse one slice.
 type wstmt struct {

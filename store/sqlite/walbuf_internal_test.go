@@ -156,7 +156,7 @@ func walPresyncs(t *testing.T, s *Store) int64 {
 
 // TestWALPresync: an owned NORMAL store syncs its WAL in the background
 // once the WAL holds half the pages at which commits fold it, and not
-// before; a FULL store, whose commits sync the WAL, never does. Every
+// before; FULL and OFF stores never do. Every
 // commit survives a reopen either way.
 func TestWALPresync(t *testing.T) {
 	ctx := t.Context()
@@ -168,7 +168,8 @@ func TestWALPresync(t *testing.T) {
 	}{
 		{"NORMAL", 20, false}, // ~40 frames: below half of 400 pages
 		{"NORMAL", 300, true}, // ~600 frames: past half, folded at 400
-		{"FULL", 300, false},
+		{"FULL", 300, false},  // every commit syncs the WAL
+		{"OFF", 300, false},   // the user asked for no syncs
 	} {
 		t.Run(fmt.Sprintf("%s/%d", tc.sync, tc.commits), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "presync.sqlite3")
