@@ -43,8 +43,9 @@ func commitRunsFrom(t *testing.T, s *Store, first, n int) {
 
 // A store left quiet folds its WAL into the database: a copy of the
 // database file alone then holds every run. The WAL file is kept and the
-// next commits write over it from the start instead of growing it; Close
-// removes it, and a reopen finds every run.
+// next commits write over it from the start instead of growing it (a
+// crash image then opens with every run); Close removes it, and a reopen
+// finds every run.
 func TestIdleCheckpoint_FoldsTheWALWhenQuiet(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -85,6 +86,23 @@ func TestIdleCheckpoint_FoldsTheWALWhenQuiet(t *testing.T) {
 	commitRunsFrom(t, s, 50, 50)
 	if after := walSize(t, path); after > before {
 		t.Errorf("WAL grew from %d to %d bytes for as many commits after the checkpoint; want it written over", before, after)
+	}
+	// What a process killed now leaves: the database and a WAL whose new
+	// frames lie over the old ones. It opens with the 100 runs.
+	s.wsem <- struct{}{}
+	copyFile(t, path, filepath.Join(dir, "crash.sqlite"))
+	copyFile(t, path+"-wal", filepath.Join(dir, "crash.sqlite-wal"))
+	<-s.wsem
+	crashed, err := New(t.Context(), Config{Path: filepath.Join(dir, "crash.sqlite"), IdleCheckpoint: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err = crashed.RunIndex(t.Context(), &store.RunIndexParams{Limit: 200})
+	if err != nil || len(rows) != 100 {
+		t.Fatalf("a copy of the database and the written-over WAL: %d runs, %v; want 100", len(rows), err)
+	}
+	if err := crashed.Close(); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
