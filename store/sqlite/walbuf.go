@@ -127,9 +127,9 @@ type walFile struct {
 	presyncs   sync.WaitGroup // the presync goroutine, waited for by walClose
 }
 
-// presyncFrom returns the WAL size from which w is synced in the
+// presyncLimits returns the WAL size from which w is synced in the
 // background, and the most it may gather unsynced meanwhile (0, 0: never).
-func (w *walFile) presyncFrom() (from, step int64) {
+func (w *walFile) presyncLimits() (from, step int64) {
 	if w.main == nil {
 		return 0, 0
 	}
@@ -143,9 +143,9 @@ type mainFile struct {
 	name string
 	wal  atomic.Pointer[walFile] // its open WAL, if any
 	// presyncFrom is the WAL size from which the WAL is synced in the
-	// background (0: never); see setWALPresync. presyncs counts the
+	// background (0: never); see setWALPresync. presyncCount counts the
 	// background syncs started, for tests.
-	presyncFrom, presyncs atomic.Int64
+	presyncFrom, presyncCount atomic.Int64
 }
 
 // setWALPresync makes the WAL of the open database file name (as SQLite
@@ -296,11 +296,11 @@ func (w *walFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 	w.unsynced += int64(len(w.buf))
 	w.buf = w.buf[:0]
 	walFlushes.Add(1)
-	if from, step := w.presyncFrom(); from > 0 && end >= from && w.unsynced >= step &&
+	if from, step := w.presyncLimits(); from > 0 && end >= from && w.unsynced >= step &&
 		w.presyncing.CompareAndSwap(false, true) {
 		w.unsynced = 0
 		w.presyncs.Add(1)
-		w.main.presyncs.Add(1)
+		w.main.presyncCount.Add(1)
 		go w.presync()
 	}
 	return sqlite3.SQLITE_OK

@@ -151,7 +151,7 @@ func walPresyncs(t *testing.T, s *Store) int64 {
 	if m == nil {
 		t.Fatalf("%s is not open through the WAL-batching VFS", file)
 	}
-	return m.presyncs.Load()
+	return m.presyncCount.Load()
 }
 
 // TestWALPresync: an owned NORMAL store syncs its WAL in the background
