@@ -32,7 +32,10 @@
 // commit increments it. Indexes (status, wait keys, parent→children,
 // deadlines) and the command counter are also built once at open and kept
 // up to date by this process's writes; another process writing the same
-// directory is neither seen by the indexes nor serialised with.
+// directory is neither seen by the indexes nor serialised with. Beside
+// them, the store keeps the last state and the ledger index (offsets,
+// completed keys) of the runs it used most recently, within
+// Config.CacheBytes; the rest is read from the files when needed.
 //
 // Tolerance. Unparsable run files are logged and treated as absent by list
 // queries, but RunGet and a create of the same id return an error naming
@@ -68,10 +71,20 @@ type Config struct {
 	// NoSync skips fsync of files and of the directory after writes.
 	// Default false: every write is synced before it returns.
 	NoSync bool
+	// CacheBytes bounds what the store keeps in memory of recently used
+	// runs, least recently used first out: their last state (counted as
+	// its file's size) and the index of their ledger (seq, offsets, the
+	// idempotency keys of completed records; an estimate of its size),
+	// each within CacheBytes. What is not kept is read from the files
+	// again. 0 means DefaultCacheBytes.
+	CacheBytes int64
 	// Logger receives warnings about unreadable files and lines. Default:
 	// discard.
 	Logger *slog.Logger
 }
+
+// DefaultCacheBytes is Config.CacheBytes when it is 0.
+const DefaultCacheBytes = 16 << 20
 
 // Store is the JSON-file store. It is safe for concurrent use by the
 // goroutines of one process; see the package documentation for the
@@ -85,13 +98,14 @@ type Store struct {
 	// takes them shared.
 	stripes [64]sync.RWMutex
 
-	mu      sync.RWMutex // guards the fields below
-	closed  bool
-	runs    map[string]*runMeta
-	idx     runIndex
-	cache   map[string]*cachedRun
-	ledgers map[string]*ledgerState
-	spares  *atomicfile.Recycler
+	mu     sync.RWMutex // guards the fields below
+	closed bool
+	runs   map[string]*runMeta
+	idx    runIndex
+	spares *atomicfile.Recycler
+
+	cache   *lru[*cachedRun]   // last states, by run id
+	ledgers *lru[*ledgerState] // ledger indexes, by run id
 
 	cmd commandLog
 }
@@ -121,8 +135,8 @@ func New(cfg Config) (*Store, error) {
 		log:     cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).WithGroup("jsonfile"),
 		runs:    map[string]*runMeta{},
 		idx:     newRunIndex(),
-		cache:   map[string]*cachedRun{},
-		ledgers: map[string]*ledgerState{},
+		cache:   newLRU[*cachedRun](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
+		ledgers: newLRU[*ledgerState](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
 	}
 	if s.spares, err = atomicfile.NewRecycler(dir, s.fileOpts()); err != nil {
 		return nil, fmt.Errorf("jsonfile: %w", err)

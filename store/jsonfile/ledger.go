@@ -30,6 +30,11 @@ type ledgerState struct {
 	completed map[string]int64
 }
 
+// cost estimates the memory st holds, for the cache bound.
+func (st *ledgerState) cost() int64 {
+	return 128 + 16*int64(len(st.marks)) + 80*int64(len(st.completed))
+}
+
 func (st *ledgerState) noteCompleted(key string, seq int64) {
 	if key == "" {
 		return
@@ -66,13 +71,10 @@ func (st *ledgerState) startFor(after int64) mark {
 // ledgerLocked returns the state of a run's ledger, scanning the file on
 // first use. The caller holds the run's stripe exclusively.
 func (s *Store) ledgerLocked(runID string) (*ledgerState, error) {
-	s.mu.RLock()
-	st := s.ledgers[runID]
-	s.mu.RUnlock()
-	if st != nil {
+	if st, ok := s.ledgers.get(runID); ok {
 		return st, nil
 	}
-	st = &ledgerState{tailNL: true}
+	st := &ledgerState{tailNL: true}
 	path := s.ledgerPath(runID)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -93,17 +95,13 @@ func (s *Store) ledgerLocked(runID string) (*ledgerState, error) {
 	})
 	st.size = int64(len(data))
 	st.tailNL = len(data) == 0 || data[len(data)-1] == '\n'
-	s.mu.Lock()
-	s.ledgers[runID] = st
-	s.mu.Unlock()
+	s.ledgers.put(runID, st, st.cost())
 	return st, nil
 }
 
 // forgetLedger drops the cached state so the next use rescans the file.
 func (s *Store) forgetLedger(runID string) {
-	s.mu.Lock()
-	delete(s.ledgers, runID)
-	s.mu.Unlock()
+	s.ledgers.remove(runID)
 }
 
 // walkLedger decodes the JSONL data that starts at byte off of the file,
@@ -199,6 +197,9 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord)
 	st.count += int64(len(records))
 	st.size += int64(len(buf))
 	st.tailNL = true
+	// Again: its cost grew, and it may have been evicted meanwhile (it is
+	// still exact: appends to a run hold its stripe).
+	s.ledgers.put(runID, st, st.cost())
 	return nil
 }
 
