@@ -13,25 +13,30 @@ import (
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/lru"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
 // Store wraps a store.Store and chains every record it appends. It keeps
-// the head hash of each run in memory, so one process must be the only
-// writer of a run's ledger (the runtime's per-run lock and store claims
-// ensure it).
+// the head hash of the runs it appended to most recently in memory (the
+// others are read from the ledger when needed), so one process must be
+// the only writer of a run's ledger (the runtime's per-run lock and store
+// claims ensure it).
 type Store struct {
 	store.Wrapper
 	mu    sync.Mutex
-	heads map[string]string
+	heads *lru.Cache[string]
 }
+
+// headsBytes bounds the memory of the cached heads: some 100,000 runs.
+const headsBytes = 16 << 20
 
 var _ store.Store = (*Store)(nil)
 
 // Wrap returns inner with a hash-chained ledger.
 func Wrap(inner store.Store) *Store {
-	return &Store{Wrapper: store.Wrapper{Store: inner}, heads: map[string]string{}}
+	return &Store{Wrapper: store.Wrapper{Store: inner}, heads: lru.New[string](headsBytes)}
 }
 
 // RunCommit chains the records, then commits through the inner store.
@@ -53,7 +58,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if err := s.Store.RunCommit(ctx, p); err != nil {
 		return err
 	}
-	s.heads[runID] = newHead
+	s.setHead(runID, newHead)
 	return nil
 }
 
@@ -72,21 +77,21 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	if err := s.Store.LedgerAppend(ctx, runID, records); err != nil {
 		return err
 	}
-	s.heads[runID] = newHead
+	s.setHead(runID, newHead)
 	return nil
 }
 
 // LedgerDelete forgets the cached head with the ledger.
 func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
-	s.mu.Lock()
-	delete(s.heads, runID)
-	s.mu.Unlock()
+	s.mu.Lock() // no append may put back the head of the ledger being deleted
+	defer s.mu.Unlock()
+	s.heads.Remove(runID)
 	return s.Store.LedgerDelete(ctx, runID)
 }
 
 // head returns the record_hash of the run's last record ("" when empty).
 func (s *Store) head(ctx context.Context, runID string, fresh bool) (string, error) {
-	if h, ok := s.heads[runID]; ok {
+	if h, ok := s.heads.Get(runID); ok {
 		return h, nil
 	}
 	if fresh {
@@ -107,6 +112,12 @@ func (s *Store) head(ctx context.Context, runID string, fresh bool) (string, err
 		return "", nil
 	}
 	return last[0].RecordHash, nil
+}
+
+// setHead caches the head of a run, costed at about what a map entry
+// holding it takes.
+func (s *Store) setHead(runID, head string) {
+	s.heads.Put(runID, head, int64(len(runID)+len(head)+96))
 }
 
 func chain(records []*durable.StepRecord, head string) (string, error) {

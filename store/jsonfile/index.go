@@ -90,7 +90,7 @@ func (s *Store) setLocked(id string, m *runMeta) {
 	}
 	if m == nil {
 		delete(s.runs, id)
-		s.cache.remove(id)
+		s.cache.Remove(id)
 		return
 	}
 	s.runs[id] = m

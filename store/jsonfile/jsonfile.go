@@ -59,6 +59,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
+	"github.com/abstractframework/abstractgateway/internal/lru"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -104,8 +105,8 @@ type Store struct {
 	idx    runIndex
 	spares *atomicfile.Recycler
 
-	cache   *lru[*cachedRun]   // last states, by run id
-	ledgers *lru[*ledgerState] // ledger indexes, by run id
+	cache   *lru.Cache[*cachedRun]   // last states, by run id
+	ledgers *lru.Cache[*ledgerState] // ledger indexes, by run id
 
 	cmd commandLog
 }
@@ -135,8 +136,8 @@ func New(cfg Config) (*Store, error) {
 		log:     cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).WithGroup("jsonfile"),
 		runs:    map[string]*runMeta{},
 		idx:     newRunIndex(),
-		cache:   newLRU[*cachedRun](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
-		ledgers: newLRU[*ledgerState](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
+		cache:   lru.New[*cachedRun](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
+		ledgers: lru.New[*ledgerState](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
 	}
 	if s.spares, err = atomicfile.NewRecycler(dir, s.fileOpts()); err != nil {
 		return nil, fmt.Errorf("jsonfile: %w", err)

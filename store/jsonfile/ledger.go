@@ -71,7 +71,7 @@ func (st *ledgerState) startFor(after int64) mark {
 // ledgerLocked returns the state of a run's ledger, scanning the file on
 // first use. The caller holds the run's stripe exclusively.
 func (s *Store) ledgerLocked(runID string) (*ledgerState, error) {
-	if st, ok := s.ledgers.get(runID); ok {
+	if st, ok := s.ledgers.Get(runID); ok {
 		return st, nil
 	}
 	st := &ledgerState{tailNL: true}
@@ -95,13 +95,13 @@ func (s *Store) ledgerLocked(runID string) (*ledgerState, error) {
 	})
 	st.size = int64(len(data))
 	st.tailNL = len(data) == 0 || data[len(data)-1] == '\n'
-	s.ledgers.put(runID, st, st.cost())
+	s.ledgers.Put(runID, st, st.cost())
 	return st, nil
 }
 
 // forgetLedger drops the cached state so the next use rescans the file.
 func (s *Store) forgetLedger(runID string) {
-	s.ledgers.remove(runID)
+	s.ledgers.Remove(runID)
 }
 
 // walkLedger decodes the JSONL data that starts at byte off of the file,
@@ -199,7 +199,7 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord)
 	st.tailNL = true
 	// Again: its cost grew, and it may have been evicted meanwhile (it is
 	// still exact: appends to a run hold its stripe).
-	s.ledgers.put(runID, st, st.cost())
+	s.ledgers.Put(runID, st, st.cost())
 	return nil
 }
 

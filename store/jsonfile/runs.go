@@ -125,7 +125,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	meta := newMeta(p.Run, p.Run.Version)
 	s.mu.Lock()
 	s.setLocked(id, meta)
-	s.cache.put(id, c, int64(len(data)))
+	s.cache.Put(id, c, int64(len(data)))
 	s.mu.Unlock()
 	return nil
 }
@@ -176,7 +176,7 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 	s.mu.RLock()
 	meta := s.runs[id]
 	s.mu.RUnlock()
-	c, _ := s.cache.get(id)
+	c, _ := s.cache.Get(id)
 	if meta != nil && c != nil && c.mtime.Equal(fi.ModTime()) && c.size == fi.Size() {
 		return c.run.Thaw(), nil
 	}
@@ -191,7 +191,7 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 		s.setLocked(id, meta)
 	}
 	r.Version = meta.version
-	s.cache.put(id, &cachedRun{mtime: fi.ModTime(), size: fi.Size(), run: frozen.NewRun(r)}, fi.Size())
+	s.cache.Put(id, &cachedRun{mtime: fi.ModTime(), size: fi.Size(), run: frozen.NewRun(r)}, fi.Size())
 	s.mu.Unlock()
 	return r, nil
 }

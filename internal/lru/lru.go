@@ -1,14 +1,17 @@
-package jsonfile
+// Package lru is a map bounded by the total cost of its entries, for the
+// caches a long-running process keeps per run: once the total passes the
+// limit, the least recently used entries go.
+package lru
 
 import (
 	"container/list"
 	"sync"
 )
 
-// lru is a map bounded by the total cost of its entries: once the total
+// Cache is a map bounded by the total cost of its entries: once the total
 // passes the limit, the least recently used entries go (never the one
-// just put). It has its own lock, so callers need not hold Store.mu.
-type lru[V any] struct {
+// just put). It is safe for concurrent use.
+type Cache[V any] struct {
 	mu    sync.Mutex
 	limit int64
 	cost  int64
@@ -22,12 +25,13 @@ type lruItem[V any] struct {
 	cost int64
 }
 
-func newLRU[V any](limit int64) *lru[V] {
-	return &lru[V]{limit: limit, items: map[string]*list.Element{}}
+// New returns an empty cache whose entries may cost limit in total.
+func New[V any](limit int64) *Cache[V] {
+	return &Cache[V]{limit: limit, items: map[string]*list.Element{}}
 }
 
-// get returns the value of key and makes it the most recently used.
-func (c *lru[V]) get(key string) (V, bool) {
+// Get returns the value of key and makes it the most recently used.
+func (c *Cache[V]) Get(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[key]
@@ -39,9 +43,9 @@ func (c *lru[V]) get(key string) (V, bool) {
 	return e.Value.(*lruItem[V]).val, true
 }
 
-// put sets key's value and cost (replacing any) and evicts what no
+// Put sets key's value and cost (replacing any) and evicts what no
 // longer fits.
-func (c *lru[V]) put(key string, val V, cost int64) {
+func (c *Cache[V]) Put(key string, val V, cost int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[key]; ok {
@@ -58,8 +62,8 @@ func (c *lru[V]) put(key string, val V, cost int64) {
 	}
 }
 
-// remove drops key.
-func (c *lru[V]) remove(key string) {
+// Remove drops key.
+func (c *Cache[V]) Remove(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[key]; ok {
@@ -67,14 +71,14 @@ func (c *lru[V]) remove(key string) {
 	}
 }
 
-func (c *lru[V]) removeLocked(e *list.Element) {
+func (c *Cache[V]) removeLocked(e *list.Element) {
 	it := c.order.Remove(e).(*lruItem[V])
 	delete(c.items, it.key)
 	c.cost -= it.cost
 }
 
-// size returns the number of entries and their total cost.
-func (c *lru[V]) size() (n int, cost int64) {
+// Size returns the number of entries and their total cost.
+func (c *Cache[V]) Size() (n int, cost int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.items), c.cost
