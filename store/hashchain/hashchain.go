@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -25,8 +26,11 @@ import (
 // claims ensure it).
 type Store struct {
 	store.Wrapper
-	mu    sync.Mutex
-	heads *lru.Cache[string]
+	// stripes serialise the chaining of one run's appends (read the head,
+	// append, remember the new head) while other runs' go on: the inner
+	// append is I/O, and a single lock would queue every run behind it.
+	stripes [64]sync.Mutex
+	heads   *lru.Cache[string]
 }
 
 // headsBytes bounds the memory of the cached heads: some 100,000 runs.
@@ -45,8 +49,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return s.Store.RunCommit(ctx, p)
 	}
 	runID := p.Run.RunID
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	mu := s.stripe(runID)
+	mu.Lock()
+	defer mu.Unlock()
 	head, err := s.head(ctx, runID, p.Create)
 	if err != nil {
 		return err
@@ -64,8 +69,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 
 // LedgerAppend chains the records, then appends through the inner store.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	mu := s.stripe(runID)
+	mu.Lock()
+	defer mu.Unlock()
 	head, err := s.head(ctx, runID, false)
 	if err != nil {
 		return err
@@ -83,8 +89,9 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 
 // LedgerDelete forgets the cached head with the ledger.
 func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
-	s.mu.Lock() // no append may put back the head of the ledger being deleted
-	defer s.mu.Unlock()
+	mu := s.stripe(runID) // no append may put back the head of the ledger being deleted
+	mu.Lock()
+	defer mu.Unlock()
 	s.heads.Remove(runID)
 	return s.Store.LedgerDelete(ctx, runID)
 }
@@ -112,6 +119,13 @@ func (s *Store) head(ctx context.Context, runID string, fresh bool) (string, err
 		return "", nil
 	}
 	return last[0].RecordHash, nil
+}
+
+// stripe returns the lock of runID's stripe.
+func (s *Store) stripe(runID string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(runID))
+	return &s.stripes[h.Sum32()%uint32(len(s.stripes))]
 }
 
 // setHead caches the head of a run, costed at about what a map entry
