@@ -631,3 +631,20 @@ type KV struct {
 // Ordered is an object whose members are written in the given order (as
 // Python writes a dataclass), or sorted when the style sorts keys.
 type Ordered []KV
+
+// buffers recycles the byte slices that callers encode JSON texts into
+// and drop within a call (a store's run files, ledger lines, SQL texts).
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// GetBuffer returns an empty pooled buffer to Append into; hand it back,
+// grown, with PutBuffer once nothing refers to its bytes.
+func GetBuffer() *[]byte { return buffers.Get().(*[]byte) }
+
+// PutBuffer returns b to the pool (a buffer grown past 1 MB is let go).
+func PutBuffer(b *[]byte) {
+	if cap(*b) > 1<<20 {
+		return
+	}
+	*b = (*b)[:0]
+	buffers.Put(b)
+}

@@ -48,31 +48,22 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if len(p.Records) == 0 {
 		return s.Store.RunCommit(ctx, p)
 	}
-	runID := p.Run.RunID
-	mu := s.stripe(runID)
-	mu.Lock()
-	defer mu.Unlock()
-	head, err := s.head(ctx, runID, p.Create)
-	if err != nil {
-		return err
-	}
-	newHead, err := chain(p.Records, head)
-	if err != nil {
-		return err
-	}
-	if err := s.Store.RunCommit(ctx, p); err != nil {
-		return err
-	}
-	s.setHead(runID, newHead)
-	return nil
+	return s.chained(ctx, p.Run.RunID, p.Create, p.Records, func() error { return s.Store.RunCommit(ctx, p) })
 }
 
 // LedgerAppend chains the records, then appends through the inner store.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
+	return s.chained(ctx, runID, false, records, func() error { return s.Store.LedgerAppend(ctx, runID, records) })
+}
+
+// chained links records to the run's head (none for a fresh run), writes
+// them with write, and remembers the new head once written, all under the
+// run's stripe.
+func (s *Store) chained(ctx context.Context, runID string, fresh bool, records []*durable.StepRecord, write func() error) error {
 	mu := s.stripe(runID)
 	mu.Lock()
 	defer mu.Unlock()
-	head, err := s.head(ctx, runID, false)
+	head, err := s.head(ctx, runID, fresh)
 	if err != nil {
 		return err
 	}
@@ -80,7 +71,7 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	if err != nil {
 		return err
 	}
-	if err := s.Store.LedgerAppend(ctx, runID, records); err != nil {
+	if err := write(); err != nil {
 		return err
 	}
 	s.setHead(runID, newHead)

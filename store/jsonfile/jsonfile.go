@@ -238,17 +238,3 @@ func (s *Store) syncDir() error {
 // nowTime is the store's clock for the timestamps it fills in itself
 // (command ts, cursor updated_at).
 func nowTime() durable.Time { return durable.NewTime(time.Now()) }
-
-// bufs recycles the buffers that run files and ledger lines are encoded
-// into: they are written out and dropped within the call.
-var bufs = sync.Pool{New: func() any { return new([]byte) }}
-
-func getBuf() *[]byte { return bufs.Get().(*[]byte) }
-
-func putBuf(b *[]byte) {
-	if cap(*b) > 1<<20 {
-		return // let an outsized buffer go
-	}
-	*b = (*b)[:0]
-	bufs.Put(b)
-}

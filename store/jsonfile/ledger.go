@@ -160,9 +160,9 @@ func (s *Store) decodeLine(path string, line []byte, off int64, final bool) []ma
 // appendRecordsLocked appends records to a run's ledger in one write and
 // sets their Seq. The caller holds the run's stripe exclusively.
 func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord) error {
-	pooled := getBuf()
+	pooled := pyjson.GetBuffer()
 	buf := *pooled
-	defer func() { *pooled = buf; putBuf(pooled) }() // handed back grown
+	defer func() { *pooled = buf; pyjson.PutBuffer(pooled) }() // handed back grown
 	starts := make([]int, len(records))
 	for i, r := range records {
 		starts[i] = len(buf)

@@ -95,8 +95,8 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			id, p.Run.Version, cur.version, store.ErrConflict)
 	}
 
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := pyjson.GetBuffer()
+	defer pyjson.PutBuffer(buf)
 	data, err := durable.AppendRun(*buf, p.Run, pyjson.Pretty)
 	*buf = data // handed back to the pool grown, whatever happens
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -22,55 +21,40 @@ type encodedRecord struct {
 
 // encodeRecords encodes records as the Python store writes record_json:
 // json.dumps separators, non-ASCII kept, no seq. The texts view buf's
-// bytes (see encodeBuf), which hold them all.
-func encodeRecords(buf *encodeBuf, records []*durable.StepRecord) ([]encodedRecord, error) {
+// bytes (see text), which hold them all.
+func encodeRecords(buf *[]byte, records []*durable.StepRecord) ([]encodedRecord, error) {
 	if len(records) == 0 {
 		return nil, nil
 	}
 	out := make([]encodedRecord, len(records))
 	ends := make([]int, len(records))
-	start := len(buf.b)
+	start := len(*buf)
 	for i, rec := range records {
 		var err error
-		if buf.b, err = durable.AppendRecord(buf.b, rec, pyjson.Line); err != nil {
+		if *buf, err = durable.AppendRecord(*buf, rec, pyjson.Line); err != nil {
 			return nil, fmt.Errorf("encoding record %d: %w", i, err)
 		}
-		ends[i] = len(buf.b)
+		ends[i] = len(*buf)
 		if rec.Status == durable.StepCompleted {
 			out[i].completedKey = rec.IdempotencyKey
 		}
 	}
-	for i, end := range ends { // views taken once buf.b has stopped growing
-		out[i].json = buf.text(start, end)
+	for i, end := range ends { // views taken once *buf has stopped growing
+		out[i].json = text(*buf, start, end)
 		start = end
 	}
 	return out, nil
 }
 
-// encodeBuf is a reusable buffer for the JSON texts of one commit. The
-// texts handed to SQL view its bytes without a copy: the driver copies
-// a bound text into SQLite's memory, so the buffer may be reused as soon
-// as the statements have run (put it back after the commit).
-type encodeBuf struct{ b []byte }
-
-var encodeBufs = sync.Pool{New: func() any { return new(encodeBuf) }}
-
-func getEncodeBuf() *encodeBuf { return encodeBufs.Get().(*encodeBuf) }
-
-func (e *encodeBuf) put() {
-	if cap(e.b) > 1<<20 {
-		return // let an outsized buffer go
-	}
-	e.b = e.b[:0]
-	encodeBufs.Put(e)
-}
-
-// text returns b[start:end] as a string sharing b's memory.
-func (e *encodeBuf) text(start, end int) string {
+// text returns b[start:end] as a string sharing b's memory. The texts
+// handed to SQL view a pooled buffer (pyjson.GetBuffer) without a copy: the
+// driver copies a bound text into SQLite's memory, so the buffer may go
+// back to the pool as soon as the statements have run (after the commit).
+func text(b []byte, start, end int) string {
 	if start == end {
 		return ""
 	}
-	return unsafe.String(&e.b[start], end-start)
+	return unsafe.String(&b[start], end-start)
 }
 
 // appendRecords allocates len(recs) seqs after the run's last one and
@@ -133,8 +117,8 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	if runID == "" {
 		return errors.New("sqlite: ledger append: run id is required")
 	}
-	buf := getEncodeBuf()
-	defer buf.put()
+	buf := pyjson.GetBuffer()
+	defer pyjson.PutBuffer(buf)
 	recs, err := encodeRecords(buf, records)
 	if err != nil {
 		return fmt.Errorf("sqlite: appending to ledger of %s: %w", runID, err)

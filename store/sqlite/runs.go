@@ -21,18 +21,18 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return errors.New("sqlite: commit: run id is required")
 	}
 	r := p.Run
-	buf := getEncodeBuf()
-	defer buf.put()
+	buf := pyjson.GetBuffer()
+	defer pyjson.PutBuffer(buf)
 	var err error
-	if buf.b, err = durable.AppendRun(buf.b, r, pyjson.Line); err != nil {
+	if *buf, err = durable.AppendRun(*buf, r, pyjson.Line); err != nil {
 		return fmt.Errorf("sqlite: committing run %s: %w", r.RunID, err)
 	}
-	runEnd := len(buf.b)
+	runEnd := len(*buf)
 	recs, err := encodeRecords(buf, p.Records)
 	if err != nil {
 		return fmt.Errorf("sqlite: committing run %s: %w", r.RunID, err)
 	}
-	runJSON := buf.text(0, runEnd) // after the records: buf.b no longer grows
+	runJSON := text(*buf, 0, runEnd) // after the records: *buf no longer grows
 	var firstSeq int64
 	err = s.writeThen(ctx, func(ctx context.Context) error {
 		args := runArgs(r, runJSON)

@@ -191,10 +191,6 @@ func (s *wstmt) bind(args []any) ([]driver.NamedValue, error) {
 	return nv, nil
 }
 
-// release drops the scratch arguments' references (a run's JSON would
-// otherwise stay reachable until the next statement).
-func (s *wstmt) release(nv []driver.NamedValue) { clear(nv) }
-
 // exec runs the statement and returns the number of rows it changed.
 func (s *wstmt) exec(ctx context.Context, args ...any) (int64, error) {
 	res, err := s.execResult(ctx, args...)
@@ -210,7 +206,7 @@ func (s *wstmt) execResult(ctx context.Context, args ...any) (driver.Result, err
 	if err != nil {
 		return nil, err
 	}
-	defer s.release(nv)
+	defer clear(nv) // the scratch must not keep a run's JSON reachable
 	return s.ex.ExecContext(ctx, nv)
 }
 
@@ -221,7 +217,7 @@ func (s *wstmt) queryInt64(ctx context.Context, args ...any) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer s.release(nv)
+	defer clear(nv) // the scratch must not keep a run's JSON reachable
 	rows, err := s.q.QueryContext(ctx, nv)
 	if err != nil {
 		return 0, err
