@@ -83,6 +83,11 @@ func (s *Store) checkpointNow(ctx context.Context) {
 	defer func() { <-s.wsem }()
 	// Close stops this goroutine before it closes the store, so the
 	// connection is open here.
+	if s.listDirty > 0 {
+		if err := s.flushLists(context.WithoutCancel(ctx)); err != nil {
+			s.log.WarnContext(ctx, "bringing run lists up to date failed", "error", err)
+		}
+	}
 	var busy, walPages, folded int
 	// Not cut short by Close: a checkpoint that has begun completes.
 	err := s.wconn.QueryRowContext(context.WithoutCancel(ctx), "PRAGMA wal_checkpoint(RESTART)").

@@ -28,12 +28,16 @@
 //
 // # Lists
 //
-// Lists are most recently updated first. No index on updated_at alone is
-// kept (every commit would rewrite its entry), so a list that no index's
-// leading column filters (no filter, or only root-only or wait reason) is
-// a merge over idx_runs_status_updated: the newest rows of each status,
-// read in index order, then the newest of those. Lists by status or
-// workflow read their own index, and lists by session read
+// Lists are most recently updated first. Lists by status or workflow, and
+// lists no index's leading column filters, read two indexes on copies of
+// status and updated_at (list_status, list_updated_at) that commits leave
+// alone and the store brings up to date in batches (migration 008,
+// lists.go): moving a run's entries in both indexes on every commit was a
+// third of the pages a commit wrote. No index on the time alone is kept,
+// so a list that no index's leading column filters (no filter, or only
+// root-only or wait reason) is a merge over idx_runs_status_updated: the
+// newest rows of each status, read in index order, then the newest of
+// those. Lists by session read
 // idx_runs_session (migration 005), whose entries are written only when a
 // run is created: commits leave the identity columns (workflow, parent,
 // session) out of their UPDATE, since SQLite rewrites an index entry

@@ -59,11 +59,20 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 				return s.staleVersion(ctx, r.RunID, r.Version)
 			}
 		}
+		if err := s.markListStale(ctx, r.RunID, p.Create); err != nil {
+			return err
+		}
 		if firstSeq, err = s.appendRecords(ctx, r.RunID, recs); err != nil {
 			return err
 		}
 		return s.indexDeadline(ctx, r, p.Create)
 	}, func() {
+		if s.listMarked != nil { // only once the record is committed
+			s.listMarked[r.RunID] = struct{}{}
+		}
+		if s.cache == nil {
+			return
+		}
 		_, indexed := store.Deadline(r)
 		s.cache.putState(r.RunID, strings.Clone(runJSON), r.Version+1, indexed) // runJSON views a pooled buffer
 		s.cacheAppended(r.RunID, p.Records, firstSeq, recs)
@@ -167,13 +176,18 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 // queryRuns runs a SELECT run_json, version … query and decodes the rows,
 // skipping unreadable ones.
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durable.RunState, error) {
-	return s.queryRunsBuilt(ctx, func(querier) (string, []any, error) { return q, args, nil })
+	return s.queryRunsBuilt(ctx, false, func(querier) (string, []any, error) { return q, args, nil })
 }
 
 // queryRunsBuilt is queryRuns with a query built in the read's turn (it
-// may read the database to build it).
-func (s *Store) queryRunsBuilt(ctx context.Context, build func(db querier) (string, []any, error)) ([]*durable.RunState, error) {
-	rd, err := s.read(ctx)
+// may read the database to build it); lists tells that the query reads the
+// list columns (see listRead).
+func (s *Store) queryRunsBuilt(ctx context.Context, lists bool, build func(db querier) (string, []any, error)) ([]*durable.RunState, error) {
+	read := s.read
+	if lists {
+		read = s.listRead
+	}
+	rd, err := read(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -225,15 +239,61 @@ func (w *where) String() string {
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
 
-// runListWhere is RunList's filter, and whether an index leads it.
-func runListWhere(p *store.RunListParams) (w where, indexed bool) {
-	if len(p.WaitKeys) > 0 {
-		// Unary + keeps SQLite from reading every waiting run through
-		// the status index: a few wait keys are far more selective.
-		w.eq("+status", string(p.Status))
+// listPath is how a list of runs, newest first, is answered.
+type listPath int
+
+const (
+	// byOtherIndex: a selective filter leads an index of its own (wait
+	// keys, session, parent). The rows it finds are sorted by their
+	// updated_at, and the list columns are not read, so no flush is
+	// needed (event delivery lists by wait key on every emit).
+	byOtherIndex listPath = iota
+	// byListIndex: a status or workflow filter leads a list index, read
+	// in order after a flush (lists.go).
+	byListIndex
+	// byMerge: no filter leads an index; the newest runs of each status
+	// are merged from the status list index, after a flush.
+	byMerge
+)
+
+// readsLists reports whether the path reads the list columns.
+func (p listPath) readsLists() bool { return p != byOtherIndex }
+
+// statusFilter adds the filter on status: on list_status where the path
+// reads the list columns (equal to status after the flush, and the
+// column the index has).
+func (w *where) statusFilter(path listPath, status durable.RunStatus) {
+	if path.readsLists() {
+		w.eq("list_status", string(status))
 	} else {
-		w.eq("status", string(p.Status))
+		w.eq("status", string(status))
 	}
+}
+
+// listOrder is the ORDER BY of a list on path.
+func listOrder(path listPath) string {
+	if path.readsLists() {
+		return " ORDER BY list_updated_at DESC, run_id DESC"
+	}
+	return " ORDER BY updated_at DESC, run_id DESC"
+}
+
+// pathOf chooses the path of a list with the given filters.
+func pathOf(other bool, status durable.RunStatus, workflowID string) listPath {
+	switch {
+	case other:
+		return byOtherIndex
+	case status != "" || workflowID != "":
+		return byListIndex
+	default:
+		return byMerge
+	}
+}
+
+// runListWhere is RunList's filter and its path.
+func runListWhere(p *store.RunListParams) (w where, path listPath) {
+	path = pathOf(len(p.WaitKeys) > 0 || p.SessionID != "" || p.ParentID != "", p.Status, p.WorkflowID)
+	w.statusFilter(path, p.Status)
 	if p.WaitReason == durable.WaitEvent {
 		// A literal, so that SQLite may use idx_runs_event_wait_key, whose
 		// rows are those of event waits.
@@ -250,15 +310,25 @@ func runListWhere(p *store.RunListParams) (w where, indexed bool) {
 			w.args = append(w.args, k)
 		}
 	}
-	return w, p.Status != "" || p.WorkflowID != "" || p.SessionID != "" || p.ParentID != "" || len(p.WaitKeys) > 0
+	w.listIndexed(path, p.Status)
+	return w, path
+}
+
+// listIndexed adds, to a list by workflow alone, the condition that lets
+// SQLite use the partial workflow index (a run has list entries once its
+// list columns are set; after the flush every run has).
+func (w *where) listIndexed(path listPath, status durable.RunStatus) {
+	if path == byListIndex && status == "" {
+		w.conds = append(w.conds, "list_status IS NOT NULL")
+	}
 }
 
 // RunList implements store.RunStore: ORDER BY updated_at DESC (then
 // run_id DESC, as the memory store breaks ties).
 func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
-	w, indexed := runListWhere(p)
-	runs, err := s.queryRunsBuilt(ctx, func(db querier) (string, []any, error) {
-		return recentFirst(ctx, db, "run_json, version", w, indexed, store.EffectiveLimit(p.Limit))
+	w, path := runListWhere(p)
+	runs, err := s.queryRunsBuilt(ctx, path.readsLists(), func(db querier) (string, []any, error) {
+		return recentFirst(ctx, db, "run_json, version", w, path, store.EffectiveLimit(p.Limit))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing runs: %w", err)
@@ -333,34 +403,40 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 	return runs, nil
 }
 
-// runIndexWhere is RunIndex's filter, and whether an index leads it.
-func runIndexWhere(p *store.RunIndexParams) (w where, indexed bool) {
-	w.eq("status", string(p.Status))
+// runIndexWhere is RunIndex's filter and its path.
+func runIndexWhere(p *store.RunIndexParams) (w where, path listPath) {
+	path = pathOf(p.SessionID != "", p.Status, p.WorkflowID)
+	w.statusFilter(path, p.Status)
 	w.eq("workflow_id", p.WorkflowID)
 	w.eq("session_id", p.SessionID)
 	if p.RootOnly {
 		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
 	}
-	return w, p.Status != "" || p.WorkflowID != "" || p.SessionID != ""
+	w.listIndexed(path, p.Status)
+	return w, path
 }
 
 // RunIndex implements store.RunStore from the row columns, without
 // decoding run_json: SQLite extracts vars._run_lifecycle (and the until of
 // a waiting run that is not a WAIT_UNTIL, which has no column).
 func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.RunIndexRow, error) {
-	w, indexed := runIndexWhere(p)
+	w, path := runIndexWhere(p)
 	const cols = `run_id, workflow_id, status, wait_reason,
 		CASE WHEN wait_until IS NOT NULL THEN wait_until
 			WHEN status = 'waiting' AND json_valid(run_json) THEN json_extract(run_json, '$.waiting.until') END,
 		parent_run_id, actor_id, session_id, created_at, updated_at,
 		CASE WHEN json_valid(run_json) AND json_type(run_json, '$.vars._run_lifecycle') = 'object'
 			THEN json_extract(run_json, '$.vars._run_lifecycle') END`
-	rd, err := s.read(ctx)
+	read := s.read
+	if path.readsLists() {
+		read = s.listRead
+	}
+	rd, err := read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}
 	defer rd.release()
-	q, args, err := recentFirst(ctx, rd.db, cols, w, indexed, store.EffectiveLimit(p.Limit))
+	q, args, err := recentFirst(ctx, rd.db, cols, w, path, store.EffectiveLimit(p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}
@@ -399,16 +475,16 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 // recentFirst returns the query of the runs matching w, most recently
 // updated first (ties by run_id, descending), at most limit of them.
 //
-// When indexed, a filter column leads an index and SQLite answers the
-// plain query from it. Otherwise (no filter, or only filters no index
-// leads) the plain query would read and sort the whole table, so the
-// query is a merge over idx_runs_status_updated instead: the newest limit
-// rows of each status, read from the index in order, then the newest
-// limit of those. No index that every commit would change is needed for
-// it; the distinct statuses are found first by seeking the same index.
-func recentFirst(ctx context.Context, db querier, cols string, w where, indexed bool, limit int) (string, []any, error) {
-	const order = " ORDER BY updated_at DESC, run_id DESC LIMIT ?"
-	if indexed {
+// On byOtherIndex and byListIndex a filter column leads an index and
+// SQLite answers the plain query from it. On byMerge the plain query would
+// read and sort the whole table, so the query is a merge over
+// idx_runs_status_updated instead: the newest limit rows of each status,
+// read from the index in order, then the newest limit of those. No index
+// of all runs by time is needed for it; the distinct statuses are found
+// first by seeking the same index.
+func recentFirst(ctx context.Context, db querier, cols string, w where, path listPath, limit int) (string, []any, error) {
+	order := listOrder(path) + " LIMIT ?"
+	if path != byMerge {
 		return "SELECT " + cols + " FROM runs" + w.String() + order, append(w.args, limit), nil
 	}
 	statuses, err := distinctStatuses(ctx, db)
@@ -425,7 +501,7 @@ func recentFirst(ctx context.Context, db querier, cols string, w where, indexed 
 		if i > 0 {
 			q.WriteString(" UNION ALL ")
 		}
-		part := where{conds: append([]string{"status = ?"}, w.conds...)}
+		part := where{conds: append([]string{"list_status = ?"}, w.conds...)}
 		q.WriteString("SELECT rowid FROM (SELECT rowid FROM runs" + part.String() + order + ")")
 		args = append(append(append(args, st), w.args...), limit)
 	}
@@ -433,13 +509,14 @@ func recentFirst(ctx context.Context, db querier, cols string, w where, indexed 
 	return q.String(), append(args, limit), nil
 }
 
-// distinctStatuses returns the statuses present in runs, one index seek
-// per status (a scan of idx_runs_status_updated would read every entry).
+// distinctStatuses returns the list statuses present in runs, one index
+// seek per status (a scan of idx_runs_status_updated would read every
+// entry).
 func distinctStatuses(ctx context.Context, db querier) ([]string, error) {
 	rows, err := db.QueryContext(ctx, `WITH RECURSIVE st(s) AS (
-			SELECT (SELECT MIN(status) FROM runs)
+			SELECT (SELECT MIN(list_status) FROM runs WHERE list_status IS NOT NULL)
 			UNION ALL
-			SELECT (SELECT MIN(status) FROM runs WHERE status > st.s) FROM st WHERE st.s IS NOT NULL)
+			SELECT (SELECT MIN(list_status) FROM runs WHERE list_status > st.s) FROM st WHERE st.s IS NOT NULL)
 		SELECT s FROM st WHERE s IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("reading run statuses: %w", err)
@@ -481,7 +558,11 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 		existed = n > 0
 		_, err = s.w.waitDelete.exec(ctx, runID)
 		return err
-	}, func() { s.cache.dropState(runID) })
+	}, func() {
+		if s.cache != nil {
+			s.cache.dropState(runID)
+		}
+	})
 	if err != nil {
 		return false, fmt.Errorf("sqlite: deleting run %s: %w", runID, err)
 	}

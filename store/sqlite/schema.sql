@@ -50,7 +50,7 @@ CREATE TABLE runs (
   created_at TEXT,
   updated_at TEXT,
   run_json TEXT NOT NULL
-, version INTEGER NOT NULL DEFAULT 0, wait_key TEXT);
+, version INTEGER NOT NULL DEFAULT 0, wait_key TEXT, list_status TEXT, list_updated_at TEXT);
 
 CREATE INDEX idx_runs_event_wait_key ON runs(wait_key)
   WHERE wait_reason = 'event' AND wait_key IS NOT NULL;
@@ -61,9 +61,18 @@ CREATE INDEX idx_runs_parent_child ON runs(parent_run_id, created_at)
 CREATE INDEX idx_runs_session ON runs(session_id)
   WHERE session_id IS NOT NULL;
 
-CREATE INDEX idx_runs_status_updated ON runs(status, updated_at DESC);
+CREATE INDEX idx_runs_status_updated ON runs(list_status, list_updated_at DESC)
+  WHERE list_status IS NOT NULL;
 
-CREATE INDEX idx_runs_workflow_updated ON runs(workflow_id, updated_at DESC);
+CREATE INDEX idx_runs_unlisted ON runs(list_status) WHERE list_status IS NULL;
+
+CREATE INDEX idx_runs_workflow_updated ON runs(workflow_id, list_updated_at DESC)
+  WHERE list_status IS NOT NULL;
+
+CREATE TRIGGER runs_list_foreign_update AFTER UPDATE OF workflow_id ON runs
+  BEGIN INSERT OR IGNORE INTO runs_list_dirty (run_id) VALUES (NEW.run_id); END;
+
+CREATE TABLE runs_list_dirty (run_id TEXT PRIMARY KEY) WITHOUT ROWID;
 
 CREATE TABLE schema_migrations (
   version INTEGER PRIMARY KEY,

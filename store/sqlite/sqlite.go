@@ -124,6 +124,14 @@ type Store struct {
 	cache           *hotCache
 	ckpt            *idleCheckpointer // nil when checkpoints are SQLite's
 
+	// The list columns' bookkeeping (lists.go), owned by the writer turn:
+	// listMarked holds the runs this store has recorded in runs_list_dirty
+	// since the last flush (nil in a shared store, where another process
+	// may flush), listDirty counts the records made, and listFlushAt is
+	// the count at which a commit's writer turn flushes.
+	listMarked             map[string]struct{}
+	listDirty, listFlushAt int
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -162,7 +170,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: config: checkpoint pages %d: want 0 (default) or more", cfg.CheckpointPages)
 	}
 	s := &Store{path: cfg.Path, log: log.With("component", "store/sqlite"), wsem: make(chan struct{}, 1),
-		shared: cfg.Shared, checkpointPages: cfg.CheckpointPages, batchWAL: !cfg.Shared && !cfg.UnbatchedWAL}
+		shared: cfg.Shared, checkpointPages: cfg.CheckpointPages, batchWAL: !cfg.Shared && !cfg.UnbatchedWAL,
+		listFlushAt: defaultListFlushRuns}
+	if !cfg.Shared {
+		s.listMarked = make(map[string]struct{})
+	}
 	if s.checkpointPages == 0 {
 		switch {
 		case syncMode == "FULL":
@@ -235,6 +247,11 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 	if err := s.rw.prepare(ctx, s.wconn); err != nil {
 		return fmt.Errorf("sqlite: preparing read statements: %w", err)
 	}
+	// Runs left recorded by a process that was killed, or written by
+	// Python, get their list entries now.
+	if err := s.flushLists(ctx); err != nil {
+		return err
+	}
 	if !s.shared {
 		return nil
 	}
@@ -287,6 +304,13 @@ func (s *Store) Close() error {
 			s.ckpt.stop()
 		}
 		s.wsem <- struct{}{}
+		if s.listDirty > 0 && s.w.conn != nil {
+			// Not needed for correctness (the next open does it): leaves
+			// the file's list indexes complete for other readers.
+			if err := s.flushLists(context.Background()); err != nil {
+				s.log.Warn("bringing run lists up to date at close failed", "error", err)
+			}
+		}
 		s.closed = true
 		s.closeErr = s.closeAll()
 		<-s.wsem
@@ -336,25 +360,18 @@ func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) erro
 		return errClosed
 	}
 	wctx := context.WithoutCancel(ctx)
-	err := s.w.run(func() error {
-		if _, err := s.w.begin.exec(wctx); err != nil {
-			return fmt.Errorf("begin: %w", err)
-		}
-		if err := fn(wctx); err != nil {
-			s.rollback(wctx)
-			return err
-		}
-		if _, err := s.w.commit.exec(wctx); err != nil {
-			s.rollback(wctx)
-			return fmt.Errorf("commit: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.inTx(wctx, fn); err != nil {
 		return err
 	}
-	if committed != nil && s.cache != nil {
+	if committed != nil {
 		committed()
+	}
+	if s.listDirty >= s.listFlushAt {
+		// Logged, not returned: the commit stands, and the runs stay
+		// recorded for the next flush.
+		if err := s.flushLists(wctx); err != nil {
+			s.log.WarnContext(ctx, "bringing run lists up to date failed", "error", err)
+		}
 	}
 	if s.ckpt != nil {
 		s.ckpt.wrote()

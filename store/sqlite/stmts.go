@@ -34,6 +34,10 @@ type writerStmts struct {
 	headDelete   *wstmt
 	waitUpsert   *wstmt
 	waitDelete   *wstmt
+	listMark     *wstmt // records a run whose list columns are stale
+	listUnlisted *wstmt // sets the list columns of new runs
+	listFlush    *wstmt // brings the list columns of runs_list_dirty's runs up to date
+	listClear    *wstmt
 
 	cmdInsert      *wstmt
 	cmdSeqByID     *wstmt
@@ -85,6 +89,12 @@ func (w *writerStmts) statements() []writerStmt {
 		ON CONFLICT (run_id) DO UPDATE SET next_due_iso = excluded.next_due_iso,
 		updated_at_iso = excluded.updated_at_iso, status = excluded.status`},
 		{&w.waitDelete, `DELETE FROM wait_index WHERE run_id = ?`},
+		{&w.listMark, `INSERT OR IGNORE INTO runs_list_dirty (run_id) VALUES (?)`},
+		{&w.listUnlisted, `UPDATE runs SET list_status = status, list_updated_at = COALESCE(updated_at, '')
+		WHERE list_status IS NULL`},
+		{&w.listFlush, `UPDATE runs SET list_status = status, list_updated_at = COALESCE(updated_at, '')
+		WHERE run_id IN (SELECT run_id FROM runs_list_dirty)`},
+		{&w.listClear, `DELETE FROM runs_list_dirty`},
 		{&w.cmdInsert, `INSERT OR IGNORE INTO commands (command_id, run_id, type, payload_json, ts, client_id)
 		VALUES (?, ?, ?, ?, ?, ?)`},
 		{&w.cmdSeqByID, `SELECT seq FROM commands WHERE command_id = ?`},
