@@ -13,32 +13,48 @@ import (
 // read and a read from disk never differ. Values it cannot mirror cheaply
 // take the encode-and-decode path. s must be encodable.
 func (s *StepRecord) StoredCopy() (*StepRecord, error) {
-	if !s.plainForCopy() {
+	c, ok := s.StoredHead()
+	if !ok {
 		return s.roundTrip()
 	}
-	c := *s
-	if c.Attempt == 0 {
-		c.Attempt = 1 // written as 1
-	}
 	var err error
-	if e := s.Effect; e != nil {
-		ce := *e
-		if ce.Payload, err = pyjson.NormalizeObject(e.Payload); err != nil {
+	if c.Effect != nil {
+		if c.Effect.Payload, err = pyjson.NormalizeObject(s.Effect.Payload); err != nil {
 			return nil, err
 		}
-		c.Effect = &ce
 	}
 	if c.Result, err = pyjson.Normalize(s.Result); err != nil {
 		return nil, err
 	}
-	c.Extra = nil
 	if len(s.Extra) > 0 {
 		if c.Extra, err = pyjson.NormalizeObject(s.Extra); err != nil {
 			return nil, err
 		}
 	}
-	c.StartedAt, c.EndedAt = NewTime(s.StartedAt.Time), NewTime(s.EndedAt.Time)
 	return &c, nil
+}
+
+// StoredHead is StoredCopy without the JSON values: the effect (a copy)
+// has no payload, and result and extra are nil; the caller copies them in
+// the decoder's types (pyjson.Normalize) its own way, with extra staying
+// nil when s has none. It reports false where StoredCopy takes the
+// encode-and-decode path instead.
+func (s *StepRecord) StoredHead() (StepRecord, bool) {
+	if !s.plainForCopy() {
+		return StepRecord{}, false
+	}
+	c := *s
+	if c.Attempt == 0 {
+		c.Attempt = 1 // written as 1
+	}
+	if e := s.Effect; e != nil {
+		ce := *e
+		ce.Payload = nil
+		c.Effect = &ce
+	}
+	c.Result, c.Extra = nil, nil
+	c.StartedAt, c.EndedAt = NewTime(s.StartedAt.Time), NewTime(s.EndedAt.Time)
+	return c, true
 }
 
 // plainForCopy tells whether StoredCopy can copy s member by member: valid

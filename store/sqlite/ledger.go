@@ -94,13 +94,12 @@ func (s *Store) cacheAppended(runID string, records []*durable.StepRecord, first
 	copies := make([]*frozen.Record, len(records))
 	var size int64
 	for i, rec := range records {
-		c, err := rec.StoredCopy()
+		c, err := frozen.NewStoredRecord(rec, first+int64(i))
 		if err != nil {
 			s.cache.ledgerUnknown(runID)
 			return
 		}
-		c.Seq = first + int64(i)
-		copies[i] = frozen.NewRecord(c)
+		copies[i] = c
 		size += int64(len(recs[i].json))
 	}
 	s.cache.appended(runID, copies, size)

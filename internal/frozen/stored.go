@@ -1,0 +1,92 @@
+package frozen
+
+import (
+	"unicode/utf8"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// FreezeNormalized returns Freeze(pyjson.Normalize(v)) in one pass: a
+// frozen copy of v in the Go types a decode of its encoding gives, without
+// building the normalized maps first.
+func FreezeNormalized(v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		return FreezeNormalizedObject(x)
+	case []any:
+		out := make(array, len(x))
+		for i, e := range x {
+			f, err := FreezeNormalized(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = f
+		}
+		return out, nil
+	default:
+		// Scalars are their own frozen form; other Go types take
+		// Normalize's encode-and-decode path and are then frozen.
+		n, err := pyjson.Normalize(v)
+		if err != nil {
+			return nil, err
+		}
+		return Freeze(n), nil
+	}
+}
+
+// FreezeNormalizedObject is FreezeNormalized for an object; nil gives an
+// empty object, as pyjson.NormalizeObject gives an empty map.
+func FreezeNormalizedObject(m map[string]any) (Object, error) {
+	out := make(Object, 0, len(m))
+	for k, e := range m {
+		if !utf8.ValidString(k) { // Normalize re-encodes the whole object
+			n, err := pyjson.NormalizeObject(m)
+			if err != nil {
+				return nil, err
+			}
+			return FreezeObject(n), nil
+		}
+		f, err := FreezeNormalized(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, member{key: k, value: f})
+	}
+	return out, nil
+}
+
+// NewStoredRecord returns NewRecord(r.StoredCopy()) with its Seq set to
+// seq, in one pass over r's JSON values: what a store that serves ledger
+// reads from memory keeps, so that a hot read equals a read from disk.
+func NewStoredRecord(r *durable.StepRecord, seq int64) (*Record, error) {
+	head, ok := r.StoredHead()
+	if !ok {
+		c, err := r.StoredCopy()
+		if err != nil {
+			return nil, err
+		}
+		c.Seq = seq
+		return NewRecord(c), nil
+	}
+	head.Seq = seq
+	f := &Record{head: head}
+	var err error
+	if f.result, err = FreezeNormalized(r.Result); err != nil {
+		return nil, err
+	}
+	if len(r.Extra) > 0 {
+		if f.extra, err = FreezeNormalizedObject(r.Extra); err != nil {
+			return nil, err
+		}
+	}
+	if head.Effect != nil {
+		f.hasEffect = true
+		f.effect = *head.Effect
+		f.head.Effect = nil
+		if f.payload, err = FreezeNormalizedObject(r.Effect.Payload); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
