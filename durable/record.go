@@ -87,6 +87,9 @@ func MarshalRecord(s *StepRecord, st pyjson.Style) ([]byte, error) {
 
 // AppendRecord appends the encoding of s to buf, as MarshalRecord.
 func AppendRecord(buf []byte, s *StepRecord, st pyjson.Style) ([]byte, error) {
+	if st == pyjson.Line {
+		return appendRecordLine(buf, s)
+	}
 	return pyjson.Append(buf, s.JSONValue(true), st, "")
 }
 

@@ -76,6 +76,9 @@ func MarshalRun(r *RunState, st pyjson.Style) ([]byte, error) {
 
 // AppendRun appends the encoding of r to buf, as MarshalRun.
 func AppendRun(buf []byte, r *RunState, st pyjson.Style) ([]byte, error) {
+	if st == pyjson.Line {
+		return appendRunLine(buf, r)
+	}
 	return pyjson.Append(buf, r.JSONValue(), st, "")
 }
 

@@ -38,16 +38,20 @@ func (t Time) jsonValue() any {
 
 // FormatTime formats t in UTC the way Python's isoformat() does.
 func FormatTime(t time.Time) string {
-	t = t.UTC()
 	var buf [32]byte
-	b := t.AppendFormat(buf[:0], "2006-01-02T15:04:05")
+	return string(appendTime(buf[:0], t))
+}
+
+// appendTime appends FormatTime(t) to b.
+func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	b = t.AppendFormat(b, "2006-01-02T15:04:05")
 	if us := t.Nanosecond() / 1000; us != 0 {
 		b = append(b, '.')
 		b = append(b, byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
 			byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10))
 	}
-	b = append(b, "+00:00"...)
-	return string(b)
+	return append(b, "+00:00"...)
 }
 
 var timeLayouts = []string{

@@ -79,6 +79,20 @@ func Append(buf []byte, v any, st Style, root string) ([]byte, error) {
 	return e.buf, nil
 }
 
+// AppendMember appends the encoding of v as the value of the object member
+// at path root, depth levels down, in an object its caller writes by hand:
+// the bytes, error paths and nesting limit are those of v encoded in place
+// within the whole object.
+func AppendMember(buf []byte, v any, st Style, root string, depth int) ([]byte, error) {
+	e := getEncoder(st, root)
+	defer putEncoder(e)
+	e.buf = buf
+	if err := e.value(v, depth); err != nil {
+		return buf, err
+	}
+	return e.buf, nil
+}
+
 // encoders keeps encoders with their stacks (path, ancestors, keys), so
 // encoding a value allocates only what the output buffer needs.
 var encoders = sync.Pool{New: func() any { return new(encoder) }}

@@ -1,0 +1,202 @@
+package durable
+
+import (
+	"strconv"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// The Line style (json.dumps' default separators) is what the SQLite
+// store and the JSONL ledger write on every commit, so runs and records
+// are written in it member by member here, into the caller's buffer,
+// instead of building their JSONValue (an ordered object, its nested
+// objects and a string per timestamp) for the generic encoder: the same
+// bytes and errors, some 100 fewer allocations per W2 run. Other styles
+// (sorted keys, indentation) take JSONValue.
+
+// lineObject writes one object's members in the Line style.
+type lineObject struct {
+	buf []byte
+	n   int // members written
+}
+
+func (o *lineObject) open() { o.buf = append(o.buf, '{') }
+
+func (o *lineObject) close() { o.buf = append(o.buf, '}') }
+
+// key starts the member k, one of the wire objects' own names (plain
+// ASCII, nothing to escape).
+func (o *lineObject) key(k string) {
+	o.sep()
+	o.buf = append(o.buf, '"')
+	o.buf = append(o.buf, k...)
+	o.buf = append(o.buf, `": `...)
+}
+
+// anyKey starts a member whose name may need escaping.
+func (o *lineObject) anyKey(k string) {
+	o.sep()
+	o.buf = pyjson.AppendString(o.buf, k, false)
+	o.buf = append(o.buf, ": "...)
+}
+
+func (o *lineObject) sep() {
+	if o.n > 0 {
+		o.buf = append(o.buf, ", "...)
+	}
+	o.n++
+}
+
+func (o *lineObject) str(k, v string) {
+	o.key(k)
+	o.buf = pyjson.AppendString(o.buf, v, false)
+}
+
+// nullStr writes "" as null.
+func (o *lineObject) nullStr(k, v string) {
+	if v == "" {
+		o.null(k)
+		return
+	}
+	o.str(k, v)
+}
+
+func (o *lineObject) null(k string) {
+	o.key(k)
+	o.buf = append(o.buf, "null"...)
+}
+
+// time writes the zero Time as null.
+func (o *lineObject) time(k string, t Time) {
+	o.key(k)
+	if t.IsZero() {
+		o.buf = append(o.buf, "null"...)
+		return
+	}
+	o.buf = append(o.buf, '"')
+	o.buf = appendTime(o.buf, t.Time)
+	o.buf = append(o.buf, '"')
+}
+
+// value writes a JSON value; path names it in errors, depth is its level.
+func (o *lineObject) value(k string, v any, path string, depth int) error {
+	o.key(k)
+	var err error
+	o.buf, err = pyjson.AppendMember(o.buf, v, pyjson.Line, path, depth)
+	return err
+}
+
+// appendRecordLine is AppendRecord in the Line style.
+func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
+	o := lineObject{buf: buf}
+	o.open()
+	o.str("run_id", s.RunID)
+	o.str("step_id", s.StepID)
+	o.str("node_id", s.NodeID)
+	o.str("status", string(s.Status))
+	if s.Effect == nil {
+		o.null("effect")
+	} else {
+		o.key("effect")
+		e := lineObject{buf: o.buf}
+		e.open()
+		e.str("type", string(s.Effect.Type))
+		// A nil payload is written {}, as the encoder writes a nil map.
+		if err := e.value("payload", s.Effect.Payload, "effect.payload", 2); err != nil {
+			return buf, err
+		}
+		e.nullStr("result_key", s.Effect.ResultKey)
+		e.close()
+		o.buf = e.buf
+	}
+	if err := o.value("result", s.Result, "result", 1); err != nil {
+		return buf, err
+	}
+	o.nullStr("error", s.Error)
+	o.time("started_at", s.StartedAt)
+	o.time("ended_at", s.EndedAt)
+	o.nullStr("actor_id", s.ActorID)
+	o.nullStr("session_id", s.SessionID)
+	attempt := s.Attempt
+	if attempt == 0 {
+		attempt = 1
+	}
+	o.key("attempt")
+	o.buf = strconv.AppendInt(o.buf, int64(attempt), 10)
+	o.nullStr("idempotency_key", s.IdempotencyKey)
+	o.nullStr("prev_hash", s.PrevHash)
+	o.nullStr("record_hash", s.RecordHash)
+	o.nullStr("signature", s.Signature)
+	if len(s.Extra) > 0 {
+		for _, k := range pyjson.SortedKeys(s.Extra) {
+			o.anyKey(k)
+			var err error
+			if o.buf, err = pyjson.AppendMember(o.buf, s.Extra[k], pyjson.Line, k, 1); err != nil {
+				return buf, err
+			}
+		}
+	}
+	o.close()
+	return o.buf, nil
+}
+
+// appendRunLine is AppendRun in the Line style.
+func appendRunLine(buf []byte, r *RunState) ([]byte, error) {
+	o := lineObject{buf: buf}
+	o.open()
+	o.str("run_id", r.RunID)
+	o.str("workflow_id", r.WorkflowID)
+	o.str("status", string(r.Status))
+	o.str("current_node", r.CurrentNode)
+	if err := o.value("vars", r.Vars, "vars", 1); err != nil { // nil is {}
+		return buf, err
+	}
+	if w := r.Waiting; w == nil {
+		o.null("waiting")
+	} else {
+		o.key("waiting")
+		wo := lineObject{buf: o.buf}
+		wo.open()
+		wo.str("reason", string(w.Reason))
+		wo.nullStr("wait_key", w.WaitKey)
+		wo.time("until", w.Until)
+		wo.nullStr("resume_to_node", w.ResumeToNode)
+		wo.nullStr("result_key", w.ResultKey)
+		wo.nullStr("prompt", w.Prompt)
+		if w.Choices == nil {
+			wo.null("choices")
+		} else {
+			wo.key("choices")
+			wo.buf = append(wo.buf, '[')
+			for i, c := range w.Choices {
+				if i > 0 {
+					wo.buf = append(wo.buf, ", "...)
+				}
+				wo.buf = pyjson.AppendString(wo.buf, c, false)
+			}
+			wo.buf = append(wo.buf, ']')
+		}
+		wo.key("allow_free_text")
+		wo.buf = strconv.AppendBool(wo.buf, w.AllowFreeText)
+		if w.Details == nil {
+			wo.null("details")
+		} else if err := wo.value("details", w.Details, "waiting.details", 2); err != nil {
+			return buf, err
+		}
+		wo.close()
+		o.buf = wo.buf
+	}
+	if r.Output == nil {
+		o.null("output")
+	} else if err := o.value("output", r.Output, "output", 1); err != nil {
+		return buf, err
+	}
+	o.nullStr("error", r.Error)
+	o.time("created_at", r.CreatedAt)
+	o.time("updated_at", r.UpdatedAt)
+	o.nullStr("actor_id", r.ActorID)
+	o.nullStr("session_id", r.SessionID)
+	o.nullStr("parent_run_id", r.ParentRunID)
+	o.close()
+	return o.buf, nil
+}

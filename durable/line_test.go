@@ -1,0 +1,125 @@
+package durable
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// genericLine is the encoding AppendRecord and AppendRun wrote before they
+// had a Line fast path: the wire object through the generic encoder.
+func genericLine(v pyjson.Ordered) (string, error) {
+	b, err := pyjson.Append(nil, v, pyjson.Line, "")
+	return string(b), err
+}
+
+// sameLine checks that the fast path gives the generic encoder's bytes,
+// or its error, and leaves the buffer's prefix alone.
+func sameLine(t *testing.T, name string, fast func([]byte) ([]byte, error), generic pyjson.Ordered) {
+	t.Helper()
+	want, wantErr := genericLine(generic)
+	got, err := fast([]byte("prefix"))
+	switch {
+	case (err == nil) != (wantErr == nil):
+		t.Errorf("%s: error %v, generic encoder's %v", name, err, wantErr)
+	case err != nil:
+		if err.Error() != wantErr.Error() {
+			t.Errorf("%s: error %q, generic encoder's %q", name, err, wantErr)
+		}
+		if string(got) != "prefix" {
+			t.Errorf("%s: failed encoding left %q in the buffer", name, got)
+		}
+	case string(got) != "prefix"+want:
+		t.Errorf("%s:\n got %s\nwant prefix%s", name, got, want)
+	}
+}
+
+func lineValues() map[string]any {
+	return map[string]any{
+		"nil":     nil,
+		"map":     map[string]any{"b": 1, "a": []any{"x", 2.5, json.Number("3"), nil, true}, "é\"\n": "ü\x01"},
+		"empty":   map[string]any{},
+		"nilmap":  map[string]any(nil),
+		"list":    []any{map[string]any{"k": "v"}, []any{}},
+		"ordered": pyjson.Ordered{{Key: "z", Value: 1}, {Key: "a", Value: "b"}},
+		"typed":   map[string]any{"s": []string{"a"}, "m": map[string]int{"k": 1}, "i": int64(-7)},
+		"badutf8": "a\xffb",
+		"nan":     map[string]any{"x": []any{1, math.NaN()}},
+		"func":    map[string]any{"f": func() {}},
+	}
+}
+
+// The Line fast paths write exactly what the generic encoder writes for
+// JSONValue, errors (and the paths they name) included.
+func TestLineEncoding_SameAsGeneric(t *testing.T) {
+	t.Parallel()
+	at := NewTime(time.Date(2026, 11, 30, 7, 0, 0, 123456000, time.UTC))
+	whole := NewTime(time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC))
+	for name, v := range lineValues() {
+		m, _ := v.(map[string]any)
+		recs := []*StepRecord{
+			{RunID: "r", StepID: "s", NodeID: "n", Status: StepCompleted, Result: v, StartedAt: at, EndedAt: whole},
+			{RunID: "r\"é", StepID: "s", Status: StepStarted, Attempt: 3, Error: "boom\n", ActorID: "a", SessionID: "s",
+				IdempotencyKey: "k", PrevHash: "p", RecordHash: "h", Signature: "sig",
+				Effect: &Effect{Type: EffectEmitEvent, Payload: m, ResultKey: "rk"}},
+			{RunID: "r", Effect: &Effect{Type: EffectAskUser}, Extra: map[string]any{"zz": v, "a\"b": 1, "é": "x", "k\xff": 2}},
+			{RunID: "r", Extra: m},
+		}
+		for _, rec := range recs {
+			sameLine(t, name+"/record", func(b []byte) ([]byte, error) { return appendRecordLine(b, rec) }, rec.JSONValue(true))
+		}
+		runs := []*RunState{
+			{RunID: "r", WorkflowID: "w", Status: RunRunning, CurrentNode: "n", Vars: m, CreatedAt: at, UpdatedAt: whole},
+			{RunID: "r", Status: RunWaiting, Vars: map[string]any{"v": v}, Output: m, Error: "e", ActorID: "a",
+				SessionID: "s", ParentRunID: "p",
+				Waiting: &WaitState{Reason: WaitUser, WaitKey: "k", Until: at, ResumeToNode: "n", ResultKey: "rk",
+					Prompt: "p?", Choices: []string{"a", "b\""}, AllowFreeText: true, Details: m}},
+			{RunID: "r", Status: RunWaiting, Waiting: &WaitState{Reason: WaitUntil, Choices: []string{}}},
+			{RunID: "r", Status: RunCompleted, Output: map[string]any{}},
+		}
+		for _, r := range runs {
+			sameLine(t, name+"/run", func(b []byte) ([]byte, error) { return appendRunLine(b, r) }, r.JSONValue())
+		}
+	}
+}
+
+// FuzzLineEncoding: any record or run the decoder accepts encodes the
+// same through the fast path as through the generic encoder.
+func FuzzLineEncoding(f *testing.F) {
+	for _, seed := range []string{
+		`{"run_id": "r", "step_id": "s", "status": "completed", "result": {"a": [1, 2.5, null]}, "extra": "x"}`,
+		`{"run_id": "r", "workflow_id": "w", "status": "waiting", "current_node": "n", "vars": {"k": "é"},
+		  "waiting": {"reason": "user", "wait_key": "k", "choices": ["a"], "details": {"d": 1}}}`,
+		`{"effect": {"type": "ask_user", "payload": null}, "ended_at": "2026-11-30T07:00:00Z"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if rec, err := UnmarshalRecord(data); err == nil {
+			sameLine(t, "record", func(b []byte) ([]byte, error) { return appendRecordLine(b, rec) }, rec.JSONValue(true))
+		}
+		if r, err := UnmarshalRun(data); err == nil {
+			sameLine(t, "run", func(b []byte) ([]byte, error) { return appendRunLine(b, r) }, r.JSONValue())
+		}
+	})
+}
+
+// At the encoder's nesting limit the fast paths refuse exactly the values
+// the generic encoder refuses: members keep their depth in the object.
+func TestLineEncoding_NestingLimit(t *testing.T) {
+	t.Parallel()
+	for _, levels := range []int{9997, 9998, 9999, 10000} {
+		var v any = "leaf"
+		for range levels {
+			v = []any{v}
+		}
+		m := map[string]any{"v": v}
+		rec := &StepRecord{RunID: "r", Result: v, Effect: &Effect{Type: EffectEmitEvent, Payload: m}}
+		sameLine(t, "record", func(b []byte) ([]byte, error) { return appendRecordLine(b, rec) }, rec.JSONValue(true))
+		r := &RunState{RunID: "r", Vars: m, Waiting: &WaitState{Reason: WaitUser, Details: m}}
+		sameLine(t, "run", func(b []byte) ([]byte, error) { return appendRunLine(b, r) }, r.JSONValue())
+	}
+}
