@@ -167,7 +167,7 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord)
 	for i, r := range records {
 		starts[i] = len(buf)
 		var err error
-		if buf, err = pyjson.Append(buf, r.JSONValue(true), pyjson.Line, "record"); err != nil {
+		if buf, err = durable.AppendRecord(buf, r, pyjson.Line); err != nil {
 			return fmt.Errorf("encoding ledger record %d: %w", i, err)
 		}
 		buf = append(buf, '\n')
