@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -240,6 +241,7 @@ func realKill(t *testing.T, kind, dir string, want map[string]map[string]any) {
 		for id := range done {
 			checkCompleted(ctx, t, st, id, want)
 		}
+		checkLists(ctx, t, st, gen, started)
 		for key, n := range durableCounts {
 			if counts[key] != n {
 				t.Errorf("life %d: effect %s ran again after its completion was durable (%d → %d)", gen, key, n, counts[key])
@@ -411,6 +413,45 @@ func allRunIDs(ctx context.Context, t *testing.T, st store.Store) []string {
 		ids[i] = r.RunID
 	}
 	return ids
+}
+
+// checkLists checks, after a kill, that the store's lists agree with its
+// runs: every started run is listed, and the list of each status holds
+// exactly the runs RunGet finds in that status (a store that brings its
+// list indexes up to date in batches must have caught up).
+func checkLists(ctx context.Context, t *testing.T, st store.Store, gen int, started map[string]bool) {
+	t.Helper()
+	listed := map[string]bool{}
+	byStatus := map[durable.RunStatus]map[string]bool{}
+	for _, id := range allRunIDs(ctx, t, st) {
+		listed[id] = true
+		r, err := st.RunGet(ctx, id)
+		if err != nil {
+			t.Fatalf("life %d: listed run %s: %v", gen, id, err)
+		}
+		if byStatus[r.Status] == nil {
+			byStatus[r.Status] = map[string]bool{}
+		}
+		byStatus[r.Status][id] = true
+	}
+	for id := range started {
+		if !listed[id] {
+			t.Errorf("life %d: run %s was started but is not listed", gen, id)
+		}
+	}
+	for status, want := range byStatus {
+		runs, err := st.RunList(ctx, &store.RunListParams{Status: status, Limit: 100000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, r := range runs {
+			got[r.RunID] = true
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("life %d: runs listed as %s: %d, want the %d RunGet finds so", gen, status, len(got), len(want))
+		}
+	}
 }
 
 // completedKeys returns the idempotency keys of the completed "charge"
