@@ -47,7 +47,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			}
 		} else {
 			args = append(args, r.RunID, r.Version)
-			n, err := s.w.runUpdate.exec(ctx, args...)
+			n, err := s.w.runUpdate.exec(ctx, updateArgs(args)...)
 			if err == nil && n == 0 {
 				// A stale version, or a row whose identity columns differ.
 				n, err = s.w.runUpdateAll.exec(ctx, args...)
@@ -113,6 +113,13 @@ func runArgs(r *durable.RunState, runJSON string) []any {
 	return append(args, r.WorkflowID, string(r.Status), waitReason, waitUntil,
 		nullString(r.ParentRunID), nullString(r.ActorID), nullString(r.SessionID),
 		nullString(r.UpdatedAt.String()), runJSON, waitKey) // string: TEXT, not BLOB
+}
+
+// updateArgs reorders runArgs plus run_id and the expected version into
+// runUpdate's parameters: the changing columns, the key and version, then
+// the identity columns it checks.
+func updateArgs(a []any) []any {
+	return []any{a[1], a[2], a[3], a[5], a[7], a[8], a[9], a[10], a[11], a[0], a[4], a[6]}
 }
 
 // indexDeadline keeps r's wait_index row: present, with the normalised

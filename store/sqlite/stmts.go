@@ -23,7 +23,7 @@ type writerStmts struct {
 	begin, commit, rollback *wstmt
 
 	runInsert    *wstmt // args: runArgs..., created_at, version, run_id
-	runUpdate    *wstmt // args: runArgs..., run_id, expected version
+	runUpdate    *wstmt // args: updateArgs
 	runUpdateAll *wstmt // the same, also setting the identity columns
 	runVersion   *wstmt
 	runDelete    *wstmt
@@ -66,11 +66,13 @@ func (w *writerStmts) statements() []writerStmt {
 		// and SQLite rewrites an index entry whenever an UPDATE sets one of its
 		// columns, even to the same value. So the usual update leaves them out
 		// of SET and checks them in WHERE; runUpdateAll, which sets them, is
-		// the fallback when they differ from the stored row.
-		{&w.runUpdate, `UPDATE runs SET status = ?2, wait_reason = ?3, wait_until = ?4,
-		actor_id = ?6, updated_at = ?8, run_json = ?9, wait_key = ?10, version = version + 1
-		WHERE run_id = ?11 AND version = ?12
-			AND workflow_id = ?1 AND parent_run_id IS ?5 AND session_id IS ?7`},
+		// the fallback when they differ from the stored row. Its parameters
+		// are plain ? in the order updateArgs gives (the driver looks up a
+		// numbered parameter's name as a new Go string on every execution).
+		{&w.runUpdate, `UPDATE runs SET status = ?, wait_reason = ?, wait_until = ?,
+		actor_id = ?, updated_at = ?, run_json = ?, wait_key = ?, version = version + 1
+		WHERE run_id = ? AND version = ?
+			AND workflow_id = ? AND parent_run_id IS ? AND session_id IS ?`},
 		{&w.runUpdateAll, `UPDATE runs SET workflow_id = ?, status = ?, wait_reason = ?, wait_until = ?,
 		parent_run_id = ?, actor_id = ?, session_id = ?, updated_at = ?, run_json = ?, wait_key = ?,
 		version = version + 1
