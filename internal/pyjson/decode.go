@@ -185,11 +185,42 @@ func (d *decoder) number() (any, error) {
 		break
 	}
 	lit := d.src[start:d.pos]
+	if v, ok := smallNumber(lit); ok {
+		return v, nil
+	}
 	if !validNumber(lit) {
 		d.pos = start
 		return nil, d.errorf("invalid number %q", lit)
 	}
 	return json.Number(lit), nil
+}
+
+// smallNumbers holds json.Number("0") … json.Number("999") already boxed:
+// a decoded document is full of small integers (counters, limits,
+// percentages), and boxing each into an any is an allocation.
+var smallNumbers = func() (t [1000]any) {
+	for i := range t {
+		t[i] = json.Number(strconv.Itoa(i))
+	}
+	return t
+}()
+
+// smallNumber returns the boxed json.Number of lit when lit is an integer
+// literal from 0 to 999 as the encoder writes it (no sign, no leading
+// zero).
+func smallNumber(lit string) (any, bool) {
+	if len(lit) == 0 || len(lit) > 3 || (lit[0] == '0' && len(lit) > 1) {
+		return nil, false
+	}
+	n := 0
+	for i := 0; i < len(lit); i++ {
+		c := lit[i]
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return smallNumbers[n], true
 }
 
 func (d *decoder) object(depth int) (any, error) {
