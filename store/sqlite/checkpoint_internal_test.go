@@ -97,10 +97,7 @@ func TestIdleCheckpoint_FoldsTheWALWhenQuiet(t *testing.T) {
 	}
 	// What a process killed now leaves: the database and a WAL whose new
 	// frames lie over the old ones. It opens with the 100 runs.
-	s.wsem <- struct{}{}
-	copyFile(t, path, filepath.Join(dir, "crash.sqlite"))
-	copyFile(t, path+"-wal", filepath.Join(dir, "crash.sqlite-wal"))
-	<-s.wsem
+	copyCrashImage(t, s, path, filepath.Join(dir, "crash.sqlite"))
 	crashed, err := New(t.Context(), Config{Path: filepath.Join(dir, "crash.sqlite"), IdleCheckpoint: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -103,14 +103,8 @@ func (s *Store) flushLists(ctx context.Context) error {
 // transaction open until release, so that no other process commits
 // between the flush and the query.
 func (s *Store) listRead(ctx context.Context) (*reading, error) {
-	select {
-	case s.wsem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if s.closed {
-		<-s.wsem
-		return nil, errClosed
+	if err := s.takeTurn(ctx); err != nil {
+		return nil, err
 	}
 	wctx := context.WithoutCancel(ctx)
 	if !s.shared {

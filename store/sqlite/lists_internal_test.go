@@ -186,10 +186,7 @@ func TestLists_CrashImage(t *testing.T) {
 	if u, r := staleLists(t, s); u != 1 || r != 20 {
 		t.Fatalf("before the copy: %d unlisted, %d recorded; want 1, 20", u, r)
 	}
-	s.wsem <- struct{}{}
-	copyFile(t, path, filepath.Join(dir, "crash.sqlite"))
-	copyFile(t, path+"-wal", filepath.Join(dir, "crash.sqlite-wal"))
-	<-s.wsem
+	copyCrashImage(t, s, path, filepath.Join(dir, "crash.sqlite"))
 	crashed, err := New(t.Context(), Config{Path: filepath.Join(dir, "crash.sqlite"), IdleCheckpoint: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -350,15 +350,10 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 // succeeded, still in the writer turn: where the cache learns what the
 // file now holds.
 func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) error, committed func()) error {
-	select {
-	case s.wsem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := s.takeTurn(ctx); err != nil {
+		return err
 	}
 	defer func() { <-s.wsem }()
-	if s.closed {
-		return errClosed
-	}
 	wctx := context.WithoutCancel(ctx)
 	if err := s.inTx(wctx, fn); err != nil {
 		return err
@@ -375,6 +370,21 @@ func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) erro
 	}
 	if s.ckpt != nil {
 		s.ckpt.wrote()
+	}
+	return nil
+}
+
+// takeTurn waits for the writer turn (ctx ends the wait). On a closed
+// store it hands the turn back and returns errClosed.
+func (s *Store) takeTurn(ctx context.Context) error {
+	select {
+	case s.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.closed {
+		<-s.wsem
+		return errClosed
 	}
 	return nil
 }
@@ -400,14 +410,8 @@ type reading struct {
 // cache holds what was just written), else on the reader pool.
 func (s *Store) read(ctx context.Context) (*reading, error) {
 	if !s.shared {
-		select {
-		case s.wsem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if s.closed {
-			<-s.wsem
-			return nil, errClosed
+		if err := s.takeTurn(ctx); err != nil {
+			return nil, err
 		}
 		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, release: func() { <-s.wsem }}, nil
 	}

@@ -35,6 +35,17 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 }
 
+// copyCrashImage copies the database at path and its WAL to dst and
+// dst-wal in s's writer turn, so that nothing is written meanwhile: what
+// a process killed at that moment leaves.
+func copyCrashImage(t *testing.T, s *Store, path, dst string) {
+	t.Helper()
+	s.wsem <- struct{}{}
+	defer func() { <-s.wsem }()
+	copyFile(t, path, dst)
+	copyFile(t, path+"-wal", dst+"-wal")
+}
+
 // TestWALBatch_CommitsAreInTheFileWhenCommitReturns: an owned store
 // gathers each commit's WAL writes, yet when RunCommit returns the commit
 // is in the files: a copy of the database and its WAL taken right then
@@ -83,8 +94,7 @@ func TestWALBatch_CommitsAreInTheFileWhenCommitReturns(t *testing.T) {
 				want := r.Version
 
 				snap := t.TempDir()
-				copyFile(t, path, filepath.Join(snap, "copy.sqlite3"))
-				copyFile(t, path+"-wal", filepath.Join(snap, "copy.sqlite3-wal"))
+				copyCrashImage(t, s, path, filepath.Join(snap, "copy.sqlite3"))
 				c, err := New(ctx, Config{Path: filepath.Join(snap, "copy.sqlite3"), CacheBytes: -1, IdleCheckpoint: -1})
 				if err != nil {
 					t.Fatalf("commit %d: opening the copy: %v", i, err)
