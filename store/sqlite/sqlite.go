@@ -374,6 +374,26 @@ func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) erro
 	return nil
 }
 
+// inTx runs fn in one IMMEDIATE transaction on the writer connection and
+// commits it, or rolls it back when fn fails. The caller holds the writer
+// turn.
+func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.w.run(func() error {
+		if _, err := s.w.begin.exec(ctx); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		if err := fn(ctx); err != nil {
+			s.rollback(ctx)
+			return err
+		}
+		if _, err := s.w.commit.exec(ctx); err != nil {
+			s.rollback(ctx)
+			return fmt.Errorf("commit: %w", err)
+		}
+		return nil
+	})
+}
+
 // takeTurn waits for the writer turn (ctx ends the wait). On a closed
 // store it hands the turn back and returns errClosed.
 func (s *Store) takeTurn(ctx context.Context) error {
