@@ -159,11 +159,7 @@ func TestRecentFirst_NoFullScan(t *testing.T) {
 			WaitKeys: []string{"evt:session:s1:x", "evt:global:global:x"}}), "idx_runs_event_wait_key"},
 	} {
 		w, path := tc.build()
-		read := s.read
-		if path.readsLists() {
-			read = s.listRead
-		}
-		rd, err := read(t.Context())
+		rd, err := s.readFor(t.Context(), path.readsLists())
 		if err != nil {
 			t.Fatal(err)
 		}

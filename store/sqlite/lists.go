@@ -79,6 +79,15 @@ func (s *Store) flushLists(ctx context.Context) error {
 	return nil
 }
 
+// readFor is listRead for a query that reads the list columns, read for
+// any other.
+func (s *Store) readFor(ctx context.Context, lists bool) (*reading, error) {
+	if lists {
+		return s.listRead(ctx)
+	}
+	return s.read(ctx)
+}
+
 // listRead is read for a query of the list columns: they are brought up
 // to date first, in the same writer turn. A shared store keeps the flush's
 // transaction open until release, so that no other process commits

@@ -190,11 +190,7 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durabl
 // may read the database to build it); lists tells that the query reads the
 // list columns (see listRead).
 func (s *Store) queryRunsBuilt(ctx context.Context, lists bool, build func(db querier) (string, []any, error)) ([]*durable.RunState, error) {
-	read := s.read
-	if lists {
-		read = s.listRead
-	}
-	rd, err := read(ctx)
+	rd, err := s.readFor(ctx, lists)
 	if err != nil {
 		return nil, err
 	}
@@ -434,11 +430,7 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 		parent_run_id, actor_id, session_id, created_at, updated_at,
 		CASE WHEN json_valid(run_json) AND json_type(run_json, '$.vars._run_lifecycle') = 'object'
 			THEN json_extract(run_json, '$.vars._run_lifecycle') END`
-	read := s.read
-	if path.readsLists() {
-		read = s.listRead
-	}
-	rd, err := read(ctx)
+	rd, err := s.readFor(ctx, path.readsLists())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing run index: %w", err)
 	}
