@@ -19,9 +19,11 @@ func (s *StepRecord) StoredCopy() (*StepRecord, error) {
 	}
 	var err error
 	if c.Effect != nil {
-		if c.Effect.Payload, err = pyjson.NormalizeObject(s.Effect.Payload); err != nil {
+		ce := *c.Effect
+		if ce.Payload, err = pyjson.NormalizeObject(s.Effect.Payload); err != nil {
 			return nil, err
 		}
+		c.Effect = &ce
 	}
 	if c.Result, err = pyjson.Normalize(s.Result); err != nil {
 		return nil, err
@@ -34,11 +36,11 @@ func (s *StepRecord) StoredCopy() (*StepRecord, error) {
 	return &c, nil
 }
 
-// StoredHead is StoredCopy without the JSON values: the effect (a copy)
-// has no payload, and result and extra are nil; the caller copies them in
-// the decoder's types (pyjson.Normalize) its own way, with extra staying
-// nil when s has none. It reports false where StoredCopy takes the
-// encode-and-decode path instead.
+// StoredHead is StoredCopy without the JSON values: result and extra are
+// nil, and Effect is s's own (the caller copies it, and the payload in the
+// decoder's types, pyjson.Normalize, its own way, as it does result and
+// extra, extra staying nil when s has none). It reports false where
+// StoredCopy takes the encode-and-decode path instead.
 func (s *StepRecord) StoredHead() (StepRecord, bool) {
 	if !s.plainForCopy() {
 		return StepRecord{}, false
@@ -46,11 +48,6 @@ func (s *StepRecord) StoredHead() (StepRecord, bool) {
 	c := *s
 	if c.Attempt == 0 {
 		c.Attempt = 1 // written as 1
-	}
-	if e := s.Effect; e != nil {
-		ce := *e
-		ce.Payload = nil
-		c.Effect = &ce
 	}
 	c.Result, c.Extra = nil, nil
 	c.StartedAt, c.EndedAt = NewTime(s.StartedAt.Time), NewTime(s.EndedAt.Time)

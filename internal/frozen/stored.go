@@ -83,6 +83,7 @@ func NewStoredRecord(r *durable.StepRecord, seq int64) (*Record, error) {
 	if head.Effect != nil {
 		f.hasEffect = true
 		f.effect = *head.Effect
+		f.effect.Payload = nil // kept frozen in f.payload
 		f.head.Effect = nil
 		if f.payload, err = FreezeNormalizedObject(r.Effect.Payload); err != nil {
 			return nil, err
