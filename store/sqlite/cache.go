@@ -21,9 +21,9 @@ const DefaultCacheBytes = 16 << 20
 // recently. It exists only for a database the store opened exclusively:
 // no other connection can change the file, so what the store committed is
 // what the file holds, and a hot read skips the query and the JSON decode
-// and returns the same values a read from disk would. It is bounded by the JSON size of what
-// it holds, least recently used runs going first, and is only touched
-// while the writer turn (Store.wsem) is held.
+// and returns the same values a read from disk would. It is bounded by the
+// JSON size of what it holds, least recently used runs going first, and is
+// only touched while the writer turn (Store.wsem) is held.
 type hotCache struct {
 	limit int64
 	size  int64

@@ -75,14 +75,10 @@ func (s *Store) checkpointWhenIdle(ctx context.Context) {
 // checkpointNow folds the whole WAL into the database file, so that the
 // next write starts it again from the beginning.
 func (s *Store) checkpointNow(ctx context.Context) {
-	select {
-	case s.wsem <- struct{}{}:
-	case <-ctx.Done():
-		return
+	if s.takeTurn(ctx) != nil {
+		return // ended, or the store closed
 	}
 	defer func() { <-s.wsem }()
-	// Close stops this goroutine before it closes the store, so the
-	// connection is open here.
 	if s.listDirty > 0 {
 		if err := s.flushLists(context.WithoutCancel(ctx)); err != nil {
 			s.log.WarnContext(ctx, "bringing run lists up to date failed", "error", err)

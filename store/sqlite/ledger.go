@@ -129,11 +129,7 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	err = s.writeThen(ctx, func(ctx context.Context) error {
 		first, err = s.appendRecords(ctx, runID, recs)
 		return err
-	}, func() {
-		if s.cache != nil {
-			s.cacheAppended(runID, records, first, recs)
-		}
-	})
+	}, func() { s.cacheAppended(runID, records, first, recs) })
 	if err != nil {
 		return fmt.Errorf("sqlite: appending to ledger of %s: %w", runID, err)
 	}
@@ -238,11 +234,7 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 		}
 		_, err = s.w.headDelete.exec(ctx, runID)
 		return err
-	}, func() {
-		if s.cache != nil {
-			s.cache.ledgerDeleted(runID)
-		}
-	})
+	}, func() { s.cache.ledgerDeleted(runID) })
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: deleting ledger of %s: %w", runID, err)
 	}

@@ -43,14 +43,29 @@ func (s *Store) markListStale(ctx context.Context, runID string, created bool) e
 	if _, ok := s.listMarked[runID]; ok {
 		return nil
 	}
-	s.listDirty++
-	if created {
-		return nil
+	if !created {
+		if _, err := s.w.listMark.exec(ctx, runID); err != nil {
+			return fmt.Errorf("recording a stale run list entry: %w", err)
+		}
 	}
-	if _, err := s.w.listMark.exec(ctx, runID); err != nil {
-		return fmt.Errorf("recording a stale run list entry: %w", err)
-	}
+	s.listPending = append(s.listPending, runID)
 	return nil
+}
+
+// settleListMarks counts the stale runs the transaction just ended
+// recorded, and remembers them (a store that owns its file) if it
+// committed; a rolled back transaction recorded nothing.
+func (s *Store) settleListMarks(committed bool) {
+	if committed {
+		s.listDirty += len(s.listPending)
+		if s.listMarked != nil {
+			for _, id := range s.listPending {
+				s.listMarked[id] = struct{}{}
+			}
+		}
+	}
+	clear(s.listPending)
+	s.listPending = s.listPending[:0]
 }
 
 // flushListStmts brings the list columns of the recorded runs up to date,

@@ -67,12 +67,6 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		}
 		return s.indexDeadline(ctx, r, p.Create)
 	}, func() {
-		if s.listMarked != nil { // only once the record is committed
-			s.listMarked[r.RunID] = struct{}{}
-		}
-		if s.cache == nil {
-			return
-		}
 		_, indexed := store.Deadline(r)
 		s.cache.putState(r.RunID, strings.Clone(runJSON), r.Version+1, indexed) // runJSON views a pooled buffer
 		s.cacheAppended(r.RunID, p.Records, firstSeq, recs)
@@ -557,11 +551,7 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 		existed = n > 0
 		_, err = s.w.waitDelete.exec(ctx, runID)
 		return err
-	}, func() {
-		if s.cache != nil {
-			s.cache.dropState(runID)
-		}
-	})
+	}, func() { s.cache.dropState(runID) })
 	if err != nil {
 		return false, fmt.Errorf("sqlite: deleting run %s: %w", runID, err)
 	}

@@ -125,11 +125,13 @@ type Store struct {
 	ckpt            *idleCheckpointer // nil when checkpoints are SQLite's
 
 	// The list columns' bookkeeping (lists.go), owned by the writer turn:
-	// listMarked holds the runs this store has recorded in runs_list_dirty
-	// since the last flush (nil in a shared store, where another process
-	// may flush), listDirty counts the records made, and listFlushAt is
-	// the count at which a commit's writer turn flushes.
+	// listMarked holds the runs this store has created or recorded in
+	// runs_list_dirty since the last flush (nil in a shared store, where
+	// another process may flush), listPending those of the transaction in
+	// progress, listDirty counts the stale runs, and listFlushAt is the
+	// count at which a commit's writer turn flushes.
 	listMarked             map[string]struct{}
+	listPending            []string
 	listDirty, listFlushAt int
 
 	closeOnce sync.Once
@@ -346,19 +348,23 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 	return s.writeThen(ctx, fn, nil)
 }
 
-// writeThen is write, then committed (when not nil) once the commit has
-// succeeded, still in the writer turn: where the cache learns what the
-// file now holds.
+// writeThen is write, then committed (when not nil, and only when the
+// store has a cache) once the commit has succeeded, still in the writer
+// turn: where the cache learns what the file now holds. It also settles
+// the transaction's stale-list records and flushes the list columns when
+// enough runs are stale (lists.go).
 func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) error, committed func()) error {
 	if err := s.takeTurn(ctx); err != nil {
 		return err
 	}
 	defer func() { <-s.wsem }()
 	wctx := context.WithoutCancel(ctx)
-	if err := s.inTx(wctx, fn); err != nil {
+	err := s.inTx(wctx, fn)
+	s.settleListMarks(err == nil)
+	if err != nil {
 		return err
 	}
-	if committed != nil {
+	if committed != nil && s.cache != nil {
 		committed()
 	}
 	if s.listDirty >= s.listFlushAt {
