@@ -70,13 +70,7 @@ func Marshal(v any, st Style) ([]byte, error) {
 
 // Append appends the encoding of v to buf. root names v in error paths.
 func Append(buf []byte, v any, st Style, root string) ([]byte, error) {
-	e := getEncoder(st, root)
-	defer putEncoder(e)
-	e.buf = buf
-	if err := e.value(v, 0); err != nil {
-		return buf, err
-	}
-	return e.buf, nil
+	return AppendMember(buf, v, st, root, 0)
 }
 
 // AppendMember appends the encoding of v as the value of the object member
