@@ -101,3 +101,83 @@ func validUTF8(ss ...string) bool {
 	}
 	return true
 }
+
+// StoredCopy returns a deep copy of r exactly as UnmarshalRun gives it
+// back after MarshalRun (Version kept): JSON values in the decoder's Go
+// types (pyjson.Normalize; nil vars as an empty object), times in UTC to
+// the microsecond. A store that serves run reads from memory hands out
+// such copies, so a hot read and a read from disk never differ. Values it
+// cannot mirror cheaply take the encode-and-decode path. An r that cannot
+// be encoded is an error naming the offending value's path.
+func (r *RunState) StoredCopy() (*RunState, error) {
+	c, ok := r.StoredHead()
+	if !ok {
+		return r.roundTrip()
+	}
+	var err error
+	if c.Vars, err = pyjson.NormalizeObject(r.Vars); err != nil {
+		return r.encodeError(err)
+	}
+	if r.Output != nil {
+		if c.Output, err = pyjson.NormalizeObject(r.Output); err != nil {
+			return r.encodeError(err)
+		}
+	}
+	if r.Waiting != nil && r.Waiting.Details != nil {
+		if c.Waiting.Details, err = pyjson.NormalizeObject(r.Waiting.Details); err != nil {
+			return r.encodeError(err)
+		}
+	}
+	return &c, nil
+}
+
+// StoredHead is StoredCopy without the JSON values: Vars, Output and
+// Waiting.Details are nil (the caller copies them its own way), the wait
+// and its choices are copies. It reports false where StoredCopy takes the
+// encode-and-decode path instead: a typed string that is not valid UTF-8,
+// which the encoder rewrites.
+func (r *RunState) StoredHead() (RunState, bool) {
+	if !validUTF8(r.RunID, r.WorkflowID, string(r.Status), r.CurrentNode, r.Error, r.ActorID, r.SessionID,
+		r.ParentRunID) {
+		return RunState{}, false
+	}
+	c := *r
+	c.Vars, c.Output = nil, nil
+	c.CreatedAt, c.UpdatedAt = NewTime(r.CreatedAt.Time), NewTime(r.UpdatedAt.Time)
+	if w := r.Waiting; w != nil {
+		if !validUTF8(string(w.Reason), w.WaitKey, w.ResumeToNode, w.ResultKey, w.Prompt) || !validUTF8(w.Choices...) {
+			return RunState{}, false
+		}
+		cw := *w
+		if w.Choices != nil {
+			cw.Choices = make([]string, len(w.Choices)) // make+copy keeps [] distinct from null
+			copy(cw.Choices, w.Choices)
+		}
+		cw.Until = NewTime(w.Until.Time)
+		cw.Details = nil
+		c.Waiting = &cw
+	}
+	return c, true
+}
+
+func (r *RunState) roundTrip() (*RunState, error) {
+	b, err := MarshalRun(r, pyjson.Line)
+	if err != nil {
+		return nil, err
+	}
+	c, err := UnmarshalRun(b)
+	if err != nil {
+		return nil, err
+	}
+	c.Version = r.Version
+	return c, nil
+}
+
+// encodeError returns the encoder's error for r, which names the path of
+// the value it refuses, in place of err from a fast path that does not.
+func (r *RunState) encodeError(err error) (*RunState, error) {
+	if _, encErr := MarshalRun(r, pyjson.Line); encErr != nil {
+		return nil, encErr
+	}
+	return nil, err
+}

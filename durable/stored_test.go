@@ -1,7 +1,9 @@
 package durable
 
 import (
+	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,5 +53,64 @@ func TestStoredCopyIsDeep(t *testing.T) {
 	c.Effect.Payload["choices"].([]any)[0] = "changed"
 	if r.Result.(map[string]any)["m"].(map[string]any)["a"] != "x" || r.Effect.Payload["choices"].([]any)[0] != "y" {
 		t.Fatal("StoredCopy shares containers with the original")
+	}
+}
+
+// TestRunStoredCopyEqualsRoundTrip: a stored copy of a run is what a
+// store gives back after encoding and decoding, member for member, on the
+// fast path and on the re-encoding one (invalid UTF-8), Version kept.
+func TestRunStoredCopyEqualsRoundTrip(t *testing.T) {
+	t.Parallel()
+	paris := time.FixedZone("CET", 3600)
+	ns := time.Date(2026, 11, 30, 3, 4, 5, 123456789, paris)
+	runs := map[string]*RunState{
+		"go types": {RunID: "r1", WorkflowID: "w", Status: RunRunning, CurrentNode: "n",
+			Vars:      map[string]any{"i": 3, "f": 0.5, "s": []string{"a"}, "m": map[string]int{"k": 1}},
+			CreatedAt: Time{ns}, UpdatedAt: Time{ns.Add(time.Nanosecond)}, Version: 7},
+		"nil vars, empty output": {RunID: "r2", Status: RunCompleted, Output: map[string]any{}},
+		"waiting": {RunID: "r3", Status: RunWaiting, Vars: map[string]any{},
+			Waiting: &WaitState{Reason: WaitUser, WaitKey: "k", Until: Time{ns}, Choices: []string{},
+				Details: map[string]any{"n": int64(2)}}, Output: map[string]any{"x": []int{1}}},
+		"waiting, null details": {RunID: "r4", Status: RunWaiting, Waiting: &WaitState{Reason: WaitEvent,
+			Choices: []string{"y"}}},
+		"bad utf-8 field": {RunID: "r5", Status: RunFailed, Error: "bo\xffom", Vars: map[string]any{"v": 1}},
+		"bad utf-8 wait":  {RunID: "r6", Status: RunWaiting, Waiting: &WaitState{Reason: WaitUser, Prompt: "\xff?"}},
+		"bad utf-8 value": {RunID: "r7", Status: RunRunning, Vars: map[string]any{"v": "a\xffb", "k\xff": 1}},
+	}
+	for name, r := range runs {
+		want, err := r.roundTrip()
+		if err != nil {
+			t.Fatalf("%s: round trip: %v", name, err)
+		}
+		got, err := r.StoredCopy()
+		if err != nil {
+			t.Fatalf("%s: StoredCopy: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n StoredCopy = %#v\n round trip = %#v", name, got, want)
+		}
+		if got.Version != r.Version {
+			t.Errorf("%s: Version %d, want %d", name, got.Version, r.Version)
+		}
+	}
+}
+
+func TestRunStoredCopyIsDeepAndRefusesNonJSON(t *testing.T) {
+	t.Parallel()
+	r := &RunState{RunID: "r", Status: RunWaiting, Vars: map[string]any{"m": map[string]any{"a": "x"}},
+		Waiting: &WaitState{Reason: WaitUser, Choices: []string{"y"}, Details: map[string]any{"d": []any{"z"}}}}
+	c, err := r.StoredCopy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Vars["m"].(map[string]any)["a"] = "changed"
+	c.Waiting.Choices[0] = "changed"
+	c.Waiting.Details["d"].([]any)[0] = "changed"
+	if r.Vars["m"].(map[string]any)["a"] != "x" || r.Waiting.Choices[0] != "y" || r.Waiting.Details["d"].([]any)[0] != "z" {
+		t.Fatal("StoredCopy shares containers with the original")
+	}
+	bad := &RunState{RunID: "r", Vars: map[string]any{"outer": map[string]any{"nan": math.NaN()}}}
+	if _, err := bad.StoredCopy(); err == nil || !strings.Contains(err.Error(), "outer") {
+		t.Errorf("StoredCopy of a NaN var: error %v, want one naming its path", err)
 	}
 }

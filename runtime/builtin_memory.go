@@ -385,8 +385,8 @@ func parseSpanRef(v any) (spanRef, bool) {
 	if _, isBool := v.(bool); isBool {
 		return spanRef{}, false
 	}
-	if f, ok := asFloat(v); ok {
-		if n, exact := asInt(v); exact && float64(n) == f {
+	if f, ok := AsFloat(v); ok {
+		if n, exact := AsInt(v); exact && float64(n) == f {
 			return spanRef{index: n, isIdx: true}, true
 		}
 	}
@@ -498,8 +498,8 @@ func payloadInt(v any, def int64) int64 {
 		}
 		return n
 	}
-	if f, ok := asFloat(v); ok {
-		if n, exact := asInt(v); exact {
+	if f, ok := AsFloat(v); ok {
+		if n, exact := AsInt(v); exact {
 			return n
 		}
 		return int64(f)
@@ -517,8 +517,8 @@ func strictInt(v any) (int64, bool) {
 		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
 		return n, err == nil
 	}
-	if f, ok := asFloat(v); ok {
-		if n, exact := asInt(v); exact {
+	if f, ok := AsFloat(v); ok {
+		if n, exact := AsInt(v); exact {
 			return n, true
 		}
 		return int64(f), true

@@ -231,7 +231,7 @@ func idList(v any) []string {
 			out = append(out, y)
 		case bool:
 		default:
-			if n, ok := asInt(y); ok {
+			if n, ok := AsInt(y); ok {
 				out = append(out, anyText(n))
 			}
 		}
@@ -252,7 +252,7 @@ func coerceBool(v any) bool {
 		}
 		return false
 	}
-	if f, ok := asFloat(v); ok {
+	if f, ok := AsFloat(v); ok {
 		return f != 0
 	}
 	return false

@@ -807,7 +807,7 @@ func (q *memQuery) render(byID map[string]map[string]any, summaries map[string]s
 		}
 		kind := strOrDefault(span["kind"], "span")
 		count := ""
-		if n, ok := asInt(span["message_count"]); ok && n != 0 {
+		if n, ok := AsInt(span["message_count"]); ok && n != 0 {
 			count = strconv.FormatInt(n, 10)
 		} else if s, ok := span["message_count"].(string); ok {
 			count = s

@@ -150,7 +150,7 @@ func eventDeadline(p map[string]any, now time.Time) (durable.Time, error) {
 		return durable.ParseTime(s)
 	}
 	if v, ok := p["timeout_s"]; ok && v != nil {
-		secs, ok := asFloat(v)
+		secs, ok := AsFloat(v)
 		if !ok || secs < 0 {
 			return durable.Time{}, fmt.Errorf("timeout_s must be a non-negative number")
 		}

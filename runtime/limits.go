@@ -95,7 +95,7 @@ func limitsOf(run *durable.RunState) map[string]any {
 }
 
 func limitInt(l map[string]any, key string, def int64) int64 {
-	if n, ok := asInt(l[key]); ok {
+	if n, ok := AsInt(l[key]); ok {
 		return n
 	}
 	return def

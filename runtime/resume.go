@@ -177,7 +177,7 @@ func wrapSubworkflowResult(details, payload map[string]any) map[string]any {
 // entries fixed at wait time (blocked or pre-executed calls) and the
 // results the host returned for the others.
 func mergeBlockedResults(details, payload map[string]any) any {
-	total, _ := asInt(details["original_call_count"])
+	total, _ := AsInt(details["original_call_count"])
 	results, _ := payload["results"].([]any)
 	if total <= 0 || int64(len(results)) == total {
 		return payload

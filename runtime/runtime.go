@@ -14,6 +14,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -117,7 +118,12 @@ func New(cfg Config) (*Runtime, error) {
 	if r.claims, err = newClaimer(cfg.Store, cfg.Claims); err != nil {
 		return nil, err
 	}
-	r.limitsV = r.limits.limitsDict()
+	// In the decoder's types (json.Number), as every store reads them back:
+	// a new run's limits then look the same before and after a checkpoint,
+	// and a store's copy of them costs nothing to normalise.
+	if r.limitsV, err = pyjson.NormalizeObject(r.limits.limitsDict()); err != nil {
+		return nil, fmt.Errorf("runtime: limits: %w", err)
+	}
 	r.handlers = builtinHandlers()
 	maps.Copy(r.handlers, cfg.Handlers)
 	return r, nil

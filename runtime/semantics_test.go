@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -228,7 +229,7 @@ func TestEmitEventResumesListeners(t *testing.T) {
 	}
 	ls, _ := f.rt.GetState(ctx, listeners[0])
 	env := ls.Output["got"].(map[string]any)
-	if env["name"] != "ping" || env["payload"].(map[string]any)["n"] != 1 ||
+	if env["name"] != "ping" || env["payload"].(map[string]any)["n"] != json.Number("1") ||
 		env["emitter"].(map[string]any)["run_id"] != id {
 		t.Fatalf("envelope %v", env)
 	}

@@ -57,7 +57,7 @@ func EnsureNamespaces(vars map[string]any) {
 // by a loop runs again while a replay after a crash reuses the result.
 func effectSeq(vars map[string]any) int64 {
 	rt, _ := vars["_runtime"].(map[string]any)
-	n, _ := asInt(rt["effect_seq"])
+	n, _ := AsInt(rt["effect_seq"])
 	return n
 }
 
@@ -65,7 +65,13 @@ func setEffectSeq(vars map[string]any, n int64) {
 	namespace(vars, "_runtime")["effect_seq"] = n
 }
 
-func asInt(v any) (int64, bool) {
+// AsInt reads a JSON number as an integer, whatever its Go type: a run
+// read back from any store holds numbers as json.Number, while a value a
+// node set in the current tick keeps the type it was given (int, int64,
+// float64). Node code that reads a counter or a limit should use it, so it
+// behaves the same before and after a checkpoint. It reports false for a
+// non-number or a number with a fractional part.
+func AsInt(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
 		return x, true
@@ -84,7 +90,8 @@ func asInt(v any) (int64, bool) {
 	return 0, false
 }
 
-func asFloat(v any) (float64, bool) {
+// AsFloat is AsInt for any JSON number, read as a float64.
+func AsFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int64:
 		return float64(x), true

@@ -202,7 +202,7 @@ func TestDriveContinuesPastTheStepBudget(t *testing.T) {
 			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil, Payload: map[string]any{"until": until}}, "loop"), nil
 		},
 		"loop": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			n, _ := run.Vars["n"].(int)
+			n, _ := runtime.AsInt(run.Vars["n"]) // json.Number once read back after the wait
 			if n >= 250 {
 				return runtime.Complete(map[string]any{"n": n}), nil
 			}

@@ -24,15 +24,21 @@ func FreezeNormalized(v any) (any, error) {
 			out[i] = f
 		}
 		return out, nil
-	default:
-		// Scalars are their own frozen form; other Go types take
-		// Normalize's encode-and-decode path and are then frozen.
-		n, err := pyjson.Normalize(v)
-		if err != nil {
-			return nil, err
+	case string:
+		if utf8.ValidString(x) { // the common case, without Normalize's call
+			return v, nil // v, not x: no new interface box
 		}
-		return Freeze(n), nil
+	case nil, bool:
+		return v, nil
 	}
+	// Other scalars are their own frozen form once normalized (numbers
+	// become json.Number, invalid UTF-8 is replaced); other Go types take
+	// Normalize's encode-and-decode path and are then frozen.
+	n, err := pyjson.Normalize(v)
+	if err != nil {
+		return nil, err
+	}
+	return Freeze(n), nil
 }
 
 // FreezeNormalizedObject is FreezeNormalized for an object; nil gives an
@@ -88,6 +94,36 @@ func NewStoredRecord(r *durable.StepRecord, seq int64) (*Record, error) {
 		if f.payload, err = FreezeNormalizedObject(r.Effect.Payload); err != nil {
 			return nil, err
 		}
+	}
+	return f, nil
+}
+
+// NewStoredRun returns NewRun(r.StoredCopy()) in one pass over r's JSON
+// values: what a store that serves run reads from memory keeps, so that a
+// hot read equals a read from disk. An r that cannot be encoded is an
+// error naming the offending value's path.
+func NewStoredRun(r *durable.RunState) (Run, error) {
+	head, ok := r.StoredHead()
+	if !ok {
+		c, err := r.StoredCopy()
+		if err != nil {
+			return Run{}, err
+		}
+		return NewRun(c), nil
+	}
+	f := Run{head: head}
+	var err error
+	if f.vars, err = FreezeNormalizedObject(r.Vars); err == nil && r.Output != nil {
+		f.output, err = FreezeNormalizedObject(r.Output)
+	}
+	if err == nil && r.Waiting != nil && r.Waiting.Details != nil {
+		f.details, err = FreezeNormalizedObject(r.Waiting.Details)
+	}
+	if err != nil {
+		if _, encErr := r.StoredCopy(); encErr != nil {
+			err = encErr // the encoder's error names the path of the value it refuses
+		}
+		return Run{}, err
 	}
 	return f, nil
 }

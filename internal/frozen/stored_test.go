@@ -3,6 +3,7 @@ package frozen
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,43 @@ func TestNewStoredRecord_EqualsStoredCopy(t *testing.T) {
 	bad := &durable.StepRecord{RunID: "r", Result: map[string]any{"f": func() {}}}
 	if _, err := NewStoredRecord(bad, 1); err == nil {
 		t.Error("NewStoredRecord of a record holding a func: no error")
+	}
+}
+
+// NewStoredRun keeps exactly what NewRun(StoredCopy) keeps, on the fast
+// path and the re-encoding one, and refuses what the encoder refuses with
+// the encoder's error, which names the value's path.
+func TestNewStoredRun_EqualsStoredCopy(t *testing.T) {
+	t.Parallel()
+	at := durable.Time{Time: time.Date(2026, 11, 30, 7, 0, 0, 123456789, time.FixedZone("x", 3600))}
+	runs := []*durable.RunState{
+		{RunID: "go-types", Status: durable.RunRunning, CreatedAt: at, UpdatedAt: at, Version: 3,
+			Vars: map[string]any{"i": 3, "f": 2.5, "s": []string{"a"}, "m": map[string]int{"k": 1}}},
+		{RunID: "nil-vars", Status: durable.RunCompleted, Output: map[string]any{"n": 1}},
+		{RunID: "waiting", Status: durable.RunWaiting, Vars: map[string]any{},
+			Waiting: &durable.WaitState{Reason: durable.WaitUntil, Until: at, Choices: []string{},
+				Details: map[string]any{"n": int64(2), "l": []any{1.5}}}},
+		{RunID: "null-details", Status: durable.RunWaiting, Waiting: &durable.WaitState{Reason: durable.WaitUser}},
+		{RunID: "bad-utf8-key", Status: durable.RunRunning, Vars: map[string]any{"k\xff": 1}},
+		{RunID: "bad\xff-id", Status: durable.RunRunning, Vars: map[string]any{"v": 1}},
+	}
+	for _, r := range runs {
+		c, err := r.StoredCopy()
+		if err != nil {
+			t.Fatalf("%s: StoredCopy: %v", r.RunID, err)
+		}
+		fc := NewRun(c)
+		want := fc.Thaw()
+		f, err := NewStoredRun(r)
+		if err != nil {
+			t.Fatalf("%s: NewStoredRun: %v", r.RunID, err)
+		}
+		if got := f.Thaw(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %#v\nwant %#v", r.RunID, got, want)
+		}
+	}
+	bad := &durable.RunState{RunID: "r", Vars: map[string]any{"deep": map[string]any{"f": func() {}}}}
+	if _, err := NewStoredRun(bad); err == nil || !strings.Contains(err.Error(), "deep") {
+		t.Errorf("NewStoredRun of a run holding a func: error %v, want one naming its path", err)
 	}
 }

@@ -2,7 +2,6 @@ package crashtest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -77,10 +76,7 @@ func workflows() []*runtime.Workflow {
 				Payload: map[string]any{"amount": int64(1)}, ResultKey: "extra"}, "count")
 		}),
 		"count": n(func(run *durable.RunState) runtime.StepPlan {
-			loops, _ := run.Vars["loops"].(int64)
-			if n, ok := run.Vars["loops"].(json.Number); ok {
-				loops, _ = n.Int64()
-			}
+			loops, _ := runtime.AsInt(run.Vars["loops"])
 			run.Vars["loops"] = loops + 1
 			if loops+1 < rechargeLoops {
 				return runtime.Next("recharge")

@@ -118,14 +118,22 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return fmt.Errorf("jsonfile: saving run %s: %w", id, err)
 	}
 	p.Run.Version++
-	c := &cachedRun{run: frozen.NewRun(p.Run), size: -1}
-	if fi, err := os.Stat(path); err == nil {
+	// The cached copy is in the decoder's types, so that a hot read
+	// returns what a read of the file would. It cannot fail once the run
+	// encoded; if it did, the file is simply read next time.
+	run, cacheErr := frozen.NewStoredRun(p.Run)
+	c := &cachedRun{run: run, size: -1}
+	if fi, err := os.Stat(path); err == nil && cacheErr == nil {
 		c.mtime, c.size = fi.ModTime(), fi.Size()
 	}
 	meta := newMeta(p.Run, p.Run.Version)
 	s.mu.Lock()
 	s.setLocked(id, meta)
-	s.cache.Put(id, c, int64(len(data)))
+	if c.size >= 0 {
+		s.cache.Put(id, c, int64(len(data)))
+	} else {
+		s.cache.Remove(id)
+	}
 	s.mu.Unlock()
 	return nil
 }

@@ -1,9 +1,12 @@
 // Package memory is an in-process Store. It keeps deep copies of what it
 // is given, so it behaves like the durable backends (a caller's later
 // mutation never leaks into the stored state, and every read returns a
-// fresh copy), and it is the quickest store for tests. The copies are
-// kept frozen (internal/frozen), in well under half the memory of cloned
-// maps.
+// fresh copy), and it is the quickest store for tests. What it returns is
+// what a durable store would read back from disk: JSON values in the
+// decoder's Go types (numbers as json.Number, arrays as []any), times in
+// UTC to the microsecond, so a workflow sees the same values on every
+// store. The copies are kept frozen (internal/frozen), in well under half
+// the memory of cloned maps.
 package memory
 
 import (
@@ -79,26 +82,53 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return fmt.Errorf("memory: committing run %s at version %d (stored %d): %w",
 			id, p.Run.Version, cur.Head().Version, store.ErrConflict)
 	}
-	s.appendLocked(id, p.Records)
+	recs, err := s.freezeRecordsLocked(id, p.Records)
+	if err != nil {
+		return fmt.Errorf("memory: committing run %s: %w", id, err)
+	}
 	p.Run.Version++
+	run, err := frozen.NewStoredRun(p.Run)
+	if err != nil {
+		p.Run.Version--
+		return fmt.Errorf("memory: committing run %s: %w", id, err)
+	}
+	s.appendLocked(id, p.Records, recs)
 	if exists {
-		cur.Run = frozen.NewRun(p.Run)
+		cur.Run = run
 	} else {
 		s.order++
-		cur = &entry{Run: frozen.NewRun(p.Run), order: s.order}
+		cur = &entry{Run: run, order: s.order}
 		s.runs[id] = cur
 	}
 	s.due.Update(cur.Head())
 	return nil
 }
 
-func (s *Store) appendLocked(runID string, records []*durable.StepRecord) {
-	led := s.ledgers[runID]
-	for _, r := range records {
-		r.Seq = int64(len(led)) + 1
-		led = append(led, frozen.NewRecord(r))
+// freezeRecordsLocked returns the frozen copies of records as they would
+// be appended to the run's ledger now, in the decoder's types (so that a
+// read returns what a durable store would), or the error of one that
+// cannot be encoded; the ledger is left unchanged either way.
+func (s *Store) freezeRecordsLocked(runID string, records []*durable.StepRecord) ([]*frozen.Record, error) {
+	next := int64(len(s.ledgers[runID])) + 1
+	out := make([]*frozen.Record, len(records))
+	for i, r := range records {
+		f, err := frozen.NewStoredRecord(r, next+int64(i))
+		if err != nil {
+			return nil, fmt.Errorf("ledger record %d: %w", i+1, err)
+		}
+		out[i] = f
 	}
-	s.ledgers[runID] = led
+	return out, nil
+}
+
+// appendLocked appends the frozen copies of records (freezeRecordsLocked)
+// and sets the records' Seq as the store assigned them.
+func (s *Store) appendLocked(runID string, records []*durable.StepRecord, copies []*frozen.Record) {
+	next := int64(len(s.ledgers[runID])) + 1
+	for i, r := range records {
+		r.Seq = next + int64(i)
+	}
+	s.ledgers[runID] = append(s.ledgers[runID], copies...)
 }
 
 // RunGet implements store.RunStore.
@@ -208,7 +238,11 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.appendLocked(runID, records)
+	recs, err := s.freezeRecordsLocked(runID, records)
+	if err != nil {
+		return fmt.Errorf("memory: appending to the ledger of run %s: %w", runID, err)
+	}
+	s.appendLocked(runID, records, recs)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package offload_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -85,7 +86,7 @@ func TestStore_LedgerAppend(t *testing.T) {
 	ctx := context.Background()
 	rec := newRecord()
 	small := &durable.StepRecord{RunID: "run-1", StepID: "s2", Status: durable.StepStatus("started"),
-		Effect: &durable.Effect{Type: "x", Payload: map[string]any{"a": 1}}, Result: map[string]any{"b": 2}}
+		Effect: &durable.Effect{Type: "x", Payload: map[string]any{"a": json.Number("1")}}, Result: map[string]any{"b": json.Number("2")}}
 	orig := rec.Clone()
 	if err := b.st.LedgerAppend(ctx, "run-1", []*durable.StepRecord{rec, small}); err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestStore_LedgerAppend(t *testing.T) {
 	res := s.Result.(map[string]any)
 	tags = refTags(t, b, res["content"], big2)
 	want = map[string]string{"source": "ledger_result_offload", "path": "ledger.result.content", "kind": "text"}
-	if !reflect.DeepEqual(tags, want) || res["tokens"] != 3 {
+	if !reflect.DeepEqual(tags, want) || res["tokens"] != json.Number("3") {
 		t.Errorf("result = %v, tags %v", res, tags)
 	}
 	if !reflect.DeepEqual(stored[1].Effect.Payload, small.Effect.Payload) || !reflect.DeepEqual(stored[1].Result, small.Result) {

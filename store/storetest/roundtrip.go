@@ -14,6 +14,7 @@ var roundTripTests = []subtest{
 	{"RunState", testRoundTripRun},
 	{"NullVersusEmpty", testRoundTripNullVersusEmpty},
 	{"StepRecords", testRoundTripRecords},
+	{"GoValues", testRoundTripGoValues},
 }
 
 // richVars exercises what a decoded Python run holds: number literals
@@ -145,4 +146,84 @@ func testRoundTripRecords(t *testing.T, s store.Store) {
 			t.Errorf("record %d is not deep-equal:\n got %#v\nwant %#v", i+1, got[i], want[i])
 		}
 	}
+}
+
+// testRoundTripGoValues commits values in Go's own types (ints, floats,
+// typed slices, times with nanoseconds in another zone), as node code
+// writes them, and requires every read to return them as a read from disk
+// does: exactly what decoding their encoding gives (json.Number, []any,
+// UTC to the microsecond). A store that served its memory copy in the
+// committed types would let a workflow see int before a restart and
+// json.Number after it.
+func testRoundTripGoValues(t *testing.T, s store.Store) {
+	zone := time.FixedZone("UTC+2", 2*3600)
+	r := newRun("run-go-values", runOpts{Session: "sess_go", Vars: map[string]any{
+		"count": 3, "big": int64(1) << 40, "ratio": 0.25, "whole": 2.0,
+		"names": []string{"a", "b"}, "mixed": []any{1, "x", 1.5, nil, true},
+		"nested": map[string]any{"n": 7, "list": []int{1, 2}},
+		"labels": map[string]string{"k": "v"},
+	}})
+	r.CreatedAt = durable.Time{Time: base.In(zone).Add(123456789 * time.Nanosecond)}
+	r.UpdatedAt = durable.Time{Time: base.In(zone).Add(2*time.Second + 987654321*time.Nanosecond)}
+	r.Status = durable.RunWaiting
+	r.Waiting = &durable.WaitState{Reason: durable.WaitUntil, Until: durable.Time{Time: base.In(zone).Add(time.Hour + 1)},
+		ResumeToNode: "next", Details: map[string]any{"attempt": 2, "tags": []string{"t"}}}
+	rec := newRecord(r.RunID, "call", durable.StepCompleted)
+	rec.Effect.Payload = map[string]any{"max_tokens": 256, "temperature": 0.5, "stop": []string{"\n"}}
+	rec.Result = map[string]any{"tokens": 12, "scores": []float64{0.5, 1}}
+	rec.StartedAt = durable.Time{Time: base.In(zone).Add(5 * time.Nanosecond)}
+
+	committed := r.Clone()
+	committedRec := rec.Clone()
+	create(t, s, r, rec)
+	wantRun := decoded(t, committed)
+	wantRun.Version = r.Version
+	wantRec := decodedRecord(t, committedRec)
+	wantRec.Seq = 1
+
+	check := func(when string) {
+		t.Helper()
+		if got := get(t, s, r.RunID); !reflect.DeepEqual(got, wantRun) {
+			t.Errorf("%s: RunGet differs from a read of the encoding:\n got %#v\nwant %#v", when, got, wantRun)
+		}
+		list, err := s.RunList(t.Context(), &store.RunListParams{SessionID: "sess_go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 1 || !reflect.DeepEqual(list[0], wantRun) {
+			t.Errorf("%s: RunList differs from a read of the encoding:\n got %#v\nwant %#v", when, list, wantRun)
+		}
+		if got := ledger(t, s, r.RunID); len(got) != 1 || !reflect.DeepEqual(got[0], wantRec) {
+			t.Errorf("%s: LedgerList differs from a read of the encoding:\n got %#v\nwant %#v", when, got, wantRec)
+		}
+	}
+	check("after create")
+
+	// A commit of the run as read back keeps the same values.
+	again := get(t, s, r.RunID)
+	again.Vars["count"] = 4
+	commit(t, s, again)
+	wantRun.Vars["count"] = json.Number("4")
+	wantRun.Version = again.Version
+	check("after a second commit")
+}
+
+// decoded is r as a read of its encoding gives it back.
+func decoded(t *testing.T, r *durable.RunState) *durable.RunState {
+	t.Helper()
+	d, err := durable.UnmarshalRun([]byte(runJSON(t, r)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// decodedRecord is rec as a read of its encoding gives it back.
+func decodedRecord(t *testing.T, rec *durable.StepRecord) *durable.StepRecord {
+	t.Helper()
+	d, err := durable.UnmarshalRecord([]byte(recordJSON(t, rec)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
