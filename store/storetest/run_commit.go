@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -14,6 +16,46 @@ var runCommitTests = []subtest{
 	{"VersionIncrements", testCommitVersionIncrements},
 	{"StaleVersion", testCommitStaleVersion},
 	{"UnknownRun", testCommitUnknownRun},
+	{"RefusesNonJSON", testCommitRefusesNonJSON},
+}
+
+// testCommitRefusesNonJSON: a run or record holding a value JSON cannot
+// hold (NaN, a func) is refused with an error naming the value's path,
+// and nothing of that commit is stored.
+func testCommitRefusesNonJSON(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	bad := newRun("run-nan", runOpts{Vars: map[string]any{"scores": map[string]any{"best": math.NaN()}}})
+	err := s.RunCommit(ctx, &store.CommitParams{Run: bad, Create: true})
+	if err == nil || !strings.Contains(err.Error(), "scores") {
+		t.Fatalf("create with a NaN var: error %v, want one naming vars.scores.best", err)
+	}
+	if _, err := s.RunGet(ctx, "run-nan"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("refused create left a run: %v", err)
+	}
+	if bad.Version != 0 {
+		t.Errorf("refused create changed Version to %d", bad.Version)
+	}
+
+	r := newRun("run-ok", runOpts{})
+	create(t, s, r, newRecord("run-ok", "start", durable.StepStarted))
+	before := runJSON(t, get(t, s, "run-ok"))
+	r.Vars["callback"] = func() {}
+	err = s.RunCommit(ctx, &store.CommitParams{Run: r, Records: []*durable.StepRecord{newRecord("run-ok", "n", durable.StepCompleted)}})
+	if err == nil || !strings.Contains(err.Error(), "callback") {
+		t.Fatalf("commit with a func var: error %v, want one naming vars.callback", err)
+	}
+	delete(r.Vars, "callback")
+	rec := newRecord("run-ok", "n", durable.StepCompleted)
+	rec.Result = map[string]any{"inf": math.Inf(1)}
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Records: []*durable.StepRecord{rec}}); err == nil {
+		t.Fatal("commit of a record with an Inf result: no error")
+	}
+	if got := runJSON(t, get(t, s, "run-ok")); got != before || r.Version != 1 {
+		t.Errorf("refused commits changed the run (version %d):\n got %s\nwant %s", r.Version, got, before)
+	}
+	if n := len(ledger(t, s, "run-ok")); n != 1 {
+		t.Errorf("refused commits left %d ledger records, want 1", n)
+	}
 }
 
 func testCommitCreate(t *testing.T, s store.Store) {
