@@ -45,9 +45,11 @@ const walVFSName = "agw-walbatch"
 
 const (
 	walFrameHeader = 24
-	// walBatchMax bounds the memory of one gathered write: a larger
-	// transaction (a migration, a big back-fill) is written in pieces.
-	walBatchMax = 4 << 20
+	// walBatchMax bounds the memory of one gathered write, which the file
+	// keeps for its life: a larger transaction (a list flush, a migration,
+	// a big back-fill) is written in pieces. A commit of a run is 5–30
+	// frames (20–120 KB).
+	walBatchMax = 256 << 10
 	// maxWrite is the largest write SQLite's unix VFS takes in one call
 	// (it masks the length with 0x1ffff).
 	maxWrite = 0x1ffff &^ 4095
