@@ -86,12 +86,13 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if err != nil {
 		return fmt.Errorf("memory: committing run %s: %w", id, err)
 	}
-	p.Run.Version++
-	run, err := frozen.NewStoredRun(p.Run)
+	next := *p.Run // the run as committed, at its next version
+	next.Version++
+	run, err := frozen.NewStoredRun(&next)
 	if err != nil {
-		p.Run.Version--
 		return fmt.Errorf("memory: committing run %s: %w", id, err)
 	}
+	p.Run.Version = next.Version
 	s.appendLocked(id, p.Records, recs)
 	if exists {
 		cur.Run = run
