@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/frozen"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
@@ -168,6 +169,54 @@ func FuzzUnmarshalRun(f *testing.F) {
 		}
 		if b2, _ := durable.MarshalRun(run2, pyjson.Line); string(b1) != string(b2) {
 			t.Fatalf("unstable:\n%s\n%s", b1, b2)
+		}
+	})
+}
+
+// FuzzRunStoredCopy: for any decodable run, with Go-typed values and a
+// typed string taken from the input added (a node's own ints, floats and
+// slices; possibly invalid UTF-8), StoredCopy and the in-memory stores'
+// frozen copy give exactly what encoding and decoding gives.
+func FuzzRunStoredCopy(f *testing.F) {
+	f.Add([]byte(pythonRun), "note")
+	f.Add([]byte(pythonRun), "bad \xff utf-8")
+	f.Fuzz(func(t *testing.T, data []byte, text string) {
+		run, err := durable.UnmarshalRun(data)
+		if err != nil {
+			return
+		}
+		if run.Vars == nil {
+			run.Vars = map[string]any{}
+		}
+		run.Vars["n"] = len(data)
+		run.Vars["f"] = float64(len(text)) / 3
+		run.Vars["texts"] = []string{text}
+		run.Vars[text] = map[string]any{"i": int64(-len(text))}
+		run.Error = text
+		run.UpdatedAt = durable.Time{Time: run.UpdatedAt.Add(123 * time.Nanosecond).In(time.FixedZone("x", 5400))}
+		run.Version = 3
+		b, err := durable.MarshalRun(run, pyjson.Line)
+		if err != nil {
+			return
+		}
+		want, err := durable.UnmarshalRun(b)
+		if err != nil {
+			return // a run whose encoding does not decode (e.g. an empty status) is not stored
+		}
+		want.Version = run.Version
+		got, err := run.StoredCopy()
+		if err != nil {
+			t.Fatalf("StoredCopy: %v", err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("StoredCopy differs from a round trip:\n got %#v\nwant %#v", got, want)
+		}
+		fr, err := frozen.NewStoredRun(run)
+		if err != nil {
+			t.Fatalf("NewStoredRun: %v", err)
+		}
+		if thawed := fr.Thaw(); !reflect.DeepEqual(thawed, want) {
+			t.Fatalf("NewStoredRun differs from a round trip:\n got %#v\nwant %#v", thawed, want)
 		}
 	})
 }
