@@ -120,7 +120,7 @@ func NewStoredRun(r *durable.RunState) (Run, error) {
 		f.details, err = FreezeNormalizedObject(r.Waiting.Details)
 	}
 	if err != nil {
-		if _, encErr := r.StoredCopy(); encErr != nil {
+		if _, encErr := durable.MarshalRun(r, pyjson.Line); encErr != nil {
 			err = encErr // the encoder's error names the path of the value it refuses
 		}
 		return Run{}, err

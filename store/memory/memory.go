@@ -123,11 +123,10 @@ func (s *Store) freezeRecordsLocked(runID string, records []*durable.StepRecord)
 }
 
 // appendLocked appends the frozen copies of records (freezeRecordsLocked)
-// and sets the records' Seq as the store assigned them.
+// and gives the records the Seq their copies were frozen with.
 func (s *Store) appendLocked(runID string, records []*durable.StepRecord, copies []*frozen.Record) {
-	next := int64(len(s.ledgers[runID])) + 1
 	for i, r := range records {
-		r.Seq = next + int64(i)
+		r.Seq = copies[i].Head().Seq
 	}
 	s.ledgers[runID] = append(s.ledgers[runID], copies...)
 }
