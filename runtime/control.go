@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -78,12 +79,18 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 }
 
 // ResumeRun lifts a host pause: a run in its pause wait continues where it
-// stopped (and is driven), other waits stay as they are.
+// stopped (and is driven), other waits stay as they are. A run waiting on
+// a child that ended during the pause (the child's end skipped it then)
+// receives the child's end now.
 func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunState, error) {
 	resumed := false
+	var child string // the child the run waits on, if any
 	err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
 		if run.Status.Terminal() || !IsPaused(run) {
 			return false, nil, nil
+		}
+		if w := run.Waiting; w != nil && w.Reason == durable.WaitSubworkflow {
+			child, _ = strings.CutPrefix(w.WaitKey, SubworkflowWaitKey(""))
 		}
 		ctl := controlOf(run.Vars)
 		delete(ctl, "paused")
@@ -104,6 +111,11 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 	}
 	if resumed {
 		return r.Tick(ctx, runID, TickOptions{})
+	}
+	if child != "" {
+		if err := r.NotifyChildEnded(ctx, child); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("resume-run %s: handing it the end of child %s: %w", runID, child, err)
+		}
 	}
 	return r.GetState(ctx, runID)
 }

@@ -167,6 +167,31 @@ var scenarios = []scenario{
 			e.t.Fatalf("children %v", kids)
 		}
 	}},
+	{"ChildEndsWhileParentPaused", func(e *env) {
+		// Event delivery skips a paused parent; lifting the pause must
+		// still hand it the child's end.
+		p := e.start("parent", nil)
+		st := e.tick(p)
+		child := st.Waiting.Details["sub_run_id"].(string)
+		if _, err := e.rt.Pause(e.ctx, p, "hold"); err != nil {
+			e.t.Fatal(err)
+		}
+		cs, _ := e.rt.GetState(e.ctx, child)
+		if _, err := e.rt.Resume(e.ctx, runtime.ResumeParams{RunID: child, WaitKey: cs.Waiting.WaitKey, Payload: map[string]any{"text": "yes"}}); err != nil {
+			e.t.Fatal(err)
+		}
+		if st, _ = e.rt.GetState(e.ctx, p); st.Status != durable.RunWaiting || !runtime.IsPaused(st) {
+			e.t.Fatalf("paused parent resumed: %s", st.Status)
+		}
+		st, err := e.rt.ResumeRun(e.ctx, p)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if st.Status != durable.RunCompleted {
+			e.t.Fatalf("parent %s after its pause was lifted (child ended meanwhile): %+v", st.Status, st.Waiting)
+		}
+		e.expectLedger(p, "spawn:start_subworkflow:started spawn:start_subworkflow:waiting spawn:resume:completed done:complete:completed done:emit_event:completed")
+	}},
 	{"EffectFailure", func(e *env) {
 		id := e.start("failing", nil)
 		st := e.tick(id)
