@@ -247,7 +247,10 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(metas, byUpdatedDesc)
-	return s.loadMany(metas[:min(len(metas), store.EffectiveLimit(p.Limit))]), nil
+	// A run may change between the index snapshot and its load: what is
+	// returned must match in the state returned.
+	return slices.DeleteFunc(s.loadMany(metas[:min(len(metas), store.EffectiveLimit(p.Limit))]),
+		func(r *durable.RunState) bool { return !p.Matches(r) }), nil
 }
 
 // RunListDue implements store.RunStore from the deadline index.
@@ -290,7 +293,9 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 		}
 		return cmp.Compare(a.stub.RunID, b.stub.RunID)
 	})
-	return s.loadMany(metas), nil
+	return slices.DeleteFunc(s.loadMany(metas), func(r *durable.RunState) bool {
+		return status != "" && r.Status != status // changed since the snapshot
+	}), nil
 }
 
 // RunIndex implements store.RunStore from the in-memory metadata, without

@@ -14,6 +14,80 @@ import (
 var concurrencyTests = []subtest{
 	{"OneWinnerPerVersion", testOneWinnerPerVersion},
 	{"DistinctRuns", testConcurrentDistinctRuns},
+	{"ListsMatchTheirFilters", testListsMatchFilters},
+}
+
+// testListsMatchFilters flips runs between an event wait and running
+// while readers list them: every run a list returns matches its filters
+// in the state returned (a caller may act on what it reads, e.g. deliver
+// an event to each listed waiter), whatever the interleaving.
+func testListsMatchFilters(t *testing.T, s store.Store) {
+	const runs, flips = 4, 60
+	var writers, readers sync.WaitGroup
+	errs := make(chan error, runs+2)
+	stop := make(chan struct{})
+	waitParams := &store.RunListParams{Status: durable.RunWaiting, WaitReason: durable.WaitEvent, WaitKeys: []string{"evt:k"}}
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				listed, err := s.RunList(t.Context(), waitParams)
+				if err == nil {
+					for _, r := range listed {
+						if !waitParams.Matches(r) {
+							err = fmt.Errorf("RunList(waiting on evt:k) returned %s %s with wait %+v", r.RunID, r.Status, r.Waiting)
+							break
+						}
+					}
+				}
+				if err == nil {
+					var kids []*durable.RunState
+					kids, err = s.RunListChildren(t.Context(), "parent", durable.RunWaiting)
+					for _, k := range kids {
+						if k.Status != durable.RunWaiting {
+							err = fmt.Errorf("RunListChildren(waiting) returned %s %s", k.RunID, k.Status)
+						}
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range runs {
+		id := fmt.Sprintf("run-%d", i)
+		writers.Go(func() {
+			r := newRun(id, runOpts{Parent: "parent", Wait: keyWait(durable.WaitEvent, "evt:k")})
+			if err := s.RunCommit(t.Context(), &store.CommitParams{Run: r, Create: true}); err != nil {
+				errs <- err
+				return
+			}
+			for f := range flips {
+				if f%2 == 0 {
+					r.Status, r.Waiting = durable.RunRunning, nil
+				} else {
+					r.Status, r.Waiting = durable.RunWaiting, keyWait(durable.WaitEvent, "evt:k")
+				}
+				if err := s.RunCommit(t.Context(), &store.CommitParams{Run: r}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	writers.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }
 
 // testOneWinnerPerVersion races N writers that all read the same version:
