@@ -86,6 +86,7 @@ type scenario struct {
 }
 
 var scenarios = []scenario{
+	{"Concurrent", concurrent},
 	{"Chain", func(e *env) {
 		id := e.start("chain", nil)
 		if st := e.tick(id); st.Status != durable.RunCompleted || st.Output["a"] != "x" {
