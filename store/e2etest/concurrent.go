@@ -34,7 +34,7 @@ const (
 
 // concurrentKinds are the workflows the workers start, with the share of
 // starts each gets.
-var concurrentKinds = []string{"ask", "ask", "sleep", "listen", "parent", "chain"}
+var concurrentKinds = []string{"ask", "ask", "sleep", "listen", "timedlisten", "parent", "chain", "tool", "emit"}
 
 type pool struct {
 	mu       sync.Mutex
@@ -112,6 +112,29 @@ func concurrent(e *env) {
 	e.adoptChildren(p)
 	e.finishAll(p)
 	e.checkEnds(p)
+	e.logEnds(p)
+}
+
+// logEnds logs how the runs ended, by workflow, and the interleavings the
+// run exercised, so that a change that stops the scenario from reaching
+// them shows in -v output.
+func (e *env) logEnds(p *pool) {
+	ends := map[string]int{}
+	var cancelledAttempts, timedOut int
+	for _, id := range p.ids {
+		st, _ := e.rt.GetState(e.ctx, id)
+		ends[p.kind[id]+" "+string(st.Status)]++
+		if evt, _ := st.Output["evt"].(map[string]any); evt["timed_out"] == true {
+			timedOut++
+		}
+		recs, _ := e.st.LedgerList(e.ctx, &store.LedgerListParams{RunID: id})
+		for _, r := range recs {
+			if r.Status == durable.StepCancelled {
+				cancelledAttempts++
+			}
+		}
+	}
+	e.t.Logf("%d runs: %v; %d attempts interrupted, %d event waits timed out", len(p.ids), ends, cancelledAttempts, timedOut)
 }
 
 // randomOp is one worker step; tag names it in answers and errors.
@@ -305,6 +328,7 @@ func (e *env) checkEnds(p *pool) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
+		e.checkAttempts(id, st, recs)
 		statusEvents, resumes := 0, 0
 		for _, r := range recs {
 			if r.Effect == nil {
@@ -343,6 +367,17 @@ func (e *env) checkEnds(p *pool) {
 			if _, ok := evt["n"]; !ok {
 				e.t.Errorf("listener %s completed without the event payload: %v", id, st.Output)
 			}
+		case "timedlisten":
+			evt, _ := st.Output["evt"].(map[string]any)
+			payload, _ := evt["payload"].(map[string]any)
+			if _, ok := payload["n"]; !ok && evt["timed_out"] != true {
+				e.t.Errorf("timed listener %s completed with neither the event nor a time-out: %v", id, st.Output)
+			}
+		case "tool":
+			res, _ := st.Output["res"].(map[string]any)
+			if res["ok"] != true {
+				e.t.Errorf("tool run %s completed with %v", id, st.Output)
+			}
 		}
 	}
 }
@@ -367,5 +402,36 @@ func (e *env) checkParent(p *pool, id string, st *durable.RunState) {
 	ans, _ := out["answer"].(map[string]any)
 	if cs.Status != durable.RunCompleted || ans["text"] != p.answered[sub] {
 		e.t.Errorf("parent %s completed with %v; its child %s is %s, answered %q", id, st.Output, sub, cs.Status, p.answered[sub])
+	}
+}
+
+// checkAttempts checks a terminal run's effect attempts: each STARTED
+// record has exactly one end record, and the "slow" handler ran exactly
+// once per attempt key (no retries are configured and nothing crashed,
+// so nothing may run twice), an interrupted attempt ending "cancelled".
+func (e *env) checkAttempts(id string, st *durable.RunState, recs []*durable.StepRecord) {
+	ends := map[string]int{}
+	var started []*durable.StepRecord
+	for _, r := range recs {
+		switch {
+		case r.Status == durable.StepStarted:
+			started = append(started, r)
+		case r.Effect != nil && r.Effect.Type != durable.EffectResume:
+			ends[r.StepID]++
+		}
+	}
+	for _, s := range started {
+		if n := ends[s.StepID]; n != 1 {
+			e.t.Errorf("run %s (%s): attempt %s of %s has %d end records", id, st.Status, s.StepID, s.Effect.Type, n)
+		}
+		if s.Effect.Type != "slow" {
+			continue
+		}
+		e.callsMu.Lock()
+		n := e.calls[s.IdempotencyKey]
+		e.callsMu.Unlock()
+		if n != 1 {
+			e.t.Errorf("run %s: the slow handler ran %d times for key %s", id, n, s.IdempotencyKey)
+		}
 	}
 }

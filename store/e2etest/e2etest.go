@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,9 @@ type env struct {
 	clk *runtimetest.Clock
 	rt  *runtime.Runtime
 	sch *scheduler.Scheduler
+
+	callsMu sync.Mutex
+	calls   map[string]int // "slow" handler executions by idempotency key
 }
 
 func newEnv(t *testing.T, st store.Store) *env {
@@ -33,20 +37,33 @@ func newEnv(t *testing.T, st store.Store) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clk.Now,
+	e := &env{t: t, ctx: context.Background(), st: st, clk: clk, calls: map[string]int{}}
+	e.rt, err = runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clk.Now,
 		Handlers: map[durable.EffectType]runtime.Handler{
 			"fail": {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 				return runtime.Failed("boom"), nil
+			}},
+			// slow stands for a call that leaves the process (a tool, a
+			// model): it takes a moment and can be interrupted.
+			"slow": {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+				e.callsMu.Lock()
+				e.calls[req.IdempotencyKey]++
+				e.callsMu.Unlock()
+				select {
+				case <-time.After(200 * time.Microsecond):
+					return runtime.Completed(map[string]any{"ok": true}), nil
+				case <-ctx.Done():
+					return runtime.Outcome{}, ctx.Err()
+				}
 			}},
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: clk.Now})
-	if err != nil {
+	if e.sch, err = scheduler.New(scheduler.Config{Runtime: e.rt, Clock: clk.Now}); err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, ctx: context.Background(), st: st, clk: clk, rt: rt, sch: sch}
+	return e
 }
 
 func (e *env) start(wf string, vars map[string]any) string {

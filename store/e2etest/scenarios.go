@@ -72,6 +72,22 @@ func workflows() []*runtime.Workflow {
 				return runtime.Complete(map[string]any{"child": run.Vars["child"]})
 			}),
 		}},
+		{ID: "tool", Entry: "call", Nodes: map[string]runtime.NodeFunc{
+			"call": node(func(run *durable.RunState, _ *runtime.RunContext) runtime.StepPlan {
+				return effect("slow", map[string]any{"q": "x"}, "res", "done")
+			}),
+			"done": node(func(run *durable.RunState, _ *runtime.RunContext) runtime.StepPlan {
+				return runtime.Complete(map[string]any{"res": run.Vars["res"]})
+			}),
+		}},
+		{ID: "timedlisten", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+			"wait": node(func(run *durable.RunState, _ *runtime.RunContext) runtime.StepPlan {
+				return effect(durable.EffectWaitEvent, map[string]any{"name": "go", "timeout_s": 60}, "evt", "done")
+			}),
+			"done": node(func(run *durable.RunState, _ *runtime.RunContext) runtime.StepPlan {
+				return runtime.Complete(map[string]any{"evt": run.Vars["evt"]})
+			}),
+		}},
 		{ID: "failing", Entry: "call", Nodes: map[string]runtime.NodeFunc{
 			"call": node(func(run *durable.RunState, _ *runtime.RunContext) runtime.StepPlan {
 				return effect("fail", nil, "", "never")
