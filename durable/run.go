@@ -29,6 +29,15 @@ type RunState struct {
 	Version int64
 }
 
+// HostPaused reports whether a host paused the run
+// (vars._runtime.control.paused is true).
+func (r *RunState) HostPaused() bool {
+	rt, _ := r.Vars["_runtime"].(map[string]any)
+	ctl, _ := rt["control"].(map[string]any)
+	p, _ := ctl["paused"].(bool)
+	return p
+}
+
 // Clone returns a deep copy of r.
 func (r *RunState) Clone() *RunState {
 	if r == nil {

@@ -126,10 +126,7 @@ func controlOf(vars map[string]any) map[string]any {
 }
 
 // IsPaused reports whether a host paused the run.
-func IsPaused(run *durable.RunState) bool {
-	p, _ := controlOf(run.Vars)["paused"].(bool)
-	return p
-}
+func IsPaused(run *durable.RunState) bool { return run.HostPaused() }
 
 // isPauseWait reports whether the run sits in the synthetic pause wait.
 func isPauseWait(run *durable.RunState) bool {

@@ -75,6 +75,45 @@ func TestPollOnceReleasesOnlyDueRuns(t *testing.T) {
 	}
 }
 
+// TestPausedDueRunsDoNotHoldBackOthers: more paused runs are due than a
+// poll takes, yet the one that is not paused is released.
+func TestPausedDueRunsDoNotHoldBackOthers(t *testing.T) {
+	t.Parallel()
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	rt, _ := setup(t, c, waitFlow(time.Minute))
+	ctx := context.Background()
+	var paused []string
+	for range 3 {
+		id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+		rt.Tick(ctx, id, runtime.TickOptions{})
+		if _, err := rt.Pause(ctx, id, "hold"); err != nil {
+			t.Fatal(err)
+		}
+		paused = append(paused, id)
+		c.Advance(time.Second) // the paused runs fall due first
+	}
+	last, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+	rt.Tick(ctx, last, runtime.TickOptions{})
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 2})
+	c.Advance(2 * time.Minute)
+	if n, err := s.PollOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("poll found %d due (%v), want only the run that is not paused", n, err)
+	}
+	if st, _ := rt.GetState(ctx, last); st.Status != durable.RunCompleted {
+		t.Fatalf("run that is not paused: %s", st.Status)
+	}
+	// Lifting a pause makes the run due again.
+	if _, err := rt.ResumeRun(ctx, paused[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.PollOnce(ctx); n != 1 {
+		t.Fatalf("after resume-run: %d due, want 1", n)
+	}
+	if st, _ := rt.GetState(ctx, paused[0]); st.Status != durable.RunCompleted {
+		t.Fatalf("resumed run: %s", st.Status)
+	}
+}
+
 func TestLoopWakesAtDeadline(t *testing.T) {
 	t.Parallel()
 	rt, _ := setup(t, runtimetest.NewClock(time.Now()), waitFlow(0))

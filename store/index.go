@@ -30,9 +30,13 @@ func IndexRow(r *durable.RunState) RunIndexRow {
 }
 
 // Deadline returns the wait deadline a due-index keeps for r: the until of
-// a waiting run that has one (WAIT_UNTIL, or WAIT_EVENT with a timeout).
+// a waiting run that has one (WAIT_UNTIL, or WAIT_EVENT with a timeout),
+// unless a host paused the run. The scheduler skips a paused run, so
+// listing it as due would only take a place in every batch (a batch's
+// worth of paused runs would hold back every other due run); the commit
+// that lifts the pause indexes the deadline again.
 func Deadline(r *durable.RunState) (durable.Time, bool) {
-	if r.Status != durable.RunWaiting || r.Waiting == nil || r.Waiting.Until.IsZero() {
+	if r.Status != durable.RunWaiting || r.Waiting == nil || r.Waiting.Until.IsZero() || r.HostPaused() {
 		return durable.Time{}, false
 	}
 	return r.Waiting.Until, true

@@ -17,6 +17,10 @@ type runMeta struct {
 	stub      *durable.RunState
 	lifecycle map[string]any
 	version   int64
+	// due is the run's store.Deadline, worked out from the whole state
+	// (the stub has no vars).
+	due    durable.Time
+	hasDue bool
 }
 
 func newMeta(r *durable.RunState, version int64) *runMeta {
@@ -28,7 +32,9 @@ func newMeta(r *durable.RunState, version int64) *runMeta {
 	if w := r.Waiting; w != nil {
 		stub.Waiting = &durable.WaitState{Reason: w.Reason, WaitKey: w.WaitKey, Until: w.Until}
 	}
-	return &runMeta{stub: stub, lifecycle: store.RunLifecycle(r.Vars), version: version}
+	m := &runMeta{stub: stub, lifecycle: store.RunLifecycle(r.Vars), version: version}
+	m.due, m.hasDue = store.Deadline(r)
+	return m
 }
 
 // cachedRun is the last state read or written for a run (frozen: compact,
@@ -101,8 +107,8 @@ func (s *Store) setLocked(id string, m *runMeta) {
 	if p := m.stub.ParentRunID; p != "" {
 		addTo(s.idx.children, p, id)
 	}
-	if until, ok := store.Deadline(m.stub); ok {
-		s.idx.due.Set(id, until)
+	if m.hasDue {
+		s.idx.due.Set(id, m.due)
 	}
 }
 

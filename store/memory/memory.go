@@ -101,7 +101,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		cur = &entry{Run: run, order: s.order}
 		s.runs[id] = cur
 	}
-	s.due.Update(cur.Head())
+	s.due.Update(&next) // not the frozen head: the deadline depends on vars
 	return nil
 }
 

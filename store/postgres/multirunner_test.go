@@ -155,8 +155,12 @@ func TestMigrations(t *testing.T) {
 	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM "+stores[0].Schema()+".schema_migrations").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 {
-		t.Errorf("schema_migrations has %d rows, want 1", n)
+	files, err := os.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(files) {
+		t.Errorf("schema_migrations has %d rows, want %d (one per migration)", n, len(files))
 	}
 }
 
@@ -386,4 +390,49 @@ func TestMultiRunner(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMigration002_PausedRunLeavesTheDueIndex: a paused run that still
+// has a due_at (written before migration 002) loses it when the
+// migration runs; a run that is not paused keeps its own, and a paused
+// run whose JSON PostgreSQL cannot parse (a \u0000) keeps its own without
+// failing the migration.
+func TestMigration002_PausedRunLeavesTheDueIndex(t *testing.T) {
+	testURL(t)
+	t.Parallel()
+	schema := testSchema(t)
+	st := openSchema(t, schema)
+	until := durable.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, id := range []string{"paused", "paused-nul", "waiting"} {
+		r := testRun(id)
+		r.Status = durable.RunWaiting
+		r.Waiting = &durable.WaitState{Reason: durable.WaitUntil, Until: until, ResumeToNode: "next"}
+		if id != "waiting" {
+			r.Vars["_runtime"] = map[string]any{"control": map[string]any{"paused": true}}
+		}
+		if id == "paused-nul" {
+			r.Vars["note"] = "a\u0000b"
+		}
+		if err := st.RunCommit(t.Context(), &store.CommitParams{Run: r, Create: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(t.Context(), testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, q := range []string{
+		"UPDATE " + schema + ".runs SET due_at = '2026-01-01T00:00:00Z' WHERE run_id LIKE 'paused%'",
+		"DELETE FROM " + schema + ".schema_migrations WHERE version = 2",
+	} {
+		if _, err := conn.Exec(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	reopened := openSchema(t, schema)
+	due, err := reopened.RunListDue(t.Context(), &store.RunListDueParams{Now: until.Add(time.Hour)})
+	if err != nil || len(due) != 2 || due[0].RunID != "paused-nul" || due[1].RunID != "waiting" {
+		t.Fatalf("due after migration 002: %v, %v; want paused-nul (unreadable) and waiting", due, err)
+	}
 }

@@ -87,3 +87,27 @@ CREATE TABLE run_claims (
   owner text COLLATE "C" NOT NULL,
   expires_at timestamptz NOT NULL
 );
+
+-- 002_paused_runs_not_due
+
+-- A paused run has no due_at (store.Deadline): the scheduler skips paused
+-- runs, so a batch of them listed as due held back every other due run,
+-- and the scheduler loop polled again at once. The commit that lifts a
+-- pause sets due_at again. Only runs with a due_at are read; a run_json
+-- PostgreSQL cannot read as json (its parser refuses the \u0000 a run's
+-- strings may hold) keeps its due_at until its next commit.
+DO $$
+DECLARE
+  r record;
+BEGIN
+  FOR r IN SELECT run_id, run_json FROM runs WHERE due_at IS NOT NULL LOOP
+    BEGIN
+      IF (r.run_json::json #>> '{vars,_runtime,control,paused}') = 'true' THEN
+        UPDATE runs SET due_at = NULL WHERE run_id = r.run_id;
+      END IF;
+    EXCEPTION WHEN data_exception THEN
+      NULL;
+    END;
+  END LOOP;
+END
+$$;

@@ -38,6 +38,7 @@ type dbtx interface {
 // goMigrations are the data migrations done in Go, by version.
 var goMigrations = map[int]func(ctx context.Context, tx dbtx) error{
 	3: rebuildWaitIndex,
+	9: rebuildWaitIndex,
 }
 
 var migrationName = regexp.MustCompile(`^(\d{3})_([a-z0-9_]+)\.up\.sql$`)
@@ -193,7 +194,7 @@ func hasColumn(ctx context.Context, tx dbtx, table, column string) (bool, error)
 	return n > 0, err
 }
 
-// rebuildWaitIndex (migration 003) indexes the deadline of every waiting
+// rebuildWaitIndex (migrations 003 and 009) indexes store.Deadline of every waiting
 // run, in the normalised time form: Python indexes WAIT_UNTIL runs only
 // and keeps their until text as written.
 func rebuildWaitIndex(ctx context.Context, tx dbtx) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // pythonDDL is the Python runtime's schema, exactly as spec §4.4 gives it.
@@ -317,4 +318,47 @@ func mustMigrations(t *testing.T) []fs.DirEntry {
 		t.Fatal(err)
 	}
 	return entries
+}
+
+// TestMigration009_PausedRunLeavesTheDueIndex: a database in which a
+// paused run sits in wait_index (as Python, which keeps paused runs
+// there, or a version before migration 009 left it) loses that row when
+// the migration runs, and the run is not listed as due.
+func TestMigration009_PausedRunLeavesTheDueIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db.sqlite3")
+	st, err := sqlite.New(t.Context(), sqlite.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := durable.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	r := &durable.RunState{RunID: "paused-1", WorkflowID: "wf", Status: durable.RunWaiting, CurrentNode: "wait",
+		Waiting:   &durable.WaitState{Reason: durable.WaitUntil, Until: until, ResumeToNode: "next"},
+		Vars:      map[string]any{"_runtime": map[string]any{"control": map[string]any{"paused": true}}},
+		CreatedAt: until, UpdatedAt: until}
+	if err := st.RunCommit(t.Context(), &store.CommitParams{Run: r, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) VALUES ('paused-1', '` + until.String() + `', '` + until.String() + `', 'waiting_until')`,
+		`DELETE FROM schema_migrations WHERE version = 9`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = open(t, path)
+	due, err := st.RunListDue(t.Context(), &store.RunListDueParams{Now: until.Add(time.Hour)})
+	if err != nil || len(due) != 0 {
+		t.Fatalf("due after migration 009: %v, %v; want none (the run is paused)", due, err)
+	}
 }

@@ -14,6 +14,48 @@ var runDueTests = []subtest{
 	{"Limit", testDueLimit},
 	{"LeavesOnResume", testDueLeavesOnResume},
 	{"NextDue", testNextDue},
+	{"PausedRunsAreNotDue", testPausedNotDue},
+}
+
+// setPaused sets or lifts a host pause the way the runtime records it
+// (vars._runtime.control.paused).
+func setPaused(r *durable.RunState, paused bool) {
+	rt, _ := r.Vars["_runtime"].(map[string]any)
+	if rt == nil {
+		rt = map[string]any{}
+		r.Vars["_runtime"] = rt
+	}
+	ctl, _ := rt["control"].(map[string]any)
+	if ctl == nil {
+		ctl = map[string]any{}
+		rt["control"] = ctl
+	}
+	if paused {
+		ctl["paused"] = true
+	} else {
+		delete(ctl, "paused")
+	}
+}
+
+// testPausedNotDue: a paused run's deadline leaves the due index (the
+// scheduler would skip it, and a batch of paused runs would hold back the
+// others) and comes back with the commit that lifts the pause.
+func testPausedNotDue(t *testing.T, s store.Store) {
+	seedDueRuns(t, s)
+	r := get(t, s, "event-5")
+	setPaused(r, true)
+	commit(t, s, r)
+	paused := newRun("paused-1", runOpts{Wait: untilWait(time.Second)})
+	setPaused(paused, true)
+	create(t, s, paused)
+	checkDue(t, listDue(t, s, time.Hour, 0), dueRun("until-10", 10*time.Second), dueRun("until-20", 20*time.Second))
+	if next, _ := s.RunNextDue(t.Context()); !next.Equal(at(10 * time.Second).Time) {
+		t.Errorf("RunNextDue with the earlier runs paused = %v, want %v", next, at(10*time.Second))
+	}
+	r = get(t, s, "event-5")
+	setPaused(r, false)
+	commit(t, s, r)
+	checkDue(t, listDue(t, s, time.Hour, 2), dueRun("event-5", 5*time.Second), dueRun("until-10", 10*time.Second))
 }
 
 // seedDueRuns stores waits with deadlines at +5s (event), +10s and +20s
