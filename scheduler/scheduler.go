@@ -75,7 +75,23 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	running bool
+	// retry holds the due runs a poll could not release (their tick
+	// failed, or another runner held them), by run id: polls pass over
+	// them until then, so they neither take every batch nor keep the
+	// loop polling without pause while they stay due.
+	retry map[string]retryAt
 }
+
+// retryAt is when a due run that could not be released is tried again,
+// and how many times in a row ticking it failed.
+type retryAt struct {
+	at       time.Time
+	failures int
+}
+
+// maxRetryDelay caps the back-off of a due run whose tick keeps failing
+// (say, its workflow is no longer registered).
+const maxRetryDelay = 5 * time.Minute
 
 // New returns a Scheduler.
 func New(cfg Config) (*Scheduler, error) {
@@ -93,7 +109,8 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1)}
+	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1),
+		retry: map[string]retryAt{}}
 	if ws, ok := s.st.(*WakeStore); ok {
 		s.deadlines = ws.wake
 	}
@@ -168,14 +185,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 		if n == s.cfg.BatchSize {
 			continue // more may be due right now
 		}
-		wait := s.cfg.PollInterval
-		if iv := s.cfg.RecoverInterval; iv > 0 {
-			wait = min(wait, max(iv-s.cfg.Clock().Sub(lastRecover), 0))
-		}
-		if next, err := s.st.RunNextDue(ctx); err == nil && !next.IsZero() {
-			wait = min(wait, max(next.Sub(s.cfg.Clock()), 0))
-		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(s.nextWait(ctx, lastRecover))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -188,25 +198,123 @@ func (s *Scheduler) loop(ctx context.Context) {
 	}
 }
 
-// PollOnce ticks the runs whose deadline has passed (at most BatchSize)
-// and returns how many it found due.
+// nextWait is how long the loop sleeps after a poll that did not fill a
+// batch: until the next deadline, the next Recover or PollInterval,
+// whichever comes first. Due runs left behind (they are waiting to be
+// tried again) count from the time they are.
+func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Duration {
+	now := s.cfg.Clock()
+	wait := s.cfg.PollInterval
+	if iv := s.cfg.RecoverInterval; iv > 0 {
+		wait = min(wait, max(iv-now.Sub(lastRecover), 0))
+	}
+	next, err := s.st.RunNextDue(ctx)
+	if err != nil || next.IsZero() {
+		return wait
+	}
+	if next.After(now) {
+		return min(wait, next.Sub(now))
+	}
+	// Something is due now: a run that fell due since the poll listed
+	// (poll at once), unless all that is due waits for a retry.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.retry) == 0 {
+		return 0
+	}
+	for _, r := range s.retry {
+		wait = min(wait, max(r.at.Sub(now), 0))
+	}
+	return wait
+}
+
+// PollOnce ticks the runs whose deadline has passed (at most BatchSize),
+// passing over those waiting to be tried again, and returns how many it
+// ticked.
 func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 	now := s.cfg.Clock()
 	s.mu.Lock()
 	s.stats.PollCycles++
 	s.stats.LastPollAt = now
+	held := 0 // runs to pass over now
+	for _, r := range s.retry {
+		if r.at.After(now) {
+			held++
+		}
+	}
 	s.mu.Unlock()
-	due, err := s.st.RunListDue(ctx, &store.RunListDueParams{Now: now, Limit: s.cfg.BatchSize})
+	limit := s.cfg.BatchSize + min(held, maxPassedOver)
+	due, err := s.st.RunListDue(ctx, &store.RunListDueParams{Now: now, Limit: limit})
 	if err != nil {
 		return 0, fmt.Errorf("listing due runs: %w", err)
 	}
+	if len(due) < limit {
+		s.forgetUnlisted(due) // the listing is complete: the others are no longer due
+	}
+	ticked := 0
 	for _, d := range due {
+		if ticked == s.cfg.BatchSize {
+			break
+		}
 		if ctx.Err() != nil {
-			return len(due), ctx.Err()
+			return ticked, ctx.Err()
+		}
+		if s.held(d.RunID, now) {
+			continue
 		}
 		s.drive(ctx, d.RunID)
+		ticked++
 	}
-	return len(due), nil
+	return ticked, nil
+}
+
+// maxPassedOver bounds how many held runs one listing reads past; beyond
+// that many failing runs, they share the batches with the others.
+const maxPassedOver = 1000
+
+// held reports whether the run waits to be tried again later than now.
+func (s *Scheduler) held(runID string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.retry[runID]
+	return ok && r.at.After(now)
+}
+
+// forgetUnlisted drops the retry entries of runs a complete listing of
+// the due runs no longer holds (released by someone else, or ended).
+func (s *Scheduler) forgetUnlisted(due []store.DueRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.retry) == 0 {
+		return
+	}
+	listed := make(map[string]bool, len(due))
+	for _, d := range due {
+		listed[d.RunID] = true
+	}
+	for id := range s.retry {
+		if !listed[id] {
+			delete(s.retry, id)
+		}
+	}
+}
+
+// retryLater holds a due run the poll could not release: after a failed
+// tick for PollInterval, doubled with each failure in a row up to
+// maxRetryDelay; a run another runner held, for PollInterval.
+func (s *Scheduler) retryLater(runID string, failed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.retry[runID]
+	delay := s.cfg.PollInterval
+	if failed {
+		r.failures++
+		for i := 1; i < r.failures && delay < maxRetryDelay; i++ {
+			delay *= 2
+		}
+	}
+	r.at = s.cfg.Clock().Add(min(delay, maxRetryDelay))
+	s.retry[runID] = r
 }
 
 // drive ticks one run. A run another runner has claimed is left to it
@@ -219,13 +327,16 @@ func (s *Scheduler) drive(ctx context.Context, runID string) {
 		st, err = s.rt.Tick(ctx, runID, runtime.TickOptions{})
 	}
 	if errors.Is(err, runtime.ErrRunClaimed) {
+		s.retryLater(runID, false)
 		return
 	}
 	if err != nil {
+		s.retryLater(runID, true)
 		s.failed(runID, err)
 		return
 	}
 	s.mu.Lock()
+	delete(s.retry, runID)
 	s.stats.RunsResumed++
 	s.mu.Unlock()
 	if s.cfg.OnRunResumed != nil {

@@ -224,10 +224,80 @@ func TestClaimsSkipRunsHeldByAnotherRunner(t *testing.T) {
 		t.Fatalf("a run claimed elsewhere counted as a failure (%d)", n)
 	}
 	st.RunRelease(ctx, id, "other")
+	if n, _ := s.PollOnce(ctx); n != 0 {
+		t.Fatalf("a run held elsewhere was tried again at once (%d ticked)", n)
+	}
+	c.Advance(time.Second) // PollInterval
 	s.PollOnce(ctx)
 	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted {
 		t.Fatalf("released run not ticked: %s", got.Status)
 	}
+}
+
+// TestFailingDueRunsBackOff: due runs whose tick fails (their workflow is
+// gone) are tried again later, with a growing delay; meanwhile they
+// neither fill the batches nor keep the loop from sleeping.
+func TestFailingDueRunsBackOff(t *testing.T) {
+	t.Parallel()
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := memory.New()
+	gone := waitFlow(time.Minute)
+	gone.ID = "gone"
+	old, _ := runtime.NewRegistry(waitFlow(time.Minute), gone)
+	before, _ := runtime.New(runtime.Config{Store: st, Registry: old, Clock: c.Now})
+	ctx := context.Background()
+	for _, wf := range []string{"gone", "gone", "gone", "wait"} {
+		id, _ := before.Start(ctx, runtime.StartParams{WorkflowID: wf})
+		before.Tick(ctx, id, runtime.TickOptions{})
+		c.Advance(time.Second) // the "gone" runs fall due first
+	}
+	reg, _ := runtime.NewRegistry(waitFlow(time.Minute)) // "gone" is no longer registered
+	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 2})
+	c.Advance(2 * time.Minute)
+	polls := []struct{ ticked, failed int }{
+		{2, 2}, // two "gone" runs fail
+		{2, 3}, // the third fails; "wait" is released behind the held ones
+		{0, 3}, // all that is due waits for its retry
+	}
+	for i, want := range polls {
+		n, err := s.PollOnce(ctx)
+		if err != nil || n != want.ticked || s.Stats().RunsFailed != int64(want.failed) {
+			t.Fatalf("poll %d: ticked %d (%v), %d failed; want %d, %d", i, n, err, s.Stats().RunsFailed, want.ticked, want.failed)
+		}
+	}
+	if got, _ := rt.GetState(ctx, waitRunOf(t, st)); got.Status != durable.RunCompleted {
+		t.Fatalf("the run behind the failing ones: %s", got.Status)
+	}
+	if w := scheduler.NextWait(s, ctx); w <= 0 || w > time.Second {
+		t.Fatalf("loop would sleep %v with only held runs due; want until the first retry (≤ 1s)", w)
+	}
+	// First retry after PollInterval, the next after twice that.
+	c.Advance(time.Second)
+	if n, _ := s.PollOnce(ctx); n != 2 {
+		t.Fatalf("first retry ticked %d, want 2", n)
+	}
+	c.Advance(time.Second)
+	if n, _ := s.PollOnce(ctx); n != 1 {
+		t.Fatalf("after 1s more, ticked %d; want only the run whose first retry is due", n)
+	}
+	if n, _ := s.PollOnce(ctx); n != 0 {
+		t.Fatalf("ticked %d; want none until the doubled delay passes", n)
+	}
+	c.Advance(time.Second)
+	if n, _ := s.PollOnce(ctx); n != 2 {
+		t.Fatalf("after the doubled delay, ticked %d; want 2", n)
+	}
+}
+
+// waitRunOf returns the id of the one "wait" run in st.
+func waitRunOf(t *testing.T, st store.Store) string {
+	t.Helper()
+	runs, err := st.RunList(context.Background(), &store.RunListParams{WorkflowID: "wait"})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("wait runs: %v, %v", runs, err)
+	}
+	return runs[0].RunID
 }
 
 // A run released from its wait that needs more steps than one tick allows

@@ -1,0 +1,12 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+)
+
+// NextWait exposes the loop's sleep after a poll that did not fill a
+// batch, for tests.
+func NextWait(s *Scheduler, ctx context.Context) time.Duration {
+	return s.nextWait(ctx, s.cfg.Clock())
+}
