@@ -130,39 +130,62 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 		reason = "Cancelled"
 	}
 	ids := []string{runID}
-	for i := 0; i < len(ids); i++ {
-		kids, err := r.store.RunListChildren(ctx, ids[i], "")
+	seen := map[string]bool{runID: true}
+	// addChildren appends the unfinished children of id not seen yet.
+	addChildren := func(id string) error {
+		kids, err := r.store.RunListChildren(ctx, id, "")
 		if err != nil {
-			return nil, fmt.Errorf("listing children of run %s: %w", ids[i], err)
+			return fmt.Errorf("listing children of run %s: %w", id, err)
 		}
 		for _, k := range kids {
-			if !k.Status.Terminal() {
+			if !k.Status.Terminal() && !seen[k.RunID] {
+				seen[k.RunID] = true
 				ids = append(ids, k.RunID)
 			}
+		}
+		return nil
+	}
+	for i := 0; i < len(ids); i++ {
+		if err := addChildren(ids[i]); err != nil {
+			return nil, err
 		}
 	}
 	// Interrupt in-flight effects first, deepest runs included, so the
 	// ticks holding the locks return.
-	for _, id := range ids {
-		l := r.ref(id)
-		l.sigMu.Lock()
-		l.pauseRequested = true
-		if l.cancelInflight != nil {
-			l.cancelInflight(ErrRunCancelled)
-		}
-		l.sigMu.Unlock()
-		defer func(id string, l *runLock) {
+	var locks []*runLock // of ids, in order, as interrupted
+	defer func() {
+		for i, l := range locks {
 			l.sigMu.Lock()
 			l.pauseRequested = false
 			l.sigMu.Unlock()
-			r.unref(id, l)
-		}(id, l)
+			r.unref(ids[i], l)
+		}
+	}()
+	interrupt := func() {
+		for _, id := range ids[len(locks):] {
+			l := r.ref(id)
+			l.sigMu.Lock()
+			l.pauseRequested = true
+			if l.cancelInflight != nil {
+				l.cancelInflight(ErrRunCancelled)
+			}
+			l.sigMu.Unlock()
+			locks = append(locks, l)
+		}
 	}
+	interrupt()
 	d := r.newDriver(nil)
-	for _, id := range ids {
-		if err := r.cancelOne(ctx, d, id, reason); err != nil && !errors.Is(err, store.ErrNotFound) {
+	for i := 0; i < len(ids); i++ {
+		if err := r.cancelOne(ctx, d, ids[i], reason); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
+		// Cancelled, the run starts no more children; one it started
+		// after the listing above (a tick that held it while this call
+		// listed) is cancelled too.
+		if err := addChildren(ids[i]); err != nil {
+			return nil, err
+		}
+		interrupt()
 	}
 	d.drain(ctx) // a parent outside the cancelled tree learns its child ended
 	return r.GetState(ctx, runID)

@@ -341,6 +341,80 @@ func TestCancelInterruptsInflightEffect(t *testing.T) {
 	}
 }
 
+// listSignal is a store that reports each RunListChildren call.
+type listSignal struct {
+	store.Wrapper
+	listed chan string
+}
+
+func (l listSignal) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
+	kids, err := l.Wrapper.RunListChildren(ctx, parentID, status)
+	select {
+	case l.listed <- parentID:
+	default:
+	}
+	return kids, err
+}
+
+// A child the parent starts while Cancel waits for the parent's tick
+// (Cancel listed the children before the child existed) is cancelled with
+// the parent, not left waiting under a cancelled parent.
+func TestCancelTakesAChildStartedDuringTheCancel(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}), make(chan struct{})
+	parent := &runtime.Workflow{ID: "parent", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+		"spawn": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			close(entered)
+			<-release
+			return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+				Payload: map[string]any{"workflow_id": "child", "async": true, "wait": true}, ResultKey: "child"}, "done")
+		}),
+		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan { return runtime.Complete(nil) }),
+	}}
+	child := &runtime.Workflow{ID: "child", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}}, "")
+		}),
+	}}
+	st := listSignal{Wrapper: store.Wrapper{Store: memory.New()}, listed: make(chan string, 1)}
+	reg, _ := runtime.NewRegistry(parent, child)
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	tickDone := make(chan error, 1)
+	go func() {
+		_, err := rt.Tick(ctx, id, runtime.TickOptions{})
+		tickDone <- err
+	}()
+	<-entered
+	cancelDone := make(chan error, 1)
+	go func() {
+		_, err := rt.Cancel(ctx, id, "")
+		cancelDone <- err
+	}()
+	<-st.listed // Cancel has listed the (not yet started) children
+	close(release)
+	if err := <-tickDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-cancelDone; err != nil {
+		t.Fatal(err)
+	}
+	kids, err := st.RunListChildren(ctx, id, "")
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("children: %v %v", kids, err)
+	}
+	if p, _ := rt.GetState(ctx, id); p.Status != durable.RunCancelled {
+		t.Fatalf("parent %s", p.Status)
+	}
+	if kids[0].Status != durable.RunCancelled {
+		t.Fatalf("child started during the cancel is %s under a cancelled parent", kids[0].Status)
+	}
+}
+
 func TestRetryPolicyRetriesThenFails(t *testing.T) {
 	t.Parallel()
 	wf := &runtime.Workflow{ID: "r", Entry: "call", Nodes: map[string]runtime.NodeFunc{

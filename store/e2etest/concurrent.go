@@ -110,6 +110,7 @@ func concurrent(e *env) {
 		return
 	}
 	e.adoptChildren(p)
+	e.checkCancelledTrees(p)
 	e.finishAll(p)
 	e.checkEnds(p)
 	e.logEnds(p)
@@ -432,6 +433,33 @@ func (e *env) checkAttempts(id string, st *durable.RunState, recs []*durable.Ste
 		e.callsMu.Unlock()
 		if n != 1 {
 			e.t.Errorf("run %s: the slow handler ran %d times for key %s", id, n, s.IdempotencyKey)
+		}
+	}
+}
+
+// checkCancelledTrees checks that no run outlives a cancelled parent:
+// Cancel ends the run and its unfinished descendants, including a child
+// the parent was starting while the cancel came in.
+func (e *env) checkCancelledTrees(p *pool) {
+	for _, id := range p.ids {
+		if p.kind[id] != "parent" {
+			continue
+		}
+		st, err := e.rt.GetState(e.ctx, id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if st.Status != durable.RunCancelled {
+			continue
+		}
+		kids, err := e.st.RunListChildren(e.ctx, id, "")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, k := range kids {
+			if !k.Status.Terminal() {
+				e.t.Errorf("child %s of cancelled parent %s is %s", k.RunID, id, k.Status)
+			}
 		}
 	}
 }
