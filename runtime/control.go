@@ -113,7 +113,8 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 		return r.Tick(ctx, runID, TickOptions{})
 	}
 	if child != "" {
-		if err := r.NotifyChildEnded(ctx, child); err != nil && !errors.Is(err, store.ErrNotFound) {
+		// A parent another runner holds is resumed by it or by Recover.
+		if err := r.NotifyChildEnded(ctx, child); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, ErrRunClaimed) {
 			return nil, fmt.Errorf("resume-run %s: handing it the end of child %s: %w", runID, child, err)
 		}
 	}
