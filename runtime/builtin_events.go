@@ -104,23 +104,18 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 	return out, nil
 }
 
-// listenerClaimWaits are the pauses before each new attempt to resume a
-// listener that another runner holds (about 1.3 s in all): a waiting run
-// is held only briefly (another emitter resuming it, a host update), and
-// giving up would lose the event for that listener.
-var listenerClaimWaits = []time.Duration{5, 10, 20, 40, 80, 160, 320, 640}
-
 // resumeListener resumes one listener with the event, retrying while
-// another runner holds its claim.
+// another runner holds its claim (claimWaits): giving up would lose the
+// event for that listener.
 func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any) (*durable.RunState, error) {
 	for i := 0; ; i++ {
 		st, err := d.resume(ctx, ResumeParams{
 			RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: -1,
 		})
-		if !errors.Is(err, ErrRunClaimed) || i == len(listenerClaimWaits) {
+		if !errors.Is(err, ErrRunClaimed) || i == len(claimWaits) {
 			return st, err
 		}
-		if err := sleepContext(ctx, listenerClaimWaits[i]*time.Millisecond); err != nil {
+		if err := sleepContext(ctx, claimWaits[i]*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("waiting for listener run %s held by another runner: %w", l.RunID, err)
 		}
 	}

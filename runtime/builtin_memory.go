@@ -241,6 +241,20 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 		return err
 	}
 	defer unlock()
+	if !o.synthetic() {
+		// With several runners, an ordinary run is claimed as for a tick:
+		// a write beside another runner's tick of it would fail that tick
+		// on a version conflict.
+		work, hold, err := r.claim(ctx, o.id)
+		if errors.Is(err, ErrRunClaimed) {
+			return failf("memory owner run %s is busy (another runner is executing it); retry when it is idle", o.id)
+		}
+		if err != nil {
+			return err
+		}
+		defer hold.release()
+		ctx = work
+	}
 	for attempt := 1; attempt <= ownerCommitAttempts; attempt++ {
 		run, err := r.store.RunGet(ctx, o.id)
 		create := false

@@ -682,6 +682,46 @@ func TestMemoryBusyOwner(t *testing.T) {
 	}
 }
 
+// TestMemoryOwnerHeldByAnotherRunner: with several runners, a memory
+// write into a run another runner holds fails as busy (the caller may
+// retry) instead of committing beside that runner's tick; once it lets go
+// the write goes through.
+func TestMemoryOwnerHeldByAnotherRunner(t *testing.T) {
+	st := memory.New()
+	reg, _ := runtime.NewRegistry(memWorkflows()...)
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: artifact.NewMemory(), Claims: &runtime.Claims{Owner: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	owner, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": []any{}}})
+	note := func() *durable.RunState {
+		id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": []any{
+			step(durable.EffectMemoryNote, map[string]any{"note": "x", "target_run_id": owner}),
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := rt.Tick(ctx, id, runtime.TickOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: owner, Owner: "b", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if run := note(); run.Status != durable.RunFailed || !strings.Contains(run.Error, "another runner") {
+		t.Fatalf("note into a run held elsewhere: %s %q", run.Status, run.Error)
+	}
+	if err := st.RunRelease(ctx, owner, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if run := note(); run.Status != durable.RunCompleted {
+		t.Fatalf("note once released: %s %q", run.Status, run.Error)
+	}
+}
+
 // conflictStore refuses the first update of a chosen run with a version
 // conflict, as if another process had written it meanwhile.
 type conflictStore struct {

@@ -252,3 +252,52 @@ func TestClaimsUseTheStoreClockUnlessGivenOne(t *testing.T) {
 		}
 	}
 }
+
+// A host's pause through one runner while another runner executes the
+// run's effect waits for that runner instead of committing beside it
+// (which would make its commit conflict, drop the effect's completion and
+// execute the effect again when the run continues).
+func TestPauseWaitsForTheRunnerHoldingTheRun(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	slow := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		if calls.Add(1) == 1 {
+			close(entered)
+		}
+		<-release
+		return runtime.Completed(map[string]any{"text": "done"}), nil
+	}
+	a := claimRuntime(t, st, "a", time.Minute, slow)
+	b := claimRuntime(t, st, "b", time.Minute, slow)
+	ctx := context.Background()
+	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+	tickDone := make(chan error, 1)
+	go func() {
+		_, err := a.Tick(ctx, id, runtime.TickOptions{})
+		tickDone <- err
+	}()
+	<-entered
+	pauseDone := make(chan error, 1)
+	go func() {
+		_, err := b.Pause(ctx, id, "hold")
+		pauseDone <- err
+	}()
+	select {
+	case err := <-pauseDone:
+		t.Fatalf("pause returned while the other runner held the run: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-tickDone; err != nil {
+		t.Fatalf("tick: %v", err)
+	}
+	if err := <-pauseDone; err != nil {
+		t.Fatalf("pause: %v", err)
+	}
+	got, _ := a.GetState(ctx, id)
+	if got.Status != durable.RunCompleted || calls.Load() != 1 {
+		t.Fatalf("run %s after %d executions; want completed by the tick (the pause came after), once", got.Status, calls.Load())
+	}
+}

@@ -13,11 +13,22 @@ import (
 // hostUpdate is a host's read-modify-save of a run under its mutation
 // lock. mutate returns whether it changed anything and the records to
 // append. touchUpdated controls whether updated_at moves.
+//
+// With several runners it claims the run too, waiting a moment for one
+// that works on it: a host's commit made beside a tick would make the
+// tick's commit conflict and drop what the tick did after its last
+// checkpoint, an effect's completion included (the effect would then run
+// again when the run continues).
 func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated bool,
 	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
 	_, unlock := r.lock(runID)
 	defer unlock()
-	run, err := r.store.RunGet(ctx, runID)
+	work, hold, err := r.claimWaiting(ctx, runID)
+	if err != nil {
+		return err
+	}
+	defer hold.release()
+	run, err := r.store.RunGet(work, runID)
 	if err != nil {
 		return fmt.Errorf("loading run %s: %w", runID, err)
 	}
@@ -28,7 +39,10 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated boo
 	if touchUpdated {
 		run.UpdatedAt = r.now()
 	}
-	if err := r.store.RunCommit(ctx, &store.CommitParams{Run: run, Records: recs}); err != nil {
+	if err := hold.lost(); err != nil {
+		return err
+	}
+	if err := r.store.RunCommit(work, &store.CommitParams{Run: run, Records: recs}); err != nil {
 		return fmt.Errorf("saving run %s: %w", runID, err)
 	}
 	return nil
@@ -110,7 +124,11 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 		return nil, err
 	}
 	if resumed {
-		return r.Tick(ctx, runID, TickOptions{})
+		st, err := r.Tick(ctx, runID, TickOptions{})
+		if errors.Is(err, ErrRunClaimed) {
+			return r.GetState(ctx, runID) // another runner took it up: it drives it
+		}
+		return st, err
 	}
 	if child != "" {
 		// A parent another runner holds is resumed by it or by Recover.
@@ -193,7 +211,7 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 }
 
 func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID, reason string) error {
-	ctx, s, unlock, err := d.open(ctx, runID)
+	ctx, s, unlock, err := d.open(ctx, runID, true)
 	if err != nil {
 		// A run whose workflow is not registered can still be cancelled.
 		var nf *WorkflowNotFoundError

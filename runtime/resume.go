@@ -41,7 +41,7 @@ func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState
 }
 
 func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
-	ctx, s, unlock, err := d.open(ctx, p.RunID)
+	ctx, s, unlock, err := d.open(ctx, p.RunID, false)
 	if err != nil {
 		return nil, err
 	}

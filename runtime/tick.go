@@ -45,7 +45,7 @@ func (r *Runtime) steps(n int) int {
 
 // tick runs one locked session over a run.
 func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable.RunState, error) {
-	ctx, s, unlock, err := d.open(ctx, runID)
+	ctx, s, unlock, err := d.open(ctx, runID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +58,15 @@ func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable
 
 // open locks a run (and claims it, when the runtime claims runs) and
 // loads it with its workflow. The returned context is the one to work on
-// the run with: it is cancelled if the claim is lost.
-func (d *driver) open(ctx context.Context, runID string) (context.Context, *session, func(), error) {
+// the run with: it is cancelled if the claim is lost. waitClaim waits a
+// moment for a run another runner holds instead of failing at once.
+func (d *driver) open(ctx context.Context, runID string, waitClaim bool) (context.Context, *session, func(), error) {
 	l, unlockRun := d.r.lock(runID)
-	work, hold, err := d.r.claim(ctx, runID)
+	claim := d.r.claim
+	if waitClaim {
+		claim = d.r.claimWaiting
+	}
+	work, hold, err := claim(ctx, runID)
 	if err != nil {
 		unlockRun()
 		return ctx, nil, nil, err

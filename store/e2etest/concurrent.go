@@ -81,10 +81,23 @@ func (p *pool) fail(format string, args ...any) {
 	p.errs = append(p.errs, fmt.Sprintf(format, args...))
 }
 
-// expected reports whether err is one a racing caller must be ready for.
-func expected(err error) bool {
+// expected reports whether err is one a racing caller must be ready for:
+// a stale resume, a paused run, and with several runners a run another
+// runner holds.
+func (e *env) expected(err error) bool {
 	var stale *runtime.StaleResumeError
-	return err == nil || errors.As(err, &stale) || errors.Is(err, runtime.ErrRunPaused)
+	return err == nil || errors.As(err, &stale) || errors.Is(err, runtime.ErrRunPaused) ||
+		len(e.rts) > 1 && errors.Is(err, runtime.ErrRunClaimed)
+}
+
+// concurrentRunners is the concurrent scenario with two runners (each a
+// runtime and a scheduler, claiming runs) sharing the store, the workers
+// calling either.
+func concurrentRunners(e *env) {
+	if _, ok := e.st.(store.RunClaimer); !ok {
+		e.t.Skip("the store has no claims: one runner per store")
+	}
+	concurrent(newRunners(e.t, e.st, 2))
 }
 
 func concurrent(e *env) {
@@ -141,17 +154,19 @@ func (e *env) logEnds(p *pool) {
 // randomOp is one worker step; tag names it in answers and errors.
 func (e *env) randomOp(p *pool, r *rand.Rand, tag string) {
 	ctx := e.ctx
+	runner := r.IntN(len(e.rts))
+	rt, sch := e.rts[runner], e.schs[runner]
 	n := r.IntN(100)
 	if n < 20 {
 		kind := concurrentKinds[r.IntN(len(concurrentKinds))]
-		id, err := e.rt.Start(ctx, runtime.StartParams{WorkflowID: kind, SessionID: "sess"})
+		id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: kind, SessionID: "sess"})
 		if err != nil {
 			p.fail("%s: start %s: %v", tag, kind, err)
 			return
 		}
 		p.add(id, kind)
 		if r.IntN(2) == 0 {
-			e.checked(p, tag, "tick", id, func() error { _, err := e.rt.Tick(ctx, id, runtime.TickOptions{}); return err })
+			e.checked(p, tag, "tick", id, func() error { _, err := rt.Tick(ctx, id, runtime.TickOptions{}); return err })
 		}
 		return
 	}
@@ -161,39 +176,39 @@ func (e *env) randomOp(p *pool, r *rand.Rand, tag string) {
 	}
 	switch {
 	case n < 35:
-		e.checked(p, tag, "tick", id, func() error { _, err := e.rt.Tick(ctx, id, runtime.TickOptions{}); return err })
+		e.checked(p, tag, "tick", id, func() error { _, err := rt.Tick(ctx, id, runtime.TickOptions{}); return err })
 	case n < 60:
-		e.answerRun(p, tag, id, true)
+		e.answerRun(rt, p, tag, id, true)
 	case n < 65:
-		e.answerRun(p, tag, id, false)
+		e.answerRun(rt, p, tag, id, false)
 	case n < 73:
-		e.checked(p, tag, "pause", id, func() error { _, err := e.rt.Pause(ctx, id, tag); return err })
+		e.checked(p, tag, "pause", id, func() error { _, err := rt.Pause(ctx, id, tag); return err })
 	case n < 81:
-		e.checked(p, tag, "resume-run", id, func() error { _, err := e.rt.ResumeRun(ctx, id); return err })
+		e.checked(p, tag, "resume-run", id, func() error { _, err := rt.ResumeRun(ctx, id); return err })
 	case n < 85:
-		e.checked(p, tag, "cancel", id, func() error { _, err := e.rt.Cancel(ctx, id, tag); return err })
+		e.checked(p, tag, "cancel", id, func() error { _, err := rt.Cancel(ctx, id, tag); return err })
 	case n < 93:
 		e.checked(p, tag, "emit", "", func() error {
-			_, err := e.rt.EmitEvent(ctx, runtime.EmitParams{Name: "go", SessionID: "sess", Payload: map[string]any{"n": tag}})
+			_, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "go", SessionID: "sess", Payload: map[string]any{"n": tag}})
 			return err
 		})
 	default:
 		e.clk.Advance(40 * time.Second)
-		e.checked(p, tag, "poll", "", func() error { _, err := e.sch.PollOnce(ctx); return err })
+		e.checked(p, tag, "poll", "", func() error { _, err := sch.PollOnce(ctx); return err })
 	}
 }
 
 // checked runs op and records an error no caller should see.
 func (e *env) checked(p *pool, tag, op, id string, fn func() error) {
-	if err := fn(); !expected(err) {
+	if err := fn(); !e.expected(err) {
 		p.fail("%s: %s %s: %v", tag, op, id, err)
 	}
 }
 
 // answerRun answers the ask the run (or, for a parent, its child) waits
 // on, with its key or a wrong one; a wrong key must always be refused.
-func (e *env) answerRun(p *pool, tag, id string, rightKey bool) {
-	st, err := e.rt.GetState(e.ctx, id)
+func (e *env) answerRun(rt *runtime.Runtime, p *pool, tag, id string, rightKey bool) {
+	st, err := rt.GetState(e.ctx, id)
 	if err != nil {
 		p.fail("%s: get %s: %v", tag, id, err)
 		return
@@ -204,7 +219,7 @@ func (e *env) answerRun(p *pool, tag, id string, rightKey bool) {
 			return
 		}
 		p.add(child, "ask")
-		if st, err = e.rt.GetState(e.ctx, child); err != nil {
+		if st, err = rt.GetState(e.ctx, child); err != nil {
 			p.fail("%s: get child %s: %v", tag, child, err)
 			return
 		}
@@ -217,13 +232,13 @@ func (e *env) answerRun(p *pool, tag, id string, rightKey bool) {
 	if !rightKey {
 		key = "user:" + id + ":elsewhere"
 	}
-	_, err = e.rt.Resume(e.ctx, runtime.ResumeParams{RunID: id, WaitKey: key, Payload: map[string]any{"text": tag}})
+	_, err = rt.Resume(e.ctx, runtime.ResumeParams{RunID: id, WaitKey: key, Payload: map[string]any{"text": tag}})
 	switch {
 	case err == nil && !rightKey:
 		p.fail("%s: resume of %s with wrong key %q succeeded", tag, id, key)
 	case err == nil:
 		p.answer(id, tag)
-	case !expected(err):
+	case !e.expected(err):
 		p.fail("%s: resume %s: %v", tag, id, err)
 	}
 }
@@ -311,8 +326,10 @@ func (e *env) finishAll(p *pool) {
 
 // checkEnds checks the end state and ledger of every run.
 func (e *env) checkEnds(p *pool) {
-	if s := e.sch.Stats(); s.RunsFailed != 0 {
-		e.t.Errorf("scheduler ticks failed: %d: %v", s.RunsFailed, s.Errors)
+	for _, sch := range e.schs {
+		if s := sch.Stats(); s.RunsFailed != 0 {
+			e.t.Errorf("scheduler ticks failed: %d: %v", s.RunsFailed, s.Errors)
+		}
 	}
 	for _, id := range p.ids {
 		st, err := e.rt.GetState(e.ctx, id)

@@ -26,19 +26,43 @@ type env struct {
 	clk *runtimetest.Clock
 	rt  *runtime.Runtime
 	sch *scheduler.Scheduler
+	// rts and schs are every runner on the store (rt and sch first); more
+	// than one only in the scenarios with several runners, which claim.
+	rts  []*runtime.Runtime
+	schs []*scheduler.Scheduler
 
 	callsMu sync.Mutex
 	calls   map[string]int // "slow" handler executions by idempotency key
 }
 
-func newEnv(t *testing.T, st store.Store) *env {
+func newEnv(t *testing.T, st store.Store) *env { return newRunners(t, st, 1) }
+
+// newRunners builds n runners (runtime and scheduler) on st, as n
+// processes sharing a database would be; with more than one they claim
+// runs.
+func newRunners(t *testing.T, st store.Store, n int) *env {
 	clk := runtimetest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	e := &env{t: t, ctx: context.Background(), st: st, clk: clk, calls: map[string]int{}}
+	for i := range n {
+		var claims *runtime.Claims
+		if n > 1 {
+			// A day: the scenarios move the fake clock by minutes.
+			claims = &runtime.Claims{Owner: fmt.Sprintf("runner-%d", i), TTL: 24 * time.Hour}
+		}
+		rt, sch := e.newRunner(claims)
+		e.rts, e.schs = append(e.rts, rt), append(e.schs, sch)
+	}
+	e.rt, e.sch = e.rts[0], e.schs[0]
+	return e
+}
+
+func (e *env) newRunner(claims *runtime.Claims) (*runtime.Runtime, *scheduler.Scheduler) {
+	t, st, clk := e.t, e.st, e.clk
 	reg, err := runtime.NewRegistry(workflows()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ctx: context.Background(), st: st, clk: clk, calls: map[string]int{}}
-	e.rt, err = runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clk.Now,
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clk.Now, Claims: claims,
 		Handlers: map[durable.EffectType]runtime.Handler{
 			"fail": {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 				return runtime.Failed("boom"), nil
@@ -60,10 +84,11 @@ func newEnv(t *testing.T, st store.Store) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.sch, err = scheduler.New(scheduler.Config{Runtime: e.rt, Clock: clk.Now}); err != nil {
+	sch, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: clk.Now})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return e
+	return rt, sch
 }
 
 func (e *env) start(wf string, vars map[string]any) string {

@@ -103,6 +103,7 @@ type scenario struct {
 
 var scenarios = []scenario{
 	{"Concurrent", concurrent},
+	{"ConcurrentRunners", concurrentRunners},
 	{"Chain", func(e *env) {
 		id := e.start("chain", nil)
 		if st := e.tick(id); st.Status != durable.RunCompleted || st.Output["a"] != "x" {
