@@ -46,3 +46,18 @@ func TestSQLite(t *testing.T) {
 		return st
 	})
 }
+
+// TestSQLiteShared runs the scenarios on a store that lets other
+// processes at its file (no cache, the list columns copied in the same
+// transaction).
+func TestSQLiteShared(t *testing.T) {
+	t.Parallel()
+	e2etest.Run(t, func(t *testing.T) store.Store {
+		st, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite3"), Shared: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	})
+}
