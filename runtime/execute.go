@@ -152,10 +152,16 @@ func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest
 	if errors.Is(context.Cause(effCtx), ErrRunCancelled) {
 		return Outcome{Status: outcomeCancelled, Error: "cancelled"}, nil
 	}
-	if herr != nil {
-		if ctx.Err() != nil {
-			return Outcome{}, fmt.Errorf("effect %s of run %s: %w", req.Effect.Type, req.Run.RunID, herr)
+	if ctx.Err() != nil && (herr != nil || out.Status == OutcomeFailed) {
+		// The caller went away (a shutdown, a lost claim) while the effect
+		// ran: its failure says nothing about the run, which stays at its
+		// last checkpoint and replays the attempt when it continues.
+		if herr == nil {
+			herr = errors.New(out.Error)
 		}
+		return Outcome{}, fmt.Errorf("effect %s of run %s interrupted (%w): %w", req.Effect.Type, req.Run.RunID, context.Cause(ctx), herr)
+	}
+	if herr != nil {
 		return Failed(fmt.Sprintf("Effect handler raised exception: %v", herr)), nil
 	}
 	switch out.Status {

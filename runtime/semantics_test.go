@@ -415,6 +415,69 @@ func TestCancelTakesAChildStartedDuringTheCancel(t *testing.T) {
 	}
 }
 
+// A tick whose caller goes away (a shutdown cancels its context) while an
+// effect or a node runs leaves the run at its last checkpoint: a failure
+// the interruption causes (a handler's store call refused, a node giving
+// up on its context) is not recorded as the run's, and the run completes
+// when ticked again.
+func TestInterruptedTickDoesNotFailTheRun(t *testing.T) {
+	t.Parallel()
+	for _, where := range []string{"effect", "node"} {
+		t.Run(where, func(t *testing.T) {
+			t.Parallel()
+			entered := make(chan struct{}, 1)
+			var interrupted atomic.Bool
+			wait := func(ctx context.Context) bool { // true when interrupted
+				if interrupted.Load() {
+					return false
+				}
+				entered <- struct{}{}
+				<-ctx.Done()
+				interrupted.Store(true)
+				return true
+			}
+			wf := &runtime.Workflow{ID: "w", Entry: "work", Nodes: map[string]runtime.NodeFunc{
+				"work": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+					if where == "node" && wait(ctx) {
+						return runtime.StepPlan{}, ctx.Err()
+					}
+					return runtime.Request(&durable.Effect{Type: "call", ResultKey: "r"}, "done"), nil
+				},
+				"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+					return runtime.Complete(map[string]any{"r": run.Vars["r"]})
+				}),
+			}}
+			f := setup(t, wf)
+			f.rt.SetHandler("call", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+				if where == "effect" && wait(ctx) {
+					// As a handler does whose store call the cancel refused.
+					return runtime.Failed("listing runs: " + ctx.Err().Error()), nil
+				}
+				return runtime.Completed(map[string]any{"ok": true}), nil
+			}})
+			id, _ := f.rt.Start(context.Background(), runtime.StartParams{WorkflowID: "w"})
+			ctx, cancel := context.WithCancel(context.Background())
+			tickDone := make(chan error, 1)
+			go func() {
+				_, err := f.rt.Tick(ctx, id, runtime.TickOptions{})
+				tickDone <- err
+			}()
+			<-entered
+			cancel()
+			if err := <-tickDone; !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted tick = %v, want context.Canceled", err)
+			}
+			if st, _ := f.rt.GetState(context.Background(), id); st.Status != durable.RunRunning {
+				t.Fatalf("after the interruption the run is %s (%s), want running", st.Status, st.Error)
+			}
+			st, err := f.rt.Tick(context.Background(), id, runtime.TickOptions{})
+			if err != nil || st.Status != durable.RunCompleted {
+				t.Fatalf("tick after the interruption: %v %v", st, err)
+			}
+		})
+	}
+}
+
 func TestRetryPolicyRetriesThenFails(t *testing.T) {
 	t.Parallel()
 	wf := &runtime.Workflow{ID: "r", Entry: "call", Nodes: map[string]runtime.NodeFunc{

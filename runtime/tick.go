@@ -174,6 +174,11 @@ func (s *session) step(ctx context.Context) error {
 	}
 	s.rc.run = run
 	plan, err := callNode(ctx, node, run, s.rc)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted with its caller, not failed: the run stays at its
+		// last checkpoint.
+		return fmt.Errorf("node %q of run %s interrupted (%w): %w", nodeID, run.RunID, context.Cause(ctx), err)
+	}
 	if err != nil {
 		return s.fail(ctx, nodeID, fmt.Sprintf("node %q failed: %v", nodeID, err))
 	}

@@ -330,6 +330,12 @@ func (s *Scheduler) drive(ctx context.Context, runID string) {
 		s.retryLater(runID, false)
 		return
 	}
+	if err != nil && ctx.Err() != nil {
+		// Stopped midway: not the run's failure; it continues from its
+		// last checkpoint when polled or recovered again.
+		s.cfg.Logger.DebugContext(ctx, "tick interrupted by the scheduler's stop", "run_id", runID, "error", err)
+		return
+	}
 	if err != nil {
 		s.retryLater(runID, true)
 		s.failed(runID, err)

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -287,6 +288,55 @@ func TestFailingDueRunsBackOff(t *testing.T) {
 	c.Advance(time.Second)
 	if n, _ := s.PollOnce(ctx); n != 2 {
 		t.Fatalf("after the doubled delay, ticked %d; want 2", n)
+	}
+}
+
+// TestStopMidTickIsNotAFailure: stopping the scheduler while it ticks a
+// run interrupts the tick without failing the run or counting a failure;
+// the next scheduler's Recover finishes it.
+func TestStopMidTickIsNotAFailure(t *testing.T) {
+	t.Parallel()
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	wf := waitFlow(time.Minute)
+	wf.Nodes["done"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+		return runtime.Request(&durable.Effect{Type: "call", ResultKey: "r"}, "end"), nil
+	}
+	wf.Nodes["end"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+		return runtime.Complete(map[string]any{"ok": true}), nil
+	}
+	rt, _ := setup(t, c, wf)
+	entered := make(chan struct{}, 1)
+	var calls atomic.Int32
+	rt.SetHandler("call", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		if calls.Add(1) == 1 {
+			entered <- struct{}{}
+			<-ctx.Done()
+			return runtime.Failed("call: " + ctx.Err().Error()), nil
+		}
+		return runtime.Completed(map[string]any{}), nil
+	}})
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+	rt.Tick(ctx, id, runtime.TickOptions{})
+	c.Advance(2 * time.Minute)
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now})
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	s.Stop()
+	if st := s.Stats(); st.RunsFailed != 0 {
+		t.Fatalf("a stop counted as a failure: %v", st.Errors)
+	}
+	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunRunning {
+		t.Fatalf("run after the stop: %s (%s), want running at its checkpoint", st.Status, st.Error)
+	}
+	again, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now})
+	if err := again.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {
+		t.Fatalf("run after recovery: %s (%s)", st.Status, st.Error)
 	}
 }
 

@@ -84,7 +84,9 @@ func (e *env) newRunner(claims *runtime.Claims) (*runtime.Runtime, *scheduler.Sc
 	if err != nil {
 		t.Fatal(err)
 	}
-	sch, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: clk.Now})
+	// A short poll interval for the scenarios that start the loop (the
+	// others poll by hand).
+	sch, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: clk.Now, PollInterval: 2 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
