@@ -5,11 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/e2etest"
 	"github.com/abstractframework/abstractgateway/store/hashchain"
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/observe"
+	"github.com/abstractframework/abstractgateway/store/offload"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
@@ -59,5 +62,21 @@ func TestSQLiteShared(t *testing.T) {
 		}
 		t.Cleanup(func() { st.Close() })
 		return st
+	})
+}
+
+// TestSQLiteDecorated runs the scenarios through the decorator stack a
+// gateway uses: subscriptions over offloading over a hash chain over
+// SQLite (nothing in them is large enough to offload: the stack must
+// pass claims, atomic commits and look-ups through).
+func TestSQLiteDecorated(t *testing.T) {
+	t.Parallel()
+	e2etest.Run(t, func(t *testing.T) store.Store {
+		st, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite3")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return observe.Wrap(offload.Wrap(hashchain.Wrap(st), artifact.NewMemory(), offload.Config{}))
 	})
 }
