@@ -55,11 +55,16 @@ func (p *pool) add(id, kind string) {
 	p.kind[id] = kind
 }
 
+// pick returns a run of the pool: half the time one of the last few
+// started, which other workers are most likely working on right now.
 func (p *pool) pick(r *rand.Rand) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.ids) == 0 {
 		return ""
+	}
+	if r.IntN(2) == 0 {
+		return p.ids[len(p.ids)-1-r.IntN(min(len(p.ids), 3))]
 	}
 	return p.ids[r.IntN(len(p.ids))]
 }

@@ -74,7 +74,7 @@ func (e *env) newRunner(claims *runtime.Claims) (*runtime.Runtime, *scheduler.Sc
 				e.calls[req.IdempotencyKey]++
 				e.callsMu.Unlock()
 				select {
-				case <-time.After(200 * time.Microsecond):
+				case <-time.After(time.Millisecond):
 					return runtime.Completed(map[string]any{"ok": true}), nil
 				case <-ctx.Done():
 					return runtime.Outcome{}, ctx.Err()
