@@ -14,6 +14,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/jsonfile"
 )
 
 func listDir(t *testing.T, dir string) []string {
@@ -24,9 +25,56 @@ func listDir(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range ents {
-		names = append(names, e.Name())
+		if e.Name() != ".abstractgateway-store.lock" { // the store's own, see TestStore_OneStorePerDir
+			names = append(names, e.Name())
+		}
 	}
 	return names
+}
+
+// TestStore_OneStorePerDir: a second store on a directory another open
+// store holds fails to open, with ErrDirInUse, and writes nothing; once
+// the first is closed it opens.
+func TestStore_OneStorePerDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &durable.RunState{RunID: "r1", WorkflowID: "wf", Status: durable.RunRunning}
+	if err := first.RunCommit(t.Context(), &store.CommitParams{Run: r, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	before := listDir(t, dir)
+	if second, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true}); !errors.Is(err, jsonfile.ErrDirInUse) {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("second open = %v, want ErrDirInUse", err)
+	}
+	if after := listDir(t, dir); !slices.Equal(before, after) {
+		t.Fatalf("the refused open changed the directory: %v → %v", before, after)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatalf("open after the first store closed: %v", err)
+	}
+	defer again.Close()
+	if _, err := again.RunGet(t.Context(), "r1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// closeStore closes s, so that another store may open its directory.
+func closeStore(t *testing.T, s *jsonfile.Store) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func readFile(t *testing.T, path string) string {
@@ -267,6 +315,7 @@ func TestStore_PythonFiles(t *testing.T) {
 	}
 
 	// A fresh store reads what it wrote.
+	closeStore(t, s)
 	s2 := open(t, dir, true)
 	r2, err := s2.RunGet(ctx, id)
 	if err != nil || r2.Status != durable.RunCompleted || r2.Output["answer"] == nil {
@@ -298,6 +347,7 @@ func TestStore_TornFinalLine(t *testing.T) {
 	_ = f.Close()
 
 	// A fresh store (no cached ledger state) reads around the torn line.
+	closeStore(t, s)
 	s2 := open(t, dir, true)
 	got, err := s2.LedgerList(ctx, &store.LedgerListParams{RunID: "r1"})
 	if err != nil || len(got) != 2 || got[1].StepID != "b" {
@@ -321,6 +371,7 @@ func TestStore_TornFinalLine(t *testing.T) {
 	if text := readFile(t, path); !strings.Contains(text, `"node_i`+"\n"+`{"run_id": "r1", "step_id": "c"`) {
 		t.Errorf("ledger file:\n%s", text)
 	}
+	closeStore(t, s2)
 	s3 := open(t, dir, true)
 	got, _ = s3.LedgerList(ctx, &store.LedgerListParams{RunID: "r1", After: 2})
 	if len(got) != 1 || got[0].StepID != "c" || got[0].Seq != 3 {

@@ -26,7 +26,12 @@
 // a crash between them leaves records whose state was never saved, which
 // the kernel's replay checks handle.
 //
-// One process owns a directory. Run versions (store optimistic
+// One store owns a directory. It holds an exclusive lock (flock, on unix)
+// on <dir>/.abstractgateway-store.lock while open, so a second store on
+// the same directory, in this process or another, fails to open with
+// ErrDirInUse instead of corrupting it; the kernel drops the lock when
+// the process ends, however it ends. Python's store takes no such lock.
+// Run versions (store optimistic
 // concurrency) are not part of the Python JSON, so they live in memory:
 // a run found on disk when the store opens is at version 1 and every
 // commit increments it. Indexes (status, wait keys, parent→children,
@@ -99,6 +104,8 @@ type Store struct {
 	// takes them shared.
 	stripes [64]sync.RWMutex
 
+	lock *os.File // the directory lock, held until Close
+
 	mu     sync.RWMutex // guards the fields below
 	closed bool
 	runs   map[string]*runMeta
@@ -130,7 +137,12 @@ func New(cfg Config) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jsonfile: creating data dir: %w", err)
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("jsonfile: %w", err)
+	}
 	s := &Store{
+		lock:    lock,
 		dir:     dir,
 		noSync:  cfg.NoSync,
 		log:     cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).WithGroup("jsonfile"),
@@ -139,20 +151,41 @@ func New(cfg Config) (*Store, error) {
 		cache:   lru.New[*cachedRun](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
 		ledgers: lru.New[*ledgerState](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
 	}
-	if s.spares, err = atomicfile.NewRecycler(dir, s.fileOpts()); err != nil {
-		return nil, fmt.Errorf("jsonfile: %w", err)
-	}
-	if err := s.loadRuns(); err != nil {
-		return nil, err
-	}
-	if err := s.loadCommands(); err != nil {
+	if err := s.open(); err != nil {
+		s.unlock()
 		return nil, err
 	}
 	return s, nil
 }
 
-// Close marks the store closed (later calls fail) and removes its spare
-// files. It holds no open files between calls. Safe to call twice.
+func (s *Store) open() error {
+	var err error
+	if s.spares, err = atomicfile.NewRecycler(s.dir, s.fileOpts()); err != nil {
+		return fmt.Errorf("jsonfile: %w", err)
+	}
+	if err := s.loadRuns(); err != nil {
+		return err
+	}
+	return s.loadCommands()
+}
+
+// ErrDirInUse reports a data directory another open store holds.
+var ErrDirInUse = errors.New("data dir in use by another store")
+
+// lockPath is the lock file of a data directory; Python's layout has no
+// file of that name, and its readers ignore it.
+func lockPath(dir string) string { return filepath.Join(dir, ".abstractgateway-store.lock") }
+
+// unlock drops the directory lock.
+func (s *Store) unlock() {
+	if s.lock != nil {
+		_ = s.lock.Close()
+	}
+}
+
+// Close marks the store closed (later calls fail), removes its spare
+// files and releases the directory. Between calls it holds no open file
+// but the lock. Safe to call twice.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	already := s.closed
@@ -169,6 +202,7 @@ func (s *Store) Close() error {
 	}
 	s.cmd.mu.Lock()
 	s.cmd.mu.Unlock()
+	defer s.unlock() // last: the spares are this store's until then
 	if err := s.spares.Close(); err != nil {
 		return fmt.Errorf("jsonfile: closing: %w", err)
 	}
