@@ -38,16 +38,21 @@ func TestJSONFile(t *testing.T) {
 	})
 }
 
+// openSQLite is the e2e factory of SQLite stores with cfg (Path set
+// here), closed when the test ends.
+func openSQLite(t *testing.T, cfg sqlite.Config) *sqlite.Store {
+	cfg.Path = filepath.Join(t.TempDir(), "db.sqlite3")
+	st, err := sqlite.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func TestSQLite(t *testing.T) {
 	t.Parallel()
-	e2etest.Run(t, func(t *testing.T) store.Store {
-		st, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite3")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	})
+	e2etest.Run(t, func(t *testing.T) store.Store { return openSQLite(t, sqlite.Config{}) })
 }
 
 // TestSQLiteShared runs the scenarios on a store that lets other
@@ -55,14 +60,7 @@ func TestSQLite(t *testing.T) {
 // transaction).
 func TestSQLiteShared(t *testing.T) {
 	t.Parallel()
-	e2etest.Run(t, func(t *testing.T) store.Store {
-		st, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite3"), Shared: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	})
+	e2etest.Run(t, func(t *testing.T) store.Store { return openSQLite(t, sqlite.Config{Shared: true}) })
 }
 
 // TestSQLiteDecorated runs the scenarios through the decorator stack a
@@ -72,11 +70,7 @@ func TestSQLiteShared(t *testing.T) {
 func TestSQLiteDecorated(t *testing.T) {
 	t.Parallel()
 	e2etest.Run(t, func(t *testing.T) store.Store {
-		st, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite3")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := openSQLite(t, sqlite.Config{})
 		return observe.Wrap(offload.Wrap(hashchain.Wrap(st), artifact.NewMemory(), offload.Config{}))
 	})
 }

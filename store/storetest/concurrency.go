@@ -23,43 +23,30 @@ var concurrencyTests = []subtest{
 // an event to each listed waiter), whatever the interleaving.
 func testListsMatchFilters(t *testing.T, s store.Store) {
 	const runs, flips = 4, 60
-	var writers, readers sync.WaitGroup
+	var writers sync.WaitGroup
 	errs := make(chan error, runs+2)
-	stop := make(chan struct{})
 	waitParams := &store.RunListParams{Status: durable.RunWaiting, WaitReason: durable.WaitEvent, WaitKeys: []string{"evt:k"}}
-	for range 2 {
-		readers.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				listed, err := s.RunList(t.Context(), waitParams)
-				if err == nil {
-					for _, r := range listed {
-						if !waitParams.Matches(r) {
-							err = fmt.Errorf("RunList(waiting on evt:k) returned %s %s with wait %+v", r.RunID, r.Status, r.Waiting)
-							break
-						}
-					}
-				}
-				if err == nil {
-					var kids []*durable.RunState
-					kids, err = s.RunListChildren(t.Context(), "parent", durable.RunWaiting)
-					for _, k := range kids {
-						if k.Status != durable.RunWaiting {
-							err = fmt.Errorf("RunListChildren(waiting) returned %s %s", k.RunID, k.Status)
-						}
-					}
-				}
-				if err != nil {
-					errs <- err
-					return
+	stopReaders := readWhile(errs, func() error {
+		listed, err := s.RunList(t.Context(), waitParams)
+		if err == nil {
+			for _, r := range listed {
+				if !waitParams.Matches(r) {
+					err = fmt.Errorf("RunList(waiting on evt:k) returned %s %s with wait %+v", r.RunID, r.Status, r.Waiting)
+					break
 				}
 			}
-		})
-	}
+		}
+		if err == nil {
+			var kids []*durable.RunState
+			kids, err = s.RunListChildren(t.Context(), "parent", durable.RunWaiting)
+			for _, k := range kids {
+				if k.Status != durable.RunWaiting {
+					err = fmt.Errorf("RunListChildren(waiting) returned %s %s", k.RunID, k.Status)
+				}
+			}
+		}
+		return err
+	})
 	for i := range runs {
 		id := fmt.Sprintf("run-%d", i)
 		writers.Go(func() {
@@ -82,11 +69,36 @@ func testListsMatchFilters(t *testing.T, s store.Store) {
 		})
 	}
 	writers.Wait()
-	close(stop)
-	readers.Wait()
+	stopReaders()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// readWhile runs read in a loop on two goroutines until the returned stop
+// is called; the first error of each goes to errs, ending its loop.
+func readWhile(errs chan<- error, read func() error) (stop func()) {
+	var readers sync.WaitGroup
+	done := make(chan struct{})
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := read(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		close(done)
+		readers.Wait()
 	}
 }
 
@@ -147,30 +159,17 @@ func testOneWinnerPerVersion(t *testing.T, s store.Store) {
 // parallel while readers query; every record gets its own seq per run.
 func testConcurrentDistinctRuns(t *testing.T, s store.Store) {
 	const runs, steps = 6, 4
-	var wg, readers sync.WaitGroup
+	var wg sync.WaitGroup
 	errs := make(chan error, runs*steps*2+16)
-	stop := make(chan struct{})
-	for range 2 {
-		readers.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				ctx := t.Context()
-				_, e1 := s.RunList(ctx, &store.RunListParams{Status: durable.RunWaiting})
-				_, e2 := s.RunListChildren(ctx, "parent", "")
-				_, e3 := s.RunIndex(ctx, &store.RunIndexParams{})
-				_, e4 := s.RunListDue(ctx, &store.RunListDueParams{Now: base.Add(time.Hour)})
-				_, e5 := s.LedgerList(ctx, &store.LedgerListParams{RunID: "run-0", After: 1})
-				if err := errors.Join(e1, e2, e3, e4, e5); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
+	stopReaders := readWhile(errs, func() error {
+		ctx := t.Context()
+		_, e1 := s.RunList(ctx, &store.RunListParams{Status: durable.RunWaiting})
+		_, e2 := s.RunListChildren(ctx, "parent", "")
+		_, e3 := s.RunIndex(ctx, &store.RunIndexParams{})
+		_, e4 := s.RunListDue(ctx, &store.RunListDueParams{Now: base.Add(time.Hour)})
+		_, e5 := s.LedgerList(ctx, &store.LedgerListParams{RunID: "run-0", After: 1})
+		return errors.Join(e1, e2, e3, e4, e5)
+	})
 	for i := range runs {
 		id := fmt.Sprintf("run-%d", i)
 		wg.Go(func() {
@@ -191,8 +190,7 @@ func testConcurrentDistinctRuns(t *testing.T, s store.Store) {
 		})
 	}
 	wg.Wait()
-	close(stop)
-	readers.Wait()
+	stopReaders()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
