@@ -142,72 +142,114 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 // Cancel cancels a run and its unfinished descendants: the context of any
 // effect in flight is cancelled (its attempt is recorded "cancelled" and
 // never retried), then each run is saved as cancelled with error reason
-// (default "Cancelled") and its terminal status event. Terminal runs are
-// left unchanged. It returns the run's state.
+// (default "Cancelled") and its terminal status event, descendants before
+// their ancestors. Terminal runs are left unchanged. It returns the run's
+// state.
 func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.RunState, error) {
 	if reason == "" {
 		reason = "Cancelled"
 	}
-	ids := []string{runID}
-	seen := map[string]bool{runID: true}
-	// addChildren appends the unfinished children of id not seen yet.
-	addChildren := func(id string) error {
-		kids, err := r.store.RunListChildren(ctx, id, "")
-		if err != nil {
-			return fmt.Errorf("listing children of run %s: %w", id, err)
-		}
-		for _, k := range kids {
-			if !k.Status.Terminal() && !seen[k.RunID] {
-				seen[k.RunID] = true
-				ids = append(ids, k.RunID)
-			}
-		}
-		return nil
+	c := &canceller{r: r, reason: reason, d: r.newDriver(nil), seen: map[string]bool{}}
+	defer c.release()
+	if err := c.tree(ctx, runID); err != nil {
+		return nil, err
 	}
-	for i := 0; i < len(ids); i++ {
-		if err := addChildren(ids[i]); err != nil {
-			return nil, err
-		}
-	}
-	// Interrupt in-flight effects first, deepest runs included, so the
-	// ticks holding the locks return.
-	var locks []*runLock // of ids, in order, as interrupted
-	defer func() {
-		for i, l := range locks {
-			l.sigMu.Lock()
-			l.pauseRequested = false
-			l.sigMu.Unlock()
-			r.unref(ids[i], l)
-		}
-	}()
-	interrupt := func() {
-		for _, id := range ids[len(locks):] {
-			l := r.ref(id)
-			l.sigMu.Lock()
-			l.pauseRequested = true
-			if l.cancelInflight != nil {
-				l.cancelInflight(ErrRunCancelled)
-			}
-			l.sigMu.Unlock()
-			locks = append(locks, l)
-		}
-	}
-	interrupt()
-	d := r.newDriver(nil)
-	for i := 0; i < len(ids); i++ {
-		if err := r.cancelOne(ctx, d, ids[i], reason); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		// Cancelled, the run starts no more children; one it started
-		// after the listing above (a tick that held it while this call
-		// listed) is cancelled too.
-		if err := addChildren(ids[i]); err != nil {
-			return nil, err
-		}
-		interrupt()
-	}
-	d.drain(ctx) // a parent outside the cancelled tree learns its child ended
+	c.d.drain(ctx) // a parent outside the cancelled tree learns its child ended
 	return r.GetState(ctx, runID)
+}
+
+// canceller is one Cancel call.
+type canceller struct {
+	r      *Runtime
+	reason string
+	d      *driver
+	seen   map[string]bool // runs taken into the cancel
+	held   []heldSignal    // runs interrupted, to release at the end
+}
+
+type heldSignal struct {
+	id string
+	l  *runLock
+}
+
+// tree cancels root and its unfinished descendants. The effects in flight
+// in the whole tree are interrupted first, so that the ticks holding the
+// runs return; then the runs are cancelled deepest first, so that a crash
+// midway never leaves a live run under a cancelled one (a parent left
+// waiting on a cancelled child is resumed with the child's end). A
+// cancelled run starts no more children, but its tick may have started one
+// after the listing (it held the run meanwhile): such a child is cancelled
+// too, with its own descendants.
+func (c *canceller) tree(ctx context.Context, root string) error {
+	c.seen[root] = true
+	ids := []string{root} // parents before their children
+	for i := 0; i < len(ids); i++ {
+		kids, err := c.newChildren(ctx, ids[i])
+		if err != nil {
+			return err
+		}
+		ids = append(ids, kids...)
+	}
+	for _, id := range ids {
+		c.interrupt(id)
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		if err := c.r.cancelOne(ctx, c.d, ids[i], c.reason); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	for _, id := range ids {
+		late, err := c.newChildren(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, k := range late {
+			if err := c.tree(ctx, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// newChildren returns the unfinished children of id not yet taken into
+// the cancel, and takes them.
+func (c *canceller) newChildren(ctx context.Context, id string) ([]string, error) {
+	kids, err := c.r.store.RunListChildren(ctx, id, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing children of run %s: %w", id, err)
+	}
+	var out []string
+	for _, k := range kids {
+		if !k.Status.Terminal() && !c.seen[k.RunID] {
+			c.seen[k.RunID] = true
+			out = append(out, k.RunID)
+		}
+	}
+	return out, nil
+}
+
+// interrupt asks a tick holding the run to stop at its next step boundary
+// and cancels the context of its effect in flight.
+func (c *canceller) interrupt(id string) {
+	l := c.r.ref(id)
+	l.sigMu.Lock()
+	l.pauseRequested = true
+	if l.cancelInflight != nil {
+		l.cancelInflight(ErrRunCancelled)
+	}
+	l.sigMu.Unlock()
+	c.held = append(c.held, heldSignal{id, l})
+}
+
+// release withdraws the stop requests of interrupt.
+func (c *canceller) release() {
+	for _, h := range c.held {
+		h.l.sigMu.Lock()
+		h.l.pauseRequested = false
+		h.l.sigMu.Unlock()
+		c.r.unref(h.id, h.l)
+	}
 }
 
 func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID, reason string) error {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -475,6 +477,63 @@ func TestInterruptedTickDoesNotFailTheRun(t *testing.T) {
 				t.Fatalf("tick after the interruption: %v %v", st, err)
 			}
 		})
+	}
+}
+
+// commitOrder records the runs committed as cancelled, in order.
+type commitOrder struct {
+	store.Wrapper
+	mu        sync.Mutex
+	cancelled []string
+}
+
+func (c *commitOrder) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run.Status == durable.RunCancelled {
+		c.mu.Lock()
+		c.cancelled = append(c.cancelled, p.Run.RunID)
+		c.mu.Unlock()
+	}
+	return c.Wrapper.RunCommit(ctx, p)
+}
+
+// Cancel commits a tree's runs deepest first, so a crash midway never
+// leaves a live run under a cancelled one: a grandchild, then its parent,
+// then the root.
+func TestCancelCommitsDescendantsFirst(t *testing.T) {
+	t.Parallel()
+	spawn := func(id, child string) *runtime.Workflow {
+		return &runtime.Workflow{ID: id, Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+			"spawn": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+				return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+					Payload: map[string]any{"workflow_id": child, "async": true, "wait": true}, ResultKey: "child"}, "")
+			}),
+		}}
+	}
+	leaf := &runtime.Workflow{ID: "leaf", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}}, "")
+		}),
+	}}
+	st := &commitOrder{Wrapper: store.Wrapper{Store: memory.New()}}
+	reg, _ := runtime.NewRegistry(spawn("root", "mid"), spawn("mid", "leaf"), leaf)
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	root, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "root"})
+	rt.Tick(ctx, root, runtime.TickOptions{})
+	mids, _ := st.RunListChildren(ctx, root, "")
+	leaves, _ := st.RunListChildren(ctx, mids[0].RunID, "")
+	if len(leaves) != 1 || leaves[0].Status != durable.RunWaiting {
+		t.Fatalf("tree not built: %v", leaves)
+	}
+	if _, err := rt.Cancel(ctx, root, ""); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{leaves[0].RunID, mids[0].RunID, root}
+	if !slices.Equal(st.cancelled, want) {
+		t.Fatalf("cancelled in order %v, want leaf, mid, root %v", st.cancelled, want)
 	}
 }
 
