@@ -104,7 +104,10 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 			return false, nil, nil
 		}
 		if w := run.Waiting; w != nil && w.Reason == durable.WaitSubworkflow {
-			child, _ = strings.CutPrefix(w.WaitKey, SubworkflowWaitKey(""))
+			child, _ = w.Details["sub_run_id"].(string) // as Recover finds it
+			if child == "" {
+				child, _ = strings.CutPrefix(w.WaitKey, SubworkflowWaitKey(""))
+			}
 		}
 		ctl := controlOf(run.Vars)
 		delete(ctl, "paused")
