@@ -7,7 +7,14 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
+
+// lockWaits are the pauses before each new attempt to lock a directory
+// held by someone else (~300 ms in all): a process that forks (to run a
+// command) shares the lock with the child until the child execs, so a
+// store closed and reopened meanwhile may find it held for a moment.
+var lockWaits = []time.Duration{1, 2, 5, 10, 20, 40, 80, 150}
 
 // lockDir takes an exclusive advisory lock (flock) on the lock file of
 // dir, held until the returned file is closed: the kernel drops it when
@@ -18,11 +25,19 @@ func lockDir(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the lock file %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s (its lock file %s is held, by this process or another)", ErrDirInUse, dir, path)
+	for i := 0; ; i++ {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || i == len(lockWaits) {
+			break
 		}
+		time.Sleep(lockWaits[i] * time.Millisecond)
+	}
+	switch {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		_ = f.Close()
+		return nil, fmt.Errorf("%w: %s (its lock file %s is held, by this process or another)", ErrDirInUse, dir, path)
+	case err != nil:
+		_ = f.Close()
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	return f, nil
