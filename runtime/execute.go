@@ -29,6 +29,12 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, bool, er
 	// before a retry) still hold seq, so a run replayed from one of them
 	// computes the same key, finds the completed record, or hands the
 	// handler the same key again.
+	h, ok := s.r.handlers[eff.Type]
+	if (!ok || !h.Local) && ctx.Err() != nil {
+		// Nothing leaves the process for a caller that went away; the run
+		// stays before the effect.
+		return Outcome{}, false, fmt.Errorf("effect %s of run %s not started: %w", eff.Type, run.RunID, context.Cause(ctx))
+	}
 	seq := effectSeq(run.Vars)
 	key := EffectKey(run.RunID, plan.NodeID, eff, seq)
 	defer setEffectSeq(run.Vars, seq+1)
@@ -47,7 +53,6 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, bool, er
 		}
 	}
 
-	h, ok := s.r.handlers[eff.Type]
 	attempts := max(s.r.policy.MaxAttempts(eff), 1)
 	var out Outcome
 	for attempt := 1; attempt <= attempts; attempt++ {

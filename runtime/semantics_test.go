@@ -480,6 +480,48 @@ func TestInterruptedTickDoesNotFailTheRun(t *testing.T) {
 	}
 }
 
+// An external effect that completes after its tick's caller went away (a
+// shutdown) is committed all the same: the run moves past it and the
+// next tick does not execute it again.
+func TestCompletionAfterTheCallerLeftIsKept(t *testing.T) {
+	t.Parallel()
+	wf := &runtime.Workflow{ID: "w", Entry: "call", Nodes: map[string]runtime.NodeFunc{
+		"call": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: "call", ResultKey: "r"}, "done")
+		}),
+		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"r": run.Vars["r"]})
+		}),
+	}}
+	st := memory.New()
+	reg, _ := runtime.NewRegistry(wf)
+	rt, _ := runtime.New(runtime.Config{Store: commitHonoursContext{store.Wrapper{Store: st}}, Registry: reg})
+	var calls atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	rt.SetHandler("call", runtime.Handler{Func: func(_ context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		calls.Add(1)
+		cancel() // the caller leaves while the call finishes anyway
+		return runtime.Completed(map[string]any{"ok": true}), nil
+	}})
+	id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "w"})
+	rt.Tick(ctx, id, runtime.TickOptions{})
+	st2, err := rt.Tick(context.Background(), id, runtime.TickOptions{})
+	if err != nil || st2.Status != durable.RunCompleted || calls.Load() != 1 {
+		t.Fatalf("after the interrupted tick: %v %v, the effect ran %d times (want once)", st2, err, calls.Load())
+	}
+}
+
+// commitHonoursContext refuses a commit whose context is done, as a
+// store waiting for its writer does.
+type commitHonoursContext struct{ store.Wrapper }
+
+func (c commitHonoursContext) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return c.Wrapper.RunCommit(ctx, p)
+}
+
 // commitOrder records the runs committed as cancelled, in order.
 type commitOrder struct {
 	store.Wrapper

@@ -62,6 +62,12 @@ func (s *session) commit(ctx context.Context) error {
 		return err
 	}
 	s.run.UpdatedAt = s.r.now()
+	if ctx.Err() != nil {
+		// The caller went away (a shutdown) after this work was done:
+		// keep it, an external effect's completion above all, rather than
+		// replay it. A lost claim was refused above.
+		ctx = context.WithoutCancel(ctx)
+	}
 	err := s.r.store.RunCommit(ctx, &store.CommitParams{Run: s.run, Records: s.pending})
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {

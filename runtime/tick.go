@@ -140,6 +140,13 @@ func (s *session) steps(ctx context.Context, maxSteps int) error {
 		if s.signalled() {
 			break
 		}
+		if ctx.Err() != nil {
+			// The caller went away: keep what is done, start nothing more.
+			if err := s.flush(ctx); err != nil && !errors.Is(err, errStop) {
+				return err
+			}
+			return fmt.Errorf("tick of run %s interrupted: %w", s.run.RunID, context.Cause(ctx))
+		}
 		if err := s.step(ctx); err != nil {
 			if errors.Is(err, errStop) {
 				return nil
