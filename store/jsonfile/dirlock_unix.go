@@ -5,6 +5,7 @@ package jsonfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"syscall"
 	"time"
@@ -18,10 +19,16 @@ var lockWaits = []time.Duration{1, 2, 5, 10, 20, 40, 80, 150}
 
 // lockDir takes an exclusive advisory lock (flock) on the lock file of
 // dir, held until the returned file is closed: the kernel drops it when
-// the process ends, however it ends.
+// the process ends, however it ends. A directory the process may not
+// write to is not locked (nil file).
 func lockDir(dir string) (*os.File, error) {
 	path := lockPath(dir)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		// A directory this process cannot write to is only read here:
+		// there is nothing to protect (every write fails anyway).
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the lock file %s: %w", path, err)
 	}
