@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/postgres"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // TestTwoRunners races two runners (runtime + scheduler each, claiming
@@ -29,6 +31,19 @@ func TestTwoRunners(t *testing.T) {
 		t.Parallel()
 		st := memory.New()
 		twoRunners(t, func(*testing.T) store.Store { return st })
+	})
+	t.Run("sqlite_shared", func(t *testing.T) {
+		// Each runner its own store on one file, as two processes would.
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+		twoRunners(t, func(t *testing.T) store.Store {
+			st, err := sqlite.New(context.Background(), sqlite.Config{Path: path, Shared: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			return st
+		})
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
