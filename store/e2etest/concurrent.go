@@ -16,8 +16,10 @@ import (
 // The concurrent scenario drives a pool of runs from several goroutines at
 // once through every public entry point a host uses (start, tick, resume
 // with the right and a wrong key, pause, resume-run, cancel, event
-// delivery, scheduler polls), then brings every run to an end from one
+// delivery, scheduler polls), with the schedulers' loops running beside
+// them and stopped midway, then brings every run to an end from one
 // goroutine and checks what must hold whatever the interleaving was:
+//   - no unfinished run is left under a cancelled parent;
 //   - every run ends completed or cancelled (nothing fails, nothing is
 //     left running or waiting);
 //   - a wait is answered at most once: of all the Resume calls racing for
@@ -26,8 +28,12 @@ import (
 //   - each ledger is well formed (the e2e invariants), ends with exactly
 //     one terminal status record, matching the run's status, and holds a
 //     resume record for every successful Resume and no other;
-//   - a completed parent carries its child's answer;
-//   - the only errors a caller sees are stale resumes and paused runs.
+//   - every effect attempt has one end record, unless a later attempt
+//     with its key replays it, and the out-of-process handler ran once
+//     per attempt;
+//   - a completed parent carries its child's end;
+//   - the only errors a caller sees are stale resumes and paused runs
+//     (and, with several runners, runs another runner holds).
 const (
 	concurrentWorkers = 4
 	concurrentOps     = 120 // per worker
@@ -119,14 +125,12 @@ func concurrent(e *env) {
 	}
 	var wg sync.WaitGroup
 	for w := range concurrentWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r := rand.New(rand.NewPCG(seed, uint64(w)))
 			for i := range concurrentOps {
 				e.randomOp(p, r, fmt.Sprintf("w%d-%d", w, i))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, sch := range e.schs {
