@@ -120,7 +120,22 @@ func workflows() []*runtime.Workflow {
 			return runtime.Complete(map[string]any{"sub": run.Vars["sub"], "post": post["id"]})
 		}),
 	}}
-	return []*runtime.Workflow{parent, child, fanout}
+	// cancel_root → cancel_mid → cancel_leaf: a tree of runs parked on
+	// their children, the leaf asking a person (TestRealKillCancel).
+	spawn := func(id, child string) *runtime.Workflow {
+		return &runtime.Workflow{ID: id, Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+			"spawn": n(func(run *durable.RunState) runtime.StepPlan {
+				return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+					Payload: map[string]any{"workflow_id": child, "async": true, "wait": true}, ResultKey: "sub"}, "")
+			}),
+		}}
+	}
+	leaf := &runtime.Workflow{ID: "cancel_leaf", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": n(func(run *durable.RunState) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}}, "")
+		}),
+	}}
+	return []*runtime.Workflow{parent, child, fanout, spawn("cancel_root", "cancel_mid"), spawn("cancel_mid", "cancel_leaf"), leaf}
 }
 
 // scenarios are the workflows Run drives through every kill.

@@ -32,12 +32,18 @@ const (
 	envChildStore = "CRASHTEST_CHILD_STORE"
 	envChildDir   = "CRASHTEST_CHILD_DIR"
 	envChildGen   = "CRASHTEST_CHILD_GEN"
+	// envChildCancel makes the child build trees of runs and cancel them
+	// (TestRealKillCancel) instead of running the scenarios.
+	envChildCancel = "CRASHTEST_CHILD_CANCEL"
 )
 
 // TestMain turns the test binary into TestRealKill's child process when
 // the environment asks for it.
 func TestMain(m *testing.M) {
 	if kind := os.Getenv(envChildStore); kind != "" {
+		if os.Getenv(envChildCancel) != "" {
+			os.Exit(childCancelMain(kind, os.Getenv(envChildDir), os.Getenv(envChildGen)))
+		}
 		os.Exit(childMain(kind, os.Getenv(envChildDir), os.Getenv(envChildGen)))
 	}
 	code := m.Run()
@@ -312,10 +318,11 @@ func realKill(t *testing.T, kind, dir string, want map[string]map[string]any) {
 
 // liveAndDie starts a child on dir, kills it (SIGKILL) a random moment
 // after it has started a few runs, and returns the lines it printed.
-func liveAndDie(t *testing.T, kind, dir string, gen int) []string {
+func liveAndDie(t *testing.T, kind, dir string, gen int, env ...string) []string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envChildStore+"="+kind, envChildDir+"="+dir, envChildGen+"="+strconv.Itoa(gen))
+	cmd.Env = append(cmd.Env, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -500,4 +507,104 @@ func effectLogger(dir string) (func(key string), error) {
 		_, _ = f.WriteString(key + "\n")
 		_ = f.Sync()
 	}, nil
+}
+
+// childCancelMain is TestRealKillCancel's child: it builds trees of runs
+// (root → mid → leaf, each parked on its child, the leaf on a person) and
+// cancels each, printing "started <root>" and "cancelled <root>".
+func childCancelMain(kind, dir, gen string) int {
+	ctx := context.Background()
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	st, err := openKind(ctx, kind, dir)
+	if err != nil {
+		return fail(err)
+	}
+	rt, err := buildRuntime(st, func(string) {}, nil)
+	if err != nil {
+		return fail(err)
+	}
+	for i := range 1000 {
+		id := fmt.Sprintf("g%s-c%d", gen, i)
+		if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "cancel_root", RunID: id}); err != nil {
+			return fail(err)
+		}
+		if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+			return fail(err)
+		}
+		fmt.Println("started", id)
+		if _, err := rt.Cancel(ctx, id, ""); err != nil {
+			return fail(err)
+		}
+		fmt.Println("cancelled", id)
+	}
+	return 0
+}
+
+// TestRealKillCancel kills processes that cancel trees of runs at random
+// moments: whatever moment a kill hits, no unfinished run is left under a
+// cancelled ancestor, and every tree whose cancel returned has ended.
+func TestRealKillCancel(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"sqlite", "json"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			ctx := context.Background()
+			cancelled := map[string]bool{}
+			for gen := range 6 {
+				for _, line := range liveAndDie(t, kind, dir, gen, envChildCancel+"=1") {
+					if id, ok := strings.CutPrefix(line, "cancelled "); ok {
+						cancelled[id] = true
+					}
+				}
+				st, err := openKind(ctx, kind, dir)
+				if err != nil {
+					t.Fatalf("life %d: reopening after the kill: %v", gen, err)
+				}
+				checkCancelledTrees(ctx, t, st, gen, cancelled)
+				if err := st.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(cancelled) == 0 {
+				t.Fatal("no cancel returned in any life: the kills came too early to test anything")
+			}
+		})
+	}
+}
+
+// checkCancelledTrees checks every run of st: none unfinished under a
+// cancelled ancestor, and the trees of the roots whose cancel returned all
+// ended.
+func checkCancelledTrees(ctx context.Context, t *testing.T, st store.Store, gen int, cancelled map[string]bool) {
+	t.Helper()
+	byID := map[string]*durable.RunState{}
+	for _, id := range allRunIDs(ctx, t, st) {
+		r, err := st.RunGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID[id] = r
+	}
+	for id, r := range byID {
+		if r.Status.Terminal() {
+			continue
+		}
+		root := id
+		for p := r.ParentRunID; p != ""; p = byID[p].ParentRunID {
+			if byID[p] == nil {
+				break
+			}
+			if byID[p].Status == durable.RunCancelled {
+				t.Errorf("life %d: run %s (%s) is %s under cancelled ancestor %s", gen, id, r.WorkflowID, r.Status, p)
+			}
+			root = p
+		}
+		if cancelled[root] {
+			t.Errorf("life %d: run %s (%s) of tree %s is %s though its cancel returned", gen, id, r.WorkflowID, root, r.Status)
+		}
+	}
 }
