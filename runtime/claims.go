@@ -70,6 +70,12 @@ func (r *Runtime) claim(ctx context.Context, runID string) (context.Context, *cl
 		return nil, nil, fmt.Errorf("run %s: %w", runID, ErrRunClaimed)
 	}
 	if err != nil {
+		// The claim may have been taken all the same (a cancelled call
+		// whose statement the database committed): drop it, or the run
+		// would stay held until the claim expires.
+		if rerr := c.store.RunRelease(context.WithoutCancel(ctx), runID, c.owner); rerr != nil {
+			r.logger.WarnContext(ctx, "releasing a claim whose taking failed", "run_id", runID, "error", rerr)
+		}
 		return nil, nil, fmt.Errorf("claiming run %s: %w", runID, err)
 	}
 	work, cancel := context.WithCancelCause(ctx)

@@ -301,3 +301,40 @@ func TestPauseWaitsForTheRunnerHoldingTheRun(t *testing.T) {
 		t.Fatalf("run %s after %d executions; want completed by the tick (the pause came after), once", got.Status, calls.Load())
 	}
 }
+
+// claimThenFail takes a claim and reports a failure, as a call cancelled
+// after the database committed its statement does.
+type claimThenFail struct {
+	*memory.Store
+	fail atomic.Bool
+}
+
+func (s *claimThenFail) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
+	err := s.Store.RunClaim(ctx, p)
+	if err == nil && s.fail.Load() {
+		return context.Canceled
+	}
+	return err
+}
+
+// A claim whose taking failed is released all the same: the run is not
+// left held until the claim expires.
+func TestFailedClaimIsReleased(t *testing.T) {
+	t.Parallel()
+	st := &claimThenFail{Store: memory.New()}
+	done := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		return runtime.Completed(map[string]any{}), nil
+	}
+	a := claimRuntime(t, st, "a", time.Hour, done)
+	b := claimRuntime(t, st, "b", time.Hour, done)
+	ctx := context.Background()
+	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+	st.fail.Store(true)
+	if _, err := a.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("tick with a failing claim = %v", err)
+	}
+	st.fail.Store(false)
+	if got, err := b.Tick(ctx, id, runtime.TickOptions{}); err != nil || got.Status != durable.RunCompleted {
+		t.Fatalf("another runner after the failed claim: %v %v (the claim stayed held)", got, err)
+	}
+}
