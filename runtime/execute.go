@@ -18,26 +18,30 @@ import (
 // came from outside the process: the caller must then make it durable
 // together with the transition it causes, so that no checkpoint shows the
 // effect completed while the run still stands before it.
-func (s *session) execute(ctx context.Context, plan StepPlan) (Outcome, bool, error) {
+func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, external bool, err error) {
 	run := s.run
 	eff := plan.Effect
 	if err := pyjson.Check(eff.Payload, "effect.payload"); err != nil {
 		return Failed(fmt.Sprintf("effect of node %q: %v", plan.NodeID, err)), false, nil
 	}
-	// effect_seq moves past this effect only with its outcome: checkpoints
-	// taken while it is in flight (its STARTED record, a failed attempt
-	// before a retry) still hold seq, so a run replayed from one of them
-	// computes the same key, finds the completed record, or hands the
-	// handler the same key again.
 	h, ok := s.r.handlers[eff.Type]
 	if (!ok || !h.Local) && ctx.Err() != nil {
 		// Nothing leaves the process for a caller that went away; the run
 		// stays before the effect.
 		return Outcome{}, false, fmt.Errorf("effect %s of run %s not started: %w", eff.Type, run.RunID, context.Cause(ctx))
 	}
+	// effect_seq moves past this effect only with its outcome: checkpoints
+	// taken while it is in flight (its STARTED record, a failed attempt
+	// before a retry, an attempt interrupted with its caller) still hold
+	// seq, so a run replayed from one of them computes the same key, finds
+	// the completed record, or hands the handler the same key again.
 	seq := effectSeq(run.Vars)
 	key := EffectKey(run.RunID, plan.NodeID, eff, seq)
-	defer setEffectSeq(run.Vars, seq+1)
+	defer func() {
+		if err == nil {
+			setEffectSeq(run.Vars, seq+1)
+		}
+	}()
 	start := time.Now()
 
 	if !s.r.atomic {

@@ -450,7 +450,12 @@ func TestInterruptedTickDoesNotFailTheRun(t *testing.T) {
 				}),
 			}}
 			f := setup(t, wf)
+			var keysMu sync.Mutex
+			var keys []string // the idempotency key of each execution
 			f.rt.SetHandler("call", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+				keysMu.Lock()
+				keys = append(keys, req.IdempotencyKey)
+				keysMu.Unlock()
 				if where == "effect" && wait(ctx) {
 					// As a handler does whose store call the cancel refused.
 					return runtime.Failed("listing runs: " + ctx.Err().Error()), nil
@@ -475,6 +480,11 @@ func TestInterruptedTickDoesNotFailTheRun(t *testing.T) {
 			st, err := f.rt.Tick(context.Background(), id, runtime.TickOptions{})
 			if err != nil || st.Status != durable.RunCompleted {
 				t.Fatalf("tick after the interruption: %v %v", st, err)
+			}
+			// The interrupted attempt is replayed under its own key, so
+			// the outside world can tell it is the same call.
+			if where == "effect" && (len(keys) != 2 || keys[0] != keys[1]) {
+				t.Fatalf("handler keys %v: want the interrupted attempt's key again", keys)
 			}
 		})
 	}
