@@ -500,7 +500,8 @@ func (e *env) checkCancelledTrees(p *pool) {
 		}
 		for _, k := range kids {
 			if !k.Status.Terminal() {
-				e.t.Errorf("child %s of cancelled parent %s is %s", k.RunID, id, k.Status)
+				e.t.Errorf("child %s (%s at %s) of cancelled parent %s is %s; child ledger: %s; parent ledger: %s",
+					k.RunID, k.WorkflowID, k.CurrentNode, id, k.Status, e.ledger(k.RunID), e.ledger(id))
 			}
 		}
 	}
