@@ -522,7 +522,7 @@ func childCancelMain(kind, dir, gen string) int {
 	if err != nil {
 		return fail(err)
 	}
-	rt, err := buildRuntime(st, func(string) {}, nil)
+	rt, err := buildRuntime(st, func(string) {}, nil) // no charges in these trees
 	if err != nil {
 		return fail(err)
 	}
