@@ -2,11 +2,9 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -104,21 +102,13 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 	return out, nil
 }
 
-// resumeListener resumes one listener with the event, retrying while
-// another runner holds its claim (claimWaits): giving up would lose the
-// event for that listener.
+// resumeListener resumes one listener with the event, waiting a moment
+// for a listener another runner holds (claimWaiting): giving up at once
+// would lose the event for that listener.
 func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any) (*durable.RunState, error) {
-	for i := 0; ; i++ {
-		st, err := d.resume(ctx, ResumeParams{
-			RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: -1,
-		})
-		if !errors.Is(err, ErrRunClaimed) || i == len(claimWaits) {
-			return st, err
-		}
-		if err := sleepContext(ctx, claimWaits[i]*time.Millisecond); err != nil {
-			return nil, fmt.Errorf("waiting for listener run %s held by another runner: %w", l.RunID, err)
-		}
-	}
+	return d.resumeClaiming(ctx, ResumeParams{
+		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: -1,
+	}, true)
 }
 
 // sessionListeners lists the event names runs of a session wait on, for

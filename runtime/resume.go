@@ -41,7 +41,13 @@ func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState
 }
 
 func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
-	ctx, s, unlock, err := d.open(ctx, p.RunID, false)
+	return d.resumeClaiming(ctx, p, false)
+}
+
+// resumeClaiming is resume; waitClaim waits a moment for a run another
+// runner holds (see open).
+func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, waitClaim bool) (*durable.RunState, error) {
+	ctx, s, unlock, err := d.open(ctx, p.RunID, waitClaim)
 	if err != nil {
 		return nil, err
 	}

@@ -83,34 +83,26 @@ func openKind(ctx context.Context, kind, dir string) (store.Store, error) {
 // handler returns.
 func childMain(kind, dir, gen string) int {
 	ctx := context.Background()
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
-	}
-	st, err := openKind(ctx, kind, dir)
-	if err != nil {
-		return fail(err)
-	}
 	logEffect, err := effectLogger(dir)
 	if err != nil {
-		return fail(err)
+		return childFail(err)
 	}
-	rt, err := buildRuntime(st, func(key string) {
+	st, rt, err := openChild(ctx, kind, dir, func(key string) {
 		logEffect(key)
 		// A charge takes a moment, as a real call would: kills land
 		// inside effects too, between the execution and its record.
 		time.Sleep(time.Millisecond)
-	}, nil)
+	})
 	if err != nil {
-		return fail(err)
+		return childFail(err)
 	}
 	unfinished, err := unfinishedParents(ctx, st)
 	if err != nil {
-		return fail(err)
+		return childFail(err)
 	}
 	for _, id := range unfinished {
 		if _, err := drive(ctx, rt, id); err != nil {
-			return fail(fmt.Errorf("recovering %s: %w", id, err))
+			return childFail(fmt.Errorf("recovering %s: %w", id, err))
 		}
 		fmt.Println("done", id)
 	}
@@ -118,11 +110,11 @@ func childMain(kind, dir, gen string) int {
 		id := fmt.Sprintf("g%s-r%d", gen, i)
 		wf := scenarios[i%len(scenarios)]
 		if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf, RunID: id}); err != nil {
-			return fail(err)
+			return childFail(err)
 		}
 		fmt.Println("started", id)
 		if _, err := drive(ctx, rt, id); err != nil {
-			return fail(fmt.Errorf("run %s: %w", id, err))
+			return childFail(fmt.Errorf("run %s: %w", id, err))
 		}
 		fmt.Println("done", id)
 	}
@@ -509,34 +501,43 @@ func effectLogger(dir string) (func(key string), error) {
 	}, nil
 }
 
+// openChild opens a child process's store and its runtime, whose
+// "charge" handler calls executed.
+func openChild(ctx context.Context, kind, dir string, executed func(key string)) (store.Store, *runtime.Runtime, error) {
+	st, err := openKind(ctx, kind, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	rt, err := buildRuntime(st, executed, nil)
+	return st, rt, err
+}
+
+// childFail reports a child's error and its exit code.
+func childFail(err error) int {
+	fmt.Fprintln(os.Stderr, "child:", err)
+	return 2
+}
+
 // childCancelMain is TestRealKillCancel's child: it builds trees of runs
 // (root → mid → leaf, each parked on its child, the leaf on a person) and
 // cancels each, printing "started <root>" and "cancelled <root>".
 func childCancelMain(kind, dir, gen string) int {
 	ctx := context.Background()
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 2
-	}
-	st, err := openKind(ctx, kind, dir)
+	_, rt, err := openChild(ctx, kind, dir, func(string) {}) // no charges in these trees
 	if err != nil {
-		return fail(err)
-	}
-	rt, err := buildRuntime(st, func(string) {}, nil) // no charges in these trees
-	if err != nil {
-		return fail(err)
+		return childFail(err)
 	}
 	for i := range 1000 {
 		id := fmt.Sprintf("g%s-c%d", gen, i)
 		if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "cancel_root", RunID: id}); err != nil {
-			return fail(err)
+			return childFail(err)
 		}
 		if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-			return fail(err)
+			return childFail(err)
 		}
 		fmt.Println("started", id)
 		if _, err := rt.Cancel(ctx, id, ""); err != nil {
-			return fail(err)
+			return childFail(err)
 		}
 		fmt.Println("cancelled", id)
 	}
