@@ -21,6 +21,11 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	if !p.Now.IsZero() {
 		now = p.Now
 	}
+	ctx, cancel, err := writing(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
+	}
+	defer cancel()
 	tag, err := s.pool.Exec(ctx, `INSERT INTO run_claims (run_id, owner, expires_at)
 		VALUES ($1, $2, COALESCE($4::timestamptz, clock_timestamp()) + make_interval(secs => $3::double precision))
 		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
@@ -38,6 +43,11 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 // RunRelease implements store.RunClaimer: it drops the claim if owner
 // holds it.
 func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
+	ctx, cancel, err := writing(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: releasing run %s: %w", runID, err)
+	}
+	defer cancel()
 	if _, err := s.pool.Exec(ctx, `DELETE FROM run_claims WHERE run_id = $1 AND owner = $2`, runID, owner); err != nil {
 		return fmt.Errorf("postgres: releasing run %s: %w", runID, err)
 	}

@@ -27,6 +27,11 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	if err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("postgres: command append: %w", err)
 	}
+	ctx, cancel, err := writing(ctx)
+	if err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("postgres: appending command %s: %w", c.CommandID, err)
+	}
+	defer cancel()
 	var res durable.CommandAppendResult
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		res = durable.CommandAppendResult{}
@@ -111,6 +116,11 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 
 // CommandDeleteByRun implements store.CommandStore.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
+	ctx, cancel, err := writing(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)
+	}
+	defer cancel()
 	tag, err := s.pool.Exec(ctx, `DELETE FROM commands WHERE run_id = $1`, runID)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)
@@ -133,7 +143,12 @@ func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) 
 
 // CursorSave implements store.CommandStore.
 func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES ($1, $2, now())
+	ctx, cancel, err := writing(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: saving cursor %s: %w", consumer, err)
+	}
+	defer cancel()
+	_, err = s.pool.Exec(ctx, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES ($1, $2, now())
 		ON CONFLICT (consumer_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
 		consumer, cursor)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -94,6 +95,28 @@ func (s *Store) AtomicCommit() bool { return true }
 func (s *Store) Close() error {
 	s.closeOnce.Do(s.pool.Close)
 	return nil
+}
+
+// writeTimeout bounds a write once it has begun (see writing): long
+// enough for any lock wait a commit meets, short enough that a server
+// that stopped answering does not hold a caller for ever.
+const writeTimeout = 30 * time.Second
+
+// writing returns the context a write runs under. The caller's
+// cancellation counts only until the write begins: PostgreSQL commits a
+// transaction whose commit it has received even when the client gives up
+// on it (pgx then drops the connection and reports the cancellation), so
+// a write abandoned midway could report a failure and take effect a
+// moment later, after the caller acted on the failure (a cancelled
+// parent's listing of its children missed a child created that way).
+// Waiting for the server's answer keeps every write's reported outcome
+// true; the SQLite store does the same once it has its writer turn.
+func writing(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	return wctx, cancel, nil
 }
 
 // inTx runs fn in one READ COMMITTED transaction and commits it, or rolls

@@ -59,6 +59,11 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if err != nil {
 		return fmt.Errorf("postgres: committing run %s: %w", r.RunID, err)
 	}
+	ctx, cancel, err := writing(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: committing run %s at version %d: %w", r.RunID, r.Version, err)
+	}
+	defer cancel()
 	var b pgx.Batch
 	if p.Create {
 		b.Queue(runInsertSQL, append(args, timeArg(r.CreatedAt), r.RunID, r.Version+1)...)
@@ -373,6 +378,11 @@ func deref(s *string) string {
 // RunDelete implements store.RunStore: the run row goes (with its
 // deadline); its ledger and commands stay.
 func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
+	ctx, cancel, err := writing(ctx)
+	if err != nil {
+		return false, fmt.Errorf("postgres: deleting run %s: %w", runID, err)
+	}
+	defer cancel()
 	tag, err := s.pool.Exec(ctx, `DELETE FROM runs WHERE run_id = $1`, runID)
 	if err != nil {
 		return false, fmt.Errorf("postgres: deleting run %s: %w", runID, err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
@@ -17,6 +18,40 @@ var runCommitTests = []subtest{
 	{"StaleVersion", testCommitStaleVersion},
 	{"UnknownRun", testCommitUnknownRun},
 	{"RefusesNonJSON", testCommitRefusesNonJSON},
+	{"CancelledContextOutcome", testCommitCancelledContextOutcome},
+}
+
+// testCommitCancelledContextOutcome: a commit made with a cancelled
+// context reports its true outcome: an error and nothing stored, or
+// success and everything stored. A store may not report a failure and
+// apply the commit anyway (or later): callers act on the failure.
+func testCommitCancelledContextOutcome(t *testing.T, s store.Store) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	r := newRun("run-cc", runOpts{})
+	err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true,
+		Records: []*durable.StepRecord{newRecord("run-cc", "start", durable.StepStarted)}})
+	_, gerr := s.RunGet(t.Context(), "run-cc")
+	n := len(ledger(t, s, "run-cc"))
+	switch {
+	case err != nil && (!errors.Is(gerr, store.ErrNotFound) || n != 0):
+		t.Fatalf("create failed (%v) yet stored the run (get: %v) and %d records", err, gerr, n)
+	case err == nil && (gerr != nil || n != 1 || r.Version != 1):
+		t.Fatalf("create succeeded yet get = %v, %d records, version %d", gerr, n, r.Version)
+	}
+	if err != nil {
+		create(t, s, r, newRecord("run-cc", "start", durable.StepStarted))
+	}
+	err = s.RunCommit(ctx, &store.CommitParams{Run: r,
+		Records: []*durable.StepRecord{newRecord("run-cc", "n", durable.StepCompleted)}})
+	got := get(t, s, "run-cc")
+	n = len(ledger(t, s, "run-cc"))
+	switch {
+	case err != nil && (got.Version != 1 || n != 1 || r.Version != 1):
+		t.Fatalf("commit failed (%v) yet the run is at version %d (caller's %d) with %d records", err, got.Version, r.Version, n)
+	case err == nil && (got.Version != 2 || n != 2 || r.Version != 2):
+		t.Fatalf("commit succeeded yet the run is at version %d (caller's %d) with %d records", got.Version, r.Version, n)
+	}
 }
 
 // testCommitRefusesNonJSON: a run or record holding a value JSON cannot

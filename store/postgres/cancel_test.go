@@ -1,0 +1,100 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// TestCommitOutlivesCancellation: a commit whose caller cancels it while
+// the server is executing it waits for the server's answer and reports
+// it. Abandoning it would report a failure for a transaction the server
+// may still commit (it had the commit already), which is how a cancelled
+// parent once missed a child created while it was being cancelled.
+//
+// The server is made to hold the commit on a row lock taken by another
+// transaction; the caller's context is cancelled meanwhile.
+func TestCommitOutlivesCancellation(t *testing.T) {
+	t.Parallel()
+	schema := testSchema(t)
+	s := openSchema(t, schema)
+	ctx := t.Context()
+	r := testRun("held")
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	locker, err := pgx.Connect(ctx, testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(context.Background())
+	if _, err := locker.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM runs WHERE run_id = 'held' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.CurrentNode = "next"
+	done := make(chan error, 1)
+	go func() {
+		done <- s.RunCommit(cctx, &store.CommitParams{Run: r,
+			Records: []*durable.StepRecord{testRecord("held", "next")}})
+	}()
+	waitForBlocked(t, locker)
+	cancel()
+	select {
+	case err := <-done:
+		t.Fatalf("RunCommit returned %v when cancelled while the server held its commit; want it to wait for the server", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("RunCommit after the lock was released: %v", err)
+	}
+	got, err := s.RunGet(ctx, "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 2 || got.CurrentNode != "next" || r.Version != 2 {
+		t.Errorf("run at version %d (caller's %d), node %q; want the commit applied", got.Version, r.Version, got.CurrentNode)
+	}
+	if n, err := s.LedgerCount(ctx, "held"); err != nil || n != 1 {
+		t.Errorf("ledger holds %d records (%v), want 1", n, err)
+	}
+}
+
+// waitForBlocked waits until a session waits on a lock conn's
+// transaction holds (the commit under test).
+func waitForBlocked(t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var n int
+		err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no session waited on the row lock within 10 s")
+}
