@@ -115,6 +115,13 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err := rows.Close(); err != nil {
 		return err
 	}
+	// A newer binary's migrations may have changed what the tables mean
+	// (where deadlines live, say): writing with this binary's idea of
+	// them could corrupt the data, so refuse, as the PostgreSQL store
+	// does.
+	if newest := maxKey(applied); newest > len(ms) {
+		return fmt.Errorf("database schema is at version %d, newer than this binary's %d: open it with a newer abstractgateway", newest, len(ms))
+	}
 	for _, m := range ms {
 		if applied[m.version] {
 			continue
@@ -133,6 +140,15 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	committed = true
 	return nil
+}
+
+// maxKey returns the largest key of set, 0 when it is empty.
+func maxKey(set map[int]bool) int {
+	n := 0
+	for k := range set {
+		n = max(n, k)
+	}
+	return n
 }
 
 var addColumn = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\b`)

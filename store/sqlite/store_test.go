@@ -104,6 +104,47 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
+// TestMigrations_NewerSchemaRefused: a database a newer binary migrated
+// is refused with an error naming both versions, and left as it was.
+func TestMigrations_NewerSchemaRefused(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	s, err := sqlite.New(t.Context(), sqlite.Config{Path: path, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var have int
+	if err := db.QueryRow(`SELECT MAX(version) FROM schema_migrations`).Scan(&have); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'from_the_future', '2030-01-01T00:00:00+00:00')`, have+5); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil { // the store opens its file exclusively
+		t.Fatal(err)
+	}
+	_, err = sqlite.New(t.Context(), sqlite.Config{Path: path, Logger: testLogger(t)})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version %d, newer than this binary's %d", have+5, have)) {
+		t.Fatalf("opening a database at a newer schema: %v; want an error naming versions %d and %d", err, have+5, have)
+	}
+	if db, err = sql.Open("sqlite", path); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil || n != have+1 {
+		t.Errorf("schema_migrations holds %d rows (%v), want %d", n, err, have+1)
+	}
+}
+
 // dumpSchema returns the schema of the database at path as SQL text.
 func dumpSchema(t *testing.T, path string) string {
 	t.Helper()
