@@ -211,7 +211,7 @@ type LedgerFinder interface {
 // TTL unless renewed, so a dead runner's runs are picked up again.
 type RunClaimer interface {
 	// RunClaim takes or renews the claim; ErrConflict if another owner
-	// holds a live claim.
+	// holds a live claim, unless p.Force.
 	RunClaim(ctx context.Context, p *RunClaimParams) error
 	// RunRelease drops the claim if owner holds it.
 	RunRelease(ctx context.Context, runID, owner string) error
@@ -226,6 +226,14 @@ type RunClaimParams struct {
 	// clock: the database server's for a store shared across machines,
 	// so runners whose clocks drift still agree on when a claim expires.
 	Now time.Time
+	// Force takes the claim even from another owner's live claim (a
+	// cancel made through a runner that does not hold the run). The
+	// owner that lost it learns so at its next renewal (ErrConflict).
+	Force bool
+	// Renew only extends a claim p.Owner holds: ErrConflict when another
+	// owner holds it or there is none any more (another owner took it
+	// and released it), so a runner never takes back a run it lost.
+	Renew bool
 }
 
 // FindCompleted returns the first completed record of a run carrying an

@@ -21,7 +21,10 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	if c, ok := s.claims[p.RunID]; ok && c.owner != p.Owner && c.expires.After(now) {
+	if c, ok := s.claims[p.RunID]; p.Renew && (!ok || c.owner != p.Owner) {
+		return fmt.Errorf("memory: run %s is no longer claimed by %s: %w", p.RunID, p.Owner, store.ErrConflict)
+	}
+	if c, ok := s.claims[p.RunID]; ok && !p.Force && c.owner != p.Owner && c.expires.After(now) {
 		return fmt.Errorf("memory: run %s is claimed by %s: %w", p.RunID, c.owner, store.ErrConflict)
 	}
 	s.claims[p.RunID] = claim{owner: p.Owner, expires: now.Add(p.TTL)}

@@ -9,7 +9,8 @@ import (
 
 // RunClaim implements store.RunClaimer with one upsert on run_claims: it
 // takes the claim when there is none, when it has expired (expires_at <=
-// now) or when p.Owner holds it, and then sets expires_at to now + TTL.
+// now), when p.Owner holds it or when p.Force says so, and then sets
+// expires_at to now + TTL. A p.Renew claim only updates p.Owner's row.
 // Racing claimers are serialised by the primary key: the loser's upsert
 // waits for the winner's commit and then finds a live claim.
 //
@@ -26,11 +27,24 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
 	}
 	defer cancel()
+	if p.Renew {
+		tag, err := s.pool.Exec(ctx, `UPDATE run_claims
+			SET expires_at = COALESCE($3::timestamptz, clock_timestamp()) + make_interval(secs => $4::double precision)
+			WHERE run_id = $1 AND owner = $2`, p.RunID, p.Owner, now, p.TTL.Seconds())
+		if err != nil {
+			return fmt.Errorf("postgres: renewing the claim on run %s: %w", p.RunID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: run %s is no longer claimed by %s: %w", p.RunID, p.Owner, store.ErrConflict)
+		}
+		return nil
+	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO run_claims (run_id, owner, expires_at)
 		VALUES ($1, $2, COALESCE($4::timestamptz, clock_timestamp()) + make_interval(secs => $3::double precision))
 		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= COALESCE($4::timestamptz, clock_timestamp())`,
-		p.RunID, p.Owner, p.TTL.Seconds(), now)
+		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= COALESCE($4::timestamptz, clock_timestamp())
+			OR $5::boolean`,
+		p.RunID, p.Owner, p.TTL.Seconds(), now, p.Force)
 	if err != nil {
 		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
 	}

@@ -11,7 +11,8 @@ import (
 
 // RunClaim implements store.RunClaimer with one upsert on run_claims: it
 // takes the claim when there is none, when it has expired (expires_at <=
-// now) or when p.Owner holds it, and then sets expires_at to now + TTL.
+// now), when p.Owner holds it or when p.Force says so, and then sets
+// expires_at to now + TTL. A p.Renew claim only updates p.Owner's row.
 // A zero p.Now means the current time.
 func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	now := p.Now
@@ -21,7 +22,13 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	nowText := durable.FormatTime(now)
 	var taken bool
 	err := s.write(ctx, func(ctx context.Context) error {
-		n, err := s.w.claimUpsert.exec(ctx, p.RunID, p.Owner, durable.FormatTime(now.Add(p.TTL)), nowText)
+		var n int64
+		var err error
+		if p.Renew {
+			n, err = s.w.claimRenew.exec(ctx, durable.FormatTime(now.Add(p.TTL)), p.RunID, p.Owner)
+		} else {
+			n, err = s.w.claimUpsert.exec(ctx, p.RunID, p.Owner, durable.FormatTime(now.Add(p.TTL)), nowText, boolInt(p.Force))
+		}
 		taken = n > 0
 		return err
 	})
@@ -44,4 +51,13 @@ func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
 		return fmt.Errorf("sqlite: releasing run %s: %w", runID, err)
 	}
 	return nil
+}
+
+// boolInt is b as SQLite stores a boolean (the writer's raw statements
+// bind no Go bool).
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -45,6 +45,7 @@ type writerStmts struct {
 	cursorSave     *wstmt
 	claimUpsert    *wstmt
 	claimDelete    *wstmt
+	claimRenew     *wstmt
 }
 
 // writerStmt is one writer statement and the field it is prepared into.
@@ -105,8 +106,9 @@ func (w *writerStmts) statements() []writerStmt {
 		ON CONFLICT (consumer_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`},
 		{&w.claimUpsert, `INSERT INTO run_claims (run_id, owner, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= ?`},
+		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= ? OR ?`},
 		{&w.claimDelete, `DELETE FROM run_claims WHERE run_id = ? AND owner = ?`},
+		{&w.claimRenew, `UPDATE run_claims SET expires_at = ? WHERE run_id = ? AND owner = ?`},
 	}
 }
 

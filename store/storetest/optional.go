@@ -99,4 +99,35 @@ func testClaimer(t *testing.T, s store.Store) {
 	if err := c.RunRelease(t.Context(), "unknown", "a"); err != nil {
 		t.Errorf("release of an unclaimed run: %v", err)
 	}
+	// A forced claim takes a live claim; its owner's renewal then fails.
+	force := &store.RunClaimParams{RunID: "run-1", Owner: "b", TTL: 10 * time.Second, Now: base.Add(20 * time.Second), Force: true}
+	if err := c.RunClaim(t.Context(), force); err != nil {
+		t.Errorf("forced claim of a live claim: %v", err)
+	}
+	if err := claim("a", 21*time.Second); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("renewal by the owner a forced claim took it from: err = %v, want ErrConflict", err)
+	}
+	if err := claim("b", 22*time.Second); err != nil {
+		t.Errorf("renewal by the forced claim's owner: %v", err)
+	}
+	// A renewal only extends the owner's own claim: never one another
+	// owner holds, nor one released meanwhile.
+	renew := func(owner string, now time.Duration) error {
+		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second, Now: base.Add(now), Renew: true})
+	}
+	if err := renew("b", 23*time.Second); err != nil {
+		t.Errorf("renewal of the owner's claim: %v", err)
+	}
+	if err := renew("a", 24*time.Second); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("renewal of a claim another owner holds: err = %v, want ErrConflict", err)
+	}
+	if err := c.RunRelease(t.Context(), "run-1", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := renew("b", 25*time.Second); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("renewal of a released claim: err = %v, want ErrConflict", err)
+	}
+	if err := claim("a", 26*time.Second); err != nil {
+		t.Errorf("claim after the refused renewal: %v", err)
+	}
 }
