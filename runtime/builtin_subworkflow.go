@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -92,6 +93,12 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 	}
 
 	child, err := req.drv.tick(ctx, childID, rt.maxSteps)
+	if errors.Is(err, ErrRunClaimed) {
+		// Another runner works on the child (or took it to cancel it):
+		// the parent's tick stops at its checkpoint instead of failing,
+		// and continues when it is ticked again.
+		return Outcome{}, err
+	}
 	if err != nil {
 		return fail(fmt.Sprintf("Subworkflow '%s' failed: %v", wfID, err))
 	}

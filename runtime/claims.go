@@ -25,10 +25,15 @@ type Claims struct {
 	// runtimes must not share an owner.
 	Owner string
 	// TTL is how long a claim lasts without renewal: a runner that dies
-	// holding one blocks the run that long. A held claim is renewed every
-	// TTL/3 while the runner works on the run, so an effect may outlast
-	// it. Default 5m.
+	// holding one blocks the run that long. A held claim is renewed while
+	// the runner works on the run, so an effect may outlast it. Default
+	// 5m.
 	TTL time.Duration
+	// RenewEvery is how often a runner working on a run renews its claim,
+	// and so how soon it learns that a Cancel made through another runner
+	// took the run from it (its effect in flight is then interrupted and
+	// nothing more of its tick is committed). Default 1s; at most TTL/3.
+	RenewEvery time.Duration
 }
 
 // ErrRunClaimed reports that another runner holds the run's claim: the
@@ -43,6 +48,7 @@ type claimer struct {
 	store store.RunClaimer
 	owner string
 	ttl   time.Duration
+	renew time.Duration
 }
 
 func newClaimer(st store.Store, c *Claims) (*claimer, error) {
@@ -53,7 +59,9 @@ func newClaimer(st store.Store, c *Claims) (*claimer, error) {
 	if !ok {
 		return nil, errors.New("runtime: Config.Claims needs a store that implements store.RunClaimer")
 	}
-	return &claimer{store: rc, owner: cmp.Or(c.Owner, "runner-"+NewUUID()), ttl: cmp.Or(c.TTL, 5*time.Minute)}, nil
+	ttl := cmp.Or(c.TTL, 5*time.Minute)
+	return &claimer{store: rc, owner: cmp.Or(c.Owner, "runner-"+NewUUID()), ttl: ttl,
+		renew: min(cmp.Or(c.RenewEvery, time.Second), ttl/3)}, nil
 }
 
 // claim claims runID for this runtime when it claims runs. It returns the
@@ -61,11 +69,29 @@ func newClaimer(st store.Store, c *Claims) (*claimer, error) {
 // the hold to release; ErrRunClaimed when another runner holds the run.
 // Without claims it returns ctx and a nil hold.
 func (r *Runtime) claim(ctx context.Context, runID string) (context.Context, *claimHold, error) {
+	return r.claimAs(ctx, runID, false)
+}
+
+// claimForcing is claim taking the run from another runner that holds
+// it: Cancel's claim. The holder learns it lost the run at its next
+// renewal (Claims.RenewEvery) and stops: its effect in flight is
+// interrupted and nothing more of its tick is committed; a commit it made
+// meanwhile makes the cancel's commit conflict, and the cancel reloads.
+func (r *Runtime) claimForcing(ctx context.Context, runID string) (context.Context, *claimHold, error) {
+	work, hold, err := r.claimAs(ctx, runID, false)
+	if errors.Is(err, ErrRunClaimed) {
+		r.logger.InfoContext(ctx, "taking the run from the runner holding it, to cancel it", "run_id", runID)
+		return r.claimAs(ctx, runID, true)
+	}
+	return work, hold, err
+}
+
+func (r *Runtime) claimAs(ctx context.Context, runID string, force bool) (context.Context, *claimHold, error) {
 	c := r.claims
 	if c == nil {
 		return ctx, nil, nil
 	}
-	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: runID, Owner: c.owner, TTL: c.ttl, Now: r.claimTime()})
+	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: runID, Owner: c.owner, TTL: c.ttl, Now: r.claimTime(), Force: force})
 	if errors.Is(err, store.ErrConflict) {
 		return nil, nil, fmt.Errorf("run %s: %w", runID, ErrRunClaimed)
 	}
@@ -80,7 +106,7 @@ func (r *Runtime) claim(ctx context.Context, runID string) (context.Context, *cl
 	}
 	work, cancel := context.WithCancelCause(ctx)
 	h := &claimHold{r: r, runID: runID, base: context.WithoutCancel(ctx), cancel: cancel}
-	h.timer = time.AfterFunc(c.ttl/3, h.renew)
+	h.timer = time.AfterFunc(c.renew, h.renew)
 	return work, h, nil
 }
 
@@ -106,9 +132,10 @@ func (r *Runtime) claimWaiting(ctx context.Context, runID string) (context.Conte
 }
 
 // claimHold is a claim a runner holds while it works on a run. It renews
-// the claim every TTL/3 (a renewal that fails for another reason is
-// retried at the next period); when another runner has taken the run,
-// it cancels the work's context and makes lost report why.
+// the claim every Claims.RenewEvery (a renewal that fails for another
+// reason is retried at the next period); when another runner has taken
+// the run (its claim expired, or a cancel forced it), it cancels the
+// work's context and makes lost report why.
 type claimHold struct {
 	r      *Runtime
 	runID  string
@@ -130,7 +157,9 @@ func (h *claimHold) renew() {
 	c := h.r.claims
 	ctx, cancel := context.WithTimeout(h.base, c.ttl/3)
 	defer cancel()
-	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: h.runID, Owner: c.owner, TTL: c.ttl, Now: h.r.claimTime()})
+	// A renewal fails if this runner no longer holds the claim: another
+	// runner has it, or had it and released it (a cancel that forced it).
+	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: h.runID, Owner: c.owner, TTL: c.ttl, Now: h.r.claimTime(), Renew: true})
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		h.lostErr = fmt.Errorf("run %s: claim lost while working on it: %w", h.runID, ErrRunClaimed)
@@ -140,7 +169,7 @@ func (h *claimHold) renew() {
 	case err != nil:
 		h.r.logger.WarnContext(h.base, "renewing run claim", "run_id", h.runID, "error", err)
 	}
-	h.timer.Reset(c.ttl / 3)
+	h.timer.Reset(c.renew)
 }
 
 // lost returns the error of a lost claim, or nil while it is held. A nil

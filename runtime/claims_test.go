@@ -338,3 +338,208 @@ func TestFailedClaimIsReleased(t *testing.T) {
 		t.Fatalf("another runner after the failed claim: %v %v (the claim stayed held)", got, err)
 	}
 }
+
+// Cancel made through a runner that does not hold the run takes the run
+// from the one that does, at once: the holder learns it at its next
+// renewal, its effect in flight is interrupted (or, when the handler
+// ignores its context, its result is dropped), and the attempt ends as
+// cancelled in the ledger, once.
+func TestCancelTakesTheRunFromItsHolder(t *testing.T) {
+	t.Parallel()
+	for _, ignoresCtx := range []bool{false, true} {
+		st := memory.New()
+		entered := make(chan struct{})
+		var calls atomic.Int32
+		var cause atomic.Value
+		h := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			calls.Add(1)
+			close(entered)
+			if ignoresCtx {
+				time.Sleep(300 * time.Millisecond) // many renewals (every 20 ms)
+				return runtime.Completed(map[string]any{"text": "late"}), nil
+			}
+			select {
+			case <-ctx.Done():
+				cause.Store(context.Cause(ctx))
+				return runtime.Outcome{}, ctx.Err()
+			case <-time.After(10 * time.Second):
+				return runtime.Completed(map[string]any{"text": "too late"}), nil
+			}
+		}
+		runner := func(owner string) *runtime.Runtime {
+			reg, err := runtime.NewRegistry(slowCall())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, err := runtime.New(runtime.Config{Store: st, Registry: reg,
+				Claims:   &runtime.Claims{Owner: owner, TTL: time.Minute, RenewEvery: 20 * time.Millisecond},
+				Handlers: map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: {Func: h}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rt
+		}
+		a, b := runner("a"), runner("b")
+		ctx := context.Background()
+		id, err := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tickDone := make(chan error, 1)
+		go func() {
+			_, err := a.Tick(ctx, id, runtime.TickOptions{})
+			tickDone <- err
+		}()
+		<-entered
+		got, err := b.Cancel(ctx, id, "stop")
+		if err != nil || got.Status != durable.RunCancelled || got.Error != "stop" {
+			t.Fatalf("ignoresCtx=%v: cancel through the other runner = %+v, %v; want cancelled", ignoresCtx, got, err)
+		}
+		if err := <-tickDone; !errors.Is(err, runtime.ErrRunClaimed) {
+			t.Fatalf("ignoresCtx=%v: the holder's tick = %v, want ErrRunClaimed", ignoresCtx, err)
+		}
+		if !ignoresCtx {
+			if c, _ := cause.Load().(error); !errors.Is(c, runtime.ErrRunClaimed) {
+				t.Errorf("the effect's context ended with %v, want the lost claim", c)
+			}
+		}
+		got, _ = a.GetState(ctx, id)
+		if got.Status != durable.RunCancelled || got.Vars["r"] != nil || calls.Load() != 1 {
+			t.Fatalf("ignoresCtx=%v: run %s, r=%v after %d calls; want cancelled without the result, one call",
+				ignoresCtx, got.Status, got.Vars["r"], calls.Load())
+		}
+		recs, _ := a.GetLedger(ctx, id)
+		byStatus := map[durable.StepStatus]int{}
+		var startedID, cancelledID string
+		for _, r := range recs {
+			byStatus[r.Status]++
+			switch {
+			case r.Status == durable.StepStarted:
+				startedID = r.StepID
+			case r.Status == durable.StepCancelled:
+				cancelledID = r.StepID
+			}
+		}
+		if byStatus[durable.StepStarted] != 1 || byStatus[durable.StepCancelled] != 1 || cancelledID != startedID ||
+			byStatus[durable.StepCompleted] != 1 { // the cancelled status event
+			t.Errorf("ignoresCtx=%v: ledger %v; want the attempt STARTED then cancelled, and the status event", ignoresCtx, byStatus)
+		}
+	}
+}
+
+// A resume whose commit comes after a cancel that took the run from its
+// runner fails as stale: the answer is not recorded and the caller is
+// not told it was.
+func TestResumeOvertakenByACancelIsStale(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	entered, release := make(chan struct{}), make(chan struct{})
+	wf := &runtime.Workflow{ID: "ask_think", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}, ResultKey: "answer"}, "think")
+		}),
+		"think": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			close(entered)
+			<-release // the pure step after the resume: the resume is not committed yet
+			return runtime.Complete(map[string]any{"answer": run.Vars["answer"]}), nil
+		},
+	}}
+	runner := func(owner string) *runtime.Runtime {
+		reg, err := runtime.NewRegistry(wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Renewals far apart: the resume meets the cancel at its commit.
+		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg,
+			Claims: &runtime.Claims{Owner: owner, TTL: time.Minute, RenewEvery: time.Minute}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	a, b := runner("a"), runner("b")
+	ctx := context.Background()
+	id, err := a.Start(ctx, runtime.StartParams{WorkflowID: "ask_think"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, err := a.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || waiting.Status != durable.RunWaiting {
+		t.Fatalf("tick: %v, %v", waiting, err)
+	}
+	resumed := make(chan error, 1)
+	go func() {
+		_, err := a.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: waiting.Waiting.WaitKey, Payload: map[string]any{"text": "yes"}})
+		resumed <- err
+	}()
+	<-entered
+	if got, err := b.Cancel(ctx, id, "stop"); err != nil || got.Status != durable.RunCancelled {
+		t.Fatalf("cancel: %v, %v", got, err)
+	}
+	close(release)
+	var stale *runtime.StaleResumeError
+	if err := <-resumed; !errors.As(err, &stale) || stale.Status != "cancelled" {
+		t.Fatalf("resume overtaken by the cancel = %v; want a stale resume of a cancelled run", err)
+	}
+	recs, _ := a.GetLedger(ctx, id)
+	for _, r := range recs {
+		if r.Effect != nil && r.Effect.Type == durable.EffectResume {
+			t.Fatalf("the overtaken resume left a record: %+v", r)
+		}
+	}
+}
+
+// A sync subworkflow whose child another runner holds does not fail the
+// parent: the parent's tick stops at its checkpoint (ErrRunClaimed) and
+// completes when ticked again once the child is free.
+func TestSyncChildHeldElsewhereInterruptsTheParent(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	reg, err := runtime.NewRegistry(
+		&runtime.Workflow{ID: "sync_parent", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+			"spawn": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+				return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+					Payload: map[string]any{"workflow_id": "sync_child", "run_id": "kid"}, ResultKey: "child"}, "done")
+			}),
+			"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+				return runtime.Complete(map[string]any{"child": run.Vars["child"]})
+			}),
+		}},
+		&runtime.Workflow{ID: "sync_child", Entry: "only", Nodes: map[string]runtime.NodeFunc{
+			"only": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+				return runtime.Complete(map[string]any{"ok": true})
+			}),
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Claims: &runtime.Claims{Owner: "a", TTL: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: "kid", Owner: "other", TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "sync_parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, runtime.ErrRunClaimed) {
+		t.Fatalf("tick with the child held elsewhere = %v, want ErrRunClaimed", err)
+	}
+	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunRunning {
+		t.Fatalf("parent after the interrupted tick: %s %q; want running at its checkpoint", got.Status, got.Error)
+	}
+	if err := st.RunRelease(ctx, "kid", "other"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || got.Status != durable.RunCompleted {
+		t.Fatalf("tick once the child is free = %v, %v; want completed", got, err)
+	}
+	child, _ := got.Output["child"].(map[string]any)
+	if out, _ := child["output"].(map[string]any); out["ok"] != true {
+		t.Errorf("parent output %v lacks the child's", got.Output)
+	}
+}

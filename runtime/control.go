@@ -255,8 +255,23 @@ func (c *canceller) release() {
 	}
 }
 
+// cancelAttempts bounds cancelOne's commits: each conflicts only when the
+// runner a forced claim took the run from committed first, before it
+// learnt it lost the run.
+const cancelAttempts = 5
+
+// cancelOne cancels one run, taking it from another runner that holds it.
 func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID, reason string) error {
-	ctx, s, unlock, err := d.open(ctx, runID, true)
+	for attempt := 1; ; attempt++ {
+		err := r.cancelOnce(ctx, d, runID, reason)
+		if !errors.Is(err, store.ErrConflict) || attempt == cancelAttempts {
+			return err
+		}
+	}
+}
+
+func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason string) error {
+	ctx, s, unlock, err := d.open(ctx, runID, claimForce)
 	if err != nil {
 		// A run whose workflow is not registered can still be cancelled.
 		var nf *WorkflowNotFoundError
@@ -276,11 +291,50 @@ func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID, reason string
 	if s.run.Status.Terminal() {
 		return nil
 	}
+	if s.run.Status == durable.RunRunning {
+		// An attempt left open by a runner the run was taken from (or
+		// that died) ends as an interrupted local one does.
+		end, err := s.openAttemptEnd(ctx)
+		if err != nil {
+			return err
+		}
+		if end != nil {
+			s.pending = append(s.pending, end)
+		}
+	}
 	markCancelled(s.run, reason)
 	if err := s.finish(ctx, durable.RunCancelled, reason, nil); err != nil && !errors.Is(err, errStop) {
 		return err
 	}
 	return nil
+}
+
+// openAttemptEnd returns the "cancelled" end record of the run's last
+// effect attempt if the ledger holds its STARTED record and no end: an
+// attempt in flight in another runner, or in one that died.
+func (s *session) openAttemptEnd(ctx context.Context) (*durable.StepRecord, error) {
+	recs, err := s.r.store.LedgerList(ctx, &store.LedgerListParams{RunID: s.run.RunID})
+	if err != nil {
+		return nil, fmt.Errorf("reading the ledger of run %s: %w", s.run.RunID, err)
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		rec := recs[i]
+		if rec.Status != durable.StepStarted {
+			continue
+		}
+		for _, later := range recs[i+1:] {
+			if later.StepID == rec.StepID {
+				return nil, nil // ended
+			}
+		}
+		end := *rec
+		end.Seq = 0
+		end.Status = durable.StepCancelled
+		end.Error = "cancelled"
+		end.EndedAt = s.r.now()
+		return &end, nil
+	}
+	return nil, nil
 }
 
 func markCancelled(run *durable.RunState, reason string) {

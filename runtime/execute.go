@@ -161,6 +161,11 @@ func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest
 	if errors.Is(context.Cause(effCtx), ErrRunCancelled) {
 		return Outcome{Status: outcomeCancelled, Error: "cancelled"}, nil
 	}
+	if errors.Is(herr, ErrRunClaimed) {
+		// A run the effect drives (a sync child) is another runner's:
+		// this tick stops at its checkpoint, the run is not failed.
+		return Outcome{}, fmt.Errorf("effect %s of run %s interrupted: %w", req.Effect.Type, req.Run.RunID, herr)
+	}
 	if ctx.Err() != nil && (herr != nil || out.Status == OutcomeFailed) {
 		// The caller went away (a shutdown, a lost claim) while the effect
 		// ran: its failure says nothing about the run, which stays at its

@@ -62,7 +62,9 @@ func (r *EffectRequest) ResumeTarget() string {
 
 // HandlerFunc executes one effect attempt. ctx is cancelled (with cause
 // ErrRunCancelled) when the run is cancelled. A returned error becomes a
-// failed outcome.
+// failed outcome, except ErrRunClaimed (a run the handler drives is
+// another runner's): the tick then stops at its checkpoint and the
+// attempt is made again when the run is next ticked.
 type HandlerFunc func(ctx context.Context, req *EffectRequest) (Outcome, error)
 
 // Handler is a registered effect handler.

@@ -47,7 +47,11 @@ func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState,
 // resumeClaiming is resume; waitClaim waits a moment for a run another
 // runner holds (see open).
 func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, waitClaim bool) (*durable.RunState, error) {
-	ctx, s, unlock, err := d.open(ctx, p.RunID, waitClaim)
+	mode := claimNow
+	if waitClaim {
+		mode = claimWait
+	}
+	ctx, s, unlock, err := d.open(ctx, p.RunID, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -74,19 +78,36 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, waitClaim b
 		return run, fmt.Errorf("resume of run %s: %w", run.RunID, err)
 	}
 	payload = pyjson.CloneObject(payload)
+	base := s.commits
+	// lost reports a resume whose first commit, the one carrying its
+	// records, was discarded: another runner ended or paused the run
+	// first (a cancel that took the run from this runner), so the run was
+	// no longer waiting when the answer came.
+	lost := func() error {
+		if !s.dropped || s.commits != base {
+			return nil
+		}
+		if IsPaused(s.run) {
+			return fmt.Errorf("resume of run %s: %w", run.RunID, ErrRunPaused)
+		}
+		return &StaleResumeError{RunID: run.RunID, Status: string(s.run.Status), Expected: w.WaitKey, Got: p.WaitKey}
+	}
 	if err := s.applyResume(ctx, w, payload); err != nil && !errors.Is(err, errStop) {
 		return s.run, s.claimErr(err)
 	}
 	if s.run.Status != durable.RunRunning {
-		return s.run, nil
+		return s.run, lost()
 	}
 	if p.MaxSteps < 0 {
-		return s.run, s.flush(ctx)
+		if err := s.flush(ctx); err != nil && !errors.Is(err, errStop) {
+			return s.run, s.claimErr(err)
+		}
+		return s.run, lost()
 	}
 	if err := s.steps(ctx, d.r.steps(p.MaxSteps)); err != nil && !errors.Is(err, errStop) {
 		return s.run, s.claimErr(err)
 	}
-	return s.run, nil
+	return s.run, lost()
 }
 
 // applyResume writes the payload, queues the resume records and moves the

@@ -30,6 +30,11 @@ type session struct {
 	pending []*durable.StepRecord
 	dirty   bool
 	rc      *RunContext // reused by every step of the session
+	// commits counts the session's commits; dropped reports that a
+	// conflict discarded uncommitted work (onConflict): a resume whose
+	// records were discarded so did not happen.
+	commits int
+	dropped bool
 }
 
 // claimErr returns the lost claim's error in place of err (typically the
@@ -77,6 +82,7 @@ func (s *session) commit(ctx context.Context) error {
 	}
 	s.pending = s.pending[:0]
 	s.dirty = false
+	s.commits++
 	return nil
 }
 
@@ -102,6 +108,7 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 	s.run = cur
 	s.pending = s.pending[:0]
 	s.dirty = false
+	s.dropped = true
 	if cur.Status.Terminal() || IsPaused(cur) {
 		return errStop
 	}

@@ -45,7 +45,7 @@ func (r *Runtime) steps(n int) int {
 
 // tick runs one locked session over a run.
 func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable.RunState, error) {
-	ctx, s, unlock, err := d.open(ctx, runID, false)
+	ctx, s, unlock, err := d.open(ctx, runID, claimNow)
 	if err != nil {
 		return nil, err
 	}
@@ -56,15 +56,26 @@ func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable
 	return s.run, nil
 }
 
+// claimMode is how open claims a run another runner may hold.
+type claimMode int
+
+const (
+	claimNow   claimMode = iota // fail at once with ErrRunClaimed
+	claimWait                   // wait a moment for the holder (claimWaiting)
+	claimForce                  // take it from the holder (a cancel)
+)
+
 // open locks a run (and claims it, when the runtime claims runs) and
 // loads it with its workflow. The returned context is the one to work on
-// the run with: it is cancelled if the claim is lost. waitClaim waits a
-// moment for a run another runner holds instead of failing at once.
-func (d *driver) open(ctx context.Context, runID string, waitClaim bool) (context.Context, *session, func(), error) {
+// the run with: it is cancelled if the claim is lost.
+func (d *driver) open(ctx context.Context, runID string, mode claimMode) (context.Context, *session, func(), error) {
 	l, unlockRun := d.r.lock(runID)
 	claim := d.r.claim
-	if waitClaim {
+	switch mode {
+	case claimWait:
 		claim = d.r.claimWaiting
+	case claimForce:
+		claim = d.r.claimForcing
 	}
 	work, hold, err := claim(ctx, runID)
 	if err != nil {

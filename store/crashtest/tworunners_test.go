@@ -2,10 +2,12 @@ package crashtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,16 +29,23 @@ import (
 // would.
 func TestTwoRunners(t *testing.T) {
 	t.Parallel()
+	forRunnerStores(t, twoRunners)
+}
+
+// forRunnerStores runs test on each store two runners can share, with
+// open returning one runner's store: one memory store for both; a shared
+// SQLite store each on one file, as two processes would have; on
+// PostgreSQL a pool each on one schema, as two machines would have.
+func forRunnerStores(t *testing.T, test func(t *testing.T, open func(*testing.T) store.Store)) {
 	t.Run("memory", func(t *testing.T) {
 		t.Parallel()
 		st := memory.New()
-		twoRunners(t, func(*testing.T) store.Store { return st })
+		test(t, func(*testing.T) store.Store { return st })
 	})
 	t.Run("sqlite_shared", func(t *testing.T) {
-		// Each runner its own store on one file, as two processes would.
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-		twoRunners(t, func(t *testing.T) store.Store {
+		test(t, func(t *testing.T) store.Store {
 			st, err := sqlite.New(context.Background(), sqlite.Config{Path: path, Shared: true})
 			if err != nil {
 				t.Fatal(err)
@@ -49,7 +58,7 @@ func TestTwoRunners(t *testing.T) {
 		t.Parallel()
 		url := os.Getenv("TEST_POSTGRES_URL")
 		if url == "" {
-			t.Skip("set TEST_POSTGRES_URL=postgres://… to run the PostgreSQL two-runner test; CI starts a server with .ci/postgres.sh")
+			t.Skip("set TEST_POSTGRES_URL=postgres://… to run the PostgreSQL two-runner tests; CI starts a server with .ci/postgres.sh")
 		}
 		schema := fmt.Sprintf("tworunners_%d_%d", os.Getpid(), time.Now().UnixNano())
 		t.Cleanup(func() {
@@ -57,7 +66,7 @@ func TestTwoRunners(t *testing.T) {
 				t.Error(err)
 			}
 		})
-		twoRunners(t, func(t *testing.T) store.Store {
+		test(t, func(t *testing.T) store.Store {
 			st, err := postgres.New(context.Background(), postgres.Config{URL: url, Schema: schema})
 			if err != nil {
 				t.Fatal(err)
@@ -132,5 +141,112 @@ func twoRunners(t *testing.T, open func(*testing.T) store.Store) {
 		if errs := sch.Stats().Errors; len(errs) > 0 {
 			t.Errorf("runner %d: %v", i, errs)
 		}
+	}
+}
+
+// TestCancelAcrossRunners cancels, through one runner, a parent whose
+// child the other runner is executing (an effect in flight that only
+// its context ends). The cancel takes the child from that runner: it
+// returns at once with both runs cancelled, the child's attempt ends as
+// cancelled in its ledger, and the holder's effect is interrupted when
+// its next renewal finds the claim gone.
+func TestCancelAcrossRunners(t *testing.T) {
+	t.Parallel()
+	forRunnerStores(t, cancelAcrossRunners)
+}
+
+func cancelAcrossRunners(t *testing.T, open func(*testing.T) store.Store) {
+	ctx := context.Background()
+	entered := make(chan struct{})
+	var calls atomic.Int32
+	var cause atomic.Value
+	hold := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		if calls.Add(1) == 1 {
+			close(entered)
+		}
+		select {
+		case <-ctx.Done():
+			cause.Store(context.Cause(ctx))
+			return runtime.Outcome{}, ctx.Err()
+		case <-time.After(20 * time.Second):
+			return runtime.Completed(map[string]any{"text": "too late"}), nil
+		}
+	}
+	var rts []*runtime.Runtime
+	var sts []store.Store
+	for _, owner := range []string{"holder", "canceller"} {
+		st := open(t)
+		reg, err := runtime.NewRegistry(
+			&runtime.Workflow{ID: "hold_parent", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+				"spawn": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+					return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+						Payload: map[string]any{"workflow_id": "hold_child", "async": true, "wait": true}, ResultKey: "child"}, "done"), nil
+				},
+				"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+					return runtime.Complete(map[string]any{"child": run.Vars["child"]}), nil
+				},
+			}},
+			&runtime.Workflow{ID: "hold_child", Entry: "call", Nodes: map[string]runtime.NodeFunc{
+				"call": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+					return runtime.Request(&durable.Effect{Type: "hold", ResultKey: "r"}, "done"), nil
+				},
+				"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+					return runtime.Complete(map[string]any{"r": run.Vars["r"]}), nil
+				},
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg,
+			Claims:   &runtime.Claims{Owner: owner, TTL: time.Minute, RenewEvery: 20 * time.Millisecond},
+			Handlers: map[durable.EffectType]runtime.Handler{"hold": {Func: hold}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rts = append(rts, rt)
+		sts = append(sts, st)
+	}
+	holder, canceller := rts[0], rts[1]
+	parent, err := holder.Start(ctx, runtime.StartParams{WorkflowID: "hold_parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tickDone := make(chan struct{})
+	go func() {
+		defer close(tickDone)
+		_, _ = holder.Tick(ctx, parent, runtime.TickOptions{}) // drives the child too, until the cancel
+	}()
+	<-entered
+	got, err := canceller.Cancel(ctx, parent, "stop")
+	if err != nil || got.Status != durable.RunCancelled {
+		t.Fatalf("cancel through the other runner = %v, %v; want the parent cancelled", got, err)
+	}
+	<-tickDone
+	kids, err := sts[1].RunListChildren(ctx, parent, "")
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("children of the parent: %v, %v", kids, err)
+	}
+	child := kids[0]
+	if child.Status != durable.RunCancelled || child.Vars["r"] != nil {
+		t.Errorf("child %s, r=%v; want cancelled without a result", child.Status, child.Vars["r"])
+	}
+	if c, _ := cause.Load().(error); !errors.Is(c, runtime.ErrRunClaimed) || calls.Load() != 1 {
+		t.Errorf("the held effect ended with %v after %d calls; want the lost claim, one call", c, calls.Load())
+	}
+	recs, err := canceller.GetLedger(ctx, child.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started, ended []string
+	for _, r := range recs {
+		switch {
+		case r.Status == durable.StepStarted:
+			started = append(started, r.StepID)
+		case r.Effect != nil && r.Effect.Type == "hold":
+			ended = append(ended, string(r.Status)+":"+r.StepID)
+		}
+	}
+	if len(started) != 1 || len(ended) != 1 || ended[0] != "cancelled:"+started[0] {
+		t.Errorf("child's attempts: started %v, ended %v; want one, ended cancelled", started, ended)
 	}
 }

@@ -206,7 +206,11 @@ func (e *env) randomOp(p *pool, r *rand.Rand, tag string) {
 	case n < 81:
 		e.checked(p, tag, "resume-run", id, func() error { _, err := rt.ResumeRun(ctx, id); return err })
 	case n < 85:
-		e.checked(p, tag, "cancel", id, func() error { _, err := rt.Cancel(ctx, id, tag); return err })
+		// A cancel takes the run from another runner holding it: it
+		// never fails, and ends the run.
+		if st, err := rt.Cancel(ctx, id, tag); err != nil || !st.Status.Terminal() {
+			p.fail("%s: cancel %s: %v (status %v)", tag, id, err, statusOf(st))
+		}
 	case n < 93:
 		e.checked(p, tag, "emit", "", func() error {
 			_, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "go", SessionID: "sess", Payload: map[string]any{"n": tag}})
@@ -216,6 +220,13 @@ func (e *env) randomOp(p *pool, r *rand.Rand, tag string) {
 		e.clk.Advance(40 * time.Second)
 		e.checked(p, tag, "poll", "", func() error { _, err := sch.PollOnce(ctx); return err })
 	}
+}
+
+func statusOf(st *durable.RunState) durable.RunStatus {
+	if st == nil {
+		return ""
+	}
+	return st.Status
 }
 
 // checked runs op and records an error no caller should see.
@@ -463,7 +474,7 @@ func (e *env) checkAttempts(id string, st *durable.RunState, recs []*durable.Ste
 	for i, s := range started {
 		replayed := slices.ContainsFunc(started[i+1:], func(l *durable.StepRecord) bool { return l.IdempotencyKey == s.IdempotencyKey })
 		if n := ends[s.StepID]; n > 1 || n == 0 && !replayed {
-			e.t.Errorf("run %s (%s): attempt %s of %s has %d end records", id, st.Status, s.StepID, s.Effect.Type, n)
+			e.t.Errorf("run %s (%s): attempt %s of %s has %d end records; ledger: %s", id, st.Status, s.StepID, s.Effect.Type, n, e.ledger(id))
 		}
 		if s.Effect.Type == "slow" {
 			attempts[s.IdempotencyKey]++
@@ -474,7 +485,7 @@ func (e *env) checkAttempts(id string, st *durable.RunState, recs []*durable.Ste
 		calls := e.calls[key]
 		e.callsMu.Unlock()
 		if calls != n {
-			e.t.Errorf("run %s: the slow handler ran %d times for key %s, in %d attempts", id, calls, key, n)
+			e.t.Errorf("run %s: the slow handler ran %d times for key %s, in %d attempts; ledger: %s", id, calls, key, n, e.ledger(id))
 		}
 	}
 }
