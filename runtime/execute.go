@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -70,6 +71,9 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			// The attempt is evidenced durably before anything leaves
 			// the process.
 			if err := s.flush(ctx); err != nil {
+				// It never began: the commit that keeps what the tick
+				// did on its way out (steps) must not record it.
+				s.pending = slices.DeleteFunc(s.pending, func(r *durable.StepRecord) bool { return r == started })
 				return Outcome{}, false, err
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -761,5 +762,74 @@ func TestAsyncChildBeyondStepBudget(t *testing.T) {
 	st, err := f.rt.Tick(ctx, id, runtime.TickOptions{})
 	if err != nil || st.Status != durable.RunCompleted {
 		t.Fatalf("parent %v %v", st.Status, err)
+	}
+}
+
+// cancelAtStarted cancels the tick's context when it commits an effect's
+// STARTED record and refuses that commit, as a store whose writer turn
+// the caller gave up waiting for does.
+type cancelAtStarted struct {
+	store.Wrapper
+	cancel context.CancelFunc
+	fired  atomic.Bool
+}
+
+func (c *cancelAtStarted) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if ctx.Err() == nil && slices.ContainsFunc(p.Records, func(r *durable.StepRecord) bool { return r.Status == durable.StepStarted }) &&
+		c.fired.CompareAndSwap(false, true) {
+		c.cancel()
+		return fmt.Errorf("waiting for the writer: %w", context.Canceled)
+	}
+	return c.Wrapper.RunCommit(ctx, p)
+}
+
+// An attempt whose STARTED record could not be committed never began:
+// the commit that keeps what the interrupted tick did on its way out does
+// not record it either, so the ledger holds one STARTED record per call
+// of the handler.
+func TestAttemptRefusedAtStartedLeavesNoRecord(t *testing.T) {
+	t.Parallel()
+	wf := &runtime.Workflow{ID: "w", Entry: "prep", Nodes: map[string]runtime.NodeFunc{
+		"prep": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			run.Vars["prepared"] = true // a pure step before the effect, kept on the way out
+			return runtime.Next("call")
+		}),
+		"call": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: "call", ResultKey: "r"}, "done")
+		}),
+		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"r": run.Vars["r"]})
+		}),
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &cancelAtStarted{Wrapper: store.Wrapper{Store: memory.New()}, cancel: cancel}
+	reg, _ := runtime.NewRegistry(wf)
+	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg})
+	var calls atomic.Int32
+	rt.SetHandler("call", runtime.Handler{Func: func(_ context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		calls.Add(1)
+		return runtime.Completed(map[string]any{"ok": true}), nil
+	}})
+	id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "w"})
+	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("tick whose STARTED commit was refused = %v, want context.Canceled", err)
+	}
+	recs, _ := rt.GetLedger(context.Background(), id)
+	if len(recs) != 0 || calls.Load() != 0 {
+		t.Fatalf("after the refused attempt: %d records (%v), %d calls; want none", len(recs), recs, calls.Load())
+	}
+	done, err := rt.Tick(context.Background(), id, runtime.TickOptions{})
+	if err != nil || done.Status != durable.RunCompleted || done.Vars["prepared"] != true {
+		t.Fatalf("next tick: %v, %v", done, err)
+	}
+	recs, _ = rt.GetLedger(context.Background(), id)
+	started := 0
+	for _, r := range recs {
+		if r.Status == durable.StepStarted {
+			started++
+		}
+	}
+	if started != 1 || calls.Load() != 1 {
+		t.Errorf("%d STARTED records for %d calls; want one each", started, calls.Load())
 	}
 }
