@@ -26,11 +26,18 @@ func slowCall() *runtime.Workflow {
 
 func claimRuntime(t *testing.T, st store.Store, owner string, ttl time.Duration, h runtime.HandlerFunc) *runtime.Runtime {
 	t.Helper()
-	reg, err := runtime.NewRegistry(slowCall())
+	return claimingRuntime(t, st, runtime.Claims{Owner: owner, TTL: ttl}, slowCall(), h)
+}
+
+// claimingRuntime is a runtime on st claiming runs as c says, running wf,
+// with h handling LLM_CALL.
+func claimingRuntime(t *testing.T, st store.Store, c runtime.Claims, wf *runtime.Workflow, h runtime.HandlerFunc) *runtime.Runtime {
+	t.Helper()
+	reg, err := runtime.NewRegistry(wf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Claims: &runtime.Claims{Owner: owner, TTL: ttl},
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Claims: &c,
 		Handlers: map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: {Func: h}}})
 	if err != nil {
 		t.Fatal(err)
@@ -367,17 +374,7 @@ func TestCancelTakesTheRunFromItsHolder(t *testing.T) {
 			}
 		}
 		runner := func(owner string) *runtime.Runtime {
-			reg, err := runtime.NewRegistry(slowCall())
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt, err := runtime.New(runtime.Config{Store: st, Registry: reg,
-				Claims:   &runtime.Claims{Owner: owner, TTL: time.Minute, RenewEvery: 20 * time.Millisecond},
-				Handlers: map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: {Func: h}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return rt
+			return claimingRuntime(t, st, runtime.Claims{Owner: owner, TTL: time.Minute, RenewEvery: 20 * time.Millisecond}, slowCall(), h)
 		}
 		a, b := runner("a"), runner("b")
 		ctx := context.Background()
@@ -445,17 +442,8 @@ func TestResumeOvertakenByACancelIsStale(t *testing.T) {
 		},
 	}}
 	runner := func(owner string) *runtime.Runtime {
-		reg, err := runtime.NewRegistry(wf)
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Renewals far apart: the resume meets the cancel at its commit.
-		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg,
-			Claims: &runtime.Claims{Owner: owner, TTL: time.Minute, RenewEvery: time.Minute}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rt
+		return claimingRuntime(t, st, runtime.Claims{Owner: owner, TTL: time.Minute, RenewEvery: time.Minute}, wf, nil)
 	}
 	a, b := runner("a"), runner("b")
 	ctx := context.Background()
