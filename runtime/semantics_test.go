@@ -833,3 +833,48 @@ func TestAttemptRefusedAtStartedLeavesNoRecord(t *testing.T) {
 		t.Errorf("%d STARTED records for %d calls; want one each", started, calls.Load())
 	}
 }
+
+// A child that comes into being under an already cancelled parent (one
+// another runner started before it learnt that a cancel took its parent)
+// cancels itself when ticked instead of working, with its parent's
+// reason.
+func TestChildOfACancelledParentEndsWhenTicked(t *testing.T) {
+	t.Parallel()
+	ask := &runtime.Workflow{ID: "ask", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}}, "")
+		}),
+	}}
+	f := setup(t, ask)
+	ctx := context.Background()
+	parent, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "ask"})
+	if _, err := f.rt.Cancel(ctx, parent, "user stop"); err != nil {
+		t.Fatal(err)
+	}
+	late, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "ask", ParentRunID: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.rt.Tick(ctx, late, runtime.TickOptions{})
+	if err != nil || st.Status != durable.RunCancelled || st.Error != "user stop" {
+		t.Fatalf("tick of a child under a cancelled parent = %s %q, %v; want cancelled with the parent's reason", statusOrNil(st), errorOrNil(st), err)
+	}
+	recs, _ := f.rt.GetLedger(ctx, late)
+	if len(recs) != 1 || recs[0].Effect == nil || recs[0].Effect.Payload["name"] != "abstract.status" {
+		t.Errorf("ledger of the late child: %v; want only its cancelled status event", recs)
+	}
+}
+
+func statusOrNil(st *durable.RunState) durable.RunStatus {
+	if st == nil {
+		return ""
+	}
+	return st.Status
+}
+
+func errorOrNil(st *durable.RunState) string {
+	if st == nil {
+		return ""
+	}
+	return st.Error
+}

@@ -1,11 +1,13 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 // StepGate is consulted before each step. Returning ErrStepGateClosed
@@ -116,11 +118,44 @@ func (s *session) tick(ctx context.Context, maxSteps int) error {
 		if w == nil || w.Until.IsZero() || s.r.clock().Before(w.Until.Time) {
 			return nil
 		}
+	}
+	if ended, err := s.endUnderCancelledParent(ctx); ended || err != nil {
+		return err
+	}
+	if run.Status == durable.RunWaiting {
 		if err := s.releaseDue(ctx); err != nil {
 			return err
 		}
 	}
 	return s.steps(ctx, maxSteps)
+}
+
+// endUnderCancelledParent cancels a child run whose parent is cancelled
+// instead of letting it work: Cancel ends a run's descendants, but a
+// child can come into being after it (started by a parent that another
+// runner held and that had not yet learnt the cancel took it). Only runs
+// about to work pay the parent's read.
+func (s *session) endUnderCancelledParent(ctx context.Context) (bool, error) {
+	pid := s.run.ParentRunID
+	if pid == "" {
+		return false, nil
+	}
+	parent, err := s.r.store.RunGet(ctx, pid)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("loading parent run %s of run %s: %w", pid, s.run.RunID, err)
+	}
+	if parent.Status != durable.RunCancelled {
+		return false, nil
+	}
+	reason := cmp.Or(parent.Error, "Cancelled")
+	markCancelled(s.run, reason)
+	if err := s.finish(ctx, durable.RunCancelled, reason, nil); err != nil && !errors.Is(err, errStop) {
+		return true, err
+	}
+	return true, nil
 }
 
 // releaseDue continues a run whose wait deadline has passed: a WAIT_UNTIL
