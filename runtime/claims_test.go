@@ -531,3 +531,68 @@ func TestSyncChildHeldElsewhereInterruptsTheParent(t *testing.T) {
 		t.Errorf("parent output %v lacks the child's", got.Output)
 	}
 }
+
+// pauseThenCancel holds the first pause commit until the first cancel
+// commit has been built, so that the pause lands between the cancel's
+// load and its commit.
+type pauseThenCancel struct {
+	store.Wrapper
+	pauseAt, cancelAt chan struct{} // closed when each commit arrives
+	pauseGo, cancelGo chan struct{} // closed to let each through
+	paused, cancelled atomic.Bool
+}
+
+func (s *pauseThenCancel) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	switch {
+	case runtime.IsPaused(p.Run) && s.paused.CompareAndSwap(false, true):
+		close(s.pauseAt)
+		<-s.pauseGo
+	case p.Run.Status == durable.RunCancelled && s.cancelled.CompareAndSwap(false, true):
+		close(s.cancelAt)
+		<-s.cancelGo
+	}
+	return s.Wrapper.RunCommit(ctx, p)
+}
+
+// A cancel through one runner whose commit meets a pause committed
+// through the runner it took the run from (the pause landed first) does
+// not give up on the paused run: it reloads it and cancels it.
+func TestCancelOvertakenByAPauseCancelsAgain(t *testing.T) {
+	t.Parallel()
+	listener := &runtime.Workflow{ID: "listen", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"name": "ping"}, ResultKey: "evt"}, "")
+		}),
+	}}
+	st := &pauseThenCancel{Wrapper: store.Wrapper{Store: memory.New()},
+		pauseAt: make(chan struct{}), cancelAt: make(chan struct{}), pauseGo: make(chan struct{}), cancelGo: make(chan struct{})}
+	c := runtime.Claims{TTL: time.Minute, RenewEvery: time.Minute}
+	c.Owner = "a"
+	a := claimingRuntime(t, st, c, listener, nil)
+	c.Owner = "b"
+	b := claimingRuntime(t, st, c, listener, nil)
+	ctx := context.Background()
+	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "listen"})
+	if got, err := a.Tick(ctx, id, runtime.TickOptions{}); err != nil || got.Status != durable.RunWaiting {
+		t.Fatalf("tick: %v, %v", got, err)
+	}
+	paused := make(chan error, 1)
+	go func() { _, err := a.Pause(ctx, id, "hold"); paused <- err }()
+	<-st.pauseAt // a holds the run, its pause commit on its way
+	cancelled := make(chan error, 1)
+	var final *durable.RunState
+	go func() {
+		var err error
+		final, err = b.Cancel(ctx, id, "stop")
+		cancelled <- err
+	}()
+	<-st.cancelAt // b took the run and loaded it unpaused
+	close(st.pauseGo)
+	if err := <-paused; err != nil {
+		t.Fatalf("pause: %v", err)
+	}
+	close(st.cancelGo)
+	if err := <-cancelled; err != nil || final.Status != durable.RunCancelled {
+		t.Fatalf("cancel overtaken by the pause = %s (paused %v), %v; want the run cancelled", final.Status, runtime.IsPaused(final), err)
+	}
+}

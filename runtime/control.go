@@ -306,6 +306,12 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 	if err := s.finish(ctx, durable.RunCancelled, reason, nil); err != nil && !errors.Is(err, errStop) {
 		return err
 	}
+	if !s.run.Status.Terminal() {
+		// The commit conflicted with a writer that left the run live (a
+		// pause through the runner this cancel took the run from): the
+		// session reloaded it; cancel again.
+		return fmt.Errorf("run %s changed while being cancelled: %w", runID, store.ErrConflict)
+	}
 	return nil
 }
 
