@@ -47,7 +47,10 @@ func newRunners(t *testing.T, st store.Store, n int) *env {
 		var claims *runtime.Claims
 		if n > 1 {
 			// A day: the scenarios move the fake clock by minutes.
-			claims = &runtime.Claims{Owner: fmt.Sprintf("runner-%d", i), TTL: 24 * time.Hour}
+			// Renewals every few milliseconds: a runner whose run a
+			// cancel through the other took learns it while its effect
+			// is still in flight.
+			claims = &runtime.Claims{Owner: fmt.Sprintf("runner-%d", i), TTL: 24 * time.Hour, RenewEvery: 3 * time.Millisecond}
 		}
 		rt, sch := e.newRunner(claims)
 		e.rts, e.schs = append(e.rts, rt), append(e.schs, sch)
@@ -73,8 +76,12 @@ func (e *env) newRunner(claims *runtime.Claims) (*runtime.Runtime, *scheduler.Sc
 				e.callsMu.Lock()
 				e.calls[req.IdempotencyKey]++
 				e.callsMu.Unlock()
+				d := time.Millisecond
+				if req.IdempotencyKey[0] < '4' {
+					d = 25 * time.Millisecond // a quarter of the calls are long enough to be cancelled midway
+				}
 				select {
-				case <-time.After(time.Millisecond):
+				case <-time.After(d):
 					return runtime.Completed(map[string]any{"ok": true}), nil
 				case <-ctx.Done():
 					return runtime.Outcome{}, ctx.Err()
