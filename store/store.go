@@ -217,6 +217,20 @@ type RunClaimer interface {
 	RunRelease(ctx context.Context, runID, owner string) error
 }
 
+// LedgerListener is implemented by stores that several processes share
+// and that can tell one of them when another appended to a ledger
+// (PostgreSQL: LISTEN/NOTIFY), so that a follower in one process (a
+// gateway streaming a run's ledger) learns at once what a runner in
+// another wrote. store/observe turns these wake-ups into events.
+type LedgerListener interface {
+	// ListenLedger calls wake with the run id of each append another
+	// store value made, once it committed, until ctx ends (it returns
+	// ctx's error) or the listening fails. It calls ready once it
+	// listens; appends made before, or while a caller reconnects, are not
+	// reported: a follower reads from its cursor after ready.
+	ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error
+}
+
 // RunClaimParams is the input of RunClaim.
 type RunClaimParams struct {
 	RunID string

@@ -28,6 +28,16 @@ func (w Wrapper) LedgerFindCompleted(ctx context.Context, runID, key string) (*d
 	return FindCompleted(ctx, w.Store, runID, key)
 }
 
+// ListenLedger forwards to the wrapped store's listener, or fails with
+// errors.ErrUnsupported when it has none.
+func (w Wrapper) ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error {
+	l, ok := w.Store.(LedgerListener)
+	if !ok {
+		return fmt.Errorf("the wrapped store has no ListenLedger: %w", errors.ErrUnsupported)
+	}
+	return l.ListenLedger(ctx, ready, wake)
+}
+
 // RunClaim forwards to the wrapped store's claims, or fails with
 // errors.ErrUnsupported when it has none.
 func (w Wrapper) RunClaim(ctx context.Context, p *RunClaimParams) error {

@@ -1,6 +1,9 @@
 // Package observe lets in-process readers follow ledgers live. It wraps a
 // store and, after every successful append, notifies subscribers with the
-// records exactly as stored (hashes and sequence numbers included).
+// records exactly as stored (hashes and sequence numbers included). Over
+// a store that several processes share and that reports their appends
+// (store.LedgerListener: PostgreSQL), Follow also wakes subscribers for
+// what the other processes append.
 //
 // Notifications never block the writer: each subscription has a buffer,
 // and when it is full the notification is dropped and the subscription is
@@ -11,14 +14,21 @@ package observe
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// Event is a batch of records appended to one run's ledger.
+// Event is a batch of records appended to one run's ledger. An event
+// without Records is a wake-up (Follow): another process appended to the
+// run's ledger, or, with an empty RunID, to ledgers this process may have
+// missed; the follower reads from its cursor.
 type Event struct {
 	RunID   string
 	Records []*durable.StepRecord
@@ -88,9 +98,14 @@ func (s *Store) notify(runID string, records []*durable.StepRecord) {
 	for i, r := range records {
 		copies[i] = r.Clone()
 	}
-	ev := Event{RunID: runID, Records: copies}
+	s.send(Event{RunID: runID, Records: copies})
+}
+
+// send delivers ev to the subscriptions that follow its run (every one
+// for an empty RunID); s.mu is held for reading.
+func (s *Store) send(ev Event) {
 	for sub := range s.subs {
-		if sub.runID != "" && sub.runID != runID {
+		if ev.RunID != "" && sub.runID != "" && sub.runID != ev.RunID {
 			continue
 		}
 		select {
@@ -98,6 +113,65 @@ func (s *Store) notify(runID string, records []*durable.StepRecord) {
 		default:
 			sub.lagged.Store(true)
 		}
+	}
+}
+
+// wake delivers a wake-up for runID ("" for every subscription).
+func (s *Store) wake(runID string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	s.send(Event{RunID: runID})
+}
+
+// FollowConfig configures Follow.
+type FollowConfig struct {
+	// Logger receives the listening failures; none when nil.
+	Logger *slog.Logger
+	// Ready, when set, is called each time listening starts: appends
+	// committed from then on wake the subscribers.
+	Ready func()
+}
+
+// Follow wakes subscribers for the appends other processes make, through
+// the wrapped store's store.LedgerListener, until ctx ends; it returns
+// ctx's error, or at once an error wrapping errors.ErrUnsupported when the
+// store reports no appends (a store one process owns needs none). When
+// listening fails, it listens again after a pause (1 s, doubling up to
+// 30 s) and then wakes every subscription with an empty RunID, since
+// appends made meanwhile went unreported.
+func (s *Store) Follow(ctx context.Context, cfg FollowConfig) error {
+	l, ok := s.Store.(store.LedgerListener)
+	if !ok {
+		return fmt.Errorf("observe: the store does not report other processes' appends: %w", errors.ErrUnsupported)
+	}
+	const firstPause, maxPause = time.Second, 30 * time.Second
+	pause := firstPause
+	for failures := 0; ; failures++ {
+		ready := func() {
+			pause = firstPause
+			if failures > 0 {
+				s.wake("")
+			}
+			if cfg.Ready != nil {
+				cfg.Ready()
+			}
+		}
+		err := l.ListenLedger(ctx, ready, s.wake)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+		if cfg.Logger != nil {
+			cfg.Logger.WarnContext(ctx, "following other processes' ledger appends failed; listening again", "error", err, "pause", pause)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, maxPause)
 	}
 }
 

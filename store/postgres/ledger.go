@@ -55,18 +55,38 @@ const ledgerInsertSQL = `INSERT INTO ledger (run_id, seq, record_json, completed
 // after the run's last one and insert the records: the run's ledger
 // advisory lock (held to the end of the transaction; it serialises
 // appenders in every process, so seqs are gapless and never reused), then
-// the INSERT. readAppend reads their results.
+// the INSERT, then with Config.NotifyAppends the notification of the
+// append (listen.go), which the server sends when the transaction
+// commits. readAppend reads their results.
 func (s *Store) queueAppend(b *pgx.Batch, runID string, recs encodedRecords) {
 	l := s.lockOn("ledger", runID)
 	b.Queue(advisoryLockSQL, l.space, l.name)
 	b.Queue(ledgerInsertSQL, runID, recs.json, recs.completedKey)
+	if s.notify {
+		b.Queue(notifySQL, ledgerChannel, s.appendPayload(runID))
+	}
 }
 
 // readAppend reads the results of queueAppend and returns the first seq.
-func readAppend(br pgx.BatchResults) (int64, error) {
+func (s *Store) readAppend(br pgx.BatchResults) (int64, error) {
 	if _, err := br.Exec(); err != nil {
 		return 0, fmt.Errorf("allocating ledger seqs: %w", err)
 	}
+	first, err := readInserted(br)
+	if err != nil {
+		return 0, err
+	}
+	if s.notify {
+		if _, err := br.Exec(); err != nil {
+			return 0, fmt.Errorf("notifying the append: %w", err)
+		}
+	}
+	return first, nil
+}
+
+// readInserted reads the seqs the ledger INSERT returned and returns the
+// first.
+func readInserted(br pgx.BatchResults) (int64, error) {
 	rows, err := br.Query()
 	if err != nil {
 		return 0, fmt.Errorf("inserting ledger records: %w", err)
@@ -117,7 +137,7 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	var b pgx.Batch
 	s.queueAppend(&b, runID, recs)
 	br := s.pool.SendBatch(ctx, &b)
-	first, err := readAppend(br)
+	first, err := s.readAppend(br)
 	if err = errors.Join(err, br.Close()); err != nil {
 		return fmt.Errorf("postgres: appending to ledger of %s: %w", runID, err)
 	}

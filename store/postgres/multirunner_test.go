@@ -121,7 +121,7 @@ func openRunners(t *testing.T, n int) []*postgres.Store {
 	for i := range n {
 		wg.Go(func() {
 			stores[i], errs[i] = postgres.New(t.Context(), postgres.Config{URL: testURL(t), Schema: schema,
-				Logger: testLogger(t), MaxConns: 4})
+				Logger: testLogger(t), MaxConns: 4, NotifyAppends: true})
 		})
 	}
 	wg.Wait()

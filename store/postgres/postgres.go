@@ -29,6 +29,13 @@ type Config struct {
 	// MaxConns caps the connection pool; 0 keeps pgxpool's default
 	// (the larger of 4 and the number of CPUs).
 	MaxConns int32
+	// NotifyAppends makes every ledger append send a notification, so
+	// that followers in other processes (ListenLedger, observe.Follow)
+	// learn of it as it commits. Off by default: PostgreSQL serialises
+	// the commits that notify (a lock held through the commit's flush),
+	// which caps the commit rate of many runners; set it on every runner
+	// of a deployment whose gateways stream ledgers.
+	NotifyAppends bool
 }
 
 // Store is the PostgreSQL store. Create it with New; it is safe for
@@ -37,6 +44,8 @@ type Config struct {
 type Store struct {
 	pool   *pgxpool.Pool
 	schema string
+	origin string // this Store value in append notifications (listen.go)
+	notify bool   // Config.NotifyAppends
 	log    *slog.Logger
 
 	closeOnce sync.Once
@@ -47,6 +56,7 @@ var (
 	_ store.AtomicCommitter = (*Store)(nil)
 	_ store.LedgerFinder    = (*Store)(nil)
 	_ store.RunClaimer      = (*Store)(nil)
+	_ store.LedgerListener  = (*Store)(nil)
 )
 
 // New connects to cfg.URL, creates cfg.Schema when missing and applies
@@ -72,7 +82,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{schema: schema, log: log.With("component", "store/postgres", "schema", schema)}
+	s := &Store{schema: schema, origin: newOrigin(), notify: cfg.NotifyAppends, log: log.With("component", "store/postgres", "schema", schema)}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, fmt.Errorf("postgres: connecting: %w", err)
 	}

@@ -75,7 +75,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	}
 	var firstSeq int64
 	br := s.pool.SendBatch(ctx, &b)
-	err = readCommit(br, len(recs.json) > 0, &firstSeq)
+	err = s.readCommit(br, len(recs.json) > 0, &firstSeq)
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
@@ -103,7 +103,7 @@ func isNoRowWritten(err error) bool {
 }
 
 // readCommit reads the results of RunCommit's batch.
-func readCommit(br pgx.BatchResults, records bool, firstSeq *int64) error {
+func (s *Store) readCommit(br pgx.BatchResults, records bool, firstSeq *int64) error {
 	if _, err := br.Exec(); err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func readCommit(br pgx.BatchResults, records bool, firstSeq *int64) error {
 		return nil
 	}
 	var err error
-	*firstSeq, err = readAppend(br)
+	*firstSeq, err = s.readAppend(br)
 	return err
 }
 

@@ -1,0 +1,76 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ledgerChannel is the NOTIFY channel of ledger appends, shared by every
+// schema on the database; a payload names its schema.
+const ledgerChannel = "abstractgateway_ledger"
+
+// notifySQL notifies an append; the server delivers it when the
+// transaction commits, and not at all when it rolls back.
+const notifySQL = `SELECT pg_notify($1, $2)`
+
+// payloadSep separates the fields of a notification's payload (schema,
+// origin, run id: the run id last, as it may hold any character).
+const payloadSep = "\x1f"
+
+// newOrigin returns a random id for a Store value, which its listener
+// uses to skip the appends the Store made itself (in-process followers
+// hear of those from the store decorator that wraps it).
+func newOrigin() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Store) appendPayload(runID string) string {
+	return s.schema + payloadSep + s.origin + payloadSep + runID
+}
+
+// ListenLedger implements store.LedgerListener with LISTEN on a
+// connection of its own (not the pool's): it calls wake with the run id
+// of each append another Store value made to this schema, from this
+// process or another machine, once that append committed; the writers
+// must have Config.NotifyAppends set. It calls ready
+// once it listens, and returns when ctx ends (ctx's error) or the
+// connection fails; appends made while it does not listen are not
+// reported, so a follower reads from its cursor once ready is called.
+func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return fmt.Errorf("postgres: connecting to listen for ledger appends: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ledgerChannel}.Sanitize()); err != nil {
+		return fmt.Errorf("postgres: listening for ledger appends: %w", err)
+	}
+	if ready != nil {
+		ready()
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("postgres: waiting for ledger appends: %w", err)
+		}
+		schema, rest, ok := strings.Cut(n.Payload, payloadSep)
+		if !ok || schema != s.schema {
+			continue
+		}
+		origin, runID, ok := strings.Cut(rest, payloadSep)
+		if !ok || origin == s.origin {
+			continue
+		}
+		wake(runID)
+	}
+}
