@@ -106,7 +106,9 @@ func (r *Runtime) claimAs(ctx context.Context, runID string, force bool) (contex
 	}
 	work, cancel := context.WithCancelCause(ctx)
 	h := &claimHold{r: r, runID: runID, base: context.WithoutCancel(ctx), cancel: cancel}
+	h.mu.Lock() // a first renewal waits until the timer is stored
 	h.timer = time.AfterFunc(c.renew, h.renew)
+	h.mu.Unlock()
 	return work, h, nil
 }
 

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -594,5 +595,113 @@ func TestCancelOvertakenByAPauseCancelsAgain(t *testing.T) {
 	close(st.cancelGo)
 	if err := <-cancelled; err != nil || final.Status != durable.RunCancelled {
 		t.Fatalf("cancel overtaken by the pause = %s (paused %v), %v; want the run cancelled", final.Status, runtime.IsPaused(final), err)
+	}
+}
+
+// listHeld holds the first ledger read until released.
+type listHeld struct {
+	store.Wrapper
+	at, release chan struct{}
+	once        sync.Once
+}
+
+func (s *listHeld) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
+	first := false
+	s.once.Do(func() { first = true })
+	if first {
+		close(s.at)
+		<-s.release
+	}
+	return s.Wrapper.LedgerList(ctx, p)
+}
+
+// Two cancels of one run through two runners: the one whose claim the
+// other took midway does not fail; it finds the run cancelled.
+func TestTwoCancelsThroughTwoRunners(t *testing.T) {
+	t.Parallel()
+	st := &listHeld{Wrapper: store.Wrapper{Store: memory.New()}, at: make(chan struct{}), release: make(chan struct{})}
+	c := runtime.Claims{TTL: time.Minute, RenewEvery: 2 * time.Millisecond}
+	c.Owner = "a"
+	a := claimingRuntime(t, st, c, slowCall(), nil)
+	c.Owner = "b"
+	b := claimingRuntime(t, st, c, slowCall(), nil)
+	ctx := context.Background()
+	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"}) // running, never ticked
+	first := make(chan error, 1)
+	go func() {
+		st, err := a.Cancel(ctx, id, "first")
+		if err == nil && st.Status != durable.RunCancelled {
+			err = fmt.Errorf("status %s", st.Status)
+		}
+		first <- err
+	}()
+	<-st.at // a holds the run, reading its ledger
+	if got, err := b.Cancel(ctx, id, "second"); err != nil || got.Status != durable.RunCancelled || got.Error != "second" {
+		t.Fatalf("the second cancel = %v, %v", got, err)
+	}
+	time.Sleep(50 * time.Millisecond) // many renewals: a learns it lost the run
+	close(st.release)
+	if err := <-first; err != nil {
+		t.Fatalf("the cancel whose claim the other took = %v; want it to find the run cancelled", err)
+	}
+}
+
+// A renewal may come before the claim's taker has stored its timer (a
+// period shorter than the time between the two): the race detector
+// watches this test.
+func TestClaimRenewedAtOnce(t *testing.T) {
+	t.Parallel()
+	slow := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		time.Sleep(5 * time.Millisecond) // renewals while the effect runs
+		return runtime.Completed(map[string]any{"text": "done"}), nil
+	}
+	rt := claimingRuntime(t, memory.New(), runtime.Claims{Owner: "a", TTL: time.Minute, RenewEvery: time.Microsecond}, slowCall(), slow)
+	ctx := context.Background()
+	for range 20 {
+		id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+		if got, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil || got.Status != durable.RunCompleted {
+			t.Fatalf("tick with renewals every microsecond: %v, %v", got, err)
+		}
+	}
+}
+
+// getHeld holds the first run read after it is armed until the reader's
+// context ends.
+type getHeld struct {
+	store.Wrapper
+	armed atomic.Bool
+	at    chan struct{}
+}
+
+func (s *getHeld) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	if s.armed.CompareAndSwap(true, false) {
+		close(s.at)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.Wrapper.RunGet(ctx, runID)
+}
+
+// A tick whose claim a cancel through another runner takes while the
+// tick loads the run reports the lost claim, not a failed read.
+func TestClaimLostWhileLoading(t *testing.T) {
+	t.Parallel()
+	st := &getHeld{Wrapper: store.Wrapper{Store: memory.New()}, at: make(chan struct{})}
+	c := runtime.Claims{TTL: time.Minute, RenewEvery: 2 * time.Millisecond}
+	c.Owner = "a"
+	a := claimingRuntime(t, st, c, slowCall(), nil)
+	c.Owner = "b"
+	b := claimingRuntime(t, st, c, slowCall(), nil)
+	ctx := context.Background()
+	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+	st.armed.Store(true)
+	ticked := make(chan error, 1)
+	go func() { _, err := a.Tick(ctx, id, runtime.TickOptions{}); ticked <- err }()
+	<-st.at
+	if got, err := b.Cancel(ctx, id, "stop"); err != nil || got.Status != durable.RunCancelled {
+		t.Fatalf("cancel: %v, %v", got, err)
+	}
+	if err := <-ticked; !errors.Is(err, runtime.ErrRunClaimed) {
+		t.Fatalf("tick whose claim went while it loaded the run = %v, want ErrRunClaimed", err)
 	}
 }

@@ -255,16 +255,17 @@ func (c *canceller) release() {
 	}
 }
 
-// cancelAttempts bounds cancelOne's commits: each conflicts only when the
+// cancelAttempts bounds cancelOne's attempts: one fails only when the
 // runner a forced claim took the run from committed first, before it
-// learnt it lost the run.
+// learnt it lost the run, or when a cancel through another runner took
+// the run in turn (the next attempt finds it cancelled).
 const cancelAttempts = 5
 
 // cancelOne cancels one run, taking it from another runner that holds it.
 func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID, reason string) error {
 	for attempt := 1; ; attempt++ {
 		err := r.cancelOnce(ctx, d, runID, reason)
-		if !errors.Is(err, store.ErrConflict) || attempt == cancelAttempts {
+		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, ErrRunClaimed) || attempt == cancelAttempts {
 			return err
 		}
 	}
@@ -296,7 +297,7 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 		// that died) ends as an interrupted local one does.
 		end, err := s.openAttemptEnd(ctx)
 		if err != nil {
-			return err
+			return s.claimErr(err)
 		}
 		if end != nil {
 			s.pending = append(s.pending, end)
@@ -304,7 +305,7 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 	}
 	markCancelled(s.run, reason)
 	if err := s.finish(ctx, durable.RunCancelled, reason, nil); err != nil && !errors.Is(err, errStop) {
-		return err
+		return s.claimErr(err)
 	}
 	if !s.run.Status.Terminal() {
 		// The commit conflicted with a writer that left the run live (a
