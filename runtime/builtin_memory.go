@@ -241,17 +241,22 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 		return err
 	}
 	defer unlock()
+	busy := func() error {
+		return failf("memory owner run %s is busy (another runner is executing it); retry when it is idle", o.id)
+	}
+	var hold *claimHold // nil for a synthetic owner, or without claims
 	if !o.synthetic() {
 		// With several runners, an ordinary run is claimed as for a tick:
 		// a write beside another runner's tick of it would fail that tick
 		// on a version conflict.
-		work, hold, err := r.claim(ctx, o.id)
+		work, h, err := r.claim(ctx, o.id)
 		if errors.Is(err, ErrRunClaimed) {
-			return failf("memory owner run %s is busy (another runner is executing it); retry when it is idle", o.id)
+			return busy()
 		}
 		if err != nil {
 			return err
 		}
+		hold = h
 		defer hold.release()
 		ctx = work
 	}
@@ -263,6 +268,8 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 			run, create = r.newMemoryOwner(o), true
 		case errors.Is(err, store.ErrNotFound):
 			return failf("Unknown run: %s", o.id)
+		case hold.lost() != nil: // a cancel through another runner took it
+			return busy()
 		case err != nil:
 			return fmt.Errorf("loading memory owner run %s: %w", o.id, err)
 		}
@@ -274,9 +281,15 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 			return err
 		}
 		run.UpdatedAt = r.now()
+		if hold.lost() != nil {
+			return busy()
+		}
 		err = r.store.RunCommit(ctx, &store.CommitParams{Run: run, Create: create})
 		if err == nil {
 			return nil
+		}
+		if hold.lost() != nil {
+			return busy()
 		}
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrAlreadyExists) {
 			return fmt.Errorf("saving memory owner run %s: %w", o.id, err)

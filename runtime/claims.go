@@ -185,6 +185,16 @@ func (h *claimHold) lost() error {
 	return h.lostErr
 }
 
+// or returns the lost claim's error in place of err when the claim was
+// lost (err is then typically the context cancellation the loss caused),
+// else err.
+func (h *claimHold) or(err error) error {
+	if lost := h.lost(); lost != nil {
+		return lost
+	}
+	return err
+}
+
 // release stops the renewals and drops the claim.
 func (h *claimHold) release() {
 	if h == nil {

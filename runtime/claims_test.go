@@ -682,26 +682,38 @@ func (s *getHeld) RunGet(ctx context.Context, runID string) (*durable.RunState, 
 	return s.Wrapper.RunGet(ctx, runID)
 }
 
-// A tick whose claim a cancel through another runner takes while the
-// tick loads the run reports the lost claim, not a failed read.
+// A tick or a host update whose claim a cancel through another runner
+// takes while it loads the run reports the lost claim, not a failed read.
 func TestClaimLostWhileLoading(t *testing.T) {
 	t.Parallel()
-	st := &getHeld{Wrapper: store.Wrapper{Store: memory.New()}, at: make(chan struct{})}
-	c := runtime.Claims{TTL: time.Minute, RenewEvery: 2 * time.Millisecond}
-	c.Owner = "a"
-	a := claimingRuntime(t, st, c, slowCall(), nil)
-	c.Owner = "b"
-	b := claimingRuntime(t, st, c, slowCall(), nil)
-	ctx := context.Background()
-	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
-	st.armed.Store(true)
-	ticked := make(chan error, 1)
-	go func() { _, err := a.Tick(ctx, id, runtime.TickOptions{}); ticked <- err }()
-	<-st.at
-	if got, err := b.Cancel(ctx, id, "stop"); err != nil || got.Status != durable.RunCancelled {
-		t.Fatalf("cancel: %v, %v", got, err)
+	ops := map[string]func(rt *runtime.Runtime, id string) error{
+		"tick": func(rt *runtime.Runtime, id string) error {
+			_, err := rt.Tick(context.Background(), id, runtime.TickOptions{})
+			return err
+		},
+		"pause": func(rt *runtime.Runtime, id string) error {
+			_, err := rt.Pause(context.Background(), id, "hold")
+			return err
+		},
 	}
-	if err := <-ticked; !errors.Is(err, runtime.ErrRunClaimed) {
-		t.Fatalf("tick whose claim went while it loaded the run = %v, want ErrRunClaimed", err)
+	for name, op := range ops {
+		st := &getHeld{Wrapper: store.Wrapper{Store: memory.New()}, at: make(chan struct{})}
+		c := runtime.Claims{TTL: time.Minute, RenewEvery: 2 * time.Millisecond}
+		c.Owner = "a"
+		a := claimingRuntime(t, st, c, slowCall(), nil)
+		c.Owner = "b"
+		b := claimingRuntime(t, st, c, slowCall(), nil)
+		ctx := context.Background()
+		id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+		st.armed.Store(true)
+		done := make(chan error, 1)
+		go func() { done <- op(a, id) }()
+		<-st.at
+		if got, err := b.Cancel(ctx, id, "stop"); err != nil || got.Status != durable.RunCancelled {
+			t.Fatalf("%s: cancel: %v, %v", name, got, err)
+		}
+		if err := <-done; !errors.Is(err, runtime.ErrRunClaimed) {
+			t.Fatalf("%s whose claim went while it loaded the run = %v, want ErrRunClaimed", name, err)
+		}
 	}
 }

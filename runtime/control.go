@@ -30,7 +30,7 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated boo
 	defer hold.release()
 	run, err := r.store.RunGet(work, runID)
 	if err != nil {
-		return fmt.Errorf("loading run %s: %w", runID, err)
+		return fmt.Errorf("loading run %s: %w", runID, hold.or(err))
 	}
 	changed, recs, err := mutate(run)
 	if err != nil || !changed {
@@ -43,7 +43,7 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated boo
 		return err
 	}
 	if err := r.store.RunCommit(work, &store.CommitParams{Run: run, Records: recs}); err != nil {
-		return fmt.Errorf("saving run %s: %w", runID, err)
+		return fmt.Errorf("saving run %s: %w", runID, hold.or(err))
 	}
 	return nil
 }

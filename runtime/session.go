@@ -39,12 +39,7 @@ type session struct {
 
 // claimErr returns the lost claim's error in place of err (typically the
 // context cancellation it caused), so callers see ErrRunClaimed.
-func (s *session) claimErr(err error) error {
-	if lost := s.claim.lost(); lost != nil {
-		return lost
-	}
-	return err
-}
+func (s *session) claimErr(err error) error { return s.claim.or(err) }
 
 // errStop ends a tick early without error (pause/cancel requested, or a
 // concurrent writer changed the run to a state this tick must respect).

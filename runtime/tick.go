@@ -90,9 +90,7 @@ func (d *driver) open(ctx context.Context, runID string, mode claimMode) (contex
 	}
 	run, err := d.r.store.RunGet(work, runID)
 	if err != nil {
-		if lost := hold.lost(); lost != nil {
-			err = lost // the claim went while loading: not a failure to load
-		}
+		err = hold.or(err) // the claim went while loading: not a failure to load
 		unlock()
 		return ctx, nil, nil, fmt.Errorf("loading run %s: %w", runID, err)
 	}
