@@ -717,3 +717,43 @@ func TestClaimLostWhileLoading(t *testing.T) {
 		}
 	}
 }
+
+// A pause whose commit comes after a cancel through another runner took
+// the run and committed (the pausing runner has not learnt it yet)
+// applies itself to the run as it now is: a cancelled run stays
+// cancelled, and the pause does not fail.
+func TestPauseOvertakenByACancel(t *testing.T) {
+	t.Parallel()
+	listener := &runtime.Workflow{ID: "listen", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"name": "ping"}, ResultKey: "evt"}, "")
+		}),
+	}}
+	st := &pauseThenCancel{Wrapper: store.Wrapper{Store: memory.New()},
+		pauseAt: make(chan struct{}), cancelAt: make(chan struct{}), pauseGo: make(chan struct{}), cancelGo: make(chan struct{})}
+	close(st.cancelGo) // the cancel goes through at once
+	c := runtime.Claims{TTL: time.Minute, RenewEvery: time.Minute}
+	c.Owner = "a"
+	a := claimingRuntime(t, st, c, listener, nil)
+	c.Owner = "b"
+	b := claimingRuntime(t, st, c, listener, nil)
+	ctx := context.Background()
+	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "listen"})
+	if got, err := a.Tick(ctx, id, runtime.TickOptions{}); err != nil || got.Status != durable.RunWaiting {
+		t.Fatalf("tick: %v, %v", got, err)
+	}
+	type result struct {
+		st  *durable.RunState
+		err error
+	}
+	paused := make(chan result, 1)
+	go func() { st, err := a.Pause(ctx, id, "hold"); paused <- result{st, err} }()
+	<-st.pauseAt
+	if got, err := b.Cancel(ctx, id, "stop"); err != nil || got.Status != durable.RunCancelled {
+		t.Fatalf("cancel: %v, %v", got, err)
+	}
+	close(st.pauseGo)
+	if res := <-paused; res.err != nil || res.st.Status != durable.RunCancelled {
+		t.Fatalf("pause overtaken by the cancel = %v, %v; want no error and the run cancelled", res.st, res.err)
+	}
+}

@@ -12,7 +12,9 @@ import (
 
 // hostUpdate is a host's read-modify-save of a run under its mutation
 // lock. mutate returns whether it changed anything and the records to
-// append. touchUpdated controls whether updated_at moves.
+// append; it may be called again on a fresh load (after a conflict), so
+// it depends only on the run it is given. touchUpdated controls whether
+// updated_at moves.
 //
 // With several runners it claims the run too, waiting a moment for one
 // that works on it: a host's commit made beside a tick would make the
@@ -28,25 +30,37 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated boo
 		return err
 	}
 	defer hold.release()
-	run, err := r.store.RunGet(work, runID)
-	if err != nil {
-		return fmt.Errorf("loading run %s: %w", runID, hold.or(err))
+	for attempt := 1; ; attempt++ {
+		run, err := r.store.RunGet(work, runID)
+		if err != nil {
+			return fmt.Errorf("loading run %s: %w", runID, hold.or(err))
+		}
+		changed, recs, err := mutate(run)
+		if err != nil || !changed {
+			return err
+		}
+		if touchUpdated {
+			run.UpdatedAt = r.now()
+		}
+		if err := hold.lost(); err != nil {
+			return err
+		}
+		err = r.store.RunCommit(work, &store.CommitParams{Run: run, Records: recs})
+		if errors.Is(err, store.ErrConflict) && hold.lost() == nil && attempt < hostUpdateAttempts {
+			// A cancel through another runner took the run and committed
+			// first (this runner has not learnt it yet): apply the update
+			// to what the run is now, which may make it a no-op.
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("saving run %s: %w", runID, hold.or(err))
+		}
+		return nil
 	}
-	changed, recs, err := mutate(run)
-	if err != nil || !changed {
-		return err
-	}
-	if touchUpdated {
-		run.UpdatedAt = r.now()
-	}
-	if err := hold.lost(); err != nil {
-		return err
-	}
-	if err := r.store.RunCommit(work, &store.CommitParams{Run: run, Records: recs}); err != nil {
-		return fmt.Errorf("saving run %s: %w", runID, hold.or(err))
-	}
-	return nil
 }
+
+// hostUpdateAttempts bounds hostUpdate's read-modify-commit rounds.
+const hostUpdateAttempts = 5
 
 // Pause pauses a run durably: ticks return at once, resumes fail with
 // ErrRunPaused, the scheduler and event delivery skip it. A running run
@@ -100,6 +114,7 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 	resumed := false
 	var child string // the child the run waits on, if any
 	err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
+		resumed, child = false, ""
 		if run.Status.Terminal() || !IsPaused(run) {
 			return false, nil, nil
 		}
