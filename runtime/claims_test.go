@@ -70,11 +70,7 @@ func TestClaimRenewedDuringLongEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := a.Tick(ctx, id, runtime.TickOptions{})
-		done <- err
-	}()
+	done := tickAsync(a, id)
 	var bErr error
 	for tries := 0; ; tries++ {
 		select {
@@ -281,11 +277,7 @@ func TestPauseWaitsForTheRunnerHoldingTheRun(t *testing.T) {
 	b := claimRuntime(t, st, "b", time.Minute, slow)
 	ctx := context.Background()
 	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
-	tickDone := make(chan error, 1)
-	go func() {
-		_, err := a.Tick(ctx, id, runtime.TickOptions{})
-		tickDone <- err
-	}()
+	tickDone := tickAsync(a, id)
 	<-entered
 	pauseDone := make(chan error, 1)
 	go func() {
@@ -383,11 +375,7 @@ func TestCancelTakesTheRunFromItsHolder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tickDone := make(chan error, 1)
-		go func() {
-			_, err := a.Tick(ctx, id, runtime.TickOptions{})
-			tickDone <- err
-		}()
+		tickDone := tickAsync(a, id)
 		<-entered
 		got, err := b.Cancel(ctx, id, "stop")
 		if err != nil || got.Status != durable.RunCancelled || got.Error != "stop" {
@@ -560,23 +548,8 @@ func (s *pauseThenCancel) RunCommit(ctx context.Context, p *store.CommitParams) 
 // not give up on the paused run: it reloads it and cancels it.
 func TestCancelOvertakenByAPauseCancelsAgain(t *testing.T) {
 	t.Parallel()
-	listener := &runtime.Workflow{ID: "listen", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
-		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"name": "ping"}, ResultKey: "evt"}, "")
-		}),
-	}}
-	st := &pauseThenCancel{Wrapper: store.Wrapper{Store: memory.New()},
-		pauseAt: make(chan struct{}), cancelAt: make(chan struct{}), pauseGo: make(chan struct{}), cancelGo: make(chan struct{})}
-	c := runtime.Claims{TTL: time.Minute, RenewEvery: time.Minute}
-	c.Owner = "a"
-	a := claimingRuntime(t, st, c, listener, nil)
-	c.Owner = "b"
-	b := claimingRuntime(t, st, c, listener, nil)
+	st, a, b, id := pauseCancelRig(t)
 	ctx := context.Background()
-	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "listen"})
-	if got, err := a.Tick(ctx, id, runtime.TickOptions{}); err != nil || got.Status != durable.RunWaiting {
-		t.Fatalf("tick: %v, %v", got, err)
-	}
 	paused := make(chan error, 1)
 	go func() { _, err := a.Pause(ctx, id, "hold"); paused <- err }()
 	<-st.pauseAt // a holds the run, its pause commit on its way
@@ -620,11 +593,7 @@ func (s *listHeld) LedgerList(ctx context.Context, p *store.LedgerListParams) ([
 func TestTwoCancelsThroughTwoRunners(t *testing.T) {
 	t.Parallel()
 	st := &listHeld{Wrapper: store.Wrapper{Store: memory.New()}, at: make(chan struct{}), release: make(chan struct{})}
-	c := runtime.Claims{TTL: time.Minute, RenewEvery: 2 * time.Millisecond}
-	c.Owner = "a"
-	a := claimingRuntime(t, st, c, slowCall(), nil)
-	c.Owner = "b"
-	b := claimingRuntime(t, st, c, slowCall(), nil)
+	a, b := runnerPair(t, st, runtime.Claims{TTL: time.Minute, RenewEvery: 2 * time.Millisecond}, slowCall())
 	ctx := context.Background()
 	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"}) // running, never ticked
 	first := make(chan error, 1)
@@ -698,11 +667,7 @@ func TestClaimLostWhileLoading(t *testing.T) {
 	}
 	for name, op := range ops {
 		st := &getHeld{Wrapper: store.Wrapper{Store: memory.New()}, at: make(chan struct{})}
-		c := runtime.Claims{TTL: time.Minute, RenewEvery: 2 * time.Millisecond}
-		c.Owner = "a"
-		a := claimingRuntime(t, st, c, slowCall(), nil)
-		c.Owner = "b"
-		b := claimingRuntime(t, st, c, slowCall(), nil)
+		a, b := runnerPair(t, st, runtime.Claims{TTL: time.Minute, RenewEvery: 2 * time.Millisecond}, slowCall())
 		ctx := context.Background()
 		id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
 		st.armed.Store(true)
@@ -724,24 +689,9 @@ func TestClaimLostWhileLoading(t *testing.T) {
 // cancelled, and the pause does not fail.
 func TestPauseOvertakenByACancel(t *testing.T) {
 	t.Parallel()
-	listener := &runtime.Workflow{ID: "listen", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
-		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"name": "ping"}, ResultKey: "evt"}, "")
-		}),
-	}}
-	st := &pauseThenCancel{Wrapper: store.Wrapper{Store: memory.New()},
-		pauseAt: make(chan struct{}), cancelAt: make(chan struct{}), pauseGo: make(chan struct{}), cancelGo: make(chan struct{})}
+	st, a, b, id := pauseCancelRig(t)
 	close(st.cancelGo) // the cancel goes through at once
-	c := runtime.Claims{TTL: time.Minute, RenewEvery: time.Minute}
-	c.Owner = "a"
-	a := claimingRuntime(t, st, c, listener, nil)
-	c.Owner = "b"
-	b := claimingRuntime(t, st, c, listener, nil)
 	ctx := context.Background()
-	id, _ := a.Start(ctx, runtime.StartParams{WorkflowID: "listen"})
-	if got, err := a.Tick(ctx, id, runtime.TickOptions{}); err != nil || got.Status != durable.RunWaiting {
-		t.Fatalf("tick: %v, %v", got, err)
-	}
 	type result struct {
 		st  *durable.RunState
 		err error
@@ -756,4 +706,47 @@ func TestPauseOvertakenByACancel(t *testing.T) {
 	if res := <-paused; res.err != nil || res.st.Status != durable.RunCancelled {
 		t.Fatalf("pause overtaken by the cancel = %v, %v; want no error and the run cancelled", res.st, res.err)
 	}
+}
+
+// tickAsync ticks id on rt in a goroutine; the channel receives the
+// tick's error.
+func tickAsync(rt *runtime.Runtime, id string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.Tick(context.Background(), id, runtime.TickOptions{})
+		done <- err
+	}()
+	return done
+}
+
+// pauseCancelRig is two runners a and b on a pauseThenCancel store
+// (renewals a minute apart: neither learns of a lost claim), and a run
+// started and waiting on an event.
+func pauseCancelRig(t *testing.T) (st *pauseThenCancel, a, b *runtime.Runtime, id string) {
+	t.Helper()
+	listener := &runtime.Workflow{ID: "listen", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"name": "ping"}, ResultKey: "evt"}, "")
+		}),
+	}}
+	st = &pauseThenCancel{Wrapper: store.Wrapper{Store: memory.New()},
+		pauseAt: make(chan struct{}), cancelAt: make(chan struct{}), pauseGo: make(chan struct{}), cancelGo: make(chan struct{})}
+	a, b = runnerPair(t, st, runtime.Claims{TTL: time.Minute, RenewEvery: time.Minute}, listener)
+	ctx := context.Background()
+	id, _ = a.Start(ctx, runtime.StartParams{WorkflowID: "listen"})
+	if got, err := a.Tick(ctx, id, runtime.TickOptions{}); err != nil || got.Status != durable.RunWaiting {
+		t.Fatalf("tick: %v, %v", got, err)
+	}
+	return st, a, b, id
+}
+
+// runnerPair is runners "a" and "b" on st, claiming runs as c says,
+// running wf.
+func runnerPair(t *testing.T, st store.Store, c runtime.Claims, wf *runtime.Workflow) (a, b *runtime.Runtime) {
+	t.Helper()
+	c.Owner = "a"
+	a = claimingRuntime(t, st, c, wf, nil)
+	c.Owner = "b"
+	b = claimingRuntime(t, st, c, wf, nil)
+	return a, b
 }
