@@ -1,7 +1,7 @@
 # Commands mirror the README. `make help` lists them.
 GO ?= go
 
-.PHONY: help example test test/race test/postgres lint bench verify
+.PHONY: help example test test/race test/postgres test/stress lint bench verify
 
 help: ## list the targets
 	@grep -E '^[a-z/]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -17,6 +17,14 @@ test/race: ## run every test under the race detector
 
 test/postgres: ## run the PostgreSQL store tests against a local throw-away server
 	eval "$$(bash .ci/postgres.sh | tail -1)" && $(GO) test -count=1 ./store/postgres/
+
+# STRESS_COUNT repetitions of the concurrent end-to-end scenarios (random
+# interleavings, a new seed each) under the race detector; with
+# TEST_POSTGRES_URL set, on PostgreSQL too. A failure prints its seed and
+# the ledgers involved.
+STRESS_COUNT ?= 50
+test/stress: ## the concurrent scenarios STRESS_COUNT times under -race
+	$(GO) test -race -count=$(STRESS_COUNT) -run '/Concurrent' ./store/e2etest/ ./store/postgres/
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
