@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -48,7 +49,12 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 	if err != nil {
 		return fmt.Errorf("postgres: connecting to listen for ledger appends: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() {
+		// A bounded close: the server may be the reason listening ended.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ledgerChannel}.Sanitize()); err != nil {
 		return fmt.Errorf("postgres: listening for ledger appends: %w", err)
 	}
