@@ -381,7 +381,10 @@ func TestCancelTakesTheRunFromItsHolder(t *testing.T) {
 		if err != nil || got.Status != durable.RunCancelled || got.Error != "stop" {
 			t.Fatalf("ignoresCtx=%v: cancel through the other runner = %+v, %v; want cancelled", ignoresCtx, got, err)
 		}
-		if err := <-tickDone; !errors.Is(err, runtime.ErrRunClaimed) {
+		// A handler that ignores its context returns on its own; its tick
+		// then finds the claim lost, or (on a starved machine, before a
+		// renewal told it) its commit refused by the cancel's.
+		if err := <-tickDone; !errors.Is(err, runtime.ErrRunClaimed) && !(ignoresCtx && err == nil) {
 			t.Fatalf("ignoresCtx=%v: the holder's tick = %v, want ErrRunClaimed", ignoresCtx, err)
 		}
 		if !ignoresCtx {
