@@ -68,16 +68,7 @@ const hostUpdateAttempts = 5
 // terminal run, a paused run, or a run waiting for a person is a no-op.
 // A tick in progress stops at its next step boundary.
 func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.RunState, error) {
-	l := r.ref(runID)
-	l.sigMu.Lock()
-	l.pauseRequested = true
-	l.sigMu.Unlock()
-	defer func() {
-		l.sigMu.Lock()
-		l.pauseRequested = false
-		l.sigMu.Unlock()
-		r.unref(runID, l)
-	}()
+	defer r.requestStop(runID, false)()
 	err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
 		if run.Status.Terminal() || IsPaused(run) {
 			return false, nil, nil
@@ -178,16 +169,11 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 
 // canceller is one Cancel call.
 type canceller struct {
-	r      *Runtime
-	reason string
-	d      *driver
-	seen   map[string]bool // runs taken into the cancel
-	held   []heldSignal    // runs interrupted, to release at the end
-}
-
-type heldSignal struct {
-	id string
-	l  *runLock
+	r         *Runtime
+	reason    string
+	d         *driver
+	seen      map[string]bool // runs taken into the cancel
+	withdraws []func()        // of the stop requests made, run at the end
 }
 
 // tree cancels root and its unfinished descendants. The effects in flight
@@ -209,7 +195,7 @@ func (c *canceller) tree(ctx context.Context, root string) error {
 		ids = append(ids, kids...)
 	}
 	for _, id := range ids {
-		c.interrupt(id)
+		c.withdraws = append(c.withdraws, c.r.requestStop(id, true))
 	}
 	for i := len(ids) - 1; i >= 0; i-- {
 		if err := c.r.cancelOne(ctx, c.d, ids[i], c.reason); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -247,26 +233,30 @@ func (c *canceller) newChildren(ctx context.Context, id string) ([]string, error
 	return out, nil
 }
 
-// interrupt asks a tick holding the run to stop at its next step boundary
-// and cancels the context of its effect in flight.
-func (c *canceller) interrupt(id string) {
-	l := c.r.ref(id)
+// release withdraws the cancel's stop requests.
+func (c *canceller) release() {
+	for _, withdraw := range c.withdraws {
+		withdraw()
+	}
+}
+
+// requestStop asks a tick of the run in this process to stop at its next
+// step boundary and, with cancelEffect, cancels the context of its effect
+// in flight (the attempt ends "cancelled"). The returned function
+// withdraws the request.
+func (r *Runtime) requestStop(runID string, cancelEffect bool) (withdraw func()) {
+	l := r.ref(runID)
 	l.sigMu.Lock()
 	l.pauseRequested = true
-	if l.cancelInflight != nil {
+	if cancelEffect && l.cancelInflight != nil {
 		l.cancelInflight(ErrRunCancelled)
 	}
 	l.sigMu.Unlock()
-	c.held = append(c.held, heldSignal{id, l})
-}
-
-// release withdraws the stop requests of interrupt.
-func (c *canceller) release() {
-	for _, h := range c.held {
-		h.l.sigMu.Lock()
-		h.l.pauseRequested = false
-		h.l.sigMu.Unlock()
-		c.r.unref(h.id, h.l)
+	return func() {
+		l.sigMu.Lock()
+		l.pauseRequested = false
+		l.sigMu.Unlock()
+		r.unref(runID, l)
 	}
 }
 
