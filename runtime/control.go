@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -109,12 +108,7 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 		if run.Status.Terminal() || !IsPaused(run) {
 			return false, nil, nil
 		}
-		if w := run.Waiting; w != nil && w.Reason == durable.WaitSubworkflow {
-			child, _ = w.Details["sub_run_id"].(string) // as Recover finds it
-			if child == "" {
-				child, _ = strings.CutPrefix(w.WaitKey, SubworkflowWaitKey(""))
-			}
-		}
+		child = WaitedChild(run)
 		ctl := controlOf(run.Vars)
 		delete(ctl, "paused")
 		delete(ctl, "pause_reason")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -127,6 +128,20 @@ func (d *driver) drain(ctx context.Context) {
 			slog.Int("count", len(d.queue)))
 		d.queue = nil
 	}
+}
+
+// WaitedChild returns the id of the child a run waits on (a subworkflow
+// wait: details.sub_run_id, else its wait key), or "".
+func WaitedChild(run *durable.RunState) string {
+	w := run.Waiting
+	if run.Status != durable.RunWaiting || w == nil || w.Reason != durable.WaitSubworkflow {
+		return ""
+	}
+	if child, _ := w.Details["sub_run_id"].(string); child != "" {
+		return child
+	}
+	child, _ := strings.CutPrefix(w.WaitKey, SubworkflowWaitKey(""))
+	return child
 }
 
 // SubworkflowWaitKey is the wait key of a parent waiting on a child.

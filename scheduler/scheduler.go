@@ -389,7 +389,7 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 		return fmt.Errorf("listing parents waiting on children: %w", err)
 	}
 	for _, p := range parents {
-		child, _ := p.Waiting.Details["sub_run_id"].(string)
+		child := runtime.WaitedChild(p)
 		if child == "" {
 			continue
 		}
