@@ -46,12 +46,7 @@ func forRunnerStores(t *testing.T, test func(t *testing.T, open func(*testing.T)
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "runtime.sqlite3")
 		test(t, func(t *testing.T) store.Store {
-			st, err := sqlite.New(context.Background(), sqlite.Config{Path: path, Shared: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			return st
+			return closedAtEnd(t)(sqlite.New(context.Background(), sqlite.Config{Path: path, Shared: true}))
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
@@ -67,14 +62,21 @@ func forRunnerStores(t *testing.T, test func(t *testing.T, open func(*testing.T)
 			}
 		})
 		test(t, func(t *testing.T) store.Store {
-			st, err := postgres.New(context.Background(), postgres.Config{URL: url, Schema: schema})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			return st
+			return closedAtEnd(t)(postgres.New(context.Background(), postgres.Config{URL: url, Schema: schema}))
 		})
 	})
+}
+
+// closedAtEnd takes a store constructor's results: it fails the test on
+// the error, and closes the store when the test ends.
+func closedAtEnd(t *testing.T) func(st store.Store, err error) store.Store {
+	return func(st store.Store, err error) store.Store {
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
 }
 
 func twoRunners(t *testing.T, open func(*testing.T) store.Store) {

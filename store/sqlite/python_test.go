@@ -98,10 +98,7 @@ var pythonRecords = []string{
 // database), so that opening must back-fill the head.
 func writePythonDB(t *testing.T, path string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := rawDB(t, path)
 	defer db.Close()
 	exec := func(q string, args ...any) {
 		t.Helper()
@@ -249,10 +246,7 @@ func TestPythonDatabase(t *testing.T) {
 // checkPythonColumns reads the row columns back with plain SQL.
 func checkPythonColumns(t *testing.T, path string, r *durable.RunState, rec *durable.StepRecord) {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := rawDB(t, path)
 	defer db.Close()
 	var status, runJSON, created, types string
 	if err := db.QueryRow(`SELECT (SELECT group_concat(DISTINCT typeof(run_json)) FROM runs) || ',' ||
@@ -295,10 +289,7 @@ func checkPythonColumns(t *testing.T, path string, r *durable.RunState, rec *dur
 // checkMigrations checks schema_migrations lists every migration once.
 func checkMigrations(t *testing.T, path string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := rawDB(t, path)
 	defer db.Close()
 	var n, maxV int
 	if err := db.QueryRow(`SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &maxV); err != nil {
@@ -341,10 +332,7 @@ func TestMigration009_PausedRunLeavesTheDueIndex(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := rawDB(t, path)
 	for _, q := range []string{
 		`INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) VALUES ('paused-1', '` + until.String() + `', '` + until.String() + `', 'waiting_until')`,
 		`DELETE FROM schema_migrations WHERE version = 9`,

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"database/sql"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -88,4 +89,16 @@ func BenchmarkStore(b *testing.B) {
 			})
 		})
 	}
+}
+
+// rawDB opens the database at path directly, as Python or a tool would
+// (the caller closes it: a store opening the file exclusively needs it
+// closed first).
+func rawDB(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

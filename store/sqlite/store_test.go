@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -116,10 +115,7 @@ func TestMigrations_NewerSchemaRefused(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := rawDB(t, path)
 	defer db.Close()
 	var have int
 	if err := db.QueryRow(`SELECT MAX(version) FROM schema_migrations`).Scan(&have); err != nil {
@@ -135,9 +131,7 @@ func TestMigrations_NewerSchemaRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version %d, newer than this binary's %d", have+5, have)) {
 		t.Fatalf("opening a database at a newer schema: %v; want an error naming versions %d and %d", err, have+5, have)
 	}
-	if db, err = sql.Open("sqlite", path); err != nil {
-		t.Fatal(err)
-	}
+	db = rawDB(t, path)
 	defer db.Close()
 	var n int
 	if err := db.QueryRow(`SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil || n != have+1 {
@@ -148,10 +142,7 @@ func TestMigrations_NewerSchemaRefused(t *testing.T) {
 // dumpSchema returns the schema of the database at path as SQL text.
 func dumpSchema(t *testing.T, path string) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := rawDB(t, path)
 	defer db.Close()
 	rows, err := db.Query(`SELECT type, name, sql FROM sqlite_master
 		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'
