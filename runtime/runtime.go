@@ -67,6 +67,7 @@ type Runtime struct {
 	clock       func() time.Time
 	customClock bool // Config.Clock was set: claims use it instead of the store's clock
 	newID       func() string
+	randomIDs   bool // newID is NewUUID: its ids are new to any store
 	logger      *slog.Logger
 	sleep       func(ctx context.Context, d time.Duration) error
 
@@ -107,6 +108,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if r.newID == nil {
 		r.newID = NewUUID
+		r.randomIDs = true
 	}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)

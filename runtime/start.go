@@ -34,7 +34,7 @@ func (r *Runtime) Start(ctx context.Context, p StartParams) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	err = r.store.RunCommit(ctx, &store.CommitParams{Run: run, Create: true})
+	err = r.store.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, RandomID: p.RunID == "" && r.randomIDs})
 	if errors.Is(err, store.ErrAlreadyExists) && p.RunID != "" {
 		return p.RunID, r.checkIdentity(ctx, run)
 	}

@@ -77,6 +77,11 @@ type CommitParams struct {
 	Run     *durable.RunState
 	Create  bool
 	Records []*durable.StepRecord
+	// RandomID tells, with Create, that the caller has just generated
+	// Run.RunID at random (a UUID4): no run or ledger can have it yet, so
+	// a store may skip looking for one. A store that does look still
+	// returns ErrAlreadyExists.
+	RandomID bool
 }
 
 // RunListParams filters RunList. Zero fields do not filter.

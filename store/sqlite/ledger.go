@@ -125,6 +125,14 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	if len(recs) == 0 {
 		return nil
 	}
+	if s.redo != nil {
+		if handled, err := s.appendFromCache(runID, records, recs); handled {
+			if err != nil {
+				return fmt.Errorf("sqlite: appending to ledger of %s: %w", runID, err)
+			}
+			return nil
+		}
+	}
 	var first int64
 	err = s.writeThen(ctx, func(ctx context.Context) error {
 		first, err = s.appendRecords(ctx, runID, recs)
@@ -139,6 +147,18 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 
 // LedgerList implements store.LedgerStore.
 func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
+	if s.redo != nil { // a hit needs neither the writer turn nor the queue applied
+		s.redo.mu.Lock()
+		all, ok := s.cache.ledger(p.RunID)
+		var out []*durable.StepRecord
+		if ok {
+			out = copyRecords(all, p.After, p.Limit)
+		}
+		s.redo.mu.Unlock()
+		if ok {
+			return out, nil
+		}
+	}
 	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
@@ -206,6 +226,14 @@ func copyRecords(all []*frozen.Record, after int64, limit int) []*durable.StepRe
 // LedgerCount implements store.LedgerStore: the run's last seq (what
 // Python's ledger_heads.last_seq holds).
 func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
+	if s.redo != nil {
+		s.redo.mu.Lock()
+		n, ok := s.cache.lastSeq(runID)
+		s.redo.mu.Unlock()
+		if ok {
+			return n, nil
+		}
+	}
 	rd, err := s.read(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: counting ledger of %s: %w", runID, err)

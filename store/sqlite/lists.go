@@ -113,13 +113,19 @@ func (s *Store) listRead(ctx context.Context) (*reading, error) {
 	}
 	wctx := context.WithoutCancel(ctx)
 	if !s.shared {
+		unlock, err := s.lockRedo(ctx)
+		if err != nil {
+			<-s.wsem
+			return nil, err
+		}
 		if s.listDirty > 0 {
 			if err := s.flushLists(wctx); err != nil {
+				unlock()
 				<-s.wsem
 				return nil, err
 			}
 		}
-		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, release: func() { <-s.wsem }}, nil
+		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, release: func() { unlock(); <-s.wsem }}, nil
 	}
 	err := s.w.run(func() error {
 		if _, err := s.w.begin.exec(wctx); err != nil {

@@ -33,6 +33,14 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return fmt.Errorf("sqlite: committing run %s: %w", r.RunID, err)
 	}
 	runJSON := text(*buf, 0, runEnd) // after the records: *buf no longer grows
+	if s.redo != nil {
+		if handled, err := s.commitFromCache(p, runJSON, recs); handled {
+			if err != nil {
+				return fmt.Errorf("sqlite: committing run %s at version %d: %w", r.RunID, r.Version, err)
+			}
+			return nil
+		}
+	}
 	var firstSeq int64
 	err = s.writeThen(ctx, func(ctx context.Context) error {
 		args := runArgs(r, runJSON)
@@ -142,6 +150,14 @@ func waitIndexStatus(reason durable.WaitReason) string {
 // RunGet implements store.RunStore. A row whose run_json cannot be
 // decoded counts as absent, as in the Python store.
 func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	if s.redo != nil { // a hit needs neither the writer turn nor the queue applied
+		s.redo.mu.Lock()
+		r := s.cache.state(runID)
+		s.redo.mu.Unlock()
+		if r != nil {
+			return r, nil
+		}
+	}
 	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: loading run %s: %w", runID, err)

@@ -32,6 +32,11 @@ CREATE TABLE ledger_heads (
   last_seq INTEGER NOT NULL
 );
 
+CREATE TABLE redo_applied (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  lsn INTEGER NOT NULL
+);
+
 CREATE TABLE run_claims (
   run_id TEXT PRIMARY KEY,
   owner TEXT NOT NULL,

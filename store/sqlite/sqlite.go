@@ -70,6 +70,13 @@ type Config struct {
 	// this is a way out should the batching VFS misbehave with some
 	// platform or driver version. A shared store never batches.
 	UnbatchedWAL bool
+	// NoRedoLog makes a store that owns its file commit every write
+	// straight into the database, as a shared store does, instead of
+	// recording it in the redo log and applying it in the background
+	// (redoapply.go). Commits are as durable either way; this is the way
+	// out should the redo log misbehave. A redo log left by a killed
+	// process is replayed at open either way.
+	NoRedoLog bool
 	// Logger receives the store's few log lines (migrations applied,
 	// unreadable rows skipped). Nil discards them.
 	Logger *slog.Logger
@@ -123,6 +130,7 @@ type Store struct {
 	r               readerStmts
 	cache           *hotCache
 	ckpt            *idleCheckpointer // nil when checkpoints are SQLite's
+	redo            *redoLog          // nil in a shared store, without a cache, or with NoRedoLog
 
 	// The list columns' bookkeeping (lists.go), owned by the writer turn:
 	// listMarked holds the runs this store has created or recorded in
@@ -190,7 +198,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if !cfg.Shared && cfg.CacheBytes >= 0 {
 		s.cache = newHotCache(cmp.Or(cfg.CacheBytes, DefaultCacheBytes))
 	}
-	if err := s.open(ctx, syncMode); err != nil {
+	if err := s.open(ctx, syncMode, !cfg.NoRedoLog); err != nil {
 		_ = s.closeAll()
 		return nil, err
 	}
@@ -200,7 +208,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) open(ctx context.Context, syncMode string) error {
+func (s *Store) open(ctx context.Context, syncMode string, redo bool) error {
 	drv := &msqlite.Driver{}
 	var pragmas []string
 	if !s.shared {
@@ -249,8 +257,12 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 	if err := s.rw.prepare(ctx, s.wconn); err != nil {
 		return fmt.Errorf("sqlite: preparing read statements: %w", err)
 	}
-	// Runs left recorded by a process that was killed, or written by
-	// Python, get their list entries now.
+	// Writes a killed process left in the redo log go to the database
+	// first, then runs left recorded by it, or written by Python, get
+	// their list entries.
+	if err := s.openRedo(ctx, redo && s.cache != nil, syncMode); err != nil {
+		return err
+	}
 	if err := s.flushLists(ctx); err != nil {
 		return err
 	}
@@ -305,7 +317,14 @@ func (s *Store) Close() error {
 		if s.ckpt != nil {
 			s.ckpt.stop()
 		}
+		if s.redo != nil {
+			s.stopApplying()
+		}
 		s.wsem <- struct{}{}
+		var redoErr error
+		if s.redo != nil {
+			redoErr = s.closeRedoLocked(context.Background())
+		}
 		if s.listDirty > 0 && s.w.conn != nil {
 			// Not needed for correctness (the next open does it): leaves
 			// the file's list indexes complete for other readers.
@@ -314,7 +333,7 @@ func (s *Store) Close() error {
 			}
 		}
 		s.closed = true
-		s.closeErr = s.closeAll()
+		s.closeErr = errors.Join(redoErr, s.closeAll())
 		<-s.wsem
 	})
 	return s.closeErr
@@ -358,8 +377,17 @@ func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) erro
 		return err
 	}
 	defer func() { <-s.wsem }()
+	unlock, err := s.lockRedo(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	wctx := context.WithoutCancel(ctx)
-	err := s.inTx(wctx, fn)
+	if s.redo == nil {
+		err = s.inTx(wctx, fn)
+	} else {
+		err = s.recordedTx(wctx, fn)
+	}
 	s.settleListMarks(err == nil)
 	if err != nil {
 		return err
@@ -439,7 +467,12 @@ func (s *Store) read(ctx context.Context) (*reading, error) {
 		if err := s.takeTurn(ctx); err != nil {
 			return nil, err
 		}
-		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, release: func() { <-s.wsem }}, nil
+		unlock, err := s.lockRedo(ctx)
+		if err != nil {
+			<-s.wsem
+			return nil, err
+		}
+		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, release: func() { unlock(); <-s.wsem }}, nil
 	}
 	select {
 	case s.wsem <- struct{}{}:

@@ -46,21 +46,33 @@ type writerStmts struct {
 	claimUpsert    *wstmt
 	claimDelete    *wstmt
 	claimRenew     *wstmt
+
+	// redoApplied records the LSN the database holds (redoapply.go); the
+	// one write statement never recorded in the redo log.
+	redoApplied *wstmt
+	redoLSN     *wstmt
+	byName      map[string]*wstmt
+	// rec, while not nil, receives every write statement run (see
+	// startRecording).
+	rec *redoEncoder
 }
 
 // writerStmt is one writer statement and the field it is prepared into.
 type writerStmt struct {
-	dst   **wstmt
+	dst **wstmt
+	// name identifies the statement in the redo log: never change one
+	// (a newer binary replays an older one's log).
+	name  string
 	query string
 }
 
 // statements lists every writer statement.
 func (w *writerStmts) statements() []writerStmt {
 	return []writerStmt{
-		{&w.begin, "BEGIN IMMEDIATE"},
-		{&w.commit, "COMMIT"},
-		{&w.rollback, "ROLLBACK"},
-		{&w.runInsert, `INSERT INTO runs (` + runColumns + `, created_at, version, run_id)
+		{&w.begin, "begin", "BEGIN IMMEDIATE"},
+		{&w.commit, "commit", "COMMIT"},
+		{&w.rollback, "rollback", "ROLLBACK"},
+		{&w.runInsert, "runInsert", `INSERT INTO runs (` + runColumns + `, created_at, version, run_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id) DO NOTHING`},
 		// A run's workflow, parent and session are fixed when it is created,
@@ -70,45 +82,47 @@ func (w *writerStmts) statements() []writerStmt {
 		// the fallback when they differ from the stored row. Its parameters
 		// are plain ? in the order updateArgs gives (the driver looks up a
 		// numbered parameter's name as a new Go string on every execution).
-		{&w.runUpdate, `UPDATE runs SET status = ?, wait_reason = ?, wait_until = ?,
+		{&w.runUpdate, "runUpdate", `UPDATE runs SET status = ?, wait_reason = ?, wait_until = ?,
 		actor_id = ?, updated_at = ?, run_json = ?, wait_key = ?, version = version + 1
 		WHERE run_id = ? AND version = ?
 			AND workflow_id = ? AND parent_run_id IS ? AND session_id IS ?`},
-		{&w.runUpdateAll, `UPDATE runs SET workflow_id = ?, status = ?, wait_reason = ?, wait_until = ?,
+		{&w.runUpdateAll, "runUpdateAll", `UPDATE runs SET workflow_id = ?, status = ?, wait_reason = ?, wait_until = ?,
 		parent_run_id = ?, actor_id = ?, session_id = ?, updated_at = ?, run_json = ?, wait_key = ?,
 		version = version + 1
 		WHERE run_id = ? AND version = ?`},
-		{&w.runVersion, `SELECT version FROM runs WHERE run_id = ?`},
-		{&w.runDelete, `DELETE FROM runs WHERE run_id = ?`},
+		{&w.runVersion, "runVersion", `SELECT version FROM runs WHERE run_id = ?`},
+		{&w.runDelete, "runDelete", `DELETE FROM runs WHERE run_id = ?`},
 		// Seqs come from the primary key (run_id, seq), not from ledger_heads:
 		// keeping the head row current cost two extra pages per commit. Python
 		// back-fills ledger_heads from MAX(seq) whenever it opens a database.
-		{&w.lastSeq, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`},
-		{&w.ledgerInsert, `INSERT INTO ledger (run_id, seq, record_json, completed_key) VALUES (?, ?, ?, ?)`},
-		{&w.ledgerDelete, `DELETE FROM ledger WHERE run_id = ?`},
-		{&w.headDelete, `DELETE FROM ledger_heads WHERE run_id = ?`},
-		{&w.waitUpsert, `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
+		{&w.lastSeq, "lastSeq", `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`},
+		{&w.ledgerInsert, "ledgerInsert", `INSERT INTO ledger (run_id, seq, record_json, completed_key) VALUES (?, ?, ?, ?)`},
+		{&w.ledgerDelete, "ledgerDelete", `DELETE FROM ledger WHERE run_id = ?`},
+		{&w.headDelete, "headDelete", `DELETE FROM ledger_heads WHERE run_id = ?`},
+		{&w.waitUpsert, "waitUpsert", `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET next_due_iso = excluded.next_due_iso,
 		updated_at_iso = excluded.updated_at_iso, status = excluded.status`},
-		{&w.waitDelete, `DELETE FROM wait_index WHERE run_id = ?`},
-		{&w.listMark, `INSERT OR IGNORE INTO runs_list_dirty (run_id) VALUES (?)`},
-		{&w.listUnlisted, `UPDATE runs SET list_status = status, list_updated_at = COALESCE(updated_at, '')
+		{&w.waitDelete, "waitDelete", `DELETE FROM wait_index WHERE run_id = ?`},
+		{&w.listMark, "listMark", `INSERT OR IGNORE INTO runs_list_dirty (run_id) VALUES (?)`},
+		{&w.listUnlisted, "listUnlisted", `UPDATE runs SET list_status = status, list_updated_at = COALESCE(updated_at, '')
 		WHERE list_status IS NULL`},
-		{&w.listFlush, `UPDATE runs SET list_status = status, list_updated_at = COALESCE(updated_at, '')
+		{&w.listFlush, "listFlush", `UPDATE runs SET list_status = status, list_updated_at = COALESCE(updated_at, '')
 		WHERE run_id IN (SELECT run_id FROM runs_list_dirty)`},
-		{&w.listClear, `DELETE FROM runs_list_dirty`},
-		{&w.cmdInsert, `INSERT OR IGNORE INTO commands (command_id, run_id, type, payload_json, ts, client_id)
+		{&w.listClear, "listClear", `DELETE FROM runs_list_dirty`},
+		{&w.cmdInsert, "cmdInsert", `INSERT OR IGNORE INTO commands (command_id, run_id, type, payload_json, ts, client_id)
 		VALUES (?, ?, ?, ?, ?, ?)`},
-		{&w.cmdSeqByID, `SELECT seq FROM commands WHERE command_id = ?`},
-		{&w.cmdDeleteByRun, `DELETE FROM commands WHERE run_id = ?`},
-		{&w.cursorSave, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES (?, ?, ?)
+		{&w.cmdSeqByID, "cmdSeqByID", `SELECT seq FROM commands WHERE command_id = ?`},
+		{&w.cmdDeleteByRun, "cmdDeleteByRun", `DELETE FROM commands WHERE run_id = ?`},
+		{&w.cursorSave, "cursorSave", `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (consumer_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`},
-		{&w.claimUpsert, `INSERT INTO run_claims (run_id, owner, expires_at) VALUES (?, ?, ?)
+		{&w.claimUpsert, "claimUpsert", `INSERT INTO run_claims (run_id, owner, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= ? OR ?`},
-		{&w.claimDelete, `DELETE FROM run_claims WHERE run_id = ? AND owner = ?`},
-		{&w.claimRenew, `UPDATE run_claims SET expires_at = ? WHERE run_id = ? AND owner = ?`},
+		{&w.claimDelete, "claimDelete", `DELETE FROM run_claims WHERE run_id = ? AND owner = ?`},
+		{&w.claimRenew, "claimRenew", `UPDATE run_claims SET expires_at = ? WHERE run_id = ? AND owner = ?`},
+		{&w.redoApplied, "redoApplied", `UPDATE redo_applied SET lsn = ? WHERE id = 1`},
+		{&w.redoLSN, "redoLSN", `SELECT lsn FROM redo_applied WHERE id = 1`},
 	}
 }
 
@@ -120,15 +134,17 @@ func (w *writerStmts) prepare(ctx context.Context, c *sql.Conn) error {
 		if !ok {
 			return fmt.Errorf("driver connection %T cannot prepare with a context", dc)
 		}
+		w.byName = map[string]*wstmt{}
 		for _, ws := range w.statements() {
 			st, err := pc.PrepareContext(ctx, ws.query)
 			if err != nil {
 				return fmt.Errorf("%s: %w", ws.query, err)
 			}
-			if *ws.dst, err = newWStmt(st, &w.args); err != nil {
+			if *ws.dst, err = newWStmt(st, w, ws.name); err != nil {
 				_ = st.Close()
 				return fmt.Errorf("%s: %w", ws.query, err)
 			}
+			w.byName[ws.name] = *ws.dst
 		}
 		return nil
 	})
@@ -171,9 +187,14 @@ type wstmt struct {
 	ex   driver.StmtExecContext
 	q    driver.StmtQueryContext
 	args *[]driver.NamedValue // the writer's scratch
+	w    *writerStmts
+	name string
+	// unrecorded: transaction control and redoApplied, which the redo
+	// log's replay does itself.
+	unrecorded bool
 }
 
-func newWStmt(st driver.Stmt, args *[]driver.NamedValue) (*wstmt, error) {
+func newWStmt(st driver.Stmt, w *writerStmts, name string) (*wstmt, error) {
 	ex, ok := st.(driver.StmtExecContext)
 	if !ok {
 		return nil, fmt.Errorf("driver statement %T cannot execute with a context", st)
@@ -182,7 +203,8 @@ func newWStmt(st driver.Stmt, args *[]driver.NamedValue) (*wstmt, error) {
 	if !ok {
 		return nil, fmt.Errorf("driver statement %T cannot query with a context", st)
 	}
-	return &wstmt{st: st, ex: ex, q: q, args: args}, nil
+	unrecorded := name == "begin" || name == "commit" || name == "rollback" || name == "redoApplied"
+	return &wstmt{st: st, ex: ex, q: q, args: &w.args, w: w, name: name, unrecorded: unrecorded}, nil
 }
 
 // bind fills the scratch arguments. The store passes only the types
@@ -221,7 +243,35 @@ func (s *wstmt) execResult(ctx context.Context, args ...any) (driver.Result, err
 		return nil, err
 	}
 	defer clear(nv) // the scratch must not keep a run's JSON reachable
+	if e := s.w.rec; e != nil && !s.unrecorded {
+		e.str(s.name)
+		e.uvarint(uint64(len(args)))
+		for _, a := range args {
+			if err := e.value(a); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return s.ex.ExecContext(ctx, nv)
+}
+
+// startRecording makes the write statements run from now on append
+// themselves to a redo record (redoStatements), until stopRecording,
+// which returns the record's payload, or nil when none ran.
+func (w *writerStmts) startRecording() {
+	w.rec = &redoEncoder{b: []byte{redoStatements}}
+}
+
+// recorded reports whether a write statement ran since startRecording.
+func (w *writerStmts) recorded() bool { return w.rec != nil && len(w.rec.b) > 1 }
+
+func (w *writerStmts) stopRecording() []byte {
+	e := w.rec
+	w.rec = nil
+	if e == nil || len(e.b) <= 1 {
+		return nil
+	}
+	return e.b
 }
 
 // queryInt64 runs a query of one integer column and returns the first

@@ -1,0 +1,322 @@
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// redoRig is a store with a redo log whose background applying the test
+// can hold back, and the crash images it takes.
+type redoRig struct {
+	t    *testing.T
+	s    *Store
+	path string
+}
+
+func newRedoRig(t *testing.T, sync string) *redoRig {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "owned.sqlite3")
+	s, err := New(t.Context(), Config{Path: path, Synchronous: sync, CheckpointPages: 40, IdleCheckpoint: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if s.redo == nil {
+		t.Fatal("an owned store with a cache has no redo log")
+	}
+	return &redoRig{t: t, s: s, path: path}
+}
+
+// held runs fn while the writer turn is held, so that commits made from
+// the cache stay in the redo log only.
+func (g *redoRig) held(fn func()) {
+	g.s.wsem <- struct{}{}
+	defer func() { <-g.s.wsem }()
+	fn()
+}
+
+// image copies the database, its WAL and its redo log as a process killed
+// now leaves them (the caller holds the writer turn), and returns the
+// copy's path.
+func (g *redoRig) image() string {
+	g.t.Helper()
+	g.s.redo.mu.Lock()
+	defer g.s.redo.mu.Unlock()
+	dst := filepath.Join(g.t.TempDir(), "copy.sqlite3")
+	for _, suffix := range []string{"", "-wal", redoSuffix} {
+		copyFile(g.t, g.path+suffix, dst+suffix)
+	}
+	return dst
+}
+
+func (g *redoRig) pending() int {
+	g.s.redo.mu.Lock()
+	defer g.s.redo.mu.Unlock()
+	return len(g.s.redo.pending)
+}
+
+// commit saves run id with vars i, created at random when create; the
+// record's step id names i.
+func (g *redoRig) commit(r *durable.RunState, i int, create bool) {
+	g.t.Helper()
+	r.Vars = map[string]any{"i": i, "pad": strings.Repeat("p", 50*(i%9))}
+	rec := &durable.StepRecord{RunID: r.RunID, StepID: fmt.Sprint("s", i), Status: durable.StepCompleted, Result: i}
+	err := g.s.RunCommit(g.t.Context(), &store.CommitParams{Run: r, Create: create, RandomID: create,
+		Records: []*durable.StepRecord{rec}})
+	if err != nil {
+		g.t.Fatalf("commit %d: %v", i, err)
+	}
+}
+
+// checkImage opens a crash image with cfg and checks that run r is there
+// as committed last (step s<i> its last record) and that the commands
+// number wantCmds.
+func checkImage(t *testing.T, path string, cfg Config, r *durable.RunState, i int, wantCmds int64) {
+	t.Helper()
+	ctx := t.Context()
+	cfg.Path, cfg.IdleCheckpoint = path, -1
+	c, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("opening the image of commit %d: %v", i, err)
+	}
+	defer c.Close()
+	got, err := c.RunGet(ctx, r.RunID)
+	if err != nil {
+		t.Fatalf("image of commit %d: %v", i, err)
+	}
+	if got.Version != r.Version || fmt.Sprint(got.Vars["i"]) != fmt.Sprint(i) {
+		t.Fatalf("image of commit %d: version %d, i=%v; want version %d, i=%d", i, got.Version, got.Vars["i"], r.Version, i)
+	}
+	recs, err := c.LedgerList(ctx, &store.LedgerListParams{RunID: r.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(recs); n != int(r.Version) || recs[n-1].StepID != fmt.Sprint("s", i) || recs[n-1].Seq != int64(n) {
+		t.Fatalf("image of commit %d: ledger of %d records ending %+v, want %d ending s%d", i, n, recs[n-1], r.Version, i)
+	}
+	if n, err := c.CommandLastSeq(ctx); err != nil || n != wantCmds {
+		t.Fatalf("image of commit %d: %d commands (%v), want %d", i, n, err, wantCmds)
+	}
+}
+
+// TestRedo_CrashImagesHoldEveryCommit: a commit made from the cache is in
+// the redo log when RunCommit returns, before it reaches the database; a
+// copy of the files taken then (what a process killed at that moment
+// leaves) opens with the commit, whether the copy is opened with a redo
+// log of its own or without one (replayed, then removed). Writes that go
+// through the database (a command append) interleave in order.
+func TestRedo_CrashImagesHoldEveryCommit(t *testing.T) {
+	for _, sync := range []string{"NORMAL", "FULL"} {
+		t.Run(sync, func(t *testing.T) {
+			g := newRedoRig(t, sync)
+			runs := make([]*durable.RunState, 3)
+			var cmds int64
+			heldBack := 0
+			for i := range 30 {
+				k := i % len(runs)
+				create := runs[k] == nil
+				if create {
+					runs[k] = &durable.RunState{RunID: fmt.Sprintf("%032x", i+1), WorkflowID: "wf", Status: durable.RunRunning}
+				}
+				r := runs[k]
+				var img string
+				g.held(func() {
+					g.commit(r, i, create)
+					if g.pending() > 0 {
+						heldBack++
+					}
+					img = g.image()
+				})
+				checkImage(t, img, Config{}, r, i, cmds)
+				checkImage(t, img, Config{CacheBytes: -1}, r, i, cmds)
+				if _, err := os.Stat(img + redoSuffix); !os.IsNotExist(err) {
+					t.Fatalf("a store without a redo log left the replayed one: %v", err)
+				}
+				if i%7 == 3 {
+					if _, err := g.s.CommandAppend(t.Context(), &durable.CommandRecord{RunID: r.RunID, Type: "pause"}); err != nil {
+						t.Fatal(err)
+					}
+					cmds++
+				}
+			}
+			if heldBack < 25 {
+				t.Fatalf("only %d of 30 commits were held back in the redo log: the images tested little", heldBack)
+			}
+		})
+	}
+}
+
+// TestRedo_ReplaysOntoAnOlderDatabase: a power cut may lose the
+// database's last transactions while the redo log keeps its records (or
+// the reverse). An image made of the database as it was several writes
+// ago and the redo log as it is now opens with every write, those that
+// went through the database (recorded statements: commands, cursors,
+// claims, deletes) included.
+func TestRedo_ReplaysOntoAnOlderDatabase(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	a := &durable.RunState{RunID: strings.Repeat("a", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	b := &durable.RunState{RunID: strings.Repeat("b", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	g.commit(a, 0, true)
+	g.commit(b, 1, true)
+	if err := g.s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var old string
+	g.held(func() { old = g.image() })
+
+	g.commit(a, 2, false)
+	if _, err := g.s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: a.RunID, Type: "resume"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.s.CursorSave(ctx, "runner", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.s.RunClaim(ctx, &store.RunClaimParams{RunID: a.RunID, Owner: "me", TTL: 1 << 40}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.s.RunDelete(ctx, b.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.s.LedgerDelete(ctx, b.RunID); err != nil {
+		t.Fatal(err)
+	}
+	g.commit(a, 3, false)
+	if err := g.s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, g.path+redoSuffix, old+redoSuffix)
+
+	c, err := New(ctx, Config{Path: old, IdleCheckpoint: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, err := c.RunGet(ctx, a.RunID)
+	if err != nil || got.Version != 3 || fmt.Sprint(got.Vars["i"]) != "3" {
+		t.Fatalf("run a: %+v, %v; want version 3, i=3", got, err)
+	}
+	if _, err := c.RunGet(ctx, b.RunID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleted run b: %v, want not found", err)
+	}
+	if n, err := c.LedgerCount(ctx, b.RunID); err != nil || n != 0 {
+		t.Fatalf("deleted ledger of b: %d records, %v", n, err)
+	}
+	if cmds, _, err := c.CommandListAfter(ctx, 0, 10); err != nil || len(cmds) != 1 || cmds[0].CommandID != "c1" {
+		t.Fatalf("commands: %v, %v", cmds, err)
+	}
+	if cur, err := c.CursorLoad(ctx, "runner"); err != nil || cur != 1 {
+		t.Fatalf("cursor %d, %v; want 1", cur, err)
+	}
+	err = c.RunClaim(ctx, &store.RunClaimParams{RunID: a.RunID, Owner: "other", TTL: 1})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("claim by another owner: %v, want the replayed claim to hold", err)
+	}
+}
+
+// TestRedo_TornTailIsDropped: a redo log whose last record was cut short
+// or damaged (a power cut mid-write) opens with the records before it.
+func TestRedo_TornTailIsDropped(t *testing.T) {
+	g := newRedoRig(t, "NORMAL")
+	r := &durable.RunState{RunID: strings.Repeat("c", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	var img string
+	var size int64
+	g.held(func() {
+		g.commit(r, 0, true)
+		g.commit(r, 1, false)
+		g.s.redo.mu.Lock()
+		size = g.s.redo.file.off
+		g.s.redo.mu.Unlock()
+		g.commit(r, 2, false)
+		img = g.image()
+	})
+	whole, err := os.ReadFile(img + redoSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Version = 2 // what the images must hold: commit 1, not 2
+	for name, mangle := range map[string]func([]byte) []byte{
+		"cut":     func(b []byte) []byte { return b[:size+20] },
+		"flipped": func(b []byte) []byte { b[size+redoRecordHead+3] ^= 0x40; return b },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "torn.sqlite3")
+			for _, suffix := range []string{"", "-wal"} {
+				copyFile(t, img+suffix, dst+suffix)
+			}
+			if err := os.WriteFile(dst+redoSuffix, mangle(append([]byte(nil), whole...)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			checkImage(t, dst, Config{}, r, 1, 0)
+		})
+	}
+}
+
+// TestRedo_RewoundLogReplaysOnlyItsOwnRecords: once the database holds
+// the whole redo log it is rewound; the records of the round before stay
+// in the file behind the new ones, and a replay must stop where the new
+// ones end.
+func TestRedo_RewoundLogReplaysOnlyItsOwnRecords(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	r := &durable.RunState{RunID: strings.Repeat("d", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	big := strings.Repeat("x", 64<<10)
+	for i := range 80 { // 5 MB of records: past redoRewindBytes
+		g.commit(r, i, i == 0)
+		if err := g.s.LedgerAppend(ctx, r.RunID, []*durable.StepRecord{{RunID: r.RunID, StepID: "big", Result: big}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.s.Settle(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.s.redo.mu.Lock()
+	base, off := g.s.redo.file.base, g.s.redo.file.off
+	g.s.redo.mu.Unlock()
+	if base <= 1 || off > redoRewindBytes {
+		t.Fatalf("redo log not rewound: first LSN %d, %d bytes", base, off)
+	}
+	var img string
+	g.held(func() {
+		g.commit(r, 80, false)
+		img = g.image()
+	})
+	c, err := New(ctx, Config{Path: img, IdleCheckpoint: -1, CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, err := c.RunGet(ctx, r.RunID)
+	if err != nil || got.Version != 81 || fmt.Sprint(got.Vars["i"]) != "80" {
+		t.Fatalf("image after a rewind: %+v, %v; want version 81, i=80", got, err)
+	}
+	n, err := c.LedgerCount(ctx, r.RunID)
+	if err != nil || n != 161 {
+		t.Fatalf("image after a rewind: %d records, %v; want 161 (a commit and an append per round)", n, err)
+	}
+}
+
+// TestRedo_CloseRemovesTheLog: a clean close applies everything and
+// removes the redo log; reopening finds every commit.
+func TestRedo_CloseRemovesTheLog(t *testing.T) {
+	g := newRedoRig(t, "NORMAL")
+	r := &durable.RunState{RunID: strings.Repeat("e", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	g.held(func() {
+		g.commit(r, 0, true)
+		g.commit(r, 1, false)
+	})
+	if err := g.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(g.path + redoSuffix); !os.IsNotExist(err) {
+		t.Fatalf("redo log after a clean close: %v", err)
+	}
+	checkImage(t, g.path, Config{NoRedoLog: true}, r, 1, 0)
+}

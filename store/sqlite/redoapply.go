@@ -1,0 +1,691 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// A store that owns its database (and has its cache) records every write
+// in a redo log (redo.go) and lets most commits return before they reach
+// the database file:
+//
+//   - A commit of a run the cache knows (its version and last ledger seq),
+//     or of a new run under a random id, is checked against the cache,
+//     written to the redo log (one write call; with synchronous=FULL, one
+//     fdatasync), applied to the cache, and queued. A goroutine applies the
+//     queue to the database in transactions of many commits, beside the
+//     caller rather than in its way. Such a commit is as durable when it
+//     returns as a SQLite commit of the same synchronous setting: in the
+//     page cache (NORMAL), on disk (FULL).
+//   - Every other write, and every read the cache cannot answer, first
+//     applies the queue, then runs on the database as before; its
+//     statements are recorded in the redo log too, in the same order.
+//   - The database records the LSN of the last record it holds
+//     (redo_applied), in the transaction that applies it. Opening a
+//     database replays the records above it, whatever killed the process
+//     that wrote them, so the database ends as a prefix of the writes in
+//     their order, as SQLite's own WAL promises.
+//   - Once the database holds every record and its WAL is synced, the redo
+//     log is rewound, so the file stays small and in the page cache.
+//
+// redo.mu guards the cache, the queue and the file. Lock order: the
+// writer turn (Store.wsem) before redo.mu. The goroutine holds the writer
+// turn while it applies, and redo.mu only to take the queue and to settle
+// it.
+type redoLog struct {
+	mu      sync.Mutex
+	file    *redoFile
+	pending []*redoOp // in the redo log, not yet in the database, in LSN order
+	applied int64     // the LSN the database holds up to
+	// failed is set when writing the redo log failed: the log no longer
+	// has every write, so the store refuses writes from then on.
+	failed error
+	closed bool
+
+	walPath string // the database's WAL, synced before a rewind (NORMAL)
+	syncWAL bool
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// redoRewindBytes is the size past which the redo log is rewound once the
+// database holds all of it.
+const redoRewindBytes = 4 << 20
+
+// redoMaxPending bounds the queue: past it a commit applies the queue
+// itself (the slow path) instead of adding to it.
+const redoMaxPending = 2048
+
+// redoOp is a commit or append made from the cache, as recorded.
+type redoOp struct {
+	lsn      int64
+	runID    string
+	create   bool
+	run      []any // runArgs, then the insert's or update's tail; nil for a LedgerAppend
+	firstSeq int64
+	recs     []encodedRecord
+	// deadline: 0 leaves wait_index alone, 1 upserts wait (its args),
+	// 2 deletes the run's row.
+	deadline byte
+	wait     []any
+}
+
+func (op *redoOp) encode(e *redoEncoder) error {
+	kind := redoCommit
+	if op.run == nil {
+		kind = redoAppend
+	}
+	e.b = append(e.b, kind)
+	e.str(op.runID)
+	if op.run != nil {
+		e.b = append(e.b, boolByte(op.create))
+		e.uvarint(uint64(len(op.run)))
+		for _, v := range op.run {
+			if err := e.value(v); err != nil {
+				return err
+			}
+		}
+	}
+	e.varint(op.firstSeq)
+	e.uvarint(uint64(len(op.recs)))
+	for _, r := range op.recs {
+		e.str(r.json)
+		if err := e.value(r.completedKey); err != nil {
+			return err
+		}
+	}
+	e.b = append(e.b, op.deadline)
+	if op.deadline == 1 {
+		e.uvarint(uint64(len(op.wait)))
+		for _, v := range op.wait {
+			if err := e.value(v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func decodeRedoOp(kind byte, d *redoDecoder) (*redoOp, error) {
+	op := &redoOp{runID: d.str()}
+	if kind == redoCommit {
+		op.create = d.byte() == 1
+		op.run = make([]any, d.uvarint()%64)
+		for i := range op.run {
+			op.run[i] = d.value()
+		}
+	}
+	op.firstSeq = d.varint()
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		n = 0
+	}
+	op.recs = make([]encodedRecord, n)
+	for i := range op.recs {
+		op.recs[i].json = d.str()
+		op.recs[i].completedKey = d.value()
+	}
+	op.deadline = d.byte()
+	if op.deadline == 1 {
+		op.wait = make([]any, d.uvarint()%16)
+		for i := range op.wait {
+			op.wait[i] = d.value()
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(d.b) != 0 {
+		return nil, errors.New("trailing bytes")
+	}
+	return op, nil
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// apply runs op's statements inside the caller's transaction.
+func (s *Store) applyOp(ctx context.Context, op *redoOp) error {
+	if op.run != nil {
+		if op.create {
+			n, err := s.w.runInsert.exec(ctx, op.run...)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return fmt.Errorf("run %s already exists: a random run id was reused", op.runID)
+			}
+		} else {
+			n, err := s.w.runUpdate.exec(ctx, updateArgs(op.run)...)
+			if err == nil && n == 0 {
+				n, err = s.w.runUpdateAll.exec(ctx, op.run...)
+			}
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return fmt.Errorf("run %s: %w", op.runID, s.staleVersion(ctx, op.runID, 0))
+			}
+		}
+		if err := s.markListStale(ctx, op.runID, op.create); err != nil {
+			return err
+		}
+	}
+	for i, rec := range op.recs {
+		if _, err := s.w.ledgerInsert.exec(ctx, op.runID, op.firstSeq+int64(i), rec.json, rec.completedKey); err != nil {
+			return fmt.Errorf("inserting ledger record: %w", err)
+		}
+	}
+	switch op.deadline {
+	case 1:
+		_, err := s.w.waitUpsert.exec(ctx, op.wait...)
+		return err
+	case 2:
+		_, err := s.w.waitDelete.exec(ctx, op.runID)
+		return err
+	}
+	return nil
+}
+
+// openRedo replays what the redo log holds beyond the database, then
+// (keep) opens it for this store's writes, or removes it.
+func (s *Store) openRedo(ctx context.Context, keep bool, syncMode string) error {
+	path := s.path + redoSuffix
+	type rec struct {
+		lsn     int64
+		kind    byte
+		payload []byte
+	}
+	var recs []rec
+	next, err := redoScan(path, func(lsn int64, payload []byte) error {
+		if len(payload) == 0 {
+			return fmt.Errorf("redo record %d is empty", lsn)
+		}
+		recs = append(recs, rec{lsn, payload[0], payload[1:]})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var applied int64
+	replayed := 0
+	err = s.inTx(ctx, func(ctx context.Context) error {
+		// Read in the transaction: two shared stores opening the database
+		// at once replay it once.
+		var err error
+		if applied, err = s.w.redoLSN.queryInt64(ctx); err != nil {
+			return fmt.Errorf("reading redo_applied: %w", err)
+		}
+		last := applied
+		for _, r := range recs {
+			if r.lsn <= applied {
+				continue
+			}
+			if err := s.replayRecord(ctx, r.kind, r.payload); err != nil {
+				return fmt.Errorf("replaying redo record %d: %w", r.lsn, err)
+			}
+			last = r.lsn
+			replayed++
+		}
+		if last == applied {
+			return nil
+		}
+		applied = last
+		_, err = s.w.redoApplied.exec(ctx, applied)
+		return err
+	})
+	s.settleListMarks(err == nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: replaying the redo log of %s: %w", s.path, err)
+	}
+	if replayed > 0 {
+		s.log.InfoContext(ctx, "replayed the redo log", "records", replayed, "lsn", applied)
+		// The log is rewound or removed next: what it held must be on disk.
+		if err := syncFile(s.path + "-wal"); err != nil {
+			return fmt.Errorf("sqlite: syncing the WAL after replaying the redo log: %w", err)
+		}
+	}
+	if !keep {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("sqlite: removing the replayed redo log: %w", err)
+		}
+		return nil
+	}
+	if syncMode == "FULL" {
+		// The redo log is synced at every commit; the database need only
+		// be synced before the log is rewound (and at its checkpoints), so
+		// the writes applied in the background do not compete for the disk.
+		if _, err := s.wconn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+			return fmt.Errorf("sqlite: %w", err)
+		}
+	}
+	f, err := openRedoFile(path, max(next, applied+1), syncMode == "FULL")
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	s.redo = &redoLog{file: f, applied: max(next, applied+1) - 1, walPath: s.path + "-wal",
+		syncWAL: syncMode != "OFF", kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go s.applyInBackground()
+	return nil
+}
+
+// replayRecord applies one record of the redo log.
+func (s *Store) replayRecord(ctx context.Context, kind byte, payload []byte) error {
+	d := &redoDecoder{b: payload}
+	switch kind {
+	case redoCommit, redoAppend:
+		op, err := decodeRedoOp(kind, d)
+		if err != nil {
+			return err
+		}
+		return s.applyOp(ctx, op)
+	case redoStatements:
+		for len(d.b) > 0 {
+			st := s.w.byName[d.str()]
+			args := make([]any, d.uvarint()%64)
+			for i := range args {
+				args[i] = d.value()
+			}
+			if d.err != nil {
+				return d.err
+			}
+			if st == nil {
+				return errors.New("unknown statement")
+			}
+			if _, err := st.exec(ctx, args...); err != nil {
+				return err
+			}
+		}
+		return d.err
+	default:
+		return fmt.Errorf("unknown record kind %d", kind)
+	}
+}
+
+// applyInBackground applies the queue whenever a commit is added to it.
+func (s *Store) applyInBackground() {
+	rl := s.redo
+	defer close(rl.done)
+	backoff := time.Duration(0)
+	for {
+		if backoff > 0 {
+			select {
+			case <-rl.stop:
+				return
+			case <-time.After(backoff):
+			}
+		} else {
+			select {
+			case <-rl.stop:
+				return
+			case <-rl.kick:
+			}
+		}
+		s.wsem <- struct{}{}
+		if s.closed {
+			<-s.wsem
+			return
+		}
+		err := s.applyPending(context.Background(), false)
+		<-s.wsem
+		if err != nil {
+			// Logged, kept and tried again: the commits are in the redo log,
+			// and reads see them through the cache meanwhile.
+			backoff = min(max(2*backoff, 50*time.Millisecond), 5*time.Second)
+			s.log.Warn("applying commits from the redo log failed; trying again", "error", err, "in", backoff)
+			continue
+		}
+		backoff = 0
+	}
+}
+
+// applyPending applies the queue to the database in one transaction and
+// rewinds the redo log when it can. The caller holds the writer turn, and
+// redo.mu when locked is true.
+func (s *Store) applyPending(ctx context.Context, locked bool) error {
+	rl := s.redo
+	if !locked {
+		rl.mu.Lock()
+	}
+	ops := rl.pending
+	if !locked {
+		rl.mu.Unlock()
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	err := s.inTx(ctx, func(ctx context.Context) error {
+		for _, op := range ops {
+			if err := s.applyOp(ctx, op); err != nil {
+				return fmt.Errorf("applying redo record %d: %w", op.lsn, err)
+			}
+		}
+		_, err := s.w.redoApplied.exec(ctx, ops[len(ops)-1].lsn)
+		return err
+	})
+	s.settleListMarks(err == nil)
+	if err != nil {
+		return err
+	}
+	if s.ckpt != nil {
+		s.ckpt.wrote()
+	}
+	if s.listDirty >= s.listFlushAt {
+		if err := s.flushLists(ctx); err != nil {
+			s.log.WarnContext(ctx, "bringing run lists up to date failed", "error", err)
+		}
+	}
+	last := ops[len(ops)-1].lsn
+	if !locked {
+		rl.mu.Lock()
+	}
+	// The foreground may have queued more meanwhile (ops views the front
+	// of the same array): keep those.
+	kept := copy(rl.pending, rl.pending[len(ops):])
+	clear(rl.pending[kept:])
+	rl.pending = rl.pending[:kept]
+	rl.applied = last
+	rewind := kept == 0 && rl.file.off > redoRewindBytes
+	if !locked {
+		rl.mu.Unlock()
+	}
+	if rewind {
+		// The WAL is synced outside redo.mu, so commits go on meanwhile;
+		// rewindRedo checks that none came in.
+		s.rewindRedo(locked)
+	}
+	return nil
+}
+
+// rewindRedo starts the redo log over once the database holds all of it
+// durably. The caller holds the writer turn, and redo.mu when locked.
+func (s *Store) rewindRedo(locked bool) {
+	rl := s.redo
+	if rl.syncWAL {
+		if err := syncFile(rl.walPath); err != nil {
+			s.log.Warn("syncing the WAL before rewinding the redo log failed", "error", err)
+			return
+		}
+	}
+	if !locked {
+		rl.mu.Lock()
+		defer rl.mu.Unlock()
+	}
+	if len(rl.pending) != 0 || rl.file.next != rl.applied+1 || rl.failed != nil {
+		return // commits came in meanwhile: next time
+	}
+	if err := rl.file.rewind(rl.file.next); err != nil {
+		rl.failed = err
+		s.log.Error("rewinding the redo log failed; the store refuses writes", "error", err)
+	}
+}
+
+// drain applies the queue; the caller holds the writer turn and redo.mu.
+func (s *Store) drain(ctx context.Context) error {
+	if s.redo == nil || len(s.redo.pending) == 0 {
+		return nil
+	}
+	return s.applyPending(context.WithoutCancel(ctx), true)
+}
+
+// Settle applies every commit the redo log holds to the database file.
+// Reads and writes through the store never need it (they see every
+// commit); a benchmark does, to count that work, and so may a tool about
+// to read the file while the store stays open.
+func (s *Store) Settle(ctx context.Context) error {
+	if s.redo == nil {
+		return nil
+	}
+	if err := s.takeTurn(ctx); err != nil {
+		return err
+	}
+	defer func() { <-s.wsem }()
+	s.redo.mu.Lock()
+	defer s.redo.mu.Unlock()
+	if err := s.drain(ctx); err != nil {
+		return fmt.Errorf("sqlite: settling the redo log: %w", err)
+	}
+	return nil
+}
+
+// lockRedo takes redo.mu (when the store has a redo log) and applies the
+// queue, for a read or write on the database. The caller holds the writer
+// turn; on success it must call the returned unlock.
+func (s *Store) lockRedo(ctx context.Context) (unlock func(), err error) {
+	if s.redo == nil {
+		return func() {}, nil
+	}
+	s.redo.mu.Lock()
+	if err := s.drain(ctx); err != nil {
+		s.redo.mu.Unlock()
+		return nil, fmt.Errorf("applying the redo log: %w", err)
+	}
+	return s.redo.mu.Unlock, nil
+}
+
+// recordLocked appends the statements a transaction ran (the writer turn
+// and redo.mu held) as the record of LSN lsn.
+func (s *Store) recordLocked(lsn int64, payload []byte) error {
+	rl := s.redo
+	got, err := rl.file.append(payload)
+	if err == nil && got != lsn {
+		err = fmt.Errorf("redo log at LSN %d, want %d", got, lsn)
+	}
+	if err != nil {
+		rl.failed = err
+		s.log.Error("writing the redo log failed; the store refuses writes", "error", err)
+		return err
+	}
+	rl.applied = lsn
+	return nil
+}
+
+// recordedTx is inTx for a store with a redo log: the statements fn runs
+// are recorded, with the LSN they take, in the transaction and then in the
+// redo log. The caller holds the writer turn and redo.mu, and has applied
+// the queue. A write that committed stands even if the redo log then
+// fails: the store refuses the later ones.
+func (s *Store) recordedTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	rl := s.redo
+	if rl.failed != nil {
+		return fmt.Errorf("redo log failed earlier: %w", rl.failed)
+	}
+	lsn := rl.file.next
+	s.w.startRecording()
+	err := s.inTx(ctx, func(ctx context.Context) error {
+		if err := fn(ctx); err != nil {
+			return err
+		}
+		if !s.w.recorded() {
+			return nil
+		}
+		_, err := s.w.redoApplied.exec(ctx, lsn)
+		return err
+	})
+	payload := s.w.stopRecording()
+	if err == nil && payload != nil {
+		_ = s.recordLocked(lsn, payload) // logged; rl.failed set
+	}
+	return err
+}
+
+// commitFromCache is RunCommit's fast path (see the top of the file):
+// handled is false when the cache does not know enough and the caller
+// must commit through the database.
+func (s *Store) commitFromCache(p *store.CommitParams, runJSON string, recs []encodedRecord) (handled bool, err error) {
+	rl := s.redo
+	r := p.Run
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.closed {
+		return true, errClosed
+	}
+	if rl.failed != nil {
+		return true, fmt.Errorf("redo log failed earlier: %w", rl.failed)
+	}
+	if len(rl.pending) >= redoMaxPending {
+		return false, nil
+	}
+	op := &redoOp{runID: r.RunID, create: p.Create}
+	var prevIndexed bool
+	if p.Create {
+		if !p.RandomID || s.cache.entry(r.RunID, false) != nil {
+			return false, nil
+		}
+		op.firstSeq = 1
+	} else {
+		h := s.cache.entry(r.RunID, false)
+		if h == nil || h.stateText == "" || !h.seqKnown {
+			return false, nil
+		}
+		if h.stateVersion != r.Version {
+			return true, fmt.Errorf("stored version is %d: %w", h.stateVersion, store.ErrConflict)
+		}
+		op.firstSeq = h.lastSeq + 1
+		prevIndexed = h.stateIndexed
+	}
+	text := strings.Clone(runJSON) // runJSON views a pooled buffer
+	op.run = runArgs(r, text)
+	if p.Create {
+		op.run = append(op.run, nullString(r.CreatedAt.String()), r.Version+1, r.RunID)
+	} else {
+		op.run = append(op.run, r.RunID, r.Version)
+	}
+	until, indexed := store.Deadline(r)
+	switch {
+	case indexed:
+		op.deadline = 1
+		op.wait = []any{r.RunID, until.String(), r.UpdatedAt.String(), waitIndexStatus(r.Waiting.Reason)}
+	case prevIndexed:
+		op.deadline = 2
+	}
+	if err := s.queueLocked(op, recs); err != nil {
+		return true, err
+	}
+	s.cache.putState(r.RunID, text, r.Version+1, indexed)
+	if p.Create && len(p.Records) == 0 {
+		s.cache.putLedger(r.RunID, nil, 0) // a random id has no ledger yet
+	}
+	s.cacheAppended(r.RunID, p.Records, op.firstSeq, recs)
+	r.Version++
+	setSeqs(p.Records, op.firstSeq)
+	return true, nil
+}
+
+// appendFromCache is LedgerAppend's fast path, for a run whose last seq
+// the cache knows.
+func (s *Store) appendFromCache(runID string, records []*durable.StepRecord, recs []encodedRecord) (handled bool, err error) {
+	rl := s.redo
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.closed {
+		return true, errClosed
+	}
+	if rl.failed != nil {
+		return true, fmt.Errorf("redo log failed earlier: %w", rl.failed)
+	}
+	last, known := s.cache.lastSeq(runID)
+	if !known || len(rl.pending) >= redoMaxPending {
+		return false, nil
+	}
+	op := &redoOp{runID: runID, firstSeq: last + 1}
+	if err := s.queueLocked(op, recs); err != nil {
+		return true, err
+	}
+	s.cacheAppended(runID, records, op.firstSeq, recs)
+	setSeqs(records, op.firstSeq)
+	return true, nil
+}
+
+// queueLocked writes op (with copies of recs) to the redo log and queues
+// it for the database.
+func (s *Store) queueLocked(op *redoOp, recs []encodedRecord) error {
+	rl := s.redo
+	op.recs = make([]encodedRecord, len(recs))
+	for i, rec := range recs {
+		op.recs[i] = encodedRecord{json: strings.Clone(rec.json), completedKey: rec.completedKey}
+	}
+	e := redoEncoder{b: make([]byte, 0, 256+len(op.run)*16)}
+	if err := op.encode(&e); err != nil {
+		return err
+	}
+	lsn, err := rl.file.append(e.b)
+	if err != nil {
+		rl.failed = err
+		s.log.Error("writing the redo log failed; the store refuses writes", "error", err)
+		return err
+	}
+	op.lsn = lsn
+	rl.pending = append(rl.pending, op)
+	select {
+	case rl.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// stopApplying marks the redo log closed to new commits and stops the
+// goroutine (after the turn it may be in). The caller does not hold the
+// writer turn.
+func (s *Store) stopApplying() {
+	rl := s.redo
+	rl.mu.Lock()
+	rl.closed = true
+	rl.mu.Unlock()
+	close(rl.stop)
+	<-rl.done
+}
+
+// closeRedoLocked applies the queue and removes the redo log once the
+// database holds it durably; on any failure the log stays, for the next
+// open to replay. The caller holds the writer turn, after stopApplying.
+func (s *Store) closeRedoLocked(ctx context.Context) error {
+	rl := s.redo
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	err := s.drain(ctx)
+	if err == nil && s.listDirty > 0 {
+		err = s.flushLists(ctx)
+	}
+	if err == nil && rl.syncWAL {
+		err = syncFile(rl.walPath)
+	}
+	cerr := rl.file.close()
+	if err == nil && cerr == nil && rl.failed == nil {
+		err = os.Remove(s.path + redoSuffix)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: closing the redo log (kept for the next open): %w", err)
+	}
+	return nil
+}
+
+// syncFile fsyncs the file at path; a missing file has nothing to sync.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
