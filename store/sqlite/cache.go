@@ -22,8 +22,10 @@ const DefaultCacheBytes = 16 << 20
 // no other connection can change the file, so what the store committed is
 // what the file holds, and a hot read skips the query and the JSON decode
 // and returns the same values a read from disk would. It is bounded by the
-// JSON size of what it holds, least recently used runs going first, and is
-// only touched while the writer turn (Store.wsem) is held.
+// JSON size of what it holds, least recently used runs going first. It is
+// only touched under Store.redo.mu in a store with a redo log (which also
+// serves hits and commits from it without the writer turn), and otherwise
+// while the writer turn (Store.wsem) is held.
 type hotCache struct {
 	limit int64
 	size  int64

@@ -84,6 +84,38 @@
 // unchanged (other connections read the WAL), and Config.UnbatchedWAL
 // makes an owning store do the same.
 //
+// # Redo log
+//
+// An owning store with its cache (the default) also records every write
+// in a redo log beside the database (<path>-redo; redo.go, redoapply.go),
+// so that most commits return before they reach the database file. A
+// commit of a run the cache knows (its version and last ledger seq), or
+// of a new run under a random id (store.CommitParams.RandomID), is checked
+// against the cache, written to the log with one write call (plus an
+// fdatasync with synchronous=FULL), applied to the cache and queued; a
+// goroutine applies the queue in transactions of many commits, beside the
+// caller instead of in its way, on the second core where there is one.
+// Every other write, and every read the cache cannot answer (lists, due
+// queries), applies the queue first and then runs on the database as
+// before, its statements recorded in the log in the same order. A commit
+// is as durable when RunCommit returns as a SQLite commit with the same
+// synchronous setting: in the page cache with NORMAL (it survives the
+// process, not a power cut), on disk with FULL. The database records the
+// LSN of the last record it holds (redo_applied, in the transaction that
+// applies it), so opening a database replays exactly the records above
+// it, whether the process was killed or the power cut lost the database's
+// last transactions and not the log's, or the reverse: the database ends
+// as a prefix of the writes in their order, as SQLite's WAL promises.
+// Records carry a CRC-32C and consecutive LSNs; a torn tail ends the
+// replay. Once the database holds the whole log and its WAL is synced, the
+// log is rewound (at 4 MB: it stays in the page cache), and a clean close
+// removes it. With FULL the database itself runs with NORMAL (the log is
+// what is synced at each commit) and the log's first 5 MB are written
+// with zeros when it is created, so each fdatasync writes data, not the
+// file's growth. W1 on SQLite NORMAL took ~40 % less time per run, W2 and
+// W3b ~30 % less (docs/benchmarks.md); Config.NoRedoLog commits straight
+// into the database instead.
+//
 // # Checkpoints
 //
 // An owning store with synchronous NORMAL folds the WAL back into the

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -319,4 +320,62 @@ func TestRedo_CloseRemovesTheLog(t *testing.T) {
 		t.Fatalf("redo log after a clean close: %v", err)
 	}
 	checkImage(t, g.path, Config{NoRedoLog: true}, r, 1, 0)
+}
+
+// TestRedo_DueListSeesTheQueue: RunListDue answers without applying the
+// queue, from the database for runs the queue leaves alone and from their
+// last queued commit for the others; it agrees with the database's answer
+// once the queue is applied.
+func TestRedo_DueListSeesTheQueue(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	wait := func(r *durable.RunState, until time.Time) {
+		r.Status = durable.RunWaiting
+		r.Waiting = &durable.WaitState{Reason: durable.WaitUntil, Until: durable.Time{Time: until}}
+	}
+	runs := map[string]*durable.RunState{}
+	for _, id := range []string{"a", "b", "c", "d"} {
+		runs[id] = &durable.RunState{RunID: strings.Repeat(id, 32), WorkflowID: "wf", Status: durable.RunRunning}
+	}
+	// In the database: b and c due, at base+2s and base+3s.
+	wait(runs["b"], base.Add(2*time.Second))
+	wait(runs["c"], base.Add(3*time.Second))
+	g.commit(runs["b"], 0, true)
+	g.commit(runs["c"], 1, true)
+	if err := g.s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Queued only (the goroutine stopped): a due at base+1s, b completed,
+	// c moved past now, d due at base+4s.
+	wait(runs["a"], base.Add(time.Second))
+	runs["b"].Status, runs["b"].Waiting = durable.RunCompleted, nil
+	wait(runs["c"], base.Add(time.Hour))
+	wait(runs["d"], base.Add(4*time.Second))
+	g.s.redo.heldForTest.Store(true)
+	g.commit(runs["a"], 2, true)
+	g.commit(runs["b"], 3, false)
+	g.commit(runs["c"], 4, false)
+	g.commit(runs["d"], 5, true)
+	list := func(limit int) string {
+		due, err := g.s.RunListDue(ctx, &store.RunListDueParams{Now: base.Add(10 * time.Second), Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, d := range due {
+			ids = append(ids, d.RunID[:1])
+		}
+		return strings.Join(ids, ",")
+	}
+	got, got1 := list(10), list(1)
+	if n := g.pending(); n != 4 {
+		t.Fatalf("%d commits queued after listing, want 4", n)
+	}
+	if err := g.s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := list(10); got != "a,d" || want != got || got1 != "a" {
+		t.Fatalf("due over the queue %q (limit 1: %q), after applying it %q; want a,d and a", got, got1, want)
+	}
 }

@@ -1,12 +1,15 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -49,6 +52,10 @@ type redoLog struct {
 	// has every write, so the store refuses writes from then on.
 	failed error
 	closed bool
+
+	// heldForTest stops the goroutine from applying (the writer's other
+	// paths still do).
+	heldForTest atomic.Bool
 
 	walPath string // the database's WAL, synced before a rewind (NORMAL)
 	syncWAL bool
@@ -201,6 +208,25 @@ func (s *Store) applyOp(ctx context.Context, op *redoOp) error {
 	return nil
 }
 
+// applyCreated applies op, a commit of a run created in the same batch
+// whose last commit there is last: the create inserts the run as last
+// left it (and its deadline), the later commits only their records.
+func (s *Store) applyCreated(ctx context.Context, op, last *redoOp) error {
+	if !op.create {
+		return s.applyOp(ctx, &redoOp{runID: op.runID, firstSeq: op.firstSeq, recs: op.recs})
+	}
+	merged := *op
+	if last != op {
+		version := last.run[11].(int64) + 1 // an update's tail is run_id, then the version it replaced
+		merged.run = append(append([]any{}, last.run[:10]...), op.run[10], version, op.runID)
+		merged.deadline, merged.wait = 0, nil
+		if last.deadline == 1 {
+			merged.deadline, merged.wait = 1, last.wait
+		}
+	}
+	return s.applyOp(ctx, &merged)
+}
+
 // openRedo replays what the redo log holds beyond the database, then
 // (keep) opens it for this store's writes, or removes it.
 func (s *Store) openRedo(ctx context.Context, keep bool, syncMode string) error {
@@ -340,6 +366,10 @@ func (s *Store) applyInBackground() {
 			<-s.wsem
 			return
 		}
+		if rl.heldForTest.Load() {
+			<-s.wsem
+			continue
+		}
 		err := s.applyPending(context.Background(), false)
 		<-s.wsem
 		if err != nil {
@@ -368,9 +398,33 @@ func (s *Store) applyPending(ctx context.Context, locked bool) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	// A run created in this batch is inserted once, in the state its last
+	// commit in the batch gave it: a W1 run's start and completion, or a
+	// W3b run's start and wait, cost one INSERT instead of an INSERT and
+	// an UPDATE. Its records are inserted as they come.
+	var final map[string]*redoOp
+	for _, op := range ops {
+		if op.run == nil {
+			continue
+		}
+		if op.create {
+			if final == nil {
+				final = map[string]*redoOp{}
+			}
+			final[op.runID] = op
+		} else if _, ok := final[op.runID]; ok {
+			final[op.runID] = op
+		}
+	}
 	err := s.inTx(ctx, func(ctx context.Context) error {
 		for _, op := range ops {
-			if err := s.applyOp(ctx, op); err != nil {
+			var err error
+			if last, ok := final[op.runID]; ok && op.run != nil {
+				err = s.applyCreated(ctx, op, last)
+			} else {
+				err = s.applyOp(ctx, op)
+			}
+			if err != nil {
 				return fmt.Errorf("applying redo record %d: %w", op.lsn, err)
 			}
 		}
@@ -440,6 +494,68 @@ func (s *Store) drain(ctx context.Context) error {
 		return nil
 	}
 	return s.applyPending(context.WithoutCancel(ctx), true)
+}
+
+// listDueOverQueue is RunListDue for a store with a redo log, without
+// applying the queue (the scheduler's poll would otherwise wait for the
+// commits of the runs it just ticked): the runs the queue changes are
+// taken from their last queued commit, the others from wait_index. The
+// writer turn keeps the database still while the queue is read and the
+// query runs, so both are the same moment's.
+func (s *Store) listDueOverQueue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
+	if err := s.takeTurn(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+	}
+	defer func() { <-s.wsem }()
+	now := durable.FormatTime(p.Now)
+	limit := store.EffectiveLimit(p.Limit)
+	type due struct{ id, until string }
+	queued := map[string]*due{} // nil: the run is not due
+	s.redo.mu.Lock()
+	for _, op := range s.redo.pending {
+		if op.run == nil {
+			continue
+		}
+		if op.deadline == 1 && op.run[1] == string(durable.RunWaiting) && op.wait[1].(string) <= now {
+			queued[op.runID] = &due{op.runID, op.wait[1].(string)}
+		} else {
+			queued[op.runID] = nil
+		}
+	}
+	s.redo.mu.Unlock()
+	rows, err := s.rw.listDue.QueryContext(ctx, now, limit+len(queued))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+	}
+	defer rows.Close()
+	var all []due
+	for rows.Next() {
+		var d due
+		if err := rows.Scan(&d.id, &d.until); err != nil {
+			return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+		}
+		if _, ok := queued[d.id]; !ok {
+			all = append(all, d)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+	}
+	for _, d := range queued {
+		if d != nil {
+			all = append(all, *d)
+		}
+	}
+	slices.SortFunc(all, func(a, b due) int { return cmp.Or(strings.Compare(a.until, b.until), strings.Compare(a.id, b.id)) })
+	out := make([]store.DueRun, 0, min(len(all), limit))
+	for _, d := range all[:min(len(all), limit)] {
+		until, err := durable.ParseTime(d.until)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: listing due runs: run %s: %w", d.id, err)
+		}
+		out = append(out, store.DueRun{RunID: d.id, Until: until})
+	}
+	return out, nil
 }
 
 // Settle applies every commit the redo log holds to the database file.

@@ -352,6 +352,9 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 // RunListDue implements store.RunStore from wait_index: the deadlines at
 // or before p.Now, compared as normalised text (see the package doc).
 func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
+	if s.redo != nil {
+		return s.listDueOverQueue(ctx, p)
+	}
 	rd, err := s.read(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)

@@ -199,6 +199,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		s.cache = newHotCache(cmp.Or(cfg.CacheBytes, DefaultCacheBytes))
 	}
 	if err := s.open(ctx, syncMode, !cfg.NoRedoLog); err != nil {
+		if s.redo != nil {
+			s.stopApplying()
+		}
 		_ = s.closeAll()
 		return nil, err
 	}
