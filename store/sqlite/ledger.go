@@ -150,6 +150,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	if s.redo != nil { // a hit needs neither the writer turn nor the queue applied
 		s.redo.mu.Lock()
 		all, ok := s.cache.ledger(p.RunID)
+		ok = ok && !s.redo.closed // closed: the slow path says so
 		var out []*durable.StepRecord
 		if ok {
 			out = copyRecords(all, p.After, p.Limit)
@@ -159,7 +160,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 			return out, nil
 		}
 	}
-	rd, err := s.read(ctx)
+	rd, err := s.readRun(ctx, p.RunID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 	}
@@ -229,12 +230,13 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 	if s.redo != nil {
 		s.redo.mu.Lock()
 		n, ok := s.cache.lastSeq(runID)
+		ok = ok && !s.redo.closed // closed: the slow path says so
 		s.redo.mu.Unlock()
 		if ok {
 			return n, nil
 		}
 	}
-	rd, err := s.read(ctx)
+	rd, err := s.readRun(ctx, runID)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: counting ledger of %s: %w", runID, err)
 	}
@@ -272,7 +274,7 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 // LedgerFindCompleted implements store.LedgerFinder with a scan of the
 // run's records (narrowed by the primary key), or of its cached ledger.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
-	rd, err := s.read(ctx)
+	rd, err := s.readRun(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: finding completed record %q of %s: %w", idempotencyKey, runID, err)
 	}

@@ -379,3 +379,46 @@ func TestRedo_DueListSeesTheQueue(t *testing.T) {
 		t.Fatalf("due over the queue %q (limit 1: %q), after applying it %q; want a,d and a", got, got1, want)
 	}
 }
+
+// TestRedo_CacheMissReadsWhatTheQueueHolds: a run whose state left the
+// cache while a commit of it was queued is read as committed (the queue
+// is applied first); a run with nothing queued is read from the database
+// without applying the queue.
+func TestRedo_CacheMissReadsWhatTheQueueHolds(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	a := &durable.RunState{RunID: strings.Repeat("a", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	b := &durable.RunState{RunID: strings.Repeat("b", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	g.commit(b, 0, true)
+	if err := g.s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.s.redo.heldForTest.Store(true)
+	g.commit(a, 1, true)
+	g.commit(a, 2, false)
+	forget := func(id string) {
+		g.s.redo.mu.Lock()
+		g.s.cache.dropState(id)
+		g.s.cache.ledgerUnknown(id)
+		g.s.redo.mu.Unlock()
+	}
+	forget(b.RunID)
+	if got, err := g.s.RunGet(ctx, b.RunID); err != nil || fmt.Sprint(got.Vars["i"]) != "0" {
+		t.Fatalf("run b: %+v, %v", got, err)
+	}
+	if n := g.pending(); n != 2 {
+		t.Fatalf("reading another run applied the queue: %d commits left, want 2", n)
+	}
+	forget(a.RunID)
+	got, err := g.s.RunGet(ctx, a.RunID)
+	if err != nil || got.Version != 2 || fmt.Sprint(got.Vars["i"]) != "2" {
+		t.Fatalf("run a after its state left the cache: %+v, %v; want version 2, i=2", got, err)
+	}
+	if n := g.pending(); n != 0 {
+		t.Fatalf("%d commits still queued after reading a run they change", n)
+	}
+	recs, err := g.s.LedgerList(ctx, &store.LedgerListParams{RunID: a.RunID})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("ledger of a: %d records, %v; want 2", len(recs), err)
+	}
+}

@@ -152,13 +152,16 @@ func waitIndexStatus(reason durable.WaitReason) string {
 func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
 	if s.redo != nil { // a hit needs neither the writer turn nor the queue applied
 		s.redo.mu.Lock()
-		r := s.cache.state(runID)
+		var r *durable.RunState
+		if !s.redo.closed { // closed: the slow path says so
+			r = s.cache.state(runID)
+		}
 		s.redo.mu.Unlock()
 		if r != nil {
 			return r, nil
 		}
 	}
-	rd, err := s.read(ctx)
+	rd, err := s.readRun(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: loading run %s: %w", runID, err)
 	}

@@ -466,11 +466,17 @@ type reading struct {
 // then. A shared store reads there too when no write holds it (its page
 // cache holds what was just written), else on the reader pool.
 func (s *Store) read(ctx context.Context) (*reading, error) {
+	return s.readRun(ctx, "")
+}
+
+// readRun is read for a read of one run's rows (see lockRedoFor); "" reads
+// anything.
+func (s *Store) readRun(ctx context.Context, runID string) (*reading, error) {
 	if !s.shared {
 		if err := s.takeTurn(ctx); err != nil {
 			return nil, err
 		}
-		unlock, err := s.lockRedo(ctx)
+		unlock, err := s.lockRedoFor(ctx, runID)
 		if err != nil {
 			<-s.wsem
 			return nil, err
