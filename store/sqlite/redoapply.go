@@ -58,6 +58,8 @@ type redoLog struct {
 	failed error
 	closed bool
 
+	enc redoEncoder // the payload of the commit being queued
+
 	// heldForTest stops the goroutine from applying (the writer's other
 	// paths still do).
 	heldForTest atomic.Bool
@@ -756,11 +758,15 @@ func (s *Store) queueLocked(op *redoOp, recs []encodedRecord) error {
 	for i, rec := range recs {
 		op.recs[i] = encodedRecord{json: strings.Clone(rec.json), completedKey: rec.completedKey}
 	}
-	e := redoEncoder{b: make([]byte, 0, 256+len(op.run)*16)}
-	if err := op.encode(&e); err != nil {
+	e := &rl.enc // reused: the file copies the payload
+	e.b = e.b[:0]
+	if err := op.encode(e); err != nil {
 		return err
 	}
 	lsn, err := rl.file.append(e.b)
+	if cap(e.b) > 1<<20 {
+		e.b = nil // a rare huge commit: do not keep its buffer
+	}
 	if err != nil {
 		rl.failed = err
 		s.log.Error("writing the redo log failed; the store refuses writes", "error", err)
