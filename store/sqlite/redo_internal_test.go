@@ -76,6 +76,19 @@ func (g *redoRig) commit(r *durable.RunState, i int, create bool) {
 	}
 }
 
+// openImage opens a crash image (no idle checkpoints), closed when the
+// test ends.
+func openImage(t *testing.T, cfg Config) *Store {
+	t.Helper()
+	cfg.IdleCheckpoint = -1
+	c, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("opening the image %s: %v", cfg.Path, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // checkImage opens a crash image with cfg and checks that run r is there
 // as committed last (step s<i> its last record) and that the commands
 // number wantCmds.
@@ -195,11 +208,7 @@ func TestRedo_ReplaysOntoAnOlderDatabase(t *testing.T) {
 	}
 	copyFile(t, g.path+redoSuffix, old+redoSuffix)
 
-	c, err := New(ctx, Config{Path: old, IdleCheckpoint: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := openImage(t, Config{Path: old})
 	got, err := c.RunGet(ctx, a.RunID)
 	if err != nil || got.Version != 3 || fmt.Sprint(got.Vars["i"]) != "3" {
 		t.Fatalf("run a: %+v, %v; want version 3, i=3", got, err)
@@ -289,11 +298,7 @@ func TestRedo_RewoundLogReplaysOnlyItsOwnRecords(t *testing.T) {
 		g.commit(r, 80, false)
 		img = g.image()
 	})
-	c, err := New(ctx, Config{Path: img, IdleCheckpoint: -1, CacheBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := openImage(t, Config{Path: img, CacheBytes: -1})
 	got, err := c.RunGet(ctx, r.RunID)
 	if err != nil || got.Version != 81 || fmt.Sprint(got.Vars["i"]) != "80" {
 		t.Fatalf("image after a rewind: %+v, %v; want version 81, i=80", got, err)

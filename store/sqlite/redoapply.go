@@ -52,7 +52,7 @@ type redoLog struct {
 	// queuedRuns counts the queued commits of each run: a read of a run
 	// with none needs the database only, not the queue applied first.
 	queuedRuns map[string]int
-	applied int64     // the LSN the database holds up to
+	applied    int64 // the LSN the database holds up to
 	// failed is set when writing the redo log failed: the log no longer
 	// has every write, so the store refuses writes from then on.
 	failed error
@@ -640,8 +640,8 @@ func (s *Store) recordLocked(lsn int64, payload []byte) error {
 // fails: the store refuses the later ones.
 func (s *Store) recordedTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	rl := s.redo
-	if rl.failed != nil {
-		return fmt.Errorf("redo log failed earlier: %w", rl.failed)
+	if err := rl.refusal(); err != nil {
+		return err
 	}
 	lsn := rl.file.next
 	s.w.startRecording()
@@ -662,6 +662,18 @@ func (s *Store) recordedTx(ctx context.Context, fn func(ctx context.Context) err
 	return err
 }
 
+// refusal tells why the store takes no more writes (closed, or the redo
+// log failed), or nil. The caller holds redo.mu.
+func (rl *redoLog) refusal() error {
+	if rl.closed {
+		return errClosed
+	}
+	if rl.failed != nil {
+		return fmt.Errorf("redo log failed earlier: %w", rl.failed)
+	}
+	return nil
+}
+
 // commitFromCache is RunCommit's fast path (see the top of the file):
 // handled is false when the cache does not know enough and the caller
 // must commit through the database.
@@ -670,11 +682,8 @@ func (s *Store) commitFromCache(p *store.CommitParams, runJSON string, recs []en
 	r := p.Run
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
-	if rl.closed {
-		return true, errClosed
-	}
-	if rl.failed != nil {
-		return true, fmt.Errorf("redo log failed earlier: %w", rl.failed)
+	if err := rl.refusal(); err != nil {
+		return true, err
 	}
 	if len(rl.pending) >= redoMaxPending {
 		return false, nil
@@ -731,11 +740,8 @@ func (s *Store) appendFromCache(runID string, records []*durable.StepRecord, rec
 	rl := s.redo
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
-	if rl.closed {
-		return true, errClosed
-	}
-	if rl.failed != nil {
-		return true, fmt.Errorf("redo log failed earlier: %w", rl.failed)
+	if err := rl.refusal(); err != nil {
+		return true, err
 	}
 	last, known := s.cache.lastSeq(runID)
 	if !known || len(rl.pending) >= redoMaxPending {
