@@ -427,3 +427,36 @@ func TestRedo_CacheMissReadsWhatTheQueueHolds(t *testing.T) {
 		t.Fatalf("ledger of a: %d records, %v; want 2", len(recs), err)
 	}
 }
+
+// TestRedo_FailedLogRefusesWritesAndLosesNothing: once a write to the
+// redo log fails, the store refuses writes (a commit it acknowledged
+// later could be missing from the log), still serves reads, and a reopen
+// finds every commit acknowledged before the failure.
+func TestRedo_FailedLogRefusesWritesAndLosesNothing(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	r := &durable.RunState{RunID: strings.Repeat("f", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	g.s.redo.heldForTest.Store(true) // acknowledged commits stay in the log only
+	g.commit(r, 0, true)
+	g.commit(r, 1, false)
+	g.s.redo.mu.Lock()
+	_ = g.s.redo.file.f.Close() // the next write to the log fails
+	g.s.redo.mu.Unlock()
+
+	stale := *r
+	stale.Vars = map[string]any{"i": 2}
+	if err := g.s.RunCommit(ctx, &store.CommitParams{Run: &stale}); err == nil {
+		t.Fatal("a commit whose redo record could not be written succeeded")
+	}
+	if _, err := g.s.CommandAppend(ctx, &durable.CommandRecord{RunID: r.RunID, Type: "pause"}); err == nil ||
+		!strings.Contains(err.Error(), "redo log failed") {
+		t.Fatalf("a write after the failure: %v, want it refused", err)
+	}
+	if got, err := g.s.RunGet(ctx, r.RunID); err != nil || got.Version != 2 {
+		t.Fatalf("read after the failure: %+v, %v", got, err)
+	}
+	if err := g.s.Close(); err == nil {
+		t.Fatal("Close reported no error for a failed redo log")
+	}
+	checkImage(t, g.path, Config{}, r, 1, 0)
+}

@@ -814,8 +814,13 @@ func (s *Store) closeRedoLocked(ctx context.Context) error {
 	if err == nil && rl.syncWAL {
 		err = syncFile(rl.walPath)
 	}
-	cerr := rl.file.close()
-	if err == nil && cerr == nil && rl.failed == nil {
+	if cerr := rl.file.close(); err == nil {
+		err = cerr
+	}
+	if err == nil && rl.failed != nil {
+		err = fmt.Errorf("it failed earlier: %w", rl.failed)
+	}
+	if err == nil {
 		err = os.Remove(s.path + redoSuffix)
 	}
 	if err != nil {
