@@ -460,3 +460,62 @@ func TestRedo_FailedLogRefusesWritesAndLosesNothing(t *testing.T) {
 	}
 	checkImage(t, g.path, Config{}, r, 1, 0)
 }
+
+// TestRedo_CreateUnderAChosenIDAsksTheDatabase: a create under an id the
+// caller chose is queued without applying the queue once the database
+// says the run does not exist; an existing run, in the database or only
+// in the queue, is refused as such; a run whose ledger exists without it
+// continues that ledger's seqs.
+func TestRedo_CreateUnderAChosenIDAsksTheDatabase(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	create := func(id string, rec bool) error {
+		r := &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning}
+		p := &store.CommitParams{Run: r, Create: true}
+		if rec {
+			p.Records = []*durable.StepRecord{{RunID: id, StepID: "first", Status: durable.StepCompleted}}
+		}
+		return g.s.RunCommit(ctx, p)
+	}
+	if err := create("in-db", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.s.LedgerAppend(ctx, "orphan", []*durable.StepRecord{{RunID: "orphan", StepID: "old"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.s.redo.mu.Lock()
+	g.s.cache.dropState("in-db")
+	g.s.cache.ledgerUnknown("in-db")
+	g.s.cache.ledgerUnknown("orphan")
+	g.s.redo.mu.Unlock()
+
+	g.s.redo.heldForTest.Store(true)
+	if err := create("queued", true); err != nil {
+		t.Fatal(err)
+	}
+	if n := g.pending(); n != 1 {
+		t.Fatalf("%d commits queued after a create under a chosen id, want 1 (not applied)", n)
+	}
+	for _, id := range []string{"in-db", "queued"} {
+		if err := create(id, false); !errors.Is(err, store.ErrAlreadyExists) {
+			t.Fatalf("second create of %s: %v, want ErrAlreadyExists", id, err)
+		}
+	}
+	if n := g.pending(); n != 1 {
+		t.Fatalf("%d commits queued after the refused creates, want 1", n)
+	}
+	if err := create("orphan", true); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := g.s.LedgerList(ctx, &store.LedgerListParams{RunID: "orphan"})
+	if err != nil || len(recs) != 2 || recs[1].StepID != "first" || recs[1].Seq != 2 {
+		t.Fatalf("ledger of a run created after its ledger: %+v, %v; want old then first at seq 2", recs, err)
+	}
+	got, err := g.s.RunGet(ctx, "queued")
+	if err != nil || got.Version != 1 {
+		t.Fatalf("queued run: %+v, %v", got, err)
+	}
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -688,24 +689,80 @@ func (s *Store) commitFromCache(p *store.CommitParams, runJSON string, recs []en
 	if len(rl.pending) >= redoMaxPending {
 		return false, nil
 	}
-	op := &redoOp{runID: r.RunID, create: p.Create}
-	var prevIndexed bool
 	if p.Create {
 		if !p.RandomID || s.cache.entry(r.RunID, false) != nil {
 			return false, nil
 		}
-		op.firstSeq = 1
-	} else {
-		h := s.cache.entry(r.RunID, false)
-		if h == nil || h.stateText == "" || !h.seqKnown {
-			return false, nil
-		}
-		if h.stateVersion != r.Version {
-			return true, fmt.Errorf("stored version is %d: %w", h.stateVersion, store.ErrConflict)
-		}
-		op.firstSeq = h.lastSeq + 1
-		prevIndexed = h.stateIndexed
+		return true, s.queueCommitLocked(p, runJSON, recs, 1, false)
 	}
+	h := s.cache.entry(r.RunID, false)
+	if h == nil || h.stateText == "" || !h.seqKnown {
+		return false, nil
+	}
+	if h.stateVersion != r.Version {
+		return true, fmt.Errorf("stored version is %d: %w", h.stateVersion, store.ErrConflict)
+	}
+	return true, s.queueCommitLocked(p, runJSON, recs, h.lastSeq+1, h.stateIndexed)
+}
+
+// createFromDatabase is the fast path of a create under an id the caller
+// chose: the cache, or else the database, says whether the run exists
+// (under the writer turn, so that the goroutine holds still, but without
+// applying the queue), and the create is then queued like any other. A
+// run with queued commits the cache does not hold, or whose ledger exists
+// without it, goes the slow way.
+func (s *Store) createFromDatabase(ctx context.Context, p *store.CommitParams, runJSON string, recs []encodedRecord) (handled bool, err error) {
+	if err := s.takeTurn(ctx); err != nil {
+		return true, err
+	}
+	defer func() { <-s.wsem }()
+	rl := s.redo
+	id := p.Run.RunID
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if err := rl.refusal(); err != nil {
+		return true, err
+	}
+	h := s.cache.entry(id, false)
+	switch {
+	case h != nil && h.stateText != "":
+		return true, store.ErrAlreadyExists // what the cache holds, the database or the queue has
+	case len(rl.pending) >= redoMaxPending || rl.queuedRuns[id] > 0 || h != nil:
+		return false, nil
+	}
+	wctx := context.WithoutCancel(ctx)
+	exists := false
+	var last int64
+	err = s.w.run(func() error {
+		_, err := s.w.runVersion.queryInt64(wctx, id)
+		switch {
+		case err == nil:
+			exists = true
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		last, err = s.w.lastSeq.queryInt64(wctx, id)
+		return err
+	})
+	switch {
+	case err != nil:
+		return true, err
+	case exists:
+		return true, store.ErrAlreadyExists
+	case last > 0:
+		return false, nil
+	}
+	return true, s.queueCommitLocked(p, runJSON, recs, 1, false)
+}
+
+// queueCommitLocked queues p, whose records take seqs from firstSeq on,
+// and applies it to the cache; prevIndexed tells that the run's stored
+// state has a wait_index row. The caller holds redo.mu and has checked p
+// against what the cache or the database knows.
+func (s *Store) queueCommitLocked(p *store.CommitParams, runJSON string, recs []encodedRecord, firstSeq int64, prevIndexed bool) error {
+	r := p.Run
+	op := &redoOp{runID: r.RunID, create: p.Create, firstSeq: firstSeq}
 	text := strings.Clone(runJSON) // runJSON views a pooled buffer
 	op.run = runArgs(r, text)
 	if p.Create {
@@ -722,16 +779,16 @@ func (s *Store) commitFromCache(p *store.CommitParams, runJSON string, recs []en
 		op.deadline = 2
 	}
 	if err := s.queueLocked(op, recs); err != nil {
-		return true, err
+		return err
 	}
 	s.cache.putState(r.RunID, text, r.Version+1, indexed)
 	if p.Create && len(p.Records) == 0 {
-		s.cache.putLedger(r.RunID, nil, 0) // a random id has no ledger yet
+		s.cache.putLedger(r.RunID, nil, 0) // a new run with no ledger yet
 	}
 	s.cacheAppended(r.RunID, p.Records, op.firstSeq, recs)
 	r.Version++
 	setSeqs(p.Records, op.firstSeq)
-	return true, nil
+	return nil
 }
 
 // appendFromCache is LedgerAppend's fast path, for a run whose last seq

@@ -34,7 +34,13 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	}
 	runJSON := text(*buf, 0, runEnd) // after the records: *buf no longer grows
 	if s.redo != nil {
-		if handled, err := s.commitFromCache(p, runJSON, recs); handled {
+		commit := s.commitFromCache
+		if p.Create && !p.RandomID {
+			commit = func(p *store.CommitParams, runJSON string, recs []encodedRecord) (bool, error) {
+				return s.createFromDatabase(ctx, p, runJSON, recs)
+			}
+		}
+		if handled, err := commit(p, runJSON, recs); handled {
 			if err != nil {
 				return fmt.Errorf("sqlite: committing run %s at version %d: %w", r.RunID, r.Version, err)
 			}

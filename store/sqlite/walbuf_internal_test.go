@@ -35,15 +35,21 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 }
 
-// copyCrashImage copies the database at path and its WAL to dst and
-// dst-wal in s's writer turn, so that nothing is written meanwhile: what
-// a process killed at that moment leaves.
+// copyCrashImage copies the database at path, its WAL and its redo log
+// to dst, dst-wal and dst-redo in s's writer turn (and under the redo
+// log's lock), so that nothing is written meanwhile: what a process
+// killed at that moment leaves.
 func copyCrashImage(t *testing.T, s *Store, path, dst string) {
 	t.Helper()
 	s.wsem <- struct{}{}
 	defer func() { <-s.wsem }()
+	if s.redo != nil {
+		s.redo.mu.Lock()
+		defer s.redo.mu.Unlock()
+	}
 	copyFile(t, path, dst)
 	copyFile(t, path+"-wal", dst+"-wal")
+	copyFile(t, path+redoSuffix, dst+redoSuffix)
 }
 
 // TestWALBatch_CommitsAreInTheFileWhenCommitReturns: an owned store
