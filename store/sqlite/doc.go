@@ -90,7 +90,8 @@
 // in a redo log beside the database (<path>-redo; redo.go, redoapply.go),
 // so that most commits return before they reach the database file. A
 // commit of a run the cache knows (its version and last ledger seq), or
-// of a new run under a random id (store.CommitParams.RandomID), is checked
+// of a new run (under a random id, store.CommitParams.RandomID, at once;
+// under a chosen one after a point query of the database), is checked
 // against the cache, written to the log with one write call (plus an
 // fdatasync with synchronous=FULL), applied to the cache and queued; a
 // goroutine applies the queue in transactions of many commits, beside the

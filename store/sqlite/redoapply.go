@@ -22,7 +22,8 @@ import (
 // the database file:
 //
 //   - A commit of a run the cache knows (its version and last ledger seq),
-//     or of a new run under a random id, is checked against the cache,
+//     or of a new run (under a random id at once, under a chosen one after
+//     asking the database whether it exists), is checked against the cache,
 //     written to the redo log (one write call; with synchronous=FULL, one
 //     fdatasync), applied to the cache, and queued. A goroutine applies the
 //     queue to the database in transactions of many commits, beside the
