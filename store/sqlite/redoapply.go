@@ -289,7 +289,11 @@ func (s *Store) openRedo(ctx context.Context, keep bool, syncMode string) error 
 	}
 	if replayed > 0 {
 		s.log.InfoContext(ctx, "replayed the redo log", "records", replayed, "lsn", applied)
-		// The log is rewound or removed next: what it held must be on disk.
+	}
+	if len(recs) > 0 {
+		// The log is rewound or removed next: what it held must be on disk,
+		// also what the dead process had applied (unsynced with NORMAL
+		// behind a FULL log).
 		if err := syncFile(s.path + "-wal"); err != nil {
 			return fmt.Errorf("sqlite: syncing the WAL after replaying the redo log: %w", err)
 		}
