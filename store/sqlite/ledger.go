@@ -147,18 +147,15 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 
 // LedgerList implements store.LedgerStore.
 func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
-	if s.redo != nil { // a hit needs neither the writer turn nor the queue applied
-		s.redo.mu.Lock()
+	var cached []*durable.StepRecord
+	if s.fromCache(func() bool {
 		all, ok := s.cache.ledger(p.RunID)
-		ok = ok && !s.redo.closed // closed: the slow path says so
-		var out []*durable.StepRecord
 		if ok {
-			out = copyRecords(all, p.After, p.Limit)
+			cached = copyRecords(all, p.After, p.Limit)
 		}
-		s.redo.mu.Unlock()
-		if ok {
-			return out, nil
-		}
+		return ok
+	}) {
+		return cached, nil
 	}
 	rd, err := s.readRun(ctx, p.RunID)
 	if err != nil {
@@ -227,14 +224,9 @@ func copyRecords(all []*frozen.Record, after int64, limit int) []*durable.StepRe
 // LedgerCount implements store.LedgerStore: the run's last seq (what
 // Python's ledger_heads.last_seq holds).
 func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
-	if s.redo != nil {
-		s.redo.mu.Lock()
-		n, ok := s.cache.lastSeq(runID)
-		ok = ok && !s.redo.closed // closed: the slow path says so
-		s.redo.mu.Unlock()
-		if ok {
-			return n, nil
-		}
+	var last int64
+	if s.fromCache(func() (ok bool) { last, ok = s.cache.lastSeq(runID); return ok }) {
+		return last, nil
 	}
 	rd, err := s.readRun(ctx, runID)
 	if err != nil {

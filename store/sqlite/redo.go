@@ -235,6 +235,17 @@ func (e *redoEncoder) value(v any) error {
 	return nil
 }
 
+// values appends a counted list of values.
+func (e *redoEncoder) values(vs []any) error {
+	e.uvarint(uint64(len(vs)))
+	for _, v := range vs {
+		if err := e.value(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // redoDecoder reads values back; the first malformed read sets err and
 // every later read returns zero values.
 type redoDecoder struct {
@@ -291,6 +302,26 @@ func (d *redoDecoder) bytes() []byte {
 }
 
 func (d *redoDecoder) str() string { return string(d.bytes()) }
+
+// count reads a list's length; a length past what is left (every item
+// takes a byte at least) is malformed.
+func (d *redoDecoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+// values reads a list written by redoEncoder.values.
+func (d *redoDecoder) values() []any {
+	vs := make([]any, d.count())
+	for i := range vs {
+		vs[i] = d.value()
+	}
+	return vs
+}
 
 func (d *redoDecoder) value() any {
 	switch d.byte() {

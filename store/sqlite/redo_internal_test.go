@@ -63,6 +63,11 @@ func (g *redoRig) pending() int {
 	return len(g.s.redo.pending)
 }
 
+// redoRun is a new running run of workflow wf.
+func redoRun(id string) *durable.RunState {
+	return &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning}
+}
+
 // commit saves run id with vars i, created at random when create; the
 // record's step id names i.
 func (g *redoRig) commit(r *durable.RunState, i int, create bool) {
@@ -137,7 +142,7 @@ func TestRedo_CrashImagesHoldEveryCommit(t *testing.T) {
 				k := i % len(runs)
 				create := runs[k] == nil
 				if create {
-					runs[k] = &durable.RunState{RunID: fmt.Sprintf("%032x", i+1), WorkflowID: "wf", Status: durable.RunRunning}
+					runs[k] = redoRun(fmt.Sprintf("%032x", i+1))
 				}
 				r := runs[k]
 				var img string
@@ -176,8 +181,8 @@ func TestRedo_CrashImagesHoldEveryCommit(t *testing.T) {
 func TestRedo_ReplaysOntoAnOlderDatabase(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
-	a := &durable.RunState{RunID: strings.Repeat("a", 32), WorkflowID: "wf", Status: durable.RunRunning}
-	b := &durable.RunState{RunID: strings.Repeat("b", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	a := redoRun(strings.Repeat("a", 32))
+	b := redoRun(strings.Repeat("b", 32))
 	g.commit(a, 0, true)
 	g.commit(b, 1, true)
 	if err := g.s.Settle(ctx); err != nil {
@@ -235,7 +240,7 @@ func TestRedo_ReplaysOntoAnOlderDatabase(t *testing.T) {
 // or damaged (a power cut mid-write) opens with the records before it.
 func TestRedo_TornTailIsDropped(t *testing.T) {
 	g := newRedoRig(t, "NORMAL")
-	r := &durable.RunState{RunID: strings.Repeat("c", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	r := redoRun(strings.Repeat("c", 32))
 	var img string
 	var size int64
 	g.held(func() {
@@ -276,7 +281,7 @@ func TestRedo_TornTailIsDropped(t *testing.T) {
 func TestRedo_RewoundLogReplaysOnlyItsOwnRecords(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
-	r := &durable.RunState{RunID: strings.Repeat("d", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	r := redoRun(strings.Repeat("d", 32))
 	big := strings.Repeat("x", 64<<10)
 	for i := range 80 { // 5 MB of records: past redoRewindBytes
 		g.commit(r, i, i == 0)
@@ -313,7 +318,7 @@ func TestRedo_RewoundLogReplaysOnlyItsOwnRecords(t *testing.T) {
 // removes the redo log; reopening finds every commit.
 func TestRedo_CloseRemovesTheLog(t *testing.T) {
 	g := newRedoRig(t, "NORMAL")
-	r := &durable.RunState{RunID: strings.Repeat("e", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	r := redoRun(strings.Repeat("e", 32))
 	g.held(func() {
 		g.commit(r, 0, true)
 		g.commit(r, 1, false)
@@ -341,7 +346,7 @@ func TestRedo_DueListSeesTheQueue(t *testing.T) {
 	}
 	runs := map[string]*durable.RunState{}
 	for _, id := range []string{"a", "b", "c", "d"} {
-		runs[id] = &durable.RunState{RunID: strings.Repeat(id, 32), WorkflowID: "wf", Status: durable.RunRunning}
+		runs[id] = redoRun(strings.Repeat(id, 32))
 	}
 	// In the database: b and c due, at base+2s and base+3s.
 	wait(runs["b"], base.Add(2*time.Second))
@@ -392,8 +397,8 @@ func TestRedo_DueListSeesTheQueue(t *testing.T) {
 func TestRedo_CacheMissReadsWhatTheQueueHolds(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
-	a := &durable.RunState{RunID: strings.Repeat("a", 32), WorkflowID: "wf", Status: durable.RunRunning}
-	b := &durable.RunState{RunID: strings.Repeat("b", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	a := redoRun(strings.Repeat("a", 32))
+	b := redoRun(strings.Repeat("b", 32))
 	g.commit(b, 0, true)
 	if err := g.s.Settle(ctx); err != nil {
 		t.Fatal(err)
@@ -435,7 +440,7 @@ func TestRedo_CacheMissReadsWhatTheQueueHolds(t *testing.T) {
 func TestRedo_FailedLogRefusesWritesAndLosesNothing(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
-	r := &durable.RunState{RunID: strings.Repeat("f", 32), WorkflowID: "wf", Status: durable.RunRunning}
+	r := redoRun(strings.Repeat("f", 32))
 	g.s.redo.heldForTest.Store(true) // acknowledged commits stay in the log only
 	g.commit(r, 0, true)
 	g.commit(r, 1, false)
@@ -470,7 +475,7 @@ func TestRedo_CreateUnderAChosenIDAsksTheDatabase(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
 	create := func(id string, rec bool) error {
-		r := &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning}
+		r := redoRun(id)
 		p := &store.CommitParams{Run: r, Create: true}
 		if rec {
 			p.Records = []*durable.StepRecord{{RunID: id, StepID: "first", Status: durable.StepCompleted}}

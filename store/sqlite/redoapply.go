@@ -104,11 +104,8 @@ func (op *redoOp) encode(e *redoEncoder) error {
 	e.str(op.runID)
 	if op.run != nil {
 		e.b = append(e.b, boolByte(op.create))
-		e.uvarint(uint64(len(op.run)))
-		for _, v := range op.run {
-			if err := e.value(v); err != nil {
-				return err
-			}
+		if err := e.values(op.run); err != nil {
+			return err
 		}
 	}
 	e.varint(op.firstSeq)
@@ -121,12 +118,7 @@ func (op *redoOp) encode(e *redoEncoder) error {
 	}
 	e.b = append(e.b, op.deadline)
 	if op.deadline == 1 {
-		e.uvarint(uint64(len(op.wait)))
-		for _, v := range op.wait {
-			if err := e.value(v); err != nil {
-				return err
-			}
-		}
+		return e.values(op.wait)
 	}
 	return nil
 }
@@ -135,28 +127,17 @@ func decodeRedoOp(kind byte, d *redoDecoder) (*redoOp, error) {
 	op := &redoOp{runID: d.str()}
 	if kind == redoCommit {
 		op.create = d.byte() == 1
-		op.run = make([]any, d.uvarint()%64)
-		for i := range op.run {
-			op.run[i] = d.value()
-		}
+		op.run = d.values()
 	}
 	op.firstSeq = d.varint()
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail()
-		n = 0
-	}
-	op.recs = make([]encodedRecord, n)
+	op.recs = make([]encodedRecord, d.count())
 	for i := range op.recs {
 		op.recs[i].json = d.str()
 		op.recs[i].completedKey = d.value()
 	}
 	op.deadline = d.byte()
 	if op.deadline == 1 {
-		op.wait = make([]any, d.uvarint()%16)
-		for i := range op.wait {
-			op.wait[i] = d.value()
-		}
+		op.wait = d.values()
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -335,10 +316,7 @@ func (s *Store) replayRecord(ctx context.Context, kind byte, payload []byte) err
 	case redoStatements:
 		for len(d.b) > 0 {
 			st := s.w.byName[d.str()]
-			args := make([]any, d.uvarint()%64)
-			for i := range args {
-				args[i] = d.value()
-			}
+			args := d.values()
 			if d.err != nil {
 				return d.err
 			}
@@ -448,14 +426,7 @@ func (s *Store) applyPending(ctx context.Context, locked bool) error {
 	if err != nil {
 		return err
 	}
-	if s.ckpt != nil {
-		s.ckpt.wrote()
-	}
-	if s.listDirty >= s.listFlushAt {
-		if err := s.flushLists(ctx); err != nil {
-			s.log.WarnContext(ctx, "bringing run lists up to date failed", "error", err)
-		}
-	}
+	s.afterWrite(ctx)
 	last := ops[len(ops)-1].lsn
 	if !locked {
 		rl.mu.Lock()
@@ -620,6 +591,20 @@ func (s *Store) lockRedoFor(ctx context.Context, runID string) (unlock func(), e
 		return nil, fmt.Errorf("applying the redo log: %w", err)
 	}
 	return s.redo.mu.Unlock, nil
+}
+
+// fromCache answers a read from the cache, under redo.mu, without the
+// writer turn or the queue applied: hit runs on the cache and reports
+// whether it answered. A store without a redo log (whose cache needs the
+// writer turn), or a closed one, answers nothing here; the read's slow
+// path then does, or says the store is closed.
+func (s *Store) fromCache(hit func() bool) bool {
+	if s.redo == nil {
+		return false
+	}
+	s.redo.mu.Lock()
+	defer s.redo.mu.Unlock()
+	return !s.redo.closed && hit()
 }
 
 // recordLocked appends the statements a transaction ran (the writer turn

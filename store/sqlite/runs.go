@@ -156,16 +156,9 @@ func waitIndexStatus(reason durable.WaitReason) string {
 // RunGet implements store.RunStore. A row whose run_json cannot be
 // decoded counts as absent, as in the Python store.
 func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
-	if s.redo != nil { // a hit needs neither the writer turn nor the queue applied
-		s.redo.mu.Lock()
-		var r *durable.RunState
-		if !s.redo.closed { // closed: the slow path says so
-			r = s.cache.state(runID)
-		}
-		s.redo.mu.Unlock()
-		if r != nil {
-			return r, nil
-		}
+	var cached *durable.RunState
+	if s.fromCache(func() bool { cached = s.cache.state(runID); return cached != nil }) {
+		return cached, nil
 	}
 	rd, err := s.readRun(ctx, runID)
 	if err != nil {

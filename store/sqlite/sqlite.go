@@ -398,17 +398,24 @@ func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) erro
 	if committed != nil && s.cache != nil {
 		committed()
 	}
+	s.afterWrite(wctx)
+	return nil
+}
+
+// afterWrite follows a committed write, in its writer turn: the list
+// columns are brought up to date once enough runs are stale, and the idle
+// checkpointer learns of the write.
+func (s *Store) afterWrite(ctx context.Context) {
 	if s.listDirty >= s.listFlushAt {
 		// Logged, not returned: the commit stands, and the runs stay
 		// recorded for the next flush.
-		if err := s.flushLists(wctx); err != nil {
+		if err := s.flushLists(ctx); err != nil {
 			s.log.WarnContext(ctx, "bringing run lists up to date failed", "error", err)
 		}
 	}
 	if s.ckpt != nil {
 		s.ckpt.wrote()
 	}
-	return nil
 }
 
 // inTx runs fn in one IMMEDIATE transaction on the writer connection and

@@ -245,11 +245,8 @@ func (s *wstmt) execResult(ctx context.Context, args ...any) (driver.Result, err
 	defer clear(nv) // the scratch must not keep a run's JSON reachable
 	if e := s.w.rec; e != nil && !s.unrecorded {
 		e.str(s.name)
-		e.uvarint(uint64(len(args)))
-		for _, a := range args {
-			if err := e.value(a); err != nil {
-				return nil, err
-			}
+		if err := e.values(args); err != nil {
+			return nil, err
 		}
 	}
 	return s.ex.ExecContext(ctx, nv)
