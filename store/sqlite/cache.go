@@ -18,7 +18,8 @@ const DefaultCacheBytes = 16 << 20
 
 // hotCache keeps the runs (their run_json) and ledgers (frozen
 // StepRecord.StoredCopy copies) the store committed or read most
-// recently. It exists only for a database the store opened exclusively:
+// recently (a waiting run's records excepted: see Store.cacheCommitted).
+// It exists only for a database the store opened exclusively:
 // no other connection can change the file, so what the store committed is
 // what the file holds, and a hot read skips the query and the JSON decode
 // and returns the same values a read from disk would. It is bounded by the
@@ -164,6 +165,18 @@ func (c *hotCache) appended(id string, recs []*frozen.Record, size int64) {
 		c.forgetLedger(h)
 	}
 	c.evict()
+}
+
+// parked forgets the records the cache holds of a run that now waits,
+// and records last as its last seq when the commit appended some (else
+// the last seq stays as known, or unknown).
+func (c *hotCache) parked(id string, last int64, appended bool) {
+	h := c.entry(id, true)
+	c.forgetLedger(h)
+	if appended {
+		h.lastSeq, h.seqKnown = last, true
+	}
+	c.removeIfEmpty(h)
 }
 
 // ledger returns the cached whole ledger of id (shared, not to be

@@ -1,12 +1,14 @@
 package sqlite
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/frozen"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 // TestHotCache_Bounds: the accounted size is what the entries hold, never
@@ -91,5 +93,90 @@ func TestCheckpointPages(t *testing.T) {
 		if got != want {
 			t.Errorf("CheckpointPages %d: wal_autocheckpoint = %d, want %d", cfgPages, got, want)
 		}
+	}
+}
+
+// TestHotCache_WaitingRunKeepsOnlyItsLastSeq: a commit that leaves a run
+// waiting drops the run's records from the cache and keeps its state and
+// last seq, so the commit that resumes it still takes the fast path (with
+// a redo log) and its records continue the seqs; a read of the ledger
+// returns every record, from the database, and caches them again.
+func TestHotCache_WaitingRunKeepsOnlyItsLastSeq(t *testing.T) {
+	t.Parallel()
+	for _, noRedo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoRedoLog=%v", noRedo), func(t *testing.T) {
+			ctx := t.Context()
+			s, err := New(ctx, Config{Path: filepath.Join(t.TempDir(), "db.sqlite3"), NoRedoLog: noRedo, IdleCheckpoint: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			r := &durable.RunState{RunID: strings.Repeat("w", 32), WorkflowID: "wf", Status: durable.RunRunning}
+			commit := func(status durable.RunStatus, create bool, steps ...string) {
+				t.Helper()
+				r.Status = status
+				var recs []*durable.StepRecord
+				for _, id := range steps {
+					recs = append(recs, &durable.StepRecord{RunID: r.RunID, StepID: id, Status: durable.StepCompleted})
+				}
+				if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: create, RandomID: create, Records: recs}); err != nil {
+					t.Fatalf("commit of %v: %v", steps, err)
+				}
+			}
+			cached := func() (ledger bool, lastSeq int64, seqKnown bool) {
+				if s.redo != nil {
+					s.redo.mu.Lock()
+					defer s.redo.mu.Unlock()
+				}
+				_, ledger = s.cache.ledger(r.RunID)
+				lastSeq, seqKnown = s.cache.lastSeq(r.RunID)
+				return ledger, lastSeq, seqKnown
+			}
+			steps := func() string {
+				t.Helper()
+				recs, err := s.LedgerList(ctx, &store.LedgerListParams{RunID: r.RunID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var b strings.Builder
+				for _, rec := range recs {
+					fmt.Fprintf(&b, "%d:%s ", rec.Seq, rec.StepID)
+				}
+				return b.String()
+			}
+
+			commit(durable.RunRunning, true, "a")
+			if ledger, _, _ := cached(); !ledger {
+				t.Fatal("the records of a running run are not cached")
+			}
+			commit(durable.RunWaiting, false, "b", "c")
+			if ledger, last, known := cached(); ledger || !known || last != 3 {
+				t.Fatalf("after the waiting commit: ledger cached %v, last seq %d (known %v); want only last seq 3", ledger, last, known)
+			}
+			if s.redo == nil {
+				commit(durable.RunCompleted, false, "d")
+			} else {
+				// The writer turn held keeps the goroutine from applying the
+				// queue, which the commit then grows by one.
+				s.wsem <- struct{}{}
+				s.redo.mu.Lock()
+				before := len(s.redo.pending)
+				s.redo.mu.Unlock()
+				commit(durable.RunCompleted, false, "d")
+				s.redo.mu.Lock()
+				after := len(s.redo.pending)
+				s.redo.mu.Unlock()
+				<-s.wsem
+				if after != before+1 {
+					t.Fatalf("the commit resuming a waiting run did not take the redo log's fast path (queue %d -> %d)", before, after)
+				}
+			}
+			if got, want := steps(), "1:a 2:b 3:c 4:d "; got != want {
+				t.Fatalf("ledger = %q, want %q", got, want)
+			}
+			if ledger, last, _ := cached(); !ledger || last != 4 {
+				t.Fatalf("after the read: ledger cached %v, last seq %d; want cached, 4", ledger, last)
+			}
+		})
 	}
 }

@@ -71,7 +71,10 @@
 // cache holds what it counts, in memory the collector does not scan);
 // ledger records are kept decoded (durable.StepRecord.StoredCopy) and
 // frozen (internal/frozen: compact, about their JSON size), as ledgers are
-// read far more often than written. Lists and due queries
+// read far more often than written. A commit that leaves a run waiting
+// keeps only its state and last seq: the run is idle until its wait
+// resolves, and its records, which no write needs, are cached again by
+// the next read of its ledger. Lists and due queries
 // always run SQL.
 //
 // An owning store also batches its WAL writes (walbuf.go): SQLite writes

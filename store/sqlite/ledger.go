@@ -83,6 +83,20 @@ func (s *Store) appendRecords(ctx context.Context, runID string, recs []encodedR
 	return first, nil
 }
 
+// cacheCommitted tells the cache about the records of a run's commit
+// (see cacheAppended). A commit that leaves the run waiting keeps only its
+// last seq, which the next commit's fast path needs: the run is idle until
+// its wait resolves, and may stay so for days; its records, which no write
+// needs, would hold cache memory and collector work meanwhile. A read of
+// its ledger caches the whole of it again (LedgerList).
+func (s *Store) cacheCommitted(r *durable.RunState, records []*durable.StepRecord, first int64, recs []encodedRecord) {
+	if r.Status != durable.RunWaiting {
+		s.cacheAppended(r.RunID, records, first, recs)
+		return
+	}
+	s.cache.parked(r.RunID, first+int64(len(records))-1, len(records) > 0)
+}
+
 // cacheAppended tells the cache about records just committed from seq
 // first on (recs are their encodings). Copies are taken before setSeqs
 // touches the caller's records; a record the cache cannot copy makes it

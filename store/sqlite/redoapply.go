@@ -775,7 +775,7 @@ func (s *Store) queueCommitLocked(p *store.CommitParams, runJSON string, recs []
 	if p.Create && len(p.Records) == 0 {
 		s.cache.putLedger(r.RunID, nil, 0) // a new run with no ledger yet
 	}
-	s.cacheAppended(r.RunID, p.Records, op.firstSeq, recs)
+	s.cacheCommitted(r, p.Records, op.firstSeq, recs)
 	r.Version++
 	setSeqs(p.Records, op.firstSeq)
 	return nil

@@ -83,7 +83,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	}, func() {
 		_, indexed := store.Deadline(r)
 		s.cache.putState(r.RunID, strings.Clone(runJSON), r.Version+1, indexed) // runJSON views a pooled buffer
-		s.cacheAppended(r.RunID, p.Records, firstSeq, recs)
+		s.cacheCommitted(r, p.Records, firstSeq, recs)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: committing run %s at version %d: %w", r.RunID, r.Version, err)
