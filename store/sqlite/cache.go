@@ -179,6 +179,23 @@ func (c *hotCache) parked(id string, last int64, appended bool) {
 	c.removeIfEmpty(h)
 }
 
+// wantsRecords reports whether appended would keep records of id from
+// seq first on: they start its ledger, or the cache holds all before them.
+func (c *hotCache) wantsRecords(id string, first int64) bool {
+	if first == 1 {
+		return true
+	}
+	el, ok := c.runs[id] // a peek: appended or advanced follows
+	return ok && el.Value.(*hotRun).ledgerKnown
+}
+
+// advanced records last as the run's last seq, for records committed
+// after it that the cache does not keep (wantsRecords is false).
+func (c *hotCache) advanced(id string, last int64) {
+	h := c.entry(id, true)
+	h.lastSeq, h.seqKnown = last, true
+}
+
 // ledger returns the cached whole ledger of id (shared, not to be
 // modified) when it is known.
 func (c *hotCache) ledger(id string) ([]*frozen.Record, bool) {

@@ -171,6 +171,9 @@ func TestHotCache_WaitingRunKeepsOnlyItsLastSeq(t *testing.T) {
 					t.Fatalf("the commit resuming a waiting run did not take the redo log's fast path (queue %d -> %d)", before, after)
 				}
 			}
+			if ledger, last, known := cached(); ledger || !known || last != 4 {
+				t.Fatalf("after the resuming commit: ledger cached %v, last seq %d (known %v); want only last seq 4", ledger, last, known)
+			}
 			if got, want := steps(), "1:a 2:b 3:c 4:d "; got != want {
 				t.Fatalf("ledger = %q, want %q", got, want)
 			}

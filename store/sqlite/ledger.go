@@ -105,6 +105,10 @@ func (s *Store) cacheAppended(runID string, records []*durable.StepRecord, first
 	if len(records) == 0 {
 		return
 	}
+	if !s.cache.wantsRecords(runID, first) { // the copies would be dropped
+		s.cache.advanced(runID, first+int64(len(records))-1)
+		return
+	}
 	copies := make([]*frozen.Record, len(records))
 	var size int64
 	for i, rec := range records {
