@@ -101,7 +101,10 @@
 // caller instead of in its way, on the second core where there is one.
 // Every other write, and every read the cache cannot answer (lists, due
 // queries), applies the queue first and then runs on the database as
-// before, its statements recorded in the log in the same order. A commit
+// before, its statements recorded in the log in the same order. A read
+// queries with the writer turn held, not the log's lock, so commits from
+// the cache go on meanwhile; it keeps what it found in the cache only if
+// no commit of that run overtook it (reading.keep). A commit
 // is as durable when RunCommit returns as a SQLite commit with the same
 // synchronous setting: in the page cache with NORMAL (it survives the
 // process, not a power cut), on disk with FULL. The database records the

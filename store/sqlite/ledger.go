@@ -180,10 +180,14 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 	}
 	defer rd.release()
-	if rd.cache != nil {
-		if all, ok := rd.cache.ledger(p.RunID); ok {
-			return copyRecords(all, p.After, p.Limit), nil
+	var hit bool
+	if rd.cached(func(c *hotCache) {
+		var all []*frozen.Record
+		if all, hit = c.ledger(p.RunID); hit {
+			cached = copyRecords(all, p.After, p.Limit)
 		}
+	}) && hit {
+		return cached, nil
 	}
 	limit := int64(p.Limit)
 	if limit <= 0 {
@@ -218,7 +222,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 		for i, rec := range out {
 			all[i] = frozen.NewRecord(rec)
 		}
-		rd.cache.putLedger(p.RunID, all, size)
+		rd.keep(p.RunID, func(c *hotCache) { c.putLedger(p.RunID, all, size) })
 	}
 	return out, nil
 }
@@ -251,10 +255,9 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 		return 0, fmt.Errorf("sqlite: counting ledger of %s: %w", runID, err)
 	}
 	defer rd.release()
-	if rd.cache != nil {
-		if n, ok := rd.cache.lastSeq(runID); ok {
-			return n, nil
-		}
+	var known bool
+	if rd.cached(func(c *hotCache) { last, known = c.lastSeq(runID) }) && known {
+		return last, nil
 	}
 	var n int64
 	if err := rd.ledgerCount.QueryRowContext(ctx, runID).Scan(&n); err != nil {
@@ -289,15 +292,20 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 		return nil, fmt.Errorf("sqlite: finding completed record %q of %s: %w", idempotencyKey, runID, err)
 	}
 	defer rd.release()
-	if rd.cache != nil {
-		if all, ok := rd.cache.ledger(runID); ok {
+	var found *durable.StepRecord
+	var known bool
+	if rd.cached(func(c *hotCache) {
+		var all []*frozen.Record
+		if all, known = c.ledger(runID); known {
 			for _, rec := range all {
 				if h := rec.Head(); h.Status == durable.StepCompleted && h.IdempotencyKey == idempotencyKey {
-					return rec.Thaw(), nil
+					found = rec.Thaw()
+					return
 				}
 			}
-			return nil, nil
 		}
+	}) && known {
+		return found, nil
 	}
 	var seq int64
 	var text []byte

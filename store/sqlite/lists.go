@@ -125,7 +125,8 @@ func (s *Store) listRead(ctx context.Context) (*reading, error) {
 				return nil, err
 			}
 		}
-		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, release: func() { unlock(); <-s.wsem }}, nil
+		unlock() // the database holds what the read needs; see reading
+		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, redo: s.redo, release: func() { <-s.wsem }}, nil
 	}
 	err := s.w.run(func() error {
 		if _, err := s.w.begin.exec(wctx); err != nil {

@@ -524,3 +524,61 @@ func TestRedo_CreateUnderAChosenIDAsksTheDatabase(t *testing.T) {
 		t.Fatalf("queued run: %+v, %v", got, err)
 	}
 }
+
+// TestRedo_ReadDoesNotKeepRowsACommitOvertook: a read that missed the
+// cache queries the database without the redo log's lock, so a commit of
+// the same run may go into the log meanwhile; what the read found is then
+// older than what the cache holds, and must not be kept (a stale whole
+// ledger would also set the run's last seq back, and the next commit
+// would reuse a seq).
+func TestRedo_ReadDoesNotKeepRowsACommitOvertook(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	r := redoRun(strings.Repeat("k", 32))
+	commit := func(status durable.RunStatus, create bool, steps ...string) {
+		t.Helper()
+		r.Status = status
+		var recs []*durable.StepRecord
+		for _, id := range steps {
+			recs = append(recs, &durable.StepRecord{RunID: r.RunID, StepID: id, Status: durable.StepCompleted})
+		}
+		if err := g.s.RunCommit(ctx, &store.CommitParams{Run: r, Create: create, RandomID: create, Records: recs}); err != nil {
+			t.Fatalf("commit of %v: %v", steps, err)
+		}
+	}
+	list := func() string {
+		t.Helper()
+		recs, err := g.s.LedgerList(ctx, &store.LedgerListParams{RunID: r.RunID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, rec := range recs {
+			fmt.Fprintf(&b, "%d:%s ", rec.Seq, rec.StepID)
+		}
+		return b.String()
+	}
+	commit(durable.RunRunning, true, "a")
+	commit(durable.RunWaiting, false, "b", "c") // the cache lets go of the records
+	overtaken := false
+	g.s.redo.beforeKeepForTest = func() {
+		if !overtaken {
+			overtaken = true
+			commit(durable.RunCompleted, false, "d") // from the cache, into the redo log
+		}
+	}
+	if got := list(); got != "1:a 2:b 3:c " {
+		t.Fatalf("the read overtaken by a commit returned %q, want the ledger as it began", got)
+	}
+	g.s.redo.beforeKeepForTest = nil
+	if !overtaken {
+		t.Fatal("the read kept its rows without passing the test hook")
+	}
+	if got, want := list(), "1:a 2:b 3:c 4:d "; got != want {
+		t.Fatalf("ledger after the overtaken read = %q, want %q", got, want)
+	}
+	commit(durable.RunCompleted, false, "e")
+	if got, want := list(), "1:a 2:b 3:c 4:d 5:e "; got != want {
+		t.Fatalf("ledger after one more commit = %q, want %q", got, want)
+	}
+}

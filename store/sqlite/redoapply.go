@@ -65,6 +65,9 @@ type redoLog struct {
 	// heldForTest stops the goroutine from applying (the writer's other
 	// paths still do).
 	heldForTest atomic.Bool
+	// beforeKeepForTest runs in a read between its query and keeping what
+	// it found (reading.keep), without redo.mu.
+	beforeKeepForTest func()
 
 	walPath string // the database's WAL, synced before a rewind (unless synchronous=OFF)
 	syncWAL bool

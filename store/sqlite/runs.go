@@ -165,10 +165,8 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 		return nil, fmt.Errorf("sqlite: loading run %s: %w", runID, err)
 	}
 	defer rd.release()
-	if rd.cache != nil {
-		if r := rd.cache.state(runID); r != nil {
-			return r, nil
-		}
+	if rd.cached(func(c *hotCache) { cached = c.state(runID) }) && cached != nil {
+		return cached, nil
 	}
 	var text string
 	var version int64
@@ -185,10 +183,8 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 		return nil, fmt.Errorf("sqlite: run %s: unreadable run_json (%v): %w", runID, err, store.ErrNotFound)
 	}
 	r.Version = version
-	if rd.cache != nil {
-		_, indexed := store.Deadline(r)
-		rd.cache.putState(runID, text, version, indexed)
-	}
+	_, indexed := store.Deadline(r)
+	rd.keep(runID, func(c *hotCache) { c.putState(runID, text, version, indexed) })
 	return r, nil
 }
 

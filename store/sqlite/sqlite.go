@@ -461,11 +461,53 @@ type querier interface {
 // reading is one read's turn: the statements and the connection it runs
 // on, and the cache when the read may use it (nil otherwise). release
 // must be called once the read's rows are closed.
+//
+// A store that owns its file reads with the writer turn held, so neither
+// a write nor the redo log's goroutine changes the database meanwhile;
+// but commits made from the cache (see redoapply.go) go on, as they need
+// only the redo log's lock, which the read does not hold while it
+// queries. The cache is therefore read through cached and filled through
+// keep.
 type reading struct {
 	*readerStmts
 	db      querier
 	cache   *hotCache
+	redo    *redoLog // the store's redo log, nil without one
 	release func()
+}
+
+// cached runs fn on the cache (under the redo log's lock) and reports
+// whether the read may use a cache at all.
+func (rd *reading) cached(fn func(c *hotCache)) bool {
+	if rd.cache == nil {
+		return false
+	}
+	if rd.redo != nil {
+		rd.redo.mu.Lock()
+		defer rd.redo.mu.Unlock()
+	}
+	fn(rd.cache)
+	return true
+}
+
+// keep runs fn on the cache to keep what the read found of run id, unless
+// a commit of that run went into the redo log since the read's turn
+// began: the rows read predate it, and the cache holds what it made.
+func (rd *reading) keep(id string, fn func(c *hotCache)) {
+	if rd.cache == nil {
+		return
+	}
+	if rd.redo != nil {
+		if hook := rd.redo.beforeKeepForTest; hook != nil {
+			hook()
+		}
+		rd.redo.mu.Lock()
+		defer rd.redo.mu.Unlock()
+		if rd.redo.queuedRuns[id] > 0 {
+			return
+		}
+	}
+	fn(rd.cache)
 }
 
 // read returns the turn of a read. A store that owns its file reads on
@@ -488,7 +530,8 @@ func (s *Store) readRun(ctx context.Context, runID string) (*reading, error) {
 			<-s.wsem
 			return nil, err
 		}
-		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, release: func() { unlock(); <-s.wsem }}, nil
+		unlock() // the database holds what the read needs; see reading
+		return &reading{readerStmts: &s.rw, db: s.wconn, cache: s.cache, redo: s.redo, release: func() { <-s.wsem }}, nil
 	}
 	select {
 	case s.wsem <- struct{}{}:
