@@ -1,6 +1,8 @@
 package durable_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -219,4 +221,37 @@ func FuzzRunStoredCopy(f *testing.F) {
 			t.Fatalf("NewStoredRun differs from a round trip:\n got %#v\nwant %#v", thawed, want)
 		}
 	})
+}
+
+// TestFormatTimeMatchesTheLayout: the hand-written formatting agrees with
+// time's own for the whole range of years Python writes and beyond it,
+// in any location.
+func TestFormatTimeMatchesTheLayout(t *testing.T) {
+	t.Parallel()
+	reference := func(ts time.Time) string {
+		ts = ts.UTC()
+		s := ts.Format("2006-01-02T15:04:05")
+		if us := ts.Nanosecond() / 1000; us != 0 {
+			s += fmt.Sprintf(".%06d", us)
+		}
+		return s + "+00:00"
+	}
+	east := time.FixedZone("east", 5*3600+30*60)
+	times := []time.Time{
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 6, 1, 12, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 30, 0, 0, 0, 999, time.UTC), // under a microsecond: no fraction
+		time.Date(2026, 11, 30, 0, 30, 0, 1000, east),   // the day before, in UTC
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		times = append(times, time.Unix(rng.Int64N(253402300800), rng.Int64N(1e9)).In(east))
+	}
+	for _, ts := range times {
+		if got, want := durable.FormatTime(ts), reference(ts); got != want {
+			t.Fatalf("FormatTime(%v) = %s, want %s", ts, got, want)
+		}
+	}
 }
