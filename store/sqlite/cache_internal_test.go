@@ -8,7 +8,6 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/frozen"
-	"github.com/abstractframework/abstractgateway/store"
 )
 
 // TestHotCache_Bounds: the accounted size is what the entries hold, never
@@ -113,15 +112,7 @@ func TestHotCache_WaitingRunKeepsOnlyItsLastSeq(t *testing.T) {
 			defer s.Close()
 			r := &durable.RunState{RunID: strings.Repeat("w", 32), WorkflowID: "wf", Status: durable.RunRunning}
 			commit := func(status durable.RunStatus, create bool, steps ...string) {
-				t.Helper()
-				r.Status = status
-				var recs []*durable.StepRecord
-				for _, id := range steps {
-					recs = append(recs, &durable.StepRecord{RunID: r.RunID, StepID: id, Status: durable.StepCompleted})
-				}
-				if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: create, RandomID: create, Records: recs}); err != nil {
-					t.Fatalf("commit of %v: %v", steps, err)
-				}
+				commitSteps(t, s, r, status, create, steps...)
 			}
 			cached := func() (ledger bool, lastSeq int64, seqKnown bool) {
 				if s.redo != nil {
@@ -132,19 +123,6 @@ func TestHotCache_WaitingRunKeepsOnlyItsLastSeq(t *testing.T) {
 				lastSeq, seqKnown = s.cache.lastSeq(r.RunID)
 				return ledger, lastSeq, seqKnown
 			}
-			steps := func() string {
-				t.Helper()
-				recs, err := s.LedgerList(ctx, &store.LedgerListParams{RunID: r.RunID})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var b strings.Builder
-				for _, rec := range recs {
-					fmt.Fprintf(&b, "%d:%s ", rec.Seq, rec.StepID)
-				}
-				return b.String()
-			}
-
 			commit(durable.RunRunning, true, "a")
 			if ledger, _, _ := cached(); !ledger {
 				t.Fatal("the records of a running run are not cached")
@@ -174,7 +152,7 @@ func TestHotCache_WaitingRunKeepsOnlyItsLastSeq(t *testing.T) {
 			if ledger, last, known := cached(); ledger || !known || last != 4 {
 				t.Fatalf("after the resuming commit: ledger cached %v, last seq %d (known %v); want only last seq 4", ledger, last, known)
 			}
-			if got, want := steps(), "1:a 2:b 3:c 4:d "; got != want {
+			if got, want := ledgerSteps(t, s, r.RunID), "1:a 2:b 3:c 4:d "; got != want {
 				t.Fatalf("ledger = %q, want %q", got, want)
 			}
 			if ledger, last, _ := cached(); !ledger || last != 4 {

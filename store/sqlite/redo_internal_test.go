@@ -70,6 +70,34 @@ func redoRun(id string) *durable.RunState {
 	return &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning}
 }
 
+// commitSteps commits r with status and one completed record per step id
+// (a create under a random id when create).
+func commitSteps(t *testing.T, s *Store, r *durable.RunState, status durable.RunStatus, create bool, steps ...string) {
+	t.Helper()
+	r.Status = status
+	var recs []*durable.StepRecord
+	for _, id := range steps {
+		recs = append(recs, &durable.StepRecord{RunID: r.RunID, StepID: id, Status: durable.StepCompleted})
+	}
+	if err := s.RunCommit(t.Context(), &store.CommitParams{Run: r, Create: create, RandomID: create, Records: recs}); err != nil {
+		t.Fatalf("commit of %v: %v", steps, err)
+	}
+}
+
+// ledgerSteps lists the run's ledger as "seq:step_id " pairs.
+func ledgerSteps(t *testing.T, s *Store, runID string) string {
+	t.Helper()
+	recs, err := s.LedgerList(t.Context(), &store.LedgerListParams{RunID: runID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, rec := range recs {
+		fmt.Fprintf(&b, "%d:%s ", rec.Seq, rec.StepID)
+	}
+	return b.String()
+}
+
 // commit saves run id with vars i, created at random when create; the
 // record's step id names i.
 func (g *redoRig) commit(r *durable.RunState, i int, create bool) {
@@ -534,32 +562,12 @@ func TestRedo_CreateUnderAChosenIDAsksTheDatabase(t *testing.T) {
 // ledger would also set the run's last seq back, and the next commit
 // would reuse a seq).
 func TestRedo_ReadDoesNotKeepRowsACommitOvertook(t *testing.T) {
-	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
 	r := redoRun(strings.Repeat("k", 32))
 	commit := func(status durable.RunStatus, create bool, steps ...string) {
-		t.Helper()
-		r.Status = status
-		var recs []*durable.StepRecord
-		for _, id := range steps {
-			recs = append(recs, &durable.StepRecord{RunID: r.RunID, StepID: id, Status: durable.StepCompleted})
-		}
-		if err := g.s.RunCommit(ctx, &store.CommitParams{Run: r, Create: create, RandomID: create, Records: recs}); err != nil {
-			t.Fatalf("commit of %v: %v", steps, err)
-		}
+		commitSteps(t, g.s, r, status, create, steps...)
 	}
-	list := func() string {
-		t.Helper()
-		recs, err := g.s.LedgerList(ctx, &store.LedgerListParams{RunID: r.RunID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		for _, rec := range recs {
-			fmt.Fprintf(&b, "%d:%s ", rec.Seq, rec.StepID)
-		}
-		return b.String()
-	}
+	list := func() string { return ledgerSteps(t, g.s, r.RunID) }
 	commit(durable.RunRunning, true, "a")
 	commit(durable.RunWaiting, false, "b", "c") // the cache lets go of the records
 	overtaken := false
