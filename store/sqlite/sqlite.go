@@ -266,6 +266,9 @@ func (s *Store) open(ctx context.Context, syncMode string, redo bool) error {
 	if err := s.openRedo(ctx, redo && s.cache != nil, syncMode); err != nil {
 		return err
 	}
+	if err := s.dropStaleDeadlines(ctx); err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
 	if err := s.flushLists(ctx); err != nil {
 		return err
 	}
@@ -283,6 +286,22 @@ func (s *Store) open(ctx context.Context, syncMode string, redo bool) error {
 	s.rdb.SetConnMaxIdleTime(0)
 	if err := s.r.prepare(ctx, s.rdb); err != nil {
 		return fmt.Errorf("sqlite: preparing reader statements: %w", err)
+	}
+	return nil
+}
+
+// dropStaleDeadlines deletes the wait_index rows of runs that are not
+// waiting. Every writer (this store, and Python's) keeps wait_index in
+// step with runs in the transaction that saves a run, so there should be
+// none; the due-run query relies on it and reads wait_index alone, its
+// index only, rather than each listed run's row (which a W3b poll of
+// 100 runs paid in page reads). A row left by a hand edit would
+// otherwise be listed as due at every poll.
+func (s *Store) dropStaleDeadlines(ctx context.Context) error {
+	_, err := s.wconn.ExecContext(ctx, `DELETE FROM wait_index WHERE NOT EXISTS
+		(SELECT 1 FROM runs r WHERE r.run_id = wait_index.run_id AND r.status = 'waiting')`)
+	if err != nil {
+		return fmt.Errorf("deleting the deadlines of runs no longer waiting: %w", err)
 	}
 	return nil
 }

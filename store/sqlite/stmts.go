@@ -329,13 +329,11 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 		}
 	}
 	p(&r.runGet, `SELECT run_json, version FROM runs WHERE run_id = ?`)
-	// CROSS JOIN makes SQLite drive the loop from wait_index's
-	// next_due_iso index; left to itself it may scan every waiting run.
-	p(&r.listDue, `SELECT w.run_id, w.next_due_iso FROM wait_index w CROSS JOIN runs r ON r.run_id = w.run_id
-		WHERE w.next_due_iso <= ? AND r.status = 'waiting'
-		ORDER BY w.next_due_iso ASC, w.run_id ASC LIMIT ?`)
-	p(&r.nextDue, `SELECT w.next_due_iso FROM wait_index w CROSS JOIN runs r ON r.run_id = w.run_id
-		WHERE r.status = 'waiting' ORDER BY w.next_due_iso ASC LIMIT 1`)
+	// wait_index holds rows of waiting runs only (see dropStaleDeadlines):
+	// the due queries read its next_due_iso index alone.
+	p(&r.listDue, `SELECT run_id, next_due_iso FROM wait_index
+		WHERE next_due_iso <= ? ORDER BY next_due_iso ASC, run_id ASC LIMIT ?`)
+	p(&r.nextDue, `SELECT next_due_iso FROM wait_index ORDER BY next_due_iso ASC LIMIT 1`)
 	p(&r.ledgerList, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
 	p(&r.ledgerCount, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`)
 	p(&r.findCompleted, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND completed_key = ?

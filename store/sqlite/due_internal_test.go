@@ -1,0 +1,74 @@
+package sqlite
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// TestDue_StaleDeadlineDroppedAtOpen: the due queries read wait_index
+// alone, trusting that it holds rows of waiting runs only; a row left for
+// a run that no longer waits (a hand edit: every writer keeps the two in
+// step) is deleted when the database is next opened, and never listed
+// after that.
+func TestDue_StaleDeadlineDroppedAtOpen(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "due.sqlite3")
+	s, err := New(ctx, Config{Path: path, IdleCheckpoint: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := durable.NewTime(time.Now().Add(-time.Hour))
+	waiting := &durable.RunState{RunID: "waiting", WorkflowID: "wf", Status: durable.RunWaiting,
+		Waiting: &durable.WaitState{Reason: durable.WaitUntil, Until: past, ResumeToNode: "next"}}
+	done := &durable.RunState{RunID: "done", WorkflowID: "wf", Status: durable.RunCompleted}
+	for _, r := range []*durable.RunState{waiting, done} {
+		if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.wconn.ExecContext(ctx, `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
+		VALUES ('done', ?, ?, 'waiting_until')`, past.String(), past.String()); err != nil {
+		t.Fatal(err)
+	}
+	due := func(s *Store) []string {
+		t.Helper()
+		got, err := s.RunListDue(ctx, &store.RunListDueParams{Now: time.Now(), Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, d := range got {
+			ids = append(ids, d.RunID)
+		}
+		return ids
+	}
+	if got := due(s); len(got) != 2 {
+		t.Fatalf("due before the reopen: %v; the stale row should show (the query reads wait_index alone)", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = New(ctx, Config{Path: path, IdleCheckpoint: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := due(s); len(got) != 1 || got[0] != "waiting" {
+		t.Fatalf("due after the reopen: %v, want [waiting]", got)
+	}
+	next, err := s.RunNextDue(ctx)
+	if err != nil || !next.Equal(past.Time) {
+		t.Fatalf("next due: %v, %v; want %v", next, err, past)
+	}
+	var rows int
+	if err := s.wconn.QueryRowContext(ctx, `SELECT COUNT(*) FROM wait_index`).Scan(&rows); err != nil || rows != 1 {
+		t.Fatalf("wait_index holds %d rows (%v), want 1", rows, err)
+	}
+}
