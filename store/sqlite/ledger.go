@@ -186,7 +186,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 		if all, hit = c.ledger(p.RunID); hit {
 			cached = copyRecords(all, p.After, p.Limit)
 		}
-	}) && hit {
+	}); hit {
 		return cached, nil
 	}
 	limit := int64(p.Limit)
@@ -256,7 +256,7 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 	}
 	defer rd.release()
 	var known bool
-	if rd.cached(func(c *hotCache) { last, known = c.lastSeq(runID) }) && known {
+	if rd.cached(func(c *hotCache) { last, known = c.lastSeq(runID) }); known {
 		return last, nil
 	}
 	var n int64
@@ -304,7 +304,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 				}
 			}
 		}
-	}) && known {
+	}); known {
 		return found, nil
 	}
 	var seq int64

@@ -270,18 +270,13 @@ func (d *redoDecoder) byte() byte {
 	return c
 }
 
-func (d *redoDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *redoDecoder) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
+func (d *redoDecoder) varint() int64   { return readVarint(d, binary.Varint) }
 
-func (d *redoDecoder) varint() int64 {
-	v, n := binary.Varint(d.b)
+// readVarint takes a varint off the front of the payload with read
+// (binary.Uvarint or binary.Varint).
+func readVarint[T uint64 | int64](d *redoDecoder, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.fail()
 		return 0

@@ -165,7 +165,7 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 		return nil, fmt.Errorf("sqlite: loading run %s: %w", runID, err)
 	}
 	defer rd.release()
-	if rd.cached(func(c *hotCache) { cached = c.state(runID) }) && cached != nil {
+	if rd.cached(func(c *hotCache) { cached = c.state(runID) }); cached != nil {
 		return cached, nil
 	}
 	var text string

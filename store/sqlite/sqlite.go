@@ -296,7 +296,8 @@ func (s *Store) open(ctx context.Context, syncMode string, redo bool) error {
 // none; the due-run query relies on it and reads wait_index alone, its
 // index only, rather than each listed run's row (which a W3b poll of
 // 100 runs paid in page reads). A row left by a hand edit would
-// otherwise be listed as due at every poll.
+// otherwise be listed as due at every poll. The cost at open is one run
+// lookup per deadline, not one per poll.
 func (s *Store) dropStaleDeadlines(ctx context.Context) error {
 	_, err := s.wconn.ExecContext(ctx, `DELETE FROM wait_index WHERE NOT EXISTS
 		(SELECT 1 FROM runs r WHERE r.run_id = wait_index.run_id AND r.status = 'waiting')`)
@@ -495,18 +496,17 @@ type reading struct {
 	release func()
 }
 
-// cached runs fn on the cache (under the redo log's lock) and reports
-// whether the read may use a cache at all.
-func (rd *reading) cached(fn func(c *hotCache)) bool {
+// cached runs fn on the cache (under the redo log's lock), if the read
+// may use one.
+func (rd *reading) cached(fn func(c *hotCache)) {
 	if rd.cache == nil {
-		return false
+		return
 	}
 	if rd.redo != nil {
 		rd.redo.mu.Lock()
 		defer rd.redo.mu.Unlock()
 	}
 	fn(rd.cache)
-	return true
 }
 
 // keep runs fn on the cache to keep what the read found of run id, unless
