@@ -2,15 +2,18 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -250,5 +253,68 @@ func TestUnknownEffectFailsRun(t *testing.T) {
 	st, _ := f.rt.Tick(ctx, id, runtime.TickOptions{})
 	if st.Status != durable.RunFailed || st.Error != "Effect failed after 1 attempts: No effect handler registered for llm_call" {
 		t.Fatalf("status %s error %q", st.Status, st.Error)
+	}
+}
+
+// handoffRecorder records the Handoff flag of every commit.
+type handoffRecorder struct {
+	store.Wrapper
+	mu    sync.Mutex
+	flags []bool
+}
+
+func (h *handoffRecorder) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	h.mu.Lock()
+	h.flags = append(h.flags, p.Handoff)
+	h.mu.Unlock()
+	return h.Store.RunCommit(ctx, p)
+}
+
+// TestStartHandsOverOnlyRunsInTheStoresTypes: Start gives its run to the
+// store (CommitParams.Handoff) only when a read would give back the same
+// Go types, so a node sees numbers as json.Number whether the store
+// returned the handed-over object or a copy.
+func TestStartHandsOverOnlyRunsInTheStoresTypes(t *testing.T) {
+	t.Parallel()
+	seen := map[string]string{}
+	wf := &runtime.Workflow{ID: "types", Entry: "n", Nodes: map[string]runtime.NodeFunc{
+		"n": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			m, _ := run.Vars["m"].(map[string]any)
+			seen[run.RunID] = fmt.Sprintf("%T %T %T", run.Vars["n"], run.Vars["f"], m["i"])
+			return runtime.Complete(nil), nil
+		},
+	}}
+	rec := &handoffRecorder{Wrapper: store.Wrapper{Store: memory.New()}}
+	reg, err := runtime.NewRegistry(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: rec, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	cases := []struct {
+		vars    map[string]any
+		handoff bool
+	}{
+		{map[string]any{"n": 3, "f": 1.5, "m": map[string]any{"i": int64(2)}}, false},
+		{map[string]any{"n": json.Number("3"), "f": json.Number("1.5"), "m": map[string]any{"i": json.Number("2")}}, true},
+	}
+	for _, c := range cases {
+		rec.flags = nil
+		id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "types", Vars: c.vars})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.flags) != 1 || rec.flags[0] != c.handoff {
+			t.Errorf("vars %v: start commits with Handoff %v, want [%v]", c.vars, rec.flags, c.handoff)
+		}
+		if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if want := "json.Number json.Number json.Number"; seen[id] != want {
+			t.Errorf("vars %v: the node saw types %q, want %q", c.vars, seen[id], want)
+		}
 	}
 }

@@ -34,14 +34,19 @@ func (r *Runtime) Start(ctx context.Context, p StartParams) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	err = r.store.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, RandomID: p.RunID == "" && r.randomIDs})
+	// Start keeps nothing of run but its id, so it can hand the object to
+	// the store for the Tick that usually comes next, unless a caller's
+	// vars hold values a read would give back in other types.
+	handoff := pyjson.IsNormalizedObject(run.Vars)
+	id := run.RunID
+	err = r.store.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, RandomID: p.RunID == "" && r.randomIDs, Handoff: handoff})
 	if errors.Is(err, store.ErrAlreadyExists) && p.RunID != "" {
-		return p.RunID, r.checkIdentity(ctx, run)
+		return p.RunID, r.checkIdentity(ctx, run) // a failed commit handed nothing over
 	}
 	if err != nil {
 		return "", fmt.Errorf("starting run of workflow %s: %w", p.WorkflowID, err)
 	}
-	return run.RunID, nil
+	return id, nil
 }
 
 func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {

@@ -25,10 +25,11 @@ func NewWakeStore(inner store.Store) *WakeStore {
 
 // RunCommit commits, then signals when the run now waits with a deadline.
 func (w *WakeStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	_, deadline := store.Deadline(p.Run) // before the commit: it may hand p.Run over
 	if err := w.Store.RunCommit(ctx, p); err != nil {
 		return err
 	}
-	if _, ok := store.Deadline(p.Run); ok {
+	if deadline {
 		select {
 		case w.wake <- struct{}{}:
 		default:

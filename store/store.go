@@ -82,6 +82,16 @@ type CommitParams struct {
 	// a store may skip looking for one. A store that does look still
 	// returns ErrAlreadyExists.
 	RandomID bool
+	// Handoff tells that the caller gives Run to the store: after a commit
+	// that succeeds, it neither reads nor changes Run again, and Run's
+	// values already have the Go types a read of the run gives back
+	// (pyjson.IsNormalized holds for its vars and output). A store may
+	// then return that very object, once, from the next RunGet of the run
+	// instead of decoding or copying what it stored, provided no write to
+	// the run came between. The runtime sets it for the run Start creates,
+	// which a Tick usually reads next. Stores may ignore it; a wrapper
+	// that passes it on reads what it needs of Run before the commit.
+	Handoff bool
 }
 
 // RunListParams filters RunList. Zero fields do not filter.

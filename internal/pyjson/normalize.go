@@ -82,3 +82,48 @@ func roundTrip(v any) (any, error) {
 	}
 	return Decode(b)
 }
+
+// IsNormalized reports whether v is already in Normalize's form, so that
+// Decode would give back an equal value for its encoding. It walks v
+// without copying; a caller that hands over a value it built (rather than
+// one it decoded) uses it to tell whether the value may stand for its
+// decoded copy. It errs towards false: a value Normalize would change in
+// any way (an int, a nil map, a string with invalid UTF-8) is not.
+func IsNormalized(v any) bool {
+	switch x := v.(type) {
+	case nil, bool:
+		return true
+	case json.Number:
+		return validNumber(string(x))
+	case string:
+		return utf8.ValidString(x)
+	case map[string]any:
+		return IsNormalizedObject(x)
+	case []any:
+		if x == nil {
+			return false // Normalize gives an empty array
+		}
+		for _, e := range x {
+			if !IsNormalized(e) {
+				return false
+			}
+		}
+		return true
+	default:
+		return false
+	}
+}
+
+// IsNormalizedObject is IsNormalized for an object; nil is not (Normalize
+// gives an empty map).
+func IsNormalizedObject(m map[string]any) bool {
+	if m == nil {
+		return false
+	}
+	for k, e := range m {
+		if !utf8.ValidString(k) || !IsNormalized(e) {
+			return false
+		}
+	}
+	return true
+}

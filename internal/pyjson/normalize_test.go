@@ -37,6 +37,10 @@ func TestNormalizeEqualsRoundTrip(t *testing.T) {
 		"ordered":    Ordered{{Key: "b", Value: 1}, {Key: "a", Value: []any{2.0, "x"}}},
 		"raw":        json.RawMessage(`{"r":[1,2]}`),
 		"bad key":    map[string]any{"k\xfe": 1},
+		"decoded": map[string]any{
+			"a": []any{json.Number("1"), json.Number("-2.5e3"), "s", nil, map[string]any{}, []any{}},
+			"b": map[string]any{"c": true},
+		},
 		"nested": map[string]any{
 			"list": []any{map[string]any{"n": 1}, []any{}, nil, false},
 			"deep": map[string]any{"a": map[string]any{"b": uint16(9)}},
@@ -57,6 +61,24 @@ func TestNormalizeEqualsRoundTrip(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: Normalize = %#v, round trip = %#v", name, got, want)
+		}
+		// IsNormalized says true exactly when the value is its own round trip.
+		if is, same := IsNormalized(v), reflect.DeepEqual(v, want); is != same {
+			t.Errorf("%s: IsNormalized = %v, but value == round trip is %v", name, is, same)
+		}
+		if !IsNormalized(got) {
+			t.Errorf("%s: IsNormalized(Normalize(v)) = false", name)
+		}
+	}
+}
+
+// TestIsNormalizedRefusesWhatTheEncoderRefuses: a value with no round trip
+// is never taken for its own decoded copy.
+func TestIsNormalizedRefusesWhatTheEncoderRefuses(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{json.Number("0x1"), map[string]any{"n": json.Number("")}, []any{make(chan int)}} {
+		if IsNormalized(v) {
+			t.Errorf("IsNormalized(%#v) = true", v)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/frozen"
@@ -33,6 +34,10 @@ type Store struct {
 	cmdByID  map[string]int64
 	cursors  map[string]int64
 	claims   map[string]claim
+	// handed is the last run committed with store.CommitParams.Handoff,
+	// returned once by RunGet instead of a thawed copy while the run is at
+	// its version. One at most: it costs one run's memory.
+	handed atomic.Pointer[durable.RunState]
 }
 
 type entry struct {
@@ -93,6 +98,12 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return fmt.Errorf("memory: committing run %s: %w", id, err)
 	}
 	p.Run.Version = next.Version
+	if h := s.handed.Load(); h != nil && h.RunID == id {
+		s.handed.Store(nil) // stale from now on
+	}
+	if p.Handoff {
+		s.handed.Store(p.Run)
+	}
 	s.appendLocked(id, p.Records, recs)
 	if exists {
 		cur.Run = run
@@ -138,6 +149,11 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	e, ok := s.runs[runID]
 	if !ok {
 		return nil, fmt.Errorf("memory: run %s: %w", runID, store.ErrNotFound)
+	}
+	// The read lock lets other reads in: the swap makes sure one of them
+	// at most gets the handed-over state.
+	if h := s.handed.Load(); h != nil && h.RunID == runID && h.Version == e.Head().Version && s.handed.CompareAndSwap(h, nil) {
+		return h, nil
 	}
 	return e.Thaw(), nil
 }
@@ -227,6 +243,9 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 	defer s.mu.Unlock()
 	_, ok := s.runs[runID]
 	delete(s.runs, runID)
+	if h := s.handed.Load(); h != nil && h.RunID == runID {
+		s.handed.Store(nil)
+	}
 	s.due.Remove(runID)
 	return ok, nil
 }

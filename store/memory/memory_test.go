@@ -3,6 +3,7 @@ package memory_test
 import (
 	"testing"
 
+	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/storetest"
@@ -23,4 +24,25 @@ func BenchmarkStore(b *testing.B) {
 		b.Cleanup(func() { _ = s.Close() })
 		return s
 	})
+}
+
+// TestHandoffIsReadOnce: a run created with Handoff reads back as the very
+// object committed, once; then as private copies.
+func TestHandoffIsReadOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := memory.New()
+	r := &durable.RunState{RunID: "run-h", WorkflowID: "wf", Status: durable.RunRunning, Vars: map[string]any{"k": "v"}}
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, Handoff: true}); err != nil {
+		t.Fatal(err)
+	}
+	for i, wantSame := range []bool{true, false} {
+		got, err := s.RunGet(ctx, r.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got == r) != wantSame || got.Vars["k"] != "v" || got.Version != 1 {
+			t.Fatalf("read %d: the committed object: %v (want %v), vars %v, version %d", i+1, got == r, wantSame, got.Vars, got.Version)
+		}
+	}
 }

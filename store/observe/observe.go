@@ -177,10 +177,11 @@ func (s *Store) Follow(ctx context.Context, cfg FollowConfig) error {
 
 // RunCommit commits, then notifies.
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	runID := p.Run.RunID // before the commit: it may hand p.Run over
 	if err := s.Store.RunCommit(ctx, p); err != nil {
 		return err
 	}
-	s.notify(p.Run.RunID, p.Records)
+	s.notify(runID, p.Records)
 	return nil
 }
 

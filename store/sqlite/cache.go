@@ -32,6 +32,10 @@ type hotCache struct {
 	size  int64
 	runs  map[string]*list.Element // values are *hotRun
 	lru   list.List                // front: most recently used
+	// handedRun is the entry holding a handed-over state, if any: one at
+	// most, so that such states, which the size does not count, cost one
+	// run's memory.
+	handedRun *hotRun
 }
 
 // hotRun is what the cache knows of one run. The state and the ledger are
@@ -50,6 +54,10 @@ type hotRun struct {
 	// stateIndexed: the cached state has a deadline, so wait_index has a
 	// row for the run (the store keeps the two in step).
 	stateIndexed bool
+	// handed is the state object a committer gave up with the state text
+	// (store.CommitParams.Handoff): the next state read returns it instead
+	// of a decode of the text, once.
+	handed *durable.RunState
 
 	ledger      []*frozen.Record // the whole ledger when ledgerKnown
 	ledgerSize  int64
@@ -82,11 +90,16 @@ func (c *hotCache) entry(id string, create bool) *hotRun {
 	return h
 }
 
-// state returns the cached state of id, decoded afresh, or nil.
+// state returns the cached state of id, decoded afresh (or the object
+// handed over with it), or nil.
 func (c *hotCache) state(id string) *durable.RunState {
 	h := c.entry(id, false)
 	if h == nil || h.stateText == "" {
 		return nil
+	}
+	if r := h.handed; r != nil {
+		c.unhand(h)
+		return r
 	}
 	r, err := durable.UnmarshalRunString(h.stateText)
 	if err != nil { // not reached: the text was encoded by this store
@@ -109,7 +122,33 @@ func (c *hotCache) putState(id, text string, version int64, indexed bool) {
 	h := c.entry(id, true)
 	c.size += size - h.stateSize
 	h.stateText, h.stateVersion, h.stateSize, h.stateIndexed = text, version, size, indexed
+	c.unhand(h)
 	c.evict()
+}
+
+// hand keeps r, whose text the cache holds at r's version, to be returned
+// by the next state read of the run instead of a decode (see
+// store.CommitParams.Handoff). A state handed earlier for another run is
+// let go.
+func (c *hotCache) hand(r *durable.RunState) {
+	el, ok := c.runs[r.RunID] // a peek: putState has just used the entry
+	if !ok {
+		return
+	}
+	h := el.Value.(*hotRun)
+	if h.stateText == "" || h.stateVersion != r.Version {
+		return
+	}
+	if c.handedRun != nil {
+		c.unhand(c.handedRun)
+	}
+	h.handed, c.handedRun = r, h
+}
+
+func (c *hotCache) unhand(h *hotRun) {
+	if h.handed != nil {
+		h.handed, c.handedRun = nil, nil
+	}
 }
 
 // unindexed reports that the cache holds the run's state and that state
@@ -127,6 +166,7 @@ func (c *hotCache) dropState(id string) {
 	if h := c.entry(id, false); h != nil {
 		c.size -= h.stateSize
 		h.stateText, h.stateVersion, h.stateSize, h.stateIndexed = "", 0, 0, false
+		c.unhand(h)
 		c.removeIfEmpty(h)
 	}
 }
@@ -249,6 +289,7 @@ func (c *hotCache) removeIfEmpty(h *hotRun) {
 }
 
 func (c *hotCache) remove(h *hotRun) {
+	c.unhand(h)
 	if el, ok := c.runs[h.id]; ok {
 		c.lru.Remove(el)
 		delete(c.runs, h.id)

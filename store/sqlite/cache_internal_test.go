@@ -8,6 +8,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/frozen"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 // TestHotCache_Bounds: the accounted size is what the entries hold, never
@@ -159,5 +160,55 @@ func TestHotCache_WaitingRunKeepsOnlyItsLastSeq(t *testing.T) {
 				t.Fatalf("after the read: ledger cached %v, last seq %d; want cached, 4", ledger, last)
 			}
 		})
+	}
+}
+
+// TestHotCache_HandoffIsReadOnce: with a redo log, a run created with
+// Handoff reads back as the very object committed, once; then as decoded
+// copies. One handed-over state is kept at most: a second handoff lets
+// the first go.
+func TestHotCache_HandoffIsReadOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := New(ctx, Config{Path: filepath.Join(t.TempDir(), "db.sqlite3"), IdleCheckpoint: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	newRun := func(id string) *durable.RunState {
+		return &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning, Vars: map[string]any{"k": "v"}}
+	}
+	handOver := func(r *durable.RunState) {
+		t.Helper()
+		if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, RandomID: true, Handoff: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(id string) *durable.RunState {
+		t.Helper()
+		r, err := s.RunGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	a := newRun(strings.Repeat("a", 32))
+	handOver(a)
+	if got := get(a.RunID); got != a {
+		t.Fatal("the first read of a handed-over run is a copy, want the committed object")
+	}
+	if got := get(a.RunID); got == a || got.Vars["k"] != "v" || got.Version != 1 {
+		t.Fatalf("the second read = %p (committed %p), vars %v, version %d; want a decoded copy at version 1", got, a, got.Vars, got.Version)
+	}
+
+	b, c := newRun(strings.Repeat("b", 32)), newRun(strings.Repeat("c", 32))
+	handOver(b)
+	handOver(c)
+	if got := get(b.RunID); got == b {
+		t.Fatal("a second handoff kept the first handed-over state too")
+	}
+	if got := get(c.RunID); got != c {
+		t.Fatal("the last handed-over state is not read back")
 	}
 }

@@ -781,6 +781,9 @@ func (s *Store) queueCommitLocked(p *store.CommitParams, runJSON string, recs []
 	s.cacheCommitted(r, p.Records, op.firstSeq, recs)
 	r.Version++
 	setSeqs(p.Records, op.firstSeq)
+	if p.Handoff {
+		s.cache.hand(r) // after the last change this commit makes to r
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -206,6 +207,68 @@ func testCommitUnknownRun(t *testing.T, s store.Store) {
 var runGetTests = []subtest{
 	{"NotFound", testGetNotFound},
 	{"PrivateCopies", testGetPrivateCopies},
+	{"Handoff", testGetHandoff},
+}
+
+// testGetHandoff: a run committed with Handoff reads back as committed,
+// once as the store pleases and then as a private copy; a later commit, a
+// delete or another run's handoff never lets a handed-over state stand for
+// what the store holds.
+func testGetHandoff(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	handOver := func(r *durable.RunState) string {
+		t.Helper()
+		want := runJSON(t, r)
+		if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, Handoff: true}); err != nil {
+			t.Fatalf("create %s with handoff: %v", r.RunID, err)
+		}
+		return want
+	}
+	vars := func(tag string) map[string]any {
+		return map[string]any{"tag": tag, "n": json.Number("3"), "list": []any{map[string]any{}, "x"}}
+	}
+
+	// Read back, then a private copy after the first reader's changes.
+	want := handOver(newRun("run-a", runOpts{Vars: vars("a")}))
+	first := get(t, s, "run-a")
+	if got := runJSON(t, first); got != want || first.Version != 1 {
+		t.Fatalf("first read of a handed-over run = version %d\n%s\nwant version 1\n%s", first.Version, got, want)
+	}
+	first.Vars["tag"] = "MUTATED"
+	first.Status = durable.RunFailed
+	if got := runJSON(t, get(t, s, "run-a")); got != want {
+		t.Fatalf("changing the first read changed the next one:\n got %s\nwant %s", got, want)
+	}
+
+	// A commit after the handoff, before any read.
+	handOver(newRun("run-b", runOpts{Vars: vars("b")}))
+	b := newRun("run-b", runOpts{Vars: vars("b2")}) // the next state, in a new object
+	b.Version, b.CurrentNode = 1, "next"
+	commit(t, s, b)
+	if got := get(t, s, "run-b"); got.Version != 2 || got.CurrentNode != "next" || got.Vars["tag"] != "b2" {
+		t.Fatalf("read after a later commit = version %d at %q, tag %v; want version 2 at \"next\", tag b2", got.Version, got.CurrentNode, got.Vars["tag"])
+	}
+
+	// A delete, then a create of the same id without handoff.
+	handOver(newRun("run-c", runOpts{Vars: vars("c")}))
+	if ok, err := s.RunDelete(ctx, "run-c"); err != nil || !ok {
+		t.Fatalf("delete run-c = %v, %v", ok, err)
+	}
+	create(t, s, newRun("run-c", runOpts{Vars: vars("c2")}))
+	if got := get(t, s, "run-c"); got.Vars["tag"] != "c2" {
+		t.Fatalf("read after delete and create = tag %v, want c2", got.Vars["tag"])
+	}
+
+	// Two handoffs, read in the other order.
+	wantD := handOver(newRun("run-d", runOpts{Vars: vars("d")}))
+	wantE := handOver(newRun("run-e", runOpts{Vars: vars("e")}))
+	for id, want := range map[string]string{"run-d": wantD, "run-e": wantE} {
+		for range 2 {
+			if got := runJSON(t, get(t, s, id)); got != want {
+				t.Fatalf("read of %s:\n got %s\nwant %s", id, got, want)
+			}
+		}
+	}
 }
 
 func testGetNotFound(t *testing.T, s store.Store) {
