@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,43 @@ func TestPostgresStoreKind(t *testing.T) {
 	}
 	if left != 0 {
 		t.Fatalf("%d bench schemas left in the database", left)
+	}
+}
+
+// settleProbe is a store whose Settle records whether the workload's
+// stopwatch was running.
+type settleProbe struct {
+	store.Store
+	sw      *Stopwatch
+	running []bool
+}
+
+func (p *settleProbe) Settle(ctx context.Context) error {
+	p.running = append(p.running, p.sw.running)
+	return nil
+}
+
+// TestSettleIsTimed checks that every workload applies what the store
+// holds back on the clock, at the end of each timed phase (W3b has two).
+func TestSettleIsTimed(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		workload string
+		settles  int
+	}{{W1Chain, 1}, {W2AskResume, 1}, {W3Past, 1}, {W3Due, 2}} {
+		env, err := NewEnv(ctx, StoreMemory, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := &Stopwatch{}
+		probe := &settleProbe{Store: env.Store.inner, sw: sw}
+		env.Store.inner = probe
+		if _, err := Run(ctx, env, tc.workload, 2, sw); err != nil {
+			t.Fatalf("%s: %v", tc.workload, err)
+		}
+		_ = env.Close()
+		if len(probe.running) != tc.settles || slices.Contains(probe.running, false) {
+			t.Errorf("%s: settles with the clock running: %v, want %d, all true", tc.workload, probe.running, tc.settles)
+		}
 	}
 }

@@ -352,12 +352,15 @@ func RunW3Due(ctx context.Context, env *Env, n int, sw *Stopwatch) (*Outcome, er
 			return c.fail(fmt.Errorf("w3b: still finding due runs after %d polls", c.out.Cycles))
 		}
 	}
+	if err := c.settle(ctx); err != nil {
+		return c.fail(err)
+	}
 	c.sw.Stop()
 	c.out.PhaseB = c.sw.Elapsed - c.elapsed - c.out.PhaseA
 	if st := env.Scheduler.Stats(); st.RunsFailed != failed0 {
 		return nil, fmt.Errorf("w3b: %d scheduler ticks failed: %v", st.RunsFailed-failed0, st.Errors)
 	}
-	return c.finish(ctx)
+	return c.end(), nil
 }
 
 // RunW4 is W4: for each run id (W1's, in start order) read its full
