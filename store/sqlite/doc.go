@@ -115,7 +115,8 @@
 // as a prefix of the writes in their order, as SQLite's WAL promises.
 // Records carry a CRC-32C and consecutive LSNs; a torn tail ends the
 // replay. Once the database holds the whole log and its WAL is synced, the
-// log is rewound (at 4 MB: it stays in the page cache), and a clean close
+// log is rewound (at 4 MB: it stays in the page cache), always by the
+// background goroutine, so no caller waits for that sync; a clean close
 // removes it. With FULL the database itself runs with NORMAL (the log is
 // what is synced at each commit) and the log's first 5 MB are written
 // with zeros when it is created, so each fdatasync writes data, not the

@@ -322,9 +322,16 @@ func TestRedo_RewoundLogReplaysOnlyItsOwnRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g.s.redo.mu.Lock()
-	base, off := g.s.redo.file.base, g.s.redo.file.off
-	g.s.redo.mu.Unlock()
+	// The settles leave the rewind (and the WAL's sync) to the goroutine.
+	var base, off int64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		g.s.redo.mu.Lock()
+		base, off = g.s.redo.file.base, g.s.redo.file.off
+		g.s.redo.mu.Unlock()
+		if base > 1 && off <= redoRewindBytes || time.Now().After(deadline) {
+			break
+		}
+	}
 	if base <= 1 || off > redoRewindBytes {
 		t.Fatalf("redo log not rewound: first LSN %d, %d bytes", base, off)
 	}
@@ -341,6 +348,46 @@ func TestRedo_RewoundLogReplaysOnlyItsOwnRecords(t *testing.T) {
 	n, err := c.LedgerCount(ctx, r.RunID)
 	if err != nil || n != 161 {
 		t.Fatalf("image after a rewind: %d records, %v; want 161 (a commit and an append per round)", n, err)
+	}
+}
+
+// TestRedo_SettleLeavesTheRewindToTheGoroutine: a settle (or any drain in
+// the foreground) applies the queue but does not sync the WAL to rewind
+// the log, which may take milliseconds: the background goroutine does,
+// once woken.
+func TestRedo_SettleLeavesTheRewindToTheGoroutine(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	g.s.redo.heldForTest.Store(true)
+	r := redoRun(strings.Repeat("e", 32))
+	big := strings.Repeat("x", 64<<10)
+	for i := range 80 { // 5 MB of records: past redoRewindBytes
+		g.commit(r, i, i == 0)
+		if err := g.s.LedgerAppend(ctx, r.RunID, []*durable.StepRecord{{RunID: r.RunID, StepID: "big", Result: big}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.s.Settle(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewound := func() (bool, int64, int64) {
+		g.s.redo.mu.Lock()
+		defer g.s.redo.mu.Unlock()
+		return g.s.redo.file.base > 1, g.s.redo.file.base, g.s.redo.file.off
+	}
+	if ok, base, off := rewound(); ok || off <= redoRewindBytes {
+		t.Fatalf("after the settles: first LSN %d, %d bytes; want the log unrewound, past %d bytes", base, off, redoRewindBytes)
+	}
+	g.s.redo.heldForTest.Store(false)
+	g.s.redo.kickApply()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		ok, base, off := rewound()
+		if ok && off <= redoRewindBytes {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the goroutine did not rewind the log: first LSN %d, %d bytes", base, off)
+		}
 	}
 }
 

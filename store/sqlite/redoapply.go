@@ -390,6 +390,9 @@ func (s *Store) applyPending(ctx context.Context, locked bool) error {
 		rl.mu.Unlock()
 	}
 	if len(ops) == 0 {
+		if !locked {
+			s.rewindIfDue() // a foreground drain may have left it to this goroutine
+		}
 		return nil
 	}
 	// A run created in this batch is inserted once, in the state its last
@@ -449,17 +452,35 @@ func (s *Store) applyPending(ctx context.Context, locked bool) error {
 	if !locked {
 		rl.mu.Unlock()
 	}
-	if rewind {
+	switch {
+	case rewind && locked:
+		// A foreground drain (a settle, a write or read on the database)
+		// leaves the WAL's sync, which may take milliseconds, to the
+		// background goroutine rather than keep its caller waiting.
+		rl.kickApply()
+	case rewind:
 		// The WAL is synced outside redo.mu, so commits go on meanwhile;
 		// rewindRedo checks that none came in.
-		s.rewindRedo(locked)
+		s.rewindRedo()
 	}
 	return nil
 }
 
+// rewindIfDue rewinds the redo log if the database holds all of it and it
+// is past redoRewindBytes. The caller holds the writer turn, not redo.mu.
+func (s *Store) rewindIfDue() {
+	rl := s.redo
+	rl.mu.Lock()
+	due := len(rl.pending) == 0 && rl.file.off > redoRewindBytes
+	rl.mu.Unlock()
+	if due {
+		s.rewindRedo()
+	}
+}
+
 // rewindRedo starts the redo log over once the database holds all of it
-// durably. The caller holds the writer turn, and redo.mu when locked.
-func (s *Store) rewindRedo(locked bool) {
+// durably. The caller holds the writer turn, not redo.mu.
+func (s *Store) rewindRedo() {
 	rl := s.redo
 	if rl.syncWAL {
 		if err := syncFile(rl.walPath); err != nil {
@@ -467,10 +488,8 @@ func (s *Store) rewindRedo(locked bool) {
 			return
 		}
 	}
-	if !locked {
-		rl.mu.Lock()
-		defer rl.mu.Unlock()
-	}
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	if len(rl.pending) != 0 || rl.file.next != rl.applied+1 || rl.failed != nil {
 		return // commits came in meanwhile: next time
 	}
@@ -834,11 +853,16 @@ func (s *Store) queueLocked(op *redoOp, recs []encodedRecord) error {
 	op.lsn = lsn
 	rl.pending = append(rl.pending, op)
 	rl.queuedRuns[op.runID]++
+	rl.kickApply()
+	return nil
+}
+
+// kickApply wakes the background goroutine, if it is not awake already.
+func (rl *redoLog) kickApply() {
 	select {
 	case rl.kick <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 // stopApplying marks the redo log closed to new commits and stops the
