@@ -391,6 +391,50 @@ func TestRedo_SettleLeavesTheRewindToTheGoroutine(t *testing.T) {
 	}
 }
 
+// TestRedo_RewindSkipsAWriteDuringTheSync: the WAL is synced before a
+// rewind without the writer turn; a write that reaches the database during
+// the sync may not be covered by it, so that attempt leaves the log whole
+// and the next one rewinds it.
+func TestRedo_RewindSkipsAWriteDuringTheSync(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	g.s.redo.heldForTest.Store(true) // the test calls rewindWhenDue itself
+	r := redoRun(strings.Repeat("f", 32))
+	big := strings.Repeat("x", 64<<10)
+	for i := range 80 { // 5 MB of records: past redoRewindBytes
+		g.commit(r, i, i == 0)
+		if err := g.s.LedgerAppend(ctx, r.RunID, []*durable.StepRecord{{RunID: r.RunID, StepID: "big", Result: big}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	base := func() int64 {
+		g.s.redo.mu.Lock()
+		defer g.s.redo.mu.Unlock()
+		return g.s.redo.file.base
+	}
+	g.s.redo.afterRewindSyncForTest = func() {
+		g.commit(r, 80, false)
+		if err := g.s.Settle(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	g.s.rewindWhenDue()
+	if b := base(); b != 1 {
+		t.Fatalf("rewound (first LSN %d) although a write reached the database during the sync", b)
+	}
+	g.s.redo.afterRewindSyncForTest = nil
+	g.s.rewindWhenDue()
+	if b := base(); b <= 1 {
+		t.Fatal("not rewound once nothing was written during the sync")
+	}
+	if got, err := g.s.RunGet(ctx, r.RunID); err != nil || got.Version != 81 {
+		t.Fatalf("after the rewind: %+v, %v; want version 81", got, err)
+	}
+}
+
 // TestRedo_CloseRemovesTheLog: a clean close applies everything and
 // removes the redo log; reopening finds every commit.
 func TestRedo_CloseRemovesTheLog(t *testing.T) {

@@ -68,6 +68,9 @@ type redoLog struct {
 	// beforeKeepForTest runs in a read between its query and keeping what
 	// it found (reading.keep), without redo.mu.
 	beforeKeepForTest func()
+	// afterRewindSyncForTest runs in rewindWhenDue between the WAL's sync
+	// and taking the writer turn.
+	afterRewindSyncForTest func()
 
 	walPath string // the database's WAL, synced before a rewind (unless synchronous=OFF)
 	syncWAL bool
@@ -366,6 +369,9 @@ func (s *Store) applyInBackground() {
 		}
 		err := s.applyPending(context.Background(), false)
 		<-s.wsem
+		if err == nil {
+			s.rewindWhenDue()
+		}
 		if err != nil {
 			// Logged, kept and tried again: the commits are in the redo log,
 			// and reads see them through the cache meanwhile.
@@ -377,9 +383,8 @@ func (s *Store) applyInBackground() {
 	}
 }
 
-// applyPending applies the queue to the database in one transaction and
-// rewinds the redo log when it can. The caller holds the writer turn, and
-// redo.mu when locked is true.
+// applyPending applies the queue to the database in one transaction. The
+// caller holds the writer turn, and redo.mu when locked is true.
 func (s *Store) applyPending(ctx context.Context, locked bool) error {
 	rl := s.redo
 	if !locked {
@@ -390,9 +395,6 @@ func (s *Store) applyPending(ctx context.Context, locked bool) error {
 		rl.mu.Unlock()
 	}
 	if len(ops) == 0 {
-		if !locked {
-			s.rewindIfDue() // a foreground drain may have left it to this goroutine
-		}
 		return nil
 	}
 	// A run created in this batch is inserted once, in the state its last
@@ -448,50 +450,49 @@ func (s *Store) applyPending(ctx context.Context, locked bool) error {
 	clear(rl.pending[kept:])
 	rl.pending = rl.pending[:kept]
 	rl.applied = last
-	rewind := kept == 0 && rl.file.off > redoRewindBytes
+	if locked && kept == 0 && rl.file.off > redoRewindBytes {
+		// The rewind (rewindWhenDue) is the background goroutine's, after
+		// each of its own drains: wake it for one done in the foreground.
+		rl.kickApply()
+	}
 	if !locked {
 		rl.mu.Unlock()
-	}
-	switch {
-	case rewind && locked:
-		// A foreground drain (a settle, a write or read on the database)
-		// leaves the WAL's sync, which may take milliseconds, to the
-		// background goroutine rather than keep its caller waiting.
-		rl.kickApply()
-	case rewind:
-		// The WAL is synced outside redo.mu, so commits go on meanwhile;
-		// rewindRedo checks that none came in.
-		s.rewindRedo()
 	}
 	return nil
 }
 
-// rewindIfDue rewinds the redo log if the database holds all of it and it
-// is past redoRewindBytes. The caller holds the writer turn, not redo.mu.
-func (s *Store) rewindIfDue() {
+// rewindWhenDue starts the redo log over once the database holds all of
+// it durably and it is past redoRewindBytes. It syncs the WAL without the
+// writer turn, so that neither commits nor the store's other writes wait
+// for the sync, then rewinds only if no write reached the database
+// meanwhile (else a later call does). The caller holds neither the writer
+// turn nor redo.mu.
+func (s *Store) rewindWhenDue() {
 	rl := s.redo
 	rl.mu.Lock()
-	due := len(rl.pending) == 0 && rl.file.off > redoRewindBytes
+	next := rl.file.next
+	due := rl.file.off > redoRewindBytes && len(rl.pending) == 0 && next == rl.applied+1 && rl.failed == nil
 	rl.mu.Unlock()
-	if due {
-		s.rewindRedo()
+	if !due {
+		return
 	}
-}
-
-// rewindRedo starts the redo log over once the database holds all of it
-// durably. The caller holds the writer turn, not redo.mu.
-func (s *Store) rewindRedo() {
-	rl := s.redo
 	if rl.syncWAL {
 		if err := syncFile(rl.walPath); err != nil {
 			s.log.Warn("syncing the WAL before rewinding the redo log failed", "error", err)
 			return
 		}
 	}
+	if rl.afterRewindSyncForTest != nil {
+		rl.afterRewindSyncForTest()
+	}
+	s.wsem <- struct{}{}
+	defer func() { <-s.wsem }()
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
-	if len(rl.pending) != 0 || rl.file.next != rl.applied+1 || rl.failed != nil {
-		return // commits came in meanwhile: next time
+	// Every write to the database is logged first: a log that has not
+	// grown since the sync began holds nothing the sync missed.
+	if s.closed || rl.file.next != next || rl.failed != nil {
+		return
 	}
 	if err := rl.file.rewind(rl.file.next); err != nil {
 		rl.failed = err
