@@ -111,6 +111,34 @@ func (g *redoRig) commit(r *durable.RunState, i int, create bool) {
 	}
 }
 
+// fillPastRewind commits r 80 times, each with a 64 KB record appended,
+// so that the redo log passes redoRewindBytes (5 MB); settle applies the
+// queue after each round.
+func (g *redoRig) fillPastRewind(r *durable.RunState, settle bool) {
+	g.t.Helper()
+	ctx := g.t.Context()
+	big := strings.Repeat("x", 64<<10)
+	for i := range 80 {
+		g.commit(r, i, i == 0)
+		if err := g.s.LedgerAppend(ctx, r.RunID, []*durable.StepRecord{{RunID: r.RunID, StepID: "big", Result: big}}); err != nil {
+			g.t.Fatal(err)
+		}
+		if settle {
+			if err := g.s.Settle(ctx); err != nil {
+				g.t.Fatal(err)
+			}
+		}
+	}
+}
+
+// logPosition returns the redo log's first LSN since its last rewind and
+// its size.
+func (g *redoRig) logPosition() (base, off int64) {
+	g.s.redo.mu.Lock()
+	defer g.s.redo.mu.Unlock()
+	return g.s.redo.file.base, g.s.redo.file.off
+}
+
 // openImage opens a crash image (no idle checkpoints), closed when the
 // test ends.
 func openImage(t *testing.T, cfg Config) *Store {
@@ -312,23 +340,11 @@ func TestRedo_RewoundLogReplaysOnlyItsOwnRecords(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
 	r := redoRun(strings.Repeat("d", 32))
-	big := strings.Repeat("x", 64<<10)
-	for i := range 80 { // 5 MB of records: past redoRewindBytes
-		g.commit(r, i, i == 0)
-		if err := g.s.LedgerAppend(ctx, r.RunID, []*durable.StepRecord{{RunID: r.RunID, StepID: "big", Result: big}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := g.s.Settle(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g.fillPastRewind(r, true)
 	// The settles leave the rewind (and the WAL's sync) to the goroutine.
 	var base, off int64
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		g.s.redo.mu.Lock()
-		base, off = g.s.redo.file.base, g.s.redo.file.off
-		g.s.redo.mu.Unlock()
-		if base > 1 && off <= redoRewindBytes || time.Now().After(deadline) {
+		if base, off = g.logPosition(); base > 1 && off <= redoRewindBytes || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -356,33 +372,18 @@ func TestRedo_RewoundLogReplaysOnlyItsOwnRecords(t *testing.T) {
 // the log, which may take milliseconds: the background goroutine does,
 // once woken.
 func TestRedo_SettleLeavesTheRewindToTheGoroutine(t *testing.T) {
-	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
 	g.s.redo.heldForTest.Store(true)
 	r := redoRun(strings.Repeat("e", 32))
-	big := strings.Repeat("x", 64<<10)
-	for i := range 80 { // 5 MB of records: past redoRewindBytes
-		g.commit(r, i, i == 0)
-		if err := g.s.LedgerAppend(ctx, r.RunID, []*durable.StepRecord{{RunID: r.RunID, StepID: "big", Result: big}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := g.s.Settle(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rewound := func() (bool, int64, int64) {
-		g.s.redo.mu.Lock()
-		defer g.s.redo.mu.Unlock()
-		return g.s.redo.file.base > 1, g.s.redo.file.base, g.s.redo.file.off
-	}
-	if ok, base, off := rewound(); ok || off <= redoRewindBytes {
+	g.fillPastRewind(r, true)
+	if base, off := g.logPosition(); base > 1 || off <= redoRewindBytes {
 		t.Fatalf("after the settles: first LSN %d, %d bytes; want the log unrewound, past %d bytes", base, off, redoRewindBytes)
 	}
 	g.s.redo.heldForTest.Store(false)
 	g.s.redo.kickApply()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		ok, base, off := rewound()
-		if ok && off <= redoRewindBytes {
+		base, off := g.logPosition()
+		if base > 1 && off <= redoRewindBytes {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -400,21 +401,11 @@ func TestRedo_RewindSkipsAWriteDuringTheSync(t *testing.T) {
 	g := newRedoRig(t, "NORMAL")
 	g.s.redo.heldForTest.Store(true) // the test calls rewindWhenDue itself
 	r := redoRun(strings.Repeat("f", 32))
-	big := strings.Repeat("x", 64<<10)
-	for i := range 80 { // 5 MB of records: past redoRewindBytes
-		g.commit(r, i, i == 0)
-		if err := g.s.LedgerAppend(ctx, r.RunID, []*durable.StepRecord{{RunID: r.RunID, StepID: "big", Result: big}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g.fillPastRewind(r, false)
 	if err := g.s.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	base := func() int64 {
-		g.s.redo.mu.Lock()
-		defer g.s.redo.mu.Unlock()
-		return g.s.redo.file.base
-	}
+	base := func() int64 { b, _ := g.logPosition(); return b }
 	g.s.redo.afterRewindSyncForTest = func() {
 		g.commit(r, 80, false)
 		if err := g.s.Settle(ctx); err != nil {
