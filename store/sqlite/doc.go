@@ -118,10 +118,10 @@
 // log is rewound (at 4 MB: it stays in the page cache), by the background
 // goroutine, which syncs the WAL with no lock held and rewinds only if the
 // log did not grow meanwhile, so no caller waits for that sync; a clean
-// close removes it. With FULL the database itself runs with NORMAL (the log is
-// what is synced at each commit) and the log's first 5 MB are written
-// with zeros when it is created, so each fdatasync writes data, not the
-// file's growth. W1 on SQLite NORMAL took ~40 % less time per run, W2 and
+// close removes it. With FULL the database itself runs with NORMAL (the
+// log is what is synced at each commit) and the log's first 5 MB are
+// written with zeros when it is created, so each fdatasync writes data,
+// not the file's growth. W1 on SQLite NORMAL took ~40 % less time per run, W2 and
 // W3b ~30 % less (docs/benchmarks.md); Config.NoRedoLog commits straight
 // into the database instead.
 //

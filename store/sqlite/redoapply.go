@@ -369,9 +369,6 @@ func (s *Store) applyInBackground() {
 		}
 		err := s.applyPending(context.Background(), false)
 		<-s.wsem
-		if err == nil {
-			s.rewindWhenDue()
-		}
 		if err != nil {
 			// Logged, kept and tried again: the commits are in the redo log,
 			// and reads see them through the cache meanwhile.
@@ -380,6 +377,7 @@ func (s *Store) applyInBackground() {
 			continue
 		}
 		backoff = 0
+		s.rewindWhenDue()
 	}
 }
 
