@@ -85,7 +85,8 @@ type CommitParams struct {
 	// Handoff tells that the caller gives Run to the store: after a commit
 	// that succeeds, it neither reads nor changes Run again, and Run's
 	// values already have the Go types a read of the run gives back
-	// (pyjson.IsNormalized holds for its vars and output). A store may
+	// (pyjson.IsNormalized holds for its vars, and for its output when it
+	// has one; its times are UTC to the microsecond). A store may
 	// then return that very object, once, from the next RunGet of the run
 	// instead of decoding or copying what it stored, provided no write to
 	// the run came between. The runtime sets it for the run Start creates,
