@@ -60,7 +60,7 @@ type Record struct {
 	hasEffect bool
 	effect    durable.Effect // Payload nil; see payload
 	payload   Object
-	result    any
+	result    Value
 	extra     Object
 }
 
@@ -83,7 +83,7 @@ func (f *Record) Head() *durable.StepRecord { return &f.head }
 // Thaw returns a new StepRecord equal to the one frozen.
 func (f *Record) Thaw() *durable.StepRecord {
 	r := f.head
-	r.Result, r.Extra = Thaw(f.result), f.extra.Thaw()
+	r.Result, r.Extra = f.result.Thaw(), f.extra.Thaw()
 	if f.hasEffect {
 		e := f.effect
 		e.Payload = f.payload.Thaw()

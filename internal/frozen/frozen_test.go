@@ -27,7 +27,7 @@ func TestFreezeThawRoundTrip(t *testing.T) {
 	if got := f.Thaw(); !reflect.DeepEqual(got, v) {
 		t.Fatalf("thaw(freeze(v)) = %#v\nwant %#v", got, v)
 	}
-	if f := FreezeObject(nil); f != nil || f.Thaw() != nil {
+	if f := FreezeObject(nil); f.Thaw() != nil {
 		t.Errorf("a nil object must stay nil")
 	}
 	if got := Thaw(Freeze([]any{})); got == nil || len(got.([]any)) != 0 {
@@ -159,5 +159,48 @@ func scramble(v any) {
 			scramble(e)
 			x[i] = "scrambled"
 		}
+	}
+}
+
+// Get finds every key whatever its place in the packing, so it skips over
+// every shape of value that can precede one (each key but the last packed
+// is skipped by some lookup).
+func TestObjectGetSkipsEveryShape(t *testing.T) {
+	v := sampleValue()
+	f := FreezeObject(v)
+	for k, want := range v {
+		got, ok := f.Get(k)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("Get(%q) = %#v, %v; want %#v", k, got, ok, want)
+		}
+	}
+	if _, ok := (Object{}).Get("s"); ok {
+		t.Error("Get on a nil object found a value")
+	}
+}
+
+// A JSON document freezes into one allocation that keeps nothing aside,
+// which is what keeps a store's frozen runs out of the collector's scan.
+func TestFreezeOfJSONIsOneAllocation(t *testing.T) {
+	v, err := pyjson.Decode([]byte(`{"a": [1, {"b": null}, [], {}], "c": "x", "d": {"e": true, "f": 2.5}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := v.(map[string]any)
+	if f := FreezeObject(m); len(f.v.other) != 0 {
+		t.Fatalf("decoded JSON kept %d values aside", len(f.v.other))
+	}
+	if raceEnabled {
+		t.Skip("allocation counts need the packer pool, which the race detector thins out")
+	}
+	if n := testing.AllocsPerRun(100, func() { FreezeObject(m) }); n != 1 {
+		t.Errorf("FreezeObject allocated %v times, want 1", n)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := FreezeNormalizedObject(m); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Errorf("FreezeNormalizedObject allocated %v times, want 1", n)
 	}
 }

@@ -10,56 +10,82 @@ import (
 // FreezeNormalized returns Freeze(pyjson.Normalize(v)) in one pass: a
 // frozen copy of v in the Go types a decode of its encoding gives, without
 // building the normalized maps first.
-func FreezeNormalized(v any) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		return FreezeNormalizedObject(x)
-	case []any:
-		out := make(array, len(x))
-		for i, e := range x {
-			f, err := FreezeNormalized(e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = f
-		}
-		return out, nil
-	case string:
-		if utf8.ValidString(x) { // the common case, without Normalize's call
-			return v, nil // v, not x: no new interface box
-		}
-	case nil, bool:
-		return v, nil
+func FreezeNormalized(v any) (Value, error) {
+	p := getPacker()
+	if err := p.normalized(v); err != nil {
+		p.release()
+		return Value{}, err
 	}
-	// Other scalars are their own frozen form once normalized (numbers
-	// become json.Number, invalid UTF-8 is replaced); other Go types take
-	// Normalize's encode-and-decode path and are then frozen.
-	n, err := pyjson.Normalize(v)
-	if err != nil {
-		return nil, err
-	}
-	return Freeze(n), nil
+	return p.finish(), nil
 }
 
 // FreezeNormalizedObject is FreezeNormalized for an object; nil gives an
 // empty object, as pyjson.NormalizeObject gives an empty map.
 func FreezeNormalizedObject(m map[string]any) (Object, error) {
-	out := make(Object, 0, len(m))
+	p := getPacker()
+	if err := p.normalizedObject(m); err != nil {
+		p.release()
+		return Object{}, err
+	}
+	return Object{p.finish()}, nil
+}
+
+// normalized packs what pyjson.Normalize(v) would give.
+func (p *packer) normalized(v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		return p.normalizedObject(x)
+	case []any:
+		p.buf = append(p.buf, tagArray)
+		p.uvarint(len(x))
+		for _, e := range x {
+			if err := p.normalized(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	case string:
+		if utf8.ValidString(x) { // the common case, without Normalize's call
+			p.text(tagString, x)
+			return nil
+		}
+	case nil, bool:
+		p.value(v)
+		return nil
+	}
+	// Other scalars are packed once normalized (numbers become
+	// json.Number, invalid UTF-8 is replaced); other Go types take
+	// Normalize's encode-and-decode path.
+	n, err := pyjson.Normalize(v)
+	if err != nil {
+		return err
+	}
+	p.value(n)
+	return nil
+}
+
+func (p *packer) normalizedObject(m map[string]any) error {
+	start, others := len(p.buf), len(p.other)
+	p.buf = append(p.buf, tagObject)
+	p.uvarint(len(m))
 	for k, e := range m {
 		if !utf8.ValidString(k) { // Normalize re-encodes the whole object
+			clear(p.other[others:])
+			p.buf, p.other = p.buf[:start], p.other[:others]
 			n, err := pyjson.NormalizeObject(m)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			return FreezeObject(n), nil
+			p.object(n)
+			return nil
 		}
-		f, err := FreezeNormalized(e)
-		if err != nil {
-			return nil, err
+		p.uvarint(len(k))
+		p.buf = append(p.buf, k...)
+		if err := p.normalized(e); err != nil {
+			return err
 		}
-		out = append(out, member{key: k, value: f})
 	}
-	return out, nil
+	return nil
 }
 
 // NewStoredRecord returns NewRecord(r.StoredCopy()) with its Seq set to

@@ -1,0 +1,5 @@
+//go:build !race
+
+package frozen
+
+const raceEnabled = false
