@@ -108,6 +108,31 @@ func TestVerifyCatchesBadRuns(t *testing.T) {
 	}
 }
 
+// TestCountingTimesOnlyWhenAsked: the bench command's timed loops read no
+// clock inside store calls (Python's harness times bare stores); the Go
+// benchmarks ask for the store time and get it.
+func TestCountingTimesOnlyWhenAsked(t *testing.T) {
+	ctx := context.Background()
+	for _, timed := range []bool{false, true} {
+		env, err := NewEnv(ctx, StoreMemory, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Store.Timed = timed
+		if _, err := RunW1(ctx, env, 3, nil); err != nil {
+			t.Fatal(err)
+		}
+		snap := env.Store.Snapshot()
+		if snap.Commits() != 6 {
+			t.Errorf("timed=%v: %d commits counted, want 6", timed, snap.Commits())
+		}
+		if got := snap.StoreTime > 0; got != timed {
+			t.Errorf("timed=%v: store time %v", timed, snap.StoreTime)
+		}
+		_ = env.Close()
+	}
+}
+
 // TestCountingKeepsOptionalInterfaces checks that the counting wrapper
 // exposes exactly the optional interfaces of the wrapped store, so the
 // kernel takes the same paths through it.
@@ -163,6 +188,7 @@ func benchEnv(b *testing.B, kind string) *Env {
 	if err != nil {
 		b.Fatal(err)
 	}
+	env.Store.Timed = true // for store-ns/op
 	b.Cleanup(func() { _ = env.Close() })
 	return env
 }
