@@ -1,7 +1,10 @@
 package frozen
 
 import (
+	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,4 +206,44 @@ func TestFreezeOfJSONIsOneAllocation(t *testing.T) {
 	}); n != 1 {
 		t.Errorf("FreezeNormalizedObject allocated %v times, want 1", n)
 	}
+}
+
+// Lengths and counts past one varint byte (128) and two (16,384), and a
+// packing larger than the pooled buffers keep, round-trip and are found
+// by Get.
+func TestFreezeLargeValues(t *testing.T) {
+	members := map[string]any{}
+	for i := range 300 {
+		members[strings.Repeat("k", i+1)] = strings.Repeat("v", 200+i)
+	}
+	long := make([]any, 200)
+	for i := range long {
+		long[i] = json.Number(strings.Repeat("9", i+1))
+	}
+	v := map[string]any{
+		"members": members,
+		"long":    long,
+		"huge":    strings.Repeat("h", 70000),
+	}
+	for _, f := range []Object{FreezeObject(v), mustNormalized(t, v)} {
+		if got := f.Thaw(); !reflect.DeepEqual(got, v) {
+			t.Fatal("a large value did not round-trip")
+		}
+		if got, ok := f.Get("huge"); !ok || got != v["huge"] {
+			t.Errorf("Get(huge) = %d bytes, %v", len(fmt.Sprint(got)), ok)
+		}
+	}
+	// The pool still hands out a working packer after the large one.
+	if got := FreezeObject(map[string]any{"a": "b"}).Thaw(); !reflect.DeepEqual(got, map[string]any{"a": "b"}) {
+		t.Errorf("small value after a large one: %#v", got)
+	}
+}
+
+func mustNormalized(t *testing.T, v map[string]any) Object {
+	t.Helper()
+	f, err := FreezeNormalizedObject(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
