@@ -86,15 +86,19 @@ func (p *packer) uvarint(n int) {
 	p.buf = append(p.buf, byte(n))
 }
 
-func (p *packer) text(tag byte, s string) {
+// header starts a value: its tag, then a length or a count.
+func (p *packer) header(tag byte, n int) {
 	p.buf = append(p.buf, tag)
-	p.uvarint(len(s))
+	p.uvarint(n)
+}
+
+func (p *packer) text(tag byte, s string) {
+	p.header(tag, len(s))
 	p.buf = append(p.buf, s...)
 }
 
 func (p *packer) keep(v any) {
-	p.buf = append(p.buf, tagOther)
-	p.uvarint(len(p.other))
+	p.header(tagOther, len(p.other))
 	p.other = append(p.other, v)
 }
 
@@ -120,8 +124,7 @@ func (p *packer) value(v any) {
 			p.buf = append(p.buf, tagNilArray)
 			return
 		}
-		p.buf = append(p.buf, tagArray)
-		p.uvarint(len(x))
+		p.header(tagArray, len(x))
 		for _, e := range x {
 			p.value(e)
 		}
@@ -135,8 +138,7 @@ func (p *packer) object(m map[string]any) {
 		p.buf = append(p.buf, tagNilObject)
 		return
 	}
-	p.buf = append(p.buf, tagObject)
-	p.uvarint(len(m))
+	p.header(tagObject, len(m))
 	for k, e := range m {
 		p.uvarint(len(k))
 		p.buf = append(p.buf, k...)

@@ -36,8 +36,7 @@ func (p *packer) normalized(v any) error {
 	case map[string]any:
 		return p.normalizedObject(x)
 	case []any:
-		p.buf = append(p.buf, tagArray)
-		p.uvarint(len(x))
+		p.header(tagArray, len(x))
 		for _, e := range x {
 			if err := p.normalized(e); err != nil {
 				return err
@@ -66,8 +65,7 @@ func (p *packer) normalized(v any) error {
 
 func (p *packer) normalizedObject(m map[string]any) error {
 	start, others := len(p.buf), len(p.other)
-	p.buf = append(p.buf, tagObject)
-	p.uvarint(len(m))
+	p.header(tagObject, len(m))
 	for k, e := range m {
 		if !utf8.ValidString(k) { // Normalize re-encodes the whole object
 			clear(p.other[others:])
