@@ -106,7 +106,7 @@ type Counting struct {
 	nanos   atomic.Int64 // time spent inside the workloads' store calls, when timed
 
 	// Timed makes every call also add its duration to the store time
-	// (two clock reads a call, ~75 ns on the reference VM). The Go
+	// (two clock reads a call, ~75 ns a pair on this project's VM). The Go
 	// benchmarks set it to report store-ns/op; the bench command leaves
 	// it off, as Python's harness times bare stores.
 	Timed bool
