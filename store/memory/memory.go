@@ -5,8 +5,9 @@
 // what a durable store would read back from disk: JSON values in the
 // decoder's Go types (numbers as json.Number, arrays as []any), times in
 // UTC to the microsecond, so a workflow sees the same values on every
-// store. The copies are kept frozen (internal/frozen), in well under half
-// the memory of cloned maps.
+// store. The copies are kept frozen (internal/frozen): each value packed
+// into one string, in well under half the memory of cloned maps and out
+// of the garbage collector's scan.
 package memory
 
 import (
