@@ -124,8 +124,9 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 // FuzzFreezeThaw: for any JSON document, thawing its frozen copy gives a
-// value deep-equal to it (nil and empty kept apart), as a clone does, and
-// the frozen copy does not change when the thawed one is changed.
+// value deep-equal to it (nil and empty kept apart), as a clone does, the
+// frozen copy does not change when the thawed one is changed, and the
+// normalizing freeze gives the same document back.
 func FuzzFreezeThaw(f *testing.F) {
 	for _, seed := range []string{`{}`, `[]`, `null`, `{"a": [1, {"b": null}, [], {}], "c": "x"}`,
 		`[[[[{"deep": [true, false, 1.5e300]}]]]]`, `"text"`, `{"": {"": {"": []}}}`} {
@@ -144,6 +145,15 @@ func FuzzFreezeThaw(f *testing.F) {
 		scramble(got)
 		if again := Thaw(frozen); !reflect.DeepEqual(again, v) {
 			t.Fatalf("changing a thawed copy changed the frozen one: %#v", again)
+		}
+		// A decoded document is already normalized: the normalizing
+		// freeze keeps it as it is.
+		n, err := FreezeNormalized(v)
+		if err != nil {
+			t.Fatalf("FreezeNormalized: %v", err)
+		}
+		if got := n.Thaw(); !reflect.DeepEqual(got, v) {
+			t.Fatalf("Thaw(FreezeNormalized(v)) = %#v\nwant %#v", got, v)
 		}
 	})
 }
