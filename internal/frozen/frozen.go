@@ -254,10 +254,6 @@ func (u *unpacker) skip() {
 	}
 }
 
-// Thaw returns a new deep copy, with maps and slices, of the value v
-// frozen.
-func Thaw(v Value) any { return v.Thaw() }
-
 // Thaw returns a new deep copy, with maps and slices, of the value frozen.
 func (v Value) Thaw() any {
 	if v.data == "" {
