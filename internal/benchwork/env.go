@@ -145,6 +145,11 @@ func NewEnv(ctx context.Context, kind, dir string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	return envOn(kind, st)
+}
+
+// envOn builds an Env over st, which it closes on error.
+func envOn(kind string, st store.Store) (*Env, error) {
 	wrapped, counting := Wrap(st)
 	e := &Env{Kind: kind, Store: counting}
 	reg, err := runtime.NewRegistry(Workflows(&e.steps)...)

@@ -26,21 +26,6 @@ func FormatFloat(f float64) string {
 	return pyjson.FormatFloat(f)
 }
 
-// shortestDigits returns the shortest round-trip decimal digits of |f| (no
-// leading zeros, "0" for zero), the decimal exponent of the first digit, and
-// the sign.
-func shortestDigits(f float64) (digits string, exp int, neg bool) {
-	s := strconv.FormatFloat(f, 'e', -1, 64)
-	if s[0] == '-' {
-		neg = true
-		s = s[1:]
-	}
-	mant, e, _ := strings.Cut(s, "e")
-	exp, _ = strconv.Atoi(e)
-	digits = strings.Replace(mant, ".", "", 1)
-	return digits, exp, neg
-}
-
 // exponentSuffix renders e+XX / e-XX with at least two digits.
 func exponentSuffix(exp int) string {
 	sign := "+"
