@@ -327,7 +327,13 @@ func (d *redoDecoder) value() any {
 	case tagInt:
 		return d.varint()
 	case tagBlob:
-		return append([]byte(nil), d.bytes()...)
+		// Never nil: the driver binds a nil []byte as NULL, an empty one
+		// as an empty blob, and a replay must bind what the write did.
+		b := d.bytes()
+		if d.err != nil {
+			return nil
+		}
+		return append([]byte{}, b...)
 	case tagFloat:
 		if len(d.b) < 8 {
 			d.fail()

@@ -132,7 +132,13 @@ func (op *redoOp) encode(e *redoEncoder) error {
 func decodeRedoOp(kind byte, d *redoDecoder) (*redoOp, error) {
 	op := &redoOp{runID: d.str()}
 	if kind == redoCommit {
-		op.create = d.byte() == 1
+		switch d.byte() {
+		case 0:
+		case 1:
+			op.create = true
+		default:
+			return nil, errors.New("bad create flag")
+		}
 		op.run = d.values()
 	}
 	op.firstSeq = d.varint()
@@ -147,6 +153,9 @@ func decodeRedoOp(kind byte, d *redoDecoder) (*redoOp, error) {
 	}
 	if d.err != nil {
 		return nil, d.err
+	}
+	if op.deadline > 2 {
+		return nil, fmt.Errorf("unknown deadline change %d", op.deadline)
 	}
 	if len(d.b) != 0 {
 		return nil, errors.New("trailing bytes")
