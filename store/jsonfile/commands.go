@@ -130,6 +130,10 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	}
 	_, statErr := os.Stat(s.commandsPath())
 	if err := s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist)); err != nil {
+		// Part of the line may be in the file: the next append starts on
+		// a new line rather than complete this one (an empty line, should
+		// nothing have been written, is skipped by readers).
+		l.tailNL = false
 		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
 	}
 	l.tailNL = true
@@ -147,7 +151,11 @@ func (s *Store) appendFile(path string, data []byte, created bool) error {
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
 	}
-	n, err := f.Write(data)
+	write := (*os.File).Write
+	if s.writeForTest != nil {
+		write = s.writeForTest
+	}
+	n, err := write(f, data)
 	if err == nil && n < len(data) {
 		err = io.ErrShortWrite
 	}

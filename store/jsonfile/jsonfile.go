@@ -116,6 +116,10 @@ type Store struct {
 	ledgers *lru.Cache[*ledgerState] // ledger indexes, by run id
 
 	cmd commandLog
+
+	// writeForTest, when set, stands in for the one write of an append,
+	// so a test can fail it partway as a full disk would.
+	writeForTest func(f *os.File, data []byte) (int, error)
 }
 
 var (

@@ -1,0 +1,85 @@
+package jsonfile
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// failHalfOnce makes the store's next append write half its bytes and
+// fail, as a full disk does.
+func failHalfOnce(s *Store) {
+	s.writeForTest = func(f *os.File, data []byte) (int, error) {
+		s.writeForTest = nil
+		n, _ := f.Write(data[:len(data)/2])
+		return n, errors.New("disk full (test)")
+	}
+}
+
+func openInternal(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := New(Config{Dir: dir, NoSync: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestAppendAfterATornWrite: an append that fails partway leaves a torn
+// line; what is appended next must not be merged into it, so that after a
+// reopen it is read back, for the command inbox and for a ledger.
+func TestAppendAfterATornWrite(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+
+	failHalfOnce(s)
+	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err == nil {
+		t.Fatal("the torn command append reported success")
+	}
+	res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c2", RunID: "r1", Type: "resume"})
+	if err != nil || !res.Accepted {
+		t.Fatalf("append after the torn one: %+v, %v", res, err)
+	}
+
+	run := &durable.RunState{RunID: "r1", WorkflowID: "w", Status: durable.RunRunning, Vars: map[string]any{}}
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: run, Create: true,
+		Records: []*durable.StepRecord{{RunID: "r1", StepID: "s1", NodeID: "n", Status: durable.StepCompleted}}}); err != nil {
+		t.Fatal(err)
+	}
+	failHalfOnce(s)
+	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{{RunID: "r1", StepID: "torn", NodeID: "n", Status: durable.StepCompleted}}); err == nil {
+		t.Fatal("the torn ledger append reported success")
+	}
+	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{{RunID: "r1", StepID: "s2", NodeID: "n", Status: durable.StepCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openInternal(t, dir)
+	cmds, _, err := s.CommandListAfter(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmds) != 1 || cmds[0].CommandID != "c2" || cmds[0].Seq != res.Seq {
+		t.Fatalf("commands after a reopen = %+v, want c2 at seq %d", cmds, res.Seq)
+	}
+	recs, err := s.LedgerList(ctx, &store.LedgerListParams{RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.StepID)
+	}
+	if len(ids) != 2 || ids[0] != "s1" || ids[1] != "s2" {
+		t.Fatalf("ledger after a reopen = %v, want [s1 s2]", ids)
+	}
+}
