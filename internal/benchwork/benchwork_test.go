@@ -214,19 +214,20 @@ func report(b *testing.B, env *Env, out *Outcome) {
 // op is one run.
 func benchWorkload(b *testing.B, workload string) {
 	for _, kind := range testStores {
-		b.Run(kind, func(b *testing.B) {
-			env := benchEnv(b, kind)
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.StopTimer()
-			b.ResetTimer()
-			out, err := Run(ctx, env, workload, b.N, &Stopwatch{Outer: b})
-			if err != nil {
-				b.Fatal(err)
-			}
-			report(b, env, out)
-		})
+		b.Run(kind, func(b *testing.B) { benchRun(b, benchEnv(b, kind), workload) })
 	}
+}
+
+// benchRun times b.N runs of workload on env, then verifies and reports.
+func benchRun(b *testing.B, env *Env, workload string) {
+	b.ReportAllocs()
+	b.StopTimer()
+	b.ResetTimer()
+	out, err := Run(context.Background(), env, workload, b.N, &Stopwatch{Outer: b})
+	if err != nil {
+		b.Fatal(err)
+	}
+	report(b, env, out)
 }
 
 // BenchmarkW1Chain: start + tick of the 10-node chain; one op is one run.

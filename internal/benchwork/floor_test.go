@@ -77,13 +77,6 @@ func BenchmarkW1KernelFloor(b *testing.B) {
 		b.Fatal(err)
 	}
 	env.Store.Timed = true
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.StopTimer()
-	b.ResetTimer()
-	out, err := RunW1(ctx, env, b.N, &Stopwatch{Outer: b})
-	if err != nil {
-		b.Fatal(err)
-	}
-	report(b, env, out)
+	b.Cleanup(func() { _ = env.Close() })
+	benchRun(b, env, W1Chain)
 }
