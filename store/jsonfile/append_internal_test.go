@@ -20,9 +20,11 @@ func failHalfOnce(s *Store) {
 	}
 }
 
-func openInternal(t *testing.T, dir string) *Store {
+func openInternal(t *testing.T, dir string) *Store { return openInternalSync(t, dir, true) }
+
+func openInternalSync(t *testing.T, dir string, noSync bool) *Store {
 	t.Helper()
-	s, err := New(Config{Dir: dir, NoSync: true, Logger: slog.New(slog.DiscardHandler)})
+	s, err := New(Config{Dir: dir, NoSync: noSync, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,9 +32,10 @@ func openInternal(t *testing.T, dir string) *Store {
 	return s
 }
 
-// TestAppendAfterATornWrite: an append that fails partway leaves a torn
-// line; what is appended next must not be merged into it, so that after a
-// reopen it is read back, for the command inbox and for a ledger.
+// TestAppendAfterATornWrite: an append that fails partway may leave a
+// torn line (when cutting it back fails too); what is appended next must
+// not be merged into it, so that after a reopen it is read back, for the
+// command inbox and for a ledger.
 func TestAppendAfterATornWrite(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -81,5 +84,47 @@ func TestAppendAfterATornWrite(t *testing.T) {
 	}
 	if len(ids) != 2 || ids[0] != "s1" || ids[1] != "s2" {
 		t.Fatalf("ledger after a reopen = %v, want [s1 s2]", ids)
+	}
+}
+
+// TestFailedCommandAppendLeavesNothing: a command append whose write
+// stops one byte short (the line complete but for its newline) and fails
+// is cut back off the file, so a reopen does not read back the command
+// that was refused, and its seq is not handed out again.
+func TestFailedCommandAppendLeavesNothing(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openInternalSync(t, dir, false)
+	s.writeForTest = func(f *os.File, data []byte) (int, error) {
+		s.writeForTest = nil
+		n, _ := f.Write(data[:len(data)-1])
+		return n, errors.New("disk full (test)")
+	}
+	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err == nil {
+		t.Fatal("the failed command append reported success")
+	}
+	if !s.dirUnsynced.Load() {
+		t.Error("a failed append that created commands.jsonl left no directory sync owed")
+	}
+	res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c2", RunID: "r1", Type: "resume"})
+	if err != nil || !res.Accepted {
+		t.Fatalf("append after the failed one: %+v, %v", res, err)
+	}
+	if res.Seq != 2 {
+		t.Errorf("seq after a failed append = %d, want 2 (a seq that may be on disk is not reused)", res.Seq)
+	}
+	if s.dirUnsynced.Load() {
+		t.Error("the next append did not sync the directory it owed")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openInternal(t, dir)
+	all, _, err := s.CommandListAfter(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || all[0].CommandID != "c2" || all[0].Seq != res.Seq {
+		t.Fatalf("commands after a reopen = %+v, want only c2 at seq %d", all, res.Seq)
 	}
 }

@@ -130,10 +130,12 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	}
 	_, statErr := os.Stat(s.commandsPath())
 	if err := s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist)); err != nil {
-		// Part of the line may be in the file: the next append starts on
-		// a new line rather than complete this one (an empty line, should
-		// nothing have been written, is skipped by readers).
+		// Part of the line may be in the file, even all of it if cutting
+		// it back failed: the next append starts on a new line rather than
+		// complete this one (readers skip an empty line), and this seq is
+		// not handed out again.
 		l.tailNL = false
+		l.lastSeq = rec.Seq
 		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
 	}
 	l.tailNL = true
@@ -145,11 +147,17 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 }
 
 // appendFile appends data to path in one write, synced unless NoSync;
-// when the file is new (created), its directory entry is synced too.
+// when the file is new (created), its directory entry is synced too. A
+// failed append is cut back off the file where it can be; callers must
+// still treat the file's tail as unknown (part of data may be in it).
 func (s *Store) appendFile(path string, data []byte, created bool) error {
 	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
 	}
 	write := (*os.File).Write
 	if s.writeForTest != nil {
@@ -162,13 +170,20 @@ func (s *Store) appendFile(path string, data []byte, created bool) error {
 	if err == nil && !s.noSync {
 		err = f.Sync()
 	}
+	if err != nil && size >= 0 {
+		// Not accepted, so not left for a reopen to read back.
+		_ = f.Truncate(size)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
+		if created {
+			s.dirUnsynced.Store(true)
+		}
 		return fmt.Errorf("appending to %s: %w", path, err)
 	}
-	if created {
+	if created || s.dirUnsynced.Load() {
 		return s.syncDir()
 	}
 	return nil

@@ -60,6 +60,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -116,6 +117,11 @@ type Store struct {
 	ledgers *lru.Cache[*ledgerState] // ledger indexes, by run id
 
 	cmd commandLog
+
+	// dirUnsynced is set when a write failed after it may have created or
+	// renamed a directory entry: the next append syncs the directory even
+	// if its own file is not new.
+	dirUnsynced atomic.Bool
 
 	// writeForTest, when set, stands in for the one write of an append,
 	// so a test can fail it partway as a full disk would.
@@ -250,14 +256,22 @@ func (s *Store) ledgerPath(id string) string { return filepath.Join(s.dir, "ledg
 // makes the rename durable with a directory sync; it fails with
 // fs.ErrExist, leaving the file alone, when path exists.
 func (s *Store) writeNew(path string, data []byte) error {
-	return atomicfile.WriteNew(path, data, s.fileOpts())
+	err := atomicfile.WriteNew(path, data, s.fileOpts())
+	if err != nil {
+		s.dirUnsynced.Store(true) // the rename may have happened before a failed directory sync
+	}
+	return err
 }
 
 // replaceFile atomically replaces the file at path, exchanging it with a
 // recycled spare file (see atomicfile.Recycler) instead of creating a
 // temp file for each write, with the same syncs as writeNew.
 func (s *Store) replaceFile(path string, data []byte) error {
-	return s.spares.Replace(path, data)
+	err := s.spares.Replace(path, data)
+	if err != nil {
+		s.dirUnsynced.Store(true)
+	}
+	return err
 }
 
 func (s *Store) fileOpts() atomicfile.Options {
@@ -270,7 +284,12 @@ func (s *Store) syncDir() error {
 	if s.noSync {
 		return nil
 	}
-	return atomicfile.SyncDir(s.dir)
+	s.dirUnsynced.Store(false) // before the sync: an entry made after it sets it again
+	if err := atomicfile.SyncDir(s.dir); err != nil {
+		s.dirUnsynced.Store(true)
+		return err
+	}
+	return nil
 }
 
 // nowTime is the store's clock for the timestamps it fills in itself
