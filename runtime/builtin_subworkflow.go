@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -93,14 +92,14 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 	}
 
 	child, err := req.drv.tick(ctx, childID, rt.maxSteps)
-	if errors.Is(err, ErrRunClaimed) {
-		// Another runner works on the child (or took it to cancel it):
-		// the parent's tick stops at its checkpoint instead of failing,
-		// and continues when it is ticked again.
-		return Outcome{}, err
-	}
 	if err != nil {
-		return fail(fmt.Sprintf("Subworkflow '%s' failed: %v", wfID, err))
+		// The child's own failures are its status; an error is the
+		// child's tick not getting through (another runner works on it
+		// or took it to cancel it, a store error, an interruption). The
+		// parent's tick stops at its checkpoint instead of failing, with
+		// the child left as its store holds it, and continues when it is
+		// ticked again.
+		return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): %w", errEffectInterrupted, wfID, childID, err)
 	}
 	switch child.Status {
 	case durable.RunCompleted:

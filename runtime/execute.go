@@ -120,8 +120,13 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		if err := s.flush(ctx); err != nil {
 			return Outcome{}, false, err
 		}
-		if err := s.r.sleep(ctx, s.r.policy.Backoff(eff, attempt)); err != nil {
+		if err := s.backoff(ctx, s.r.policy.Backoff(eff, attempt)); err != nil {
 			return Outcome{}, false, fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, run.RunID, err)
+		}
+		if s.signalled() {
+			// A pause or cancel came between two attempts: no new attempt
+			// starts; the run stays at the checkpoint just committed.
+			return Outcome{}, false, errStop
 		}
 	}
 	if out.Status == OutcomeFailed {
@@ -130,6 +135,35 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 	s.trace(plan.NodeID, key, eff, out, false, start)
 	storeResult(run, eff, out)
 	return out, !ok || !h.Local, nil
+}
+
+// errEffectInterrupted marks a handler error that says nothing about the
+// effect, only that it could not run to its end now (a sync child's tick
+// that did not get through): the run stays at its checkpoint.
+var errEffectInterrupted = errors.New("effect interrupted")
+
+// backoff waits d before a retry. A cancel of the run cuts it short, as
+// it cancels an attempt in flight; the caller then sees the stop request.
+func (s *session) backoff(ctx context.Context, d time.Duration) error {
+	bctx, cancel := context.WithCancelCause(ctx)
+	s.lock.sigMu.Lock()
+	s.lock.cancelInflight = cancel
+	stop := s.lock.pauseRequested
+	s.lock.sigMu.Unlock()
+	defer func() {
+		s.lock.sigMu.Lock()
+		s.lock.cancelInflight = nil
+		s.lock.sigMu.Unlock()
+		cancel(nil)
+	}()
+	if stop {
+		return nil
+	}
+	err := s.r.sleep(bctx, d)
+	if errors.Is(context.Cause(bctx), ErrRunCancelled) {
+		return nil
+	}
+	return err
 }
 
 // storeResult writes a completed, non-null result at the effect's result
@@ -165,9 +199,10 @@ func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest
 	if errors.Is(context.Cause(effCtx), ErrRunCancelled) {
 		return Outcome{Status: outcomeCancelled, Error: "cancelled"}, nil
 	}
-	if errors.Is(herr, ErrRunClaimed) {
-		// A run the effect drives (a sync child) is another runner's:
-		// this tick stops at its checkpoint, the run is not failed.
+	if errors.Is(herr, ErrRunClaimed) || errors.Is(herr, errEffectInterrupted) {
+		// A run the effect drives (a sync child) is another runner's, or
+		// its tick did not get through: this tick stops at its
+		// checkpoint, the run is not failed.
 		return Outcome{}, fmt.Errorf("effect %s of run %s interrupted: %w", req.Effect.Type, req.Run.RunID, herr)
 	}
 	if ctx.Err() != nil && (herr != nil || out.Status == OutcomeFailed) {

@@ -35,6 +35,12 @@ type session struct {
 	// records were discarded so did not happen.
 	commits int
 	dropped bool
+	// failedCommit is the error of a commit that failed other than by a
+	// conflict. Nothing is committed after it in this session: the store
+	// may hold part of it (a non-atomic store appends the records first),
+	// so a retry could append them twice; the next tick starts over from
+	// what the store holds.
+	failedCommit error
 }
 
 // claimErr returns the lost claim's error in place of err (typically the
@@ -47,6 +53,9 @@ var errStop = errors.New("tick stopped")
 
 // flush commits pending records and the working state.
 func (s *session) flush(ctx context.Context) error {
+	if s.failedCommit != nil {
+		return s.failedCommit
+	}
 	if !s.dirty && len(s.pending) == 0 {
 		return nil
 	}
@@ -73,7 +82,8 @@ func (s *session) commit(ctx context.Context) error {
 		if errors.Is(err, store.ErrConflict) {
 			return s.onConflict(ctx, err)
 		}
-		return fmt.Errorf("committing run %s: %w", s.run.RunID, err)
+		s.failedCommit = fmt.Errorf("committing run %s: %w", s.run.RunID, err)
+		return s.failedCommit
 	}
 	s.pending = s.pending[:0]
 	s.dirty = false
@@ -121,6 +131,13 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 	node := s.run.CurrentNode
 	s.run = cur
 	s.pending = s.pending[:0]
+	if cur.Status.Terminal() || IsPaused(cur) {
+		// Another writer ended or paused the run meanwhile: that wins, as
+		// in onConflict, and the bad value was never durable anyway.
+		s.dirty = false
+		s.dropped = true
+		return errStop
+	}
 	s.dirty = true
 	return s.fail(ctx, node, cause.Error())
 }

@@ -198,7 +198,7 @@ func (s *session) steps(ctx context.Context, maxSteps int) error {
 			if errors.Is(err, errStop) {
 				return nil
 			}
-			if ferr := s.flush(ctx); ferr != nil && !errors.Is(ferr, errStop) {
+			if ferr := s.flush(ctx); ferr != nil && !errors.Is(ferr, errStop) && ferr != s.failedCommit {
 				return errors.Join(err, ferr)
 			}
 			return err

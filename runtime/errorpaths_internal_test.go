@@ -1,0 +1,299 @@
+package runtime
+
+// Error paths of the kernel: store failures, interruptions and cancels at
+// awkward moments. Each test failed on the code before its fix.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+func errRuntime(t *testing.T, st store.Store, cfg Config, wfs ...*Workflow) *Runtime {
+	t.Helper()
+	reg, err := NewRegistry(wfs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.Registry = st, reg
+	rt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+func errNode(fn func(run *durable.RunState) StepPlan) NodeFunc {
+	return func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
+		return fn(run), nil
+	}
+}
+
+// halfCommitStore is a non-atomic store (it embeds the Store interface, so
+// the kernel does not see the memory store's AtomicCommit) whose failAt-th
+// non-create RunCommit does what the JSON-file store does when it has
+// appended the records but cannot replace the state file: the records are
+// durable, the state is not, and the commit returns an error. Later
+// commits succeed (the failure was transient).
+type halfCommitStore struct {
+	store.Store
+	mu     sync.Mutex
+	n      int
+	failAt int
+}
+
+func (s *halfCommitStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if !p.Create {
+		s.mu.Lock()
+		s.n++
+		fail := s.n == s.failAt
+		s.mu.Unlock()
+		if fail {
+			if err := s.Store.LedgerAppend(ctx, p.Run.RunID, p.Records); err != nil {
+				return err
+			}
+			return errors.New("injected: saving the run state failed after its records were appended")
+		}
+	}
+	return s.Store.RunCommit(ctx, p)
+}
+
+// On a non-atomic store a commit can fail after appending its records.
+// The tick must not commit them again (it retried them once, appending the
+// terminal status event twice); the next tick starts from what the store
+// holds and finishes the run with one terminal record.
+func TestFailedCommitIsNotRetriedInTheSameTick(t *testing.T) {
+	ctx := context.Background()
+	wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
+		"a": errNode(func(run *durable.RunState) StepPlan { return Next("b") }),
+		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
+	}}
+	st := &halfCommitStore{Store: memory.New(), failAt: 1}
+	rt := errRuntime(t, st, Config{}, wf)
+	if rt.atomic {
+		t.Fatal("the wrapper must be non-atomic")
+	}
+	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tickErr := rt.Tick(ctx, id, TickOptions{})
+	run, err := rt.GetState(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := rt.GetLedger(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	terminal, steps := 0, map[string]int{}
+	for _, r := range recs {
+		if r.IdempotencyKey == terminalKey(durable.RunCompleted) {
+			terminal++
+		}
+		steps[r.StepID]++
+	}
+	t.Logf("tick error: %v; run %s; %d ledger records", tickErr, run.Status, len(recs))
+	if terminal != 1 {
+		t.Errorf("terminal status records = %d, want 1", terminal)
+	}
+	for sid, n := range steps {
+		if n > 1 {
+			t.Errorf("record with step id %s appended %d times", sid, n)
+		}
+	}
+	if tickErr == nil || run.Status != durable.RunRunning {
+		t.Fatalf("after the failed commit: tick error %v, run %s; want the error and the run left running", tickErr, run.Status)
+	}
+	if st, err := rt.Tick(ctx, id, TickOptions{}); err != nil || st.Status != durable.RunCompleted {
+		t.Fatalf("next tick: %v, %v", st, err)
+	}
+	recs, err = rt.GetLedger(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	terminal = 0
+	for _, r := range recs {
+		if r.IdempotencyKey == terminalKey(durable.RunCompleted) {
+			terminal++
+		}
+	}
+	if terminal != 1 {
+		t.Errorf("after the next tick: %d terminal status records, want 1", terminal)
+	}
+}
+
+// Cancel interrupts an effect in flight and promises its attempt is never
+// retried. Between two attempts (the retry backoff) nothing is in flight:
+// the retry loop must see the request and start no attempt, and the run
+// ends cancelled.
+func TestCancelDuringRetryBackoffStartsNoAttempt(t *testing.T) {
+	ctx := context.Background()
+	wf := &Workflow{ID: "w", Entry: "call", Nodes: map[string]NodeFunc{
+		"call": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: "llm", Payload: map[string]any{}, ResultKey: "r"}, "done")
+		}),
+		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
+	}}
+	var calls atomic.Int32
+	handler := func(context.Context, *EffectRequest) (Outcome, error) {
+		calls.Add(1)
+		return Failed("provider unavailable"), nil
+	}
+	var rt *Runtime
+	var id string
+	cancelled := make(chan error, 1)
+	var once sync.Once
+	sleep := func(sctx context.Context, d time.Duration) error {
+		// A user cancels the run while it waits to retry its call.
+		once.Do(func() {
+			go func() {
+				_, err := rt.Cancel(context.Background(), id, "user cancelled")
+				cancelled <- err
+			}()
+		})
+		for !stopRequested(rt, id) {
+			time.Sleep(time.Millisecond)
+		}
+		return nil // the backoff ends
+	}
+	rt = errRuntime(t, memory.New(), Config{
+		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
+		Policy:   RetryPolicy{DefaultAttempts: 3},
+		Sleep:    sleep,
+	}, wf)
+	var err error
+	if id, err = rt.Start(ctx, StartParams{WorkflowID: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = rt.Tick(ctx, id, TickOptions{})
+	if err := <-cancelled; err != nil {
+		t.Fatal(err)
+	}
+	st, _ := rt.GetState(ctx, id)
+	t.Logf("final status %s (%s)", st.Status, st.Error)
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the handler ran %d times; the cancel was requested after attempt 1, so no later attempt "+
+			"may start (final status %s)", n, st.Status)
+	}
+	if st.Status != durable.RunCancelled {
+		t.Fatalf("final status %s (%s), want cancelled", st.Status, st.Error)
+	}
+}
+
+// stopRequested reports whether a host has asked the run to stop (the
+// flag requestStop sets for Pause and Cancel).
+func stopRequested(rt *Runtime, runID string) bool {
+	rt.locksMu.Lock()
+	l := rt.locks[runID]
+	rt.locksMu.Unlock()
+	if l == nil {
+		return false
+	}
+	l.sigMu.Lock()
+	defer l.sigMu.Unlock()
+	return l.pauseRequested
+}
+
+// A commit that conflicts because another writer cancelled the run stops
+// the tick: the cancel wins. It must win too when the working copy holds
+// a non-JSON value (failUnserialisable used to fail the reloaded run
+// without looking at it, overwriting the cancel).
+func TestUnserialisableVarsDoNotOverwriteAConcurrentCancel(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
+		"a": func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
+			// Meanwhile another runner cancels the run (as cancelOnce
+			// commits it)...
+			cur, err := mem.RunGet(ctx, run.RunID)
+			if err != nil {
+				return StepPlan{}, err
+			}
+			markCancelled(cur, "cancelled elsewhere")
+			if err := mem.RunCommit(ctx, &store.CommitParams{Run: cur}); err != nil {
+				return StepPlan{}, err
+			}
+			// ...and this node leaves a value that is not JSON.
+			run.Vars["bad"] = make(chan int)
+			return Next("b"), nil
+		},
+		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
+	}}
+	rt := errRuntime(t, mem, Config{}, wf)
+	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = rt.Tick(ctx, id, TickOptions{})
+	st, err := rt.GetState(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != durable.RunCancelled {
+		t.Fatalf("run cancelled by another writer is now %s (%q), want it left cancelled", st.Status, st.Error)
+	}
+}
+
+// failOnceStore fails the first non-create RunCommit of run `runID` with
+// an ordinary (non-conflict) error; nothing of that commit is written.
+type failOnceStore struct {
+	store.Wrapper
+	runID  string
+	failed atomic.Bool
+}
+
+func (s *failOnceStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if !p.Create && p.Run.RunID == s.runID && s.failed.CompareAndSwap(false, true) {
+		return errors.New("injected: transient store error")
+	}
+	return s.Wrapper.RunCommit(ctx, p)
+}
+
+// A sync child whose terminal commit fails once used to be committed on a
+// retry while its tick reported the error, so START_SUBWORKFLOW failed the
+// parent of a completed child. Now the failed commit is not retried, the
+// child's tick error interrupts the parent (left at its checkpoint), and
+// the next tick of the parent finishes both.
+func TestChildStoreErrorInterruptsTheParent(t *testing.T) {
+	ctx := context.Background()
+	child := &Workflow{ID: "c", Entry: "a", Nodes: map[string]NodeFunc{
+		"a": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"v": "done"}) }),
+	}}
+	parent := &Workflow{ID: "p", Entry: "call", Nodes: map[string]NodeFunc{
+		"call": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+				Payload: map[string]any{"workflow_id": "c", "run_id": "child-1"}, ResultKey: "sub"}, "done")
+		}),
+		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"sub": run.Vars["sub"]}) }),
+	}}
+	st := &failOnceStore{Wrapper: store.Wrapper{Store: memory.New()}, runID: "child-1"}
+	rt := errRuntime(t, st, Config{}, parent, child)
+	id, err := rt.Start(ctx, StartParams{WorkflowID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = rt.Tick(ctx, id, TickOptions{})
+	p, _ := rt.GetState(ctx, id)
+	c, _ := rt.GetState(ctx, "child-1")
+	if p.Status != durable.RunRunning || c.Status != durable.RunRunning {
+		t.Fatalf("after the child's failed commit: parent %s (%q), child %s; want both running", p.Status, p.Error, c.Status)
+	}
+	p, err = rt.Tick(ctx, id, TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ = rt.GetState(ctx, "child-1")
+	sub, _ := p.Output["sub"].(map[string]any)
+	out, _ := sub["output"].(map[string]any)
+	if p.Status != durable.RunCompleted || c.Status != durable.RunCompleted || out["v"] != "done" {
+		t.Fatalf("after the next tick: parent %s output %v, child %s", p.Status, p.Output, c.Status)
+	}
+}
