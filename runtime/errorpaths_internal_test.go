@@ -6,6 +6,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -127,6 +131,163 @@ func TestFailedCommitIsNotRetriedInTheSameTick(t *testing.T) {
 	}
 	if terminal != 1 {
 		t.Errorf("after the next tick: %d terminal status records, want 1", terminal)
+	}
+}
+
+// A node may change vars and request an effect in the same step (the
+// VisualFlow agent node does: it sets its phase, then asks for the child
+// run or the structured LLM call, resuming to itself). The checkpoint
+// taken before a non-local effect used to commit those changes while the
+// run still stood at the node, so a tick interrupted during the effect
+// left a run whose replay called the node on its own writes: it took the
+// "effect done" branch and completed without the effect. The checkpoint
+// now keeps the vars the node saw.
+func TestEffectCheckpointKeepsTheVarsTheNodeSaw(t *testing.T) {
+	ctx := context.Background()
+	wf := &Workflow{ID: "w", Entry: "agent", Nodes: map[string]NodeFunc{
+		// The agent pattern (visualflow/agent.go runAgent): phase init →
+		// request the effect, resuming to this node → phase "called":
+		// use the result.
+		"agent": errNode(func(run *durable.RunState) StepPlan {
+			tmp := namespace(run.Vars, "_temp")
+			if tmp["phase"] == "called" {
+				res, _ := tmp["res"].(map[string]any)
+				return Complete(map[string]any{"answer": res["answer"]})
+			}
+			tmp["phase"] = "called"
+			return Request(&durable.Effect{Type: "llm", Payload: map[string]any{"prompt": "q"}, ResultKey: "_temp.res"}, "agent")
+		}),
+	}}
+	entered := make(chan struct{}, 1)
+	var calls atomic.Int32
+	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		if calls.Add(1) == 1 {
+			entered <- struct{}{}
+			<-hctx.Done() // a shutdown while the call runs
+			return Failed("llm call: " + hctx.Err().Error()), nil
+		}
+		return Completed(map[string]any{"answer": "42"}), nil
+	}
+	rt := errRuntime(t, memory.New(), Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}}, wf)
+	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.Tick(tctx, id, TickOptions{})
+		done <- err
+	}()
+	<-entered
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted tick: %v", err)
+	}
+	st, err := rt.Tick(ctx, id, TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != durable.RunCompleted || st.Output["answer"] != "42" || calls.Load() != 2 {
+		t.Fatalf("after the interrupted effect: status %s, output %v, effect executed %d times; "+
+			"want completed with answer 42 and the interrupted call made again", st.Status, st.Output, calls.Load())
+	}
+}
+
+// The same after a crash: the image of a JSON store's directory taken
+// while the effect runs (its STARTED checkpoint) is opened by a new
+// runtime, whose tick executes the recorded effect again (its plan went
+// through the run file's JSON) and completes with its result.
+func TestEffectCheckpointSurvivesARestart(t *testing.T) {
+	ctx := context.Background()
+	calls := map[string]int{}
+	wf := &Workflow{ID: "w", Entry: "agent", Nodes: map[string]NodeFunc{
+		"agent": func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
+			calls["node"]++
+			tmp := namespace(run.Vars, "_temp")
+			if tmp["phase"] == "called" {
+				res, _ := tmp["res"].(map[string]any)
+				return Complete(map[string]any{"answer": res["answer"]}), nil
+			}
+			tmp["phase"] = "called"
+			return Request(&durable.Effect{Type: "llm", Payload: map[string]any{"prompt": "q", "n": 3}, ResultKey: "_temp.res"}, "agent"), nil
+		},
+	}}
+	live, image := t.TempDir(), t.TempDir()
+	var payloads []map[string]any
+	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		calls["effect"]++
+		payloads = append(payloads, req.Effect.Payload)
+		if _, ok := req.Run.Vars["_runtime"].(map[string]any)[effectInFlightKey]; ok {
+			t.Errorf("a handler sees %s in the vars; it is only for checkpoints", effectInFlightKey)
+		}
+		if calls["effect"] == 1 {
+			copyDir(t, live, image) // the process dies here
+			return Failed("killed"), nil
+		}
+		return Completed(map[string]any{"answer": "42"}), nil
+	}
+	open := func(dir string) *Runtime {
+		st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}}, wf)
+	}
+	first := open(live)
+	id, err := first.Start(ctx, StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Tick(ctx, id, TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := open(image)
+	saved, err := second.GetState(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := saved.Vars["_runtime"].(map[string]any)[effectInFlightKey]; !ok || saved.CurrentNode != "agent" {
+		t.Fatalf("the checkpoint taken during the effect: node %q, _runtime %v; want the plan in flight recorded",
+			saved.CurrentNode, saved.Vars["_runtime"])
+	}
+	st, err := second.Tick(ctx, id, TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != durable.RunCompleted || st.Output["answer"] != "42" {
+		t.Fatalf("after the restart: %s, output %v", st.Status, st.Output)
+	}
+	if calls["effect"] != 2 || calls["node"] != 2 {
+		t.Fatalf("effect executed %d times, node called %d times; want 2 and 2 (the replay executes the plan without calling the node)",
+			calls["effect"], calls["node"])
+	}
+	if n := payloads[1]["n"]; fmt.Sprint(n) != "3" || payloads[1]["prompt"] != "q" {
+		t.Fatalf("replayed payload %v", payloads[1])
+	}
+	if _, ok := st.Vars["_runtime"].(map[string]any)[effectInFlightKey]; ok {
+		t.Fatalf("the finished run still holds %s", effectInFlightKey)
+	}
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

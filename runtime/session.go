@@ -41,6 +41,13 @@ type session struct {
 	// so a retry could append them twice; the next tick starts over from
 	// what the store holds.
 	failedCommit error
+	// inFlight is the plan of the node whose effect is being executed
+	// (at inFlightNode); a commit meanwhile records it in the run
+	// (effectInFlightKey). loadChecked is set once the session's run was
+	// checked for a plan recorded so.
+	inFlight     *StepPlan
+	inFlightNode string
+	loadChecked  bool
 }
 
 // claimErr returns the lost claim's error in place of err (typically the
@@ -71,6 +78,11 @@ func (s *session) commit(ctx context.Context) error {
 		return err
 	}
 	s.run.UpdatedAt = s.r.now()
+	if s.inFlight != nil {
+		// The store copies or encodes the run within RunCommit.
+		setEffectInFlight(s.run.Vars, s.inFlightNode, *s.inFlight)
+		defer clearEffectInFlight(s.run.Vars)
+	}
 	if ctx.Err() != nil {
 		// The caller went away (a shutdown) after this work was done:
 		// keep it, an external effect's completion above all, rather than
@@ -114,6 +126,7 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 	s.pending = s.pending[:0]
 	s.dirty = false
 	s.dropped = true
+	s.inFlight, s.loadChecked = nil, false
 	if cur.Status.Terminal() || IsPaused(cur) {
 		return errStop
 	}
@@ -131,6 +144,7 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 	node := s.run.CurrentNode
 	s.run = cur
 	s.pending = s.pending[:0]
+	s.inFlight, s.loadChecked = nil, false
 	if cur.Status.Terminal() || IsPaused(cur) {
 		// Another writer ended or paused the run meanwhile: that wins, as
 		// in onConflict, and the bad value was never durable anyway.

@@ -227,14 +227,24 @@ func (s *session) step(ctx context.Context) error {
 		s.rc = &RunContext{rt: s.r}
 	}
 	s.rc.run = run
-	plan, err := callNode(ctx, node, run, s.rc)
-	if err != nil && ctx.Err() != nil {
-		// Interrupted with its caller, not failed: the run stays at its
-		// last checkpoint.
-		return fmt.Errorf("node %q of run %s interrupted (%w): %w", nodeID, run.RunID, context.Cause(ctx), err)
+	var plan StepPlan
+	replay := false
+	if !s.loadChecked {
+		// Only a loaded run can hold a plan in flight.
+		s.loadChecked = true
+		plan, replay = takeEffectInFlight(run.Vars, nodeID)
 	}
-	if err != nil {
-		return s.fail(ctx, nodeID, fmt.Sprintf("node %q failed: %v", nodeID, err))
+	if !replay {
+		var err error
+		plan, err = callNode(ctx, node, run, s.rc)
+		if err != nil && ctx.Err() != nil {
+			// Interrupted with its caller, not failed: the run stays at its
+			// last checkpoint.
+			return fmt.Errorf("node %q of run %s interrupted (%w): %w", nodeID, run.RunID, context.Cause(ctx), err)
+		}
+		if err != nil {
+			return s.fail(ctx, nodeID, fmt.Sprintf("node %q failed: %v", nodeID, err))
+		}
 	}
 	if plan.NodeID == "" {
 		plan.NodeID = nodeID
@@ -282,10 +292,12 @@ func (s *session) effectStep(ctx context.Context, plan StepPlan) error {
 	if eff.Payload == nil {
 		eff.Payload = map[string]any{}
 	}
+	s.inFlight, s.inFlightNode = &plan, run.CurrentNode
 	outcome, external, err := s.execute(ctx, plan)
 	if err != nil {
-		return err
+		return err // a checkpoint on the way out records the plan in flight
 	}
+	s.inFlight = nil
 	// execute may have checkpointed (external effects); what follows
 	// changes the run again and must reach the next checkpoint.
 	s.dirty = true

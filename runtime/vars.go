@@ -193,3 +193,58 @@ func truthy(v any) bool {
 	}
 	return true
 }
+
+// effectInFlightKey, under vars._runtime, holds in a checkpoint the plan
+// of a node whose effect was being executed when it was taken (an
+// external effect's STARTED record, a failed attempt before its retry, an
+// interruption). Such a checkpoint commits the node's writes with the run
+// still at the node; a run replayed from it executes this plan again
+// instead of calling the node on its own writes (a node that branches on
+// what it wrote, as the VisualFlow agent node does, would take the branch
+// for "effect done"). The key is only ever in what is committed: the
+// session adds it for the commit and takes it out of the vars it loads.
+const effectInFlightKey = "effect_in_flight"
+
+func setEffectInFlight(vars map[string]any, node string, plan StepPlan) {
+	namespace(vars, "_runtime")[effectInFlightKey] = map[string]any{
+		"node":      node,
+		"plan_node": plan.NodeID,
+		"next_node": nullable(plan.NextNode),
+		"effect": map[string]any{
+			"type":       string(plan.Effect.Type),
+			"payload":    plan.Effect.Payload,
+			"result_key": nullable(plan.Effect.ResultKey),
+		},
+	}
+}
+
+func clearEffectInFlight(vars map[string]any) {
+	if rt, ok := vars["_runtime"].(map[string]any); ok {
+		delete(rt, effectInFlightKey)
+	}
+}
+
+// takeEffectInFlight removes the plan recorded by setEffectInFlight from
+// vars and returns it if it was recorded at node.
+func takeEffectInFlight(vars map[string]any, node string) (StepPlan, bool) {
+	rt, _ := vars["_runtime"].(map[string]any)
+	m, _ := rt[effectInFlightKey].(map[string]any)
+	if m == nil {
+		return StepPlan{}, false
+	}
+	delete(rt, effectInFlightKey)
+	if m["node"] != node {
+		return StepPlan{}, false
+	}
+	e, _ := m["effect"].(map[string]any)
+	typ, _ := e["type"].(string)
+	if typ == "" {
+		return StepPlan{}, false
+	}
+	payload, _ := e["payload"].(map[string]any)
+	resultKey, _ := e["result_key"].(string)
+	planNode, _ := m["plan_node"].(string)
+	next, _ := m["next_node"].(string)
+	return StepPlan{NodeID: planNode, NextNode: next,
+		Effect: &durable.Effect{Type: durable.EffectType(typ), Payload: payload, ResultKey: resultKey}}, true
+}
