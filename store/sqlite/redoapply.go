@@ -71,6 +71,9 @@ type redoLog struct {
 	// afterRewindSyncForTest runs in rewindWhenDue between the WAL's sync
 	// and taking the writer turn.
 	afterRewindSyncForTest func()
+	// walSyncedForTest runs when a write through the database whose redo
+	// record failed was made durable by a sync of the WAL instead.
+	walSyncedForTest func()
 
 	walPath string // the database's WAL, synced before a rewind (unless synchronous=OFF)
 	syncWAL bool
@@ -678,7 +681,18 @@ func (s *Store) recordedTx(ctx context.Context, fn func(ctx context.Context) err
 	})
 	payload := s.w.stopRecording()
 	if err == nil && payload != nil {
-		_ = s.recordLocked(lsn, payload) // logged; rl.failed set
+		if rerr := s.recordLocked(lsn, payload); rerr != nil && rl.file.sync {
+			// Logged, and rl.failed refuses later writes. This one is
+			// committed, but with FULL the database runs NORMAL behind
+			// the log, whose fdatasync made it durable: sync the WAL
+			// instead, or say it is not durable.
+			if serr := syncFile(rl.walPath); serr != nil {
+				return fmt.Errorf("sqlite: a write committed but not synced (the redo log failed: %v): %w", rerr, serr)
+			}
+			if rl.walSyncedForTest != nil {
+				rl.walSyncedForTest()
+			}
+		}
 	}
 	return err
 }

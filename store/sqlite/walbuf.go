@@ -275,9 +275,13 @@ func mainOf(pFile uintptr) *mainFile {
 	return v.(*mainFile)
 }
 
-// flush writes out what is gathered (under w.mu). On failure the bytes
-// stay gathered, so a later operation tries again and SQLite sees the
-// error of the operation that needed them.
+// flush writes out what is gathered (under w.mu). What is gathered is
+// always the current transaction's (a commit is flushed when its commit
+// frame is complete), and SQLite abandons a transaction whose write fails
+// and never writes its frames again: on failure the bytes are dropped, as
+// SQLite's own failed write would leave them unwritten. Kept, a later
+// flush would write a rolled-back transaction after the last commit, with
+// a valid checksum chain, for the next recovery to take as committed.
 func (w *walFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 	w.commitHeader = -1
 	if len(w.buf) == 0 {
@@ -287,9 +291,7 @@ func (w *walFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 	for done := 0; done < len(w.buf); {
 		n := min(len(w.buf)-done, maxWrite)
 		if rc := write(tls, pFile, uintptr(unsafe.Pointer(&w.buf[done])), int32(n), w.off+int64(done)); rc != sqlite3.SQLITE_OK {
-			// Keep what is not written yet, so a retry starts there.
-			w.buf = w.buf[:copy(w.buf, w.buf[done:])]
-			w.off += int64(done)
+			w.buf = w.buf[:0]
 			return rc
 		}
 		done += n
