@@ -45,8 +45,8 @@ type session struct {
 	// (at inFlightNode); a commit meanwhile records it in the run
 	// (effectInFlightKey). loadChecked is set once the session's run was
 	// checked for a plan recorded so.
-	inFlight     *StepPlan
-	inFlightNode string
+	inFlight     StepPlan
+	inFlightNode string // "" when no effect is in flight
 	loadChecked  bool
 }
 
@@ -78,9 +78,9 @@ func (s *session) commit(ctx context.Context) error {
 		return err
 	}
 	s.run.UpdatedAt = s.r.now()
-	if s.inFlight != nil {
+	if s.inFlightNode != "" {
 		// The store copies or encodes the run within RunCommit.
-		setEffectInFlight(s.run.Vars, s.inFlightNode, *s.inFlight)
+		setEffectInFlight(s.run.Vars, s.inFlightNode, s.inFlight)
 		defer clearEffectInFlight(s.run.Vars)
 	}
 	if ctx.Err() != nil {
@@ -126,7 +126,7 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 	s.pending = s.pending[:0]
 	s.dirty = false
 	s.dropped = true
-	s.inFlight, s.loadChecked = nil, false
+	s.inFlightNode, s.loadChecked = "", false
 	if cur.Status.Terminal() || IsPaused(cur) {
 		return errStop
 	}
@@ -144,7 +144,7 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 	node := s.run.CurrentNode
 	s.run = cur
 	s.pending = s.pending[:0]
-	s.inFlight, s.loadChecked = nil, false
+	s.inFlightNode, s.loadChecked = "", false
 	if cur.Status.Terminal() || IsPaused(cur) {
 		// Another writer ended or paused the run meanwhile: that wins, as
 		// in onConflict, and the bad value was never durable anyway.

@@ -292,12 +292,12 @@ func (s *session) effectStep(ctx context.Context, plan StepPlan) error {
 	if eff.Payload == nil {
 		eff.Payload = map[string]any{}
 	}
-	s.inFlight, s.inFlightNode = &plan, run.CurrentNode
+	s.inFlight, s.inFlightNode = plan, run.CurrentNode
 	outcome, external, err := s.execute(ctx, plan)
 	if err != nil {
 		return err // a checkpoint on the way out records the plan in flight
 	}
-	s.inFlight = nil
+	s.inFlightNode = ""
 	// execute may have checkpointed (external effects); what follows
 	// changes the run again and must reach the next checkpoint.
 	s.dirty = true
