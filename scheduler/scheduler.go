@@ -48,7 +48,8 @@ type Config struct {
 
 // maxTicksPerDrive bounds the ticks one drive gives a run that keeps
 // using its whole step budget (a loop that never waits); the run stays
-// running, checkpointed, and Recover continues it later.
+// running, checkpointed, and the loop drives it again after its next
+// poll, so due runs are not held up behind it.
 const maxTicksPerDrive = 100
 
 // Stats counts what the scheduler did.
@@ -80,6 +81,10 @@ type Scheduler struct {
 	// them until then, so they neither take every batch nor keep the
 	// loop polling without pause while they stay due.
 	retry map[string]retryAt
+	// unfinished holds runs a drive left running at its tick bound: no
+	// longer due, nothing else would tick them (without claims there is
+	// no periodic Recover), so the loop drives them again.
+	unfinished []string
 }
 
 // retryAt is when a due run that could not be released is tried again,
@@ -178,6 +183,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 				s.recordError("recover: " + err.Error())
 			}
 		}
+		s.driveUnfinished(ctx)
 		n, err := s.PollOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.recordError("poll: " + err.Error())
@@ -185,7 +191,16 @@ func (s *Scheduler) loop(ctx context.Context) {
 		if n == s.cfg.BatchSize {
 			continue // more may be due right now
 		}
-		t := time.NewTimer(s.nextWait(ctx, lastRecover))
+		wait := s.nextWait(ctx, lastRecover)
+		if err != nil {
+			// Listing failed while something may be due: wait the poll
+			// interval rather than poll again at once, in a hot loop.
+			wait = s.cfg.PollInterval
+		}
+		if s.hasUnfinished() {
+			wait = 0
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -344,10 +359,34 @@ func (s *Scheduler) drive(ctx context.Context, runID string) {
 	s.mu.Lock()
 	delete(s.retry, runID)
 	s.stats.RunsResumed++
+	if st.Status == durable.RunRunning && ctx.Err() == nil {
+		s.unfinished = append(s.unfinished, runID)
+	}
 	s.mu.Unlock()
 	if s.cfg.OnRunResumed != nil {
 		s.cfg.OnRunResumed(st)
 	}
+}
+
+// driveUnfinished drives again the runs drives left running (see
+// Scheduler.unfinished), those of the last pass only.
+func (s *Scheduler) driveUnfinished(ctx context.Context) {
+	s.mu.Lock()
+	runs := s.unfinished
+	s.unfinished = nil
+	s.mu.Unlock()
+	for _, id := range runs {
+		if ctx.Err() != nil {
+			return
+		}
+		s.drive(ctx, id)
+	}
+}
+
+func (s *Scheduler) hasUnfinished() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.unfinished) > 0
 }
 
 func (s *Scheduler) failed(runID string, err error) {

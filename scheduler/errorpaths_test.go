@@ -1,0 +1,114 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
+	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// failingListDue fails every RunListDue (say, a row of the deadline index
+// that no longer decodes) while RunNextDue still answers.
+type failingListDue struct {
+	store.Store
+	calls atomic.Int64
+}
+
+func (s *failingListDue) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
+	s.calls.Add(1)
+	return nil, errors.New("injected: listing due runs failed")
+}
+
+// When listing the due runs fails while a deadline has passed, the loop
+// must wait its poll interval: it polled again at once, without end
+// (nextWait saw a past deadline and an empty retry map).
+func TestFailingDueListingDoesNotSpin(t *testing.T) {
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	inner := &failingListDue{Store: memory.New()}
+	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
+	rt, err := runtime.New(runtime.Config{Store: inner, Registry: reg, Clock: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+	if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
+		t.Fatalf("not waiting: %s", st.Status)
+	}
+	c.Advance(2 * time.Minute) // the run is due
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Hour})
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	s.Stop()
+	if n := inner.calls.Load(); n > 5 {
+		t.Fatalf("RunListDue called %d times in 200ms with a 1h poll interval: the loop spins on a failing listing (%d poll cycles)",
+			n, s.Stats().PollCycles)
+	}
+}
+
+// loopFlow waits until a past deadline, then runs "loop" steps times
+// without waiting, then completes.
+func loopFlow(steps int) *runtime.Workflow {
+	return &runtime.Workflow{ID: "loop", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
+				Payload: map[string]any{"until": durable.FormatTime(rc.Now().Add(time.Minute))}}, "loop"), nil
+		},
+		"loop": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			n, _ := strconv.Atoi(fmt.Sprint(run.Vars["n"]))
+			n++
+			run.Vars["n"] = n
+			if n >= steps {
+				return runtime.Complete(map[string]any{"n": n}), nil
+			}
+			return runtime.Next("loop"), nil
+		},
+	}}
+}
+
+// A due run released by the loop that still runs after maxTicksPerDrive
+// ticks is no longer due, and without claims (RecoverInterval 0) Recover
+// runs only at Start: it stayed RUNNING until a restart. The loop now
+// drives it again after its next poll.
+func TestRunLeftRunningByADriveIsDrivenAgain(t *testing.T) {
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	reg, _ := runtime.NewRegistry(loopFlow(150))
+	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg, Clock: c.Now, MaxSteps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "loop", Vars: map[string]any{}})
+	if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
+		t.Fatalf("not waiting: %s", st.Status)
+	}
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: 10 * time.Millisecond})
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	c.Advance(2 * time.Minute)
+	s.Wake()
+	deadline := time.Now().Add(3 * time.Second) // ~300 polls at 10ms
+	var st *durable.RunState
+	for time.Now().Before(deadline) {
+		st, _ = rt.GetState(ctx, id)
+		if st.Status == durable.RunCompleted {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("run still %s with n=%v after 3s of polling: left running after its drive, never ticked again", st.Status, st.Vars["n"])
+}
