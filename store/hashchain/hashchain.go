@@ -72,6 +72,10 @@ func (s *Store) chained(ctx context.Context, runID string, fresh bool, records [
 		return err
 	}
 	if err := write(); err != nil {
+		// Part of it may be written (a non-atomic store appends the
+		// records before it fails to save the state): read the head from
+		// the ledger next time rather than chain to a stale one.
+		s.heads.Remove(runID)
 		return err
 	}
 	s.setHead(runID, newHead)

@@ -179,6 +179,7 @@ func (s *Store) Follow(ctx context.Context, cfg FollowConfig) error {
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	runID := p.Run.RunID // before the commit: it may hand p.Run over
 	if err := s.Store.RunCommit(ctx, p); err != nil {
+		s.notifyAppended(runID, p.Records)
 		return err
 	}
 	s.notify(runID, p.Records)
@@ -188,8 +189,21 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 // LedgerAppend appends, then notifies.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
 	if err := s.Store.LedgerAppend(ctx, runID, records); err != nil {
+		s.notifyAppended(runID, records)
 		return err
 	}
 	s.notify(runID, records)
 	return nil
+}
+
+// notifyAppended notifies, after a failed write, the records the store
+// appended anyway (it gave them a Seq): a non-atomic store appends the
+// records before it fails to save the state, and a replay does not append
+// them again, so no later notification would carry them.
+func (s *Store) notifyAppended(runID string, records []*durable.StepRecord) {
+	n := 0
+	for n < len(records) && records[n].Seq > 0 {
+		n++
+	}
+	s.notify(runID, records[:n])
 }

@@ -29,12 +29,14 @@ package offload
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -123,9 +125,71 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	return err
 }
 
+// LedgerFindCompleted finds the completed record in the inner store and
+// puts back the values offloaded from its result: the runtime reuses that
+// result on replay, and must write what the effect returned into the
+// vars, not refs to it.
+func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
+	rec, err := store.FindCompleted(ctx, s.Store, runID, key)
+	if err != nil || rec == nil || s.limit <= 0 {
+		return rec, err
+	}
+	if rec.Result, err = s.restore(ctx, rec.Result); err != nil {
+		return nil, fmt.Errorf("offload: restoring the result of %s in run %s: %w", key, runID, err)
+	}
+	return rec, nil
+}
+
+// restore returns v with the refs this decorator made of a result
+// (tagged SourceLedgerResult) replaced by their content: JSON artifacts
+// decoded, text ones as strings. Other refs (bytes, refs the effect
+// returned) stay. v, a copy read from the store, is
+// changed in place.
+func (s *Store) restore(ctx context.Context, v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		if id, ok := artifact.RefID(x); ok && len(x) == 1 {
+			meta, content, err := s.artifacts.Get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if meta.Tags["source"] != SourceLedgerResult {
+				return x, nil // a ref the effect itself returned
+			}
+			switch ct := meta.ContentType; {
+			case strings.HasPrefix(ct, "application/json"):
+				return pyjson.Decode(content)
+			case strings.HasPrefix(ct, "text/"):
+				return string(content), nil
+			}
+			return x, nil
+		}
+		for k, e := range x {
+			r, err := s.restore(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = r
+		}
+	case []any:
+		for i, e := range x {
+			r, err := s.restore(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = r
+		}
+	}
+	return v, nil
+}
+
+// copySeq copies back what the inner stores set on the records they
+// stored: the seq, and the hashes and signature a hash-chaining store
+// inside this one computed (subscribers outside get records as stored).
 func copySeq(dst, src []*durable.StepRecord) {
 	for i := range dst {
 		dst[i].Seq = src[i].Seq
+		dst[i].PrevHash, dst[i].RecordHash, dst[i].Signature = src[i].PrevHash, src[i].RecordHash, src[i].Signature
 	}
 }
 
