@@ -22,7 +22,7 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	if !p.Now.IsZero() {
 		now = p.Now
 	}
-	ctx, cancel, err := writing(ctx)
+	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
 	}
@@ -57,7 +57,7 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 // RunRelease implements store.RunClaimer: it drops the claim if owner
 // holds it.
 func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
-	ctx, cancel, err := writing(ctx)
+	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: releasing run %s: %w", runID, err)
 	}

@@ -27,7 +27,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	if err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("postgres: command append: %w", err)
 	}
-	ctx, cancel, err := writing(ctx)
+	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("postgres: appending command %s: %w", c.CommandID, err)
 	}
@@ -116,7 +116,7 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 
 // CommandDeleteByRun implements store.CommandStore.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
-	ctx, cancel, err := writing(ctx)
+	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)
 	}
@@ -143,7 +143,7 @@ func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) 
 
 // CursorSave implements store.CommandStore.
 func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) error {
-	ctx, cancel, err := writing(ctx)
+	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: saving cursor %s: %w", consumer, err)
 	}

@@ -129,7 +129,7 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	if len(recs.json) == 0 {
 		return nil
 	}
-	ctx, cancel, err := writing(ctx)
+	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: appending to ledger of %s: %w", runID, err)
 	}
@@ -190,7 +190,7 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 // LedgerDelete implements store.LedgerStore: a later append starts again
 // at seq 1.
 func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
-	ctx, cancel, err := writing(ctx)
+	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting ledger of %s: %w", runID, err)
 	}

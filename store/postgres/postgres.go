@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/abstractframework/abstractgateway/store"
@@ -36,17 +38,23 @@ type Config struct {
 	// which caps the commit rate of many runners; set it on every runner
 	// of a deployment whose gateways stream ledgers.
 	NotifyAppends bool
+	// WriteTimeout bounds a write once it has begun (lock waits
+	// included); past it the store asks the server to cancel the write
+	// and reports the server's answer, so a write reported failed never
+	// commits later. 0 means 30 s.
+	WriteTimeout time.Duration
 }
 
 // Store is the PostgreSQL store. Create it with New; it is safe for
 // concurrent use, and several Stores (in several processes) may share one
 // database and schema.
 type Store struct {
-	pool   *pgxpool.Pool
-	schema string
-	origin string // this Store value in append notifications (listen.go)
-	notify bool   // Config.NotifyAppends
-	log    *slog.Logger
+	pool         *pgxpool.Pool
+	schema       string
+	writeTimeout time.Duration
+	origin       string // this Store value in append notifications (listen.go)
+	notify       bool   // Config.NotifyAppends
+	log          *slog.Logger
 
 	closeOnce sync.Once
 }
@@ -78,11 +86,22 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	// Every connection resolves the unqualified table names in schema.
 	pcfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	// A context that ends during a statement asks the server to cancel
+	// it and waits for the server's answer (pgx's default closes the
+	// connection at once). The server may have the whole of a write, its
+	// commit included, and would commit it after the client gave up:
+	// waiting makes the reported outcome the true one (a statement still
+	// waiting on a lock fails with 57014 and the write rolls back), and
+	// keeps the connection. The connection is dropped only when the
+	// server does not answer within cancelAnswerWait.
+	pcfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelAnswerWait}
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{schema: schema, origin: newOrigin(), notify: cfg.NotifyAppends, log: log.With("component", "store/postgres", "schema", schema)}
+	s := &Store{schema: schema, writeTimeout: cmp.Or(cfg.WriteTimeout, defaultWriteTimeout), origin: newOrigin(), notify: cfg.NotifyAppends, log: log.With("component", "store/postgres", "schema", schema)}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, fmt.Errorf("postgres: connecting: %w", err)
 	}
@@ -107,10 +126,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// writeTimeout bounds a write once it has begun (see writing): long
-// enough for any lock wait a commit meets, short enough that a server
-// that stopped answering does not hold a caller for ever.
-const writeTimeout = 30 * time.Second
+// defaultWriteTimeout bounds a write once it has begun (see writing):
+// long enough for any lock wait a commit meets, short enough that a
+// server that stopped answering does not hold a caller for ever.
+const defaultWriteTimeout = 30 * time.Second
+
+// cancelAnswerWait is how long a statement whose context ended waits for
+// the server's answer to the cancel request before the connection is
+// dropped.
+const cancelAnswerWait = 10 * time.Second
 
 // writing returns the context a write runs under. The caller's
 // cancellation counts only until the write begins: PostgreSQL commits a
@@ -120,12 +144,14 @@ const writeTimeout = 30 * time.Second
 // moment later, after the caller acted on the failure (a cancelled
 // parent's listing of its children missed a child created that way).
 // Waiting for the server's answer keeps every write's reported outcome
-// true; the SQLite store does the same once it has its writer turn.
-func writing(ctx context.Context) (context.Context, context.CancelFunc, error) {
+// true; the SQLite store does the same once it has its writer turn. The
+// write's own bound (Config.WriteTimeout) cancels it on the server, and
+// the server's answer is what is reported (see New).
+func (s *Store) writing(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.writeTimeout)
 	return wctx, cancel, nil
 }
 

@@ -59,7 +59,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if err != nil {
 		return fmt.Errorf("postgres: committing run %s: %w", r.RunID, err)
 	}
-	ctx, cancel, err := writing(ctx)
+	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: committing run %s at version %d: %w", r.RunID, r.Version, err)
 	}
@@ -378,7 +378,7 @@ func deref(s *string) string {
 // RunDelete implements store.RunStore: the run row goes (with its
 // deadline); its ledger and commands stay.
 func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
-	ctx, cancel, err := writing(ctx)
+	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return false, fmt.Errorf("postgres: deleting run %s: %w", runID, err)
 	}
