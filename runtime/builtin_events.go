@@ -27,7 +27,9 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if err != nil {
 		return Failed("emit_event: " + err.Error()), nil
 	}
-	wildcard := key[:strings.LastIndexByte(key, ':')+1] + "*"
+	// The scope's wildcard key: built, not cut from key, whose name may
+	// hold colons of its own.
+	wildcard, _ := EventKey(scope, "*", sid)
 	var payload map[string]any
 	switch v := p["payload"].(type) {
 	case map[string]any:
@@ -107,7 +109,7 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 // would lose the event for that listener.
 func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any) (*durable.RunState, error) {
 	return d.resumeClaiming(ctx, ResumeParams{
-		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: -1,
+		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: -1, strict: true,
 	}, true)
 }
 

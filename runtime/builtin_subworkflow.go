@@ -101,6 +101,12 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		// ticked again.
 		return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): %w", errEffectInterrupted, wfID, childID, err)
 	}
+	if child.Status == durable.RunRunning && req.drv.lastStopped {
+		// A host stopped the child's tick (a pause, a closed step gate):
+		// this run's tick stops too, at its checkpoint, and calls the
+		// child again when it continues.
+		return Outcome{}, errEffectStopped
+	}
 	switch child.Status {
 	case durable.RunCompleted:
 		if wrap {
@@ -117,6 +123,10 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 	case durable.RunFailed:
 		return fail(fmt.Sprintf("Subworkflow '%s' failed: %s", wfID, child.Error))
 	case durable.RunWaiting:
+		// The child may be answered and end before this run's wait on it
+		// is committed, when its end finds no parent waiting: look again
+		// once it is.
+		req.drv.queue = append(req.drv.queue, followUp{kind: followParentResume, runID: childID})
 		sub := map[string]any{"reason": string(child.Waiting.Reason), "wait_key": nullable(child.Waiting.WaitKey)}
 		return waitOn(map[string]any{"sub_waiting": sub}), nil
 	default:

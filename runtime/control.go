@@ -278,14 +278,20 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 		if !errors.As(err, &nf) {
 			return err
 		}
-		return r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
+		var cancelled *durable.RunState
+		err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
 			if run.Status.Terminal() {
 				return false, nil, nil
 			}
 			markCancelled(run, reason)
+			cancelled = run
 			ss := &session{r: r, run: run}
 			return true, []*durable.StepRecord{ss.statusEvent(durable.RunCancelled)}, nil
 		})
+		if err == nil && cancelled != nil {
+			d.afterTerminal(cancelled) // a parent waiting on it is resumed with its end
+		}
+		return err
 	}
 	defer unlock()
 	if s.run.Status.Terminal() {

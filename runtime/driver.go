@@ -26,6 +26,10 @@ type driver struct {
 	// whether its own run changed after its session.
 	touched  []string
 	draining bool
+	// lastStopped is the stopped flag of the last session tick ran (see
+	// session.stopped): a sync child's caller tells a child stopped by a
+	// host from one that used its step budget.
+	lastStopped bool
 }
 
 type followKind int
@@ -175,7 +179,7 @@ func (d *driver) resumeParent(ctx context.Context, childID string) error {
 			payload["node_traces"] = pyjson.Clone(rt["node_traces"])
 		}
 	}
-	_, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload})
+	_, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
 	var stale *StaleResumeError
 	if errors.As(err, &stale) {
 		return nil // resumed by someone else meanwhile

@@ -142,6 +142,11 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 // that did not get through): the run stays at its checkpoint.
 var errEffectInterrupted = errors.New("effect interrupted")
 
+// errEffectStopped marks a handler that stopped at a host's request (a
+// sync child whose tick a pause or a closed step gate stopped): this
+// run's tick stops too, without error, at its last checkpoint.
+var errEffectStopped = errors.New("effect stopped")
+
 // backoff waits d before a retry. A cancel of the run cuts it short, as
 // it cancels an attempt in flight; the caller then sees the stop request.
 func (s *session) backoff(ctx context.Context, d time.Duration) error {
@@ -198,6 +203,9 @@ func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest
 	out, herr := h.Func(effCtx, req)
 	if errors.Is(context.Cause(effCtx), ErrRunCancelled) {
 		return Outcome{Status: outcomeCancelled, Error: "cancelled"}, nil
+	}
+	if errors.Is(herr, errEffectStopped) {
+		return Outcome{}, errStop
 	}
 	if errors.Is(herr, ErrRunClaimed) || errors.Is(herr, errEffectInterrupted) {
 		// A run the effect drives (a sync child) is another runner's, or

@@ -48,6 +48,9 @@ type session struct {
 	inFlight     StepPlan
 	inFlightNode string // "" when no effect is in flight
 	loadChecked  bool
+	// stopped reports that the session stopped before its step budget at
+	// a host's request: a pause or cancel request, or a closed step gate.
+	stopped bool
 }
 
 // claimErr returns the lost claim's error in place of err (typically the

@@ -52,7 +52,9 @@ func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable
 		return nil, err
 	}
 	defer unlock()
-	if err := s.tick(ctx, maxSteps); err != nil && !errors.Is(err, errStop) {
+	err = s.tick(ctx, maxSteps)
+	d.lastStopped = s.stopped
+	if err != nil && !errors.Is(err, errStop) {
 		return s.run, s.claimErr(err)
 	}
 	return s.run, nil
@@ -185,6 +187,7 @@ func (s *session) steps(ctx context.Context, maxSteps int) error {
 			break
 		}
 		if s.signalled() {
+			s.stopped = true
 			break
 		}
 		if ctx.Err() != nil {
@@ -218,6 +221,7 @@ func (s *session) step(ctx context.Context) error {
 	if gate := s.d.gate; gate != nil {
 		if err := gate(ctx, run, nodeID); err != nil {
 			if errors.Is(err, ErrStepGateClosed) {
+				s.stopped = true
 				return errStopAfterFlush(s, ctx)
 			}
 			return err
