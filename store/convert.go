@@ -11,7 +11,12 @@ func positiveInt(v any) (int64, bool) {
 	case json.Number:
 		i, err := strconv.ParseInt(string(x), 10, 64)
 		if err != nil {
-			return 0, false
+			// Python's int() of a float (3600.0) truncates.
+			f, ferr := strconv.ParseFloat(string(x), 64)
+			if ferr != nil || f != f || f >= 1<<63 || f <= -(1<<63) {
+				return 0, false
+			}
+			i = int64(f)
 		}
 		n = i
 	case int:
@@ -19,10 +24,10 @@ func positiveInt(v any) (int64, bool) {
 	case int64:
 		n = x
 	case float64:
-		if x != float64(int64(x)) {
+		if x != x || x >= 1<<63 || x <= -(1<<63) {
 			return 0, false
 		}
-		n = int64(x)
+		n = int64(x) // truncated, as Python's int()
 	default:
 		return 0, false
 	}

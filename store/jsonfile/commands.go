@@ -33,6 +33,16 @@ type commandLog struct {
 	// cursor; a seq is never issued twice, even after deletes.
 	lastSeq int64
 	tailNL  bool
+	// orig holds, by seq, the object read for a command whose ts is not
+	// a timestamp we parse (Python keeps the ts a client gave as it is):
+	// the command is served with a zero TS, and a rewrite writes the
+	// object back as it was.
+	orig map[int64]map[string]any
+	// foreign holds the objects of lines that are not commands we can
+	// read; a rewrite keeps them (but those of the deleted run), as
+	// Python's delete_by_run keeps every other line, and their seqs are
+	// never handed out again.
+	foreign []map[string]any
 }
 
 func (s *Store) commandsPath() string { return filepath.Join(s.dir, commandsFile) }
@@ -49,6 +59,7 @@ func (s *Store) cursorPath(consumer string) string {
 func (s *Store) loadCommands() error {
 	c := &s.cmd
 	c.byID = map[string]int64{}
+	c.orig = map[int64]map[string]any{}
 	path := s.commandsPath()
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -57,17 +68,31 @@ func (s *Store) loadCommands() error {
 	c.tailNL = len(data) == 0 || data[len(data)-1] == '\n'
 	s.walkLedger(path, data, 0, 0, func(_, off int64, m map[string]any) bool {
 		rec, err := durable.CommandFromJSON(m)
+		keepOrig := false
+		if err != nil {
+			if r, lerr := commandWithoutTS(m); lerr == nil {
+				rec, err, keepOrig = r, nil, true
+			}
+		}
 		switch {
 		case err != nil:
-			s.log.Warn("skipping undecodable command", "file", path, "offset", off, "err", err)
+			s.log.Warn("keeping an undecodable command line as it is", "file", path, "offset", off, "err", err)
+			c.foreign = append(c.foreign, m)
 		case rec.Seq <= 0:
-			s.log.Warn("skipping command without a seq", "file", path, "command_id", rec.CommandID)
+			s.log.Warn("keeping a command without a seq as it is", "file", path, "command_id", rec.CommandID)
+			c.foreign = append(c.foreign, m)
 		case c.byID[rec.CommandID] != 0:
-			s.log.Warn("skipping duplicate command", "file", path, "command_id", rec.CommandID, "seq", rec.Seq)
+			s.log.Warn("keeping a duplicate command as it is", "file", path, "command_id", rec.CommandID, "seq", rec.Seq)
+			c.foreign = append(c.foreign, m)
 		default:
 			c.records = append(c.records, rec)
 			c.byID[rec.CommandID] = rec.Seq
-			c.lastSeq = max(c.lastSeq, rec.Seq)
+			if keepOrig {
+				c.orig[rec.Seq] = m
+			}
+		}
+		if n, ok := seqOf(m); ok {
+			c.lastSeq = max(c.lastSeq, n)
 		}
 		return true
 	})
@@ -82,6 +107,31 @@ func (s *Store) loadCommands() error {
 		}
 	}
 	return nil
+}
+
+// commandWithoutTS decodes a command whose ts does not parse, leaving its
+// TS zero.
+func commandWithoutTS(m map[string]any) (*durable.CommandRecord, error) {
+	if _, ok := m["ts"]; !ok {
+		return nil, errors.New("no ts to leave out")
+	}
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != "ts" {
+			c[k] = v
+		}
+	}
+	return durable.CommandFromJSON(c)
+}
+
+// seqOf returns the integer seq of a command line's object, if it has one.
+func seqOf(m map[string]any) (int64, bool) {
+	num, ok := m["seq"].(json.Number)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(num), 10, 64)
+	return n, err == nil
 }
 
 func cloneCommand(c *durable.CommandRecord) *durable.CommandRecord {
@@ -239,19 +289,38 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var kept []*durable.CommandRecord
+	var keptForeign []map[string]any
 	var buf []byte
+	for _, m := range l.foreign {
+		if m["run_id"] == runID {
+			continue
+		}
+		keptForeign = append(keptForeign, m)
+		line, err := pyjson.Append(buf, m, pyjson.Line, "command")
+		if err != nil {
+			return 0, fmt.Errorf("jsonfile: command delete: %w", err)
+		}
+		buf = append(line, '\n')
+	}
 	for _, c := range l.records {
 		if c.RunID == runID {
 			continue
 		}
 		kept = append(kept, c)
-		line, err := commandLine(c)
+		var err error
+		if m := l.orig[c.Seq]; m != nil {
+			buf, err = pyjson.Append(buf, m, pyjson.Line, "command")
+			buf = append(buf, '\n')
+		} else {
+			var line []byte
+			line, err = commandLine(c)
+			buf = append(buf, line...)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("jsonfile: command delete: %w", err)
 		}
-		buf = append(buf, line...)
 	}
-	n := len(l.records) - len(kept)
+	n := len(l.records) - len(kept) + len(l.foreign) - len(keptForeign)
 	if n == 0 {
 		return 0, nil
 	}
@@ -261,9 +330,10 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	for _, c := range l.records {
 		if c.RunID == runID {
 			delete(l.byID, c.CommandID)
+			delete(l.orig, c.Seq)
 		}
 	}
-	l.records = kept
+	l.records, l.foreign = kept, keptForeign
 	l.tailNL = true
 	return n, nil
 }

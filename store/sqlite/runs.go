@@ -437,9 +437,9 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 	w, path := runIndexWhere(p)
 	const cols = `run_id, workflow_id, status, wait_reason,
 		CASE WHEN wait_until IS NOT NULL THEN wait_until
-			WHEN status = 'waiting' AND json_valid(run_json) THEN json_extract(run_json, '$.waiting.until') END,
+			WHEN status = 'waiting' AND json_valid(run_json, 2) THEN json_extract(run_json, '$.waiting.until') END,
 		parent_run_id, actor_id, session_id, created_at, updated_at,
-		CASE WHEN json_valid(run_json) AND json_type(run_json, '$.vars._run_lifecycle') = 'object'
+		CASE WHEN json_valid(run_json, 2) AND json_type(run_json, '$.vars._run_lifecycle') = 'object'
 			THEN json_extract(run_json, '$.vars._run_lifecycle') END`
 	rd, err := s.readFor(ctx, path.readsLists())
 	if err != nil {

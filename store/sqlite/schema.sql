@@ -27,6 +27,9 @@ CREATE TABLE ledger (
   PRIMARY KEY (run_id, seq)
 );
 
+CREATE TRIGGER ledger_completed_key_foreign_insert AFTER INSERT ON ledger WHEN NEW.completed_key IS NULL AND instr(NEW.record_json, '"completed"') > 0 AND json_valid(NEW.record_json) AND json_extract(NEW.record_json, '$.status') = 'completed'
+  BEGIN UPDATE ledger SET completed_key = COALESCE(json_extract(NEW.record_json, '$.idempotency_key'), '') WHERE run_id = NEW.run_id AND seq = NEW.seq; END;
+
 CREATE TABLE ledger_heads (
   run_id TEXT PRIMARY KEY,
   last_seq INTEGER NOT NULL
@@ -75,7 +78,13 @@ CREATE INDEX idx_runs_workflow_updated ON runs(workflow_id, list_updated_at DESC
   WHERE list_status IS NOT NULL;
 
 CREATE TRIGGER runs_list_foreign_update AFTER UPDATE OF workflow_id ON runs
-  BEGIN INSERT OR IGNORE INTO runs_list_dirty (run_id) VALUES (NEW.run_id); END;
+  BEGIN INSERT INTO runs_list_dirty (run_id) SELECT NEW.run_id WHERE NOT EXISTS (SELECT 1 FROM runs_list_dirty WHERE run_id = NEW.run_id); END;
+
+CREATE TRIGGER runs_wait_key_foreign_insert AFTER INSERT ON runs WHEN NEW.status = 'waiting' AND NEW.wait_key IS NULL AND json_valid(NEW.run_json)
+  BEGIN UPDATE runs SET wait_key = json_extract(NEW.run_json, '$.waiting.wait_key') WHERE run_id = NEW.run_id; END;
+
+CREATE TRIGGER runs_wait_key_foreign_update AFTER UPDATE OF workflow_id ON runs
+  BEGIN UPDATE runs SET wait_key = CASE WHEN NEW.status = 'waiting' AND json_valid(NEW.run_json) THEN json_extract(NEW.run_json, '$.waiting.wait_key') END WHERE run_id = NEW.run_id; END;
 
 CREATE TABLE runs_list_dirty (run_id TEXT PRIMARY KEY) WITHOUT ROWID;
 

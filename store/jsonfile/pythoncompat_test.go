@@ -1,0 +1,232 @@
+package jsonfile_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// reviewAskRun is run_<id>.json exactly as the Python runtime
+// (abstractruntime 0.4.28: Runtime.start + tick, JsonFileRunStore) wrote it
+// for an ASK_USER effect with payload {"prompt": "Pick a size", "choices":
+// [1, 2, {"label": "Large", "value": 3}]} and start vars
+// {"_run_lifecycle": {"source": "gateway", "retention": {"mode": "ttl",
+// "ttl_s": 3600.0}}}. _handle_ask_user stores list(choices) as is.
+const reviewAskRunID = "bf50475d-008a-4ce2-952b-1065e4e3057b"
+
+const reviewAskRun = `{
+  "run_id": "bf50475d-008a-4ce2-952b-1065e4e3057b",
+  "workflow_id": "wf_ask",
+  "status": "waiting",
+  "current_node": "ask",
+  "vars": {
+    "_run_lifecycle": {
+      "source": "gateway",
+      "retention": {
+        "mode": "ttl",
+        "ttl_s": 3600.0
+      }
+    },
+    "_limits": {
+      "max_iterations": 25,
+      "current_iteration": 0,
+      "max_tokens": 32768,
+      "max_output_tokens": null,
+      "max_input_tokens": null,
+      "estimated_tokens_used": 0,
+      "max_history_messages": -1,
+      "warn_iterations_pct": 80,
+      "warn_tokens_pct": 80
+    },
+    "_runtime": {
+      "node_traces": {
+        "ask": {
+          "node_id": "ask",
+          "steps": [
+            {
+              "ts": "2026-12-01T04:51:13.788269+00:00",
+              "node_id": "ask",
+              "status": "waiting",
+              "idempotency_key": "57539724d5e4fe0710b40e7d8ad2c771",
+              "reused_prior_result": false,
+              "effect": {
+                "type": "ask_user",
+                "payload": {
+                  "prompt": "Pick a size",
+                  "choices": [
+                    1,
+                    2,
+                    {
+                      "label": "Large",
+                      "value": 3
+                    }
+                  ]
+                },
+                "result_key": "size"
+              },
+              "duration_ms": 0.6941239989828318,
+              "wait": {
+                "reason": "user",
+                "wait_key": "user:bf50475d-008a-4ce2-952b-1065e4e3057b:ask",
+                "until": null,
+                "resume_to_node": "done",
+                "result_key": "size",
+                "prompt": "Pick a size",
+                "choices": [
+                  1,
+                  2,
+                  {
+                    "label": "Large",
+                    "value": 3
+                  }
+                ],
+                "allow_free_text": true,
+                "details": null
+              }
+            }
+          ],
+          "updated_at": "2026-12-01T04:51:13.788295+00:00"
+        }
+      }
+    },
+    "_temp": {
+      "prev_node_id": "ask",
+      "prev_next_node": "done"
+    }
+  },
+  "waiting": {
+    "reason": "user",
+    "wait_key": "user:bf50475d-008a-4ce2-952b-1065e4e3057b:ask",
+    "until": null,
+    "resume_to_node": "done",
+    "result_key": "size",
+    "prompt": "Pick a size",
+    "choices": [
+      1,
+      2,
+      {
+        "label": "Large",
+        "value": 3
+      }
+    ],
+    "allow_free_text": true,
+    "details": null
+  },
+  "output": null,
+  "error": null,
+  "created_at": "2026-12-01T04:51:13.786676+00:00",
+  "updated_at": "2026-12-01T04:51:13.788328+00:00",
+  "actor_id": null,
+  "session_id": null,
+  "parent_run_id": null
+}`
+
+// reviewUntilRun: a WAIT_UNTIL run whose until is Python's
+// datetime.isoformat(timespec="hours") ("2026-01-02T10+00:00"); Python
+// stores payload.until as an opaque string and compares it as text.
+const reviewUntilRunID = "3f1d2c4b-8e7a-4a9b-b1c2-d3e4f5a6b7c8"
+
+const reviewUntilRun = `{
+  "run_id": "3f1d2c4b-8e7a-4a9b-b1c2-d3e4f5a6b7c8",
+  "workflow_id": "wf_wait",
+  "status": "waiting",
+  "current_node": "wait",
+  "vars": {},
+  "waiting": {
+    "reason": "until",
+    "wait_key": null,
+    "until": "2026-01-02T10+00:00",
+    "resume_to_node": "done",
+    "result_key": "woke",
+    "prompt": null,
+    "choices": null,
+    "allow_free_text": true,
+    "details": null
+  },
+  "output": null,
+  "error": null,
+  "created_at": "2026-01-01T09:00:00.123456+00:00",
+  "updated_at": "2026-01-01T09:00:00.234567+00:00",
+  "actor_id": null,
+  "session_id": null,
+  "parent_run_id": null
+}`
+
+// reviewCommands: commands.jsonl as JsonlCommandStore.append wrote it; the
+// second command's ts is the caller's string, which Python keeps as given.
+const reviewCommands = `{"command_id": "c1", "run_id": "r1", "type": "pause", "payload": {}, "ts": "2026-01-01T09:00:01.000001+00:00", "client_id": null, "seq": 1}
+{"command_id": "c2", "run_id": "r1", "type": "resume", "payload": {"text": "go"}, "ts": "1767258001000", "client_id": "web", "seq": 2}
+`
+
+// Python's list_run_index reads retention.ttl_s with int(raw), so the
+// float 3600.0 the run holds gives ttl_s 3600; store.RunLifecycle
+// (positiveInt) refuses json.Number("3600.0") and drops it.
+func TestPythonLifecycleTTLFloat(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "run_"+reviewAskRunID+".json"), reviewAskRun)
+	s := open(t, dir, true)
+	rows, err := s.RunIndex(t.Context(), &store.RunIndexParams{})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("RunIndex = %v, %v", rows, err)
+	}
+	ret, _ := rows[0].RunLifecycle["retention"].(map[string]any)
+	if ret["ttl_s"] != int64(3600) {
+		t.Fatalf("run_lifecycle = %#v; want retention.ttl_s 3600 as Python's list_run_index gives", rows[0].RunLifecycle)
+	}
+}
+
+// A WAIT_UNTIL deadline in a form Python's isoformat() writes
+// (timespec="hours") makes the whole run unreadable: RunGet fails, lists
+// and the due index skip it, while Python loads and schedules it.
+func TestPythonUntilIsoformatHours(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "run_"+reviewUntilRunID+".json"), reviewUntilRun)
+	s := open(t, dir, true)
+	r, err := s.RunGet(t.Context(), reviewUntilRunID)
+	if err != nil {
+		t.Fatalf("RunGet of a Python WAIT_UNTIL run: %v", err)
+	}
+	if r.Waiting == nil || r.Waiting.Until.IsZero() {
+		t.Fatalf("waiting = %+v; want until 2026-01-02T10:00:00+00:00", r.Waiting)
+	}
+}
+
+// A command line the store cannot decode (here: a ts Python accepted as
+// given) is left out of the seq counter, so the next append reuses its
+// seq: commands.jsonl then holds two records with seq 2, and a consumer
+// whose cursor is 2 never sees the new one.
+func TestPythonCommandSeqNotReused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "commands.jsonl"), reviewCommands)
+	s := open(t, dir, true)
+	res, err := s.CommandAppend(t.Context(), &durable.CommandRecord{RunID: "r1", Type: "cancel"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Seq != 3 {
+		t.Fatalf("CommandAppend seq = %d; want 3 (commands.jsonl already holds seq 1 and 2)", res.Seq)
+	}
+}
+
+// Python's delete_by_run keeps every other line as it is; ours rewrites
+// the file from the records it decoded and so deletes the other run's
+// command it could not decode.
+func TestPythonCommandDeleteKeepsOtherRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "commands.jsonl")
+	writeFile(t, path, strings.Replace(reviewCommands, `"run_id": "r1", "type": "pause"`, `"run_id": "r0", "type": "pause"`, 1))
+	s := open(t, dir, true)
+	if n, err := s.CommandDeleteByRun(t.Context(), "r0"); err != nil || n != 1 {
+		t.Fatalf("CommandDeleteByRun = %d, %v", n, err)
+	}
+	if got := readFile(t, path); !strings.Contains(got, `"command_id": "c2"`) {
+		t.Fatalf("after deleting run r0's command, commands.jsonl = %q; run r1's command c2 is gone", got)
+	}
+}
