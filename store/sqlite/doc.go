@@ -12,7 +12,10 @@
 // Go store needs (runs.version, runs.wait_key, ledger.completed_key,
 // run_claims); schema.sql is the resulting schema. Migrations are
 // embedded, numbered and recorded in schema_migrations; they run when the
-// store opens.
+// store opens. A Python writer knows none of the added columns: triggers
+// (migrations 008 and 012) keep them right for the rows it saves into a
+// database this store migrated, using only SQL functions Python's older
+// SQLite has.
 //
 // # Pages per commit
 //
