@@ -51,6 +51,9 @@ type session struct {
 	// stopped reports that the session stopped before its step budget at
 	// a host's request: a pause or cancel request, or a closed step gate.
 	stopped bool
+	// abandoned is set when a node gave up on its cancelled context: the
+	// session's uncommitted work is dropped, not committed.
+	abandoned bool
 }
 
 // claimErr returns the lost claim's error in place of err (typically the

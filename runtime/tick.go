@@ -201,6 +201,13 @@ func (s *session) steps(ctx context.Context, maxSteps int) error {
 			if errors.Is(err, errStop) {
 				return nil
 			}
+			if s.abandoned {
+				// A node gave up on its cancelled context: what the session
+				// did is not committed, the node's own writes among it; the
+				// run replays from its last checkpoint.
+				s.pending, s.dirty = s.pending[:0], false
+				return err
+			}
 			if ferr := s.flush(ctx); ferr != nil && !errors.Is(ferr, errStop) && ferr != s.failedCommit {
 				return errors.Join(err, ferr)
 			}
@@ -244,6 +251,7 @@ func (s *session) step(ctx context.Context) error {
 		if err != nil && ctx.Err() != nil {
 			// Interrupted with its caller, not failed: the run stays at its
 			// last checkpoint.
+			s.abandoned = true
 			return fmt.Errorf("node %q of run %s interrupted (%w): %w", nodeID, run.RunID, context.Cause(ctx), err)
 		}
 		if err != nil {

@@ -28,16 +28,20 @@ func flowStart(n *node, in any) any {
 		}
 		return map[string]any{name: in}
 	}
+	// Copies: the output is kept as the node's output and on the bus,
+	// while nodes after it change vars in place (set_var on a dotted
+	// path, add_message); shared, the output would change with them, but
+	// only until the run is saved and read back.
 	out := map[string]any{}
 	if len(pins) > 0 {
 		for _, p := range pins {
-			out[p] = m[p] // resolved = vars, then pinDefaults for absent names
+			out[p] = pyval.DeepCopy(m[p]) // resolved = vars, then pinDefaults for absent names
 		}
 		return out
 	}
 	for k, v := range m {
 		if !strings.HasPrefix(k, "_") {
-			out[k] = v
+			out[k] = pyval.DeepCopy(v)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -45,6 +46,13 @@ func (p *program) handler(n *node) runtime.NodeFunc {
 		plan, err := body(s, n)
 		if err != nil {
 			return plan, err
+		}
+		if ctx.Err() != nil {
+			// The tick's caller went away while the node ran (a shutdown):
+			// whatever the node made of its cancelled work (a code node's
+			// "context cancelled" failure) is not its outcome; the run
+			// stays at its checkpoint and runs the node again.
+			return runtime.StepPlan{}, fmt.Errorf("node %s interrupted: %w", n.ID, context.Cause(ctx))
 		}
 		return s.controlReturn(n, plan), nil
 	}
