@@ -18,6 +18,7 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/storetest"
 )
 
 func errRuntime(t *testing.T, st store.Store, cfg Config, wfs ...*Workflow) *Runtime {
@@ -40,35 +41,6 @@ func errNode(fn func(run *durable.RunState) StepPlan) NodeFunc {
 	}
 }
 
-// halfCommitStore is a non-atomic store (it embeds the Store interface, so
-// the kernel does not see the memory store's AtomicCommit) whose failAt-th
-// non-create RunCommit does what the JSON-file store does when it has
-// appended the records but cannot replace the state file: the records are
-// durable, the state is not, and the commit returns an error. Later
-// commits succeed (the failure was transient).
-type halfCommitStore struct {
-	store.Store
-	mu     sync.Mutex
-	n      int
-	failAt int
-}
-
-func (s *halfCommitStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	if !p.Create {
-		s.mu.Lock()
-		s.n++
-		fail := s.n == s.failAt
-		s.mu.Unlock()
-		if fail {
-			if err := s.Store.LedgerAppend(ctx, p.Run.RunID, p.Records); err != nil {
-				return err
-			}
-			return errors.New("injected: saving the run state failed after its records were appended")
-		}
-	}
-	return s.Store.RunCommit(ctx, p)
-}
-
 // On a non-atomic store a commit can fail after appending its records.
 // The tick must not commit them again (it retried them once, appending the
 // terminal status event twice); the next tick starts from what the store
@@ -79,7 +51,7 @@ func TestFailedCommitIsNotRetriedInTheSameTick(t *testing.T) {
 		"a": errNode(func(run *durable.RunState) StepPlan { return Next("b") }),
 		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
 	}}
-	st := &halfCommitStore{Store: memory.New(), failAt: 1}
+	st := &storetest.HalfCommit{Store: memory.New(), FailAt: 1}
 	rt := errRuntime(t, st, Config{}, wf)
 	if rt.atomic {
 		t.Fatal("the wrapper must be non-atomic")

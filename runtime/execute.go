@@ -150,17 +150,8 @@ var errEffectStopped = errors.New("effect stopped")
 // backoff waits d before a retry. A cancel of the run cuts it short, as
 // it cancels an attempt in flight; the caller then sees the stop request.
 func (s *session) backoff(ctx context.Context, d time.Duration) error {
-	bctx, cancel := context.WithCancelCause(ctx)
-	s.lock.sigMu.Lock()
-	s.lock.cancelInflight = cancel
-	stop := s.lock.pauseRequested
-	s.lock.sigMu.Unlock()
-	defer func() {
-		s.lock.sigMu.Lock()
-		s.lock.cancelInflight = nil
-		s.lock.sigMu.Unlock()
-		cancel(nil)
-	}()
+	bctx, stop, done := s.cancellable(ctx)
+	defer done()
 	if stop {
 		return nil
 	}
@@ -169,6 +160,23 @@ func (s *session) backoff(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 	return err
+}
+
+// cancellable returns a context that a cancel of the run cancels (cause
+// ErrRunCancelled) until done is called, and whether a pause or cancel
+// was already requested.
+func (s *session) cancellable(ctx context.Context) (_ context.Context, stopRequested bool, done func()) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	s.lock.sigMu.Lock()
+	s.lock.cancelInflight = cancel
+	stopRequested = s.lock.pauseRequested
+	s.lock.sigMu.Unlock()
+	return cctx, stopRequested, func() {
+		s.lock.sigMu.Lock()
+		s.lock.cancelInflight = nil
+		s.lock.sigMu.Unlock()
+		cancel(nil)
+	}
 }
 
 // storeResult writes a completed, non-null result at the effect's result
@@ -185,16 +193,8 @@ const outcomeCancelled OutcomeStatus = "cancelled"
 
 // callHandler runs one attempt with a context that Cancel can interrupt.
 func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest) (out Outcome, err error) {
-	effCtx, cancel := context.WithCancelCause(ctx)
-	s.lock.sigMu.Lock()
-	s.lock.cancelInflight = cancel
-	s.lock.sigMu.Unlock()
-	defer func() {
-		s.lock.sigMu.Lock()
-		s.lock.cancelInflight = nil
-		s.lock.sigMu.Unlock()
-		cancel(nil)
-	}()
+	effCtx, _, done := s.cancellable(ctx)
+	defer done()
 	defer func() {
 		if p := recover(); p != nil {
 			out = Failed(fmt.Sprintf("Effect handler raised exception: panic: %v", p))

@@ -2,8 +2,6 @@ package observe_test
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -11,35 +9,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/observe"
+	"github.com/abstractframework/abstractgateway/store/storetest"
 )
-
-// halfCommit is a non-atomic store (it embeds the Store interface, hiding
-// the memory store's AtomicCommit) whose failAt-th non-create RunCommit
-// does what store/jsonfile does when it has appended the records but
-// cannot replace the state file: the records are durable, the commit
-// returns an error.
-type halfCommit struct {
-	store.Store
-	mu     sync.Mutex
-	n      int
-	failAt int
-}
-
-func (s *halfCommit) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	if !p.Create {
-		s.mu.Lock()
-		s.n++
-		fail := s.n == s.failAt
-		s.mu.Unlock()
-		if fail {
-			if err := s.Store.LedgerAppend(ctx, p.Run.RunID, p.Records); err != nil {
-				return err
-			}
-			return errors.New("injected: saving the run state failed after its records were appended")
-		}
-	}
-	return s.Store.RunCommit(ctx, p)
-}
 
 // A commit that fails after its records were appended notified nothing,
 // and the next tick finds the terminal record already in the ledger and
@@ -60,7 +31,7 @@ func TestSubscriberSeesTheRecordsOfAHalfFailedCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := observe.Wrap(&halfCommit{Store: memory.New(), failAt: 1})
+	obs := observe.Wrap(&storetest.HalfCommit{Store: memory.New(), FailAt: 1})
 	sub := obs.Subscribe("", 64)
 	defer sub.Cancel()
 	rt, err := runtime.New(runtime.Config{Store: obs, Registry: reg})

@@ -2,9 +2,7 @@ package offload_test
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/artifact"
@@ -15,35 +13,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/observe"
 	"github.com/abstractframework/abstractgateway/store/offload"
+	"github.com/abstractframework/abstractgateway/store/storetest"
 )
-
-// halfCommit is a non-atomic store (it embeds the Store interface, hiding
-// the memory store's AtomicCommit) whose failAt-th non-create RunCommit
-// does what store/jsonfile does when it has appended the records but
-// cannot replace the state file (or crashes in between): the records are
-// durable, the state is not.
-type halfCommit struct {
-	store.Store
-	mu     sync.Mutex
-	n      int
-	failAt int
-}
-
-func (s *halfCommit) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	if !p.Create {
-		s.mu.Lock()
-		s.n++
-		fail := s.n == s.failAt
-		s.mu.Unlock()
-		if fail {
-			if err := s.Store.LedgerAppend(ctx, p.Run.RunID, p.Records); err != nil {
-				return err
-			}
-			return errors.New("injected: saving the run state failed after its records were appended")
-		}
-	}
-	return s.Store.RunCommit(ctx, p)
-}
 
 // On a non-atomic store the kernel replays a completed effect from the
 // ledger (runtime/execute.go: findCompleted). Through offload, the record
@@ -73,7 +44,7 @@ func TestReplayedEffectResultIsNotARef(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inner := &halfCommit{Store: memory.New(), failAt: 2} // 1: STARTED record; 2: the outcome
+	inner := &storetest.HalfCommit{Store: memory.New(), FailAt: 2} // 1: STARTED record; 2: the outcome
 	st := offload.Wrap(inner, artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Handlers: handlers})
 	if err != nil {
