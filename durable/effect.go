@@ -9,6 +9,8 @@ type Effect struct {
 	Type      EffectType
 	Payload   map[string]any
 	ResultKey string
+
+	emptyNotNull emptyFields // a result_key read as "" (see StepRecord)
 }
 
 // Clone returns a deep copy of e.
@@ -33,7 +35,7 @@ func (e *Effect) JSONValue() any {
 	return pyjson.Ordered{
 		{Key: "type", Value: string(e.Type)},
 		{Key: "payload", Value: payload},
-		{Key: "result_key", Value: nullString(e.ResultKey)},
+		{Key: "result_key", Value: e.emptyNotNull.str(emptyResultKey, e.ResultKey)},
 	}
 }
 
@@ -61,5 +63,6 @@ func decodeEffect(v any) (*Effect, error) {
 	if e.ResultKey, err = getString(m, "result_key"); err != nil {
 		return nil, err
 	}
+	e.emptyNotNull.note(emptyResultKey, m["result_key"])
 	return &e, nil
 }

@@ -53,6 +53,15 @@ func (o *lineObject) str(k, v string) {
 }
 
 // nullStr writes "" as null.
+// any writes k with v, a string or nil (emptyFields.str).
+func (o *lineObject) any(k string, v any) {
+	if s, ok := v.(string); ok {
+		o.str(k, s)
+		return
+	}
+	o.null(k)
+}
+
 func (o *lineObject) nullStr(k, v string) {
 	if v == "" {
 		o.null(k)
@@ -105,18 +114,18 @@ func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
 		if err := e.value("payload", s.Effect.Payload, "effect.payload", 2); err != nil {
 			return buf, err
 		}
-		e.nullStr("result_key", s.Effect.ResultKey)
+		e.any("result_key", s.Effect.emptyNotNull.str(emptyResultKey, s.Effect.ResultKey))
 		e.close()
 		o.buf = e.buf
 	}
 	if err := o.value("result", s.Result, "result", 1); err != nil {
 		return buf, err
 	}
-	o.nullStr("error", s.Error)
+	o.any("error", s.emptyNotNull.str(emptyError, s.Error))
 	o.time("started_at", s.StartedAt)
 	o.time("ended_at", s.EndedAt)
-	o.nullStr("actor_id", s.ActorID)
-	o.nullStr("session_id", s.SessionID)
+	o.any("actor_id", s.emptyNotNull.str(emptyActor, s.ActorID))
+	o.any("session_id", s.emptyNotNull.str(emptySession, s.SessionID))
 	attempt := s.Attempt
 	if attempt == 0 {
 		attempt = 1

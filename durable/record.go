@@ -26,6 +26,12 @@ type StepRecord struct {
 	RecordHash     string
 	Signature      string
 
+	// emptyNotNull records which of Error, ActorID and SessionID were
+	// read as "" rather than null: Python keeps the two apart (a run
+	// started with actor_id=""), and a record re-encoded or hashed must
+	// write what was read, or a chain Python wrote would not verify.
+	emptyNotNull emptyFields
+
 	// Extra keeps members written by newer peers, so a record read and
 	// re-encoded (or hashed) keeps them.
 	Extra map[string]any
@@ -60,11 +66,11 @@ func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 		pyjson.KV{Key: "status", Value: string(s.Status)},
 		pyjson.KV{Key: "effect", Value: s.Effect.JSONValue()},
 		pyjson.KV{Key: "result", Value: s.Result},
-		pyjson.KV{Key: "error", Value: nullString(s.Error)},
+		pyjson.KV{Key: "error", Value: s.emptyNotNull.str(emptyError, s.Error)},
 		pyjson.KV{Key: "started_at", Value: s.StartedAt.jsonValue()},
 		pyjson.KV{Key: "ended_at", Value: s.EndedAt.jsonValue()},
-		pyjson.KV{Key: "actor_id", Value: nullString(s.ActorID)},
-		pyjson.KV{Key: "session_id", Value: nullString(s.SessionID)},
+		pyjson.KV{Key: "actor_id", Value: s.emptyNotNull.str(emptyActor, s.ActorID)},
+		pyjson.KV{Key: "session_id", Value: s.emptyNotNull.str(emptySession, s.SessionID)},
 		pyjson.KV{Key: "attempt", Value: attempt},
 		pyjson.KV{Key: "idempotency_key", Value: nullString(s.IdempotencyKey)},
 		pyjson.KV{Key: "prev_hash", Value: nullString(s.PrevHash)},
@@ -134,14 +140,17 @@ func (s *StepRecord) set(key string, v any) error {
 		s.Result = v
 	case "error":
 		s.Error, err = asString(key, v)
+		s.emptyNotNull.note(emptyError, v)
 	case "started_at":
 		s.StartedAt, err = asTime(key, v)
 	case "ended_at":
 		s.EndedAt, err = asTime(key, v)
 	case "actor_id":
 		s.ActorID, err = asString(key, v)
+		s.emptyNotNull.note(emptyActor, v)
 	case "session_id":
 		s.SessionID, err = asString(key, v)
+		s.emptyNotNull.note(emptySession, v)
 	case "attempt":
 		var a int64
 		a, err = asInt(key, v, 1)
@@ -161,4 +170,30 @@ func (s *StepRecord) set(key string, v any) error {
 		s.Extra[key] = v
 	}
 	return err
+}
+
+// emptyFields is a set of string fields read as "" rather than null.
+type emptyFields uint8
+
+const (
+	emptyError emptyFields = 1 << iota
+	emptyActor
+	emptySession
+	emptyResultKey
+)
+
+// note adds f when the JSON value v read for it is "".
+func (e *emptyFields) note(f emptyFields, v any) {
+	if v == "" {
+		*e |= f
+	}
+}
+
+// str is the JSON value of field f holding s: null for "", unless "" was
+// what was read.
+func (e emptyFields) str(f emptyFields, s string) any {
+	if s == "" && e&f != 0 {
+		return ""
+	}
+	return nullString(s)
 }

@@ -10,6 +10,7 @@ package pyjson
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -177,6 +178,14 @@ func (e *encoder) value(v any, depth int) error {
 	case json.Number:
 		if !validNumber(string(x)) {
 			return &Error{Path: e.pathString(), Reason: fmt.Sprintf("invalid number literal %q", string(x))}
+		}
+		if e.st.SortKeys && e.st.Compact && !e.checkOnly {
+			// The canonical text (hash chain, idempotency keys) is what
+			// Python writes for the number it parses: json.dumps of
+			// json.loads. A literal Python did not write itself (1e-7 from
+			// another writer, 1E5, 1.50, -0) hashes as Python re-encodes it.
+			e.buf = appendPyNumber(e.buf, string(x))
+			return nil
 		}
 		e.raw(string(x))
 	case float64:
@@ -399,6 +408,33 @@ func (e *encoder) array(a []any, depth int) error {
 
 // foreign handles Go values outside the generic tree by converting them
 // with encoding/json, after refusing the kinds that can never be JSON.
+// appendPyNumber appends what Python's json.dumps writes for the number
+// json.loads reads from the valid literal lit: an integer as its digits
+// ("-0" as 0), any other literal as the repr of the float it parses to
+// (Infinity past the float range, 0.0 below it).
+func appendPyNumber(b []byte, lit string) []byte {
+	switch lit {
+	case "NaN", "Infinity", "-Infinity":
+		return append(b, lit...)
+	case "-0":
+		return append(b, '0')
+	}
+	if !strings.ContainsAny(lit, ".eE") {
+		return append(b, lit...)
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return append(b, lit...)
+	}
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Infinity"...)
+	}
+	return AppendFloat(b, f)
+}
+
 func (e *encoder) foreign(v any, depth int) error {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
