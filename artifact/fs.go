@@ -76,7 +76,11 @@ func (s *FS) SetClock(now func() time.Time) {
 // the legacy layout; unreadable files are skipped) and returns how many
 // artifacts it holds.
 func (s *FS) Reindex(ctx context.Context) (int, error) {
-	metas, err := s.scan(ctx)
+	// Writes wait for the scan: one that landed between the scan and the
+	// swap would be lost from the index (or a deleted artifact come back).
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	metas, _, err := s.scan(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -84,37 +88,42 @@ func (s *FS) Reindex(ctx context.Context) (int, error) {
 	for _, m := range metas {
 		index[m.ArtifactID] = m
 	}
-	s.mu.Lock()
 	s.index = index
-	s.mu.Unlock()
 	return len(index), nil
 }
 
-// scan reads every .meta file; the first file naming an id wins.
-func (s *FS) scan(ctx context.Context) ([]*Metadata, error) {
+// scan reads every .meta file; the first file naming an id wins. It also
+// returns the files it could not read, which callers skip (lists) or
+// must not take for absent (GC).
+func (s *FS) scan(ctx context.Context) (_ []*Metadata, unreadable []string, _ error) {
 	var out []*Metadata
 	seen := map[string]bool{}
 	for _, dir := range []string{s.refs, s.root} {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return nil, fmt.Errorf("scanning artifact metadata: %w", err)
+			return nil, nil, fmt.Errorf("scanning artifact metadata: %w", err)
 		}
 		for _, e := range entries {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if e.IsDir() || !strings.HasSuffix(e.Name(), ".meta") {
 				continue
 			}
-			m, err := readMetaFile(filepath.Join(dir, e.Name()))
-			if err != nil || seen[m.ArtifactID] || !ValidID(m.ArtifactID) {
+			path := filepath.Join(dir, e.Name())
+			m, err := readMetaFile(path)
+			if err != nil || !ValidID(m.ArtifactID) {
+				unreadable = append(unreadable, path)
+				continue
+			}
+			if seen[m.ArtifactID] {
 				continue
 			}
 			seen[m.ArtifactID] = true
 			out = append(out, m)
 		}
 	}
-	return out, nil
+	return out, unreadable, nil
 }
 
 func readMetaFile(path string) (*Metadata, error) {
@@ -157,6 +166,12 @@ func (s *FS) readMeta(ctx context.Context, id string) (*Metadata, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("artifact %s: %w", id, err)
+		}
+		if m.ArtifactID != id {
+			// The id names the files read and written from here on (a
+			// legacy .bin, the ref a metadata update rewrites): one the
+			// file chose could reach outside the store or another artifact.
+			return nil, fmt.Errorf("artifact %s: %s names artifact %q", id, p, m.ArtifactID)
 		}
 		return m, nil
 	}

@@ -33,9 +33,14 @@ type GCError struct {
 func (s *FS) GC(ctx context.Context, dryRun bool) (*GCReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	metas, err := s.scan(ctx)
+	metas, unreadable, err := s.scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("collecting artifact blobs: %w", err)
+	}
+	if len(unreadable) > 0 {
+		// Which blobs an unreadable metadata file references is unknown:
+		// deleting any could destroy an artifact's content for good.
+		return nil, fmt.Errorf("collecting artifact blobs: %d metadata files cannot be read (first: %s); repair or remove them first", len(unreadable), unreadable[0])
 	}
 	referenced := map[string]bool{}
 	for _, m := range metas {

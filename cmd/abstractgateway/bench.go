@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"slices"
@@ -109,8 +110,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (cfg benchConfig, code int
 			return bad("unknown workload %q (want %s)", w, strings.Join(benchwork.Workloads, ", "))
 		}
 	}
-	if cfg.runs <= 0 || cfg.repeats <= 0 || cfg.ceilingSeconds < 0 {
-		return bad("--runs and --repeats must be positive and --ceiling-seconds not negative")
+	if cfg.runs <= 0 || cfg.repeats <= 0 || !(cfg.ceilingSeconds >= 0) || math.IsInf(cfg.ceilingSeconds, 0) {
+		return bad("--runs and --repeats must be positive and --ceiling-seconds a finite number, not negative")
 	}
 	if cfg.child && (len(cfg.stores) != 1 || cfg.dir == "") {
 		return bad("--%s needs one store and --dir", benchChildFlag)

@@ -210,35 +210,45 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 		w := st.Waiting
 		switch {
 		case w.Reason == durable.WaitUser && w.WaitKey != "":
-			text, ok := d.answer(w)
+			text, ok := d.answer(ctx, w)
 			if !ok {
-				return st, nil
+				return st, ctx.Err()
 			}
 			st, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: w.WaitKey,
 				Payload: map[string]any{"response": text}})
 		case !w.Until.IsZero():
 			fmt.Fprintf(d.out, "… waiting until %s\n", w.Until)
-			t := time.NewTimer(time.Until(w.Until.Time))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return st, ctx.Err()
-			case <-t.C:
+			if err := sleepUntil(ctx, w.Until.Time); err != nil {
+				return st, err
 			}
 			st, err = d.rt.Tick(ctx, id, runtime.TickOptions{})
 		case w.Reason == durable.WaitSubworkflow:
-			// A child waits; answer it, then the kernel resumes this run.
-			child, _ := w.Details["sub_run_id"].(string)
-			cs, cerr := d.rt.GetState(ctx, child)
-			if cerr != nil || cs.Status != durable.RunWaiting || cs.Waiting == nil || cs.Waiting.WaitKey == "" || cs.Waiting.Reason != durable.WaitUser {
+			// A descendant waits: answer the deepest waiting one, or sleep
+			// through its timer; the kernel then resumes the runs above it.
+			cs, cerr := d.deepestWaiting(ctx, st)
+			if cerr != nil || cs == nil {
 				return st, cerr
 			}
-			text, ok := d.answer(cs.Waiting)
-			if !ok {
+			cw := cs.Waiting
+			switch {
+			case cw.Reason == durable.WaitUser && cw.WaitKey != "":
+				text, ok := d.answer(ctx, cw)
+				if !ok {
+					return st, ctx.Err()
+				}
+				_, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: cs.RunID, WaitKey: cw.WaitKey,
+					Payload: map[string]any{"response": text}})
+			case !cw.Until.IsZero():
+				fmt.Fprintf(d.out, "… waiting until %s\n", cw.Until)
+				if err := sleepUntil(ctx, cw.Until.Time); err != nil {
+					return st, err
+				}
+				_, err = d.rt.Tick(ctx, cs.RunID, runtime.TickOptions{})
+			default:
+				fmt.Fprintf(d.out, "… waiting for %s %q (nothing in this command can deliver it)\n", cw.Reason, cw.WaitKey)
 				return st, nil
 			}
-			if _, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: child, WaitKey: cs.Waiting.WaitKey,
-				Payload: map[string]any{"response": text}}); err == nil {
+			if err == nil {
 				st, err = d.rt.GetState(ctx, id)
 			}
 		default:
@@ -249,9 +259,70 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 	return st, err
 }
 
+// deepestWaiting follows the chain of runs waiting on a child from st down
+// to the last one, which waits for something else; nil when a run of the
+// chain no longer waits.
+func (d *bundleDriver) deepestWaiting(ctx context.Context, st *durable.RunState) (*durable.RunState, error) {
+	cur := st
+	for range maxSubflowDepth {
+		if cur.Waiting == nil || cur.Waiting.Reason != durable.WaitSubworkflow {
+			return cur, nil
+		}
+		child := runtime.WaitedChild(cur)
+		if child == "" {
+			return nil, nil
+		}
+		cs, err := d.rt.GetState(ctx, child)
+		if err != nil {
+			return nil, err
+		}
+		if cs.Status != durable.RunWaiting || cs.Waiting == nil {
+			return nil, nil
+		}
+		cur = cs
+	}
+	return nil, fmt.Errorf("run %s: subflows waiting more than %d levels deep", st.RunID, maxSubflowDepth)
+}
+
+// maxSubflowDepth bounds the chain deepestWaiting follows.
+const maxSubflowDepth = 100
+
+// sleepUntil waits until t, or fails when ctx ends first (a signal).
+func sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// readLine reads a line from r, giving up when ctx ends (Ctrl-C, SIGTERM):
+// a terminal read cannot be interrupted, so it is left to finish in the
+// background while the command exits.
+func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
+	type result struct {
+		line string
+		err  error
+	}
+	c := make(chan result, 1)
+	go func() {
+		line, err := r.ReadString('\n')
+		c <- result{line, err}
+	}()
+	select {
+	case res := <-c:
+		return res.line, res.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
 // answer returns the next scripted answer, else one read from the
-// terminal; ok is false when there is none.
-func (d *bundleDriver) answer(w *durable.WaitState) (string, bool) {
+// terminal; ok is false when there is none (or ctx ended).
+func (d *bundleDriver) answer(ctx context.Context, w *durable.WaitState) (string, bool) {
 	prompt := w.Prompt
 	if len(w.Choices) > 0 {
 		prompt += " " + fmt.Sprint(w.Choices)
@@ -267,7 +338,7 @@ func (d *bundleDriver) answer(w *durable.WaitState) (string, bool) {
 		return "", false
 	}
 	fmt.Fprintf(d.out, "? %s\n> ", prompt)
-	line, err := d.in.ReadString('\n')
+	line, err := readLine(ctx, d.in)
 	if err != nil && line == "" {
 		return "", false
 	}

@@ -122,7 +122,7 @@ func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.R
 			text := answer
 			if text == "" {
 				fmt.Fprintf(out, "%s %v > ", st.Waiting.Prompt, st.Waiting.Choices)
-				line, err := bufio.NewReader(in).ReadString('\n')
+				line, err := readLine(ctx, bufio.NewReader(in))
 				if err != nil && !errors.Is(err, io.EOF) {
 					return err
 				}
