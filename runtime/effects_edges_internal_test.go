@@ -356,15 +356,10 @@ func TestPauseOfSyncChildDoesNotFailParent(t *testing.T) {
 		"a": errNode(func(run *durable.RunState) StepPlan {
 			// A host pauses this run while its step executes.
 			id := run.RunID
-			once.Do(func() {
-				go func() {
-					_, err := rt.Pause(context.Background(), id, "hold on")
-					paused <- err
-				}()
+			hostStopsOnce(&once, rt, id, paused, func() error {
+				_, err := rt.Pause(context.Background(), id, "hold on")
+				return err
 			})
-			for !stopRequested(rt, id) {
-				time.Sleep(time.Millisecond)
-			}
 			return Next("b")
 		}),
 		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),

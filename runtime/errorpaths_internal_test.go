@@ -286,15 +286,10 @@ func TestCancelDuringRetryBackoffStartsNoAttempt(t *testing.T) {
 	var once sync.Once
 	sleep := func(sctx context.Context, d time.Duration) error {
 		// A user cancels the run while it waits to retry its call.
-		once.Do(func() {
-			go func() {
-				_, err := rt.Cancel(context.Background(), id, "user cancelled")
-				cancelled <- err
-			}()
+		hostStopsOnce(&once, rt, id, cancelled, func() error {
+			_, err := rt.Cancel(context.Background(), id, "user cancelled")
+			return err
 		})
-		for !stopRequested(rt, id) {
-			time.Sleep(time.Millisecond)
-		}
 		return nil // the backoff ends
 	}
 	rt = errRuntime(t, memory.New(), Config{
@@ -318,6 +313,17 @@ func TestCancelDuringRetryBackoffStartsNoAttempt(t *testing.T) {
 	}
 	if st.Status != durable.RunCancelled {
 		t.Fatalf("final status %s (%s), want cancelled", st.Status, st.Error)
+	}
+}
+
+// hostStopsOnce runs stop (a host's Pause or Cancel of run id) once, in
+// another goroutine, sending its result to done, and returns when it has
+// asked the run to stop: the run's own goroutine is then at an awkward
+// moment of the test's choosing.
+func hostStopsOnce(once *sync.Once, rt *Runtime, id string, done chan<- error, stop func() error) {
+	once.Do(func() { go func() { done <- stop() }() })
+	for !stopRequested(rt, id) {
+		time.Sleep(time.Millisecond)
 	}
 }
 

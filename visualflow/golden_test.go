@@ -97,20 +97,8 @@ func runGolden(t *testing.T, in []byte) string {
 		}
 		wfs = append(wfs, wf)
 	}
-	handlers := map[durable.EffectType]runtime.Handler{}
-	for typ, results := range gc.Handlers {
-		handlers[durable.EffectType(typ)] = (&scripted{results: results}).handler()
-	}
-	rt := newTestRuntime(t, memory.New(), handlers, wfs...)
+	rt, id := startCase(t, gc, wfs)
 	ctx := context.Background()
-	vars := gc.Vars
-	if vars == nil {
-		vars = map[string]any{}
-	}
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wfs[0].ID, Vars: vars})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -187,4 +175,24 @@ func scrubDurations(v any) {
 			scrubDurations(e)
 		}
 	}
+}
+
+// startCase builds a runtime on the memory store with the case's scripted
+// handlers and workflows, and starts the first workflow with its vars.
+func startCase(t *testing.T, gc goldenCase, wfs []*runtime.Workflow) (*runtime.Runtime, string) {
+	t.Helper()
+	handlers := map[durable.EffectType]runtime.Handler{}
+	for typ, results := range gc.Handlers {
+		handlers[durable.EffectType(typ)] = (&scripted{results: results}).handler()
+	}
+	rt := newTestRuntime(t, memory.New(), handlers, wfs...)
+	vars := gc.Vars
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	id, err := rt.Start(context.Background(), runtime.StartParams{WorkflowID: wfs[0].ID, Vars: vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, id
 }

@@ -69,20 +69,8 @@ func compareStraightAndRestarted(t *testing.T, gc goldenCase) {
 		}
 		wfs = append(wfs, wf)
 	}
-	handlers := map[durable.EffectType]runtime.Handler{}
-	for typ, results := range gc.Handlers {
-		handlers[durable.EffectType(typ)] = (&scripted{results: results}).handler()
-	}
-	rt := newTestRuntime(t, memory.New(), handlers, wfs...)
+	rt, id := startCase(t, gc, wfs)
 	ctx := context.Background()
-	vars := gc.Vars
-	if vars == nil {
-		vars = map[string]any{}
-	}
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wfs[0].ID, Vars: vars})
-	if err != nil {
-		t.Fatal(err)
-	}
 	straight, err := rt.Tick(ctx, id, runtime.TickOptions{})
 	if err != nil {
 		t.Fatal(err)

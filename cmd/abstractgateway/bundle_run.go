@@ -207,61 +207,42 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 		if st.Status != durable.RunWaiting || st.Waiting == nil {
 			return st, nil
 		}
-		w := st.Waiting
+		// The run, or the deepest of the subflows it waits on, waits for a
+		// person or a time: answer it or sleep through it, and the kernel
+		// resumes the runs above it.
+		target, terr := d.deepestWaiting(ctx, st)
+		if terr != nil || target == nil {
+			return st, terr
+		}
+		w := target.Waiting
 		switch {
 		case w.Reason == durable.WaitUser && w.WaitKey != "":
 			text, ok := d.answer(ctx, w)
 			if !ok {
 				return st, ctx.Err()
 			}
-			st, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: w.WaitKey,
+			_, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: target.RunID, WaitKey: w.WaitKey,
 				Payload: map[string]any{"response": text}})
 		case !w.Until.IsZero():
 			fmt.Fprintf(d.out, "… waiting until %s\n", w.Until)
 			if err := sleepUntil(ctx, w.Until.Time); err != nil {
 				return st, err
 			}
-			st, err = d.rt.Tick(ctx, id, runtime.TickOptions{})
-		case w.Reason == durable.WaitSubworkflow:
-			// A descendant waits: answer the deepest waiting one, or sleep
-			// through its timer; the kernel then resumes the runs above it.
-			cs, cerr := d.deepestWaiting(ctx, st)
-			if cerr != nil || cs == nil {
-				return st, cerr
-			}
-			cw := cs.Waiting
-			switch {
-			case cw.Reason == durable.WaitUser && cw.WaitKey != "":
-				text, ok := d.answer(ctx, cw)
-				if !ok {
-					return st, ctx.Err()
-				}
-				_, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: cs.RunID, WaitKey: cw.WaitKey,
-					Payload: map[string]any{"response": text}})
-			case !cw.Until.IsZero():
-				fmt.Fprintf(d.out, "… waiting until %s\n", cw.Until)
-				if err := sleepUntil(ctx, cw.Until.Time); err != nil {
-					return st, err
-				}
-				_, err = d.rt.Tick(ctx, cs.RunID, runtime.TickOptions{})
-			default:
-				fmt.Fprintf(d.out, "… waiting for %s %q (nothing in this command can deliver it)\n", cw.Reason, cw.WaitKey)
-				return st, nil
-			}
-			if err == nil {
-				st, err = d.rt.GetState(ctx, id)
-			}
+			_, err = d.rt.Tick(ctx, target.RunID, runtime.TickOptions{})
 		default:
 			fmt.Fprintf(d.out, "… waiting for %s %q (nothing in this command can deliver it)\n", w.Reason, w.WaitKey)
 			return st, nil
+		}
+		if err == nil {
+			st, err = d.rt.GetState(ctx, id)
 		}
 	}
 	return st, err
 }
 
-// deepestWaiting follows the chain of runs waiting on a child from st down
-// to the last one, which waits for something else; nil when a run of the
-// chain no longer waits.
+// deepestWaiting follows the chain of runs waiting on a child from st (a
+// waiting run) down to the last one, which waits for something else: st
+// itself when it does; nil when a run of the chain no longer waits.
 func (d *bundleDriver) deepestWaiting(ctx context.Context, st *durable.RunState) (*durable.RunState, error) {
 	cur := st
 	for range maxSubflowDepth {

@@ -163,7 +163,7 @@ const reviewCommands = `{"command_id": "c1", "run_id": "r1", "type": "pause", "p
 
 // Python's list_run_index reads retention.ttl_s with int(raw), so the
 // float 3600.0 the run holds gives ttl_s 3600; store.RunLifecycle
-// (positiveInt) refuses json.Number("3600.0") and drops it.
+// (positiveInt) refused json.Number("3600.0") and dropped it.
 func TestPythonLifecycleTTLFloat(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -180,8 +180,8 @@ func TestPythonLifecycleTTLFloat(t *testing.T) {
 }
 
 // A WAIT_UNTIL deadline in a form Python's isoformat() writes
-// (timespec="hours") makes the whole run unreadable: RunGet fails, lists
-// and the due index skip it, while Python loads and schedules it.
+// (timespec="hours") made the whole run unreadable: RunGet failed, lists
+// and the due index skipped it, while Python loads and schedules it.
 func TestPythonUntilIsoformatHours(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -196,10 +196,10 @@ func TestPythonUntilIsoformatHours(t *testing.T) {
 	}
 }
 
-// A command line the store cannot decode (here: a ts Python accepted as
-// given) is left out of the seq counter, so the next append reuses its
-// seq: commands.jsonl then holds two records with seq 2, and a consumer
-// whose cursor is 2 never sees the new one.
+// A command line the store could not decode (here: a ts Python accepted as
+// given) was left out of the seq counter, so the next append reused its
+// seq: commands.jsonl then held two records with seq 2, and a consumer
+// whose cursor was 2 never saw the new one.
 func TestPythonCommandSeqNotReused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -214,8 +214,8 @@ func TestPythonCommandSeqNotReused(t *testing.T) {
 	}
 }
 
-// Python's delete_by_run keeps every other line as it is; ours rewrites
-// the file from the records it decoded and so deletes the other run's
+// Python's delete_by_run keeps every other line as it is; ours rewrote
+// the file from the records it decoded and so deleted the other run's
 // command it could not decode.
 func TestPythonCommandDeleteKeepsOtherRuns(t *testing.T) {
 	t.Parallel()

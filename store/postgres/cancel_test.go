@@ -29,19 +29,7 @@ func TestCommitOutlivesCancellation(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	locker, err := pgx.Connect(ctx, testURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close(context.Background())
-	if _, err := locker.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := locker.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(context.Background()) }()
+	locker, tx := lockingTx(t, schema)
 	if _, err := tx.Exec(ctx, "SELECT 1 FROM runs WHERE run_id = 'held' FOR UPDATE"); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +42,7 @@ func TestCommitOutlivesCancellation(t *testing.T) {
 		done <- s.RunCommit(cctx, &store.CommitParams{Run: r,
 			Records: []*durable.StepRecord{testRecord("held", "next")}})
 	}()
-	waitForBlocked(t, locker)
+	waitForBlocked(t, locker, 1)
 	cancel()
 	select {
 	case err := <-done:
@@ -79,22 +67,44 @@ func TestCommitOutlivesCancellation(t *testing.T) {
 	}
 }
 
-// waitForBlocked waits until a session waits on a lock conn's
-// transaction holds (the commit under test).
-func waitForBlocked(t *testing.T, conn *pgx.Conn) {
+// lockingTx opens a transaction of another session on schema, for a test
+// to take locks a store's writes then wait on; it is rolled back (and its
+// connection closed) when the test ends.
+func lockingTx(t *testing.T, schema string) (*pgx.Conn, pgx.Tx) {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	if _, err := conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	return conn, tx
+}
+
+// waitForBlocked waits until n sessions wait on a lock conn's transaction
+// holds (pg_stat_activity is read afresh: conn is inside a transaction,
+// which would otherwise keep its first snapshot of it).
+func waitForBlocked(t *testing.T, conn *pgx.Conn, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		var n int
-		err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
-			WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`).Scan(&n)
-		if err != nil {
+		var got int
+		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity, pg_stat_clear_snapshot()
+			WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
+		if got >= n {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("no session waited on the row lock within 10 s")
+	t.Fatalf("fewer than %d sessions waited on the locks within 10 s", n)
 }

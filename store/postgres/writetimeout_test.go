@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/postgres"
@@ -38,19 +36,7 @@ func TestWriteTimeoutReportsTheServersAnswer(t *testing.T) {
 
 	// Another session (an admin, a newer runner's migration…) holds the
 	// run's row lock and the ledger lock of run "appended" for > 30 s.
-	locker, err := pgx.Connect(ctx, testURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close(context.Background())
-	if _, err := locker.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := locker.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(context.Background()) }()
+	locker, tx := lockingTx(t, schema)
 	if _, err := tx.Exec(ctx, "SELECT 1 FROM runs WHERE run_id = 'held' FOR UPDATE"); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +54,7 @@ func TestWriteTimeoutReportsTheServersAnswer(t *testing.T) {
 	wg.Go(func() {
 		appendErr = s.LedgerAppend(context.Background(), "appended", []*durable.StepRecord{testRecord("appended", "a")})
 	})
-	waitForBlockedN(t, locker, 2)
+	waitForBlocked(t, locker, 2)
 	wg.Wait() // both are cancelled after WriteTimeout
 	if commitErr == nil || appendErr == nil {
 		t.Fatalf("writes held on a lock past WriteTimeout: RunCommit %v, LedgerAppend %v; want both to fail", commitErr, appendErr)
@@ -104,24 +90,4 @@ func TestWriteTimeoutReportsTheServersAnswer(t *testing.T) {
 	if err := s.RunCommit(ctx, &store.CommitParams{Run: got, Records: []*durable.StepRecord{testRecord("held", "next")}}); err != nil {
 		t.Fatalf("the next write: %v", err)
 	}
-}
-
-// waitForBlockedN waits until n sessions wait on a lock conn's
-// transaction holds (pg_stat_activity is read afresh: conn is inside a
-// transaction, which would otherwise keep its first snapshot of it).
-func waitForBlockedN(t *testing.T, conn *pgx.Conn, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		var got int
-		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity, pg_stat_clear_snapshot()
-			WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got >= n {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("fewer than %d sessions waited on the locks within 10 s", n)
 }

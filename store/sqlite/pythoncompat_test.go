@@ -78,7 +78,7 @@ func pythonWriteJSON(t *testing.T, path string, ddl bool, runJSON, recJSON strin
 // Migration 002 back-fills wait_key and completed_key only WHERE
 // json_valid(...), and SQLite's json_valid() is false for text holding
 // NaN/Infinity, which Python's json.dumps writes: the Python run waiting on
-// an event is never found by its wait key (EMIT_EVENT never delivers to it).
+// an event was never found by its wait key (migration 011 fills it).
 func TestPythonNaNRunNotFoundByWaitKey(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
@@ -94,8 +94,8 @@ func TestPythonNaNRunNotFoundByWaitKey(t *testing.T) {
 	}
 }
 
-// Same cause: the completed record holding a NaN gets no completed_key, so
-// LedgerFindCompleted misses it and the runtime re-executes the effect.
+// Same cause: the completed record holding a NaN got no completed_key, so
+// LedgerFindCompleted missed it and the runtime re-executed the effect.
 func TestPythonNaNRecordNotFoundByIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
@@ -110,8 +110,8 @@ func TestPythonNaNRecordNotFoundByIdempotencyKey(t *testing.T) {
 	}
 }
 
-// RunIndex reads run_lifecycle only WHEN json_valid(run_json): a run with a
-// NaN anywhere in vars loses its lifecycle in index rows (Python's
+// RunIndex read run_lifecycle only WHEN json_valid(run_json): a run with a
+// NaN anywhere in vars lost its lifecycle in index rows (Python's
 // list_run_index, using json.loads, returns it).
 func TestPythonNaNRunLosesLifecycleInIndex(t *testing.T) {
 	t.Parallel()
@@ -128,20 +128,13 @@ func TestPythonNaNRunLosesLifecycleInIndex(t *testing.T) {
 }
 
 // A database Go has migrated and Python writes again (downgrade, or a
-// Python tool on a Shared store): Python's upsert and ledger insert leave
-// wait_key and completed_key NULL (there is a trigger for the list columns,
-// none for these), so the run is invisible to event delivery and the
-// completed record to replay. The rows here hold no NaN (plain JSON).
-func TestPythonPythonWritesAfterMigration(t *testing.T) {
+// Python tool on a Shared store): Python's upsert and ledger insert left
+// wait_key and completed_key NULL (there was a trigger for the list
+// columns, none for these), so the run was invisible to event delivery and
+// the completed record to replay. The rows here hold no NaN (plain JSON).
+func TestPythonWritesAfterMigration(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	first, err := sqlite.New(t.Context(), sqlite.Config{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := migratedDB(t)
 	pythonWriteJSON(t, path, false,
 		strings.Replace(reviewNaNRun, `"score": NaN`, `"score": 0.5`, 1),
 		strings.Replace(reviewNaNRec, `"confidence": NaN`, `"confidence": 0.5`, 1))
@@ -167,14 +160,7 @@ func TestPythonPythonWritesAfterMigration(t *testing.T) {
 // overridden by the upsert's conflict policy.
 func TestPythonSavesARunRepeatedly(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	first, err := sqlite.New(t.Context(), sqlite.Config{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := migratedDB(t)
 	db := rawDB(t, path)
 	defer db.Close()
 	run := strings.Replace(reviewNaNRun, `"score": NaN`, `"score": 0.5`, 1)
@@ -184,4 +170,19 @@ func TestPythonSavesARunRepeatedly(t *testing.T) {
 			t.Fatalf("Python's save %d of the run: %v", i+1, err)
 		}
 	}
+}
+
+// migratedDB returns the path of a new database this store created and
+// migrated, then closed.
+func migratedDB(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	first, err := sqlite.New(t.Context(), sqlite.Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -188,18 +188,7 @@ func TestFailedWALWriteIsNotResurrected(t *testing.T) {
 			if n, err := s.CommandLastSeq(ctx); err != nil || n != 0 {
 				t.Fatalf("after the failed write the store has %d commands, %v; want 0", n, err)
 			}
-			img := filepath.Join(t.TempDir(), "img.sqlite3")
-			copyCrashImage(t, s, path, img)
-			c := openImage(t, Config{Path: img, CacheBytes: -1})
-			got, err := c.RunGet(ctx, r.RunID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			steps := ledgerSteps(t, c, r.RunID)
-			cmds, err := c.CommandLastSeq(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, steps, cmds := crashImageState(t, s, path, Config{CacheBytes: -1}, r.RunID)
 			if got.Version != 1 || got.Vars["lost"] != nil || steps != "1:a " || cmds != 0 {
 				t.Fatalf("after a kill, the database reopens with run version %d, vars %v, ledger %q, %d commands: "+
 					"the write that failed (and was rolled back) is there; want version 1, ledger \"1:a \", 0 commands",
@@ -241,21 +230,30 @@ func TestFailedWALWriteLosesNoLaterCommit(t *testing.T) {
 	commitSteps(t, s, r, durable.RunCompleted, false, "b") // accepted: version 2
 	s.checkpointNow(ctx)                                   // what a store quiet for IdleCheckpoint runs
 
-	img := filepath.Join(t.TempDir(), "img.sqlite3")
-	copyCrashImage(t, s, path, img)
-	c := openImage(t, Config{Path: img})
-	got, err := c.RunGet(ctx, r.RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := ledgerSteps(t, c, r.RunID)
-	cmds, err := c.CommandLastSeq(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, steps, cmds := crashImageState(t, s, path, Config{}, r.RunID)
 	if got.Version != 2 || steps != "1:a 2:b " || cmds != 0 {
 		t.Fatalf("after a kill the database reopens with run version %d, ledger %q and %d commands; "+
 			"want the accepted commit (version 2, ledger \"1:a 2:b \") and not the failed command (0)",
 			got.Version, steps, cmds)
 	}
+}
+
+// crashImageState copies the files of the store s at path as a killed
+// process leaves them, opens the copy with cfg, and returns run runID,
+// its ledger's steps and the highest command seq.
+func crashImageState(t *testing.T, s *Store, path string, cfg Config, runID string) (*durable.RunState, string, int64) {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "img.sqlite3")
+	copyCrashImage(t, s, path, img)
+	cfg.Path = img
+	c := openImage(t, cfg)
+	got, err := c.RunGet(t.Context(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := c.CommandLastSeq(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, ledgerSteps(t, c, runID), cmds
 }
