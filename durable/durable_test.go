@@ -255,3 +255,57 @@ func TestFormatTimeMatchesTheLayout(t *testing.T) {
 		}
 	}
 }
+
+// Python copies ASK_USER's choices as given: a wait it wrote may hold
+// numbers, objects or booleans, and a rewrite must keep them.
+func TestWaitChoicesOtherThanStringsSurviveARewrite(t *testing.T) {
+	t.Parallel()
+	in := strings.Replace(pythonRun, `"choices": ["yes", "no"]`, `"choices": ["yes", 2, 1.50, {"id": 3}, true, null]`, 1)
+	run, err := durable.UnmarshalRun([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := durable.MarshalRun(run, pyjson.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"choices": ["yes", 2, 1.50, {"id": 3}, true, null]`) {
+		t.Fatalf("choices changed on rewrite: %s", b)
+	}
+	if want := []string{"yes", "2", "1.50", `{"id": 3}`, "true", "null"}; !reflect.DeepEqual(run.Waiting.Choices, want) {
+		t.Errorf("display Choices = %q, want %q", run.Waiting.Choices, want)
+	}
+	// A caller that replaces Choices replaces the list written.
+	run.Waiting.Choices = []string{"a"}
+	if b, err = durable.MarshalRun(run, pyjson.Line); err != nil || !strings.Contains(string(b), `"choices": ["a"]`) {
+		t.Fatalf("assigned Choices not written: %s (%v)", b, err)
+	}
+}
+
+// Python keeps "" and null apart in a run's optional strings (a run started
+// with actor_id=""); a rewrite writes what was read, in every style.
+func TestRunEmptyStringsStayEmpty(t *testing.T) {
+	t.Parallel()
+	in := strings.NewReplacer(`"error": null`, `"error": ""`, `"actor_id": "actor_1"`, `"actor_id": ""`,
+		`"session_id": "sess_1"`, `"session_id": ""`, `"parent_run_id": null`, `"parent_run_id": ""`).Replace(pythonRun)
+	run, err := durable.UnmarshalRun([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical} {
+		b, err := durable.MarshalRun(run, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"error", "actor_id", "session_id", "parent_run_id"} {
+			if !strings.Contains(string(b), `"`+k+`":""`) && !strings.Contains(string(b), `"`+k+`": ""`) {
+				t.Errorf("style %+v: %s not kept as \"\": %s", st, k, b)
+			}
+		}
+	}
+	// A value the runtime sets replaces the "" read.
+	run.Error = "boom"
+	if b, _ := durable.MarshalRun(run, pyjson.Line); !strings.Contains(string(b), `"error": "boom"`) {
+		t.Errorf("error not written: %s", b)
+	}
+}

@@ -62,6 +62,15 @@ func (o *lineObject) any(k string, v any) {
 	o.null(k)
 }
 
+// nullStrKeep is nullStr writing "" as "" when keepEmpty is set.
+func (o *lineObject) nullStrKeep(k, v string, keepEmpty bool) {
+	if v == "" && keepEmpty {
+		o.str(k, v)
+		return
+	}
+	o.nullStr(k, v)
+}
+
 func (o *lineObject) nullStr(k, v string) {
 	if v == "" {
 		o.null(k)
@@ -172,7 +181,11 @@ func appendRunLine(buf []byte, r *RunState) ([]byte, error) {
 		wo.nullStr("resume_to_node", w.ResumeToNode)
 		wo.nullStr("result_key", w.ResultKey)
 		wo.nullStr("prompt", w.Prompt)
-		if w.Choices == nil {
+		if raw := w.rawChoices(); raw != nil {
+			if err := wo.value("choices", raw, "waiting.choices", 2); err != nil {
+				return buf, err
+			}
+		} else if w.Choices == nil {
 			wo.null("choices")
 		} else {
 			wo.key("choices")
@@ -200,12 +213,12 @@ func appendRunLine(buf []byte, r *RunState) ([]byte, error) {
 	} else if err := o.value("output", r.Output, "output", 1); err != nil {
 		return buf, err
 	}
-	o.nullStr("error", r.Error)
+	o.nullStrKeep("error", r.Error, r.emptyNotNull&emptyError != 0)
 	o.time("created_at", r.CreatedAt)
 	o.time("updated_at", r.UpdatedAt)
-	o.nullStr("actor_id", r.ActorID)
-	o.nullStr("session_id", r.SessionID)
-	o.nullStr("parent_run_id", r.ParentRunID)
+	o.nullStrKeep("actor_id", r.ActorID, r.emptyNotNull&emptyActor != 0)
+	o.nullStrKeep("session_id", r.SessionID, r.emptyNotNull&emptySession != 0)
+	o.nullStrKeep("parent_run_id", r.ParentRunID, r.emptyNotNull&emptyParent != 0)
 	o.close()
 	return o.buf, nil
 }

@@ -180,6 +180,7 @@ const (
 	emptyActor
 	emptySession
 	emptyResultKey
+	emptyParent
 )
 
 // note adds f when the JSON value v read for it is "".

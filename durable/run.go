@@ -27,6 +27,11 @@ type RunState struct {
 	// run is first saved, then incremented by every commit. It is not
 	// part of the JSON.
 	Version int64
+
+	// emptyNotNull records which of Error, ActorID, SessionID and
+	// ParentRunID were read as "" rather than null, so a run Python wrote
+	// with actor_id="" is written back as it was (see StepRecord).
+	emptyNotNull emptyFields
 }
 
 // HostPaused reports whether a host paused the run
@@ -68,12 +73,12 @@ func (r *RunState) JSONValue() pyjson.Ordered {
 		{Key: "vars", Value: vars},
 		{Key: "waiting", Value: r.Waiting.JSONValue()},
 		{Key: "output", Value: output},
-		{Key: "error", Value: nullString(r.Error)},
+		{Key: "error", Value: r.emptyNotNull.str(emptyError, r.Error)},
 		{Key: "created_at", Value: r.CreatedAt.jsonValue()},
 		{Key: "updated_at", Value: r.UpdatedAt.jsonValue()},
-		{Key: "actor_id", Value: nullString(r.ActorID)},
-		{Key: "session_id", Value: nullString(r.SessionID)},
-		{Key: "parent_run_id", Value: nullString(r.ParentRunID)},
+		{Key: "actor_id", Value: r.emptyNotNull.str(emptyActor, r.ActorID)},
+		{Key: "session_id", Value: r.emptyNotNull.str(emptySession, r.SessionID)},
+		{Key: "parent_run_id", Value: r.emptyNotNull.str(emptyParent, r.ParentRunID)},
 	}
 }
 
@@ -232,16 +237,20 @@ func (r *RunState) set(key string, v any) error {
 		r.Output, err = asObject(key, v)
 	case "error":
 		r.Error, err = asString(key, v)
+		r.emptyNotNull.note(emptyError, v)
 	case "created_at":
 		r.CreatedAt, err = asTime(key, v)
 	case "updated_at":
 		r.UpdatedAt, err = asTime(key, v)
 	case "actor_id":
 		r.ActorID, err = asString(key, v)
+		r.emptyNotNull.note(emptyActor, v)
 	case "session_id":
 		r.SessionID, err = asString(key, v)
+		r.emptyNotNull.note(emptySession, v)
 	case "parent_run_id":
 		r.ParentRunID, err = asString(key, v)
+		r.emptyNotNull.note(emptyParent, v)
 	}
 	return err
 }

@@ -15,9 +15,86 @@ type WaitState struct {
 	ResumeToNode  string // "" means a resume completes the run
 	ResultKey     string // where the resume payload is written
 	Prompt        string
-	Choices       []string // nil is null
+	Choices       []string // nil is null; display strings, see SetChoiceValues
 	AllowFreeText bool
 	Details       map[string]any
+
+	// choiceValues keeps a choices list that holds non-strings exactly as
+	// given (Python copies ASK_USER's list as is), so a rewrite loses
+	// nothing; nil when every choice is a string. Never modified in place:
+	// copies of the struct share it.
+	choiceValues []any
+}
+
+// SetChoiceValues sets the choices from a JSON list. Strings are kept as
+// they are; a list holding other values (numbers, objects) is also kept
+// whole for the wire, and Choices gets their JSON text for display. nil
+// sets null.
+func (w *WaitState) SetChoiceValues(list []any) {
+	w.choiceValues = nil
+	if list == nil {
+		w.Choices = nil
+		return
+	}
+	w.Choices = make([]string, len(list))
+	allStrings := true
+	for i, c := range list {
+		if s, ok := c.(string); ok {
+			w.Choices[i] = s
+			continue
+		}
+		allStrings = false
+		w.Choices[i] = choiceText(c)
+	}
+	if !allStrings {
+		if v, err := pyjson.Normalize(list); err == nil {
+			w.choiceValues = v.([]any)
+		}
+	}
+}
+
+// ChoiceValues returns a copy of the choices as JSON values: the list
+// given to SetChoiceValues (or read from the wire) when it held
+// non-strings, else Choices.
+func (w *WaitState) ChoiceValues() []any {
+	if raw := w.rawChoices(); raw != nil {
+		return pyjson.Clone(raw).([]any)
+	}
+	if w.Choices == nil {
+		return nil
+	}
+	out := make([]any, len(w.Choices))
+	for i, c := range w.Choices {
+		out[i] = c
+	}
+	return out
+}
+
+// rawChoices returns choiceValues while it still matches Choices: a caller
+// that assigned Choices directly since has replaced the list.
+func (w *WaitState) rawChoices() []any {
+	if w.choiceValues == nil || len(w.choiceValues) != len(w.Choices) {
+		return nil
+	}
+	for i, c := range w.choiceValues {
+		s, ok := c.(string)
+		if !ok {
+			s = choiceText(c)
+		}
+		if s != w.Choices[i] {
+			return nil
+		}
+	}
+	return w.choiceValues
+}
+
+// choiceText is the display text of a non-string choice: its JSON.
+func choiceText(v any) string {
+	b, err := pyjson.Marshal(v, pyjson.Line)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // Clone returns a deep copy of w.
@@ -42,7 +119,9 @@ func (w *WaitState) JSONValue() any {
 		return nil
 	}
 	var choices any
-	if w.Choices != nil {
+	if raw := w.rawChoices(); raw != nil {
+		choices = raw
+	} else if w.Choices != nil {
 		cs := make([]any, len(w.Choices))
 		for i, c := range w.Choices {
 			cs[i] = c
@@ -101,14 +180,7 @@ func DecodeWaitState(v any) (*WaitState, error) {
 		return nil, err
 	}
 	if c, ok := m["choices"].([]any); ok {
-		w.Choices = make([]string, 0, len(c))
-		for _, x := range c {
-			if s, ok := x.(string); ok {
-				w.Choices = append(w.Choices, s)
-			} else {
-				w.Choices = append(w.Choices, fmt.Sprint(x))
-			}
-		}
+		w.SetChoiceValues(c)
 	}
 	if w.AllowFreeText, err = getBool(m, "allow_free_text", true); err != nil {
 		return nil, err

@@ -42,35 +42,30 @@ func handleAskUser(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		allow = truthy(v)
 	}
 	key := stringOr(p["wait_key"], "user:"+req.Run.RunID+":"+req.Run.CurrentNode)
-	return Waiting(&durable.WaitState{
+	w := &durable.WaitState{
 		Reason: durable.WaitUser, WaitKey: key, ResumeToNode: req.ResumeTarget(),
-		ResultKey: req.Effect.ResultKey, Prompt: prompt, Choices: stringList(p["choices"], false),
-		AllowFreeText: allow,
-	}), nil
+		ResultKey: req.Effect.ResultKey, Prompt: prompt, AllowFreeText: allow,
+	}
+	if list, ok := p["choices"].([]any); ok {
+		w.SetChoiceValues(list) // copied as is, as Python does
+	}
+	return Waiting(w), nil
 }
 
-// stringList converts a JSON list to strings; non-lists give nil. With
-// clean, entries are trimmed and blanks dropped.
-func stringList(v any, clean bool) []string {
+// cleanStrings keeps the trimmed, non-blank strings of a JSON list;
+// non-lists give nil.
+func cleanStrings(v any) []string {
 	list, ok := v.([]any)
 	if !ok {
 		return nil
 	}
 	out := make([]string, 0, len(list))
 	for _, x := range list {
-		s, ok := x.(string)
-		if !ok {
-			if clean {
-				continue
-			}
-			s = fmt.Sprint(x)
-		}
-		if clean {
-			if s = strings.TrimSpace(s); s == "" {
-				continue
+		if s, ok := x.(string); ok {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
 			}
 		}
-		out = append(out, s)
 	}
 	return out
 }
@@ -123,7 +118,7 @@ func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	w := &durable.WaitState{
 		Reason: durable.WaitEvent, WaitKey: key, ResumeToNode: req.ResumeTarget(),
 		ResultKey: req.Effect.ResultKey, AllowFreeText: true,
-		Choices: stringList(p["choices"], true),
+		Choices: cleanStrings(p["choices"]),
 	}
 	if s, ok := p["prompt"].(string); ok && strings.TrimSpace(s) != "" {
 		w.Prompt = s

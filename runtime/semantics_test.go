@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -877,4 +878,34 @@ func errorOrNil(st *durable.RunState) string {
 		return ""
 	}
 	return st.Error
+}
+
+// ASK_USER copies its choices list as given (spec §3.1): numbers and
+// objects reach the wait unchanged, and strings stay as they are.
+func TestAskUserKeepsChoicesAsGiven(t *testing.T) {
+	t.Parallel()
+	choices := []any{"  yes ", json.Number("2"), map[string]any{"id": json.Number("3")}}
+	wf := &runtime.Workflow{ID: "ask", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser,
+				Payload: map[string]any{"prompt": "?", "choices": choices}}, "")
+		}),
+	}}
+	reg, _ := runtime.NewRegistry(wf)
+	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "ask"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || st.Status != durable.RunWaiting {
+		t.Fatalf("tick: %v %v", st, err)
+	}
+	if got := st.Waiting.ChoiceValues(); !reflect.DeepEqual(got, choices) {
+		t.Errorf("choices = %#v, want %#v", got, choices)
+	}
 }

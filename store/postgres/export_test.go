@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"github.com/jackc/pgx/v5"
 	"time"
 )
 
@@ -14,3 +15,6 @@ func (s *Store) ClaimExpiry(ctx context.Context, runID string) (expires, serverN
 	err = s.pool.QueryRow(ctx, `SELECT expires_at, clock_timestamp() FROM run_claims WHERE run_id = $1`, runID).Scan(&expires, &serverNow)
 	return expires, serverNow, err
 }
+
+// BeginOnPool begins a transaction on one of the store's own connections.
+func (s *Store) BeginOnPool(ctx context.Context) (pgx.Tx, error) { return s.pool.Begin(ctx) }

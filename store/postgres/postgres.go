@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -41,7 +42,10 @@ type Config struct {
 	// WriteTimeout bounds a write once it has begun (lock waits
 	// included); past it the store asks the server to cancel the write
 	// and reports the server's answer, so a write reported failed never
-	// commits later. 0 means 30 s.
+	// commits later. It also bounds how long the server keeps a
+	// transaction of ours whose client went silent between statements
+	// (idle_in_transaction_session_timeout, unless the URL sets it).
+	// 0 means 30 s.
 	WriteTimeout time.Duration
 }
 
@@ -97,11 +101,21 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	pcfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelAnswerWait}
 	}
+	writeTimeout := cmp.Or(cfg.WriteTimeout, defaultWriteTimeout)
+	// A transaction of ours never waits on its client for long between
+	// statements. One whose client stopped answering (its machine lost,
+	// the process frozen) would otherwise keep its locks, the command
+	// inbox's counter among them, until TCP gives up on the connection,
+	// hours later; the server ends it after the write bound instead. A
+	// URL that sets the parameter keeps its own value.
+	if _, set := pcfg.ConnConfig.RuntimeParams[idleInTxParam]; !set {
+		pcfg.ConnConfig.RuntimeParams[idleInTxParam] = strconv.FormatInt(writeTimeout.Milliseconds(), 10)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{schema: schema, writeTimeout: cmp.Or(cfg.WriteTimeout, defaultWriteTimeout), origin: newOrigin(), notify: cfg.NotifyAppends, log: log.With("component", "store/postgres", "schema", schema)}
+	s := &Store{schema: schema, writeTimeout: writeTimeout, origin: newOrigin(), notify: cfg.NotifyAppends, log: log.With("component", "store/postgres", "schema", schema)}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, fmt.Errorf("postgres: connecting: %w", err)
 	}
@@ -160,6 +174,10 @@ func (s *Store) writing(ctx context.Context) (context.Context, context.CancelFun
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
+
+// idleInTxParam is the server setting that ends a transaction whose client
+// has sent nothing for that many milliseconds.
+const idleInTxParam = "idle_in_transaction_session_timeout"
 
 // lock names a transaction-level advisory lock: a kind ("migrate",
 // "ledger", "commands") scoped to the store's schema, so stores in other

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 var roundTripTests = []subtest{
 	{"RunState", testRoundTripRun},
 	{"NullVersusEmpty", testRoundTripNullVersusEmpty},
+	{"ChoicesOtherThanStrings", testRoundTripChoiceValues},
+	{"EmptyStringsNotNull", testRoundTripEmptyStrings},
 	{"StepRecords", testRoundTripRecords},
 	{"GoValues", testRoundTripGoValues},
 }
@@ -97,6 +100,47 @@ func testRoundTripNullVersusEmpty(t *testing.T, s store.Store) {
 	}
 	if got := get(t, s, "empties"); got.Output == nil || got.Waiting.Choices == nil || got.Waiting.Details == nil {
 		t.Errorf("empty fields came back null: %#v", got)
+	}
+}
+
+// Python copies ASK_USER's choices as given, so a data dir can hold a wait
+// whose choices are numbers or objects; a save must write them back as is.
+func testRoundTripChoiceValues(t *testing.T, s store.Store) {
+	r := newRun("mixed-choices", runOpts{Vars: map[string]any{}})
+	r.Status = durable.RunWaiting
+	r.Waiting = &durable.WaitState{Reason: durable.WaitUser, WaitKey: "user:mixed-choices:ask", AllowFreeText: true}
+	choices := []any{"yes", json.Number("2"), map[string]any{"label": "maybe", "id": json.Number("3")}, true, nil}
+	r.Waiting.SetChoiceValues(choices)
+	create(t, s, r)
+	want := runJSON(t, r)
+	if !strings.Contains(want, `"choices": ["yes", 2, {"id": 3, "label": "maybe"}, true, null]`) {
+		t.Fatalf("choices not written as given: %s", want)
+	}
+	got := get(t, s, r.RunID)
+	if g := runJSON(t, got); g != want {
+		t.Fatalf("run JSON round trip:\n got %s\nwant %s", g, want)
+	}
+	if !reflect.DeepEqual(got.Waiting.ChoiceValues(), choices) {
+		t.Errorf("ChoiceValues = %#v, want %#v", got.Waiting.ChoiceValues(), choices)
+	}
+	got.Waiting.ChoiceValues()[2].(map[string]any)["label"] = "MUTATED"
+	if g := runJSON(t, get(t, s, r.RunID)); g != want {
+		t.Errorf("a change to a read copy reached the store:\n got %s\nwant %s", g, want)
+	}
+}
+
+// A run Python wrote with actor_id="" (and the like) keeps "" on a save.
+func testRoundTripEmptyStrings(t *testing.T, s store.Store) {
+	r := newRun("empty-strings", runOpts{Vars: map[string]any{}})
+	b := strings.NewReplacer(`"error": null`, `"error": ""`, `"actor_id": null`, `"actor_id": ""`,
+		`"session_id": null`, `"session_id": ""`, `"parent_run_id": null`, `"parent_run_id": ""`).Replace(runJSON(t, r))
+	r, err := durable.UnmarshalRun([]byte(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, s, r)
+	if got := runJSON(t, get(t, s, r.RunID)); got != b {
+		t.Fatalf("run JSON round trip:\n got %s\nwant %s", got, b)
 	}
 }
 
