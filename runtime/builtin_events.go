@@ -22,10 +22,13 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	run := req.Run
 	name := stringOr(p["name"], stringOr(p["event_name"], ""))
 	scope := strings.ToLower(strings.TrimSpace(stringOr(p["scope"], "session")))
+	if strings.TrimSpace(name) == "" {
+		return Failed("emit_event requires payload.name"), nil
+	}
 	sid := scopeID(run, scope, p["session_id"])
 	key, err := EventKey(scope, name, sid)
 	if err != nil {
-		return Failed("emit_event: " + err.Error()), nil
+		return Failed("emit_event invalid payload: " + err.Error()), nil
 	}
 	// The scope's wildcard key: built, not cut from key, whose name may
 	// hold colons of its own.
@@ -125,7 +128,7 @@ func (r *Runtime) sessionListeners(ctx context.Context, sessionID string) []stri
 	prefix := "evt:session:" + sessionID + ":"
 	var names []string
 	for _, l := range runs {
-		if l.Waiting == nil || !strings.HasPrefix(l.Waiting.WaitKey, prefix) {
+		if l.Waiting == nil || IsPaused(l) || !strings.HasPrefix(l.Waiting.WaitKey, prefix) {
 			continue
 		}
 		n := strings.TrimPrefix(l.Waiting.WaitKey, prefix)

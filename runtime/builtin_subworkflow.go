@@ -115,9 +115,14 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		}
 		res := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
 		if includeTraces {
+			// Python's get_node_traces: always an object.
+			traces := map[string]any{}
 			if crt, ok := child.Vars["_runtime"].(map[string]any); ok {
-				res["node_traces"] = pyjson.Clone(crt["node_traces"])
+				if t, ok := crt["node_traces"].(map[string]any); ok {
+					traces = pyjson.CloneObject(t)
+				}
 			}
+			res["node_traces"] = traces
 		}
 		return Completed(res), nil
 	case durable.RunFailed:

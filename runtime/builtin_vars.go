@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"strconv"
 	"strings"
 
@@ -14,18 +15,25 @@ import (
 // {"path", "type", "value"} (type is the Python type name).
 func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	p := req.Effect.Payload
-	path := stringOr(p["path"], stringOr(p["var_path"], "scratchpad"))
+	pathV, ok := p["path"]
+	if !ok || pathV == nil {
+		pathV = p["var_path"]
+	}
+	path := strings.TrimSpace(pyStrOrEmpty(pathV))
+	if path == "" {
+		path = "scratchpad"
+	}
 	callID := stringOr(p["call_id"], "vars")
 	name := stringOr(p["tool_name"], "inspect_vars")
 	vars := req.Run.Vars
-	if target, ok := p["target_run_id"].(string); ok && target != "" && target != req.Run.RunID {
+	if target := strings.TrimSpace(pyStrOrEmpty(p["target_run_id"])); target != "" && target != req.Run.RunID {
 		other, err := req.Runtime.store.RunGet(ctx, target)
 		if err != nil {
 			return Completed(toolResult(callID, name, false, nil, "Unknown target_run_id: "+target)), nil
 		}
-		vars = other.Vars
+		vars = other.Vars // a copy: its namespaces are added for this read only
 	}
-	EnsureNamespaces(req.Run.Vars)
+	EnsureNamespaces(vars)
 	v, err := ResolvePath(vars, path)
 	if err != nil {
 		return Completed(toolResult(callID, name, false, nil, err.Error())), nil
@@ -50,66 +58,118 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	return Completed(toolResult(callID, name, true, string(text), "")), nil
 }
 
-// ResolvePath reads a path of vars: dot form with [i] indices
-// (scratchpad.a.b[0].c; bare numeric segments index lists) or a JSON
-// pointer (/scratchpad/a/0/c).
-func ResolvePath(root map[string]any, path string) (any, error) {
-	var segs []string
+// pyStrOrEmpty is Python's str(v or "").
+func pyStrOrEmpty(v any) string {
+	if !truthy(v) {
+		return ""
+	}
+	return pyval.Str(v)
+}
+
+// pathToken is one step of a vars path: a key, or a list index when index
+// is set (the text kept for messages).
+type pathToken struct {
+	text  string
+	index bool
+}
+
+// parsePath splits a vars path as Python's parse_vars_path does: JSON
+// pointer form (/a/0/c, ~1 and ~0 unescaped) or dot form with [i]
+// indices (a.b[0].c); empty segments are skipped and an all-digit segment
+// (bare, in a pointer, or in brackets) is an index.
+func parsePath(path string) []pathToken {
+	var toks []pathToken
 	if strings.HasPrefix(path, "/") {
-		for _, s := range strings.Split(path[1:], "/") {
-			segs = append(segs, strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~"))
-		}
-	} else {
-		for _, part := range strings.Split(path, ".") {
-			for part != "" {
-				i := strings.IndexByte(part, '[')
-				if i < 0 {
-					segs = append(segs, part)
-					break
-				}
-				if i > 0 {
-					segs = append(segs, part[:i])
-				}
-				j := strings.IndexByte(part[i:], ']')
-				if j < 0 {
-					return nil, fmt.Errorf("Invalid path: %s", path)
-				}
-				segs = append(segs, part[i+1:i+j])
-				part = part[i+j+1:]
+		for _, part := range strings.Split(path, "/") {
+			if part == "" {
+				continue
 			}
+			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+			toks = append(toks, pathToken{text: part, index: isDigits(part)})
+		}
+		return toks
+	}
+	for _, part := range strings.Split(path, ".") {
+		if part == "" {
+			continue
+		}
+		if !strings.Contains(part, "[") && isDigits(part) {
+			toks = append(toks, pathToken{text: part, index: true})
+			continue
+		}
+		// Runs of characters other than brackets are keys; "[digits]" is
+		// an index; anything else (a stray bracket) is skipped.
+		for part != "" {
+			if i := strings.IndexAny(part, "[]"); i != 0 {
+				if i < 0 {
+					i = len(part)
+				}
+				toks = append(toks, pathToken{text: part[:i]})
+				part = part[i:]
+				continue
+			}
+			if part[0] == '[' {
+				if j := strings.IndexByte(part, ']'); j > 1 && isDigits(part[1:j]) {
+					toks = append(toks, pathToken{text: part[1:j], index: true})
+					part = part[j+1:]
+					continue
+				}
+			}
+			part = part[1:]
 		}
 	}
+	return toks
+}
+
+// ResolvePath reads a path of vars (see parsePath), with Python's
+// resolve_vars_path errors: "Missing key 'x' at a.b", "Index 3 out of
+// range at a (len=2)", "Expected object at a but found list", "Expected
+// list at a but found dict"; the top level is "(root)".
+func ResolvePath(root map[string]any, path string) (any, error) {
 	var cur any = root
 	var walked []string
 	at := func() string {
 		if len(walked) == 0 {
-			return "<root>"
+			return "(root)"
 		}
 		return strings.Join(walked, ".")
 	}
-	for _, seg := range segs {
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[seg]
+	for _, tok := range parsePath(path) {
+		if tok.index {
+			list, ok := cur.([]any)
 			if !ok {
-				return nil, fmt.Errorf("Missing key '%s' at %s", seg, at())
+				return nil, fmt.Errorf("Expected list at %s but found %s", at(), pythonType(cur))
 			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil {
-				return nil, fmt.Errorf("Expected index at %s, got '%s'", at(), seg)
+			i, err := strconv.Atoi(tok.text)
+			if err != nil || i >= len(list) {
+				return nil, fmt.Errorf("Index %s out of range at %s (len=%d)", strings.TrimLeft(tok.text, "0")+zeroIfEmpty(tok.text), at(), len(list))
 			}
-			if i < 0 || i >= len(c) {
-				return nil, fmt.Errorf("Index %d out of range at %s", i, at())
-			}
-			cur = c[i]
-		default:
-			return nil, fmt.Errorf("Expected object at %s", at())
+			cur = list[i]
+			walked = append(walked, strconv.Itoa(i))
+			continue
 		}
-		walked = append(walked, seg)
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("Expected object at %s but found %s", at(), pythonType(cur))
+		}
+		v, ok := obj[tok.text]
+		if !ok {
+			return nil, fmt.Errorf("Missing key '%s' at %s", tok.text, at())
+		}
+		cur = v
+		if tok.text != "" {
+			walked = append(walked, tok.text)
+		}
 	}
 	return cur, nil
+}
+
+// zeroIfEmpty gives "0" for an all-zero index text, which TrimLeft empties.
+func zeroIfEmpty(digits string) string {
+	if strings.TrimLeft(digits, "0") == "" {
+		return "0"
+	}
+	return ""
 }
 
 // pythonType names the Python type of a JSON value.

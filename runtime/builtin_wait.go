@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"strings"
 	"time"
 
@@ -73,20 +74,17 @@ func cleanStrings(v any) []string {
 // ANSWER_USER: a message for the person, no wait.
 func handleAnswerUser(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	p := req.Effect.Payload
-	var msg any
-	for _, k := range []string{"message", "text", "content"} {
-		if v, ok := p[k]; ok && v != nil {
-			msg = v
-			break
+	// Python: message, else (text or content).
+	msg := p["message"]
+	if msg == nil {
+		if msg = p["text"]; !truthy(msg) {
+			msg = p["content"]
 		}
 	}
 	if msg == nil {
 		return Failed("answer_user requires payload.message"), nil
 	}
-	s, ok := msg.(string)
-	if !ok {
-		s = fmt.Sprint(msg)
-	}
+	s := pyval.Str(msg)
 	level := "message"
 	switch strings.ToLower(fmt.Sprint(p["level"])) {
 	case "warning", "warn":
@@ -124,7 +122,7 @@ func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		w.Prompt = s
 	}
 	for _, k := range []string{"allow_free_text", "allowFreeText"} {
-		if v, ok := p[k]; ok {
+		if v := p[k]; v != nil { // null falls through, as in Python
 			w.AllowFreeText = truthy(v)
 			break
 		}

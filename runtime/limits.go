@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"math"
+	"strconv"
 
 	"github.com/abstractframework/abstractgateway/durable"
 )
@@ -101,11 +101,23 @@ func limitInt(l map[string]any, key string, def int64) int64 {
 	return def
 }
 
+// pct is Python's round(cur/maxV*100, 1): half to even on the exact
+// binary value, which formatting with one decimal does (12.25 → 12.2).
 func pct(cur, maxV int64) float64 {
 	if maxV <= 0 {
 		return 0
 	}
-	return math.Round(float64(cur)/float64(maxV)*1000) / 10
+	p, _ := strconv.ParseFloat(strconv.FormatFloat(rawPct(cur, maxV), 'f', 1, 64), 64)
+	return p
+}
+
+// rawPct is the unrounded percentage the warning thresholds are compared
+// with, as Python compares them.
+func rawPct(cur, maxV int64) float64 {
+	if maxV <= 0 {
+		return 0
+	}
+	return float64(cur) / float64(maxV) * 100
 }
 
 // GetLimitStatus returns the run's iteration, token and history limits
@@ -122,12 +134,12 @@ func (r *Runtime) GetLimitStatus(ctx context.Context, runID string) (map[string]
 	return map[string]any{
 		"iterations": map[string]any{
 			"current": iterCur, "max": iterMax, "pct": pct(iterCur, iterMax),
-			"warning": pct(iterCur, iterMax) >= float64(warnIter),
+			"warning": rawPct(iterCur, iterMax) >= float64(warnIter),
 		},
 		"tokens": map[string]any{
 			"estimated_used": tokCur, "max": tokMax,
 			"max_input_tokens": l["max_input_tokens"], "max_output_tokens": l["max_output_tokens"],
-			"pct": pct(tokCur, tokMax), "warning": pct(tokCur, tokMax) >= float64(warnTok),
+			"pct": pct(tokCur, tokMax), "warning": rawPct(tokCur, tokMax) >= float64(warnTok),
 		},
 		"history": map[string]any{"max_messages": limitInt(l, "max_history_messages", -1)},
 	}, nil
@@ -149,7 +161,7 @@ func (r *Runtime) CheckLimits(ctx context.Context, runID string) ([]LimitWarning
 		switch {
 		case cur >= maxV:
 			out = append(out, LimitWarning{kind, "exceeded", cur, maxV, p})
-		case p >= float64(warn):
+		case rawPct(cur, maxV) >= float64(warn):
 			out = append(out, LimitWarning{kind, "warning", cur, maxV, p})
 		}
 	}

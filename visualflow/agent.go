@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // ReactWorkflowID returns the ReAct child workflow id of an agent node:

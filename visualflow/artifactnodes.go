@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/artifact"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // Projection limits of read_artifact (§6.10).

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/visualflow/code"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // runCode executes a code node in the Starlark sandbox (§6.9).

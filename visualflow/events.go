@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // normScope normalises an event scope (anything unknown → session).

@@ -3,8 +3,8 @@ package visualflow
 import (
 	"strings"
 
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // pin is a declared pin: only id and type matter at run time (§1.4).

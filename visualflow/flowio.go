@@ -3,7 +3,7 @@ package visualflow
 import (
 	"strings"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // dataPins returns the non-exec pins of a list.

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // handler returns the runtime node function of an exec node. Every

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // mapEffect maps the stored outcome of an effect node onto its output

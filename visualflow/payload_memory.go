@@ -1,7 +1,7 @@
 package visualflow
 
 import (
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // memoryPayload builds the payloads of the memory and KG nodes (§6.8).

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // ReactPlaceholder returns a minimal stand-in for the ReAct child workflow

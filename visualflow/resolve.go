@@ -4,8 +4,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/visualflow/builtin"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // env returns the builtin environment of a node for this step.

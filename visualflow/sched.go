@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // maxLoopIterations is the guard of for and while (§4.6.6–4.6.7).

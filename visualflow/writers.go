@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
 )
 
 // runVarWriter executes set_var, set_vars and set_var_property (§6.6).

@@ -3,7 +3,7 @@ package builtin
 import (
 	"strings"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // makeContextNode: {"context": {...context_extra, task, messages}}.

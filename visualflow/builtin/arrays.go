@@ -3,7 +3,7 @@ package builtin
 import (
 	"fmt"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // orderedValues returns the values of the declared input pins in order

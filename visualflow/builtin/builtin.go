@@ -23,7 +23,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // Env is what a pure node may see besides its inputs.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // get returns inputs[key], or def when the key is absent (Python

@@ -1,6 +1,6 @@
 package builtin
 
-import "github.com/abstractframework/abstractgateway/visualflow/pyval"
+import "github.com/abstractframework/abstractgateway/internal/pyval"
 
 // literalValue implements every literal node type: {"value": literalValue}
 // verbatim (no coercion; missing → null).

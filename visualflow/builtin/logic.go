@@ -3,7 +3,7 @@ package builtin
 import (
 	"fmt"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // compareNode: a <op> b with Python equality/ordering; incomparable

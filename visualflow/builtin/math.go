@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // binaryFloat evaluates op(float(a), float(b)) with per-pin defaults.

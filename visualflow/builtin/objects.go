@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // getNode: {"value": value at dot/bracket path str(key) in object, or

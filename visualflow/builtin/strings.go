@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // concatNode joins str() of the declared input pins present in the inputs

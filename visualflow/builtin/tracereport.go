@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // agentTraceReportNode renders scratchpad.node_traces as best-effort

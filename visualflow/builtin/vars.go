@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // varName returns the trimmed string form of a name input (null → "").

@@ -3,7 +3,7 @@ package bundle
 import (
 	"strings"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // InputSchema derives the input description of a flow from the data

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/abstractframework/abstractgateway/visualflow/pyval"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // subflowRefKeys are the node data keys that name a subflow's child flow.
