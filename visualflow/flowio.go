@@ -23,7 +23,7 @@ func flowStart(n *node, in any) any {
 	m, ok := in.(map[string]any)
 	if !ok {
 		name := "input"
-		if len(pins) > 0 {
+		if len(pins) == 1 {
 			name = pins[0]
 		}
 		return map[string]any{name: in}

@@ -115,12 +115,18 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 		return map[string]any{"sender": orDefault(m["sender"], "unknown"), "message": orDefault(m["message"], ""), "channel": ch}, nil, nil
 	case "if":
 		cond := m["condition"]
+		if m == nil {
+			cond = in // a non-object input is the condition itself
+		}
 		b := "false"
 		if pyval.Truthy(cond) {
 			b = "true"
 		}
 		return map[string]any{"branch": b, "condition": cond}, nil, nil
 	case "switch":
+		if m == nil {
+			return switchNode(n, map[string]any{"value": in}), nil, nil
+		}
 		return switchNode(n, m), nil, nil
 	case "code":
 		return s.runCode(n, m)
@@ -130,6 +136,18 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 	if fileNodes[n.Type] {
 		r, err := s.runFileNode(n, m)
 		return r, nil, err
+	}
+	if m == nil && in != nil {
+		// Nodes whose reference handler takes a non-object input whole.
+		switch n.Type {
+		case "concat":
+			return pyval.Str(in), nil, nil
+		case "make_array", "array_concat":
+			if list, ok := in.([]any); ok {
+				return pyval.DeepCopy(list), nil, nil
+			}
+			return []any{in}, nil, nil
+		}
 	}
 	if n.pureFn != nil {
 		args := copyObject(m)

@@ -129,14 +129,19 @@ func (s *step) iterationRecord() (map[string]any, any) {
 func (s *step) runLoop(n *node) (runtime.StepPlan, error) {
 	f, fresh := s.enterFrame(n, "loop")
 	if fresh {
-		resolved, err := s.resolveInputs(n, s.baseInput(n))
+		base := s.baseInput(n)
+		resolved, err := s.resolveInputs(n, base)
 		if err != nil {
 			msg := "Loop items resolution failed: " + err.Error()
 			s.setFlowError(n.ID, msg)
 			return runtime.StepPlan{}, fmt.Errorf("%s", msg)
 		}
+		src := resolved["items"]
+		if _, isObject := base.(map[string]any); len(resolved) == 0 && !isObject {
+			src = base // nothing resolved: the node runs on its base input (§4.2)
+		}
 		var items []any
-		switch v := resolved["items"].(type) {
+		switch v := src.(type) {
 		case []any:
 			items = v
 		case nil:
@@ -175,13 +180,11 @@ func (s *step) runFor(n *node) runtime.StepPlan {
 		if _, ok := resolved["end"]; !ok || err2 != nil {
 			return s.failWith(n, "For loop requires numeric 'start' and 'end'.")
 		}
-		stepV := 1.0
+		stepV := 1.0 // also for a step that is not a number, as in the reference
 		if v, ok := resolved["step"]; ok && v != nil {
-			sv, err := pyval.ToFloat(v)
-			if err != nil {
-				return s.failWith(n, "For loop requires numeric 'start' and 'end'.")
+			if sv, err := pyval.ToFloat(v); err == nil {
+				stepV = sv
 			}
-			stepV = sv
 		}
 		if stepV == 0 {
 			return s.failWith(n, "For loop requires a non-zero 'step'.")
@@ -221,13 +224,18 @@ func (s *step) runWhile(n *node) (runtime.StepPlan, error) {
 	if iters >= maxLoopIterations {
 		return s.failWith(n, fmt.Sprintf("While loop exceeded max_iterations=%d", maxLoopIterations)), nil
 	}
-	resolved, err := s.resolveInputs(n, s.baseInput(n))
+	base := s.baseInput(n)
+	resolved, err := s.resolveInputs(n, base)
 	if err != nil {
 		msg := "While condition resolution failed: " + err.Error()
 		s.setFlowError(n.ID, msg)
 		return runtime.StepPlan{}, fmt.Errorf("%s", msg)
 	}
-	if n.loopTarget == "" || !pyval.Truthy(resolved["condition"]) {
+	var cond any = resolved["condition"]
+	if len(resolved) == 0 {
+		cond = base // nothing resolved: the node runs on its base input (§4.2)
+	}
+	if n.loopTarget == "" || !pyval.Truthy(cond) {
 		return s.finish(n, n.doneTarget, "done"), nil
 	}
 	rec, bus := s.iterationRecord()

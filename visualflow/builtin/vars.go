@@ -14,18 +14,10 @@ func varName(v any) string {
 	return strings.TrimSpace(strOr(v))
 }
 
-// getVarNode reads the live run var at the dotted path in the name input
-// (falling back to a string literalValue); an empty name or a missing path
-// yields null. Output: {"value": v}.
+// getVarNode reads the live run var at the dotted path in the name input;
+// an empty name or a missing path yields null. Output: {"value": v}.
 func getVarNode(env *Env, inputs map[string]any) (any, error) {
-	raw, ok := inputs["name"]
-	if !ok {
-		raw, _ = literalInput(env, inputs)
-		if _, isStr := raw.(string); !isStr {
-			raw = nil
-		}
-	}
-	return map[string]any{"value": lookupVar(env, varName(raw))}, nil
+	return map[string]any{"value": lookupVar(env, varName(inputs["name"]))}, nil
 }
 
 // lookupVar resolves a dotted path in the live vars and returns a
@@ -61,6 +53,8 @@ func varDeclNode(env *Env, inputs map[string]any) (any, error) {
 	}
 	value := zeroOf(typ)
 	switch {
+	case typ == "any":
+		value = found // any value matches, a missing var's null too
 	case hasVar && matchesType(typ, found):
 		value = found
 	case matchesType(typ, cfg["default"]):
