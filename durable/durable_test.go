@@ -309,3 +309,65 @@ func TestRunEmptyStringsStayEmpty(t *testing.T) {
 		t.Errorf("error not written: %s", b)
 	}
 }
+
+// ParseTime reads what Python's datetime.fromisoformat (3.11) reads.
+func TestParseTimeReadsPythonSpellings(t *testing.T) {
+	t.Parallel()
+	at := func(h, m, s, ns int) time.Time { return time.Date(2030, 1, 2, h, m, s, ns, time.UTC) }
+	for in, want := range map[string]time.Time{
+		"2030-01-02t03:04:05z":            at(3, 4, 5, 0),
+		"2030-01-02 03:04:05":             at(3, 4, 5, 0),
+		"2030-01-02_03:04:05":             at(3, 4, 5, 0),
+		"2030-01-02T04:04:05+01":          at(3, 4, 5, 0),
+		"2030-01-02T04:04:05+0100":        at(3, 4, 5, 0),
+		"2030-01-02T02:34:05-00:30":       at(3, 4, 5, 0),
+		"2030-01-02T04:04:06+01:00:01":    at(3, 4, 5, 0),
+		"2030-01-02T03:04:05.5Z":          at(3, 4, 5, 500_000_000),
+		"20300102T030405Z":                at(3, 4, 5, 0),
+		"20300102T030405.25+0000":         at(3, 4, 5, 250_000_000),
+		"20300102T0304":                   at(3, 4, 0, 0),
+		"20300102":                        at(0, 0, 0, 0),
+		"2030-01-02T03":                   at(3, 0, 0, 0),
+		"  2030-01-02T03:04:05.000001Z  ": at(3, 4, 5, 1000),
+	} {
+		got, err := durable.ParseTime(in)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("ParseTime(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "tomorrow", "2030-13-02", "2030-01-02T25:00", "2030-01-02T03:04:05+5", "2030/01/02"} {
+		if _, err := durable.ParseTime(bad); err == nil {
+			t.Errorf("ParseTime(%q) accepted", bad)
+		}
+	}
+}
+
+// Python stores WAIT_UNTIL's until as the node gave it. A deadline we
+// cannot read keeps the run readable: the text is written back as read
+// and the wait is never due (Until is zero).
+func TestUnreadableUntilKeepsTheRun(t *testing.T) {
+	t.Parallel()
+	in := strings.Replace(pythonRun, `"until": null`, `"until": "next tuesday"`, 1)
+	run, err := durable.UnmarshalRun([]byte(in))
+	if err != nil {
+		t.Fatalf("a run with an unreadable until was refused: %v", err)
+	}
+	if !run.Waiting.Until.IsZero() {
+		t.Errorf("Until = %v, want zero", run.Waiting.Until)
+	}
+	for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical} {
+		b, err := durable.MarshalRun(run, st)
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(b), " ", ""), `"until":"nexttuesday"`) {
+			t.Errorf("style %+v: until not written as read: %s (%v)", st, b, err)
+		}
+	}
+	c := run.Waiting.Clone()
+	if b, _ := durable.MarshalRun(&durable.RunState{RunID: "x", Status: durable.RunWaiting, Waiting: c, Vars: map[string]any{}}, pyjson.Line); !strings.Contains(string(b), `"until": "next tuesday"`) {
+		t.Errorf("a clone lost the text: %s", b)
+	}
+	// A time the runtime sets replaces it.
+	run.Waiting.Until = durable.NewTime(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	if b, _ := durable.MarshalRun(run, pyjson.Line); !strings.Contains(string(b), `"until": "2030-01-01T00:00:00+00:00"`) {
+		t.Errorf("new until not written: %s", b)
+	}
+}

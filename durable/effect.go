@@ -11,6 +11,24 @@ type Effect struct {
 	ResultKey string
 
 	emptyNotNull emptyFields // a result_key read as "" (see StepRecord)
+
+	// payloadRead keeps a payload read that was not an object (null, a
+	// list: Python records a node's payload as given), so a record Python
+	// wrote and hashed is written back as it was while Payload stays
+	// empty; never modified in place.
+	payloadRead    any
+	payloadNotDict bool
+}
+
+// payloadValue is the wire value of the payload.
+func (e *Effect) payloadValue() any {
+	if e.payloadNotDict && len(e.Payload) == 0 {
+		return e.payloadRead
+	}
+	if e.Payload == nil {
+		return map[string]any{}
+	}
+	return e.Payload
 }
 
 // Clone returns a deep copy of e.
@@ -28,13 +46,9 @@ func (e *Effect) JSONValue() any {
 	if e == nil {
 		return nil
 	}
-	payload := e.Payload
-	if payload == nil {
-		payload = map[string]any{}
-	}
 	return pyjson.Ordered{
 		{Key: "type", Value: string(e.Type)},
-		{Key: "payload", Value: payload},
+		{Key: "payload", Value: e.payloadValue()},
 		{Key: "result_key", Value: e.emptyNotNull.str(emptyResultKey, e.ResultKey)},
 	}
 }
@@ -54,11 +68,10 @@ func decodeEffect(v any) (*Effect, error) {
 		return nil, err
 	}
 	e.Type = EffectType(t)
-	if e.Payload, err = getObject(m, "payload"); err != nil {
-		return nil, err
-	}
-	if e.Payload == nil {
-		e.Payload = map[string]any{}
+	if p, ok := m["payload"].(map[string]any); ok {
+		e.Payload = p
+	} else {
+		e.Payload, e.payloadRead, e.payloadNotDict = map[string]any{}, m["payload"], true
 	}
 	if e.ResultKey, err = getString(m, "result_key"); err != nil {
 		return nil, err

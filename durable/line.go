@@ -119,8 +119,7 @@ func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
 		e := lineObject{buf: o.buf}
 		e.open()
 		e.str("type", string(s.Effect.Type))
-		// A nil payload is written {}, as the encoder writes a nil map.
-		if err := e.value("payload", s.Effect.Payload, "effect.payload", 2); err != nil {
+		if err := e.value("payload", s.Effect.payloadValue(), "effect.payload", 2); err != nil {
 			return buf, err
 		}
 		e.any("result_key", s.Effect.emptyNotNull.str(emptyResultKey, s.Effect.ResultKey))
@@ -177,7 +176,11 @@ func appendRunLine(buf []byte, r *RunState) ([]byte, error) {
 		wo.open()
 		wo.str("reason", string(w.Reason))
 		wo.nullStr("wait_key", w.WaitKey)
-		wo.time("until", w.Until)
+		if w.Until.IsZero() && w.untilText != "" {
+			wo.str("until", w.untilText)
+		} else {
+			wo.time("until", w.Until)
+		}
 		wo.nullStr("resume_to_node", w.ResumeToNode)
 		wo.nullStr("result_key", w.ResultKey)
 		wo.nullStr("prompt", w.Prompt)
@@ -208,8 +211,12 @@ func appendRunLine(buf []byte, r *RunState) ([]byte, error) {
 		wo.close()
 		o.buf = wo.buf
 	}
-	if r.Output == nil {
+	if r.Output == nil && r.outputRead == nil {
 		o.null("output")
+	} else if r.Output == nil {
+		if err := o.value("output", r.outputRead, "output", 1); err != nil {
+			return buf, err
+		}
 	} else if err := o.value("output", r.Output, "output", 1); err != nil {
 		return buf, err
 	}

@@ -28,6 +28,11 @@ type RunState struct {
 	// part of the JSON.
 	Version int64
 
+	// outputRead keeps an output read that was not an object (Python
+	// stores a node's complete_output as given) for a rewrite, while
+	// Output stays nil; never modified in place.
+	outputRead any
+
 	// emptyNotNull records which of Error, ActorID, SessionID and
 	// ParentRunID were read as "" rather than null, so a run Python wrote
 	// with actor_id="" is written back as it was (see StepRecord).
@@ -64,6 +69,8 @@ func (r *RunState) JSONValue() pyjson.Ordered {
 	var output any
 	if r.Output != nil {
 		output = r.Output
+	} else {
+		output = r.outputRead
 	}
 	return pyjson.Ordered{
 		{Key: "run_id", Value: r.RunID},
@@ -234,7 +241,9 @@ func (r *RunState) set(key string, v any) error {
 	case "waiting":
 		r.Waiting, err = DecodeWaitState(v)
 	case "output":
-		r.Output, err = asObject(key, v)
+		if r.Output, err = asObject(key, v); err != nil {
+			r.Output, r.outputRead, err = nil, v, nil
+		}
 	case "error":
 		r.Error, err = asString(key, v)
 		r.emptyNotNull.note(emptyError, v)

@@ -67,7 +67,7 @@ func appendTime(b []byte, t time.Time) []byte {
 var timeLayouts = []string{
 	"2006-01-02T15:04:05.999999999Z07:00",
 	"2006-01-02T15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999Z0700",
+	"2006-01-02T15:04:05.999999999Z07:00:00",
 	"2006-01-02T15:04Z07:00",
 	"2006-01-02T15:04",
 	"2006-01-02T15Z07:00", // isoformat(timespec="hours")
@@ -75,21 +75,63 @@ var timeLayouts = []string{
 	"2006-01-02",
 }
 
-// ParseTime parses an ISO-8601 timestamp leniently: a Z or numeric offset
-// (no offset means UTC), a T or a space between date and time, 0–9
-// fractional digits.
+// ParseTime parses an ISO-8601 timestamp as leniently as Python's
+// datetime.fromisoformat (3.11) reads one: any single character between
+// date and time (T, t, a space), the basic forms (20300101T000000), a Z
+// (either case) or an offset of ±HH, ±HHMM, ±HH:MM or ±HH:MM:SS (none
+// means UTC), 0–9 fractional digits.
 func ParseTime(s string) (Time, error) {
-	v := strings.TrimSpace(s)
-	if len(v) > 10 && v[10] == ' ' {
-		v = v[:10] + "T" + v[11:]
-	}
-	if strings.HasSuffix(v, "z") {
-		v = v[:len(v)-1] + "Z"
-	}
+	v := extendedISO(strings.TrimSpace(s))
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, v); err == nil {
 			return NewTime(t), nil
 		}
 	}
 	return Time{}, fmt.Errorf("invalid ISO timestamp %q", s)
+}
+
+// extendedISO rewrites the spellings ParseTime's layouts lack into the
+// extended form: YYYY-MM-DDTHH:MM:SS[.f][Z|±HH:MM].
+func extendedISO(v string) string {
+	if len(v) >= 8 && allDigits(v[:8]) && (len(v) == 8 || !isDigit(v[8])) {
+		v = v[:4] + "-" + v[4:6] + "-" + v[6:] // basic date
+	}
+	if len(v) <= 10 {
+		return v
+	}
+	date, clock := v[:10], v[11:] // any single separator
+	// The offset: Z or z, else the last + or - (the date is cut off).
+	var zone string
+	if n := len(clock); n > 0 && (clock[n-1] == 'Z' || clock[n-1] == 'z') {
+		clock, zone = clock[:n-1], "Z"
+	} else if i := strings.LastIndexAny(clock, "+-"); i >= 0 {
+		clock, zone = clock[:i], clock[i:]
+		if len(zone) == 3 { // ±HH
+			zone += ":00"
+		} else if len(zone) == 5 && allDigits(zone[1:]) { // ±HHMM
+			zone = zone[:3] + ":" + zone[3:]
+		}
+	}
+	// A basic time: HHMM or HHMMSS, with an optional fraction.
+	if whole, frac, hasFrac := strings.Cut(clock, "."); allDigits(whole) && (len(whole) == 4 || len(whole) == 6) {
+		clock = whole[:2] + ":" + whole[2:4]
+		if len(whole) == 6 {
+			clock += ":" + whole[4:]
+		}
+		if hasFrac {
+			clock += "." + frac
+		}
+	}
+	return date + "T" + clock + zone
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -19,6 +19,11 @@ type WaitState struct {
 	AllowFreeText bool
 	Details       map[string]any
 
+	// untilText keeps a deadline read as text ParseTime cannot read
+	// (Python stores WAIT_UNTIL's until as the node gave it); Until is then
+	// zero, so the wait is never due, and a rewrite keeps the text.
+	untilText string
+
 	// choiceValues keeps a choices list that holds non-strings exactly as
 	// given (Python copies ASK_USER's list as is), so a rewrite loses
 	// nothing; nil when every choice is a string. Never modified in place:
@@ -135,7 +140,7 @@ func (w *WaitState) JSONValue() any {
 	return pyjson.Ordered{
 		{Key: "reason", Value: string(w.Reason)},
 		{Key: "wait_key", Value: nullString(w.WaitKey)},
-		{Key: "until", Value: w.Until.jsonValue()},
+		{Key: "until", Value: w.untilValue()},
 		{Key: "resume_to_node", Value: nullString(w.ResumeToNode)},
 		{Key: "result_key", Value: nullString(w.ResultKey)},
 		{Key: "prompt", Value: nullString(w.Prompt)},
@@ -143,6 +148,14 @@ func (w *WaitState) JSONValue() any {
 		{Key: "allow_free_text", Value: w.AllowFreeText},
 		{Key: "details", Value: details},
 	}
+}
+
+// untilValue is the wire value of until: the time, else the text read.
+func (w *WaitState) untilValue() any {
+	if w.Until.IsZero() && w.untilText != "" {
+		return w.untilText
+	}
+	return w.Until.jsonValue()
 }
 
 // DecodeWaitState reads a wait object as the Python stores do: reason is
@@ -168,7 +181,11 @@ func DecodeWaitState(v any) (*WaitState, error) {
 		return nil, err
 	}
 	if w.Until, err = getTime(m, "until"); err != nil {
-		return nil, err
+		text, ok := m["until"].(string)
+		if !ok {
+			return nil, err
+		}
+		w.Until, w.untilText = Time{}, text
 	}
 	if w.ResumeToNode, err = getString(m, "resume_to_node"); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package jsonfile
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -33,16 +34,6 @@ type commandLog struct {
 	// cursor; a seq is never issued twice, even after deletes.
 	lastSeq int64
 	tailNL  bool
-	// orig holds, by seq, the object read for a command whose ts is not
-	// a timestamp we parse (Python keeps the ts a client gave as it is):
-	// the command is served with a zero TS, and a rewrite writes the
-	// object back as it was.
-	orig map[int64]map[string]any
-	// foreign holds the objects of lines that are not commands we can
-	// read; a rewrite keeps them (but those of the deleted run), as
-	// Python's delete_by_run keeps every other line, and their seqs are
-	// never handed out again.
-	foreign []map[string]any
 }
 
 func (s *Store) commandsPath() string { return filepath.Join(s.dir, commandsFile) }
@@ -59,7 +50,6 @@ func (s *Store) cursorPath(consumer string) string {
 func (s *Store) loadCommands() error {
 	c := &s.cmd
 	c.byID = map[string]int64{}
-	c.orig = map[int64]map[string]any{}
 	path := s.commandsPath()
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -68,28 +58,21 @@ func (s *Store) loadCommands() error {
 	c.tailNL = len(data) == 0 || data[len(data)-1] == '\n'
 	s.walkLedger(path, data, 0, 0, func(_, off int64, m map[string]any) bool {
 		rec, err := durable.CommandFromJSON(m)
-		keepOrig := false
 		if err != nil {
 			if r, lerr := commandWithoutTS(m); lerr == nil {
-				rec, err, keepOrig = r, nil, true
+				rec, err = r, nil
 			}
 		}
 		switch {
 		case err != nil:
 			s.log.Warn("keeping an undecodable command line as it is", "file", path, "offset", off, "err", err)
-			c.foreign = append(c.foreign, m)
 		case rec.Seq <= 0:
 			s.log.Warn("keeping a command without a seq as it is", "file", path, "command_id", rec.CommandID)
-			c.foreign = append(c.foreign, m)
 		case c.byID[rec.CommandID] != 0:
 			s.log.Warn("keeping a duplicate command as it is", "file", path, "command_id", rec.CommandID, "seq", rec.Seq)
-			c.foreign = append(c.foreign, m)
 		default:
 			c.records = append(c.records, rec)
 			c.byID[rec.CommandID] = rec.Seq
-			if keepOrig {
-				c.orig[rec.Seq] = m
-			}
 		}
 		if n, ok := seqOf(m); ok {
 			c.lastSeq = max(c.lastSeq, n)
@@ -280,7 +263,10 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 }
 
 // CommandDeleteByRun implements store.CommandStore by rewriting
-// commands.jsonl atomically without the run's commands.
+// commands.jsonl atomically without the run's commands. Every other line
+// is copied byte for byte, as Python's delete_by_run copies it: a ts in a
+// client's spelling, members a newer writer added and lines no one can
+// read stay as they were.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
@@ -288,52 +274,41 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	l := &s.cmd
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var kept []*durable.CommandRecord
-	var keptForeign []map[string]any
-	var buf []byte
-	for _, m := range l.foreign {
-		if m["run_id"] == runID {
+	path := s.commandsPath()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("jsonfile: command delete: %w", err)
+	}
+	kept := make([]byte, 0, len(data))
+	n := 0
+	for rest := data; len(rest) > 0; {
+		line, tail, _ := bytes.Cut(rest, []byte{'\n'})
+		rest = tail
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		keptForeign = append(keptForeign, m)
-		line, err := pyjson.Append(buf, m, pyjson.Line, "command")
-		if err != nil {
-			return 0, fmt.Errorf("jsonfile: command delete: %w", err)
-		}
-		buf = append(line, '\n')
-	}
-	for _, c := range l.records {
-		if c.RunID == runID {
+		if m, err := pyjson.DecodeObject(line); err == nil && m["run_id"] == runID {
+			n++
 			continue
 		}
-		kept = append(kept, c)
-		var err error
-		if m := l.orig[c.Seq]; m != nil {
-			buf, err = pyjson.Append(buf, m, pyjson.Line, "command")
-			buf = append(buf, '\n')
-		} else {
-			var line []byte
-			line, err = commandLine(c)
-			buf = append(buf, line...)
-		}
-		if err != nil {
-			return 0, fmt.Errorf("jsonfile: command delete: %w", err)
-		}
+		kept = append(append(kept, line...), '\n')
 	}
-	n := len(l.records) - len(kept) + len(l.foreign) - len(keptForeign)
 	if n == 0 {
 		return 0, nil
 	}
-	if err := s.replaceFile(s.commandsPath(), buf); err != nil {
+	if err := s.replaceFile(path, kept); err != nil {
 		return 0, fmt.Errorf("jsonfile: command delete: %w", err)
 	}
-	for _, c := range l.records {
+	l.records = slices.DeleteFunc(l.records, func(c *durable.CommandRecord) bool {
 		if c.RunID == runID {
 			delete(l.byID, c.CommandID)
-			delete(l.orig, c.Seq)
+			return true
 		}
-	}
-	l.records, l.foreign = kept, keptForeign
+		return false
+	})
 	l.tailNL = true
 	return n, nil
 }
