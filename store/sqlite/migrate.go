@@ -251,6 +251,36 @@ func rebuildWaitIndex(ctx context.Context, tx dbtx) error {
 // backfillLedgerHeads raises every ledger head to the highest seq of its
 // run, as the Python store does on every open, so that a database whose
 // ledger was written without heads keeps allocating increasing seqs.
+// indexPythonRows gives the rows migration 013's triggers listed (Python
+// wrote them with NaN or Infinity, which the writer's SQLite could not
+// read) their wait_key or completed_key, as 011 did for older rows.
+func (s *Store) indexPythonRows(ctx context.Context) error {
+	var listed bool
+	if err := s.wconn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM python_unindexed)`).Scan(&listed); err != nil || !listed {
+		return err
+	}
+	if _, err := s.wconn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	for _, stmt := range []string{
+		`UPDATE runs SET wait_key = json_extract(run_json, '$.waiting.wait_key')
+		  WHERE run_id IN (SELECT run_id FROM python_unindexed WHERE seq = 0)
+		    AND status = 'waiting' AND json_valid(run_json, 2)`,
+		`UPDATE ledger SET completed_key = COALESCE(json_extract(record_json, '$.idempotency_key'), '')
+		  WHERE (run_id, seq) IN (SELECT run_id, seq FROM python_unindexed WHERE seq > 0)
+		    AND completed_key IS NULL AND json_valid(record_json, 2)
+		    AND json_extract(record_json, '$.status') = 'completed'`,
+		`DELETE FROM python_unindexed`,
+	} {
+		if _, err := s.wconn.ExecContext(ctx, stmt); err != nil {
+			_, _ = s.wconn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			return err
+		}
+	}
+	_, err := s.wconn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
 func (s *Store) backfillLedgerHeads(ctx context.Context) error {
 	_, err := s.wconn.ExecContext(ctx, `INSERT INTO ledger_heads (run_id, last_seq)
 		SELECT run_id, MAX(seq) FROM ledger WHERE true GROUP BY run_id

@@ -30,10 +30,19 @@ CREATE TABLE ledger (
 CREATE TRIGGER ledger_completed_key_foreign_insert AFTER INSERT ON ledger WHEN NEW.completed_key IS NULL AND instr(NEW.record_json, '"completed"') > 0 AND json_valid(NEW.record_json) AND json_extract(NEW.record_json, '$.status') = 'completed'
   BEGIN UPDATE ledger SET completed_key = COALESCE(json_extract(NEW.record_json, '$.idempotency_key'), '') WHERE run_id = NEW.run_id AND seq = NEW.seq; END;
 
+CREATE TRIGGER ledger_unindexed_foreign_insert AFTER INSERT ON ledger WHEN NEW.completed_key IS NULL AND instr(NEW.record_json, '"completed"') > 0 AND NOT json_valid(NEW.record_json)
+  BEGIN INSERT INTO python_unindexed (run_id, seq) SELECT NEW.run_id, NEW.seq WHERE NOT EXISTS (SELECT 1 FROM python_unindexed WHERE run_id = NEW.run_id AND seq = NEW.seq); END;
+
 CREATE TABLE ledger_heads (
   run_id TEXT PRIMARY KEY,
   last_seq INTEGER NOT NULL
 );
+
+CREATE TABLE python_unindexed (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
 
 CREATE TABLE redo_applied (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -79,6 +88,12 @@ CREATE INDEX idx_runs_workflow_updated ON runs(workflow_id, list_updated_at DESC
 
 CREATE TRIGGER runs_list_foreign_update AFTER UPDATE OF workflow_id ON runs
   BEGIN INSERT INTO runs_list_dirty (run_id) SELECT NEW.run_id WHERE NOT EXISTS (SELECT 1 FROM runs_list_dirty WHERE run_id = NEW.run_id); END;
+
+CREATE TRIGGER runs_unindexed_foreign_insert AFTER INSERT ON runs WHEN NEW.status = 'waiting' AND NEW.wait_key IS NULL AND NOT json_valid(NEW.run_json)
+  BEGIN INSERT INTO python_unindexed (run_id, seq) SELECT NEW.run_id, 0 WHERE NOT EXISTS (SELECT 1 FROM python_unindexed WHERE run_id = NEW.run_id AND seq = 0); END;
+
+CREATE TRIGGER runs_unindexed_foreign_update AFTER UPDATE OF workflow_id ON runs WHEN NEW.status = 'waiting' AND NOT json_valid(NEW.run_json)
+  BEGIN INSERT INTO python_unindexed (run_id, seq) SELECT NEW.run_id, 0 WHERE NOT EXISTS (SELECT 1 FROM python_unindexed WHERE run_id = NEW.run_id AND seq = 0); END;
 
 CREATE TRIGGER runs_wait_key_foreign_insert AFTER INSERT ON runs WHEN NEW.status = 'waiting' AND NEW.wait_key IS NULL AND json_valid(NEW.run_json)
   BEGIN UPDATE runs SET wait_key = json_extract(NEW.run_json, '$.waiting.wait_key') WHERE run_id = NEW.run_id; END;

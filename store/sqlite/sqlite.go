@@ -246,6 +246,9 @@ func (s *Store) open(ctx context.Context, syncMode string, redo bool) error {
 	if err := s.migrate(ctx); err != nil {
 		return fmt.Errorf("sqlite: migrating %s: %w", s.path, s.lockedHint(err))
 	}
+	if err := s.indexPythonRows(ctx); err != nil {
+		return fmt.Errorf("sqlite: indexing rows Python wrote to %s: %w", s.path, err)
+	}
 	if err := s.backfillLedgerHeads(ctx); err != nil {
 		return fmt.Errorf("sqlite: back-filling ledger heads of %s: %w", s.path, err)
 	}
