@@ -25,9 +25,10 @@ import (
 // read-modify-write of UpdateMetadata and RecordAccess read them from
 // disk. Search, Count, FacetCounts, Stats and the listings answer from an
 // in-process index instead of Python's artifact_catalog.sqlite3: the index
-// is rebuilt from the .meta files at open (and by Reindex) and kept up to
-// date by this process's writes, so artifacts written by another process
-// appear in searches only after a Reindex. No catalog file is written.
+// is built from the .meta files at open (and by Reindex), kept up to date
+// by this process's writes, and, when the refs directory changed since it
+// last looked, brought up to date with what other processes wrote there
+// (new, rewritten and removed .meta files). No catalog file is written.
 //
 // Writes are serialised by a mutex; each file is written to a temporary
 // file, synced and renamed into place.
@@ -39,6 +40,13 @@ type FS struct {
 	mu    sync.RWMutex
 	now   func() time.Time
 	index map[string]*Metadata
+	// refsMTime is the refs directory's modification time when the index
+	// last matched it (zero: look again); refsFiles holds the modification
+	// time of each indexed refs/<id>.meta file as read (zero: read it
+	// again). Times less than a second old are kept as zero: a change in
+	// the same clock tick would not move them.
+	refsMTime time.Time
+	refsFiles map[string]time.Time
 }
 
 var _ Store = (*FS)(nil)
@@ -80,23 +88,105 @@ func (s *FS) Reindex(ctx context.Context) (int, error) {
 	// swap would be lost from the index (or a deleted artifact come back).
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	dirTime := s.refsDirTime()
 	metas, _, err := s.scan(ctx)
 	if err != nil {
 		return 0, err
 	}
 	index := make(map[string]*Metadata, len(metas))
+	files := map[string]time.Time{}
 	for _, m := range metas {
-		index[m.ArtifactID] = m
+		index[m.ArtifactID] = m.Metadata
+		if m.inRefs {
+			files[m.ArtifactID] = m.modTime
+		}
 	}
-	s.index = index
+	s.index, s.refsFiles, s.refsMTime = index, files, dirTime
 	return len(index), nil
+}
+
+// refsDirTime is the refs directory's settled modification time.
+func (s *FS) refsDirTime() time.Time {
+	fi, err := os.Stat(s.refs)
+	if err != nil {
+		return time.Time{}
+	}
+	return settled(fi.ModTime())
+}
+
+// settled returns t, or zero when t is recent enough that a change in the
+// same clock tick would leave it unchanged.
+func settled(t time.Time) time.Time {
+	if time.Since(t) < time.Second {
+		return time.Time{}
+	}
+	return t
+}
+
+// refresh brings the index up to date with the refs directory when it
+// changed since the index last matched it: another process wrote, rewrote
+// or deleted metadata there. Lists and searches call it first.
+func (s *FS) refresh(ctx context.Context) error {
+	if fi, err := os.Stat(s.refs); err == nil {
+		s.mu.RLock()
+		same := !s.refsMTime.IsZero() && fi.ModTime().Equal(s.refsMTime)
+		s.mu.RUnlock()
+		if same {
+			return nil
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dirTime := s.refsDirTime()
+	entries, err := os.ReadDir(s.refs)
+	if err != nil {
+		return fmt.Errorf("scanning artifact metadata: %w", err)
+	}
+	present := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		id, ok := strings.CutSuffix(e.Name(), ".meta")
+		if !ok || e.IsDir() || !ValidID(id) {
+			continue
+		}
+		present[id] = true
+		info, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		if t, ok := s.refsFiles[id]; ok && !t.IsZero() && t.Equal(info.ModTime()) {
+			continue
+		}
+		m, err := readMetaFile(filepath.Join(s.refs, e.Name()))
+		if err != nil || m.ArtifactID != id {
+			continue // unreadable: lists skip it, as at open
+		}
+		s.index[id], s.refsFiles[id] = m, settled(info.ModTime())
+	}
+	for id := range s.refsFiles {
+		if !present[id] {
+			delete(s.refsFiles, id)
+			delete(s.index, id)
+		}
+	}
+	s.refsMTime = dirTime
+	return nil
+}
+
+// scannedMeta is a metadata file scan read.
+type scannedMeta struct {
+	*Metadata
+	inRefs  bool      // refs/<id>.meta, not the legacy layout
+	modTime time.Time // of the file, as read
 }
 
 // scan reads every .meta file; the first file naming an id wins. It also
 // returns the files it could not read, which callers skip (lists) or
 // must not take for absent (GC).
-func (s *FS) scan(ctx context.Context) (_ []*Metadata, unreadable []string, _ error) {
-	var out []*Metadata
+func (s *FS) scan(ctx context.Context) (_ []scannedMeta, unreadable []string, _ error) {
+	var out []scannedMeta
 	seen := map[string]bool{}
 	for _, dir := range []string{s.refs, s.root} {
 		entries, err := os.ReadDir(dir)
@@ -111,8 +201,9 @@ func (s *FS) scan(ctx context.Context) (_ []*Metadata, unreadable []string, _ er
 				continue
 			}
 			path := filepath.Join(dir, e.Name())
+			info, ierr := e.Info() // before the read: a rewrite after it is seen again
 			m, err := readMetaFile(path)
-			if err != nil || !ValidID(m.ArtifactID) {
+			if ierr != nil || err != nil || !ValidID(m.ArtifactID) {
 				unreadable = append(unreadable, path)
 				continue
 			}
@@ -120,7 +211,7 @@ func (s *FS) scan(ctx context.Context) (_ []*Metadata, unreadable []string, _ er
 				continue
 			}
 			seen[m.ArtifactID] = true
-			out = append(out, m)
+			out = append(out, scannedMeta{Metadata: m, inRefs: dir == s.refs, modTime: settled(info.ModTime())})
 		}
 	}
 	return out, unreadable, nil
@@ -251,6 +342,7 @@ func (s *FS) writeMeta(m *Metadata) error {
 		return err
 	}
 	s.index[m.ArtifactID] = m
+	s.refsFiles[m.ArtifactID] = time.Time{} // its time settles by the next refresh's read
 	return nil
 }
 
@@ -314,12 +406,16 @@ func (s *FS) deleteLocked(id string) (bool, error) {
 		}
 	}
 	delete(s.index, id)
+	delete(s.refsFiles, id)
 	return deleted, nil
 }
 
 // ListByRun implements Store.
 func (s *FS) ListByRun(ctx context.Context, runID string) ([]*Metadata, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.refresh(ctx); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
@@ -389,6 +485,9 @@ func (s *FS) Search(ctx context.Context, p SearchParams) ([]*Metadata, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := s.refresh(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return cloneAll(search(s.all(), p)), nil
@@ -399,6 +498,9 @@ func (s *FS) Count(ctx context.Context, p SearchParams) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	if err := s.refresh(ctx); err != nil {
+		return 0, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return len(filterAll(s.all(), p)), nil
@@ -407,6 +509,9 @@ func (s *FS) Count(ctx context.Context, p SearchParams) (int, error) {
 // FacetCounts implements Store from the in-process index.
 func (s *FS) FacetCounts(ctx context.Context, field string, p SearchParams) ([]FacetCount, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.refresh(ctx); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
@@ -423,6 +528,9 @@ func (s *FS) Stats(ctx context.Context, facets []string, p SearchParams) (*Stats
 	source := SourceCatalog
 	if len(p.Tags) > 0 {
 		source = SourceScan
+	}
+	if err := s.refresh(ctx); err != nil {
+		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

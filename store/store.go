@@ -216,6 +216,17 @@ func IsAtomic(s any) bool {
 	return ok && a.AtomicCommit()
 }
 
+// CopyingWriter is implemented by wrappers that store copies of the
+// records they are given, changed (store/offload puts refs in place of
+// large values): the variants return the records as stored, with the seq
+// and hashes the stores inside set, and leave the caller's records as they
+// were but for Seq and hashes. A wrapper that shows records to others
+// (store/observe) shows these, whose hashes verify.
+type CopyingWriter interface {
+	RunCommitStored(ctx context.Context, p *CommitParams) ([]*durable.StepRecord, error)
+	LedgerAppendStored(ctx context.Context, runID string, records []*durable.StepRecord) ([]*durable.StepRecord, error)
+}
+
 // LedgerFinder is an optional fast path: the first completed record of a
 // run carrying an idempotency key, or nil.
 type LedgerFinder interface {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"sync"
@@ -154,7 +155,11 @@ func RecordHash(r *durable.StepRecord) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// ChainError is one problem found by VerifyLedgerChain.
+// ChainError is one problem found by VerifyLedgerChain. Its JSON has the
+// keys of its type, as Python's report has them, with null for "":
+// {index, type, expected_prev_hash, actual_prev_hash} for a
+// prev_hash_mismatch, {index, type, stored, computed} for a
+// record_hash_mismatch, {index, type} for a missing_record_hash.
 type ChainError struct {
 	Index        int    `json:"index"`
 	Type         string `json:"type"` // prev_hash_mismatch | missing_record_hash | record_hash_mismatch
@@ -162,6 +167,34 @@ type ChainError struct {
 	ActualPrev   string `json:"actual_prev_hash,omitempty"`
 	Stored       string `json:"stored,omitempty"`
 	Computed     string `json:"computed,omitempty"`
+}
+
+// MarshalJSON writes the keys of e's type (see ChainError).
+func (e ChainError) MarshalJSON() ([]byte, error) {
+	null := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	switch e.Type {
+	case "prev_hash_mismatch":
+		return json.Marshal(struct {
+			Index        int     `json:"index"`
+			Type         string  `json:"type"`
+			ExpectedPrev *string `json:"expected_prev_hash"`
+			ActualPrev   *string `json:"actual_prev_hash"`
+		}{e.Index, e.Type, null(e.ExpectedPrev), null(e.ActualPrev)})
+	case "record_hash_mismatch":
+		return json.Marshal(struct {
+			Index    int     `json:"index"`
+			Type     string  `json:"type"`
+			Stored   *string `json:"stored"`
+			Computed *string `json:"computed"`
+		}{e.Index, e.Type, null(e.Stored), null(e.Computed)})
+	}
+	type plain ChainError // without this method
+	return json.Marshal(plain(e))
 }
 
 // Report is the result of VerifyLedgerChain.

@@ -175,24 +175,37 @@ func (s *Store) Follow(ctx context.Context, cfg FollowConfig) error {
 	}
 }
 
-// RunCommit commits, then notifies.
+// RunCommit commits, then notifies the records as stored (see
+// store.CopyingWriter).
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	runID := p.Run.RunID // before the commit: it may hand p.Run over
-	if err := s.Store.RunCommit(ctx, p); err != nil {
-		s.notifyAppended(runID, p.Records)
+	stored, err := p.Records, error(nil)
+	if cw, ok := s.Store.(store.CopyingWriter); ok {
+		stored, err = cw.RunCommitStored(ctx, p)
+	} else {
+		err = s.Store.RunCommit(ctx, p)
+	}
+	if err != nil {
+		s.notifyAppended(runID, stored)
 		return err
 	}
-	s.notify(runID, p.Records)
+	s.notify(runID, stored)
 	return nil
 }
 
-// LedgerAppend appends, then notifies.
+// LedgerAppend appends, then notifies the records as stored.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
-	if err := s.Store.LedgerAppend(ctx, runID, records); err != nil {
-		s.notifyAppended(runID, records)
+	stored, err := records, error(nil)
+	if cw, ok := s.Store.(store.CopyingWriter); ok {
+		stored, err = cw.LedgerAppendStored(ctx, runID, records)
+	} else {
+		err = s.Store.LedgerAppend(ctx, runID, records)
+	}
+	if err != nil {
+		s.notifyAppended(runID, stored)
 		return err
 	}
-	s.notify(runID, records)
+	s.notify(runID, stored)
 	return nil
 }
 

@@ -96,33 +96,47 @@ func (s *Store) Inner() store.Store { return s.Store }
 // in copies, commits the copies, then copies the new Version and the
 // records' Seq back to p.
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	_, err := s.RunCommitStored(ctx, p)
+	return err
+}
+
+// RunCommitStored is RunCommit returning the records as stored
+// (store.CopyingWriter).
+func (s *Store) RunCommitStored(ctx context.Context, p *store.CommitParams) ([]*durable.StepRecord, error) {
 	if s.limit <= 0 || p.Run == nil {
-		return s.Store.RunCommit(ctx, p)
+		return p.Records, s.Store.RunCommit(ctx, p)
 	}
 	records, recordsChanged := s.offloadRecords(ctx, p.Run.RunID, p.Records)
 	run, runChanged := s.offloadRun(ctx, p.Run)
 	if !recordsChanged && !runChanged {
-		return s.Store.RunCommit(ctx, p)
+		return p.Records, s.Store.RunCommit(ctx, p)
 	}
 	err := s.Store.RunCommit(ctx, &store.CommitParams{Run: run, Create: p.Create, Records: records})
 	p.Run.Version = run.Version
 	copySeq(p.Records, records)
-	return err
+	return records, err
 }
 
 // LedgerAppend offloads the records in copies, appends the copies, then
 // copies their Seq back.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
+	_, err := s.LedgerAppendStored(ctx, runID, records)
+	return err
+}
+
+// LedgerAppendStored is LedgerAppend returning the records as stored
+// (store.CopyingWriter).
+func (s *Store) LedgerAppendStored(ctx context.Context, runID string, records []*durable.StepRecord) ([]*durable.StepRecord, error) {
 	if s.limit <= 0 {
-		return s.Store.LedgerAppend(ctx, runID, records)
+		return records, s.Store.LedgerAppend(ctx, runID, records)
 	}
 	copies, changed := s.offloadRecords(ctx, runID, records)
 	if !changed {
-		return s.Store.LedgerAppend(ctx, runID, records)
+		return records, s.Store.LedgerAppend(ctx, runID, records)
 	}
 	err := s.Store.LedgerAppend(ctx, runID, copies)
 	copySeq(records, copies)
-	return err
+	return copies, err
 }
 
 // LedgerFindCompleted finds the completed record in the inner store and
@@ -185,7 +199,7 @@ func (s *Store) restore(ctx context.Context, v any) (any, error) {
 
 // copySeq copies back what the inner stores set on the records they
 // stored: the seq, and the hashes and signature a hash-chaining store
-// inside this one computed (subscribers outside get records as stored).
+// inside this one computed.
 func copySeq(dst, src []*durable.StepRecord) {
 	for i := range dst {
 		dst[i].Seq = src[i].Seq
