@@ -150,6 +150,13 @@ func (w *WaitState) JSONValue() any {
 	}
 }
 
+// ReleasedWhenDue reports whether a tick releases the wait once Until has
+// passed: a WAIT_UNTIL, or a WAIT_EVENT with a deadline. Waits of other
+// reasons wait for their resume whatever their until says.
+func (w *WaitState) ReleasedWhenDue() bool {
+	return !w.Until.IsZero() && (w.Reason == WaitUntil || w.Reason == WaitEvent)
+}
+
 // untilValue is the wire value of until: the time, else the text read.
 func (w *WaitState) untilValue() any {
 	if w.Until.IsZero() && w.untilText != "" {

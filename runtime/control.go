@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -78,7 +79,7 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 		ctl := namespace(namespace(run.Vars, "_runtime"), "control")
 		ctl["paused"] = true
 		ctl["paused_at"] = r.now().String()
-		if reason != "" {
+		if reason := strings.TrimSpace(reason); reason != "" {
 			ctl["pause_reason"] = reason
 		}
 		if run.Status == durable.RunRunning {

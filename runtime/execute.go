@@ -36,8 +36,14 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 	// before a retry, an attempt interrupted with its caller) still hold
 	// seq, so a run replayed from one of them computes the same key, finds
 	// the completed record, or hands the handler the same key again.
+	if eff.Type == durable.EffectToolCalls {
+		warnToolCallIDs(run.Vars, plan.NodeID, eff.Payload)
+	}
 	seq := effectSeq(run.Vars)
 	key := EffectKey(run.RunID, plan.NodeID, eff, seq)
+	if eff.Type == durable.EffectToolCalls {
+		eff = withRuntimeCallIDs(eff, key) // after the key: it leaves the ids out
+	}
 	defer func() {
 		if err == nil {
 			setEffectSeq(run.Vars, seq+1)
@@ -53,6 +59,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		if prior != nil && prior.Result != nil {
 			out := Completed(pyjson.Clone(prior.Result))
 			s.trace(plan.NodeID, key, eff, out, true, start)
+			noteTokensUsed(run, eff, out)
 			storeResult(run, eff, out)
 			return out, false, nil
 		}
@@ -133,6 +140,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		out.Error = fmt.Sprintf("Effect failed after %d attempts: %s", attempts, out.Error)
 	}
 	s.trace(plan.NodeID, key, eff, out, false, start)
+	noteTokensUsed(run, eff, out)
 	storeResult(run, eff, out)
 	return out, !ok || !h.Local, nil
 }

@@ -93,9 +93,7 @@ func normalizeToolCall(m map[string]any) map[string]any {
 	if name, ok := out["name"].(string); ok {
 		out["name"] = strings.TrimSpace(name)
 	}
-	if _, present := out["arguments"]; present {
-		out["arguments"] = normalizeArguments(out["arguments"])
-	}
+	out["arguments"] = normalizeArguments(out["arguments"]) // absent or null too: {}
 	if fn, ok := out["function"].(map[string]any); ok {
 		out["function"] = normalizeToolCall(fn)
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -194,4 +195,26 @@ func (r *Runtime) UpdateLimits(ctx context.Context, runID string, updates map[st
 		}
 		return true, nil, nil
 	})
+}
+
+// noteTokensUsed sets _limits.estimated_tokens_used after a completed
+// LLM_CALL (a reused result too) to the call's usage: input_tokens, else
+// prompt_tokens, else total_tokens, the first that is a number.
+func noteTokensUsed(run *durable.RunState, eff *durable.Effect, out Outcome) {
+	if eff.Type != durable.EffectLLMCall || out.Status != OutcomeCompleted {
+		return
+	}
+	res, _ := out.Result.(map[string]any)
+	usage, _ := res["usage"].(map[string]any)
+	for _, k := range []string{"input_tokens", "prompt_tokens", "total_tokens"} {
+		v, ok := usage[k]
+		if _, isBool := v.(bool); !ok || v == nil || isBool {
+			continue
+		}
+		if n, ok := AsInt(v); ok {
+			// A json.Number, as the _limits a run starts with hold.
+			namespace(run.Vars, "_limits")["estimated_tokens_used"] = json.Number(strconv.FormatInt(n, 10))
+			return
+		}
+	}
 }

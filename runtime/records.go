@@ -1,6 +1,9 @@
 package runtime
 
 import (
+	"context"
+
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 )
 
@@ -73,7 +76,16 @@ func (s *session) failureRecord(nodeID, msg string) *durable.StepRecord {
 }
 
 // resumeRecord is the record appended by every resume.
-func (s *session) resumeRecord(w *durable.WaitState, payload map[string]any) *durable.StepRecord {
+func (s *session) resumeRecord(ctx context.Context, w *durable.WaitState, payload map[string]any) *durable.StepRecord {
+	if s.r.arts != nil {
+		// The record keeps refs to a large payload (vars keep it whole);
+		// offloading is best-effort, as in Python.
+		if off, err := artifact.Offload(ctx, s.r.arts, payload, artifact.OffloadOptions{
+			BaseTags: map[string]string{"source": "resume", "kind": "resume_payload"}, RootPath: "resume.payload",
+		}); err == nil {
+			payload, _ = off.(map[string]any)
+		}
+	}
 	rec := s.baseRecord(s.run.CurrentNode, durable.StepCompleted)
 	rec.Effect = &durable.Effect{
 		Type: durable.EffectResume,

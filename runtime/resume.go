@@ -132,7 +132,7 @@ func (s *session) applyResume(ctx context.Context, w *durable.WaitState, payload
 	if storedObj == nil {
 		storedObj = payload
 	}
-	s.pending = append(s.pending, s.resumeRecord(w, storedObj))
+	s.pending = append(s.pending, s.resumeRecord(ctx, w, storedObj))
 	s.dirty = true
 	if w.ResumeToNode == "" {
 		output := map[string]any{"success": true, "result": stored}
@@ -160,10 +160,42 @@ func resumeValue(w *durable.WaitState, payload map[string]any) any {
 	if w.Reason == durable.WaitSubworkflow && truthy(d["wrap_as_tool_result"]) && !(hasMode && hasResults) {
 		return wrapSubworkflowResult(d, payload)
 	}
+	if calls, ok := d["tool_calls"].([]any); ok && d["mode"] == "approval_required" && !(hasMode && hasResults) {
+		if _, has := payload["approved"]; has {
+			payload = approvalResults(calls, payload)
+		}
+	}
 	if d != nil && (d["blocked_by_index"] != nil || d["pre_results_by_index"] != nil) {
 		return mergeBlockedResults(d, payload)
 	}
 	return payload
+}
+
+// approvalResults answers the pending calls of an approval_required wait:
+// denied ({"approved": false}), each fails with the reason given (default
+// "Denied by user"); approved, each fails too, as in Python without a tool
+// executor for resumes, which arrives with the tools layer.
+func approvalResults(calls []any, payload map[string]any) map[string]any {
+	msg := "ToolExecutor is not configured for approval resumes"
+	if !truthy(payload["approved"]) {
+		msg = "Denied by user"
+		if r, ok := payload["reason"].(string); ok && strings.TrimSpace(r) != "" {
+			msg = strings.TrimSpace(r)
+		}
+	}
+	results := make([]any, 0, len(calls))
+	for _, c := range calls {
+		call, _ := c.(map[string]any)
+		var rt any
+		if s, ok := call["runtime_call_id"].(string); ok && s != "" {
+			rt = s
+		}
+		results = append(results, map[string]any{
+			"call_id": toolCallID(call), "runtime_call_id": rt, "name": stringOr(call["name"], ""),
+			"success": false, "output": nil, "error": msg,
+		})
+	}
+	return map[string]any{"mode": "executed", "results": results}
 }
 
 func wrapSubworkflowResult(details, payload map[string]any) map[string]any {
@@ -188,8 +220,7 @@ func wrapSubworkflowResult(details, payload map[string]any) map[string]any {
 			}
 		case string:
 			answer = o
-		case nil:
-		default:
+		default: // null too: its JSON text, "null"
 			b, _ := pyjson.Marshal(o, pyjson.Line)
 			answer = string(b)
 		}
@@ -209,8 +240,8 @@ func wrapSubworkflowResult(details, payload map[string]any) map[string]any {
 // results the host returned for the others.
 func mergeBlockedResults(details, payload map[string]any) any {
 	total, _ := AsInt(details["original_call_count"])
-	results, _ := payload["results"].([]any)
-	if total <= 0 || int64(len(results)) == total {
+	results, isList := payload["results"].([]any)
+	if !isList || total <= 0 || int64(len(results)) == total {
 		return payload
 	}
 	blocked, _ := details["blocked_by_index"].(map[string]any)
@@ -249,7 +280,10 @@ func mergeBlockedResults(details, payload map[string]any) any {
 // host, a completed record under the waiting record's key, so a replay of
 // that tool step reuses the host's results.
 func (s *session) syntheticToolCompletion(ctx context.Context, w *durable.WaitState, stored any) error {
-	if w.WaitKey == "" || w.Details == nil || w.Details["tool_calls"] == nil {
+	// The ledger is searched for the wait of a tool step only: such a
+	// wait's details come from the tool executor (its mode, its calls).
+	// Other waits (asks, events) skip a read of the whole ledger.
+	if w.WaitKey == "" || (w.Details["tool_calls"] == nil && w.Details["mode"] == nil) {
 		return nil
 	}
 	recs, err := s.r.store.LedgerList(ctx, &store.LedgerListParams{RunID: s.run.RunID})

@@ -229,6 +229,35 @@ func (r *Runtime) GetState(ctx context.Context, runID string) (*durable.RunState
 	return run, nil
 }
 
+// GetNodeTraces returns the run's node traces (vars._runtime.node_traces,
+// §1.12) by node id; a run without any gives an empty map. The run is read
+// from the store, so the traces are the caller's own copy.
+func (r *Runtime) GetNodeTraces(ctx context.Context, runID string) (map[string]any, error) {
+	run, err := r.GetState(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	rt, _ := run.Vars["_runtime"].(map[string]any)
+	traces, _ := rt["node_traces"].(map[string]any)
+	if traces == nil {
+		traces = map[string]any{}
+	}
+	return traces, nil
+}
+
+// GetNodeTrace returns one node's trace, or {"node_id": nodeID, "steps": []}
+// when the node has none.
+func (r *Runtime) GetNodeTrace(ctx context.Context, runID, nodeID string) (map[string]any, error) {
+	traces, err := r.GetNodeTraces(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := traces[nodeID].(map[string]any); ok {
+		return t, nil
+	}
+	return map[string]any{"node_id": nodeID, "steps": []any{}}, nil
+}
+
 // GetLedger returns every ledger record of a run in append order.
 func (r *Runtime) GetLedger(ctx context.Context, runID string) ([]*durable.StepRecord, error) {
 	recs, err := r.store.LedgerList(ctx, &store.LedgerListParams{RunID: runID})

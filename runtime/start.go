@@ -75,9 +75,12 @@ func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
 			rt["model"] = s
 		}
 	}
-	if ts := r.limits.ToolSupport; ts != "" {
+	if ts := strings.TrimSpace(r.limits.ToolSupport); ts != "" {
+		// Two setdefaults: a run that brings one keeps it and gets the other.
 		if _, ok := rt["tool_support"]; !ok {
 			rt["tool_support"] = ts
+		}
+		if _, ok := rt["supports_native_tools"]; !ok {
 			rt["supports_native_tools"] = ts == "native"
 		}
 	}

@@ -118,7 +118,7 @@ func (s *session) tick(ctx context.Context, maxSteps int) error {
 	}
 	if run.Status == durable.RunWaiting {
 		w := run.Waiting
-		if w == nil || w.Until.IsZero() || s.r.clock().Before(w.Until.Time) {
+		if w == nil || !w.ReleasedWhenDue() || s.r.clock().Before(w.Until.Time) {
 			return nil
 		}
 	}

@@ -36,7 +36,7 @@ func IndexRow(r *durable.RunState) RunIndexRow {
 // worth of paused runs would hold back every other due run); the commit
 // that lifts the pause indexes the deadline again.
 func Deadline(r *durable.RunState) (durable.Time, bool) {
-	if r.Status != durable.RunWaiting || r.Waiting == nil || r.Waiting.Until.IsZero() || r.HostPaused() {
+	if r.Status != durable.RunWaiting || r.Waiting == nil || !r.Waiting.ReleasedWhenDue() || r.HostPaused() {
 		return durable.Time{}, false
 	}
 	return r.Waiting.Until, true
