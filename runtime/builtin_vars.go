@@ -38,7 +38,7 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if err != nil {
 		return Completed(toolResult(callID, name, false, nil, err.Error())), nil
 	}
-	out := map[string]any{"path": path, "type": pythonType(v)}
+	out := map[string]any{"path": path, "type": pyval.TypeName(v)}
 	if truthy(p["keys_only"]) {
 		switch x := v.(type) {
 		case map[string]any:
@@ -138,11 +138,11 @@ func ResolvePath(root map[string]any, path string) (any, error) {
 		if tok.index {
 			list, ok := cur.([]any)
 			if !ok {
-				return nil, fmt.Errorf("Expected list at %s but found %s", at(), pythonType(cur))
+				return nil, fmt.Errorf("Expected list at %s but found %s", at(), pyval.TypeName(cur))
 			}
 			i, err := strconv.Atoi(tok.text)
 			if err != nil || i >= len(list) {
-				return nil, fmt.Errorf("Index %s out of range at %s (len=%d)", strings.TrimLeft(tok.text, "0")+zeroIfEmpty(tok.text), at(), len(list))
+				return nil, fmt.Errorf("Index %s out of range at %s (len=%d)", indexText(tok.text), at(), len(list))
 			}
 			cur = list[i]
 			walked = append(walked, strconv.Itoa(i))
@@ -150,7 +150,7 @@ func ResolvePath(root map[string]any, path string) (any, error) {
 		}
 		obj, ok := cur.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("Expected object at %s but found %s", at(), pythonType(cur))
+			return nil, fmt.Errorf("Expected object at %s but found %s", at(), pyval.TypeName(cur))
 		}
 		v, ok := obj[tok.text]
 		if !ok {
@@ -164,39 +164,10 @@ func ResolvePath(root map[string]any, path string) (any, error) {
 	return cur, nil
 }
 
-// zeroIfEmpty gives "0" for an all-zero index text, which TrimLeft empties.
-func zeroIfEmpty(digits string) string {
-	if strings.TrimLeft(digits, "0") == "" {
-		return "0"
+// indexText is an index as Python prints int(digits): no leading zeros.
+func indexText(digits string) string {
+	if t := strings.TrimLeft(digits, "0"); t != "" {
+		return t
 	}
-	return ""
-}
-
-// pythonType names the Python type of a JSON value.
-func pythonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "NoneType"
-	case bool:
-		return "bool"
-	case string:
-		return "str"
-	case map[string]any:
-		return "dict"
-	case []any:
-		return "list"
-	case float64:
-		return "float"
-	case int, int64:
-		return "int"
-	default:
-		if n, ok := v.(interface{ String() string }); ok {
-			s := n.String()
-			if strings.ContainsAny(s, ".eE") || s == "NaN" || strings.HasSuffix(s, "Infinity") {
-				return "float"
-			}
-			return "int"
-		}
-		return fmt.Sprintf("%T", v)
-	}
+	return "0"
 }

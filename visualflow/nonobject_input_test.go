@@ -1,6 +1,7 @@
 package visualflow
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -16,23 +17,20 @@ func runFlowOnce(t *testing.T, src string, vars map[string]any) *durable.RunStat
 	return st
 }
 
-// ForEach (loop) whose `items` pin is unwired after a node that put a list
-// on the bus: the reference calls the loop's input function on the bus
-// itself when no input resolved (§4.2 step 4: "on resolved (or on the
-// base input if resolved is empty)"), and `_create_loop_handler` turns a
-// non-object input into the items list. Ours iterated zero times.
-func TestLoopItemsFromListBus(t *testing.T) {
-	st := runFlowOnce(t, `{
-	  "id": "f", "entryNode": "start",
-	  "nodes": [
-	    {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
-	    {"id": "code", "type": "code", "data": {"codeBody": "return [1, 2, 3]",
-	      "inputs": [{"id": "exec-in", "type": "execution"}],
-	      "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "output", "type": "any"}]}},
-	    {"id": "loop", "type": "loop", "data": {
-	      "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "items", "type": "array"}],
-	      "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"},
-	                  {"id": "item", "type": "any"}, {"id": "index", "type": "number"}]}},
+// recordingLoopFlow is start → [a code node returning codeBody →] the
+// loop node given (id "L"), whose loop branch stores L's output pin `pin`
+// in var "last" and whose done branch ends the run with {last}.
+func recordingLoopFlow(codeBody, loopNode, pin string) string {
+	nodes := `{"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},`
+	edges := `{"source": "start", "sourceHandle": "exec-out", "target": "L", "targetHandle": "exec-in"},`
+	if codeBody != "" {
+		nodes += `{"id": "code", "type": "code", "data": {"codeBody": ` + strconv.Quote(codeBody) + `,
+		  "inputs": [{"id": "exec-in", "type": "execution"}],
+		  "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "output", "type": "any"}]}},`
+		edges = `{"source": "start", "sourceHandle": "exec-out", "target": "code", "targetHandle": "exec-in"},
+		  {"source": "code", "sourceHandle": "exec-out", "target": "L", "targetHandle": "exec-in"},`
+	}
+	return `{"id": "f", "entryNode": "start", "nodes": [` + nodes + loopNode + `,
 	    {"id": "set", "type": "set_var", "data": {"pinDefaults": {"name": "last"},
 	      "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
 	      "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "value", "type": "any"}]}},
@@ -40,14 +38,24 @@ func TestLoopItemsFromListBus(t *testing.T) {
 	      "inputs": [{"id": "name", "type": "string"}], "outputs": [{"id": "value", "type": "any"}]}},
 	    {"id": "end", "type": "on_flow_end", "data": {"inputs": [{"id": "exec-in", "type": "execution"}, {"id": "last", "type": "any"}]}}
 	  ],
-	  "edges": [
-	    {"source": "start", "sourceHandle": "exec-out", "target": "code", "targetHandle": "exec-in"},
-	    {"source": "code", "sourceHandle": "exec-out", "target": "loop", "targetHandle": "exec-in"},
-	    {"source": "loop", "sourceHandle": "loop", "target": "set", "targetHandle": "exec-in"},
-	    {"source": "loop", "sourceHandle": "item", "target": "set", "targetHandle": "value"},
-	    {"source": "loop", "sourceHandle": "done", "target": "end", "targetHandle": "exec-in"},
+	  "edges": [` + edges + `
+	    {"source": "L", "sourceHandle": "loop", "target": "set", "targetHandle": "exec-in"},
+	    {"source": "L", "sourceHandle": "` + pin + `", "target": "set", "targetHandle": "value"},
+	    {"source": "L", "sourceHandle": "done", "target": "end", "targetHandle": "exec-in"},
 	    {"source": "gv", "sourceHandle": "value", "target": "end", "targetHandle": "last"}
-	  ]}`, map[string]any{})
+	  ]}`
+}
+
+// ForEach (loop) whose `items` pin is unwired after a node that put a list
+// on the bus: the reference calls the loop's input function on the bus
+// itself when no input resolved (§4.2 step 4: "on resolved (or on the
+// base input if resolved is empty)"), and `_create_loop_handler` turns a
+// non-object input into the items list. Ours iterated zero times.
+func TestLoopItemsFromListBus(t *testing.T) {
+	st := runFlowOnce(t, recordingLoopFlow("return [1, 2, 3]", `{"id": "L", "type": "loop", "data": {
+	  "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "items", "type": "array"}],
+	  "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"},
+	              {"id": "item", "type": "any"}, {"id": "index", "type": "number"}]}}`, "item"), map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -90,27 +98,9 @@ func TestIfConditionFromScalarBus(t *testing.T) {
 // only start/end are required to be numeric). Ours failed the run with
 // "For loop requires numeric 'start' and 'end'.".
 func TestForNonNumericStepDefaultsToOne(t *testing.T) {
-	st := runFlowOnce(t, `{
-	  "id": "f", "entryNode": "start",
-	  "nodes": [
-	    {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
-	    {"id": "for", "type": "for", "data": {"pinDefaults": {"start": 0, "end": 3, "step": ""},
-	      "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "start", "type": "number"}, {"id": "end", "type": "number"}, {"id": "step", "type": "number"}],
-	      "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"}, {"id": "i", "type": "number"}, {"id": "index", "type": "number"}]}},
-	    {"id": "set", "type": "set_var", "data": {"pinDefaults": {"name": "last"},
-	      "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
-	      "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "value", "type": "any"}]}},
-	    {"id": "gv", "type": "get_var", "data": {"pinDefaults": {"name": "last"},
-	      "inputs": [{"id": "name", "type": "string"}], "outputs": [{"id": "value", "type": "any"}]}},
-	    {"id": "end", "type": "on_flow_end", "data": {"inputs": [{"id": "exec-in", "type": "execution"}, {"id": "last", "type": "any"}]}}
-	  ],
-	  "edges": [
-	    {"source": "start", "sourceHandle": "exec-out", "target": "for", "targetHandle": "exec-in"},
-	    {"source": "for", "sourceHandle": "loop", "target": "set", "targetHandle": "exec-in"},
-	    {"source": "for", "sourceHandle": "i", "target": "set", "targetHandle": "value"},
-	    {"source": "for", "sourceHandle": "done", "target": "end", "targetHandle": "exec-in"},
-	    {"source": "gv", "sourceHandle": "value", "target": "end", "targetHandle": "last"}
-	  ]}`, map[string]any{})
+	st := runFlowOnce(t, recordingLoopFlow("", `{"id": "L", "type": "for", "data": {"pinDefaults": {"start": 0, "end": 3, "step": ""},
+	  "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "start", "type": "number"}, {"id": "end", "type": "number"}, {"id": "step", "type": "number"}],
+	  "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"}, {"id": "i", "type": "number"}, {"id": "index", "type": "number"}]}}`, "i"), map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -216,32 +206,10 @@ func TestSwitchValueFromScalarBus(t *testing.T) {
 // iteration puts an object on the bus, whose missing `condition` then
 // ends the loop: one iteration. Ours ran none.
 func TestWhileConditionFromScalarBus(t *testing.T) {
-	st := runFlowOnce(t, `{
-	  "id": "f", "entryNode": "start",
-	  "nodes": [
-	    {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
-	    {"id": "code", "type": "code", "data": {"codeBody": "return 1",
-	      "inputs": [{"id": "exec-in", "type": "execution"}],
-	      "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "output", "type": "any"}]}},
-	    {"id": "while", "type": "while", "data": {
-	      "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "condition", "type": "boolean"}],
-	      "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"},
-	                  {"id": "item", "type": "any"}, {"id": "index", "type": "number"}]}},
-	    {"id": "set", "type": "set_var", "data": {"pinDefaults": {"name": "last"},
-	      "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
-	      "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "value", "type": "any"}]}},
-	    {"id": "gv", "type": "get_var", "data": {"pinDefaults": {"name": "last"},
-	      "inputs": [{"id": "name", "type": "string"}], "outputs": [{"id": "value", "type": "any"}]}},
-	    {"id": "end", "type": "on_flow_end", "data": {"inputs": [{"id": "exec-in", "type": "execution"}, {"id": "last", "type": "any"}]}}
-	  ],
-	  "edges": [
-	    {"source": "start", "sourceHandle": "exec-out", "target": "code", "targetHandle": "exec-in"},
-	    {"source": "code", "sourceHandle": "exec-out", "target": "while", "targetHandle": "exec-in"},
-	    {"source": "while", "sourceHandle": "loop", "target": "set", "targetHandle": "exec-in"},
-	    {"source": "while", "sourceHandle": "item", "target": "set", "targetHandle": "value"},
-	    {"source": "while", "sourceHandle": "done", "target": "end", "targetHandle": "exec-in"},
-	    {"source": "gv", "sourceHandle": "value", "target": "end", "targetHandle": "last"}
-	  ]}`, map[string]any{})
+	st := runFlowOnce(t, recordingLoopFlow("return 1", `{"id": "L", "type": "while", "data": {
+	  "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "condition", "type": "boolean"}],
+	  "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"},
+	              {"id": "item", "type": "any"}, {"id": "index", "type": "number"}]}}`, "item"), map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
