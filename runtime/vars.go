@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"strconv"
 	"strings"
 
@@ -169,30 +170,7 @@ func stringOr(v any, def string) string {
 }
 
 // truthy applies Python truthiness to a JSON value.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case json.Number:
-		f, err := x.Float64()
-		return err != nil || f != 0
-	case float64:
-		return x != 0
-	case int64:
-		return x != 0
-	case int:
-		return x != 0
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
-	}
-	return true
-}
+func truthy(v any) bool { return pyval.Truthy(v) }
 
 // effectInFlightKey, under vars._runtime, holds in a checkpoint the plan
 // of a node whose effect was being executed when it was taken (an
