@@ -86,7 +86,7 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 		msg := "Agent node missing provider/model configuration"
 		s.setFlowError(n.ID, msg)
 		out := agentOutputs("Agent configuration error: missing provider/model", false,
-			agentMeta(orDefault(nullable(provider), "unknown"), orDefault(nullable(model), "unknown"), "unstructured", 0, 0),
+			agentMeta(orDefault(nullable(provider), "unknown"), orDefault(nullable(model), "unknown"), "", 0, 0),
 			map[string]any{"node_id": n.ID, "steps": []any{}, "tool_calls": []any{}, "tool_results": []any{}}, []any{}, []any{})
 		return s.agentDone(n, b, out, nil), nil
 	}
@@ -178,10 +178,11 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 			crt[k] = pyval.DeepCopy(v)
 		}
 	}
+	var thinking any // the node's own setting, which the structured pass sends too
 	if th, ok := thinkingValue(firstNonNull(in, "thinking")); ok {
-		crt["thinking"] = th
+		crt["thinking"], thinking = th, th
 	} else if th, ok := thinkingValue(cfg["thinking"]); ok {
-		crt["thinking"] = th
+		crt["thinking"], thinking = th, th
 	} else if v, ok := rt["thinking"]; ok {
 		crt["thinking"] = v
 	}
@@ -194,8 +195,12 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	if system != "" {
 		crt["system_prompt_extra"] = system
 	}
-	if v := in["prompt_cache_binding"]; v != nil && v != "" {
-		crt["prompt_cache_binding"] = v
+	cacheBinding := in["prompt_cache_binding"]
+	if cacheBinding == "" {
+		cacheBinding = nil
+	}
+	if cacheBinding != nil {
+		crt["prompt_cache_binding"] = cacheBinding
 	}
 	maxIt := limits["max_iterations"]
 	childVars := map[string]any{
@@ -208,6 +213,7 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 		"task": task, "provider": provider, "model": model, "system": system, "tools": tools,
 		"include_context": include, "temperature": temp, "seed": seed, "response_schema": schema,
 		"context_extra": pyval.DeepCopy(childCtx), "workflow_id": reactID,
+		"thinking": thinking, "prompt_cache_binding": cacheBinding,
 	}
 	s.setOutput(n.ID, map[string]any{"status": "running", "task": task, "context": pyval.DeepCopy(childCtx),
 		"response": "", "success": nil, "meta": nil, "scratchpad": nil})
@@ -241,9 +247,15 @@ func uniqueStrings(v any) []any {
 	return out
 }
 
+// agentMeta is the agent's meta output; mode "" leaves output_mode out (the
+// configuration error's meta has none).
 func agentMeta(provider, model any, mode string, calls, results int) map[string]any {
-	return map[string]any{"schema": "abstractcode.agent.v1.meta", "version": int64(1), "output_mode": mode,
+	m := map[string]any{"schema": "abstractcode.agent.v1.meta", "version": int64(1),
 		"provider": provider, "model": model, "tool_calls": int64(calls), "tool_results": int64(results)}
+	if mode != "" {
+		m["output_mode"] = mode
+	}
+	return m
 }
 
 func agentOutputs(response any, success bool, meta, scratchpad map[string]any, calls, results []any) map[string]any {
@@ -334,6 +346,11 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 		if seed, ok := intOK(ri["seed"]); ok && seed >= 0 {
 			params["seed"] = seed
 		}
+		for _, k := range []string{"thinking", "prompt_cache_binding"} {
+			if v := ri[k]; v != nil {
+				params[k] = v
+			}
+		}
 		payload := map[string]any{
 			"type": "llm_call", "messages": []any{map[string]any{"role": "user", "content": prompt}},
 			"system_prompt": ri["system"], "provider": ri["provider"], "model": ri["model"],
@@ -377,6 +394,16 @@ func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect a
 	b["success"] = out["success"]
 	if effect != nil {
 		objectAt(s.tmp, "effects")[n.ID] = effect
+	}
+	if n.referenced["result"] {
+		// The legacy pin: the raw result when it says more than success,
+		// else the four main outputs.
+		if raw, ok := effect.(map[string]any); ok && hasKeyBesides(raw, "success") {
+			out["result"] = pyval.DeepCopy(raw)
+		} else {
+			out["result"] = map[string]any{"response": out["response"], "success": out["success"],
+				"meta": out["meta"], "scratchpad": out["scratchpad"]}
+		}
 	}
 	s.setOutput(n.ID, out)
 	s.setBus(out)
@@ -429,4 +456,14 @@ func flattenSteps(traces map[string]any) []any {
 		steps = []any{}
 	}
 	return steps
+}
+
+// hasKeyBesides reports whether m has a key other than key.
+func hasKeyBesides(m map[string]any, key string) bool {
+	for k := range m {
+		if k != key {
+			return true
+		}
+	}
+	return false
 }

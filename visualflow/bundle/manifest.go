@@ -63,7 +63,7 @@ func ParseManifest(data []byte) (Manifest, error) {
 		DefaultEntrypoint: strings.TrimSpace(scalarString(pick(raw, "default_entrypoint", "defaultEntrypoint",
 			"default_entrypoint_flow_id", "defaultEntrypointFlowId"))),
 	}
-	if _, ok := pickOK(raw, "bundle_version", "bundleVersion"); !ok {
+	if m.BundleVersion == "" { // absent, null or blank, as Python's reader has it
 		m.BundleVersion = "0.0.0"
 	}
 	if m.BundleFormatVersion != FormatVersion {

@@ -40,7 +40,6 @@ func TestParseManifest_Errors(t *testing.T) {
 		{"format version", base(func(m map[string]any) { m["bundle_format_version"] = "2" }), "unsupported bundle_format_version"},
 		{"format missing", base(func(m map[string]any) { delete(m, "bundle_format_version") }), "unsupported bundle_format_version"},
 		{"bundle id", base(func(m map[string]any) { m["bundle_id"] = "  " }), "bundle_id is required"},
-		{"bundle version empty", base(func(m map[string]any) { m["bundle_version"] = " " }), "bundle_version must be non-empty"},
 		{"entrypoints missing", base(func(m map[string]any) { delete(m, "entrypoints") }), "entrypoints must be a non-empty array"},
 		{"entrypoints empty", base(func(m map[string]any) { m["entrypoints"] = []any{} }), "entrypoints must be a non-empty array"},
 		{"entrypoint not object", base(func(m map[string]any) { m["entrypoints"] = []any{"x"} }), "entrypoints[0] must be an object"},
