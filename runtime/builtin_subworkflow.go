@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -24,8 +25,8 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 	p := req.Effect.Payload
 	rt := req.Runtime
 	wrap := truthy(p["wrap_as_tool_result"])
-	toolName := stringOr(p["tool_name"], stringOr(p["toolName"], "start_subworkflow"))
-	callID := stringOr(p["call_id"], stringOr(p["callId"], "subworkflow"))
+	toolName := trimmedOr(firstPresent(p, "tool_name", "toolName"), "start_subworkflow")
+	callID := trimmedOr(firstPresent(p, "call_id", "callId"), "subworkflow")
 	fail := func(msg string) (Outcome, error) {
 		if wrap {
 			return Completed(toolResult(callID, toolName, false, nil, msg)), nil
@@ -48,11 +49,14 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		if _, set := childVars[k]; set {
 			continue
 		}
-		if v := req.Run.Vars[k]; v != nil && v != "" {
+		if v := req.Run.Vars[k]; v != nil {
+			if s, isStr := v.(string); isStr && strings.TrimSpace(s) == "" {
+				continue // a blank setting is no setting
+			}
 			childVars[k] = pyjson.Clone(v)
 		}
 	}
-	session := stringOr(p["session_id"], stringOr(p["sessionId"], req.Run.SessionID))
+	session := trimmedOr(firstPresent(p, "session_id", "sessionId"), req.Run.SessionID)
 	childID := stringOr(p["run_id"], derivedID(req.Run.RunID, req.IdempotencyKey))
 	if _, err := rt.Start(ctx, StartParams{
 		WorkflowID: wfID, Vars: childVars, ActorID: req.Run.ActorID, SessionID: session,
@@ -154,4 +158,25 @@ func toolResult(callID, name string, success bool, output any, errMsg string) ma
 	return map[string]any{"mode": "executed", "results": []any{map[string]any{
 		"call_id": callID, "name": name, "success": success, "output": output, "error": nullable(errMsg),
 	}}}
+}
+
+// firstPresent returns the value of the first key of p that is present and
+// not null (an empty string stops the search, as Python's "is None" does).
+func firstPresent(p map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v := p[k]; v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// trimmedOr returns v trimmed when it is a non-blank string, else def.
+func trimmedOr(v any, def string) string {
+	if s, ok := v.(string); ok {
+		if s = strings.TrimSpace(s); s != "" {
+			return s
+		}
+	}
+	return def
 }

@@ -42,7 +42,10 @@ func handleAskUser(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if v, ok := p["allow_free_text"]; ok {
 		allow = truthy(v)
 	}
-	key := stringOr(p["wait_key"], "user:"+req.Run.RunID+":"+req.Run.CurrentNode)
+	key := "user:" + req.Run.RunID + ":" + req.Run.CurrentNode
+	if v := p["wait_key"]; truthy(v) {
+		key = pyval.Str(v) // Python: str(wait_key), a number included
+	}
 	w := &durable.WaitState{
 		Reason: durable.WaitUser, WaitKey: key, ResumeToNode: req.ResumeTarget(),
 		ResultKey: req.Effect.ResultKey, Prompt: prompt, AllowFreeText: allow,
@@ -86,7 +89,8 @@ func handleAnswerUser(ctx context.Context, req *EffectRequest) (Outcome, error) 
 	}
 	s := pyval.Str(msg)
 	level := "message"
-	switch strings.ToLower(fmt.Sprint(p["level"])) {
+	lv, _ := p["level"].(string)
+	switch strings.ToLower(strings.TrimSpace(lv)) {
 	case "warning", "warn":
 		level = "warning"
 	case "error":
@@ -100,8 +104,11 @@ func handleAnswerUser(ctx context.Context, req *EffectRequest) (Outcome, error) 
 // deadline the wait resolves with {"timed_out": true}.
 func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	p := req.Effect.Payload
-	key, _ := p["wait_key"].(string)
-	if strings.TrimSpace(key) == "" {
+	var key string
+	if v := p["wait_key"]; truthy(v) {
+		key = pyval.Str(v) // wins if truthy, as in Python: a number, a blank string
+	}
+	if key == "" {
 		name := stringOr(p["name"], stringOr(p["event_name"], ""))
 		if strings.TrimSpace(name) == "" {
 			return Failed("wait_event requires payload.wait_key or payload.name"), nil

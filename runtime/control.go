@@ -354,7 +354,6 @@ func markCancelled(run *durable.RunState, reason string) {
 	run.Status = durable.RunCancelled
 	run.Error = reason
 	run.Waiting = nil
-	if ctl := controlOf(run.Vars); ctl != nil {
-		delete(ctl, "paused")
-	}
+	// The control namespace is created if missing, as Python's setdefault does.
+	delete(namespace(namespace(run.Vars, "_runtime"), "control"), "paused")
 }

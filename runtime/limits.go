@@ -102,6 +102,15 @@ func limitInt(l map[string]any, key string, def int64) int64 {
 	return def
 }
 
+// limitOr reads a limit as Python's int(x or def) does: a zero (or any
+// falsy value) gives def.
+func limitOr(l map[string]any, key string, def int64) int64 {
+	if n, ok := AsInt(l[key]); ok && n != 0 {
+		return n
+	}
+	return def
+}
+
 // pct is Python's round(cur/maxV*100, 1): half to even on the exact
 // binary value, which formatting with one decimal does (12.25 → 12.2).
 func pct(cur, maxV int64) float64 {
@@ -129,18 +138,21 @@ func (r *Runtime) GetLimitStatus(ctx context.Context, runID string) (map[string]
 		return nil, err
 	}
 	l := limitsOf(run)
-	iterCur, iterMax := limitInt(l, "current_iteration", 0), limitInt(l, "max_iterations", 50)
-	tokCur, tokMax := limitInt(l, "estimated_tokens_used", 0), limitInt(l, "max_tokens", 32768)
+	// As Python has it: usage and maxima read with int(x or default), the
+	// thresholds as stored, and the warning flags set from the rounded
+	// percentage (CheckLimits compares the unrounded one).
+	iterCur, iterMax := limitOr(l, "current_iteration", 0), limitOr(l, "max_iterations", 50)
+	tokCur, tokMax := limitOr(l, "estimated_tokens_used", 0), limitOr(l, "max_tokens", 32768)
 	warnIter, warnTok := limitInt(l, "warn_iterations_pct", 80), limitInt(l, "warn_tokens_pct", 80)
 	return map[string]any{
 		"iterations": map[string]any{
 			"current": iterCur, "max": iterMax, "pct": pct(iterCur, iterMax),
-			"warning": rawPct(iterCur, iterMax) >= float64(warnIter),
+			"warning": pct(iterCur, iterMax) >= float64(warnIter),
 		},
 		"tokens": map[string]any{
 			"estimated_used": tokCur, "max": tokMax,
 			"max_input_tokens": l["max_input_tokens"], "max_output_tokens": l["max_output_tokens"],
-			"pct": pct(tokCur, tokMax), "warning": rawPct(tokCur, tokMax) >= float64(warnTok),
+			"pct": pct(tokCur, tokMax), "warning": pct(tokCur, tokMax) >= float64(warnTok),
 		},
 		"history": map[string]any{"max_messages": limitInt(l, "max_history_messages", -1)},
 	}, nil
@@ -166,10 +178,11 @@ func (r *Runtime) CheckLimits(ctx context.Context, runID string) ([]LimitWarning
 			out = append(out, LimitWarning{kind, "warning", cur, maxV, p})
 		}
 	}
-	check("iterations", limitInt(l, "current_iteration", 0), limitInt(l, "max_iterations", 50),
-		limitInt(l, "warn_iterations_pct", 80))
-	if used := limitInt(l, "estimated_tokens_used", 0); used > 0 {
-		check("tokens", used, limitInt(l, "max_tokens", 32768), limitInt(l, "warn_tokens_pct", 80))
+	// Every value read with int(x or default), as Python reads them.
+	check("iterations", limitOr(l, "current_iteration", 0), limitOr(l, "max_iterations", 50),
+		limitOr(l, "warn_iterations_pct", 80))
+	if used := limitOr(l, "estimated_tokens_used", 0); used > 0 {
+		check("tokens", used, limitOr(l, "max_tokens", 32768), limitOr(l, "warn_tokens_pct", 80))
 	}
 	return out, nil
 }
