@@ -128,6 +128,9 @@ func TestRecordKeepsUnknownFieldsAndStatuses(t *testing.T) {
 func FuzzUnmarshalRecord(f *testing.F) {
 	f.Add([]byte(`{"run_id": "r", "step_id": "s", "node_id": "n", "status": "completed", "effect": {"type": "ask_user", "payload": {"prompt": "é"}, "result_key": "a"}, "result": {"x": [1, 2.5, null]}, "attempt": 2}`))
 	f.Add([]byte(`{"run_id": "r", "status": "waiting", "result": {"wait": {"reason": "user"}}, "extra": true}`))
+	// Payloads a node broke the type of, as Python records them.
+	f.Add([]byte(`{"run_id": "r", "step_id": "s", "node_id": "n", "status": "started", "effect": {"type": "x", "payload": null, "result_key": null}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "k", "prev_hash": null, "record_hash": null, "signature": null}`))
+	f.Add([]byte(`{"run_id": "r", "step_id": "s", "node_id": "n", "status": "failed", "effect": {"type": "x", "payload": ["a", 1], "result_key": ""}, "result": null, "error": "", "started_at": "2026-01-01T00:00:00Z", "ended_at": null, "actor_id": "", "session_id": null, "attempt": 2, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, err := durable.UnmarshalRecord(data)
 		if err != nil {
@@ -152,6 +155,12 @@ func FuzzUnmarshalRecord(f *testing.F) {
 // decoding the same text from a string gives the same run.
 func FuzzUnmarshalRun(f *testing.F) {
 	f.Add([]byte(pythonRun))
+	// What Python may write that we keep as read: deadlines in other
+	// spellings or none we parse, mixed choices, a non-object output, "".
+	f.Add([]byte(strings.NewReplacer(`"until": null`, `"until": "20300101t0000z"`,
+		`"choices": ["yes", "no"]`, `"choices": [1, {"a": null}, "x"]`, `"output": null`, `"output": "done"`,
+		`"error": null`, `"error": ""`).Replace(pythonRun)))
+	f.Add([]byte(strings.Replace(pythonRun, `"until": null`, `"until": "next tuesday"`, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		run, err := durable.UnmarshalRun(data)
 		fromString, serr := durable.UnmarshalRunString(string(data))
@@ -370,4 +379,22 @@ func TestUnreadableUntilKeepsTheRun(t *testing.T) {
 	if b, _ := durable.MarshalRun(run, pyjson.Line); !strings.Contains(string(b), `"until": "2030-01-01T00:00:00+00:00"`) {
 		t.Errorf("new until not written: %s", b)
 	}
+}
+
+// FuzzParseTime: ParseTime never panics, and what it reads it writes back
+// in a form it reads as the same instant.
+func FuzzParseTime(f *testing.F) {
+	for _, s := range []string{"2030-01-02T03:04:05.5+01:00", "20300102T030405Z", "2030-01-02 03:04", "2030-01-02t03z", "next tuesday", "2030-01-02T03:04:05-00:30:15"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tm, err := durable.ParseTime(s)
+		if err != nil {
+			return
+		}
+		back, err := durable.ParseTime(tm.String())
+		if err != nil || !back.Equal(tm.Time) {
+			t.Fatalf("%q read as %v, written %q, read back as %v (%v)", s, tm, tm.String(), back, err)
+		}
+	})
 }
