@@ -52,7 +52,11 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if scope == "session" {
 		envelope["session_id"] = sid
 	}
-	res, err := req.Runtime.deliver(ctx, req.drv, []string{key, wildcard}, envelope)
+	// payload.max_steps: steps each listener takes before its status is
+	// recorded (as in Python); 0, the default, leaves it to be driven
+	// after this step.
+	maxSteps := max(payloadInt(p["max_steps"], 0), 0)
+	res, err := req.Runtime.deliver(ctx, req.drv, []string{key, wildcard}, envelope, int(maxSteps))
 	if err != nil {
 		return Failed("emit_event: " + err.Error()), nil
 	}
@@ -73,8 +77,10 @@ type delivery struct {
 	resumed     []any
 }
 
-// deliver resumes the waiting event runs whose wait key is one of keys.
-func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelope map[string]any) (delivery, error) {
+// deliver resumes the waiting event runs whose wait key is one of keys,
+// most recently updated first (as Python lists them), each ticked for up
+// to maxSteps steps right away when maxSteps > 0.
+func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelope map[string]any, maxSteps int) (delivery, error) {
 	var out delivery
 	out.resumed = []any{}
 	runs, err := r.store.RunList(ctx, &store.RunListParams{
@@ -83,8 +89,6 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 	if err != nil {
 		return out, fmt.Errorf("listing event listeners: %w", err)
 	}
-	// Oldest listener first, so delivery order is stable.
-	slices.Reverse(runs)
 	for _, l := range runs {
 		if IsPaused(l) {
 			continue
@@ -93,7 +97,7 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "skipped", "error": "workflow_not_registered"})
 			continue
 		}
-		st, err := d.resumeListener(ctx, l, envelope)
+		st, err := d.resumeListener(ctx, l, envelope, maxSteps)
 		if err != nil {
 			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "error", "error": err.Error()})
 			continue
@@ -110,9 +114,12 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 // resumeListener resumes one listener with the event, waiting a moment
 // for a listener another runner holds (claimWaiting): giving up at once
 // would lose the event for that listener.
-func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any) (*durable.RunState, error) {
+func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any, maxSteps int) (*durable.RunState, error) {
+	if maxSteps <= 0 {
+		maxSteps = -1 // no tick here: driven after the emitter's step
+	}
 	return d.resumeClaiming(ctx, ResumeParams{
-		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: -1, strict: true,
+		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: maxSteps, strict: true,
 	}, true)
 }
 
@@ -181,7 +188,7 @@ func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error)
 		"emitter": map[string]any{"source": "external"},
 	}
 	d := r.newDriver(nil)
-	res, err := r.deliver(ctx, d, []string{key}, envelope)
+	res, err := r.deliver(ctx, d, []string{key}, envelope, 0)
 	if err != nil {
 		return nil, err
 	}

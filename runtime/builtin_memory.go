@@ -25,6 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -431,7 +433,9 @@ func isDigits(s string) bool {
 
 // resolve returns the artifact id a ref names in spans ("" for an index
 // out of range or a span without an id). An artifact id is returned as
-// given (it may name a span of another owner).
+// given (it may name a span of another owner). MEMORY_TAG counts indices
+// in stored order; MEMORY_QUERY and MEMORY_REHYDRATE count them newest
+// first (spansNewestFirst), as Python does.
 func (s spanRef) resolve(spans []any) string {
 	if !s.isIdx {
 		return s.id
@@ -440,6 +444,18 @@ func (s spanRef) resolve(spans []any) string {
 		return ""
 	}
 	return spanArtifactID(spans[s.index-1])
+}
+
+// spansNewestFirst returns the spans ordered by created_at, newest first
+// (a stable sort on the text, as Python's list_memory_spans_from_run).
+func spansNewestFirst(spans []any) []any {
+	out := slices.Clone(spans)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, _ := out[i].(map[string]any)
+		b, _ := out[j].(map[string]any)
+		return anyText(a["created_at"]) > anyText(b["created_at"])
+	})
+	return out
 }
 
 // spanRefs reads span_ids (a list) or span_id (one value or a list).
@@ -628,28 +644,19 @@ type effort struct {
 	warnings []string
 }
 
-// clamp caps a value at max and returns it; a value the caller gave
-// explicitly that was over the cap is reported as a warning.
-func (e *effort) clamp(name string, v, maxV int64, given bool) int64 {
+// clamp caps a value at max and returns it, with Python's warning when it
+// was over.
+func (e *effort) clamp(name string, v, maxV int64) int64 {
 	if v > maxV {
-		if given {
-			e.warnings = append(e.warnings, fmt.Sprintf("recall_level=%s: %s=%d clamped to %d", e.policy.level, name, v, maxV))
-		}
+		e.warnf("clamped %s from %d to %d", name, v, maxV)
 		v = maxV
 	}
 	return v
 }
 
-// disable turns a feature off when the level does not allow it; an
-// explicit request that was refused is reported as a warning.
-func (e *effort) disable(name string, requested, allowed, given bool) bool {
-	if requested && !allowed {
-		if given {
-			e.warnings = append(e.warnings, fmt.Sprintf("recall_level=%s: %s disabled", e.policy.level, name))
-		}
-		return false
-	}
-	return requested
+// warnf adds a warning prefixed with the level, as Python words them.
+func (e *effort) warnf(format string, args ...any) {
+	e.warnings = append(e.warnings, "recall_level="+e.policy.level+": "+fmt.Sprintf(format, args...))
 }
 
 // report returns {recall_level, applied} or nil without a level.

@@ -155,16 +155,10 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	// All candidate spans, first owner wins for a shared artifact id.
 	byID := map[string]map[string]any{}
 	summaries := map[string]string{}
-	evidence := map[string]bool{}
 	for _, qo := range qos {
 		for _, s := range qo.newest {
 			if id := spanArtifactID(s); id != "" && byID[id] == nil {
 				byID[id] = s
-			}
-		}
-		for _, s := range qo.stored {
-			if m, _ := s.(map[string]any); m != nil && m["kind"] == "evidence" {
-				evidence[spanArtifactID(s)] = true
 			}
 		}
 		for k, v := range qo.summaries {
@@ -173,18 +167,17 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 
 	var selected []string
-	var warnings []string
 	if qp.explicitGiven {
+		// As Python resolves them: indices count the first owner's
+		// non-evidence spans newest first (out of range: dropped); ids
+		// are taken as given, rendered "(artifact payload unavailable)"
+		// when nothing has them.
+		newest := make([]any, len(qos[0].newest))
+		for i, s := range qos[0].newest {
+			newest[i] = s
+		}
 		for _, ref := range qp.explicit {
-			id := ref.resolve(qos[0].stored)
-			switch {
-			case id == "" && ref.isIdx:
-				warnings = append(warnings, "Unknown span index: "+ref.String())
-			case evidence[id] && byID[id] == nil:
-				warnings = append(warnings, "Evidence span excluded: "+id)
-			case byID[id] == nil && !q.exists(id):
-				warnings = append(warnings, "Unknown span_id: "+id)
-			default:
+			if id := ref.resolve(newest); id != "" {
 				selected = append(selected, id)
 			}
 		}
@@ -198,8 +191,15 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	text := ""
 	if qp.returnMode != "meta" {
 		text = q.render(byID, summaries, selected, qp.maxMessages)
+		if w := qp.effort.warningList(); w != nil {
+			lines := make([]string, 0, len(w))
+			for _, x := range w {
+				lines = append(lines, "- "+x.(string))
+			}
+			text = strings.TrimSpace("[recall warnings]\n" + strings.Join(lines, "\n") + "\n\n" + text)
+		}
 	}
-	meta := map[string]any{}
+	var meta map[string]any // null for "rendered", as in Python
 	if qp.returnMode != "rendered" {
 		matches := []any{}
 		for _, id := range selected {
@@ -207,20 +207,13 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 				matches = append(matches, matchMeta(id, s))
 			}
 		}
-		meta["matches"] = matches
-		meta["span_ids"] = toAny(selected)
-	}
-	if r := qp.effort.report(); r != nil {
-		meta["effort"] = r
-	}
-	if qp.effort != nil {
-		warnings = append(warnings, qp.effort.warnings...)
-	}
-	if len(warnings) > 0 {
-		meta["warnings"] = toAny(warnings)
-	}
-	if len(meta) == 0 {
-		meta = nil
+		meta = map[string]any{"matches": matches, "span_ids": toAny(selected)}
+		if r := qp.effort.report(); r != nil {
+			meta["effort"] = r
+		}
+		if w := qp.effort.warningList(); w != nil {
+			meta["warnings"] = w
+		}
 	}
 	return Completed(memoryEnvelope(callID, name, true, text, "", meta)), nil
 }
@@ -265,7 +258,6 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 		return nil, err
 	}
 
-	given := func(k string) bool { v, ok := p[k]; return ok && v != nil }
 	qp.limitSpans = max(payloadInt(p["limit_spans"], 5), 1)
 	if p["deep"] == nil {
 		qp.deep = qp.query != ""
@@ -296,30 +288,39 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	}
 
 	if policy != nil {
+		// Python's order and words; a default over the level's cap is
+		// clamped (and reported) like a value the caller gave.
+		provided := func(k string) bool { _, ok := p[k]; return ok }
 		e := &effort{policy: policy}
-		if !given("limit_spans") {
+		if !provided("limit_spans") {
 			qp.limitSpans = policy.limitSpansDefault
 		}
-		qp.limitSpans = e.clamp("limit_spans", qp.limitSpans, policy.limitSpansMax, given("limit_spans"))
-		qp.deep = e.disable("deep", qp.deep, policy.deepAllowed, given("deep"))
-		if qp.deep {
-			qp.deepLimitSpans = e.clamp("deep_limit_spans", qp.deepLimitSpans, policy.deepLimitSpansMax, given("deep_limit_spans"))
-			qp.deepLimitMsgs = e.clamp("deep_limit_messages_per_span", qp.deepLimitMsgs,
-				policy.deepLimitMessagesPerSpanMax, given("deep_limit_messages_per_span"))
-		} else {
-			qp.deepLimitSpans, qp.deepLimitMsgs = 0, 0
+		qp.limitSpans = e.clamp("limit_spans", qp.limitSpans, policy.limitSpansMax)
+		if qp.deep && !policy.deepAllowed {
+			e.warnf("deep scan disabled (not allowed at this level)")
+			qp.deep = false
 		}
-		qp.connected = e.disable("connected", qp.connected, policy.connectedAllowed, given("connected"))
-		qp.neighborHops = e.clamp("neighbor_hops", qp.neighborHops, policy.neighborHopsMax, given("neighbor_hops"))
+		if qp.deep && !provided("deep_limit_spans") {
+			qp.deepLimitSpans = min(qp.deepLimitSpans, policy.deepLimitSpansMax)
+		}
+		qp.deepLimitSpans = e.clamp("deep_limit_spans", qp.deepLimitSpans, policy.deepLimitSpansMax)
+		if qp.deep && !provided("deep_limit_messages_per_span") {
+			qp.deepLimitMsgs = min(qp.deepLimitMsgs, policy.deepLimitMessagesPerSpanMax)
+		}
+		qp.deepLimitMsgs = e.clamp("deep_limit_messages_per_span", qp.deepLimitMsgs, policy.deepLimitMessagesPerSpanMax)
+		if qp.connected && !policy.connectedAllowed {
+			e.warnf("connected expansion disabled (not allowed at this level)")
+			qp.connected = false
+		}
+		qp.neighborHops = e.clamp("neighbor_hops", qp.neighborHops, policy.neighborHopsMax)
 		switch {
-		case !given("max_messages"):
+		case !provided("max_messages"):
 			qp.maxMessages = policy.maxMessagesDefault
 		case qp.maxMessages == -1:
-			e.warnings = append(e.warnings, "recall_level="+policy.level+": max_messages=-1 clamped to "+
-				strconv.FormatInt(policy.maxMessagesMax, 10))
+			e.warnf("max_messages=-1 (unbounded) is not allowed; clamped to %d", policy.maxMessagesMax)
 			qp.maxMessages = policy.maxMessagesMax
 		default:
-			qp.maxMessages = e.clamp("max_messages", qp.maxMessages, policy.maxMessagesMax, true)
+			qp.maxMessages = e.clamp("max_messages", qp.maxMessages, policy.maxMessagesMax)
 		}
 		e.applied = map[string]any{
 			"limit_spans": qp.limitSpans, "deep": qp.deep, "deep_limit_spans": qp.deepLimitSpans,
@@ -765,12 +766,6 @@ func (q *memQuery) meta(id string) *artifact.Metadata {
 	}
 	q.metas[id] = m
 	return m
-}
-
-// exists reports whether an artifact exists (false on any error).
-func (q *memQuery) exists(id string) bool {
-	ok, err := q.arts.Exists(q.ctx, id)
-	return err == nil && ok
 }
 
 // matchMeta is one entry of meta.matches.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/artifact"
@@ -41,13 +42,16 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	EnsureNamespaces(req.Run.Vars)
 	p := req.Effect.Payload
-	refs, _ := spanRefs(p)
-	if len(refs) == 0 {
-		return Outcome{}, failf("MEMORY_REHYDRATE requires payload.span_ids (non-empty list)")
+	refs, given := spanRefs(p)
+	if !given {
+		return Outcome{}, failf("MEMORY_REHYDRATE requires payload.span_ids (or legacy span_id)")
+	}
+	if len(refs) == 0 { // a valid no-op: a recall that found nothing
+		return Completed(map[string]any{"inserted": int64(0), "skipped": int64(0), "artifacts": []any{}}), nil
 	}
 	placement := strings.TrimSpace(stringOr(p["placement"], "after_summary"))
 	dedupBy := strings.TrimSpace(stringOr(p["dedup_by"], "message_id"))
-	policy, err := parseRecallLevel(p["recall_level"])
+	policy, err := parseRecallLevel(firstPresent(p, "recall_level", "recallLevel"))
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -60,14 +64,29 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	var eff *effort
 	if policy != nil {
+		// Python's rules and words: absent or unreadable → the default;
+		// below 1 → the default, with a warning; over the cap → clamped.
 		eff = &effort{policy: policy}
-		if _, set := p["max_messages"]; !set || p["max_messages"] == nil {
-			maxMessages = policy.rehydrateMaxMessagesDefault
-		} else if maxMessages < 0 {
-			maxMessages = policy.rehydrateMaxMessagesMaxLimit
-		} else {
-			maxMessages = eff.clamp("max_messages", maxMessages, policy.rehydrateMaxMessagesMaxLimit, true)
+		n, ok := int64(0), false
+		if v := p["max_messages"]; v != nil {
+			if _, isBool := v.(bool); !isBool {
+				if f, isNum := AsFloat(v); isNum {
+					n, ok = int64(f), true
+				} else if s, isStr := v.(string); isStr {
+					if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+						n, ok = int64(f), true
+					}
+				}
+			}
 		}
+		if !ok {
+			n = policy.rehydrateMaxMessagesDefault
+		}
+		if n < 1 {
+			eff.warnf("max_messages must be >=1; using %d", policy.rehydrateMaxMessagesDefault)
+			n = policy.rehydrateMaxMessagesDefault
+		}
+		maxMessages = eff.clamp("max_messages", n, policy.rehydrateMaxMessagesMaxLimit)
 		eff.applied = map[string]any{"max_messages": maxMessages}
 	}
 
@@ -75,7 +94,7 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	spans := spanList(target)
+	spans := spansNewestFirst(spanList(target)) // indices count newest first
 	kinds := map[string]string{}
 	for _, s := range spans {
 		if id := spanArtifactID(s); id != "" {
@@ -91,9 +110,7 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	ids = dedupStrings(ids)
 	if len(ids) == 0 {
-		res := map[string]any{"inserted": int64(0), "skipped": int64(0), "artifacts": []any{}}
-		addEffort(res, eff)
-		return Completed(res), nil
+		return Completed(map[string]any{"inserted": int64(0), "skipped": int64(0), "artifacts": []any{}}), nil
 	}
 
 	var todo []string
@@ -125,7 +142,9 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	return Completed(res), nil
 }
 
+// addEffort sets effort and warnings, null when there are none.
 func addEffort(res map[string]any, eff *effort) {
+	res["effort"], res["warnings"] = nil, nil
 	if r := eff.report(); r != nil {
 		res["effort"] = r
 	}

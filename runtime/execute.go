@@ -39,6 +39,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 	if eff.Type == durable.EffectToolCalls {
 		warnToolCallIDs(run.Vars, plan.NodeID, eff.Payload)
 	}
+	pythonRun := !hasEffectSeq(run.Vars)
 	seq := effectSeq(run.Vars)
 	key := EffectKey(run.RunID, plan.NodeID, eff, seq)
 	if eff.Type == durable.EffectToolCalls {
@@ -51,8 +52,14 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 	}()
 	start := time.Now()
 
-	if !s.r.atomic {
+	// A run the Python runtime left (no effect_seq yet) may have died after
+	// appending this effect's completed record and before saving the
+	// state: Python's key finds it, whatever the store.
+	if !s.r.atomic || pythonRun {
 		prior, err := s.r.findCompleted(ctx, run.RunID, key)
+		if err == nil && prior == nil && pythonRun {
+			prior, err = s.r.findCompleted(ctx, run.RunID, PythonIdempotencyKey(run.RunID, plan.NodeID, plan.Effect))
+		}
 		if err != nil {
 			return Outcome{}, false, err
 		}

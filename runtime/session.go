@@ -86,7 +86,7 @@ func (s *session) commit(ctx context.Context) error {
 	s.run.UpdatedAt = s.r.now()
 	if s.inFlightNode != "" {
 		// The store copies or encodes the run within RunCommit.
-		setEffectInFlight(s.run.Vars, s.inFlightNode, s.inFlight)
+		setEffectInFlight(s.run.Vars, s.inFlightNode, s.inFlight, s.run.UpdatedAt)
 		defer clearEffectInFlight(s.run.Vars)
 	}
 	if ctx.Err() != nil {

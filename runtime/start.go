@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -65,6 +66,9 @@ func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
 		vars["_limits"] = pyjson.CloneObject(r.limitsV)
 	}
 	rt := namespace(vars, "_runtime")
+	// Present from the start in our runs: its absence marks a run the
+	// Python runtime started and we have not stepped (see execute).
+	rt["effect_seq"] = json.Number("0")
 	if s := strings.TrimSpace(r.limits.Provider); s != "" {
 		if _, ok := rt["provider"]; !ok {
 			rt["provider"] = s

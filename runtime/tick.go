@@ -243,7 +243,7 @@ func (s *session) step(ctx context.Context) error {
 	if !s.loadChecked {
 		// Only a loaded run can hold a plan in flight.
 		s.loadChecked = true
-		plan, replay = takeEffectInFlight(run.Vars, nodeID)
+		plan, replay = takeEffectInFlight(run.Vars, nodeID, run.UpdatedAt)
 	}
 	if !replay {
 		var err error

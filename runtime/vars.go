@@ -62,6 +62,14 @@ func effectSeq(vars map[string]any) int64 {
 	return n
 }
 
+// hasEffectSeq reports whether the run has an effect_seq: every run this
+// runtime started or stepped has one.
+func hasEffectSeq(vars map[string]any) bool {
+	rt, _ := vars["_runtime"].(map[string]any)
+	_, ok := rt["effect_seq"]
+	return ok
+}
+
 func setEffectSeq(vars map[string]any, n int64) {
 	namespace(vars, "_runtime")["effect_seq"] = n
 }
@@ -181,13 +189,17 @@ func truthy(v any) bool { return pyval.Truthy(v) }
 // what it wrote, as the VisualFlow agent node does, would take the branch
 // for "effect done"). The key is only ever in what is committed: the
 // session adds it for the commit and takes it out of the vars it loads.
+// It carries the checkpoint's updated_at: a Python runtime that continued
+// the run keeps the key it does not know while it saves newer states, and
+// such a stale plan must not be replayed.
 const effectInFlightKey = "effect_in_flight"
 
-func setEffectInFlight(vars map[string]any, node string, plan StepPlan) {
+func setEffectInFlight(vars map[string]any, node string, plan StepPlan, checkpointAt durable.Time) {
 	namespace(vars, "_runtime")[effectInFlightKey] = map[string]any{
-		"node":      node,
-		"plan_node": plan.NodeID,
-		"next_node": nullable(plan.NextNode),
+		"node":          node,
+		"checkpoint_at": checkpointAt.String(),
+		"plan_node":     plan.NodeID,
+		"next_node":     nullable(plan.NextNode),
 		"effect": map[string]any{
 			"type":       string(plan.Effect.Type),
 			"payload":    plan.Effect.Payload,
@@ -203,8 +215,9 @@ func clearEffectInFlight(vars map[string]any) {
 }
 
 // takeEffectInFlight removes the plan recorded by setEffectInFlight from
-// vars and returns it if it was recorded at node.
-func takeEffectInFlight(vars map[string]any, node string) (StepPlan, bool) {
+// vars and returns it if it was recorded at node by the checkpoint that
+// saved the run last (updatedAt).
+func takeEffectInFlight(vars map[string]any, node string, updatedAt durable.Time) (StepPlan, bool) {
 	rt, _ := vars["_runtime"].(map[string]any)
 	m, _ := rt[effectInFlightKey].(map[string]any)
 	if m == nil {
@@ -213,6 +226,10 @@ func takeEffectInFlight(vars map[string]any, node string) (StepPlan, bool) {
 	delete(rt, effectInFlightKey)
 	if m["node"] != node {
 		return StepPlan{}, false
+	}
+	at, _ := m["checkpoint_at"].(string)
+	if t, err := durable.ParseTime(at); err != nil || !t.Equal(updatedAt.Time) {
+		return StepPlan{}, false // saved since by a runtime that does not know the key
 	}
 	e, _ := m["effect"].(map[string]any)
 	typ, _ := e["type"].(string)

@@ -571,9 +571,9 @@ func (s *Store) listDueOverQueue(ctx context.Context, p *store.RunListDueParams)
 	slices.SortFunc(all, func(a, b due) int { return cmp.Or(strings.Compare(a.until, b.until), strings.Compare(a.id, b.id)) })
 	out := make([]store.DueRun, 0, min(len(all), limit))
 	for _, d := range all[:min(len(all), limit)] {
-		until, err := durable.ParseTime(d.until)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: listing due runs: run %s: %w", d.id, err)
+		until, ok := s.dueTime(d.id, d.until)
+		if !ok {
+			continue
 		}
 		out = append(out, store.DueRun{RunID: d.id, Until: until})
 	}

@@ -369,9 +369,9 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 		if err := rows.Scan(&id, &due); err != nil {
 			return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 		}
-		until, err := durable.ParseTime(due)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: listing due runs: run %s: %w", id, err)
+		until, ok := s.dueTime(id, due)
+		if !ok {
+			continue
 		}
 		out = append(out, store.DueRun{RunID: id, Until: until})
 	}
@@ -388,19 +388,37 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
 	defer rd.release()
-	var due string
-	err = rd.nextDue.QueryRowContext(ctx).Scan(&due)
-	if errors.Is(err, sql.ErrNoRows) {
-		return durable.Time{}, nil
-	}
+	rows, err := rd.nextDue.QueryContext(ctx)
 	if err != nil {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
-	t, err := durable.ParseTime(due)
-	if err != nil {
+	defer rows.Close()
+	for rows.Next() { // the first deadline that reads as a time
+		var id, due string
+		if err := rows.Scan(&id, &due); err != nil {
+			return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
+		}
+		if t, ok := s.dueTime(id, due); ok {
+			return t, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
-	return t, nil
+	return durable.Time{}, nil
+}
+
+// dueTime reads a wait_index deadline. Python stores a WAIT_UNTIL's until
+// as the node gave it; a text no parser reads is passed over (and logged)
+// rather than failing the listing, so it never falls due, as our JSON and
+// memory stores treat it, and the runs behind it are still released.
+func (s *Store) dueTime(runID, text string) (durable.Time, bool) {
+	t, err := durable.ParseTime(text)
+	if err != nil {
+		s.log.Warn("passing over a due-index deadline that cannot be read", "run_id", runID, "until", text)
+		return durable.Time{}, false
+	}
+	return t, true
 }
 
 // RunListChildren implements store.RunStore, oldest first: ORDER BY

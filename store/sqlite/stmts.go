@@ -333,7 +333,7 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	// the due queries read its next_due_iso index alone.
 	p(&r.listDue, `SELECT run_id, next_due_iso FROM wait_index
 		WHERE next_due_iso <= ? ORDER BY next_due_iso ASC, run_id ASC LIMIT ?`)
-	p(&r.nextDue, `SELECT next_due_iso FROM wait_index ORDER BY next_due_iso ASC LIMIT 1`)
+	p(&r.nextDue, `SELECT run_id, next_due_iso FROM wait_index ORDER BY next_due_iso ASC`)
 	p(&r.ledgerList, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
 	p(&r.ledgerCount, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`)
 	p(&r.findCompleted, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND completed_key = ?
