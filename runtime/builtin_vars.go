@@ -3,11 +3,11 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"strconv"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // VARS_QUERY: reads a value of the run's vars (or of another run's) and

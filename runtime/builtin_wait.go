@@ -3,11 +3,11 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // builtinHandlers returns the handlers every runtime has. Hosts add the

@@ -83,7 +83,9 @@ func (s *session) resumeRecord(ctx context.Context, w *durable.WaitState, payloa
 		if off, err := artifact.Offload(ctx, s.r.arts, payload, artifact.OffloadOptions{
 			BaseTags: map[string]string{"source": "resume", "kind": "resume_payload"}, RootPath: "resume.payload",
 		}); err == nil {
-			payload, _ = off.(map[string]any)
+			if m, ok := off.(map[string]any); ok { // the root itself is never replaced
+				payload = m
+			}
 		}
 	}
 	rec := s.baseRecord(s.run.CurrentNode, durable.StepCompleted)

@@ -2,11 +2,11 @@ package runtime
 
 import (
 	"encoding/json"
-	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"strconv"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // SetPath writes v at a dotted path in vars, creating {} for every
