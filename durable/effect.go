@@ -70,8 +70,10 @@ func decodeEffect(v any) (*Effect, error) {
 	e.Type = EffectType(t)
 	if p, ok := m["payload"].(map[string]any); ok {
 		e.Payload = p
+	} else if v, present := m["payload"]; present {
+		e.Payload, e.payloadRead, e.payloadNotDict = map[string]any{}, v, true
 	} else {
-		e.Payload, e.payloadRead, e.payloadNotDict = map[string]any{}, m["payload"], true
+		e.Payload = map[string]any{} // absent: written {}, as before
 	}
 	if e.ResultKey, err = getString(m, "result_key"); err != nil {
 		return nil, err
