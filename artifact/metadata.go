@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // Descriptor schema constants.
@@ -413,33 +414,9 @@ func pyStr(v any) string {
 	return pyStrAll(v)
 }
 
-// pyStrAll approximates Python str(v) for JSON values.
-func pyStrAll(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case string:
-		return x
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case json.Number:
-		return string(x)
-	case float64:
-		return pyjson.FormatFloat(x)
-	case int:
-		return strconv.Itoa(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	}
-	b, err := pyjson.Marshal(v, pyjson.Line)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
+// pyStrAll is Python str(v) for JSON values: lists and objects as their
+// Python repr.
+func pyStrAll(v any) string { return pyval.Str(v) }
 
 func truthy(v any) bool {
 	switch x := v.(type) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -16,10 +17,15 @@ import (
 var ErrInvalidCommand = errors.New("invalid command")
 
 // PrepareCommand checks a command before a backend appends it and fills
-// its defaults in place: run_id and type are required, an empty
+// its defaults in place: ids and type are trimmed, run_id and type are
+// required, an empty
 // command_id becomes a random uuid4 hex, a zero TS the current time, a nil
 // payload {}. It returns the payload encoded as the Python stores write it.
 func PrepareCommand(c *durable.CommandRecord, now time.Time) ([]byte, error) {
+	// Trimmed, as every Python command store trims them: " c1 " and "c1"
+	// are one command.
+	c.CommandID, c.RunID = strings.TrimSpace(c.CommandID), strings.TrimSpace(c.RunID)
+	c.Type, c.ClientID = strings.TrimSpace(c.Type), strings.TrimSpace(c.ClientID)
 	if c.RunID == "" || c.Type == "" {
 		return nil, fmt.Errorf("run_id and type are required: %w", ErrInvalidCommand)
 	}

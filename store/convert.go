@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 func positiveInt(v any) (int64, bool) {
@@ -28,6 +29,12 @@ func positiveInt(v any) (int64, bool) {
 			return 0, false
 		}
 		n = int64(x) // truncated, as Python's int()
+	case string: // Python's int() reads a decimal string too
+		i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		n = i
 	default:
 		return 0, false
 	}

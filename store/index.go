@@ -73,7 +73,7 @@ func (p *RunIndexParams) Matches(row *RunIndexRow) bool {
 	if p.WorkflowID != "" && row.WorkflowID != p.WorkflowID {
 		return false
 	}
-	if p.SessionID != "" && row.SessionID != p.SessionID {
+	if sid := strings.TrimSpace(p.SessionID); sid != "" && row.SessionID != sid {
 		return false
 	}
 	if p.RootOnly && row.ParentRunID != "" {

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -61,14 +62,12 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if n := len(s.commands); n > 0 {
-		return s.commands[n-1].Seq, nil
-	}
-	return 0, nil
+	return s.cmdSeq, nil // the counter: a delete does not take it back
 }
 
 // CommandDeleteByRun implements store.CommandStore.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
+	runID = strings.TrimSpace(runID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kept := s.commands[:0]

@@ -199,6 +199,9 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 
 // RunListChildren implements store.RunStore.
 func (s *Store) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
+	if parentID == "" {
+		return nil, nil // a root run has no parent: "" names none
+	}
 	s.mu.RLock()
 	var es []entry // copies: commits replace an entry's run; frozen values are never changed
 	for _, e := range s.runs {

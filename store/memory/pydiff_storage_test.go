@@ -1,0 +1,162 @@
+package memory_test
+
+// Differential tests (from a review that called both implementations directly): the in-memory store against Python's
+// InMemoryRunStore / InMemoryCommandStore (abstractruntime 0.4.28),
+// called directly with the same inputs. Expected values are what the
+// Python calls returned (see the comment on each).
+
+import (
+	"context"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+func zzTime(t *testing.T, s string) durable.Time {
+	t.Helper()
+	v, err := durable.ParseTime(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func zzCreate(t *testing.T, s *memory.Store, r *durable.RunState) {
+	t.Helper()
+	if r.Vars == nil {
+		r.Vars = map[string]any{}
+	}
+	if r.WorkflowID == "" {
+		r.WorkflowID = "wf"
+	}
+	if r.CurrentNode == "" {
+		r.CurrentNode = "n"
+	}
+	if r.Status == "" {
+		r.Status = durable.RunRunning
+	}
+	if err := s.RunCommit(context.Background(), &store.CommitParams{Run: r, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func zzIDs(runs []*durable.RunState) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.RunID
+	}
+	return out
+}
+
+// Python InMemoryRunStore.list_children(parent_run_id="") compares
+// run.parent_run_id (None for a root run) with "" and returns [].
+func TestDiffStoreListChildrenOfEmptyParent(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	T := zzTime(t, "2024-01-01T00:00:00+00:00")
+	zzCreate(t, s, &durable.RunState{RunID: "root", CreatedAt: T, UpdatedAt: T})
+	zzCreate(t, s, &durable.RunState{RunID: "child", ParentRunID: "root", CreatedAt: T, UpdatedAt: T})
+	kids, err := s.RunListChildren(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Python: InMemoryRunStore.list_children(parent_run_id="") -> []
+	if len(kids) != 0 {
+		t.Errorf("RunListChildren(\"\"): got %v, Python list_children(parent_run_id=\"\") gives []", zzIDs(kids))
+	}
+}
+
+// Python InMemoryRunStore.list_run_index(session_id=" sess ") strips both
+// sides: it returned the run saved with session_id "sess" (['s1']).
+func TestDiffStoreRunIndexSessionFilterIsTrimmed(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	T := zzTime(t, "2024-01-01T00:00:00+00:00")
+	zzCreate(t, s, &durable.RunState{RunID: "s1", SessionID: "sess", CreatedAt: T, UpdatedAt: T})
+	rows, err := s.RunIndex(ctx, &store.RunIndexParams{SessionID: " sess "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Python: list_run_index(session_id=" sess ") -> [{'run_id': 's1', ...}]
+	if len(rows) != 1 || rows[0].RunID != "s1" {
+		t.Errorf("RunIndex(SessionID %q): got %d rows, Python gives ['s1']", " sess ", len(rows))
+	}
+}
+
+// Python InMemoryCommandStore.append strips command_id: appending
+// command_id " c1 " then "c1" gave
+// CommandAppendResult(accepted=True, duplicate=False, seq=1) then
+// CommandAppendResult(accepted=False, duplicate=True, seq=1), and
+// list_after(after=0) showed command_id 'c1'.
+func TestDiffStoreCommandIDIsTrimmed(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	ts := zzTime(t, "2024-01-01T00:00:00+00:00")
+	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: " c1 ", RunID: "r1", Type: "pause", TS: ts}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause", TS: ts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Python: append(CommandRecord(command_id="c1", ...)) -> accepted=False, duplicate=True, seq=1
+	if !res.Duplicate || res.Seq != 1 {
+		t.Errorf("append \"c1\" after \" c1 \": got %+v, Python gives duplicate=True seq=1", res)
+	}
+	cmds, _, err := s.CommandListAfter(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Python: list_after(after=0)[0][0].command_id -> 'c1'
+	if len(cmds) == 0 || cmds[0].CommandID != "c1" {
+		t.Errorf("stored command id: got %q, Python stores 'c1'", cmds[0].CommandID)
+	}
+}
+
+// Python InMemoryCommandStore.get_last_seq returns its counter, which a
+// delete does not lower: after appending c1 (r1) and c2 (r2) and
+// delete_by_run("r2"), get_last_seq() returned 2 (and the next append
+// got seq 3).
+func TestDiffStoreLastSeqAfterDeleteByRun(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	ts := zzTime(t, "2024-01-01T00:00:00+00:00")
+	for _, c := range []struct{ id, run string }{{"c1", "r1"}, {"c2", "r2"}} {
+		if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: c.id, RunID: c.run, Type: "pause", TS: ts}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.CommandDeleteByRun(ctx, "r2"); err != nil || n != 1 {
+		t.Fatalf("delete: %d, %v", n, err)
+	}
+	last, err := s.CommandLastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Python: InMemoryCommandStore.get_last_seq() after delete_by_run("r2") -> 2
+	if last != 2 {
+		t.Errorf("CommandLastSeq after deleting the newest command: got %d, Python get_last_seq() gives 2", last)
+	}
+}
+
+// Python InMemoryCommandStore.delete_by_run strips the run id it is given
+// and the stored ones: delete_by_run(" r1 ") removed the command of run
+// "r1" (returned 1).
+func TestDiffStoreDeleteByRunIsTrimmed(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	ts := zzTime(t, "2024-01-01T00:00:00+00:00")
+	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause", TS: ts}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.CommandDeleteByRun(ctx, " r1 ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Python: delete_by_run(" r1 ") -> 1
+	if n != 1 {
+		t.Errorf("CommandDeleteByRun(\" r1 \"): got %d, Python delete_by_run gives 1", n)
+	}
+}
