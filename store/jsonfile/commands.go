@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -271,6 +272,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
+	runID = strings.TrimSpace(runID) // as Python's delete_by_run
 	l := &s.cmd
 	l.mu.Lock()
 	defer l.mu.Unlock()

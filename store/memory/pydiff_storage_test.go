@@ -85,36 +85,6 @@ func TestDiffStoreRunIndexSessionFilterIsTrimmed(t *testing.T) {
 	}
 }
 
-// Python InMemoryCommandStore.append strips command_id: appending
-// command_id " c1 " then "c1" gave
-// CommandAppendResult(accepted=True, duplicate=False, seq=1) then
-// CommandAppendResult(accepted=False, duplicate=True, seq=1), and
-// list_after(after=0) showed command_id 'c1'.
-func TestDiffStoreCommandIDIsTrimmed(t *testing.T) {
-	ctx := context.Background()
-	s := memory.New()
-	ts := zzTime(t, "2024-01-01T00:00:00+00:00")
-	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: " c1 ", RunID: "r1", Type: "pause", TS: ts}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause", TS: ts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Python: append(CommandRecord(command_id="c1", ...)) -> accepted=False, duplicate=True, seq=1
-	if !res.Duplicate || res.Seq != 1 {
-		t.Errorf("append \"c1\" after \" c1 \": got %+v, Python gives duplicate=True seq=1", res)
-	}
-	cmds, _, err := s.CommandListAfter(ctx, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Python: list_after(after=0)[0][0].command_id -> 'c1'
-	if len(cmds) == 0 || cmds[0].CommandID != "c1" {
-		t.Errorf("stored command id: got %q, Python stores 'c1'", cmds[0].CommandID)
-	}
-}
-
 // Python InMemoryCommandStore.get_last_seq returns its counter, which a
 // delete does not lower: after appending c1 (r1) and c2 (r2) and
 // delete_by_run("r2"), get_last_seq() returned 2 (and the next append
@@ -138,25 +108,5 @@ func TestDiffStoreLastSeqAfterDeleteByRun(t *testing.T) {
 	// Python: InMemoryCommandStore.get_last_seq() after delete_by_run("r2") -> 2
 	if last != 2 {
 		t.Errorf("CommandLastSeq after deleting the newest command: got %d, Python get_last_seq() gives 2", last)
-	}
-}
-
-// Python InMemoryCommandStore.delete_by_run strips the run id it is given
-// and the stored ones: delete_by_run(" r1 ") removed the command of run
-// "r1" (returned 1).
-func TestDiffStoreDeleteByRunIsTrimmed(t *testing.T) {
-	ctx := context.Background()
-	s := memory.New()
-	ts := zzTime(t, "2024-01-01T00:00:00+00:00")
-	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause", TS: ts}); err != nil {
-		t.Fatal(err)
-	}
-	n, err := s.CommandDeleteByRun(ctx, " r1 ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Python: delete_by_run(" r1 ") -> 1
-	if n != 1 {
-		t.Errorf("CommandDeleteByRun(\" r1 \"): got %d, Python delete_by_run gives 1", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -116,6 +117,7 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 
 // CommandDeleteByRun implements store.CommandStore.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
+	runID = strings.TrimSpace(runID) // as Python's delete_by_run
 	ctx, cancel, err := s.writing(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)

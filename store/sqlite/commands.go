@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -120,6 +121,7 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 
 // CommandDeleteByRun implements store.CommandStore.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
+	runID = strings.TrimSpace(runID) // as Python's delete_by_run
 	var n int64
 	err := s.write(ctx, func(ctx context.Context) error {
 		var err error

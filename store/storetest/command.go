@@ -16,6 +16,7 @@ import (
 var commandTests = []subtest{
 	{"Append", testCommandAppend},
 	{"Duplicate", testCommandDuplicate},
+	{"IDsTrimmed", testCommandIDsTrimmed},
 	{"ListAfter", testCommandListAfter},
 	{"LastSeq", testCommandLastSeq},
 	{"DeleteByRun", testCommandDeleteByRun},
@@ -120,6 +121,32 @@ func testCommandDuplicate(t *testing.T, s store.Store) {
 	got, _ := listCommands(t, s, 0, 0)
 	if len(got) != 2 || got[0].Type != "pause" || got[0].RunID != "run-1" || got[0].Payload["other"] != nil {
 		t.Errorf("duplicate changed the stored command: %+v", got)
+	}
+}
+
+// Every Python command store trims the ids: " c1 " and "c1" are one
+// command, stored as "c1" for run "r1".
+func testCommandIDsTrimmed(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: " c1 ", RunID: " r1 ", Type: " pause "}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Duplicate || res.Seq != 1 {
+		t.Errorf("append of \"c1\" after \" c1 \": %+v, want a duplicate of seq 1", res)
+	}
+	cmds, _, err := s.CommandListAfter(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmds) != 1 || cmds[0].CommandID != "c1" || cmds[0].RunID != "r1" || cmds[0].Type != "pause" {
+		t.Errorf("stored commands: %+v, want one (c1, r1, pause)", cmds)
+	}
+	if n, err := s.CommandDeleteByRun(ctx, " r1 "); err != nil || n != 1 {
+		t.Errorf("CommandDeleteByRun(\" r1 \") = %d, %v; want 1", n, err)
 	}
 }
 
