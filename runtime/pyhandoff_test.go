@@ -186,40 +186,14 @@ const handoffLoopLedger = `{"run_id": "b367ea43-0475-4434-be16-2c61f30a8a30", "s
 // the stale "turn:start" call: the user's message was never sent. The plan
 // now carries its checkpoint's updated_at and is replayed only from it.
 func TestHandoffStaleEffectInFlightNotReplayedAfterPythonContinued(t *testing.T) {
-	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"run_" + handoffLoopRunID + ".json":     handoffLoopRun,
-		"ledger_" + handoffLoopRunID + ".jsonl": handoffLoopLedger,
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	reg, err := runtime.NewRegistry(handoffLoopWorkflow())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var prompts []any
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Handlers: map[durable.EffectType]runtime.Handler{
-		durable.EffectLLMCall: {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-			prompts = append(prompts, req.Effect.Payload["prompt"])
-			return runtime.Completed(map[string]any{"content": "ans"}), nil
-		}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, recorded := pythonDirRuntime(t, handoffLoopRunID, handoffLoopRun, handoffLoopLedger, handoffLoopWorkflow(),
+		func(string) string { return "ans" })
 	run, err := rt.Resume(t.Context(), runtime.ResumeParams{RunID: handoffLoopRunID,
 		WaitKey: "user:" + handoffLoopRunID + ":ask", Payload: map[string]any{"text": "hello"}})
 	if err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
-	if len(prompts) != 1 || prompts[0] != "turn:hello" {
+	if prompts := *recorded; len(prompts) != 1 || prompts[0] != "turn:hello" {
 		t.Fatalf("LLM prompts after the user answered \"hello\": %v; want [turn:hello] "+
 			"(a stale vars._runtime.effect_in_flight from an old Go checkpoint was replayed)", prompts)
 	}
@@ -298,11 +272,27 @@ func TestHandoffPythonCompletedRecordAheadOfStateReused(t *testing.T) {
 		Payload: map[string]any{"prompt": "one"}, ResultKey: "r1"}); got != "a9e4f6ac011c65505cfa7de9a69efcbf" {
 		t.Fatalf("PythonIdempotencyKey = %s; want the key Python recorded", got)
 	}
+	rt, recorded := pythonDirRuntime(t, handoffFxRunID, handoffFxRun, handoffFxLedger, handoffFxWorkflow(),
+		func(prompt string) string { return "go:" + prompt })
+	run, err := rt.Tick(t.Context(), handoffFxRunID, runtime.TickOptions{})
+	if err != nil {
+		t.Fatalf("Tick: %v", err)
+	}
+	if run.Status != durable.RunCompleted {
+		t.Fatalf("status %s; want completed", run.Status)
+	}
+	if prompts := *recorded; len(prompts) != 1 || prompts[0] != "two" {
+		t.Fatalf("LLM calls made by Go: %v; want only [two] (Python's ledger already holds the completed call \"one\")", prompts)
+	}
+}
+
+// pythonDirRuntime opens a JSON-file data dir holding one run as Python
+// wrote it and a runtime over it whose LLM_CALL handler records each
+// prompt and answers reply(prompt).
+func pythonDirRuntime(t *testing.T, runID, runJSON, ledger string, wf *runtime.Workflow, reply func(string) string) (*runtime.Runtime, *[]any) {
+	t.Helper()
 	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"run_" + handoffFxRunID + ".json":     handoffFxRun,
-		"ledger_" + handoffFxRunID + ".jsonl": handoffFxLedger,
-	} {
+	for name, body := range map[string]string{"run_" + runID + ".json": runJSON, "ledger_" + runID + ".jsonl": ledger} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -311,29 +301,21 @@ func TestHandoffPythonCompletedRecordAheadOfStateReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	reg, err := runtime.NewRegistry(handoffFxWorkflow())
+	t.Cleanup(func() { _ = st.Close() })
+	reg, err := runtime.NewRegistry(wf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var prompts []any
+	prompts := &[]any{}
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Handlers: map[durable.EffectType]runtime.Handler{
 		durable.EffectLLMCall: {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-			prompts = append(prompts, req.Effect.Payload["prompt"])
-			return runtime.Completed(map[string]any{"content": "go:" + req.Effect.Payload["prompt"].(string)}), nil
+			prompt, _ := req.Effect.Payload["prompt"].(string)
+			*prompts = append(*prompts, req.Effect.Payload["prompt"])
+			return runtime.Completed(map[string]any{"content": reply(prompt)}), nil
 		}},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := rt.Tick(t.Context(), handoffFxRunID, runtime.TickOptions{})
-	if err != nil {
-		t.Fatalf("Tick: %v", err)
-	}
-	if run.Status != durable.RunCompleted {
-		t.Fatalf("status %s; want completed", run.Status)
-	}
-	if len(prompts) != 1 || prompts[0] != "two" {
-		t.Fatalf("LLM calls made by Go: %v; want only [two] (Python's ledger already holds the completed call \"one\")", prompts)
-	}
+	return rt, prompts
 }
