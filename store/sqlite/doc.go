@@ -161,7 +161,10 @@
 // compares wait_index.next_due_iso with the query time formatted the same
 // way, and lists ordered by updated_at order by time. The first open of a
 // database written by Python rebuilds wait_index in that form (migration
-// 003), adding the WAIT_EVENT timeouts Python does not index.
+// 003), adding the WAIT_EVENT timeouts Python does not index. Python
+// writes later deadlines as its nodes gave them; the rows in another form
+// are listed through a partial index (migration 015) and compared by
+// their parsed times.
 //
 // # Cancellation
 //

@@ -1,11 +1,15 @@
 package sqlite_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // Data handed between the Python runtime and ours on one database, from a
@@ -117,5 +121,144 @@ func TestHandoffPythonPausedUntilRunNotDue(t *testing.T) {
 		if d.RunID == handoffPausedUntilRunID {
 			t.Fatalf("RunListDue lists the paused Python run %s (vars._runtime.control.paused = true)", d.RunID)
 		}
+	}
+}
+
+// pythonUntilRuns are WAIT_UNTIL deadlines as Python's save stores them
+// (str(until), as the node gave it) and their times in UTC; now is
+// 07:10Z. Text order differs from time order for all but the canonical
+// ones.
+var pythonUntilRuns = []struct{ id, until, utc string }{
+	{"py-offset-east", "2026-12-01T09:00:00+02:00", "07:00"},
+	{"py-offset-west", "2026-12-01T04:30:00-02:00", "06:30"},
+	{"py-canonical", "2026-12-01T06:45:00+00:00", "06:45"},
+	{"py-zulu", "2026-12-01T06:50:00Z", "06:50"},
+	{"py-canonical-later", "2026-12-01T07:30:00+00:00", "07:30"},
+	{"py-offset-west-later", "2026-12-01T03:00:00-05:00", "08:00"},
+}
+
+// writePythonUntilRuns writes pythonUntilRuns into the database at path
+// with Python's statements.
+func writePythonUntilRuns(t *testing.T, path string) {
+	t.Helper()
+	db := rawDB(t, path)
+	defer db.Close()
+	const updated = "2026-12-01T06:00:00.000001+00:00"
+	for _, r := range pythonUntilRuns {
+		runJSON := `{"run_id": "` + r.id + `", "workflow_id": "wf_until", "status": "waiting", "current_node": "wait", "vars": {}, ` +
+			`"waiting": {"reason": "until", "wait_key": null, "until": "` + r.until + `", "resume_to_node": "done", "result_key": "woke", ` +
+			`"prompt": null, "choices": null, "allow_free_text": true, "details": null}, "output": null, "error": null, ` +
+			`"created_at": "` + updated + `", "updated_at": "` + updated + `", "actor_id": null, "session_id": null, "parent_run_id": null}`
+		if _, err := db.Exec(pythonUpsertRun, r.id, "wf_until", "waiting", "until", r.until, nil, nil, nil, updated, updated, runJSON); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(pythonWaitIndexUpsert, r.id, r.until, updated, "waiting_until"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Python compares wait_index.next_due_iso as text, and so did our due
+// queries, which are right for the one form our writers store: a deadline
+// Python stored at +02:00 was released two hours late, one at -05:00 five
+// hours early (and took a place in the poll's batch each time). Rows in
+// another form are now compared by their times, in a store sharing the
+// database with Python and in one opening it after Python wrote.
+func TestHandoffPythonDeadlinesInOtherFormsComparedAsTimes(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 7, 10, 0, 0, time.UTC)
+	want := []string{"py-offset-west 06:30", "py-canonical 06:45", "py-zulu 06:50", "py-offset-east 07:00"}
+	check := func(t *testing.T, s *sqlite.Store) {
+		ctx := t.Context()
+		for _, limit := range []int{0, 2} {
+			due, err := s.RunListDue(ctx, &store.RunListDueParams{Now: now, Limit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range due {
+				got = append(got, d.RunID+" "+d.Until.UTC().Format("15:04"))
+			}
+			w := want
+			if limit > 0 {
+				w = want[:limit]
+			}
+			if !slices.Equal(got, w) {
+				t.Errorf("RunListDue(now 07:10Z, limit %d) = %q, want %q", limit, got, w)
+			}
+		}
+		next, err := s.RunNextDue(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := next.UTC().Format("15:04"); got != "06:30" {
+			t.Errorf("RunNextDue = %v, want 06:30Z (py-offset-west)", next)
+		}
+	}
+	t.Run("shared", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+		s := openShared(t, path)
+		writePythonUntilRuns(t, path)
+		check(t, s)
+	})
+	t.Run("reopened", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+		s, err := sqlite.New(t.Context(), sqlite.Config{Path: path, Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		writePythonUntilRuns(t, path)
+		check(t, open(t, path)) // with its redo log: listDueOverQueue
+	})
+}
+
+// The partial index of migration 015 lists exactly the rows our writers
+// would not have written, and the query for them reads it.
+func TestForeignDeadlineIndex(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	openShared(t, path)
+	db := rawDB(t, path)
+	defer db.Close()
+	canonical := []time.Time{
+		time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC),
+		time.Date(2026, 12, 1, 7, 0, 0, 1000, time.UTC),
+		time.Date(2026, 12, 1, 7, 0, 0, 999, time.UTC), // below a microsecond: no fraction
+		time.Date(999, 1, 2, 3, 4, 5, 600000000, time.FixedZone("x", 3600)),
+	}
+	for i, tm := range canonical {
+		if _, err := db.Exec(`INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) VALUES (?, ?, '', 'waiting_until')`,
+			fmt.Sprint("c", i), durable.FormatTime(tm)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	foreign := []string{"2026-12-01T07:00:00Z", "2026-12-01T07:00:00+01:00", "2026-12-01 07:00:00+00:00",
+		"2026-12-01T07:00:00.5+00:00", "2026-12-01T07:00+00:00", "2026-12-01T07:00:00"}
+	for i, text := range foreign {
+		if _, err := db.Exec(`INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) VALUES (?, ?, '', 'waiting_until')`,
+			fmt.Sprint("f", i), text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var listed []string
+	rows, err := db.Query(`SELECT next_due_iso FROM wait_index INDEXED BY wait_index_foreign_form WHERE NOT ` + sqlite.CanonicalDue + ` ORDER BY run_id`)
+	if err != nil {
+		t.Fatalf("the foreign-form query cannot use migration 015's index: %v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, s)
+	}
+	if !slices.Equal(listed, foreign) {
+		t.Errorf("foreign-form rows = %q, want %q", listed, foreign)
 	}
 }

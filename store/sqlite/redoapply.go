@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -550,14 +549,19 @@ func (s *Store) listDueOverQueue(ctx context.Context, p *store.RunListDueParams)
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
 	defer rows.Close()
-	var all []due
+	var all []store.DueRun
+	add := func(id, text string) {
+		if until, ok := s.dueTime(id, text); ok {
+			all = append(all, store.DueRun{RunID: id, Until: until})
+		}
+	}
 	for rows.Next() {
 		var d due
 		if err := rows.Scan(&d.id, &d.until); err != nil {
 			return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 		}
 		if _, ok := queued[d.id]; !ok {
-			all = append(all, d)
+			add(d.id, d.until)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -565,19 +569,16 @@ func (s *Store) listDueOverQueue(ctx context.Context, p *store.RunListDueParams)
 	}
 	for _, d := range queued {
 		if d != nil {
-			all = append(all, *d)
+			add(d.id, d.until)
 		}
 	}
-	slices.SortFunc(all, func(a, b due) int { return cmp.Or(strings.Compare(a.until, b.until), strings.Compare(a.id, b.id)) })
-	out := make([]store.DueRun, 0, min(len(all), limit))
-	for _, d := range all[:min(len(all), limit)] {
-		until, ok := s.dueTime(d.id, d.until)
-		if !ok {
-			continue
-		}
-		out = append(out, store.DueRun{RunID: d.id, Until: until})
+	foreign, err := s.foreignDeadlines(ctx, s.rw.foreignDue)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
-	return out, nil
+	foreign = slices.DeleteFunc(foreign, func(d store.DueRun) bool { _, ok := queued[d.RunID]; return ok })
+	slices.SortFunc(all, compareDue)
+	return addForeignDue(all[:min(len(all), limit)], foreign, p.Now, limit), nil
 }
 
 // Settle applies every commit the redo log holds to the database file.

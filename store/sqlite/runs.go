@@ -1,11 +1,14 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -348,7 +351,8 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 }
 
 // RunListDue implements store.RunStore from wait_index: the deadlines at
-// or before p.Now, compared as normalised text (see the package doc).
+// or before p.Now, compared as normalised text (see the package doc), and
+// those in another form by their parsed times.
 func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
 	if s.redo != nil {
 		return s.listDueOverQueue(ctx, p)
@@ -358,7 +362,8 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
 	defer rd.release()
-	rows, err := rd.listDue.QueryContext(ctx, durable.FormatTime(p.Now), store.EffectiveLimit(p.Limit))
+	limit := store.EffectiveLimit(p.Limit)
+	rows, err := rd.listDue.QueryContext(ctx, durable.FormatTime(p.Now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
@@ -378,7 +383,11 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
-	return out, nil
+	foreign, err := s.foreignDeadlines(ctx, rd.foreignDue)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+	}
+	return addForeignDue(out, foreign, p.Now, limit), nil
 }
 
 // RunNextDue implements store.RunStore.
@@ -388,24 +397,85 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
 	defer rd.release()
-	rows, err := rd.nextDue.QueryContext(ctx)
+	next, err := s.firstCanonicalDue(ctx, rd.nextDue)
 	if err != nil {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
+	foreign, err := s.foreignDeadlines(ctx, rd.foreignDue)
+	if err != nil {
+		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
+	}
+	for _, d := range foreign {
+		if next.IsZero() || d.Until.Before(next.Time) {
+			next = d.Until
+		}
+	}
+	return next, nil
+}
+
+// firstCanonicalDue is the earliest deadline in the canonical form that
+// reads as a time (the form's digits can still spell no date).
+func (s *Store) firstCanonicalDue(ctx context.Context, stmt *sql.Stmt) (durable.Time, error) {
+	rows, err := stmt.QueryContext(ctx)
+	if err != nil {
+		return durable.Time{}, err
+	}
 	defer rows.Close()
-	for rows.Next() { // the first deadline that reads as a time
+	for rows.Next() {
 		var id, due string
 		if err := rows.Scan(&id, &due); err != nil {
-			return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
+			return durable.Time{}, err
 		}
 		if t, ok := s.dueTime(id, due); ok {
 			return t, nil
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
+	return durable.Time{}, rows.Err()
+}
+
+// foreignDeadlines reads the wait_index rows whose deadline is not in the
+// canonical form (Python stores a WAIT_UNTIL's until as the node gave it;
+// migration 015), with their parsed times. None, unless Python writes to
+// the database: the query reads an empty partial index.
+func (s *Store) foreignDeadlines(ctx context.Context, stmt *sql.Stmt) ([]store.DueRun, error) {
+	rows, err := stmt.QueryContext(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return durable.Time{}, nil
+	defer rows.Close()
+	var out []store.DueRun
+	for rows.Next() {
+		var id, due string
+		if err := rows.Scan(&id, &due); err != nil {
+			return nil, err
+		}
+		if t, ok := s.dueTime(id, due); ok {
+			out = append(out, store.DueRun{RunID: id, Until: t})
+		}
+	}
+	return out, rows.Err()
+}
+
+// addForeignDue merges into due (canonical rows, oldest first, at most
+// limit) the foreign deadlines at or before now, and keeps the oldest
+// limit, ordered by time and then run id as the canonical query orders.
+func addForeignDue(due, foreign []store.DueRun, now time.Time, limit int) []store.DueRun {
+	n := len(due)
+	for _, d := range foreign {
+		if !d.Until.After(now) {
+			due = append(due, d)
+		}
+	}
+	if len(due) == n {
+		return due
+	}
+	slices.SortFunc(due, compareDue)
+	return due[:min(len(due), limit)]
+}
+
+// compareDue orders due runs by deadline, then run id.
+func compareDue(a, b store.DueRun) int {
+	return cmp.Or(a.Until.Compare(b.Until.Time), strings.Compare(a.RunID, b.RunID))
 }
 
 // dueTime reads a wait_index deadline. Python stores a WAIT_UNTIL's until

@@ -118,6 +118,8 @@ CREATE TABLE "wait_index" (
 
 CREATE INDEX idx_wait_index_next_due ON wait_index(next_due_iso);
 
+CREATE INDEX wait_index_foreign_form ON wait_index(run_id) WHERE NOT (next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]+00:00' OR next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]+00:00');
+
 CREATE TRIGGER wait_index_paused_foreign_insert AFTER INSERT ON wait_index WHEN (SELECT instr(run_json, '"paused": true') FROM runs WHERE run_id = NEW.run_id) > 0
   BEGIN DELETE FROM wait_index WHERE run_id = NEW.run_id AND (SELECT CASE WHEN json_valid(run_json) THEN json_extract(run_json, '$.vars._runtime.control.paused') END FROM runs WHERE run_id = NEW.run_id) = 1; END;
 

@@ -303,6 +303,14 @@ func (s *wstmt) queryInt64(ctx context.Context, args ...any) (int64, error) {
 	return n, nil
 }
 
+// canonicalDue holds for a wait_index deadline in the form
+// durable.FormatTime writes (with or without a fraction), whose text order
+// is time order. Migration 015's partial index lists the rows where it
+// does not hold, and names the same text: the planner uses that index only
+// for a query whose condition matches it.
+const canonicalDue = `(next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]+00:00'` +
+	` OR next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]+00:00')`
+
 // readerStmts are the read statements, prepared on the writer connection
 // and, for a shared store, on the reader pool (database/sql prepares each
 // on a pool connection the first time it runs there).
@@ -310,6 +318,7 @@ type readerStmts struct {
 	runGet        *sql.Stmt
 	listDue       *sql.Stmt
 	nextDue       *sql.Stmt
+	foreignDue    *sql.Stmt
 	ledgerList    *sql.Stmt
 	ledgerCount   *sql.Stmt
 	findCompleted *sql.Stmt
@@ -330,10 +339,12 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	}
 	p(&r.runGet, `SELECT run_json, version FROM runs WHERE run_id = ?`)
 	// wait_index holds rows of waiting runs only (see dropStaleDeadlines):
-	// the due queries read its next_due_iso index alone.
+	// the due queries read its next_due_iso index alone, and the rows in
+	// another form through migration 015's partial index.
 	p(&r.listDue, `SELECT run_id, next_due_iso FROM wait_index
-		WHERE next_due_iso <= ? ORDER BY next_due_iso ASC, run_id ASC LIMIT ?`)
-	p(&r.nextDue, `SELECT run_id, next_due_iso FROM wait_index ORDER BY next_due_iso ASC`)
+		WHERE next_due_iso <= ? AND `+canonicalDue+` ORDER BY next_due_iso ASC, run_id ASC LIMIT ?`)
+	p(&r.nextDue, `SELECT run_id, next_due_iso FROM wait_index WHERE `+canonicalDue+` ORDER BY next_due_iso ASC`)
+	p(&r.foreignDue, `SELECT run_id, next_due_iso FROM wait_index WHERE NOT `+canonicalDue)
 	p(&r.ledgerList, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
 	p(&r.ledgerCount, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`)
 	p(&r.findCompleted, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND completed_key = ?
@@ -346,7 +357,7 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 }
 
 func (r *readerStmts) close() error {
-	return closeStmts(r.runGet, r.listDue, r.nextDue, r.ledgerList, r.ledgerCount, r.findCompleted,
+	return closeStmts(r.runGet, r.listDue, r.nextDue, r.foreignDue, r.ledgerList, r.ledgerCount, r.findCompleted,
 		r.cmdListAfter, r.cmdLastSeq, r.cursorLoad)
 }
 

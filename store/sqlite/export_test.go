@@ -1,0 +1,5 @@
+package sqlite
+
+// CanonicalDue exposes canonicalDue to the external tests, which check it
+// against migration 015's index.
+const CanonicalDue = canonicalDue

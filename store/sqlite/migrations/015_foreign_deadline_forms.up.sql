@@ -1,0 +1,13 @@
+-- Our writers store every wait_index deadline in the one UTC form
+-- durable.FormatTime writes, so that text order is time order and the due
+-- queries compare text. Python's save stores a WAIT_UNTIL's until as the
+-- node gave it ("Z", another offset, a space separator, no seconds...),
+-- where text order is not time order: a deadline at +02:00 fell due two
+-- hours late, one at -05:00 was listed five hours early. This partial
+-- index lists the rows in any other form (none, unless Python writes to
+-- the database), so the due queries read them apart and compare their
+-- parsed times (runs.go, foreignDeadlines). The two GLOBs are the
+-- canonical form with and without a fraction; stmts.go repeats them
+-- (canonicalDue) and the planner uses the index only while both texts
+-- match.
+CREATE INDEX IF NOT EXISTS wait_index_foreign_form ON wait_index(run_id) WHERE NOT (next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]+00:00' OR next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]+00:00');
