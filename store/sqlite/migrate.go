@@ -281,6 +281,25 @@ func (s *Store) indexPythonRows(ctx context.Context) error {
 	return err
 }
 
+// indexPythonWrites, in a shared store, runs indexPythonRows before a
+// lookup by wait key or idempotency key: Python may have written such rows
+// since the store opened, and the lookup would miss them until the next
+// open. It costs one query on the small python_unindexed table when
+// nothing is listed; a store owning its file has nobody else writing.
+func (s *Store) indexPythonWrites(ctx context.Context) error {
+	if !s.shared {
+		return nil
+	}
+	if err := s.takeTurn(ctx); err != nil {
+		return err
+	}
+	defer func() { <-s.wsem }()
+	if err := s.indexPythonRows(ctx); err != nil {
+		return fmt.Errorf("indexing rows Python wrote: %w", err)
+	}
+	return nil
+}
+
 func (s *Store) backfillLedgerHeads(ctx context.Context) error {
 	_, err := s.wconn.ExecContext(ctx, `INSERT INTO ledger_heads (run_id, last_seq)
 		SELECT run_id, MAX(seq) FROM ledger WHERE true GROUP BY run_id

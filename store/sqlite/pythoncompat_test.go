@@ -186,3 +186,30 @@ func migratedDB(t *testing.T) string {
 	}
 	return path
 }
+
+// A shared store indexed the rows migration 013's triggers list (Python
+// wrote them with NaN) only when it opened: while it stayed open, the
+// event run Python saved was not found by its wait key, and its completed
+// record not by its idempotency key, so the effect ran again. Lookups by
+// key now index such rows first.
+func TestPythonNaNRowsIndexedWhileSharedStoreIsOpen(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	s := openShared(t, path)
+	pythonWrite(t, path, false)
+	rec, err := s.LedgerFindCompleted(t.Context(), reviewNaNRunID, reviewNaNRecKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec == nil {
+		t.Error("LedgerFindCompleted = nil; want the completed record Python wrote while the store was open")
+	}
+	got, err := s.RunList(t.Context(), &store.RunListParams{Status: durable.RunWaiting, WaitReason: durable.WaitEvent,
+		WaitKeys: []string{"evt:session:s1:approved"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Errorf("RunList by wait key = %d runs; want the Python run waiting on evt:session:s1:approved", len(got))
+	}
+}

@@ -340,6 +340,11 @@ func (w *where) listIndexed(path listPath, status durable.RunStatus) {
 // RunList implements store.RunStore: ORDER BY updated_at DESC (then
 // run_id DESC, as the memory store breaks ties).
 func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
+	if len(p.WaitKeys) > 0 {
+		if err := s.indexPythonWrites(ctx); err != nil {
+			return nil, fmt.Errorf("sqlite: listing runs: %w", err)
+		}
+	}
 	w, path := runListWhere(p)
 	runs, err := s.queryRunsBuilt(ctx, path.readsLists(), func(db querier) (string, []any, error) {
 		return recentFirst(ctx, db, "run_json, version", w, path, store.EffectiveLimit(p.Limit))
