@@ -3,11 +3,15 @@ package artifact
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // DefaultMaxInlineBytes is the offload threshold when neither
@@ -26,8 +30,8 @@ func MaxInlineBytes(n int) int {
 		return n
 	}
 	if raw := strings.TrimSpace(os.Getenv(EnvMaxInlineBytes)); raw != "" {
-		if v, err := strconv.Atoi(raw); err == nil {
-			return v
+		if v, err := pyval.ToInt(raw); err == nil { // Python's int(): "1_000" reads
+			return int(v)
 		}
 	}
 	return DefaultMaxInlineBytes
@@ -172,7 +176,11 @@ func (w *offloader) object(m map[string]any, path string, root bool) (any, bool,
 	}
 	defer w.leave()
 	var out map[string]any
-	for k, v := range m {
+	// In key order, as Python walks in insertion order: equal contents
+	// share one artifact, whose tags the last path stored sets, and that
+	// must not change from one run of the same data to the next.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
 		nv, changed, err := w.walk(v, childPath(path, k), false)
 		if err != nil {
 			return nil, false, err

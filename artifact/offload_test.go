@@ -227,4 +227,32 @@ func TestMaxInlineBytes(t *testing.T) {
 	if got := artifact.MaxInlineBytes(0); got != artifact.DefaultMaxInlineBytes {
 		t.Errorf("env junk = %d", got)
 	}
+	// Read as Python's int() reads it (Atoi refused the underscore).
+	t.Setenv(artifact.EnvMaxInlineBytes, "1_000")
+	if got := artifact.MaxInlineBytes(0); got != 1000 {
+		t.Errorf("env 1_000 = %d, want 1000 (Python's int())", got)
+	}
+}
+
+// Two paths holding the same large text share one artifact (content
+// addressed), whose "path" tag the last put sets. Map order made that tag
+// change from one run of the same data to the next; the walk now goes in
+// key order, so the later key ("b") sets it every time.
+func TestOffloadSharedContentTaggedDeterministically(t *testing.T) {
+	big := strings.Repeat("x", 300)
+	for range 20 {
+		st := artifact.NewMemory()
+		out, err := artifact.Offload(t.Context(), st, map[string]any{"a": big, "b": big}, artifact.OffloadOptions{RunID: "r", MaxInlineBytes: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := artifact.RefID(out.(map[string]any)["a"].(map[string]any))
+		meta, err := st.Metadata(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if meta.Tags["path"] != "b" {
+			t.Fatalf("shared artifact tagged path %q, want \"b\" (the last key in order)", meta.Tags["path"])
+		}
+	}
 }

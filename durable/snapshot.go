@@ -1,6 +1,10 @@
 package durable
 
-import "github.com/abstractframework/abstractgateway/internal/pyjson"
+import (
+	"fmt"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
 
 // Snapshot is a named copy of a run state a host can restore later.
 type Snapshot struct {
@@ -40,6 +44,14 @@ func (s *Snapshot) JSONValue() pyjson.Ordered {
 
 // SnapshotFromJSON builds a Snapshot from a decoded JSON object.
 func SnapshotFromJSON(m map[string]any) (*Snapshot, error) {
+	// Python's from_dict indexes both keys, so a file without them is
+	// unreadable there (and a list skips it); here an id-less snapshot
+	// could be listed but neither loaded nor deleted.
+	for _, k := range []string{"snapshot_id", "run_id"} {
+		if _, ok := m[k]; !ok {
+			return nil, fmt.Errorf("snapshot: %s is missing", k)
+		}
+	}
 	var s Snapshot
 	var err error
 	if s.SnapshotID, err = getString(m, "snapshot_id"); err != nil {

@@ -124,7 +124,7 @@ func (j *JSONStore) Delete(ctx context.Context, id string) (bool, error) {
 // List implements Store by reading every snapshot file; unreadable files
 // are skipped.
 func (j *JSONStore) List(ctx context.Context, p ListParams) ([]*durable.Snapshot, error) {
-	paths, err := filepath.Glob(filepath.Join(j.dir, "snapshot_*.json"))
+	paths, err := atomicfile.Glob(j.dir, "snapshot_*.json")
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: listing: %w", err)
 	}

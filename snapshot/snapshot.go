@@ -16,6 +16,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -52,8 +53,8 @@ func (p *ListParams) Matches(s *durable.Snapshot) bool {
 		return false
 	}
 	if p.Query != "" {
-		q := strings.ToLower(p.Query)
-		if !strings.Contains(strings.ToLower(s.Name), q) && !strings.Contains(strings.ToLower(s.Description), q) {
+		q := pyval.Lower(p.Query) // Python's lower(): "ΟΔΟΣ" → "οδος"
+		if !strings.Contains(pyval.Lower(s.Name), q) && !strings.Contains(pyval.Lower(s.Description), q) {
 			return false
 		}
 	}

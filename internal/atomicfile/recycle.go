@@ -41,7 +41,7 @@ type Recycler struct {
 // NewRecycler returns a Recycler for files of dir written with opts, and
 // removes the spares a previous process left there.
 func NewRecycler(dir string, opts Options) (*Recycler, error) {
-	left, err := filepath.Glob(filepath.Join(dir, SparePattern))
+	left, err := Glob(dir, SparePattern)
 	if err != nil {
 		return nil, fmt.Errorf("listing spare files in %s: %w", dir, err)
 	}

@@ -138,3 +138,32 @@ func TestRecyclerSurvivesARemovedSpare(t *testing.T) {
 		t.Fatalf("content %q", got)
 	}
 }
+
+// A directory whose own name holds pattern characters is read literally:
+// filepath.Glob over the joined path listed nothing in "data[1]" and
+// failed in "x[y", so spares left there were never removed.
+func TestGlobReadsTheDirectoryLiterally(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"data[1]", "x[y", `a\b*`} {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"run_a.json", "run_b.json", "other.json"} {
+			if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := atomicfile.Glob(dir, "run_*.json")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := []string{filepath.Join(dir, "run_a.json"), filepath.Join(dir, "run_b.json")}
+		if !slices.Equal(got, want) {
+			t.Errorf("Glob(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if got, err := atomicfile.Glob(filepath.Join(t.TempDir(), "missing"), "*"); err != nil || got != nil {
+		t.Errorf("Glob(missing dir) = %q, %v; want nothing", got, err)
+	}
+}

@@ -298,3 +298,32 @@ func TestDeepCopyNormalize(t *testing.T) {
 		t.Errorf("Normalize int kind = %#v", v)
 	}
 }
+
+// Lower against CPython 3.11's str.lower(): a capital sigma ending a word
+// (Final_Sigma, case-ignorable characters skipped) becomes ς. Lower used
+// to give σ everywhere, so a search for "οδος" missed "ΟΔΟΣ".
+func TestLowerMatchesPython(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"ΟΔΟΣ":      "οδος",
+		"ΟΔΟΣ ΟΔΟΣ": "οδος οδος",
+		"Σ":         "σ",
+		"ΑΣ":        "ας",
+		"ΑΣΑ":       "ασα",
+		"ΑΣ.":       "ας.",
+		"Α\u0301Σ":  "α\u0301ς",
+		"ΑΣ\u0301":  "ας\u0301",
+		"ΑΣ\u0301Α": "ασ\u0301α",
+		"ΑΣ'Α":      "ασ'α",
+		"1Σ":        "1σ",
+		"ΑΣ1":       "ας1",
+		"İSTANBUL":  "i\u0307stanbul",
+		"ΑΣ-Β":      "ας-β",
+		".Σ.":       ".σ.",
+		"AΣ\u00adb": "aσ\u00adb",
+	} {
+		if got := Lower(in); got != want {
+			t.Errorf("Lower(%q) = %q, want %q (Python)", in, got, want)
+		}
+	}
+}

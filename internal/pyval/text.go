@@ -75,17 +75,58 @@ func Upper(s string) string {
 	return b.String()
 }
 
-// Lower implements Python's str.lower() (İ → i̇).
+// Lower implements Python's str.lower(): simple lower-case mappings plus
+// the two language-independent special cases, İ → i̇ and a capital sigma
+// ending a word → ς (Unicode's Final_Sigma condition).
 func Lower(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		if r == 'İ' {
+	for i, r := range s {
+		switch r {
+		case 'İ':
 			b.WriteString("i\u0307")
-			continue
+		case 'Σ':
+			if finalSigma(s, i) {
+				b.WriteRune('ς')
+			} else {
+				b.WriteRune('σ')
+			}
+		default:
+			b.WriteRune(unicode.ToLower(r))
 		}
-		b.WriteRune(unicode.ToLower(r))
 	}
 	return b.String()
+}
+
+// finalSigma reports whether the capital sigma at byte i of s ends a word:
+// a cased letter before it and none after it, case-ignorable characters
+// (marks, apostrophes…) skipped on both sides.
+func finalSigma(s string, i int) bool {
+	before := strings.TrimRightFunc(s[:i], caseIgnorable)
+	r, _ := utf8.DecodeLastRuneInString(before)
+	if before == "" || !cased(r) {
+		return false
+	}
+	after := strings.TrimLeftFunc(s[i+len("Σ"):], caseIgnorable)
+	r, _ = utf8.DecodeRuneInString(after)
+	return after == "" || !cased(r)
+}
+
+// cased is Unicode's Cased property.
+func cased(r rune) bool {
+	return unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r) ||
+		unicode.In(r, unicode.Other_Lowercase, unicode.Other_Uppercase)
+}
+
+// caseIgnorable is Unicode's Case_Ignorable property: marks, format
+// characters, modifiers, and the word-internal punctuation of Word_Break
+// (MidLetter, MidNumLet, Single_Quote).
+func caseIgnorable(r rune) bool {
+	switch r {
+	case '\'', '.', ':', '\u00b7', '\u0387', '\u055f', '\u05f4', '\u2018', '\u2019', '\u2024', '\u2027',
+		'\ufe13', '\ufe52', '\ufe55', '\uff07', '\uff0e', '\uff1a':
+		return true
+	}
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
 }
 
 // SplitN implements Python's s.split(sep, maxsplit) for a non-empty sep;

@@ -81,7 +81,7 @@ func (s *Store) loadCommands() error {
 		return true
 	})
 	slices.SortStableFunc(c.records, func(a, b *durable.CommandRecord) int { return cmp.Compare(a.Seq, b.Seq) })
-	cursors, err := filepath.Glob(filepath.Join(s.dir, "commands_cursor*.json"))
+	cursors, err := atomicfile.Glob(s.dir, "commands_cursor*.json")
 	if err != nil {
 		return fmt.Errorf("jsonfile: listing cursor files: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"github.com/abstractframework/abstractgateway/internal/frozen"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
@@ -20,7 +21,7 @@ import (
 // loadRuns scans run_*.json once and builds the indexes. Unreadable files
 // are logged and left out.
 func (s *Store) loadRuns() error {
-	paths, err := filepath.Glob(filepath.Join(s.dir, "run_*.json"))
+	paths, err := atomicfile.Glob(s.dir, "run_*.json")
 	if err != nil {
 		return fmt.Errorf("jsonfile: listing run files: %w", err)
 	}

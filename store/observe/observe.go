@@ -178,6 +178,9 @@ func (s *Store) Follow(ctx context.Context, cfg FollowConfig) error {
 // RunCommit commits, then notifies the records as stored (see
 // store.CopyingWriter).
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run == nil {
+		return s.Store.RunCommit(ctx, p) // the inner store's error; nothing to notify
+	}
 	runID := p.Run.RunID // before the commit: it may hand p.Run over
 	stored, err := p.Records, error(nil)
 	if cw, ok := s.Store.(store.CopyingWriter); ok {

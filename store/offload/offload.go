@@ -155,28 +155,40 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 }
 
 // restore returns v with the refs this decorator made of a result
-// (tagged SourceLedgerResult) replaced by their content: JSON artifacts
-// decoded, text ones as strings. Other refs (bytes, refs the effect
-// returned) stay. v, a copy read from the store, is
-// changed in place.
+// replaced by their content: JSON artifacts decoded (and the refs inside
+// them restored, since offloading works depth first), text ones as
+// strings. Other refs (bytes, refs the effect returned) stay. An artifact
+// is this decorator's if its source tag is one of the ledger's: ids are
+// content addressed per run, so a later record's payload holding the same
+// text re-tags the result's artifact as SourceLedgerEffect. v, a copy read
+// from the store, is changed in place.
 func (s *Store) restore(ctx context.Context, v any) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		if id, ok := artifact.RefID(x); ok && len(x) == 1 {
-			meta, content, err := s.artifacts.Get(ctx, id)
+			meta, err := s.artifacts.Metadata(ctx, id)
 			if err != nil {
 				return nil, err
 			}
-			if meta.Tags["source"] != SourceLedgerResult {
+			if src := meta.Tags["source"]; src != SourceLedgerResult && src != SourceLedgerEffect {
 				return x, nil // a ref the effect itself returned
 			}
-			switch ct := meta.ContentType; {
-			case strings.HasPrefix(ct, "application/json"):
-				return pyjson.Decode(content)
-			case strings.HasPrefix(ct, "text/"):
+			ct := meta.ContentType
+			if !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/") {
+				return x, nil
+			}
+			_, content, err := s.artifacts.Get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if strings.HasPrefix(ct, "text/") {
 				return string(content), nil
 			}
-			return x, nil
+			decoded, err := pyjson.Decode(content)
+			if err != nil {
+				return nil, fmt.Errorf("decoding artifact %s: %w", id, err)
+			}
+			return s.restore(ctx, decoded)
 		}
 		for k, e := range x {
 			r, err := s.restore(ctx, e)

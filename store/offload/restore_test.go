@@ -1,0 +1,147 @@
+package offload_test
+
+// Store.LedgerFindCompleted, which puts back the values
+// offloading took out of a completed record's result so that a replayed
+// effect writes what the effect returned into the vars, not refs to it
+// (offload.go; the runtime reuses prior.Result on stores without atomic
+// commits, runtime/execute.go). The ledger offloading itself was compared
+// with Python's OffloadingLedgerStore/OffloadingRunStore on the same
+// inputs and matched (refs, artifact ids, tags, thresholds); these cases,
+// from that review, are about the Go-only restore step and failed before
+// its fix.
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/offload"
+	"github.com/abstractframework/abstractgateway/store/storetest"
+)
+
+// Offloading walks depth first: a large leaf becomes a text artifact, and
+// then a container still over the threshold becomes a JSON artifact whose
+// content holds the leaf's ref (spec §4.7; Python does the same). restore
+// decoded that JSON artifact and returned it without restoring the refs
+// inside it, so the "restored" result still held {"$artifact": id} where
+// the effect returned text. Typical shape: a tool_calls result with one
+// huge output and other outputs that together pass the threshold.
+func TestFindCompletedRestoresRefsNestedInOffloadedJSON(t *testing.T) {
+	ctx := context.Background()
+	st := offload.Wrap(memory.New(), artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
+	result := map[string]any{"results": []any{
+		map[string]any{"output": strings.Repeat("A", 150)}, // > 100: text artifact
+		map[string]any{"output": strings.Repeat("y", 60)},  // the list is still > 100: JSON artifact
+	}}
+	rec := &durable.StepRecord{RunID: "r", StepID: "s1", NodeID: "n", Status: durable.StepCompleted, Attempt: 1,
+		IdempotencyKey: "k1", Result: result}
+	if err := st.LedgerAppend(ctx, "r", []*durable.StepRecord{rec}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.LedgerFindCompleted(ctx, "r", "k1")
+	if err != nil || got == nil {
+		t.Fatalf("LedgerFindCompleted = %v, %v", got, err)
+	}
+	if !reflect.DeepEqual(got.Result, result) {
+		t.Errorf("restored result = %.200v\nwant the result the effect returned (%.80v…)", got.Result, result)
+	}
+}
+
+// Artifact ids are content addressed per run, so storing the same text
+// again (same run) rewrites the artifact's metadata, tags included (as in
+// Python). When a later record's effect payload carries the text an
+// earlier result had (the answer fed into the next step), the artifact is
+// re-tagged source=ledger_effect_offload, and restore, which only expanded
+// refs tagged ledger_result_offload, left the earlier result's ref as
+// if the effect had returned it.
+func TestFindCompletedRestoresResultRetaggedByLaterPayload(t *testing.T) {
+	ctx := context.Background()
+	st := offload.Wrap(memory.New(), artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
+	big := strings.Repeat("Z", 200)
+	first := &durable.StepRecord{RunID: "r", StepID: "s1", NodeID: "a", Status: durable.StepCompleted, Attempt: 1,
+		IdempotencyKey: "k1", Result: map[string]any{"content": big}}
+	next := &durable.StepRecord{RunID: "r", StepID: "s2", NodeID: "b", Status: durable.StepStarted, Attempt: 1,
+		IdempotencyKey: "k2", Effect: &durable.Effect{Type: "llm_call", Payload: map[string]any{"prompt": big}}}
+	if err := st.LedgerAppend(ctx, "r", []*durable.StepRecord{first, next}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.LedgerFindCompleted(ctx, "r", "k1")
+	if err != nil || got == nil {
+		t.Fatalf("LedgerFindCompleted = %v, %v", got, err)
+	}
+	if c, _ := got.Result.(map[string]any)["content"].(string); c != big {
+		t.Errorf("restored result content = %v, want the %d-byte text", got.Result.(map[string]any)["content"], len(big))
+	}
+}
+
+// The same through the runtime: two local effects (their records wait for
+// the next checkpoint), the second's payload being the first's result,
+// then a non-local one whose commit appends all the records but fails to
+// save the state. The next tick replays from the checkpoint and reuses the
+// first effect's recorded result: the run completed with
+// vars.answer.content = {"$artifact": …} instead of the text.
+func TestReplayAfterLaterPayloadSharesTheContent(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("x", 1000)
+	calls := 0
+	handlers := map[durable.EffectType]runtime.Handler{
+		"gen": {Local: true, Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			calls++
+			return runtime.Completed(map[string]any{"content": big}), nil
+		}},
+		"echo": {Local: true, Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			return runtime.Completed(map[string]any{"ok": true}), nil
+		}},
+		durable.EffectLLMCall: {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			return runtime.Completed(map[string]any{"content": "ok"}), nil
+		}},
+	}
+	wf := &runtime.Workflow{ID: "w", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: "gen", Payload: map[string]any{}, ResultKey: "answer"}, "b"), nil
+		},
+		"b": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			a, _ := run.Vars["answer"].(map[string]any)
+			return runtime.Request(&durable.Effect{Type: "echo", Payload: map[string]any{"text": a["content"]}}, "c"), nil
+		},
+		"c": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectLLMCall, Payload: map[string]any{"prompt": "p"}, ResultKey: "r"}, "done"), nil
+		},
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+	reg, err := runtime.NewRegistry(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &storetest.HalfCommit{Store: memory.New(), FailAt: 1}
+	st := offload.Wrap(inner, artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Handlers: handlers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err == nil {
+		t.Fatal("injected failure not returned")
+	}
+	run, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || run.Status != durable.RunCompleted {
+		t.Fatalf("second tick: %v, %v", run, err)
+	}
+	if calls != 1 {
+		t.Fatalf("gen called %d times; the replay should reuse the recorded result", calls)
+	}
+	answer, _ := run.Vars["answer"].(map[string]any)
+	if got, _ := answer["content"].(string); got != big {
+		t.Errorf("replayed result in vars.answer.content = %.80v, want the %d-byte text", answer["content"], len(big))
+	}
+}
