@@ -1,0 +1,349 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Version is the bundle format version written in the "version" key.
+const Version = 1
+
+// Defaults and bounds of an export (spec §6.2).
+const (
+	// DefaultLedgerMaxItems is the tail window when Options gives none.
+	DefaultLedgerMaxItems = 2000
+	// DefaultSessionTurnLimit is the number of session turns kept when
+	// Options gives none.
+	DefaultSessionTurnLimit = 200
+	// MaxSubruns caps the descendants a bundle covers.
+	MaxSubruns = 5000
+	// MaxArtifactsPerRun caps the artifact summaries of one run (and of
+	// one session turn).
+	MaxArtifactsPerRun = 500
+)
+
+// Source holds the stores a bundle is read from.
+type Source struct {
+	// Runs loads the run, its descendants and its session's runs.
+	// Required.
+	Runs store.RunStore
+	// Ledger lists each run's records. Required.
+	Ledger store.LedgerStore
+	// Artifacts, when set, supplies artifact summaries and receives the
+	// oversized input values of the bundle. Optional.
+	Artifacts artifact.Store
+}
+
+// LedgerMode selects how much of each ledger a bundle carries.
+type LedgerMode string
+
+// Ledger modes.
+const (
+	// LedgerTail keeps the last Options.LedgerMaxItems records of each
+	// run, with their absolute cursors.
+	LedgerTail LedgerMode = "tail"
+	// LedgerFull keeps every record.
+	LedgerFull LedgerMode = "full"
+)
+
+// Options tunes an export. The zero value gives the spec's defaults:
+// subruns included, no session, a tail window of 2000 records.
+type Options struct {
+	// SkipSubruns restricts the bundle to the run itself (Python
+	// include_subruns=False).
+	SkipSubruns bool
+	// IncludeSession adds the turns of the run's session.
+	IncludeSession bool
+	// SessionTurnLimit keeps the newest turns; ≤0 means
+	// DefaultSessionTurnLimit.
+	SessionTurnLimit int
+	// LedgerMode is "" (tail), LedgerTail or LedgerFull, in any case.
+	LedgerMode LedgerMode
+	// LedgerMaxItems is the tail window: 0 means DefaultLedgerMaxItems,
+	// negative keeps every record (as a non-positive Python limit does).
+	LedgerMaxItems int
+	// MaxInlineBytes is the offload threshold of input_data: 0 means the
+	// ABSTRACTRUNTIME_MAX_INLINE_BYTES variable or 262144, negative
+	// disables offloading.
+	MaxInlineBytes int
+	// Now stamps generated_at; time.Now when nil.
+	Now func() time.Time
+}
+
+// exporter carries one export's inputs and the ledgers it has read (the
+// session turns read some of them again).
+type exporter struct {
+	src     Source
+	opts    Options
+	tail    int // records kept per ledger; 0 keeps all
+	ledgers map[string][]*durable.StepRecord
+}
+
+// Export builds the history bundle of runID (spec §6.2): version,
+// generated_at, root_run_id, run, workflow_snapshot, input_data, ledgers,
+// timeline and session. An unknown run is an error wrapping
+// store.ErrNotFound and naming the id; store failures are returned too,
+// rather than leaving a bundle silently incomplete.
+func Export(ctx context.Context, src Source, runID string, opts Options) (map[string]any, error) {
+	id := strings.TrimSpace(runID)
+	if id == "" {
+		return nil, errors.New("history: export: run id is required")
+	}
+	if src.Runs == nil || src.Ledger == nil {
+		return nil, errors.New("history: export: Source.Runs and Source.Ledger are required")
+	}
+	e := &exporter{src: src, opts: opts, ledgers: map[string][]*durable.StepRecord{}}
+	var err error
+	if e.tail, err = tailSize(opts); err != nil {
+		return nil, fmt.Errorf("history: export run %q: %w", id, err)
+	}
+	bundle, err := e.export(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("history: export run %q: %w", id, err)
+	}
+	return bundle, nil
+}
+
+// tailSize resolves the ledger window: the number of records kept per
+// run, 0 for all of them.
+func tailSize(opts Options) (int, error) {
+	switch LedgerMode(strings.ToLower(strings.TrimSpace(string(opts.LedgerMode)))) {
+	case "", LedgerTail:
+	case LedgerFull:
+		return 0, nil
+	default:
+		return 0, fmt.Errorf("unknown ledger mode %q (want %q or %q)", opts.LedgerMode, LedgerTail, LedgerFull)
+	}
+	switch {
+	case opts.LedgerMaxItems < 0:
+		return 0, nil
+	case opts.LedgerMaxItems == 0:
+		return DefaultLedgerMaxItems, nil
+	}
+	return opts.LedgerMaxItems, nil
+}
+
+func (e *exporter) export(ctx context.Context, id string) (map[string]any, error) {
+	run, err := e.src.Runs.RunGet(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("loading run: %w", err)
+	}
+	ids := []string{id}
+	if !e.opts.SkipSubruns {
+		kids, err := descendants(ctx, e.src.Runs, id)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, kids...)
+	}
+	ledgers := make(map[string]any, len(ids))
+	timeline := []any{}
+	for _, rid := range ids {
+		section, entries, err := e.ledgerSection(ctx, rid)
+		if err != nil {
+			return nil, err
+		}
+		ledgers[rid] = section
+		timeline = append(timeline, entries...)
+	}
+	// The session is read before input_data is offloaded, as in Python: a
+	// bundle never lists the artifacts its own export creates.
+	var session any
+	if sid := strings.TrimSpace(run.SessionID); e.opts.IncludeSession && sid != "" {
+		if session, err = e.sessionSection(ctx, run, sid); err != nil {
+			return nil, err
+		}
+	}
+	input, err := e.inputData(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	bundle := map[string]any{
+		"version":           Version,
+		"generated_at":      durable.FormatTime(now(e.opts.Now)),
+		"root_run_id":       id,
+		"run":               runSummary(run),
+		"workflow_snapshot": snapshotRef(run),
+		"input_data":        input,
+		"ledgers":           ledgers,
+		"timeline":          timeline,
+		"session":           session,
+	}
+	out, err := pyjson.NormalizeObject(bundle)
+	if err != nil {
+		return nil, fmt.Errorf("encoding bundle: %w", err)
+	}
+	return out, nil
+}
+
+func now(clock func() time.Time) time.Time {
+	if clock == nil {
+		return time.Now()
+	}
+	return clock()
+}
+
+// descendants lists the runs below root, breadth first (children in the
+// store's order), at most MaxSubruns of them.
+func descendants(ctx context.Context, runs store.RunStore, root string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{root: true}
+	queue := []string{root}
+	for len(queue) > 0 && len(out) < MaxSubruns {
+		cur := queue[0]
+		queue = queue[1:]
+		kids, err := runs.RunListChildren(ctx, cur, "")
+		if err != nil {
+			return nil, fmt.Errorf("listing children of run %s: %w", cur, err)
+		}
+		for _, k := range kids {
+			kid := strings.TrimSpace(k.RunID)
+			if kid == "" || seen[kid] {
+				continue
+			}
+			seen[kid] = true
+			out = append(out, kid)
+			queue = append(queue, kid)
+			if len(out) == MaxSubruns {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// ledger returns a run's records, read once per export.
+func (e *exporter) ledger(ctx context.Context, runID string) ([]*durable.StepRecord, error) {
+	if recs, ok := e.ledgers[runID]; ok {
+		return recs, nil
+	}
+	recs, err := e.src.Ledger.LedgerList(ctx, &store.LedgerListParams{RunID: runID})
+	if err != nil {
+		return nil, fmt.Errorf("reading ledger of run %s: %w", runID, err)
+	}
+	e.ledgers[runID] = recs
+	return recs, nil
+}
+
+// ledgerSection builds one run's entry of "ledgers" and its timeline
+// entries.
+func (e *exporter) ledgerSection(ctx context.Context, runID string) (map[string]any, []any, error) {
+	recs, err := e.ledger(ctx, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	total := len(recs)
+	start := 0 // index of the first record kept
+	if e.tail > 0 && total > e.tail {
+		start = total - e.tail
+	}
+	window := recs[start:]
+	items := make([]any, len(window))
+	timeline := make([]any, len(window))
+	for i, rec := range window {
+		cursor := start + i + 1 // absolute and 1-based, whatever the window
+		items[i] = map[string]any{"cursor": cursor, "record": rec.JSONValue(true)}
+		timeline[i] = timelineEntry(runID, cursor, rec)
+	}
+	arts, err := e.runArtifacts(ctx, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	section := map[string]any{
+		"run_id":       runID,
+		"total":        total,
+		"cursor_start": start + 1,
+		"cursor_end":   start + len(window), // cursor_start-1 for an empty ledger
+		"items":        items,
+		"artifacts":    arts,
+	}
+	return section, timeline, nil
+}
+
+// timelineEntry is the flat view of one record. A record without an end
+// (a STARTED record) ends when it started.
+func timelineEntry(runID string, cursor int, rec *durable.StepRecord) map[string]any {
+	ended := rec.EndedAt
+	if ended.IsZero() {
+		ended = rec.StartedAt
+	}
+	var duration any
+	if !rec.StartedAt.IsZero() && !ended.IsZero() {
+		duration = durationMS(rec.StartedAt, ended)
+	}
+	var effectType string
+	if rec.Effect != nil {
+		effectType = string(rec.Effect.Type)
+	}
+	return map[string]any{
+		"run_id":      runID,
+		"cursor":      cursor,
+		"node_id":     blankToNil(rec.NodeID),
+		"status":      blankToNil(string(rec.Status)),
+		"effect_type": blankToNil(effectType),
+		"started_at":  timeValue(rec.StartedAt),
+		"ended_at":    timeValue(ended),
+		"duration_ms": duration,
+	}
+}
+
+// runSummary is the "run" section: the run's identity and state without
+// its vars and output.
+func runSummary(run *durable.RunState) map[string]any {
+	wire := map[string]any{}
+	for _, kv := range run.JSONValue() {
+		wire[kv.Key] = kv.Value
+	}
+	out := map[string]any{}
+	for _, k := range []string{"run_id", "workflow_id", "status", "current_node", "created_at", "updated_at",
+		"actor_id", "session_id", "parent_run_id", "error", "waiting"} {
+		out[k] = wire[k]
+	}
+	return out
+}
+
+// snapshotRef returns vars._runtime.workflow_snapshot when it names an
+// artifact, else nil.
+func snapshotRef(run *durable.RunState) any {
+	rt, _ := run.Vars["_runtime"].(map[string]any)
+	ref, _ := rt[snapshotKey].(map[string]any)
+	if id, _ := ref["artifact_id"].(string); strings.TrimSpace(id) == "" {
+		return nil
+	}
+	return pyjson.CloneObject(ref)
+}
+
+// inputData returns the run's public vars (keys not starting with "_"),
+// with oversized values moved to the artifact store when there is one.
+func (e *exporter) inputData(ctx context.Context, run *durable.RunState) (map[string]any, error) {
+	input := map[string]any{}
+	for k, v := range run.Vars {
+		if !strings.HasPrefix(k, "_") {
+			input[k] = v
+		}
+	}
+	if e.src.Artifacts == nil {
+		return input, nil
+	}
+	out, err := artifact.Offload(ctx, e.src.Artifacts, input, artifact.OffloadOptions{
+		RunID:          run.RunID,
+		MaxInlineBytes: e.opts.MaxInlineBytes,
+		BaseTags:       map[string]string{"source": "history_bundle", "kind": "input_data"},
+		RootPath:       "input_data",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("offloading input_data: %w", err)
+	}
+	if m, ok := out.(map[string]any); ok { // the root itself is never replaced
+		return m, nil
+	}
+	return input, nil
+}

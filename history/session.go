@@ -1,0 +1,181 @@
+package history
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Turn kinds of a session turn.
+const (
+	TurnInternal  = "internal"  // workflow id starting with "__"; never listed
+	TurnScheduled = "scheduled" // "scheduled:" workflow or vars._meta.schedule
+	TurnChat      = "chat"      // vars.context.messages is a list
+	TurnRun       = "run"       // anything else
+)
+
+// classifyTurn tells what kind of turn a root run is.
+func classifyTurn(workflowID string, vars map[string]any) string {
+	switch {
+	case strings.HasPrefix(workflowID, "__"):
+		return TurnInternal
+	case strings.HasPrefix(workflowID, "scheduled:"):
+		return TurnScheduled
+	}
+	if meta := object(vars["_meta"]); meta != nil && object(meta["schedule"]) != nil {
+		return TurnScheduled
+	}
+	if ctx := object(vars["context"]); ctx != nil {
+		if _, ok := ctx["messages"].([]any); ok {
+			return TurnChat
+		}
+	}
+	return TurnRun
+}
+
+// sessionSection is the "session" section: the session's root runs up to
+// the exported one, as turns.
+func (e *exporter) sessionSection(ctx context.Context, run *durable.RunState, sessionID string) (map[string]any, error) {
+	limit := e.opts.SessionTurnLimit
+	if limit <= 0 {
+		limit = DefaultSessionTurnLimit
+	}
+	roots, err := e.sessionRoots(ctx, run, sessionID, limit)
+	if err != nil {
+		return nil, err
+	}
+	turns := make([]any, 0, len(roots))
+	for _, r := range roots {
+		t, err := e.turn(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		turns = append(turns, t)
+	}
+	return map[string]any{"session_id": sessionID, "turns": turns}, nil
+}
+
+// sessionRoots selects the turns of a session: its parent-less runs
+// created no later than the exported run (compared in milliseconds, as
+// Python does), internal ones dropped, chat turns alone when there are
+// any, oldest first, the last limit of them.
+func (e *exporter) sessionRoots(ctx context.Context, run *durable.RunState, sessionID string, limit int) ([]*durable.RunState, error) {
+	until, bounded := millis(cmp.Or(run.CreatedAt, run.UpdatedAt))
+	rows, err := e.src.Runs.RunIndex(ctx, &store.RunIndexParams{SessionID: sessionID, RootOnly: true, Limit: max(1000, limit*5)})
+	if err != nil {
+		return nil, fmt.Errorf("listing runs of session %s: %w", sessionID, err)
+	}
+	// Rows come newest first. Only a bounded window of them is loaded in
+	// full: the result keeps `limit` turns, and the margin absorbs rows
+	// that are classified out once their vars are read.
+	window := max(limit*3, limit+8)
+	var roots []*durable.RunState
+	for _, row := range rows {
+		if len(roots) == window {
+			break
+		}
+		if strings.TrimSpace(row.ParentRunID) != "" || classifyTurn(row.WorkflowID, nil) == TurnInternal {
+			continue
+		}
+		if ms, ok := millis(cmp.Or(row.CreatedAt, row.UpdatedAt)); bounded && ok && ms > until {
+			continue
+		}
+		r, err := e.src.Runs.RunGet(ctx, row.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // deleted since it was listed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("loading run %s of session %s: %w", row.RunID, sessionID, err)
+		}
+		roots = append(roots, r)
+	}
+	if chats := slices.DeleteFunc(slices.Clone(roots), func(r *durable.RunState) bool {
+		return classifyTurn(r.WorkflowID, r.Vars) != TurnChat
+	}); len(chats) > 0 {
+		roots = chats // scheduled wrappers would pollute a chat replay
+	}
+	slices.SortStableFunc(roots, func(a, b *durable.RunState) int {
+		at, bt := cmp.Or(a.CreatedAt, a.UpdatedAt), cmp.Or(b.CreatedAt, b.UpdatedAt)
+		return cmp.Or(at.Compare(bt.Time), cmp.Compare(a.RunID, b.RunID))
+	})
+	return roots[max(0, len(roots)-limit):], nil
+}
+
+// turn describes one session turn: what was asked, what was answered and
+// what it cost.
+func (e *exporter) turn(ctx context.Context, r *durable.RunState) (map[string]any, error) {
+	prompt, promptMeta := extractPrompt(r.Vars)
+	answer, answerMeta, err := e.answer(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	kids, err := descendants(ctx, e.src.Runs, r.RunID)
+	if err != nil {
+		return nil, err
+	}
+	tree := append([]string{r.RunID}, kids...)
+	var records []*durable.StepRecord
+	for _, rid := range tree {
+		recs, err := e.ledger(ctx, rid)
+		if err != nil {
+			return nil, err
+		}
+		records = append(records, recs...)
+	}
+	arts, err := e.treeArtifacts(ctx, tree)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"run_id":          r.RunID,
+		"workflow_id":     blankToNil(r.WorkflowID),
+		"kind":            classifyTurn(strings.TrimSpace(r.WorkflowID), r.Vars),
+		"status":          string(r.Status),
+		"created_at":      timeValue(r.CreatedAt),
+		"updated_at":      timeValue(r.UpdatedAt),
+		"prompt":          blankToNil(prompt),
+		"prompt_metadata": mapOrNil(promptMeta),
+		"attachments":     attachments(r.Vars),
+		"answer":          blankToNil(answer),
+		"answer_meta":     mapOrNil(answerMeta),
+		"stats":           turnStats(records),
+		"artifacts":       arts,
+	}, nil
+}
+
+// mapOrNil keeps a nil map a JSON null (not {}).
+func mapOrNil(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+// attachments copies the objects of vars.context.attachments (inside
+// vars.input_data when the run was started with that envelope).
+func attachments(vars map[string]any) []any {
+	ctx := object(inputOf(vars)["context"])
+	list, _ := ctx["attachments"].([]any)
+	out := []any{}
+	for _, a := range list {
+		if m := object(a); m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// inputOf is the object prompts are read from: vars.input_data when it
+// is an object, else vars.
+func inputOf(vars map[string]any) map[string]any {
+	if in := object(vars["input_data"]); in != nil {
+		return in
+	}
+	return vars
+}

@@ -1,0 +1,152 @@
+package history_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/history"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// snapshotDoc and its canonical text: keys sorted, compact, non-ASCII raw.
+var (
+	snapshotDoc = map[string]any{
+		"name":  "café <flow>",
+		"nodes": []any{map[string]any{"id": "b", "type": "ask"}, map[string]any{"id": "a"}},
+		"b":     1,
+	}
+	snapshotText = `{"b":1,"name":"café <flow>","nodes":[{"id":"b","type":"ask"},{"id":"a"}]}`
+)
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func TestPersistWorkflowSnapshot(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	arts := artifact.NewMemory()
+	rt := newRuntime(t, st, arts, newClock())
+	id := startTick(t, rt, runtime.StartParams{WorkflowID: "asker"})
+	before, err := st.RunGet(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 7, 8, 9, 10, 11, 0, time.UTC)
+
+	ref, err := history.PersistWorkflowSnapshot(ctx, st, arts, history.SnapshotParams{
+		RunID: id, WorkflowID: " asker ", Snapshot: snapshotDoc, Format: "visualflow",
+		Now: func() time.Time { return at },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metas, err := arts.ListByRun(ctx, id)
+	if err != nil || len(metas) != 1 {
+		t.Fatalf("run artifacts %v %v", metas, err)
+	}
+	want := map[string]any{"workflow_id": "asker", "format": "visualflow", "sha256": sha(snapshotText),
+		"artifact_id": metas[0].ArtifactID, "created_at": "2026-07-08T09:10:11+00:00"}
+	if !reflect.DeepEqual(ref, want) {
+		t.Fatalf("ref\n got %v\nwant %v", ref, want)
+	}
+	meta, content, err := arts.Get(ctx, metas[0].ArtifactID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(content) != snapshotText || meta.ContentType != "application/json" || !reflect.DeepEqual(meta.Tags,
+		map[string]string{"kind": "workflow_snapshot", "workflow_id": "asker", "format": "visualflow", "sha256": sha(snapshotText)}) {
+		t.Fatalf("artifact %s tags %v content %s", meta.ContentType, meta.Tags, content)
+	}
+	if meta.Descriptor.SemanticKind != "workflow_snapshot" {
+		t.Fatalf("semantic kind %q", meta.Descriptor.SemanticKind)
+	}
+
+	// The ref is in the stored run; the run is otherwise untouched.
+	after, err := st.RunGet(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.Vars["_runtime"].(map[string]any)["workflow_snapshot"]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("stored ref %v", got)
+	}
+	if after.UpdatedAt != before.UpdatedAt || after.Status != before.Status || after.Version != before.Version+1 {
+		t.Fatalf("run changed: updated_at %v→%v status %s→%s version %d→%d",
+			before.UpdatedAt, after.UpdatedAt, before.Status, after.Status, before.Version, after.Version)
+	}
+	if _, still := after.Vars["_runtime"].(map[string]any)["node_traces"]; !still {
+		t.Fatal("the rest of vars._runtime was lost")
+	}
+
+	// Idempotent: a second call returns the stored ref and writes nothing.
+	again, err := history.PersistWorkflowSnapshot(ctx, st, arts, history.SnapshotParams{
+		RunID: id, WorkflowID: "other", Snapshot: map[string]any{"x": 1}})
+	if err != nil || !reflect.DeepEqual(again, want) {
+		t.Fatalf("second call: %v %v", again, err)
+	}
+	if metas, _ := arts.ListByRun(ctx, id); len(metas) != 1 {
+		t.Fatalf("%d artifacts after the second call", len(metas))
+	}
+	if r, _ := st.RunGet(ctx, id); r.Version != after.Version {
+		t.Fatal("the second call saved the run")
+	}
+
+	// The bundle carries the ref; the snapshot is listed among the run's
+	// artifacts.
+	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st, Artifacts: arts}, id, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b["workflow_snapshot"], want) {
+		t.Fatalf("bundle workflow_snapshot %v", b["workflow_snapshot"])
+	}
+	sums := list(t, ledgerOf(t, b, id)["artifacts"], "artifacts")
+	if len(sums) != 1 || obj(t, obj(t, sums[0], "summary")["tags"], "tags")["kind"] != "workflow_snapshot" {
+		t.Fatalf("artifact summaries %v", sums)
+	}
+}
+
+func TestPersistWorkflowSnapshotErrors(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	arts := artifact.NewMemory()
+	rt := newRuntime(t, st, arts, newClock())
+	id := startTick(t, rt, runtime.StartParams{WorkflowID: "job"})
+
+	_, err := history.PersistWorkflowSnapshot(ctx, st, arts, history.SnapshotParams{RunID: "ghost", WorkflowID: "w", Snapshot: snapshotDoc})
+	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), `"ghost"`) {
+		t.Fatalf("unknown run: %v", err)
+	}
+	for _, tc := range []struct {
+		p    history.SnapshotParams
+		want string
+	}{
+		{history.SnapshotParams{WorkflowID: "w", Snapshot: snapshotDoc}, "run id is required"},
+		{history.SnapshotParams{RunID: id, WorkflowID: " ", Snapshot: snapshotDoc}, "workflow id is required"},
+		{history.SnapshotParams{RunID: id, WorkflowID: "w"}, "snapshot is required"},
+		{history.SnapshotParams{RunID: id, WorkflowID: "w", Snapshot: map[string]any{"bad": make(chan int)}}, "encoding snapshot"},
+	} {
+		if _, err := history.PersistWorkflowSnapshot(ctx, st, arts, tc.p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%+v: error %v, want %q", tc.p, err, tc.want)
+		}
+	}
+	if metas, _ := arts.ListByRun(ctx, id); len(metas) != 0 {
+		t.Fatalf("failed calls stored %d artifacts", len(metas))
+	}
+
+	// A format left empty is "unknown".
+	ref, err := history.PersistWorkflowSnapshot(ctx, st, arts, history.SnapshotParams{RunID: id, WorkflowID: "job", Snapshot: map[string]any{}})
+	if err != nil || ref["format"] != "unknown" || ref["sha256"] != sha("{}") {
+		t.Fatalf("default format: %v %v", ref, err)
+	}
+}

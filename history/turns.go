@@ -1,0 +1,308 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
+	"github.com/abstractframework/abstractgateway/store/offload"
+)
+
+// runtimeEnvelope matches the metadata block a host may put before a user
+// message: <runtime_metadata>{json}</runtime_metadata>.
+var runtimeEnvelope = regexp.MustCompile(`(?is)^\s*<runtime_metadata>\s*(.*?)\s*</runtime_metadata>\s*`)
+
+// splitEnvelope separates a leading runtime metadata envelope from the
+// text a person typed. The metadata is nil when there is no envelope or
+// it does not hold a JSON object.
+func splitEnvelope(text string) (string, map[string]any) {
+	raw := strings.TrimSpace(text)
+	loc := runtimeEnvelope.FindStringSubmatchIndex(raw)
+	if loc == nil {
+		return raw, nil
+	}
+	meta, _ := pyjson.DecodeObject([]byte(strings.TrimSpace(raw[loc[2]:loc[3]])))
+	return strings.TrimSpace(raw[loc[1]:]), meta
+}
+
+// extractPrompt finds what a turn asked: prompt, message or task (at the
+// top or under context), else the last user message of context.messages.
+func extractPrompt(vars map[string]any) (string, map[string]any) {
+	in := inputOf(vars)
+	ctx := object(in["context"])
+	candidates := []any{in["prompt"], in["message"], in["task"], ctx["task"], ctx["message"]}
+	for _, c := range candidates {
+		if _, ok := nonBlankString(c); ok {
+			return splitEnvelope(c.(string))
+		}
+	}
+	msgs, _ := ctx["messages"].([]any)
+	// The history holds earlier turns too: this turn's prompt is the
+	// latest user message.
+	for _, m := range slices.Backward(msgs) {
+		msg := object(m)
+		if role, _ := msg["role"].(string); strings.TrimSpace(role) != "user" {
+			continue
+		}
+		content, _ := msg["content"].(string)
+		if _, ok := nonBlankString(content); !ok {
+			continue
+		}
+		prompt, meta := splitEnvelope(content)
+		return prompt, mergeMessageMeta(meta, msg)
+	}
+	return "", nil
+}
+
+// mergeMessageMeta overlays a message's own runtime_metadata (or
+// metadata.runtime_metadata) on the envelope's, skipping null and blank
+// values; nil when nothing is left.
+func mergeMessageMeta(envelope map[string]any, msg map[string]any) map[string]any {
+	own := object(msg["runtime_metadata"])
+	if own == nil {
+		own = object(object(msg["metadata"])["runtime_metadata"])
+	}
+	if own == nil {
+		return envelope
+	}
+	merged := map[string]any{}
+	for k, v := range envelope {
+		merged[k] = v
+	}
+	for k, v := range own {
+		if v != nil && strings.TrimSpace(pyval.Str(v)) != "" {
+			merged[k] = v
+		}
+	}
+	if len(merged) == 0 {
+		return nil
+	}
+	return merged
+}
+
+// answerKeys are the envelope members an answer is read from, in order.
+var answerKeys = []string{"response", "answer", "message", "text", "content"}
+
+// answer finds what a turn answered: from the run's output, else from its
+// ledger.
+func (e *exporter) answer(ctx context.Context, r *durable.RunState) (string, map[string]any, error) {
+	out, err := e.resolveOutput(ctx, r.Output)
+	if err != nil {
+		return "", nil, err
+	}
+	if text, meta := answerFromOutput(out); text != "" {
+		return text, meta, nil
+	}
+	recs, err := e.ledger(ctx, r.RunID)
+	if err != nil {
+		return "", nil, err
+	}
+	text, meta := answerFromLedger(recs)
+	return text, meta, nil
+}
+
+// maxResolvedOutputBytes bounds the offloaded output read to find an
+// answer.
+const maxResolvedOutputBytes = 4 << 20
+
+// resolveOutput returns the output an offloading run store replaced
+// whole by an artifact ref (tag source=run_output_offload), read back
+// for answer extraction only; any other output is returned as it is. A
+// missing, oversized or non-JSON artifact leaves the ref.
+func (e *exporter) resolveOutput(ctx context.Context, out map[string]any) (map[string]any, error) {
+	id, ok := artifact.RefID(out)
+	if !ok || e.src.Artifacts == nil || !artifact.ValidID(id) {
+		return out, nil
+	}
+	meta, err := e.src.Artifacts.Metadata(ctx, id)
+	if errors.Is(err, artifact.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading metadata of output artifact %s: %w", id, err)
+	}
+	if meta.Tags["source"] != offload.SourceRunOutput || meta.SizeBytes > maxResolvedOutputBytes {
+		return out, nil // handler-made artifacts stay refs
+	}
+	_, content, err := e.src.Artifacts.Get(ctx, id)
+	if errors.Is(err, artifact.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading output artifact %s: %w", id, err)
+	}
+	if doc, err := pyjson.DecodeObject(content); err == nil {
+		return doc, nil
+	}
+	return out, nil
+}
+
+// answerFromOutput reads the answer envelope of a run's output, or of its
+// nested result/output object.
+func answerFromOutput(out map[string]any) (string, map[string]any) {
+	if out == nil {
+		return "", nil
+	}
+	nested := object(out["result"])
+	if nested == nil {
+		nested = object(out["output"])
+	}
+	answer := ""
+	for _, m := range []map[string]any{out, nested} {
+		if answer != "" {
+			break
+		}
+		for _, k := range answerKeys {
+			if s, ok := nonBlankString(m[k]); ok {
+				answer = s
+				break
+			}
+		}
+	}
+	meta := object(out["meta"])
+	if meta == nil {
+		meta = object(nested["meta"])
+	}
+	return answer, pyjson.CloneObject(meta)
+}
+
+// answerFromLedger finds the last answer a run's records hold: an
+// ANSWER_USER message, or the output a completion record carries.
+func answerFromLedger(recs []*durable.StepRecord) (string, map[string]any) {
+	for _, rec := range slices.Backward(recs) {
+		result := object(rec.Result)
+		if rec.Status == durable.StepCompleted && rec.Effect != nil && rec.Effect.Type == durable.EffectAnswerUser {
+			msg := result["message"]
+			if msg == nil {
+				msg = firstTruthy(rec.Effect.Payload, "message", "text", "content")
+			}
+			if text := textish(msg); text != "" {
+				return text, nil
+			}
+		}
+		switch out := result["output"].(type) {
+		case string:
+			if s := strings.TrimSpace(out); s != "" {
+				return s, nil
+			}
+		case map[string]any:
+			if text := firstTextish(out, "answer", "response", "message", "text", "content"); text != "" {
+				return text, pyjson.CloneObject(object(out["meta"]))
+			}
+		}
+	}
+	return "", nil
+}
+
+// turnStats sums what a turn's records (its own and its descendants')
+// cost: completed LLM calls and their token usage, completed tool calls,
+// the wall-clock span of the records in whole milliseconds, and tokens
+// per second over that span.
+func turnStats(recs []*durable.StepRecord) map[string]any {
+	var llmCalls, toolCalls, in, out, total int64
+	var first, last int64
+	seen := false
+	for _, rec := range recs {
+		at := rec.EndedAt
+		if at.IsZero() {
+			at = rec.StartedAt
+		}
+		if ms, ok := millis(at); ok {
+			if !seen || ms < first {
+				first = ms
+			}
+			if !seen || ms > last {
+				last = ms
+			}
+			seen = true
+		}
+		if rec.Status != durable.StepCompleted || rec.Effect == nil {
+			continue
+		}
+		switch rec.Effect.Type {
+		case durable.EffectLLMCall:
+			llmCalls++
+			if u := recordUsage(rec.Result); u != nil {
+				in, out, total = in+u.input, out+u.output, total+u.total
+			}
+		case durable.EffectToolCalls:
+			calls, _ := rec.Effect.Payload["tool_calls"].([]any)
+			for _, c := range calls {
+				if c != nil {
+					toolCalls++
+				}
+			}
+		}
+	}
+	duration := max(0, last-first)
+	var tokS any
+	if duration > 0 && total > 0 {
+		tokS = float64(total) / (float64(duration) / 1000.0)
+	}
+	return map[string]any{
+		"duration_ms": duration,
+		"llm_calls":   llmCalls,
+		"tool_calls":  toolCalls,
+		"usage":       map[string]any{"input_tokens": in, "output_tokens": out, "total_tokens": total},
+		"tok_s":       tokS,
+	}
+}
+
+// usage is a token count summary.
+type usage struct{ input, output, total int64 }
+
+// recordUsage reads the usage of an LLM result (usage, token_usage or
+// tokens, at the top or under output); nil when it has none.
+func recordUsage(result any) *usage {
+	res := object(result)
+	u := object(firstTruthy(res, "usage", "token_usage", "tokens"))
+	if u == nil {
+		u = object(firstTruthy(object(res["output"]), "usage", "token_usage", "tokens"))
+	}
+	if u == nil {
+		return nil
+	}
+	return parseUsage(u)
+}
+
+// parseUsage accepts the usual spellings of token counts (OpenAI's
+// prompt/completion, short in/out); total defaults to input+output.
+func parseUsage(u map[string]any) *usage {
+	in, _ := tokenCount(firstPresent(u, "input_tokens", "prompt_tokens", "prompt", "input", "in"))
+	out, _ := tokenCount(firstPresent(u, "output_tokens", "completion_tokens", "completion", "output", "out"))
+	total, ok := tokenCount(firstPresent(u, "total_tokens", "total"))
+	if !ok {
+		total = in + out
+	}
+	if in <= 0 && out <= 0 && total <= 0 {
+		return nil
+	}
+	return &usage{input: max(0, in), output: max(0, out), total: max(0, total)}
+}
+
+// firstPresent is the first non-null value of m's keys.
+func firstPresent(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v := m[k]; v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// tokenCount is Python's int(v) for a count: ints, floats truncated,
+// integer strings; booleans, nulls and anything unparsable are not counts.
+func tokenCount(v any) (int64, bool) {
+	if _, isBool := v.(bool); isBool || v == nil {
+		return 0, false
+	}
+	n, err := pyval.ToInt(v)
+	return n, err == nil
+}

@@ -1,0 +1,182 @@
+package history
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
+)
+
+// blankToNil is s trimmed, or null when that is empty (Python
+// `str(x).strip() or None`).
+func blankToNil(s string) any {
+	if s = strings.TrimSpace(s); s == "" {
+		return nil
+	}
+	return s
+}
+
+// timeValue is the wire text of t, or null for the zero Time.
+func timeValue(t durable.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.String()
+}
+
+// millis is t in Unix milliseconds, the resolution Python compares
+// session times and measures turn durations in.
+func millis(t durable.Time) (int64, bool) {
+	if t.IsZero() {
+		return 0, false
+	}
+	return t.UnixMilli(), true
+}
+
+// durationMS is end-start in milliseconds, never negative, rounded to two
+// decimals the way Python's round(x, 2) rounds.
+func durationMS(start, end durable.Time) float64 {
+	us := end.Sub(start.Time).Microseconds()
+	if us <= 0 {
+		return 0
+	}
+	// timedelta.total_seconds() * 1000.0: the same two roundings.
+	return pyval.Round(float64(us)/1e6*1000.0, 2)
+}
+
+// object returns v as an object, or nil.
+func object(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// nonBlankString returns v trimmed when it is a string with non-space
+// content.
+func nonBlankString(v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return "", false
+	}
+	s = strings.TrimSpace(s)
+	return s, s != ""
+}
+
+// textish is Python's _pick_textish: strings trimmed, numbers and
+// booleans as str() writes them, anything else "".
+func textish(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return strings.TrimSpace(x)
+	case bool:
+		return pyval.Str(x)
+	}
+	if pyval.IsNumber(v) {
+		return pyval.Str(v)
+	}
+	return ""
+}
+
+// firstTextish is the first non-empty textish of m's keys, in order.
+func firstTextish(m map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s := textish(m[k]); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// firstTruthy is Python's `a or b or c` over m's keys: the first truthy
+// value, else the last one.
+func firstTruthy(m map[string]any, keys ...string) any {
+	var v any
+	for _, k := range keys {
+		if v = m[k]; pyval.Truthy(v) {
+			return v
+		}
+	}
+	return v
+}
+
+// Bounds of the values of an artifact summary.
+const (
+	boundMaxDepth   = 5
+	boundMaxString  = 2000 // code points
+	boundMaxItems   = 40
+	boundMaxKeys    = 80
+	truncation      = "#TRUNCATION"
+	depthTruncation = "#TRUNCATION: replay metadata depth limit"
+)
+
+// bounded returns a compact copy of a JSON value for an artifact summary:
+// strings cut to 2000 code points plus "#TRUNCATION", lists to 40 items
+// plus {"truncated_items": n}, objects to 80 keys plus "truncated_keys",
+// and anything nested deeper than 5 levels replaced by a marker. Objects
+// keep their first 80 keys in wire order (sorted order for maps, which
+// have none).
+func bounded(v any, depth int) any {
+	if depth > boundMaxDepth {
+		return depthTruncation
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return x
+	case string:
+		return boundString(x)
+	case []any:
+		return boundList(x, depth)
+	case map[string]any:
+		keys := pyjson.SortedKeys(x)
+		kvs := make(pyjson.Ordered, len(keys))
+		for i, k := range keys {
+			kvs[i] = pyjson.KV{Key: k, Value: x[k]}
+		}
+		return boundObject(kvs, depth)
+	case pyjson.Ordered:
+		return boundObject(x, depth)
+	}
+	if pyval.IsNumber(v) {
+		return v
+	}
+	return pyval.Str(v)
+}
+
+func boundString(s string) string {
+	if utf8.RuneCountInString(s) <= boundMaxString {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == boundMaxString {
+			return s[:i] + truncation
+		}
+		n++
+	}
+	return s
+}
+
+func boundList(list []any, depth int) []any {
+	out := make([]any, 0, min(len(list), boundMaxItems)+1)
+	for _, item := range list[:min(len(list), boundMaxItems)] {
+		out = append(out, bounded(item, depth+1))
+	}
+	if len(list) > boundMaxItems {
+		out = append(out, map[string]any{"truncated_items": len(list) - boundMaxItems})
+	}
+	return out
+}
+
+func boundObject(kvs pyjson.Ordered, depth int) map[string]any {
+	out := make(map[string]any, min(len(kvs), boundMaxKeys)+1)
+	for _, kv := range kvs[:min(len(kvs), boundMaxKeys)] {
+		out[kv.Key] = bounded(kv.Value, depth+1)
+	}
+	if len(kvs) > boundMaxKeys {
+		out["truncated_keys"] = len(kvs) - boundMaxKeys
+	}
+	return out
+}
