@@ -338,13 +338,24 @@ func TestParseTimeReadsPythonSpellings(t *testing.T) {
 		"20300102":                        at(0, 0, 0, 0),
 		"2030-01-02T03":                   at(3, 0, 0, 0),
 		"  2030-01-02T03:04:05.000001Z  ": at(3, 4, 5, 1000),
+		// Refused until a differential run against CPython 3.11 found them:
+		// ISO week dates, an offset's fraction, a point with no digits
+		// before the zone. 2030-W01-3 is 2030-01-02.
+		"2030-W01-3T03:04:05Z":                       at(3, 4, 5, 0),
+		"2030W013T030405Z":                           at(3, 4, 5, 0),
+		"2030-W01":                                   time.Date(2029, 12, 31, 0, 0, 0, 0, time.UTC),
+		"2030-01-02T05:34:20.5+02:30:15.5":           at(3, 4, 5, 0),
+		"2030-01-02T03:04:04.999999-00:00:00.000001": at(3, 4, 5, 0),
+		"2030-01-02T03:04:05.+00:00":                 at(3, 4, 5, 0),
+		"2030-01-02T03:04:05.Z":                      at(3, 4, 5, 0),
 	} {
 		got, err := durable.ParseTime(in)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("ParseTime(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "tomorrow", "2030-13-02", "2030-01-02T25:00", "2030-01-02T03:04:05+5", "2030/01/02"} {
+	for _, bad := range []string{"", "tomorrow", "2030-13-02", "2030-01-02T25:00", "2030-01-02T03:04:05+5", "2030/01/02",
+		"2025-W53-1", "2030-W00-1", "2030-W01-8", "2030-w01-1", "2030-01-02T03:04:05."} {
 		if _, err := durable.ParseTime(bad); err == nil {
 			t.Errorf("ParseTime(%q) accepted", bad)
 		}

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -81,23 +82,31 @@ var timeLayouts = []string{
 // (either case) or an offset of ±HH, ±HHMM, ±HH:MM or ±HH:MM:SS (none
 // means UTC), 0–9 fractional digits.
 func ParseTime(s string) (Time, error) {
-	v := extendedISO(strings.TrimSpace(s))
-	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, v); err == nil {
-			return NewTime(t), nil
+	v, offsetFrac, ok := extendedISO(strings.TrimSpace(s))
+	if ok {
+		for _, layout := range timeLayouts {
+			if t, err := time.Parse(layout, v); err == nil {
+				return NewTime(t.Add(-offsetFrac)), nil
+			}
 		}
 	}
 	return Time{}, fmt.Errorf("invalid ISO timestamp %q", s)
 }
 
 // extendedISO rewrites the spellings ParseTime's layouts lack into the
-// extended form: YYYY-MM-DDTHH:MM:SS[.f][Z|±HH:MM].
-func extendedISO(v string) string {
+// extended form: YYYY-MM-DDTHH:MM:SS[.f][Z|±HH:MM]. An offset's fraction of
+// a second (+05:30:15.5), which no layout reads, is cut off and returned
+// signed, for the caller to apply. ok is false for a week date that names
+// no day.
+func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
+	if v, ok = weekDate(v); !ok {
+		return "", 0, false
+	}
 	if len(v) >= 8 && allDigits(v[:8]) && (len(v) == 8 || !isDigit(v[8])) {
 		v = v[:4] + "-" + v[4:6] + "-" + v[6:] // basic date
 	}
 	if len(v) <= 10 {
-		return v
+		return v, 0, true
 	}
 	date, clock := v[:10], v[11:] // any single separator
 	// The offset: Z or z, else the last + or - (the date is cut off).
@@ -110,7 +119,17 @@ func extendedISO(v string) string {
 			zone += ":00"
 		} else if len(zone) == 5 && allDigits(zone[1:]) { // ±HHMM
 			zone = zone[:3] + ":" + zone[3:]
+		} else if whole, frac, found := strings.Cut(zone, "."); found && len(whole) == 9 && allDigits(frac) {
+			// ±HH:MM:SS.ffffff: the fraction as a duration, same sign.
+			f, _ := time.ParseDuration("0." + frac + "s")
+			if zone[0] == '-' {
+				f = -f
+			}
+			zone, offsetFrac = whole, f
 		}
+	}
+	if zone != "" {
+		clock = strings.TrimSuffix(clock, ".") // "12:00:00.+00:00" reads, as in Python
 	}
 	// A basic time: HHMM or HHMMSS, with an optional fraction.
 	if whole, frac, hasFrac := strings.Cut(clock, "."); allDigits(whole) && (len(whole) == 4 || len(whole) == 6) {
@@ -122,7 +141,46 @@ func extendedISO(v string) string {
 			clock += "." + frac
 		}
 	}
-	return date + "T" + clock + zone
+	return date + "T" + clock + zone, offsetFrac, true
+}
+
+// weekDate rewrites an ISO week date at the start of v (YYYY-Www-D,
+// YYYY-Www, YYYYWwwD, YYYYWww; the day defaults to Monday) as YYYY-MM-DD.
+// ok is false for a week or day the year does not have (2025-W53-1).
+func weekDate(v string) (_ string, ok bool) {
+	var week, day string
+	var n int // length of the week date in v
+	switch {
+	case len(v) >= 8 && v[4:6] == "-W":
+		week, n = v[6:8], 8
+		if len(v) >= 10 && v[8] == '-' && isDigit(v[9]) {
+			day, n = v[9:10], 10
+		}
+	case len(v) >= 7 && v[4] == 'W':
+		week, n = v[5:7], 7
+		if len(v) >= 8 && isDigit(v[7]) {
+			day, n = v[7:8], 8
+		}
+	default:
+		return v, true
+	}
+	if !allDigits(v[:4]) || !allDigits(week) {
+		return v, true // not a week date: let the layouts refuse it
+	}
+	year, _ := strconv.Atoi(v[:4])
+	w, _ := strconv.Atoi(week)
+	d := 1
+	if day != "" {
+		d = int(day[0] - '0')
+	}
+	// Monday of week 1 is the Monday on or before January 4.
+	jan4 := time.Date(year, time.January, 4, 0, 0, 0, 0, time.UTC)
+	monday1 := jan4.AddDate(0, 0, -((int(jan4.Weekday()) + 6) % 7))
+	t := monday1.AddDate(0, 0, (w-1)*7+d-1)
+	if gy, gw := t.ISOWeek(); w < 1 || d < 1 || d > 7 || gy != year || gw != w {
+		return "", false
+	}
+	return t.Format("2006-01-02") + v[n:], true
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

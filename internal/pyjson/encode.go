@@ -4,8 +4,10 @@
 //
 // Values are the generic JSON tree used across the project: nil, bool,
 // string, json.Number, float64, float32, the integer kinds, []any and
-// map[string]any. Other Go values (structs, typed maps and slices) are
-// converted through encoding/json first.
+// map[string]any. Typed slices, arrays, maps with string keys and named
+// number types are read element by element, so a float stays a float;
+// other Go values (structs above all) are converted through encoding/json
+// first, which writes an integral float field as an int.
 package pyjson
 
 import (
@@ -196,7 +198,7 @@ func (e *encoder) value(v any, depth int) error {
 			e.buf = AppendFloat(e.buf, x)
 		}
 	case float32:
-		return e.value(float64(x), depth)
+		return e.value(float32Value(float64(x)), depth)
 	case int:
 		e.int(int64(x))
 	case int64:
@@ -446,6 +448,28 @@ func (e *encoder) foreign(v any, depth int) error {
 			return nil
 		}
 		return e.value(rv.Elem().Interface(), depth)
+	case reflect.Float64:
+		return e.value(rv.Float(), depth)
+	case reflect.Float32:
+		return e.value(float32Value(rv.Float()), depth)
+	case reflect.Slice, reflect.Array:
+		// Elements one by one: encoding/json would spell a float 1.0 as
+		// 1, an int for every reader. Bytes stay base64, as it writes them.
+		if rv.Type().Elem().Kind() != reflect.Uint8 && (rv.Kind() == reflect.Array || !rv.IsNil()) {
+			items := make([]any, rv.Len())
+			for i := range items {
+				items[i] = rv.Index(i).Interface()
+			}
+			return e.value(items, depth)
+		}
+	case reflect.Map:
+		if rv.Type().Key().Kind() == reflect.String && !rv.IsNil() {
+			members := make(map[string]any, rv.Len())
+			for it := rv.MapRange(); it.Next(); {
+				members[it.Key().String()] = it.Value().Interface()
+			}
+			return e.value(members, depth)
+		}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -456,6 +480,13 @@ func (e *encoder) foreign(v any, depth int) error {
 		return &Error{Path: e.pathString(), Reason: fmt.Sprintf("%T: %v", v, err)}
 	}
 	return e.value(t, depth)
+}
+
+// float32Value is the float64 a float32 spells: 0.1, not the
+// 0.10000000149011612 a plain conversion gives (what encoding/json writes).
+func float32Value(f float64) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', -1, 32), 64)
+	return v
 }
 
 // SortedKeys returns the keys of m in code-point order (the order of
@@ -480,7 +511,9 @@ func AppendString(buf []byte, s string, ascii bool) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			// The ASCII style keeps only ' '..'~' raw, as Python's
+			// ensure_ascii encoder: DEL (0x7f) is escaped there.
+			if c >= 0x20 && c != '"' && c != '\\' && (c != 0x7f || !ascii) {
 				i++
 				continue
 			}

@@ -148,3 +148,47 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// The ASCII style keeps only ' '..'~' raw, as Python's ensure_ascii
+// encoder does: DEL was written raw, so an idempotency key over a payload
+// holding U+007F differed from Python's and a completed effect Python ran
+// was not found after a hand-off. Key as compute_idempotency_key gives it
+// (CPython 3.11) for ask_user at node "ask" of "run-1".
+func TestCanonicalASCIIEscapesDEL(t *testing.T) {
+	t.Parallel()
+	v, err := Decode([]byte(`{"prompt": "del\u007f"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Marshal(v, CanonicalASCII)
+	if want := `{"prompt":"del\u007f"}`; err != nil || string(got) != want {
+		t.Errorf("CanonicalASCII = %q, %v; want %q", got, err, want)
+	}
+	if got, _ := Marshal(v, Canonical); string(got) != "{\"prompt\":\"del\x7f\"}" {
+		t.Errorf("Canonical (ensure_ascii off) = %q, want DEL raw", got)
+	}
+	material, _ := Marshal(Ordered{{"effect_payload", v}, {"effect_type", "ask_user"}, {"node_id", "ask"}, {"run_id", "run-1"}}, CanonicalASCII)
+	sum := sha256.Sum256(material)
+	if got := hex.EncodeToString(sum[:16]); got != "f0336b8ffaee37490977f2f1534ba1f2" {
+		t.Errorf("idempotency key = %s, want Python's f0336b8ffaee37490977f2f1534ba1f2", got)
+	}
+}
+
+// Floats inside typed slices and maps went through encoding/json, which
+// writes 1.0 as 1 (an int for every reader) and 1e20 as
+// 100000000000000000000; they are now written as Python writes floats.
+func TestTypedContainersKeepFloats(t *testing.T) {
+	t.Parallel()
+	v := map[string]any{
+		"slice": []float64{0.5, 1, 1e-7, 1e20, 1e16},
+		"map":   map[string]float64{"two": 2},
+		"f32":   []float32{1.5, 2, 0.1},
+		"bytes": []byte("hi"),
+		"ints":  [2]int{1, 2},
+	}
+	// json.dumps of the same values in Python, bytes aside (base64 here).
+	want := `{"bytes": "aGk=", "f32": [1.5, 2.0, 0.1], "ints": [1, 2], "map": {"two": 2.0}, "slice": [0.5, 1.0, 1e-07, 1e+20, 1e+16]}`
+	if got, err := Marshal(v, Line); err != nil || string(got) != want {
+		t.Errorf("Line = %s, %v\nwant %s", got, err, want)
+	}
+}

@@ -6,7 +6,8 @@
 // these number kinds (and the other Go integer and float kinds) as input, and
 // produces int64 for Python ints and float64 for Python floats. A json.Number
 // whose literal contains no '.', 'e' or 'E' is a Python int; otherwise it is
-// a float.
+// a float. An int beyond int64 stays a json.Number holding its digits, which
+// str(), repr() and json.dumps() write; arithmetic reads it as a float.
 //
 // The package covers truthiness and boolean coercion, str()/repr(), float
 // repr, numeric conversions (float(x), int(x)), equality and ordering,

@@ -1,6 +1,7 @@
 package pyval
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -22,7 +23,7 @@ func (e *SyntaxError) Error() string {
 
 // LoadsJSON parses JSON text like Python's json.loads: surrounding
 // whitespace is allowed, NaN/Infinity/-Infinity are accepted, integers
-// become int64 and other numbers float64.
+// become int64 (json.Number beyond its range) and other numbers float64.
 func LoadsJSON(s string) (any, error) {
 	p := &jsonParser{s: s}
 	p.skipWS()
@@ -215,8 +216,12 @@ func (p *jsonParser) number() (any, error) {
 	}
 	lit := p.s[start:p.i]
 	if !isFloat {
-		if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
+		n, err := strconv.ParseInt(lit, 10, 64)
+		if err == nil {
 			return n, nil
+		}
+		if isRangeErr(err) {
+			return json.Number(lit), nil // a Python int: its digits kept (bigInt)
 		}
 	}
 	f, err := strconv.ParseFloat(lit, 64)

@@ -101,6 +101,10 @@ func dumpValue(b *strings.Builder, v any, o DumpOptions, depth int) error {
 		}
 		return dumpValue(b, arr, o, depth)
 	default:
+		if big, ok := bigInt(v); ok {
+			b.WriteString(string(big))
+			return nil
+		}
 		n := asNumber(v)
 		switch n.kind {
 		case intNumber:

@@ -77,8 +77,9 @@ func asNumber(v any) number {
 }
 
 // parseJSONNumber turns a JSON number literal into an int or float. Integer
-// literals outside the int64 range become floats (Python would keep a big
-// int; this is a documented limitation).
+// literals outside the int64 range are floats for arithmetic (Python would
+// compute with a big int); their digits are kept where the value is
+// printed or stored (bigInt).
 func parseJSONNumber(s string) number {
 	if !strings.ContainsAny(s, ".eE") {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
@@ -90,6 +91,18 @@ func parseJSONNumber(s string) number {
 		return number{}
 	}
 	return number{kind: floatNumber, f: f}
+}
+
+// bigInt reports whether v is an integer literal outside the int64 range
+// (json.Number, as LoadsJSON and the stores give it): Python holds such a
+// number as an int, so str(), repr() and json.dumps() write its digits.
+func bigInt(v any) (json.Number, bool) {
+	n, ok := v.(json.Number)
+	if !ok || n == "" || strings.ContainsAny(string(n), ".eE") {
+		return "", false
+	}
+	_, err := strconv.ParseInt(string(n), 10, 64)
+	return n, isRangeErr(err)
 }
 
 func isRangeErr(err error) bool {
@@ -147,6 +160,9 @@ func Normalize(v any) any {
 		}
 		return out
 	}
+	if _, ok := bigInt(v); ok {
+		return v // its digits; a float64 would lose them
+	}
 	n := asNumber(v)
 	switch n.kind {
 	case intNumber:
@@ -171,6 +187,9 @@ func TypeName(v any) string {
 		return "list"
 	case map[string]any:
 		return "dict"
+	}
+	if _, ok := bigInt(v); ok {
+		return "int"
 	}
 	switch asNumber(v).kind {
 	case intNumber:

@@ -327,3 +327,33 @@ func TestLowerMatchesPython(t *testing.T) {
 		}
 	}
 }
+
+// Integers beyond int64 keep their digits, as Python's ints do: LoadsJSON
+// read them as floats, so parse_json then stringify_json turned
+// 12345678901234567890 into 1.2345678901234567e+19, and str() of such a
+// number read from a store (json.Number) printed the float.
+func TestBigIntegersKeepTheirDigits(t *testing.T) {
+	t.Parallel()
+	for _, lit := range []string{"9223372036854775808", "-9223372036854775809", "123456789012345678901234567890"} {
+		v, err := LoadsJSON(`{"id": ` + lit + `}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := Dumps(v, Compact); got != `{"id":`+lit+`}` {
+			t.Errorf("Dumps(LoadsJSON(%s)) = %s", lit, got)
+		}
+		n := json.Number(lit)
+		if got := Str(n); got != lit {
+			t.Errorf("Str(%s) = %s", lit, got)
+		}
+		if got := Repr([]any{n}); got != "["+lit+"]" {
+			t.Errorf("Repr([%s]) = %s", lit, got)
+		}
+		if got := TypeName(n); got != "int" {
+			t.Errorf("TypeName(%s) = %s, want int", lit, got)
+		}
+		if got := Normalize(n); got != n {
+			t.Errorf("Normalize(%s) = %#v, want the json.Number kept", lit, got)
+		}
+	}
+}

@@ -70,6 +70,10 @@ func writeRepr(b *strings.Builder, v any) {
 		}
 		b.WriteByte(']')
 	case json.Number:
+		if n, ok := bigInt(x); ok {
+			b.WriteString(string(n))
+			return
+		}
 		writeRepr(b, Normalize(x))
 	default:
 		n := asNumber(v)
