@@ -140,6 +140,10 @@ func (r *Runtime) Artifacts() artifact.Store { return r.arts }
 // Store returns the store.
 func (r *Runtime) Store() store.Store { return r.store }
 
+// Now returns the current time by the runtime's clock (Config.Clock), the
+// time its ticks judge deadlines by.
+func (r *Runtime) Now() time.Time { return r.clock() }
+
 // SetHandler registers (or replaces) the handler of an effect type.
 // Call it before the runtime is used concurrently.
 func (r *Runtime) SetHandler(t durable.EffectType, h Handler) { r.handlers[t] = h }

@@ -32,11 +32,14 @@ func NewScheduled(ctx context.Context, rt *runtime.Runtime, cfg Config) (*Schedu
 }
 
 // Run registers wf if needed, starts a run with vars and ticks it until it
-// waits or ends.
+// waits or ends. A workflow already registered under wf's id is kept.
 func (s *Scheduled) Run(ctx context.Context, wf *runtime.Workflow, vars map[string]any) (string, *durable.RunState, error) {
 	if _, ok := s.Registry().Get(wf.ID); !ok {
+		// A concurrent Run may register it between the Get and here.
 		if err := s.Registry().Register(wf); err != nil {
-			return "", nil, err
+			if _, ok := s.Registry().Get(wf.ID); !ok {
+				return "", nil, err
+			}
 		}
 	}
 	id, err := s.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: vars})

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,7 +43,8 @@ type Config struct {
 	OnRunResumed func(*durable.RunState)
 	// OnRunFailed, when set, is called when ticking a run fails.
 	OnRunFailed func(runID string, err error)
-	// Clock returns the current time; time.Now when nil.
+	// Clock returns the current time; the runtime's clock when nil
+	// (runtime.Runtime.Now), by which its ticks judge deadlines.
 	Clock func() time.Time
 }
 
@@ -81,10 +83,15 @@ type Scheduler struct {
 	// them until then, so they neither take every batch nor keep the
 	// loop polling without pause while they stay due.
 	retry map[string]retryAt
-	// unfinished holds runs a drive left running at its tick bound: no
-	// longer due, nothing else would tick them (without claims there is
-	// no periodic Recover), so the loop drives them again.
-	unfinished []string
+	// unfinished holds runs a drive left running, with when to drive them
+	// again: at once for one that reached its tick bound, after the
+	// failure back-off for one whose tick failed past its wait. They are
+	// no longer due and, without claims (no periodic Recover), nothing
+	// else would tick them.
+	unfinished map[string]time.Time
+	// loopCallback is set while the loop goroutine runs OnRunResumed or
+	// OnRunFailed, for Stop (see there).
+	loopCallback bool
 }
 
 // retryAt is when a due run that could not be released is tried again,
@@ -112,15 +119,34 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = time.Now
+		cfg.Clock = cfg.Runtime.Now
 	}
 	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1),
-		retry: map[string]retryAt{}}
-	if ws, ok := s.st.(*WakeStore); ok {
+		retry: map[string]retryAt{}, unfinished: map[string]time.Time{}}
+	if ws := findWakeStore(s.st); ws != nil {
 		s.deadlines = ws.wake
 	}
 	return s, nil
 }
+
+// findWakeStore returns the WakeStore in st's chain of decorators, or nil.
+func findWakeStore(st store.Store) *WakeStore {
+	for st != nil {
+		if ws, ok := st.(*WakeStore); ok {
+			return ws
+		}
+		u, ok := st.(interface{ Unwrap() store.Store })
+		if !ok {
+			return nil
+		}
+		st = u.Unwrap()
+	}
+	return nil
+}
+
+// loopKey marks the loop's context, so that drive knows it runs the
+// callbacks on the loop goroutine.
+type loopKey struct{}
 
 // Start recovers runs left running by a crash, then launches the loop.
 func (s *Scheduler) Start(ctx context.Context) error {
@@ -129,7 +155,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.mu.Unlock()
 		return errors.New("scheduler: already started")
 	}
-	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	loopCtx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), loopKey{}, true))
 	s.cancel = cancel
 	s.done = make(chan struct{})
 	s.running = true
@@ -141,18 +167,23 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends the loop and waits for it.
+// Stop ends the loop and waits for it; every Stop waits, concurrent ones
+// too. Called from OnRunResumed or OnRunFailed while the loop runs them,
+// it asks the loop to end and returns at once: the loop ends as that
+// callback returns (waiting would wait for itself). A Stop made from
+// another goroutine during such a callback returns at once as well.
 func (s *Scheduler) Stop() {
 	s.mu.Lock()
-	if !s.running {
-		s.mu.Unlock()
-		return
-	}
 	s.running = false
-	cancel, done := s.cancel, s.done
+	cancel, done, inCallback := s.cancel, s.done, s.loopCallback
 	s.mu.Unlock()
+	if cancel == nil {
+		return // never started
+	}
 	cancel()
-	<-done
+	if !inCallback {
+		<-done
+	}
 }
 
 // Wake makes the loop poll now (e.g. after a new deadline was written by
@@ -197,8 +228,8 @@ func (s *Scheduler) loop(ctx context.Context) {
 			// interval rather than poll again at once, in a hot loop.
 			wait = s.cfg.PollInterval
 		}
-		if s.hasUnfinished() {
-			wait = 0
+		if at, ok := s.nextUnfinished(); ok {
+			wait = min(wait, max(at.Sub(s.cfg.Clock()), 0))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -260,6 +291,12 @@ func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 	s.mu.Unlock()
 	limit := s.cfg.BatchSize + min(held, maxPassedOver)
 	due, err := s.st.RunListDue(ctx, &store.RunListDueParams{Now: now, Limit: limit})
+	if err == nil && len(due) == limit && held > maxPassedOver && s.countUnheld(due, now) < s.cfg.BatchSize {
+		// The held runs took the listing: read past all of them, so that
+		// a run due after them is not starved.
+		limit = s.cfg.BatchSize + held
+		due, err = s.st.RunListDue(ctx, &store.RunListDueParams{Now: now, Limit: limit})
+	}
 	if err != nil {
 		return 0, fmt.Errorf("listing due runs: %w", err)
 	}
@@ -283,9 +320,23 @@ func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 	return ticked, nil
 }
 
-// maxPassedOver bounds how many held runs one listing reads past; beyond
-// that many failing runs, they share the batches with the others.
+// maxPassedOver bounds how many held runs a first listing reads past;
+// when more are held and they fill it, PollOnce lists again past all of
+// them.
 const maxPassedOver = 1000
+
+// countUnheld counts the listed runs not waiting to be tried again.
+func (s *Scheduler) countUnheld(due []store.DueRun, now time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, d := range due {
+		if r, ok := s.retry[d.RunID]; !ok || !r.at.After(now) {
+			n++
+		}
+	}
+	return n
+}
 
 // held reports whether the run waits to be tried again later than now.
 func (s *Scheduler) held(runID string, now time.Time) bool {
@@ -316,8 +367,9 @@ func (s *Scheduler) forgetUnlisted(due []store.DueRun) {
 
 // retryLater holds a due run the poll could not release: after a failed
 // tick for PollInterval, doubled with each failure in a row up to
-// maxRetryDelay; a run another runner held, for PollInterval.
-func (s *Scheduler) retryLater(runID string, failed bool) {
+// maxRetryDelay; a run another runner held, or one its tick left due, for
+// PollInterval. It returns when the run is tried again.
+func (s *Scheduler) retryLater(runID string, failed bool) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.retry[runID]
@@ -330,6 +382,7 @@ func (s *Scheduler) retryLater(runID string, failed bool) {
 	}
 	r.at = s.cfg.Clock().Add(min(delay, maxRetryDelay))
 	s.retry[runID] = r
+	return r.at
 }
 
 // drive ticks one run. A run another runner has claimed is left to it
@@ -352,29 +405,74 @@ func (s *Scheduler) drive(ctx context.Context, runID string) {
 		return
 	}
 	if err != nil {
-		s.retryLater(runID, true)
-		s.failed(runID, err)
+		at := s.retryLater(runID, true)
+		// A tick that failed after a checkpoint past the wait (a store
+		// error after an effect) leaves the run running and no longer
+		// due: drive it again after the back-off.
+		if cur, gerr := s.st.RunGet(ctx, runID); gerr == nil && cur.Status == durable.RunRunning {
+			s.mu.Lock()
+			s.unfinished[runID] = at
+			s.mu.Unlock()
+		}
+		s.failed(ctx, runID, err)
+		return
+	}
+	if until, ok := store.Deadline(st); ok && !until.After(s.cfg.Clock()) {
+		// The tick did not release the wait the listing said was due (the
+		// runtime's clock is behind ours, or another process's): pass over
+		// it for a poll interval instead of listing it again at once.
+		s.retryLater(runID, false)
 		return
 	}
 	s.mu.Lock()
 	delete(s.retry, runID)
 	s.stats.RunsResumed++
 	if st.Status == durable.RunRunning && ctx.Err() == nil {
-		s.unfinished = append(s.unfinished, runID)
+		s.unfinished[runID] = s.cfg.Clock()
 	}
 	s.mu.Unlock()
 	if s.cfg.OnRunResumed != nil {
-		s.cfg.OnRunResumed(st)
+		s.callback(ctx, func() { s.cfg.OnRunResumed(st) })
 	}
 }
 
-// driveUnfinished drives again the runs drives left running (see
-// Scheduler.unfinished), those of the last pass only.
+// callback runs a host callback: a panic in it is recorded, not let out
+// (it would end the loop's process), and the other runs go on.
+func (s *Scheduler) callback(ctx context.Context, fn func()) {
+	inLoop := ctx.Value(loopKey{}) != nil
+	if inLoop {
+		s.mu.Lock()
+		s.loopCallback = true
+		s.mu.Unlock()
+	}
+	defer func() {
+		if inLoop {
+			s.mu.Lock()
+			s.loopCallback = false
+			s.mu.Unlock()
+		}
+		if p := recover(); p != nil {
+			s.cfg.Logger.ErrorContext(ctx, "scheduler callback panicked", slog.Any("panic", p))
+			s.recordError(fmt.Sprintf("callback panicked: %v", p))
+		}
+	}()
+	fn()
+}
+
+// driveUnfinished drives again the runs drives left running whose time
+// has come (see Scheduler.unfinished).
 func (s *Scheduler) driveUnfinished(ctx context.Context) {
+	now := s.cfg.Clock()
+	var runs []string
 	s.mu.Lock()
-	runs := s.unfinished
-	s.unfinished = nil
+	for id, at := range s.unfinished {
+		if !at.After(now) {
+			runs = append(runs, id)
+			delete(s.unfinished, id)
+		}
+	}
 	s.mu.Unlock()
+	slices.Sort(runs)
 	for _, id := range runs {
 		if ctx.Err() != nil {
 			return
@@ -383,19 +481,27 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 	}
 }
 
-func (s *Scheduler) hasUnfinished() bool {
+// nextUnfinished returns when the earliest unfinished run is to be
+// driven again.
+func (s *Scheduler) nextUnfinished() (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.unfinished) > 0
+	var next time.Time
+	for _, at := range s.unfinished {
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	return next, !next.IsZero()
 }
 
-func (s *Scheduler) failed(runID string, err error) {
+func (s *Scheduler) failed(ctx context.Context, runID string, err error) {
 	s.mu.Lock()
 	s.stats.RunsFailed++
 	s.mu.Unlock()
 	s.recordError(fmt.Sprintf("Run %s: %v", runID, err))
 	if s.cfg.OnRunFailed != nil {
-		s.cfg.OnRunFailed(runID, err)
+		s.callback(ctx, func() { s.cfg.OnRunFailed(runID, err) })
 	}
 }
 
