@@ -29,6 +29,7 @@ package offload
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -167,6 +168,12 @@ func (s *Store) restore(ctx context.Context, v any) (any, error) {
 	case map[string]any:
 		if id, ok := artifact.RefID(x); ok && len(x) == 1 {
 			meta, err := s.artifacts.Metadata(ctx, id)
+			if errors.Is(err, artifact.ErrNotFound) {
+				// Not ours to restore (ours are stored before the record
+				// that refers to them): a dangling ref the effect returned
+				// must not block the replay.
+				return x, nil
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -145,3 +145,24 @@ func TestReplayAfterLaterPayloadSharesTheContent(t *testing.T) {
 		t.Errorf("replayed result in vars.answer.content = %.80v, want the %d-byte text", answer["content"], len(big))
 	}
 }
+
+// A ref in a result whose artifact is gone (one the effect itself
+// returned, its artifact deleted since) failed the look-up, and so the
+// replay; it is now left as it is.
+func TestFindCompletedKeepsDanglingRefs(t *testing.T) {
+	ctx := context.Background()
+	st := offload.Wrap(memory.New(), artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
+	dangling := map[string]any{"$artifact": "gone-artifact-id"}
+	rec := &durable.StepRecord{RunID: "r", StepID: "s1", NodeID: "n", Status: durable.StepCompleted, Attempt: 1,
+		IdempotencyKey: "k1", Result: map[string]any{"image": dangling}}
+	if err := st.LedgerAppend(ctx, "r", []*durable.StepRecord{rec}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.LedgerFindCompleted(ctx, "r", "k1")
+	if err != nil || got == nil {
+		t.Fatalf("LedgerFindCompleted = %v, %v; want the record with its ref kept", got, err)
+	}
+	if !reflect.DeepEqual(got.Result, map[string]any{"image": dangling}) {
+		t.Errorf("result = %v, want the dangling ref kept", got.Result)
+	}
+}
