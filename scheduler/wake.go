@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 
+	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -16,7 +17,10 @@ type WakeStore struct {
 	wake chan struct{}
 }
 
-var _ store.Store = (*WakeStore)(nil)
+var (
+	_ store.Store         = (*WakeStore)(nil)
+	_ store.CopyingWriter = (*WakeStore)(nil)
+)
 
 // NewWakeStore wraps inner.
 func NewWakeStore(inner store.Store) *WakeStore {
@@ -25,15 +29,29 @@ func NewWakeStore(inner store.Store) *WakeStore {
 
 // RunCommit commits, then signals when the run now waits with a deadline.
 func (w *WakeStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	_, deadline := store.Deadline(p.Run) // before the commit: it may hand p.Run over
-	if err := w.Store.RunCommit(ctx, p); err != nil {
-		return err
+	_, err := w.RunCommitStored(ctx, p)
+	return err
+}
+
+// RunCommitStored is RunCommit returning the records as the inner store
+// stored them (store.CopyingWriter), for a decorator above this one.
+func (w *WakeStore) RunCommitStored(ctx context.Context, p *store.CommitParams) ([]*durable.StepRecord, error) {
+	var deadline bool
+	if p.Run != nil {
+		_, deadline = store.Deadline(p.Run) // before the commit: it may hand p.Run over
 	}
-	if deadline {
+	stored, err := store.CommitStored(ctx, w.Store, p)
+	if err == nil && deadline {
 		select {
 		case w.wake <- struct{}{}:
 		default:
 		}
 	}
-	return nil
+	return stored, err
+}
+
+// LedgerAppendStored passes the inner store's stored records on
+// (store.CopyingWriter).
+func (w *WakeStore) LedgerAppendStored(ctx context.Context, runID string, records []*durable.StepRecord) ([]*durable.StepRecord, error) {
+	return store.AppendStored(ctx, w.Store, runID, records)
 }

@@ -227,6 +227,24 @@ type CopyingWriter interface {
 	LedgerAppendStored(ctx context.Context, runID string, records []*durable.StepRecord) ([]*durable.StepRecord, error)
 }
 
+// CommitStored commits through st and returns the records as stored: st's
+// RunCommitStored when it is a CopyingWriter, else p.Records. For
+// decorators that pass the stored records on.
+func CommitStored(ctx context.Context, st RunStore, p *CommitParams) ([]*durable.StepRecord, error) {
+	if cw, ok := st.(CopyingWriter); ok {
+		return cw.RunCommitStored(ctx, p)
+	}
+	return p.Records, st.RunCommit(ctx, p)
+}
+
+// AppendStored is CommitStored for LedgerAppend.
+func AppendStored(ctx context.Context, st LedgerStore, runID string, records []*durable.StepRecord) ([]*durable.StepRecord, error) {
+	if cw, ok := st.(CopyingWriter); ok {
+		return cw.LedgerAppendStored(ctx, runID, records)
+	}
+	return records, st.LedgerAppend(ctx, runID, records)
+}
+
 // LedgerFinder is an optional fast path: the first completed record of a
 // run carrying an idempotency key, or nil.
 type LedgerFinder interface {

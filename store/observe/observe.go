@@ -182,12 +182,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return s.Store.RunCommit(ctx, p) // the inner store's error; nothing to notify
 	}
 	runID := p.Run.RunID // before the commit: it may hand p.Run over
-	stored, err := p.Records, error(nil)
-	if cw, ok := s.Store.(store.CopyingWriter); ok {
-		stored, err = cw.RunCommitStored(ctx, p)
-	} else {
-		err = s.Store.RunCommit(ctx, p)
-	}
+	stored, err := store.CommitStored(ctx, s.Store, p)
 	if err != nil {
 		s.notifyAppended(runID, stored)
 		return err
@@ -198,12 +193,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 
 // LedgerAppend appends, then notifies the records as stored.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
-	stored, err := records, error(nil)
-	if cw, ok := s.Store.(store.CopyingWriter); ok {
-		stored, err = cw.LedgerAppendStored(ctx, runID, records)
-	} else {
-		err = s.Store.LedgerAppend(ctx, runID, records)
-	}
+	stored, err := store.AppendStored(ctx, s.Store, runID, records)
 	if err != nil {
 		s.notifyAppended(runID, stored)
 		return err
