@@ -3,6 +3,7 @@ package visualflow
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -151,8 +152,10 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 	}
 	if n.pureFn != nil {
 		args := copyObject(m)
-		if m == nil && in != nil {
-			args["input"] = in
+		if m == nil && slices.Contains(builtinRegistry, n.Type) {
+			// The reference's builtin wrapper passes a non-object input
+			// as the pins value, a and text: uppercase("hi") is "HI".
+			args["value"], args["a"], args["text"] = in, in, in
 		}
 		r, err := s.callPure(n, args)
 		return r, nil, err

@@ -38,14 +38,11 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 		temp = f
 	}
 	params["temperature"] = temp
-	seed := int64(-1)
-	if i, ok := intOK(cfg["seed"]); ok {
-		seed = i
+	rawSeed, ok := in["seed"]
+	if !ok {
+		rawSeed = cfg["seed"]
 	}
-	if i, ok := intOK(in["seed"]); ok {
-		seed = i
-	}
-	if seed >= 0 {
+	if seed, ok := strictIntOK(rawSeed); ok && seed >= 0 {
 		params["seed"] = seed
 	}
 	if th, ok := thinkingValue(in["thinking"]); ok {
@@ -53,9 +50,7 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 	} else if th, ok := thinkingValue(cfg["thinking"]); ok {
 		params["thinking"] = th
 	}
-	if i, ok := positiveInt(firstNonNull(in, "max_out_tokens", "max_output_tokens", "maxOutputTokens")); ok {
-		params["max_output_tokens"] = i
-	} else if i, ok := positiveInt(firstNonNull(cfg, "max_output_tokens", "maxOutputTokens")); ok {
+	if i, ok := llmTokenLimit(in, cfg, "max_out_tokens", "max_output_tokens", "maxOutputTokens"); ok {
 		params["max_output_tokens"] = i
 	}
 	switch b := in["prompt_cache_binding"].(type) {
@@ -110,9 +105,7 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 		return p, nil
 	}
 	p["provider"], p["model"] = provider, model
-	if i, ok := positiveInt(firstNonNull(in, "max_in_tokens", "max_input_tokens", "maxInputTokens")); ok {
-		p["max_input_tokens"] = i
-	} else if i, ok := positiveInt(firstNonNull(cfg, "max_input_tokens", "maxInputTokens")); ok {
+	if i, ok := llmTokenLimit(in, cfg, "max_in_tokens", "max_input_tokens", "maxInputTokens"); ok {
 		p["max_input_tokens"] = i
 	}
 	if ctx, ok := in["context"].(map[string]any); ok {
@@ -293,4 +286,32 @@ func thinkingValue(v any) (any, bool) {
 func positiveInt(v any) (int64, bool) {
 	i, ok := intOK(v)
 	return i, ok && i > 0
+}
+
+// llmTokenLimit reads an llm_call token limit as the reference does: the
+// value of the first of the three pin aliases present in the inputs or,
+// when that is null or absent, the config value (key, else camelKey). It
+// counts only when int() accepts it and it is positive: "1000.0" gives no
+// limit, and an invalid pin value does not fall back to the config.
+func llmTokenLimit(in, cfg map[string]any, pinAlias, key, camelKey string) (int64, bool) {
+	raw, _ := first(in, pinAlias, key, camelKey)
+	if raw == nil {
+		raw = firstNonNull(cfg, key, camelKey)
+	}
+	i, ok := strictIntOK(raw)
+	return i, ok && i > 0
+}
+
+// strictIntOK is Python's int(x) for llm_call settings (no bools, no
+// "7.5"-style strings), unlike intOK's int(float(x)) used by the media
+// nodes.
+func strictIntOK(v any) (int64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	if _, isBool := v.(bool); isBool {
+		return 0, false
+	}
+	i, err := pyval.ToInt(v)
+	return i, err == nil
 }

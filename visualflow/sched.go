@@ -3,6 +3,7 @@ package visualflow
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
@@ -21,7 +22,7 @@ func (s *step) runScheduler(n *node) (runtime.StepPlan, error) {
 	case "loop":
 		return s.runLoop(n)
 	case "for":
-		return s.runFor(n), nil
+		return s.runFor(n)
 	default:
 		return s.runWhile(n)
 	}
@@ -66,6 +67,18 @@ func (s *step) finish(n *node, target, handle string) runtime.StepPlan {
 		return runtime.Next(p)
 	}
 	return runtime.Complete(map[string]any{"success": true, "result": s.vars["_last_output"]})
+}
+
+// abortScheduler ends scheduler n with the error msg (completion with
+// success=false). Its frame and stack entries are dropped first, as the
+// reference does for for/while errors, so that inside an enclosing
+// control block the control-return rule hands control back to that block
+// (§4.6.1) rather than the failed scheduler ending the whole run.
+func (s *step) abortScheduler(n *node, msg string) runtime.StepPlan {
+	delete(s.frames(), n.ID)
+	c := s.control()
+	c["stack"] = slices.DeleteFunc(c["stack"].([]any), func(x any) bool { return x == n.ID })
+	return s.failWith(n, msg)
 }
 
 // thenHandles lists the handles of n's "then" branches, in order, as the
@@ -165,20 +178,23 @@ func (s *step) runLoop(n *node) (runtime.StepPlan, error) {
 	return runtime.Next(n.loopTarget), nil
 }
 
-func (s *step) runFor(n *node) runtime.StepPlan {
+// runFor is one visit of a for node (§4.6.6). A range that cannot be
+// resolved fails the run (§4.8), as for loop and while.
+func (s *step) runFor(n *node) (runtime.StepPlan, error) {
 	f, fresh := s.enterFrame(n, "for")
 	if fresh {
 		resolved, err := s.resolveInputs(n, s.baseInput(n))
 		if err != nil {
-			return s.failWith(n, err.Error())
+			err = fmt.Errorf("For range resolution failed: %w", err)
+			s.setFlowError(n.ID, err.Error())
+			return runtime.StepPlan{}, err
 		}
 		start, err1 := pyval.ToFloat(resolved["start"])
 		end, err2 := pyval.ToFloat(resolved["end"])
-		if _, ok := resolved["start"]; !ok || err1 != nil {
-			return s.failWith(n, "For loop requires numeric 'start' and 'end'.")
-		}
-		if _, ok := resolved["end"]; !ok || err2 != nil {
-			return s.failWith(n, "For loop requires numeric 'start' and 'end'.")
+		_, hasStart := resolved["start"]
+		_, hasEnd := resolved["end"]
+		if !hasStart || !hasEnd || err1 != nil || err2 != nil {
+			return s.abortScheduler(n, "For loop requires numeric 'start' and 'end'."), nil
 		}
 		stepV := 1.0 // also for a step that is not a number, as in the reference
 		if v, ok := resolved["step"]; ok && v != nil {
@@ -187,7 +203,7 @@ func (s *step) runFor(n *node) runtime.StepPlan {
 			}
 		}
 		if stepV == 0 {
-			return s.failWith(n, "For loop requires a non-zero 'step'.")
+			return s.abortScheduler(n, "For loop requires a non-zero 'step'."), nil
 		}
 		total := int64(0)
 		if t := math.Ceil((end - start) / stepV); t > 0 {
@@ -196,15 +212,15 @@ func (s *step) runFor(n *node) runtime.StepPlan {
 		f["start"], f["end"], f["step"], f["i"], f["index"], f["total"] = start, end, stepV, start, int64(0), total
 	}
 	if n.loopTarget == "" {
-		return s.finish(n, n.doneTarget, "done")
+		return s.finish(n, n.doneTarget, "done"), nil
 	}
 	index := intOf(f["index"])
 	if index >= maxLoopIterations {
-		return s.failWith(n, fmt.Sprintf("For loop exceeded max_iterations=%d", maxLoopIterations))
+		return s.abortScheduler(n, fmt.Sprintf("For loop exceeded max_iterations=%d", maxLoopIterations)), nil
 	}
 	i, end, stepV := floatOf(f["i"]), floatOf(f["end"]), floatOf(f["step"])
 	if (stepV > 0 && i >= end) || (stepV < 0 && i <= end) {
-		return s.finish(n, n.doneTarget, "done")
+		return s.finish(n, n.doneTarget, "done"), nil
 	}
 	rec, _ := s.iterationRecord()
 	rec["i"], rec["index"], rec["total"] = i, int64(index), f["total"]
@@ -212,7 +228,7 @@ func (s *step) runFor(n *node) runtime.StepPlan {
 	s.setOutput(n.ID, rec)
 	f["i"], f["index"] = i+stepV, int64(index+1)
 	s.setHandle("loop")
-	return runtime.Next(n.loopTarget)
+	return runtime.Next(n.loopTarget), nil
 }
 
 func (s *step) runWhile(n *node) (runtime.StepPlan, error) {
@@ -222,7 +238,7 @@ func (s *step) runWhile(n *node) (runtime.StepPlan, error) {
 	}
 	iters := intOf(f["iters"])
 	if iters >= maxLoopIterations {
-		return s.failWith(n, fmt.Sprintf("While loop exceeded max_iterations=%d", maxLoopIterations)), nil
+		return s.abortScheduler(n, fmt.Sprintf("While loop exceeded max_iterations=%d", maxLoopIterations)), nil
 	}
 	base := s.baseInput(n)
 	resolved, err := s.resolveInputs(n, base)

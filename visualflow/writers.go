@@ -27,11 +27,15 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 		if msg := checkVarName(name, "Set Variable requires a non-empty variable name."); msg != "" {
 			return s.failWith(n, msg), nil
 		}
+		path := pyval.VarPath(name)
+		if len(path) == 0 {
+			return s.failWith(n, fmt.Sprintf("Failed to set variable '%s': %s", name, errNoSegment)), nil
+		}
 		value, ok := resolved["value"]
 		if !ok {
 			value = zeroFor(n)
 		}
-		_ = pyval.SetDotted(s.vars, name, pyval.DeepCopy(value))
+		_ = pyval.SetIn(s.vars, path, pyval.DeepCopy(value))
 		rec = map[string]any{"value": value}
 	case "set_vars":
 		updates, _ := resolved["updates"].(map[string]any)
@@ -40,18 +44,23 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 				updates, _ = v.(map[string]any)
 			}
 		}
-		if updates == nil {
-			updates = map[string]any{}
-		}
+		// Every name is checked before any is written, so that a bad
+		// one leaves the vars untouched.
+		named := map[string]any{}
 		for _, k := range slices.Sorted(maps.Keys(updates)) {
-			if msg := checkVarName(strings.TrimSpace(k), "Set Variable requires a non-empty variable name."); msg != "" {
+			name := strings.TrimSpace(k)
+			if msg := checkVarName(name, "Set Variables requires non-empty variable names in updates."); msg != "" {
 				return s.failWith(n, msg), nil
 			}
+			if len(pyval.VarPath(name)) == 0 {
+				return s.failWith(n, "Failed to set variables: "+errNoSegment), nil
+			}
+			named[name] = updates[k]
 		}
-		for _, k := range slices.Sorted(maps.Keys(updates)) {
-			_ = pyval.SetDotted(s.vars, strings.TrimSpace(k), pyval.DeepCopy(updates[k]))
+		for _, name := range slices.Sorted(maps.Keys(named)) {
+			_ = pyval.SetIn(s.vars, pyval.VarPath(name), pyval.DeepCopy(named[name]))
 		}
-		rec = map[string]any{"updates": updates}
+		rec = map[string]any{"updates": named}
 	default: // set_var_property
 		name := varName(resolved["name"])
 		if msg := checkVarName(name, "Set Variable Property requires a non-empty variable name."); msg != "" {
@@ -61,19 +70,31 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 		if key == "" {
 			return s.failWith(n, "Set Variable Property requires a non-empty key."), nil
 		}
+		path := pyval.VarPath(name)
+		if len(path) == 0 {
+			return s.failWith(n, fmt.Sprintf("Failed to set variable property '%s.%s': %s", name, key, errNoSegment)), nil
+		}
 		obj := map[string]any{}
-		if cur, ok := pyval.GetDotted(s.vars, name); ok {
+		if cur, ok := pyval.GetIn(s.vars, path); ok {
 			if m, ok := cur.(map[string]any); ok {
 				obj, _ = pyval.DeepCopy(m).(map[string]any)
 			}
 		}
-		_ = pyval.SetDotted(obj, key, pyval.DeepCopy(resolved["value"]))
-		_ = pyval.SetDotted(s.vars, name, obj)
+		// A key made only of dots sets nothing: the object is written
+		// back unchanged, as in the reference.
+		if keyPath := pyval.VarPath(key); len(keyPath) > 0 {
+			_ = pyval.SetIn(obj, keyPath, pyval.DeepCopy(resolved["value"]))
+		}
+		_ = pyval.SetIn(s.vars, path, obj)
 		rec = map[string]any{"value": obj}
 	}
 	s.setOutput(n.ID, rec)
 	return s.next(n, rec), nil
 }
+
+// errNoSegment is the reference's error for a variable name made only of
+// dots, which passes the non-empty check but names nothing.
+const errNoSegment = "Variable name must be non-empty"
 
 // next continues to the linear successor or completes with rec.
 func (s *step) next(n *node, rec map[string]any) runtime.StepPlan {
@@ -83,19 +104,22 @@ func (s *step) next(n *node, rec map[string]any) runtime.StepPlan {
 	return runtime.Complete(completeResult(rec))
 }
 
+// varName reads a name or key input as the reference does: a string, or
+// str() of a truthy non-string (a 0/False/null name is empty), trimmed.
 func varName(v any) string {
-	if v == nil {
-		return ""
-	}
-	return strings.TrimSpace(pyval.Str(v))
+	return strings.TrimSpace(pyval.StrOrEmpty(v))
 }
 
 // checkVarName returns the error message of an invalid variable name.
+// The reserved '_' prefix is checked on the name and on the variable it
+// writes: "._temp" would write _temp once its empty segment is dropped,
+// which the reference lets through but the spec reserves (§4.1).
 func checkVarName(name, emptyMsg string) string {
 	if name == "" {
 		return emptyMsg
 	}
-	if strings.HasPrefix(name, "_") {
+	path := pyval.VarPath(name)
+	if strings.HasPrefix(name, "_") || len(path) > 0 && strings.HasPrefix(path[0], "_") {
 		return fmt.Sprintf("Invalid variable name '%s': names starting with '_' are reserved.", name)
 	}
 	return ""

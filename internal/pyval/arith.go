@@ -161,10 +161,12 @@ func IntMod(a, b int64) (int64, error) {
 }
 
 // FloatPow implements Python's float ** float, including its errors: zero
-// to a negative power, a negative base with a non-integral exponent (Python
-// would produce a complex number) and overflow.
+// to a negative finite power, a negative base with a non-integral exponent
+// (Python would produce a complex number) and overflow. An infinite
+// exponent is never an error (0.0 ** -inf is inf), as CPython settles it
+// before looking at a zero base.
 func FloatPow(base, exp float64) (float64, error) {
-	if base == 0 && exp < 0 {
+	if base == 0 && exp < 0 && !math.IsInf(exp, -1) {
 		return 0, errors.New("0.0 cannot be raised to a negative power")
 	}
 	if base < 0 && !math.IsInf(base, 0) && exp != math.Trunc(exp) && !math.IsInf(exp, 0) && !math.IsNaN(exp) {

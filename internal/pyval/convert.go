@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ToFloat implements Python's float(x): numbers and bools convert directly;
@@ -77,9 +78,60 @@ func FloatToInt(f float64) (int64, error) {
 	return int64(t), nil
 }
 
+// asciiNumeral is what CPython's float() and int() do to a string before
+// parsing it (_PyUnicode_TransformDecimalAndSpaceToASCII): Unicode
+// whitespace becomes ' ', every decimal digit (category Nd: Arabic-Indic,
+// fullwidth, …) its ASCII digit, so float("١٢") is 12.0, and any other
+// non-ASCII character '?', which no number syntax accepts.
+func asciiNumeral(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case isPySpace(r):
+			b.WriteByte(' ')
+		default:
+			if d, ok := decimalValue(r); ok {
+				b.WriteByte('0' + d)
+			} else {
+				b.WriteByte('?')
+			}
+		}
+	}
+	return b.String()
+}
+
+// decimalValue returns the digit value of a Unicode decimal digit. Unicode
+// encodes every decimal digit set as a run of ten code points from 0 to 9,
+// so within a range of unicode.Nd the value is the offset modulo 10.
+func decimalValue(r rune) (byte, bool) {
+	for _, rg := range unicode.Nd.R16 {
+		if lo, hi := rune(rg.Lo), rune(rg.Hi); r >= lo && r <= hi {
+			return byte((r - lo) % 10), true
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if lo, hi := rune(rg.Lo), rune(rg.Hi); r >= lo && r <= hi {
+			return byte((r - lo) % 10), true
+		}
+	}
+	return 0, false
+}
+
 // parsePyFloat parses a string with Python float() syntax.
 func parsePyFloat(s string) (float64, bool) {
-	t := strings.TrimFunc(s, unicode.IsSpace)
+	t := strings.TrimFunc(asciiNumeral(s), unicode.IsSpace)
 	body := t
 	sign := 1.0
 	if body != "" && (body[0] == '+' || body[0] == '-') {
@@ -155,7 +207,7 @@ func validDigitPart(s string) bool {
 
 // parsePyInt parses a string with Python int() base-10 syntax.
 func parsePyInt(s string) (int64, bool) {
-	t := strings.TrimFunc(s, unicode.IsSpace)
+	t := strings.TrimFunc(asciiNumeral(s), unicode.IsSpace)
 	body := t
 	neg := false
 	if body != "" && (body[0] == '+' || body[0] == '-') {

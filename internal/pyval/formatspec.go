@@ -27,8 +27,10 @@ func parseSpec(spec string) (fmtSpec, error) {
 	rs := []rune(spec)
 	i := 0
 	isAlign := func(r rune) bool { return r == '<' || r == '>' || r == '^' || r == '=' }
+	fillSet := false
 	if len(rs) >= 2 && isAlign(rs[1]) {
 		s.fill, s.align = rs[0], byte(rs[1])
+		fillSet = true
 		i = 2
 	} else if len(rs) >= 1 && isAlign(rs[0]) {
 		s.align = byte(rs[0])
@@ -78,10 +80,22 @@ func parseSpec(spec string) (fmtSpec, error) {
 	if i != len(rs) {
 		return s, fmt.Errorf("Invalid format specifier '%s'", spec)
 	}
-	if s.zero && s.align == 0 {
-		s.fill, s.align = '0', '='
+	// The '0' flag pads with zeros unless a fill is given; whether it
+	// also means '=' alignment depends on the type (numbers only, see
+	// numeric), so that "{:05}" pads a string on the right (Python 3.10+).
+	if s.zero && !fillSet {
+		s.fill = '0'
 	}
 	return s, nil
+}
+
+// numeric returns s as numbers use it: the '0' flag without an explicit
+// alignment pads after the sign ('=').
+func (s fmtSpec) numeric() fmtSpec {
+	if s.zero && s.align == 0 {
+		s.align = '='
+	}
+	return s
 }
 
 // FormatValue implements Python's format(v, spec) for JSON values: str for
@@ -104,9 +118,9 @@ func FormatValue(v any, spec string) (string, error) {
 	n := asNumber(v)
 	switch n.kind {
 	case intNumber, boolNumber:
-		return formatInt(n.i, s)
+		return formatInt(n.i, s.numeric())
 	case floatNumber:
-		return formatFloat(n.f, s)
+		return formatFloat(n.f, s.numeric())
 	}
 	return "", fmt.Errorf("unsupported format string passed to %s.__format__", TypeName(v))
 }
@@ -117,6 +131,9 @@ func formatStr(x string, s fmtSpec) (string, error) {
 	}
 	if s.sign != 0 {
 		return "", fmt.Errorf("Sign not allowed in string format specifier")
+	}
+	if s.alt {
+		return "", fmt.Errorf("Alternate form (#) not allowed in string format specifier")
 	}
 	if s.align == '=' {
 		return "", fmt.Errorf("'=' alignment not allowed in string format specifier")
@@ -257,9 +274,12 @@ func pyExp(a float64, prec int, alt bool) string {
 	return mant + exponentSuffix(exp)
 }
 
-// pyGeneral implements the 'g' presentation type (and, with noType, the
-// float default with a precision, which keeps at least one fraction digit
-// in fixed notation).
+// pyGeneral implements the 'g' presentation type and, with noType, the
+// float default with a precision: 'g' that keeps at least one fraction
+// digit in fixed notation and therefore switches to exponent notation one
+// digit earlier, as soon as the rounded value would need that ".0"
+// (CPython's Py_DTSF_ADD_DOT_0: format(12.345, '.2') is '1.2e+01',
+// format(3.0, '.1') is '3e+00').
 func pyGeneral(a float64, prec int, alt, noType bool) string {
 	if prec == 0 {
 		prec = 1
@@ -274,7 +294,11 @@ func pyGeneral(a float64, prec int, alt, noType bool) string {
 			digits = "0"
 		}
 	}
-	if exp >= -4 && exp < prec {
+	fixedBelow := prec
+	if noType {
+		fixedBelow = prec - 1
+	}
+	if exp >= -4 && exp < fixedBelow {
 		if noType && !alt {
 			return fixedFromDigits(digits, exp, true)
 		}

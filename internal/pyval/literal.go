@@ -1,18 +1,25 @@
 package pyval
 
 import (
+	"fmt"
+	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// ParseLiteral evaluates a Python literal expression, the subset of
-// ast.literal_eval that LLM output uses: strings ('…', "…", triple-quoted,
-// with r/u/b prefixes and implicit concatenation), ints (decimal, 0x, 0o,
-// 0b, underscores), floats, True/False/None, lists, tuples, sets and dicts,
-// with unary +/-. Tuples and sets become []any; dict keys are converted
-// with Str when they are not strings.
+// ParseLiteral evaluates a Python literal expression as ast.literal_eval
+// does, then makes the result JSON as the reference's parse_json does
+// (_jsonify). The literals: strings ('…', "…", triple-quoted, r/u/b
+// prefixes, implicit concatenation), bytes, ints (decimal, 0x, 0o, 0b,
+// underscores), floats, complex numbers (2j, 1+2j), True/False/None,
+// lists, tuples, sets (set() too) and dicts, with unary +/- and # comments.
+// Tuples become []any; the values JSON cannot hold (sets, bytes, complex
+// numbers) become their str(), e.g. "{1, 2}", "b'x'", "(1+2j)"; dict keys
+// become their str(). Set elements keep their order of appearance (CPython
+// orders them by hash).
 func ParseLiteral(s string) (any, error) {
 	p := &litParser{s: s}
 	p.skip()
@@ -24,8 +31,18 @@ func ParseLiteral(s string) (any, error) {
 	if p.i != len(p.s) {
 		return nil, p.fail("invalid syntax")
 	}
-	return v, nil
+	return jsonify(v), nil
 }
+
+// Python values of a parsed literal that are not JSON values as they
+// stand; jsonify turns them into JSON.
+type (
+	pyTuple []any
+	pySet   []any  // distinct elements, in order of appearance
+	pyBytes string // a byte string
+	pyDict  []pyKV // distinct keys, in order of appearance
+	pyKV    struct{ k, v any }
+)
 
 type litParser struct {
 	s string
@@ -41,6 +58,10 @@ func (p *litParser) skip() {
 		switch p.s[p.i] {
 		case ' ', '\t', '\n', '\r', '\f', '\v':
 			p.i++
+		case '#':
+			for p.i < len(p.s) && p.s[p.i] != '\n' {
+				p.i++
+			}
 		case '\\':
 			if p.i+1 < len(p.s) && p.s[p.i+1] == '\n' {
 				p.i += 2
@@ -60,7 +81,43 @@ func (p *litParser) peek() byte {
 	return 0
 }
 
+// expr parses one literal, including the one arithmetic literal_eval
+// accepts: a real number plus or minus an imaginary one (1+2j).
 func (p *litParser) expr(depth int) (any, error) {
+	v, err := p.unary(depth)
+	if err != nil {
+		return nil, err
+	}
+	p.skip()
+	op := p.peek()
+	if op != '+' && op != '-' {
+		return v, nil
+	}
+	n := asNumber(v)
+	if n.kind != intNumber && n.kind != floatNumber {
+		return nil, p.fail("malformed node or string")
+	}
+	p.i++
+	p.skip()
+	if c := p.peek(); !(c >= '0' && c <= '9' || c == '.') {
+		return nil, p.fail("malformed node or string")
+	}
+	right, err := p.number()
+	if err != nil {
+		return nil, err
+	}
+	im, ok := right.(complex128)
+	if !ok {
+		return nil, p.fail("malformed node or string")
+	}
+	if op == '-' {
+		return complex(n.float(), 0) - im, nil
+	}
+	return complex(n.float(), 0) + im, nil
+}
+
+// unary parses a literal with optional unary signs.
+func (p *litParser) unary(depth int) (any, error) {
 	if depth > 500 {
 		return nil, p.fail("nesting too deep")
 	}
@@ -69,9 +126,15 @@ func (p *litParser) expr(depth int) (any, error) {
 	switch {
 	case c == '-' || c == '+':
 		p.i++
-		v, err := p.expr(depth + 1)
+		v, err := p.unary(depth + 1)
 		if err != nil {
 			return nil, err
+		}
+		if z, ok := v.(complex128); ok {
+			if c == '-' {
+				z = -z
+			}
+			return z, nil
 		}
 		n := asNumber(v)
 		if n.kind == notNumber || (n.kind == boolNumber) {
@@ -114,6 +177,16 @@ func (p *litParser) expr(depth int) (any, error) {
 			return false, nil
 		case "None":
 			return nil, nil
+		case "set": // set(), the empty set's only spelling
+			p.skip()
+			if p.peek() == '(' {
+				p.i++
+				p.skip()
+				if p.peek() == ')' {
+					p.i++
+					return pySet{}, nil
+				}
+			}
 		}
 		return nil, p.fail("malformed node or string: name " + strconv.Quote(word))
 	}
@@ -164,7 +237,7 @@ func (p *litParser) tuple(depth int) (any, error) {
 	p.skip()
 	if p.peek() == ')' {
 		p.i++
-		return []any{}, nil
+		return pyTuple{}, nil
 	}
 	first, err := p.expr(depth + 1)
 	if err != nil {
@@ -181,40 +254,54 @@ func (p *litParser) tuple(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return append([]any{first}, rest...), nil
+		return append(pyTuple{first}, rest...), nil
 	}
 	return nil, p.fail("invalid syntax")
 }
 
-// dict parses "{…}": a dict, a set, or {}.
+// dict parses "{…}": a dict, a set, or {}. Keys and set elements must be
+// hashable; equal ones (1, 1.0 and True are equal) are merged as Python
+// merges them: the first key stays, the last value wins.
 func (p *litParser) dict(depth int) (any, error) {
 	p.skip()
 	if p.peek() == '}' {
 		p.i++
-		return map[string]any{}, nil
+		return pyDict{}, nil
 	}
 	first, err := p.expr(depth + 1)
 	if err != nil {
 		return nil, err
 	}
+	if err := p.hashable(first); err != nil {
+		return nil, err
+	}
 	p.skip()
 	if p.peek() != ':' {
 		// A set literal.
+		var elems []any
 		switch p.peek() {
 		case '}':
 			p.i++
-			return []any{first}, nil
 		case ',':
 			p.i++
-			rest, err := p.seq('}', depth)
-			if err != nil {
+			if elems, err = p.seq('}', depth); err != nil {
 				return nil, err
 			}
-			return append([]any{first}, rest...), nil
+		default:
+			return nil, p.fail("invalid syntax")
 		}
-		return nil, p.fail("invalid syntax")
+		set := pySet{first}
+		for _, e := range elems {
+			if err := p.hashable(e); err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(set, func(x any) bool { return pyEqual(x, e) }) {
+				set = append(set, e)
+			}
+		}
+		return set, nil
 	}
-	out := map[string]any{}
+	var out pyDict
 	key := first
 	for {
 		p.i++ // ':'
@@ -222,7 +309,11 @@ func (p *litParser) dict(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[Str(key)] = v
+		if i := slices.IndexFunc(out, func(kv pyKV) bool { return pyEqual(kv.k, key) }); i >= 0 {
+			out[i].v = v
+		} else {
+			out = append(out, pyKV{key, v})
+		}
 		p.skip()
 		switch p.peek() {
 		case '}':
@@ -241,11 +332,34 @@ func (p *litParser) dict(depth int) (any, error) {
 		if key, err = p.expr(depth + 1); err != nil {
 			return nil, err
 		}
+		if err := p.hashable(key); err != nil {
+			return nil, err
+		}
 		p.skip()
 		if p.peek() != ':' {
 			return nil, p.fail("invalid syntax")
 		}
 	}
+}
+
+// hashable fails like Python for a dict key or set element that is a
+// list, dict or set (or a tuple holding one).
+func (p *litParser) hashable(v any) error {
+	switch x := v.(type) {
+	case []any:
+		return p.fail("unhashable type: 'list'")
+	case pyDict:
+		return p.fail("unhashable type: 'dict'")
+	case pySet:
+		return p.fail("unhashable type: 'set'")
+	case pyTuple:
+		for _, e := range x {
+			if err := p.hashable(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (p *litParser) number() (any, error) {
@@ -264,6 +378,17 @@ func (p *litParser) number() (any, error) {
 	}
 	lit := p.s[p.i:j]
 	p.i = j
+	if n := len(lit); n > 1 && (lit[n-1] == 'j' || lit[n-1] == 'J') && !isPrefixedInt(lit) {
+		clean, ok := validDecimalFloat(lit[:n-1])
+		if !ok {
+			return nil, p.fail("invalid imaginary literal")
+		}
+		f, err := strconv.ParseFloat(clean, 64)
+		if err != nil && !isRangeErr(err) {
+			return nil, p.fail("invalid imaginary literal")
+		}
+		return complex(0, f), nil
+	}
 	if isPrefixedInt(lit) {
 		clean := strings.ReplaceAll(lit, "_", "")
 		n, ok := new(big.Int).SetString(clean, 0)
@@ -309,15 +434,24 @@ func isPrefixedInt(lit string) bool {
 	return false
 }
 
-// strings parses one or more adjacent string literals and concatenates
-// them.
+// strings parses one or more adjacent string (or bytes) literals and
+// concatenates them.
 func (p *litParser) strings() (any, error) {
 	var b strings.Builder
+	kind := -1 // 0 for str, 1 for bytes: the two do not mix
 	for {
-		s, err := p.oneString()
+		s, isBytes, err := p.oneString()
 		if err != nil {
 			return nil, err
 		}
+		k := 0
+		if isBytes {
+			k = 1
+		}
+		if kind >= 0 && k != kind {
+			return nil, p.fail("cannot mix bytes and nonbytes literals")
+		}
+		kind = k
 		b.WriteString(s)
 		p.skip()
 		c := p.peek()
@@ -333,15 +467,24 @@ func (p *litParser) strings() (any, error) {
 				continue
 			}
 		}
+		if kind == 1 {
+			return pyBytes(b.String()), nil
+		}
 		return b.String(), nil
 	}
 }
 
-func (p *litParser) oneString() (string, error) {
+// oneString parses one string literal; isBytes reports a b prefix, in
+// which case s holds bytes: ASCII source characters only, and \x and
+// octal escapes give one byte each while \u, \U and \N stay as written.
+func (p *litParser) oneString() (s string, isBytes bool, err error) {
 	raw := false
 	for p.i < len(p.s) && isIdentStart(p.s[p.i]) {
-		if p.s[p.i] == 'r' || p.s[p.i] == 'R' {
+		switch p.s[p.i] {
+		case 'r', 'R':
 			raw = true
+		case 'b', 'B':
+			isBytes = true
 		}
 		p.i++
 	}
@@ -355,28 +498,32 @@ func (p *litParser) oneString() (string, error) {
 	var b strings.Builder
 	for {
 		if p.i >= len(p.s) {
-			return "", p.fail("unterminated string literal")
+			return "", false, p.fail("unterminated string literal")
 		}
 		c := p.s[p.i]
 		if triple && strings.HasPrefix(p.s[p.i:], strings.Repeat(string(q), 3)) {
 			p.i += 3
-			return b.String(), nil
+			return b.String(), isBytes, nil
 		}
 		if !triple && c == q {
 			p.i++
-			return b.String(), nil
+			return b.String(), isBytes, nil
 		}
 		if !triple && c == '\n' {
-			return "", p.fail("unterminated string literal")
+			return "", false, p.fail("unterminated string literal")
+		}
+		if isBytes && c >= utf8.RuneSelf {
+			return "", false, p.fail("bytes can only contain ASCII literal characters")
 		}
 		if c == '\\' && p.i+1 < len(p.s) {
-			if raw {
+			next := p.s[p.i+1]
+			if raw || isBytes && (next == 'u' || next == 'U' || next == 'N') {
 				b.WriteString(p.s[p.i : p.i+2])
 				p.i += 2
 				continue
 			}
-			if err := p.escape(&b); err != nil {
-				return "", err
+			if err := p.escape(&b, isBytes); err != nil {
+				return "", false, err
 			}
 			continue
 		}
@@ -386,7 +533,10 @@ func (p *litParser) oneString() (string, error) {
 	}
 }
 
-func (p *litParser) escape(b *strings.Builder) error {
+// escape decodes the escape sequence at p.i; in a bytes literal a \x or
+// octal escape is one byte (an octal value above 0o377 keeps its low
+// byte, as in Python).
+func (p *litParser) escape(b *strings.Builder, isBytes bool) error {
 	c := p.s[p.i+1]
 	p.i += 2
 	simple := map[byte]string{'\n': "", '\\': "\\", '\'': "'", '"': "\"", 'a': "\a", 'b': "\b",
@@ -405,7 +555,11 @@ func (p *litParser) escape(b *strings.Builder) error {
 			return p.fail("truncated escape")
 		}
 		p.i += hexLen
-		b.WriteRune(rune(n))
+		if isBytes {
+			b.WriteByte(byte(n))
+		} else {
+			b.WriteRune(rune(n))
+		}
 		return nil
 	}
 	if c >= '0' && c <= '7' {
@@ -416,11 +570,164 @@ func (p *litParser) escape(b *strings.Builder) error {
 		}
 		n, _ := strconv.ParseUint(p.s[j:end], 8, 32)
 		p.i = end
-		b.WriteRune(rune(n))
+		if isBytes {
+			b.WriteByte(byte(n))
+		} else {
+			b.WriteRune(rune(n))
+		}
 		return nil
 	}
 	// Unknown escapes are kept verbatim, as in Python.
 	b.WriteByte('\\')
 	b.WriteByte(c)
 	return nil
+}
+
+// jsonify makes a parsed literal JSON as the reference's parse_json does:
+// tuples become lists, dict keys their str(), and every other value JSON
+// has no type for (sets, bytes, complex numbers) its str().
+func jsonify(v any) any {
+	switch x := v.(type) {
+	case pyTuple:
+		return jsonify([]any(x))
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonify(e)
+		}
+		return out
+	case pyDict:
+		out := make(map[string]any, len(x))
+		for _, kv := range x {
+			out[pyStr(kv.k)] = jsonify(kv.v)
+		}
+		return out
+	case pySet, pyBytes, complex128:
+		return pyStr(x)
+	}
+	return v
+}
+
+// pyStr is Python's str() of a parsed literal value.
+func pyStr(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return pyRepr(v)
+}
+
+// pyRepr is Python's repr() of a parsed literal value.
+func pyRepr(v any) string {
+	join := func(items []any) string {
+		parts := make([]string, len(items))
+		for i, e := range items {
+			parts[i] = pyRepr(e)
+		}
+		return strings.Join(parts, ", ")
+	}
+	switch x := v.(type) {
+	case pyTuple:
+		if len(x) == 1 {
+			return "(" + pyRepr(x[0]) + ",)"
+		}
+		return "(" + join(x) + ")"
+	case []any:
+		return "[" + join(x) + "]"
+	case pySet:
+		if len(x) == 0 {
+			return "set()"
+		}
+		return "{" + join(x) + "}"
+	case pyDict:
+		parts := make([]string, len(x))
+		for i, kv := range x {
+			parts[i] = pyRepr(kv.k) + ": " + pyRepr(kv.v)
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case pyBytes:
+		return bytesRepr(string(x))
+	case complex128:
+		return complexRepr(x)
+	}
+	return Repr(v)
+}
+
+// bytesRepr is Python's repr() of a bytes value.
+func bytesRepr(s string) string {
+	quote := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		quote = '"'
+	}
+	var b strings.Builder
+	b.WriteString("b")
+	b.WriteByte(quote)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == quote || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c < ' ' || c >= 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte(quote)
+	return b.String()
+}
+
+// complexRepr is Python's repr() of a complex number: "2j" when the real
+// part is +0, else "(1+2j)"; the parts are shortest reprs without ".0".
+func complexRepr(z complex128) string {
+	part := func(f float64) string { return strings.TrimSuffix(FormatFloat(f), ".0") }
+	re, im := real(z), imag(z)
+	if re == 0 && !math.Signbit(re) {
+		return part(im) + "j"
+	}
+	sign := "+"
+	if math.Signbit(im) && !math.IsNaN(im) {
+		sign = ""
+	}
+	return "(" + part(re) + sign + part(im) + "j)"
+}
+
+// pyEqual is Python's == on hashable literal values: numbers across kinds
+// (1 == 1.0 == True == 1+0j), tuples element-wise, bytes by content.
+func pyEqual(a, b any) bool {
+	switch x := a.(type) {
+	case pyTuple:
+		y, ok := b.(pyTuple)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !pyEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case pyBytes:
+		y, ok := b.(pyBytes)
+		return ok && x == y
+	case complex128:
+		if y, ok := b.(complex128); ok {
+			return x == y
+		}
+		n := asNumber(b)
+		return n.kind != notNumber && imag(x) == 0 && real(x) == n.float()
+	}
+	if _, ok := b.(complex128); ok {
+		return pyEqual(b, a)
+	}
+	switch b.(type) {
+	case pyTuple, pyBytes:
+		return false
+	}
+	return Equal(a, b)
 }

@@ -109,18 +109,15 @@ func parseIndex(s string) (int, bool) {
 
 // GetDotted resolves a '.'-separated path (variant b of Appendix B, used by
 // break_object, get_var, var_decl and bool_var): numeric segments index
-// arrays, no bracket syntax. Empty segments are skipped. It returns false
-// when the path is empty or does not resolve.
+// arrays, no bracket syntax. Segments are taken verbatim, as the reference
+// splits them: "user." looks up the key "" inside user, and "a . b" the
+// keys "a " and " b". It returns false when the path is empty or does not
+// resolve.
 func GetDotted(root any, path string) (any, bool) {
-	var parts []string
-	for _, p := range strings.Split(strings.TrimSpace(path), ".") {
-		if p = strings.TrimSpace(p); p != "" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
+	if path == "" {
 		return nil, false
 	}
+	parts := strings.Split(path, ".")
 	cur := root
 	for _, p := range parts {
 		switch c := cur.(type) {
@@ -147,16 +144,38 @@ func GetDotted(root any, path string) (any, bool) {
 var ErrEmptyPath = errors.New("empty path")
 
 // SetDotted writes v at a '.'-separated path inside root (variant c of
-// Appendix B, used by the variable writers, set and outputKey). Objects
-// only: missing or non-object intermediates are created or replaced by {}.
+// Appendix B, as outputKey and the set node write). Every segment counts,
+// empty ones too ("a..b" writes a[""].b), as in the reference.
 func SetDotted(root map[string]any, path string, v any) error {
-	if root == nil {
-		return errors.New("set dotted path: nil root object")
-	}
 	if strings.TrimSpace(path) == "" {
 		return ErrEmptyPath
 	}
-	parts := strings.Split(path, ".")
+	return SetIn(root, strings.Split(path, "."), v)
+}
+
+// VarPath splits the dotted name of a variable writer (set_var, set_vars,
+// set_var_property) into its segments. Unlike SetDotted it drops empty
+// segments, as the reference's variable adapter does: "a..b" is a.b and
+// "user." is user. A name made only of dots has no segment (nil).
+func VarPath(name string) []string {
+	var parts []string
+	for _, p := range strings.Split(name, ".") {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+// SetIn writes v at the key path parts inside root. Objects only: missing
+// or non-object intermediates are created or replaced by {}.
+func SetIn(root map[string]any, parts []string, v any) error {
+	if root == nil {
+		return errors.New("set dotted path: nil root object")
+	}
+	if len(parts) == 0 {
+		return ErrEmptyPath
+	}
 	cur := root
 	for _, p := range parts[:len(parts)-1] {
 		next, ok := cur[p].(map[string]any)
@@ -168,4 +187,25 @@ func SetDotted(root map[string]any, path string, v any) error {
 	}
 	cur[parts[len(parts)-1]] = v
 	return nil
+}
+
+// GetIn follows the key path parts through objects only (no array
+// indexing), as the variable writers read the object they update. It
+// returns false when parts is empty, a key is missing or a value on the
+// way is not an object.
+func GetIn(root map[string]any, parts []string) (any, bool) {
+	if len(parts) == 0 {
+		return nil, false
+	}
+	var cur any = root
+	for _, p := range parts {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[p]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
 }

@@ -20,6 +20,40 @@ func Str(v any) string {
 	return Repr(v)
 }
 
+// StrOrEmpty is the reference's way of reading a name or text from an
+// input, `x if isinstance(x, str) else str(x or "")`: a string as it is, a
+// falsy value (None, 0, False, an empty list or object) as "", anything
+// else as str(x).
+func StrOrEmpty(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	if !Truthy(v) {
+		return ""
+	}
+	return Str(v)
+}
+
+// ASCII returns Python's ascii(v): repr(v) with every non-ASCII character
+// escaped as \xhh, \uhhhh or \Uhhhhhhhh.
+func ASCII(v any) string {
+	r := Repr(v)
+	var b strings.Builder
+	for _, c := range r {
+		switch {
+		case c < utf8.RuneSelf:
+			b.WriteRune(c)
+		case c < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		case c < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, c)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, c)
+		}
+	}
+	return b.String()
+}
+
 // Repr returns Python's repr(v). Strings are quoted with Python's rules;
 // dict keys are emitted in sorted order.
 func Repr(v any) string {

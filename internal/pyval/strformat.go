@@ -2,7 +2,7 @@ package pyval
 
 import (
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
 )
 
@@ -121,8 +121,10 @@ func renderField(field string, kwargs map[string]any, depth int) (string, error)
 	case 0:
 	case 's':
 		v = Str(v)
-	case 'r', 'a':
+	case 'r':
 		v = Repr(v)
+	case 'a':
+		v = ASCII(v)
 	default:
 		return "", fmt.Errorf("Unknown conversion specifier %c", conv)
 	}
@@ -165,22 +167,41 @@ func lookupField(field string, kwargs map[string]any) (any, error) {
 		if rest != "" && rest[0] != '.' && rest[0] != '[' {
 			return nil, fmt.Errorf("Only '.' or '[' may follow ']' in format field specifier")
 		}
+		// A key of decimal digits is an int, any other key a str, as
+		// str.format parses them: d[0] looks up the int 0, which no JSON
+		// object (string keys only) has.
+		isInt := key != "" && strings.Trim(key, "0123456789") == ""
+		idx, fits := parseIndex(key)
+		if !fits {
+			idx = math.MaxInt // beyond any list or string
+		}
 		switch c := v.(type) {
 		case map[string]any:
+			if isInt {
+				return nil, fmt.Errorf("KeyError: %s", cmpOr(strings.TrimLeft(key, "0"), "0"))
+			}
 			e, ok := c[key]
 			if !ok {
 				return nil, fmt.Errorf("KeyError: %s", QuoteString(key))
 			}
 			v = e
 		case []any:
-			if !isDigits(key) {
+			if !isInt {
 				return nil, fmt.Errorf("list indices must be integers or slices, not str")
 			}
-			idx, _ := strconv.Atoi(key)
 			if idx >= len(c) {
 				return nil, fmt.Errorf("IndexError: list index out of range")
 			}
 			v = c[idx]
+		case string:
+			if !isInt {
+				return nil, fmt.Errorf("string indices must be integers, not 'str'")
+			}
+			runes := []rune(c)
+			if idx >= len(runes) {
+				return nil, fmt.Errorf("IndexError: string index out of range")
+			}
+			v = string(runes[idx])
 		default:
 			return nil, fmt.Errorf("'%s' object is not subscriptable", TypeName(v))
 		}

@@ -52,23 +52,14 @@ func isPySpace(r rune) bool {
 	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
 }
 
-// Upper implements Python's str.upper() (full Unicode case mapping, incl.
-// ß → SS).
+// Upper implements Python's str.upper(): the full Unicode case mapping,
+// with the multi-character special cases (ß → SS, ǰ → J̌, ΐ → Ϊ́, …).
 func Upper(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		switch r {
-		case 'ß':
-			b.WriteString("SS")
-		case 'ŉ':
-			b.WriteString("ʼN")
-		case 'ﬀ':
-			b.WriteString("FF")
-		case 'ﬁ':
-			b.WriteString("FI")
-		case 'ﬂ':
-			b.WriteString("FL")
-		default:
+		if u, ok := upperSpecial[r]; ok {
+			b.WriteString(u)
+		} else {
 			b.WriteRune(unicode.ToUpper(r))
 		}
 	}

@@ -156,19 +156,21 @@ func makeScratchpadNode(_ *Env, inputs map[string]any) (any, error) {
 // absent) plus tool_call {name, arguments (non-null params)}.
 func toolParametersNode(env *Env, inputs map[string]any) (any, error) {
 	cfg := configObject(env, "toolParametersConfig")
-	name := ""
-	if s, ok := cfg["tool"].(string); ok && strings.TrimSpace(s) != "" {
-		name = strings.TrimSpace(s)
-	} else if s, ok := cfg["name"].(string); ok {
-		name = strings.TrimSpace(s)
+	raw := cfg["tool"]
+	if !pyval.Truthy(raw) {
+		raw = cfg["name"]
 	}
-	order := pinOrder(env, inputs)
-	if len(order) == 0 {
-		order = publicKeys(inputs)
-	}
+	name, _ := raw.(string)
+	name = strings.TrimSpace(name)
 	out := map[string]any{}
 	args := map[string]any{}
-	for _, pin := range order {
+	// Only the declared input pins are parameters (none without pin
+	// metadata): other inputs, such as bus keys of an exec-pinned node,
+	// are not tool arguments.
+	for _, pin := range pinOrder(env, inputs) {
+		if pin = strings.TrimSpace(pin); pin == "" {
+			continue
+		}
 		v := inputs[pin]
 		out[pin] = v
 		if v != nil {

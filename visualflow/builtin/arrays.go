@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
@@ -137,30 +138,44 @@ func fingerprint(v any) string {
 	return pyval.TypeName(v) + ":" + pyval.Str(v)
 }
 
-// elementIndex coerces an index: bool → 0, number → truncated, numeric
-// string → int(float(s)), else 0.
+// elementIndex coerces an index as the reference does: bool → 0, number →
+// int() (floats truncated), non-blank string → int(float(s)), anything it
+// cannot convert (inf and nan included) → 0. Python's ints are unbounded,
+// so an index beyond int64 (1e20) is out of range of every array: it is
+// saturated rather than treated as unconvertible.
 func elementIndex(raw any) int64 {
+	var f float64
 	switch x := raw.(type) {
 	case bool:
 		return 0
 	case string:
-		if pyval.Strip(x) == "" {
+		v, err := pyval.ToFloat(x)
+		if pyval.Strip(x) == "" || err != nil {
 			return 0
 		}
-		i, err := pyval.ToIntViaFloat(pyval.Strip(x))
+		f = v
+	default:
+		if !pyval.IsNumber(raw) {
+			return 0
+		}
+		if i, err := pyval.ToInt(raw); err == nil {
+			return i
+		}
+		v, err := pyval.ToFloat(raw)
 		if err != nil {
 			return 0
 		}
-		return i
+		f = v
 	}
-	if pyval.IsNumber(raw) {
-		i, err := pyval.ToInt(raw)
-		if err != nil {
-			return 0
-		}
-		return i
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return 0
+	case f >= 0x1p63:
+		return math.MaxInt64
+	case f < -0x1p63:
+		return math.MinInt64
 	}
-	return 0
+	return int64(f)
 }
 
 // getElementNode: {result, found} for array[index] (negative from the end).

@@ -99,8 +99,10 @@ func breakObjectNode(env *Env, inputs map[string]any) (any, error) {
 	cfg := configObject(env, "breakConfig")
 	paths, _ := cfg["selectedPaths"].([]any)
 	for _, p := range paths {
-		path, ok := p.(string)
-		if !ok || path == "" {
+		path, _ := p.(string)
+		// Paths are trimmed, as the reference normalises them: the pin
+		// " name " is the pin "name".
+		if path = strings.TrimSpace(path); path == "" {
 			continue
 		}
 		v, _ := pyval.GetDotted(obj, path)

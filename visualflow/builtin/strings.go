@@ -13,11 +13,9 @@ import (
 // Without pin metadata the keys are ordered: single letters a..z, then the
 // other keys, each group sorted.
 func concatNode(env *Env, inputs map[string]any) (any, error) {
-	sep := " "
-	if cfg := configObject(env, "concatConfig"); cfg != nil {
-		if s, ok := cfg["separator"]; ok && s != nil {
-			sep = pyval.DecodeEscapes(pyval.Str(s))
-		}
+	sep := " " // also for a separator that is not a string, as in the reference
+	if s, ok := configObject(env, "concatConfig")["separator"].(string); ok {
+		sep = pyval.DecodeEscapes(s)
 	}
 	order := pinOrder(env, inputs)
 	if len(order) == 0 {

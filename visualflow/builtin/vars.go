@@ -9,9 +9,17 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
-// varName returns the trimmed string form of a name input (null → "").
+// varName reads a variable-name input as the reference does: a string,
+// or str() of a truthy non-string (a 0/False/null name is empty), trimmed.
 func varName(v any) string {
-	return strings.TrimSpace(strOr(v))
+	return strings.TrimSpace(pyval.StrOrEmpty(v))
+}
+
+// configName reads the name of a var_decl/bool_var configuration: only a
+// string counts, trimmed.
+func configName(v any) string {
+	s, _ := v.(string)
+	return strings.TrimSpace(s)
 }
 
 // getVarNode reads the live run var at the dotted path in the name input;
@@ -37,27 +45,23 @@ func lookupVar(env *Env, name string) any {
 // {name, type, default}. Output: {"name", "value"}.
 func varDeclNode(env *Env, inputs map[string]any) (any, error) {
 	cfg, _ := literalInputObject(env, inputs)
-	name := varName(cfg["name"])
-	typ, _ := cfg["type"].(string)
+	name := configName(cfg["name"])
+	typ := configName(cfg["type"])
 	switch typ {
 	case "boolean", "number", "string", "object", "array", "any":
 	default:
 		typ = "any"
 	}
-	var found any
-	hasVar := false
+	// Without a name (or vars) there is nothing to read: the default
+	// applies, for type any too.
 	if name != "" && env != nil && env.Vars != nil {
-		if v, ok := pyval.GetDotted(env.Vars, name); ok {
-			found, hasVar = pyval.Normalize(v), true
+		// A missing var reads as null, which type any accepts.
+		if found := lookupVar(env, name); matchesType(typ, found) {
+			return map[string]any{"name": name, "value": found}, nil
 		}
 	}
 	value := zeroOf(typ)
-	switch {
-	case typ == "any":
-		value = found // any value matches, a missing var's null too
-	case hasVar && matchesType(typ, found):
-		value = found
-	case matchesType(typ, cfg["default"]):
+	if matchesType(typ, cfg["default"]) {
 		value = pyval.DeepCopy(cfg["default"])
 	}
 	return map[string]any{"name": name, "value": value}, nil
@@ -118,7 +122,7 @@ func boolVarNode(env *Env, inputs map[string]any) (any, error) {
 	case string:
 		name = strings.TrimSpace(x)
 	case map[string]any:
-		name = varName(x["name"])
+		name = configName(x["name"])
 		if b, ok := x["default"].(bool); ok {
 			def = b
 		}
@@ -141,7 +145,7 @@ func getContextNode(env *Env, _ map[string]any) (any, error) {
 	}
 	return map[string]any{
 		"context":  ctx,
-		"task":     strOr(ctx["task"]),
+		"task":     pyval.StrOrEmpty(ctx["task"]),
 		"messages": pyval.DeepCopy(listOf(ctx["messages"])),
 	}, nil
 }
