@@ -41,6 +41,8 @@ func PrepareCommand(c *durable.CommandRecord, now time.Time) ([]byte, error) {
 	}
 	if c.TS.IsZero() {
 		c.TS = durable.NewTime(now)
+	} else {
+		c.TS = durable.NewTime(c.TS.Time) // as every store keeps it: UTC, to the microsecond
 	}
 	return payload, nil
 }

@@ -39,7 +39,7 @@ func Deadline(r *durable.RunState) (durable.Time, bool) {
 	if r.Status != durable.RunWaiting || r.Waiting == nil || !r.Waiting.ReleasedWhenDue() || r.HostPaused() {
 		return durable.Time{}, false
 	}
-	return r.Waiting.Until, true
+	return durable.NewTime(r.Waiting.Until.Time), true // as stored: UTC, to the microsecond
 }
 
 // Matches reports whether r passes the filters of p (Limit aside).
@@ -59,7 +59,7 @@ func (p *RunListParams) Matches(r *durable.RunState) bool {
 	if p.ParentID != "" && r.ParentRunID != p.ParentID {
 		return false
 	}
-	if len(p.WaitKeys) > 0 && (r.Waiting == nil || !slices.Contains(p.WaitKeys, r.Waiting.WaitKey)) {
+	if len(p.WaitKeys) > 0 && (r.Waiting == nil || r.Waiting.WaitKey == "" || !slices.Contains(p.WaitKeys, r.Waiting.WaitKey)) {
 		return false
 	}
 	return true

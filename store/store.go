@@ -138,9 +138,9 @@ type DueRun struct {
 type RunIndexParams struct {
 	Status     durable.RunStatus
 	WorkflowID string
-	SessionID  string
-	RootOnly   bool // only runs without a parent
-	Limit      int  // 0 means DefaultListLimit
+	SessionID  string // trimmed, as Python's stores trim it
+	RootOnly   bool   // only runs without a parent
+	Limit      int    // 0 means DefaultListLimit
 }
 
 // RunIndexRow is a lightweight listing row.
@@ -246,7 +246,7 @@ func AppendStored(ctx context.Context, st LedgerStore, runID string, records []*
 }
 
 // LedgerFinder is an optional fast path: the first completed record of a
-// run carrying an idempotency key, or nil.
+// run carrying an idempotency key, or nil (always for an empty key).
 type LedgerFinder interface {
 	LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error)
 }
@@ -297,8 +297,13 @@ type RunClaimParams struct {
 
 // FindCompleted returns the first completed record of a run carrying an
 // idempotency key, through the store's LedgerFinder fast path when it has
-// one and by reading the ledger otherwise; nil when there is none.
+// one and by reading the ledger otherwise; nil when there is none. An
+// empty key names no effect: nil, whatever the store (a record without a
+// key is not found by one).
 func FindCompleted(ctx context.Context, s LedgerStore, runID, key string) (*durable.StepRecord, error) {
+	if key == "" {
+		return nil, nil
+	}
 	if f, ok := s.(LedgerFinder); ok {
 		return f.LedgerFindCompleted(ctx, runID, key)
 	}

@@ -25,14 +25,20 @@ import (
 // commandsFile is the command inbox of the Python gateway.
 const commandsFile = "commands.jsonl"
 
+// seqFile keeps the highest seq issued when a delete removes the newest
+// commands, so that a reopened store does not issue their seqs again (the
+// counter is otherwise rebuilt from commands.jsonl). Python's stores do
+// not read it; they reuse such seqs.
+const seqFile = "commands_seq.json"
+
 // commandLog is the in-memory image of commands.jsonl: the records in seq
 // order, the id→seq index and the seq counter.
 type commandLog struct {
 	mu      sync.Mutex
 	records []*durable.CommandRecord
 	byID    map[string]int64
-	// lastSeq is the highest seq issued, found in the file or in a saved
-	// cursor; a seq is never issued twice, even after deletes.
+	// lastSeq is the highest seq issued, found in the file or in
+	// commands_seq.json; a seq is never issued twice, even after deletes.
 	lastSeq int64
 	tailNL  bool
 }
@@ -46,8 +52,8 @@ func (s *Store) cursorPath(consumer string) string {
 	return filepath.Join(s.dir, "commands_cursor_"+consumer+".json")
 }
 
-// loadCommands rebuilds the command log from commands.jsonl and raises the
-// counter to the highest saved cursor.
+// loadCommands rebuilds the command log from commands.jsonl and the seq
+// counter from it and commands_seq.json.
 func (s *Store) loadCommands() error {
 	c := &s.cmd
 	c.byID = map[string]int64{}
@@ -81,16 +87,29 @@ func (s *Store) loadCommands() error {
 		return true
 	})
 	slices.SortStableFunc(c.records, func(a, b *durable.CommandRecord) int { return cmp.Compare(a.Seq, b.Seq) })
-	cursors, err := atomicfile.Glob(s.dir, "commands_cursor*.json")
-	if err != nil {
-		return fmt.Errorf("jsonfile: listing cursor files: %w", err)
-	}
-	for _, p := range cursors {
-		if n, ok := s.readCursor(p); ok {
-			c.lastSeq = max(c.lastSeq, n)
-		}
+	if n, ok := s.readSeqFile(); ok {
+		c.lastSeq = max(c.lastSeq, n)
 	}
 	return nil
+}
+
+// readSeqFile reads commands_seq.json; a missing or unreadable file is
+// (0, false).
+func (s *Store) readSeqFile() (int64, bool) {
+	path := filepath.Join(s.dir, seqFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("unreadable command seq file", "file", path, "err", err)
+		}
+		return 0, false
+	}
+	m, err := pyjson.DecodeObject(data)
+	if err != nil {
+		s.log.Warn("unreadable command seq file", "file", path, "err", err)
+		return 0, false
+	}
+	return seqOf(m)
 }
 
 // commandWithoutTS decodes a command whose ts does not parse, leaving its
@@ -286,20 +305,36 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	}
 	kept := make([]byte, 0, len(data))
 	n := 0
+	var keptMax int64 // the highest seq left in the file
 	for rest := data; len(rest) > 0; {
 		line, tail, _ := bytes.Cut(rest, []byte{'\n'})
 		rest = tail
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if m, err := pyjson.DecodeObject(line); err == nil && m["run_id"] == runID {
+		m, err := pyjson.DecodeObject(line)
+		if err == nil && m["run_id"] == runID {
 			n++
 			continue
+		}
+		if seq, ok := seqOf(m); ok {
+			keptMax = max(keptMax, seq)
 		}
 		kept = append(append(kept, line...), '\n')
 	}
 	if n == 0 {
 		return 0, nil
+	}
+	if keptMax < l.lastSeq {
+		// The newest commands go: keep their seqs out of reuse, first,
+		// so that a crash between the two writes loses nothing.
+		hw, err := pyjson.Marshal(pyjson.Ordered{{Key: "seq", Value: l.lastSeq}}, pyjson.Pretty)
+		if err == nil {
+			err = s.replaceFile(filepath.Join(s.dir, seqFile), hw)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("jsonfile: command delete: saving the last seq: %w", err)
+		}
 	}
 	if err := s.replaceFile(path, kept); err != nil {
 		return 0, fmt.Errorf("jsonfile: command delete: %w", err)
@@ -379,6 +414,5 @@ func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) e
 	if err := s.replaceFile(s.cursorPath(consumer), data); err != nil {
 		return fmt.Errorf("jsonfile: saving cursor %s: %w", consumer, err)
 	}
-	l.lastSeq = max(l.lastSeq, cursor)
 	return nil
 }

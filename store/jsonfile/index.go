@@ -24,13 +24,15 @@ type runMeta struct {
 }
 
 func newMeta(r *durable.RunState, version int64) *runMeta {
+	// Times as the file holds them (UTC, to the microsecond), which a
+	// commit's caller may not have given: listings order by them.
 	stub := &durable.RunState{
 		RunID: r.RunID, WorkflowID: r.WorkflowID, Status: r.Status, CurrentNode: r.CurrentNode,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		CreatedAt: durable.NewTime(r.CreatedAt.Time), UpdatedAt: durable.NewTime(r.UpdatedAt.Time),
 		ActorID: r.ActorID, SessionID: r.SessionID, ParentRunID: r.ParentRunID,
 	}
 	if w := r.Waiting; w != nil {
-		stub.Waiting = &durable.WaitState{Reason: w.Reason, WaitKey: w.WaitKey, Until: w.Until}
+		stub.Waiting = &durable.WaitState{Reason: w.Reason, WaitKey: w.WaitKey, Until: durable.NewTime(w.Until.Time)}
 	}
 	m := &runMeta{stub: stub, lifecycle: store.RunLifecycle(r.Vars), version: version}
 	m.due, m.hasDue = store.Deadline(r)

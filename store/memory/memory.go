@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -27,7 +28,6 @@ import (
 type Store struct {
 	mu       sync.RWMutex
 	runs     map[string]*entry
-	order    int64 // insertion counter, for children order
 	ledgers  map[string][]*frozen.Record
 	due      store.DueIndex
 	commands []*durable.CommandRecord
@@ -43,7 +43,6 @@ type Store struct {
 
 type entry struct {
 	frozen.Run
-	order int64 // creation order, for children order
 }
 
 var (
@@ -109,8 +108,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if exists {
 		cur.Run = run
 	} else {
-		s.order++
-		cur = &entry{Run: run, order: s.order}
+		cur = &entry{Run: run}
 		s.runs[id] = cur
 	}
 	s.due.Update(&next) // not the frozen head: the deadline depends on vars
@@ -210,7 +208,11 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.order, b.order) })
+	// Oldest first, then by run id: the order of every store.
+	slices.SortFunc(es, func(a, b entry) int {
+		ha, hb := a.Head(), b.Head()
+		return cmp.Or(ha.CreatedAt.Compare(hb.CreatedAt.Time), strings.Compare(ha.RunID, hb.RunID))
+	})
 	out := make([]*durable.RunState, len(es))
 	for i := range es {
 		out[i] = es[i].Thaw()
@@ -304,6 +306,9 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 
 // LedgerFindCompleted implements store.LedgerFinder.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
+	if key == "" {
+		return nil, nil // names no effect (store.FindCompleted)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, r := range s.ledgers[runID] {

@@ -205,6 +205,9 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 // LedgerFindCompleted implements store.LedgerFinder from the partial
 // index on completed_key.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
+	if idempotencyKey == "" {
+		return nil, nil // names no effect (store.FindCompleted)
+	}
 	var seq int64
 	var text []byte
 	err := s.pool.QueryRow(ctx, `SELECT seq, record_json FROM ledger

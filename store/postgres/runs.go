@@ -328,7 +328,7 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 	var w where
 	w.eq("status", string(p.Status))
 	w.eq("workflow_id", p.WorkflowID)
-	w.eq("session_id", p.SessionID)
+	w.eq("session_id", strings.TrimSpace(p.SessionID)) // as every store reads it (store.RunIndexParams)
 	if p.RootOnly {
 		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
 	}

@@ -287,6 +287,9 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 // LedgerFindCompleted implements store.LedgerFinder with a scan of the
 // run's records (narrowed by the primary key), or of its cached ledger.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
+	if idempotencyKey == "" {
+		return nil, nil // names no effect (store.FindCompleted)
+	}
 	if err := s.indexPythonWrites(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: finding completed record %q of %s: %w", idempotencyKey, runID, err)
 	}

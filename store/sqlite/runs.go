@@ -512,10 +512,11 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 
 // runIndexWhere is RunIndex's filter and its path.
 func runIndexWhere(p *store.RunIndexParams) (w where, path listPath) {
-	path = pathOf(p.SessionID != "", p.Status, p.WorkflowID)
+	session := strings.TrimSpace(p.SessionID) // as every store reads it (store.RunIndexParams)
+	path = pathOf(session != "", p.Status, p.WorkflowID)
 	w.statusFilter(path, p.Status)
 	w.eq("workflow_id", p.WorkflowID)
-	w.eq("session_id", p.SessionID)
+	w.eq("session_id", session)
 	if p.RootOnly {
 		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package e2etest_test
+
+const raceEnabled = false
