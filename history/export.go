@@ -81,10 +81,16 @@ type Options struct {
 // exporter carries one export's inputs and the ledgers it has read (the
 // session turns read some of them again).
 type exporter struct {
-	src     Source
-	opts    Options
-	tail    int // records kept per ledger; 0 keeps all
+	src  Source
+	opts Options
+	tail int // records kept per ledger; 0 keeps all
+	// ledgers keeps the records read, for the session turns to read again;
+	// nil (nothing kept) without a session section.
 	ledgers map[string][]*durable.StepRecord
+	// trees holds the run trees (the run, then its descendants breadth
+	// first) already listed, by root: the exported run's is usually one
+	// of its session's turns too.
+	trees map[string][]string
 }
 
 // Export builds the history bundle of runID (spec §6.2): version,
@@ -100,7 +106,10 @@ func Export(ctx context.Context, src Source, runID string, opts Options) (map[st
 	if src.Runs == nil || src.Ledger == nil {
 		return nil, errors.New("history: export: Source.Runs and Source.Ledger are required")
 	}
-	e := &exporter{src: src, opts: opts, ledgers: map[string][]*durable.StepRecord{}}
+	e := &exporter{src: src, opts: opts, trees: map[string][]string{}}
+	if opts.IncludeSession {
+		e.ledgers = map[string][]*durable.StepRecord{}
+	}
 	var err error
 	if e.tail, err = tailSize(opts); err != nil {
 		return nil, fmt.Errorf("history: export run %q: %w", id, err)
@@ -138,11 +147,9 @@ func (e *exporter) export(ctx context.Context, id string) (map[string]any, error
 	}
 	ids := []string{id}
 	if !e.opts.SkipSubruns {
-		kids, err := descendants(ctx, e.src.Runs, id)
-		if err != nil {
+		if ids, err = e.subtree(ctx, id); err != nil {
 			return nil, err
 		}
-		ids = append(ids, kids...)
 	}
 	ledgers := make(map[string]any, len(ids))
 	timeline := []any{}
@@ -220,7 +227,23 @@ func descendants(ctx context.Context, runs store.RunStore, root string) ([]strin
 	return out, nil
 }
 
-// ledger returns a run's records, read once per export.
+// subtree returns root and its descendants, listed once per export.
+func (e *exporter) subtree(ctx context.Context, root string) ([]string, error) {
+	if tree, ok := e.trees[root]; ok {
+		return tree, nil
+	}
+	kids, err := descendants(ctx, e.src.Runs, root)
+	if err != nil {
+		return nil, err
+	}
+	tree := append([]string{root}, kids...)
+	e.trees[root] = tree
+	return tree, nil
+}
+
+// ledger returns a run's records, read once per export: they are kept
+// only when the session section may read them again, so that a large
+// tree's ledgers are not all held at once.
 func (e *exporter) ledger(ctx context.Context, runID string) ([]*durable.StepRecord, error) {
 	if recs, ok := e.ledgers[runID]; ok {
 		return recs, nil
@@ -229,7 +252,9 @@ func (e *exporter) ledger(ctx context.Context, runID string) ([]*durable.StepRec
 	if err != nil {
 		return nil, fmt.Errorf("reading ledger of run %s: %w", runID, err)
 	}
-	e.ledgers[runID] = recs
+	if e.ledgers != nil {
+		e.ledgers[runID] = recs
+	}
 	return recs, nil
 }
 

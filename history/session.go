@@ -67,33 +67,46 @@ func (e *exporter) sessionSection(ctx context.Context, run *durable.RunState, se
 // any, oldest first, the last limit of them.
 func (e *exporter) sessionRoots(ctx context.Context, run *durable.RunState, sessionID string, limit int) ([]*durable.RunState, error) {
 	until, bounded := millis(cmp.Or(run.CreatedAt, run.UpdatedAt))
-	rows, err := e.src.Runs.RunIndex(ctx, &store.RunIndexParams{SessionID: sessionID, RootOnly: true, Limit: max(1000, limit*5)})
-	if err != nil {
-		return nil, fmt.Errorf("listing runs of session %s: %w", sessionID, err)
-	}
 	// Rows come newest first. Only a bounded window of them is loaded in
 	// full: the result keeps `limit` turns, and the margin absorbs rows
-	// that are classified out once their vars are read.
+	// that are classified out once their vars are read. The listing is
+	// widened while it is full and the window is not, so that runs
+	// created after the exported one cannot crowd its turns out.
 	window := max(limit*3, limit+8)
+	loaded := map[string]*durable.RunState{run.RunID: run}
 	var roots []*durable.RunState
-	for _, row := range rows {
-		if len(roots) == window {
+	for listed := max(1000, limit*5); ; listed *= 4 {
+		rows, err := e.src.Runs.RunIndex(ctx, &store.RunIndexParams{SessionID: sessionID, RootOnly: true, Limit: listed})
+		if err != nil {
+			return nil, fmt.Errorf("listing runs of session %s: %w", sessionID, err)
+		}
+		roots = roots[:0]
+		for _, row := range rows {
+			if len(roots) == window {
+				break
+			}
+			if strings.TrimSpace(row.ParentRunID) != "" || classifyTurn(row.WorkflowID, nil) == TurnInternal {
+				continue
+			}
+			if ms, ok := millis(cmp.Or(row.CreatedAt, row.UpdatedAt)); bounded && ok && ms > until {
+				continue
+			}
+			r, ok := loaded[row.RunID]
+			if !ok {
+				r, err = e.src.Runs.RunGet(ctx, row.RunID)
+				if errors.Is(err, store.ErrNotFound) {
+					continue // deleted since it was listed
+				}
+				if err != nil {
+					return nil, fmt.Errorf("loading run %s of session %s: %w", row.RunID, sessionID, err)
+				}
+				loaded[row.RunID] = r
+			}
+			roots = append(roots, r)
+		}
+		if len(roots) == window || len(rows) < listed {
 			break
 		}
-		if strings.TrimSpace(row.ParentRunID) != "" || classifyTurn(row.WorkflowID, nil) == TurnInternal {
-			continue
-		}
-		if ms, ok := millis(cmp.Or(row.CreatedAt, row.UpdatedAt)); bounded && ok && ms > until {
-			continue
-		}
-		r, err := e.src.Runs.RunGet(ctx, row.RunID)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // deleted since it was listed
-		}
-		if err != nil {
-			return nil, fmt.Errorf("loading run %s of session %s: %w", row.RunID, sessionID, err)
-		}
-		roots = append(roots, r)
 	}
 	if chats := slices.DeleteFunc(slices.Clone(roots), func(r *durable.RunState) bool {
 		return classifyTurn(r.WorkflowID, r.Vars) != TurnChat
@@ -115,11 +128,10 @@ func (e *exporter) turn(ctx context.Context, r *durable.RunState) (map[string]an
 	if err != nil {
 		return nil, err
 	}
-	kids, err := descendants(ctx, e.src.Runs, r.RunID)
+	tree, err := e.subtree(ctx, r.RunID)
 	if err != nil {
 		return nil, err
 	}
-	tree := append([]string{r.RunID}, kids...)
 	var records []*durable.StepRecord
 	for _, rid := range tree {
 		recs, err := e.ledger(ctx, rid)

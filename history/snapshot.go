@@ -86,9 +86,11 @@ func persistSnapshot(ctx context.Context, runs store.RunStore, arts artifact.Sto
 	}
 	sum := sha256.Sum256(canonical)
 	sha := hex.EncodeToString(sum[:])
-	meta, err := artifact.PutJSON(ctx, arts, p.Snapshot, artifact.PutParams{
-		RunID: rid,
-		Tags:  map[string]string{"kind": "workflow_snapshot", "workflow_id": wid, "format": format, "sha256": sha},
+	// The hashed bytes are what PutJSON would store (canonical, compact):
+	// stored as they are rather than encoded again.
+	meta, err := arts.Put(ctx, artifact.PutParams{
+		RunID: rid, Content: canonical, ContentType: "application/json",
+		Tags: map[string]string{"kind": "workflow_snapshot", "workflow_id": wid, "format": format, "sha256": sha},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storing snapshot artifact: %w", err)

@@ -97,14 +97,15 @@ func (e *exporter) answer(ctx context.Context, r *durable.RunState) (string, map
 	if err != nil {
 		return "", nil, err
 	}
-	if text, meta := answerFromOutput(out); text != "" {
+	text, meta := answerFromOutput(out)
+	if text != "" {
 		return text, meta, nil
 	}
 	recs, err := e.ledger(ctx, r.RunID)
-	if err != nil {
-		return "", nil, err
+	if err != nil || len(recs) == 0 {
+		return text, meta, err // no ledger to read: the output's meta stays
 	}
-	text, meta := answerFromLedger(recs)
+	text, meta = answerFromLedger(recs)
 	return text, meta, nil
 }
 
