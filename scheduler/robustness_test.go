@@ -189,23 +189,8 @@ func TestWakeStoreUnderAnotherDecorator(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(50 * time.Millisecond)
-	wf := waitFlow(20 * time.Millisecond)
-	if err := rt.Registry().Register(wf); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
-	if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
-		t.Fatalf("%s", st.Status)
-	}
-	select {
-	case st := <-done:
-		if st.RunID != id || st.Status != durable.RunCompleted {
-			t.Fatalf("%s %s", st.RunID, st.Status)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("the scheduler slept through the deadline: the WakeStore under observe.Wrap is not listened to")
-	}
+	expectReleasedOnSignal(t, rt, done, 2*time.Second,
+		"the scheduler slept through the deadline: the WakeStore under observe.Wrap is not listened to")
 }
 
 // TestConcurrentRunOfANewWorkflow: Scheduled.Run registered the

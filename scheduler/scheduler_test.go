@@ -400,14 +400,22 @@ func TestWakeStoreWakesTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
+	expectReleasedOnSignal(t, rt, done, 10*time.Second, "the scheduler slept through the deadline")
+}
+
+// expectReleasedOnSignal starts a run of a 20 ms WAIT_UNTIL flow and ticks
+// it into its wait directly, not through Scheduled, so that only the
+// store can tell a sleeping scheduler loop about the deadline; then it
+// waits for done to report the run completed, failing with why after
+// within.
+func expectReleasedOnSignal(t *testing.T, rt *runtime.Runtime, done <-chan *durable.RunState, within time.Duration, why string) {
+	t.Helper()
 	wf := waitFlow(20 * time.Millisecond)
 	if err := rt.Registry().Register(wf); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
-	// Ticked directly, not through Scheduled: only the store can tell the
-	// sleeping loop about the new deadline.
 	if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
 		t.Fatalf("%s", st.Status)
 	}
@@ -416,8 +424,8 @@ func TestWakeStoreWakesTheLoop(t *testing.T) {
 		if st.RunID != id || st.Status != durable.RunCompleted {
 			t.Fatalf("%s %s", st.RunID, st.Status)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the scheduler slept through the deadline")
+	case <-time.After(within):
+		t.Fatal(why)
 	}
 }
 

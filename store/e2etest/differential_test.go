@@ -1602,6 +1602,30 @@ func TestBackendsAgree(t *testing.T) {
 
 var rT = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// runIDs renders the ids of a listing, or its error.
+func runIDs(runs []*durable.RunState, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	return fmt.Sprint(ids)
+}
+
+// rowIDs is runIDs for index rows.
+func rowIDs(rows []store.RunIndexRow, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.RunID
+	}
+	return fmt.Sprint(ids)
+}
+
 // diffRun is a plain run for the minimal tests.
 func diffRun(id string, updated time.Time) *durable.RunState {
 	return &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "start",
@@ -1716,37 +1740,13 @@ func TestJSONFileRawTimesOrder(t *testing.T) {
 	mustCommit(t, bs, a, true) // created first: insertion order agrees with the documented order
 	mustCommit(t, bs, b, true)
 	expectAll(t, bs, "RunList order", "[b a]", func(bk *dBackend) string {
-		runs, err := bk.st.RunList(t.Context(), &store.RunListParams{})
-		if err != nil {
-			return err.Error()
-		}
-		var ids []string
-		for _, r := range runs {
-			ids = append(ids, r.RunID)
-		}
-		return fmt.Sprint(ids)
+		return runIDs(bk.st.RunList(t.Context(), &store.RunListParams{}))
 	})
 	expectAll(t, bs, "RunIndex order", "[b a]", func(bk *dBackend) string {
-		rows, err := bk.st.RunIndex(t.Context(), &store.RunIndexParams{})
-		if err != nil {
-			return err.Error()
-		}
-		var ids []string
-		for _, r := range rows {
-			ids = append(ids, r.RunID)
-		}
-		return fmt.Sprint(ids)
+		return rowIDs(bk.st.RunIndex(t.Context(), &store.RunIndexParams{}))
 	})
 	expectAll(t, bs, "RunListChildren order (created_at, then run id)", "[a b]", func(bk *dBackend) string {
-		runs, err := bk.st.RunListChildren(t.Context(), "p", "")
-		if err != nil {
-			return err.Error()
-		}
-		var ids []string
-		for _, r := range runs {
-			ids = append(ids, r.RunID)
-		}
-		return fmt.Sprint(ids)
+		return runIDs(bk.st.RunListChildren(t.Context(), "p", ""))
 	})
 }
 
@@ -1824,15 +1824,7 @@ func TestMemoryChildrenOrder(t *testing.T) {
 		mustCommit(t, bs, r, true)
 	}
 	expectAll(t, bs, "RunListChildren(p)", "[c-early c-late c-x c-y]", func(b *dBackend) string {
-		runs, err := b.st.RunListChildren(t.Context(), "p", "")
-		if err != nil {
-			return err.Error()
-		}
-		var ids []string
-		for _, r := range runs {
-			ids = append(ids, r.RunID)
-		}
-		return fmt.Sprint(ids)
+		return runIDs(b.st.RunListChildren(t.Context(), "p", ""))
 	})
 }
 
