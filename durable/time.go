@@ -180,6 +180,11 @@ func weekDate(v string) (_ string, ok bool) {
 	if gy, gw := t.ISOWeek(); w < 1 || d < 1 || d > 7 || gy != year || gw != w {
 		return "", false
 	}
+	// What follows is a separator and a two-digit hour, or nothing:
+	// "2030W01-3" or "2030-W01-3-4" are not a week date and a time.
+	if rest := v[n:]; rest != "" && (len(rest) < 3 || !isDigit(rest[1]) || !isDigit(rest[2])) {
+		return "", false
+	}
 	return t.Format("2006-01-02") + v[n:], true
 }
 

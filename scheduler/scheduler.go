@@ -160,7 +160,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.done = make(chan struct{})
 	s.running = true
 	s.mu.Unlock()
-	if err := s.Recover(ctx); err != nil {
+	// Callbacks of this Recover run on the caller's goroutine before the
+	// loop exists: a Stop in one must not wait for the loop (loopKey).
+	if err := s.Recover(context.WithValue(ctx, loopKey{}, true)); err != nil {
 		s.cfg.Logger.WarnContext(ctx, "recovering runs", slog.String("error", err.Error()))
 	}
 	go s.loop(loopCtx)
@@ -314,7 +316,7 @@ func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 		if s.held(d.RunID, now) {
 			continue
 		}
-		s.drive(ctx, d.RunID)
+		s.drive(ctx, d.RunID, d.Until)
 		ticked++
 	}
 	return ticked, nil
@@ -359,7 +361,9 @@ func (s *Scheduler) forgetUnlisted(due []store.DueRun) {
 		listed[d.RunID] = true
 	}
 	for id := range s.retry {
-		if !listed[id] {
+		// A run a failed tick left running is not due but keeps its
+		// failure count, for its back-off.
+		if _, unfinished := s.unfinished[id]; !listed[id] && !unfinished {
 			delete(s.retry, id)
 		}
 	}
@@ -385,9 +389,11 @@ func (s *Scheduler) retryLater(runID string, failed bool) time.Time {
 	return r.at
 }
 
-// drive ticks one run. A run another runner has claimed is left to it
-// (the runtime claims runs when several runners share the store).
-func (s *Scheduler) drive(ctx context.Context, runID string) {
+// drive ticks one run; listed is the deadline a due listing gave for it
+// (zero when it was not listed as due). A run another runner has claimed
+// is left to it (the runtime claims runs when several runners share the
+// store).
+func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time) {
 	// A run that uses its whole step budget is ticked again (a bounded
 	// number of times): nothing else would wake it, as it no longer waits.
 	st, err := s.rt.Tick(ctx, runID, runtime.TickOptions{})
@@ -417,10 +423,11 @@ func (s *Scheduler) drive(ctx context.Context, runID string) {
 		s.failed(ctx, runID, err)
 		return
 	}
-	if until, ok := store.Deadline(st); ok && !until.After(s.cfg.Clock()) {
+	if until, ok := store.Deadline(st); ok && !listed.IsZero() && until.Equal(listed.Time) {
 		// The tick did not release the wait the listing said was due (the
 		// runtime's clock is behind ours, or another process's): pass over
-		// it for a poll interval instead of listing it again at once.
+		// it for a poll interval instead of listing it again at once. (A
+		// run released into a new wait already due is reported below.)
 		s.retryLater(runID, false)
 		return
 	}
@@ -477,7 +484,7 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		s.drive(ctx, id)
+		s.drive(ctx, id, durable.Time{})
 	}
 }
 
@@ -524,7 +531,7 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 	}
 	for _, r := range running {
 		if _, ok := s.rt.Registry().Get(r.WorkflowID); ok {
-			s.drive(ctx, r.RunID)
+			s.drive(ctx, r.RunID, durable.Time{})
 		}
 	}
 	parents, err := s.st.RunList(ctx, &store.RunListParams{

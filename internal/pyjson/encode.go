@@ -11,6 +11,7 @@
 package pyjson
 
 import (
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -408,8 +409,6 @@ func (e *encoder) array(a []any, depth int) error {
 	return nil
 }
 
-// foreign handles Go values outside the generic tree by converting them
-// with encoding/json, after refusing the kinds that can never be JSON.
 // appendPyNumber appends what Python's json.dumps writes for the number
 // json.loads reads from the valid literal lit: an integer as its digits
 // ("-0" as 0), any other literal as the repr of the float it parses to
@@ -437,6 +436,9 @@ func appendPyNumber(b []byte, lit string) []byte {
 	return AppendFloat(b, f)
 }
 
+// foreign handles Go values outside the generic tree, after refusing the
+// kinds that can never be JSON: marshalers and structs through
+// encoding/json, typed numbers, slices and maps element by element.
 func (e *encoder) foreign(v any, depth int) error {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
@@ -448,6 +450,13 @@ func (e *encoder) foreign(v any, depth int) error {
 			return nil
 		}
 		return e.value(rv.Elem().Interface(), depth)
+	}
+	switch v.(type) {
+	case json.Marshaler, encoding.TextMarshaler:
+		// The type says how it is written: encoding/json honours that.
+		return e.viaEncodingJSON(v, depth)
+	}
+	switch rv.Kind() {
 	case reflect.Float64:
 		return e.value(rv.Float(), depth)
 	case reflect.Float32:
@@ -471,6 +480,12 @@ func (e *encoder) foreign(v any, depth int) error {
 			return e.value(members, depth)
 		}
 	}
+	return e.viaEncodingJSON(v, depth)
+}
+
+// viaEncodingJSON encodes v through encoding/json (structs, marshalers),
+// then as the value that gives.
+func (e *encoder) viaEncodingJSON(v any, depth int) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return &Error{Path: e.pathString(), Reason: fmt.Sprintf("%T: %v", v, err)}

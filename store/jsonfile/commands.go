@@ -37,8 +37,9 @@ type commandLog struct {
 	mu      sync.Mutex
 	records []*durable.CommandRecord
 	byID    map[string]int64
-	// lastSeq is the highest seq issued, found in the file or in
-	// commands_seq.json; a seq is never issued twice, even after deletes.
+	// lastSeq is the highest seq issued, found at open in the file,
+	// commands_seq.json or a saved cursor; a seq is never issued twice,
+	// even after deletes.
 	lastSeq int64
 	tailNL  bool
 }
@@ -52,8 +53,11 @@ func (s *Store) cursorPath(consumer string) string {
 	return filepath.Join(s.dir, "commands_cursor_"+consumer+".json")
 }
 
-// loadCommands rebuilds the command log from commands.jsonl and the seq
-// counter from it and commands_seq.json.
+// loadCommands rebuilds the command log from commands.jsonl, and the seq
+// counter from it, commands_seq.json and the saved cursors: a cursor past
+// the file's last seq means newer commands were deleted (by Python's
+// delete_by_run, or before commands_seq.json existed), and their seqs
+// must not come back below a consumer's cursor.
 func (s *Store) loadCommands() error {
 	c := &s.cmd
 	c.byID = map[string]int64{}
@@ -87,29 +91,19 @@ func (s *Store) loadCommands() error {
 		return true
 	})
 	slices.SortStableFunc(c.records, func(a, b *durable.CommandRecord) int { return cmp.Compare(a.Seq, b.Seq) })
-	if n, ok := s.readSeqFile(); ok {
+	if n, ok := s.readNumberFile(filepath.Join(s.dir, seqFile), "seq"); ok {
 		c.lastSeq = max(c.lastSeq, n)
 	}
-	return nil
-}
-
-// readSeqFile reads commands_seq.json; a missing or unreadable file is
-// (0, false).
-func (s *Store) readSeqFile() (int64, bool) {
-	path := filepath.Join(s.dir, seqFile)
-	data, err := os.ReadFile(path)
+	cursors, err := atomicfile.Glob(s.dir, "commands_cursor*.json")
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("unreadable command seq file", "file", path, "err", err)
+		return fmt.Errorf("jsonfile: listing cursor files: %w", err)
+	}
+	for _, p := range cursors {
+		if n, ok := s.readCursor(p); ok {
+			c.lastSeq = max(c.lastSeq, n)
 		}
-		return 0, false
 	}
-	m, err := pyjson.DecodeObject(data)
-	if err != nil {
-		s.log.Warn("unreadable command seq file", "file", path, "err", err)
-		return 0, false
-	}
-	return seqOf(m)
+	return nil
 }
 
 // commandWithoutTS decodes a command whose ts does not parse, leaving its
@@ -352,22 +346,27 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 
 // readCursor reads a cursor file; a missing or unreadable file is (0,
 // false).
-func (s *Store) readCursor(path string) (int64, bool) {
+func (s *Store) readCursor(path string) (int64, bool) { return s.readNumberFile(path, "cursor") }
+
+// readNumberFile reads the number under key in a small JSON file (a
+// cursor, commands_seq.json); a missing or unreadable file, or one
+// without the number, is (0, false), logged unless missing.
+func (s *Store) readNumberFile(path, key string) (int64, bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("unreadable cursor file", "file", path, "err", err)
+			s.log.Warn("unreadable file", "file", path, "err", err)
 		}
 		return 0, false
 	}
 	m, err := pyjson.DecodeObject(data)
 	if err != nil {
-		s.log.Warn("unreadable cursor file", "file", path, "err", err)
+		s.log.Warn("unreadable file", "file", path, "err", err)
 		return 0, false
 	}
-	num, ok := m["cursor"].(json.Number)
+	num, ok := m[key].(json.Number)
 	if !ok {
-		s.log.Warn("cursor file without a cursor", "file", path)
+		s.log.Warn("file without its number", "file", path, "key", key)
 		return 0, false
 	}
 	if n, err := strconv.ParseInt(string(num), 10, 64); err == nil {

@@ -290,6 +290,16 @@ func (s *Store) indexPythonWrites(ctx context.Context) error {
 	if !s.shared {
 		return nil
 	}
+	// Looked at by a read first: the writer turn only when rows are listed.
+	rd, err := s.read(ctx)
+	if err != nil {
+		return err
+	}
+	listed, err := anyRow(ctx, rd.db, `SELECT 1 FROM python_unindexed LIMIT 1`)
+	rd.release()
+	if err != nil || !listed {
+		return err
+	}
 	if err := s.takeTurn(ctx); err != nil {
 		return err
 	}
@@ -298,6 +308,16 @@ func (s *Store) indexPythonWrites(ctx context.Context) error {
 		return fmt.Errorf("indexing rows Python wrote: %w", err)
 	}
 	return nil
+}
+
+// anyRow reports whether query returns a row.
+func anyRow(ctx context.Context, db querier, query string) (bool, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	return rows.Next(), rows.Err()
 }
 
 func (s *Store) backfillLedgerHeads(ctx context.Context) error {

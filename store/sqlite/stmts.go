@@ -311,6 +311,11 @@ func (s *wstmt) queryInt64(ctx context.Context, args ...any) (int64, error) {
 const canonicalDue = `(next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]+00:00'` +
 	` OR next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]+00:00')`
 
+// foreignDueQuery lists the deadlines not in the canonical form, through
+// migration 015's partial index, mostly empty: INDEXED BY, as the planner
+// would rather scan idx_wait_index_next_due (every waiting run).
+const foreignDueQuery = `SELECT run_id, next_due_iso FROM wait_index INDEXED BY wait_index_foreign_form WHERE NOT ` + canonicalDue
+
 // readerStmts are the read statements, prepared on the writer connection
 // and, for a shared store, on the reader pool (database/sql prepares each
 // on a pool connection the first time it runs there).
@@ -344,7 +349,7 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	p(&r.listDue, `SELECT run_id, next_due_iso FROM wait_index
 		WHERE next_due_iso <= ? AND `+canonicalDue+` ORDER BY next_due_iso ASC, run_id ASC LIMIT ?`)
 	p(&r.nextDue, `SELECT run_id, next_due_iso FROM wait_index WHERE `+canonicalDue+` ORDER BY next_due_iso ASC`)
-	p(&r.foreignDue, `SELECT run_id, next_due_iso FROM wait_index WHERE NOT `+canonicalDue)
+	p(&r.foreignDue, foreignDueQuery)
 	p(&r.ledgerList, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
 	p(&r.ledgerCount, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`)
 	p(&r.findCompleted, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND completed_key = ?
