@@ -41,7 +41,7 @@ const benchChildFlag = "child"
 // SQLite ceilings measured in the same invocation. It returns 1 when a
 // workload's verification (or anything else) failed, 2 on bad flags.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, code := parseBenchFlags(args, stderr)
+	cfg, code := parseBenchFlags(args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
@@ -56,8 +56,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // parseBenchFlags parses and checks the flags; code is -1 when the
-// command should go on.
-func parseBenchFlags(args []string, stderr io.Writer) (cfg benchConfig, code int) {
+// command should go on. Help (-h) is printed on stdout.
+func parseBenchFlags(args []string, stdout, stderr io.Writer) (cfg benchConfig, code int) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	stores := fs.String("stores", strings.Join(benchwork.DefaultStores, ","),
@@ -70,7 +70,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (cfg benchConfig, code int
 	fs.Float64Var(&cfg.ceilingSeconds, "ceiling-seconds", 2, "duration of each ceiling measurement, taken before and after the workloads (0 skips them)")
 	fs.BoolVar(&cfg.child, benchChildFlag, false, "internal: measure in this process and print raw samples")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: abstractgateway bench [flags]\n\nRuns the benchmark workloads W1–W4 (docs/benchmarks.md) and prints JSON lines.\n\nflags:\n")
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: abstractgateway bench [flags]\n\nRuns the benchmark workloads W1–W4 (docs/benchmarks.md) and prints JSON lines.\n\nflags:\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Name == benchChildFlag {
 				return
@@ -79,14 +80,11 @@ func parseBenchFlags(args []string, stderr io.Writer) (cfg benchConfig, code int
 			if f.DefValue != "" {
 				def = " (default " + f.DefValue + ")"
 			}
-			fmt.Fprintf(stderr, "  --%s\n    \t%s%s\n", f.Name, f.Usage, def)
+			fmt.Fprintf(w, "  --%s\n    \t%s%s\n", f.Name, f.Usage, def)
 		})
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cfg, 0
-		}
-		return cfg, 2
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return cfg, code
 	}
 	bad := func(format string, a ...any) (benchConfig, int) {
 		fmt.Fprintf(stderr, "bench: "+format+"\n", a...)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 )
 
 const bundleUsage = `usage: abstractgateway bundle <command> [flags]
@@ -13,15 +12,13 @@ commands:
   pack      build a .flow bundle from a root VisualFlow JSON file
   inspect   describe a bundle: manifest, flows, node types, effects, inputs
   validate  read and compile bundles (files or directories); exit 1 if any fails
-  run       run a bundle entrypoint on an in-memory store and print its output
+  run       run a bundle entrypoint on the embedded SQLite store (or the
+            JSON-file store, per --store) and print its output
+
+"abstractgateway bundle <command> -h" describes a command and its flags.
 `
 
-// runBundle is the "bundle" subcommand.
-func runBundle(ctx context.Context, args []string) int {
-	return runBundleIO(ctx, args, os.Stdout, os.Stderr)
-}
-
-// runBundleIO is runBundle with explicit output streams (for tests).
+// runBundleIO is the "bundle" subcommand.
 func runBundleIO(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, bundleUsage)
@@ -37,8 +34,9 @@ func runBundleIO(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	case "run":
 		return bundleRun(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, bundleUsage)
-		return 0
+		out := &outWriter{w: stdout}
+		fmt.Fprint(out, bundleUsage)
+		return out.exit("bundle help", stderr, 0)
 	}
 	fmt.Fprintf(stderr, "abstractgateway bundle: unknown command %q\n\n%s", args[0], bundleUsage)
 	return 2

@@ -16,9 +16,15 @@ import (
 func bundleInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bundle inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "usage: abstractgateway bundle inspect path.flow") }
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: abstractgateway bundle inspect path.flow
+
+Prints a description of a bundle as JSON: its manifest, its flows (node
+types, effects, inputs, entrypoints) and the effects it needs.
+`)
+	}
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -68,7 +74,7 @@ func bundleInspect(ctx context.Context, args []string, stdout, stderr io.Writer)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
-		fmt.Fprintf(stderr, "bundle inspect: %v\n", err)
+		fmt.Fprintf(stderr, "bundle inspect: writing the description of %s: %v\n", b.Ref(), err)
 		return 1
 	}
 	return 0

@@ -6,31 +6,85 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/visualflow"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
 
+const bundlePackUsage = `usage: abstractgateway bundle pack [-o out.flow] [-flows DIR] [-id ID] [-version V] [-entrypoint FLOW]... root-flow.json
+
+Builds a .flow bundle from a root VisualFlow JSON file and the subflows it
+references, compiles it to check it, and writes it. A bundle id may hold
+only A-Z a-z 0-9 _ - and a version only those and '.', as a registry
+requires (spec visualflow §7.2).
+
+flags:
+`
+
+// Registry rules for bundle ids and versions (spec visualflow §7.2). The
+// default output file is named after them, so they are checked before a
+// file name is built: an id such as "../x" or "a/b" would become a path.
+var (
+	bundleIDRule      = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	bundleVersionRule = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	unsafeIDChars     = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+	repeatedDashes    = regexp.MustCompile(`-{2,}`)
+)
+
+// suggestBundleID is the sanitised id a registry suggests for a refused
+// one (§7.2: other runs become '-', repeated '-' collapse, trimmed).
+func suggestBundleID(id string) string {
+	s := repeatedDashes.ReplaceAllString(unsafeIDChars.ReplaceAllString(id, "-"), "-")
+	return strings.Trim(s, "-")
+}
+
+// checkBundleID refuses an id a registry would refuse; what names where
+// the id comes from (a flag, the root flow).
+func checkBundleID(what, id string) error {
+	if bundleIDRule.MatchString(id) {
+		return nil
+	}
+	err := fmt.Errorf("%s %q: a bundle id may hold only A-Z a-z 0-9 _ -", what, id)
+	if s := suggestBundleID(id); s != "" {
+		err = fmt.Errorf("%w (try %q)", err, s)
+	}
+	return err
+}
+
 // bundlePack builds a bundle from a root flow file and its flows folder,
 // compiles it to check it, and writes it.
 func bundlePack(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &outWriter{w: stdout}
+	return out.exit("bundle pack", stderr, bundlePackMain(args, out, stderr))
+}
+
+func bundlePackMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bundle pack", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "", "output .flow file (default <bundle_id>@<version>.flow)")
+	outPath := fs.String("o", "", "output .flow file (default <bundle_id>@<version>.flow)")
 	flowsDir := fs.String("flows", "", "folder holding referenced subflows as <id>.json (default: the root file's folder)")
-	id := fs.String("id", "", "bundle id (default: the root flow id)")
-	ver := fs.String("version", "", "bundle version (default 0.0.0)")
+	id := fs.String("id", "", "bundle id, [A-Za-z0-9_-]+ (default: the root flow id)")
+	ver := fs.String("version", "", "bundle version, [A-Za-z0-9_.-]+ (default 0.0.0)")
 	var entries stringList
 	fs.Var(&entries, "entrypoint", "entrypoint flow id (repeatable; default: the root flow)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: abstractgateway bundle pack [-o out.flow] [-flows DIR] [-id ID] [-version V] root-flow.json")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Usage = func() { fmt.Fprint(fs.Output(), bundlePackUsage); fs.PrintDefaults() }
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
+		return 2
+	}
+	if *id != "" {
+		if err := checkBundleID("-id", *id); err != nil {
+			fmt.Fprintf(stderr, "bundle pack: %v\n", err)
+			return 2
+		}
+	}
+	if *ver != "" && !bundleVersionRule.MatchString(*ver) {
+		fmt.Fprintf(stderr, "bundle pack: -version %q: a bundle version may hold only A-Z a-z 0-9 _ . -\n", *ver)
 		return 2
 	}
 	root := fs.Arg(0)
@@ -47,8 +101,13 @@ func bundlePack(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "bundle pack: %v\n", err)
 		return 1
 	}
-	path := *out
+	path := *outPath
 	if path == "" {
+		// Without -id the id is the root flow's, which no rule checked.
+		if err := checkBundleID("the root flow's id", b.Manifest.BundleID); err != nil {
+			fmt.Fprintf(stderr, "bundle pack: %v; give -id (or -o)\n", err)
+			return 1
+		}
 		path = b.Ref() + ".flow"
 	}
 	if err := bundle.WriteFile(path, b); err != nil {

@@ -3,21 +3,18 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/observe"
-	"github.com/abstractframework/abstractgateway/store/sqlite"
 	"github.com/abstractframework/abstractgateway/visualflow"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
@@ -26,15 +23,34 @@ import (
 // an error) and 2 (usage).
 const exitWaiting = 3 // the run waits for an answer or an event nobody gives
 
-const bundleRunUsage = `usage: abstractgateway bundle run FILE[:flow] [--input JSON] [--answer TEXT]... [--data-dir DIR]
+// followBuffer is the size, in events (one per ledger append), of the
+// subscription through which bundle run prints the ledger.
+const followBuffer = 4096
 
-Runs an entrypoint of a bundle in this process on the embedded SQLite store
-and a file artifact store (in a temporary directory unless --data-dir is
-given), prints ledger records to
+const bundleRunUsage = `usage: abstractgateway bundle run FILE[:flow] [--input JSON] [--answer TEXT]...
+                               [--data-dir DIR] [--store auto|sqlite|json] [--run-id ID]
+
+Runs an entrypoint of a bundle in this process, prints ledger records to
 stderr as they are written, answers ask_user waits with the --answer values
 in order (then on the terminal, when stdin is one), sleeps through
 wait_until waits, and prints the run as JSON on stdout at the end.
-Exit code: 0 completed, 1 failed or cancelled, 3 still waiting.
+
+The run is kept in the embedded SQLite store, or in the JSON-file store
+(see --store), in --data-dir with a file artifact store beside it (default:
+a temporary directory, removed at the end).
+
+Without --run-id a new run starts. With --run-id ID (and --data-dir) the
+run ID of the data dir is continued where it stopped: its wait is answered
+(--answer, or the prompt) and nothing it already did runs again; when there
+is no such run, one is created under that id. The run must be of the same
+bundle entrypoint, and a run created with --run-id needs the same --input.
+When the command exits leaving a run waiting, or is interrupted (Ctrl-C,
+SIGTERM), it prints the command that continues it.
+
+` + storeHelp + `
+Exit code: 0 completed, 1 failed, cancelled or an error, 2 usage, 3 still waiting.
+
+flags:
 `
 
 // bundleRun is "bundle run".
@@ -42,42 +58,90 @@ func bundleRun(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return bundleRunWith(ctx, args, os.Stdin, stdout, stderr)
 }
 
+// bundleRunWith is bundleRun reading answers from stdin (for tests).
 func bundleRunWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	out := &outWriter{w: stdout}
+	code := bundleRunMain(ctx, args, stdin, out, stderr)
+	return out.exit("bundle run", stderr, code)
+}
+
+// runFlags is the command line of bundle run.
+type runFlags struct {
+	target  string // FILE[:flow] as given
+	flow    string // --flow
+	input   string // --input
+	dataDir string
+	store   storeKind
+	runID   string
+	answers stringList
+	set     map[string]bool // the flags given on the command line
+}
+
+// parseRunFlags parses the command line; ok is false when the command
+// should exit with code.
+func parseRunFlags(args []string, stdout, stderr io.Writer) (f runFlags, code int, ok bool) {
 	fs := flag.NewFlagSet("bundle run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	flowID := fs.String("flow", "", "entrypoint flow id (default: FILE:flow, else the bundle's default entrypoint)")
-	input := fs.String("input", "{}", "run input vars as a JSON object")
-	dataDir := fs.String("data-dir", "", "directory of the SQLite store (default: a temporary directory)")
-	var answers stringList
-	fs.Var(&answers, "answer", "answer to the next ask_user wait (repeatable)")
-	fs.Usage = func() { fmt.Fprint(stderr, bundleRunUsage); fs.PrintDefaults() }
+	fs.StringVar(&f.flow, "flow", "", "entrypoint flow id (default: FILE:flow, else the bundle's default entrypoint)")
+	fs.StringVar(&f.input, "input", "{}", "run input vars as a JSON object")
+	fs.StringVar(&f.dataDir, "data-dir", "", "data directory of the store and the artifacts (default: a temporary directory)")
+	storeName := fs.String("store", string(storeAuto), storeFlagUsage)
+	fs.StringVar(&f.runID, "run-id", "", "continue the run of that id in --data-dir, or create it under that id")
+	fs.Var(&f.answers, "answer", "answer to the next ask_user wait (repeatable)")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), bundleRunUsage); fs.PrintDefaults() }
 	// The file may come before or after the flags.
-	var target string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		target, args = args[0], args[1:]
+		f.target, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return f, code, false
 	}
-	if target == "" && fs.NArg() == 1 {
-		target = fs.Arg(0)
-	} else if target == "" || fs.NArg() > 0 {
+	if f.target == "" && fs.NArg() == 1 {
+		f.target = fs.Arg(0)
+	} else if f.target == "" || fs.NArg() > 0 {
 		fs.Usage()
-		return 2
+		return f, 2, false
 	}
-	path, ep := splitFlowTarget(target)
-	if *flowID != "" {
-		ep = *flowID
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	usageError := func(err error) (runFlags, int, bool) {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return f, 2, false
 	}
-	vars, err := pyjson.DecodeObject([]byte(*input))
+	var err error
+	if f.store, err = parseStoreKind(*storeName); err != nil {
+		return usageError(err)
+	}
+	if f.set["run-id"] && strings.TrimSpace(f.runID) == "" {
+		return usageError(errors.New("--run-id: the run id is empty"))
+	}
+	if f.runID != "" && f.dataDir == "" {
+		return usageError(errors.New("--run-id needs --data-dir: a temporary data dir holds no run to continue and keeps none"))
+	}
+	return f, 0, true
+}
+
+func bundleRunMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	f, code, ok := parseRunFlags(args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		return 1
+	}
+	path, ep := splitFlowTarget(f.target)
+	if f.flow != "" {
+		ep = f.flow
+	}
+	vars, err := pyjson.DecodeObject([]byte(f.input))
 	if err != nil {
 		fmt.Fprintf(stderr, "bundle run: --input: %v\n", err)
 		return 2
 	}
 	b, err := bundle.Read(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "bundle run: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	if ep == "" {
 		ep = b.Manifest.DefaultEntrypoint
@@ -86,49 +150,73 @@ func bundleRunWith(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		ep = b.Manifest.Entrypoints[0].FlowID
 	}
 	if _, ok := b.Manifest.Entrypoint(ep); !ok {
-		fmt.Fprintf(stderr, "bundle run: bundle %s: flow %q is not an entrypoint\n", b.Ref(), ep)
-		return 1
+		return fail(fmt.Errorf("bundle %s: flow %q is not an entrypoint", b.Ref(), ep))
 	}
 	cb, err := visualflow.CompileBundle(b, visualflow.BundleOptions{ReactPlaceholders: true})
 	if err != nil {
-		fmt.Fprintf(stderr, "bundle run: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	if fi, ok := cb.Flow(ep); ok && fi.NeedsLLM {
 		fmt.Fprintf(stderr, "bundle run: note: flow %s uses llm_call; no LLM provider is wired in this command yet, so LLM steps fail\n", ep)
 	}
-	st, dir, closeStore, err := openRunStore(ctx, *dataDir)
+	ds, err := openDataStore(ctx, f.dataDir, f.store)
 	if err != nil {
-		fmt.Fprintf(stderr, "bundle run: %v\n", err)
-		return 1
+		return fail(err)
 	}
-	defer closeStore()
-	arts, err := artifact.NewFS(dir)
+	defer func() {
+		// Closing applies what the store holds back: a failure may lose
+		// the end of the run, so it fails the command.
+		if err := ds.close(); err != nil {
+			code = fail(err)
+		}
+	}()
+	arts, err := artifact.NewFS(ds.dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "bundle run: %v\n", err)
-		return 1
+		return fail(err)
 	}
-	obs := observe.Wrap(st)
-	follow := obs.Subscribe("", 4096)
+	obs := observe.Wrap(ds.st)
+	follow := obs.Subscribe("", followBuffer)
 	defer follow.Cancel()
 	reg, _ := runtime.NewRegistry()
 	if err := cb.Register(reg); err != nil {
-		fmt.Fprintf(stderr, "bundle run: %v\n", err)
-		return 1
+		return fail(err)
 	}
-	rt, err := runtime.New(runtime.Config{Store: obs, Registry: reg, Artifacts: arts, MaxSteps: 10000})
+	rt, err := runtime.New(runtime.Config{Store: obs, Registry: reg, Artifacts: arts, MaxSteps: tickSteps})
 	if err != nil {
-		fmt.Fprintf(stderr, "bundle run: %v\n", err)
-		return 1
+		return fail(err)
 	}
-	d := &bundleDriver{rt: rt, follow: follow, answers: answers, in: bufio.NewReader(stdin),
-		interactive: isTerminal(stdin), out: stderr}
+	d := &bundleDriver{rt: rt, follow: follow, answers: f.answers, in: bufio.NewReader(stdin),
+		interactive: isTerminal(stdin), out: stderr, wantID: f.runID}
 	run, err := d.run(ctx, bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, ep), vars)
 	d.printRecords()
 	if err != nil {
-		fmt.Fprintf(stderr, "bundle run: %v\n", err)
+		if conflict := (*runtime.IdentityConflictError)(nil); errors.As(err, &conflict) {
+			return fail(fmt.Errorf("--run-id %s: %w (continue a run with the bundle entrypoint and --input it was started with)", f.runID, err))
+		}
+		if ctx.Err() != nil {
+			err = errors.New("interrupted")
+		}
+		fail(err)
+		if d.runID != "" {
+			f.printContinue(stderr, ds, d.runID, d.unanswered)
+		}
 		return 1
 	}
+	if err := printRunJSON(stdout, run); err != nil {
+		return fail(err)
+	}
+	switch run.Status {
+	case durable.RunCompleted:
+		return 0
+	case durable.RunWaiting, durable.RunRunning:
+		f.printContinue(stderr, ds, run.RunID, d.unanswered)
+		return exitWaiting
+	}
+	return 1
+}
+
+// printRunJSON prints the outcome of a run on stdout.
+func printRunJSON(stdout io.Writer, run *durable.RunState) error {
 	out := map[string]any{"run_id": run.RunID, "workflow_id": run.WorkflowID, "status": string(run.Status), "output": run.Output}
 	if run.Error != "" {
 		out["error"] = run.Error
@@ -138,17 +226,38 @@ func bundleRunWith(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	text, err := pyjson.Marshal(out, pyjson.Style{SortKeys: true, Indent: 2})
 	if err != nil {
-		fmt.Fprintf(stderr, "bundle run: %v\n", err)
-		return 1
+		return fmt.Errorf("encoding run %s: %w", run.RunID, err)
 	}
+	// A failed write is reported by the command's outWriter as it exits.
 	fmt.Fprintln(stdout, string(text))
-	switch run.Status {
-	case durable.RunCompleted:
-		return 0
-	case durable.RunWaiting, durable.RunRunning:
-		return exitWaiting
+	return nil
+}
+
+// printContinue tells, on stderr, how to continue run id, which the
+// command leaves unfinished (waiting, or interrupted); question is the
+// wait it stopped at for want of an answer, if any.
+func (f *runFlags) printContinue(stderr io.Writer, ds *dataStore, id string, question *durable.WaitState) {
+	if ds.temp {
+		fmt.Fprintf(stderr, "bundle run: run %s was kept in a temporary data dir, removed on exit; "+
+			"give --data-dir DIR to keep a run that can be continued\n", id)
+		return
 	}
-	return 1
+	args := []string{"abstractgateway", "bundle", "run", f.target}
+	if f.flow != "" {
+		args = append(args, "--flow", f.flow)
+	}
+	args = append(args, "--data-dir", f.dataDir)
+	if f.store != storeAuto {
+		args = append(args, "--store", string(f.store))
+	}
+	if f.set["input"] {
+		args = append(args, "--input", f.input)
+	}
+	args = append(args, "--run-id", id)
+	fmt.Fprintf(stderr, "bundle run: run %s is kept in %s; continue it with:\n  %s\n", id, f.dataDir, shellCommand(args...))
+	if question != nil {
+		fmt.Fprintf(stderr, "  (it waits for an answer to %q: add --answer TEXT, or type it at the prompt)\n", question.Prompt)
+	}
 }
 
 // splitFlowTarget splits FILE[:flow]; a colon inside the file name itself
@@ -162,208 +271,4 @@ func splitFlowTarget(target string) (path, flow string) {
 		return target, ""
 	}
 	return target[:i], target[i+1:]
-}
-
-// openRunStore opens the SQLite store in dir, or in a temporary directory
-// removed on close, and returns the directory (artifacts go there too).
-func openRunStore(ctx context.Context, dir string) (store.Store, string, func(), error) {
-	cleanup := func() {}
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "abstractgateway-run-")
-		if err != nil {
-			return nil, "", nil, err
-		}
-		dir = tmp
-		cleanup = func() { os.RemoveAll(tmp) }
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, "", nil, err
-	}
-	st, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "runtime.sqlite3")})
-	if err != nil {
-		cleanup()
-		return nil, "", nil, err
-	}
-	return st, dir, func() { st.Close(); cleanup() }, nil
-}
-
-// bundleDriver drives one run to its end from the command line.
-type bundleDriver struct {
-	rt          *runtime.Runtime
-	follow      *observe.Subscription
-	answers     []string
-	in          *bufio.Reader
-	interactive bool
-	out         io.Writer
-}
-
-func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[string]any) (*durable.RunState, error) {
-	id, err := d.rt.Start(ctx, runtime.StartParams{WorkflowID: workflowID, Vars: vars})
-	if err != nil {
-		return nil, err
-	}
-	st, err := d.rt.Tick(ctx, id, runtime.TickOptions{})
-	for err == nil {
-		d.printRecords()
-		if st.Status != durable.RunWaiting || st.Waiting == nil {
-			return st, nil
-		}
-		// The run, or the deepest of the subflows it waits on, waits for a
-		// person or a time: answer it or sleep through it, and the kernel
-		// resumes the runs above it.
-		target, terr := d.deepestWaiting(ctx, st)
-		if terr != nil || target == nil {
-			return st, terr
-		}
-		w := target.Waiting
-		switch {
-		case w.Reason == durable.WaitUser && w.WaitKey != "":
-			text, ok := d.answer(ctx, w)
-			if !ok {
-				return st, ctx.Err()
-			}
-			_, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: target.RunID, WaitKey: w.WaitKey,
-				Payload: map[string]any{"response": text}})
-		case !w.Until.IsZero():
-			fmt.Fprintf(d.out, "… waiting until %s\n", w.Until)
-			if err := sleepUntil(ctx, w.Until.Time); err != nil {
-				return st, err
-			}
-			_, err = d.rt.Tick(ctx, target.RunID, runtime.TickOptions{})
-		default:
-			fmt.Fprintf(d.out, "… waiting for %s %q (nothing in this command can deliver it)\n", w.Reason, w.WaitKey)
-			return st, nil
-		}
-		if err == nil {
-			st, err = d.rt.GetState(ctx, id)
-		}
-	}
-	return st, err
-}
-
-// deepestWaiting follows the chain of runs waiting on a child from st (a
-// waiting run) down to the last one, which waits for something else: st
-// itself when it does; nil when a run of the chain no longer waits.
-func (d *bundleDriver) deepestWaiting(ctx context.Context, st *durable.RunState) (*durable.RunState, error) {
-	cur := st
-	for range maxSubflowDepth {
-		if cur.Waiting == nil || cur.Waiting.Reason != durable.WaitSubworkflow {
-			return cur, nil
-		}
-		child := runtime.WaitedChild(cur)
-		if child == "" {
-			return nil, nil
-		}
-		cs, err := d.rt.GetState(ctx, child)
-		if err != nil {
-			return nil, err
-		}
-		if cs.Status != durable.RunWaiting || cs.Waiting == nil {
-			return nil, nil
-		}
-		cur = cs
-	}
-	return nil, fmt.Errorf("run %s: subflows waiting more than %d levels deep", st.RunID, maxSubflowDepth)
-}
-
-// maxSubflowDepth bounds the chain deepestWaiting follows.
-const maxSubflowDepth = 100
-
-// sleepUntil waits until t, or fails when ctx ends first (a signal).
-func sleepUntil(ctx context.Context, t time.Time) error {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
-}
-
-// readLine reads a line from r, giving up when ctx ends (Ctrl-C, SIGTERM):
-// a terminal read cannot be interrupted, so it is left to finish in the
-// background while the command exits.
-func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
-	type result struct {
-		line string
-		err  error
-	}
-	c := make(chan result, 1)
-	go func() {
-		line, err := r.ReadString('\n')
-		c <- result{line, err}
-	}()
-	select {
-	case res := <-c:
-		return res.line, res.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
-}
-
-// answer returns the next scripted answer, else one read from the
-// terminal; ok is false when there is none (or ctx ended).
-func (d *bundleDriver) answer(ctx context.Context, w *durable.WaitState) (string, bool) {
-	prompt := w.Prompt
-	if len(w.Choices) > 0 {
-		prompt += " " + fmt.Sprint(w.Choices)
-	}
-	if len(d.answers) > 0 {
-		text := d.answers[0]
-		d.answers = d.answers[1:]
-		fmt.Fprintf(d.out, "? %s\n> %s\n", prompt, text)
-		return text, true
-	}
-	if !d.interactive {
-		fmt.Fprintf(d.out, "? %s\n(no --answer left and stdin is not a terminal)\n", prompt)
-		return "", false
-	}
-	fmt.Fprintf(d.out, "? %s\n> ", prompt)
-	line, err := readLine(ctx, d.in)
-	if err != nil && line == "" {
-		return "", false
-	}
-	return strings.TrimRight(line, "\r\n"), true
-}
-
-// printRecords prints the ledger records written since the last call.
-func (d *bundleDriver) printRecords() {
-	for {
-		select {
-		case ev, ok := <-d.follow.C:
-			if !ok {
-				return
-			}
-			for _, r := range ev.Records {
-				printLedgerLine(d.out, r)
-			}
-		default:
-			return
-		}
-	}
-}
-
-func printLedgerLine(out io.Writer, r *durable.StepRecord) {
-	kind := "complete"
-	if r.Effect != nil {
-		kind = string(r.Effect.Type)
-	}
-	run := r.RunID
-	if len(run) > 8 {
-		run = run[:8]
-	}
-	line := fmt.Sprintf("  %s #%-3d %-22s %-10s %s", run, r.Seq, r.NodeID, r.Status, kind)
-	if r.Error != "" {
-		line += "  error: " + r.Error
-	}
-	fmt.Fprintln(out, line)
-}
-
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

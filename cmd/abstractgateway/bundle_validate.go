@@ -16,31 +16,50 @@ import (
 
 // bundleValidate reads and compiles every given bundle (a directory means
 // every *.flow inside it). One bad bundle never stops the others; the
-// exit code is 1 when any failed.
+// exit code is 1 when any failed, or when a directory holds no bundle (a
+// CI step "validate bundles/" must not pass having validated nothing).
 func bundleValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &outWriter{w: stdout}
+	return out.exit("bundle validate", stderr, bundleValidateMain(args, out, stderr))
+}
+
+func bundleValidateMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bundle validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "usage: abstractgateway bundle validate (path.flow | dir)...") }
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: abstractgateway bundle validate (path.flow | dir)...
+
+Reads and compiles each bundle (a directory: every *.flow in it, or the
+unpacked bundle it is) and prints one line per bundle, "ok" or one "FAIL"
+line per problem. Exit code: 0 when every bundle is valid, 1 when one is
+not or a directory holds no bundle, 2 usage.
+`)
+	}
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return 2
 	}
 	var paths []string
+	var empty []string // directories without a bundle
 	for _, arg := range fs.Args() {
 		info, err := os.Stat(arg)
 		if err == nil && info.IsDir() && !isBundleDir(arg) {
 			entries, err := os.ReadDir(arg)
 			if err != nil {
-				fmt.Fprintf(stderr, "bundle validate: %v\n", err)
+				fmt.Fprintf(stderr, "bundle validate: reading directory %s: %v\n", arg, err)
 				return 1
 			}
+			n := len(paths)
 			for _, e := range entries {
 				if strings.HasSuffix(e.Name(), ".flow") {
 					paths = append(paths, filepath.Join(arg, e.Name()))
 				}
+			}
+			if len(paths) == n {
+				empty = append(empty, arg)
 			}
 			continue
 		}
@@ -58,8 +77,13 @@ func bundleValidate(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		fmt.Fprintf(stdout, "ok   %s\n", filepath.Base(p))
 	}
+	for _, dir := range empty {
+		fmt.Fprintf(stderr, "bundle validate: no bundles found in %s\n", dir)
+	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "%d of %d bundle(s) failed\n", failed, len(paths))
+	}
+	if failed > 0 || len(empty) > 0 {
 		return 1
 	}
 	return 0

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
-	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // exampleWorkflow greets, asks a question, waits a moment and completes.
@@ -48,26 +46,59 @@ func exampleWorkflow() *runtime.Workflow {
 	}}
 }
 
+const exampleUsage = `usage: abstractgateway example [--answer TEXT] [--data-dir DIR] [--store auto|sqlite|json]
+
+Runs the example workflow (greet, ask "Ship the order?", wait half a
+second, complete) on a durable store in --data-dir. Stop it at the
+question (Ctrl-C, or no answer on stdin) and run the command again: it
+continues the run it left waiting instead of starting another.
+
+` + storeHelp + `
+flags:
+`
+
+// runExample is the "example" subcommand.
 func runExample(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &outWriter{w: stdout}
+	return out.exit("example", stderr, runExampleMain(ctx, args, out, stderr))
+}
+
+func runExampleMain(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	fs := flag.NewFlagSet("example", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "data", "directory of the SQLite database")
-	answer := fs.String("answer", "", "answer to the question (prompts on the terminal when empty)")
-	if err := fs.Parse(args); err != nil {
+	dataDir := fs.String("data-dir", "data", "data directory of the store")
+	storeName := fs.String("store", string(storeAuto), storeFlagUsage)
+	answer := fs.String("answer", "", "answer to the question (prompts on stdin when empty)")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), exampleUsage); fs.PrintDefaults() }
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
 		return 2
 	}
-	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+	kind, err := parseStoreKind(*storeName)
+	if err != nil {
 		fmt.Fprintf(stderr, "example: %v\n", err)
-		return 1
+		return 2
 	}
-	st, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(*dataDir, "runtime.sqlite3")})
+	if *dataDir == "" {
+		fmt.Fprintln(stderr, "example: --data-dir is empty: the example keeps its run in a data dir")
+		return 2
+	}
+	ds, err := openDataStore(ctx, *dataDir, kind)
 	if err != nil {
 		fmt.Fprintf(stderr, "example: %v\n", err)
 		return 1
 	}
-	defer st.Close()
+	defer func() {
+		if err := ds.close(); err != nil {
+			fmt.Fprintf(stderr, "example: %v\n", err)
+			code = 1
+		}
+	}()
 	reg, _ := runtime.NewRegistry(exampleWorkflow())
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+	rt, err := runtime.New(runtime.Config{Store: ds.st, Registry: reg})
 	if err != nil {
 		fmt.Fprintf(stderr, "example: %v\n", err)
 		return 1

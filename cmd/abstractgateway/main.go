@@ -21,10 +21,12 @@ func main() {
 const usage = `usage: abstractgateway <command> [flags]
 
 commands:
-  example   run the example workflow on the embedded SQLite store
+  example   run a durable example workflow: it stops at a question and continues later
   bundle    pack, inspect, validate and run .flow bundles
   bench     run the benchmark workloads (W1–W4) and print JSON lines
   version   print the version
+
+"abstractgateway <command> -h" describes a command and its flags.
 `
 
 // run dispatches a subcommand; it is what tests call.
@@ -37,15 +39,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "example":
 		return runExample(ctx, args[1:], stdout, stderr)
 	case "bundle":
-		return runBundle(ctx, args[1:])
+		return runBundleIO(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "abstractgateway", version)
-		return 0
+		out := &outWriter{w: stdout}
+		fmt.Fprintln(out, "abstractgateway", version)
+		return out.exit("version", stderr, 0)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
+		out := &outWriter{w: stdout}
+		fmt.Fprint(out, usage)
+		return out.exit("help", stderr, 0)
 	}
 	fmt.Fprintf(stderr, "abstractgateway: unknown command %q\n\n%s", args[0], usage)
 	return 2

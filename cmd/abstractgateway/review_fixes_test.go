@@ -105,16 +105,16 @@ func TestBundleRunPromptEndsOnCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, dir, closeStore, err := openRunStore(ctx, "")
+	ds, err := openDataStore(ctx, "", storeAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeStore()
-	arts, err := artifact.NewFS(dir)
+	defer ds.close()
+	arts, err := artifact.NewFS(ds.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := observe.Wrap(st)
+	obs := observe.Wrap(ds.st)
 	follow := obs.Subscribe("", 4096)
 	defer follow.Cancel()
 	reg, _ := runtime.NewRegistry()
@@ -186,7 +186,7 @@ func TestBenchRejectsNonFiniteCeilingSeconds(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"NaN", "Inf"} {
 		var stderr bytes.Buffer
-		if _, code := parseBenchFlags([]string{"--ceiling-seconds", v}, &stderr); code != 2 {
+		if _, code := parseBenchFlags([]string{"--ceiling-seconds", v}, io.Discard, &stderr); code != 2 {
 			t.Errorf("--ceiling-seconds %s: parse code %d, want 2 (usage error)", v, code)
 		}
 	}

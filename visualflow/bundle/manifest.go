@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,10 +45,10 @@ func (m *Manifest) Entrypoint(flowID string) (Entrypoint, bool) {
 // ParseManifest decodes and validates manifest.json, accepting the camelCase
 // aliases of §7.2 on read.
 func ParseManifest(data []byte) (Manifest, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	var raw map[string]any
-	if err := dec.Decode(&raw); err != nil {
+	if err := decodeDocument(data, &raw); errors.Is(err, errTrailingData) {
+		return Manifest{}, fmt.Errorf("manifest.json: %w", err)
+	} else if err != nil {
 		return Manifest{}, fmt.Errorf("manifest.json is not a JSON object: %w", err)
 	}
 	if raw == nil {

@@ -69,6 +69,10 @@ func TestParseManifest_Errors(t *testing.T) {
 		{"asset path", base(func(m map[string]any) { m["assets"] = map[string]any{"logo": "../logo.png"} }), "manifest assets[\"logo\"]"},
 		{"artifact path", base(func(m map[string]any) { m["artifacts"] = map[string]any{"main": "/abs"} }), "manifest artifacts[\"main\"]"},
 		{"metadata type", base(func(m map[string]any) { m["metadata"] = "x" }), "metadata must be an object"},
+		// Python's json.loads refuses what follows the object ("Extra data").
+		{"trailing garbage", base(func(m map[string]any) {}) + " garbage", "manifest.json: trailing data"},
+		{"trailing brace", base(func(m map[string]any) {}) + "}", "manifest.json: trailing data"},
+		{"second object", base(func(m map[string]any) {}) + "\n{}", "manifest.json: trailing data"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,5 +99,28 @@ func TestCheckPath(t *testing.T) {
 		if err := CheckPath(tt.path); (err == nil) != tt.ok {
 			t.Errorf("CheckPath(%q) = %v", tt.path, err)
 		}
+	}
+}
+
+// Whitespace may follow the object; a valid manifest parses.
+func TestParseManifest_TrailingWhitespace(t *testing.T) {
+	t.Parallel()
+	raw := strings.TrimSpace(mustJSONNoT(fixtureManifest(fixtureOptions{ID: "b"}))) + " \r\n\t\n"
+	if _, err := ParseManifest([]byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A flow file with data after its object is refused, including a closing
+// brace or bracket, which Decoder.More does not report.
+func TestDecodeFlow_TrailingData(t *testing.T) {
+	t.Parallel()
+	for _, tail := range []string{" x", "}", "]", " {}"} {
+		if _, err := DecodeFlow([]byte(`{"id":"f"}` + tail)); err == nil || !strings.Contains(err.Error(), "trailing data") {
+			t.Errorf("DecodeFlow with %q after the object: err = %v, want trailing data", tail, err)
+		}
+	}
+	if _, err := DecodeFlow([]byte("{\"id\":\"f\"}\n")); err != nil {
+		t.Errorf("a final newline: %v", err)
 	}
 }

@@ -164,18 +164,33 @@ func readFrom(src source, name string) (*Bundle, error) {
 // DecodeFlow decodes VisualFlow JSON text (numbers kept as json.Number);
 // the document must be a JSON object.
 func DecodeFlow(data []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := decodeDocument(data, &v); err != nil {
 		return nil, fmt.Errorf("invalid flow JSON: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("invalid flow JSON: trailing data")
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, errors.New("flow JSON must be an object")
 	}
 	return obj, nil
+}
+
+// errTrailingData reports a JSON document with something after its value.
+var errTrailingData = errors.New("trailing data after the JSON value")
+
+// decodeDocument decodes data, which must hold exactly one JSON value
+// (whitespace around it allowed), into v, numbers kept as json.Number.
+// Python's json.loads refuses anything after the value ("Extra data"), so
+// taking the first value of `{...} garbage` (or `{...}}`, which a
+// Decoder's More does not see) would accept a file the reference refuses.
+func decodeDocument(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return errTrailingData
+	}
+	return nil
 }

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store/observe"
+)
+
+// tickSteps is the step budget of one tick of bundle run (its runtime's
+// MaxSteps). The driver ticks a run again as long as it is running, so
+// the budget bounds no run; it is kept small enough that the records of
+// one tick fit in the ledger subscription's buffer (followBuffer) and
+// are all printed between ticks.
+const tickSteps = 1000
+
+// bundleDriver drives one run to its end from the command line.
+type bundleDriver struct {
+	rt          *runtime.Runtime
+	follow      *observe.Subscription
+	answers     []string
+	in          *bufio.Reader
+	interactive bool
+	out         io.Writer
+	// wantID (--run-id), when set, is the id of the run to continue, or
+	// to create under that id when absent; "" starts a new run.
+	wantID string
+	// runID is set by run as soon as the run exists, so a caller can name
+	// the run even when driving it failed or was interrupted.
+	runID string
+	// unanswered is the question run stopped at for want of an answer.
+	unanswered *durable.WaitState
+}
+
+// run starts the run (or takes the existing one, see wantID) and drives it
+// until it ends or waits for something it cannot give.
+func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[string]any) (*durable.RunState, error) {
+	id, err := d.rt.Start(ctx, runtime.StartParams{WorkflowID: workflowID, Vars: vars, RunID: d.wantID})
+	if err != nil {
+		return nil, err
+	}
+	d.runID = id
+	st, err := d.rt.Tick(ctx, id, runtime.TickOptions{})
+	for err == nil {
+		d.printRecords()
+		switch {
+		case st.Status == durable.RunRunning, st.Status == durable.RunWaiting && st.Waiting != nil:
+		default:
+			return st, nil // ended
+		}
+		// The run, or the deepest of the subflows it waits on, is running
+		// (it used a tick's budget), or waits for a person or a time: tick
+		// it, answer it or sleep through it, and the kernel resumes the
+		// runs above it.
+		target, terr := d.deepestWaiting(ctx, st)
+		if terr != nil || target == nil {
+			return st, terr
+		}
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		w := target.Waiting
+		switch {
+		case target.Status == durable.RunRunning:
+			var ts *durable.RunState
+			if ts, err = d.rt.Tick(ctx, target.RunID, runtime.TickOptions{}); err == nil &&
+				ts.Status == durable.RunRunning && ts.UpdatedAt.Equal(target.UpdatedAt.Time) {
+				return st, fmt.Errorf("run %s: a tick made no progress", target.RunID)
+			}
+		case runtime.IsPaused(target):
+			fmt.Fprintf(d.out, "… run %s is paused by its host (nothing in this command lifts a pause)\n", target.RunID)
+			return st, nil
+		case w.Reason == durable.WaitUser && w.WaitKey != "":
+			text, ok := d.answer(ctx, w)
+			if !ok {
+				d.unanswered = w
+				return st, ctx.Err()
+			}
+			_, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: target.RunID, WaitKey: w.WaitKey,
+				Payload: map[string]any{"response": text}})
+		case !w.Until.IsZero():
+			fmt.Fprintf(d.out, "… waiting until %s\n", w.Until)
+			if err := sleepUntil(ctx, w.Until.Time); err != nil {
+				return st, err
+			}
+			_, err = d.rt.Tick(ctx, target.RunID, runtime.TickOptions{})
+		default:
+			fmt.Fprintf(d.out, "… waiting for %s %q (nothing in this command can deliver it)\n", w.Reason, w.WaitKey)
+			return st, nil
+		}
+		if err == nil {
+			st, err = d.rt.GetState(ctx, id)
+		}
+	}
+	return st, err
+}
+
+// deepestWaiting follows the chain of runs waiting on a child from st (a
+// waiting or running run) down to the last one, which is running or waits
+// for something else: st itself when it does; nil when a run of the chain
+// neither waits nor runs (it ended, and the kernel resumes its parent).
+func (d *bundleDriver) deepestWaiting(ctx context.Context, st *durable.RunState) (*durable.RunState, error) {
+	cur := st
+	for range maxSubflowDepth {
+		if cur.Status == durable.RunRunning || cur.Waiting == nil || cur.Waiting.Reason != durable.WaitSubworkflow {
+			return cur, nil
+		}
+		child := runtime.WaitedChild(cur)
+		if child == "" {
+			return nil, nil
+		}
+		cs, err := d.rt.GetState(ctx, child)
+		if err != nil {
+			return nil, err
+		}
+		if cs.Status != durable.RunRunning && (cs.Status != durable.RunWaiting || cs.Waiting == nil) {
+			return nil, nil
+		}
+		cur = cs
+	}
+	return nil, fmt.Errorf("run %s: subflows waiting more than %d levels deep", st.RunID, maxSubflowDepth)
+}
+
+// maxSubflowDepth bounds the chain deepestWaiting follows.
+const maxSubflowDepth = 100
+
+// sleepUntil waits until t, or fails when ctx ends first (a signal).
+func sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// readLine reads a line from r, giving up when ctx ends (Ctrl-C, SIGTERM):
+// a terminal read cannot be interrupted, so it is left to finish in the
+// background while the command exits.
+func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
+	type result struct {
+		line string
+		err  error
+	}
+	c := make(chan result, 1)
+	go func() {
+		line, err := r.ReadString('\n')
+		c <- result{line, err}
+	}()
+	select {
+	case res := <-c:
+		return res.line, res.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// answer returns the next scripted answer, else one read from the
+// terminal; ok is false when there is none (or ctx ended).
+func (d *bundleDriver) answer(ctx context.Context, w *durable.WaitState) (string, bool) {
+	prompt := w.Prompt
+	if len(w.Choices) > 0 {
+		prompt += " " + fmt.Sprint(w.Choices)
+	}
+	if len(d.answers) > 0 {
+		text := d.answers[0]
+		d.answers = d.answers[1:]
+		fmt.Fprintf(d.out, "? %s\n> %s\n", prompt, text)
+		return text, true
+	}
+	if !d.interactive {
+		fmt.Fprintf(d.out, "? %s\n(no --answer left and stdin is not a terminal)\n", prompt)
+		return "", false
+	}
+	fmt.Fprintf(d.out, "? %s\n> ", prompt)
+	line, err := readLine(ctx, d.in)
+	if err != nil && line == "" {
+		return "", false
+	}
+	return strings.TrimRight(line, "\r\n"), true
+}
+
+// printRecords prints the ledger records written since the last call.
+func (d *bundleDriver) printRecords() {
+	for {
+		select {
+		case ev, ok := <-d.follow.C:
+			if !ok {
+				return
+			}
+			for _, r := range ev.Records {
+				printLedgerLine(d.out, r)
+			}
+		default:
+			if d.follow.Lagged() {
+				fmt.Fprintln(d.out, "  … more records were written than shown here (the ledger keeps them all)")
+			}
+			return
+		}
+	}
+}
+
+func printLedgerLine(out io.Writer, r *durable.StepRecord) {
+	kind := "complete"
+	if r.Effect != nil {
+		kind = string(r.Effect.Type)
+	}
+	run := r.RunID
+	if len(run) > 8 {
+		run = run[:8]
+	}
+	line := fmt.Sprintf("  %s #%-3d %-22s %-10s %s", run, r.Seq, r.NodeID, r.Status, kind)
+	if r.Error != "" {
+		line += "  error: " + r.Error
+	}
+	fmt.Fprintln(out, line)
+}
