@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,19 +13,6 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
-
-// failingCommits fails every RunCommit once armed.
-type failingCommits struct {
-	store.Wrapper
-	armed atomic.Bool
-}
-
-func (f *failingCommits) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	if f.armed.Load() {
-		return errors.New("injected: commit failure")
-	}
-	return f.Wrapper.RunCommit(ctx, p)
-}
 
 // Found by a review of the scheduler's first round of fixes; each test
 // failed before its own fix.
@@ -42,12 +28,8 @@ func (f *failingCommits) RunCommit(ctx context.Context, p *store.CommitParams) e
 // ticked, its effect re-run and OnRunFailed called every one or two poll
 // intervals forever, instead of backing off to 5 minutes.
 func TestRunningRunFailuresBackOff(t *testing.T) {
-	failing := &failingCommits{Wrapper: store.Wrapper{Store: memory.New()}}
-	wf := rvSlowFlow()
-	wf.Nodes["wait"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-		return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
-			Payload: map[string]any{"until": durable.FormatTime(rc.Now().Add(20 * time.Millisecond))}}, "done"), nil
-	}
+	failing := &commitFailures{Wrapper: store.Wrapper{Store: memory.New()}}
+	wf := slowAfterWait(20 * time.Millisecond)
 	reg, _ := runtime.NewRegistry(wf)
 	rt, err := runtime.New(runtime.Config{Store: failing, Registry: reg})
 	if err != nil {
@@ -56,7 +38,7 @@ func TestRunningRunFailuresBackOff(t *testing.T) {
 	var effects atomic.Int32
 	rt.SetHandler("slow", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 		effects.Add(1)
-		failing.armed.Store(true) // from now on every commit fails
+		failing.left.Store(-1) // from now on every commit fails
 		return runtime.Completed(map[string]any{}), nil
 	}})
 	ctx := context.Background()

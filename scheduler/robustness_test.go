@@ -266,17 +266,29 @@ func TestSchedulerClockDefaultsToTheRuntimes(t *testing.T) {
 	}
 }
 
-// rvFlakyCommits fails the next RunCommit after arm() was called.
-type rvFlakyCommits struct {
+// commitFailures fails RunCommits on demand: the next n (all, n < 0).
+type commitFailures struct {
 	store.Wrapper
-	armed atomic.Bool
+	left atomic.Int32
 }
 
-func (f *rvFlakyCommits) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	if f.armed.CompareAndSwap(true, false) {
-		return errors.New("injected: transient commit failure")
+func (f *commitFailures) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	for n := f.left.Load(); n != 0; n = f.left.Load() {
+		if n < 0 || f.left.CompareAndSwap(n, n-1) {
+			return errors.New("injected: commit failure")
+		}
 	}
 	return f.Wrapper.RunCommit(ctx, p)
+}
+
+// slowAfterWait is rvSlowFlow whose wait ends d after the run reaches it.
+func slowAfterWait(d time.Duration) *runtime.Workflow {
+	wf := rvSlowFlow()
+	wf.Nodes["wait"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+		return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
+			Payload: map[string]any{"until": durable.FormatTime(rc.Now().Add(d))}}, "done"), nil
+	}
+	return wf
 }
 
 // TestRunLeftRunningByAFailedDriveIsDrivenAgain: a due run whose
@@ -302,12 +314,8 @@ func TestRunLeftRunningByAFailedDriveIsDrivenAgain(t *testing.T) {
 }
 
 func rvRunLeftRunning(t *testing.T, inner store.Store) {
-	flaky := &rvFlakyCommits{Wrapper: store.Wrapper{Store: inner}}
-	wf := rvSlowFlow()
-	wf.Nodes["wait"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-		return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
-			Payload: map[string]any{"until": durable.FormatTime(rc.Now().Add(30 * time.Millisecond))}}, "done"), nil
-	}
+	flaky := &commitFailures{Wrapper: store.Wrapper{Store: inner}}
+	wf := slowAfterWait(30 * time.Millisecond)
 	reg, _ := runtime.NewRegistry(wf)
 	rt, err := runtime.New(runtime.Config{Store: flaky, Registry: reg})
 	if err != nil {
@@ -316,7 +324,7 @@ func rvRunLeftRunning(t *testing.T, inner store.Store) {
 	var calls atomic.Int32
 	rt.SetHandler("slow", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 		if calls.Add(1) == 1 {
-			flaky.armed.Store(true) // the commit of this effect's completion fails
+			flaky.left.Store(1) // the commit of this effect's completion fails
 		}
 		return runtime.Completed(map[string]any{"n": calls.Load()}), nil
 	}})
