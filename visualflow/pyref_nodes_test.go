@@ -86,27 +86,7 @@ func TestPyRefForRangeResolutionErrorFailsRun(t *testing.T) {
 // control-return rule does not apply and the whole run completes with
 // success:false (leaving a stale "for" frame and stack entry in vars).
 func TestPyRefForBadRangeInsideSequenceReturnsToSequence(t *testing.T) {
-	flow := `{"id": "f", "entryNode": "start", "nodes": [
-	  {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
-	  {"id": "seq", "type": "sequence", "data": {
-	    "inputs": [{"id": "exec-in", "type": "execution"}],
-	    "outputs": [{"id": "then:0", "type": "execution"}, {"id": "then:1", "type": "execution"}]}},
-	  {"id": "F", "type": "for", "data": {"pinDefaults": {"end": 3},
-	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "start", "type": "number"}, {"id": "end", "type": "number"}, {"id": "step", "type": "number"}],
-	    "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"}, {"id": "i", "type": "number"}, {"id": "index", "type": "number"}]}},
-	  {"id": "body", "type": "set_var", "data": {"pinDefaults": {"name": "looped", "value": true},
-	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
-	    "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "value", "type": "any"}]}},
-	  {"id": "second", "type": "set_var", "data": {"pinDefaults": {"name": "second", "value": true},
-	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
-	    "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "value", "type": "any"}]}}
-	],
-	"edges": [
-	  {"source": "start", "sourceHandle": "exec-out", "target": "seq", "targetHandle": "exec-in"},
-	  {"source": "seq", "sourceHandle": "then:0", "target": "F", "targetHandle": "exec-in"},
-	  {"source": "seq", "sourceHandle": "then:1", "target": "second", "targetHandle": "exec-in"},
-	  {"source": "F", "sourceHandle": "loop", "target": "body", "targetHandle": "exec-in"}
-	]}`
+	flow := forInSequenceFlow(`{"end": 3}`)
 	_, st := startRunWith(t, mustFlow(t, flow), CompileOptions{}, map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status = %s (%s)", st.Status, st.Error)
@@ -288,27 +268,7 @@ func TestPyRefExecBuiltinNonObjectInput(t *testing.T) {
 // which runs then:1. Ours keeps the For on the stack, so the run
 // completes with success:false and then:1 never runs.
 func TestPyRefForGuardInsideSequenceReturnsToSequence(t *testing.T) {
-	flow := `{"id": "f", "entryNode": "start", "nodes": [
-	  {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
-	  {"id": "seq", "type": "sequence", "data": {
-	    "inputs": [{"id": "exec-in", "type": "execution"}],
-	    "outputs": [{"id": "then:0", "type": "execution"}, {"id": "then:1", "type": "execution"}]}},
-	  {"id": "F", "type": "for", "data": {"pinDefaults": {"start": 0, "end": 20000},
-	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "start", "type": "number"}, {"id": "end", "type": "number"}, {"id": "step", "type": "number"}],
-	    "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"}, {"id": "i", "type": "number"}, {"id": "index", "type": "number"}]}},
-	  {"id": "body", "type": "set_var", "data": {"pinDefaults": {"name": "looped", "value": true},
-	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
-	    "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "value", "type": "any"}]}},
-	  {"id": "second", "type": "set_var", "data": {"pinDefaults": {"name": "second", "value": true},
-	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
-	    "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "value", "type": "any"}]}}
-	],
-	"edges": [
-	  {"source": "start", "sourceHandle": "exec-out", "target": "seq", "targetHandle": "exec-in"},
-	  {"source": "seq", "sourceHandle": "then:0", "target": "F", "targetHandle": "exec-in"},
-	  {"source": "seq", "sourceHandle": "then:1", "target": "second", "targetHandle": "exec-in"},
-	  {"source": "F", "sourceHandle": "loop", "target": "body", "targetHandle": "exec-in"}
-	]}`
+	flow := forInSequenceFlow(`{"start": 0, "end": 20000}`)
 	_, st := startRunWith(t, mustFlow(t, flow), CompileOptions{}, map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status = %s (%s)", st.Status, st.Error)
@@ -347,4 +307,30 @@ func TestPyRefLLMCallIntPinsUseStrictInt(t *testing.T) {
 	if v, ok := p["max_input_tokens"]; ok {
 		t.Errorf("max_input_tokens = %#v for max_in_tokens \"1000.0\"; Python sends none (int(\"1000.0\") raises)", v)
 	}
+}
+
+// forInSequenceFlow is start → sequence: then:0 a for node F (pinDefaults
+// forDefaults) whose loop body sets vars.looped, then:1 sets vars.second.
+func forInSequenceFlow(forDefaults string) string {
+	return `{"id": "f", "entryNode": "start", "nodes": [
+	  {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
+	  {"id": "seq", "type": "sequence", "data": {
+	    "inputs": [{"id": "exec-in", "type": "execution"}],
+	    "outputs": [{"id": "then:0", "type": "execution"}, {"id": "then:1", "type": "execution"}]}},
+	  {"id": "F", "type": "for", "data": {"pinDefaults": ` + forDefaults + `,
+	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "start", "type": "number"}, {"id": "end", "type": "number"}, {"id": "step", "type": "number"}],
+	    "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"}, {"id": "i", "type": "number"}, {"id": "index", "type": "number"}]}},
+	  {"id": "body", "type": "set_var", "data": {"pinDefaults": {"name": "looped", "value": true},
+	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
+	    "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "value", "type": "any"}]}},
+	  {"id": "second", "type": "set_var", "data": {"pinDefaults": {"name": "second", "value": true},
+	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
+	    "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "value", "type": "any"}]}}
+	],
+	"edges": [
+	  {"source": "start", "sourceHandle": "exec-out", "target": "seq", "targetHandle": "exec-in"},
+	  {"source": "seq", "sourceHandle": "then:0", "target": "F", "targetHandle": "exec-in"},
+	  {"source": "seq", "sourceHandle": "then:1", "target": "second", "targetHandle": "exec-in"},
+	  {"source": "F", "sourceHandle": "loop", "target": "body", "targetHandle": "exec-in"}
+	]}`
 }
