@@ -22,7 +22,6 @@ import (
 // result; they landed in the run's vars ({"$artifact": id} where the path
 // without a failure had the text). The decorator now restores them.
 func TestReplayedEffectResultIsNotARef(t *testing.T) {
-	ctx := context.Background()
 	big := strings.Repeat("x", 1000)
 	calls := 0
 	handlers := map[durable.EffectType]runtime.Handler{
@@ -40,27 +39,7 @@ func TestReplayedEffectResultIsNotARef(t *testing.T) {
 			return runtime.Complete(map[string]any{"answer": run.Vars["answer"]}), nil
 		},
 	}}
-	reg, err := runtime.NewRegistry(wf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inner := &storetest.HalfCommit{Store: memory.New(), FailAt: 2} // 1: STARTED record; 2: the outcome
-	st := offload.Wrap(inner, artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Handlers: handlers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err == nil {
-		t.Fatal("injected failure not returned")
-	}
-	run, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil || run.Status != durable.RunCompleted {
-		t.Fatalf("second tick: %v, %v", run, err)
-	}
+	run := tickAfterFailedCommit(t, wf, handlers, 2) // 1: STARTED record; 2: the outcome
 	if calls != 1 {
 		t.Fatalf("handler called %d times; the replay should reuse the recorded result", calls)
 	}
@@ -133,4 +112,34 @@ func TestFindCompletedRestoresOnlyItsOwnRefs(t *testing.T) {
 	if id, ok := artifact.RefID(res["own"]); !ok || id != own.ArtifactID {
 		t.Errorf("own = %v, want the effect's own ref left as it is", res["own"])
 	}
+}
+
+// tickAfterFailedCommit runs wf on offload over a memory store whose
+// failAt-th commit fails: the first tick must report that failure, and the
+// second, replaying from the checkpoint, must complete the run.
+func tickAfterFailedCommit(t *testing.T, wf *runtime.Workflow, handlers map[durable.EffectType]runtime.Handler, failAt int) *durable.RunState {
+	t.Helper()
+	ctx := context.Background()
+	reg, err := runtime.NewRegistry(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &storetest.HalfCommit{Store: memory.New(), FailAt: failAt}
+	st := offload.Wrap(inner, artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Handlers: handlers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err == nil {
+		t.Fatal("injected failure not returned")
+	}
+	run, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || run.Status != durable.RunCompleted {
+		t.Fatalf("second tick: %v, %v", run, err)
+	}
+	return run
 }

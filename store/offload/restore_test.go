@@ -21,7 +21,6 @@ import (
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/offload"
-	"github.com/abstractframework/abstractgateway/store/storetest"
 )
 
 // Offloading walks depth first: a large leaf becomes a text artifact, and
@@ -86,7 +85,6 @@ func TestFindCompletedRestoresResultRetaggedByLaterPayload(t *testing.T) {
 // first effect's recorded result: the run completed with
 // vars.answer.content = {"$artifact": …} instead of the text.
 func TestReplayAfterLaterPayloadSharesTheContent(t *testing.T) {
-	ctx := context.Background()
 	big := strings.Repeat("x", 1000)
 	calls := 0
 	handlers := map[durable.EffectType]runtime.Handler{
@@ -116,27 +114,7 @@ func TestReplayAfterLaterPayloadSharesTheContent(t *testing.T) {
 			return runtime.Complete(map[string]any{"ok": true}), nil
 		},
 	}}
-	reg, err := runtime.NewRegistry(wf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inner := &storetest.HalfCommit{Store: memory.New(), FailAt: 1}
-	st := offload.Wrap(inner, artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Handlers: handlers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err == nil {
-		t.Fatal("injected failure not returned")
-	}
-	run, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil || run.Status != durable.RunCompleted {
-		t.Fatalf("second tick: %v, %v", run, err)
-	}
+	run := tickAfterFailedCommit(t, wf, handlers, 1)
 	if calls != 1 {
 		t.Fatalf("gen called %d times; the replay should reuse the recorded result", calls)
 	}
