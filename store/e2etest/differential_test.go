@@ -40,6 +40,7 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/postgres"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
+	"github.com/abstractframework/abstractgateway/store/storetest"
 )
 
 // ---------------------------------------------------------------------------
@@ -483,24 +484,6 @@ func (g *dGen) wait() *durable.WaitState {
 	return w
 }
 
-func setPausedVar(r *durable.RunState, paused bool) {
-	rt, _ := r.Vars["_runtime"].(map[string]any)
-	if rt == nil {
-		rt = map[string]any{}
-		r.Vars["_runtime"] = rt
-	}
-	ctl, _ := rt["control"].(map[string]any)
-	if ctl == nil {
-		ctl = map[string]any{}
-		rt["control"] = ctl
-	}
-	if paused {
-		ctl["paused"] = true
-	} else {
-		delete(ctl, "paused")
-	}
-}
-
 // state sets a random status (and what goes with it) on r.
 func (g *dGen) state(r *durable.RunState) {
 	r.Waiting, r.Output, r.Error = nil, nil, ""
@@ -523,7 +506,7 @@ func (g *dGen) state(r *durable.RunState) {
 	if g.f.staleWaiting && r.Status != durable.RunWaiting && g.pct(8) {
 		r.Waiting = g.wait()
 	}
-	setPausedVar(r, g.pct(15))
+	storetest.SetPaused(r, g.pct(15))
 	r.CurrentNode = pick(g, "start", "a", "b")
 	r.Vars["n"] = g.n(100)
 	if g.pct(20) {
@@ -873,7 +856,7 @@ func (h *dHarness) opUpdate() {
 	case 0: // only time and vars
 		r.Vars["n"] = g.n(100)
 	case 1: // pause toggle only
-		setPausedVar(r, !r.HostPaused())
+		storetest.SetPaused(r, !r.HostPaused())
 	default:
 		g.state(r)
 	}

@@ -17,9 +17,9 @@ var runDueTests = []subtest{
 	{"PausedRunsAreNotDue", testPausedNotDue},
 }
 
-// setPaused sets or lifts a host pause the way the runtime records it
+// SetPaused sets or lifts a host pause the way the runtime records it
 // (vars._runtime.control.paused).
-func setPaused(r *durable.RunState, paused bool) {
+func SetPaused(r *durable.RunState, paused bool) {
 	rt, _ := r.Vars["_runtime"].(map[string]any)
 	if rt == nil {
 		rt = map[string]any{}
@@ -43,17 +43,17 @@ func setPaused(r *durable.RunState, paused bool) {
 func testPausedNotDue(t *testing.T, s store.Store) {
 	seedDueRuns(t, s)
 	r := get(t, s, "event-5")
-	setPaused(r, true)
+	SetPaused(r, true)
 	commit(t, s, r)
 	paused := newRun("paused-1", runOpts{Wait: untilWait(time.Second)})
-	setPaused(paused, true)
+	SetPaused(paused, true)
 	create(t, s, paused)
 	checkDue(t, listDue(t, s, time.Hour, 0), dueRun("until-10", 10*time.Second), dueRun("until-20", 20*time.Second))
 	if next, _ := s.RunNextDue(t.Context()); !next.Equal(at(10 * time.Second).Time) {
 		t.Errorf("RunNextDue with the earlier runs paused = %v, want %v", next, at(10*time.Second))
 	}
 	r = get(t, s, "event-5")
-	setPaused(r, false)
+	SetPaused(r, false)
 	commit(t, s, r)
 	checkDue(t, listDue(t, s, time.Hour, 2), dueRun("event-5", 5*time.Second), dueRun("until-10", 10*time.Second))
 }
