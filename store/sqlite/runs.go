@@ -110,7 +110,7 @@ func (s *Store) staleVersion(ctx context.Context, runID string, want int64) erro
 }
 
 // runArgs returns the values of runColumns for r, filled as the Python
-// store fills them (wait_until only for WAIT_UNTIL waits).
+// store fills them (wait_until only for WAIT_UNTIL waits), plus wait_key.
 func runArgs(r *durable.RunState, runJSON string) []any {
 	var waitReason, waitUntil, waitKey any
 	if w := r.Waiting; w != nil {
@@ -118,7 +118,10 @@ func runArgs(r *durable.RunState, runJSON string) []any {
 		if w.Reason == durable.WaitUntil {
 			waitUntil = nullString(w.Until.String())
 		}
-		waitKey = nullString(w.WaitKey)
+		// '' rather than NULL for a wait without a key: NULL in a waiting
+		// row is how Python's writes look, and its triggers parse run_json
+		// (twice) to fill the column; no look-up by key matches ''.
+		waitKey = w.WaitKey
 	}
 	args := make([]any, 0, 13)
 	return append(args, r.WorkflowID, string(r.Status), waitReason, waitUntil,
@@ -319,7 +322,9 @@ func runListWhere(p *store.RunListParams) (w where, path listPath) {
 	w.eq("session_id", p.SessionID)
 	w.eq("parent_run_id", p.ParentID)
 	if len(p.WaitKeys) > 0 {
-		w.conds = append(w.conds, "wait_key IN (?"+strings.Repeat(", ?", len(p.WaitKeys)-1)+")")
+		// '' is the column of a wait without a key (runArgs): an empty key
+		// in the filter matches no run, as on every store.
+		w.conds = append(w.conds, "wait_key IN (?"+strings.Repeat(", ?", len(p.WaitKeys)-1)+") AND wait_key <> ''")
 		for _, k := range p.WaitKeys {
 			w.args = append(w.args, k)
 		}
