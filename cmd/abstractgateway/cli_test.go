@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"io"
 	"os"
 	"path/filepath"
@@ -143,17 +144,23 @@ func TestDataDirStoreSelection(t *testing.T) {
 	}
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 
-	// A Python gateway's SQLite data dir is refused, and left untouched.
+	// A Python gateway's SQLite data dir: its gateway.sqlite3 is the store,
+	// opened shared (here while another connection holds a read
+	// transaction open, as a running Python gateway may), and no
+	// runtime.sqlite3 appears beside it.
 	py := t.TempDir()
-	if err := os.WriteFile(filepath.Join(py, pythonSQLiteFile), nil, 0o644); err != nil {
+	pyDB := filepath.Join(py, pythonSQLiteFile)
+	live := openPythonGatewayDB(t, pyDB)
+	code, out, errOut := runIn(py)
+	if code != 0 || exists(filepath.Join(py, sqliteFile)) {
+		t.Fatalf("gateway.sqlite3 data dir: exit %d\n%s%s", code, out, errOut)
+	}
+	if err := live.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := runIn(py)
-	if code != 1 || !strings.Contains(errOut, filepath.Join(py, pythonSQLiteFile)) || !strings.Contains(errOut, "not supported by this command yet") {
-		t.Errorf("gateway.sqlite3 data dir: exit %d\n%s", code, errOut)
-	}
-	if entries, _ := os.ReadDir(py); len(entries) != 1 {
-		t.Errorf("the refused data dir was written to: %v", entries)
+	var status string
+	if err := live.db.QueryRow(`SELECT status FROM runs WHERE run_id = ?`, cliResult(t, out)["run_id"]).Scan(&status); err != nil || status != "completed" {
+		t.Errorf("the run in gateway.sqlite3: status %q, %v", status, err)
 	}
 
 	// --store json on a new dir; --store sqlite forces SQLite beside JSON files.
@@ -174,10 +181,53 @@ func TestDataDirStoreSelection(t *testing.T) {
 	}
 
 	// example follows the same rule.
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"example", "--data-dir", py}, &out, &errb); code != 1 || !strings.Contains(errb.String(), pythonSQLiteFile) {
-		t.Errorf("example on a gateway.sqlite3 data dir: exit %d\n%s", code, errb.String())
+	var exOut, exErr bytes.Buffer
+	if code := run(context.Background(), []string{"example", "--data-dir", py, "--answer", "yes"}, &exOut, &exErr); code != 0 || exists(filepath.Join(py, sqliteFile)) {
+		t.Errorf("example on a gateway.sqlite3 data dir: exit %d\n%s", code, exErr.String())
 	}
+}
+
+// liveConn is a connection to a database holding a read transaction open,
+// as a running Python gateway's connection may.
+type liveConn struct {
+	db *sql.DB
+	tx *sql.Tx
+}
+
+func (l *liveConn) Commit() error { return l.tx.Commit() }
+
+// openPythonGatewayDB creates the database a Python gateway writes at
+// path (WAL, the runtime's tables: runs and ledger suffice for the
+// command) and leaves a read transaction open on it.
+func openPythonGatewayDB(t *testing.T, path string) *liveConn {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{
+		`PRAGMA journal_mode=WAL`,
+		`CREATE TABLE runs (run_id TEXT PRIMARY KEY, workflow_id TEXT NOT NULL, status TEXT NOT NULL,
+		  wait_reason TEXT, wait_until TEXT, parent_run_id TEXT, actor_id TEXT, session_id TEXT,
+		  created_at TEXT, updated_at TEXT, run_json TEXT NOT NULL)`,
+		`CREATE TABLE ledger (run_id TEXT NOT NULL, seq INTEGER NOT NULL, record_json TEXT NOT NULL,
+		  PRIMARY KEY (run_id, seq))`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRow(`SELECT count(*) FROM runs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return &liveConn{db: db, tx: tx}
 }
 
 // example runs on the JSON-file store of a Python data dir.

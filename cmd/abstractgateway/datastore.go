@@ -26,7 +26,7 @@ const (
 // File names that tell what a data dir holds.
 const (
 	sqliteFile       = "runtime.sqlite3" // this program's SQLite store
-	pythonSQLiteFile = "gateway.sqlite3" // the Python gateway's SQLite store (another schema)
+	pythonSQLiteFile = "gateway.sqlite3" // the Python gateway's SQLite store (spec gateway-api §9.2)
 )
 
 // storeFlagUsage documents --store for the commands that open a data dir.
@@ -37,8 +37,9 @@ const storeHelp = `--store picks the store of the data dir. auto (the default) u
 directory holds: runtime.sqlite3 → the embedded SQLite store; a Python
 gateway's JSON-file data dir (run_*.json, ledger_*.jsonl, commands.jsonl)
 → the JSON-file store, whose files that gateway reads; a Python gateway's
-gateway.sqlite3 → refused (that store is not supported by this command
-yet); an empty or new directory → SQLite. sqlite and json force a store.
+gateway.sqlite3 → the SQLite store on that file, opened shared (the Python
+gateway may have it open too; its tables stay readable by it); an empty
+or new directory → SQLite. sqlite and json force a store.
 `
 
 // parseStoreKind checks a --store value.
@@ -110,19 +111,14 @@ func resolveStoreKind(dir string, kind storeKind) (storeKind, error) {
 
 // detectStore tells which store a data dir holds. Opening the wrong one
 // would not fail: it would create a second, empty store beside the
-// first, whose runs the owner of the directory never sees. So a store
-// this command cannot open is refused rather than shadowed.
+// first, whose runs the owner of the directory never sees.
 func detectStore(dir string) (storeKind, error) {
 	exists := func(name string) bool {
 		_, err := os.Stat(filepath.Join(dir, name))
 		return err == nil
 	}
-	if exists(sqliteFile) {
+	if exists(sqliteFile) || exists(pythonSQLiteFile) {
 		return storeSQLite, nil
-	}
-	if exists(pythonSQLiteFile) {
-		return "", fmt.Errorf("data dir %s holds %s, the Python gateway's SQLite store, which is not supported by this command yet",
-			dir, filepath.Join(dir, pythonSQLiteFile))
 	}
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -153,8 +149,9 @@ func openStoreKind(ctx context.Context, dir string, kind storeKind) (store.Store
 	}
 	switch kind {
 	case storeSQLite:
-		path := filepath.Join(dir, sqliteFile)
-		st, err := sqlite.New(ctx, sqlite.Config{Path: path})
+		cfg := sqliteConfig(dir)
+		path := cfg.Path
+		st, err := sqlite.New(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("opening the SQLite store %s: %w", path, err)
 		}
@@ -167,4 +164,20 @@ func openStoreKind(ctx context.Context, dir string, kind storeKind) (store.Store
 		return st, nil
 	}
 	return nil, fmt.Errorf("unknown store %q", kind)
+}
+
+// sqliteConfig is the SQLite store of dir: this program's runtime.sqlite3,
+// or else a Python gateway's gateway.sqlite3 (the runtime's schema, which
+// the store migrates in a way Python keeps reading and writing), opened
+// shared because that gateway may be running on it. Neither present: a
+// new runtime.sqlite3.
+func sqliteConfig(dir string) sqlite.Config {
+	ours := filepath.Join(dir, sqliteFile)
+	if _, err := os.Stat(ours); err != nil {
+		python := filepath.Join(dir, pythonSQLiteFile)
+		if _, err := os.Stat(python); err == nil {
+			return sqlite.Config{Path: python, Shared: true}
+		}
+	}
+	return sqlite.Config{Path: ours}
 }
