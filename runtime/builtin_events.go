@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -75,6 +76,9 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 type delivery struct {
 	deliveredTo []string
 	resumed     []any
+	// failed joins the deliveries that failed other than by a race the
+	// listener won (it moved on, or was paused, meanwhile).
+	failed error
 }
 
 // deliver resumes the waiting event runs whose wait key is one of keys,
@@ -100,6 +104,10 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 		st, err := d.resumeListener(ctx, l, envelope, maxSteps)
 		if err != nil {
 			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "error", "error": err.Error()})
+			var stale *StaleResumeError
+			if !errors.As(err, &stale) && !errors.Is(err, ErrRunPaused) {
+				out.failed = errors.Join(out.failed, fmt.Errorf("delivering to run %s: %w", l.RunID, err))
+			}
 			continue
 		}
 		if st.Status == durable.RunRunning {
@@ -113,14 +121,41 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 
 // resumeListener resumes one listener with the event, waiting a moment
 // for a listener another runner holds (claimWaiting): giving up at once
-// would lose the event for that listener.
+// would lose the event for that listener, since nothing keeps it for a
+// later delivery.
+//
+// A listener still held after that wait, still waiting on the key at the
+// version it was listed with, is taken from its holder (as Cancel takes a
+// run): a runner killed between committing the wait and releasing its
+// claim leaves it held for the claim's whole TTL, and every event for it
+// meanwhile would be lost. A live holder that had not committed in that
+// time loses nothing durable: whichever of its commit and the delivery's
+// comes second conflicts, so one answer to the wait wins. Only in the
+// moment between the check and the taking can a holder that has just
+// checkpointed past the wait lose its effect in flight, which is then
+// interrupted and replayed (at least once, as after a crash).
 func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any, maxSteps int) (*durable.RunState, error) {
 	if maxSteps <= 0 {
 		maxSteps = -1 // no tick here: driven after the emitter's step
 	}
-	return d.resumeClaiming(ctx, ResumeParams{
+	p := ResumeParams{
 		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: maxSteps, strict: true,
-	}, true)
+	}
+	st, err := d.resumeClaiming(ctx, p, claimWait) // it copies the payload it keeps
+	if !errors.Is(err, ErrRunClaimed) || !d.r.idleListener(ctx, l) {
+		return st, err
+	}
+	d.r.logger.InfoContext(ctx, "taking a waiting listener from the runner holding it, to deliver an event",
+		"run_id", l.RunID, "wait_key", l.Waiting.WaitKey)
+	return d.resumeClaiming(ctx, p, claimForce)
+}
+
+// idleListener reports whether listener l is, in the store, as it was
+// listed: waiting on the same key, unchanged since (same version).
+func (r *Runtime) idleListener(ctx context.Context, l *durable.RunState) bool {
+	cur, err := r.store.RunGet(ctx, l.RunID)
+	return err == nil && cur.Status == durable.RunWaiting && cur.Waiting != nil && !IsPaused(cur) &&
+		cur.Waiting.WaitKey == l.Waiting.WaitKey && cur.Version == l.Version
 }
 
 // sessionListeners lists the event names runs of a session wait on, for
@@ -159,7 +194,10 @@ type EmitParams struct {
 }
 
 // EmitEvent delivers an external event to every run waiting on its exact
-// key, drives the listeners, and returns their ids.
+// key, drives the listeners, and returns their ids. Listeners it could not
+// resume (another runner holding one busy, a store error) are reported in
+// the error, beside the ids of those it did; a listener that moved on or
+// was paused meanwhile is not an error.
 func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error) {
 	scope := strings.ToLower(strings.TrimSpace(p.Scope))
 	if scope == "" {
@@ -193,6 +231,9 @@ func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error)
 		return nil, err
 	}
 	d.drain(ctx)
+	if res.failed != nil {
+		return res.deliveredTo, fmt.Errorf("emit event %s: %w", key, res.failed)
+	}
 	return res.deliveredTo, nil
 }
 

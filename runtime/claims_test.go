@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -159,11 +160,12 @@ func TestLostClaimCancelsTheTick(t *testing.T) {
 	}
 }
 
-// An event reaches a listener that another runner holds for a moment (as
-// while it resumes the listener with another event): delivery waits for
-// the claim instead of dropping the event for that listener.
-func TestEventWaitsForAListenerHeldElsewhere(t *testing.T) {
-	t.Parallel()
+// heldListener starts a run of a workflow waiting on the session event
+// "ping" on a memory store with claims (runtime owner "me"), and claims
+// it as runner "other" for an hour, as a runner would that stopped between
+// committing the wait and releasing its claim.
+func heldListener(t *testing.T) (st *memory.Store, rt *runtime.Runtime, id string) {
+	t.Helper()
 	listener := &runtime.Workflow{ID: "listen", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
 		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
 			return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent,
@@ -173,21 +175,28 @@ func TestEventWaitsForAListenerHeldElsewhere(t *testing.T) {
 			return runtime.Complete(map[string]any{"got": run.Vars["evt"] != nil})
 		}),
 	}}
-	st := memory.New()
+	st = memory.New()
 	reg, _ := runtime.NewRegistry(listener)
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Claims: &runtime.Claims{Owner: "me"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "listen", SessionID: "s1"})
+	id, _ = rt.Start(ctx, runtime.StartParams{WorkflowID: "listen", SessionID: "s1"})
 	if got, _ := rt.Tick(ctx, id, runtime.TickOptions{}); got.Status != durable.RunWaiting {
 		t.Fatalf("listener: %s", got.Status)
 	}
 	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "other", TTL: time.Hour, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(50*time.Millisecond, func() { _ = st.RunRelease(context.Background(), id, "other") })
+	return st, rt, id
+}
+
+// emitPing emits the event heldListener's run waits on and checks that it
+// was delivered and completed the run.
+func emitPing(t *testing.T, rt *runtime.Runtime, id string) {
+	t.Helper()
+	ctx := context.Background()
 	delivered, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s1"})
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +206,57 @@ func TestEventWaitsForAListenerHeldElsewhere(t *testing.T) {
 	}
 	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted || got.Output["got"] != true {
 		t.Fatalf("listener after the event: %s %v", got.Status, got.Output)
+	}
+}
+
+// An event reaches a listener that another runner holds for a moment (as
+// while it resumes the listener with another event): delivery waits for
+// the claim instead of dropping the event for that listener.
+func TestEventWaitsForAListenerHeldElsewhere(t *testing.T) {
+	t.Parallel()
+	st, rt, id := heldListener(t)
+	time.AfterFunc(50*time.Millisecond, func() { _ = st.RunRelease(context.Background(), id, "other") })
+	emitPing(t, rt, id)
+}
+
+// A listener whose holder stopped after committing the wait (a runner
+// killed before releasing its claim) stays claimed for the claim's TTL.
+// Delivery gave up after its short wait, so every event meanwhile was
+// lost (the emitter completed with delivered 0, and EmitEvent returned no
+// error). A listener still waiting, unchanged, after that wait is now
+// taken from its holder, as a cancel takes a run.
+func TestEventTakesAnIdleListenerFromItsHolder(t *testing.T) {
+	t.Parallel()
+	st, rt, id := heldListener(t)
+	emitPing(t, rt, id)
+	// The holder lost its claim: a claim by it now conflicts with nobody's.
+	if err := st.RunClaim(context.Background(), &store.RunClaimParams{RunID: id, Owner: "other", TTL: time.Hour, Now: time.Now()}); err != nil {
+		t.Fatalf("claim of the old holder after the delivery: %v", err)
+	}
+}
+
+// A holder that commits the listener while delivery waits for it is
+// working on it: delivery leaves it alone, and EmitEvent says so.
+func TestEventLeavesABusyListenerToItsHolder(t *testing.T) {
+	t.Parallel()
+	st, rt, id := heldListener(t)
+	ctx := context.Background()
+	time.AfterFunc(100*time.Millisecond, func() {
+		run, err := st.RunGet(ctx, id)
+		if err == nil {
+			run.Vars["touched"] = true
+			err = st.RunCommit(ctx, &store.CommitParams{Run: run})
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	delivered, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s1"})
+	if len(delivered) != 0 || !errors.Is(err, runtime.ErrRunClaimed) || !strings.Contains(err.Error(), id) {
+		t.Fatalf("EmitEvent = %v, %v; want no delivery and ErrRunClaimed naming %s", delivered, err, id)
+	}
+	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunWaiting || got.Vars["evt"] != nil {
+		t.Fatalf("the busy listener: %s, evt=%v; want it waiting, untouched by the event", got.Status, got.Vars["evt"])
 	}
 }
 

@@ -45,16 +45,11 @@ func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState
 }
 
 func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
-	return d.resumeClaiming(ctx, p, false)
+	return d.resumeClaiming(ctx, p, claimNow)
 }
 
-// resumeClaiming is resume; waitClaim waits a moment for a run another
-// runner holds (see open).
-func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, waitClaim bool) (*durable.RunState, error) {
-	mode := claimNow
-	if waitClaim {
-		mode = claimWait
-	}
+// resumeClaiming is resume, claiming the run as mode says (see open).
+func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimMode) (*durable.RunState, error) {
 	ctx, s, unlock, err := d.open(ctx, p.RunID, mode)
 	if err != nil {
 		return nil, err
