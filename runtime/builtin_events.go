@@ -119,43 +119,16 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 	return out, nil
 }
 
-// resumeListener resumes one listener with the event, waiting a moment
-// for a listener another runner holds (claimWaiting): giving up at once
-// would lose the event for that listener, since nothing keeps it for a
-// later delivery.
-//
-// A listener still held after that wait, still waiting on the key at the
-// version it was listed with, is taken from its holder (as Cancel takes a
-// run): a runner killed between committing the wait and releasing its
-// claim leaves it held for the claim's whole TTL, and every event for it
-// meanwhile would be lost. A live holder that had not committed in that
-// time loses nothing durable: whichever of its commit and the delivery's
-// comes second conflicts, so one answer to the wait wins. Only in the
-// moment between the check and the taking can a holder that has just
-// checkpointed past the wait lose its effect in flight, which is then
-// interrupted and replayed (at least once, as after a crash).
+// resumeListener resumes one listener with the event (resumeHeld: giving
+// up on a listener another runner holds would lose the event for it,
+// since nothing keeps an event for a later delivery).
 func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any, maxSteps int) (*durable.RunState, error) {
 	if maxSteps <= 0 {
 		maxSteps = -1 // no tick here: driven after the emitter's step
 	}
-	p := ResumeParams{
+	return d.resumeHeld(ctx, ResumeParams{
 		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: maxSteps, strict: true,
-	}
-	st, err := d.resumeClaiming(ctx, p, claimWait) // it copies the payload it keeps
-	if !errors.Is(err, ErrRunClaimed) || !d.r.idleListener(ctx, l) {
-		return st, err
-	}
-	d.r.logger.InfoContext(ctx, "taking a waiting listener from the runner holding it, to deliver an event",
-		"run_id", l.RunID, "wait_key", l.Waiting.WaitKey)
-	return d.resumeClaiming(ctx, p, claimForce)
-}
-
-// idleListener reports whether listener l is, in the store, as it was
-// listed: waiting on the same key, unchanged since (same version).
-func (r *Runtime) idleListener(ctx context.Context, l *durable.RunState) bool {
-	cur, err := r.store.RunGet(ctx, l.RunID)
-	return err == nil && cur.Status == durable.RunWaiting && cur.Waiting != nil && !IsPaused(cur) &&
-		cur.Waiting.WaitKey == l.Waiting.WaitKey && cur.Version == l.Version
+	}, l)
 }
 
 // sessionListeners lists the event names runs of a session wait on, for

@@ -260,6 +260,54 @@ func TestEventLeavesABusyListenerToItsHolder(t *testing.T) {
 	}
 }
 
+// A host's answer to a run whose holder stopped after committing the wait
+// failed at once with ErrRunClaimed, for the claim's whole TTL (a gateway
+// applying the answer from its command inbox drops a command that fails).
+// Resume now waits for the holder like the host updates, and takes a run
+// still waiting, unchanged, after that wait.
+func TestResumeTakesAnIdleRunFromItsHolder(t *testing.T) {
+	t.Parallel()
+	_, rt, id := heldListener(t)
+	ctx := context.Background()
+	run, err := rt.GetState(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rt.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: run.Waiting.WaitKey, Payload: map[string]any{"by": "host"}})
+	if err != nil || got.Status != durable.RunCompleted || got.Output["got"] != true {
+		t.Fatalf("Resume = %v, %v; want the run completed", got, err)
+	}
+}
+
+// A run its holder commits while Resume waits for it is the holder's:
+// Resume gives up with ErrRunClaimed and leaves it alone.
+func TestResumeLeavesABusyRunToItsHolder(t *testing.T) {
+	t.Parallel()
+	st, rt, id := heldListener(t)
+	ctx := context.Background()
+	run, err := rt.GetState(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := run.Waiting.WaitKey
+	time.AfterFunc(100*time.Millisecond, func() {
+		run, err := st.RunGet(ctx, id)
+		if err == nil {
+			run.Vars["touched"] = true
+			err = st.RunCommit(ctx, &store.CommitParams{Run: run})
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := rt.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: key, Payload: map[string]any{"by": "host"}}); !errors.Is(err, runtime.ErrRunClaimed) {
+		t.Fatalf("Resume: %v; want ErrRunClaimed", err)
+	}
+	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunWaiting || got.Vars["evt"] != nil {
+		t.Fatalf("the busy run: %s, evt=%v; want it waiting, unanswered", got.Status, got.Vars["evt"])
+	}
+}
+
 // claimTimes records the Now of every claim.
 type claimTimes struct {
 	*memory.Store
