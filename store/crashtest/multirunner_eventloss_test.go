@@ -3,15 +3,13 @@ package crashtest
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
@@ -20,8 +18,10 @@ import (
 	"github.com/abstractframework/abstractgateway/store/postgres"
 )
 
-// envEventLossRunner is the schema of TestMultiRunnerEventLossRunnerProcess.
-const envEventLossRunner = "CRASHTEST_EVENTLOSS_SCHEMA"
+// envEventLossRunner (set) makes the process runner A of the tests below
+// (TestMultiRunnerEventLossRunnerProcess), on the store the soak's
+// variables name (soakStore.env).
+const envEventLossRunner = "CRASHTEST_EVENTLOSS_RUNNER"
 
 // eventLossTTL is the claim TTL of both runners (5m by default; short
 // here so the test does not wait long for the dead runner's claim).
@@ -47,8 +47,7 @@ func (h holdRelease) RunRelease(ctx context.Context, runID, owner string) error 
 // TestMultiRunnerEventLossRunnerProcess is runner A of
 // TestMultiRunnerEventLostAfterKill; it is skipped when run as a test.
 func TestMultiRunnerEventLossRunnerProcess(t *testing.T) {
-	schema := os.Getenv(envEventLossRunner)
-	if schema == "" {
+	if os.Getenv(envEventLossRunner) == "" {
 		return // runner A of TestMultiRunnerEventLostAfterKill, when started by it (os/exec's helper-process idiom)
 	}
 	ctx := context.Background()
@@ -56,7 +55,7 @@ func TestMultiRunnerEventLossRunnerProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "runner A:", err)
 		os.Exit(2)
 	}
-	st, err := postgres.New(ctx, postgres.Config{URL: os.Getenv("TEST_POSTGRES_URL"), Schema: schema, MaxConns: 2})
+	st, err := soakStoreFromEnv().open(ctx)
 	if err != nil {
 		fail(err)
 	}
@@ -87,10 +86,15 @@ func TestMultiRunnerEventLossRunnerProcess(t *testing.T) {
 // children), so the listener waited for good on an event that had been
 // emitted: the kill lost it, though delivery is documented at-least-once.
 // Delivery now takes a listener that stayed waiting and unchanged through
-// that wait from its holder (resumeListener).
+// that wait from its holder (resumeListener). It runs on each store kind
+// the soak covers.
 func TestMultiRunnerEventLostAfterKill(t *testing.T) {
+	eventLossStores(t, eventLostAfterKill)
+}
+
+func eventLostAfterKill(t *testing.T, where soakStore) {
 	ctx := context.Background()
-	url, schema, st := listenerHeldByKilledRunner(t)
+	st := listenerHeldByKilledRunner(t, where)
 
 	// Runner B: an emitter run in the listener's session emits the event.
 	nop := func(*runtime.EffectRequest) {}
@@ -113,7 +117,7 @@ func TestMultiRunnerEventLostAfterKill(t *testing.T) {
 
 	// Give the runners every chance: once A's claim has expired, B's
 	// scheduler recovers and polls.
-	waitClaimExpired(ctx, t, url, schema, "listener")
+	waitClaimExpired(ctx, t, where, "listener")
 	sch, err := scheduler.New(scheduler.Config{Runtime: rtB})
 	if err != nil {
 		t.Fatal(err)
@@ -141,8 +145,12 @@ func TestMultiRunnerEventLostAfterKill(t *testing.T) {
 // Now the idle listener is taken from the dead runner and resumed (and a
 // listener left undelivered is reported in EmitEvent's error).
 func TestMultiRunnerHostEmitEventReachesKilledRunnersListener(t *testing.T) {
+	eventLossStores(t, hostEmitEventReachesKilledRunnersListener)
+}
+
+func hostEmitEventReachesKilledRunnersListener(t *testing.T, where soakStore) {
 	ctx := context.Background()
-	_, _, st := listenerHeldByKilledRunner(t)
+	st := listenerHeldByKilledRunner(t, where)
 	nop := func(*runtime.EffectRequest) {}
 	rtB, err := soakRuntime(st, &runtime.Claims{Owner: "runner-B", TTL: eventLossTTL, RenewEvery: eventLossTTL / 10}, nil,
 		nop, func(bool) time.Duration { return 0 }, nop)
@@ -163,26 +171,38 @@ func TestMultiRunnerHostEmitEventReachesKilledRunnersListener(t *testing.T) {
 	}
 }
 
-// listenerHeldByKilledRunner skips without a server; else it runs runner A
-// on a fresh schema: A starts run "listener" (soak_listen, session "s"),
-// ticks it into its WAIT_EVENT and is SIGKILLed once that wait is
-// committed and before its claim is released. It returns the URL, the
-// schema and a store on it.
-func listenerHeldByKilledRunner(t *testing.T) (string, string, *postgres.Store) {
-	t.Helper()
-	url := os.Getenv("TEST_POSTGRES_URL")
-	if url == "" {
-		t.Skip("set TEST_POSTGRES_URL=postgres://… to run the multi-runner event test; CI starts a server with .ci/postgres.sh")
-	}
-	t.Parallel()
-	ctx := context.Background()
-	schema := fmt.Sprintf("zzevtloss_%d_%d", os.Getpid(), time.Now().UnixNano())
-	t.Cleanup(func() {
-		if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
-			t.Error(err)
+// eventLossStores runs fn in parallel subtests on a fresh store of each
+// kind the soak covers: "postgres" (a new schema, dropped at the end;
+// skipped without TEST_POSTGRES_URL) and "sqlite_shared" (a new file).
+func eventLossStores(t *testing.T, fn func(t *testing.T, where soakStore)) {
+	t.Run(soakPostgres, func(t *testing.T) {
+		url := os.Getenv("TEST_POSTGRES_URL")
+		if url == "" {
+			t.Skip("set TEST_POSTGRES_URL=postgres://… to run the multi-runner event test; CI starts a server with .ci/postgres.sh")
 		}
+		t.Parallel()
+		schema := fmt.Sprintf("evtloss_%d_%d", os.Getpid(), time.Now().UnixNano())
+		t.Cleanup(func() {
+			if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
+				t.Error(err)
+			}
+		})
+		fn(t, soakStore{kind: soakPostgres, url: url, schema: schema})
 	})
-	st, err := postgres.New(ctx, postgres.Config{URL: url, Schema: schema, MaxConns: 4})
+	t.Run(soakSQLiteShared, func(t *testing.T) {
+		t.Parallel()
+		fn(t, soakStore{kind: soakSQLiteShared, path: filepath.Join(t.TempDir(), "evtloss.sqlite3")})
+	})
+}
+
+// listenerHeldByKilledRunner runs runner A on the store: A starts run
+// "listener" (soak_listen, session "s"), ticks it into its WAIT_EVENT and
+// is SIGKILLed once that wait is committed and before its claim is
+// released. It returns a store on it, closed when t ends.
+func listenerHeldByKilledRunner(t *testing.T, where soakStore) store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := where.open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +211,7 @@ func listenerHeldByKilledRunner(t *testing.T) (string, string, *postgres.Store) 
 	// Runner A: ticks the listener into its wait and is killed before it
 	// releases the claim.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMultiRunnerEventLossRunnerProcess$")
-	cmd.Env = append(os.Environ(), envEventLossRunner+"="+schema)
+	cmd.Env = append(append(os.Environ(), envEventLossRunner+"=1"), where.env()...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -231,27 +251,16 @@ func listenerHeldByKilledRunner(t *testing.T) (string, string, *postgres.Store) 
 	if err != nil || l.Status != durable.RunWaiting || l.Waiting == nil || l.Waiting.Reason != durable.WaitEvent {
 		t.Fatalf("after the kill the listener is %v (%v); want it waiting on its event", l, err)
 	}
-	return url, schema, st
+	return st
 }
 
 // waitClaimExpired waits until the claim on runID has expired by the
-// database's clock (or is gone).
-func waitClaimExpired(ctx context.Context, t *testing.T, url, schema, runID string) {
+// store's clock (or is gone).
+func waitClaimExpired(ctx context.Context, t *testing.T, where soakStore, runID string) {
 	t.Helper()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	q := "SELECT expires_at > clock_timestamp() FROM " + pgx.Identifier{schema, "run_claims"}.Sanitize() + " WHERE run_id = $1"
 	for deadline := time.Now().Add(time.Minute); ; {
-		var live bool
-		err := conn.QueryRow(ctx, q, runID).Scan(&live)
-		if errors.Is(err, pgx.ErrNoRows) || err == nil && !live {
+		if c, ok := soakClaims(ctx, t, where)[runID]; !ok || !c.live {
 			return
-		}
-		if err != nil {
-			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the claim on %s is still live after a minute", runID)

@@ -1,12 +1,16 @@
 package crashtest
 
-// A soak of several runner processes working one PostgreSQL schema at the
-// same time while some of them are killed (SIGKILL) and restarted.
+// A soak of several runner processes working one store at the same time
+// while some of them are killed (SIGKILL) and restarted.
 //
-// TestMultiRunnerSoak re-executes the test binary as K runner processes
+// TestMultiRunnerSoak runs it on each store kind several runners can
+// share, as subtests: "postgres" on a fresh schema (skipped without
+// TEST_POSTGRES_URL), and "sqlite_shared" on a fresh SQLite file opened
+// with Config.Shared by every process (several runners on one machine).
+// It re-executes the test binary as K runner processes
 // (TestMultiRunnerSoakRunnerProcess), each a Runtime claiming runs and a
 // Scheduler (Recover every few hundred milliseconds, polls for due waits)
-// on one fresh schema. The test process is the host: it starts M runs of
+// on that store. The test process is the host: it starts M runs of
 // a mix of workflows over most of the soak, answers their questions
 // (Resume), releases their event waits (EmitEvent, or by starting an
 // emitter run that EMIT_EVENTs), pauses some for a moment (Pause,
@@ -45,8 +49,9 @@ package crashtest
 //   - no claim is left but those of killed runners (they expire): none of
 //     a runner that stopped cleanly, nor of the host.
 //
-// Sizes (defaults small enough for CI): SOAK_SEED, SOAK_RUNS, SOAK_RUNNERS,
-// SOAK_SECONDS (how long the kills go on); SOAK_VERBOSE=1 logs what the
+// Sizes (defaults small enough for CI, per store kind: see soakDefaults):
+// SOAK_SEED, SOAK_RUNS, SOAK_RUNNERS, SOAK_SECONDS (how long the kills go
+// on), applied to every subtest; SOAK_VERBOSE=1 logs what the
 // runners and the host logged (warnings and errors). SOAK_NO_CLAIMS=1
 // runs every runtime without claims, to see the checks catch two runners
 // working on one run at once (the soak is then expected to fail). The seed
@@ -58,6 +63,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +81,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", for soakSQLiteClaims
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
@@ -82,13 +89,16 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/postgres"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // The runner process's environment.
 const (
 	envSoakRunner = "CRASHTEST_SOAK_RUNNER" // set: this process is a runner
 	envSoakDir    = "CRASHTEST_SOAK_DIR"
-	envSoakSchema = "CRASHTEST_SOAK_SCHEMA"
+	envSoakStore  = "CRASHTEST_SOAK_STORE"  // soakPostgres or soakSQLiteShared
+	envSoakSchema = "CRASHTEST_SOAK_SCHEMA" // soakPostgres: the schema (the server is TEST_POSTGRES_URL)
+	envSoakPath   = "CRASHTEST_SOAK_PATH"   // soakSQLiteShared: the database file
 	envSoakOwner  = "CRASHTEST_SOAK_OWNER"
 	envSoakSeed   = "CRASHTEST_SOAK_CHILD_SEED"
 	// envSoakNoClaims (any value) makes every runtime of the soak work
@@ -111,6 +121,44 @@ const (
 	soakTTL   = 2 * time.Second
 	soakRenew = 200 * time.Millisecond
 )
+
+// The store kinds of the soak (the subtests of TestMultiRunnerSoak).
+const (
+	soakPostgres     = "postgres"
+	soakSQLiteShared = "sqlite_shared"
+)
+
+// soakStore is the store every process of one soak opens, and how the
+// runner processes learn it (env).
+type soakStore struct {
+	kind   string // soakPostgres or soakSQLiteShared
+	url    string // soakPostgres: the server
+	schema string // soakPostgres: the schema
+	path   string // soakSQLiteShared: the database file
+}
+
+// soakStoreFromEnv is the store of a runner process, as its host set it.
+func soakStoreFromEnv() soakStore {
+	return soakStore{kind: os.Getenv(envSoakStore), url: os.Getenv("TEST_POSTGRES_URL"),
+		schema: os.Getenv(envSoakSchema), path: os.Getenv(envSoakPath)}
+}
+
+// env is what a runner process needs in its environment to open the store
+// (TEST_POSTGRES_URL it inherits).
+func (s soakStore) env() []string {
+	return []string{envSoakStore + "=" + s.kind, envSoakSchema + "=" + s.schema, envSoakPath + "=" + s.path}
+}
+
+// open opens the store, as every process of the soak does.
+func (s soakStore) open(ctx context.Context) (store.Store, error) {
+	switch s.kind {
+	case soakPostgres:
+		return postgres.New(ctx, postgres.Config{URL: s.url, Schema: s.schema, MaxConns: 4})
+	case soakSQLiteShared:
+		return sqlite.New(ctx, sqlite.Config{Path: s.path, Shared: true})
+	}
+	return nil, fmt.Errorf("unknown soak store kind %q", s.kind)
+}
 
 // soakKinds are the kinds of top-level runs, by workflow and by how the
 // host treats them.
@@ -367,19 +415,19 @@ func TestMultiRunnerSoakRunnerProcess(t *testing.T) {
 	os.Exit(soakRunnerMain())
 }
 
-// soakRunnerMain runs a runtime and a scheduler on the soak's schema until
+// soakRunnerMain runs a runtime and a scheduler on the soak's store until
 // its stdin closes (a clean stop) or it is killed. It prints "ready" once
 // its scheduler runs.
 func soakRunnerMain() int {
 	ctx := context.Background()
-	dir, schema, owner := os.Getenv(envSoakDir), os.Getenv(envSoakSchema), os.Getenv(envSoakOwner)
+	dir, owner := os.Getenv(envSoakDir), os.Getenv(envSoakOwner)
 	seed, _ := strconv.ParseUint(os.Getenv(envSoakSeed), 10, 64)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("owner", owner)
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "runner:", err)
 		return 2
 	}
-	st, err := postgres.New(ctx, postgres.Config{URL: os.Getenv("TEST_POSTGRES_URL"), Schema: schema, MaxConns: 4})
+	st, err := soakStoreFromEnv().open(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -426,7 +474,7 @@ type soakRunner struct {
 type soakFleet struct {
 	t        *testing.T
 	dir      string
-	schema   string
+	store    soakStore
 	seed     uint64
 	gen      int
 	slots    []*soakRunner
@@ -441,8 +489,9 @@ func (f *soakFleet) start(slot int) {
 	f.gen++
 	owner := fmt.Sprintf("runner-%d-%d", slot, f.gen)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMultiRunnerSoakRunnerProcess$")
-	cmd.Env = append(os.Environ(), envSoakRunner+"=1", envSoakDir+"="+f.dir, envSoakSchema+"="+f.schema,
+	cmd.Env = append(os.Environ(), envSoakRunner+"=1", envSoakDir+"="+f.dir,
 		envSoakOwner+"="+owner, envSoakSeed+"="+strconv.FormatUint(f.seed+uint64(f.gen), 10))
+	cmd.Env = append(cmd.Env, f.store.env()...)
 	stderr, err := os.OpenFile(filepath.Join(f.dir, owner+".stderr"), os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		f.t.Fatal(err)
@@ -580,11 +629,45 @@ func soakEnvInt(t *testing.T, name string, def int) int {
 	return v
 }
 
+// soakSizes are the default sizes of a soak, by store kind.
+type soakSizes struct{ runs, runners, seconds int }
+
+// soakDefaults keep each subtest within CI's means on a 2-core machine,
+// race detector included. The sqlite_shared soak runs in every plain
+// "go test ./..." (it needs no server), so it is the shorter one.
+var soakDefaults = map[string]soakSizes{
+	soakPostgres:     {runs: 48, runners: 3, seconds: 8},
+	soakSQLiteShared: {runs: 32, runners: 3, seconds: 6},
+}
+
 func TestMultiRunnerSoak(t *testing.T) {
-	url := os.Getenv("TEST_POSTGRES_URL")
-	if url == "" {
-		t.Skip("set TEST_POSTGRES_URL=postgres://… to run the multi-runner soak; CI starts a server with .ci/postgres.sh")
-	}
+	t.Run(soakPostgres, func(t *testing.T) {
+		url := os.Getenv("TEST_POSTGRES_URL")
+		if url == "" {
+			t.Skip("set TEST_POSTGRES_URL=postgres://… to run the multi-runner soak; CI starts a server with .ci/postgres.sh")
+		}
+		multiRunnerSoak(t, soakPostgres, func(suffix uint32) soakStore {
+			schema := fmt.Sprintf("soak_%d_%d", os.Getpid(), suffix)
+			t.Cleanup(func() {
+				if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
+					t.Error(err)
+				}
+			})
+			return soakStore{kind: soakPostgres, url: url, schema: schema}
+		})
+	})
+	t.Run(soakSQLiteShared, func(t *testing.T) {
+		multiRunnerSoak(t, soakSQLiteShared, func(uint32) soakStore {
+			return soakStore{kind: soakSQLiteShared, path: filepath.Join(t.TempDir(), "soak.sqlite3")}
+		})
+	})
+}
+
+// multiRunnerSoak is the soak on one store kind; fresh returns a fresh
+// store of that kind, given a random suffix for its name. The suffix is
+// drawn from the seed's generator whatever the kind, so that a seed at the
+// same sizes gives either kind the same workload.
+func multiRunnerSoak(t *testing.T, kind string, fresh func(suffix uint32) soakStore) {
 	seed := rand.Uint64() >> 1
 	if s := os.Getenv("SOAK_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
@@ -593,23 +676,20 @@ func TestMultiRunnerSoak(t *testing.T) {
 		}
 		seed = v
 	}
-	runs := soakEnvInt(t, "SOAK_RUNS", 48)
-	runners := soakEnvInt(t, "SOAK_RUNNERS", 3)
-	soakFor := time.Duration(soakEnvInt(t, "SOAK_SECONDS", 8)) * time.Second
-	t.Logf("seed %d, %d runs, %d runners, kills for %v (replay with SOAK_SEED=%d SOAK_RUNS=%d SOAK_RUNNERS=%d SOAK_SECONDS=%d)",
-		seed, runs, runners, soakFor, seed, runs, runners, int(soakFor/time.Second))
+	def := soakDefaults[kind]
+	runs := soakEnvInt(t, "SOAK_RUNS", def.runs)
+	runners := soakEnvInt(t, "SOAK_RUNNERS", def.runners)
+	soakFor := time.Duration(soakEnvInt(t, "SOAK_SECONDS", def.seconds)) * time.Second
+	t.Logf("%s: seed %d, %d runs, %d runners, kills for %v (replay with SOAK_SEED=%d SOAK_RUNS=%d SOAK_RUNNERS=%d SOAK_SECONDS=%d "+
+		"go test -run '^TestMultiRunnerSoak$/^%s$')",
+		kind, seed, runs, runners, soakFor, seed, runs, runners, int(soakFor/time.Second), kind)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	want := soakReference(t)
 
 	ctx := context.Background()
 	dir := t.TempDir()
-	schema := fmt.Sprintf("zzsoak_%d_%d", os.Getpid(), rng.Uint32())
-	t.Cleanup(func() {
-		if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
-			t.Error(err)
-		}
-	})
-	st, err := postgres.New(ctx, postgres.Config{URL: url, Schema: schema, MaxConns: 4})
+	where := fresh(rng.Uint32())
+	st, err := where.open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +713,7 @@ func TestMultiRunnerSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fleet := &soakFleet{t: t, dir: dir, schema: schema, seed: seed, killed: map[string]int{},
+	fleet := &soakFleet{t: t, dir: dir, store: where, seed: seed, killed: map[string]int{},
 		killedAt: map[int]time.Time{}, pids: map[int]string{os.Getpid(): "host"}}
 	for i := range runners {
 		fleet.start(i)
@@ -807,7 +887,7 @@ func TestMultiRunnerSoak(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			soakDump(ctx, t, st, url, schema)
+			soakDump(ctx, t, st, where)
 			t.Fatalf("seed %d: runs still unfinished %v after the kills stopped; %d kills", seed, time.Since(begin)-soakFor, kills)
 		}
 		time.Sleep(40 * time.Millisecond)
@@ -821,7 +901,7 @@ func TestMultiRunnerSoak(t *testing.T) {
 	t.Logf("seed %d: %d runs over %v with %d kills (%d aimed at a handler in progress), %d host pauses; quiet after %v",
 		seed, runs, soakFor, kills, inHandlerKills, pauses, quiet.Round(time.Millisecond))
 
-	soakCheck(ctx, t, st, url, schema, dir, plan, want, fleet)
+	soakCheck(ctx, t, st, where, dir, plan, want, fleet)
 	if t.Failed() || os.Getenv("SOAK_VERBOSE") != "" {
 		t.Logf("seed %d: the logs of the runners and the host", seed)
 		if s := fleet.stderr("host"); s != "" {
@@ -840,7 +920,7 @@ func TestMultiRunnerSoak(t *testing.T) {
 	}
 }
 
-// soakQuiet reports whether every run of the schema (top-level runs of the
+// soakQuiet reports whether every run of the store (top-level runs of the
 // plan, emitters, children) has ended and every planned run exists.
 func soakQuiet(ctx context.Context, t *testing.T, st store.Store, plan []*soakRun) bool {
 	all, err := st.RunList(ctx, &store.RunListParams{Limit: 100000})
@@ -859,8 +939,8 @@ func soakQuiet(ctx context.Context, t *testing.T, st store.Store, plan []*soakRu
 }
 
 // soakDump logs every unfinished run with its claim, for a hung soak.
-func soakDump(ctx context.Context, t *testing.T, st store.Store, url, schema string) {
-	claims := soakClaims(ctx, t, url, schema)
+func soakDump(ctx context.Context, t *testing.T, st store.Store, where soakStore) {
+	claims := soakClaims(ctx, t, where)
 	all, err := st.RunList(ctx, &store.RunListParams{Limit: 100000})
 	if err != nil {
 		t.Fatal(err)
@@ -883,15 +963,19 @@ type soakClaim struct {
 	live  bool
 }
 
-// soakClaims reads the schema's claims table.
-func soakClaims(ctx context.Context, t *testing.T, url, schema string) map[string]soakClaim {
-	conn, err := pgx.Connect(ctx, url)
+// soakClaims reads the store's claims table (the stores have no API that
+// lists claims).
+func soakClaims(ctx context.Context, t *testing.T, where soakStore) map[string]soakClaim {
+	if where.kind == soakSQLiteShared {
+		return soakSQLiteClaims(ctx, t, where.path)
+	}
+	conn, err := pgx.Connect(ctx, where.url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
 	rows, err := conn.Query(ctx, "SELECT run_id, owner, expires_at > clock_timestamp() FROM "+
-		pgx.Identifier{schema, "run_claims"}.Sanitize())
+		pgx.Identifier{where.schema, "run_claims"}.Sanitize())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -903,6 +987,39 @@ func soakClaims(ctx context.Context, t *testing.T, url, schema string) map[strin
 		if err := rows.Scan(&id, &c.owner, &c.live); err != nil {
 			t.Fatal(err)
 		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// soakSQLiteClaims reads the claims table of the SQLite file at path, on a
+// read-only connection of its own. A claim is live while its expires_at,
+// text in durable.FormatTime's form, sorts after the current time in that
+// form: the comparison the store's RunClaim makes (text order is time
+// order there).
+func soakSQLiteClaims(ctx context.Context, t *testing.T, path string) map[string]soakClaim {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT run_id, owner, expires_at FROM run_claims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	now := durable.FormatTime(time.Now())
+	out := map[string]soakClaim{}
+	for rows.Next() {
+		var id, expires string
+		var c soakClaim
+		if err := rows.Scan(&id, &c.owner, &expires); err != nil {
+			t.Fatal(err)
+		}
+		c.live = expires > now
 		out[id] = c
 	}
 	if err := rows.Err(); err != nil {
@@ -942,7 +1059,7 @@ func readSoakEffectLog(t *testing.T, dir string) []soakExec {
 
 // soakCheck checks the invariants once every run has ended and every
 // runner stopped.
-func soakCheck(ctx context.Context, t *testing.T, st store.Store, url, schema, dir string,
+func soakCheck(ctx context.Context, t *testing.T, st store.Store, where soakStore, dir string,
 	plan []*soakRun, want map[string]map[string]any, fleet *soakFleet) {
 	all, err := st.RunList(ctx, &store.RunListParams{Limit: 100000})
 	if err != nil {
@@ -1179,7 +1296,7 @@ func soakCheck(ctx context.Context, t *testing.T, st store.Store, url, schema, d
 		cleanOwners[o] = true
 	}
 	stale := 0
-	for id, c := range soakClaims(ctx, t, url, schema) {
+	for id, c := range soakClaims(ctx, t, where) {
 		_, killed := fleet.killed[c.owner]
 		switch {
 		case cleanOwners[c.owner]:
