@@ -80,7 +80,7 @@ func (r *Runtime) claim(ctx context.Context, runID string) (context.Context, *cl
 func (r *Runtime) claimForcing(ctx context.Context, runID string) (context.Context, *claimHold, error) {
 	work, hold, err := r.claimAs(ctx, runID, false)
 	if errors.Is(err, ErrRunClaimed) {
-		r.logger.InfoContext(ctx, "taking the run from the runner holding it, to cancel it", "run_id", runID)
+		r.logger.InfoContext(ctx, "taking the run from the runner holding it", "run_id", runID)
 		return r.claimAs(ctx, runID, true)
 	}
 	return work, hold, err

@@ -308,6 +308,84 @@ func TestResumeLeavesABusyRunToItsHolder(t *testing.T) {
 	}
 }
 
+// heldDueRun starts a run that waits until a time already past (WAIT_UNTIL,
+// on a runtime whose clock is then moved past it) on a memory store with
+// claims (owner "me"), claimed for an hour by runner "other".
+func heldDueRun(t *testing.T) (st *memory.Store, rt *runtime.Runtime, id string) {
+	t.Helper()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	timer := &runtime.Workflow{ID: "timer", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
+				Payload: map[string]any{"until": "2026-12-01T12:01:00+00:00"}, ResultKey: "woke"}, "done")
+		}),
+		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"ok": true})
+		}),
+	}}
+	st = memory.New()
+	reg, _ := runtime.NewRegistry(timer)
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clock, Claims: &runtime.Claims{Owner: "me"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, _ = rt.Start(ctx, runtime.StartParams{WorkflowID: "timer"})
+	if got, _ := rt.Tick(ctx, id, runtime.TickOptions{}); got.Status != durable.RunWaiting {
+		t.Fatalf("timer run: %s", got.Status)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "other", TTL: time.Hour, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return st, rt, id
+}
+
+// A due run whose holder stopped after committing the wait was refused to
+// every scheduler for the claim's TTL, holding the timer up that long. A
+// Tick now waits for the holder and takes a due run still unchanged.
+func TestTickTakesAnIdleDueRunFromItsHolder(t *testing.T) {
+	t.Parallel()
+	_, rt, id := heldDueRun(t)
+	got, err := rt.Tick(context.Background(), id, runtime.TickOptions{})
+	if err != nil || got.Status != durable.RunCompleted {
+		t.Fatalf("Tick = %v, %v; want the due run completed", got, err)
+	}
+}
+
+// A due run its holder works on while the Tick waits (the holder ticks it:
+// the usual race of two schedulers polling one store) is the holder's:
+// the Tick reports ErrRunClaimed, as it did at once before, and does not
+// tick it again.
+func TestTickLeavesADueRunItsHolderWorkedOn(t *testing.T) {
+	t.Parallel()
+	st, rt, id := heldDueRun(t)
+	ctx := context.Background()
+	time.AfterFunc(100*time.Millisecond, func() {
+		run, err := st.RunGet(ctx, id)
+		if err == nil {
+			run.Status, run.Waiting, run.Output = durable.RunCompleted, nil, map[string]any{"by": "other"}
+			err = st.RunCommit(ctx, &store.CommitParams{Run: run})
+		}
+		if err == nil {
+			err = st.RunRelease(ctx, id, "other")
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, runtime.ErrRunClaimed) {
+		t.Fatalf("Tick: %v; want ErrRunClaimed", err)
+	}
+	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted || got.Output["by"] != "other" {
+		t.Fatalf("the run: %s %v; want it as its holder left it", got.Status, got.Output)
+	}
+}
+
 // claimTimes records the Now of every claim.
 type claimTimes struct {
 	*memory.Store

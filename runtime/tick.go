@@ -32,10 +32,36 @@ type TickOptions struct {
 func (r *Runtime) Tick(ctx context.Context, runID string, opts TickOptions) (*durable.RunState, error) {
 	d := r.newDriver(opts.StepGate)
 	run, err := d.tick(ctx, runID, r.steps(opts.MaxSteps))
+	if errors.Is(err, ErrRunClaimed) {
+		run, err = d.tickHeldDue(ctx, runID, r.steps(opts.MaxSteps), err)
+	}
 	if err != nil {
 		return run, err
 	}
 	return d.finish(ctx, runID, run)
+}
+
+// tickHeldDue ticks a run another runner holds (cause is the refused
+// claim) when it waits on a deadline that has passed, as resumeHeld
+// resumes one: it waits a moment for the holder, then takes a run still
+// waiting unchanged. A runner killed between committing a wait and
+// releasing its claim would otherwise hold a due timer up for the
+// claim's whole TTL. A run that changed meanwhile (the holder ticked it,
+// the usual case when several schedulers poll one store) is left to it:
+// ErrRunClaimed, as before the wait. Any other run held elsewhere gives
+// cause at once.
+func (d *driver) tickHeldDue(ctx context.Context, runID string, maxSteps int, cause error) (*durable.RunState, error) {
+	seen, err := d.r.store.RunGet(ctx, runID)
+	if err != nil || seen.Status != durable.RunWaiting || seen.Waiting == nil || !seen.Waiting.ReleasedWhenDue() ||
+		IsPaused(seen) || d.r.clock().Before(seen.Waiting.Until.Time) {
+		return nil, cause
+	}
+	run, err := d.tickIfUnchanged(ctx, runID, maxSteps, claimWait, seen.Version)
+	if !errors.Is(err, ErrRunClaimed) || !d.r.idleWaiting(ctx, seen) {
+		return run, err
+	}
+	d.r.logger.InfoContext(ctx, "taking a due run from the runner holding it, to tick it", "run_id", runID)
+	return d.tickIfUnchanged(ctx, runID, maxSteps, claimForce, seen.Version)
 }
 
 func (r *Runtime) steps(n int) int {
@@ -47,11 +73,21 @@ func (r *Runtime) steps(n int) int {
 
 // tick runs one locked session over a run.
 func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable.RunState, error) {
-	ctx, s, unlock, err := d.open(ctx, runID, claimNow)
+	return d.tickIfUnchanged(ctx, runID, maxSteps, claimNow, -1)
+}
+
+// tickIfUnchanged is tick, claiming the run as mode says; with a version
+// (not -1), a run that is at another version once claimed is not ticked
+// but left as ErrRunClaimed (another runner worked on it meanwhile).
+func (d *driver) tickIfUnchanged(ctx context.Context, runID string, maxSteps int, mode claimMode, version int64) (*durable.RunState, error) {
+	ctx, s, unlock, err := d.open(ctx, runID, mode)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if version >= 0 && s.run.Version != version {
+		return nil, fmt.Errorf("run %s was worked on by another runner meanwhile: %w", runID, ErrRunClaimed)
+	}
 	err = s.tick(ctx, maxSteps)
 	d.lastStopped = s.stopped
 	if err != nil && !errors.Is(err, errStop) {
