@@ -209,6 +209,27 @@ func emitPing(t *testing.T, rt *runtime.Runtime, id string) {
 	}
 }
 
+// holderCommitsSoon makes runner "other", holding run id, commit it a
+// moment from now with change applied (and then release it), as a runner
+// working on the run would while a caller waits for its claim.
+func holderCommitsSoon(t *testing.T, st *memory.Store, id string, change func(*durable.RunState), release bool) {
+	t.Helper()
+	ctx := context.Background()
+	time.AfterFunc(100*time.Millisecond, func() {
+		run, err := st.RunGet(ctx, id)
+		if err == nil {
+			change(run)
+			err = st.RunCommit(ctx, &store.CommitParams{Run: run})
+		}
+		if err == nil && release {
+			err = st.RunRelease(ctx, id, "other")
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	})
+}
+
 // An event reaches a listener that another runner holds for a moment (as
 // while it resumes the listener with another event): delivery waits for
 // the claim instead of dropping the event for that listener.
@@ -241,16 +262,7 @@ func TestEventLeavesABusyListenerToItsHolder(t *testing.T) {
 	t.Parallel()
 	st, rt, id := heldListener(t)
 	ctx := context.Background()
-	time.AfterFunc(100*time.Millisecond, func() {
-		run, err := st.RunGet(ctx, id)
-		if err == nil {
-			run.Vars["touched"] = true
-			err = st.RunCommit(ctx, &store.CommitParams{Run: run})
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	})
+	holderCommitsSoon(t, st, id, func(run *durable.RunState) { run.Vars["touched"] = true }, false)
 	delivered, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s1"})
 	if len(delivered) != 0 || !errors.Is(err, runtime.ErrRunClaimed) || !strings.Contains(err.Error(), id) {
 		t.Fatalf("EmitEvent = %v, %v; want no delivery and ErrRunClaimed naming %s", delivered, err, id)
@@ -290,16 +302,7 @@ func TestResumeLeavesABusyRunToItsHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := run.Waiting.WaitKey
-	time.AfterFunc(100*time.Millisecond, func() {
-		run, err := st.RunGet(ctx, id)
-		if err == nil {
-			run.Vars["touched"] = true
-			err = st.RunCommit(ctx, &store.CommitParams{Run: run})
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	})
+	holderCommitsSoon(t, st, id, func(run *durable.RunState) { run.Vars["touched"] = true }, false)
 	if _, err := rt.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: key, Payload: map[string]any{"by": "host"}}); !errors.Is(err, runtime.ErrRunClaimed) {
 		t.Fatalf("Resume: %v; want ErrRunClaimed", err)
 	}
@@ -365,19 +368,9 @@ func TestTickLeavesADueRunItsHolderWorkedOn(t *testing.T) {
 	t.Parallel()
 	st, rt, id := heldDueRun(t)
 	ctx := context.Background()
-	time.AfterFunc(100*time.Millisecond, func() {
-		run, err := st.RunGet(ctx, id)
-		if err == nil {
-			run.Status, run.Waiting, run.Output = durable.RunCompleted, nil, map[string]any{"by": "other"}
-			err = st.RunCommit(ctx, &store.CommitParams{Run: run})
-		}
-		if err == nil {
-			err = st.RunRelease(ctx, id, "other")
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	})
+	holderCommitsSoon(t, st, id, func(run *durable.RunState) {
+		run.Status, run.Waiting, run.Output = durable.RunCompleted, nil, map[string]any{"by": "other"}
+	}, true)
 	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, runtime.ErrRunClaimed) {
 		t.Fatalf("Tick: %v; want ErrRunClaimed", err)
 	}

@@ -308,15 +308,10 @@ func realKill(t *testing.T, kind, dir string, want map[string]map[string]any) {
 		kind, len(runs), lives, len(started), reruns)
 }
 
-// liveAndDie starts a child on dir, kills it (SIGKILL) a random moment
-// after it has started a few runs, and returns the lines it printed.
-func liveAndDie(t *testing.T, kind, dir string, gen int, env ...string) []string {
+// startWithLines starts cmd and returns its stdout line by line; the
+// channel closes when the output ends.
+func startWithLines(t *testing.T, cmd *exec.Cmd) <-chan string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChildStore+"="+kind, envChildDir+"="+dir, envChildGen+"="+strconv.Itoa(gen))
-	cmd.Env = append(cmd.Env, env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -332,6 +327,19 @@ func liveAndDie(t *testing.T, kind, dir string, gen int, env ...string) []string
 			lines <- sc.Text()
 		}
 	}()
+	return lines
+}
+
+// liveAndDie starts a child on dir, kills it (SIGKILL) a random moment
+// after it has started a few runs, and returns the lines it printed.
+func liveAndDie(t *testing.T, kind, dir string, gen int, env ...string) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChildStore+"="+kind, envChildDir+"="+dir, envChildGen+"="+strconv.Itoa(gen))
+	cmd.Env = append(cmd.Env, env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	lines := startWithLines(t, cmd)
 	var got []string
 	startedRuns := 0
 	threshold := 1 + rand.IntN(4)
@@ -359,7 +367,7 @@ func liveAndDie(t *testing.T, kind, dir string, gen int, env ...string) []string
 			t.Fatalf("life %d: the child neither progressed nor died in time; stderr: %s", gen, stderr.String())
 		}
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
 		t.Fatalf("life %d: the child ended by itself (%v), not by the kill; stderr: %s", gen, err, stderr.String())

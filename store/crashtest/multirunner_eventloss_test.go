@@ -1,7 +1,6 @@
 package crashtest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -92,17 +91,25 @@ func TestMultiRunnerEventLostAfterKill(t *testing.T) {
 	eventLossStores(t, eventLostAfterKill)
 }
 
+// runnerB is the runtime of runner B on st: the soak's workflows, claims
+// under its own owner, handlers that do nothing.
+func runnerB(t *testing.T, st store.Store) *runtime.Runtime {
+	t.Helper()
+	nop := func(*runtime.EffectRequest) {}
+	rt, err := soakRuntime(st, &runtime.Claims{Owner: "runner-B", TTL: eventLossTTL, RenewEvery: eventLossTTL / 10}, nil,
+		nop, func(bool) time.Duration { return 0 }, nop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
 func eventLostAfterKill(t *testing.T, where soakStore) {
 	ctx := context.Background()
 	st := listenerHeldByKilledRunner(t, where)
 
 	// Runner B: an emitter run in the listener's session emits the event.
-	nop := func(*runtime.EffectRequest) {}
-	rtB, err := soakRuntime(st, &runtime.Claims{Owner: "runner-B", TTL: eventLossTTL, RenewEvery: eventLossTTL / 10}, nil,
-		nop, func(bool) time.Duration { return 0 }, nop)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rtB := runnerB(t, st)
 	if _, err := rtB.Start(ctx, runtime.StartParams{WorkflowID: "soak_emit", RunID: "emitter", SessionID: "s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +158,7 @@ func TestMultiRunnerHostEmitEventReachesKilledRunnersListener(t *testing.T) {
 func hostEmitEventReachesKilledRunnersListener(t *testing.T, where soakStore) {
 	ctx := context.Background()
 	st := listenerHeldByKilledRunner(t, where)
-	nop := func(*runtime.EffectRequest) {}
-	rtB, err := soakRuntime(st, &runtime.Claims{Owner: "runner-B", TTL: eventLossTTL, RenewEvery: eventLossTTL / 10}, nil,
-		nop, func(bool) time.Duration { return 0 }, nop)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rtB := runnerB(t, st)
 	delivered, err := rtB.EmitEvent(ctx, runtime.EmitParams{Name: "go", Scope: "session", SessionID: "s",
 		Payload: map[string]any{"value": "hello"}})
 	if err != nil || len(delivered) != 1 || delivered[0] != "listener" {
@@ -214,21 +216,7 @@ func listenerHeldByKilledRunner(t *testing.T, where soakStore) store.Store {
 	cmd.Env = append(append(os.Environ(), envEventLossRunner+"=1"), where.env()...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
+	lines := startWithLines(t, cmd)
 	select {
 	case line, ok := <-lines:
 		if !ok || line != "releasing listener" {
