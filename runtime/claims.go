@@ -43,6 +43,37 @@ type Claims struct {
 // cancelled and nothing more of it is committed.
 var ErrRunClaimed = errors.New("run is claimed by another runner")
 
+// claimRefusedError is ErrRunClaimed from claiming run runID: another
+// runner (holder, when the store names it) held it and nothing was done.
+// It tells that apart from ErrRunClaimed out of work already under way on
+// the run (its claim lost midway; a child held elsewhere interrupting its
+// effect, whose own refusal names the child), after which a resume's
+// answer may already be committed.
+type claimRefusedError struct {
+	runID  string
+	holder string
+	err    error
+}
+
+func (e claimRefusedError) Error() string { return e.err.Error() }
+func (e claimRefusedError) Unwrap() error { return e.err }
+
+// refusedBy returns the holder named by err when err is the refused claim
+// of runID itself (claimRefusedError); ok is false for any other error.
+func refusedBy(err error, runID string) (holder string, ok bool) {
+	var refused claimRefusedError
+	if !errors.As(err, &refused) || refused.runID != runID {
+		return "", false
+	}
+	return refused.holder, true
+}
+
+// claimRefused reports whether err is the refused claim of runID itself.
+func claimRefused(err error, runID string) bool {
+	_, ok := refusedBy(err, runID)
+	return ok
+}
+
 // claimer is the resolved Claims of a runtime.
 type claimer struct {
 	store store.RunClaimer
@@ -69,7 +100,7 @@ func newClaimer(st store.Store, c *Claims) (*claimer, error) {
 // the hold to release; ErrRunClaimed when another runner holds the run.
 // Without claims it returns ctx and a nil hold.
 func (r *Runtime) claim(ctx context.Context, runID string) (context.Context, *claimHold, error) {
-	return r.claimAs(ctx, runID, false)
+	return r.claimAs(ctx, runID, false, "")
 }
 
 // claimForcing is claim taking the run from another runner that holds
@@ -78,22 +109,34 @@ func (r *Runtime) claim(ctx context.Context, runID string) (context.Context, *cl
 // interrupted and nothing more of its tick is committed; a commit it made
 // meanwhile makes the cancel's commit conflict, and the cancel reloads.
 func (r *Runtime) claimForcing(ctx context.Context, runID string) (context.Context, *claimHold, error) {
-	work, hold, err := r.claimAs(ctx, runID, false)
+	work, hold, err := r.claimAs(ctx, runID, false, "")
 	if errors.Is(err, ErrRunClaimed) {
 		r.logger.InfoContext(ctx, "taking the run from the runner holding it", "run_id", runID)
-		return r.claimAs(ctx, runID, true)
+		return r.claimAs(ctx, runID, true, "")
 	}
 	return work, hold, err
 }
 
-func (r *Runtime) claimAs(ctx context.Context, runID string, force bool) (context.Context, *claimHold, error) {
+// claimTaking is claim taking the run from runner from only (any holder
+// when from is ""): a run seen idle under a runner that died holding it
+// is taken over, but not from another runner that took it over first.
+func (r *Runtime) claimTaking(ctx context.Context, runID, from string) (context.Context, *claimHold, error) {
+	return r.claimAs(ctx, runID, true, from)
+}
+
+func (r *Runtime) claimAs(ctx context.Context, runID string, force bool, from string) (context.Context, *claimHold, error) {
 	c := r.claims
 	if c == nil {
 		return ctx, nil, nil
 	}
-	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: runID, Owner: c.owner, TTL: c.ttl, Now: r.claimTime(), Force: force})
+	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: runID, Owner: c.owner, TTL: c.ttl, Now: r.claimTime(), Force: force, From: from})
 	if errors.Is(err, store.ErrConflict) {
-		return nil, nil, fmt.Errorf("run %s: %w", runID, ErrRunClaimed)
+		refused := claimRefusedError{runID: runID, err: fmt.Errorf("run %s: %w", runID, ErrRunClaimed)}
+		var held *store.ClaimHeldError
+		if errors.As(err, &held) {
+			refused.holder = held.Owner
+		}
+		return nil, nil, refused
 	}
 	if err != nil {
 		// The claim may have been taken all the same (a cancelled call

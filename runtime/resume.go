@@ -51,8 +51,8 @@ func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState
 // resume of a free run pays no read for it.
 func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
 	st, err := d.resumeClaiming(ctx, p, claimNow)
-	if !errors.Is(err, ErrRunClaimed) {
-		return st, err
+	if !claimRefused(err, p.RunID) {
+		return st, err // an ErrRunClaimed out of the resume's own steps comes after its commit
 	}
 	seen, gerr := d.r.store.RunGet(ctx, p.RunID)
 	if gerr != nil {
@@ -64,7 +64,8 @@ func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState,
 // resumeHeld resumes a run that another runner may hold, waiting a moment
 // for it (claimWait). A run still held after that wait, and in the store
 // as it was seen (waiting on the same key, same version), is taken from
-// its holder, as Cancel takes a run: a runner killed between committing
+// that holder (only: not from a runner that took it over first), as
+// Cancel takes a run: a runner killed between committing
 // a wait and releasing its claim leaves the run held for the claim's
 // whole TTL, and an event for it meanwhile would be lost, an answer
 // refused, a parent's resume delayed. A live holder that had not
@@ -76,12 +77,15 @@ func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState,
 // crash).
 func (d *driver) resumeHeld(ctx context.Context, p ResumeParams, seen *durable.RunState) (*durable.RunState, error) {
 	st, err := d.resumeClaiming(ctx, p, claimWait)
-	if !errors.Is(err, ErrRunClaimed) || !d.r.idleWaiting(ctx, seen) {
+	holder, refused := refusedBy(err, p.RunID)
+	if !refused || !d.r.idleWaiting(ctx, seen) {
 		return st, err
 	}
 	d.r.logger.InfoContext(ctx, "taking a waiting run from the runner holding it, to resume it",
-		"run_id", p.RunID, "wait_key", seen.Waiting.WaitKey)
-	return d.resumeClaiming(ctx, p, claimForce)
+		"run_id", p.RunID, "wait_key", seen.Waiting.WaitKey, "holder", holder)
+	return d.takingFrom(holder, func() (*durable.RunState, error) {
+		return d.resumeClaiming(ctx, p, claimTake)
+	})
 }
 
 // idleWaiting reports whether the run seen is, in the store, as it was

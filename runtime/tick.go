@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -32,7 +33,7 @@ type TickOptions struct {
 func (r *Runtime) Tick(ctx context.Context, runID string, opts TickOptions) (*durable.RunState, error) {
 	d := r.newDriver(opts.StepGate)
 	run, err := d.tick(ctx, runID, r.steps(opts.MaxSteps))
-	if errors.Is(err, ErrRunClaimed) {
+	if claimRefused(err, runID) {
 		run, err = d.tickHeldDue(ctx, runID, r.steps(opts.MaxSteps), err)
 	}
 	if err != nil {
@@ -47,21 +48,46 @@ func (r *Runtime) Tick(ctx context.Context, runID string, opts TickOptions) (*du
 // waiting unchanged. A runner killed between committing a wait and
 // releasing its claim would otherwise hold a due timer up for the
 // claim's whole TTL. A run that changed meanwhile (the holder ticked it,
-// the usual case when several schedulers poll one store) is left to it:
-// ErrRunClaimed, as before the wait. Any other run held elsewhere gives
-// cause at once.
+// the usual case when several schedulers poll one store) is left to it
+// as soon as that shows: ErrRunClaimed, as before the wait. Any other run
+// held elsewhere gives cause at once.
 func (d *driver) tickHeldDue(ctx context.Context, runID string, maxSteps int, cause error) (*durable.RunState, error) {
 	seen, err := d.r.store.RunGet(ctx, runID)
 	if err != nil || seen.Status != durable.RunWaiting || seen.Waiting == nil || !seen.Waiting.ReleasedWhenDue() ||
 		IsPaused(seen) || d.r.clock().Before(seen.Waiting.Until.Time) {
 		return nil, cause
 	}
-	run, err := d.tickIfUnchanged(ctx, runID, maxSteps, claimWait, seen.Version)
-	if !errors.Is(err, ErrRunClaimed) || !d.r.idleWaiting(ctx, seen) {
-		return run, err
+	holder, _ := refusedBy(cause, runID)
+	for i := 0; ; i++ {
+		if !d.r.idleWaiting(ctx, seen) {
+			return nil, cause
+		}
+		if i == len(claimWaits) {
+			break
+		}
+		if err := sleepContext(ctx, claimWaits[i]*time.Millisecond); err != nil {
+			return nil, fmt.Errorf("waiting for run %s held by another runner: %w", runID, err)
+		}
+		run, err := d.tickIfUnchanged(ctx, runID, maxSteps, claimNow, seen.Version)
+		h, refused := refusedBy(err, runID)
+		if !refused {
+			return run, err
+		}
+		holder, cause = h, err
 	}
-	d.r.logger.InfoContext(ctx, "taking a due run from the runner holding it, to tick it", "run_id", runID)
-	return d.tickIfUnchanged(ctx, runID, maxSteps, claimForce, seen.Version)
+	d.r.logger.InfoContext(ctx, "taking a due run from the runner holding it, to tick it", "run_id", runID, "holder", holder)
+	return d.takingFrom(holder, func() (*durable.RunState, error) {
+		return d.tickIfUnchanged(ctx, runID, maxSteps, claimTake, seen.Version)
+	})
+}
+
+// takingFrom runs fn, whose open claims with claimTake, taking the run
+// from holder only.
+func (d *driver) takingFrom(holder string, fn func() (*durable.RunState, error)) (*durable.RunState, error) {
+	prev := d.takeFrom
+	d.takeFrom = holder
+	defer func() { d.takeFrom = prev }()
+	return fn()
 }
 
 func (r *Runtime) steps(n int) int {
@@ -103,6 +129,7 @@ const (
 	claimNow   claimMode = iota // fail at once with ErrRunClaimed
 	claimWait                   // wait a moment for the holder (claimWaiting)
 	claimForce                  // take it from the holder (a cancel)
+	claimTake                   // take it from driver.takeFrom only (a run seen idle under a dead runner)
 )
 
 // open locks a run (and claims it, when the runtime claims runs) and
@@ -116,6 +143,11 @@ func (d *driver) open(ctx context.Context, runID string, mode claimMode) (contex
 		claim = d.r.claimWaiting
 	case claimForce:
 		claim = d.r.claimForcing
+	case claimTake:
+		from := d.takeFrom
+		claim = func(ctx context.Context, runID string) (context.Context, *claimHold, error) {
+			return d.r.claimTaking(ctx, runID, from)
+		}
 	}
 	work, hold, err := claim(ctx, runID)
 	if err != nil {

@@ -12,6 +12,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -289,11 +290,30 @@ type RunClaimParams struct {
 	// cancel made through a runner that does not hold the run). The
 	// owner that lost it learns so at its next renewal (ErrConflict).
 	Force bool
+	// From, with Force, takes the claim from that owner only: a runner
+	// taking over a run it saw idle under From (a runner that died
+	// holding it) must not take it from another runner that took it over
+	// first. A live claim of any other owner is then a ClaimHeldError.
+	From string
 	// Renew only extends a claim p.Owner holds: ErrConflict when another
 	// owner holds it or there is none any more (another owner took it
 	// and released it), so a runner never takes back a run it lost.
 	Renew bool
 }
+
+// ClaimHeldError is the ErrConflict of a claim refused because another
+// owner holds the run: Owner names it.
+type ClaimHeldError struct {
+	RunID string
+	Owner string
+}
+
+func (e *ClaimHeldError) Error() string {
+	return fmt.Sprintf("run %s is claimed by %s", e.RunID, e.Owner)
+}
+
+// Is makes a ClaimHeldError an ErrConflict.
+func (e *ClaimHeldError) Is(target error) bool { return target == ErrConflict }
 
 // FindCompleted returns the first completed record of a run carrying an
 // idempotency key, through the store's LedgerFinder fast path when it has

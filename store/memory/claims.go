@@ -24,8 +24,8 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	if c, ok := s.claims[p.RunID]; p.Renew && (!ok || c.owner != p.Owner) {
 		return fmt.Errorf("memory: run %s is no longer claimed by %s: %w", p.RunID, p.Owner, store.ErrConflict)
 	}
-	if c, ok := s.claims[p.RunID]; ok && !p.Force && c.owner != p.Owner && c.expires.After(now) {
-		return fmt.Errorf("memory: run %s is claimed by %s: %w", p.RunID, c.owner, store.ErrConflict)
+	if c, ok := s.claims[p.RunID]; ok && c.owner != p.Owner && c.expires.After(now) && (!p.Force || p.From != "" && c.owner != p.From) {
+		return fmt.Errorf("memory: %w", &store.ClaimHeldError{RunID: p.RunID, Owner: c.owner})
 	}
 	s.claims[p.RunID] = claim{owner: p.Owner, expires: now.Add(p.TTL)}
 	return nil

@@ -11,9 +11,10 @@ import (
 
 // RunClaim implements store.RunClaimer with one upsert on run_claims: it
 // takes the claim when there is none, when it has expired (expires_at <=
-// now), when p.Owner holds it or when p.Force says so, and then sets
-// expires_at to now + TTL. A p.Renew claim only updates p.Owner's row.
-// A zero p.Now means the current time.
+// now), when p.Owner holds it or when p.Force says so (from p.From only,
+// when set), and then sets expires_at to now + TTL. A p.Renew claim only
+// updates p.Owner's row. A refused claim reads who holds the run for its
+// store.ClaimHeldError. A zero p.Now means the current time.
 func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	now := p.Now
 	if now.IsZero() {
@@ -21,22 +22,33 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	}
 	nowText := durable.FormatTime(now)
 	var taken bool
+	var holder string
 	err := s.write(ctx, func(ctx context.Context) error {
 		var n int64
 		var err error
-		if p.Renew {
-			n, err = s.w.claimRenew.exec(ctx, durable.FormatTime(now.Add(p.TTL)), p.RunID, p.Owner)
-		} else {
-			n, err = s.w.claimUpsert.exec(ctx, p.RunID, p.Owner, durable.FormatTime(now.Add(p.TTL)), nowText, boolInt(p.Force))
+		expires := durable.FormatTime(now.Add(p.TTL))
+		switch {
+		case p.Renew:
+			n, err = s.w.claimRenew.exec(ctx, expires, p.RunID, p.Owner)
+		case p.Force && p.From != "":
+			n, err = s.w.claimFrom.exec(ctx, p.RunID, p.Owner, expires, nowText, p.From)
+		default:
+			n, err = s.w.claimUpsert.exec(ctx, p.RunID, p.Owner, expires, nowText, boolInt(p.Force))
 		}
 		taken = n > 0
+		if err == nil && !taken && !p.Renew {
+			holder, err = s.w.claimOwner.queryText(ctx, p.RunID)
+		}
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: claiming run %s: %w", p.RunID, err)
 	}
 	if !taken {
-		return fmt.Errorf("sqlite: run %s is claimed by another owner: %w", p.RunID, store.ErrConflict)
+		if p.Renew {
+			return fmt.Errorf("sqlite: run %s is no longer claimed by %s: %w", p.RunID, p.Owner, store.ErrConflict)
+		}
+		return fmt.Errorf("sqlite: %w", &store.ClaimHeldError{RunID: p.RunID, Owner: holder})
 	}
 	return nil
 }

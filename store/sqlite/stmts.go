@@ -44,6 +44,8 @@ type writerStmts struct {
 	cmdDeleteByRun *wstmt
 	cursorSave     *wstmt
 	claimUpsert    *wstmt
+	claimFrom      *wstmt
+	claimOwner     *wstmt
 	claimDelete    *wstmt
 	claimRenew     *wstmt
 
@@ -119,6 +121,10 @@ func (w *writerStmts) statements() []writerStmt {
 		{&w.claimUpsert, "claimUpsert", `INSERT INTO run_claims (run_id, owner, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= ? OR ?`},
+		{&w.claimFrom, "claimFrom", `INSERT INTO run_claims (run_id, owner, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+		WHERE run_claims.owner = excluded.owner OR run_claims.expires_at <= ? OR run_claims.owner = ?`},
+		{&w.claimOwner, "claimOwner", `SELECT owner FROM run_claims WHERE run_id = ?`},
 		{&w.claimDelete, "claimDelete", `DELETE FROM run_claims WHERE run_id = ? AND owner = ?`},
 		{&w.claimRenew, "claimRenew", `UPDATE run_claims SET expires_at = ? WHERE run_id = ? AND owner = ?`},
 		{&w.redoApplied, "redoApplied", `UPDATE redo_applied SET lsn = ? WHERE id = 1`},
@@ -274,33 +280,57 @@ func (w *writerStmts) stopRecording() []byte {
 // queryInt64 runs a query of one integer column and returns the first
 // row's value, or sql.ErrNoRows.
 func (s *wstmt) queryInt64(ctx context.Context, args ...any) (int64, error) {
-	nv, err := s.bind(args)
+	v, err := s.queryValue(ctx, args...)
 	if err != nil {
 		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("query returned %T, want an integer", v)
+	}
+	return n, nil
+}
+
+// queryText runs a query of one text column and returns the first row's
+// value, or sql.ErrNoRows.
+func (s *wstmt) queryText(ctx context.Context, args ...any) (string, error) {
+	v, err := s.queryValue(ctx, args...)
+	if err != nil {
+		return "", err
+	}
+	t, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("query returned %T, want text", v)
+	}
+	return t, nil
+}
+
+// queryValue runs a query of one column and returns the first row's
+// value, or sql.ErrNoRows.
+func (s *wstmt) queryValue(ctx context.Context, args ...any) (driver.Value, error) {
+	nv, err := s.bind(args)
+	if err != nil {
+		return nil, err
 	}
 	defer clear(nv) // the scratch must not keep a run's JSON reachable
 	rows, err := s.q.QueryContext(ctx, nv)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	dest := make([]driver.Value, len(rows.Columns()))
 	err = rows.Next(dest)
 	if cerr := rows.Close(); err == nil && cerr != nil {
-		return 0, cerr
+		return nil, cerr
 	}
 	switch {
 	case errors.Is(err, io.EOF):
-		return 0, sql.ErrNoRows
+		return nil, sql.ErrNoRows
 	case err != nil:
-		return 0, err
+		return nil, err
 	case len(dest) != 1:
-		return 0, fmt.Errorf("query returned %d columns, want 1", len(dest))
+		return nil, fmt.Errorf("query returned %d columns, want 1", len(dest))
 	}
-	n, ok := dest[0].(int64)
-	if !ok {
-		return 0, fmt.Errorf("query returned %T, want an integer", dest[0])
-	}
-	return n, nil
+	return dest[0], nil
 }
 
 // canonicalDue holds for a wait_index deadline in the form

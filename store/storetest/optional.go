@@ -130,4 +130,27 @@ func testClaimer(t *testing.T, s store.Store) {
 	if err := claim("a", 26*time.Second); err != nil {
 		t.Errorf("claim after the refused renewal: %v", err)
 	}
+	// A refused claim names the holder; a forced claim From an owner takes
+	// the claim from that owner only (a runner taking over a run it saw
+	// idle under a dead runner must not take it from one that took it
+	// over first).
+	var held *store.ClaimHeldError
+	if err := claim("b", 27*time.Second); !errors.As(err, &held) || held.Owner != "a" || !errors.Is(err, store.ErrConflict) {
+		t.Errorf("claim of a's live claim: err = %v, want a ClaimHeldError naming a (an ErrConflict)", err)
+	}
+	forceFrom := func(owner, from string, now time.Duration) error {
+		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second, Now: base.Add(now), Force: true, From: from})
+	}
+	if err := forceFrom("b", "x", 28*time.Second); !errors.As(err, &held) || held.Owner != "a" {
+		t.Errorf("forced claim from x of a's claim: err = %v, want a ClaimHeldError naming a", err)
+	}
+	if err := forceFrom("b", "a", 29*time.Second); err != nil {
+		t.Errorf("forced claim from a of a's claim: %v", err)
+	}
+	if err := forceFrom("c", "a", 30*time.Second); !errors.As(err, &held) || held.Owner != "b" {
+		t.Errorf("forced claim from a once b took it over: err = %v, want a ClaimHeldError naming b", err)
+	}
+	if err := renew("b", 31*time.Second); err != nil {
+		t.Errorf("renewal by the owner a second forced claim left alone: %v", err)
+	}
 }
