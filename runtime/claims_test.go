@@ -379,6 +379,21 @@ func TestTickLeavesADueRunItsHolderWorkedOn(t *testing.T) {
 	}
 }
 
+// A pause of a waiting run whose holder stopped after committing the wait
+// failed with ErrRunClaimed for the claim's whole TTL. Host updates now
+// take a run still waiting unchanged after their wait, as resumes do.
+func TestPauseTakesAnIdleWaitingRunFromItsHolder(t *testing.T) {
+	t.Parallel()
+	_, rt, id := heldListener(t)
+	ctx := context.Background()
+	if _, err := rt.Pause(ctx, id, "maintenance"); err != nil {
+		t.Fatalf("Pause: %v", err)
+	}
+	if got, _ := rt.GetState(ctx, id); !runtime.IsPaused(got) {
+		t.Fatalf("the run after Pause: %s, not paused", got.Status)
+	}
+}
+
 // claimTimes records the Now of every claim.
 type claimTimes struct {
 	*memory.Store

@@ -25,7 +25,10 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated boo
 	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
 	_, unlock := r.lock(runID)
 	defer unlock()
-	work, hold, err := r.claimWaiting(ctx, runID)
+	work, hold, err := r.claim(ctx, runID)
+	if claimRefused(err, runID) {
+		work, hold, err = r.claimHeld(ctx, runID)
+	}
 	if err != nil {
 		return err
 	}
@@ -57,6 +60,22 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated boo
 		}
 		return nil
 	}
+}
+
+// claimHeld claims a run another runner holds for a host update: it
+// waits a moment for the holder (claimWaiting), then takes a run still
+// waiting unchanged from that holder, as resumeHeld does (a runner that
+// died holding a waiting run would otherwise refuse every pause for the
+// claim's TTL). A running run is never taken: its holder may be working.
+func (r *Runtime) claimHeld(ctx context.Context, runID string) (context.Context, *claimHold, error) {
+	seen, gerr := r.store.RunGet(ctx, runID)
+	work, hold, err := r.claimWaiting(ctx, runID)
+	holder, refused := refusedBy(err, runID)
+	if !refused || gerr != nil || !r.idleWaiting(ctx, seen) {
+		return work, hold, err
+	}
+	r.logger.InfoContext(ctx, "taking a waiting run from the runner holding it, for a host update", "run_id", runID, "holder", holder)
+	return r.claimTaking(ctx, runID, holder)
 }
 
 // hostUpdateAttempts bounds hostUpdate's read-modify-commit rounds.
