@@ -311,15 +311,10 @@ func TestResumeLeavesABusyRunToItsHolder(t *testing.T) {
 	}
 }
 
-// heldDueRun starts a run that waits until a time already past (WAIT_UNTIL,
-// on a runtime whose clock is then moved past it) on a memory store with
-// claims (owner "me"), claimed for an hour by runner "other".
-func heldDueRun(t *testing.T) (st *memory.Store, rt *runtime.Runtime, id string) {
-	t.Helper()
-	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	timer := &runtime.Workflow{ID: "timer", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+// timerWorkflow is workflow "timer": node "wait" waits until 12:01 on
+// 2026-12-01 (WAIT_UNTIL), then "done" completes with {"ok": true}.
+func timerWorkflow() *runtime.Workflow {
+	return &runtime.Workflow{ID: "timer", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
 		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
 			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
 				Payload: map[string]any{"until": "2026-12-01T12:01:00+00:00"}, ResultKey: "woke"}, "done")
@@ -328,6 +323,17 @@ func heldDueRun(t *testing.T) (st *memory.Store, rt *runtime.Runtime, id string)
 			return runtime.Complete(map[string]any{"ok": true})
 		}),
 	}}
+}
+
+// heldDueRun starts a run that waits until a time already past (WAIT_UNTIL,
+// on a runtime whose clock is then moved past it) on a memory store with
+// claims (owner "me"), claimed for an hour by runner "other".
+func heldDueRun(t *testing.T) (st *memory.Store, rt *runtime.Runtime, id string) {
+	t.Helper()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	timer := timerWorkflow()
 	st = memory.New()
 	reg, _ := runtime.NewRegistry(timer)
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clock, Claims: &runtime.Claims{Owner: "me"}})

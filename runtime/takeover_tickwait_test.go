@@ -77,15 +77,7 @@ func TestTakeoverTickStopsWaitingOnceTheHeldRunChanged(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	var cmu sync.Mutex
 	clock := func() time.Time { cmu.Lock(); defer cmu.Unlock(); return now }
-	timer := &runtime.Workflow{ID: "timer", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
-		"wait": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
-				Payload: map[string]any{"until": "2026-12-01T12:01:00+00:00"}, ResultKey: "woke"}, "done")
-		}),
-		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Complete(map[string]any{"ok": true})
-		}),
-	}}
+	timer := timerWorkflow()
 	st := &busyHolderStore{Store: memory.New()}
 	reg, _ := runtime.NewRegistry(timer)
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clock, Claims: &runtime.Claims{Owner: "me"}})
