@@ -119,16 +119,16 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 	return out, nil
 }
 
-// resumeListener resumes one listener with the event (resumeHeld: giving
-// up on a listener another runner holds would lose the event for it,
-// since nothing keeps an event for a later delivery).
+// resumeListener resumes one listener with the event (claimTakeover:
+// giving up on a listener another runner holds would lose the event for
+// it, since nothing keeps an event for a later delivery).
 func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any, maxSteps int) (*durable.RunState, error) {
 	if maxSteps <= 0 {
 		maxSteps = -1 // no tick here: driven after the emitter's step
 	}
-	return d.resumeHeld(ctx, ResumeParams{
+	return d.resumeClaiming(ctx, ResumeParams{
 		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: maxSteps, strict: true,
-	}, l)
+	}, claimTakeover)
 }
 
 // sessionListeners lists the event names runs of a session wait on, for

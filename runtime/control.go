@@ -62,11 +62,20 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated boo
 	}
 }
 
-// claimHeld claims a run another runner holds for a host update: it
-// waits a moment for the holder (claimWaiting), then takes a run still
-// waiting unchanged from that holder, as resumeHeld does (a runner that
-// died holding a waiting run would otherwise refuse every pause for the
-// claim's TTL). A running run is never taken: its holder may be working.
+// claimHeld claims a run another runner may hold, for a resume, an event
+// delivery or a host update: it waits a moment for the holder
+// (claimWaiting), then takes a run still waiting unchanged (same key,
+// same version as read first) from that holder only (not from a runner
+// that took it over first), as Cancel takes a run. A runner killed between
+// committing a wait and releasing its claim leaves the run held for the
+// claim's whole TTL: an event for it meanwhile would be lost, an answer or
+// a pause refused, a parent's resume delayed. A live holder that had not
+// committed in that time loses nothing durable: of its commit and the
+// taker's, the second conflicts. Only in the moment between the check and
+// the taking can a holder that has just checkpointed past the wait lose
+// its effect in flight, which is then interrupted and replayed (at least
+// once, as after a crash). A running run is never taken: its holder may
+// be working on it.
 func (r *Runtime) claimHeld(ctx context.Context, runID string) (context.Context, *claimHold, error) {
 	seen, gerr := r.store.RunGet(ctx, runID)
 	work, hold, err := r.claimWaiting(ctx, runID)

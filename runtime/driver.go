@@ -30,9 +30,6 @@ type driver struct {
 	// session.stopped): a sync child's caller tells a child stopped by a
 	// host from one that used its step budget.
 	lastStopped bool
-	// takeFrom is the runner a claimTake open takes the run from (see
-	// takingFrom).
-	takeFrom string
 }
 
 type followKind int

@@ -36,7 +36,7 @@ type ResumeParams struct {
 // once: a run that is no longer waiting on that key gives a
 // *StaleResumeError; a paused run gives ErrRunPaused. With claims, a run
 // another runner holds is waited for a moment, then taken if it is still
-// waiting unchanged (see resumeHeld), else ErrRunClaimed.
+// waiting unchanged (see claimHeld), else ErrRunClaimed.
 func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
 	d := r.newDriver(p.StepGate)
 	run, err := d.resume(ctx, p)
@@ -47,45 +47,14 @@ func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState
 }
 
 // resume is Resume without the drive that follows. A run another runner
-// holds is read as it is, then resumed as resumeHeld does; the usual
-// resume of a free run pays no read for it.
+// holds is claimed again through claimHeld (claimTakeover); the usual
+// resume of a free run pays nothing for it.
 func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
 	st, err := d.resumeClaiming(ctx, p, claimNow)
 	if !claimRefused(err, p.RunID) {
 		return st, err // an ErrRunClaimed out of the resume's own steps comes after its commit
 	}
-	seen, gerr := d.r.store.RunGet(ctx, p.RunID)
-	if gerr != nil {
-		return st, err
-	}
-	return d.resumeHeld(ctx, p, seen)
-}
-
-// resumeHeld resumes a run that another runner may hold, waiting a moment
-// for it (claimWait). A run still held after that wait, and in the store
-// as it was seen (waiting on the same key, same version), is taken from
-// that holder (only: not from a runner that took it over first), as
-// Cancel takes a run: a runner killed between committing
-// a wait and releasing its claim leaves the run held for the claim's
-// whole TTL, and an event for it meanwhile would be lost, an answer
-// refused, a parent's resume delayed. A live holder that had not
-// committed in that time loses nothing durable: whichever of its commit
-// and the resume's comes second conflicts, so one answer to the wait
-// wins. Only in the moment between the check and the taking can a holder
-// that has just checkpointed past the wait lose its effect in flight,
-// which is then interrupted and replayed (at least once, as after a
-// crash).
-func (d *driver) resumeHeld(ctx context.Context, p ResumeParams, seen *durable.RunState) (*durable.RunState, error) {
-	st, err := d.resumeClaiming(ctx, p, claimWait)
-	holder, refused := refusedBy(err, p.RunID)
-	if !refused || !d.r.idleWaiting(ctx, seen) {
-		return st, err
-	}
-	d.r.logger.InfoContext(ctx, "taking a waiting run from the runner holding it, to resume it",
-		"run_id", p.RunID, "wait_key", seen.Waiting.WaitKey, "holder", holder)
-	return d.takingFrom(holder, func() (*durable.RunState, error) {
-		return d.resumeClaiming(ctx, p, claimTake)
-	})
+	return d.resumeClaiming(ctx, p, claimTakeover)
 }
 
 // idleWaiting reports whether the run seen is, in the store, as it was

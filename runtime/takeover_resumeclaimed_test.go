@@ -14,7 +14,7 @@ import (
 
 // Resume took every ErrRunClaimed from its first attempt for "another
 // runner holds the run" (found by a review of the takeover change) and
-// tried again through resumeHeld. But ErrRunClaimed also comes out of an
+// tried again through its takeover. But ErrRunClaimed also comes out of an
 // attempt that did claim the run and committed the answer: its steps
 // then stopped on a run another runner holds (a sync child held
 // elsewhere, a handler that returns ErrRunClaimed, as HandlerFunc

@@ -43,8 +43,8 @@ func (r *Runtime) Tick(ctx context.Context, runID string, opts TickOptions) (*du
 }
 
 // tickHeldDue ticks a run another runner holds (cause is the refused
-// claim) when it waits on a deadline that has passed, as resumeHeld
-// resumes one: it waits a moment for the holder, then takes a run still
+// claim) when it waits on a deadline that has passed, as claimHeld
+// claims one: it waits a moment for the holder, then takes a run still
 // waiting unchanged. A runner killed between committing a wait and
 // releasing its claim would otherwise hold a due timer up for the
 // claim's whole TTL. A run that changed meanwhile (the holder ticked it,
@@ -68,7 +68,7 @@ func (d *driver) tickHeldDue(ctx context.Context, runID string, maxSteps int, ca
 		if err := sleepContext(ctx, claimWaits[i]*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("waiting for run %s held by another runner: %w", runID, err)
 		}
-		run, err := d.tickIfUnchanged(ctx, runID, maxSteps, claimNow, seen.Version)
+		run, err := d.tickIfUnchanged(ctx, runID, maxSteps, d.r.claim, seen.Version)
 		h, refused := refusedBy(err, runID)
 		if !refused {
 			return run, err
@@ -76,18 +76,9 @@ func (d *driver) tickHeldDue(ctx context.Context, runID string, maxSteps int, ca
 		holder, cause = h, err
 	}
 	d.r.logger.InfoContext(ctx, "taking a due run from the runner holding it, to tick it", "run_id", runID, "holder", holder)
-	return d.takingFrom(holder, func() (*durable.RunState, error) {
-		return d.tickIfUnchanged(ctx, runID, maxSteps, claimTake, seen.Version)
-	})
-}
-
-// takingFrom runs fn, whose open claims with claimTake, taking the run
-// from holder only.
-func (d *driver) takingFrom(holder string, fn func() (*durable.RunState, error)) (*durable.RunState, error) {
-	prev := d.takeFrom
-	d.takeFrom = holder
-	defer func() { d.takeFrom = prev }()
-	return fn()
+	return d.tickIfUnchanged(ctx, runID, maxSteps, func(ctx context.Context, runID string) (context.Context, *claimHold, error) {
+		return d.r.claimTaking(ctx, runID, holder)
+	}, seen.Version)
 }
 
 func (r *Runtime) steps(n int) int {
@@ -99,14 +90,14 @@ func (r *Runtime) steps(n int) int {
 
 // tick runs one locked session over a run.
 func (d *driver) tick(ctx context.Context, runID string, maxSteps int) (*durable.RunState, error) {
-	return d.tickIfUnchanged(ctx, runID, maxSteps, claimNow, -1)
+	return d.tickIfUnchanged(ctx, runID, maxSteps, d.r.claim, -1)
 }
 
-// tickIfUnchanged is tick, claiming the run as mode says; with a version
+// tickIfUnchanged is tick, claiming the run with claim; with a version
 // (not -1), a run that is at another version once claimed is not ticked
 // but left as ErrRunClaimed (another runner worked on it meanwhile).
-func (d *driver) tickIfUnchanged(ctx context.Context, runID string, maxSteps int, mode claimMode, version int64) (*durable.RunState, error) {
-	ctx, s, unlock, err := d.open(ctx, runID, mode)
+func (d *driver) tickIfUnchanged(ctx context.Context, runID string, maxSteps int, claim claimFunc, version int64) (*durable.RunState, error) {
+	ctx, s, unlock, err := d.openWith(ctx, runID, claim)
 	if err != nil {
 		return nil, err
 	}
@@ -126,29 +117,38 @@ func (d *driver) tickIfUnchanged(ctx context.Context, runID string, maxSteps int
 type claimMode int
 
 const (
-	claimNow   claimMode = iota // fail at once with ErrRunClaimed
-	claimWait                   // wait a moment for the holder (claimWaiting)
-	claimForce                  // take it from the holder (a cancel)
-	claimTake                   // take it from driver.takeFrom only (a run seen idle under a dead runner)
+	claimNow      claimMode = iota // fail at once with ErrRunClaimed
+	claimWait                      // wait a moment for the holder (claimWaiting)
+	claimForce                     // take it from the holder (a cancel)
+	claimTakeover                  // wait, then take a waiting run left unchanged (claimHeld)
 )
 
-// open locks a run (and claims it, when the runtime claims runs) and
-// loads it with its workflow. The returned context is the one to work on
-// the run with: it is cancelled if the claim is lost.
-func (d *driver) open(ctx context.Context, runID string, mode claimMode) (context.Context, *session, func(), error) {
-	l, unlockRun := d.r.lock(runID)
-	claim := d.r.claim
+// claimFunc claims a run for this runtime (see Runtime.claim).
+type claimFunc func(ctx context.Context, runID string) (context.Context, *claimHold, error)
+
+// claimFor is the claim function of mode.
+func (d *driver) claimFor(mode claimMode) claimFunc {
 	switch mode {
 	case claimWait:
-		claim = d.r.claimWaiting
+		return d.r.claimWaiting
 	case claimForce:
-		claim = d.r.claimForcing
-	case claimTake:
-		from := d.takeFrom
-		claim = func(ctx context.Context, runID string) (context.Context, *claimHold, error) {
-			return d.r.claimTaking(ctx, runID, from)
-		}
+		return d.r.claimForcing
+	case claimTakeover:
+		return d.r.claimHeld
 	}
+	return d.r.claim
+}
+
+// open locks a run (and claims it, when the runtime claims runs, as mode
+// says) and loads it with its workflow. The returned context is the one
+// to work on the run with: it is cancelled if the claim is lost.
+func (d *driver) open(ctx context.Context, runID string, mode claimMode) (context.Context, *session, func(), error) {
+	return d.openWith(ctx, runID, d.claimFor(mode))
+}
+
+// openWith is open claiming the run with claim.
+func (d *driver) openWith(ctx context.Context, runID string, claim claimFunc) (context.Context, *session, func(), error) {
+	l, unlockRun := d.r.lock(runID)
 	work, hold, err := claim(ctx, runID)
 	if err != nil {
 		unlockRun()
