@@ -572,7 +572,7 @@ func (s *Store) listDueOverQueue(ctx context.Context, p *store.RunListDueParams)
 			add(d.id, d.until)
 		}
 	}
-	foreign, err := s.foreignDeadlines(ctx, s.rw.foreignDue)
+	foreign, err := s.dueRows(ctx, s.rw.foreignDue, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}

@@ -373,27 +373,11 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 	}
 	defer rd.release()
 	limit := store.EffectiveLimit(p.Limit)
-	rows, err := rd.listDue.QueryContext(ctx, durable.FormatTime(p.Now), limit)
+	out, err := s.dueRows(ctx, rd.listDue, 0, durable.FormatTime(p.Now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
-	defer rows.Close()
-	var out []store.DueRun
-	for rows.Next() {
-		var id, due string
-		if err := rows.Scan(&id, &due); err != nil {
-			return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
-		}
-		until, ok := s.dueTime(id, due)
-		if !ok {
-			continue
-		}
-		out = append(out, store.DueRun{RunID: id, Until: until})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
-	}
-	foreign, err := s.foreignDeadlines(ctx, rd.foreignDue)
+	foreign, err := s.dueRows(ctx, rd.foreignDue, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
@@ -407,15 +391,18 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
 	defer rd.release()
-	next, err := s.firstCanonicalDue(ctx, rd.nextDue)
+	// The first canonical deadline that reads as a time (the form's digits
+	// can still spell no date), and the foreign ones.
+	first, err := s.dueRows(ctx, rd.nextDue, 1)
 	if err != nil {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
-	foreign, err := s.foreignDeadlines(ctx, rd.foreignDue)
+	foreign, err := s.dueRows(ctx, rd.foreignDue, 0)
 	if err != nil {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
-	for _, d := range foreign {
+	var next durable.Time
+	for _, d := range append(first, foreign...) {
 		if next.IsZero() || d.Until.Before(next.Time) {
 			next = d.Until
 		}
@@ -423,38 +410,20 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 	return next, nil
 }
 
-// firstCanonicalDue is the earliest deadline in the canonical form that
-// reads as a time (the form's digits can still spell no date).
-func (s *Store) firstCanonicalDue(ctx context.Context, stmt *sql.Stmt) (durable.Time, error) {
-	rows, err := stmt.QueryContext(ctx)
-	if err != nil {
-		return durable.Time{}, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, due string
-		if err := rows.Scan(&id, &due); err != nil {
-			return durable.Time{}, err
-		}
-		if t, ok := s.dueTime(id, due); ok {
-			return t, nil
-		}
-	}
-	return durable.Time{}, rows.Err()
-}
-
-// foreignDeadlines reads the wait_index rows whose deadline is not in the
-// canonical form (Python stores a WAIT_UNTIL's until as the node gave it;
-// migration 015), with their parsed times. None, unless Python writes to
-// the database: the query reads an empty partial index.
-func (s *Store) foreignDeadlines(ctx context.Context, stmt *sql.Stmt) ([]store.DueRun, error) {
-	rows, err := stmt.QueryContext(ctx)
+// dueRows reads the (run_id, deadline) rows stmt gives for args as due
+// runs, passing over deadlines no parser reads (dueTime); at most max of
+// them when max > 0. With rd.foreignDue it reads the wait_index rows whose
+// deadline is not in the canonical form (Python stores a WAIT_UNTIL's
+// until as the node gave it; migration 015): none unless Python writes to
+// the database, the query reading an empty partial index.
+func (s *Store) dueRows(ctx context.Context, stmt *sql.Stmt, max int, args ...any) ([]store.DueRun, error) {
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []store.DueRun
-	for rows.Next() {
+	for (max <= 0 || len(out) < max) && rows.Next() {
 		var id, due string
 		if err := rows.Scan(&id, &due); err != nil {
 			return nil, err

@@ -6,7 +6,7 @@
 -- hours late, one at -05:00 was listed five hours early. This partial
 -- index lists the rows in any other form (none, unless Python writes to
 -- the database), so the due queries read them apart and compare their
--- parsed times (runs.go, foreignDeadlines). The two GLOBs are the
+-- parsed times (runs.go, dueRows). The two GLOBs are the
 -- canonical form with and without a fraction; stmts.go repeats them
 -- (canonicalDue) and the planner uses the index only while both texts
 -- match.
