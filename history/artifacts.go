@@ -69,10 +69,7 @@ func (e *exporter) treeArtifacts(ctx context.Context, runIDs []string) ([]any, e
 // artifactSummary is the bounded view of an artifact's metadata carried
 // by a bundle (no content).
 func artifactSummary(m *artifact.Metadata) map[string]any {
-	wire := map[string]any{}
-	for _, kv := range m.JSONValue() {
-		wire[kv.Key] = kv.Value
-	}
+	wire := wireObject(m.JSONValue())
 	return map[string]any{
 		"artifact_id":  wire["artifact_id"],
 		"blob_id":      wire["blob_id"],

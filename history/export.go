@@ -178,7 +178,7 @@ func (e *exporter) export(ctx context.Context, id string) (map[string]any, error
 		"generated_at":      durable.FormatTime(now(e.opts.Now)),
 		"root_run_id":       id,
 		"run":               runSummary(run),
-		"workflow_snapshot": snapshotRef(run),
+		"workflow_snapshot": mapOrNil(snapshotRef(run)),
 		"input_data":        input,
 		"ledgers":           ledgers,
 		"timeline":          timeline,
@@ -323,10 +323,7 @@ func timelineEntry(runID string, cursor int, rec *durable.StepRecord) map[string
 // runSummary is the "run" section: the run's identity and state without
 // its vars and output.
 func runSummary(run *durable.RunState) map[string]any {
-	wire := map[string]any{}
-	for _, kv := range run.JSONValue() {
-		wire[kv.Key] = kv.Value
-	}
+	wire := wireObject(run.JSONValue())
 	out := map[string]any{}
 	for _, k := range []string{"run_id", "workflow_id", "status", "current_node", "created_at", "updated_at",
 		"actor_id", "session_id", "parent_run_id", "error", "waiting"} {
@@ -335,9 +332,9 @@ func runSummary(run *durable.RunState) map[string]any {
 	return out
 }
 
-// snapshotRef returns vars._runtime.workflow_snapshot when it names an
-// artifact, else nil.
-func snapshotRef(run *durable.RunState) any {
+// snapshotRef returns a copy of vars._runtime.workflow_snapshot when it
+// names an artifact, else nil.
+func snapshotRef(run *durable.RunState) map[string]any {
 	rt, _ := run.Vars["_runtime"].(map[string]any)
 	ref, _ := rt[snapshotKey].(map[string]any)
 	if id, _ := ref["artifact_id"].(string); strings.TrimSpace(id) == "" {

@@ -73,7 +73,7 @@ func persistSnapshot(ctx context.Context, runs store.RunStore, arts artifact.Sto
 	if err != nil {
 		return nil, fmt.Errorf("loading run: %w", err)
 	}
-	if ref := existingSnapshotRef(run); ref != nil {
+	if ref := snapshotRef(run); ref != nil {
 		return ref, nil
 	}
 	format := strings.TrimSpace(p.Format)
@@ -116,17 +116,10 @@ func persistSnapshot(ctx context.Context, runs store.RunStore, arts artifact.Sto
 		if run, err = runs.RunGet(ctx, rid); err != nil {
 			return nil, fmt.Errorf("reloading run: %w", err)
 		}
-		if existing := existingSnapshotRef(run); existing != nil {
+		if existing := snapshotRef(run); existing != nil {
 			return existing, nil
 		}
 	}
-}
-
-// existingSnapshotRef returns a copy of the run's snapshot ref when it
-// names an artifact, else nil.
-func existingSnapshotRef(run *durable.RunState) map[string]any {
-	ref, _ := snapshotRef(run).(map[string]any)
-	return ref
 }
 
 // setSnapshotRef writes ref to vars._runtime.workflow_snapshot, creating

@@ -52,6 +52,15 @@ func object(v any) map[string]any {
 	return m
 }
 
+// wireObject indexes a value's wire form (its JSONValue) by key.
+func wireObject(kvs pyjson.Ordered) map[string]any {
+	m := make(map[string]any, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
 // nonBlankString returns v trimmed when it is a string with non-space
 // content.
 func nonBlankString(v any) (string, bool) {

@@ -49,9 +49,7 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 	st, err := d.rt.Tick(ctx, id, runtime.TickOptions{})
 	for err == nil {
 		d.printRecords()
-		switch {
-		case st.Status == durable.RunRunning, st.Status == durable.RunWaiting && st.Waiting != nil:
-		default:
+		if !unfinished(st) {
 			return st, nil // ended
 		}
 		// The run, or the deepest of the subflows it waits on, is running
@@ -119,12 +117,18 @@ func (d *bundleDriver) deepestWaiting(ctx context.Context, st *durable.RunState)
 		if err != nil {
 			return nil, err
 		}
-		if cs.Status != durable.RunRunning && (cs.Status != durable.RunWaiting || cs.Waiting == nil) {
+		if !unfinished(cs) {
 			return nil, nil
 		}
 		cur = cs
 	}
 	return nil, fmt.Errorf("run %s: subflows waiting more than %d levels deep", st.RunID, maxSubflowDepth)
+}
+
+// unfinished reports whether r is running or waits for something: a run
+// the driver goes on with.
+func unfinished(r *durable.RunState) bool {
+	return r.Status == durable.RunRunning || r.Status == durable.RunWaiting && r.Waiting != nil
 }
 
 // maxSubflowDepth bounds the chain deepestWaiting follows.

@@ -14,6 +14,10 @@ import (
 // command's output, not a usage error. On a bad flag it returns 2 after
 // the flag package's message and the usage, on stderr. ok is true when
 // the command should go on.
+//
+// A failed write of the help fails the command: when stdout is the
+// command's outWriter, that reports it as the command exits (reporting it
+// here too would print the message twice); else parseFlags does.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, ok bool) {
 	usage := fs.Usage
 	if usage == nil {
@@ -30,10 +34,16 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, ok
 		return 0, true
 	case errors.Is(err, flag.ErrHelp):
 		stderr := fs.Output()
-		out := &outWriter{w: stdout}
+		out, owned := stdout.(*outWriter)
+		if !owned {
+			out = &outWriter{w: stdout}
+		}
 		fs.SetOutput(out)
 		fs.Usage()
 		fs.SetOutput(stderr)
+		if owned {
+			return 0, false
+		}
 		return out.exit(fs.Name(), stderr, 0), false
 	}
 	fs.Usage()
