@@ -3,6 +3,8 @@ package main
 import (
 	"io"
 	"os"
+
+	"github.com/mattn/go-isatty"
 )
 
 // isTerminal reports whether r is a terminal a person types into, so
@@ -11,5 +13,9 @@ import (
 // would read EOF at once instead of saying that no answer is left.
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	return ok && f != nil && isTerminalFd(f.Fd())
+	if !ok || f == nil {
+		return false
+	}
+	fd := f.Fd()
+	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
 }
