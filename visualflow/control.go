@@ -45,6 +45,13 @@ func (s *step) removeFromStack(id string) {
 		c["stack"] = st[:len(st)-1]
 		return
 	}
+	s.dropFromStack(id)
+}
+
+// dropFromStack removes every occurrence of id from the control stack.
+func (s *step) dropFromStack(id string) {
+	c := s.control()
+	st := c["stack"].([]any)
 	kept := make([]any, 0, len(st))
 	for _, x := range st {
 		if x != id {

@@ -3,7 +3,6 @@ package visualflow
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
@@ -76,8 +75,7 @@ func (s *step) finish(n *node, target, handle string) runtime.StepPlan {
 // (§4.6.1) rather than the failed scheduler ending the whole run.
 func (s *step) abortScheduler(n *node, msg string) runtime.StepPlan {
 	delete(s.frames(), n.ID)
-	c := s.control()
-	c["stack"] = slices.DeleteFunc(c["stack"].([]any), func(x any) bool { return x == n.ID })
+	s.dropFromStack(n.ID)
 	return s.failWith(n, msg)
 }
 

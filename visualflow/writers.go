@@ -24,10 +24,10 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 	switch n.Type {
 	case "set_var":
 		name := varName(resolved["name"])
-		if msg := checkVarName(name, "Set Variable requires a non-empty variable name."); msg != "" {
+		path, msg := checkVarName(name, "Set Variable requires a non-empty variable name.")
+		if msg != "" {
 			return s.failWith(n, msg), nil
 		}
-		path := pyval.VarPath(name)
 		if len(path) == 0 {
 			return s.failWith(n, fmt.Sprintf("Failed to set variable '%s': %s", name, errNoSegment)), nil
 		}
@@ -49,10 +49,11 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 		named := map[string]any{}
 		for _, k := range slices.Sorted(maps.Keys(updates)) {
 			name := strings.TrimSpace(k)
-			if msg := checkVarName(name, "Set Variables requires non-empty variable names in updates."); msg != "" {
+			path, msg := checkVarName(name, "Set Variables requires non-empty variable names in updates.")
+			if msg != "" {
 				return s.failWith(n, msg), nil
 			}
-			if len(pyval.VarPath(name)) == 0 {
+			if len(path) == 0 {
 				return s.failWith(n, "Failed to set variables: "+errNoSegment), nil
 			}
 			named[name] = updates[k]
@@ -63,14 +64,14 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 		rec = map[string]any{"updates": named}
 	default: // set_var_property
 		name := varName(resolved["name"])
-		if msg := checkVarName(name, "Set Variable Property requires a non-empty variable name."); msg != "" {
+		path, msg := checkVarName(name, "Set Variable Property requires a non-empty variable name.")
+		if msg != "" {
 			return s.failWith(n, msg), nil
 		}
 		key := varName(resolved["key"])
 		if key == "" {
 			return s.failWith(n, "Set Variable Property requires a non-empty key."), nil
 		}
-		path := pyval.VarPath(name)
 		if len(path) == 0 {
 			return s.failWith(n, fmt.Sprintf("Failed to set variable property '%s.%s': %s", name, key, errNoSegment)), nil
 		}
@@ -110,19 +111,21 @@ func varName(v any) string {
 	return strings.TrimSpace(pyval.StrOrEmpty(v))
 }
 
-// checkVarName returns the error message of an invalid variable name.
-// The reserved '_' prefix is checked on the name and on the variable it
-// writes: "._temp" would write _temp once its empty segment is dropped,
-// which the reference lets through but the spec reserves (§4.1).
-func checkVarName(name, emptyMsg string) string {
+// checkVarName returns the segments the variable name writes
+// (pyval.VarPath; none for a name made only of dots), or the error message
+// of an invalid name. The reserved '_' prefix is checked on the name and
+// on the variable it writes: "._temp" would write _temp once its empty
+// segment is dropped, which the reference lets through but the spec
+// reserves (§4.1).
+func checkVarName(name, emptyMsg string) (path []string, msg string) {
 	if name == "" {
-		return emptyMsg
+		return nil, emptyMsg
 	}
-	path := pyval.VarPath(name)
+	path = pyval.VarPath(name)
 	if strings.HasPrefix(name, "_") || len(path) > 0 && strings.HasPrefix(path[0], "_") {
-		return fmt.Sprintf("Invalid variable name '%s': names starting with '_' are reserved.", name)
+		return nil, fmt.Sprintf("Invalid variable name '%s': names starting with '_' are reserved.", name)
 	}
-	return ""
+	return path, ""
 }
 
 // zeroFor is the default of an absent set_var value by pin type.

@@ -221,7 +221,7 @@ func (p *jsonParser) number() (any, error) {
 			return n, nil
 		}
 		if isRangeErr(err) {
-			return json.Number(lit), nil // a Python int: its digits kept (bigInt)
+			return json.Number(lit), nil // a Python int: its digits kept (number.big)
 		}
 	}
 	f, err := strconv.ParseFloat(lit, 64)

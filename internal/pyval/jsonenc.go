@@ -1,6 +1,7 @@
 package pyval
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -101,15 +102,13 @@ func dumpValue(b *strings.Builder, v any, o DumpOptions, depth int) error {
 		}
 		return dumpValue(b, arr, o, depth)
 	default:
-		if big, ok := bigInt(v); ok {
-			b.WriteString(string(big))
-			return nil
-		}
 		n := asNumber(v)
-		switch n.kind {
-		case intNumber:
+		switch {
+		case n.big:
+			b.WriteString(string(v.(json.Number)))
+		case n.kind == intNumber:
 			b.WriteString(strconv.FormatInt(n.i, 10))
-		case floatNumber:
+		case n.kind == floatNumber:
 			b.WriteString(jsonFloat(n.f))
 		default:
 			return fmt.Errorf("Object of type %T is not JSON serializable", v)

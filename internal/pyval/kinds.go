@@ -18,11 +18,15 @@ const (
 )
 
 // number is a decoded numeric value: i is valid for intNumber and boolNumber,
-// f for floatNumber.
+// f for floatNumber. big marks an integer literal beyond int64 (a
+// json.Number, as LoadsJSON and the stores give it): a float for
+// arithmetic, but Python holds it as an int, so str(), repr() and
+// json.dumps() write its digits.
 type number struct {
 	kind numKind
 	i    int64
 	f    float64
+	big  bool
 }
 
 func (n number) float() float64 {
@@ -78,31 +82,22 @@ func asNumber(v any) number {
 
 // parseJSONNumber turns a JSON number literal into an int or float. Integer
 // literals outside the int64 range are floats for arithmetic (Python would
-// compute with a big int); their digits are kept where the value is
-// printed or stored (bigInt).
+// compute with a big int), marked big so that their digits are kept where
+// the value is printed or stored.
 func parseJSONNumber(s string) number {
+	big := false
 	if !strings.ContainsAny(s, ".eE") {
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err == nil {
 			return number{kind: intNumber, i: i}
 		}
+		big = isRangeErr(err)
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil && !isRangeErr(err) {
 		return number{}
 	}
-	return number{kind: floatNumber, f: f}
-}
-
-// bigInt reports whether v is an integer literal outside the int64 range
-// (json.Number, as LoadsJSON and the stores give it): Python holds such a
-// number as an int, so str(), repr() and json.dumps() write its digits.
-func bigInt(v any) (json.Number, bool) {
-	n, ok := v.(json.Number)
-	if !ok || n == "" || strings.ContainsAny(string(n), ".eE") {
-		return "", false
-	}
-	_, err := strconv.ParseInt(string(n), 10, 64)
-	return n, isRangeErr(err)
+	return number{kind: floatNumber, f: f, big: big}
 }
 
 func isRangeErr(err error) bool {
@@ -160,14 +155,13 @@ func Normalize(v any) any {
 		}
 		return out
 	}
-	if _, ok := bigInt(v); ok {
-		return v // its digits; a float64 would lose them
-	}
 	n := asNumber(v)
-	switch n.kind {
-	case intNumber:
+	switch {
+	case n.big:
+		return v // its digits; a float64 would lose them
+	case n.kind == intNumber:
 		return n.i
-	case floatNumber:
+	case n.kind == floatNumber:
 		return n.f
 	}
 	return v
@@ -188,13 +182,10 @@ func TypeName(v any) string {
 	case map[string]any:
 		return "dict"
 	}
-	if _, ok := bigInt(v); ok {
+	switch n := asNumber(v); {
+	case n.kind == intNumber || n.big:
 		return "int"
-	}
-	switch asNumber(v).kind {
-	case intNumber:
-		return "int"
-	case floatNumber:
+	case n.kind == floatNumber:
 		return "float"
 	}
 	return "object"

@@ -533,15 +533,24 @@ func (p *litParser) oneString() (s string, isBytes bool, err error) {
 	}
 }
 
+// simpleEscapes maps the character after a backslash to what it stands for.
+var simpleEscapes = map[byte]string{'\n': "", '\\': "\\", '\'': "'", '"': "\"", 'a': "\a", 'b': "\b",
+	'f': "\f", 'n': "\n", 'r': "\r", 't': "\t", 'v': "\v"}
+
 // escape decodes the escape sequence at p.i; in a bytes literal a \x or
 // octal escape is one byte (an octal value above 0o377 keeps its low
 // byte, as in Python).
 func (p *litParser) escape(b *strings.Builder, isBytes bool) error {
 	c := p.s[p.i+1]
 	p.i += 2
-	simple := map[byte]string{'\n': "", '\\': "\\", '\'': "'", '"': "\"", 'a': "\a", 'b': "\b",
-		'f': "\f", 'n': "\n", 'r': "\r", 't': "\t", 'v': "\v"}
-	if s, ok := simple[c]; ok {
+	put := func(n uint64) {
+		if isBytes {
+			b.WriteByte(byte(n))
+		} else {
+			b.WriteRune(rune(n))
+		}
+	}
+	if s, ok := simpleEscapes[c]; ok {
 		b.WriteString(s)
 		return nil
 	}
@@ -555,11 +564,7 @@ func (p *litParser) escape(b *strings.Builder, isBytes bool) error {
 			return p.fail("truncated escape")
 		}
 		p.i += hexLen
-		if isBytes {
-			b.WriteByte(byte(n))
-		} else {
-			b.WriteRune(rune(n))
-		}
+		put(n)
 		return nil
 	}
 	if c >= '0' && c <= '7' {
@@ -570,11 +575,7 @@ func (p *litParser) escape(b *strings.Builder, isBytes bool) error {
 		}
 		n, _ := strconv.ParseUint(p.s[j:end], 8, 32)
 		p.i = end
-		if isBytes {
-			b.WriteByte(byte(n))
-		} else {
-			b.WriteRune(rune(n))
-		}
+		put(n)
 		return nil
 	}
 	// Unknown escapes are kept verbatim, as in Python.

@@ -103,18 +103,14 @@ func writeRepr(b *strings.Builder, v any) {
 			b.WriteString(QuoteString(e))
 		}
 		b.WriteByte(']')
-	case json.Number:
-		if n, ok := bigInt(x); ok {
-			b.WriteString(string(n))
-			return
-		}
-		writeRepr(b, Normalize(x))
 	default:
 		n := asNumber(v)
-		switch n.kind {
-		case intNumber:
+		switch {
+		case n.big:
+			b.WriteString(string(v.(json.Number)))
+		case n.kind == intNumber:
 			b.WriteString(strconv.FormatInt(n.i, 10))
-		case floatNumber:
+		case n.kind == floatNumber:
 			b.WriteString(FormatFloat(n.f))
 		default:
 			fmt.Fprintf(b, "%v", v)

@@ -57,7 +57,7 @@ func isPySpace(r rune) bool {
 func Upper(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if u, ok := upperSpecial[r]; ok {
+		if u, ok := specialUpper(r); ok {
 			b.WriteString(u)
 		} else {
 			b.WriteRune(unicode.ToUpper(r))
