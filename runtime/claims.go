@@ -26,8 +26,9 @@ type Claims struct {
 	Owner string
 	// TTL is how long a claim lasts without renewal: a runner that dies
 	// holding one blocks the run that long. A held claim is renewed while
-	// the runner works on the run, so an effect may outlast it. Default
-	// 5m.
+	// the runner works on the run, so an effect may outlast it; the TTL
+	// only bounds how long renewals may fail (a store out of reach) before
+	// another runner may take the run. Default 1m.
 	TTL time.Duration
 	// RenewEvery is how often a runner working on a run renews its claim,
 	// and so how soon it learns that a Cancel made through another runner
@@ -90,7 +91,7 @@ func newClaimer(st store.Store, c *Claims) (*claimer, error) {
 	if !ok {
 		return nil, errors.New("runtime: Config.Claims needs a store that implements store.RunClaimer")
 	}
-	ttl := cmp.Or(c.TTL, 5*time.Minute)
+	ttl := cmp.Or(c.TTL, time.Minute)
 	return &claimer{store: rc, owner: cmp.Or(c.Owner, "runner-"+NewUUID()), ttl: ttl,
 		renew: min(cmp.Or(c.RenewEvery, time.Second), ttl/3)}, nil
 }

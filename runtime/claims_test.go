@@ -400,16 +400,18 @@ func TestPauseTakesAnIdleWaitingRunFromItsHolder(t *testing.T) {
 	}
 }
 
-// claimTimes records the Now of every claim.
+// claimTimes records the Now and TTL of every claim.
 type claimTimes struct {
 	*memory.Store
 	mu  sync.Mutex
 	now []time.Time
+	ttl []time.Duration
 }
 
 func (s *claimTimes) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	s.mu.Lock()
 	s.now = append(s.now, p.Now)
+	s.ttl = append(s.ttl, p.TTL)
 	s.mu.Unlock()
 	return s.Store.RunClaim(ctx, p)
 }
@@ -453,6 +455,39 @@ func TestClaimsUseTheStoreClockUnlessGivenOne(t *testing.T) {
 			if !now.Equal(want) {
 				t.Fatalf("claim Now = %v with clock set %v; want %v", now, clock != nil, want)
 			}
+		}
+	}
+}
+
+// A claim lasts a minute by default: renewals every second keep a live
+// runner's claims, so the TTL only decides how soon a dead runner's runs
+// are continued elsewhere.
+func TestClaimsDefaultTTLIsAMinute(t *testing.T) {
+	t.Parallel()
+	st := &claimTimes{Store: memory.New()}
+	reg, err := runtime.NewRegistry(chain(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Claims: &runtime.Claims{Owner: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "chain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(t.Context(), id, runtime.TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.ttl) == 0 {
+		t.Fatal("the tick claimed nothing")
+	}
+	for _, ttl := range st.ttl {
+		if ttl != time.Minute {
+			t.Fatalf("claim TTL = %v; want the default of 1m", ttl)
 		}
 	}
 }

@@ -10,3 +10,6 @@ import (
 func NextWait(s *Scheduler, ctx context.Context) time.Duration {
 	return s.nextWait(ctx, s.cfg.Clock())
 }
+
+// RecoverInterval exposes the resolved Config.RecoverInterval, for tests.
+func RecoverInterval(s *Scheduler) time.Duration { return s.cfg.RecoverInterval }

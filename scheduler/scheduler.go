@@ -33,7 +33,7 @@ type Config struct {
 	// RecoverInterval is how often the loop runs Recover again after
 	// Start, to continue runs another runner left: one that died (its
 	// claims expire after runtime.Claims.TTL) or that could not resume a
-	// parent this runner held. Default 1m when the runtime claims runs
+	// parent this runner held. Default 15s when the runtime claims runs
 	// (runtime.Config.Claims: several runners share the store); 0
 	// otherwise, as a single process recovers once, at Start.
 	RecoverInterval time.Duration
@@ -113,7 +113,7 @@ func New(cfg Config) (*Scheduler, error) {
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, time.Second)
 	cfg.BatchSize = cmp.Or(cfg.BatchSize, 100)
 	if cfg.RecoverInterval == 0 && cfg.Runtime.ClaimOwner() != "" {
-		cfg.RecoverInterval = time.Minute
+		cfg.RecoverInterval = 15 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -441,6 +441,30 @@ func expectReleasedOnSignal(t *testing.T, rt *runtime.Runtime, done <-chan *dura
 	}
 }
 
+// Recover runs again every 15 s by default when the runtime claims runs
+// (several runners), and only at Start when it does not.
+func TestRecoverIntervalDefault(t *testing.T) {
+	t.Parallel()
+	reg, _ := runtime.NewRegistry()
+	for _, claims := range []*runtime.Claims{nil, {}} {
+		rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg, Claims: claims})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := scheduler.New(scheduler.Config{Runtime: rt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := time.Duration(0)
+		if claims != nil {
+			want = 15 * time.Second
+		}
+		if got := scheduler.RecoverInterval(s); got != want {
+			t.Errorf("RecoverInterval with claims %v = %v; want %v", claims != nil, got, want)
+		}
+	}
+}
+
 // With claims (several runners), the loop runs Recover again every
 // RecoverInterval: a run left running after Start — by a runner that
 // died, say — is continued without a restart.

@@ -22,7 +22,7 @@ import (
 // variables name (soakStore.env).
 const envEventLossRunner = "CRASHTEST_EVENTLOSS_RUNNER"
 
-// eventLossTTL is the claim TTL of both runners (5m by default; short
+// eventLossTTL is the claim TTL of both runners (1m by default; short
 // here so the test does not wait long for the dead runner's claim).
 const eventLossTTL = 3 * time.Second
 
@@ -77,7 +77,7 @@ func TestMultiRunnerEventLossRunnerProcess(t *testing.T) {
 // TestMultiRunnerEventLostAfterKill: a runner (A) ticks a run into a
 // WAIT_EVENT and is SIGKILLed after the commit of that wait but before it
 // released its claim on the run. The claim stays in run_claims until its
-// TTL passes (5 minutes by default). An EMIT_EVENT aimed at the listener
+// TTL passes (a minute by default). An EMIT_EVENT aimed at the listener
 // through another runner (B) used to wait about 1.3 s for the claim, give
 // up with ErrRunClaimed, record {"status": "error"} for the listener and
 // complete the emitter; nothing kept the event (no outbox, no retry, and
