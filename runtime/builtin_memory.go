@@ -282,7 +282,7 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 		if err := mutate(run); err != nil {
 			return err
 		}
-		run.UpdatedAt = r.now()
+		touchUpdated(run, r.now())
 		if hold.lost() != nil {
 			return busy()
 		}

@@ -13,7 +13,7 @@ import (
 // hostUpdate is a host's read-modify-save of a run under its mutation
 // lock. mutate returns whether it changed anything and the records to
 // append; it may be called again on a fresh load (after a conflict), so
-// it depends only on the run it is given. touchUpdated controls whether
+// it depends only on the run it is given. touch controls whether
 // updated_at moves.
 //
 // With several runners it claims the run too, waiting a moment for one
@@ -21,7 +21,7 @@ import (
 // tick's commit conflict and drop what the tick did after its last
 // checkpoint, an effect's completion included (the effect would then run
 // again when the run continues).
-func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated bool,
+func (r *Runtime) hostUpdate(ctx context.Context, runID string, touch bool,
 	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
 	_, unlock := r.lock(runID)
 	defer unlock()
@@ -42,8 +42,8 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touchUpdated boo
 		if err != nil || !changed {
 			return err
 		}
-		if touchUpdated {
-			run.UpdatedAt = r.now()
+		if touch {
+			touchUpdated(run, r.now())
 		}
 		if err := hold.lost(); err != nil {
 			return err

@@ -117,6 +117,9 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			end.Status = durable.StepCancelled
 			end.Error = out.Error
 		default:
+			if out.Error == "" {
+				out.Error = "unknown error" // as Python words a failure without one
+			}
 			end.Status = durable.StepFailed
 			end.Error = out.Error
 		}

@@ -48,7 +48,7 @@ func (c LimitsConfig) limitsDict() map[string]any {
 	var maxIn any
 	if c.MaxInputTokens != nil {
 		in := int64(*c.MaxInputTokens)
-		if maxOutN >= 0 {
+		if maxTokens > 0 && maxOutN >= 0 {
 			in = max(0, min(in, maxTokens-maxOutN-256))
 		}
 		maxIn = in

@@ -208,6 +208,25 @@ func setEffectInFlight(vars map[string]any, node string, plan StepPlan, checkpoi
 	}
 }
 
+// touchUpdated sets run.UpdatedAt to now and moves the checkpoint_at of
+// a plan in flight that the last checkpoint recorded along with it: our
+// own writes between ticks (a host's pause, resume-run or limits, a memory
+// note into the run) leave the plan to be executed again; only a save by a
+// runtime that does not know the key makes it stale.
+func touchUpdated(run *durable.RunState, now durable.Time) {
+	prev := run.UpdatedAt
+	run.UpdatedAt = now
+	rt, _ := run.Vars["_runtime"].(map[string]any)
+	m, _ := rt[effectInFlightKey].(map[string]any)
+	if m == nil {
+		return
+	}
+	at, _ := m["checkpoint_at"].(string)
+	if t, err := durable.ParseTime(at); err == nil && t.Equal(prev.Time) {
+		m["checkpoint_at"] = now.String()
+	}
+}
+
 func clearEffectInFlight(vars map[string]any) {
 	if rt, ok := vars["_runtime"].(map[string]any); ok {
 		delete(rt, effectInFlightKey)

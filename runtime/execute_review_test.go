@@ -1,0 +1,207 @@
+package runtime
+
+// Regression tests from a review of effect execution: each failed before
+// the fix its comment describes.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// steppingMilliClock returns a clock that moves one millisecond per reading,
+// so that every commit has its own updated_at.
+func steppingMilliClock() func() time.Time {
+	var mu sync.Mutex
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Millisecond)
+		return t
+	}
+}
+
+// selfResumingAgent is the agent pattern: the node marks its phase, requests
+// an effect resuming to itself, and on its second call uses the result.
+func selfResumingAgent(nodeCalls *atomic.Int32) *Workflow {
+	return &Workflow{ID: "w", Entry: "agent", Nodes: map[string]NodeFunc{
+		"agent": errNode(func(run *durable.RunState) StepPlan {
+			nodeCalls.Add(1)
+			tmp := namespace(run.Vars, "_temp")
+			if tmp["phase"] == "called" {
+				res, _ := tmp["res"].(map[string]any)
+				return Complete(map[string]any{"answer": res["answer"]})
+			}
+			tmp["phase"] = "called"
+			return Request(&durable.Effect{Type: "llm", Payload: map[string]any{"prompt": "q"}, ResultKey: "_temp.res"}, "agent")
+		}),
+	}}
+}
+
+// A tick interrupted (shutdown) while an external effect runs leaves the
+// run at its in-flight checkpoint: the node's writes plus the plan in
+// vars._runtime.effect_in_flight. The next tick must execute the plan
+// again. If the host paused and resumed the run in between (Pause and
+// ResumeRun both move updated_at), takeEffectInFlight (vars.go) saw a
+// checkpoint_at different from updated_at, dropped the plan as "saved by
+// a runtime that does not know the key", and called the node on its own
+// writes: the run completed without the effect ever completing. Our own
+// writes now move checkpoint_at with updated_at (touchUpdated).
+func TestExecutePauseResumeAfterInterruptedEffectKeepsThePlan(t *testing.T) {
+	ctx := context.Background()
+	var nodeCalls, effectCalls atomic.Int32
+	entered := make(chan struct{}, 1)
+	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		if effectCalls.Add(1) == 1 {
+			entered <- struct{}{}
+			<-hctx.Done() // a shutdown while the call runs
+			return Failed("llm call: " + hctx.Err().Error()), nil
+		}
+		return Completed(map[string]any{"answer": "42"}), nil
+	}
+	rt := errRuntime(t, memory.New(), Config{
+		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
+		Clock:    steppingMilliClock(),
+	}, selfResumingAgent(&nodeCalls))
+	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.Tick(tctx, id, TickOptions{})
+		done <- err
+	}()
+	<-entered
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted tick: %v", err)
+	}
+	if _, err := rt.Pause(ctx, id, "operator"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.ResumeRun(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != durable.RunCompleted || st.Output["answer"] != "42" || effectCalls.Load() != 2 {
+		t.Fatalf("after pause/resume of the interrupted run: status %s, output %v, effect executed %d times, node called %d times; "+
+			"want completed with answer 42, the interrupted effect executed again", st.Status, st.Output, effectCalls.Load(), nodeCalls.Load())
+	}
+}
+
+// The same through the retry loop: attempt 1 fails, and a pause comes
+// during the backoff. The retry loop stops at the checkpoint it has just
+// committed (effect in flight); Pause then moved updated_at, so ResumeRun's
+// tick dropped the plan and the node completed on its own writes, without
+// the effect having completed.
+func TestExecutePauseDuringRetryBackoffKeepsThePlan(t *testing.T) {
+	ctx := context.Background()
+	var nodeCalls, effectCalls atomic.Int32
+	handler := func(context.Context, *EffectRequest) (Outcome, error) {
+		if effectCalls.Add(1) == 1 {
+			return Failed("provider unavailable"), nil
+		}
+		return Completed(map[string]any{"answer": "42"}), nil
+	}
+	var rt *Runtime
+	var id string
+	paused := make(chan error, 1)
+	var once sync.Once
+	sleep := func(sctx context.Context, d time.Duration) error {
+		hostStopsOnce(&once, rt, id, paused, func() error {
+			_, err := rt.Pause(context.Background(), id, "operator")
+			return err
+		})
+		return nil
+	}
+	rt = errRuntime(t, memory.New(), Config{
+		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
+		Policy:   RetryPolicy{DefaultAttempts: 3},
+		Sleep:    sleep,
+		Clock:    steppingMilliClock(),
+	}, selfResumingAgent(&nodeCalls))
+	var err error
+	if id, err = rt.Start(ctx, StartParams{WorkflowID: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, id, TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-paused; err != nil {
+		t.Fatal(err)
+	}
+	mid, _ := rt.GetState(ctx, id)
+	if !IsPaused(mid) {
+		t.Fatalf("run not paused: %s", mid.Status)
+	}
+	st, err := rt.ResumeRun(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != durable.RunCompleted || st.Output["answer"] != "42" || effectCalls.Load() != 2 {
+		t.Fatalf("after a pause during the retry backoff: status %s, output %v, effect executed %d times, node called %d times; "+
+			"want completed with answer 42 from the retried effect", st.Status, st.Output, effectCalls.Load(), nodeCalls.Load())
+	}
+}
+
+// A handler that fails with an empty message: Python's retry loop records
+// `last_error = outcome.error or "unknown error"` on the failed record and
+// in "Effect failed after N attempts: <last error>". Ours recorded a null
+// error and a run error ending in ": ".
+func TestExecuteFailedWithoutMessageIsUnknownError(t *testing.T) {
+	ctx := context.Background()
+	wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
+		"a": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: "x", Payload: map[string]any{}}, "b")
+		}),
+		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
+	}}
+	rt := errRuntime(t, memory.New(), Config{Handlers: map[durable.EffectType]Handler{
+		"x": {Func: func(context.Context, *EffectRequest) (Outcome, error) { return Failed(""), nil }},
+	}}, wf)
+	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.Tick(ctx, id, TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := rt.GetLedger(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failedErr = "<no failed record>"
+	for _, r := range recs {
+		if r.Status == durable.StepFailed {
+			failedErr = r.Error
+		}
+	}
+	if st.Error != "Effect failed after 1 attempts: unknown error" || failedErr != "unknown error" {
+		t.Fatalf("run error %q, failed record error %q; want %q and %q (Python: outcome.error or \"unknown error\")",
+			st.Error, failedErr, "Effect failed after 1 attempts: unknown error", "unknown error")
+	}
+}
+
+// Python's to_limits_dict clamps an explicit max_input_tokens only when
+// max_tokens > 0 (config.py: `max_tokens_int > 0 and max_output_int >= 0
+// and effective_max_input_tokens is not None`). limitsDict clamped whatever
+// max_tokens was, so a non-positive max_tokens (e.g. -1) with explicit
+// output and input budgets seeded max_input_tokens 0 instead of the value
+// given.
+func TestExecuteLimitsNoClampWithoutPositiveMaxTokens(t *testing.T) {
+	ptr := func(n int) *int { return &n }
+	l := LimitsConfig{MaxTokens: ptr(-1), MaxOutputTokens: ptr(1000), MaxInputTokens: ptr(5000)}.limitsDict()
+	if n, _ := AsInt(l["max_input_tokens"]); n != 5000 {
+		t.Fatalf("max_input_tokens = %v with max_tokens -1; want 5000 as configured (Python clamps only when max_tokens > 0)", l["max_input_tokens"])
+	}
+}
