@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -145,16 +146,31 @@ func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	return Waiting(w), nil
 }
 
+// maxTimeoutSeconds is about the longest timeout_s a time.Duration holds.
+const maxTimeoutSeconds = float64(math.MaxInt64 / int64(time.Second))
+
 func eventDeadline(p map[string]any, now time.Time) (durable.Time, error) {
-	if s, ok := p["until"].(string); ok && strings.TrimSpace(s) != "" {
-		return durable.ParseTime(s)
+	if v, ok := p["until"]; ok && v != nil {
+		s, ok := v.(string)
+		if !ok {
+			return durable.Time{}, fmt.Errorf("until must be an ISO timestamp, not %T", v)
+		}
+		if strings.TrimSpace(s) != "" {
+			return durable.ParseTime(s)
+		}
 	}
 	if v, ok := p["timeout_s"]; ok && v != nil {
 		secs, ok := AsFloat(v)
-		if !ok || secs < 0 {
+		if !ok || !(secs >= 0) {
 			return durable.Time{}, fmt.Errorf("timeout_s must be a non-negative number")
 		}
-		return durable.NewTime(now.Add(time.Duration(secs * float64(time.Second)))), nil
+		// A timeout past what a Duration holds (~292 years, "never")
+		// waits that long rather than overflowing into the past.
+		d := time.Duration(math.MaxInt64)
+		if secs < maxTimeoutSeconds {
+			d = time.Duration(secs * float64(time.Second))
+		}
+		return durable.NewTime(now.Add(d)), nil
 	}
 	return durable.Time{}, nil
 }

@@ -249,7 +249,8 @@ func (s *Scheduler) loop(ctx context.Context) {
 // nextWait is how long the loop sleeps after a poll that did not fill a
 // batch: until the next deadline, the next Recover or PollInterval,
 // whichever comes first. Due runs left behind (they are waiting to be
-// tried again) count from the time they are.
+// tried again) count from the time they are, and do not hide the next
+// deadline of a run that is not held.
 func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Duration {
 	now := s.cfg.Clock()
 	wait := s.cfg.PollInterval
@@ -266,12 +267,33 @@ func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Du
 	// Something is due now: a run that fell due since the poll listed
 	// (poll at once), unless all that is due waits for a retry.
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(s.retry) == 0 {
+		s.mu.Unlock()
 		return 0
 	}
-	for _, r := range s.retry {
+	held := make(map[string]bool, len(s.retry))
+	for id, r := range s.retry {
+		if r.at.After(now) {
+			held[id] = true
+		}
 		wait = min(wait, max(r.at.Sub(now), 0))
+	}
+	s.mu.Unlock()
+	if wait == 0 {
+		return 0
+	}
+	// The earliest deadline is a held run's: the next one of a run not
+	// held may still come before the first retry.
+	due, err := s.st.RunListDue(ctx, &store.RunListDueParams{Now: now.Add(wait),
+		Limit: min(len(held), maxPassedOver) + 1})
+	if err != nil {
+		return wait
+	}
+	for _, d := range due {
+		if held[d.RunID] {
+			continue
+		}
+		return min(wait, max(d.Until.Sub(now), 0))
 	}
 	return wait
 }
@@ -414,8 +436,11 @@ func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time
 		at := s.retryLater(runID, true)
 		// A tick that failed after a checkpoint past the wait (a store
 		// error after an effect) leaves the run running and no longer
-		// due: drive it again after the back-off.
-		if cur, gerr := s.st.RunGet(ctx, runID); gerr == nil && cur.Status == durable.RunRunning {
+		// due: drive it again after the back-off. When the store cannot
+		// say (the same outage, likely), drive it again too: a tick of a
+		// run that waits or ended by then does nothing.
+		cur, gerr := s.st.RunGet(ctx, runID)
+		if (gerr != nil && !errors.Is(gerr, store.ErrNotFound)) || (gerr == nil && cur.Status == durable.RunRunning) {
 			s.mu.Lock()
 			s.unfinished[runID] = at
 			s.mu.Unlock()
