@@ -28,13 +28,13 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	if err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("postgres: command append: %w", err)
 	}
-	ctx, cancel, err := s.writing(ctx)
+	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("postgres: appending command %s: %w", c.CommandID, err)
 	}
-	defer cancel()
+	defer done()
 	var res durable.CommandAppendResult
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		res = durable.CommandAppendResult{}
 		var last int64
 		if err := tx.QueryRow(ctx, `SELECT last_seq FROM command_seq FOR UPDATE`).Scan(&last); err != nil {
@@ -118,12 +118,12 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 // CommandDeleteByRun implements store.CommandStore.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
 	runID = strings.TrimSpace(runID) // as Python's delete_by_run
-	ctx, cancel, err := s.writing(ctx)
+	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)
 	}
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM commands WHERE run_id = $1`, runID)
+	defer done()
+	tag, err := conn.Exec(ctx, `DELETE FROM commands WHERE run_id = $1`, runID)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)
 	}
@@ -145,12 +145,12 @@ func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) 
 
 // CursorSave implements store.CommandStore.
 func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) error {
-	ctx, cancel, err := s.writing(ctx)
+	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: saving cursor %s: %w", consumer, err)
 	}
-	defer cancel()
-	_, err = s.pool.Exec(ctx, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES ($1, $2, now())
+	defer done()
+	_, err = conn.Exec(ctx, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES ($1, $2, now())
 		ON CONFLICT (consumer_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
 		consumer, cursor)
 	if err != nil {

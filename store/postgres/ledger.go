@@ -129,14 +129,14 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	if len(recs.json) == 0 {
 		return nil
 	}
-	ctx, cancel, err := s.writing(ctx)
+	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: appending to ledger of %s: %w", runID, err)
 	}
-	defer cancel()
+	defer done()
 	var b pgx.Batch
 	s.queueAppend(&b, runID, recs)
-	br := s.pool.SendBatch(ctx, &b)
+	br := conn.SendBatch(ctx, &b)
 	first, err := s.readAppend(br)
 	if err = errors.Join(err, br.Close()); err != nil {
 		return fmt.Errorf("postgres: appending to ledger of %s: %w", runID, err)
@@ -190,12 +190,12 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 // LedgerDelete implements store.LedgerStore: a later append starts again
 // at seq 1.
 func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
-	ctx, cancel, err := s.writing(ctx)
+	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting ledger of %s: %w", runID, err)
 	}
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM ledger WHERE run_id = $1`, runID)
+	defer done()
+	tag, err := conn.Exec(ctx, `DELETE FROM ledger WHERE run_id = $1`, runID)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting ledger of %s: %w", runID, err)
 	}

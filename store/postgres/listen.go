@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 )
 
 // ledgerChannel is the NOTIFY channel of ledger appends, shared by every
@@ -45,7 +47,15 @@ func (s *Store) appendPayload(runID string) string {
 // connection fails; appends made while it does not listen are not
 // reported, so a follower reads from its cursor once ready is called.
 func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	cfg := s.pool.Config().ConnConfig.Copy()
+	// pgx's default: an ended context ends the connection's I/O at once. The
+	// pool's handler asks the server to cancel the statement and waits
+	// for its answer, which an idle LISTEN never gets (nothing to cancel),
+	// so every stop would wait cancelAnswerWait; nothing is written here.
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("postgres: connecting to listen for ledger appends: %w", err)
 	}

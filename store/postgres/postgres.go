@@ -159,14 +159,26 @@ const cancelAnswerWait = 10 * time.Second
 // parent's listing of its children missed a child created that way).
 // Waiting for the server's answer keeps every write's reported outcome
 // true; the SQLite store does the same once it has its writer turn. The
-// write's own bound (Config.WriteTimeout) cancels it on the server, and
-// the server's answer is what is reported (see New).
-func (s *Store) writing(ctx context.Context) (context.Context, context.CancelFunc, error) {
+// write's own bound (Config.WriteTimeout, counted from the call) cancels
+// it on the server, and the server's answer is what is reported (see
+// New). It returns the pool connection the write runs on, the context to
+// run it under, and the function that ends both.
+func (s *Store) writing(ctx context.Context) (*pgxpool.Conn, context.Context, func(), error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.writeTimeout)
-	return wctx, cancel, nil
+	deadline := time.Now().Add(s.writeTimeout)
+	// Waiting for a connection is before the write begins: the caller's
+	// cancellation still counts (a runner shutting down with every
+	// connection busy).
+	actx, acancel := context.WithDeadline(ctx, deadline)
+	conn, err := s.pool.Acquire(actx)
+	acancel()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("waiting for a connection: %w", err)
+	}
+	wctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	return conn, wctx, func() { cancel(); conn.Release() }, nil
 }
 
 // inTx runs fn in one READ COMMITTED transaction and commits it, or rolls

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -59,11 +60,11 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if err != nil {
 		return fmt.Errorf("postgres: committing run %s: %w", r.RunID, err)
 	}
-	ctx, cancel, err := s.writing(ctx)
+	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: committing run %s at version %d: %w", r.RunID, r.Version, err)
 	}
-	defer cancel()
+	defer done()
 	var b pgx.Batch
 	if p.Create {
 		b.Queue(runInsertSQL, append(args, timeArg(r.CreatedAt), r.RunID, r.Version+1)...)
@@ -74,7 +75,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		s.queueAppend(&b, r.RunID, recs)
 	}
 	var firstSeq int64
-	br := s.pool.SendBatch(ctx, &b)
+	br := conn.SendBatch(ctx, &b)
 	err = s.readCommit(br, len(recs.json) > 0, &firstSeq)
 	if cerr := br.Close(); err == nil {
 		err = cerr
@@ -84,7 +85,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		if p.Create {
 			err = store.ErrAlreadyExists
 		} else {
-			err = s.staleVersion(ctx, r.RunID, r.Version)
+			err = staleVersion(ctx, conn, r.RunID, r.Version)
 		}
 	}
 	if err != nil {
@@ -115,10 +116,12 @@ func (s *Store) readCommit(br pgx.BatchResults, records bool, firstSeq *int64) e
 	return err
 }
 
-// staleVersion tells why an UPDATE … WHERE version = $n changed no row.
-func (s *Store) staleVersion(ctx context.Context, runID string, want int64) error {
+// staleVersion tells why an UPDATE … WHERE version = $n changed no row,
+// on the write's connection (another one from a pool all writers hold
+// could wait for good).
+func staleVersion(ctx context.Context, conn *pgxpool.Conn, runID string, want int64) error {
 	var have int64
-	switch err := s.pool.QueryRow(ctx, `SELECT version FROM runs WHERE run_id = $1`, runID).Scan(&have); {
+	switch err := conn.QueryRow(ctx, `SELECT version FROM runs WHERE run_id = $1`, runID).Scan(&have); {
 	case errors.Is(err, pgx.ErrNoRows):
 		return store.ErrNotFound
 	case err != nil:
@@ -378,12 +381,12 @@ func deref(s *string) string {
 // RunDelete implements store.RunStore: the run row goes (with its
 // deadline); its ledger and commands stay.
 func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
-	ctx, cancel, err := s.writing(ctx)
+	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
 		return false, fmt.Errorf("postgres: deleting run %s: %w", runID, err)
 	}
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM runs WHERE run_id = $1`, runID)
+	defer done()
+	tag, err := conn.Exec(ctx, `DELETE FROM runs WHERE run_id = $1`, runID)
 	if err != nil {
 		return false, fmt.Errorf("postgres: deleting run %s: %w", runID, err)
 	}
