@@ -105,11 +105,26 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		// ticked again.
 		return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): %w", errEffectInterrupted, wfID, childID, err)
 	}
-	if child.Status == durable.RunRunning && req.drv.lastStopped {
-		// A host stopped the child's tick (a pause, a closed step gate):
-		// this run's tick stops too, at its checkpoint, and calls the
-		// child again when it continues.
-		return Outcome{}, errEffectStopped
+	if child.Status == durable.RunRunning {
+		switch req.drv.lastStop {
+		case stoppedCancel:
+			// A cancel stopped the child and commits it cancelled as soon
+			// as its tick returns: as for a child found cancelled
+			// (Python's wording).
+			return fail("Unexpected subworkflow status: cancelled")
+		case stoppedPause:
+			// A pause stopped the child and commits its pause wait as soon
+			// as its tick returns: wait on the child as on a waiting one,
+			// so its end (after ResumeRun) resumes this run.
+			req.drv.queue = append(req.drv.queue, followUp{kind: followParentResume, runID: childID})
+			sub := map[string]any{"reason": string(durable.WaitUser), "wait_key": "pause:" + childID}
+			return waitOn(map[string]any{"sub_waiting": sub}), nil
+		case stoppedGate:
+			// A closed step gate stopped the child's tick: this run's
+			// tick stops too, at its checkpoint, and calls the child
+			// again when it continues.
+			return Outcome{}, errEffectStopped
+		}
 	}
 	switch child.Status {
 	case durable.RunCompleted:
@@ -119,14 +134,7 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		}
 		res := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
 		if includeTraces {
-			// Python's get_node_traces: always an object.
-			traces := map[string]any{}
-			if crt, ok := child.Vars["_runtime"].(map[string]any); ok {
-				if t, ok := crt["node_traces"].(map[string]any); ok {
-					traces = pyjson.CloneObject(t)
-				}
-			}
-			res["node_traces"] = traces
+			res["node_traces"] = childNodeTraces(child)
 		}
 		return Completed(res), nil
 	case durable.RunFailed:

@@ -271,13 +271,19 @@ func (r *Runtime) requestStop(runID string, cancelEffect bool) (withdraw func())
 	l := r.ref(runID)
 	l.sigMu.Lock()
 	l.pauseRequested = true
-	if cancelEffect && l.cancelInflight != nil {
-		l.cancelInflight(ErrRunCancelled)
+	if cancelEffect {
+		l.cancelRequested = true
+		if l.cancelInflight != nil {
+			l.cancelInflight(ErrRunCancelled)
+		}
 	}
 	l.sigMu.Unlock()
 	return func() {
 		l.sigMu.Lock()
 		l.pauseRequested = false
+		if cancelEffect {
+			l.cancelRequested = false
+		}
 		l.sigMu.Unlock()
 		r.unref(runID, l)
 	}

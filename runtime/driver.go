@@ -26,10 +26,11 @@ type driver struct {
 	// whether its own run changed after its session.
 	touched  []string
 	draining bool
-	// lastStopped is the stopped flag of the last session tick ran (see
-	// session.stopped): a sync child's caller tells a child stopped by a
-	// host from one that used its step budget.
-	lastStopped bool
+	// lastStop is why a host stopped the last session tick ran, if it
+	// did: a sync child's caller tells a child a pause or cancel is
+	// about to commit, or a closed gate stopped, from one that used its
+	// step budget.
+	lastStop stopCause
 }
 
 type followKind int
@@ -175,9 +176,7 @@ func (d *driver) resumeParent(ctx context.Context, childID string) error {
 	}
 	payload := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
 	if truthy(parent.Waiting.Details["include_traces"]) {
-		if rt, ok := child.Vars["_runtime"].(map[string]any); ok {
-			payload["node_traces"] = pyjson.Clone(rt["node_traces"])
-		}
+		payload["node_traces"] = childNodeTraces(child)
 	}
 	_, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
 	var stale *StaleResumeError
@@ -185,6 +184,17 @@ func (d *driver) resumeParent(ctx context.Context, childID string) error {
 		return nil // resumed by someone else meanwhile
 	}
 	return err
+}
+
+// childNodeTraces returns a copy of the child's node traces, an object
+// even when it has none (Python's get_node_traces).
+func childNodeTraces(child *durable.RunState) map[string]any {
+	if rt, ok := child.Vars["_runtime"].(map[string]any); ok {
+		if t, ok := rt["node_traces"].(map[string]any); ok {
+			return pyjson.CloneObject(t)
+		}
+	}
+	return map[string]any{}
 }
 
 // ChildOutput is what a parent receives from an ended child: its output

@@ -126,6 +126,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		end.Effect = started.Effect
 		s.pending = append(s.pending, &end)
 		if out.Status == outcomeCancelled {
+			s.stoppedBy = stoppedCancel
 			if err := s.flush(ctx); err != nil {
 				return Outcome{}, false, err
 			}
@@ -188,6 +189,9 @@ func (s *session) cancellable(ctx context.Context) (_ context.Context, stopReque
 	s.lock.sigMu.Lock()
 	s.lock.cancelInflight = cancel
 	stopRequested = s.lock.pauseRequested
+	if s.lock.cancelRequested {
+		cancel(ErrRunCancelled)
+	}
 	s.lock.sigMu.Unlock()
 	return cctx, stopRequested, func() {
 		s.lock.sigMu.Lock()
@@ -213,6 +217,11 @@ const outcomeCancelled OutcomeStatus = "cancelled"
 func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest) (out Outcome, err error) {
 	effCtx, _, done := s.cancellable(ctx)
 	defer done()
+	if errors.Is(context.Cause(effCtx), ErrRunCancelled) {
+		// Cancelled before it started (during the node or the STARTED
+		// checkpoint): the attempt is recorded cancelled, never run.
+		return Outcome{Status: outcomeCancelled, Error: "cancelled"}, nil
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			out = Failed(fmt.Sprintf("Effect handler raised exception: panic: %v", p))

@@ -188,7 +188,11 @@ type runLock struct {
 
 	sigMu          sync.Mutex
 	pauseRequested bool
-	cancelInflight context.CancelCauseFunc
+	// cancelRequested is a cancel under way: an effect about to start
+	// gets an already cancelled context (cancelInflight reaches only an
+	// effect that runs).
+	cancelRequested bool
+	cancelInflight  context.CancelCauseFunc
 }
 
 // lock acquires the mutation lock of a run. The returned function

@@ -360,16 +360,31 @@ func (l listSignal) RunListChildren(ctx context.Context, parentID string, status
 	return kids, err
 }
 
+// childCreateGate is listSignal that holds the creation of a child run
+// until release is closed, after closing entered.
+type childCreateGate struct {
+	listSignal
+	entered, release chan struct{}
+}
+
+func (g childCreateGate) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Create && p.Run.ParentRunID != "" {
+		close(g.entered)
+		<-g.release
+	}
+	return g.listSignal.RunCommit(ctx, p)
+}
+
 // A child the parent starts while Cancel waits for the parent's tick
 // (Cancel listed the children before the child existed) is cancelled with
-// the parent, not left waiting under a cancelled parent.
+// the parent, not left waiting under a cancelled parent. (An effect a
+// cancel request precedes does not start at all: the child's creation
+// is held here, inside the effect, instead of the node.)
 func TestCancelTakesAChildStartedDuringTheCancel(t *testing.T) {
 	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})
 	parent := &runtime.Workflow{ID: "parent", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
 		"spawn": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			close(entered)
-			<-release
 			return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
 				Payload: map[string]any{"workflow_id": "child", "async": true, "wait": true}, ResultKey: "child"}, "done")
 		}),
@@ -380,7 +395,8 @@ func TestCancelTakesAChildStartedDuringTheCancel(t *testing.T) {
 			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}}, "")
 		}),
 	}}
-	st := listSignal{Wrapper: store.Wrapper{Store: memory.New()}, listed: make(chan string, 1)}
+	st := childCreateGate{listSignal: listSignal{Wrapper: store.Wrapper{Store: memory.New()}, listed: make(chan string, 1)},
+		entered: entered, release: release}
 	reg, _ := runtime.NewRegistry(parent, child)
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
 	if err != nil {

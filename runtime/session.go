@@ -48,9 +48,9 @@ type session struct {
 	inFlight     StepPlan
 	inFlightNode string // "" when no effect is in flight
 	loadChecked  bool
-	// stopped reports that the session stopped before its step budget at
-	// a host's request: a pause or cancel request, or a closed step gate.
-	stopped bool
+	// stoppedBy says why the session stopped before its step budget at a
+	// host's request, if it did.
+	stoppedBy stopCause
 	// abandoned is set when a node gave up on its cancelled context: the
 	// session's uncommitted work is dropped, not committed.
 	abandoned bool
@@ -63,6 +63,17 @@ func (s *session) claimErr(err error) error { return s.claim.or(err) }
 // errStop ends a tick early without error (pause/cancel requested, or a
 // concurrent writer changed the run to a state this tick must respect).
 var errStop = errors.New("tick stopped")
+
+// stopCause is why a host stopped a session: the run's status does not
+// say yet, as a pause or cancel commits once the session returns.
+type stopCause int
+
+const (
+	notStopped    stopCause = iota
+	stoppedPause            // a pause request
+	stoppedCancel           // a cancel request, or an attempt it interrupted
+	stoppedGate             // a closed step gate
+)
 
 // flush commits pending records and the working state.
 func (s *session) flush(ctx context.Context) error {
@@ -210,9 +221,15 @@ func (r *Runtime) findCompleted(ctx context.Context, runID, key string) (*durabl
 }
 
 // signalled reports whether a host asked this run to stop at the next
-// step boundary (pause or cancel in progress).
+// step boundary (pause or cancel in progress), and records which.
 func (s *session) signalled() bool {
 	s.lock.sigMu.Lock()
 	defer s.lock.sigMu.Unlock()
+	switch {
+	case s.lock.cancelRequested:
+		s.stoppedBy = stoppedCancel
+	case s.lock.pauseRequested:
+		s.stoppedBy = stoppedPause
+	}
 	return s.lock.pauseRequested
 }

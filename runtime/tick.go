@@ -106,7 +106,7 @@ func (d *driver) tickIfUnchanged(ctx context.Context, runID string, maxSteps int
 		return nil, fmt.Errorf("run %s was worked on by another runner meanwhile: %w", runID, ErrRunClaimed)
 	}
 	err = s.tick(ctx, maxSteps)
-	d.lastStopped = s.stopped
+	d.lastStop = s.stoppedBy
 	if err != nil && !errors.Is(err, errStop) {
 		return s.run, s.claimErr(err)
 	}
@@ -255,7 +255,6 @@ func (s *session) steps(ctx context.Context, maxSteps int) error {
 			break
 		}
 		if s.signalled() {
-			s.stopped = true
 			break
 		}
 		if ctx.Err() != nil {
@@ -296,7 +295,7 @@ func (s *session) step(ctx context.Context) error {
 	if gate := s.d.gate; gate != nil {
 		if err := gate(ctx, run, nodeID); err != nil {
 			if errors.Is(err, ErrStepGateClosed) {
-				s.stopped = true
+				s.stoppedBy = stoppedGate
 				return errStopAfterFlush(s, ctx)
 			}
 			return err
