@@ -31,7 +31,7 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	if p.Renew {
 		tag, err := conn.Exec(ctx, `UPDATE run_claims
 			SET expires_at = COALESCE($3::timestamptz, clock_timestamp()) + make_interval(secs => $4::double precision)
-			WHERE run_id = $1 AND owner = $2`, p.RunID, p.Owner, now, p.TTL.Seconds())
+			WHERE run_id = $1 AND owner = $2`, keyText(p.RunID), keyText(p.Owner), now, p.TTL.Seconds())
 		if err != nil {
 			return fmt.Errorf("postgres: renewing the claim on run %s: %w", p.RunID, err)
 		}
@@ -51,11 +51,11 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 			owner = CASE WHEN `+claimTakes+` THEN excluded.owner ELSE run_claims.owner END,
 			expires_at = CASE WHEN `+claimTakes+` THEN excluded.expires_at ELSE run_claims.expires_at END
 		RETURNING owner`,
-		p.RunID, p.Owner, p.TTL.Seconds(), now, p.Force, nullString(p.From)).Scan(&holder)
+		keyText(p.RunID), keyText(p.Owner), p.TTL.Seconds(), now, p.Force, nullKey(p.From)).Scan(&holder)
 	if err != nil {
 		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
 	}
-	if holder != p.Owner {
+	if holder = keyTextOf(holder); holder != p.Owner {
 		return fmt.Errorf("postgres: %w", &store.ClaimHeldError{RunID: p.RunID, Owner: holder})
 	}
 	return nil
@@ -75,7 +75,7 @@ func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
 		return fmt.Errorf("postgres: releasing run %s: %w", runID, err)
 	}
 	defer done()
-	if _, err := conn.Exec(ctx, `DELETE FROM run_claims WHERE run_id = $1 AND owner = $2`, runID, owner); err != nil {
+	if _, err := conn.Exec(ctx, `DELETE FROM run_claims WHERE run_id = $1 AND owner = $2`, keyText(runID), keyText(owner)); err != nil {
 		return fmt.Errorf("postgres: releasing run %s: %w", runID, err)
 	}
 	return nil

@@ -40,7 +40,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		if err := tx.QueryRow(ctx, `SELECT last_seq FROM command_seq FOR UPDATE`).Scan(&last); err != nil {
 			return fmt.Errorf("locking command_seq: %w", err)
 		}
-		switch err := tx.QueryRow(ctx, `SELECT seq FROM commands WHERE command_id = $1`, c.CommandID).Scan(&res.Seq); {
+		switch err := tx.QueryRow(ctx, `SELECT seq FROM commands WHERE command_id = $1`, keyText(c.CommandID)).Scan(&res.Seq); {
 		case err == nil:
 			res.Duplicate = true
 			return nil
@@ -49,8 +49,8 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		}
 		res.Seq = last + 1
 		if _, err := tx.Exec(ctx, `INSERT INTO commands (seq, command_id, run_id, type, payload_json, ts, client_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, res.Seq, c.CommandID, c.RunID, c.Type, string(payloadJSON),
-			timeArg(c.TS), nullString(c.ClientID)); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, res.Seq, keyText(c.CommandID), keyText(c.RunID), keyText(c.Type), string(payloadJSON),
+			timeArg(c.TS), nullKey(c.ClientID)); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE command_seq SET last_seq = $1`, res.Seq); err != nil {
@@ -96,7 +96,8 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 			c.Payload = map[string]any{}
 		}
 		c.TS = timeOf(ts)
-		c.ClientID = deref(client)
+		c.CommandID, c.RunID, c.Type = keyTextOf(c.CommandID), keyTextOf(c.RunID), keyTextOf(c.Type)
+		c.ClientID = derefKey(client)
 		out = append(out, &c)
 		next = c.Seq
 	}
@@ -123,7 +124,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)
 	}
 	defer done()
-	tag, err := conn.Exec(ctx, `DELETE FROM commands WHERE run_id = $1`, runID)
+	tag, err := conn.Exec(ctx, `DELETE FROM commands WHERE run_id = $1`, keyText(runID))
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)
 	}
@@ -133,7 +134,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 // CursorLoad implements store.CommandStore (0 when the consumer has none).
 func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT cursor FROM command_cursors WHERE consumer_id = $1`, consumer).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT cursor FROM command_cursors WHERE consumer_id = $1`, keyText(consumer)).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
@@ -152,7 +153,7 @@ func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) e
 	defer done()
 	_, err = conn.Exec(ctx, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES ($1, $2, now())
 		ON CONFLICT (consumer_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
-		consumer, cursor)
+		keyText(consumer), cursor)
 	if err != nil {
 		return fmt.Errorf("postgres: saving cursor %s: %w", consumer, err)
 	}

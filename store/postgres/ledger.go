@@ -35,7 +35,7 @@ func encodeRecords(records []*durable.StepRecord) (encodedRecords, error) {
 		}
 		out.json[i] = string(b)
 		if rec.Status == durable.StepCompleted {
-			key := rec.IdempotencyKey
+			key := keyText(rec.IdempotencyKey)
 			out.completedKey[i] = &key
 		}
 	}
@@ -59,9 +59,9 @@ const ledgerInsertSQL = `INSERT INTO ledger (run_id, seq, record_json, completed
 // append (listen.go), which the server sends when the transaction
 // commits. readAppend reads their results.
 func (s *Store) queueAppend(b *pgx.Batch, runID string, recs encodedRecords) {
-	l := s.lockOn("ledger", runID)
+	l := s.lockOn("ledger", keyText(runID))
 	b.Queue(advisoryLockSQL, l.space, l.name)
-	b.Queue(ledgerInsertSQL, runID, recs.json, recs.completedKey)
+	b.Queue(ledgerInsertSQL, keyText(runID), recs.json, recs.completedKey)
 	if s.notify {
 		b.Queue(notifySQL, ledgerChannel, s.appendPayload(runID))
 	}
@@ -153,7 +153,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 		limit = &l // NULL: no limit
 	}
 	rows, err := s.pool.Query(ctx, `SELECT seq, record_json FROM ledger WHERE run_id = $1 AND seq > $2
-		ORDER BY seq ASC LIMIT $3`, p.RunID, p.After, limit)
+		ORDER BY seq ASC LIMIT $3`, keyText(p.RunID), p.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: listing ledger of %s: %w", p.RunID, err)
 	}
@@ -181,7 +181,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 // SQLite store.
 func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 	var n int64
-	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = $1`, runID).Scan(&n); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = $1`, keyText(runID)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("postgres: counting ledger of %s: %w", runID, err)
 	}
 	return n, nil
@@ -195,7 +195,7 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 		return 0, fmt.Errorf("postgres: deleting ledger of %s: %w", runID, err)
 	}
 	defer done()
-	tag, err := conn.Exec(ctx, `DELETE FROM ledger WHERE run_id = $1`, runID)
+	tag, err := conn.Exec(ctx, `DELETE FROM ledger WHERE run_id = $1`, keyText(runID))
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting ledger of %s: %w", runID, err)
 	}
@@ -211,7 +211,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 	var seq int64
 	var text []byte
 	err := s.pool.QueryRow(ctx, `SELECT seq, record_json FROM ledger
-		WHERE run_id = $1 AND completed_key = $2 ORDER BY seq ASC LIMIT 1`, runID, idempotencyKey).Scan(&seq, &text)
+		WHERE run_id = $1 AND completed_key = $2 ORDER BY seq ASC LIMIT 1`, keyText(runID), keyText(idempotencyKey)).Scan(&seq, &text)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

@@ -35,7 +35,7 @@ func newOrigin() string {
 }
 
 func (s *Store) appendPayload(runID string) string {
-	return s.schema + payloadSep + s.origin + payloadSep + runID
+	return s.schema + payloadSep + s.origin + payloadSep + keyText(runID)
 }
 
 // ListenLedger implements store.LedgerListener with LISTEN on a
@@ -87,6 +87,6 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 		if !ok || origin == s.origin {
 			continue
 		}
-		wake(runID)
+		wake(keyTextOf(runID))
 	}
 }

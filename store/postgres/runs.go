@@ -67,9 +67,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	defer done()
 	var b pgx.Batch
 	if p.Create {
-		b.Queue(runInsertSQL, append(args, timeArg(r.CreatedAt), r.RunID, r.Version+1)...)
+		b.Queue(runInsertSQL, append(args, timeArg(r.CreatedAt), keyText(r.RunID), r.Version+1)...)
 	} else {
-		b.Queue(runUpdateSQL, append(args, r.RunID, r.Version)...)
+		b.Queue(runUpdateSQL, append(args, keyText(r.RunID), r.Version)...)
 	}
 	if len(recs.json) > 0 {
 		s.queueAppend(&b, r.RunID, recs)
@@ -121,7 +121,7 @@ func (s *Store) readCommit(br pgx.BatchResults, records bool, firstSeq *int64) e
 // could wait for good).
 func staleVersion(ctx context.Context, conn *pgxpool.Conn, runID string, want int64) error {
 	var have int64
-	switch err := conn.QueryRow(ctx, `SELECT version FROM runs WHERE run_id = $1`, runID).Scan(&have); {
+	switch err := conn.QueryRow(ctx, `SELECT version FROM runs WHERE run_id = $1`, keyText(runID)).Scan(&have); {
 	case errors.Is(err, pgx.ErrNoRows):
 		return store.ErrNotFound
 	case err != nil:
@@ -148,7 +148,7 @@ func runArgs(r *durable.RunState) ([]any, error) {
 	if w := r.Waiting; w != nil {
 		waitReason = nullString(string(w.Reason))
 		waitUntil = timeArg(w.Until)
-		waitKey = nullString(w.WaitKey)
+		waitKey = nullKey(w.WaitKey)
 	}
 	if until, ok := store.Deadline(r); ok {
 		dueAt = timeArg(until)
@@ -162,8 +162,8 @@ func runArgs(r *durable.RunState) ([]any, error) {
 		lifecycle = nullString(string(b))
 	}
 	args := make([]any, 0, 15)
-	return append(args, r.WorkflowID, string(r.Status), waitReason, waitUntil, waitKey, dueAt,
-		nullString(r.ParentRunID), nullString(r.ActorID), nullString(r.SessionID),
+	return append(args, keyText(r.WorkflowID), string(r.Status), waitReason, waitUntil, waitKey, dueAt,
+		nullKey(r.ParentRunID), nullKey(r.ActorID), nullKey(r.SessionID),
 		timeArg(r.UpdatedAt), lifecycle, string(runJSON)), nil
 }
 
@@ -188,7 +188,7 @@ func timeOf(t *time.Time) durable.Time {
 func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
 	var text []byte
 	var version int64
-	err := s.pool.QueryRow(ctx, `SELECT run_json, version FROM runs WHERE run_id = $1`, runID).Scan(&text, &version)
+	err := s.pool.QueryRow(ctx, `SELECT run_json, version FROM runs WHERE run_id = $1`, keyText(runID)).Scan(&text, &version)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("postgres: run %s: %w", runID, store.ErrNotFound)
 	}
@@ -242,9 +242,10 @@ func (w *where) arg(v any) string {
 	return "$" + strconv.Itoa(len(w.args))
 }
 
+// eq adds column = value (a key column) unless value is empty.
 func (w *where) eq(column, value string) {
 	if value != "" {
-		w.conds = append(w.conds, column+" = "+w.arg(value))
+		w.conds = append(w.conds, column+" = "+w.arg(keyText(value)))
 	}
 }
 
@@ -266,7 +267,7 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 	w.eq("session_id", p.SessionID)
 	w.eq("parent_run_id", p.ParentID)
 	if len(p.WaitKeys) > 0 {
-		w.conds = append(w.conds, "wait_key = ANY("+w.arg(p.WaitKeys)+"::text[])")
+		w.conds = append(w.conds, "wait_key = ANY("+w.arg(keyTexts(p.WaitKeys))+"::text[])")
 	}
 	q := "SELECT run_json, version FROM runs" + w.String() +
 		" ORDER BY updated_at DESC NULLS LAST, run_id DESC LIMIT " + w.arg(store.EffectiveLimit(p.Limit))
@@ -293,6 +294,7 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 		if err := rows.Scan(&d.RunID, &due); err != nil {
 			return nil, fmt.Errorf("postgres: listing due runs: %w", err)
 		}
+		d.RunID = keyTextOf(d.RunID)
 		d.Until = durable.NewTime(due)
 		out = append(out, d)
 	}
@@ -315,7 +317,7 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 // created_at, run_id as in the SQLite store.
 func (s *Store) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
 	var w where
-	w.conds = append(w.conds, "parent_run_id = "+w.arg(parentID))
+	w.conds = append(w.conds, "parent_run_id = "+w.arg(keyText(parentID)))
 	w.eq("status", string(status))
 	runs, err := s.queryRuns(ctx, "SELECT run_json, version FROM runs"+w.String()+
 		" ORDER BY created_at ASC NULLS FIRST, run_id ASC", w.args...)
@@ -356,7 +358,8 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 		row.Status = durable.RunStatus(status)
 		row.WaitReason = durable.WaitReason(deref(reason))
 		row.WaitUntil = timeOf(until)
-		row.ParentRunID, row.ActorID, row.SessionID = deref(parent), deref(actor), deref(session)
+		row.RunID, row.WorkflowID = keyTextOf(row.RunID), keyTextOf(row.WorkflowID)
+		row.ParentRunID, row.ActorID, row.SessionID = derefKey(parent), derefKey(actor), derefKey(session)
 		row.CreatedAt, row.UpdatedAt = timeOf(created), timeOf(updated)
 		if lifecycle != nil {
 			if v, err := pyjson.Decode([]byte(*lifecycle)); err == nil {
@@ -386,7 +389,7 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 		return false, fmt.Errorf("postgres: deleting run %s: %w", runID, err)
 	}
 	defer done()
-	tag, err := conn.Exec(ctx, `DELETE FROM runs WHERE run_id = $1`, runID)
+	tag, err := conn.Exec(ctx, `DELETE FROM runs WHERE run_id = $1`, keyText(runID))
 	if err != nil {
 		return false, fmt.Errorf("postgres: deleting run %s: %w", runID, err)
 	}
