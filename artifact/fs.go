@@ -433,6 +433,10 @@ func (s *FS) DeleteByRun(ctx context.Context, runID string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	// What other processes stored for the run is deleted too.
+	if err := s.refresh(ctx); err != nil {
+		return 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0

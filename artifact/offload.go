@@ -119,7 +119,14 @@ func (w *offloader) put(content []byte, contentType, path, kind string) (map[str
 	}
 	tags["path"] = path
 	tags["kind"] = kind
-	m, err := w.st.Put(w.ctx, PutParams{Content: content, ContentType: contentType, RunID: w.opts.RunID, Tags: tags})
+	id := ComputeID(w.opts.RunID, content)
+	if meta, err := w.st.Metadata(w.ctx, id); err == nil && mediaType(meta.ContentType) != mediaType(contentType) {
+		// The same bytes are stored in this run as another kind (a JSON
+		// value and its own text): a reader restores a ref by its
+		// artifact's content type, so this one gets an id of its own.
+		id = ComputeID(w.opts.RunID, append([]byte(contentType+"\x00"), content...))
+	}
+	m, err := w.st.Put(w.ctx, PutParams{Content: content, ContentType: contentType, RunID: w.opts.RunID, Tags: tags, ArtifactID: id})
 	if err != nil {
 		return nil, fmt.Errorf("offloading %s: %w", path, err)
 	}
@@ -258,4 +265,10 @@ func childPath(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// mediaType is a content type without its parameters.
+func mediaType(ct string) string {
+	t, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(t))
 }

@@ -21,17 +21,26 @@ import (
 )
 
 // Store wraps a store.Store and chains every record it appends. It keeps
-// the head hash of the runs it appended to most recently in memory (the
-// others are read from the ledger when needed), so one process must be
-// the only writer of a run's ledger (the runtime's per-run lock and store
-// claims ensure it).
+// the head hash and seq of the runs it appended to most recently in
+// memory (the others are read from the ledger when needed) and checks the
+// seq against the ledger's length before it chains to a cached head: with
+// several runners on one database, a run's claim passes from one to
+// another, and a runner the run comes back to must chain to the records
+// the others appended meanwhile. Appends to one run must not overlap (the
+// runtime's per-run lock and store claims ensure it).
 type Store struct {
 	store.Wrapper
 	// stripes serialise the chaining of one run's appends (read the head,
 	// append, remember the new head) while other runs' go on: the inner
 	// append is I/O, and a single lock would queue every run behind it.
 	stripes [64]sync.Mutex
-	heads   *lru.Cache[string]
+	heads   *lru.Cache[chainHead]
+}
+
+// chainHead is a run's last record as this store appended it.
+type chainHead struct {
+	hash string
+	seq  int64
 }
 
 // headsBytes bounds the memory of the cached heads: some 100,000 runs.
@@ -41,7 +50,7 @@ var _ store.Store = (*Store)(nil)
 
 // Wrap returns inner with a hash-chained ledger.
 func Wrap(inner store.Store) *Store {
-	return &Store{Wrapper: store.Wrapper{Store: inner}, heads: lru.New[string](headsBytes)}
+	return &Store{Wrapper: store.Wrapper{Store: inner}, heads: lru.New[chainHead](headsBytes)}
 }
 
 // RunCommit chains the records, then commits through the inner store.
@@ -79,7 +88,9 @@ func (s *Store) chained(ctx context.Context, runID string, fresh bool, records [
 		s.heads.Remove(runID)
 		return err
 	}
-	s.setHead(runID, newHead)
+	if last := records[len(records)-1].Seq; last > 0 {
+		s.setHead(runID, chainHead{hash: newHead, seq: last})
+	}
 	return nil
 }
 
@@ -94,15 +105,15 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 
 // head returns the record_hash of the run's last record ("" when empty).
 func (s *Store) head(ctx context.Context, runID string, fresh bool) (string, error) {
-	if h, ok := s.heads.Get(runID); ok {
-		return h, nil
-	}
 	if fresh {
 		return "", nil
 	}
 	n, err := s.Store.LedgerCount(ctx, runID)
 	if err != nil {
 		return "", fmt.Errorf("hashchain: counting ledger of run %s: %w", runID, err)
+	}
+	if h, ok := s.heads.Get(runID); ok && h.seq == n {
+		return h.hash, nil
 	}
 	if n == 0 {
 		return "", nil
@@ -126,8 +137,8 @@ func (s *Store) stripe(runID string) *sync.Mutex {
 
 // setHead caches the head of a run, costed at about what a map entry
 // holding it takes.
-func (s *Store) setHead(runID, head string) {
-	s.heads.Put(runID, head, int64(len(runID)+len(head)+96))
+func (s *Store) setHead(runID string, head chainHead) {
+	s.heads.Put(runID, head, int64(len(runID)+len(head.hash)+104))
 }
 
 func chain(records []*durable.StepRecord, head string) (string, error) {

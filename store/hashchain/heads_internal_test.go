@@ -18,7 +18,7 @@ import (
 func TestHeadsAreBounded(t *testing.T) {
 	t.Parallel()
 	s := Wrap(memory.New())
-	s.heads = lru.New[string](1) // keeps only the head put last
+	s.heads = lru.New[chainHead](1) // keeps only the head put last
 	ctx := context.Background()
 	now := durable.NewTime(time.Now())
 	runs := []string{"run-a", "run-b", "run-c"}
