@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,4 +36,15 @@ func renameat2(a, b string, flags uint) error {
 		err = fs.ErrExist
 	}
 	return fmt.Errorf("renameat2 %s %s: %w", a, b, err)
+}
+
+// linkedElsewhere reports whether f's file has a name besides the one it
+// was opened by.
+func linkedElsewhere(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1, nil
 }

@@ -22,8 +22,13 @@ const SparePattern = ".spare-*.tmp"
 // (about 300 µs on the ext4 of docs/benchmarks.md, against ~15 µs for a
 // rename). Replace instead writes a spare file and atomically exchanges it
 // with the target (renameat2 RENAME_EXCHANGE); the spare then holds the
-// old content and is reused by the next Replace. Readers see the old or
-// the new file, never a mix, as with Write.
+// old content and is reused by the next Replace. Readers that open the
+// path see the old or the new file, never a mix, as with Write; but a
+// reader that keeps the old file open across a later Replace (of any
+// file) may read that later content, as the displaced file is written
+// again. A displaced file with another link (a hard-linked copy of the
+// directory) is never written again: it is unlinked and left to that
+// copy.
 //
 // Spares live in the directory while the Recycler is open (one per
 // concurrent Replace, usually one) and are removed by Close; spares left
@@ -69,7 +74,16 @@ func (r *Recycler) Replace(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := r.fill(spare, data); err != nil {
+	err = r.fill(spare, data)
+	for errors.Is(err, errSpareLinked) {
+		// The displaced content has another name: leave it to that one.
+		r.discard(spare)
+		if spare, err = r.take(); err != nil {
+			return err
+		}
+		err = r.fill(spare, data)
+	}
+	if err != nil {
 		r.discard(spare)
 		if errors.Is(err, fs.ErrNotExist) {
 			// Removed behind our back (another process opening the
@@ -80,8 +94,9 @@ func (r *Recycler) Replace(path string, data []byte) error {
 	}
 	switch err := exchange(spare, path); {
 	case err == nil:
-		// The spare now holds the old content; it is overwritten next time.
-		r.give(spare)
+		// The spare now holds the old content; it is overwritten next
+		// time, once the exchange is durable (below).
+		defer r.give(spare)
 	case errors.Is(err, fs.ErrNotExist):
 		// No file to replace: the filled spare becomes it.
 		if err := rename(spare, path); err != nil {
@@ -113,6 +128,11 @@ func (r *Recycler) fill(spare string, data []byte) (err error) {
 			err = fmt.Errorf("closing spare file: %w", cerr)
 		}
 	}()
+	if shared, err := linkedElsewhere(f); err != nil {
+		return fmt.Errorf("reading spare file: %w", err)
+	} else if shared {
+		return errSpareLinked
+	}
 	if _, err := f.WriteAt(data, 0); err != nil {
 		return fmt.Errorf("writing spare file: %w", err)
 	}
@@ -176,6 +196,9 @@ func (r *Recycler) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// errSpareLinked reports a spare that another name links to.
+var errSpareLinked = errors.New("spare file has another link")
 
 // errExchangeUnsupported reports that the platform or file system cannot
 // exchange two names atomically.

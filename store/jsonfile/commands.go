@@ -387,6 +387,10 @@ func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) 
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
+	// Under the lock CursorSave writes under: a cursor file replaced while
+	// it is read is recycled for the next file written (atomicfile).
+	s.cmd.mu.Lock()
+	defer s.cmd.mu.Unlock()
 	n, _ := s.readCursor(s.cursorPath(consumer))
 	return n, nil
 }

@@ -245,19 +245,43 @@ func (s *Store) readLedger(runID string, after int64, fn func(seq int64, m map[s
 		return fmt.Errorf("opening %s: %w", path, err)
 	}
 	defer f.Close()
-	data := make([]byte, st.size-start.off)
-	if _, err := f.ReadAt(data, start.off); err != nil {
-		s.forgetLedger(runID)
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	s.walkLedger(path, data, start.off, start.seq, func(seq, _ int64, m map[string]any) bool {
+	// The file is read a chunk at a time, so that a page (a Limit, or a
+	// look-up found early) reads about what it returns.
+	off, seq, end := start.off, start.seq, st.size
+	var buf []byte // file bytes from off not walked yet
+	stopped := false
+	walk := func(seq, _ int64, m map[string]any) bool {
 		if seq <= after {
 			return true
 		}
-		return fn(seq, m)
-	})
+		stopped = !fn(seq, m)
+		return !stopped
+	}
+	for off+int64(len(buf)) < end && !stopped {
+		n := min(int64(ledgerChunk), end-off-int64(len(buf)))
+		read := len(buf)
+		buf = append(buf, make([]byte, n)...)
+		if _, err := f.ReadAt(buf[read:], off+int64(read)); err != nil {
+			s.forgetLedger(runID)
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		whole := buf // the complete lines read so far (all of it at the end)
+		if off+int64(len(buf)) < end {
+			i := bytes.LastIndexByte(buf, '\n')
+			if i < 0 {
+				continue // a line longer than a chunk: read on
+			}
+			whole = buf[:i+1]
+		}
+		seq = s.walkLedger(path, whole, off, seq, walk)
+		off += int64(len(whole))
+		buf = append(buf[:0], buf[len(whole):]...)
+	}
 	return nil
 }
+
+// ledgerChunk is how much of a ledger file readLedger reads at a time.
+const ledgerChunk = 64 << 10
 
 // LedgerList implements store.LedgerStore. Seq is the position of the
 // record among the JSON objects of the file.
