@@ -655,6 +655,12 @@ func (s *Store) recordLocked(lsn int64, payload []byte) error {
 		return err
 	}
 	rl.applied = lsn
+	if rl.file.off > redoRewindBytes {
+		// Only the background goroutine rewinds (rewindWhenDue), and
+		// writes straight to the database (commands, claims, runs the
+		// cache does not hold) queue nothing that would wake it.
+		rl.kickApply()
+	}
 	return nil
 }
 
