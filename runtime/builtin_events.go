@@ -9,6 +9,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -22,11 +23,23 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	p := req.Effect.Payload
 	run := req.Run
 	name := stringOr(p["name"], stringOr(p["event_name"], ""))
-	scope := strings.ToLower(strings.TrimSpace(stringOr(p["scope"], "session")))
 	if strings.TrimSpace(name) == "" {
 		return Failed("emit_event requires payload.name"), nil
 	}
-	sid := scopeID(run, scope, p["session_id"])
+	// As Python: the envelope and result carry the scope and name as
+	// given; the key is built from their normalised forms.
+	rawScope := eventScope(p["scope"])
+	scope := strings.ToLower(strings.TrimSpace(rawScope))
+	// payload.session_id, any non-null value as Python's str(); the
+	// session scope defaults to the run's session (or its id).
+	var session any
+	if v := p["session_id"]; v != nil {
+		session = pyval.Str(v)
+	} else if scope == "session" {
+		session = sessionOr(run)
+	}
+	sessionText, _ := session.(string)
+	sid := strings.TrimSpace(scopeID(run, scope, sessionText))
 	key, err := EventKey(scope, name, sid)
 	if err != nil {
 		return Failed("emit_event invalid payload: " + err.Error()), nil
@@ -45,13 +58,14 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 			payload = map[string]any{}
 		}
 	}
-	envelope := map[string]any{
-		"event_id": p["event_id"], "name": strings.TrimSpace(name), "scope": scope,
-		"session_id": nil, "payload": payload, "emitted_at": req.Runtime.now().String(),
-		"emitter": map[string]any{"run_id": run.RunID, "workflow_id": run.WorkflowID, "node_id": req.NodeID},
+	var eventID any // payload.event_id or None
+	if v := p["event_id"]; truthy(v) {
+		eventID = v
 	}
-	if scope == "session" {
-		envelope["session_id"] = sid
+	envelope := map[string]any{
+		"event_id": eventID, "name": name, "scope": rawScope,
+		"session_id": session, "payload": payload, "emitted_at": req.Runtime.now().String(),
+		"emitter": map[string]any{"run_id": run.RunID, "workflow_id": run.WorkflowID, "node_id": req.NodeID},
 	}
 	// payload.max_steps: steps each listener takes before its status is
 	// recorded (as in Python); 0, the default, leaves it to be driven
@@ -62,7 +76,7 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		return Failed("emit_event: " + err.Error()), nil
 	}
 	result := map[string]any{
-		"wait_key": key, "name": strings.TrimSpace(name), "scope": scope,
+		"wait_key": key, "name": name, "scope": rawScope,
 		"delivered": int64(len(res.deliveredTo)), "delivered_to": toAny(res.deliveredTo), "resumed": res.resumed,
 	}
 	if len(res.deliveredTo) == 0 && scope == "session" {

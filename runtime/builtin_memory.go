@@ -33,6 +33,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -312,14 +313,28 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 // the caller may retry.
 func (r *Runtime) lockOwner(ctx context.Context, o memOwner) (func(), error) {
 	l := r.ref(o.id)
-	for i := 0; ; i++ {
+	for tries := 0; ; {
 		if l.mu.TryLock() {
+			l.sigMu.Lock()
+			l.memoryHeld = true
+			l.sigMu.Unlock()
 			return func() {
+				l.sigMu.Lock()
+				l.memoryHeld = false
+				l.sigMu.Unlock()
 				l.mu.Unlock()
 				r.unref(o.id, l)
 			}, nil
 		}
-		if !o.synthetic() && i+1 >= ownerLockTries {
+		// Another memory write into the run ends soon: only a tick of the
+		// run (which may be waiting on this effect) counts as busy.
+		l.sigMu.Lock()
+		byWriter := l.memoryHeld
+		l.sigMu.Unlock()
+		if !byWriter {
+			tries++
+		}
+		if !o.synthetic() && tries >= ownerLockTries {
 			r.unref(o.id, l)
 			return nil, failf("memory owner run %s is busy (a step of it is executing); retry when it is idle", o.id)
 		}
@@ -622,11 +637,10 @@ func parseRecallLevel(v any) (*recallPolicy, error) {
 	if v == nil {
 		return nil, nil
 	}
-	s, ok := v.(string)
-	if !ok {
+	if _, ok := v.(bool); ok {
 		return nil, failf("recall_level must be a string")
 	}
-	s = strings.ToLower(strings.TrimSpace(s))
+	s := strings.ToLower(strings.TrimSpace(pyval.Str(v))) // any other value as Python's str()
 	if s == "" {
 		return nil, nil
 	}

@@ -132,10 +132,9 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	base, err := baseRun(ctx, req)
-	if err != nil {
-		return Outcome{}, err
-	}
+	// The requesting run (Python reads no target_run_id here, unlike the
+	// other memory effects).
+	base := req.Run
 	owners, err := req.Runtime.memoryOwners(ctx, base, qp.scope)
 	if err != nil {
 		return Outcome{}, err
@@ -226,8 +225,8 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	default:
 		return nil, failf("Unknown memory_query scope: %s", qp.scope)
 	}
-	mode := p["return"]
-	if mode == nil {
+	mode := p["return"] // Python: return or return_mode or "rendered"
+	if !truthy(mode) {
 		mode = p["return_mode"]
 	}
 	qp.returnMode = strings.ToLower(strings.TrimSpace(anyText(mode)))
@@ -239,7 +238,7 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	default:
 		return nil, failf("Unknown memory_query return mode: %s", qp.returnMode)
 	}
-	policy, err := parseRecallLevel(p["recall_level"])
+	policy, err := parseRecallLevel(firstPresent(p, "recall_level", "recallLevel"))
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,14 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 // VARS_QUERY: reads a value of the run's vars (or of another run's) and
@@ -28,8 +30,13 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	vars := req.Run.Vars
 	if target := strings.TrimSpace(pyStrOrEmpty(p["target_run_id"])); target != "" && target != req.Run.RunID {
 		other, err := req.Runtime.store.RunGet(ctx, target)
-		if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
 			return Completed(toolResult(callID, name, false, nil, "Unknown target_run_id: "+target)), nil
+		}
+		if err != nil {
+			// Not an answer about the run: the effect fails (and may be
+			// retried), as Python's raises.
+			return Outcome{}, fmt.Errorf("vars_query: reading run %s: %w", target, err)
 		}
 		vars = other.Vars // a copy: its namespaces are added for this read only
 	}

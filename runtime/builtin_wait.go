@@ -114,9 +114,14 @@ func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		if strings.TrimSpace(name) == "" {
 			return Failed("wait_event requires payload.wait_key or payload.name"), nil
 		}
-		scope := stringOr(p["scope"], "session")
+		scope := eventScope(p["scope"])
+		// Python: payload.session_id or the run's session or its id.
+		session := sessionOr(req.Run)
+		if v := p["session_id"]; truthy(v) {
+			session = pyval.Str(v)
+		}
 		var err error
-		key, err = EventKey(scope, name, scopeID(req.Run, scope, p["session_id"]))
+		key, err = EventKey(scope, name, scopeID(req.Run, scope, session))
 		if err != nil {
 			return Failed("wait_event invalid payload: " + err.Error()), nil
 		}
@@ -196,12 +201,14 @@ func handleWaitUntil(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}), nil
 }
 
-// EventKey builds evt:<scope>:<scope_id>:<name>.
+// EventKey builds evt:<scope>:<scope_id>:<name> (scope, scope id and name
+// trimmed, the scope lower-cased, as Python's build_event_wait_key).
 func EventKey(scope, name, scopeID string) (string, error) {
 	scope = strings.ToLower(strings.TrimSpace(scope))
 	if scope == "" {
 		scope = "session"
 	}
+	scopeID = strings.TrimSpace(scopeID)
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return "", fmt.Errorf("event name is required")
@@ -220,8 +227,8 @@ func EventKey(scope, name, scopeID string) (string, error) {
 }
 
 // scopeID is the scope id of an event key from the run's point of view:
-// its session (default its own id), its workflow, or itself.
-func scopeID(run *durable.RunState, scope string, session any) string {
+// its workflow, itself, or for the session scope the session given.
+func scopeID(run *durable.RunState, scope, session string) string {
 	switch strings.ToLower(strings.TrimSpace(scope)) {
 	case "workflow":
 		return run.WorkflowID
@@ -230,11 +237,22 @@ func scopeID(run *durable.RunState, scope string, session any) string {
 	case "global":
 		return "global"
 	}
-	if s, ok := session.(string); ok && s != "" {
-		return s
-	}
+	return session
+}
+
+// sessionOr is the run's session id, or its own id without one: the
+// session scope's default.
+func sessionOr(run *durable.RunState) string {
 	if run.SessionID != "" {
 		return run.SessionID
 	}
 	return run.RunID
+}
+
+// eventScope is Python's str(payload.scope or "session").
+func eventScope(v any) string {
+	if !truthy(v) {
+		return "session"
+	}
+	return pyval.Str(v)
 }

@@ -193,6 +193,10 @@ type runLock struct {
 	// effect that runs).
 	cancelRequested bool
 	cancelInflight  context.CancelCauseFunc
+	// memoryHeld is set while a memory effect of another run holds mu to
+	// write into this run (lockOwner): a writer that finds mu held by one
+	// waits for it, not only for a tick.
+	memoryHeld bool
 }
 
 // lock acquires the mutation lock of a run. The returned function

@@ -7,6 +7,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // The kernel's own handling of TOOL_CALLS payloads (spec §2.3 step 5,
@@ -14,7 +15,7 @@ import (
 // runtime call ids after.
 
 // toolCallID is a call's id as the model gave it: call_id, or id when
-// call_id is absent or null, trimmed.
+// call_id is absent or null, as Python's str() (0 is the id "0"), trimmed.
 func toolCallID(call map[string]any) string {
 	v, ok := call["call_id"]
 	if !ok || v == nil {
@@ -23,15 +24,12 @@ func toolCallID(call map[string]any) string {
 	if v == nil {
 		return ""
 	}
-	s, ok := v.(string)
-	if !ok {
-		s = pyStrOrEmpty(v)
-	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(pyval.Str(v))
 }
 
 // warnToolCallIDs adds to vars._flow_warnings (a list of unique strings)
-// the calls without an id and the ids given to more than one call.
+// the calls without an id and the ids given to more than one call (the
+// first five, in the order they repeat, as Python lists them).
 func warnToolCallIDs(vars map[string]any, nodeID string, payload map[string]any) {
 	calls, _ := payload["tool_calls"].([]any)
 	missing := 0
@@ -55,7 +53,7 @@ func warnToolCallIDs(vars map[string]any, nodeID string, payload map[string]any)
 		addFlowWarning(vars, fmt.Sprintf("#WARN: TOOL_CALLS missing call_id at node '%s' (count=%d)", nodeID, missing))
 	}
 	if len(dups) > 0 {
-		slices.Sort(dups)
+		dups = dups[:min(len(dups), 5)]
 		addFlowWarning(vars, fmt.Sprintf("#WARN: TOOL_CALLS duplicate call_id at node '%s' (%s)", nodeID, strings.Join(dups, ", ")))
 	}
 }
