@@ -27,8 +27,7 @@ types, effects, inputs, entrypoints) and the effects it needs.
 		return code
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+		return wrongArgs(fs, "one bundle file")
 	}
 	b, err := bundle.Read(fs.Arg(0))
 	if err != nil {

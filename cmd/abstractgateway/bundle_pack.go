@@ -74,8 +74,7 @@ func bundlePackMain(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+		return wrongArgs(fs, "one flow file")
 	}
 	if *id != "" {
 		if err := checkBundleID("-id", *id); err != nil {

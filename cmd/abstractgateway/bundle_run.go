@@ -99,8 +99,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (f runFlags, code in
 	if f.target == "" && fs.NArg() == 1 {
 		f.target = fs.Arg(0)
 	} else if f.target == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return f, 2, false
+		return f, wrongArgs(fs, "one bundle file"), false
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })

@@ -57,8 +57,18 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 		// it, answer it or sleep through it, and the kernel resumes the
 		// runs above it.
 		target, terr := d.deepestWaiting(ctx, st)
-		if terr != nil || target == nil {
+		if terr != nil {
 			return st, terr
+		}
+		if target == nil {
+			// Nothing to drive, unless deepestWaiting resumed the chain
+			// (its end reaching this run): go on from the run as it is.
+			now, gerr := d.rt.GetState(ctx, id)
+			if gerr != nil || now.Version == st.Version {
+				return st, gerr
+			}
+			st = now
+			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -101,8 +111,10 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 
 // deepestWaiting follows the chain of runs waiting on a child from st (a
 // waiting or running run) down to the last one, which is running or waits
-// for something else: st itself when it does; nil when a run of the chain
-// neither waits nor runs (it ended, and the kernel resumes its parent).
+// for something else: st itself when it does; nil when the chain cannot
+// go on. A run still waiting on a child that ended (a kill came between
+// the child's last commit and its parent's resume) is resumed here, as a
+// scheduler's Recover would, and followed from its new state.
 func (d *bundleDriver) deepestWaiting(ctx context.Context, st *durable.RunState) (*durable.RunState, error) {
 	cur := st
 	for range maxSubflowDepth {
@@ -118,7 +130,18 @@ func (d *bundleDriver) deepestWaiting(ctx context.Context, st *durable.RunState)
 			return nil, err
 		}
 		if !unfinished(cs) {
-			return nil, nil
+			if err := d.rt.NotifyChildEnded(ctx, child); err != nil {
+				return nil, err
+			}
+			again, err := d.rt.GetState(ctx, cur.RunID)
+			if err != nil {
+				return nil, err
+			}
+			if !unfinished(again) || runtime.WaitedChild(again) == child {
+				return nil, nil // ended, or not resumed (paused)
+			}
+			cur = again
+			continue
 		}
 		cur = cs
 	}

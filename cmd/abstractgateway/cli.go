@@ -103,3 +103,19 @@ func shellCommand(args ...string) string {
 	}
 	return strings.Join(quoted, " ")
 }
+
+// wrongArgs reports that a command got other positional arguments than
+// want (say "one bundle file"; "" for none), prints its usage and returns
+// 2.
+func wrongArgs(fs *flag.FlagSet, want string) int {
+	switch {
+	case want == "":
+		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
+	case fs.NArg() == 0:
+		fmt.Fprintf(fs.Output(), "%s: missing %s\n", fs.Name(), want)
+	default:
+		fmt.Fprintf(fs.Output(), "%s: want %s, got %q (flags go before it)\n", fs.Name(), want, fs.Args())
+	}
+	fs.Usage()
+	return 2
+}

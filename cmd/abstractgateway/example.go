@@ -74,8 +74,7 @@ func runExampleMain(ctx context.Context, args []string, stdout, stderr io.Writer
 		return code
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+		return wrongArgs(fs, "")
 	}
 	kind, err := parseStoreKind(*storeName)
 	if err != nil {
@@ -149,6 +148,9 @@ func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.R
 			b, _ := pyjson.Marshal(st.Output, pyjson.Style{Compact: true})
 			fmt.Fprintf(out, "run %s %s: %s\n", runID, st.Status, b)
 			return nil
+		case runtime.IsPaused(st):
+			fmt.Fprintf(out, "run %s is paused by its host; nothing in this command lifts a pause\n", runID)
+			return nil
 		case st.Status == durable.RunWaiting && st.Waiting.Reason == durable.WaitUser:
 			text := answer
 			if text == "" {
@@ -172,6 +174,9 @@ func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.R
 				return ctx.Err()
 			case <-time.After(time.Until(st.Waiting.Until.Time)):
 			}
+		case st.Status == durable.RunWaiting:
+			fmt.Fprintf(out, "run %s waits for %s %q, which this command cannot give\n", runID, st.Waiting.Reason, st.Waiting.WaitKey)
+			return nil
 		}
 	}
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -43,9 +44,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
 	case "version":
-		out := &outWriter{w: stdout}
-		fmt.Fprintln(out, "abstractgateway", version)
-		return out.exit("version", stderr, 0)
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		out := &outWriter{w: stdout}
 		fmt.Fprint(out, usage)
@@ -56,3 +55,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 const version = "0.1.0-dev"
+
+// runVersion is the "version" subcommand: it takes no flags or arguments.
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), "usage: abstractgateway version\n\nPrints the version.\n") }
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return wrongArgs(fs, "")
+	}
+	out := &outWriter{w: stdout}
+	fmt.Fprintln(out, "abstractgateway", version)
+	return out.exit("version", stderr, 0)
+}
