@@ -22,7 +22,9 @@ import (
 func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, external bool, err error) {
 	run := s.run
 	eff := plan.Effect
-	if err := pyjson.Check(eff.Payload, "effect.payload"); err != nil {
+	// At the depth a checkpoint holds it, the deepest place it is
+	// written (vars._runtime.effect_in_flight.effect.payload).
+	if err := pyjson.CheckMember(eff.Payload, "effect.payload", 5); err != nil {
 		return Failed(fmt.Sprintf("effect of node %q: %v", plan.NodeID, err)), false, nil
 	}
 	h, ok := s.r.handlers[eff.Type]

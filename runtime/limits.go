@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 )
@@ -35,20 +38,18 @@ func (c LimitsConfig) limitsDict() map[string]any {
 	} else if c.ModelMaxTokens != nil {
 		maxTokens = int64(*c.ModelMaxTokens)
 	}
+	// max_output_tokens as given (-1 too; unset is null), clamping the
+	// input budget only when it is not negative.
 	var maxOut any
 	var maxOutN int64 = -1
-	if c.MaxOutputTokens != nil {
-		maxOutN = int64(*c.MaxOutputTokens)
-	} else if c.ModelMaxOutputTokens != nil {
-		maxOutN = int64(*c.ModelMaxOutputTokens)
-	}
-	if maxOutN >= 0 {
+	if p := cmp.Or(c.MaxOutputTokens, c.ModelMaxOutputTokens); p != nil {
+		maxOutN = int64(*p)
 		maxOut = maxOutN
 	}
 	var maxIn any
 	if c.MaxInputTokens != nil {
 		in := int64(*c.MaxInputTokens)
-		if maxTokens > 0 && maxOutN >= 0 {
+		if maxTokens > 0 && maxOut != nil && maxOutN >= 0 {
 			in = max(0, min(in, maxTokens-maxOutN-256))
 		}
 		maxIn = in
@@ -95,18 +96,45 @@ func limitsOf(run *durable.RunState) map[string]any {
 	return l
 }
 
-func limitInt(l map[string]any, key string, def int64) int64 {
-	if n, ok := AsInt(l[key]); ok {
-		return n
+// pyInt is Python's int(v) of a JSON value: numbers truncated toward
+// zero, booleans 0 and 1, decimal strings parsed; ok is false where
+// Python's would raise.
+func pyInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		return n, err == nil
+	}
+	if n, ok := AsInt(v); ok {
+		return n, true
+	}
+	if f, ok := AsFloat(v); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return int64(f), true
+	}
+	return 0, false
+}
+
+// limitOr reads a limit as Python's int(x or def) does: a falsy value
+// gives def, a fraction is truncated.
+func limitOr(l map[string]any, key string, def int64) int64 {
+	if v := l[key]; truthy(v) {
+		if n, ok := pyInt(v); ok {
+			return n
+		}
 	}
 	return def
 }
 
-// limitOr reads a limit as Python's int(x or def) does: a zero (or any
-// falsy value) gives def.
-func limitOr(l map[string]any, key string, def int64) int64 {
-	if n, ok := AsInt(l[key]); ok && n != 0 {
-		return n
+// threshold reads a warning threshold as stored (Python compares the
+// stored value), def when absent or not a number.
+func threshold(l map[string]any, key string, def float64) float64 {
+	if f, ok := AsFloat(l[key]); ok {
+		return f
 	}
 	return def
 }
@@ -139,22 +167,27 @@ func (r *Runtime) GetLimitStatus(ctx context.Context, runID string) (map[string]
 	}
 	l := limitsOf(run)
 	// As Python has it: usage and maxima read with int(x or default), the
-	// thresholds as stored, and the warning flags set from the rounded
-	// percentage (CheckLimits compares the unrounded one).
+	// thresholds and the history limit as stored, and the warning flags
+	// set from the rounded percentage (CheckLimits compares the unrounded
+	// one).
 	iterCur, iterMax := limitOr(l, "current_iteration", 0), limitOr(l, "max_iterations", 50)
 	tokCur, tokMax := limitOr(l, "estimated_tokens_used", 0), limitOr(l, "max_tokens", 32768)
-	warnIter, warnTok := limitInt(l, "warn_iterations_pct", 80), limitInt(l, "warn_tokens_pct", 80)
+	warnIter, warnTok := threshold(l, "warn_iterations_pct", 80), threshold(l, "warn_tokens_pct", 80)
+	history, ok := l["max_history_messages"]
+	if !ok {
+		history = int64(-1)
+	}
 	return map[string]any{
 		"iterations": map[string]any{
 			"current": iterCur, "max": iterMax, "pct": pct(iterCur, iterMax),
-			"warning": pct(iterCur, iterMax) >= float64(warnIter),
+			"warning": pct(iterCur, iterMax) >= warnIter,
 		},
 		"tokens": map[string]any{
 			"estimated_used": tokCur, "max": tokMax,
 			"max_input_tokens": l["max_input_tokens"], "max_output_tokens": l["max_output_tokens"],
-			"pct": pct(tokCur, tokMax), "warning": pct(tokCur, tokMax) >= float64(warnTok),
+			"pct": pct(tokCur, tokMax), "warning": pct(tokCur, tokMax) >= warnTok,
 		},
-		"history": map[string]any{"max_messages": limitInt(l, "max_history_messages", -1)},
+		"history": map[string]any{"max_messages": history},
 	}, nil
 }
 
@@ -211,23 +244,26 @@ func (r *Runtime) UpdateLimits(ctx context.Context, runID string, updates map[st
 }
 
 // noteTokensUsed sets _limits.estimated_tokens_used after a completed
-// LLM_CALL (a reused result too) to the call's usage: input_tokens, else
-// prompt_tokens, else total_tokens, the first that is a number.
+// LLM_CALL (a reused result too) to the call's usage, as Python does: the
+// first of input_tokens, prompt_tokens, total_tokens that is not null,
+// as int() reads it; nothing when that one is a boolean or unreadable.
 func noteTokensUsed(run *durable.RunState, eff *durable.Effect, out Outcome) {
 	if eff.Type != durable.EffectLLMCall || out.Status != OutcomeCompleted {
 		return
 	}
 	res, _ := out.Result.(map[string]any)
 	usage, _ := res["usage"].(map[string]any)
+	var raw any
 	for _, k := range []string{"input_tokens", "prompt_tokens", "total_tokens"} {
-		v, ok := usage[k]
-		if _, isBool := v.(bool); !ok || v == nil || isBool {
-			continue
+		if raw = usage[k]; raw != nil {
+			break
 		}
-		if n, ok := AsInt(v); ok {
-			// A json.Number, as the _limits a run starts with hold.
-			namespace(run.Vars, "_limits")["estimated_tokens_used"] = json.Number(strconv.FormatInt(n, 10))
-			return
-		}
+	}
+	if _, isBool := raw.(bool); raw == nil || isBool {
+		return
+	}
+	if n, ok := pyInt(raw); ok {
+		// A json.Number, as the _limits a run starts with hold.
+		namespace(run.Vars, "_limits")["estimated_tokens_used"] = json.Number(strconv.FormatInt(n, 10))
 	}
 }

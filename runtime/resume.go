@@ -94,7 +94,8 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 	if payload == nil {
 		payload = map[string]any{}
 	}
-	if err := pyjson.Check(payload, "payload"); err != nil {
+	// At the depth the resume record holds it (effect.payload.payload).
+	if err := pyjson.CheckMember(payload, "payload", 3); err != nil {
 		return run, fmt.Errorf("resume of run %s: %w", run.RunID, err)
 	}
 	payload = pyjson.CloneObject(payload)

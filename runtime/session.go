@@ -36,7 +36,8 @@ type session struct {
 	commits int
 	dropped bool
 	// failedCommit is the error of a commit that failed other than by a
-	// conflict. Nothing is committed after it in this session: the store
+	// conflict (or of the look-up a terminal commit depends on). Nothing
+	// is committed after it in this session: the store
 	// may hold part of it (a non-atomic store appends the records first),
 	// so a retry could append them twice; the next tick starts over from
 	// what the store holds.
@@ -48,6 +49,8 @@ type session struct {
 	inFlight     StepPlan
 	inFlightNode string // "" when no effect is in flight
 	loadChecked  bool
+	// failing is the error the session is failing the run with.
+	failing string
 	// stoppedBy says why the session stopped before its step budget at a
 	// host's request, if it did.
 	stoppedBy stopCause
@@ -120,12 +123,14 @@ func (s *session) commit(ctx context.Context) error {
 	return nil
 }
 
+// checkJSON checks vars and output where the run's JSON holds them, one
+// level down, so that the nesting limit is the stores'.
 func (s *session) checkJSON() error {
-	if err := pyjson.Check(s.run.Vars, "vars"); err != nil {
+	if err := pyjson.CheckMember(s.run.Vars, "vars", 1); err != nil {
 		return err
 	}
 	if s.run.Output != nil {
-		return pyjson.Check(s.run.Output, "output")
+		return pyjson.CheckMember(s.run.Output, "output", 1)
 	}
 	return nil
 }
@@ -170,12 +175,19 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 		return errStop
 	}
 	s.dirty = true
-	return s.fail(ctx, node, cause.Error())
+	msg := cause.Error()
+	if s.failing != "" {
+		// The run was failing anyway (a node's error): that error is the
+		// one to record; the writes that were not JSON are dropped.
+		msg = s.failing
+	}
+	return s.fail(ctx, node, msg)
 }
 
 // fail ends the run as failed with msg, recording a failed step (unless
 // the caller already queued its own record) and the status event.
 func (s *session) fail(ctx context.Context, nodeID, msg string) error {
+	s.failing = msg
 	if nodeID != "" {
 		s.pending = append(s.pending, s.failureRecord(nodeID, msg))
 	}
@@ -197,7 +209,11 @@ func (s *session) finish(ctx context.Context, status durable.RunStatus, errMsg s
 	if !s.r.atomic {
 		prior, err := s.r.findCompleted(ctx, s.run.RunID, terminalKey(status))
 		if err != nil {
-			return err
+			// Not knowing whether the terminal records are there, commit
+			// nothing (as after a failed commit): the next tick starts
+			// over from what the store holds.
+			s.failedCommit = fmt.Errorf("finishing run %s: %w", s.run.RunID, err)
+			return s.failedCommit
 		}
 		if prior != nil {
 			s.pending = s.pending[:0]

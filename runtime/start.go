@@ -55,7 +55,7 @@ func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
-	if err := pyjson.Check(p.Vars, "vars"); err != nil {
+	if err := pyjson.CheckMember(p.Vars, "vars", 1); err != nil { // as the run's JSON holds them
 		return nil, fmt.Errorf("start of workflow %s: %w", p.WorkflowID, err)
 	}
 	vars := make(map[string]any, len(p.Vars)+3)

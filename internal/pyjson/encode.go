@@ -118,11 +118,15 @@ func putEncoder(e *encoder) {
 // Check reports whether v is a JSON value this package can encode, with an
 // error naming the offending path (NaN, infinities, functions, channels,
 // cycles).
-func Check(v any, root string) error {
+func Check(v any, root string) error { return CheckMember(v, root, 0) }
+
+// CheckMember is Check of v as the value of an object member depth
+// levels down, where the nesting limit counts from the whole document.
+func CheckMember(v any, root string, depth int) error {
 	e := getEncoder(Canonical, root)
 	defer putEncoder(e)
 	e.checkOnly = true
-	return e.value(v, 0)
+	return e.value(v, depth)
 }
 
 type encoder struct {
