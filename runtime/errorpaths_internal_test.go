@@ -145,17 +145,7 @@ func TestEffectCheckpointKeepsTheVarsTheNodeSaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		_, err := rt.Tick(tctx, id, TickOptions{})
-		done <- err
-	}()
-	<-entered
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted tick: %v", err)
-	}
+	interruptTick(t, rt, id, entered)
 	st, err := rt.Tick(ctx, id, TickOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -434,5 +424,23 @@ func TestChildStoreErrorInterruptsTheParent(t *testing.T) {
 	out, _ := sub["output"].(map[string]any)
 	if p.Status != durable.RunCompleted || c.Status != durable.RunCompleted || out["v"] != "done" {
 		t.Fatalf("after the next tick: parent %s output %v, child %s", p.Status, p.Output, c.Status)
+	}
+}
+
+// interruptTick ticks run id in a goroutine, cancels the tick's context
+// once entered is signalled (an effect has started) and checks that the
+// tick returned the cancellation.
+func interruptTick(t *testing.T, rt *Runtime, id string, entered <-chan struct{}) {
+	t.Helper()
+	tctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.Tick(tctx, id, TickOptions{})
+		done <- err
+	}()
+	<-entered
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted tick: %v", err)
 	}
 }

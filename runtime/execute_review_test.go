@@ -5,7 +5,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -74,17 +73,7 @@ func TestExecutePauseResumeAfterInterruptedEffectKeepsThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		_, err := rt.Tick(tctx, id, TickOptions{})
-		done <- err
-	}()
-	<-entered
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted tick: %v", err)
-	}
+	interruptTick(t, rt, id, entered)
 	if _, err := rt.Pause(ctx, id, "operator"); err != nil {
 		t.Fatal(err)
 	}

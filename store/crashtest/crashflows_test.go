@@ -284,16 +284,9 @@ func cfSnapshot(ctx context.Context, t *testing.T, st store.Store) map[string]cf
 	return out
 }
 
+// cfAllRuns is allRunIDs in order.
 func cfAllRuns(ctx context.Context, t *testing.T, st store.Store) []string {
-	t.Helper()
-	runs, err := st.RunList(ctx, &store.RunListParams{Limit: 100000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]string, len(runs))
-	for i, r := range runs {
-		ids[i] = r.RunID
-	}
+	ids := allRunIDs(ctx, t, st)
 	sort.Strings(ids)
 	return ids
 }
