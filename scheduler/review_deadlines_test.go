@@ -5,7 +5,6 @@ import (
 	"errors"
 	"github.com/abstractframework/abstractgateway/store"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,40 +96,9 @@ func (o *outageStore) RunGet(ctx context.Context, runID string) (*durable.RunSta
 // read it.
 func TestRunLeftRunningDuringAnOutageIsDrivenAgain(t *testing.T) {
 	flaky := &outageStore{Wrapper: store.Wrapper{Store: memory.New()}}
-	wf := slowAfterWait(30 * time.Millisecond)
-	reg, _ := runtime.NewRegistry(wf)
-	rt, err := runtime.New(runtime.Config{Store: flaky, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var calls atomic.Int32
-	rt.SetHandler("slow", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		if calls.Add(1) == 1 {
-			flaky.mu.Lock()
-			flaky.armed = true // the commit of this effect's completion fails, and reads for 50ms
-			flaky.mu.Unlock()
-		}
-		return runtime.Completed(map[string]any{"n": calls.Load()}), nil
-	}})
-	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
-	if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
-		t.Fatalf("not waiting: %s", st.Status)
-	}
-	s, _ := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: 10 * time.Millisecond})
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	deadline := time.Now().Add(1500 * time.Millisecond)
-	var st *durable.RunState
-	for time.Now().Before(deadline) {
-		if st, err = rt.GetState(ctx, id); err == nil && st.Status == durable.RunCompleted {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	stats := s.Stats()
-	t.Fatalf("run still %s at %q 1.5s after a 50ms store outage failed its tick (failures %d: %v): nothing drives it again",
-		st.Status, st.CurrentNode, stats.RunsFailed, stats.Errors)
+	runLeftRunningIsDrivenAgain(t, flaky, func() {
+		flaky.mu.Lock()
+		flaky.armed = true // the commit of this effect's completion fails, and reads for 50ms
+		flaky.mu.Unlock()
+	})
 }

@@ -315,16 +315,25 @@ func TestRunLeftRunningByAFailedDriveIsDrivenAgain(t *testing.T) {
 
 func rvRunLeftRunning(t *testing.T, inner store.Store) {
 	flaky := &commitFailures{Wrapper: store.Wrapper{Store: inner}}
+	runLeftRunningIsDrivenAgain(t, flaky, func() { flaky.left.Store(1) })
+}
+
+// runLeftRunningIsDrivenAgain runs a slowAfterWait run on st; at the
+// first call of its effect, fail makes st fail the commit of the effect's
+// completion (and whatever else it chooses). A scheduler must then drive
+// the run, left running past its wait, to its end.
+func runLeftRunningIsDrivenAgain(t *testing.T, st store.Store, fail func()) {
+	t.Helper()
 	wf := slowAfterWait(30 * time.Millisecond)
 	reg, _ := runtime.NewRegistry(wf)
-	rt, err := runtime.New(runtime.Config{Store: flaky, Registry: reg})
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var calls atomic.Int32
 	rt.SetHandler("slow", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 		if calls.Add(1) == 1 {
-			flaky.left.Store(1) // the commit of this effect's completion fails
+			fail()
 		}
 		return runtime.Completed(map[string]any{"n": calls.Load()}), nil
 	}})
@@ -339,10 +348,9 @@ func rvRunLeftRunning(t *testing.T, inner store.Store) {
 	}
 	defer s.Stop()
 	deadline := time.Now().Add(1500 * time.Millisecond) // 150 poll intervals
-	var st *durable.RunState
+	var cur *durable.RunState
 	for time.Now().Before(deadline) {
-		st, _ = rt.GetState(ctx, id)
-		if st.Status == durable.RunCompleted {
+		if cur, err = rt.GetState(ctx, id); err == nil && cur.Status == durable.RunCompleted {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -351,7 +359,7 @@ func rvRunLeftRunning(t *testing.T, inner store.Store) {
 	s.Stop()
 	after, err := rt.Tick(ctx, id, runtime.TickOptions{}) // the run is fine: one tick finishes it
 	t.Fatalf("run still %s at %q 1.5s after its tick failed (failures %d: %v): nothing drives it again (a plain Tick then gives %s, %v)",
-		st.Status, st.CurrentNode, stats.RunsFailed, stats.Errors, after.Status, err)
+		cur.Status, cur.CurrentNode, stats.RunsFailed, stats.Errors, after.Status, err)
 }
 
 // TestHeldRunsDoNotStarveLaterDueRuns: PollOnce listed at most
