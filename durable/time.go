@@ -80,13 +80,20 @@ var timeLayouts = []string{
 // datetime.fromisoformat (3.11) reads one: any single character between
 // date and time (T, t, a space), the basic forms (20300101T000000), a Z
 // (either case) or an offset of ±HH, ±HHMM, ±HH:MM or ±HH:MM:SS (none
-// means UTC), 0–9 fractional digits.
+// means UTC), 0–9 fractional digits. Python's datetime.min, the zero
+// Time, reads as one microsecond later.
 func ParseTime(s string) (Time, error) {
 	v, offsetFrac, ok := extendedISO(strings.TrimSpace(s))
 	if ok {
 		for _, layout := range timeLayouts {
 			if t, err := time.Parse(layout, v); err == nil {
-				return NewTime(t.Add(-offsetFrac)), nil
+				t = t.Add(-offsetFrac)
+				if t.IsZero() {
+					// Python's datetime.min is Go's zero time, which Time
+					// keeps for "no time": read it as the next instant.
+					t = t.Add(time.Microsecond)
+				}
+				return NewTime(t), nil
 			}
 		}
 	}

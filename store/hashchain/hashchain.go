@@ -88,8 +88,8 @@ func (s *Store) chained(ctx context.Context, runID string, fresh bool, records [
 		s.heads.Remove(runID)
 		return err
 	}
-	if last := records[len(records)-1].Seq; last > 0 {
-		s.setHead(runID, chainHead{hash: newHead, seq: last})
+	if n := len(records); n > 0 && records[n-1].Seq > 0 {
+		s.setHead(runID, chainHead{hash: newHead, seq: records[n-1].Seq})
 	}
 	return nil
 }
@@ -156,9 +156,16 @@ func chain(records []*durable.StepRecord, head string) (string, error) {
 }
 
 // RecordHash is the SHA-256 (lower-case hex) of the record's canonical
-// JSON without record_hash and signature, with its own prev_hash.
+// JSON without record_hash and signature, with its own prev_hash. It
+// hashes the record as stored: a Go value whose object keys are not
+// UTF-8 is stored with them as U+FFFD, which sorts elsewhere, so the hash
+// of the value itself would not be the one a reader computes.
 func RecordHash(r *durable.StepRecord) (string, error) {
-	b, err := pyjson.Append(make([]byte, 0, 512), r.JSONValue(false), pyjson.Canonical, "record")
+	v, err := pyjson.Normalize(r.JSONValue(false))
+	if err != nil {
+		return "", fmt.Errorf("hashchain: %w", err)
+	}
+	b, err := pyjson.Append(make([]byte, 0, 512), v, pyjson.Canonical, "record")
 	if err != nil {
 		return "", fmt.Errorf("hashchain: %w", err)
 	}

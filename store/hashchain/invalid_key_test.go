@@ -1,0 +1,41 @@
+package hashchain_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/hashchain"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// A record whose result has object keys that are not valid UTF-8 (a Go
+// host's value built from raw bytes) was hashed over its in-memory text,
+// where the keys sort by their raw bytes, but stored with them written as
+// U+FFFD, which sorts elsewhere: the chain did not verify, in Go as in
+// Python's verify_ledger_chain. Records are now hashed as stored (found by
+// a review).
+func TestInvalidUTF8KeyChainVerifies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := hashchain.Wrap(memory.New())
+	start, _ := durable.ParseTime("2026-01-01T00:00:00+00:00")
+	for i, result := range []map[string]any{
+		{"k\xff": "latin-1 byte", "k\U0010FFFF": "astral"},
+		{"a\xfe": 1, "a\xff": 2}, // both written "a\uFFFD": a reader keeps one
+	} {
+		rec := &durable.StepRecord{RunID: "run-1", StepID: "s", NodeID: "n1", Status: durable.StepCompleted,
+			Result: result, StartedAt: start, Attempt: i + 1}
+		if err := st.LedgerAppend(ctx, "run-1", []*durable.StepRecord{rec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: "run-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := hashchain.VerifyLedgerChain(stored); !rep.OK || rep.Count != 2 {
+		t.Errorf("the chain just written does not verify: %+v", rep)
+	}
+}
