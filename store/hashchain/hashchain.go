@@ -58,7 +58,11 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if len(p.Records) == 0 {
 		return s.Store.RunCommit(ctx, p)
 	}
-	return s.chained(ctx, p.Run.RunID, p.Create, p.Records, func() error { return s.Store.RunCommit(ctx, p) })
+	// Only a run id the caller has just generated has no ledger yet: a
+	// chosen one may have records (a ledger RunDelete kept, a create
+	// whose state a non-atomic store failed to write).
+	fresh := p.Create && p.RandomID
+	return s.chained(ctx, p.Run.RunID, fresh, p.Records, func() error { return s.Store.RunCommit(ctx, p) })
 }
 
 // LedgerAppend chains the records, then appends through the inner store.

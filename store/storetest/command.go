@@ -22,6 +22,8 @@ var commandTests = []subtest{
 	{"DeleteByRun", testCommandDeleteByRun},
 	{"Validation", testCommandValidation},
 	{"ConcurrentAppend", testCommandConcurrentAppend},
+	{"NegativeLimit", testCommandNegativeLimit},
+	{"Defaults", testCommandDefaults},
 }
 
 func newCommand(id, runID, typ string) *durable.CommandRecord {

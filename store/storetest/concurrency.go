@@ -15,6 +15,7 @@ var concurrencyTests = []subtest{
 	{"OneWinnerPerVersion", testOneWinnerPerVersion},
 	{"DistinctRuns", testConcurrentDistinctRuns},
 	{"ListsMatchTheirFilters", testListsMatchFilters},
+	{"LedgerNeverBehindState", testLedgerNeverBehind},
 }
 
 // testListsMatchFilters flips runs between an event wait and running

@@ -16,6 +16,9 @@ var ledgerTests = []subtest{
 	{"Delete", testLedgerDelete},
 	{"PrivateCopies", testLedgerPrivateCopies},
 	{"Validation", testLedgerValidation},
+	{"CallerSeqOverwritten", testLedgerCallerSeq},
+	{"CommitAfterLedgerDelete", testCommitAfterLedgerDelete},
+	{"Listener", testLedgerListener},
 }
 
 // seedLedger creates run-1 and gives it five records: two with the

@@ -11,6 +11,7 @@ import (
 
 var ledgerFinderTests = []subtest{
 	{"FindCompleted", testLedgerFinder},
+	{"EmptyKey", testFinderEmptyKey},
 }
 
 func testLedgerFinder(t *testing.T, s store.Store) {
@@ -52,6 +53,8 @@ func testLedgerFinder(t *testing.T, s store.Store) {
 
 var claimerTests = []subtest{
 	{"ClaimExpireRelease", testClaimer},
+	{"StoreClock", testClaimStoreClock},
+	{"Edges", testClaimEdges},
 }
 
 func testClaimer(t *testing.T, s store.Store) {

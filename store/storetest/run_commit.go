@@ -20,6 +20,9 @@ var runCommitTests = []subtest{
 	{"UnknownRun", testCommitUnknownRun},
 	{"RefusesNonJSON", testCommitRefusesNonJSON},
 	{"CancelledContextOutcome", testCommitCancelledContextOutcome},
+	{"CloseTwice", testCloseTwice},
+	{"AfterDeleteIsNotFound", testCommitAfterDelete},
+	{"RandomID", testCommitRandomID},
 }
 
 // testCommitCancelledContextOutcome: a commit made with a cancelled
@@ -208,6 +211,7 @@ var runGetTests = []subtest{
 	{"NotFound", testGetNotFound},
 	{"PrivateCopies", testGetPrivateCopies},
 	{"Handoff", testGetHandoff},
+	{"HandoffOfFailedCommit", testHandoffFailedCommit},
 }
 
 // testGetHandoff: a run committed with Handoff reads back as committed,

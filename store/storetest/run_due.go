@@ -15,6 +15,11 @@ var runDueTests = []subtest{
 	{"LeavesOnResume", testDueLeavesOnResume},
 	{"NextDue", testNextDue},
 	{"PausedRunsAreNotDue", testPausedNotDue},
+	{"TieBreak", testDueTieBreak},
+	{"NegativeLimit", testDueNegativeLimit},
+	{"DefaultLimit", testDueDefaultLimit},
+	{"OnlyUntilAndEventDeadlines", testDueOnlyUntilAndEvent},
+	{"NowInAnyZone", testDueNowZone},
 }
 
 // SetPaused sets or lifts a host pause the way the runtime records it

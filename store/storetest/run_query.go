@@ -34,6 +34,11 @@ var runListTests = []subtest{
 	{"UpdatedAtOrder", testRunListOrder},
 	{"Limit", testRunListLimit},
 	{"DefaultLimit", testRunListDefaultLimit},
+	{"TieBreak", testListTieBreak},
+	{"LimitAfterFilters", testListLimitAfterFilters},
+	{"FiltersFollowCommits", testFiltersFollowCommits},
+	{"EmptyAndRepeatedWaitKeys", testWaitKeysEdge},
+	{"NoTimesLast", testListNoTimes},
 }
 
 func testRunListFilters(t *testing.T, s store.Store) {
@@ -156,6 +161,9 @@ var runIndexTests = []subtest{
 	{"Rows", testRunIndexRows},
 	{"Filters", testRunIndexFilters},
 	{"RunLifecycle", testRunIndexLifecycle},
+	{"SessionTrimmed", testIndexSessionTrimmed},
+	{"WaitUntilOfEventTimeout", testIndexEventUntil},
+	{"LifecycleFollowsCommits", testIndexLifecycleFollows},
 }
 
 func testRunIndexRows(t *testing.T, s store.Store) {
@@ -258,6 +266,8 @@ func testRunIndexLifecycle(t *testing.T, s store.Store) {
 
 var runChildrenTests = []subtest{
 	{"OrderAndStatus", testChildren},
+	{"TieBreak", testChildrenTieBreak},
+	{"PrivateCopies", testChildrenPrivateCopies},
 }
 
 func testChildren(t *testing.T, s store.Store) {
@@ -300,6 +310,8 @@ func testChildren(t *testing.T, s store.Store) {
 
 var runDeleteTests = []subtest{
 	{"Delete", testRunDelete},
+	{"GoneFromEveryList", testDeleteGoneFromEveryList},
+	{"LedgerKeptSeqContinues", testDeleteLedgerSeqContinues},
 }
 
 func testRunDelete(t *testing.T, s store.Store) {
