@@ -30,7 +30,7 @@ lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 
-bench: ## the W1–W4 workloads on every store, one JSON line each
+bench: ## the W1–W4 workloads on the memory, JSON and SQLite (NORMAL, FULL) stores, one JSON line each
 	$(GO) run ./cmd/abstractgateway bench
 
 verify: lint test test/race ## what CI runs

@@ -28,7 +28,8 @@ func PythonIdempotencyKey(runID, nodeID string, e *durable.Effect) string {
 // material plus effect_seq, the number of effects the run had committed
 // before this one. Retries of one effect share the key; a later identical
 // effect (a loop) gets a new one; a replay after a crash, which restarts
-// from the same checkpoint, computes the same key and reuses the result.
+// from the same checkpoint, computes the same key: a completed result is
+// reused, an attempt the crash interrupted is made again under it.
 func EffectKey(runID, nodeID string, e *durable.Effect, seq int64) string {
 	return keyOf(pyjson.Ordered{
 		{Key: "effect_payload", Value: normalizePayload(e)},

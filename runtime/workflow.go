@@ -16,8 +16,10 @@ import (
 // error recorded in its ledger.
 //
 // Node functions must be deterministic given the run state: after a crash
-// the kernel re-runs them from the last checkpoint, and an effect with the
-// same payload is then recognised and not executed twice.
+// the kernel re-runs them from the last checkpoint, where an effect whose
+// completion was durable is not executed again, and one interrupted
+// mid-attempt is called again with the same idempotency key (at least
+// once).
 type NodeFunc func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error)
 
 // StepPlan is what a node returns for one step.

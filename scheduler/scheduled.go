@@ -31,8 +31,9 @@ func NewScheduled(ctx context.Context, rt *runtime.Runtime, cfg Config) (*Schedu
 	return &Scheduled{Runtime: rt, Scheduler: s}, nil
 }
 
-// Run registers wf if needed, starts a run with vars and ticks it until it
-// waits or ends. A workflow already registered under wf's id is kept.
+// Run registers wf if needed, starts a run with vars and ticks it once:
+// until it waits or ends, or uses the default step budget (100). A
+// workflow already registered under wf's id is kept.
 func (s *Scheduled) Run(ctx context.Context, wf *runtime.Workflow, vars map[string]any) (string, *durable.RunState, error) {
 	if _, ok := s.Registry().Get(wf.ID); !ok {
 		// A concurrent Run may register it between the Get and here.

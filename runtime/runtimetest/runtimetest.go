@@ -201,7 +201,8 @@ func (h *Harness) Start(workflowID string, vars map[string]any) string {
 	return id
 }
 
-// Run starts a run and ticks it until it waits or ends.
+// Run starts a run and ticks it once: until it waits or ends, or uses the
+// default step budget (100).
 func (h *Harness) Run(workflowID string, vars map[string]any) (string, *durable.RunState) {
 	h.t.Helper()
 	id := h.Start(workflowID, vars)

@@ -12,5 +12,6 @@
 // Starlark is a Python dialect, so typical transform functions run
 // unchanged; docs/visualflow.md lists the differences (no classes, no
 // exceptions/try, no imports, no f-strings, ints are arbitrary precision
-// but results must fit int64, strings are byte-indexed, ...).
+// but results beyond int64 come back as floats, strings are byte-indexed,
+// ...).
 package code
