@@ -260,6 +260,12 @@ func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest
 		if out.Wait == nil {
 			return Failed(fmt.Sprintf("effect handler for %s returned a waiting outcome without a wait", req.Effect.Type)), nil
 		}
+		if !out.Wait.Reason.Valid() {
+			// Stored, it would make the run unreadable: every decoder
+			// refuses a wait reason it does not know.
+			return Failed(fmt.Sprintf("effect handler for %s returned a wait with reason %q, not one of the wait reasons",
+				req.Effect.Type, out.Wait.Reason)), nil
+		}
 	default:
 		return Failed(fmt.Sprintf("effect handler for %s returned an unknown outcome %q", req.Effect.Type, out.Status)), nil
 	}

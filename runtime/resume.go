@@ -8,6 +8,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -196,8 +197,11 @@ func approvalResults(calls []any, payload map[string]any) map[string]any {
 	msg := "ToolExecutor is not configured for approval resumes"
 	if !truthy(payload["approved"]) {
 		msg = "Denied by user"
-		if r, ok := payload["reason"].(string); ok && strings.TrimSpace(r) != "" {
-			msg = strings.TrimSpace(r)
+		// Python: str(reason or "Denied by user").strip()
+		if r := payload["reason"]; truthy(r) {
+			if text := strings.TrimSpace(pyval.Str(r)); text != "" {
+				msg = text
+			}
 		}
 	}
 	results := make([]any, 0, len(calls))

@@ -86,8 +86,13 @@ func withRuntimeCallIDs(eff *durable.Effect, key string) *durable.Effect {
 			continue
 		}
 		call = pyjson.CloneObject(call)
-		rt, _ := call["runtime_call_id"].(string)
-		if strings.TrimSpace(rt) == "" {
+		// An id given (any value whose text is not blank) is kept as
+		// given, as in Python; the call_id fallback is its trimmed text.
+		var rt string
+		if v := call["runtime_call_id"]; v != nil {
+			rt = strings.TrimSpace(pyval.Str(v))
+		}
+		if rt == "" {
 			rt = fmt.Sprintf("rtcall_%s_%d", key, i+1)
 			call["runtime_call_id"] = rt
 		}
