@@ -1,6 +1,7 @@
 package frozen
 
 import (
+	"errors"
 	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -10,9 +11,13 @@ import (
 // FreezeNormalized returns Freeze(pyjson.Normalize(v)) in one pass: a
 // frozen copy of v in the Go types a decode of its encoding gives, without
 // building the normalized maps first.
-func FreezeNormalized(v any) (Value, error) {
+func FreezeNormalized(v any) (Value, error) { return freezeNormalizedAt(v, 0) }
+
+// freezeNormalizedAt is FreezeNormalized of a value depth levels down in
+// its document, whose nesting limit counts from the document's root.
+func freezeNormalizedAt(v any, depth int) (Value, error) {
 	p := getPacker()
-	if err := p.normalized(v); err != nil {
+	if err := p.normalized(v, depth); err != nil {
 		p.release()
 		return Value{}, err
 	}
@@ -21,24 +26,35 @@ func FreezeNormalized(v any) (Value, error) {
 
 // FreezeNormalizedObject is FreezeNormalized for an object; nil gives an
 // empty object, as pyjson.NormalizeObject gives an empty map.
-func FreezeNormalizedObject(m map[string]any) (Object, error) {
+func FreezeNormalizedObject(m map[string]any) (Object, error) { return freezeNormalizedObjectAt(m, 0) }
+
+func freezeNormalizedObjectAt(m map[string]any, depth int) (Object, error) {
 	p := getPacker()
-	if err := p.normalizedObject(m); err != nil {
+	if err := p.normalizedObject(m, depth); err != nil {
 		p.release()
 		return Object{}, err
 	}
 	return Object{p.finish()}, nil
 }
 
-// normalized packs what pyjson.Normalize(v) would give.
-func (p *packer) normalized(v any) error {
+// errTooDeep refuses a value nested past pyjson.MaxDepth (a cycle too):
+// the encoders refuse it, so no durable store could keep it. Callers that
+// name paths ask the encoder for its error.
+var errTooDeep = errors.New("nesting too deep")
+
+// normalized packs what pyjson.Normalize(v) would give; v is depth levels
+// down in its document.
+func (p *packer) normalized(v any, depth int) error {
 	switch x := v.(type) {
 	case map[string]any:
-		return p.normalizedObject(x)
+		return p.normalizedObject(x, depth)
 	case []any:
+		if depth > pyjson.MaxDepth {
+			return errTooDeep
+		}
 		p.header(tagArray, len(x))
 		for _, e := range x {
-			if err := p.normalized(e); err != nil {
+			if err := p.normalized(e, depth+1); err != nil {
 				return err
 			}
 		}
@@ -63,7 +79,10 @@ func (p *packer) normalized(v any) error {
 	return nil
 }
 
-func (p *packer) normalizedObject(m map[string]any) error {
+func (p *packer) normalizedObject(m map[string]any, depth int) error {
+	if depth > pyjson.MaxDepth {
+		return errTooDeep
+	}
 	start, others := len(p.buf), len(p.other)
 	p.header(tagObject, len(m))
 	for k, e := range m {
@@ -79,7 +98,7 @@ func (p *packer) normalizedObject(m map[string]any) error {
 		}
 		p.uvarint(len(k))
 		p.buf = append(p.buf, k...)
-		if err := p.normalized(e); err != nil {
+		if err := p.normalized(e, depth+1); err != nil {
 			return err
 		}
 	}
@@ -101,23 +120,25 @@ func NewStoredRecord(r *durable.StepRecord, seq int64) (*Record, error) {
 	}
 	head.Seq = seq
 	f := &Record{head: head}
+	// At the depths the record's JSON holds them (extra members are the
+	// record's own).
 	var err error
-	if f.result, err = FreezeNormalized(r.Result); err != nil {
-		return nil, err
+	f.result, err = freezeNormalizedAt(r.Result, 1)
+	if err == nil && len(r.Extra) > 0 {
+		f.extra, err = freezeNormalizedObjectAt(r.Extra, 0)
 	}
-	if len(r.Extra) > 0 {
-		if f.extra, err = FreezeNormalizedObject(r.Extra); err != nil {
-			return nil, err
-		}
-	}
-	if head.Effect != nil {
+	if err == nil && head.Effect != nil {
 		f.hasEffect = true
 		f.effect = *head.Effect
 		f.effect.Payload = nil // kept frozen in f.payload
 		f.head.Effect = nil
-		if f.payload, err = FreezeNormalizedObject(r.Effect.Payload); err != nil {
-			return nil, err
+		f.payload, err = freezeNormalizedObjectAt(r.Effect.Payload, 2)
+	}
+	if err != nil {
+		if _, encErr := durable.MarshalRecord(r, pyjson.Line); encErr != nil {
+			err = encErr // the encoder's error names the path of the value it refuses
 		}
+		return nil, err
 	}
 	return f, nil
 }
@@ -137,11 +158,12 @@ func NewStoredRun(r *durable.RunState) (Run, error) {
 	}
 	f := Run{head: head}
 	var err error
-	if f.vars, err = FreezeNormalizedObject(r.Vars); err == nil && r.Output != nil {
-		f.output, err = FreezeNormalizedObject(r.Output)
+	// At the depths the run's JSON holds them.
+	if f.vars, err = freezeNormalizedObjectAt(r.Vars, 1); err == nil && r.Output != nil {
+		f.output, err = freezeNormalizedObjectAt(r.Output, 1)
 	}
 	if err == nil && r.Waiting != nil && r.Waiting.Details != nil {
-		f.details, err = FreezeNormalizedObject(r.Waiting.Details)
+		f.details, err = freezeNormalizedObjectAt(r.Waiting.Details, 2)
 	}
 	if err != nil {
 		if _, encErr := durable.MarshalRun(r, pyjson.Line); encErr != nil {

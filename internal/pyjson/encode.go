@@ -141,6 +141,9 @@ type encoder struct {
 	keys []string
 }
 
+// MaxDepth is how deep values nest in a document this package encodes.
+const MaxDepth = maxDepth
+
 const maxDepth = 10000
 
 // pathElem is one step of the key path of the value being encoded. The

@@ -151,7 +151,14 @@ func commandLine(c *durable.CommandRecord) ([]byte, error) {
 // CommandAppend implements store.CommandStore. run_id and type are
 // required and the payload must be JSON; an empty ts is set to now.
 func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
-	if _, err := store.PrepareCommand(c, nowTime().Time); err != nil {
+	payload, err := store.PrepareCommand(c, nowTime().Time)
+	if err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
+	}
+	// The cached payload is its encoding decoded: a deep copy, in the
+	// types a read of the file gives.
+	stored, err := pyjson.DecodeObject(payload)
+	if err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
 	}
 	if err := s.checkOpen(); err != nil {
@@ -163,7 +170,9 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	if seq, ok := l.byID[c.CommandID]; ok {
 		return durable.CommandAppendResult{Duplicate: true, Seq: seq}, nil
 	}
-	rec := cloneCommand(c)
+	rec := new(durable.CommandRecord)
+	*rec = *c
+	rec.Payload = stored
 	if rec.TS.IsZero() {
 		rec.TS = nowTime()
 	}

@@ -13,7 +13,14 @@ import (
 
 // CommandAppend implements store.CommandStore.
 func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
-	if _, err := store.PrepareCommand(c, time.Now()); err != nil {
+	payload, err := store.PrepareCommand(c, time.Now())
+	if err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("memory: command append: %w", err)
+	}
+	// The payload kept is its encoding decoded: a deep copy, in the types
+	// a durable store's read gives.
+	stored, err := pyjson.DecodeObject(payload)
+	if err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("memory: command append: %w", err)
 	}
 	s.mu.Lock()
@@ -22,10 +29,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		return durable.CommandAppendResult{Duplicate: true, Seq: seq}, nil
 	}
 	cp := *c
-	cp.Payload = pyjson.CloneObject(c.Payload)
-	if cp.Payload == nil {
-		cp.Payload = map[string]any{}
-	}
+	cp.Payload = stored
 	s.cmdSeq++
 	cp.Seq = s.cmdSeq
 	c.Seq = cp.Seq
