@@ -11,10 +11,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
-// maxEntrySize bounds each file read from a bundle (64 MiB).
-const maxEntrySize = 64 << 20
+// maxEntrySize bounds each file read from a bundle (64 MiB), and
+// maxBundleSize all of them together (a small zip may inflate to far
+// more than its size).
+const (
+	maxEntrySize  = 64 << 20
+	maxBundleSize = 256 << 20
+)
 
 // Read loads a bundle from a `.flow` zip file or from a directory with the
 // same layout.
@@ -25,6 +31,10 @@ func Read(path string) (*Bundle, error) {
 	}
 	if info.IsDir() {
 		return readFrom(dirSource{root: path}, path)
+	}
+	if !info.Mode().IsRegular() {
+		// A named pipe would block the open for good.
+		return nil, fmt.Errorf("reading bundle %s: not a regular file (%s)", filepath.Base(path), info.Mode().Type())
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -55,7 +65,14 @@ func ReadZip(r io.ReaderAt, size int64, name string) (*Bundle, error) {
 		if err := CheckPath(f.Name); err != nil {
 			return nil, fmt.Errorf("reading bundle %s: unsafe zip entry: %w", label(nil, name), err)
 		}
-		src.files[normPath(f.Name)] = f
+		// Two entries for one path (a name repeated, or spelled with a
+		// backslash or a double slash) would let what a zip tool shows
+		// differ from what runs.
+		p := normPath(f.Name)
+		if _, dup := src.files[p]; dup {
+			return nil, fmt.Errorf("reading bundle %s: duplicate zip entry %q", label(nil, name), p)
+		}
+		src.files[p] = f
 	}
 	return readFrom(src, name)
 }
@@ -67,6 +84,17 @@ type source interface {
 
 type zipSource struct {
 	files map[string]*zip.File
+}
+
+// declaredSize is the size the archive declares for path (the reader
+// holds an entry to it), so that a bundle too large is refused before
+// anything is inflated.
+func (s zipSource) declaredSize(path string) (int64, bool) {
+	f, ok := s.files[normPath(path)]
+	if !ok || f.UncompressedSize64 > maxBundleSize {
+		return maxBundleSize + 1, ok
+	}
+	return int64(f.UncompressedSize64), true
 }
 
 func (s zipSource) readFile(path string) ([]byte, error) {
@@ -101,6 +129,11 @@ func (s dirSource) readFile(path string) ([]byte, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 		return nil, fmt.Errorf("path %q escapes the bundle directory", path)
 	}
+	if info, err := os.Stat(full); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("path %q is not a regular file (%s)", path, info.Mode().Type())
+	}
 	f, err := os.Open(full)
 	if err != nil {
 		return nil, err
@@ -120,7 +153,60 @@ func readLimited(r io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-func readFrom(src source, name string) (*Bundle, error) {
+// budgeted reads each path of a source once and refuses to read more
+// than maxBundleSize in all.
+type budgeted struct {
+	src   source
+	read  map[string][]byte
+	total int
+}
+
+func (b *budgeted) readFile(path string) ([]byte, error) {
+	p := normPath(path)
+	if data, ok := b.read[p]; ok {
+		return data, nil
+	}
+	data, err := b.src.readFile(p)
+	if err != nil {
+		return nil, err
+	}
+	if b.total += len(data); b.total > maxBundleSize {
+		return nil, errTooLarge
+	}
+	b.read[p] = data
+	return data, nil
+}
+
+var errTooLarge = fmt.Errorf("the bundle's files are larger than %d MiB in all", maxBundleSize>>20)
+
+// fits refuses, before anything is inflated, a zip whose entries for the
+// manifest's files declare more than maxBundleSize in all (the reads are
+// bounded too: an entry longer than it declares is an error).
+func (b *budgeted) fits(m Manifest) error {
+	z, ok := b.src.(zipSource)
+	if !ok {
+		return nil
+	}
+	seen := map[string]bool{}
+	total := int64(b.total)
+	for _, paths := range []map[string]string{m.Flows, m.Assets} {
+		for _, p := range paths {
+			if p = normPath(p); !seen[p] {
+				seen[p] = true
+				if n, ok := z.declaredSize(p); ok {
+					total += n
+				}
+			}
+		}
+	}
+	if total > maxBundleSize {
+		return errTooLarge
+	}
+	return nil
+}
+
+func readFrom(inner source, name string) (*Bundle, error) {
+	src := &budgeted{src: inner, read: map[string][]byte{}}
 	raw, err := src.readFile("manifest.json")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -130,6 +216,9 @@ func readFrom(src source, name string) (*Bundle, error) {
 	}
 	m, err := ParseManifest(raw)
 	if err != nil {
+		return nil, fmt.Errorf("reading bundle %s: %w", label(nil, name), err)
+	}
+	if err := src.fits(m); err != nil {
 		return nil, fmt.Errorf("reading bundle %s: %w", label(nil, name), err)
 	}
 	b := &Bundle{
@@ -184,6 +273,11 @@ var errTrailingData = errors.New("trailing data after the JSON value")
 // taking the first value of `{...} garbage` (or `{...}}`, which a
 // Decoder's More does not see) would accept a file the reference refuses.
 func decodeDocument(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		// Python's json.loads of the file's text would fail; Go's decoder
+		// would put U+FFFD in silently.
+		return errors.New("not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {

@@ -1,0 +1,135 @@
+package bundle
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"fmt"
+	"hash/crc32"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// A bundle zip whose entries each stay under maxEntrySize but together
+// inflate to far more: 8 entries of 64 MiB of zeros, ~0.5 MiB of zip.
+// ReadZip bounded each entry, never the total, so the whole 512 MiB was
+// inflated and kept in memory (the same with one entry named by many
+// manifest paths). Such a bundle is now refused from its entries'
+// declared sizes, before anything is inflated (found by a review).
+func TestZipBombOfManyEntriesIsBounded(t *testing.T) {
+	const n = 8
+	// 64 MiB of zeros, deflated as 64 copies of one self-contained block
+	// of 1 MiB (compressing 64 MiB takes seconds under the race detector).
+	chunk := make([]byte, 1<<20)
+	var block bytes.Buffer
+	fw, err := flate.NewWriter(&block, flate.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write(chunk)
+	fw.Flush()
+	var comp bytes.Buffer
+	var crc uint32
+	for range maxEntrySize / len(chunk) {
+		comp.Write(block.Bytes())
+		crc = crc32.Update(crc, crc32.IEEETable, chunk)
+	}
+	comp.Write([]byte{0x03, 0x00}) // the final, empty block
+
+	m := fixtureManifest(fixtureOptions{ID: "bomb", Flows: []string{"main"}})
+	assets := map[string]any{}
+	for i := range n {
+		assets[fmt.Sprintf("a%d", i)] = fmt.Sprintf("assets/a%d.bin", i)
+	}
+	m["assets"] = assets
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, data := range map[string]string{"manifest.json": mustJSON(t, m), "flows/main.json": mustJSON(t, leafFlow("main"))} {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(data))
+	}
+	for i := range n {
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: fmt.Sprintf("assets/a%d.bin", i), Method: zip.Deflate,
+			CRC32: crc, CompressedSize64: uint64(comp.Len()), UncompressedSize64: maxEntrySize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(comp.Bytes())
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b, err := ReadBytes(data, "bomb.flow")
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	runtime.KeepAlive(b)
+	if err == nil || !strings.Contains(err.Error(), "larger than 256 MiB in all") {
+		t.Fatalf("a %d KiB bundle inflating to %d MiB: %v (holding %d MiB); want it refused as too large",
+			len(data)>>10, n*maxEntrySize>>20, err, held>>20)
+	}
+}
+
+// Two zip entries that name the same file must be refused: a reader that
+// picks one silently may run content that another tool (unzip -p, the
+// Python reader, a reviewer) does not see for that name. The last one
+// was taken silently (found by a review).
+func TestDuplicateEntriesAreRefused(t *testing.T) {
+	man := mustJSON(t, fixtureManifest(fixtureOptions{ID: "dup", Flows: []string{"main"}}))
+	flow := mustJSON(t, leafFlow("main"))
+	evil := `{"id":"main","nodes":[],"edges":[],"name":"smuggled"}`
+	cases := []struct {
+		name  string
+		files [][2]string
+	}{
+		// "flows\main.json" and "flows//main.json" are other names than
+		// "flows/main.json" in the zip, but normPath folds them onto it
+		// and the later entry replaces the one the manifest names.
+		{"backslash alias", [][2]string{{"manifest.json", man}, {"flows/main.json", flow}, {`flows\main.json`, evil}}},
+		{"double slash alias", [][2]string{{"manifest.json", man}, {"flows/main.json", flow}, {"flows//main.json", evil}}},
+		{"exact duplicate", [][2]string{{"manifest.json", man}, {"flows/main.json", flow}, {"flows/main.json", evil}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			zw := zip.NewWriter(&buf)
+			for _, f := range tc.files {
+				w, err := zw.Create(f[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Write([]byte(f[1]))
+			}
+			zw.Close()
+			b, err := ReadBytes(buf.Bytes(), "dup.flow")
+			if err == nil {
+				t.Fatalf("bundle with two entries for flows/main.json accepted (flow name read: %v)", b.Flows["main"]["name"])
+			}
+			if !strings.Contains(strings.ToLower(err.Error()), "duplicate") {
+				t.Fatalf("err = %v, want it to name the duplicate entry", err)
+			}
+		})
+	}
+}
+
+// manifest.json must be UTF-8 (spec visualflow §7.1); an invalid byte was
+// silently replaced by U+FFFD, so the bundle loaded under an id that is
+// not the one written (here "x\uFFFD"), where Python's json.loads refuses
+// it (found by a review).
+func TestManifestThatIsNotUTF8IsRefused(t *testing.T) {
+	man := "{\"bundle_format_version\":\"1\",\"bundle_id\":\"x\xff\",\"entrypoints\":[{\"flow_id\":\"main\"}],\"flows\":{\"main\":\"flows/main.json\"}}"
+	data := makeZip(t, map[string]string{"manifest.json": man, "flows/main.json": mustJSON(t, leafFlow("main"))})
+	b, err := ReadBytes(data, "latin1.flow")
+	if err == nil {
+		t.Fatalf("manifest with invalid UTF-8 accepted; bundle id read as %q", b.Manifest.BundleID)
+	}
+}
