@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 var workspaceKeys = []string{"workspace_root", "workspace_access_mode", "workspace_allowed_paths", "workspace_ignored_paths"}
@@ -25,18 +27,18 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 	p := req.Effect.Payload
 	rt := req.Runtime
 	wrap := truthy(p["wrap_as_tool_result"])
-	toolName := trimmedOr(firstPresent(p, "tool_name", "toolName"), "start_subworkflow")
-	callID := trimmedOr(firstPresent(p, "call_id", "callId"), "subworkflow")
+	toolName := pyTextOr(firstPresent(p, "tool_name", "toolName"), "start_subworkflow")
+	callID := pyTextOr(firstPresent(p, "call_id", "callId"), "subworkflow")
 	fail := func(msg string) (Outcome, error) {
 		if wrap {
 			return Completed(toolResult(callID, toolName, false, nil, msg)), nil
 		}
 		return Failed(msg), nil
 	}
-	wfID, _ := p["workflow_id"].(string)
-	if wfID == "" {
+	if !truthy(p["workflow_id"]) {
 		return fail("start_subworkflow requires payload.workflow_id")
 	}
+	wfID := pyval.Str(p["workflow_id"]) // a number is an id no workflow has
 	if _, ok := rt.registry.Get(wfID); !ok {
 		return fail(fmt.Sprintf("Workflow '%s' not found in registry", wfID))
 	}
@@ -129,8 +131,9 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 	switch child.Status {
 	case durable.RunCompleted:
 		if wrap {
-			v := wrapSubworkflowResult(details, map[string]any{"sub_run_id": childID, "output": ChildOutput(child)})
-			return Completed(v), nil
+			// A completed child is a successful call, whatever its output
+			// says (Python reads a failure envelope only on resume).
+			return Completed(toolResult(callID, toolName, true, subworkflowToolOutput(childID, ChildOutput(child)), "")), nil
 		}
 		res := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
 		if includeTraces {
@@ -177,6 +180,46 @@ func firstPresent(p map[string]any, keys ...string) any {
 		}
 	}
 	return nil
+}
+
+// pyTextOr is Python's str(v or def).strip() or def: v's text (a number
+// too), trimmed, or def when v is falsy or blank.
+func pyTextOr(v any, def string) string {
+	if !truthy(v) {
+		return def
+	}
+	if s := strings.TrimSpace(pyval.Str(v)); s != "" {
+		return s
+	}
+	return def
+}
+
+// subworkflowToolOutput is the output of a subworkflow call wrapped as a
+// tool result (Python's _tool_output_for_subworkflow): the child output's
+// answer, else its text or JSON, and its report when short.
+func subworkflowToolOutput(subRunID string, output any) map[string]any {
+	answer, report := "", ""
+	if o, ok := output.(map[string]any); ok {
+		if a, ok := o["answer"].(string); ok {
+			answer = strings.TrimSpace(a)
+		}
+		if r, ok := o["report"].(string); ok {
+			report = strings.TrimSpace(r)
+		}
+	}
+	if answer == "" {
+		if s, ok := output.(string); ok && strings.TrimSpace(s) != "" {
+			answer = strings.TrimSpace(s)
+		} else {
+			b, _ := pyjson.Marshal(output, pyjson.Line) // json.dumps, null included
+			answer = string(b)
+		}
+	}
+	out := map[string]any{"rendered": answer, "answer": answer, "sub_run_id": subRunID}
+	if report != "" && utf8.RuneCountInString(report) <= 4000 {
+		out["report"] = report
+	}
+	return out
 }
 
 // trimmedOr returns v trimmed when it is a non-blank string, else def.

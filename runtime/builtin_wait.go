@@ -35,10 +35,7 @@ func handleAskUser(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if !truthy(p["prompt"]) {
 		return Failed("ask_user requires payload.prompt"), nil
 	}
-	prompt, ok := p["prompt"].(string)
-	if !ok {
-		prompt = fmt.Sprint(p["prompt"])
-	}
+	prompt := pyval.Str(p["prompt"]) // Python: str(prompt)
 	allow := true
 	if v, ok := p["allow_free_text"]; ok {
 		allow = truthy(v)
@@ -110,8 +107,13 @@ func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		key = pyval.Str(v) // wins if truthy, as in Python: a number, a blank string
 	}
 	if key == "" {
-		name := stringOr(p["name"], stringOr(p["event_name"], ""))
-		if strings.TrimSpace(name) == "" {
+		// Python: name or event_name, which must be a non-blank string.
+		raw := p["name"]
+		if !truthy(raw) {
+			raw = p["event_name"]
+		}
+		name, ok := raw.(string)
+		if !ok || strings.TrimSpace(name) == "" {
 			return Failed("wait_event requires payload.wait_key or payload.name"), nil
 		}
 		scope := eventScope(p["scope"])
@@ -204,10 +206,11 @@ func handleWaitUntil(ctx context.Context, req *EffectRequest) (Outcome, error) {
 // EventKey builds evt:<scope>:<scope_id>:<name> (scope, scope id and name
 // trimmed, the scope lower-cased, as Python's build_event_wait_key).
 func EventKey(scope, name, scopeID string) (string, error) {
-	scope = strings.ToLower(strings.TrimSpace(scope))
-	if scope == "" {
-		scope = "session"
+	given := scope
+	if given == "" {
+		given = "session" // Python: str(scope or "session"); a blank one is unknown
 	}
+	scope = strings.ToLower(strings.TrimSpace(given))
 	scopeID = strings.TrimSpace(scopeID)
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -218,10 +221,10 @@ func EventKey(scope, name, scopeID string) (string, error) {
 	case "global":
 		scopeID = "global"
 	default:
-		return "", fmt.Errorf("unknown event scope: '%s'", scope)
+		return "", fmt.Errorf("unknown event scope: %s", pyval.Repr(given))
 	}
 	if scopeID == "" {
-		return "", fmt.Errorf("missing scope id for scope='%s'", scope)
+		return "", fmt.Errorf("missing scope id for scope=%s", pyval.Repr(scope))
 	}
 	return "evt:" + scope + ":" + scopeID + ":" + name, nil
 }

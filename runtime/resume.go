@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"strconv"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -178,15 +181,13 @@ func resumeValue(w *durable.WaitState, payload map[string]any) any {
 	if w.Reason == durable.WaitSubworkflow && truthy(d["wrap_as_tool_result"]) && !(hasMode && hasResults) {
 		return wrapSubworkflowResult(d, payload)
 	}
-	if calls, ok := d["tool_calls"].([]any); ok && d["mode"] == "approval_required" && !(hasMode && hasResults) {
+	approvalWait := strings.ToLower(strings.TrimSpace(pyStrOrEmpty(d["mode"]))) == "approval_required"
+	if calls, ok := d["tool_calls"].([]any); ok && approvalWait && !(hasMode && hasResults) {
 		if _, has := payload["approved"]; has {
 			payload = approvalResults(calls, payload)
 		}
 	}
-	if d != nil && (d["blocked_by_index"] != nil || d["pre_results_by_index"] != nil) {
-		return mergeBlockedResults(d, payload)
-	}
-	return payload
+	return mergeBlockedResults(d, payload)
 }
 
 // approvalResults answers the pending calls of an approval_required wait:
@@ -204,78 +205,69 @@ func approvalResults(calls []any, payload map[string]any) map[string]any {
 			}
 		}
 	}
+	// As Python's: the calls that are objects, each with its ids as given
+	// (str(call_id or ""), runtime_call_id untouched).
 	results := make([]any, 0, len(calls))
 	for _, c := range calls {
-		call, _ := c.(map[string]any)
-		var rt any
-		if s, ok := call["runtime_call_id"].(string); ok && s != "" {
-			rt = s
+		call, ok := c.(map[string]any)
+		if !ok {
+			continue
 		}
 		results = append(results, map[string]any{
-			"call_id": toolCallID(call), "runtime_call_id": rt, "name": stringOr(call["name"], ""),
-			"success": false, "output": nil, "error": msg,
+			"call_id": pyStrOrEmpty(call["call_id"]), "runtime_call_id": pyjson.Clone(call["runtime_call_id"]),
+			"name": pyStrOrEmpty(call["name"]), "success": false, "output": nil, "error": msg,
 		})
 	}
 	return map[string]any{"mode": "executed", "results": results}
 }
 
+// wrapSubworkflowResult is the resume payload of a subworkflow wait that
+// asked to be wrapped as a tool result, read as Python reads it: a child
+// output {"success": false, ...} is a failed call.
 func wrapSubworkflowResult(details, payload map[string]any) map[string]any {
-	callID := stringOr(details["call_id"], "subworkflow")
-	name := stringOr(details["tool_name"], "start_subworkflow")
-	subRun, _ := payload["sub_run_id"].(string)
+	callID := pyTextOr(details["call_id"], "subworkflow")
+	name := pyTextOr(details["tool_name"], "start_subworkflow")
+	subRunV := payload["sub_run_id"]
+	if !truthy(subRunV) {
+		subRunV = details["sub_run_id"]
+	}
+	subRun := pyTextOr(subRunV, "")
 	output := payload["output"]
 	entry := map[string]any{"call_id": callID, "name": name, "success": true, "output": nil, "error": nil}
 	if om, ok := output.(map[string]any); ok && om["success"] == false {
 		entry["success"] = false
-		entry["error"] = stringOr(om["error"], "Subworkflow failed")
+		entry["error"] = "Subworkflow failed" // str(error or "Subworkflow failed")
+		if e := om["error"]; truthy(e) {
+			entry["error"] = pyval.Str(e)
+		}
 	} else {
-		answer := ""
-		switch o := output.(type) {
-		case map[string]any:
-			if a, ok := o["answer"].(string); ok {
-				answer = strings.TrimSpace(a)
-			}
-			if answer == "" {
-				b, _ := pyjson.Marshal(o, pyjson.Line)
-				answer = string(b)
-			}
-		case string:
-			answer = o
-		default: // null too: its JSON text, "null"
-			b, _ := pyjson.Marshal(o, pyjson.Line)
-			answer = string(b)
-		}
-		out := map[string]any{"rendered": answer, "answer": answer, "sub_run_id": subRun}
-		if om, ok := output.(map[string]any); ok {
-			if rep, ok := om["report"].(string); ok && len([]rune(rep)) <= 4000 {
-				out["report"] = rep
-			}
-		}
-		entry["output"] = out
+		entry["output"] = subworkflowToolOutput(subRun, output)
 	}
 	return map[string]any{"mode": "executed", "results": []any{entry}}
 }
 
 // mergeBlockedResults rebuilds a TOOL_CALLS result positionally from the
-// entries fixed at wait time (blocked or pre-executed calls) and the
-// results the host returned for the others.
+// entries fixed at wait time (blocked or pre-executed calls, a
+// pre-executed one winning) and the results the host returned for the
+// others, as Python does: only when some entries were fixed, the count of
+// calls is an integer and the host's results are fewer or more.
 func mergeBlockedResults(details, payload map[string]any) any {
-	total, _ := AsInt(details["original_call_count"])
+	fixed := map[string]any{}
+	if b, ok := details["blocked_by_index"].(map[string]any); ok {
+		maps.Copy(fixed, b)
+	}
+	if p, ok := details["pre_results_by_index"].(map[string]any); ok {
+		maps.Copy(fixed, p)
+	}
+	total, isInt := jsonInt(details["original_call_count"])
 	results, isList := payload["results"].([]any)
-	if !isList || total <= 0 || int64(len(results)) == total {
+	if len(fixed) == 0 || !isInt || total <= 0 || !isList || int64(len(results)) == total {
 		return payload
 	}
-	blocked, _ := details["blocked_by_index"].(map[string]any)
-	pre, _ := details["pre_results_by_index"].(map[string]any)
 	merged := make([]any, 0, total)
 	next := 0
 	for i := int64(0); i < total; i++ {
-		k := fmt.Sprint(i)
-		if v, ok := blocked[k]; ok {
-			merged = append(merged, v)
-			continue
-		}
-		if v, ok := pre[k]; ok {
+		if v, ok := fixed[strconv.FormatInt(i, 10)].(map[string]any); ok {
 			merged = append(merged, v)
 			continue
 		}
@@ -339,4 +331,19 @@ func (s *session) syntheticToolCompletion(ctx context.Context, w *durable.WaitSt
 	done.Result = pyjson.Clone(stored)
 	s.pending = append(s.pending, done)
 	return nil
+}
+
+// jsonInt reads a JSON integer, as Python's isinstance(v, int) accepts
+// one: a number written without a fraction or exponent (2.0 is a float).
+func jsonInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case json.Number:
+		n, err := strconv.ParseInt(string(x), 10, 64)
+		return n, err == nil
+	}
+	return 0, false
 }
