@@ -112,7 +112,10 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 			continue
 		}
 		if _, ok := r.registry.Get(l.WorkflowID); !ok {
+			// Skipped, as in Python's result, and reported: the event is
+			// lost for this listener (Python's host API raises).
 			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "skipped", "error": "workflow_not_registered"})
+			out.failed = errors.Join(out.failed, fmt.Errorf("delivering to run %s: %w", l.RunID, &WorkflowNotFoundError{WorkflowID: l.WorkflowID}))
 			continue
 		}
 		st, err := d.resumeListener(ctx, l, envelope, maxSteps)

@@ -157,7 +157,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	loopCtx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), loopKey{}, true))
 	s.cancel = cancel
-	s.done = make(chan struct{})
+	done := make(chan struct{})
+	s.done = done
 	s.running = true
 	s.mu.Unlock()
 	// Callbacks of this Recover run on the caller's goroutine before the
@@ -165,7 +166,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.Recover(context.WithValue(ctx, loopKey{}, true)); err != nil {
 		s.cfg.Logger.WarnContext(ctx, "recovering runs", slog.String("error", err.Error()))
 	}
-	go s.loop(loopCtx)
+	// The loop closes its own channel: a Stop and Start made meanwhile (from
+	// a callback of this Recover) install another one for their loop.
+	go s.loop(loopCtx, done)
 	return nil
 }
 
@@ -206,8 +209,8 @@ func (s *Scheduler) Stats() Stats {
 	return st
 }
 
-func (s *Scheduler) loop(ctx context.Context) {
-	defer close(s.done)
+func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
+	defer close(done)
 	lastRecover := s.cfg.Clock()
 	for {
 		if iv := s.cfg.RecoverInterval; iv > 0 && s.cfg.Clock().Sub(lastRecover) >= iv {
