@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -260,7 +261,7 @@ func (s *Store) readLedger(runID string, after int64, fn func(seq int64, m map[s
 	for off+int64(len(buf)) < end && !stopped {
 		n := min(int64(ledgerChunk), end-off-int64(len(buf)))
 		read := len(buf)
-		buf = append(buf, make([]byte, n)...)
+		buf = slices.Grow(buf, int(n))[:read+int(n)]
 		if _, err := f.ReadAt(buf[read:], off+int64(read)); err != nil {
 			s.forgetLedger(runID)
 			return fmt.Errorf("reading %s: %w", path, err)
