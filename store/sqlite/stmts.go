@@ -30,6 +30,7 @@ type writerStmts struct {
 
 	lastSeq      *wstmt // the run's highest seq (0 when none)
 	ledgerInsert *wstmt
+	headRaise    *wstmt
 	ledgerDelete *wstmt
 	headDelete   *wstmt
 	waitUpsert   *wstmt
@@ -101,6 +102,10 @@ func (w *writerStmts) statements() []writerStmt {
 		{&w.ledgerInsert, "ledgerInsert", `INSERT INTO ledger (run_id, seq, record_json, completed_key) VALUES (?, ?, ?, ?)`},
 		{&w.ledgerDelete, "ledgerDelete", `DELETE FROM ledger WHERE run_id = ?`},
 		{&w.headDelete, "headDelete", `DELETE FROM ledger_heads WHERE run_id = ?`},
+		// A shared store keeps ledger_heads current too: a Python process
+		// open on the database allocates its seqs from it.
+		{&w.headRaise, "headRaise", `INSERT INTO ledger_heads (run_id, last_seq) VALUES (?, ?)
+		ON CONFLICT (run_id) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)`},
 		{&w.waitUpsert, "waitUpsert", `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET next_due_iso = excluded.next_due_iso,
