@@ -133,14 +133,7 @@ func testListLimitAfterFilters(t *testing.T, s store.Store) {
 		{store.RunIndexParams{Status: durable.RunWaiting, RootOnly: true, Limit: -1}, []string{"r5"}},
 	}
 	for _, c := range icases {
-		rows, err := s.RunIndex(t.Context(), &c.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := []string{}
-		for _, r := range rows {
-			g = append(g, r.RunID)
-		}
+		g := indexIDs(t, s, c.p)
 		if !slices.Equal(g, c.want) {
 			t.Errorf("RunIndex(%+v) = %v, want %v", c.p, g, c.want)
 		}
@@ -196,18 +189,6 @@ func testFiltersFollowCommits(t *testing.T, s store.Store) {
 			t.Errorf("RunList(%+v) = %v, want %v", c.p, g, c.want)
 		}
 	}
-	rowsOf := func(p store.RunIndexParams) []string {
-		t.Helper()
-		rows, err := s.RunIndex(t.Context(), &p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := []string{}
-		for _, r := range rows {
-			out = append(out, r.RunID)
-		}
-		return out
-	}
 	index := []struct {
 		p    store.RunIndexParams
 		want []string
@@ -223,7 +204,7 @@ func testFiltersFollowCommits(t *testing.T, s store.Store) {
 		{store.RunIndexParams{SessionID: "s2"}, []string{"r1", "r2"}},
 	}
 	for _, c := range index {
-		if g := rowsOf(c.p); !slices.Equal(g, c.want) {
+		if g := indexIDs(t, s, c.p); !slices.Equal(g, c.want) {
 			t.Errorf("RunIndex(%+v) = %v, want %v", c.p, g, c.want)
 		}
 	}
@@ -282,14 +263,7 @@ func testIndexSessionTrimmed(t *testing.T, s store.Store) {
 		{"s2  ", []string{"r2"}},
 		{"   ", []string{"r5", "r4", "r3", "r2", "r1"}},
 	} {
-		rows, err := s.RunIndex(t.Context(), &store.RunIndexParams{SessionID: c.session})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := []string{}
-		for _, r := range rows {
-			g = append(g, r.RunID)
-		}
+		g := indexIDs(t, s, store.RunIndexParams{SessionID: c.session})
 		if !slices.Equal(g, c.want) {
 			t.Errorf("RunIndex(SessionID %q) = %v, want %v", c.session, g, c.want)
 		}
@@ -484,14 +458,7 @@ func testDeleteGoneFromEveryList(t *testing.T, s store.Store) {
 		{store.RunIndexParams{SessionID: "s2"}, []string{}},
 		{store.RunIndexParams{RootOnly: true}, []string{"r5", "r4", "r1"}},
 	} {
-		rows, err := s.RunIndex(t.Context(), &c.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := []string{}
-		for _, r := range rows {
-			g = append(g, r.RunID)
-		}
+		g := indexIDs(t, s, c.p)
 		if !slices.Equal(g, c.want) {
 			t.Errorf("RunIndex(%+v) after deletes = %v, want %v", c.p, g, c.want)
 		}

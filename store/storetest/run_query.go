@@ -192,18 +192,6 @@ func testRunIndexRows(t *testing.T, s store.Store) {
 
 func testRunIndexFilters(t *testing.T, s store.Store) {
 	seedListRuns(t, s)
-	rowIDs := func(p store.RunIndexParams) []string {
-		t.Helper()
-		rows, err := s.RunIndex(t.Context(), &p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := []string{}
-		for _, r := range rows {
-			out = append(out, r.RunID)
-		}
-		return out
-	}
 	cases := []struct {
 		name string
 		p    store.RunIndexParams
@@ -218,7 +206,7 @@ func testRunIndexFilters(t *testing.T, s store.Store) {
 		{"Limit", store.RunIndexParams{Limit: 2}, []string{"r5", "r4"}},
 	}
 	for _, c := range cases {
-		if g := rowIDs(c.p); !slices.Equal(g, c.want) {
+		if g := indexIDs(t, s, c.p); !slices.Equal(g, c.want) {
 			t.Errorf("%s: RunIndex = %v, want %v", c.name, g, c.want)
 		}
 	}

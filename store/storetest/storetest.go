@@ -216,6 +216,20 @@ func recordJSON(t *testing.T, r *durable.StepRecord) string {
 	return string(b)
 }
 
+// indexIDs returns the run ids of s.RunIndex(p), in order (never nil).
+func indexIDs(t *testing.T, s store.Store, p store.RunIndexParams) []string {
+	t.Helper()
+	rows, err := s.RunIndex(t.Context(), &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, r := range rows {
+		out = append(out, r.RunID)
+	}
+	return out
+}
+
 // ids returns the run ids of runs, in order.
 func ids(runs []*durable.RunState) []string {
 	out := make([]string, len(runs))
