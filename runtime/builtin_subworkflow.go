@@ -107,6 +107,14 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		// ticked again.
 		return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): %w", errEffectInterrupted, wfID, childID, err)
 	}
+	if child.Status.Terminal() && req.drv.lastDropped {
+		// Another runner ended the child while this one ran it (its
+		// commit conflicted): a cancel of this run's tree, which ends the
+		// children first, may be on its way to this run and must find it
+		// at its checkpoint, not failed. The next tick reads the child's
+		// end (a scheduler's Recover ticks it if nothing else does).
+		return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s) was ended by another writer", errEffectInterrupted, wfID, childID)
+	}
 	if child.Status == durable.RunRunning {
 		switch req.drv.lastStop {
 		case stoppedCancel:

@@ -31,6 +31,10 @@ type driver struct {
 	// about to commit, or a closed gate stopped, from one that used its
 	// step budget.
 	lastStop stopCause
+	// lastDropped reports that another writer changed the run of the last
+	// session tick ran under it (a cancel through another runner): the
+	// session's uncommitted work was dropped.
+	lastDropped bool
 }
 
 type followKind int

@@ -62,14 +62,16 @@ func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState,
 }
 
 // idleWaiting reports whether the run seen is, in the store, as it was
-// seen: waiting on the same key (not paused), unchanged since (same
-// version).
+// seen: waiting on the same key, unchanged since (same version). A paused
+// run counts: a host's resume-run, limits or resume of it must not wait
+// out a dead holder's claim either (callers that skip paused runs do so
+// themselves).
 func (r *Runtime) idleWaiting(ctx context.Context, seen *durable.RunState) bool {
 	if seen.Status != durable.RunWaiting || seen.Waiting == nil {
 		return false
 	}
 	cur, err := r.store.RunGet(ctx, seen.RunID)
-	return err == nil && cur.Status == durable.RunWaiting && cur.Waiting != nil && !IsPaused(cur) &&
+	return err == nil && cur.Status == durable.RunWaiting && cur.Waiting != nil &&
 		cur.Waiting.WaitKey == seen.Waiting.WaitKey && cur.Version == seen.Version
 }
 

@@ -106,7 +106,7 @@ func (d *driver) tickIfUnchanged(ctx context.Context, runID string, maxSteps int
 		return nil, fmt.Errorf("run %s was worked on by another runner meanwhile: %w", runID, ErrRunClaimed)
 	}
 	err = s.tick(ctx, maxSteps)
-	d.lastStop = s.stoppedBy
+	d.lastStop, d.lastDropped = s.stoppedBy, s.dropped
 	if err != nil && !errors.Is(err, errStop) {
 		return s.run, s.claimErr(err)
 	}
