@@ -121,7 +121,7 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 			// A cancel stopped the child and commits it cancelled as soon
 			// as its tick returns: as for a child found cancelled
 			// (Python's wording).
-			return fail("Unexpected subworkflow status: cancelled")
+			return Failed("Unexpected subworkflow status: cancelled"), nil
 		case stoppedPause:
 			// A pause stopped the child and commits its pause wait as soon
 			// as its tick returns: wait on the child as on a waiting one,
@@ -158,7 +158,8 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		sub := map[string]any{"reason": string(child.Waiting.Reason), "wait_key": nullable(child.Waiting.WaitKey)}
 		return waitOn(map[string]any{"sub_waiting": sub}), nil
 	default:
-		return fail(fmt.Sprintf("Unexpected subworkflow status: %s", child.Status))
+		// The effect fails, wrapped as a tool result or not (as Python's).
+		return Failed(fmt.Sprintf("Unexpected subworkflow status: %s", child.Status)), nil
 	}
 }
 

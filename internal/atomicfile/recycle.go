@@ -92,11 +92,12 @@ func (r *Recycler) Replace(path string, data []byte) error {
 		}
 		return err
 	}
+	displaced := ""
 	switch err := exchange(spare, path); {
 	case err == nil:
 		// The spare now holds the old content; it is overwritten next
 		// time, once the exchange is durable (below).
-		defer r.give(spare)
+		displaced = spare
 	case errors.Is(err, fs.ErrNotExist):
 		// No file to replace: the filled spare becomes it.
 		if err := rename(spare, path); err != nil {
@@ -112,7 +113,18 @@ func (r *Recycler) Replace(path string, data []byte) error {
 		return fmt.Errorf("exchanging %s into place: %w", path, err)
 	}
 	if r.opts.SyncDir && !r.opts.NoSync {
-		return SyncDir(r.dir)
+		if err := SyncDir(r.dir); err != nil {
+			if displaced != "" {
+				// Not known to be durable: after a power loss the path
+				// could still name the displaced file, which must then
+				// never be written again.
+				r.discard(displaced)
+			}
+			return err
+		}
+	}
+	if displaced != "" {
+		r.give(displaced)
 	}
 	return nil
 }

@@ -45,13 +45,13 @@ var errTooDeep = errors.New("nesting too deep")
 // normalized packs what pyjson.Normalize(v) would give; v is depth levels
 // down in its document.
 func (p *packer) normalized(v any, depth int) error {
+	if depth > pyjson.MaxDepth { // any value, as the encoders and the decoder count
+		return errTooDeep
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		return p.normalizedObject(x, depth)
 	case []any:
-		if depth > pyjson.MaxDepth {
-			return errTooDeep
-		}
 		p.header(tagArray, len(x))
 		for _, e := range x {
 			if err := p.normalized(e, depth+1); err != nil {

@@ -172,6 +172,11 @@ func (e *encoder) pathString() string {
 }
 
 func (e *encoder) value(v any, depth int) error {
+	if depth > maxDepth {
+		// Any value, as the decoder counts: a scalar or an empty container
+		// one level past the limit would be written and then unreadable.
+		return &Error{Path: e.pathString(), Reason: "nesting too deep"}
+	}
 	switch x := v.(type) {
 	case nil:
 		e.raw("null")
