@@ -25,10 +25,7 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touch bool,
 	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
 	_, unlock := r.lock(runID)
 	defer unlock()
-	work, hold, err := r.claim(ctx, runID)
-	if claimRefused(err, runID) {
-		work, hold, err = r.claimHeld(ctx, runID)
-	}
+	work, hold, err := r.claimHeld(ctx, runID)
 	if err != nil {
 		return err
 	}
@@ -75,12 +72,19 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touch bool,
 // the taking can a holder that has just checkpointed past the wait lose
 // its effect in flight, which is then interrupted and replayed (at least
 // once, as after a crash). A running run is never taken: its holder may
-// be working on it.
+// be working on it. Nor is a run whose holder changed while it waited:
+// another runner took it over first, and may be working on it already
+// (its first commit not made yet).
 func (r *Runtime) claimHeld(ctx context.Context, runID string) (context.Context, *claimHold, error) {
+	work, hold, err := r.claim(ctx, runID)
+	first, refused := refusedBy(err, runID)
+	if !refused {
+		return work, hold, err
+	}
 	seen, gerr := r.store.RunGet(ctx, runID)
-	work, hold, err := r.claimWaiting(ctx, runID)
+	work, hold, err = r.claimWaiting(ctx, runID)
 	holder, refused := refusedBy(err, runID)
-	if !refused || gerr != nil || !r.idleWaiting(ctx, seen) {
+	if !refused || gerr != nil || first == "" || holder != first || !r.idleWaiting(ctx, seen) {
 		return work, hold, err
 	}
 	r.logger.InfoContext(ctx, "taking a waiting run from the runner holding it, for a host update", "run_id", runID, "holder", holder)

@@ -58,6 +58,9 @@ func (d *driver) tickHeldDue(ctx context.Context, runID string, maxSteps int, ca
 		return nil, cause
 	}
 	holder, _ := refusedBy(cause, runID)
+	if holder == "" {
+		return nil, cause // a store that does not name the holder: no takeover
+	}
 	for i := 0; ; i++ {
 		if !d.r.idleWaiting(ctx, seen) {
 			return nil, cause
@@ -73,7 +76,12 @@ func (d *driver) tickHeldDue(ctx context.Context, runID string, maxSteps int, ca
 		if !refused {
 			return run, err
 		}
-		holder, cause = h, err
+		if h != holder {
+			// Another runner took the run over meanwhile and may be
+			// working on it already: it is that runner's now.
+			return nil, err
+		}
+		cause = err
 	}
 	d.r.logger.InfoContext(ctx, "taking a due run from the runner holding it, to tick it", "run_id", runID, "holder", holder)
 	return d.tickIfUnchanged(ctx, runID, maxSteps, func(ctx context.Context, runID string) (context.Context, *claimHold, error) {
