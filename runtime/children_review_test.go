@@ -158,18 +158,7 @@ func TestPausedSyncChildEndResumesItsParent(t *testing.T) {
 	ctx := context.Background()
 	var rt *Runtime
 	paused := make(chan error, 1)
-	var once sync.Once
-	child := &Workflow{ID: "child", Entry: "a", Nodes: map[string]NodeFunc{
-		"a": errNode(func(run *durable.RunState) StepPlan {
-			id := run.RunID
-			hostStopsOnce(&once, rt, id, paused, func() error {
-				_, err := rt.Pause(context.Background(), id, "hold on")
-				return err
-			})
-			return Next("b")
-		}),
-		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
-	}}
+	child := selfPausingChild(&rt, paused)
 	parent := &Workflow{ID: "parent", Entry: "ask", Nodes: map[string]NodeFunc{
 		"ask": errNode(func(run *durable.RunState) StepPlan {
 			return Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "go?"}, ResultKey: "a"}, "spawn")

@@ -351,19 +351,7 @@ func TestPauseOfSyncChildDoesNotFailParent(t *testing.T) {
 	ctx := context.Background()
 	var rt *Runtime
 	paused := make(chan error, 1)
-	var once sync.Once
-	child := &Workflow{ID: "child", Entry: "a", Nodes: map[string]NodeFunc{
-		"a": errNode(func(run *durable.RunState) StepPlan {
-			// A host pauses this run while its step executes.
-			id := run.RunID
-			hostStopsOnce(&once, rt, id, paused, func() error {
-				_, err := rt.Pause(context.Background(), id, "hold on")
-				return err
-			})
-			return Next("b")
-		}),
-		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
-	}}
+	child := selfPausingChild(&rt, paused)
 	rt = errRuntime(t, memory.New(), Config{}, syncParentOf(), child)
 	pid, _ := rt.Start(ctx, StartParams{WorkflowID: "parent"})
 	ps, err := rt.Tick(ctx, pid, TickOptions{})
@@ -376,4 +364,22 @@ func TestPauseOfSyncChildDoesNotFailParent(t *testing.T) {
 	if ps.Status == durable.RunFailed {
 		t.Fatalf("pausing the sync child failed its parent: %q", ps.Error)
 	}
+}
+
+// selfPausingChild is a two-node workflow "child" whose first step a host
+// pauses while it executes (through *rt, set once the runtime exists);
+// the pause's outcome is sent on paused.
+func selfPausingChild(rt **Runtime, paused chan error) *Workflow {
+	var once sync.Once
+	return &Workflow{ID: "child", Entry: "a", Nodes: map[string]NodeFunc{
+		"a": errNode(func(run *durable.RunState) StepPlan {
+			id := run.RunID
+			hostStopsOnce(&once, *rt, id, paused, func() error {
+				_, err := (*rt).Pause(context.Background(), id, "hold on")
+				return err
+			})
+			return Next("b")
+		}),
+		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
+	}}
 }

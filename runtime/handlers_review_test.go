@@ -90,23 +90,7 @@ func TestHandlersWaitWithoutValidReasonLeavesRunUnreadable(t *testing.T) {
 // kept only strings and replaced a numeric runtime_call_id by
 // rtcall_<key>_<i+1>.
 func TestHandlersNonStringRuntimeCallIDKept(t *testing.T) {
-	wf := oneEffect("tc", func() *durable.Effect {
-		return &durable.Effect{Type: durable.EffectToolCalls, ResultKey: "r", Payload: map[string]any{
-			"tool_calls": []any{map[string]any{"name": "read_file", "arguments": map[string]any{}, "runtime_call_id": 7}},
-		}}
-	})
-	f := setup(t, wf)
-	var got map[string]any
-	f.rt.SetHandler(durable.EffectToolCalls, runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		calls, _ := req.Effect.Payload["tool_calls"].([]any)
-		got, _ = calls[0].(map[string]any)
-		return runtime.Completed(map[string]any{"mode": "executed", "results": []any{}}), nil
-	}})
-	ctx := context.Background()
-	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "tc"})
-	if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	got := toolCallAsHandled(t, 7)
 	if got == nil {
 		t.Fatal("handler not called")
 	}
@@ -120,23 +104,7 @@ func TestHandlersNonStringRuntimeCallIDKept(t *testing.T) {
 // str(runtime_call_id).strip(); withRuntimeCallIDs copied the untrimmed
 // runtime_call_id into call_id ("  r1 " instead of "r1").
 func TestHandlersCallIDFallbackIsTrimmed(t *testing.T) {
-	wf := oneEffect("tc", func() *durable.Effect {
-		return &durable.Effect{Type: durable.EffectToolCalls, ResultKey: "r", Payload: map[string]any{
-			"tool_calls": []any{map[string]any{"name": "read_file", "arguments": map[string]any{}, "runtime_call_id": "  r1 "}},
-		}}
-	})
-	f := setup(t, wf)
-	var got map[string]any
-	f.rt.SetHandler(durable.EffectToolCalls, runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		calls, _ := req.Effect.Payload["tool_calls"].([]any)
-		got, _ = calls[0].(map[string]any)
-		return runtime.Completed(map[string]any{"mode": "executed", "results": []any{}}), nil
-	}})
-	ctx := context.Background()
-	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "tc"})
-	if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	got := toolCallAsHandled(t, "  r1 ")
 	if got["call_id"] != "r1" || got["runtime_call_id"] != "  r1 " {
 		t.Fatalf("call = %q, want call_id \"r1\" (trimmed) and runtime_call_id \"  r1 \" (as given)", got)
 	}
@@ -176,4 +144,28 @@ func TestHandlersApprovalDenialNonStringReason(t *testing.T) {
 	if e := results[0].(map[string]any)["error"]; e != "42" {
 		t.Fatalf("error = %v, want \"42\" (Python: str(reason))", e)
 	}
+}
+
+// toolCallAsHandled runs a TOOL_CALLS effect of one call with the given
+// runtime_call_id and returns that call as its handler received it.
+func toolCallAsHandled(t *testing.T, runtimeCallID any) map[string]any {
+	t.Helper()
+	wf := oneEffect("tc", func() *durable.Effect {
+		return &durable.Effect{Type: durable.EffectToolCalls, ResultKey: "r", Payload: map[string]any{
+			"tool_calls": []any{map[string]any{"name": "read_file", "arguments": map[string]any{}, "runtime_call_id": runtimeCallID}},
+		}}
+	})
+	f := setup(t, wf)
+	var got map[string]any
+	f.rt.SetHandler(durable.EffectToolCalls, runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		calls, _ := req.Effect.Payload["tool_calls"].([]any)
+		got, _ = calls[0].(map[string]any)
+		return runtime.Completed(map[string]any{"mode": "executed", "results": []any{}}), nil
+	}})
+	ctx := context.Background()
+	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "tc"})
+	if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
