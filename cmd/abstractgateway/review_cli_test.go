@@ -16,15 +16,15 @@ import (
 
 // A parent whose subflow asks a question: the parent waits on the child
 // (reason subworkflow), the child on the person.
-const zzAskParentFlow = `{"id":"zzparent","name":"zzparent","entryNode":"start","nodes":[
+const subflowParentFlow = `{"id":"subparent","name":"subparent","entryNode":"start","nodes":[
  {"id":"start","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
- {"id":"sub","type":"subflow","data":{"subflowId":"zzasker","inputs":[{"id":"exec-in","type":"execution"}],"outputs":[{"id":"exec-out","type":"execution"},{"id":"mood","type":"string"}]}},
+ {"id":"sub","type":"subflow","data":{"subflowId":"asker","inputs":[{"id":"exec-in","type":"execution"}],"outputs":[{"id":"exec-out","type":"execution"},{"id":"mood","type":"string"}]}},
  {"id":"end","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"mood","type":"string"}]}}],
  "edges":[{"source":"start","sourceHandle":"exec-out","target":"sub","targetHandle":"exec-in"},
  {"source":"sub","sourceHandle":"exec-out","target":"end","targetHandle":"exec-in"},
  {"source":"sub","sourceHandle":"mood","target":"end","targetHandle":"mood"}]}`
 
-const zzAskChildFlow = `{"id":"zzasker","nodes":[
+const subflowAskerFlow = `{"id":"asker","nodes":[
  {"id":"s","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
  {"id":"ask","type":"ask_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"prompt","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"},{"id":"response","type":"string"}],"pinDefaults":{"prompt":"Mood?"}}},
  {"id":"e","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"mood","type":"string"}]}}],
@@ -43,9 +43,9 @@ const zzAskChildFlow = `{"id":"zzasker","nodes":[
 // printed a continue command that did the same again, forever.
 func TestCLIContinueResumesParentOfEndedChild(t *testing.T) {
 	t.Parallel()
-	path := packFlows(t, t.TempDir(), "zzparent.json", map[string]string{
-		"zzparent.json": zzAskParentFlow,
-		"zzasker.json":  zzAskChildFlow,
+	path := packFlows(t, t.TempDir(), "subparent.json", map[string]string{
+		"subparent.json": subflowParentFlow,
+		"asker.json":  subflowAskerFlow,
 	})
 	data := t.TempDir()
 
