@@ -51,13 +51,9 @@ func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState
 }
 
 // resume is Resume without the drive that follows. A run another runner
-// holds is claimed again through claimHeld (claimTakeover); the usual
-// resume of a free run pays nothing for it.
+// holds is taken over through claimHeld (claimTakeover), whose first claim
+// is the usual one: the resume of a free run pays nothing for it.
 func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
-	st, err := d.resumeClaiming(ctx, p, claimNow)
-	if !claimRefused(err, p.RunID) {
-		return st, err // an ErrRunClaimed out of the resume's own steps comes after its commit
-	}
 	return d.resumeClaiming(ctx, p, claimTakeover)
 }
 
