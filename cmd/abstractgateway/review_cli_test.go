@@ -45,7 +45,7 @@ func TestCLIContinueResumesParentOfEndedChild(t *testing.T) {
 	t.Parallel()
 	path := packFlows(t, t.TempDir(), "subparent.json", map[string]string{
 		"subparent.json": subflowParentFlow,
-		"asker.json":  subflowAskerFlow,
+		"asker.json":     subflowAskerFlow,
 	})
 	data := t.TempDir()
 
