@@ -14,7 +14,7 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 )
 
-func zzClock() func() time.Time {
+func stepClock() func() time.Time {
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	n := 0
 	return func() time.Time {
@@ -23,7 +23,7 @@ func zzClock() func() time.Time {
 	}
 }
 
-func zzPutThree(t *testing.T, st artifact.Store) []string {
+func putThree(t *testing.T, st artifact.Store) []string {
 	t.Helper()
 	var ids []string
 	for _, p := range []artifact.PutParams{
@@ -41,7 +41,7 @@ func zzPutThree(t *testing.T, st artifact.Store) []string {
 	return ids
 }
 
-func zzIDs(ms []*artifact.Metadata) []string {
+func artifactIDs(ms []*artifact.Metadata) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.ArtifactID
@@ -55,8 +55,8 @@ func zzIDs(ms []*artifact.Metadata) []string {
 // {'(none)': 1, "['x', 'y']": 1, 'x': 1} and facet_counts("metadata:d")
 // {'(none)': 2, "{'a': 1}": 1}.
 func TestDiffStoreFacetOfStructuredMetadataIsPythonStr(t *testing.T) {
-	for name, st := range map[string]artifact.Store{"memory": artifact.NewMemory(), "fs": zzFS(t)} {
-		zzPutThree(t, st)
+	for name, st := range map[string]artifact.Store{"memory": artifact.NewMemory(), "fs": newTestFS(t)} {
+		putThree(t, st)
 		k, err := st.FacetCounts(context.Background(), "metadata:k", artifact.SearchParams{})
 		if err != nil {
 			t.Fatal(err)
@@ -78,7 +78,7 @@ func TestDiffStoreFacetOfStructuredMetadataIsPythonStr(t *testing.T) {
 	}
 }
 
-func zzFS(t *testing.T) *artifact.FS {
+func newTestFS(t *testing.T) *artifact.FS {
 	t.Helper()
 	st, err := artifact.NewFS(t.TempDir())
 	if err != nil {

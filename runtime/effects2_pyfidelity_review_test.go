@@ -57,10 +57,10 @@ func e2Out(out map[string]any) *runtime.Workflow {
 // child's run id.
 func e2HostResumedWrap(t *testing.T, payload map[string]any) (any, string) {
 	t.Helper()
-	f := zzSetup(t, zzOneEffect("x", durable.EffectStartSubworkflow, map[string]any{
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 		"workflow_id": "cask", "async": true, "wait": true, "wrap_as_tool_result": true,
 	}, e2Ask())...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
 	if st.Status != durable.RunWaiting || st.Waiting == nil {
 		t.Fatalf("parent %s %v, want waiting on the child", st.Status, st.Error)
 	}
@@ -91,8 +91,8 @@ func TestPyEffectsAskUserNonStringPromptIsPythonStr(t *testing.T) {
 		{map[string]any{"x": 1}, "{'x': 1}"},
 		{true, "True"},
 	} {
-		f := zzSetup(t, zzOneEffect("x", durable.EffectAskUser, map[string]any{"prompt": c.prompt})...)
-		st := zzStartTick(t, f, "x", runtime.StartParams{})
+		f := newPyFix(t, oneEffectWorkflow("x", durable.EffectAskUser, map[string]any{"prompt": c.prompt})...)
+		st := pyStartTick(t, f, "x", runtime.StartParams{})
 		if st.Status != durable.RunWaiting || st.Waiting == nil {
 			t.Fatalf("prompt %#v: status %s error %q", c.prompt, st.Status, st.Error)
 		}
@@ -112,8 +112,8 @@ func TestPyEffectsAskUserNonStringPromptIsPythonStr(t *testing.T) {
 // error "Effect failed after 1 attempts: wait_event requires
 // payload.wait_key or payload.name".
 func TestPyEffectsWaitEventNonStringNameDoesNotFallBackToEventName(t *testing.T) {
-	f := zzSetup(t, zzOneEffect("x", durable.EffectWaitEvent, map[string]any{"name": 5, "event_name": "ev"})...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectWaitEvent, map[string]any{"name": 5, "event_name": "ev"})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
 	want := "Effect failed after 1 attempts: wait_event requires payload.wait_key or payload.name"
 	if st.Status != durable.RunFailed || st.Error != want {
 		key := ""
@@ -133,8 +133,8 @@ func TestPyEffectsWaitEventNonStringNameDoesNotFallBackToEventName(t *testing.T)
 // "Effect failed after 1 attempts: wait_event invalid payload: unknown
 // event scope: '  '".
 func TestPyEffectsWaitEventBlankScopeIsUnknown(t *testing.T) {
-	f := zzSetup(t, zzOneEffect("x", durable.EffectWaitEvent, map[string]any{"name": "ev", "scope": "  "})...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectWaitEvent, map[string]any{"name": "ev", "scope": "  "})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
 	want := "Effect failed after 1 attempts: wait_event invalid payload: unknown event scope: '  '"
 	if st.Status != durable.RunFailed || st.Error != want {
 		key := ""
@@ -153,8 +153,8 @@ func TestPyEffectsWaitEventBlankScopeIsUnknown(t *testing.T) {
 // "Effect failed after 1 attempts: wait_event invalid payload: unknown
 // event scope: \"['session']\"". Ours: '['session']'.
 func TestPyEffectsWaitEventUnknownScopeErrorUsesRepr(t *testing.T) {
-	f := zzSetup(t, zzOneEffect("x", durable.EffectWaitEvent, map[string]any{"name": "ev", "scope": []any{"session"}})...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectWaitEvent, map[string]any{"name": "ev", "scope": []any{"session"}})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
 	want := `Effect failed after 1 attempts: wait_event invalid payload: unknown event scope: "['session']"`
 	if st.Error != want {
 		t.Fatalf("error %q; Python: %q", st.Error, want)
@@ -176,10 +176,10 @@ func TestPyEffectsSubworkflowWrapReportIsStrippedAndBlankDropped(t *testing.T) {
 		report string
 		want   any // nil: absent
 	}{{"  r  ", "r"}, {"   ", nil}, {"", nil}} {
-		f := zzSetup(t, zzOneEffect("x", durable.EffectStartSubworkflow, map[string]any{
+		f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 			"workflow_id": "cout", "wrap_as_tool_result": true,
 		}, e2Out(map[string]any{"answer": "a", "report": c.report}))...)
-		st := zzStartTick(t, f, "x", runtime.StartParams{})
+		st := pyStartTick(t, f, "x", runtime.StartParams{})
 		out, _ := e2Results(t, st.Vars["r"])[0]["output"].(map[string]any)
 		got, has := out["report"]
 		if c.want == nil && has {
@@ -200,10 +200,10 @@ func TestPyEffectsSubworkflowWrapReportIsStrippedAndBlankDropped(t *testing.T) {
 // "call_id": "7" (and a waiting parent's details "tool_name": "5",
 // "call_id": "7"). Ours: "start_subworkflow" and "subworkflow".
 func TestPyEffectsSubworkflowNumericToolNameAndCallID(t *testing.T) {
-	f := zzSetup(t, zzOneEffect("x", durable.EffectStartSubworkflow, map[string]any{
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 		"workflow_id": "cout", "wrap_as_tool_result": true, "tool_name": 5, "call_id": 7,
 	}, e2Out(map[string]any{"answer": "a"}))...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{})
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
 	e := e2Results(t, st.Vars["r"])[0]
 	if e["name"] != "5" || e["call_id"] != "7" {
 		t.Fatalf(`results[0] name %q call_id %q; Python: "name": "5", "call_id": "7"`, e["name"], e["call_id"])
@@ -222,10 +222,10 @@ func TestPyEffectsSubworkflowNumericToolNameAndCallID(t *testing.T) {
 // "success": true}]}. Ours: "success": false, "error": "Subworkflow
 // failed", "output": null.
 func TestPyEffectsSubworkflowSyncWrapCompletedChildIsSuccess(t *testing.T) {
-	f := zzSetup(t, zzOneEffect("x", durable.EffectStartSubworkflow, map[string]any{
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 		"workflow_id": "cout", "wrap_as_tool_result": true,
 	}, e2Out(map[string]any{"success": false}))...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{})
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
 	e := e2Results(t, st.Vars["r"])[0]
 	out, _ := e["output"].(map[string]any)
 	if e["success"] != true || e["error"] != nil || out["answer"] != `{"success": false}` {
@@ -242,8 +242,8 @@ func TestPyEffectsSubworkflowSyncWrapCompletedChildIsSuccess(t *testing.T) {
 // the result's error is "Workflow '5' not found in registry". Ours says
 // "start_subworkflow requires payload.workflow_id".
 func TestPyEffectsSubworkflowNonStringWorkflowIDNotFound(t *testing.T) {
-	f := zzSetup(t, zzOneEffect("x", durable.EffectStartSubworkflow, map[string]any{"workflow_id": 5})...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{})
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{"workflow_id": 5})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
 	want := "Effect failed after 1 attempts: Workflow '5' not found in registry"
 	if st.Error != want {
 		t.Fatalf("error %q; Python: %q", st.Error, want)
@@ -321,8 +321,8 @@ func TestPyEffectsSubworkflowResumeWrapNonStringError(t *testing.T) {
 // it with payload, returning vars.r.
 func e2WaitDetailsResume(t *testing.T, details, payload map[string]any) any {
 	t.Helper()
-	f := zzSetup(t, zzOneEffect("x", durable.EffectWaitEvent, map[string]any{"wait_key": "k", "details": details})...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectWaitEvent, map[string]any{"wait_key": "k", "details": details})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
 	if st.Status != durable.RunWaiting {
 		t.Fatalf("status %s %q", st.Status, st.Error)
 	}
@@ -357,14 +357,14 @@ func TestPyEffectsResumeMergeOfFixedToolResults(t *testing.T) {
 	payload := func() map[string]any { return map[string]any{"results": []any{map[string]any{"a": 1}}} }
 	t.Run("empty fixed maps", func(t *testing.T) {
 		r := e2WaitDetailsResume(t, map[string]any{"blocked_by_index": map[string]any{}, "original_call_count": 3}, payload())
-		if got, want := zzCanon(t, r), `{"results":[{"a":1}]}`; got != want {
+		if got, want := canonJSON(t, r), `{"results":[{"a":1}]}`; got != want {
 			t.Errorf("vars.r = %s; Python: %s", got, want)
 		}
 	})
 	t.Run("non-object entry", func(t *testing.T) {
 		r := e2WaitDetailsResume(t, map[string]any{"blocked_by_index": map[string]any{"0": "x"}, "original_call_count": 2}, payload())
 		want := `{"mode":"executed","results":[{"a":1},{"call_id":"","error":"Missing tool result","name":"","output":null,"runtime_call_id":null,"success":false}]}`
-		if got := zzCanon(t, r); got != want {
+		if got := canonJSON(t, r); got != want {
 			t.Errorf("vars.r = %s; Python: %s", got, want)
 		}
 	})
@@ -374,7 +374,7 @@ func TestPyEffectsResumeMergeOfFixedToolResults(t *testing.T) {
 			"pre_results_by_index": map[string]any{"0": map[string]any{"p": 1}},
 			"original_call_count":  2,
 		}, payload())
-		if got, want := zzCanon(t, r), `{"mode":"executed","results":[{"p":1},{"a":1}]}`; got != want {
+		if got, want := canonJSON(t, r), `{"mode":"executed","results":[{"p":1},{"a":1}]}`; got != want {
 			t.Errorf("vars.r = %s; Python: %s", got, want)
 		}
 	})
@@ -400,7 +400,7 @@ func TestPyEffectsApprovalDenialEntriesAsPython(t *testing.T) {
 			map[string]any{"call_id": "7", "name": "t", "runtime_call_id": 7},
 		}}, map[string]any{"approved": false, "reason": "no"})
 		want := `{"mode":"executed","results":[{"call_id":"7","error":"no","name":"t","output":null,"runtime_call_id":7,"success":false}]}`
-		if got := zzCanon(t, r); got != want {
+		if got := canonJSON(t, r); got != want {
 			t.Errorf("vars.r = %s; Python: %s", got, want)
 		}
 	})
@@ -409,7 +409,7 @@ func TestPyEffectsApprovalDenialEntriesAsPython(t *testing.T) {
 			map[string]any{"call_id": 0, "name": 7, "runtime_call_id": 9}, "junk",
 		}}, map[string]any{"approved": false})
 		want := `{"mode":"executed","results":[{"call_id":"","error":"Denied by user","name":"7","output":null,"runtime_call_id":9,"success":false}]}`
-		if got := zzCanon(t, r); got != want {
+		if got := canonJSON(t, r); got != want {
 			t.Errorf("vars.r = %s; Python: %s", got, want)
 		}
 	}) // Python: mode = str(details.get("mode") or "").strip().lower(), so
@@ -423,7 +423,7 @@ func TestPyEffectsApprovalDenialEntriesAsPython(t *testing.T) {
 			map[string]any{"call_id": "c1", "name": "t"},
 		}}, map[string]any{"approved": 0})
 		want := `{"mode":"executed","results":[{"call_id":"c1","error":"Denied by user","name":"t","output":null,"runtime_call_id":null,"success":false}]}`
-		if got := zzCanon(t, r); got != want {
+		if got := canonJSON(t, r); got != want {
 			t.Errorf("vars.r = %s; Python: %s", got, want)
 		}
 	})

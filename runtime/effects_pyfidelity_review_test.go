@@ -29,7 +29,7 @@ import (
 // session_id " s1 "; same code path). Here the key is
 // "evt:session: s2 :ping" and nothing is delivered.
 func TestPyFidelityEmitEventTrimsSessionScopeID(t *testing.T) {
-	r := zz2EmitScenario(t, map[string]any{"name": "ping", "session_id": " s2 "})
+	r := emitScenario(t, map[string]any{"name": "ping", "session_id": " s2 "})
 	if r["wait_key"] != "evt:session:s2:ping" {
 		t.Errorf("wait_key %q; Python: %q", r["wait_key"], "evt:session:s2:ping")
 	}
@@ -48,7 +48,7 @@ func TestPyFidelityEmitEventTrimsSessionScopeID(t *testing.T) {
 // "evt:session:42:ping", delivered 1. Here the key becomes
 // "evt:session:s1:ping": the event goes to the emitter's session instead.
 func TestPyFidelityEmitEventNumericSessionID(t *testing.T) {
-	f := zz2Setup(t, zz2EventWorkflows(map[string]any{"name": "ping", "session_id": int64(42)})...)
+	f := newMemFix(t, eventWorkflows(map[string]any{"name": "ping", "session_id": int64(42)})...)
 	ctx := context.Background()
 	lis, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "lis", SessionID: "42"})
 	if err != nil {
@@ -284,7 +284,7 @@ func TestPyFidelityEmitEventEnvelopeIDs(t *testing.T) {
 	done := func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 		return runtime.Complete(map[string]any{"ok": true}), nil
 	}
-	f := zz2Setup(t,
+	f := newMemFix(t,
 		&runtime.Workflow{ID: "glis", Entry: "w", Nodes: map[string]runtime.NodeFunc{
 			"w": eff(durable.EffectWaitEvent, map[string]any{"name": "ping", "scope": "global"}, "ev", "d"), "d": done}},
 		&runtime.Workflow{ID: "gemit", Entry: "e", Nodes: map[string]runtime.NodeFunc{

@@ -27,7 +27,7 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-type zz2Fix struct {
+type memFix struct {
 	rt   *runtime.Runtime
 	arts *artifact.Memory
 	mu   sync.Mutex
@@ -36,17 +36,17 @@ type zz2Fix struct {
 
 // clock advances 1 ms per reading, as the Python scripts' patched
 // utc_now_iso does, so spans get distinct created_at values.
-func (f *zz2Fix) clock() time.Time {
+func (f *memFix) clock() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.now = f.now.Add(time.Millisecond)
 	return f.now
 }
 
-// zz2Steps runs the effects listed in vars.steps ({type, payload}) one
+// stepsWorkflow runs the effects listed in vars.steps ({type, payload}) one
 // after another, writing the result of step i at vars.r<i> (the Python
 // scripts' steps_wf).
-func zz2Steps(id string) *runtime.Workflow {
+func stepsWorkflow(id string) *runtime.Workflow {
 	return &runtime.Workflow{ID: id, Entry: "step", Nodes: map[string]runtime.NodeFunc{
 		"step": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			steps, _ := run.Vars["steps"].([]any)
@@ -64,9 +64,9 @@ func zz2Steps(id string) *runtime.Workflow {
 	}}
 }
 
-func zz2Setup(t *testing.T, wfs ...*runtime.Workflow) *zz2Fix {
+func newMemFix(t *testing.T, wfs ...*runtime.Workflow) *memFix {
 	t.Helper()
-	f := &zz2Fix{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	f := &memFix{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	reg, err := runtime.NewRegistry(wfs...)
 	if err != nil {
 		t.Fatal(err)
@@ -80,10 +80,10 @@ func zz2Setup(t *testing.T, wfs ...*runtime.Workflow) *zz2Fix {
 	return f
 }
 
-// zz2RunSteps runs the steps workflow to its end and returns its state.
-func zz2RunSteps(t *testing.T, steps ...any) *durable.RunState {
+// runStepList runs the steps workflow to its end and returns its state.
+func runStepList(t *testing.T, steps ...any) *durable.RunState {
 	t.Helper()
-	f := zz2Setup(t, zz2Steps("mem"))
+	f := newMemFix(t, stepsWorkflow("mem"))
 	ctx := context.Background()
 	id, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": steps}})
 	if err != nil {
@@ -102,7 +102,7 @@ func zz2RunSteps(t *testing.T, steps ...any) *durable.RunState {
 	return st
 }
 
-func zz2Step(typ string, payload string) any {
+func stepSpec(typ string, payload string) any {
 	var p map[string]any
 	if err := jsonUnmarshal(payload, &p); err != nil {
 		panic(err)
@@ -110,13 +110,13 @@ func zz2Step(typ string, payload string) any {
 	return map[string]any{"type": typ, "payload": p}
 }
 
-// zz2Notes are two MEMORY_NOTEs, "first" then "second".
-func zz2Notes() []any {
-	return []any{zz2Step("memory_note", `{"note": "first"}`), zz2Step("memory_note", `{"note": "second"}`)}
+// noteSteps are two MEMORY_NOTEs, "first" then "second".
+func noteSteps() []any {
+	return []any{stepSpec("memory_note", `{"note": "first"}`), stepSpec("memory_note", `{"note": "second"}`)}
 }
 
-// zz2Result is results[0] of the tool envelope stored at vars[key].
-func zz2Result(t *testing.T, st *durable.RunState, key string) map[string]any {
+// resultAt is results[0] of the tool envelope stored at vars[key].
+func resultAt(t *testing.T, st *durable.RunState, key string) map[string]any {
 	t.Helper()
 	env, _ := st.Vars[key].(map[string]any)
 	res, _ := env["results"].([]any)
@@ -126,9 +126,9 @@ func zz2Result(t *testing.T, st *durable.RunState, key string) map[string]any {
 	return res[0].(map[string]any)
 }
 
-func zz2SpanID(t *testing.T, st *durable.RunState, key string) string {
+func spanIDAt(t *testing.T, st *durable.RunState, key string) string {
 	t.Helper()
-	return zz2Result(t, st, key)["meta"].(map[string]any)["span_id"].(string)
+	return resultAt(t, st, key)["meta"].(map[string]any)["span_id"].(string)
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
@@ -153,12 +153,12 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 // neighbor_hops and max_messages; "deep scan disabled (not allowed at
 // this level)"; the block is prepended for return rendered/both.)
 func TestDiffMemMemoryQueryRecallWarnings(t *testing.T) {
-	steps := append(zz2Notes(), zz2Step("memory_query",
+	steps := append(noteSteps(), stepSpec("memory_query",
 		`{"recall_level": "urgent", "limit_spans": 9, "deep": true, "query": "zzz", "return": "both"}`))
-	st := zz2RunSteps(t, steps...)
-	res := zz2Result(t, st, "r2")
+	st := runStepList(t, steps...)
+	res := resultAt(t, st, "r2")
 	meta, _ := res["meta"].(map[string]any)
-	want := zzJSON(t, `{
+	want := mustDecodeJSON(t, `{
 	 "effort": {"applied": {"connected": false, "deep": false, "deep_limit_messages_per_span": 0, "deep_limit_spans": 0,
 	   "limit_spans": 3, "max_messages": 30, "neighbor_hops": 0}, "recall_level": "urgent"},
 	 "matches": [], "span_ids": [],
@@ -167,7 +167,7 @@ func TestDiffMemMemoryQueryRecallWarnings(t *testing.T) {
 	   "recall_level=urgent: clamped deep_limit_spans from 50 to 0",
 	   "recall_level=urgent: clamped deep_limit_messages_per_span from 400 to 0",
 	   "recall_level=urgent: clamped neighbor_hops from 1 to 0"]}`)
-	if got, w := zzCanon(t, meta), zzCanon(t, want); got != w {
+	if got, w := canonJSON(t, meta), canonJSON(t, want); got != w {
 		t.Errorf("meta\n got %s\nwant %s", got, w)
 	}
 	wantOut := "[recall warnings]\n" +
@@ -194,11 +194,11 @@ func TestDiffMemMemoryQueryRecallWarnings(t *testing.T) {
 // "limit_spans": 5, "max_messages": 150, "neighbor_hops": 1},
 // "recall_level": "standard"} and meta.warnings = [the four below].
 func TestDiffMemMemoryQueryRecallClampsDeepBudgets(t *testing.T) {
-	steps := append(zz2Notes(), zz2Step("memory_query",
+	steps := append(noteSteps(), stepSpec("memory_query",
 		`{"return": "meta", "recall_level": "standard", "connected": true, "neighbor_hops": 5, "max_messages": -1}`))
-	st := zz2RunSteps(t, steps...)
-	meta, _ := zz2Result(t, st, "r2")["meta"].(map[string]any)
-	want := zzJSON(t, `{
+	st := runStepList(t, steps...)
+	meta, _ := resultAt(t, st, "r2")["meta"].(map[string]any)
+	want := mustDecodeJSON(t, `{
 	 "effort": {"applied": {"connected": true, "deep": false, "deep_limit_messages_per_span": 200, "deep_limit_spans": 25,
 	   "limit_spans": 5, "max_messages": 150, "neighbor_hops": 1}, "recall_level": "standard"},
 	 "warnings": ["recall_level=standard: clamped deep_limit_spans from 50 to 25",
@@ -206,7 +206,7 @@ func TestDiffMemMemoryQueryRecallClampsDeepBudgets(t *testing.T) {
 	   "recall_level=standard: clamped neighbor_hops from 5 to 1",
 	   "recall_level=standard: max_messages=-1 (unbounded) is not allowed; clamped to 150"]}`)
 	got := map[string]any{"effort": meta["effort"], "warnings": meta["warnings"]}
-	if g, w := zzCanon(t, got), zzCanon(t, want); g != w {
+	if g, w := canonJSON(t, got), canonJSON(t, want); g != w {
 		t.Errorf("meta effort/warnings\n got %s\nwant %s", g, w)
 	}
 }
@@ -221,11 +221,11 @@ func TestDiffMemMemoryQueryRecallClampsDeepBudgets(t *testing.T) {
 // "recall_memory", "output": "No matching memory spans.", "success": true}
 // (effort/warnings are attached only `if return_mode in {"meta", "both"}`).
 func TestDiffMemMemoryQueryRenderedModeHasNullMeta(t *testing.T) {
-	steps := append(zz2Notes(), zz2Step("memory_query", `{"recall_level": "deep", "query": "zzz"}`))
-	st := zz2RunSteps(t, steps...)
-	want := zzJSON(t, `{"mode": "executed", "results": [{"call_id": "memory", "error": null, "meta": null,
+	steps := append(noteSteps(), stepSpec("memory_query", `{"recall_level": "deep", "query": "zzz"}`))
+	st := runStepList(t, steps...)
+	want := mustDecodeJSON(t, `{"mode": "executed", "results": [{"call_id": "memory", "error": null, "meta": null,
 	  "name": "recall_memory", "output": "No matching memory spans.", "success": true}]}`)
-	if got, w := zzCanon(t, st.Vars["r2"]), zzCanon(t, want); got != w {
+	if got, w := canonJSON(t, st.Vars["r2"]), canonJSON(t, want); got != w {
 		t.Errorf("vars.r2\n got %s\nwant %s", got, w)
 	}
 }
@@ -241,13 +241,13 @@ func TestDiffMemMemoryQueryRenderedModeHasNullMeta(t *testing.T) {
 // unavailable)", ...} (resolve_span_ids_from_spans passes non-digit
 // strings through; the renderer writes a placeholder entry). No warnings.
 func TestDiffMemMemoryQueryKeepsUnknownExplicitSpanID(t *testing.T) {
-	steps := append(zz2Notes(), zz2Step("memory_query", `{"span_ids": ["nonexistent"], "return": "both"}`))
-	st := zz2RunSteps(t, steps...)
-	want := zzJSON(t, `{"mode": "executed", "results": [{"call_id": "memory", "error": null,
+	steps := append(noteSteps(), stepSpec("memory_query", `{"span_ids": ["nonexistent"], "return": "both"}`))
+	st := runStepList(t, steps...)
+	want := mustDecodeJSON(t, `{"mode": "executed", "results": [{"call_id": "memory", "error": null,
 	  "meta": {"matches": [], "span_ids": ["nonexistent"]}, "name": "recall_memory",
 	  "output": "Recalled memory spans (provenance-preserving):\n\n[1] span_id=nonexistent kind=span msgs= created_at=\n    (artifact payload unavailable)",
 	  "success": true}]}`)
-	if got, w := zzCanon(t, st.Vars["r2"]), zzCanon(t, want); got != w {
+	if got, w := canonJSON(t, st.Vars["r2"]), canonJSON(t, want); got != w {
 		t.Errorf("vars.r2\n got %s\nwant %s", got, w)
 	}
 }
@@ -267,14 +267,14 @@ func TestDiffMemMemoryQueryKeepsUnknownExplicitSpanID(t *testing.T) {
 // null, "inserted": 1, "skipped": 0, "warnings": null}; ("rehydrate")
 // MEMORY_REHYDRATE {"span_ids": ["2"]} rehydrates "first".
 func TestDiffMemMemorySpanIndexCountsNewestFirst(t *testing.T) {
-	steps := append(zz2Notes(),
-		zz2Step("memory_query", `{"span_ids": [1], "return": "meta"}`),
-		zz2Step("memory_rehydrate", `{"span_ids": [1], "placement": "end"}`),
-		zz2Step("memory_rehydrate", `{"span_ids": ["2"], "placement": "end"}`))
-	st := zz2RunSteps(t, steps...)
-	first, second := zz2SpanID(t, st, "r0"), zz2SpanID(t, st, "r1")
-	meta, _ := zz2Result(t, st, "r2")["meta"].(map[string]any)
-	if got := zzCanon(t, meta["span_ids"]); got != zzCanon(t, []any{second}) {
+	steps := append(noteSteps(),
+		stepSpec("memory_query", `{"span_ids": [1], "return": "meta"}`),
+		stepSpec("memory_rehydrate", `{"span_ids": [1], "placement": "end"}`),
+		stepSpec("memory_rehydrate", `{"span_ids": ["2"], "placement": "end"}`))
+	st := runStepList(t, steps...)
+	first, second := spanIDAt(t, st, "r0"), spanIDAt(t, st, "r1")
+	meta, _ := resultAt(t, st, "r2")["meta"].(map[string]any)
+	if got := canonJSON(t, meta["span_ids"]); got != canonJSON(t, []any{second}) {
 		t.Errorf(`MEMORY_QUERY span_ids [1]: meta.span_ids %s; Python ["%s"] (the newest note, "second")`, got, second)
 	}
 	reh := func(key string) any {
@@ -303,8 +303,8 @@ func TestDiffMemMemorySpanIndexCountsNewestFirst(t *testing.T) {
 // "preview": "[MEMORY NOTE]\nfirst", "skipped": 0, "span_id": <id>}],
 // "effort": null, "inserted": 1, "skipped": 0, "warnings": null}.
 func TestDiffMemMemoryRehydrateResultHasNullEffortAndWarnings(t *testing.T) {
-	steps := append(zz2Notes(), zz2Step("memory_rehydrate", `{"span_ids": ["2"], "placement": "end"}`))
-	st := zz2RunSteps(t, steps...)
+	steps := append(noteSteps(), stepSpec("memory_rehydrate", `{"span_ids": ["2"], "placement": "end"}`))
+	st := runStepList(t, steps...)
 	r, _ := st.Vars["r2"].(map[string]any)
 	for _, k := range []string{"effort", "warnings"} {
 		if v, ok := r[k]; !ok || v != nil {
@@ -313,10 +313,10 @@ func TestDiffMemMemoryRehydrateResultHasNullEffortAndWarnings(t *testing.T) {
 	}
 }
 
-// zz2EventWorkflows: "lis" waits on event "ping" (session scope) into
+// eventWorkflows: "lis" waits on event "ping" (session scope) into
 // vars.ev and completes with {"got": ev}; "lis2" waits on "*" then asks
 // the user; "emit" emits with the given payload into vars.r.
-func zz2EventWorkflows(emitPayload map[string]any) []*runtime.Workflow {
+func eventWorkflows(emitPayload map[string]any) []*runtime.Workflow {
 	eff := func(typ durable.EffectType, payload map[string]any, rk, next string) runtime.NodeFunc {
 		return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			return runtime.Request(&durable.Effect{Type: typ, Payload: pyjson.CloneObject(payload), ResultKey: rk}, next), nil
@@ -345,13 +345,13 @@ func zz2EventWorkflows(emitPayload map[string]any) []*runtime.Workflow {
 	}
 }
 
-// zz2EmitScenario (py_evt.py): L1, L2 ("lis") and L3 ("lis2") wait in
+// emitScenario (py_evt.py): L1, L2 ("lis") and L3 ("lis2") wait in
 // session s2, L4 ("lis") in s1, each started and ticked in that order;
 // then "emit" in session s1 emits "ping" to session s2. It returns the
 // emitter's vars.r with the run ids replaced by L1…L4.
-func zz2EmitScenario(t *testing.T, emitPayload map[string]any) map[string]any {
+func emitScenario(t *testing.T, emitPayload map[string]any) map[string]any {
 	t.Helper()
-	f := zz2Setup(t, zz2EventWorkflows(emitPayload)...)
+	f := newMemFix(t, eventWorkflows(emitPayload)...)
 	ctx := context.Background()
 	names := map[string]string{}
 	var emitter string
@@ -371,7 +371,7 @@ func zz2EmitScenario(t *testing.T, emitPayload map[string]any) map[string]any {
 		t.Fatal(err)
 	}
 	var r map[string]any
-	s := zzCanon(t, st.Vars["r"])
+	s := canonJSON(t, st.Vars["r"])
 	for id, n := range names {
 		s = strings.ReplaceAll(s, id, n)
 	}
@@ -394,7 +394,7 @@ func zz2EmitScenario(t *testing.T, emitPayload map[string]any) map[string]any {
 // statuses with "max_steps": 1 (py_evt.py "b"). Only max_steps 0 leaves
 // listeners running (the documented in-process driving).
 func TestDiffMemEmitEventResumedStatusAfterMaxSteps(t *testing.T) {
-	r := zz2EmitScenario(t, map[string]any{"name": "ping", "session_id": "s2", "payload": map[string]any{"x": 1}, "event_id": "e1", "max_steps": 5})
+	r := emitScenario(t, map[string]any{"name": "ping", "session_id": "s2", "payload": map[string]any{"x": 1}, "event_id": "e1", "max_steps": 5})
 	want := map[string]string{"L1": "completed", "L2": "completed", "L3": "waiting"}
 	resumed, _ := r["resumed"].([]any)
 	if len(resumed) != 3 {
@@ -417,9 +417,9 @@ func TestDiffMemEmitEventResumedStatusAfterMaxSteps(t *testing.T) {
 // wait in that order, the emitter stores "delivered": 3, "delivered_to":
 // [L3, L2, L1] and "resumed" in the same order.
 func TestDiffMemEmitEventDeliversMostRecentListenerFirst(t *testing.T) {
-	r := zz2EmitScenario(t, map[string]any{"name": "ping", "session_id": "s2", "payload": "hi", "max_steps": 0})
-	want := zzJSON(t, `["L3", "L2", "L1"]`)
-	if got, w := zzCanon(t, r["delivered_to"]), zzCanon(t, want); got != w {
+	r := emitScenario(t, map[string]any{"name": "ping", "session_id": "s2", "payload": "hi", "max_steps": 0})
+	want := mustDecodeJSON(t, `["L3", "L2", "L1"]`)
+	if got, w := canonJSON(t, r["delivered_to"]), canonJSON(t, want); got != w {
 		t.Errorf("delivered_to %s; Python %s", got, w)
 	}
 }

@@ -23,14 +23,17 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-type zzFix struct {
+// pyFix is a runtime on the in-memory store with a settable clock, for
+// side-by-side comparisons with the Python kernel.
+type pyFix struct {
 	rt  *runtime.Runtime
 	now time.Time
 }
 
-func zzSetup(t *testing.T, wfs ...*runtime.Workflow) *zzFix {
+// newPyFix registers wfs on a fresh pyFix.
+func newPyFix(t *testing.T, wfs ...*runtime.Workflow) *pyFix {
 	t.Helper()
-	f := &zzFix{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	f := &pyFix{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	reg, err := runtime.NewRegistry(wfs...)
 	if err != nil {
 		t.Fatal(err)
@@ -42,9 +45,9 @@ func zzSetup(t *testing.T, wfs ...*runtime.Workflow) *zzFix {
 	return f
 }
 
-// zzOneEffect: node "a" requests the effect into vars.r and moves to
+// oneEffectWorkflow: node "a" requests the effect into vars.r and moves to
 // "done", which completes with {"r": vars.r}.
-func zzOneEffect(id string, typ durable.EffectType, payload map[string]any, extra ...*runtime.Workflow) []*runtime.Workflow {
+func oneEffectWorkflow(id string, typ durable.EffectType, payload map[string]any, extra ...*runtime.Workflow) []*runtime.Workflow {
 	wf := &runtime.Workflow{ID: id, Entry: "a", Nodes: map[string]runtime.NodeFunc{
 		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			return runtime.Request(&durable.Effect{Type: typ, Payload: payload, ResultKey: "r"}, "done"), nil
@@ -56,7 +59,8 @@ func zzOneEffect(id string, typ durable.EffectType, payload map[string]any, extr
 	return append([]*runtime.Workflow{wf}, extra...)
 }
 
-func zzStartTick(t *testing.T, f *zzFix, wfID string, p runtime.StartParams) *durable.RunState {
+// pyStartTick starts wfID with p, ticks it once and returns its state.
+func pyStartTick(t *testing.T, f *pyFix, wfID string, p runtime.StartParams) *durable.RunState {
 	t.Helper()
 	ctx := context.Background()
 	p.WorkflowID = wfID
@@ -74,8 +78,8 @@ func zzStartTick(t *testing.T, f *zzFix, wfID string, p runtime.StartParams) *du
 	return st
 }
 
-// zzJSON decodes a Python-produced JSON literal.
-func zzJSON(t *testing.T, s string) any {
+// mustDecodeJSON decodes a Python-produced JSON literal.
+func mustDecodeJSON(t *testing.T, s string) any {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
@@ -84,8 +88,8 @@ func zzJSON(t *testing.T, s string) any {
 	return v
 }
 
-// zzCanon renders a value as sorted compact JSON for comparison.
-func zzCanon(t *testing.T, v any) string {
+// canonJSON renders a value as sorted compact JSON for comparison.
+func canonJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -101,8 +105,8 @@ func zzCanon(t *testing.T, v any) string {
 	return string(out)
 }
 
-// zzRunJSON is the run as its store writes it, decoded.
-func zzRunJSON(t *testing.T, st *durable.RunState) map[string]any {
+// runStateJSON is the run as its store writes it, decoded.
+func runStateJSON(t *testing.T, st *durable.RunState) map[string]any {
 	t.Helper()
 	b, err := durable.MarshalRun(st, pyjson.Line)
 	if err != nil {
@@ -126,7 +130,7 @@ func zzRunJSON(t *testing.T, st *durable.RunState) map[string]any {
 // runtime.py cancel_run: `control = _ensure_control_namespace(run.vars);
 // control.pop("paused", None)`.
 func TestDiffCancelWritesRuntimeControlNamespace(t *testing.T) {
-	f := zzSetup(t, askWorkflow())
+	f := newPyFix(t, askWorkflow())
 	ctx := context.Background()
 	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "ask"})
 	if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
@@ -157,7 +161,7 @@ func TestDiffCancelWritesRuntimeControlNamespace(t *testing.T) {
 // uses the unrounded value). Same for iterations ("iter_rounded":
 // current 3999 / max 5000 → "pct": 80.0, "warning": true).
 func TestDiffGetLimitStatusWarningUsesRoundedPct(t *testing.T) {
-	f := zzSetup(t, chain(2))
+	f := newPyFix(t, chain(2))
 	ctx := context.Background()
 	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "chain"})
 	if err := f.rt.UpdateLimits(ctx, id, map[string]any{
@@ -194,7 +198,7 @@ func TestDiffGetLimitStatusWarningUsesRoundedPct(t *testing.T) {
 // "current_iteration": 1, "estimated_tokens_used": 1} check_limits(run)
 // returns [] (`int(limits.get("warn_iterations_pct", 80) or 80)`).
 func TestDiffLimitsZeroValuesFallBackToDefaults(t *testing.T) {
-	f := zzSetup(t, chain(2))
+	f := newPyFix(t, chain(2))
 	ctx := context.Background()
 	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "chain"})
 	if err := f.rt.UpdateLimits(ctx, id, map[string]any{
@@ -207,10 +211,10 @@ func TestDiffLimitsZeroValuesFallBackToDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	it, tok := st["iterations"].(map[string]any), st["tokens"].(map[string]any)
-	if zzCanon(t, it["max"]) != "50" || it["pct"] != 20.0 {
+	if canonJSON(t, it["max"]) != "50" || it["pct"] != 20.0 {
 		t.Errorf(`iterations = %v; Python: {"current": 10, "max": 50, "pct": 20.0, "warning": false}`, it)
 	}
-	if zzCanon(t, tok["max"]) != "32768" || tok["pct"] != 0.3 {
+	if canonJSON(t, tok["max"]) != "32768" || tok["pct"] != 0.3 {
 		t.Errorf(`tokens = %v; Python: {"estimated_used": 100, "max": 32768, "pct": 0.3, "warning": false}`, tok)
 	}
 
@@ -237,10 +241,10 @@ func TestDiffLimitsZeroValuesFallBackToDefaults(t *testing.T) {
 // {"level": "error", "message": "t"}
 // (`level = str(level_raw).strip().lower()`).
 func TestDiffAnswerUserLevelIsTrimmed(t *testing.T) {
-	f := zzSetup(t, zzOneEffect("x", durable.EffectAnswerUser, map[string]any{"text": "t", "level": " ERROR "})...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{})
-	want := zzJSON(t, `{"r": {"level": "error", "message": "t"}}`)
-	if got, w := zzCanon(t, st.Output), zzCanon(t, want); got != w {
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectAnswerUser, map[string]any{"text": "t", "level": " ERROR "})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
+	want := mustDecodeJSON(t, `{"r": {"level": "error", "message": "t"}}`)
+	if got, w := canonJSON(t, st.Output), canonJSON(t, want); got != w {
 		t.Fatalf("output %s, want %s", got, w)
 	}
 }
@@ -263,10 +267,10 @@ func TestDiffSubworkflowSessionTrimmedAndBlankWorkspaceSkipped(t *testing.T) {
 			return runtime.Complete(map[string]any{"answer": "42"}), nil
 		},
 	}}
-	f := zzSetup(t, zzOneEffect("x", durable.EffectStartSubworkflow, map[string]any{
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 		"workflow_id": "achild", "include_traces": true, "sessionId": " s2 ", "vars": map[string]any{"workspace_root": "/own"},
 	}, child)...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{SessionID: "s1", Vars: map[string]any{
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1", Vars: map[string]any{
 		"workspace_root": "/p", "workspace_access_mode": "ro", "workspace_allowed_paths": []any{"a"}, "workspace_ignored_paths": "  ",
 	}})
 	r, _ := st.Vars["r"].(map[string]any)
@@ -297,10 +301,10 @@ func TestDiffSubworkflowWrapTrimsToolNameAndCallID(t *testing.T) {
 			return runtime.Complete(map[string]any{"answer": "42"}), nil
 		},
 	}}
-	f := zzSetup(t, zzOneEffect("x", durable.EffectStartSubworkflow, map[string]any{
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 		"workflow_id": "achild", "wrap_as_tool_result": true, "tool_name": " agent ", "call_id": " k1 ",
 	}, child)...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{})
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
 	r, _ := st.Vars["r"].(map[string]any)
 	res, _ := r["results"].([]any)
 	if len(res) != 1 {
@@ -324,10 +328,10 @@ func TestDiffSubworkflowWrapTrimsToolNameAndCallID(t *testing.T) {
 // WAIT_EVENT {"wait_key": 7} waits with "wait_key": "7"; WAIT_EVENT
 // {"wait_key": "  "} waits with "wait_key": "  ".
 func TestDiffNonStringWaitKeyIsStringified(t *testing.T) {
-	f := zzSetup(t, zzOneEffect("x", durable.EffectAskUser, map[string]any{
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectAskUser, map[string]any{
 		"prompt": 5, "choices": "a,b", "wait_key": 123, "allow_free_text": 0,
 	})...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{})
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
 	if st.Status != durable.RunWaiting || st.Waiting.WaitKey != "123" {
 		t.Errorf("ASK_USER wait_key 123: status %s wait %+v; Python waits with \"wait_key\": \"123\"", st.Status, st.Waiting)
 	}
@@ -335,8 +339,8 @@ func TestDiffNonStringWaitKeyIsStringified(t *testing.T) {
 		key  any
 		want string
 	}{{7, "7"}, {"  ", "  "}} {
-		f := zzSetup(t, zzOneEffect("x", durable.EffectWaitEvent, map[string]any{"wait_key": c.key})...)
-		st := zzStartTick(t, f, "x", runtime.StartParams{})
+		f := newPyFix(t, oneEffectWorkflow("x", durable.EffectWaitEvent, map[string]any{"wait_key": c.key})...)
+		st := pyStartTick(t, f, "x", runtime.StartParams{})
 		if st.Status != durable.RunWaiting || st.Waiting == nil || st.Waiting.WaitKey != c.want {
 			t.Errorf("WAIT_EVENT wait_key %#v: status %s error %q; Python waits with \"wait_key\": %q", c.key, st.Status, st.Error, c.want)
 		}

@@ -24,10 +24,10 @@ func TestSyncWrappedChildStillRunningFailsTheEffect(t *testing.T) {
 			return runtime.Next("l"), nil
 		},
 	}}
-	f := zzSetup(t, zzOneEffect("x", durable.EffectStartSubworkflow, map[string]any{
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 		"workflow_id": "loop", "wrap_as_tool_result": true,
 	}, loop)...)
-	st := zzStartTick(t, f, "x", runtime.StartParams{})
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
 	if st.Status != durable.RunFailed || !strings.Contains(st.Error, "Unexpected subworkflow status: running") {
 		t.Fatalf("parent %s (error %q, vars.r %v); spec and Python: the effect fails with "+
 			"\"Unexpected subworkflow status: running\" (not wrapped), the run failing", st.Status, st.Error, st.Vars["r"])

@@ -14,7 +14,7 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-func zzTime(t *testing.T, s string) durable.Time {
+func mustTime(t *testing.T, s string) durable.Time {
 	t.Helper()
 	v, err := durable.ParseTime(s)
 	if err != nil {
@@ -23,7 +23,7 @@ func zzTime(t *testing.T, s string) durable.Time {
 	return v
 }
 
-func zzCreate(t *testing.T, s *memory.Store, r *durable.RunState) {
+func mustCreate(t *testing.T, s *memory.Store, r *durable.RunState) {
 	t.Helper()
 	if r.Vars == nil {
 		r.Vars = map[string]any{}
@@ -42,7 +42,7 @@ func zzCreate(t *testing.T, s *memory.Store, r *durable.RunState) {
 	}
 }
 
-func zzIDs(runs []*durable.RunState) []string {
+func runIDs(runs []*durable.RunState) []string {
 	out := make([]string, len(runs))
 	for i, r := range runs {
 		out[i] = r.RunID
@@ -55,16 +55,16 @@ func zzIDs(runs []*durable.RunState) []string {
 func TestDiffStoreListChildrenOfEmptyParent(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
-	T := zzTime(t, "2024-01-01T00:00:00+00:00")
-	zzCreate(t, s, &durable.RunState{RunID: "root", CreatedAt: T, UpdatedAt: T})
-	zzCreate(t, s, &durable.RunState{RunID: "child", ParentRunID: "root", CreatedAt: T, UpdatedAt: T})
+	T := mustTime(t, "2024-01-01T00:00:00+00:00")
+	mustCreate(t, s, &durable.RunState{RunID: "root", CreatedAt: T, UpdatedAt: T})
+	mustCreate(t, s, &durable.RunState{RunID: "child", ParentRunID: "root", CreatedAt: T, UpdatedAt: T})
 	kids, err := s.RunListChildren(ctx, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Python: InMemoryRunStore.list_children(parent_run_id="") -> []
 	if len(kids) != 0 {
-		t.Errorf("RunListChildren(\"\"): got %v, Python list_children(parent_run_id=\"\") gives []", zzIDs(kids))
+		t.Errorf("RunListChildren(\"\"): got %v, Python list_children(parent_run_id=\"\") gives []", runIDs(kids))
 	}
 }
 
@@ -73,8 +73,8 @@ func TestDiffStoreListChildrenOfEmptyParent(t *testing.T) {
 func TestDiffStoreRunIndexSessionFilterIsTrimmed(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
-	T := zzTime(t, "2024-01-01T00:00:00+00:00")
-	zzCreate(t, s, &durable.RunState{RunID: "s1", SessionID: "sess", CreatedAt: T, UpdatedAt: T})
+	T := mustTime(t, "2024-01-01T00:00:00+00:00")
+	mustCreate(t, s, &durable.RunState{RunID: "s1", SessionID: "sess", CreatedAt: T, UpdatedAt: T})
 	rows, err := s.RunIndex(ctx, &store.RunIndexParams{SessionID: " sess "})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestDiffStoreRunIndexSessionFilterIsTrimmed(t *testing.T) {
 func TestDiffStoreLastSeqAfterDeleteByRun(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
-	ts := zzTime(t, "2024-01-01T00:00:00+00:00")
+	ts := mustTime(t, "2024-01-01T00:00:00+00:00")
 	for _, c := range []struct{ id, run string }{{"c1", "r1"}, {"c2", "r2"}} {
 		if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: c.id, RunID: c.run, Type: "pause", TS: ts}); err != nil {
 			t.Fatal(err)
