@@ -413,3 +413,44 @@ func TestHeldRunsDoNotStarveLaterDueRuns(t *testing.T) {
 	t.Fatalf("healthy due run still %s after %d polls (%v simulated) behind 1002 failing runs (%d failures counted): never listed",
 		got.Status, polls, c.Now().Sub(start), s.Stats().RunsFailed)
 }
+
+// TestDoneWaitsForACallbackAStopCouldNotWaitFor: a Stop made from another
+// goroutine while the loop runs OnRunResumed returns at once (it cannot be
+// told apart from a Stop made by the callback); Done is how that caller
+// waits for the loop. It must stay open while the callback runs and close
+// once the loop has ended.
+func TestDoneWaitsForACallbackAStopCouldNotWaitFor(t *testing.T) {
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	rt, _ := setup(t, c, waitFlow(time.Minute))
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+	rt.Tick(ctx, id, runtime.TickOptions{})
+	c.Advance(2 * time.Minute)
+	inCallback, release := make(chan struct{}), make(chan struct{})
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: 10 * time.Millisecond,
+		OnRunResumed: func(*durable.RunState) {
+			close(inCallback)
+			<-release
+		}})
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("Done of a scheduler never started is not closed")
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-inCallback
+	s.Stop()
+	select {
+	case <-s.Done():
+		t.Fatal("Done closed while the loop's callback still runs")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done never closed after the callback returned and the loop was stopped")
+	}
+}

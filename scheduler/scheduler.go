@@ -176,7 +176,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // too. Called from OnRunResumed or OnRunFailed while the loop runs them,
 // it asks the loop to end and returns at once: the loop ends as that
 // callback returns (waiting would wait for itself). A Stop made from
-// another goroutine during such a callback returns at once as well.
+// another goroutine during such a callback cannot be told apart from one
+// made by the callback, so it returns at once as well: a caller that must
+// know the loop has ended waits on Done after Stop.
 func (s *Scheduler) Stop() {
 	s.mu.Lock()
 	s.running = false
@@ -190,6 +192,25 @@ func (s *Scheduler) Stop() {
 		<-done
 	}
 }
+
+// Done returns a channel closed when the loop of the latest Start has
+// ended (already closed if the scheduler never started). After Stop it
+// is the way to wait for a loop whose callback was running: see Stop.
+func (s *Scheduler) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		return closedChan
+	}
+	return s.done
+}
+
+// closedChan is Done's answer before any Start.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Wake makes the loop poll now (e.g. after a new deadline was written by
 // this process).
