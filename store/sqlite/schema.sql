@@ -98,6 +98,9 @@ CREATE TRIGGER runs_unindexed_foreign_insert AFTER INSERT ON runs WHEN NEW.statu
 CREATE TRIGGER runs_unindexed_foreign_update AFTER UPDATE OF workflow_id ON runs WHEN NEW.status = 'waiting' AND NOT json_valid(NEW.run_json)
   BEGIN INSERT INTO python_unindexed (run_id, seq) SELECT NEW.run_id, 0 WHERE NOT EXISTS (SELECT 1 FROM python_unindexed WHERE run_id = NEW.run_id AND seq = 0); END;
 
+CREATE TRIGGER runs_version_foreign_update AFTER UPDATE OF workflow_id ON runs WHEN NEW.version = OLD.version
+  BEGIN UPDATE runs SET version = OLD.version + 1 WHERE run_id = NEW.run_id; END;
+
 CREATE TRIGGER runs_wait_key_foreign_insert AFTER INSERT ON runs WHEN NEW.status = 'waiting' AND NEW.wait_key IS NULL AND json_valid(NEW.run_json)
   BEGIN UPDATE runs SET wait_key = json_extract(NEW.run_json, '$.waiting.wait_key') WHERE run_id = NEW.run_id; END;
 
