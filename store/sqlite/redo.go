@@ -31,8 +31,10 @@ const (
 	redoHeaderSize = 16
 	redoRecordHead = 16
 	// redoMaxPayload bounds one record, so that a damaged length field
-	// cannot make a reader allocate gigabytes.
-	redoMaxPayload = 1 << 30
+	// cannot make a reader allocate gigabytes. It is SQLite's default
+	// SQLITE_MAX_LENGTH: a larger record could hold a value SQLite refuses,
+	// a commit acknowledged that the background apply could never write.
+	redoMaxPayload = 1_000_000_000
 )
 
 var redoCRC = crc32.MakeTable(crc32.Castagnoli)

@@ -201,6 +201,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := s.open(ctx, syncMode, !cfg.NoRedoLog); err != nil {
 		if s.redo != nil {
 			s.stopApplying()
+			_ = s.redo.file.close() // the log stays, for the next open
 		}
 		_ = s.closeAll()
 		return nil, err
