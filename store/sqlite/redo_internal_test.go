@@ -775,3 +775,29 @@ func TestRedo_ConcurrentReadsAndCommits(t *testing.T) {
 	c := openImage(t, Config{Path: g.path, CacheBytes: -1})
 	check(c, "reopened without a cache")
 }
+
+// TestRedo_SharedOpenReplayKeepsLedgerHeads: a shared store keeps
+// ledger_heads current, since a Python process open on the database takes
+// its next seq from there. Opening shared a database whose owned process
+// was killed with records still in its redo log replays them after the
+// open's back-fill of ledger_heads, which then lagged: Python would
+// allocate a seq the ledger already holds.
+func TestRedo_SharedOpenReplayKeepsLedgerHeads(t *testing.T) {
+	g := newRedoRig(t, "NORMAL")
+	r := redoRun("heads")
+	var img string
+	g.held(func() {
+		for i := range 3 {
+			g.commit(r, i, i == 0)
+		}
+		img = g.image()
+	})
+	c := openImage(t, Config{Path: img, Shared: true})
+	var head int64
+	if err := c.wconn.QueryRowContext(t.Context(), `SELECT COALESCE((SELECT last_seq FROM ledger_heads WHERE run_id = ?), 0)`, r.RunID).Scan(&head); err != nil {
+		t.Fatal(err)
+	}
+	if head != 3 {
+		t.Fatalf("after the shared open replayed 3 records, ledger_heads says %d for the run", head)
+	}
+}

@@ -287,6 +287,13 @@ func (s *Store) openRedo(ctx context.Context, keep bool, syncMode string) error 
 	}
 	if replayed > 0 {
 		s.log.InfoContext(ctx, "replayed the redo log", "records", replayed, "lsn", applied)
+		if s.shared {
+			// The open's back-fill ran before the replay; a Python process
+			// open beside us takes its seqs from ledger_heads.
+			if err := s.backfillLedgerHeads(ctx); err != nil {
+				return fmt.Errorf("sqlite: back-filling ledger heads after the redo log of %s: %w", s.path, err)
+			}
+		}
 	}
 	if len(recs) > 0 {
 		// The log is rewound or removed next: what it held must be on disk,
