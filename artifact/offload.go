@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,12 +12,22 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // DefaultMaxInlineBytes is the offload threshold when neither
 // OffloadOptions.MaxInlineBytes nor EnvMaxInlineBytes sets one (256 KiB).
 const DefaultMaxInlineBytes = 262144
+
+// Source tags of the artifacts a store's offloading makes of a terminal
+// run's state (store/offload): its private vars and its output. A reader
+// of such a run's values (a parent given its child's output) restores
+// them with Restore.
+const (
+	SourceRunVars   = "run_store_offload"
+	SourceRunOutput = "run_output_offload"
+)
 
 // EnvMaxInlineBytes names the environment variable that overrides
 // DefaultMaxInlineBytes (an integer; ≤0 disables offloading).
@@ -71,9 +82,10 @@ type OffloadOptions struct {
 //
 // Each artifact is tagged BaseTags + {"path": <path>, "kind": <kind>}.
 // The input is never mutated: changed containers are copied, unchanged
-// subtrees are shared with the result. Values other than map[string]any,
-// []any, string and []byte are leaves; a container that cannot be encoded
-// as JSON stays inline. A cycle or a store error returns the error
+// subtrees are shared with the result. Typed Go containers ([]string,
+// map[string]string, …) are walked in their JSON form, which replaces them
+// only where something inside is offloaded; other values are leaves. A
+// container that cannot be encoded as JSON stays inline. A cycle or a store error returns the error
 // together with the unchanged value (offloading is best-effort for
 // callers).
 //
@@ -174,7 +186,34 @@ func (w *offloader) walk(cur any, path string, root bool) (any, bool, error) {
 	case []any:
 		return w.array(x, path, root)
 	}
-	return cur, false, nil
+	return w.typed(cur, path, root)
+}
+
+// typed walks a typed Go container ([]string, []map[string]any,
+// map[string]string, …), which the stores encode as the JSON list or
+// object Python would walk, in its JSON form. When nothing in it is
+// offloaded, the value itself is returned, unchanged; one that is not JSON
+// stays inline.
+func (w *offloader) typed(cur any, path string, root bool) (any, bool, error) {
+	switch reflect.ValueOf(cur).Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+	default:
+		return cur, false, nil
+	}
+	norm, err := pyjson.Normalize(cur)
+	if err != nil {
+		return cur, false, nil
+	}
+	switch norm.(type) {
+	case map[string]any, []any:
+	default:
+		return cur, false, nil // nil slice or map
+	}
+	nv, changed, err := w.walk(norm, path, root)
+	if err != nil || !changed {
+		return cur, false, err
+	}
+	return nv, true, nil
 }
 
 func (w *offloader) object(m map[string]any, path string, root bool) (any, bool, error) {
@@ -271,4 +310,57 @@ func childPath(path, key string) string {
 func mediaType(ct string) string {
 	t, _, _ := strings.Cut(ct, ";")
 	return strings.ToLower(strings.TrimSpace(t))
+}
+
+// Restore returns v with the refs ({"$artifact": id}) whose artifact mine
+// accepts replaced by their content: JSON artifacts decoded (and the refs
+// inside them restored, since Offload works depth first), text ones as
+// strings. Other refs stay, and so does a ref whose artifact is not in st
+// (a dangling ref must not block its reader). v, a copy the caller owns,
+// is changed in place.
+func Restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		if id, ok := RefID(x); ok && len(x) == 1 {
+			meta, err := st.Metadata(ctx, id)
+			if errors.Is(err, ErrNotFound) {
+				return x, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			ct := meta.ContentType
+			if !mine(meta) || !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/") {
+				return x, nil
+			}
+			_, content, err := st.Get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if strings.HasPrefix(ct, "text/") {
+				return string(content), nil
+			}
+			decoded, err := pyjson.Decode(content)
+			if err != nil {
+				return nil, fmt.Errorf("decoding artifact %s: %w", id, err)
+			}
+			return Restore(ctx, st, decoded, mine)
+		}
+		for k, e := range x {
+			r, err := Restore(ctx, st, e, mine)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = r
+		}
+	case []any:
+		for i, e := range x {
+			r, err := Restore(ctx, st, e, mine)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = r
+		}
+	}
+	return v, nil
 }

@@ -256,3 +256,29 @@ func TestOffloadSharedContentTaggedDeterministically(t *testing.T) {
 		}
 	}
 }
+
+// TestOffloadKeepsSmallTypedContainers: a typed Go container is walked in
+// its JSON form, but one with nothing to offload is returned as it was,
+// not as that form.
+func TestOffloadKeepsSmallTypedContainers(t *testing.T) {
+	ctx := context.Background()
+	st := artifact.NewMemory()
+	for _, v := range []any{[]string{"a", "b"}, map[string]string{"k": "v"}, []map[string]any{{"n": 1}}, []string(nil)} {
+		out, err := artifact.Offload(ctx, st, v, artifact.OffloadOptions{MaxInlineBytes: 100, AllowRootReplace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reflect.TypeOf(out) != reflect.TypeOf(v) || !reflect.DeepEqual(out, v) {
+			t.Errorf("Offload(%#v) = %#v, want it unchanged", v, out)
+		}
+	}
+	big := strings.Repeat("z", 200)
+	out, err := artifact.Offload(ctx, st, map[string]any{"lines": []string{"short", big}}, artifact.OffloadOptions{MaxInlineBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, _ := out.(map[string]any)["lines"].([]any)
+	if len(lines) != 2 || lines[0] != "short" || !artifact.IsRef(lines[1]) {
+		t.Errorf("lines = %#v, want [\"short\", ref]", out.(map[string]any)["lines"])
+	}
+}

@@ -3,10 +3,12 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
@@ -182,11 +184,29 @@ func (d *driver) resumeParent(ctx context.Context, childID string) error {
 	if truthy(parent.Waiting.Details["include_traces"]) {
 		payload["node_traces"] = childNodeTraces(child)
 	}
+	if err := d.r.restoreChildValues(ctx, childID, payload); err != nil {
+		return fmt.Errorf("resuming the parent of run %s: %w", childID, err)
+	}
 	_, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
 	var stale *StaleResumeError
 	if errors.As(err, &stale) {
 		return nil // resumed by someone else meanwhile
 	}
+	return err
+}
+
+// restoreChildValues puts back into payload (the child's output and
+// traces, copies) the values a store's offloading moved out of the ended
+// child's stored state: a parent gets its child's values whether it is
+// resumed from the state the child's tick just made or from the store.
+func (r *Runtime) restoreChildValues(ctx context.Context, childID string, payload map[string]any) error {
+	if r.arts == nil {
+		return nil
+	}
+	_, err := artifact.Restore(ctx, r.arts, payload, func(m *artifact.Metadata) bool {
+		src := m.Tags["source"]
+		return m.RunID == childID && (src == artifact.SourceRunOutput || src == artifact.SourceRunVars)
+	})
 	return err
 }
 

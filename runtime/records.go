@@ -80,7 +80,7 @@ func (s *session) resumeRecord(ctx context.Context, w *durable.WaitState, payloa
 	if s.r.arts != nil {
 		// The record keeps refs to a large payload (vars keep it whole);
 		// offloading is best-effort, as in Python.
-		if off, err := artifact.Offload(ctx, s.r.arts, payload, artifact.OffloadOptions{
+		if off, err := artifact.Offload(ctx, s.r.arts, payload, artifact.OffloadOptions{RunID: s.run.RunID,
 			BaseTags: map[string]string{"source": "resume", "kind": "resume_payload"}, RootPath: "resume.payload",
 		}); err == nil {
 			if m, ok := off.(map[string]any); ok { // the root itself is never replaced

@@ -29,7 +29,6 @@ package offload
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -37,7 +36,6 @@ import (
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -45,8 +43,8 @@ import (
 const (
 	SourceLedgerEffect = "ledger_effect_offload"
 	SourceLedgerResult = "ledger_result_offload"
-	SourceRunVars      = "run_store_offload"
-	SourceRunOutput    = "run_output_offload"
+	SourceRunVars      = artifact.SourceRunVars
+	SourceRunOutput    = artifact.SourceRunOutput
 )
 
 // Config configures the decorator.
@@ -156,64 +154,16 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 }
 
 // restore returns v with the refs this decorator made of a result
-// replaced by their content: JSON artifacts decoded (and the refs inside
-// them restored, since offloading works depth first), text ones as
-// strings. Other refs (bytes, refs the effect returned) stay. An artifact
-// is this decorator's if its source tag is one of the ledger's: ids are
-// content addressed per run, so a later record's payload holding the same
-// text re-tags the result's artifact as SourceLedgerEffect. v, a copy read
-// from the store, is changed in place.
+// replaced by their content (artifact.Restore). An artifact is this
+// decorator's if its source tag is one of the ledger's: ids are content
+// addressed per run, so a later record's payload holding the same text
+// re-tags the result's artifact as SourceLedgerEffect. Refs the effect
+// itself returned stay.
 func (s *Store) restore(ctx context.Context, v any) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		if id, ok := artifact.RefID(x); ok && len(x) == 1 {
-			meta, err := s.artifacts.Metadata(ctx, id)
-			if errors.Is(err, artifact.ErrNotFound) {
-				// Not ours to restore (ours are stored before the record
-				// that refers to them): a dangling ref the effect returned
-				// must not block the replay.
-				return x, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			if src := meta.Tags["source"]; src != SourceLedgerResult && src != SourceLedgerEffect {
-				return x, nil // a ref the effect itself returned
-			}
-			ct := meta.ContentType
-			if !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/") {
-				return x, nil
-			}
-			_, content, err := s.artifacts.Get(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			if strings.HasPrefix(ct, "text/") {
-				return string(content), nil
-			}
-			decoded, err := pyjson.Decode(content)
-			if err != nil {
-				return nil, fmt.Errorf("decoding artifact %s: %w", id, err)
-			}
-			return s.restore(ctx, decoded)
-		}
-		for k, e := range x {
-			r, err := s.restore(ctx, e)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = r
-		}
-	case []any:
-		for i, e := range x {
-			r, err := s.restore(ctx, e)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = r
-		}
-	}
-	return v, nil
+	return artifact.Restore(ctx, s.artifacts, v, func(m *artifact.Metadata) bool {
+		src := m.Tags["source"]
+		return src == SourceLedgerResult || src == SourceLedgerEffect
+	})
 }
 
 // copySeq copies back what the inner stores set on the records they
@@ -345,8 +295,17 @@ func (s *Store) offloadRun(ctx context.Context, run *durable.RunState) (*durable
 // with at least two dots under vars._… may be offloaded (the Python rule,
 // so vars._temp.big and vars._temp.big[3] may, vars._temp[0] may not).
 func allowPrivateVars(path string, _ any) bool {
+	if path == memorySpansPath || strings.HasPrefix(path, memorySpansPath+"[") {
+		return false
+	}
 	return strings.HasPrefix(path, "vars._") && strings.Count(path, ".") >= 2
 }
+
+// memorySpansPath is the memory span index of a run, kept inline: a
+// terminal run still receives notes (a session's memory owner is stored
+// completed), and a note appends to the list it reads; a ref there read as
+// "no spans" dropped every earlier span (Python loses them the same way).
+const memorySpansPath = "vars._runtime.memory_spans"
 
 // offload runs artifact.Offload best-effort: on error it logs and returns
 // v unchanged.
