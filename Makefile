@@ -33,4 +33,4 @@ lint: ## gofmt and go vet
 bench: ## the W1–W4 workloads on the memory, JSON and SQLite (NORMAL, FULL) stores, one JSON line each
 	$(GO) run ./cmd/abstractgateway bench
 
-verify: lint test test/race ## what CI runs
+verify: lint test test/race ## most of what CI runs (CI adds PostgreSQL, every benchmark once, the CLI smoke)

@@ -15,7 +15,7 @@ import (
 // LimitsConfig seeds vars._limits of new runs (Python RuntimeConfig).
 // Nil pointers mean "not set".
 type LimitsConfig struct {
-	MaxIterations      int // 0 means 50 (the Python code default)
+	MaxIterations      int // 0 means 50 (the spec's default; Python 0.4.28's code has 25, see docs/compatibility.md)
 	WarnIterationsPct  int // 0 means 80
 	MaxTokens          *int
 	MaxOutputTokens    *int

@@ -32,7 +32,8 @@ func NewScheduled(ctx context.Context, rt *runtime.Runtime, cfg Config) (*Schedu
 }
 
 // Run registers wf if needed, starts a run with vars and ticks it once:
-// until it waits or ends, or uses the default step budget (100). A
+// until it waits or ends, or uses the runtime's step budget
+// (runtime.Config.MaxSteps, default 100). A
 // workflow already registered under wf's id is kept.
 func (s *Scheduled) Run(ctx context.Context, wf *runtime.Workflow, vars map[string]any) (string, *durable.RunState, error) {
 	if _, ok := s.Registry().Get(wf.ID); !ok {

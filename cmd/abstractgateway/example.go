@@ -156,10 +156,13 @@ func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.R
 			if text == "" {
 				fmt.Fprintf(out, "%s %v > ", st.Waiting.Prompt, st.Waiting.Choices)
 				line, err := readLine(ctx, bufio.NewReader(in))
-				if err != nil && !errors.Is(err, io.EOF) {
+				// Ctrl-C at the question is the documented way to stop:
+				// the run stays waiting, as with no answer on stdin.
+				interrupted := ctx.Err() != nil
+				if err != nil && !errors.Is(err, io.EOF) && !interrupted {
 					return err
 				}
-				if text = strings.TrimSpace(line); text == "" && errors.Is(err, io.EOF) {
+				if text = strings.TrimSpace(line); interrupted || text == "" && errors.Is(err, io.EOF) {
 					fmt.Fprintf(out, "\nrun %s waits for an answer; run the command again (or with --answer TEXT) to continue it\n", runID)
 					return nil
 				}
@@ -171,7 +174,8 @@ func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.R
 		case st.Status == durable.RunWaiting && !st.Waiting.Until.IsZero():
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				fmt.Fprintf(out, "run %s waits until %s; run the command again to continue it\n", runID, durable.FormatTime(st.Waiting.Until.Time))
+				return nil
 			case <-time.After(time.Until(st.Waiting.Until.Time)):
 			}
 		case st.Status == durable.RunWaiting:

@@ -54,3 +54,20 @@ func TestFailedOpenClosesTheRedoLog(t *testing.T) {
 		}
 	}
 }
+
+// TestNewCreatesTheDirectory: New made the database file but not its
+// directory, so the README's kernel example failed in a directory without
+// data/ (Python's SqliteDatabase creates the parent directories).
+func TestNewCreatesTheDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data", "nested", "runtime.sqlite3")
+	st, err := sqlite.New(t.Context(), sqlite.Config{Path: path})
+	if err != nil {
+		t.Fatalf("New in a missing directory: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database file: %v", err)
+	}
+}

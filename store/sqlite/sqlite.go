@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -19,7 +21,8 @@ import (
 
 // Config configures a Store.
 type Config struct {
-	// Path is the database file; it is created when missing. Required.
+	// Path is the database file; it is created when missing, its
+	// directory too. Required.
 	// SQLite URIs and in-memory databases are not supported (the reader
 	// connections must see the writer's file).
 	Path string
@@ -171,6 +174,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	case "NORMAL", "FULL", "OFF":
 	default:
 		return nil, fmt.Errorf("sqlite: config: synchronous %q: want NORMAL, FULL or OFF", cfg.Synchronous)
+	}
+	// As Python's SqliteDatabase does: a new data dir needs no mkdir first.
+	if err := os.MkdirAll(filepath.Dir(cfg.Path), 0o755); err != nil {
+		return nil, fmt.Errorf("sqlite: creating the directory of %s: %w", cfg.Path, err)
 	}
 	log := cfg.Logger
 	if log == nil {
