@@ -102,7 +102,7 @@ func (d *driver) finish(ctx context.Context, runID string, run *durable.RunState
 func (d *driver) drain(ctx context.Context) {
 	for n := 0; len(d.queue) > 0 && n < maxFollowUps; n++ {
 		if ctx.Err() != nil {
-			return
+			break // the rest is kept for a retry, below
 		}
 		f := d.queue[0]
 		d.queue = d.queue[1:]
@@ -130,13 +130,17 @@ func (d *driver) drain(ctx context.Context) {
 			d.r.logger.LogAttrs(ctx, slog.LevelDebug, "follow-up skipped: run claimed elsewhere",
 				slog.String("run_id", f.runID))
 		case err != nil:
-			d.r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-up failed",
+			d.r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-up failed; it will be retried",
 				slog.String("run_id", f.runID), slog.String("error", err.Error()))
 		}
+		d.r.settleFollowUp(ctx, f, err)
 	}
 	if len(d.queue) > 0 {
-		d.r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-ups left undone",
+		d.r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-ups left undone; they will be retried",
 			slog.Int("count", len(d.queue)))
+		for _, f := range d.queue {
+			d.r.retryLater(ctx, f, false)
+		}
 		d.queue = nil
 	}
 }

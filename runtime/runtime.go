@@ -73,6 +73,8 @@ type Runtime struct {
 
 	claims *claimer // nil: no claims
 
+	followRetries followRetries // follow-ups to drive again (followretry.go)
+
 	locksMu sync.Mutex
 	locks   map[string]*runLock
 }

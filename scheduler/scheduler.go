@@ -241,6 +241,10 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
 			}
 		}
 		s.driveUnfinished(ctx)
+		// Follow-ups the runtime could not finish (a child's tick or a
+		// parent's resume whose write failed): nothing else drives them
+		// in a live process without claims.
+		s.rt.RetryFollowUps(ctx)
 		n, err := s.PollOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.recordError("poll: " + err.Error())

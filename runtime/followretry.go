@@ -1,0 +1,134 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Follow-ups that failed (a child's tick or a parent's resume whose store
+// write failed, or whose commit's answer was lost after the store had
+// made it) or that a cancelled caller left undone are kept here and
+// driven again later, by RetryFollowUps, which the scheduler's loop calls
+// at each poll. Nothing else would: the caller's own call succeeded, and
+// without claims the scheduler recovers runs only when it starts.
+
+const (
+	// maxFollowRetries bounds the follow-ups kept for a retry; past it
+	// the oldest are dropped (logged), left to the next start's recovery.
+	maxFollowRetries = 10_000
+	followRetryFirst = time.Second
+	followRetryMax   = 5 * time.Minute
+)
+
+// followRetries is the set of follow-ups to drive again, by run and kind.
+type followRetries struct {
+	mu      sync.Mutex
+	entries map[followKey]*followRetry
+}
+
+type followKey struct {
+	kind  followKind
+	runID string
+}
+
+type followRetry struct {
+	due      time.Time
+	backoff  time.Duration
+	enqueued time.Time
+}
+
+// retryLater keeps f to be driven again; a follow-up already kept keeps
+// its back-off, doubled when it failed again.
+func (r *Runtime) retryLater(ctx context.Context, f followUp, failedAgain bool) {
+	fr := &r.followRetries
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if fr.entries == nil {
+		fr.entries = map[followKey]*followRetry{}
+	}
+	now := time.Now()
+	key := followKey{f.kind, f.runID}
+	if e, ok := fr.entries[key]; ok {
+		if failedAgain {
+			e.backoff = min(2*e.backoff, followRetryMax)
+		}
+		e.due = now.Add(e.backoff)
+		return
+	}
+	if len(fr.entries) >= maxFollowRetries {
+		var oldest followKey
+		var at time.Time
+		for k, e := range fr.entries {
+			if at.IsZero() || e.enqueued.Before(at) {
+				oldest, at = k, e.enqueued
+			}
+		}
+		delete(fr.entries, oldest)
+		r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-up retries full: dropping the oldest",
+			slog.String("run_id", oldest.runID))
+	}
+	fr.entries[key] = &followRetry{due: now.Add(followRetryFirst), backoff: followRetryFirst, enqueued: now}
+}
+
+// takeDueRetries removes and returns the follow-ups due now.
+func (r *Runtime) takeDueRetries() []followUp {
+	fr := &r.followRetries
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	now := time.Now()
+	var due []followUp
+	for k, e := range fr.entries {
+		if !e.due.After(now) {
+			due = append(due, followUp{kind: k.kind, runID: k.runID})
+		}
+	}
+	return due
+}
+
+// settleFollowUp records the outcome of a follow-up: a failure keeps it
+// for a retry (backed off when it was already kept); done, or no longer
+// this runtime's to do (claimed elsewhere, the run deleted), forgets it.
+func (r *Runtime) settleFollowUp(ctx context.Context, f followUp, err error) {
+	fr := &r.followRetries
+	key := followKey{f.kind, f.runID}
+	if err != nil && !errors.Is(err, ErrRunClaimed) && !errors.Is(err, store.ErrNotFound) {
+		fr.mu.Lock()
+		_, kept := fr.entries[key]
+		fr.mu.Unlock()
+		r.retryLater(ctx, f, kept)
+		return
+	}
+	fr.mu.Lock()
+	if len(fr.entries) > 0 {
+		delete(fr.entries, key)
+	}
+	fr.mu.Unlock()
+}
+
+// PendingFollowUps reports how many follow-ups wait for RetryFollowUps.
+func (r *Runtime) PendingFollowUps() int {
+	fr := &r.followRetries
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	return len(fr.entries)
+}
+
+// RetryFollowUps drives again the follow-ups whose retry is due: a child
+// run whose tick failed, a parent whose resume by its ended child failed,
+// work a cancelled caller left undone. It returns how many it drove. The
+// scheduler calls it at each poll; a host without one calls it itself.
+func (r *Runtime) RetryFollowUps(ctx context.Context) int {
+	due := r.takeDueRetries()
+	if len(due) == 0 {
+		return 0
+	}
+	d := r.newDriver(nil)
+	d.queue = due
+	d.drain(ctx)
+	return len(due)
+}

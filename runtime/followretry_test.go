@@ -1,0 +1,104 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// failTerminalOnce fails the first commit that ends a run of workflow wf,
+// after (lost=true) or before the inner store makes it: a commit whose
+// answer a dead connection lost, or one that never reached the server.
+type failTerminalOnce struct {
+	store.Wrapper
+	wf     string
+	lost   bool
+	failed atomic.Bool
+}
+
+func (s *failTerminalOnce) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run != nil && p.Run.WorkflowID == s.wf && p.Run.Status.Terminal() && s.failed.CompareAndSwap(false, true) {
+		if s.lost {
+			if err := s.Wrapper.RunCommit(ctx, p); err != nil {
+				return err
+			}
+		}
+		return errors.New("connection reset")
+	}
+	return s.Wrapper.RunCommit(ctx, p)
+}
+
+// TestFailedFollowUpsAreRetried: a parent waits on an async child that the
+// parent's own Tick drives as a follow-up. When the child's terminal commit
+// failed, or landed with its answer lost, the follow-up's failure was only
+// logged: the host's Tick succeeded, so nothing drove the child again or
+// resumed the parent in a live process without claims. Failed follow-ups
+// are now kept and driven again by RetryFollowUps (the scheduler's loop
+// calls it).
+func TestFailedFollowUpsAreRetried(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		name := map[bool]string{false: "commit failed", true: "answer lost"}[lost]
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st := &failTerminalOnce{Wrapper: store.Wrapper{Store: memory.New()}, wf: "child", lost: lost}
+			parent := &runtime.Workflow{ID: "parent", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+				"spawn": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+					return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
+						Payload: map[string]any{"workflow_id": "child", "async": true, "wait": true}}, "after"), nil
+				},
+				"after": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+					return runtime.Complete(map[string]any{"child": run.Vars["sub"]}), nil
+				},
+			}}
+			child := &runtime.Workflow{ID: "child", Entry: "c", Nodes: map[string]runtime.NodeFunc{
+				"c": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+					return runtime.Complete(map[string]any{"ok": true}), nil
+				},
+			}}
+			reg, _ := runtime.NewRegistry(parent, child)
+			rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+			p, err := rt.Tick(ctx, id, runtime.TickOptions{})
+			if err != nil {
+				t.Fatalf("the parent's tick: %v", err)
+			}
+			if !st.failed.Load() || p.Status != durable.RunWaiting {
+				t.Fatalf("setup: child's terminal commit failed %v, parent %s", st.failed.Load(), p.Status)
+			}
+			if n := rt.PendingFollowUps(); n != 1 {
+				t.Fatalf("%d follow-ups kept for a retry, want the child's tick", n)
+			}
+			if n := rt.RetryFollowUps(ctx); n != 0 {
+				t.Fatalf("RetryFollowUps drove %d follow-ups before their back-off", n)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for rt.RetryFollowUps(ctx) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the kept follow-up never fell due")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			p, err = rt.GetState(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := p.Output["child"].(map[string]any)
+			if p.Status != durable.RunCompleted || out["output"] == nil {
+				t.Fatalf("after the retry the parent is %s with output %v, want completed with its child's output", p.Status, p.Output)
+			}
+			if n := rt.PendingFollowUps(); n != 0 {
+				t.Fatalf("%d follow-ups still kept after they succeeded", n)
+			}
+		})
+	}
+}
