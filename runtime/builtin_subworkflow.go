@@ -138,14 +138,19 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 	}
 	switch child.Status {
 	case durable.RunCompleted:
+		// A child ended before this tick (a replay) is read back from the
+		// store, whose offloading may have moved its large values out.
+		res := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
+		if includeTraces && !wrap {
+			res["node_traces"] = childNodeTraces(child)
+		}
+		if err := rt.restoreChildValues(ctx, childID, res); err != nil {
+			return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): %w", errEffectInterrupted, wfID, childID, err)
+		}
 		if wrap {
 			// A completed child is a successful call, whatever its output
 			// says (Python reads a failure envelope only on resume).
-			return Completed(toolResult(callID, toolName, true, subworkflowToolOutput(childID, ChildOutput(child)), "")), nil
-		}
-		res := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
-		if includeTraces {
-			res["node_traces"] = childNodeTraces(child)
+			return Completed(toolResult(callID, toolName, true, subworkflowToolOutput(childID, res["output"]), "")), nil
 		}
 		return Completed(res), nil
 	case durable.RunFailed:
