@@ -162,7 +162,14 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 	if resumed {
 		st, err := r.Tick(ctx, runID, TickOptions{})
 		if errors.Is(err, ErrRunClaimed) {
-			return r.GetState(ctx, runID) // another runner took it up: it drives it
+			// The holder may only have read or updated the run (a limits
+			// update) and will not drive it: drive it as a follow-up,
+			// which waits for the holder a moment and is retried later
+			// if it does not let go.
+			d := r.newDriver(nil)
+			d.queue = []followUp{{kind: followTick, runID: runID}}
+			d.drain(ctx)
+			return r.GetState(ctx, runID)
 		}
 		return st, err
 	}

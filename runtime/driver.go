@@ -109,8 +109,12 @@ func (d *driver) drain(ctx context.Context) {
 		var err error
 		switch f.kind {
 		case followTick:
+			// The runner holding the run now may be one that only read or
+			// updated it (a stale resume, a limits update) and will not
+			// drive it: wait a moment for it, and keep the drive for a
+			// retry if it does not let go.
 			var run *durable.RunState
-			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
+			run, err = d.tickIfUnchanged(ctx, f.runID, d.r.maxSteps, d.r.claimWaiting, -1)
 			if err == nil && run != nil && run.Status == durable.RunRunning && f.rounds+1 < maxFollowRounds {
 				// It used its step budget: give it another turn after the
 				// others.
@@ -126,8 +130,7 @@ func (d *driver) drain(ctx context.Context) {
 		}
 		switch {
 		case errors.Is(err, ErrRunClaimed):
-			// Another runner works on it and continues it.
-			d.r.logger.LogAttrs(ctx, slog.LevelDebug, "follow-up skipped: run claimed elsewhere",
+			d.r.logger.LogAttrs(ctx, slog.LevelDebug, "follow-up refused: run claimed elsewhere; it will be retried",
 				slog.String("run_id", f.runID))
 		case err != nil:
 			d.r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-up failed; it will be retried",

@@ -12,7 +12,8 @@ import (
 
 // Follow-ups that failed (a child's tick or a parent's resume whose store
 // write failed, or whose commit's answer was lost after the store had
-// made it) or that a cancelled caller left undone are kept here and
+// made it; a claim another runner would not let go) or that a cancelled
+// caller left undone are kept here and
 // driven again later, by RetryFollowUps, which the scheduler's loop calls
 // at each poll. Nothing else would: the caller's own call succeeded, and
 // without claims the scheduler recovers runs only when it starts.
@@ -21,7 +22,7 @@ const (
 	// maxFollowRetries bounds the follow-ups kept for a retry; past it
 	// the oldest are dropped (logged), left to the next start's recovery.
 	maxFollowRetries = 10_000
-	followRetryFirst = time.Second
+	followRetryFirst = time.Second // by the runtime's clock (Config.Clock)
 	followRetryMax   = 5 * time.Minute
 )
 
@@ -51,7 +52,7 @@ func (r *Runtime) retryLater(ctx context.Context, f followUp, failedAgain bool) 
 	if fr.entries == nil {
 		fr.entries = map[followKey]*followRetry{}
 	}
-	now := time.Now()
+	now := r.clock()
 	key := followKey{f.kind, f.runID}
 	if e, ok := fr.entries[key]; ok {
 		if failedAgain {
@@ -80,7 +81,7 @@ func (r *Runtime) takeDueRetries() []followUp {
 	fr := &r.followRetries
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
-	now := time.Now()
+	now := r.clock()
 	var due []followUp
 	for k, e := range fr.entries {
 		if !e.due.After(now) {
@@ -91,12 +92,14 @@ func (r *Runtime) takeDueRetries() []followUp {
 }
 
 // settleFollowUp records the outcome of a follow-up: a failure keeps it
-// for a retry (backed off when it was already kept); done, or no longer
-// this runtime's to do (claimed elsewhere, the run deleted), forgets it.
+// for a retry (backed off when it was already kept), a refused claim too
+// (the holder may be a runner that will not drive the run: one whose
+// resume went stale, a limits update); done, or the run deleted, forgets
+// it. A retry of a run another runner did drive finds nothing to do.
 func (r *Runtime) settleFollowUp(ctx context.Context, f followUp, err error) {
 	fr := &r.followRetries
 	key := followKey{f.kind, f.runID}
-	if err != nil && !errors.Is(err, ErrRunClaimed) && !errors.Is(err, store.ErrNotFound) {
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		fr.mu.Lock()
 		_, kept := fr.entries[key]
 		fr.mu.Unlock()
