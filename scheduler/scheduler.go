@@ -240,12 +240,7 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
 				s.recordError("recover: " + err.Error())
 			}
 		}
-		s.driveUnfinished(ctx)
-		// Follow-ups the runtime could not finish (a child's tick or a
-		// parent's resume whose write failed): nothing else drives them
-		// in a live process without claims.
-		s.rt.RetryFollowUps(ctx)
-		n, err := s.PollOnce(ctx)
+		n, err := s.passOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.recordError("poll: " + err.Error())
 		}
@@ -271,6 +266,35 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
 		case <-t.C:
 		}
 		t.Stop()
+	}
+}
+
+// passOnce is one pass of the loop: the runs earlier drives left running,
+// the runtime's follow-ups due for a retry, then one poll of due runs,
+// whose count and error it returns.
+func (s *Scheduler) passOnce(ctx context.Context) (int, error) {
+	s.driveUnfinished(ctx)
+	// Follow-ups the runtime could not finish (a child's tick or a
+	// parent's resume whose write failed): nothing else drives them in a
+	// live process without claims.
+	s.rt.RetryFollowUps(ctx)
+	return s.PollOnce(ctx)
+}
+
+// Pass does at once what the loop does at the clock's current time,
+// until nothing due is left for it: drives the runs earlier drives left
+// running, retries the runtime's due follow-ups and polls due runs, again
+// while a poll fills a batch. It returns how many due runs it polled. For
+// hosts and tests that drive the scheduler themselves (runtimetest's
+// Advance); it does not run Recover.
+func (s *Scheduler) Pass(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := s.passOnce(ctx)
+		total += n
+		if err != nil || n < s.cfg.BatchSize {
+			return total, err
+		}
 	}
 }
 

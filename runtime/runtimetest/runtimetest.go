@@ -70,6 +70,10 @@ type Config struct {
 	Start time.Time
 	// Limits seeds vars._limits of new runs.
 	Limits runtime.LimitsConfig
+	// Policy is the runtime's effect policy (retries); the runtime's
+	// default (one attempt) when nil. Its back-off waits advance the fake
+	// clock instead of sleeping.
+	Policy runtime.EffectPolicy
 }
 
 // Harness drives workflows in a test.
@@ -120,7 +124,11 @@ func New(t testing.TB, cfg Config) *Harness {
 		t.Fatalf("runtimetest: registering workflows: %v", err)
 	}
 	h.Runtime, err = runtime.New(runtime.Config{Store: h.Store, Registry: reg, Handlers: cfg.Handlers,
-		Limits: cfg.Limits, Clock: h.Clock.Now})
+		Limits: cfg.Limits, Clock: h.Clock.Now, Policy: cfg.Policy,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			h.Clock.Advance(d)
+			return ctx.Err()
+		}})
 	if err != nil {
 		t.Fatalf("runtimetest: %v", err)
 	}
@@ -165,8 +173,16 @@ func (h *Harness) serve(typ durable.EffectType, req *runtime.EffectRequest) runt
 		h.t.Errorf("%s", msg)
 		return runtime.Failed(msg)
 	}
+	// A copy, as a real handler returns a fresh value each call: the
+	// kernel writes it into the run's vars, where a node may change it.
 	out := sc.outcomes[sc.served]
 	sc.served++
+	out.Result = pyjson.Clone(out.Result)
+	if out.Wait != nil {
+		w := *out.Wait
+		w.Details = pyjson.CloneObject(w.Details)
+		out.Wait = &w
+	}
 	return out
 }
 
@@ -236,13 +252,15 @@ func (h *Harness) Respond(runID string, payload map[string]any) *durable.RunStat
 	return st
 }
 
-// Advance moves the clock forward by d and runs one scheduler pass: the
-// runs whose WAIT_UNTIL or WAIT_EVENT deadline has passed are ticked. It
-// returns how many were due.
+// Advance moves the clock forward by d and does what the scheduler's loop
+// does at that time (scheduler.Pass): the runs whose WAIT_UNTIL or
+// WAIT_EVENT deadline has passed are ticked, however many, runs a pass
+// left running are driven on, and the runtime's follow-ups due for a
+// retry are driven again. It returns how many runs were due.
 func (h *Harness) Advance(d time.Duration) int {
 	h.t.Helper()
 	h.Clock.Advance(d)
-	n, err := h.sched.PollOnce(h.t.Context())
+	n, err := h.sched.Pass(h.t.Context())
 	if err != nil {
 		h.t.Fatalf("runtimetest: scheduler pass: %v", err)
 	}
