@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,21 +49,7 @@ func TestFailedFollowUpsAreRetried(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			st := &failTerminalOnce{Wrapper: store.Wrapper{Store: memory.New()}, wf: "child", lost: lost}
-			parent := &runtime.Workflow{ID: "parent", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
-				"spawn": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-					return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
-						Payload: map[string]any{"workflow_id": "child", "async": true, "wait": true}}, "after"), nil
-				},
-				"after": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-					return runtime.Complete(map[string]any{"child": run.Vars["sub"]}), nil
-				},
-			}}
-			child := &runtime.Workflow{ID: "child", Entry: "c", Nodes: map[string]runtime.NodeFunc{
-				"c": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-					return runtime.Complete(map[string]any{"ok": true}), nil
-				},
-			}}
-			reg, _ := runtime.NewRegistry(parent, child)
+			reg, _ := runtime.NewRegistry(asyncParentAndChild()...)
 			rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
 			if err != nil {
 				t.Fatal(err)
@@ -100,5 +87,56 @@ func TestFailedFollowUpsAreRetried(t *testing.T) {
 				t.Fatalf("%d follow-ups still kept after they succeeded", n)
 			}
 		})
+	}
+}
+
+// asyncParentAndChild: workflow "parent" starts "child" async and waits on
+// it, then completes with what it received; "child" completes at once.
+func asyncParentAndChild() []*runtime.Workflow {
+	parent := &runtime.Workflow{ID: "parent", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+		"spawn": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
+				Payload: map[string]any{"workflow_id": "child", "async": true, "wait": true}}, "after"), nil
+		},
+		"after": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"child": run.Vars["sub"]}), nil
+		},
+	}}
+	child := &runtime.Workflow{ID: "child", Entry: "c", Nodes: map[string]runtime.NodeFunc{
+		"c": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+	return []*runtime.Workflow{parent, child}
+}
+
+// TestFollowUpRetriesFollowTheRuntimeClock: the back-off of a kept
+// follow-up was timed by time.Now (followretry.go), not by Config.Clock as
+// every other deadline of the runtime and the scheduler is. A runtime on a
+// fake clock (runtime/runtimetest) advanced an hour still found the retry
+// not due, so a harness pass could not release it.
+func TestFollowUpRetriesFollowTheRuntimeClock(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	st := &failTerminalOnce{Wrapper: store.Wrapper{Store: memory.New()}, wf: "child"}
+	reg, _ := runtime.NewRegistry(asyncParentAndChild()...)
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	if p, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil || p.Status != durable.RunWaiting || rt.PendingFollowUps() != 1 {
+		t.Fatalf("setup: tick err %v, %d follow-ups kept", err, rt.PendingFollowUps())
+	}
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	if n := rt.RetryFollowUps(ctx); n != 1 {
+		t.Fatalf("RetryFollowUps drove %d follow-ups an hour (by the runtime's clock) after one failed, want 1", n)
+	}
+	if p, _ := rt.GetState(ctx, id); p.Status != durable.RunCompleted {
+		t.Fatalf("parent %s after the retry, want completed", p.Status)
 	}
 }
