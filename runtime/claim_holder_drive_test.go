@@ -114,9 +114,8 @@ func twoRunnersOnMemory(t *testing.T) (a, b *runtime.Runtime, sa *runnerA, sb *r
 // refused and the drive was dropped on the assumption that "another
 // runner works on it and continues it" (driver.drain). B does not: the
 // listener stayed "running" at its resume node, driven by nobody, though
-// EmitEvent reported it delivered without error. A follow-up's tick now
-// waits a moment for the holder (claimWaiting), and a refusal is kept for
-// a retry.
+// EmitEvent reported it delivered without error. A refused follow-up is
+// now kept and driven again by RetryFollowUps (the scheduler's loop).
 func TestEmitEventListenerDrivenWhenAStaleResumeHoldsIt(t *testing.T) {
 	a, b, sa, sb, id := twoRunnersOnMemory(t)
 	ctx := context.Background()
@@ -147,8 +146,7 @@ func TestEmitEventListenerDrivenWhenAStaleResumeHoldsIt(t *testing.T) {
 	if !errors.As(resumeErr, &stale) {
 		t.Fatalf("B's resume: %v, want a stale resume (the event answered the wait first)", resumeErr)
 	}
-	time.Sleep(100 * time.Millisecond)
-	st, _ := a.GetState(ctx, id)
+	st := retriedUntil(t, a, id, func(st *durable.RunState) bool { return st.Status == durable.RunCompleted })
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("listener is %s at node %q after the event was delivered and both runners returned; want completed "+
 			"(A's drive was dropped because B held the claim, but B does not drive it)", st.Status, st.CurrentNode)
@@ -163,7 +161,7 @@ func TestEmitEventListenerDrivenWhenAStaleResumeHoldsIt(t *testing.T) {
 // UpdateLimits never drives a run. The run stayed "running" before its
 // WAIT_EVENT node, driven by nobody: an event emitted then found no
 // listener and was lost, with no error to its emitter. ResumeRun now
-// drives a refused run as a follow-up (a waiting claim, then a retry).
+// keeps a refused drive for a retry.
 func TestResumeRunDrivenWhenALimitsUpdateHoldsIt(t *testing.T) {
 	a, b, sa, sb, _ := twoRunnersOnMemory(t)
 	ctx := context.Background()
@@ -200,8 +198,7 @@ func TestResumeRunDrivenWhenALimitsUpdateHoldsIt(t *testing.T) {
 	if limitsErr != nil {
 		t.Fatal(limitsErr)
 	}
-	time.Sleep(100 * time.Millisecond)
-	st, _ := a.GetState(ctx, id)
+	st := retriedUntil(t, a, id, func(st *durable.RunState) bool { return st.Status == durable.RunWaiting })
 	if st.Status != durable.RunWaiting || st.Waiting == nil || st.Waiting.Reason != durable.WaitEvent {
 		t.Errorf("after ResumeRun and the limits update: run %s at node %q, want waiting on its event "+
 			"(ResumeRun's drive was refused while B held the run, and B never drives it)", st.Status, st.CurrentNode)
@@ -209,5 +206,25 @@ func TestResumeRunDrivenWhenALimitsUpdateHoldsIt(t *testing.T) {
 	delivered, err := a.EmitEvent(ctx, runtime.EmitParams{Name: "go", SessionID: "s2"})
 	if err != nil || len(delivered) != 1 {
 		t.Errorf("EmitEvent after ResumeRun returned = %v, %v: the event reached no listener, with no error", delivered, err)
+	}
+}
+
+// retriedUntil drives rt's kept follow-ups (as the scheduler's loop does,
+// about a second after they were refused) until run id satisfies ok, or 5
+// seconds; it returns the run's last state.
+func retriedUntil(t *testing.T, rt *runtime.Runtime, id string, ok func(*durable.RunState) bool) *durable.RunState {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := rt.GetState(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(st) || time.Now().After(deadline) {
+			return st
+		}
+		rt.RetryFollowUps(ctx)
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -163,9 +163,8 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 		st, err := r.Tick(ctx, runID, TickOptions{})
 		if errors.Is(err, ErrRunClaimed) {
 			// The holder may only have read or updated the run (a limits
-			// update) and will not drive it: drive it as a follow-up,
-			// which waits for the holder a moment and is retried later
-			// if it does not let go.
+			// update) and will not drive it: keep the drive for a retry
+			// (RetryFollowUps, from the scheduler's loop).
 			d := r.newDriver(nil)
 			d.queue = []followUp{{kind: followTick, runID: runID}}
 			d.drain(ctx)

@@ -49,7 +49,8 @@ const (
 type followUp struct {
 	kind   followKind
 	runID  string
-	rounds int // ticks already given to this run by this driver
+	rounds int  // ticks already given to this run by this driver
+	retry  bool // driven again by RetryFollowUps after a failure
 }
 
 // maxFollowRounds bounds how many ticks (each up to the runtime's step
@@ -109,12 +110,13 @@ func (d *driver) drain(ctx context.Context) {
 		var err error
 		switch f.kind {
 		case followTick:
-			// The runner holding the run now may be one that only read or
-			// updated it (a stale resume, a limits update) and will not
-			// drive it: wait a moment for it, and keep the drive for a
-			// retry if it does not let go.
+			// A refused claim is kept for a retry (settleFollowUp): the
+			// holder may be a runner that only read or updated the run (a
+			// stale resume, a limits update) and will not drive it. Not
+			// waiting for the holder here keeps a fan-out to runs that
+			// live runners drive from stalling its caller.
 			var run *durable.RunState
-			run, err = d.tickIfUnchanged(ctx, f.runID, d.r.maxSteps, d.r.claimWaiting, -1)
+			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
 			if err == nil && run != nil && run.Status == durable.RunRunning && f.rounds+1 < maxFollowRounds {
 				// It used its step budget: give it another turn after the
 				// others.
@@ -126,7 +128,7 @@ func (d *driver) drain(ctx context.Context) {
 				d.queue = append(d.queue, followUp{kind: followParentResume, runID: run.RunID})
 			}
 		case followParentResume:
-			err = d.resumeParent(ctx, f.runID)
+			err = d.resumeParent(ctx, f.runID, f.retry)
 		}
 		switch {
 		case errors.Is(err, ErrRunClaimed):
@@ -167,8 +169,12 @@ func SubworkflowWaitKey(childRunID string) string { return "subworkflow:" + chil
 
 // resumeParent resumes the parent of an ended child if the parent waits on
 // it, with {"sub_run_id", "output"}; a failed or cancelled child gives
-// output {"success": false, "error": …}.
-func (d *driver) resumeParent(ctx context.Context, childID string) error {
+// output {"success": false, "error": …}. A retry (an earlier attempt
+// failed) that finds the parent no longer waiting drives the parent: the
+// failed attempt may have resumed it and committed its end or its tick
+// budget with the answer lost, so that nothing resumed the grandparent or
+// continued the parent.
+func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) error {
 	child, err := d.r.store.RunGet(ctx, childID)
 	if err != nil {
 		return err
@@ -185,6 +191,9 @@ func (d *driver) resumeParent(ctx context.Context, childID string) error {
 	}
 	key := SubworkflowWaitKey(childID)
 	if parent.Status != durable.RunWaiting || parent.Waiting == nil || parent.Waiting.WaitKey != key || IsPaused(parent) {
+		if retry && parent.Status != durable.RunWaiting {
+			d.queue = append(d.queue, followUp{kind: followTick, runID: parent.RunID})
+		}
 		return nil
 	}
 	payload := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
@@ -249,7 +258,7 @@ func ChildOutput(child *durable.RunState) any {
 // this process; hosts call it for children finished elsewhere).
 func (r *Runtime) NotifyChildEnded(ctx context.Context, childRunID string) error {
 	d := r.newDriver(nil)
-	if err := d.resumeParent(ctx, childRunID); err != nil {
+	if err := d.resumeParent(ctx, childRunID, false); err != nil {
 		return err
 	}
 	d.drain(ctx)

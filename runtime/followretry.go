@@ -76,7 +76,8 @@ func (r *Runtime) retryLater(ctx context.Context, f followUp, failedAgain bool) 
 	fr.entries[key] = &followRetry{due: now.Add(followRetryFirst), backoff: followRetryFirst, enqueued: now}
 }
 
-// takeDueRetries removes and returns the follow-ups due now.
+// takeDueRetries returns the follow-ups due now; they stay kept until
+// their outcome settles them (settleFollowUp).
 func (r *Runtime) takeDueRetries() []followUp {
 	fr := &r.followRetries
 	fr.mu.Lock()
@@ -85,7 +86,7 @@ func (r *Runtime) takeDueRetries() []followUp {
 	var due []followUp
 	for k, e := range fr.entries {
 		if !e.due.After(now) {
-			due = append(due, followUp{kind: k.kind, runID: k.runID})
+			due = append(due, followUp{kind: k.kind, runID: k.runID, retry: true})
 		}
 	}
 	return due
@@ -96,6 +97,7 @@ func (r *Runtime) takeDueRetries() []followUp {
 // (the holder may be a runner that will not drive the run: one whose
 // resume went stale, a limits update); done, or the run deleted, forgets
 // it. A retry of a run another runner did drive finds nothing to do.
+// A success settles only a retry.
 func (r *Runtime) settleFollowUp(ctx context.Context, f followUp, err error) {
 	fr := &r.followRetries
 	key := followKey{f.kind, f.runID}
@@ -106,10 +108,15 @@ func (r *Runtime) settleFollowUp(ctx context.Context, f followUp, err error) {
 		r.retryLater(ctx, f, kept)
 		return
 	}
-	fr.mu.Lock()
-	if len(fr.entries) > 0 {
-		delete(fr.entries, key)
+	if !f.retry {
+		// Only a retry settles a kept follow-up: the same follow-up queued
+		// twice (a child's end queues its parent's resume from two places)
+		// may find nothing to do right after the first failed, which says
+		// nothing of what the failure left undone.
+		return
 	}
+	fr.mu.Lock()
+	delete(fr.entries, key)
 	fr.mu.Unlock()
 }
 
