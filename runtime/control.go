@@ -161,14 +161,16 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 	}
 	if resumed {
 		st, err := r.Tick(ctx, runID, TickOptions{})
-		if errors.Is(err, ErrRunClaimed) {
-			// The holder may only have read or updated the run (a limits
-			// update) and will not drive it: keep the drive for a retry
-			// (RetryFollowUps, from the scheduler's loop).
-			d := r.newDriver(nil)
-			d.queue = []followUp{{kind: followTick, runID: runID}}
-			d.drain(ctx)
-			return r.GetState(ctx, runID)
+		if err != nil {
+			// The lift is saved and the run is running, but undriven: the
+			// holder of a refused claim may only have read or updated it
+			// (a limits update), and after an interruption or a store
+			// error a second ResumeRun finds nothing paused. Keep the
+			// drive for RetryFollowUps (the scheduler's loop).
+			r.retryLater(ctx, followUp{kind: followTick, runID: runID}, false)
+			if errors.Is(err, ErrRunClaimed) {
+				return r.GetState(ctx, runID)
+			}
 		}
 		return st, err
 	}
@@ -194,6 +196,7 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 	c := &canceller{r: r, reason: reason, d: r.newDriver(nil), seen: map[string]bool{}}
 	defer c.release()
 	if err := c.tree(ctx, runID); err != nil {
+		c.d.keepQueued(ctx)
 		return nil, err
 	}
 	c.d.drain(ctx) // a parent outside the cancelled tree learns its child ended

@@ -49,14 +49,15 @@ const (
 type followUp struct {
 	kind   followKind
 	runID  string
-	rounds int  // ticks already given to this run by this driver
-	retry  bool // driven again by RetryFollowUps after a failure
+	rounds int    // ticks already given to this run by this driver
+	retry  bool   // driven again by RetryFollowUps after a failure
+	gen    uint64 // of a retry: the kept entry's generation (followretry.go)
 }
 
 // maxFollowRounds bounds how many ticks (each up to the runtime's step
 // budget) one call gives a run it drives, so a workflow that loops forever
-// cannot hold its caller; the run is left running, checkpointed, for the
-// next call or the scheduler's recovery.
+// cannot hold its caller; the run is left running, checkpointed, and kept
+// for RetryFollowUps to drive on.
 const maxFollowRounds = 100
 
 // maxFollowUps bounds the follow-ups of one call, so a workflow that
@@ -100,6 +101,16 @@ func (d *driver) finish(ctx context.Context, runID string, run *durable.RunState
 	return d.r.GetState(ctx, runID)
 }
 
+// keepQueued keeps the follow-ups still queued for RetryFollowUps: the
+// call that queued them failed before driving them, after their cause
+// (a child started, a listener resumed) was committed.
+func (d *driver) keepQueued(ctx context.Context) {
+	for _, f := range d.queue {
+		d.r.retryLater(ctx, f, false)
+	}
+	d.queue = nil
+}
+
 func (d *driver) drain(ctx context.Context) {
 	for n := 0; len(d.queue) > 0 && n < maxFollowUps; n++ {
 		if ctx.Err() != nil {
@@ -117,10 +128,16 @@ func (d *driver) drain(ctx context.Context) {
 			// live runners drive from stalling its caller.
 			var run *durable.RunState
 			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
-			if err == nil && run != nil && run.Status == durable.RunRunning && f.rounds+1 < maxFollowRounds {
-				// It used its step budget: give it another turn after the
-				// others.
-				d.queue = append(d.queue, followUp{kind: followTick, runID: f.runID, rounds: f.rounds + 1})
+			if err == nil && run != nil && run.Status == durable.RunRunning {
+				if f.rounds+1 < maxFollowRounds {
+					// It used its step budget: give it another turn after
+					// the others.
+					d.queue = append(d.queue, followUp{kind: followTick, runID: f.runID, rounds: f.rounds + 1})
+				} else {
+					// This caller has given it enough: it goes on later,
+					// without holding the caller up.
+					d.r.retryLater(ctx, followUp{kind: followTick, runID: f.runID}, false)
+				}
 			}
 			if err == nil && run != nil && run.Status.Terminal() && run.ParentRunID != "" {
 				// The child may have ended before its parent's wait was
@@ -143,10 +160,7 @@ func (d *driver) drain(ctx context.Context) {
 	if len(d.queue) > 0 {
 		d.r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-ups left undone; they will be retried",
 			slog.Int("count", len(d.queue)))
-		for _, f := range d.queue {
-			d.r.retryLater(ctx, f, false)
-		}
-		d.queue = nil
+		d.keepQueued(ctx)
 	}
 }
 
@@ -259,6 +273,7 @@ func ChildOutput(child *durable.RunState) any {
 func (r *Runtime) NotifyChildEnded(ctx context.Context, childRunID string) error {
 	d := r.newDriver(nil)
 	if err := d.resumeParent(ctx, childRunID, false); err != nil {
+		d.keepQueued(ctx)
 		return err
 	}
 	d.drain(ctx)

@@ -41,6 +41,9 @@ type followRetry struct {
 	due      time.Time
 	backoff  time.Duration
 	enqueued time.Time
+	// gen counts the times it was kept; a retry settles the entry only if
+	// no failure kept it again meanwhile.
+	gen uint64
 }
 
 // retryLater keeps f to be driven again; a follow-up already kept keeps
@@ -59,6 +62,7 @@ func (r *Runtime) retryLater(ctx context.Context, f followUp, failedAgain bool) 
 			e.backoff = min(2*e.backoff, followRetryMax)
 		}
 		e.due = now.Add(e.backoff)
+		e.gen++
 		return
 	}
 	if len(fr.entries) >= maxFollowRetries {
@@ -86,7 +90,7 @@ func (r *Runtime) takeDueRetries() []followUp {
 	var due []followUp
 	for k, e := range fr.entries {
 		if !e.due.After(now) {
-			due = append(due, followUp{kind: k.kind, runID: k.runID, retry: true})
+			due = append(due, followUp{kind: k.kind, runID: k.runID, retry: true, gen: e.gen})
 		}
 	}
 	return due
@@ -102,10 +106,7 @@ func (r *Runtime) settleFollowUp(ctx context.Context, f followUp, err error) {
 	fr := &r.followRetries
 	key := followKey{f.kind, f.runID}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		fr.mu.Lock()
-		_, kept := fr.entries[key]
-		fr.mu.Unlock()
-		r.retryLater(ctx, f, kept)
+		r.retryLater(ctx, f, true) // backed off further if already kept
 		return
 	}
 	if !f.retry {
@@ -116,7 +117,9 @@ func (r *Runtime) settleFollowUp(ctx context.Context, f followUp, err error) {
 		return
 	}
 	fr.mu.Lock()
-	delete(fr.entries, key)
+	if e, ok := fr.entries[key]; ok && e.gen == f.gen {
+		delete(fr.entries, key)
+	}
 	fr.mu.Unlock()
 }
 

@@ -45,6 +45,7 @@ func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState
 	d := r.newDriver(p.StepGate)
 	run, err := d.resume(ctx, p)
 	if err != nil {
+		d.keepQueued(ctx)
 		return run, err
 	}
 	return d.finish(ctx, p.RunID, run)

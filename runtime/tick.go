@@ -37,6 +37,7 @@ func (r *Runtime) Tick(ctx context.Context, runID string, opts TickOptions) (*du
 		run, err = d.tickHeldDue(ctx, runID, r.steps(opts.MaxSteps), err)
 	}
 	if err != nil {
+		d.keepQueued(ctx)
 		return run, err
 	}
 	return d.finish(ctx, runID, run)
