@@ -12,11 +12,12 @@ import (
 
 // Follow-ups that failed (a child's tick or a parent's resume whose store
 // write failed, or whose commit's answer was lost after the store had
-// made it; a claim another runner would not let go) or that a cancelled
-// caller left undone are kept here and
-// driven again later, by RetryFollowUps, which the scheduler's loop calls
-// at each poll. Nothing else would: the caller's own call succeeded, and
-// without claims the scheduler recovers runs only when it starts.
+// made it; a claim another runner held), that a failed or cancelled call
+// left undone, or that used up the rounds one call gives a run are kept
+// here and driven again later by RetryFollowUps, which the scheduler's
+// loop calls at each poll. Nothing else would: the caller's own call
+// succeeded or is gone, and without claims the scheduler recovers runs
+// only when it starts.
 
 const (
 	// maxFollowRetries bounds the follow-ups kept for a retry; past it
@@ -47,7 +48,7 @@ type followRetry struct {
 }
 
 // retryLater keeps f to be driven again; a follow-up already kept keeps
-// its back-off, doubled when it failed again.
+// its back-off, doubled when it failed again, and a new generation.
 func (r *Runtime) retryLater(ctx context.Context, f followUp, failedAgain bool) {
 	fr := &r.followRetries
 	fr.mu.Lock()
