@@ -25,21 +25,18 @@ package crashtest
 //   - timers, trees paused at the parent, emitter-released listeners, as
 //     in the soak.
 //
-// Runner processes are this binary run as TestMultiRunnerSoakEventsRunner
-// (they register the extra workflows). Sizes as in the soak (SOAK_SEED,
-// SOAK_RUNS, SOAK_RUNNERS, SOAK_SECONDS).
+// Runner processes are the soak's (TestMultiRunnerSoakRunnerProcess),
+// told by envSoakEvents to register the extra workflows. Sizes as in the
+// soak (SOAK_SEED, SOAK_RUNS, SOAK_RUNNERS, SOAK_SECONDS).
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -49,13 +46,11 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/scheduler"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
-	"github.com/abstractframework/abstractgateway/store/postgres"
 )
 
-const envEventsSoakRunner = "CRASHTEST_EVENTS_SOAK_RUNNER" // set: this process is a runner of this soak
+const envSoakEvents = "CRASHTEST_SOAK_EVENTS" // set: a runner process registers this soak's workflows too
 
 const (
 	evFan         = "ev_fan"
@@ -141,130 +136,6 @@ func evWorkflows() []*runtime.Workflow {
 	}
 }
 
-// evSoakRuntime is soakRuntime with the extra workflows.
-func evSoakRuntime(st store.Store, claims *runtime.Claims, logger *slog.Logger,
-	executed func(req *runtime.EffectRequest), delay func(slow bool) time.Duration, returned func(req *runtime.EffectRequest)) (*runtime.Runtime, error) {
-	reg, err := runtime.NewRegistry(append(soakWorkflows(), evWorkflows()...)...)
-	if err != nil {
-		return nil, err
-	}
-	charge := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		executed(req)
-		slow, _ := req.Effect.Payload["slow"].(bool)
-		if d := delay(slow); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return runtime.Outcome{}, context.Cause(ctx)
-			}
-		}
-		returned(req)
-		return runtime.Completed(map[string]any{"id": fmt.Sprintf("rcpt-%v", req.Effect.Payload["amount"])}), nil
-	}
-	return runtime.New(runtime.Config{Store: st, Registry: reg, Claims: claims, Logger: logger,
-		Handlers: map[durable.EffectType]runtime.Handler{"charge": {Func: charge}}})
-}
-
-func TestMultiRunnerSoakEventsRunner(t *testing.T) {
-	if os.Getenv(envEventsSoakRunner) == "" {
-		return
-	}
-	os.Exit(evRunnerMain())
-}
-
-func evRunnerMain() int {
-	ctx := context.Background()
-	dir, owner := os.Getenv(envSoakDir), os.Getenv(envSoakOwner)
-	seed, _ := strconv.ParseUint(os.Getenv(envSoakSeed), 10, 64)
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("owner", owner)
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "runner:", err)
-		return 2
-	}
-	st, err := soakStoreFromEnv().open(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	elog, err := openSoakEffectLog(dir)
-	if err != nil {
-		return fail(err)
-	}
-	rt, err := evSoakRuntime(st, soakClaimsFor(owner), logger, elog.executed, soakDelay(seed), elog.returned)
-	if err != nil {
-		return fail(err)
-	}
-	sch, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: 100 * time.Millisecond,
-		RecoverInterval: 250 * time.Millisecond, Logger: logger})
-	if err != nil {
-		return fail(err)
-	}
-	if err := sch.Start(ctx); err != nil {
-		return fail(err)
-	}
-	fmt.Println("ready")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	sch.Stop()
-	for _, e := range sch.Stats().Errors {
-		fmt.Fprintln(os.Stderr, "scheduler error:", e)
-	}
-	if err := st.Close(); err != nil {
-		return fail(err)
-	}
-	fmt.Println("stopped")
-	return 0
-}
-
-// evStart is soakFleet.start for this soak's runner processes.
-func evStart(f *soakFleet, slot int) {
-	f.t.Helper()
-	f.gen++
-	owner := fmt.Sprintf("runner-%d-%d", slot, f.gen)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMultiRunnerSoakEventsRunner$")
-	cmd.Env = append(os.Environ(), envEventsSoakRunner+"=1", envSoakDir+"="+f.dir,
-		envSoakOwner+"="+owner, envSoakSeed+"="+strconv.FormatUint(f.seed+uint64(f.gen), 10))
-	cmd.Env = append(cmd.Env, f.store.env()...)
-	stderr, err := os.OpenFile(filepath.Join(f.dir, owner+".stderr"), os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		f.t.Fatal(err)
-	}
-	r := &soakRunner{owner: owner, cmd: cmd, stdin: stdin, done: make(chan struct{})}
-	go func() {
-		_, _ = io.Copy(io.Discard, bufio.NewReader(out))
-		r.err = cmd.Wait()
-		_ = stderr.Close()
-		close(r.done)
-	}()
-	f.pids[cmd.Process.Pid] = owner
-	if slot < len(f.slots) {
-		f.slots[slot] = r
-	} else {
-		f.slots = append(f.slots, r)
-	}
-}
-
-func evKill(f *soakFleet, slot int) {
-	r := f.slots[slot]
-	f.killedAt[r.cmd.Process.Pid] = time.Now()
-	_ = r.cmd.Process.Kill()
-	<-r.done
-	f.killed[r.owner] = r.cmd.Process.Pid
-	evStart(f, slot)
-}
-
 // evReference: the outputs of the extra workflows on the memory store.
 func evReference(t *testing.T) map[string]map[string]any {
 	t.Helper()
@@ -272,7 +143,7 @@ func evReference(t *testing.T) map[string]map[string]any {
 	ctx := context.Background()
 	st := memory.New()
 	nop := func(*runtime.EffectRequest) {}
-	rt, err := evSoakRuntime(st, nil, nil, nop, func(bool) time.Duration { return 0 }, nop)
+	rt, err := soakRuntime(st, nil, nil, nop, func(bool) time.Duration { return 0 }, nop, evWorkflows()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,28 +178,7 @@ type evRun struct {
 	childPauseFor  time.Duration
 }
 
-func TestMultiRunnerSoakEvents(t *testing.T) {
-	t.Run(soakPostgres, func(t *testing.T) {
-		url := os.Getenv("TEST_POSTGRES_URL")
-		if url == "" {
-			t.Skip("set TEST_POSTGRES_URL=postgres://… to run the multi-runner soak; CI starts a server with .ci/postgres.sh")
-		}
-		evSoak(t, soakPostgres, func(suffix uint32) soakStore {
-			schema := fmt.Sprintf("evsoak_%d_%d", os.Getpid(), suffix)
-			t.Cleanup(func() {
-				if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
-					t.Error(err)
-				}
-			})
-			return soakStore{kind: soakPostgres, url: url, schema: schema}
-		})
-	})
-	t.Run(soakSQLiteShared, func(t *testing.T) {
-		evSoak(t, soakSQLiteShared, func(uint32) soakStore {
-			return soakStore{kind: soakSQLiteShared, path: filepath.Join(t.TempDir(), "soak.sqlite3")}
-		})
-	})
-}
+func TestMultiRunnerSoakEvents(t *testing.T) { soakOnEachBackend(t, "evsoak", evSoak) }
 
 func evSoak(t *testing.T, kind string, fresh func(suffix uint32) soakStore) {
 	seed := rand.Uint64() >> 1
@@ -369,16 +219,16 @@ func evSoak(t *testing.T, kind string, fresh func(suffix uint32) soakStore) {
 		t.Fatal(err)
 	}
 	defer hostLog.Close()
-	host, err := evSoakRuntime(st, soakClaimsFor("host"),
+	host, err := soakRuntime(st, soakClaimsFor("host"),
 		slog.New(slog.NewTextHandler(hostLog, &slog.HandlerOptions{Level: slog.LevelWarn})).With("owner", "host"),
-		elog.executed, soakDelay(seed), elog.returned)
+		elog.executed, soakDelay(seed), elog.returned, evWorkflows()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet := &soakFleet{t: t, dir: dir, store: where, seed: seed, killed: map[string]int{},
+	fleet := &soakFleet{t: t, dir: dir, store: where, env: []string{envSoakEvents + "=1"}, seed: seed, killed: map[string]int{},
 		killedAt: map[int]time.Time{}, pids: map[int]string{os.Getpid(): "host"}}
 	for i := range runners {
-		evStart(fleet, i)
+		fleet.start(i)
 	}
 	finished := false
 	defer func() {
@@ -438,17 +288,17 @@ func evSoak(t *testing.T, kind string, fresh func(suffix uint32) soakStore) {
 			switch p := rng.IntN(10); {
 			case p < 5:
 				if slot := fleet.inHandler(); slot >= 0 {
-					evKill(fleet, slot)
+					fleet.kill(slot)
 					kills++
 					break
 				}
 				fallthrough
 			case p < 9:
-				evKill(fleet, rng.IntN(len(fleet.slots)))
+				fleet.kill(rng.IntN(len(fleet.slots)))
 				kills++
 			default:
 				for slot := range fleet.slots {
-					evKill(fleet, slot)
+					fleet.kill(slot)
 					kills++
 				}
 			}

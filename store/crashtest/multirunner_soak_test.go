@@ -329,12 +329,14 @@ func soakWorkflows() []*runtime.Workflow {
 	}
 }
 
-// soakRuntime builds a runtime of the soak over st. Its "charge" handler
-// calls executed before anything else, then takes delay(slow) (honouring
-// its context, as a real call would), then calls returned.
+// soakRuntime builds a runtime of the soak over st, with the soak's
+// workflows and extra ones. Its "charge" handler calls executed before
+// anything else, then takes delay(slow) (honouring its context, as a real
+// call would), then calls returned.
 func soakRuntime(st store.Store, claims *runtime.Claims, logger *slog.Logger,
-	executed func(req *runtime.EffectRequest), delay func(slow bool) time.Duration, returned func(req *runtime.EffectRequest)) (*runtime.Runtime, error) {
-	reg, err := runtime.NewRegistry(soakWorkflows()...)
+	executed func(req *runtime.EffectRequest), delay func(slow bool) time.Duration, returned func(req *runtime.EffectRequest),
+	extra ...*runtime.Workflow) (*runtime.Runtime, error) {
+	reg, err := runtime.NewRegistry(append(soakWorkflows(), extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -435,8 +437,12 @@ func soakRunnerMain() int {
 	if err != nil {
 		return fail(err)
 	}
+	var extra []*runtime.Workflow
+	if os.Getenv(envSoakEvents) != "" {
+		extra = evWorkflows() // a runner of TestMultiRunnerSoakEvents
+	}
 	rt, err := soakRuntime(st, soakClaimsFor(owner), logger,
-		elog.executed, soakDelay(seed), elog.returned)
+		elog.executed, soakDelay(seed), elog.returned, extra...)
 	if err != nil {
 		return fail(err)
 	}
@@ -475,6 +481,7 @@ type soakFleet struct {
 	t        *testing.T
 	dir      string
 	store    soakStore
+	env      []string // added to the runners' environment
 	seed     uint64
 	gen      int
 	slots    []*soakRunner
@@ -492,6 +499,7 @@ func (f *soakFleet) start(slot int) {
 	cmd.Env = append(os.Environ(), envSoakRunner+"=1", envSoakDir+"="+f.dir,
 		envSoakOwner+"="+owner, envSoakSeed+"="+strconv.FormatUint(f.seed+uint64(f.gen), 10))
 	cmd.Env = append(cmd.Env, f.store.env()...)
+	cmd.Env = append(cmd.Env, f.env...)
 	stderr, err := os.OpenFile(filepath.Join(f.dir, owner+".stderr"), os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		f.t.Fatal(err)
@@ -640,14 +648,18 @@ var soakDefaults = map[string]soakSizes{
 	soakSQLiteShared: {runs: 32, runners: 3, seconds: 6},
 }
 
-func TestMultiRunnerSoak(t *testing.T) {
+func TestMultiRunnerSoak(t *testing.T) { soakOnEachBackend(t, "soak", multiRunnerSoak) }
+
+// soakOnEachBackend runs soak on PostgreSQL (a fresh schema named after
+// prefix) and on a shared SQLite file.
+func soakOnEachBackend(t *testing.T, prefix string, soak func(t *testing.T, kind string, fresh func(suffix uint32) soakStore)) {
 	t.Run(soakPostgres, func(t *testing.T) {
 		url := os.Getenv("TEST_POSTGRES_URL")
 		if url == "" {
 			t.Skip("set TEST_POSTGRES_URL=postgres://… to run the multi-runner soak; CI starts a server with .ci/postgres.sh")
 		}
-		multiRunnerSoak(t, soakPostgres, func(suffix uint32) soakStore {
-			schema := fmt.Sprintf("soak_%d_%d", os.Getpid(), suffix)
+		soak(t, soakPostgres, func(suffix uint32) soakStore {
+			schema := fmt.Sprintf("%s_%d_%d", prefix, os.Getpid(), suffix)
 			t.Cleanup(func() {
 				if err := postgres.DropSchema(context.Background(), url, schema); err != nil {
 					t.Error(err)
@@ -657,7 +669,7 @@ func TestMultiRunnerSoak(t *testing.T) {
 		})
 	})
 	t.Run(soakSQLiteShared, func(t *testing.T) {
-		multiRunnerSoak(t, soakSQLiteShared, func(uint32) soakStore {
+		soak(t, soakSQLiteShared, func(uint32) soakStore {
 			return soakStore{kind: soakSQLiteShared, path: filepath.Join(t.TempDir(), "soak.sqlite3")}
 		})
 	})
