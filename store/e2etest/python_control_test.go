@@ -5,8 +5,6 @@ package e2etest_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,20 +18,7 @@ import (
 // runPythonControl runs pythonControlScript with args and returns its output.
 func runPythonControl(t *testing.T, args ...string) []byte {
 	t.Helper()
-	py, src := iopPython(t)
-	script := filepath.Join(t.TempDir(), "control.py")
-	if err := os.WriteFile(script, []byte(pythonControlScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, append([]string{script}, args...)...)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+src)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python %v: %v\n%s", args, err, stderr.String())
-	}
-	return out
+	return runPythonScript(t, "control.py", pythonControlScript, args...)
 }
 
 // jsonOrError is v as the stores encode it, or the encoding error, for messages.

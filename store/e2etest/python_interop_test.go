@@ -53,9 +53,16 @@ func iopPython(t *testing.T) (string, string) {
 
 func iopRun(t *testing.T, args ...string) []byte {
 	t.Helper()
+	return runPythonScript(t, "iop.py", iopScript, args...)
+}
+
+// runPythonScript runs a Python script (source) with the peer's source on
+// PYTHONPATH and returns what it prints; it fails the test on an error.
+func runPythonScript(t *testing.T, name, source string, args ...string) []byte {
+	t.Helper()
 	py, src := iopPython(t)
-	script := filepath.Join(t.TempDir(), "iop.py")
-	if err := os.WriteFile(script, []byte(iopScript), 0o644); err != nil {
+	script := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(script, []byte(source), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(py, append([]string{script}, args...)...)
