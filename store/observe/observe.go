@@ -205,11 +205,11 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 // notifyAppended notifies, after a failed write, the records the store
 // appended anyway (it gave them a Seq): a non-atomic store appends the
 // records before it fails to save the state, and a replay does not append
-// them again, so no later notification would carry them. Whatever it
-// finds, it also wakes the run's followers: a write whose answer was lost
-// (a connection cut after the server committed) may be in the ledger
-// without a Seq here, and if it ended the run nothing later would wake
-// them; a follower that finds nothing new reads once for nothing.
+// them again, so no later notification would carry them. When records are
+// left without a Seq it also wakes the run's followers: a write whose
+// answer was lost (a connection cut after the server committed) may be in
+// the ledger all the same, and if it ended the run nothing later would
+// wake them; a follower that finds nothing new reads once for nothing.
 func (s *Store) notifyAppended(runID string, records []*durable.StepRecord) {
 	n := 0
 	for n < len(records) && records[n].Seq > 0 {
