@@ -181,3 +181,54 @@ func TestSessionMemorySpansSurviveOffload(t *testing.T) {
 		t.Fatalf("session owner holds %d memory spans after %d notes, want %d", len(list), notes, notes)
 	}
 }
+
+// TestSyncChildReadBackGivesItsValues: a sync START_SUBWORKFLOW naming a
+// child that already ended (payload.run_id, here the same child called a
+// second time) reads the child back from the store, whose offloading moved
+// its large output values out; the parent gets the values, as from a
+// child its own tick just ended.
+func TestSyncChildReadBackGivesItsValues(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("z", 500)
+	child := &runtime.Workflow{ID: "child", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"big": big}), nil
+		},
+	}}
+	call := func(resultKey, next string) runtime.NodeFunc {
+		return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: resultKey,
+				Payload: map[string]any{"workflow_id": "child", "run_id": "the-child"}}, next), nil
+		}
+	}
+	parent := &runtime.Workflow{ID: "parent", Entry: "first", Nodes: map[string]runtime.NodeFunc{
+		"first":  call("r1", "second"),
+		"second": call("r2", "done"),
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+	reg, _ := runtime.NewRegistry(parent, child)
+	arts := artifact.NewMemory()
+	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 100})
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	p, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || p.Status != durable.RunCompleted {
+		t.Fatalf("parent: %v %v", p, err)
+	}
+	stored, err := st.Inner().RunGet(ctx, "the-child")
+	if err != nil || !artifact.IsRef(stored.Output) && !artifact.IsRef(stored.Output["big"]) {
+		t.Fatalf("setup: the child's stored output %v (%v) holds no ref", stored, err)
+	}
+	for _, key := range []string{"r1", "r2"} {
+		res, _ := p.Vars[key].(map[string]any)
+		out, _ := res["output"].(map[string]any)
+		if got, _ := out["big"].(string); got != big {
+			t.Errorf("vars.%s.output.big = %#v, want the child's %d-byte string", key, out["big"], len(big))
+		}
+	}
+}
