@@ -15,42 +15,30 @@ import (
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/internal/lru"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// Store wraps a store.Store and chains every record it appends. It keeps
-// the head hash and seq of the runs it appended to most recently in
-// memory (the others are read from the ledger when needed) and checks the
-// seq against the ledger's length before it chains to a cached head: with
-// several runners on one database, a run's claim passes from one to
-// another, and a runner the run comes back to must chain to the records
-// the others appended meanwhile. Appends to one run must not overlap (the
-// runtime's per-run lock and store claims ensure it).
+// Store wraps a store.Store and chains every record it appends to the
+// run's last record, read from the ledger at each append. A head cached
+// in memory would be cheaper, but nothing cheap proves it still heads the
+// ledger: with several runners on one database a run's claim passes from
+// one to another, and another runner may even have deleted the ledger and
+// grown a new one to the same length. Appends to one run must not overlap
+// (the runtime's per-run lock and store claims ensure it).
 type Store struct {
 	store.Wrapper
 	// stripes serialise the chaining of one run's appends (read the head,
-	// append, remember the new head) while other runs' go on: the inner
-	// append is I/O, and a single lock would queue every run behind it.
+	// append) while other runs' go on: the inner append is I/O, and a
+	// single lock would queue every run behind it.
 	stripes [64]sync.Mutex
-	heads   *lru.Cache[chainHead]
 }
-
-// chainHead is a run's last record as this store appended it.
-type chainHead struct {
-	hash string
-	seq  int64
-}
-
-// headsBytes bounds the memory of the cached heads: some 100,000 runs.
-const headsBytes = 16 << 20
 
 var _ store.Store = (*Store)(nil)
 
 // Wrap returns inner with a hash-chained ledger.
 func Wrap(inner store.Store) *Store {
-	return &Store{Wrapper: store.Wrapper{Store: inner}, heads: lru.New[chainHead](headsBytes)}
+	return &Store{Wrapper: store.Wrapper{Store: inner}}
 }
 
 // RunCommit chains the records, then commits through the inner store.
@@ -70,9 +58,8 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	return s.chained(ctx, runID, false, records, func() error { return s.Store.LedgerAppend(ctx, runID, records) })
 }
 
-// chained links records to the run's head (none for a fresh run), writes
-// them with write, and remembers the new head once written, all under the
-// run's stripe.
+// chained links records to the run's head (none for a fresh run) and
+// writes them with write, under the run's stripe.
 func (s *Store) chained(ctx context.Context, runID string, fresh bool, records []*durable.StepRecord, write func() error) error {
 	mu := s.stripe(runID)
 	mu.Lock()
@@ -81,30 +68,10 @@ func (s *Store) chained(ctx context.Context, runID string, fresh bool, records [
 	if err != nil {
 		return err
 	}
-	newHead, err := chain(records, head)
-	if err != nil {
+	if err := chain(records, head); err != nil {
 		return err
 	}
-	if err := write(); err != nil {
-		// Part of it may be written (a non-atomic store appends the
-		// records before it fails to save the state): read the head from
-		// the ledger next time rather than chain to a stale one.
-		s.heads.Remove(runID)
-		return err
-	}
-	if n := len(records); n > 0 && records[n-1].Seq > 0 {
-		s.setHead(runID, chainHead{hash: newHead, seq: records[n-1].Seq})
-	}
-	return nil
-}
-
-// LedgerDelete forgets the cached head with the ledger.
-func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
-	mu := s.stripe(runID) // no append may put back the head of the ledger being deleted
-	mu.Lock()
-	defer mu.Unlock()
-	s.heads.Remove(runID)
-	return s.Store.LedgerDelete(ctx, runID)
+	return write()
 }
 
 // head returns the record_hash of the run's last record ("" when empty).
@@ -115,9 +82,6 @@ func (s *Store) head(ctx context.Context, runID string, fresh bool) (string, err
 	n, err := s.Store.LedgerCount(ctx, runID)
 	if err != nil {
 		return "", fmt.Errorf("hashchain: counting ledger of run %s: %w", runID, err)
-	}
-	if h, ok := s.heads.Get(runID); ok && h.seq == n {
-		return h.hash, nil
 	}
 	if n == 0 {
 		return "", nil
@@ -139,24 +103,18 @@ func (s *Store) stripe(runID string) *sync.Mutex {
 	return &s.stripes[h.Sum32()%uint32(len(s.stripes))]
 }
 
-// setHead caches the head of a run, costed at about what a map entry
-// holding it takes.
-func (s *Store) setHead(runID string, head chainHead) {
-	s.heads.Put(runID, head, int64(len(runID)+len(head.hash)+104))
-}
-
-func chain(records []*durable.StepRecord, head string) (string, error) {
+func chain(records []*durable.StepRecord, head string) error {
 	for _, r := range records {
 		r.PrevHash = head
 		r.Signature = ""
 		h, err := RecordHash(r)
 		if err != nil {
-			return "", err
+			return err
 		}
 		r.RecordHash = h
 		head = h
 	}
-	return head, nil
+	return nil
 }
 
 // RecordHash is the SHA-256 (lower-case hex) of the record's canonical

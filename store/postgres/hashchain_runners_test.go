@@ -10,36 +10,43 @@ import (
 	"github.com/abstractframework/abstractgateway/store/hashchain"
 )
 
-// hashchain.Store caches each run's head hash in process. Claims only
-// make writers take turns: with several runners on one PostgreSQL
-// database a run moves between them (runner A ticks it, waits; runner B
-// resumes it; A gets it back). A chained onto the head it had cached
-// before B's records, and the stored ledger no longer verified; the
-// cached head is now checked against the ledger's length.
-func TestHashChainSurvivesARunMovingBetweenRunners(t *testing.T) {
+// Runner A appends to a run and cached its head (seq 2). Runner B then
+// deletes the run's ledger and the run's ledger grows back to 2 records
+// through B. A's cached head had the seq the ledger's length check looked
+// for, so A chained its next record to the hash of the deleted record,
+// and the stored ledger no longer verified. The decorator now reads the
+// head from the ledger at every append.
+func TestHashchainHeadAfterAnotherRunnerDeletedTheLedger(t *testing.T) {
 	testURL(t)
-	t.Parallel()
 	ctx := context.Background()
 	stores := openRunners(t, 2)
 	a, b := hashchain.Wrap(stores[0]), hashchain.Wrap(stores[1])
 	now := durable.NewTime(time.Now())
-	run := &durable.RunState{RunID: "run-moving", WorkflowID: "w", Status: durable.RunRunning, Vars: map[string]any{}, CreatedAt: now, UpdatedAt: now}
-	if err := a.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
-		t.Fatal(err)
-	}
+	const id = "run-regrown"
 	rec := func(step string) []*durable.StepRecord {
-		return []*durable.StepRecord{{RunID: run.RunID, StepID: step, NodeID: "n", Status: durable.StepCompleted, StartedAt: now, EndedAt: now}}
+		return []*durable.StepRecord{{RunID: id, StepID: step, NodeID: "n", Status: durable.StepCompleted, StartedAt: now, EndedAt: now}}
 	}
-	for i, w := range []*hashchain.Store{a, b, a} { // A, then B (A's claim gone), then A again
-		if err := w.LedgerAppend(ctx, run.RunID, rec("s"+string(rune('1'+i)))); err != nil {
+	for _, s := range []string{"old-1", "old-2"} {
+		if err := a.LedgerAppend(ctx, id, rec(s)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	recs, err := stores[0].LedgerList(ctx, &store.LedgerListParams{RunID: run.RunID})
+	if _, err := b.LedgerDelete(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"new-1", "new-2"} {
+		if err := b.LedgerAppend(ctx, id, rec(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.LedgerAppend(ctx, id, rec("new-3")); err != nil { // the run comes back to A
+		t.Fatal(err)
+	}
+	recs, err := stores[0].LedgerList(ctx, &store.LedgerListParams{RunID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep := hashchain.VerifyLedgerChain(recs); !rep.OK {
-		t.Fatalf("ledger of %d records written by two runners in turn does not verify: %+v", len(recs), rep.Errors)
+		t.Fatalf("ledger of %d records does not verify: %+v", len(recs), rep.Errors)
 	}
 }
