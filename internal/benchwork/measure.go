@@ -32,7 +32,7 @@ type Sample struct {
 	Samples []float64 `json:"samples,omitempty"`
 	// OpsPerRun is the store calls per run counted on the 5-run pilot.
 	OpsPerRun map[string]float64 `json:"ops_per_run"`
-	// LedgerBytesPerRun is the ledger of a run as compact JSON (W4: the
+	// LedgerBytesPerRun is the ledger of a run as json.dumps writes it (W4: the
 	// records read).
 	LedgerBytesPerRun float64 `json:"ledger_bytes_per_run"`
 	// AllocsPerStep is Go heap allocations in the timed loop per step.

@@ -12,15 +12,18 @@ import (
 type Verified struct {
 	Runs int
 	// LedgerRecords and LedgerBytes total the runs' ledgers (bytes of
-	// each record as compact JSON).
+	// each record as Python's json.dumps writes it by default).
 	LedgerRecords int64
 	LedgerBytes   int64
-	// StateBytes totals the final RunStates as compact JSON.
+	// StateBytes totals the final RunStates as Python's json.dumps writes
+	// them by default.
 	StateBytes int64
 }
 
-// compact is the encoding used to size states and records.
-var compact = pyjson.Style{Compact: true}
+// dumps is the encoding used to size states and records: Python's
+// json.dumps defaults (separators ", " and ": ", ASCII), as the peer
+// harness and the bench README size them.
+var dumps = pyjson.Style{ASCII: true}
 
 // expectedOutput is the canonical JSON output of each workload's runs.
 var expectedOutput = map[string]string{
@@ -51,7 +54,7 @@ func Verify(ctx context.Context, env *Env, out *Outcome) (*Verified, error) {
 		}
 		v.LedgerRecords += int64(len(recs))
 		for _, rec := range recs {
-			b, err := durable.MarshalRecord(rec, compact)
+			b, err := durable.MarshalRecord(rec, dumps)
 			if err != nil {
 				return nil, fmt.Errorf("%s run %s: encoding record %d: %w", out.Workload, id, rec.Seq, err)
 			}
@@ -67,7 +70,7 @@ func Verify(ctx context.Context, env *Env, out *Outcome) (*Verified, error) {
 		if err := checkRun(out.Workload, st); err != nil {
 			return nil, fmt.Errorf("%s run %s: %w", out.Workload, id, err)
 		}
-		b, err := durable.MarshalRun(st, compact)
+		b, err := durable.MarshalRun(st, dumps)
 		if err != nil {
 			return nil, fmt.Errorf("%s run %s: encoding state: %w", out.Workload, id, err)
 		}
@@ -75,6 +78,12 @@ func Verify(ctx context.Context, env *Env, out *Outcome) (*Verified, error) {
 	}
 	if out.Workload == W4LedgerRead && v.LedgerRecords != out.Steps {
 		return nil, fmt.Errorf("w4: the timed loop read %d records, the ledgers hold %d", out.Steps, v.LedgerRecords)
+	}
+	// Steps are counted in the node handlers, not assumed: a node run twice
+	// (a replay) would inflate steps_per_s, so the count must be exact, as
+	// the peer harness requires.
+	if per := StepsPerRun(out.Workload); per > 0 && out.Steps != per*int64(len(out.RunIDs)) {
+		return nil, fmt.Errorf("%s: the handlers counted %d steps for %d runs, want %d", out.Workload, out.Steps, len(out.RunIDs), per*int64(len(out.RunIDs)))
 	}
 	return v, nil
 }
