@@ -206,13 +206,14 @@ func (m *measurer) w1w4(ctx context.Context, reportW1, runW4 bool) (_ []*Sample,
 	if err != nil {
 		return nil, err
 	}
+	rss1 := PeakRSSMB() // before verification, as the peer reads it
 	v1, err := Verify(ctx, env, o1)
 	if err != nil {
 		return nil, fmt.Errorf("verification failed: %w", err)
 	}
 	var out []*Sample
 	if reportW1 {
-		out = append(out, m.sample(o1, v1, p1))
+		out = append(out, m.sample(o1, v1, p1, rss1))
 	}
 	if runW4 {
 		goruntime.GC()
@@ -220,11 +221,12 @@ func (m *measurer) w1w4(ctx context.Context, reportW1, runW4 bool) (_ []*Sample,
 		if err != nil {
 			return nil, err
 		}
+		rss4 := PeakRSSMB()
 		v4, err := Verify(ctx, env, o4)
 		if err != nil {
 			return nil, fmt.Errorf("verification failed: %w", err)
 		}
-		out = append(out, m.sample(o4, v4, p4))
+		out = append(out, m.sample(o4, v4, p4, rss4))
 	}
 	return out, nil
 }
@@ -245,15 +247,17 @@ func (m *measurer) single(ctx context.Context, w string) (_ *Sample, err error) 
 	if err != nil {
 		return nil, err
 	}
+	rss := PeakRSSMB() // before verification, as the peer reads it
 	v, err := Verify(ctx, env, o)
 	if err != nil {
 		return nil, fmt.Errorf("verification failed: %w", err)
 	}
-	return m.sample(o, v, p), nil
+	return m.sample(o, v, p, rss), nil
 }
 
-// sample turns a verified outcome into a JSON line.
-func (m *measurer) sample(o *Outcome, v *Verified, pilot *Outcome) *Sample {
+// sample turns a verified outcome into a JSON line; rss is the peak RSS
+// read after the timed loop, before verification.
+func (m *measurer) sample(o *Outcome, v *Verified, pilot *Outcome, rss float64) *Sample {
 	runs := float64(len(o.RunIDs))
 	secs := o.Elapsed.Seconds()
 	s := &Sample{
@@ -261,7 +265,7 @@ func (m *measurer) sample(o *Outcome, v *Verified, pilot *Outcome) *Sample {
 		Seconds:             round(secs, 6),
 		StepsPerS:           round(float64(o.Steps)/secs, 1),
 		RunsPerS:            round(runs/secs, 1),
-		PeakRSSMB:           round(PeakRSSMB(), 1),
+		PeakRSSMB:           round(rss, 1),
 		LedgerRecordsPerRun: round(float64(v.LedgerRecords)/runs, 3),
 		CommitsPerRun:       round(float64(o.Ops.Commits())/runs, 3),
 		StateJSONBytes:      int64(float64(v.StateBytes)/runs + 0.5),
