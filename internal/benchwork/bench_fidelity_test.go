@@ -18,11 +18,7 @@ import (
 // with the default separators and 1027 B compact).
 func TestJSONBytesUsePythonSeparators(t *testing.T) {
 	ctx := context.Background()
-	env, err := NewEnv(ctx, StoreMemory, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := memoryEnv(t)
 	const n = 3
 	out, err := RunW1(ctx, env, n, nil)
 	if err != nil {
@@ -76,11 +72,7 @@ func TestJSONBytesUsePythonSeparators(t *testing.T) {
 // (a replayed node) would still have got a steps_per_s printed, inflated.
 func TestVerifyChecksMeasuredSteps(t *testing.T) {
 	ctx := context.Background()
-	env, err := NewEnv(ctx, StoreMemory, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := memoryEnv(t)
 	const n = 3
 	out, err := RunW2(ctx, env, n, nil)
 	if err != nil {
@@ -94,4 +86,15 @@ func TestVerifyChecksMeasuredSteps(t *testing.T) {
 		t.Errorf("Verify passed an outcome with %d steps for %d W2 runs (want %d): steps are not checked",
 			out.Steps, n, StepsPerRun(W2AskResume)*n)
 	}
+}
+
+// memoryEnv opens an in-memory bench environment, closed with the test.
+func memoryEnv(t *testing.T) *Env {
+	t.Helper()
+	env, err := NewEnv(context.Background(), StoreMemory, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Close() })
+	return env
 }

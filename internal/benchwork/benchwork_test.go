@@ -73,11 +73,7 @@ func TestMeasure(t *testing.T) {
 // when a stored run differs from what its workload produces.
 func TestVerifyCatchesBadRuns(t *testing.T) {
 	ctx := context.Background()
-	env, err := NewEnv(ctx, StoreMemory, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := memoryEnv(t)
 	out, err := RunW1(ctx, env, 3, nil)
 	if err != nil {
 		t.Fatal(err)
