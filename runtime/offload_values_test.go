@@ -19,51 +19,25 @@ import (
 // their id is sha256(run_id 0x00 content)[:32], ListByRun finds them and
 // DeleteByRun (run deletion) removes them. Ours stored them without a run.
 func TestResumeOffloadBelongsToRun(t *testing.T) {
-	t.Setenv(artifact.EnvMaxInlineBytes, "64")
-	st := memory.New()
-	reg, _ := runtime.NewRegistry(askWorkflow())
-	arts := artifact.NewMemory()
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts})
+	ctx, arts, id, big, p := resumedWithLargePayload(t)
+	ref, ok := artifact.RefID(p["text"])
+	if !ok {
+		t.Fatalf("payload.text not offloaded: %v", p["text"])
+	}
+	if want := artifact.ComputeID(id, []byte(big)); ref != want {
+		t.Errorf("resume artifact id %s, want %s (Python: computed with the run id)", ref, want)
+	}
+	meta, err := arts.Metadata(ctx, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "ask"})
-	w, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil || w.Status != durable.RunWaiting {
-		t.Fatalf("tick: %v %v", w, err)
+	if meta.RunID != id {
+		t.Errorf("resume artifact run_id %q, want %q", meta.RunID, id)
 	}
-	big := strings.Repeat("x", 500)
-	if _, err := rt.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: w.Waiting.WaitKey, Payload: map[string]any{"text": big}}); err != nil {
-		t.Fatal(err)
+	listed, _ := arts.ListByRun(ctx, id)
+	if len(listed) == 0 {
+		t.Errorf("ListByRun(%s) does not list the resume payload artifact", id)
 	}
-	recs, _ := rt.GetLedger(ctx, id)
-	for _, r := range recs {
-		if r.Effect == nil || r.Effect.Type != durable.EffectResume {
-			continue
-		}
-		p, _ := r.Effect.Payload["payload"].(map[string]any)
-		ref, ok := artifact.RefID(p["text"])
-		if !ok {
-			t.Fatalf("payload.text not offloaded: %v", p["text"])
-		}
-		if want := artifact.ComputeID(id, []byte(big)); ref != want {
-			t.Errorf("resume artifact id %s, want %s (Python: computed with the run id)", ref, want)
-		}
-		meta, err := arts.Metadata(ctx, ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if meta.RunID != id {
-			t.Errorf("resume artifact run_id %q, want %q", meta.RunID, id)
-		}
-		listed, _ := arts.ListByRun(ctx, id)
-		if len(listed) == 0 {
-			t.Errorf("ListByRun(%s) does not list the resume payload artifact", id)
-		}
-		return
-	}
-	t.Fatal("no resume record")
 }
 
 // A parent waiting on an async child (async+wait) is resumed by the

@@ -338,6 +338,18 @@ func TestPauseReasonTrimmed(t *testing.T) {
 // {"source":"resume","kind":"resume_payload"}, root resume.payload); vars
 // keep the full payload.
 func TestResumeRecordPayloadOffloaded(t *testing.T) {
+	_, _, _, big, p := resumedWithLargePayload(t)
+	if _, isRef := p["text"].(map[string]any); !isRef {
+		t.Fatalf("resume record payload.payload.text is inline (%d chars), want an artifact ref", len(big))
+	}
+}
+
+// resumedWithLargePayload answers an ask of a runtime with an artifact
+// store (offload threshold 64 bytes) with a 500-byte text, and returns the
+// artifact store, the run, the text and the resume record's
+// effect.payload.payload.
+func resumedWithLargePayload(t *testing.T) (context.Context, artifact.Store, string, string, map[string]any) {
+	t.Helper()
 	t.Setenv(artifact.EnvMaxInlineBytes, "64")
 	st := memory.New()
 	reg, _ := runtime.NewRegistry(askWorkflow())
@@ -358,16 +370,13 @@ func TestResumeRecordPayloadOffloaded(t *testing.T) {
 	}
 	recs, _ := rt.GetLedger(ctx, id)
 	for _, r := range recs {
-		if r.Effect == nil || r.Effect.Type != durable.EffectResume {
-			continue
+		if r.Effect != nil && r.Effect.Type == durable.EffectResume {
+			p, _ := r.Effect.Payload["payload"].(map[string]any)
+			return ctx, arts, id, big, p
 		}
-		p, _ := r.Effect.Payload["payload"].(map[string]any)
-		if _, isRef := p["text"].(map[string]any); !isRef {
-			t.Fatalf("resume record payload.payload.text is inline (%d chars), want an artifact ref", len(big))
-		}
-		return
 	}
 	t.Fatal("no resume record")
+	return nil, nil, "", "", nil
 }
 
 // §2.9 step 1: a tool call's arguments that are not an object (absent
