@@ -124,6 +124,11 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 			var stale *StaleResumeError
 			if !errors.As(err, &stale) && !errors.Is(err, ErrRunPaused) {
 				out.failed = errors.Join(out.failed, fmt.Errorf("delivering to run %s: %w", l.RunID, err))
+				// The resume may have landed with its answer lost, leaving
+				// the listener running: a drive is queued (kept if this
+				// call fails); a tick of a listener still waiting does
+				// nothing.
+				d.enqueueTick(l.RunID)
 			}
 			continue
 		}

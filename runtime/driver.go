@@ -273,6 +273,11 @@ func ChildOutput(child *durable.RunState) any {
 func (r *Runtime) NotifyChildEnded(ctx context.Context, childRunID string) error {
 	d := r.newDriver(nil)
 	if err := d.resumeParent(ctx, childRunID, false); err != nil {
+		// The caller may not call again (ResumeRun's second call finds
+		// nothing paused): the parent's resume is kept for a retry.
+		if !errors.Is(err, store.ErrNotFound) {
+			r.retryLater(ctx, followUp{kind: followParentResume, runID: childRunID}, true)
+		}
 		d.keepQueued(ctx)
 		return err
 	}
