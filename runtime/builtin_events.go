@@ -215,6 +215,11 @@ func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error)
 	if payload == nil {
 		payload = map[string]any{}
 	}
+	// At the depth a listener's resume record holds it
+	// (effect.payload.payload.payload), before any copy of it is made.
+	if err := pyjson.CheckMember(payload, "payload", 4); err != nil {
+		return nil, fmt.Errorf("emit event %q: %w", p.Name, err)
+	}
 	envelope := map[string]any{
 		"event_id": nullable(p.EventID), "name": strings.TrimSpace(p.Name), "scope": scope,
 		"session_id": nullable(p.SessionID), "payload": payload, "emitted_at": r.now().String(),

@@ -218,6 +218,17 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 		return fmt.Errorf("resuming the parent of run %s: %w", childID, err)
 	}
 	_, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
+	var notJSON *pyjson.Error
+	if errors.As(err, &notJSON) {
+		// The child's output fits the child but not the parent's wait
+		// (nested deeper there): every retry would be refused the same
+		// way, so the parent gets the child's failure instead.
+		payload = map[string]any{"sub_run_id": childID, "output": map[string]any{
+			"success": false, "status": string(child.Status),
+			"error": fmt.Sprintf("the output of run %s cannot be stored in its parent: %v", childID, notJSON),
+		}}
+		_, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
+	}
 	var stale *StaleResumeError
 	if errors.As(err, &stale) {
 		return nil // resumed by someone else meanwhile

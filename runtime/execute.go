@@ -104,6 +104,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			if err != nil {
 				return Outcome{}, false, err
 			}
+			out = checkOutcomeJSON(out, eff.Type)
 		}
 		end := *started
 		end.EndedAt = s.r.now()
@@ -293,4 +294,23 @@ func (s *session) trace(nodeID, key string, eff *durable.Effect, out Outcome, re
 		entry["error"] = out.Error
 	}
 	appendTrace(s.run.Vars, nodeID, entry, now)
+}
+
+// checkOutcomeJSON fails an outcome whose result or wait details are not
+// JSON, before anything copies them: a value that contains itself would
+// otherwise overflow the stack of the first deep copy. Depths are where a
+// step record holds them (result, result.wait.details); deeper limits are
+// enforced when the run's vars are checked at its commit.
+func checkOutcomeJSON(out Outcome, t durable.EffectType) Outcome {
+	var err error
+	switch {
+	case out.Status == OutcomeCompleted:
+		err = pyjson.CheckMember(out.Result, "result", 1)
+	case out.Status == OutcomeWaiting && out.Wait != nil:
+		err = pyjson.CheckMember(out.Wait.Details, "wait.details", 3)
+	}
+	if err != nil {
+		return Failed(fmt.Sprintf("handler of %s returned a value that is not JSON: %v", t, err))
+	}
+	return out
 }

@@ -143,6 +143,12 @@ func (s *session) applyResume(ctx context.Context, w *durable.WaitState, payload
 	stored := any(payload)
 	if w.ResultKey != "" {
 		stored = resumeValue(w, payload)
+		// At the depth vars will hold it (vars.<key segments>): a value
+		// too deep there is refused, not left to fail the run at its
+		// commit.
+		if err := pyjson.CheckMember(stored, "payload", 2+strings.Count(w.ResultKey, ".")); err != nil {
+			return fmt.Errorf("resume of run %s at %q: %w", run.RunID, w.ResultKey, err)
+		}
 		SetPath(run.Vars, w.ResultKey, stored)
 		if err := s.syntheticToolCompletion(ctx, w, stored); err != nil {
 			return err

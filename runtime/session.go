@@ -123,14 +123,15 @@ func (s *session) commit(ctx context.Context) error {
 	return nil
 }
 
-// checkJSON checks vars and output where the run's JSON holds them, one
-// level down, so that the nesting limit is the stores'.
+// checkJSON checks vars where the run's JSON holds them (one level down)
+// and the output where the completion record does (result.output, two),
+// so that the nesting limit is the stores'.
 func (s *session) checkJSON() error {
 	if err := pyjson.CheckMember(s.run.Vars, "vars", 1); err != nil {
 		return err
 	}
 	if s.run.Output != nil {
-		return pyjson.CheckMember(s.run.Output, "output", 1)
+		return pyjson.CheckMember(s.run.Output, "output", 2)
 	}
 	return nil
 }

@@ -477,6 +477,14 @@ func (e *encoder) foreign(v any, depth int) error {
 		// Elements one by one: encoding/json would spell a float 1.0 as
 		// 1, an int for every reader. Bytes stay base64, as it writes them.
 		if rv.Type().Elem().Kind() != reflect.Uint8 && (rv.Kind() == reflect.Array || !rv.IsNil()) {
+			if rv.Kind() == reflect.Slice && rv.Len() > 0 {
+				// The copy below is new at every level: the cycle check
+				// must see the caller's slice.
+				if err := e.enter(rv.Pointer(), depth); err != nil {
+					return err
+				}
+				defer e.leave()
+			}
 			items := make([]any, rv.Len())
 			for i := range items {
 				items[i] = rv.Index(i).Interface()
@@ -485,6 +493,10 @@ func (e *encoder) foreign(v any, depth int) error {
 		}
 	case reflect.Map:
 		if rv.Type().Key().Kind() == reflect.String && !rv.IsNil() {
+			if err := e.enter(rv.Pointer(), depth); err != nil { // as for slices
+				return err
+			}
+			defer e.leave()
 			members := make(map[string]any, rv.Len())
 			for it := rv.MapRange(); it.Next(); {
 				members[it.Key().String()] = it.Value().Interface()
