@@ -132,11 +132,22 @@ func (w *offloader) put(content []byte, contentType, path, kind string) (map[str
 	tags["path"] = path
 	tags["kind"] = kind
 	id := ComputeID(w.opts.RunID, content)
-	if meta, err := w.st.Metadata(w.ctx, id); err == nil && mediaType(meta.ContentType) != mediaType(contentType) {
+	if meta, err := w.st.Metadata(w.ctx, id); err == nil {
 		// The same bytes are stored in this run as another kind (a JSON
-		// value and its own text): a reader restores a ref by its
-		// artifact's content type, so this one gets an id of its own.
-		id = ComputeID(w.opts.RunID, append([]byte(contentType+"\x00"), content...))
+		// value and its own text), or by someone else (an effect's own
+		// artifact, another offload whose reader restores only its
+		// source): overwriting would change how its refs are read and
+		// lose its tags, so this one gets an id of its own.
+		salt := ""
+		if mediaType(meta.ContentType) != mediaType(contentType) {
+			salt = contentType + "\x00"
+		}
+		if meta.Tags["source"] != tags["source"] {
+			salt += "source=" + tags["source"] + "\x00"
+		}
+		if salt != "" {
+			id = ComputeID(w.opts.RunID, append([]byte(salt), content...))
+		}
 	}
 	m, err := w.st.Put(w.ctx, PutParams{Content: content, ContentType: contentType, RunID: w.opts.RunID, Tags: tags, ArtifactID: id})
 	if err != nil {
@@ -322,6 +333,9 @@ func Restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool) (a
 	switch x := v.(type) {
 	case map[string]any:
 		if id, ok := RefID(x); ok && len(x) == 1 {
+			if !ValidID(id) {
+				return x, nil // a user value that only looks like a ref
+			}
 			meta, err := st.Metadata(ctx, id)
 			if errors.Is(err, ErrNotFound) {
 				return x, nil
@@ -334,6 +348,9 @@ func Restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool) (a
 				return x, nil
 			}
 			_, content, err := st.Get(ctx, id)
+			if errors.Is(err, ErrNotFound) {
+				return x, nil // metadata without its content: dangling too
+			}
 			if err != nil {
 				return nil, err
 			}
