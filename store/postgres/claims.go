@@ -47,9 +47,10 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	var holder string
 	err = conn.QueryRow(ctx, `INSERT INTO run_claims (run_id, owner, expires_at)
 		VALUES ($1, $2, COALESCE($4::timestamptz, clock_timestamp()) + make_interval(secs => $3::double precision))
-		ON CONFLICT (run_id) DO UPDATE SET
-			owner = CASE WHEN `+claimTakes+` THEN excluded.owner ELSE run_claims.owner END,
-			expires_at = CASE WHEN `+claimTakes+` THEN excluded.expires_at ELSE run_claims.expires_at END
+		ON CONFLICT (run_id) DO UPDATE SET (owner, expires_at) = (
+			SELECT CASE WHEN t.takes THEN excluded.owner ELSE run_claims.owner END,
+				CASE WHEN t.takes THEN excluded.expires_at ELSE run_claims.expires_at END
+			FROM (SELECT `+claimTakes+` AS takes) AS t)
 		RETURNING owner`,
 		keyText(p.RunID), keyText(p.Owner), p.TTL.Seconds(), now, p.Force, nullKey(p.From)).Scan(&holder)
 	if err != nil {
@@ -63,7 +64,9 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 
 // claimTakes is the condition under which a claim replaces the stored
 // one: the same owner, an expired claim, or a forced claim (from $6 only,
-// when set).
+// when set). It is evaluated once per claim: clock_timestamp() moves
+// within a statement, and two readings could keep the holder but extend
+// its expiry.
 const claimTakes = `(run_claims.owner = excluded.owner OR run_claims.expires_at <= COALESCE($4::timestamptz, clock_timestamp())
 			OR ($5::boolean AND ($6::text IS NULL OR run_claims.owner = $6::text)))`
 

@@ -233,7 +233,14 @@ func parentOfAsyncChild(t *testing.T, marker string, arm func(p *cutProxy)) (*po
 	if proxy.cutCount() != 1 {
 		t.Fatalf("the child's terminal commit was not cut (%d cuts); parent %s", proxy.cutCount(), st.Status)
 	}
-	return openSchema(t, schema), id, runtime.WaitedChild(st)
+	direct := openSchema(t, schema)
+	// Not runtime.WaitedChild(st): a commit whose answer was lost still
+	// queues the parent's resume, so the parent may have moved on.
+	children, err := direct.RunList(ctx, &store.RunListParams{ParentID: id})
+	if err != nil || len(children) != 1 {
+		t.Fatalf("children of %s: %d, %v; want one", id, len(children), err)
+	}
+	return direct, id, children[0].RunID
 }
 
 // waitResumed waits up to 20 s for the parent to leave its wait.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -195,7 +196,22 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 		return 0, fmt.Errorf("postgres: deleting ledger of %s: %w", runID, err)
 	}
 	defer done()
-	tag, err := conn.Exec(ctx, `DELETE FROM ledger WHERE run_id = $1`, keyText(runID))
+	// Under the run's ledger lock, as appends take it: a delete between an
+	// append's insert and its commit would miss that record and leave it
+	// alone at its old seq.
+	l := s.lockOn("ledger", keyText(runID))
+	b := &pgx.Batch{}
+	b.Queue(advisoryLockSQL, l.space, l.name)
+	b.Queue(`DELETE FROM ledger WHERE run_id = $1`, keyText(runID))
+	br := conn.SendBatch(ctx, b)
+	_, err = br.Exec()
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting ledger of %s: %w", runID, err)
 	}
