@@ -167,6 +167,9 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	l := &s.cmd
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := s.checkOpen(); err != nil { // again: Close may have run while this call waited
+		return durable.CommandAppendResult{}, err
+	}
 	if seq, ok := l.byID[c.CommandID]; ok {
 		return durable.CommandAppendResult{Duplicate: true, Seq: seq}, nil
 	}
@@ -298,6 +301,9 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	l := &s.cmd
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := s.checkOpen(); err != nil { // again: Close may have run while this call waited
+		return 0, err
+	}
 	path := s.commandsPath()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -308,22 +314,44 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	}
 	kept := make([]byte, 0, len(data))
 	n := 0
-	var keptMax int64 // the highest seq left in the file
+	var keptMax int64            // the highest seq left in the file
+	dropped := map[string]bool{} // ids of the commands taken out of the file
 	for rest := data; len(rest) > 0; {
 		line, tail, _ := bytes.Cut(rest, []byte{'\n'})
 		rest = tail
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		m, err := pyjson.DecodeObject(line)
-		if err == nil && m["run_id"] == runID {
-			n++
-			continue
+		objs := [][]byte{line}
+		if _, err := pyjson.DecodeObject(line); err != nil {
+			// Several commands joined on one line (racing writers), which
+			// the store reads as separate commands: each is kept or
+			// dropped on its own, kept ones on lines of their own.
+			if parts, ok := splitJoined(line); ok {
+				objs = parts
+			}
 		}
-		if seq, ok := seqOf(m); ok {
-			keptMax = max(keptMax, seq)
+		var keep [][]byte
+		for _, obj := range objs {
+			m, err := pyjson.DecodeObject(obj)
+			if err == nil && m["run_id"] == runID {
+				n++
+				if id, ok := m["command_id"].(string); ok {
+					dropped[id] = true
+				}
+				continue
+			}
+			if seq, ok := seqOf(m); ok {
+				keptMax = max(keptMax, seq)
+			}
+			keep = append(keep, obj)
 		}
-		kept = append(append(kept, line...), '\n')
+		if len(keep) == len(objs) {
+			keep = [][]byte{line} // nothing dropped: the line as it was
+		}
+		for _, obj := range keep {
+			kept = append(append(kept, obj...), '\n')
+		}
 	}
 	if n == 0 {
 		return 0, nil
@@ -342,8 +370,9 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	if err := s.replaceFile(path, kept); err != nil {
 		return 0, fmt.Errorf("jsonfile: command delete: %w", err)
 	}
+	// Only what left the file leaves memory, so a reopen lists the same.
 	l.records = slices.DeleteFunc(l.records, func(c *durable.CommandRecord) bool {
-		if c.RunID == runID {
+		if c.RunID == runID && dropped[c.CommandID] {
 			delete(l.byID, c.CommandID)
 			return true
 		}
@@ -423,8 +452,29 @@ func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) e
 	l := &s.cmd
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := s.checkOpen(); err != nil { // again: Close may have run while this call waited
+		return err
+	}
 	if err := s.replaceFile(s.cursorPath(consumer), data); err != nil {
 		return fmt.Errorf("jsonfile: saving cursor %s: %w", consumer, err)
 	}
 	return nil
+}
+
+// splitJoined splits a line holding several JSON values one after another
+// into their exact bytes; ok is false when the line does not split
+// cleanly (a torn or garbled value), and it is then kept as it is.
+func splitJoined(line []byte) (parts [][]byte, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return parts, len(parts) > 0
+		}
+		if err != nil {
+			return nil, false
+		}
+		parts = append(parts, raw)
+	}
 }

@@ -205,7 +205,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	// Writes in flight hold a stripe; wait for them before removing the
-	// spares they may be using.
+	// spares they may be using. A write that takes its lock after this
+	// finds the store closed (each checks again under its lock).
 	for i := range s.stripes {
 		s.stripes[i].Lock()
 		s.stripes[i].Unlock()

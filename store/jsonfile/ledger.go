@@ -218,6 +218,9 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	lk := s.stripe(runID)
 	lk.Lock()
 	defer lk.Unlock()
+	if err := s.checkOpen(); err != nil { // again: Close may have run while this call waited
+		return err
+	}
 	if err := s.appendRecordsLocked(runID, records); err != nil {
 		return fmt.Errorf("jsonfile: ledger append %s: %w", runID, err)
 	}
@@ -344,6 +347,9 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	lk := s.stripe(runID)
 	lk.Lock()
 	defer lk.Unlock()
+	if err := s.checkOpen(); err != nil { // again: Close may have run while this call waited
+		return 0, err
+	}
 	st, err := s.ledgerLocked(runID)
 	if err != nil {
 		return 0, fmt.Errorf("jsonfile: ledger delete %s: %w", runID, err)

@@ -69,6 +69,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	lk := s.stripe(id)
 	lk.Lock()
 	defer lk.Unlock()
+	if err := s.checkOpen(); err != nil { // again: Close may have run while this call waited
+		return err
+	}
 
 	s.mu.RLock()
 	cur := s.runs[id]
@@ -335,6 +338,9 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 	lk := s.stripe(runID)
 	lk.Lock()
 	defer lk.Unlock()
+	if err := s.checkOpen(); err != nil { // again: Close may have run while this call waited
+		return false, err
+	}
 	err := os.Remove(s.runPath(runID))
 	existed := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
