@@ -31,6 +31,7 @@ const (
 type followRetries struct {
 	mu      sync.Mutex
 	entries map[followKey]*followRetry
+	lastGen uint64 // generations are unique across entries (followRetry.gen)
 }
 
 type followKey struct {
@@ -42,8 +43,9 @@ type followRetry struct {
 	due      time.Time
 	backoff  time.Duration
 	enqueued time.Time
-	// gen counts the times it was kept; a retry settles the entry only if
-	// no failure kept it again meanwhile.
+	// gen changes each time it is kept, and is never reused, even by an
+	// entry made again for the same run after this one settled: a retry
+	// settles the entry only if nothing kept it again meanwhile.
 	gen uint64
 }
 
@@ -63,7 +65,8 @@ func (r *Runtime) retryLater(ctx context.Context, f followUp, failedAgain bool) 
 			e.backoff = min(2*e.backoff, followRetryMax)
 		}
 		e.due = now.Add(e.backoff)
-		e.gen++
+		fr.lastGen++
+		e.gen = fr.lastGen
 		return
 	}
 	if len(fr.entries) >= maxFollowRetries {
@@ -78,7 +81,8 @@ func (r *Runtime) retryLater(ctx context.Context, f followUp, failedAgain bool) 
 		r.logger.LogAttrs(ctx, slog.LevelWarn, "follow-up retries full: dropping the oldest",
 			slog.String("run_id", oldest.runID))
 	}
-	fr.entries[key] = &followRetry{due: now.Add(followRetryFirst), backoff: followRetryFirst, enqueued: now}
+	fr.lastGen++
+	fr.entries[key] = &followRetry{due: now.Add(followRetryFirst), backoff: followRetryFirst, enqueued: now, gen: fr.lastGen}
 }
 
 // takeDueRetries returns the follow-ups due now; they stay kept until

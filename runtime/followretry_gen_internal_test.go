@@ -1,0 +1,36 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// TestStaleRetryDoesNotSettleARecreatedEntry: a retry settles its kept
+// follow-up only if the generation it was handed is still the entry's.
+// Generations restarted at 0 for every new entry, so a retry left over
+// from an entry that another pass already settled (two RetryFollowUps at
+// once) matched the entry kept again afterwards for the same run, and
+// its success forgot a failure it knew nothing of.
+func TestStaleRetryDoesNotSettleARecreatedEntry(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	rt := errRuntime(t, memory.New(), Config{Clock: func() time.Time { return now }})
+	f := followUp{kind: followTick, runID: "r1"}
+
+	rt.retryLater(ctx, f, false)
+	now = now.Add(time.Hour)
+	first := rt.takeDueRetries()
+	second := rt.takeDueRetries() // a second pass running at the same time
+	if len(first) != 1 || len(second) != 1 {
+		t.Fatalf("due retries: %d and %d, want 1 each", len(first), len(second))
+	}
+	rt.settleFollowUp(ctx, first[0], nil) // the first pass succeeds: settled
+	rt.retryLater(ctx, f, false)          // a new failure keeps the run again
+	rt.settleFollowUp(ctx, second[0], nil)
+	if n := rt.PendingFollowUps(); n != 1 {
+		t.Fatalf("%d follow-ups kept; the stale retry settled the entry kept after it was taken", n)
+	}
+}
