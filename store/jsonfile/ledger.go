@@ -354,10 +354,17 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("jsonfile: ledger delete %s: %w", runID, err)
 	}
-	if err := os.Remove(s.ledgerPath(runID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err = os.Remove(s.ledgerPath(runID))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, fmt.Errorf("jsonfile: ledger delete %s: %w", runID, err)
 	}
 	s.forgetLedger(runID)
+	if err == nil {
+		// As RunDelete: a power loss must not bring the ledger back.
+		if err := s.syncDir(); err != nil {
+			return st.count, fmt.Errorf("jsonfile: ledger delete %s: %w", runID, err)
+		}
+	}
 	return st.count, nil
 }
 
