@@ -19,6 +19,11 @@
 //	<dir>/artifacts/blobs/<blob_id>.bin       content, written once per blob
 //	<dir>/artifacts/refs/<artifact_id>.meta   Metadata JSON (indent 2)
 //	<dir>/artifacts/<artifact_id>.bin/.meta   legacy v0 layout, read only
+//	<dir>/artifacts/artifact_catalog.sqlite3  Python's catalog (CatalogFile)
+//
+// The catalog is Python's: FS never creates it, but when it exists FS
+// upserts an artifact's row on every metadata write and deletes it with
+// the artifact, so that Python's listings and gc see Go's artifacts.
 //
 // # Metadata
 //

@@ -28,7 +28,14 @@ import (
 // is built from the .meta files at open (and by Reindex), kept up to date
 // by this process's writes, and, when the refs directory changed since it
 // last looked, brought up to date with what other processes wrote there
-// (new, rewritten and removed .meta files). No catalog file is written.
+// (new, rewritten and removed .meta files).
+//
+// When Python's catalog (artifacts/artifact_catalog.sqlite3, see
+// CatalogFile) exists, every .meta write upserts the artifact's row in it
+// and every delete removes the row, as Python does, and NewFS adds the
+// rows missing for the artifacts found at open: Python lists and
+// garbage-collects from the catalog. FS never creates the catalog. Call
+// Close to release its connection.
 //
 // Writes are serialised by a mutex; each file is written to a temporary
 // file, synced and renamed into place.
@@ -47,6 +54,7 @@ type FS struct {
 	// the same clock tick would not move them.
 	refsMTime time.Time
 	refsFiles map[string]time.Time
+	catalog   catalog
 }
 
 var _ Store = (*FS)(nil)
@@ -61,12 +69,22 @@ func NewFS(dir string) (*FS, error) {
 		refs:  filepath.Join(root, "refs"),
 		now:   time.Now,
 	}
+	s.catalog.path = filepath.Join(root, CatalogFile)
 	for _, d := range []string{s.blobs, s.refs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("opening artifact store %s: %w", dir, err)
 		}
 	}
 	if _, err := s.Reindex(context.Background()); err != nil {
+		return nil, fmt.Errorf("opening artifact store %s: %w", dir, err)
+	}
+	s.mu.Lock()
+	err := s.syncCatalog()
+	if err != nil {
+		err = errors.Join(err, s.catalog.close())
+	}
+	s.mu.Unlock()
+	if err != nil {
 		return nil, fmt.Errorf("opening artifact store %s: %w", dir, err)
 	}
 	return s, nil
@@ -329,7 +347,15 @@ func (s *FS) writeBlob(blobID string, content []byte) error {
 	return atomicfile.Write(path, content, atomicfile.Options{})
 }
 
-// writeMeta writes m's ref file and indexes it. Callers hold s.mu.
+// writeMeta writes m's ref file, indexes it and upserts its catalog row.
+// Callers hold s.mu.
+//
+// The .meta file is the source of truth and is written first. When the
+// row cannot be written the artifact is stored (and listed by FS) but
+// writeMeta fails, as Put does when a blob was written but not its
+// metadata: without a row Python's gc would delete the blob, so the
+// caller must not take the artifact as safely stored. Rewriting the
+// metadata (a Put of the same content) retries the row.
 func (s *FS) writeMeta(m *Metadata) error {
 	if err := checkID(m.ArtifactID); err != nil {
 		return err
@@ -343,7 +369,7 @@ func (s *FS) writeMeta(m *Metadata) error {
 	}
 	s.index[m.ArtifactID] = m
 	s.refsFiles[m.ArtifactID] = time.Time{} // its time settles by the next refresh's read
-	return nil
+	return s.catalog.upsert(m)
 }
 
 // Get implements Store.
@@ -407,6 +433,10 @@ func (s *FS) deleteLocked(id string) (bool, error) {
 	}
 	delete(s.index, id)
 	delete(s.refsFiles, id)
+	// Like Python, the row goes even when no file did (a stale row).
+	if err := s.catalog.remove(id); err != nil {
+		return deleted, fmt.Errorf("deleting artifact %s: %w", id, err)
+	}
 	return deleted, nil
 }
 

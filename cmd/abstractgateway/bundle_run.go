@@ -173,6 +173,7 @@ func bundleRunMain(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err != nil {
 		return fail(err)
 	}
+	defer arts.Close() // its link to Python's artifact catalog, if any
 	obs := observe.Wrap(ds.st)
 	follow := obs.Subscribe("", followBuffer)
 	defer follow.Cancel()

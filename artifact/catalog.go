@@ -1,0 +1,305 @@
+package artifact
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	msqlite "modernc.org/sqlite"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// CatalogFile is the name, under <dir>/artifacts, of the Python
+// FileArtifactStore's SQLite catalog (table artifact_catalog). Python
+// answers list_by_run, list_all, search, count and gc from it.
+const CatalogFile = "artifact_catalog.sqlite3"
+
+// catalogBusyTimeoutMS is Python sqlite3.connect's default timeout (5 s):
+// both processes wait for each other's write lock as long.
+const catalogBusyTimeoutMS = 5000
+
+// catalogStyle is json.dumps(x, ensure_ascii=False, sort_keys=True), the
+// text of the catalog's JSON columns (default separators ", " and ": ").
+var catalogStyle = pyjson.Style{SortKeys: true}
+
+// catalog keeps the rows of Python's artifact catalog in step with the
+// .meta files FS writes and deletes, so that Python's listings see Go's
+// artifacts and its gc keeps their blobs. It never creates the catalog:
+// without one, Python builds it from the .meta files when it next opens
+// the directory. The file is stat'ed on each write (Python may create,
+// or a user remove, it while FS runs); one connection, opened on first
+// use, is kept while the file stays the same. Callers hold FS.mu.
+type catalog struct {
+	path string
+	conn driver.Conn // nil: not open
+	file os.FileInfo // of the file conn has open
+}
+
+// catalogColumns are the catalog's columns (Python's schema), in the
+// order catalogRow gives their values; artifact_id is the key.
+var catalogColumns = []string{
+	"artifact_id", "run_id", "blob_id", "content_type", "size_bytes", "created_at",
+	"semantic_kind", "render_kind", "modality", "task", "session_id", "workflow_id",
+	"node_id", "turn_id", "classification_source", "tags_json", "metadata_json",
+	"descriptor_json", "access_json", "raw_json",
+}
+
+// catalogUpsert writes a whole row, replacing every column of an existing
+// one, as Python's own metadata writes do.
+var catalogUpsert = func() string {
+	sets := make([]string, 0, len(catalogColumns)-1)
+	for _, c := range catalogColumns[1:] {
+		sets = append(sets, c+" = excluded."+c)
+	}
+	return "INSERT INTO artifact_catalog (" + strings.Join(catalogColumns, ", ") + ") VALUES (" +
+		strings.TrimSuffix(strings.Repeat("?, ", len(catalogColumns)), ", ") + ")" +
+		" ON CONFLICT(artifact_id) DO UPDATE SET " + strings.Join(sets, ", ")
+}()
+
+// catalogRow is the row Python's _index_metadata writes for m, in
+// catalogUpsert's parameter order.
+func catalogRow(m *Metadata) ([]driver.NamedValue, error) {
+	d := m.Descriptor
+	tags := make(map[string]any, len(m.Tags))
+	for k, v := range m.Tags {
+		tags[k] = v
+	}
+	var texts [5]string
+	for i, v := range []any{tags, emptyIfNil(m.Metadata), d.JSONValue(), m.Access.JSONValue(), m.JSONValue()} {
+		b, err := pyjson.Marshal(v, catalogStyle)
+		if err != nil {
+			return nil, fmt.Errorf("encoding catalog row of artifact %s: %w", m.ArtifactID, err)
+		}
+		texts[i] = string(b)
+	}
+	vals := []any{
+		m.ArtifactID, nullString(m.RunID), nullString(m.BlobID), m.ContentType, m.SizeBytes, m.CreatedAt,
+		// Python's kinds are str ("" stays ''), its ids Optional[str].
+		d.SemanticKind, d.RenderKind, d.Modality, d.Task,
+		nullString(d.SessionID), nullString(d.WorkflowID), nullString(d.NodeID), nullString(d.TurnID),
+		d.ClassificationSource,
+		texts[0], texts[1], texts[2], texts[3], texts[4],
+	}
+	return namedValues(vals), nil
+}
+
+func namedValues(vals []any) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(vals))
+	for i, v := range vals {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return out
+}
+
+// upsert writes m's row, if the catalog exists.
+func (c *catalog) upsert(m *Metadata) error {
+	args, err := catalogRow(m)
+	if err != nil {
+		return err
+	}
+	if err := c.exec(catalogUpsert, args); err != nil {
+		return fmt.Errorf("updating the row in %s (the metadata file is written): %w", c.path, err)
+	}
+	return nil
+}
+
+// remove deletes id's row, if the catalog exists.
+func (c *catalog) remove(id string) error {
+	if err := c.exec("DELETE FROM artifact_catalog WHERE artifact_id = ?", namedValues([]any{id})); err != nil {
+		return fmt.Errorf("removing the row from %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// exec runs one autocommit statement on the catalog; it does nothing when
+// there is no catalog (or no table yet, see below).
+func (c *catalog) exec(query string, args []driver.NamedValue) error {
+	ok, err := c.ensureOpen()
+	if err != nil || !ok {
+		return err
+	}
+	err = c.run(query, args)
+	if isNoTable(err) {
+		// Python is creating the catalog (file made, table not yet): it
+		// fills the new, empty table from the .meta files after this, and
+		// this change is already on disk.
+		return nil
+	}
+	return err
+}
+
+// run executes a statement on the open connection.
+func (c *catalog) run(query string, args []driver.NamedValue) error {
+	ex, ok := c.conn.(driver.ExecerContext)
+	if !ok {
+		return errors.New("sqlite driver connection cannot execute statements")
+	}
+	// Not the caller's context: the .meta file is already written, and a
+	// cancelled row write would leave it out of Python's listings. The
+	// busy timeout bounds the wait.
+	_, err := ex.ExecContext(context.Background(), query, args)
+	return err
+}
+
+func isNoTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table")
+}
+
+// ensureOpen opens the catalog when its file exists, reopening it when the
+// file was replaced and closing it when the file went away. It reports
+// whether the catalog is open.
+func (c *catalog) ensureOpen() (bool, error) {
+	fi, err := os.Stat(c.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, c.close()
+	}
+	if err != nil {
+		return false, err
+	}
+	if c.conn != nil && os.SameFile(c.file, fi) {
+		return true, nil
+	}
+	if err := c.close(); err != nil {
+		return false, err
+	}
+	conn, err := openCatalog(c.path)
+	if err != nil {
+		if _, serr := os.Stat(c.path); errors.Is(serr, fs.ErrNotExist) {
+			return false, nil // removed since the Stat
+		}
+		return false, err
+	}
+	c.conn, c.file = conn, fi
+	return true, nil
+}
+
+// openCatalog opens an existing catalog read-write. mode=rw keeps SQLite
+// from creating the file; the journal mode is left as Python set it.
+func openCatalog(path string) (driver.Conn, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: "mode=rw"}
+	if !strings.HasPrefix(u.Path, "/") {
+		u.Path = "/" + u.Path // file:///C:/… on Windows
+	}
+	conn, err := (&msqlite.Driver{}).Open(u.String())
+	if err != nil {
+		return nil, err
+	}
+	if ex, ok := conn.(driver.ExecerContext); ok {
+		_, err = ex.ExecContext(context.Background(), fmt.Sprintf("PRAGMA busy_timeout=%d", catalogBusyTimeoutMS), nil)
+	} else {
+		err = errors.New("sqlite driver connection cannot execute statements")
+	}
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// ids returns the artifact ids the catalog has rows for; ok is false when
+// there is no catalog (or no table yet).
+func (c *catalog) ids() (_ map[string]bool, ok bool, _ error) {
+	open, err := c.ensureOpen()
+	if err != nil || !open {
+		return nil, false, err
+	}
+	q, isQueryer := c.conn.(driver.QueryerContext)
+	if !isQueryer {
+		return nil, false, errors.New("sqlite driver connection cannot run queries")
+	}
+	rows, err := q.QueryContext(context.Background(), "SELECT artifact_id FROM artifact_catalog", nil)
+	if err != nil {
+		if isNoTable(err) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	dest := make([]driver.Value, 1)
+	for {
+		err := rows.Next(dest)
+		if errors.Is(err, io.EOF) {
+			return out, true, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if s, ok := dest[0].(string); ok {
+			out[s] = true
+		}
+	}
+}
+
+// close releases the connection, if open.
+func (c *catalog) close() error {
+	if c.conn == nil {
+		return nil
+	}
+	err := c.conn.Close()
+	c.conn, c.file = nil, nil
+	if err != nil {
+		return fmt.Errorf("closing %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// syncCatalog adds the rows missing from an existing catalog for the
+// artifacts in the index: those FS stored before it kept the catalog, or
+// whose row a failed update left out. Python's gc deletes the blob of an
+// artifact without a row. Rows without a .meta file are left alone (at
+// worst they keep a blob alive). Callers hold s.mu.
+func (s *FS) syncCatalog() error {
+	have, ok, err := s.catalog.ids()
+	if err != nil || !ok {
+		return err
+	}
+	var missing []*Metadata
+	for id, m := range s.index {
+		if !have[id] {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	// One transaction: a commit per row would sync the file per row.
+	if err := s.catalog.run("BEGIN IMMEDIATE", nil); err != nil {
+		return fmt.Errorf("indexing artifacts in %s: %w", s.catalog.path, err)
+	}
+	for _, m := range missing {
+		args, err := catalogRow(m)
+		if err == nil {
+			err = s.catalog.run(catalogUpsert, args)
+		}
+		if err != nil {
+			_ = s.catalog.run("ROLLBACK", nil)
+			return fmt.Errorf("indexing artifact %s in %s: %w", m.ArtifactID, s.catalog.path, err)
+		}
+	}
+	if err := s.catalog.run("COMMIT", nil); err != nil {
+		_ = s.catalog.run("ROLLBACK", nil)
+		return fmt.Errorf("indexing artifacts in %s: %w", s.catalog.path, err)
+	}
+	return nil
+}
+
+// Close releases the connection to Python's artifact catalog, if FS opened
+// one. The FS stays usable: a later write opens the catalog again.
+func (s *FS) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.catalog.close()
+}
