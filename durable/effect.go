@@ -18,6 +18,12 @@ type Effect struct {
 	// empty; never modified in place.
 	payloadRead    any
 	payloadNotDict bool
+
+	// extra keeps members a newer writer added to an effect read from a
+	// record, written back after result_key (sorted), so that a record
+	// read and re-encoded or hashed keeps them, as StepRecord.Extra does;
+	// never modified in place, so copies share it.
+	extra map[string]any
 }
 
 // payloadValue is the wire value of the payload.
@@ -41,16 +47,21 @@ func (e *Effect) Clone() *Effect {
 	return &c
 }
 
-// JSONValue returns the three-key wire object {type, payload, result_key}.
+// JSONValue returns the wire object {type, payload, result_key}, followed
+// by the members a newer writer added, if it was read with some.
 func (e *Effect) JSONValue() any {
 	if e == nil {
 		return nil
 	}
-	return pyjson.Ordered{
+	o := pyjson.Ordered{
 		{Key: "type", Value: string(e.Type)},
 		{Key: "payload", Value: e.payloadValue()},
 		{Key: "result_key", Value: e.emptyNotNull.str(emptyResultKey, e.ResultKey)},
 	}
+	for _, k := range pyjson.SortedKeys(e.extra) {
+		o = append(o, pyjson.KV{Key: k, Value: e.extra[k]})
+	}
+	return o
 }
 
 func decodeEffect(v any) (*Effect, error) {
@@ -79,5 +90,13 @@ func decodeEffect(v any) (*Effect, error) {
 		return nil, err
 	}
 	e.emptyNotNull.note(emptyResultKey, m["result_key"])
+	for k, v := range m {
+		if k != "type" && k != "payload" && k != "result_key" {
+			if e.extra == nil {
+				e.extra = map[string]any{}
+			}
+			e.extra[k] = v
+		}
+	}
 	return &e, nil
 }

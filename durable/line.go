@@ -123,6 +123,13 @@ func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
 			return buf, err
 		}
 		e.any("result_key", s.Effect.emptyNotNull.str(emptyResultKey, s.Effect.ResultKey))
+		for _, k := range pyjson.SortedKeys(s.Effect.extra) {
+			e.anyKey(k)
+			var err error
+			if e.buf, err = pyjson.AppendMember(e.buf, s.Effect.extra[k], pyjson.Line, k, 2); err != nil {
+				return buf, err
+			}
+		}
 		e.close()
 		o.buf = e.buf
 	}

@@ -43,8 +43,8 @@ func Wrap(inner store.Store) *Store {
 
 // RunCommit chains the records, then commits through the inner store.
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	if len(p.Records) == 0 {
-		return s.Store.RunCommit(ctx, p)
+	if len(p.Records) == 0 || p.Run == nil {
+		return s.Store.RunCommit(ctx, p) // nothing to chain, or refused there
 	}
 	// Only a run id the caller has just generated has no ledger yet: a
 	// chosen one may have records (a ledger RunDelete kept, a create
@@ -56,6 +56,16 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 // LedgerAppend chains the records, then appends through the inner store.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
 	return s.chained(ctx, runID, false, records, func() error { return s.Store.LedgerAppend(ctx, runID, records) })
+}
+
+// LedgerDelete deletes the run's ledger under the run's stripe: an append
+// that read the head of the ledger being deleted must not write a record
+// chained to it into the empty ledger.
+func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
+	mu := s.stripe(runID)
+	mu.Lock()
+	defer mu.Unlock()
+	return s.Store.LedgerDelete(ctx, runID)
 }
 
 // chained links records to the run's head (none for a fresh run) and
