@@ -345,16 +345,8 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 	if s.run.Status.Terminal() {
 		return nil
 	}
-	if s.run.Status == durable.RunRunning {
-		// An attempt left open by a runner the run was taken from (or
-		// that died) ends as an interrupted local one does.
-		end, err := s.openAttemptEnd(ctx)
-		if err != nil {
-			return s.claimErr(err)
-		}
-		if end != nil {
-			s.pending = append(s.pending, end)
-		}
+	if err := s.endOpenAttempt(ctx); err != nil {
+		return s.claimErr(err)
 	}
 	markCancelled(s.run, reason)
 	if err := s.finish(ctx, durable.RunCancelled, reason, nil); err != nil && !errors.Is(err, errStop) {
@@ -365,6 +357,21 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 		// pause through the runner this cancel took the run from): the
 		// session reloaded it; cancel again.
 		return fmt.Errorf("run %s changed while being cancelled: %w", runID, store.ErrConflict)
+	}
+	return nil
+}
+
+// endOpenAttempt queues the end of an attempt left open by a runner the
+// run was taken from (or that died), as an interrupted local one ends. A
+// run paused since (its pause wait) or waiting may hold one too: a pause
+// does not end the attempt it interrupted.
+func (s *session) endOpenAttempt(ctx context.Context) error {
+	end, err := s.openAttemptEnd(ctx)
+	if err != nil {
+		return err
+	}
+	if end != nil {
+		s.pending = append(s.pending, end)
 	}
 	return nil
 }

@@ -27,6 +27,19 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 	if err := pyjson.CheckMember(eff.Payload, "effect.payload", 5); err != nil {
 		return Failed(fmt.Sprintf("effect of node %q: %v", plan.NodeID, err)), false, nil
 	}
+	if eff.Payload != nil && !pyjson.IsNormalizedObject(eff.Payload) {
+		// In the types a replay reads back from the store ([]string as
+		// []any, ...): the idempotency key and the runtime's tool call ids
+		// must not depend on how a node built its payload, or a replay
+		// would miss the completed result and run the effect again.
+		norm, err := pyjson.NormalizeObject(eff.Payload)
+		if err != nil {
+			return Failed(fmt.Sprintf("effect of node %q: %v", plan.NodeID, err)), false, nil
+		}
+		e := *eff
+		e.Payload = norm
+		eff = &e
+	}
 	h, ok := s.r.handlers[eff.Type]
 	if (!ok || !h.Local) && ctx.Err() != nil {
 		// Nothing leaves the process for a caller that went away; the run

@@ -61,7 +61,14 @@ func normalizePayload(e *durable.Effect) map[string]any {
 		return map[string]any{}
 	}
 	if e.Type != durable.EffectToolCalls {
-		return p
+		return p // encoded alike whatever Go types hold it
+	}
+	if !pyjson.IsNormalizedObject(p) {
+		// Typed containers ([]map[string]any, []string) as a read gives
+		// them, so that the calls and the allowlist are recognised below.
+		if n, err := pyjson.NormalizeObject(p); err == nil {
+			p = n
+		}
 	}
 	out := make(map[string]any, len(p))
 	for k, v := range p {

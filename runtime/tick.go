@@ -231,6 +231,9 @@ func (s *session) endUnderCancelledParent(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	reason := cmp.Or(parent.Error, "Cancelled")
+	if err := s.endOpenAttempt(ctx); err != nil {
+		return true, err
+	}
 	markCancelled(s.run, reason)
 	if err := s.finish(ctx, durable.RunCancelled, reason, nil); err != nil && !errors.Is(err, errStop) {
 		return true, err
