@@ -22,7 +22,13 @@ const maxListeners = 10000
 func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	p := req.Effect.Payload
 	run := req.Run
-	name := stringOr(p["name"], stringOr(p["event_name"], ""))
+	// Python: payload.get("name") or payload.get("event_name"), which
+	// must then be a non-blank string (a number name does not fall back).
+	rawName := p["name"]
+	if !truthy(rawName) {
+		rawName = p["event_name"]
+	}
+	name, _ := rawName.(string)
 	if strings.TrimSpace(name) == "" {
 		return Failed("emit_event requires payload.name"), nil
 	}
@@ -75,12 +81,18 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if err != nil {
 		return Failed("emit_event: " + err.Error()), nil
 	}
+	if ctx.Err() != nil {
+		// Listeners after the interruption were not resumed: the emit is
+		// replayed from the checkpoint (those resumed no longer wait).
+		return Outcome{}, fmt.Errorf("emit_event interrupted while delivering: %w", context.Cause(ctx))
+	}
 	result := map[string]any{
 		"wait_key": key, "name": name, "scope": rawScope,
 		"delivered": int64(len(res.deliveredTo)), "delivered_to": toAny(res.deliveredTo), "resumed": res.resumed,
 	}
-	if len(res.deliveredTo) == 0 && scope == "session" {
-		if avail := req.Runtime.sessionListeners(ctx, sid); len(avail) > 0 {
+	if len(res.deliveredTo) == 0 && session != nil {
+		// Whatever the scope, as Python: the session's listeners by name.
+		if avail := req.Runtime.sessionListeners(ctx, sessionText); len(avail) > 0 {
 			result["available_listeners_in_session"] = toAny(avail)
 		}
 	}

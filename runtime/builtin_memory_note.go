@@ -42,8 +42,8 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	EnsureNamespaces(req.Run.Vars)
 	p := req.Effect.Payload
-	name := stringOr(p["tool_name"], "remember_note")
-	callID := stringOr(p["call_id"], "memory")
+	name := pyStrOr(p["tool_name"], "remember_note")
+	callID := pyStrOr(p["call_id"], "memory")
 
 	noteText := strings.TrimSpace(anyText(p["note"]))
 	if noteText == "" {
@@ -289,8 +289,8 @@ func handleMemoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 func memoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	EnsureNamespaces(req.Run.Vars)
 	p := req.Effect.Payload
-	name := stringOr(p["tool_name"], "remember")
-	callID := stringOr(p["call_id"], "memory")
+	name := pyStrOr(p["tool_name"], "remember")
+	callID := pyStrOr(p["call_id"], "memory")
 
 	base, err := baseRun(ctx, req)
 	if err != nil {

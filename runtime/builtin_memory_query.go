@@ -125,8 +125,8 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	EnsureNamespaces(req.Run.Vars)
 	p := req.Effect.Payload
-	name := stringOr(p["tool_name"], "recall_memory")
-	callID := stringOr(p["call_id"], "memory")
+	name := pyStrOr(p["tool_name"], "recall_memory")
+	callID := pyStrOr(p["call_id"], "memory")
 
 	qp, err := parseQueryParams(p)
 	if err != nil {
@@ -351,7 +351,10 @@ func (f *spanFilter) parse(p map[string]any) error {
 	}
 	if tags, ok := p["tags"].(map[string]any); ok {
 		f.tags = map[string][]string{}
-		for k, v := range tags {
+		// In key order: keys equal but for case fold into one, and which
+		// one wins must not change from one run to the next.
+		for _, k := range pyjson.SortedKeys(tags) {
+			v := tags[k]
 			key := strings.ToLower(strings.TrimSpace(k))
 			if key == "" || key == "kind" {
 				continue
@@ -545,15 +548,15 @@ func tagsMatch(span map[string]any, meta *artifact.Metadata, required map[string
 		}
 	}
 	if tags, ok := span["tags"].(map[string]any); ok {
-		for k, v := range tags {
-			if s, ok := v.(string); ok {
+		for _, k := range pyjson.SortedKeys(tags) { // stable, as in the filter
+			if s, ok := tags[k].(string); ok {
 				put(k, s)
 			}
 		}
 	}
 	if meta != nil {
-		for k, v := range meta.Tags {
-			put(k, v)
+		for _, k := range slices.Sorted(maps.Keys(meta.Tags)) {
+			put(k, meta.Tags[k])
 		}
 	}
 	for _, k := range []string{"kind", "compression_mode", "focus"} {

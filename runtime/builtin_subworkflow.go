@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -64,6 +65,15 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		WorkflowID: wfID, Vars: childVars, ActorID: req.Run.ActorID, SessionID: session,
 		ParentRunID: req.Run.RunID, RunID: childID,
 	}); err != nil {
+		var conflict *IdentityConflictError
+		var notJSON *pyjson.Error
+		answered := errors.As(err, &conflict) || errors.As(err, &notJSON)
+		if wrap && (!answered || ctx.Err() != nil) {
+			// Not an answer about this child (an interrupted caller, a
+			// store error): a tool result would fail the call for good;
+			// as a handler error it is replayed or retried.
+			return Outcome{}, fmt.Errorf("subworkflow '%s' not started: %w", wfID, err)
+		}
 		return fail(fmt.Sprintf("Subworkflow '%s' failed: %v", wfID, err))
 	}
 	async, wait := truthy(p["async"]), truthy(p["wait"])

@@ -25,8 +25,8 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if path == "" {
 		path = "scratchpad"
 	}
-	callID := stringOr(p["call_id"], "vars")
-	name := stringOr(p["tool_name"], "inspect_vars")
+	callID := pyStrOr(p["call_id"], "vars")
+	name := pyStrOr(p["tool_name"], "inspect_vars")
 	vars := req.Run.Vars
 	if target := strings.TrimSpace(pyStrOrEmpty(p["target_run_id"])); target != "" && target != req.Run.RunID {
 		other, err := req.Runtime.store.RunGet(ctx, target)
@@ -66,6 +66,14 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 }
 
 // pyStrOrEmpty is Python's str(v or "").
+// pyStrOr is Python's str(v or def): a number is its text, untrimmed.
+func pyStrOr(v any, def string) string {
+	if !truthy(v) {
+		return def
+	}
+	return pyval.Str(v)
+}
+
 func pyStrOrEmpty(v any) string {
 	if !truthy(v) {
 		return ""
