@@ -317,11 +317,22 @@ func (s *Store) openRedo(ctx context.Context, keep bool, syncMode string) error 
 			return fmt.Errorf("sqlite: %w", err)
 		}
 	}
-	f, err := openRedoFile(path, max(next, applied+1), syncMode == "FULL")
+	start := max(next, applied+1)
+	if st, err := os.Stat(path); err == nil {
+		// Past a torn record (a power cut can lose one page of an
+		// unsynced log and keep the next), records of the dead process may
+		// remain whose LSNs follow it: a new round from the torn LSN could
+		// write a record that ends just where such a one starts, and a
+		// later replay would walk on into it. Starting above every LSN the
+		// file can hold (a record takes more than its head) makes them
+		// unreachable.
+		start += st.Size()/redoRecordHead + 1
+	}
+	f, err := openRedoFile(path, start, syncMode == "FULL")
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	s.redo = &redoLog{file: f, queuedRuns: map[string]int{}, applied: max(next, applied+1) - 1, walPath: s.path + "-wal",
+	s.redo = &redoLog{file: f, queuedRuns: map[string]int{}, applied: start - 1, walPath: s.path + "-wal",
 		syncWAL: syncMode != "OFF", kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.applyInBackground()
 	return nil
