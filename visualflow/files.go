@@ -190,6 +190,10 @@ func listFolder(in map[string]any) (any, error) {
 		}
 		if d.IsDir() {
 			if includeDirs {
+				if len(entries) >= limit {
+					truncated = true
+					return fs.SkipAll
+				}
 				entries = append(entries, map[string]any{"path": joinShown(shown, rel), "name": d.Name(), "kind": "folder", "family": "other"})
 			}
 			return nil

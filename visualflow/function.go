@@ -109,7 +109,12 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 		if m == nil {
 			return map[string]any{"message": pyval.Str(in), "context": map[string]any{}}, nil, nil
 		}
-		return map[string]any{"message": orDefault(m["message"], ""), "context": orDefault(m["context"], map[string]any{})}, nil, nil
+		// Copies, as on_flow_start's: the input is the vars, and a later
+		// node appending to vars.context must not change this output.
+		return map[string]any{
+			"message": pyval.DeepCopy(orDefault(m["message"], "")),
+			"context": pyval.DeepCopy(orDefault(m["context"], map[string]any{})),
+		}, nil, nil
 	case "on_agent_message":
 		cfg, _ := n.Data["eventConfig"].(map[string]any)
 		ch, _ := cfg["channel"].(string)

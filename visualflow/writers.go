@@ -86,7 +86,10 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 		if keyPath := pyval.VarPath(key); len(keyPath) > 0 {
 			_ = pyval.SetIn(obj, keyPath, pyval.DeepCopy(resolved["value"]))
 		}
-		_ = pyval.SetIn(s.vars, path, obj)
+		// The var gets its own copy: a later write into it in place must
+		// not change this node's recorded output (a restart reads that
+		// output as it was written).
+		_ = pyval.SetIn(s.vars, path, pyval.DeepCopy(obj))
 		rec = map[string]any{"value": obj}
 	}
 	s.setOutput(n.ID, rec)
