@@ -135,8 +135,10 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 			zone, offsetFrac = whole, f
 		}
 	}
-	if zone != "" {
-		clock = strings.TrimSuffix(clock, ".") // "12:00:00.+00:00" reads, as in Python
+	if n := len(clock); zone != "" && n > 0 && !isDigit(clock[n-1]) {
+		// One character between the time and its zone reads, as in
+		// Python ("12:00:00 +05:00", "12:00:00.+00:00", "10:00 Z").
+		clock = clock[:n-1]
 	}
 	// A basic time: HHMM or HHMMSS, with an optional fraction.
 	if whole, frac, hasFrac := strings.Cut(clock, "."); allDigits(whole) && (len(whole) == 4 || len(whole) == 6) {

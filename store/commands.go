@@ -5,11 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // ErrInvalidCommand is wrapped by CommandAppend errors about the command
@@ -24,8 +24,8 @@ var ErrInvalidCommand = errors.New("invalid command")
 func PrepareCommand(c *durable.CommandRecord, now time.Time) ([]byte, error) {
 	// Trimmed, as every Python command store trims them: " c1 " and "c1"
 	// are one command.
-	c.CommandID, c.RunID = strings.TrimSpace(c.CommandID), strings.TrimSpace(c.RunID)
-	c.Type, c.ClientID = strings.TrimSpace(c.Type), strings.TrimSpace(c.ClientID)
+	c.CommandID, c.RunID = pyval.Strip(c.CommandID), pyval.Strip(c.RunID)
+	c.Type, c.ClientID = pyval.Strip(c.Type), pyval.Strip(c.ClientID)
 	if c.RunID == "" || c.Type == "" {
 		return nil, fmt.Errorf("run_id and type are required: %w", ErrInvalidCommand)
 	}

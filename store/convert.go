@@ -3,7 +3,8 @@ package store
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 func positiveInt(v any) (int64, bool) {
@@ -30,7 +31,7 @@ func positiveInt(v any) (int64, bool) {
 		}
 		n = int64(x) // truncated, as Python's int()
 	case string: // Python's int() reads a decimal string too
-		i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		i, err := strconv.ParseInt(pyval.Strip(x), 10, 64)
 		if err != nil {
 			return 0, false
 		}

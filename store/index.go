@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // IndexRow derives the listing row of a run; backends without columns of
@@ -73,7 +75,7 @@ func (p *RunIndexParams) Matches(row *RunIndexRow) bool {
 	if p.WorkflowID != "" && row.WorkflowID != p.WorkflowID {
 		return false
 	}
-	if sid := strings.TrimSpace(p.SessionID); sid != "" && row.SessionID != sid {
+	if sid := pyval.Strip(p.SessionID); sid != "" && row.SessionID != sid {
 		return false
 	}
 	if p.RootOnly && row.ParentRunID != "" {
@@ -92,7 +94,16 @@ const RunLifecycleKey = "_run_lifecycle"
 // keys trimmed to 240 characters and a retention object with a positive
 // integer ttl_s; nil when absent or empty.
 func RunLifecycle(vars map[string]any) map[string]any {
-	src, ok := vars[RunLifecycleKey].(map[string]any)
+	raw := vars[RunLifecycleKey]
+	if raw != nil && !pyjson.IsNormalized(raw) {
+		// In the types a read gives (a map[string]string, an int32 ttl):
+		// stores that index what the caller committed must find what
+		// those indexing what they read back find.
+		if n, err := pyjson.Normalize(raw); err == nil {
+			raw = n
+		}
+	}
+	src, ok := raw.(map[string]any)
 	if !ok {
 		return nil
 	}
@@ -129,7 +140,7 @@ func RunLifecycle(vars map[string]any) map[string]any {
 // trim240 trims s to 240 characters, in memory of its own: s may be a
 // slice of a whole run document that the lifecycle would keep alive.
 func trim240(s string) string {
-	s = strings.TrimSpace(s)
+	s = pyval.Strip(s)
 	if r := []rune(s); len(r) > 240 {
 		return string(r[:240])
 	}

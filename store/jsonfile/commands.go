@@ -13,12 +13,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -297,7 +297,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	runID = strings.TrimSpace(runID) // as Python's delete_by_run
+	runID = pyval.Strip(runID) // as Python's delete_by_run
 	l := &s.cmd
 	l.mu.Lock()
 	defer l.mu.Unlock()

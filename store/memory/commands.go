@@ -3,11 +3,11 @@ package memory
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -71,7 +71,7 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 
 // CommandDeleteByRun implements store.CommandStore.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
-	runID = strings.TrimSpace(runID)
+	runID = pyval.Strip(runID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kept := s.commands[:0]

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -118,7 +118,7 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 
 // CommandDeleteByRun implements store.CommandStore.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
-	runID = strings.TrimSpace(runID) // as Python's delete_by_run
+	runID = pyval.Strip(runID) // as Python's delete_by_run
 	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: deleting commands of %s: %w", runID, err)

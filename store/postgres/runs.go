@@ -14,6 +14,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -154,12 +155,15 @@ func runArgs(r *durable.RunState) ([]any, error) {
 		dueAt = timeArg(until)
 	}
 	var lifecycle *string
-	if lc, ok := r.Vars[store.RunLifecycleKey].(map[string]any); ok {
+	if lc := r.Vars[store.RunLifecycleKey]; lc != nil {
+		// Whatever Go type holds it: an object is an object once encoded.
 		b, err := pyjson.Marshal(lc, pyjson.Line)
 		if err != nil {
 			return nil, fmt.Errorf("encoding vars._run_lifecycle: %w", err)
 		}
-		lifecycle = nullString(string(b))
+		if len(b) > 0 && b[0] == '{' {
+			lifecycle = nullString(string(b))
+		}
 	}
 	args := make([]any, 0, 15)
 	return append(args, keyText(r.WorkflowID), string(r.Status), waitReason, waitUntil, waitKey, dueAt,
@@ -333,7 +337,7 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 	var w where
 	w.eq("status", string(p.Status))
 	w.eq("workflow_id", p.WorkflowID)
-	w.eq("session_id", strings.TrimSpace(p.SessionID)) // as every store reads it (store.RunIndexParams)
+	w.eq("session_id", pyval.Strip(p.SessionID)) // as every store reads it (store.RunIndexParams)
 	if p.RootOnly {
 		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
 	}

@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -121,7 +121,7 @@ func (s *Store) CommandLastSeq(ctx context.Context) (int64, error) {
 
 // CommandDeleteByRun implements store.CommandStore.
 func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
-	runID = strings.TrimSpace(runID) // as Python's delete_by_run
+	runID = pyval.Strip(runID) // as Python's delete_by_run
 	var n int64
 	err := s.write(ctx, func(ctx context.Context) error {
 		var err error

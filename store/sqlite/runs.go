@@ -12,6 +12,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -486,7 +487,7 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 
 // runIndexWhere is RunIndex's filter and its path.
 func runIndexWhere(p *store.RunIndexParams) (w where, path listPath) {
-	session := strings.TrimSpace(p.SessionID) // as every store reads it (store.RunIndexParams)
+	session := pyval.Strip(p.SessionID) // as every store reads it (store.RunIndexParams)
 	path = pathOf(session != "", p.Status, p.WorkflowID)
 	w.statusFilter(path, p.Status)
 	w.eq("workflow_id", p.WorkflowID)
