@@ -151,6 +151,8 @@ func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.R
 		case runtime.IsPaused(st):
 			fmt.Fprintf(out, "run %s is paused by its host; nothing in this command lifts a pause\n", runID)
 			return nil
+		case st.Status == durable.RunWaiting && st.Waiting == nil:
+			return fmt.Errorf("run %s is waiting with no wait state (damaged data?)", runID)
 		case st.Status == durable.RunWaiting && st.Waiting.Reason == durable.WaitUser:
 			text := answer
 			if text == "" {

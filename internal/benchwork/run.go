@@ -123,6 +123,9 @@ type Outcome struct {
 	PhaseA, PhaseB     time.Duration
 	Cycles             int // scheduler polls, the final empty one included
 	ImmediateFallbacks int // runs that completed at their first tick
+	// fellBack are those runs: their wait was due when its handler ran,
+	// so the kernel's past-deadline path wrote vars.woke.
+	fellBack map[string]bool
 }
 
 // runCtx carries what every workload loop needs.
@@ -316,6 +319,10 @@ func RunW3Due(ctx context.Context, env *Env, n int, sw *Stopwatch) (*Outcome, er
 			}
 		case st.Status == durable.RunCompleted:
 			c.out.ImmediateFallbacks++
+			if c.out.fellBack == nil {
+				c.out.fellBack = map[string]bool{}
+			}
+			c.out.fellBack[id] = true
 		default:
 			return c.fail(fmt.Errorf("w3b run %s: status %s after tick, want waiting (until)", id, st.Status))
 		}

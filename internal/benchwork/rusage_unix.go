@@ -3,13 +3,22 @@
 package benchwork
 
 import (
+	"bytes"
+	"os"
 	goruntime "runtime"
+	"strconv"
 	"syscall"
 )
 
-// PeakRSSMB returns the process's peak resident set size (getrusage
-// ru_maxrss) in MiB, or 0 when unknown.
+// PeakRSSMB returns the process's peak resident set size in MiB, or 0
+// when unknown: on Linux VmHWM (/proc/self/status), which starts over at
+// exec, elsewhere getrusage ru_maxrss. Linux keeps ru_maxrss across exec,
+// so a sample run in a child of the bench command would report its
+// parent's peak when that is higher.
 func PeakRSSMB() float64 {
+	if mb, ok := hwmMB(); ok {
+		return mb
+	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -30,4 +39,23 @@ func minorFaults() int64 {
 		return 0
 	}
 	return ru.Minflt
+}
+
+// hwmMB reads VmHWM, the peak resident set of this program since exec,
+// from /proc/self/status; ok is false where there is none.
+func hwmMB() (float64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range bytes.Lines(b) {
+		if rest, found := bytes.CutPrefix(line, []byte("VmHWM:")); found {
+			kb, err := strconv.ParseFloat(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 64)
+			if err != nil {
+				return 0, false
+			}
+			return kb / 1024, true
+		}
+	}
+	return 0, false
 }

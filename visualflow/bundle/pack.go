@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ type PackOptions struct {
 // the root plus, depth-first, every flow referenced by an exec-reachable
 // subflow node, loaded from <flowsDir>/<id>.json (§7.3).
 func Pack(rootFlowPath, flowsDir string, opts PackOptions) (*Bundle, error) {
-	rootData, err := os.ReadFile(rootFlowPath)
+	rootData, err := readFlowFile(rootFlowPath)
 	if err != nil {
 		return nil, fmt.Errorf("packing %s: %w", filepath.Base(rootFlowPath), err)
 	}
@@ -73,7 +74,7 @@ func collectSubflows(b *Bundle, id, flowsDir string) error {
 			return fmt.Errorf("flow %s: invalid subflow id %q", id, ref)
 		}
 		path := filepath.Join(flowsDir, ref+".json")
-		data, err := os.ReadFile(path)
+		data, err := readFlowFile(path)
 		if err != nil {
 			return fmt.Errorf("flow %s: subflow %s: %w", id, ref, err)
 		}
@@ -300,4 +301,22 @@ func reachableExecNodes(flow map[string]any) []map[string]any {
 		}
 	}
 	return out
+}
+
+// readFlowFile reads a flow file to pack, refusing one larger than a
+// reader takes from a bundle (before reading it into memory).
+func readFlowFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEntrySize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxEntrySize {
+		return nil, fmt.Errorf("%s: file larger than %d bytes, the most a bundle reader takes", filepath.Base(path), maxEntrySize)
+	}
+	return data, nil
 }

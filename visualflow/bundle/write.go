@@ -78,6 +78,11 @@ func WriteFile(path string, b *Bundle) error {
 	if err := Write(&buf, b); err != nil {
 		return err
 	}
+	// A bundle no reader takes (a manifest or flow past the size limits)
+	// is refused here rather than written.
+	if _, err := ReadBytes(buf.Bytes(), path); err != nil {
+		return fmt.Errorf("writing bundle file %s: it would not read back: %w", path, err)
+	}
 	if err := atomicfile.Write(path, buf.Bytes(), atomicfile.Options{}); err != nil {
 		return fmt.Errorf("writing bundle file %s: %w", path, err)
 	}
