@@ -76,12 +76,13 @@ var timeLayouts = []string{
 	"2006-01-02",
 }
 
-// ParseTime parses an ISO-8601 timestamp as leniently as Python's
+// ParseTime parses an ISO-8601 timestamp as Python's
 // datetime.fromisoformat (3.11) reads one: any single character between
-// date and time (T, t, a space), the basic forms (20300101T000000), a Z
-// (either case) or an offset of ±HH, ±HHMM, ±HH:MM or ±HH:MM:SS (none
-// means UTC), 0–9 fractional digits. Python's datetime.min, the zero
-// Time, reads as one microsecond later.
+// date and time (T, t, a space) and between a time and its zone, the
+// basic forms (20300101T000000), a Z or an offset of ±HH, ±HHMM, ±HH:MM or
+// ±HH:MM:SS (none means UTC), one or more fractional digits (cut to
+// microseconds). It also reads a lower-case z, which Python refuses.
+// Python's datetime.min, the zero Time, reads as one microsecond later.
 func ParseTime(s string) (Time, error) {
 	v, offsetFrac, ok := extendedISO(strings.TrimSpace(s))
 	if ok {
