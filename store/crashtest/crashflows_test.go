@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -40,10 +41,32 @@ import (
 var cfT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // cfWorld is what outlives a process besides the store's data (the
-// opener's): the artifacts and the effects done outside.
+// opener's): the artifacts, the effects done outside, the clock, and what
+// a handler saw go wrong (reported by the driver, as a handler has no t).
 type cfWorld struct {
-	arts artifact.Store
-	log  *effectLog
+	arts  artifact.Store
+	log   *effectLog
+	clock *cfClock
+
+	mu       sync.Mutex
+	problems []string
+}
+
+// problem records a broken property a handler saw.
+func (w *cfWorld) problem(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.problems = append(w.problems, fmt.Sprintf(format, args...))
+}
+
+// report fails t with the problems the handlers saw in every life so far.
+func (w *cfWorld) report(t *testing.T) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.problems {
+		t.Error(p)
+	}
 }
 
 type cfEnv struct {
@@ -57,6 +80,8 @@ type crashFlow struct {
 	name      string
 	workflows func() []*runtime.Workflow
 	policy    runtime.EffectPolicy
+	// handlers, when set, adds effect handlers of the flow's own.
+	handlers func(w *cfWorld) map[durable.EffectType]runtime.Handler
 	// host does the host's operations, from the start, until the flow
 	// ends; every operation is idempotent (a later life redoes them).
 	host func(ctx context.Context, e *cfEnv) error
@@ -82,12 +107,12 @@ func cfRuntime(w *cfWorld, st store.Store, f *crashFlow) (*cfEnv, error) {
 		w.log.add(req.IdempotencyKey)
 		return runtime.Completed(map[string]any{"id": fmt.Sprintf("rcpt-%v", req.Effect.Payload["amount"])}), nil
 	}
+	handlers := map[durable.EffectType]runtime.Handler{"charge": {Func: charge}}
+	if f.handlers != nil {
+		maps.Copy(handlers, f.handlers(w))
+	}
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: w.arts, Policy: f.policy,
-		Clock: func() time.Time { return cfT0 },
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() },
-		Handlers: map[durable.EffectType]runtime.Handler{
-			"charge": {Func: charge},
-		}})
+		Clock: w.clock.Now, Sleep: w.clock.sleep, Handlers: handlers})
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +198,7 @@ func runCrashFlow(t *testing.T, f *crashFlow) {
 
 func newWorld() *cfWorld {
 	return &cfWorld{arts: artifact.NewMemory(),
-		log: &effectLog{calls: map[string]int{}}}
+		log: &effectLog{calls: map[string]int{}}, clock: &cfClock{now: cfT0}}
 }
 
 func runCrashFlowOn(t *testing.T, f *crashFlow, backend Backend) {
@@ -190,6 +215,7 @@ func runCrashFlowOn(t *testing.T, f *crashFlow, backend Backend) {
 		t.Fatalf("clean run: %v", err)
 	}
 	points := probe.Calls()
+	w.report(t)
 	want := cfSnapshot(ctx, t, st)
 	cfCheckLedgers(ctx, t, st, want)
 	if f.check != nil {
@@ -260,6 +286,7 @@ func cfCheckKill(t *testing.T, f *crashFlow, backend Backend, point int, phase P
 			t.Errorf("effect %s re-executed after its completion was durable (%d → %d)", k, n, c)
 		}
 	}
+	w.report(t)
 	cfCheckLedgers(ctx, t, st, got)
 	if f.check != nil {
 		f.check(t, ctx, st, got)
