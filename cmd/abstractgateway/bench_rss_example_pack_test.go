@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
-	"github.com/abstractframework/abstractgateway/store/sqlite"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
 
@@ -94,16 +92,7 @@ func TestIsolatedPeakRSSIsNotTheParents(t *testing.T) {
 func TestExampleOnAWaitingRunWithoutWaitStateDoesNotPanic(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.New(ctx, sqlite.Config{Path: t.TempDir() + "/" + sqliteFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	reg, _ := runtime.NewRegistry(exampleWorkflow())
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, st := exampleRuntime(t, ctx)
 	// Stop at the question.
 	if err := exampleRun(ctx, rt, "", strings.NewReader(""), &bytes.Buffer{}); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,16 +105,7 @@ func TestCLIContinueResumesParentOfEndedChild(t *testing.T) {
 func TestCLIExampleDoesNotSpinOnAPausedRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.New(ctx, sqlite.Config{Path: t.TempDir() + "/" + sqliteFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	reg, _ := runtime.NewRegistry(exampleWorkflow())
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, st := exampleRuntime(t, ctx)
 	// Stop at the question, answer it: the run waits in its half-second
 	// pause; the host pauses it there.
 	var out strings.Builder
@@ -170,4 +162,21 @@ func TestCLIVersionRefusesUnknownArguments(t *testing.T) {
 			t.Errorf("version %s: exit %d, stderr %q (want a usage error naming %q)", arg, code, errb.String(), arg)
 		}
 	}
+}
+
+// exampleRuntime is a runtime for the example workflow on a SQLite store
+// in a temporary directory, closed when the test ends.
+func exampleRuntime(t *testing.T, ctx context.Context) (*runtime.Runtime, *sqlite.Store) {
+	t.Helper()
+	st, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), sqliteFile)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	reg, _ := runtime.NewRegistry(exampleWorkflow())
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, st
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store/observe"
-	"github.com/abstractframework/abstractgateway/store/sqlite"
 	"github.com/abstractframework/abstractgateway/visualflow"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
@@ -69,16 +68,7 @@ func TestExamplePromptEndsOnCancel(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, err := sqlite.New(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "runtime.sqlite3")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	reg, _ := runtime.NewRegistry(exampleWorkflow())
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, _ := exampleRuntime(t, ctx)
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	var out syncBuf
