@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"LedgerFinder", ledgerFinderTests},
 		{"RunClaimer", claimerTests},
 		{"Concurrency", concurrencyTests},
+		{"Edges", edgeTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
