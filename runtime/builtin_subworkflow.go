@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -53,7 +52,7 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 			continue
 		}
 		if v := req.Run.Vars[k]; v != nil {
-			if s, isStr := v.(string); isStr && strings.TrimSpace(s) == "" {
+			if s, isStr := v.(string); isStr && pyval.Strip(s) == "" {
 				continue // a blank setting is no setting
 			}
 			childVars[k] = pyjson.Clone(v)
@@ -212,7 +211,7 @@ func pyTextOr(v any, def string) string {
 	if !truthy(v) {
 		return def
 	}
-	if s := strings.TrimSpace(pyval.Str(v)); s != "" {
+	if s := pyval.Strip(pyval.Str(v)); s != "" {
 		return s
 	}
 	return def
@@ -225,15 +224,15 @@ func subworkflowToolOutput(subRunID string, output any) map[string]any {
 	answer, report := "", ""
 	if o, ok := output.(map[string]any); ok {
 		if a, ok := o["answer"].(string); ok {
-			answer = strings.TrimSpace(a)
+			answer = pyval.Strip(a)
 		}
 		if r, ok := o["report"].(string); ok {
-			report = strings.TrimSpace(r)
+			report = pyval.Strip(r)
 		}
 	}
 	if answer == "" {
-		if s, ok := output.(string); ok && strings.TrimSpace(s) != "" {
-			answer = strings.TrimSpace(s)
+		if s, ok := output.(string); ok && pyval.Strip(s) != "" {
+			answer = pyval.Strip(s)
 		} else {
 			b, _ := pyjson.Marshal(output, pyjson.Line) // json.dumps, null included
 			answer = string(b)
@@ -249,7 +248,7 @@ func subworkflowToolOutput(subRunID string, output any) map[string]any {
 // trimmedOr returns v trimmed when it is a non-blank string, else def.
 func trimmedOr(v any, def string) string {
 	if s, ok := v.(string); ok {
-		if s = strings.TrimSpace(s); s != "" {
+		if s = pyval.Strip(s); s != "" {
 			return s
 		}
 	}

@@ -4,10 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
-	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // PythonIdempotencyKey is the Python 0.4.28 key of an effect: the first
@@ -99,7 +99,7 @@ func normalizeToolCall(m map[string]any) map[string]any {
 		}
 	}
 	if name, ok := out["name"].(string); ok {
-		out["name"] = strings.TrimSpace(name)
+		out["name"] = pyval.Strip(name)
 	}
 	out["arguments"] = normalizeArguments(out["arguments"]) // absent or null too: {}
 	if fn, ok := out["function"].(map[string]any); ok {
@@ -125,7 +125,7 @@ func canonicalAllowed(list []any) []any {
 	var names []string
 	for _, v := range list {
 		if s, ok := v.(string); ok {
-			if s = strings.TrimSpace(s); s != "" && !slices.Contains(names, s) {
+			if s = pyval.Strip(s); s != "" && !slices.Contains(names, s) {
 				names = append(names, s)
 			}
 		}

@@ -101,7 +101,13 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 	if err := pyjson.CheckMember(payload, "payload", 3); err != nil {
 		return run, fmt.Errorf("resume of run %s: %w", run.RunID, err)
 	}
-	payload = pyjson.CloneObject(payload)
+	// In the types a read gives ([]map[string]any results as []any):
+	// the shapes resumeValue looks for must not depend on how a host
+	// built its payload.
+	payload, err = pyjson.NormalizeObject(payload)
+	if err != nil {
+		return run, fmt.Errorf("resume of run %s: %w", run.RunID, err)
+	}
 	base := s.commits
 	// lost reports a resume whose first commit, the one carrying its
 	// records, was discarded: another runner ended or paused the run
@@ -186,7 +192,7 @@ func resumeValue(w *durable.WaitState, payload map[string]any) any {
 	if w.Reason == durable.WaitSubworkflow && truthy(d["wrap_as_tool_result"]) && !(hasMode && hasResults) {
 		return wrapSubworkflowResult(d, payload)
 	}
-	approvalWait := strings.ToLower(strings.TrimSpace(pyStrOrEmpty(d["mode"]))) == "approval_required"
+	approvalWait := strings.ToLower(pyval.Strip(pyStrOrEmpty(d["mode"]))) == "approval_required"
 	if calls, ok := d["tool_calls"].([]any); ok && approvalWait && !(hasMode && hasResults) {
 		if _, has := payload["approved"]; has {
 			payload = approvalResults(calls, payload)
@@ -205,7 +211,7 @@ func approvalResults(calls []any, payload map[string]any) map[string]any {
 		msg = "Denied by user"
 		// Python: str(reason or "Denied by user").strip()
 		if r := payload["reason"]; truthy(r) {
-			if text := strings.TrimSpace(pyval.Str(r)); text != "" {
+			if text := pyval.Strip(pyval.Str(r)); text != "" {
 				msg = text
 			}
 		}
@@ -298,10 +304,12 @@ func mergeBlockedResults(details, payload map[string]any) any {
 // host, a completed record under the waiting record's key, so a replay of
 // that tool step reuses the host's results.
 func (s *session) syntheticToolCompletion(ctx context.Context, w *durable.WaitState, stored any) error {
-	// The ledger is searched for the wait of a tool step only: such a
-	// wait's details come from the tool executor (its mode, its calls).
-	// Other waits (asks, events) skip a read of the whole ledger.
-	if w.WaitKey == "" || (w.Details["tool_calls"] == nil && w.Details["mode"] == nil) {
+	// The ledger is searched for the wait of a tool step only: one whose
+	// details come from the tool executor (its mode, its calls), or whose
+	// node last traced a tool_calls effect (a host handler's wait may
+	// carry neither). Other waits (asks, events) skip a read of the whole
+	// ledger.
+	if w.WaitKey == "" || (w.Details["tool_calls"] == nil && w.Details["mode"] == nil && !lastTracedToolCalls(s.run)) {
 		return nil
 	}
 	recs, err := s.r.store.LedgerList(ctx, &store.LedgerListParams{RunID: s.run.RunID})
@@ -351,4 +359,19 @@ func jsonInt(v any) (int64, bool) {
 		return n, err == nil
 	}
 	return 0, false
+}
+
+// lastTracedToolCalls reports whether the last step traced at the run's
+// current node was a TOOL_CALLS effect.
+func lastTracedToolCalls(run *durable.RunState) bool {
+	rt, _ := run.Vars["_runtime"].(map[string]any)
+	traces, _ := rt["node_traces"].(map[string]any)
+	t, _ := traces[run.CurrentNode].(map[string]any)
+	steps, _ := t["steps"].([]any)
+	if len(steps) == 0 {
+		return false
+	}
+	last, _ := steps[len(steps)-1].(map[string]any)
+	eff, _ := last["effect"].(map[string]any)
+	return eff["type"] == string(durable.EffectToolCalls)
 }

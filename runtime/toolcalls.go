@@ -24,7 +24,7 @@ func toolCallID(call map[string]any) string {
 	if v == nil {
 		return ""
 	}
-	return strings.TrimSpace(pyval.Str(v))
+	return pyval.Strip(pyval.Str(v))
 }
 
 // warnToolCallIDs adds to vars._flow_warnings (a list of unique strings)
@@ -90,7 +90,7 @@ func withRuntimeCallIDs(eff *durable.Effect, key string) *durable.Effect {
 		// given, as in Python; the call_id fallback is its trimmed text.
 		var rt string
 		if v := call["runtime_call_id"]; v != nil {
-			rt = strings.TrimSpace(pyval.Str(v))
+			rt = pyval.Strip(pyval.Str(v))
 		}
 		if rt == "" {
 			rt = fmt.Sprintf("rtcall_%s_%d", key, i+1)
@@ -102,7 +102,7 @@ func withRuntimeCallIDs(eff *durable.Effect, key string) *durable.Effect {
 		}
 		call["call_id"] = id
 		if name, ok := call["name"].(string); ok {
-			call["name"] = strings.TrimSpace(name)
+			call["name"] = pyval.Strip(name)
 		}
 		rewritten[i] = call
 	}
