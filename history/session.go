@@ -67,46 +67,53 @@ func (e *exporter) sessionSection(ctx context.Context, run *durable.RunState, se
 // any, oldest first, the last limit of them.
 func (e *exporter) sessionRoots(ctx context.Context, run *durable.RunState, sessionID string, limit int) ([]*durable.RunState, error) {
 	until, bounded := millis(cmp.Or(run.CreatedAt, run.UpdatedAt))
-	// Rows come newest first. Only a bounded window of them is loaded in
-	// full: the result keeps `limit` turns, and the margin absorbs rows
-	// that are classified out once their vars are read. The listing is
-	// widened while it is full and the window is not, so that runs
-	// created after the exported one cannot crowd its turns out.
-	window := max(limit*3, limit+8)
-	loaded := map[string]*durable.RunState{run.RunID: run}
-	var roots []*durable.RunState
+	// The index lists rows most recently updated first, not newest
+	// created: an earlier run updated later (resumed, noted into) comes
+	// before later turns. So every root row of the session is read (rows
+	// are small), the candidates ordered by creation, newest first, and
+	// only a bounded window of them loaded in full: the result keeps
+	// `limit` turns, and the margin absorbs runs classified out once
+	// their vars are read.
+	var rows []store.RunIndexRow
 	for listed := max(1000, limit*5); ; listed *= 4 {
-		rows, err := e.src.Runs.RunIndex(ctx, &store.RunIndexParams{SessionID: sessionID, RootOnly: true, Limit: listed})
+		var err error
+		rows, err = e.src.Runs.RunIndex(ctx, &store.RunIndexParams{SessionID: sessionID, RootOnly: true, Limit: listed})
 		if err != nil {
 			return nil, fmt.Errorf("listing runs of session %s: %w", sessionID, err)
 		}
-		roots = roots[:0]
-		for _, row := range rows {
-			if len(roots) == window {
-				break
-			}
-			if strings.TrimSpace(row.ParentRunID) != "" || classifyTurn(row.WorkflowID, nil) == TurnInternal {
-				continue
-			}
-			if ms, ok := millis(cmp.Or(row.CreatedAt, row.UpdatedAt)); bounded && ok && ms > until {
-				continue
-			}
-			r, ok := loaded[row.RunID]
-			if !ok {
-				r, err = e.src.Runs.RunGet(ctx, row.RunID)
-				if errors.Is(err, store.ErrNotFound) {
-					continue // deleted since it was listed
-				}
-				if err != nil {
-					return nil, fmt.Errorf("loading run %s of session %s: %w", row.RunID, sessionID, err)
-				}
-				loaded[row.RunID] = r
-			}
-			roots = append(roots, r)
-		}
-		if len(roots) == window || len(rows) < listed {
+		if len(rows) < listed {
 			break
 		}
+	}
+	rows = slices.DeleteFunc(rows, func(row store.RunIndexRow) bool {
+		if strings.TrimSpace(row.ParentRunID) != "" || classifyTurn(row.WorkflowID, nil) == TurnInternal {
+			return true
+		}
+		ms, ok := millis(cmp.Or(row.CreatedAt, row.UpdatedAt))
+		return bounded && ok && ms > until
+	})
+	slices.SortStableFunc(rows, func(a, b store.RunIndexRow) int {
+		at, bt := cmp.Or(a.CreatedAt, a.UpdatedAt), cmp.Or(b.CreatedAt, b.UpdatedAt)
+		return cmp.Or(bt.Compare(at.Time), cmp.Compare(b.RunID, a.RunID))
+	})
+	window := max(limit*3, limit+8)
+	var roots []*durable.RunState
+	for _, row := range rows {
+		if len(roots) == window {
+			break
+		}
+		r := run
+		if row.RunID != run.RunID {
+			var err error
+			r, err = e.src.Runs.RunGet(ctx, row.RunID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // deleted since it was listed
+			}
+			if err != nil {
+				return nil, fmt.Errorf("loading run %s of session %s: %w", row.RunID, sessionID, err)
+			}
+		}
+		roots = append(roots, r)
 	}
 	if chats := slices.DeleteFunc(slices.Clone(roots), func(r *durable.RunState) bool {
 		return classifyTurn(r.WorkflowID, r.Vars) != TurnChat

@@ -83,7 +83,7 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if req.Run.ActorID != "" {
 		content["actor_id"] = req.Run.ActorID
 	}
-	if sid := noteSessionID(req, base, owner); sid != "" {
+	if sid := noteSessionID(ctx, req, base, owner); sid != "" {
 		content["session_id"] = sid
 	}
 	artTags := stringTags(tags)
@@ -179,10 +179,21 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	return Completed(memoryEnvelope(callID, name, true, text, "", resMeta)), nil
 }
 
-// noteSessionID is the session a note belongs to: its owner's, else the
-// base run's, else the requesting run's.
-func noteSessionID(req *EffectRequest, base *durable.RunState, o memOwner) string {
-	for _, s := range []string{o.sessionID, base.SessionID, req.Run.SessionID} {
+// noteSessionID is the session a note belongs to, as Python takes it: the
+// owner run's, else the requesting run's (not the target run's: a global
+// note asked by a run of another session is that run's).
+func noteSessionID(ctx context.Context, req *EffectRequest, base *durable.RunState, o memOwner) string {
+	owner := o.sessionID
+	switch {
+	case o.synthetic():
+	case o.id == base.RunID:
+		owner = base.SessionID
+	default: // a session's root run
+		if root, err := req.Runtime.store.RunGet(ctx, o.id); err == nil {
+			owner = root.SessionID
+		}
+	}
+	for _, s := range []string{owner, req.Run.SessionID} {
 		if s = strings.TrimSpace(s); s != "" {
 			return s
 		}
