@@ -34,8 +34,18 @@ func newOrigin() string {
 	return hex.EncodeToString(b[:])
 }
 
+// maxNotifyPayload keeps a payload under the server's limit (8000 bytes),
+// past which pg_notify fails, and the write with it.
+const maxNotifyPayload = 7900
+
+// appendPayload is the payload of an append's notification; a run id too
+// long for one is left out, which wakes every follower of the schema.
 func (s *Store) appendPayload(runID string) string {
-	return s.schema + payloadSep + s.origin + payloadSep + keyText(runID)
+	head := s.schema + payloadSep + s.origin
+	if id := keyText(runID); len(head)+len(payloadSep)+len(id) <= maxNotifyPayload {
+		return head + payloadSep + id
+	}
+	return head
 }
 
 // ListenLedger implements store.LedgerListener with LISTEN on a
@@ -83,8 +93,12 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 		if !ok || schema != s.schema {
 			continue
 		}
-		origin, runID, ok := strings.Cut(rest, payloadSep)
-		if !ok || origin == s.origin {
+		origin, runID, hasRun := strings.Cut(rest, payloadSep)
+		if origin == s.origin {
+			continue
+		}
+		if !hasRun {
+			wake("") // a run id too long for a payload: every follower reads
 			continue
 		}
 		wake(keyTextOf(runID))
