@@ -106,6 +106,24 @@ func Less(a, b any) (less bool, ok bool) {
 // compareNumbers compares exactly (an int64 and a float64 are compared
 // without rounding). NaN is unordered.
 func compareNumbers(a, b number) (int, bool) {
+	if a.digits != "" || b.digits != "" {
+		// A Python int past int64 compares by value, not as the float64
+		// it is held in for arithmetic.
+		if (a.kind == floatNumber && a.digits == "" && math.IsNaN(a.f)) || (b.kind == floatNumber && b.digits == "" && math.IsNaN(b.f)) {
+			return 0, false
+		}
+		switch {
+		case a.digits == "" && a.kind == floatNumber && math.IsInf(a.f, 0):
+			return int(math.Copysign(1, a.f)), true // ±inf against an int
+		case b.digits == "" && b.kind == floatNumber && math.IsInf(b.f, 0):
+			return -int(math.Copysign(1, b.f)), true
+		}
+		x, y := exactOf(a), exactOf(b)
+		if x == nil || y == nil {
+			return 0, false
+		}
+		return x.Cmp(y), true
+	}
 	if a.kind != floatNumber && b.kind != floatNumber {
 		switch {
 		case a.i < b.i:
@@ -138,4 +156,24 @@ func bigOf(n number) *big.Float {
 		return new(big.Float).SetFloat64(n.f)
 	}
 	return new(big.Float).SetInt64(n.i)
+}
+
+// exactOf is n as an exact rational: a big int from its digits, an
+// int64, or a finite float's exact binary value; nil for ±inf (the
+// caller orders those first).
+func exactOf(n number) *big.Rat {
+	switch {
+	case n.digits != "":
+		r, ok := new(big.Rat).SetString(n.digits)
+		if !ok {
+			return nil
+		}
+		return r
+	case n.kind == floatNumber:
+		if math.IsInf(n.f, 0) {
+			return nil
+		}
+		return new(big.Rat).SetFloat64(n.f)
+	}
+	return new(big.Rat).SetInt64(n.i)
 }

@@ -50,6 +50,36 @@ func ToInt(v any) (int64, error) {
 	return 0, fmt.Errorf("int() argument must be a string, a bytes-like object or a real number, not '%s'", TypeName(v))
 }
 
+// ToIndex is ToInt for a value used as an index or a count (a slice
+// bound, round's ndigits): an int past int64, which Python keeps exact,
+// is clamped to the int64 range, which any index or count of ours
+// behaves the same at.
+func ToIndex(v any) (int64, error) {
+	i, err := ToInt(v)
+	if err == nil {
+		return i, nil
+	}
+	neg := false
+	if s, ok := v.(string); ok {
+		t := strings.TrimFunc(asciiNumeral(s), unicode.IsSpace)
+		body := strings.TrimLeft(t, "+-")
+		if len(t)-len(body) > 1 || !validDigitPart(body) {
+			return 0, err // not an int literal at all
+		}
+		neg = strings.HasPrefix(t, "-")
+	} else {
+		n := asNumber(v)
+		if n.kind != floatNumber || math.IsNaN(n.f) || math.IsInf(n.f, 0) && n.digits == "" {
+			return 0, err
+		}
+		neg = n.f < 0
+	}
+	if neg {
+		return math.MinInt64, nil
+	}
+	return math.MaxInt64, nil
+}
+
 // ToIntViaFloat implements int(float(x)), which accepts "2.5" → 2.
 func ToIntViaFloat(v any) (int64, error) {
 	if IsInt(v) {

@@ -27,6 +27,9 @@ type number struct {
 	i    int64
 	f    float64
 	big  bool
+	// digits are a big int's decimal digits (big set), so that it
+	// compares exactly: its float64 f is for arithmetic only.
+	digits string
 }
 
 func (n number) float() float64 {
@@ -97,7 +100,11 @@ func parseJSONNumber(s string) number {
 	if err != nil && !isRangeErr(err) {
 		return number{}
 	}
-	return number{kind: floatNumber, f: f, big: big}
+	n := number{kind: floatNumber, f: f, big: big}
+	if big {
+		n.digits = s
+	}
+	return n
 }
 
 func isRangeErr(err error) bool {

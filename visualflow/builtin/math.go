@@ -95,7 +95,7 @@ func roundNode(_ *Env, inputs map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := pyval.ToInt(get(inputs, "decimals", int64(0)))
+	d, err := pyval.ToIndex(get(inputs, "decimals", int64(0)))
 	if err != nil {
 		return nil, fmt.Errorf("round: input 'decimals': %w", err)
 	}

@@ -119,13 +119,13 @@ func trimNode(_ *Env, inputs map[string]any) (any, error) {
 // substringNode: str(text)[int(start):int(end)] on code points.
 func substringNode(_ *Env, inputs map[string]any) (any, error) {
 	text := pyval.Str(get(inputs, "text", ""))
-	start, err := pyval.ToInt(get(inputs, "start", int64(0)))
+	start, err := pyval.ToIndex(get(inputs, "start", int64(0)))
 	if err != nil {
 		return nil, fmt.Errorf("substring: input 'start': %w", err)
 	}
 	var end *int64
 	if raw := inputs["end"]; raw != nil {
-		e, err := pyval.ToInt(raw)
+		e, err := pyval.ToIndex(raw)
 		if err != nil {
 			return nil, fmt.Errorf("substring: input 'end': %w", err)
 		}
