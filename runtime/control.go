@@ -23,8 +23,18 @@ import (
 // again when the run continues).
 func (r *Runtime) hostUpdate(ctx context.Context, runID string, touch bool,
 	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
+	return r.hostUpdateThen(ctx, runID, touch, nil, mutate)
+}
+
+// hostUpdateThen is hostUpdate calling underLock, when set, before it
+// releases the run's lock, whatever the outcome.
+func (r *Runtime) hostUpdateThen(ctx context.Context, runID string, touch bool, underLock func(),
+	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
 	_, unlock := r.lock(runID)
 	defer unlock()
+	if underLock != nil {
+		defer underLock()
+	}
 	work, hold, err := r.claimHeld(ctx, runID)
 	if err != nil {
 		return err
@@ -100,8 +110,13 @@ const hostUpdateAttempts = 5
 // terminal run, a paused run, or a run waiting for a person is a no-op.
 // A tick in progress stops at its next step boundary.
 func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.RunState, error) {
-	defer r.requestStop(runID, false)()
-	err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
+	// The request stops a tick in progress (which holds the run's lock)
+	// at its next step boundary. It is withdrawn under the lock, with the
+	// pause committed (or found a no-op): a tick that takes the lock
+	// later must not stop on it, or a resume right after the pause would
+	// leave the run running with nothing to drive it.
+	withdraw := r.requestStop(runID, false)
+	err := r.hostUpdateThen(ctx, runID, true, withdraw, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
 		if run.Status.Terminal() || IsPaused(run) {
 			return false, nil, nil
 		}

@@ -67,13 +67,29 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 	}()
 	start := time.Now()
 
-	// A run the Python runtime left (no effect_seq yet) may have died after
-	// appending this effect's completed record and before saving the
-	// state: Python's key finds it, whatever the store.
-	if !s.r.atomic || pythonRun {
-		prior, err := s.r.findCompleted(ctx, run.RunID, key)
-		if err == nil && prior == nil && pythonRun {
+	// A run the Python runtime left (no effect_seq yet), or one it took
+	// over and left again (the effect_seq we wrote is still there), may
+	// have died after appending this effect's completed record and before
+	// saving the state: Python's key finds it, whatever the store. On an
+	// atomic store only an external effect is looked up for a run of ours
+	// (a local one costs nothing to do again).
+	h, known := s.r.handlers[eff.Type]
+	lookPython := pythonRun || !s.r.atomic || !known || !h.Local
+	if !s.r.atomic || lookPython {
+		var prior *durable.StepRecord
+		var err error
+		if !s.r.atomic || pythonRun {
+			prior, err = s.r.findCompleted(ctx, run.RunID, key)
+		}
+		if err == nil && prior == nil && lookPython {
 			prior, err = s.r.findCompleted(ctx, run.RunID, PythonIdempotencyKey(run.RunID, plan.NodeID, plan.Effect))
+			if prior != nil && !run.UpdatedAt.IsZero() && !prior.EndedAt.After(run.UpdatedAt.Time) {
+				// Python's key has no step count: a record the stored state
+				// already accounts for (it ended before that state was
+				// saved) is an earlier turn of a loop, not this effect's
+				// completion left unsaved by a kill.
+				prior = nil
+			}
 		}
 		if err != nil {
 			return Outcome{}, false, err
