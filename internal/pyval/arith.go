@@ -160,21 +160,110 @@ func IntMod(a, b int64) (int64, error) {
 	return m, nil
 }
 
-// FloatPow implements Python's float ** float, including its errors: zero
-// to a negative finite power, a negative base with a non-integral exponent
-// (Python would produce a complex number) and overflow. An infinite
-// exponent is never an error (0.0 ** -inf is inf), as CPython settles it
-// before looking at a zero base.
+// Errors of FloatPow, one for each exception CPython's float ** raises.
+var (
+	// ErrPowZeroToNegative is Python's ZeroDivisionError for 0.0 ** -y.
+	ErrPowZeroToNegative = errors.New("0.0 cannot be raised to a negative power")
+	// ErrPowComplex stands for a negative base with a non-integral
+	// exponent, where Python 3 returns a complex number.
+	ErrPowComplex = errors.New("negative number cannot be raised to a fractional power (complex result)")
+	// ErrPowOverflow is Python's OverflowError (errno ERANGE).
+	ErrPowOverflow = errors.New("numerical result out of range")
+)
+
+// FloatPow implements Python's float ** float bit for bit as CPython 3.11
+// on Linux computes it: the special cases of float_pow
+// (Objects/floatobject.c) are settled here exactly as CPython orders them,
+// and the rest goes to libmPow, a port of glibc's pow (see pow.go).
+//
+// Its errors are those of Python: zero to a negative finite power
+// (ErrPowZeroToNegative), a negative finite base with a finite
+// non-integral exponent (ErrPowComplex; Python would produce a complex
+// number) and overflow (ErrPowOverflow, also when the modulus of that
+// complex result overflows, as Python raises OverflowError then). An
+// infinite exponent is never an error (0.0 ** -inf is inf), as CPython
+// settles it before looking at a zero base; underflow is not an error
+// either (it gives 0.0 or -0.0).
 func FloatPow(base, exp float64) (float64, error) {
-	if base == 0 && exp < 0 && !math.IsInf(exp, -1) {
-		return 0, errors.New("0.0 cannot be raised to a negative power")
+	return floatPow(base, exp, powFused)
+}
+
+// floatPow is FloatPow with libmPow's rounding flavour chosen by fused.
+func floatPow(base, exp float64, fused bool) (float64, error) {
+	switch {
+	case exp == 0: // x**0 is 1, even for a NaN x
+		return 1, nil
+	case math.IsNaN(base):
+		return base, nil
+	case math.IsNaN(exp): // 1**nan is 1
+		if base == 1 {
+			return 1, nil
+		}
+		return exp, nil
+	case math.IsInf(exp, 0):
+		a := math.Abs(base)
+		switch {
+		case a == 1:
+			return 1, nil
+		case (exp > 0) == (a > 1):
+			return math.Inf(1), nil
+		default:
+			return 0, nil
+		}
+	case math.IsInf(base, 0):
+		odd := isOddInteger(exp)
+		if exp > 0 {
+			if odd {
+				return base, nil
+			}
+			return math.Abs(base), nil
+		}
+		if odd {
+			return math.Copysign(0, base), nil
+		}
+		return 0, nil
+	case base == 0:
+		if exp < 0 {
+			return 0, ErrPowZeroToNegative
+		}
+		if isOddInteger(exp) {
+			return base, nil // keeps the sign of a -0.0 base
+		}
+		return 0, nil
 	}
-	if base < 0 && !math.IsInf(base, 0) && exp != math.Trunc(exp) && !math.IsInf(exp, 0) && !math.IsNaN(exp) {
-		return 0, errors.New("negative number cannot be raised to a fractional power (complex result)")
+	negate := false
+	if base < 0 {
+		if exp != math.Floor(exp) {
+			// Python hands this to complex **, whose modulus is
+			// pow(|base|, exp): it raises OverflowError when that
+			// overflows and returns a complex number otherwise.
+			if math.IsInf(libmPow(-base, exp, fused), 0) {
+				return 0, ErrPowOverflow
+			}
+			return 0, ErrPowComplex
+		}
+		// An integral exponent: pow(|base|, exp), negated when exp is odd.
+		base = -base
+		negate = isOddInteger(exp)
 	}
-	r := math.Pow(base, exp)
-	if math.IsInf(r, 0) && !math.IsInf(base, 0) && !math.IsInf(exp, 0) {
-		return 0, errors.New("numerical result out of range")
+	if base == 1 { // also (-1) ** huge integer
+		if negate {
+			return -1, nil
+		}
+		return 1, nil
+	}
+	r := libmPow(base, exp, fused)
+	if math.IsInf(r, 0) {
+		return 0, ErrPowOverflow
+	}
+	if negate {
+		r = -r
 	}
 	return r, nil
+}
+
+// isOddInteger reports whether v is an odd integer, as CPython's
+// DOUBLE_IS_ODD_INTEGER (fmod(fabs(v), 2.0) == 1.0).
+func isOddInteger(v float64) bool {
+	return math.Mod(math.Abs(v), 2) == 1
 }

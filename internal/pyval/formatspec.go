@@ -1,8 +1,10 @@
 package pyval
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,15 +16,20 @@ type fmtSpec struct {
 	fill      rune
 	align     byte
 	sign      byte
+	noNegZero bool // 'z': a negative zero (after rounding) loses its sign
 	alt       bool
 	zero      bool
 	width     int
 	grouping  byte
-	precision int // -1 when absent
-	typ       byte
+	precision int  // -1 when absent
+	typ       rune // 0 when absent
 }
 
-func parseSpec(spec string) (fmtSpec, error) {
+// parseSpec parses spec as CPython's parse_internal_render_format_spec
+// does; typeName (the formatted value's type) is for error messages, and
+// defType is the type's default presentation type ('d' for int, 's' for
+// str, 0 for float), against which the grouping option is checked.
+func parseSpec(spec, typeName string, defType rune) (fmtSpec, error) {
 	s := fmtSpec{fill: ' ', precision: -1}
 	rs := []rune(spec)
 	i := 0
@@ -41,6 +48,7 @@ func parseSpec(spec string) (fmtSpec, error) {
 		i++
 	}
 	if i < len(rs) && rs[i] == 'z' {
+		s.noNegZero = true
 		i++
 	}
 	if i < len(rs) && rs[i] == '#' {
@@ -56,11 +64,25 @@ func parseSpec(spec string) (fmtSpec, error) {
 		i++
 	}
 	if i > start {
-		s.width, _ = strconv.Atoi(string(rs[start:i]))
+		w, err := strconv.Atoi(string(rs[start:i]))
+		if err != nil {
+			return s, fmt.Errorf("Too many decimal digits in format string")
+		}
+		s.width = w
 	}
-	if i < len(rs) && (rs[i] == ',' || rs[i] == '_') {
-		s.grouping = byte(rs[i])
+	if i < len(rs) && rs[i] == ',' {
+		s.grouping = ','
 		i++
+	}
+	if i < len(rs) && rs[i] == '_' {
+		if s.grouping != 0 {
+			return s, fmt.Errorf("Cannot specify both ',' and '_'.")
+		}
+		s.grouping = '_'
+		i++
+	}
+	if i < len(rs) && rs[i] == ',' && s.grouping == '_' {
+		return s, fmt.Errorf("Cannot specify both ',' and '_'.")
 	}
 	if i < len(rs) && rs[i] == '.' {
 		i++
@@ -71,14 +93,32 @@ func parseSpec(spec string) (fmtSpec, error) {
 		if i == start {
 			return s, fmt.Errorf("Format specifier missing precision")
 		}
-		s.precision, _ = strconv.Atoi(string(rs[start:i]))
+		p, err := strconv.Atoi(string(rs[start:i]))
+		if err != nil {
+			return s, fmt.Errorf("Too many decimal digits in format string")
+		}
+		s.precision = p
+	}
+	if len(rs)-i > 1 {
+		return s, fmt.Errorf("Invalid format specifier '%s' for object of type '%s'", spec, typeName)
 	}
 	if i < len(rs) {
-		s.typ = byte(rs[i])
-		i++
+		s.typ = rs[i]
 	}
-	if i != len(rs) {
-		return s, fmt.Errorf("Invalid format specifier '%s'", spec)
+	if s.grouping != 0 {
+		typ := s.typ
+		if typ == 0 {
+			typ = defType
+		}
+		switch typ {
+		case 'd', 'e', 'f', 'g', 'E', 'G', '%', 'F', 0:
+		case 'b', 'o', 'x', 'X':
+			if s.grouping != '_' {
+				return s, fmt.Errorf("Cannot specify '%c' with %s.", s.grouping, codeName(typ))
+			}
+		default:
+			return s, fmt.Errorf("Cannot specify '%c' with %s.", s.grouping, codeName(typ))
+		}
 	}
 	// The '0' flag pads with zeros unless a fill is given; whether it
 	// also means '=' alignment depends on the type (numbers only, see
@@ -87,6 +127,19 @@ func parseSpec(spec string) (fmtSpec, error) {
 		s.fill = '0'
 	}
 	return s, nil
+}
+
+// codeName quotes a presentation type as CPython's messages do: 'x', or
+// '\xe9' for a character outside printable ASCII.
+func codeName(c rune) string {
+	if c > 32 && c < 128 {
+		return fmt.Sprintf("'%c'", c)
+	}
+	return fmt.Sprintf("'\\x%x'", c)
+}
+
+func unknownCode(c rune, typeName string) error {
+	return fmt.Errorf("Unknown format code %s for object of type '%s'", codeName(c), typeName)
 }
 
 // numeric returns s as numbers use it: the '0' flag without an explicit
@@ -101,36 +154,86 @@ func (s fmtSpec) numeric() fmtSpec {
 // FormatValue implements Python's format(v, spec) for JSON values: str for
 // strings, int/float presentation types for numbers (bools format as ints
 // when the spec is non-empty), and str() for everything with an empty spec.
+// Ints beyond int64 (json.Number digits, large uint64s) are formatted
+// from their exact value, as Python ints.
 func FormatValue(v any, spec string) (string, error) {
 	if spec == "" {
 		return Str(v), nil
 	}
-	s, err := parseSpec(spec)
-	if err != nil {
-		return "", err
-	}
 	switch x := v.(type) {
 	case string:
+		s, err := parseSpec(spec, "str", 's')
+		if err != nil {
+			return "", err
+		}
 		return formatStr(x, s)
 	case nil, []any, map[string]any:
 		return "", fmt.Errorf("unsupported format string passed to %s.__format__", TypeName(v))
 	}
+	if z, ok := bigIntOf(v); ok {
+		s, err := parseSpec(spec, "int", 'd')
+		if err != nil {
+			return "", err
+		}
+		return formatInt(z, s.numeric(), "int")
+	}
 	n := asNumber(v)
 	switch n.kind {
 	case intNumber, boolNumber:
-		return formatInt(n.i, s.numeric())
+		name := TypeName(v)
+		s, err := parseSpec(spec, name, 'd')
+		if err != nil {
+			return "", err
+		}
+		return formatInt(big.NewInt(n.i), s.numeric(), name)
 	case floatNumber:
+		s, err := parseSpec(spec, "float", 0)
+		if err != nil {
+			return "", err
+		}
 		return formatFloat(n.f, s.numeric())
 	}
 	return "", fmt.Errorf("unsupported format string passed to %s.__format__", TypeName(v))
 }
 
+// bigIntOf returns v as a big.Int when it is a Python int that int64 does
+// not hold: a json.Number integer literal past int64, or a uint64 past
+// MaxInt64.
+func bigIntOf(v any) (*big.Int, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if strings.ContainsAny(s, ".eE") {
+			return nil, false
+		}
+		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return nil, false
+		}
+		return new(big.Int).SetString(s, 10)
+	case uint64:
+		if x > math.MaxInt64 {
+			return new(big.Int).SetUint64(x), true
+		}
+	case uint:
+		if uint64(x) > math.MaxInt64 {
+			return new(big.Int).SetUint64(uint64(x)), true
+		}
+	}
+	return nil, false
+}
+
 func formatStr(x string, s fmtSpec) (string, error) {
 	if s.typ != 0 && s.typ != 's' {
-		return "", fmt.Errorf("Unknown format code '%c' for object of type 'str'", s.typ)
+		return "", unknownCode(s.typ, "str")
+	}
+	if s.sign == ' ' {
+		return "", fmt.Errorf("Space not allowed in string format specifier")
 	}
 	if s.sign != 0 {
 		return "", fmt.Errorf("Sign not allowed in string format specifier")
+	}
+	if s.noNegZero {
+		return "", fmt.Errorf("Negative zero coercion (z) not allowed in string format specifier")
 	}
 	if s.alt {
 		return "", fmt.Errorf("Alternate form (#) not allowed in string format specifier")
@@ -144,52 +247,82 @@ func formatStr(x string, s fmtSpec) (string, error) {
 	return pad("", x, s, '<'), nil
 }
 
-func formatInt(i int64, s fmtSpec) (string, error) {
+// formatInt formats the Python int z (of type typeName: int or bool) as
+// int.__format__ does; the float presentation types convert it to float.
+func formatInt(z *big.Int, s fmtSpec, typeName string) (string, error) {
 	switch s.typ {
 	case 'e', 'E', 'f', 'F', 'g', 'G', '%':
-		return formatFloat(float64(i), s)
+		f, _ := new(big.Float).SetInt(z).Float64() // rounded to nearest, as float(z)
+		if math.IsInf(f, 0) {
+			return "", fmt.Errorf("int too large to convert to float")
+		}
+		return formatFloat(f, s)
+	case 0, 'd', 'n', 'x', 'X', 'o', 'b', 'c':
+	default:
+		return "", unknownCode(s.typ, typeName)
 	}
 	if s.precision >= 0 {
 		return "", fmt.Errorf("Precision not allowed in integer format specifier")
 	}
-	neg := i < 0
-	u := uint64(i)
-	if neg {
-		u = uint64(-i)
+	if s.noNegZero {
+		return "", fmt.Errorf("Negative zero coercion (z) not allowed in integer format specifier")
 	}
-	var body, prefix string
+	if s.typ == 'c' {
+		if s.sign != 0 {
+			return "", fmt.Errorf("Sign not allowed with integer format specifier 'c'")
+		}
+		if s.alt {
+			return "", fmt.Errorf("Alternate form (#) not allowed with integer format specifier 'c'")
+		}
+		if !z.IsInt64() {
+			return "", fmt.Errorf("Python int too large to convert to C long")
+		}
+		c := z.Int64()
+		if c < 0 || c > 0x10ffff {
+			return "", fmt.Errorf("%%c arg not in range(0x110000)")
+		}
+		// A character is all "remainder" to CPython: padded as a number
+		// (right-aligned by default, '0' fills after nothing), never
+		// grouped.
+		return numberOut("", "", string(rune(c)), s, 3), nil
+	}
+	neg := z.Sign() < 0
+	u := new(big.Int).Abs(z)
+	var digits, prefix string
 	switch s.typ {
 	case 0, 'd', 'n':
-		body = strconv.FormatUint(u, 10)
+		digits = u.Text(10)
 	case 'x':
-		body, prefix = strconv.FormatUint(u, 16), "0x"
+		digits, prefix = u.Text(16), "0x"
 	case 'X':
-		body, prefix = strings.ToUpper(strconv.FormatUint(u, 16)), "0X"
+		digits, prefix = strings.ToUpper(u.Text(16)), "0X"
 	case 'o':
-		body, prefix = strconv.FormatUint(u, 8), "0o"
+		digits, prefix = u.Text(8), "0o"
 	case 'b':
-		body, prefix = strconv.FormatUint(u, 2), "0b"
-	case 'c':
-		return pad("", string(rune(i)), s, '<'), nil
-	default:
-		return "", fmt.Errorf("Unknown format code '%c' for object of type 'int'", s.typ)
+		digits, prefix = u.Text(2), "0b"
 	}
 	if !s.alt {
 		prefix = ""
 	}
-	if s.grouping != 0 {
-		every := 3
-		if s.typ == 'x' || s.typ == 'X' || s.typ == 'o' || s.typ == 'b' {
-			every = 4
-		}
-		body = group(body, s.grouping, every)
+	every := 3
+	if s.typ == 'x' || s.typ == 'X' || s.typ == 'o' || s.typ == 'b' {
+		every = 4
 	}
-	return pad(signOf(neg, s.sign)+prefix, body, s, '>'), nil
+	return numberOut(signOf(neg, s.sign)+prefix, digits, "", s, every), nil
 }
 
 func formatFloat(f float64, s fmtSpec) (string, error) {
+	switch s.typ {
+	case 0, 'e', 'E', 'f', 'F', 'g', 'G', 'n', '%':
+	default:
+		// Also for inf and nan: the type is checked before the value.
+		return "", unknownCode(s.typ, "float")
+	}
 	neg := math.Signbit(f) && !math.IsNaN(f)
 	a := math.Abs(f)
+	if s.typ == '%' {
+		a *= 100 // before the inf check: a large float overflows to inf%
+	}
 	var body string
 	switch {
 	case math.IsInf(a, 0) || math.IsNaN(a):
@@ -208,17 +341,43 @@ func formatFloat(f float64, s fmtSpec) (string, error) {
 		if body, err = floatBody(a, s); err != nil {
 			return "", err
 		}
-	}
-	if s.grouping != 0 {
-		intPart, rest := body, ""
-		if j := strings.IndexAny(body, ".eE%"); j >= 0 {
-			intPart, rest = body[:j], body[j:]
-		}
-		if intPart != "inf" && intPart != "nan" {
-			body = group(intPart, s.grouping, 3) + rest
+		if neg && s.noNegZero && isZeroBody(body) {
+			neg = false
 		}
 	}
-	return pad(signOf(neg, s.sign), body, s, '>'), nil
+	// CPython's parse_number: the leading digits are grouped (and
+	// zero-padded); the decimal point, fraction, exponent and '%' (or
+	// all of "inf"/"nan") are copied after them.
+	j := 0
+	for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+		j++
+	}
+	return numberOut(signOf(neg, s.sign), body[:j], body[j:], s, 3), nil
+}
+
+// isZeroBody reports whether a formatted finite magnitude is zero: no
+// non-zero digit before the exponent.
+func isZeroBody(body string) bool {
+	if j := strings.IndexAny(body, "eE"); j >= 0 {
+		body = body[:j]
+	}
+	return !strings.ContainsAny(body, "123456789")
+}
+
+// numberOut lays out a formatted number as CPython's calc_number_widths
+// and fill_number do: lead (sign and 0x-style prefix), digits (grouped
+// every `every` digits), rest (decimal point, fraction, exponent, '%', or
+// a 'c' character). When the fill is '0' with '=' alignment (the '0'
+// flag), the zeros are part of the digits and grouped with them.
+func numberOut(lead, digits, rest string, s fmtSpec, every int) string {
+	if digits != "" {
+		minWidth := 0
+		if s.fill == '0' && s.align == '=' {
+			minWidth = s.width - utf8.RuneCountInString(lead) - utf8.RuneCountInString(rest)
+		}
+		digits = groupDigits(digits, s.grouping, every, minWidth)
+	}
+	return pad(lead, digits+rest, s, '>')
 }
 
 func floatBody(a float64, s fmtSpec) (string, error) {
@@ -233,7 +392,7 @@ func floatBody(a float64, s fmtSpec) (string, error) {
 		}
 		return out, nil
 	case '%':
-		return strconv.FormatFloat(a*100, 'f', precOr(p, 6), 64) + altDot(s, p) + "%", nil
+		return strconv.FormatFloat(a, 'f', precOr(p, 6), 64) + altDot(s, p) + "%", nil
 	case 'g', 'G', 'n':
 		out := pyGeneral(a, precOr(p, 6), s.alt, false)
 		if s.typ == 'G' {
@@ -242,11 +401,19 @@ func floatBody(a float64, s fmtSpec) (string, error) {
 		return out, nil
 	case 0:
 		if p < 0 {
-			return FormatFloat(a), nil
+			// repr; '#' keeps a decimal point in exponent form too
+			// (format(1e16, '#') is '1.e+16').
+			out := FormatFloat(a)
+			if s.alt && !strings.Contains(out, ".") {
+				if j := strings.IndexByte(out, 'e'); j >= 0 {
+					out = out[:j] + "." + out[j:]
+				}
+			}
+			return out, nil
 		}
 		return pyGeneral(a, p, s.alt, true), nil
 	}
-	return "", fmt.Errorf("Unknown format code '%c' for object of type 'float'", s.typ)
+	return "", unknownCode(s.typ, "float")
 }
 
 func precOr(p, def int) int {
@@ -327,21 +494,37 @@ func signOf(neg bool, sign byte) string {
 	return ""
 }
 
-// group inserts sep every `every` digits from the right.
-func group(digits string, sep byte, every int) string {
-	if len(digits) <= every {
+// groupDigits inserts sep (none when 0) every `every` digits from the
+// right and left-pads with zeros to at least minWidth characters, as
+// CPython's _PyUnicode_InsertThousandsGrouping does: a group is added
+// while digits or width remain, so the padding never starts with a
+// separator (format(42, '04,') is '0,042', one wider than asked).
+func groupDigits(digits string, sep byte, every, minWidth int) string {
+	if sep == 0 {
+		if n := minWidth - len(digits); n > 0 {
+			return strings.Repeat("0", n) + digits
+		}
 		return digits
 	}
-	var b strings.Builder
-	lead := len(digits) % every
-	if lead > 0 {
-		b.WriteString(digits[:lead])
+	var groups []string
+	remaining := len(digits)
+	for {
+		l := min(every, max(remaining, minWidth, 1))
+		chars := min(remaining, l)
+		groups = append(groups, strings.Repeat("0", l-chars)+digits[remaining-chars:remaining])
+		remaining -= chars
+		minWidth -= l
+		if remaining <= 0 && minWidth <= 0 {
+			break
+		}
+		minWidth--
 	}
-	for i := lead; i < len(digits); i += every {
-		if b.Len() > 0 {
+	var b strings.Builder
+	for i := len(groups) - 1; i >= 0; i-- {
+		b.WriteString(groups[i])
+		if i > 0 {
 			b.WriteByte(sep)
 		}
-		b.WriteString(digits[i : i+every])
 	}
 	return b.String()
 }

@@ -18,18 +18,93 @@ func getNode(_ *Env, inputs map[string]any) (any, error) {
 	return map[string]any{"value": inputs["default"]}, nil
 }
 
-// objectInput returns inputs[key] as an object (missing → {}); null or a
-// non-object is an error, as dict(x) fails in Python.
+// objectInput returns inputs[key] as Python's dict(x) makes it (missing →
+// {}): an object as it is, or an iterable of key/value pairs — a list
+// whose elements are 2-element lists, 2-character strings or 2-key objects
+// (an object iterates over its keys, sorted here), and a string of such
+// elements, so only "" — later pairs win. Pair keys that are not strings
+// are written as json.dumps writes them (1, 1.5, true, null), keys equal
+// in Python (1, 1.0, true) sharing the first one's name. Anything dict()
+// refuses is an error: null, a number or bool (not iterable), an element
+// that is not a pair, a list or object as a key.
 func objectInput(node string, inputs map[string]any, key string) (map[string]any, error) {
 	raw, ok := inputs[key]
 	if !ok {
 		return map[string]any{}, nil
 	}
-	m, ok := raw.(map[string]any)
-	if !ok {
+	var elems []any
+	switch x := raw.(type) {
+	case map[string]any:
+		return x, nil
+	case []any:
+		elems = x
+	case string:
+		elems = pyIter(x)
+	default:
 		return nil, fmt.Errorf("%s: input '%s' must be an object, got %s", node, key, pyval.TypeName(raw))
 	}
-	return m, nil
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: input '%s' must be an object or a list of key/value pairs: %s", node, key, fmt.Sprintf(format, args...))
+	}
+	out := make(map[string]any, len(elems))
+	var nonStr []any // keys other than strings, by first appearance
+	var nonStrName []string
+	for i, e := range elems {
+		var pair []any
+		switch x := e.(type) {
+		case []any:
+			pair = x
+		case string:
+			pair = pyIter(x)
+		case map[string]any:
+			pair = pyIter(x)
+		default:
+			return nil, fail("cannot convert dictionary update sequence element #%d to a sequence", i)
+		}
+		if len(pair) != 2 {
+			return nil, fail("dictionary update sequence element #%d has length %d; 2 is required", i, len(pair))
+		}
+		name, isStr := pair[0].(string)
+		if !isStr {
+			switch pair[0].(type) {
+			case []any, map[string]any:
+				return nil, fail("unhashable type: '%s'", pyval.TypeName(pair[0]))
+			}
+			found := false
+			for j, k := range nonStr {
+				if pyval.Equal(k, pair[0]) {
+					name, found = nonStrName[j], true
+					break
+				}
+			}
+			if !found {
+				var err error
+				if name, err = pyval.Dumps(pair[0], pyval.Compact); err != nil {
+					return nil, fail("%v", err)
+				}
+				nonStr, nonStrName = append(nonStr, pair[0]), append(nonStrName, name)
+			}
+		}
+		out[name] = pair[1]
+	}
+	return out, nil
+}
+
+// pyIter lists what iterating a string (its characters) or an object (its
+// keys, sorted) yields in Python.
+func pyIter(v any) []any {
+	var out []any
+	switch x := v.(type) {
+	case string:
+		for _, r := range x {
+			out = append(out, string(r))
+		}
+	case map[string]any:
+		for _, k := range pyval.SortedKeys(x) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // setNode returns a copy of object with the '.'-separated key set to value,
