@@ -208,7 +208,7 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 	if reason == "" {
 		reason = "Cancelled"
 	}
-	c := &canceller{r: r, reason: reason, d: r.newDriver(nil), seen: map[string]bool{}}
+	c := &canceller{r: r, reason: reason, d: r.newDriver(nil), seen: map[string]bool{}, walked: map[string]bool{}}
 	defer c.release()
 	if err := c.tree(ctx, runID); err != nil {
 		c.d.keepQueued(ctx)
@@ -224,6 +224,7 @@ type canceller struct {
 	reason    string
 	d         *driver
 	seen      map[string]bool // runs taken into the cancel
+	walked    map[string]bool // ended runs whose children were listed
 	withdraws []func()        // of the stop requests made, run at the end
 }
 
@@ -267,18 +268,29 @@ func (c *canceller) tree(ctx context.Context, root string) error {
 	return nil
 }
 
-// newChildren returns the unfinished children of id not yet taken into
-// the cancel, and takes them.
+// newChildren returns the unfinished descendants of id, under its
+// unfinished children and its ended ones alike (an async child started by
+// a child that has since completed still belongs to the tree), not yet
+// taken into the cancel, and takes them; ended runs are walked, not taken.
 func (c *canceller) newChildren(ctx context.Context, id string) ([]string, error) {
-	kids, err := c.r.store.RunListChildren(ctx, id, "")
-	if err != nil {
-		return nil, fmt.Errorf("listing children of run %s: %w", id, err)
-	}
 	var out []string
-	for _, k := range kids {
-		if !k.Status.Terminal() && !c.seen[k.RunID] {
-			c.seen[k.RunID] = true
-			out = append(out, k.RunID)
+	walk := []string{id}
+	for len(walk) > 0 {
+		parent := walk[len(walk)-1]
+		walk = walk[:len(walk)-1]
+		kids, err := c.r.store.RunListChildren(ctx, parent, "")
+		if err != nil {
+			return nil, fmt.Errorf("listing children of run %s: %w", parent, err)
+		}
+		for _, k := range kids {
+			switch {
+			case !k.Status.Terminal() && !c.seen[k.RunID]:
+				c.seen[k.RunID] = true
+				out = append(out, k.RunID)
+			case k.Status.Terminal() && !c.walked[k.RunID]:
+				c.walked[k.RunID] = true
+				walk = append(walk, k.RunID)
+			}
 		}
 	}
 	return out, nil

@@ -264,6 +264,9 @@ func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest
 		return Outcome{Status: outcomeCancelled, Error: "cancelled"}, nil
 	}
 	if errors.Is(herr, errEffectStopped) {
+		// Stopped as the sync child was (a closed step gate): so is this
+		// tick, and its own caller, a sync parent, learns why.
+		s.stoppedBy = stoppedGate
 		return Outcome{}, errStop
 	}
 	if errors.Is(herr, ErrRunClaimed) || errors.Is(herr, errEffectInterrupted) {
