@@ -284,19 +284,29 @@ func (s *Scheduler) passOnce(ctx context.Context) (int, error) {
 // Pass does at once what the loop does at the clock's current time,
 // until nothing due is left for it: drives the runs earlier drives left
 // running, retries the runtime's due follow-ups and polls due runs, again
-// while a poll fills a batch. It returns how many due runs it polled. For
-// hosts and tests that drive the scheduler themselves (runtimetest's
-// Advance); it does not run Recover.
+// while a poll fills a batch or leaves a run due that is not held back
+// for a retry (a run released into a wait whose deadline has passed). It
+// returns how many due runs it polled. For hosts and tests that drive the
+// scheduler themselves (runtimetest's Advance); it does not run Recover.
+// A workflow that keeps falling due at once (a loop on a zero timeout) is
+// given at most passRounds polls.
 func (s *Scheduler) Pass(ctx context.Context) (int, error) {
 	total := 0
-	for {
+	for round := 1; ; round++ {
 		n, err := s.passOnce(ctx)
 		total += n
-		if err != nil || n < s.cfg.BatchSize {
+		if err != nil || round >= passRounds {
 			return total, err
+		}
+		// No Recover is due in a pass: as if one had just run.
+		if n < s.cfg.BatchSize && (n == 0 || s.nextWait(ctx, s.cfg.Clock()) > 0) {
+			return total, nil
 		}
 	}
 }
+
+// passRounds bounds the polls of one Pass.
+const passRounds = 1000
 
 // nextWait is how long the loop sleeps after a poll that did not fill a
 // batch: until the next deadline, the next Recover or PollInterval,

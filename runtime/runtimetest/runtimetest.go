@@ -18,6 +18,7 @@ package runtimetest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -177,13 +178,56 @@ func (h *Harness) serve(typ durable.EffectType, req *runtime.EffectRequest) runt
 	// kernel writes it into the run's vars, where a node may change it.
 	out := sc.outcomes[sc.served]
 	sc.served++
-	out.Result = pyjson.Clone(out.Result)
+	out.Result = deepCopy(out.Result)
 	if out.Wait != nil {
 		w := *out.Wait
-		w.Details = pyjson.CloneObject(w.Details)
+		w.Details, _ = deepCopy(w.Details).(map[string]any)
+		w.Choices, _ = deepCopy(w.Choices).([]string)
 		out.Wait = &w
 	}
 	return out
+}
+
+// deepCopy copies v's maps and slices at every level, keeping their Go
+// types ([]map[string]any stays one): a scripted outcome built with typed
+// containers must not be shared with the runs it is handed to.
+func deepCopy(v any) any {
+	if v == nil {
+		return nil
+	}
+	return copyValue(reflect.ValueOf(v)).Interface()
+}
+
+func copyValue(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		c := copyValue(v.Elem())
+		out := reflect.New(v.Type()).Elem()
+		out.Set(c)
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			out.SetMapIndex(it.Key(), copyValue(it.Value()))
+		}
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			out.Index(i).Set(copyValue(v.Index(i)))
+		}
+		return out
+	}
+	return v
 }
 
 // Requests returns the requests the scripted handler of typ received, in
