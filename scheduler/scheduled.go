@@ -64,8 +64,11 @@ func (s *Scheduled) Respond(ctx context.Context, runID string, payload map[strin
 		return nil, &runtime.StaleResumeError{RunID: runID, Status: string(run.Status)}
 	}
 	if run.Waiting.WaitKey == "" {
-		return nil, fmt.Errorf("respond to run %s: it waits for a time (%s), not for an answer",
-			runID, run.Waiting.Until)
+		if run.Waiting.Reason == durable.WaitUntil {
+			return nil, fmt.Errorf("respond to run %s: it waits for a time (%s), not for an answer",
+				runID, run.Waiting.Until)
+		}
+		return nil, fmt.Errorf("respond to run %s: its %s wait has no wait key", runID, run.Waiting.Reason)
 	}
 	st, err := s.Resume(ctx, runtime.ResumeParams{RunID: runID, WaitKey: run.Waiting.WaitKey, Payload: payload})
 	s.Scheduler.Wake()
@@ -81,8 +84,8 @@ func (s *Scheduled) FindWaitingRuns(ctx context.Context, reason durable.WaitReas
 
 // Close stops the scheduler. It does not close the store.
 func (s *Scheduled) Close() error {
-	if s == nil {
-		return errors.New("scheduler: nil Scheduled")
+	if s == nil || s.Scheduler == nil {
+		return errors.New("scheduler: Scheduled not made by NewScheduled")
 	}
 	s.Scheduler.Stop()
 	return nil
