@@ -155,10 +155,11 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 
 // restore returns v with the refs this decorator made of a result
 // replaced by their content (artifact.Restore). An artifact is this
-// decorator's if its source tag is one of the ledger's: ids are content
-// addressed per run, so a later record's payload holding the same text
-// re-tags the result's artifact as SourceLedgerEffect. Refs the effect
-// itself returned stay.
+// decorator's if its source tag is one of the ledger's. Ids are content
+// addressed per run: we give a later payload holding the same text an id
+// of its own (artifact.Offload), but Python (and our releases before that)
+// re-tagged the result's artifact as SourceLedgerEffect, and such ledgers
+// are still read. Refs the effect itself returned stay.
 func (s *Store) restore(ctx context.Context, v any) (any, error) {
 	return artifact.Restore(ctx, s.artifacts, v, func(m *artifact.Metadata) bool {
 		src := m.Tags["source"]

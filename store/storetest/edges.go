@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ var edgeTests = []subtest{
 	{"LedgerPageThenWhole", testEdgeLedgerPageThenWhole},
 	{"CommandIDFreedByDeleteByRun", testEdgeCommandIDFreedByDelete},
 	{"NoChildrenOfEmptyParent", testEdgeNoChildrenOfEmptyParent},
+	{"CommandDefaultLimitIsNotSmall", testCommandDefaultLimitIsNotSmall},
 }
 
 // testEdgeLedgerPageThenWhole: a first page of a ledger (After 0 with a
@@ -110,5 +112,20 @@ func testEdgeNoChildrenOfEmptyParent(t *testing.T, s store.Store) {
 	}
 	if kids, err := s.RunListChildren(t.Context(), "root-1", ""); err != nil || !slices.Equal(ids(kids), []string{"kid"}) {
 		t.Errorf("RunListChildren(root-1) = %v, %v; want [kid]", kids, err)
+	}
+}
+
+// testCommandDefaultLimitIsNotSmall: CommandListAfter with limit 0 lists
+// up to 1000 commands (Python's list_after default; every backend's doc
+// says "limit <= 0 means 1000"), so a consumer reading 101 new commands
+// gets them in one page.
+func testCommandDefaultLimitIsNotSmall(t *testing.T, s store.Store) {
+	const n = 101
+	for i := range n {
+		appendCommand(t, s, newCommand(fmt.Sprintf("c%03d", i), "run-1", "pause"))
+	}
+	got, next := listCommands(t, s, 0, 0)
+	if len(got) != n || next != n {
+		t.Errorf("CommandListAfter(0, 0) = %d commands, next %d; want all %d, next %d", len(got), next, n, n)
 	}
 }
