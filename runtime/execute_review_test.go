@@ -132,6 +132,20 @@ func TestExecutePauseDuringRetryBackoffKeepsThePlan(t *testing.T) {
 	if !IsPaused(mid) {
 		t.Fatalf("run not paused: %s", mid.Status)
 	}
+	// No attempt starts after the pause, until the run is resumed (the
+	// end state alone is reached by a tick that retried through it too).
+	if n := effectCalls.Load(); n != 1 {
+		t.Fatalf("the effect ran %d times before the paused run was resumed; want 1: no attempt starts after a pause", n)
+	}
+	recs, err := rt.GetLedger(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Effect != nil && r.Effect.Type == "llm" && r.Attempt > 1 {
+			t.Fatalf("ledger holds attempt %d (%s) of the effect before the paused run was resumed", r.Attempt, r.Status)
+		}
+	}
 	st, err := rt.ResumeRun(ctx, id)
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,70 +11,6 @@ import (
 
 // Tests added by a review of the suites (mutation testing): each one
 // fails on a plausible kernel bug that no other test caught.
-
-// A pause requested while the retry loop waits between two attempts stops
-// the tick before the next attempt (execute: "no new attempt starts; the
-// run stays at the checkpoint just committed"). The effect runs again only
-// once the run is resumed. TestExecutePauseDuringRetryBackoffKeepsThePlan
-// checks the end state only, which a tick that went on retrying through
-// the pause reaches too.
-func TestPauseBetweenAttemptsStartsNoNewAttempt(t *testing.T) {
-	ctx := context.Background()
-	var nodeCalls, effectCalls atomic.Int32
-	handler := func(context.Context, *EffectRequest) (Outcome, error) {
-		if effectCalls.Add(1) == 1 {
-			return Failed("provider unavailable"), nil
-		}
-		return Completed(map[string]any{"answer": "42"}), nil
-	}
-	var rt *Runtime
-	var id string
-	paused := make(chan error, 1)
-	var once sync.Once
-	sleep := func(sctx context.Context, d time.Duration) error {
-		hostStopsOnce(&once, rt, id, paused, func() error {
-			_, err := rt.Pause(context.Background(), id, "operator")
-			return err
-		})
-		return nil
-	}
-	rt = errRuntime(t, memory.New(), Config{
-		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
-		Policy:   RetryPolicy{DefaultAttempts: 3},
-		Sleep:    sleep,
-		Clock:    steppingMilliClock(),
-	}, selfResumingAgent(&nodeCalls))
-	var err error
-	if id, err = rt.Start(ctx, StartParams{WorkflowID: "w"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.Tick(ctx, id, TickOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-paused; err != nil {
-		t.Fatal(err)
-	}
-	if n := effectCalls.Load(); n != 1 {
-		t.Fatalf("the effect ran %d times before the paused run was resumed; want 1: no attempt starts after a pause", n)
-	}
-	recs, err := rt.GetLedger(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if r.Effect != nil && r.Effect.Type == "llm" && r.Attempt > 1 {
-			t.Fatalf("ledger holds attempt %d (%s) of the effect before the paused run was resumed", r.Attempt, r.Status)
-		}
-	}
-	st, err := rt.ResumeRun(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Status != durable.RunCompleted || st.Output["answer"] != "42" || effectCalls.Load() != 2 {
-		t.Fatalf("after resume: status %s, output %v, effect ran %d times; want completed with 42, effect run twice",
-			st.Status, st.Output, effectCalls.Load())
-	}
-}
 
 // The result_key write rule (spec §1.3): on the effect path the result is
 // written only if the outcome is completed and the result is non-null. A
