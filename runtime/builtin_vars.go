@@ -65,7 +65,6 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	return Completed(toolResult(callID, name, true, string(text), "")), nil
 }
 
-// pyStrOrEmpty is Python's str(v or "").
 // pyStrOr is Python's str(v or def): a number is its text, untrimmed.
 func pyStrOr(v any, def string) string {
 	if !truthy(v) {
@@ -74,12 +73,8 @@ func pyStrOr(v any, def string) string {
 	return pyval.Str(v)
 }
 
-func pyStrOrEmpty(v any) string {
-	if !truthy(v) {
-		return ""
-	}
-	return pyval.Str(v)
-}
+// pyStrOrEmpty is Python's str(v or "").
+func pyStrOrEmpty(v any) string { return pyStrOr(v, "") }
 
 // pathToken is one step of a vars path: a key, or a list index when index
 // is set (the text kept for messages).

@@ -4,11 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
-	"github.com/abstractframework/abstractgateway/store/offload"
 )
 
 // restoreChildValues (driver.go) runs artifact.Restore over an ended
@@ -37,12 +34,7 @@ func TestAsyncChildOutputWithRefLookalikeResumesParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts := artifact.NewMemory()
-	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 100})
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, _, _ := offloadingRuntime(t, reg, 100)
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
 	if err != nil {
 		t.Fatal(err)

@@ -73,15 +73,13 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 	// saving the state: Python's key finds it, whatever the store. On an
 	// atomic store only an external effect is looked up for a run of ours
 	// (a local one costs nothing to do again).
-	h, known := s.r.handlers[eff.Type]
-	lookPython := pythonRun || !s.r.atomic || !known || !h.Local
-	if !s.r.atomic || lookPython {
+	if lookPython := pythonRun || !s.r.atomic || !ok || !h.Local; lookPython {
 		var prior *durable.StepRecord
 		var err error
 		if !s.r.atomic || pythonRun {
 			prior, err = s.r.findCompleted(ctx, run.RunID, key)
 		}
-		if err == nil && prior == nil && lookPython {
+		if err == nil && prior == nil {
 			prior, err = s.r.findCompleted(ctx, run.RunID, PythonIdempotencyKey(run.RunID, plan.NodeID, plan.Effect))
 			if prior != nil && !run.UpdatedAt.IsZero() && !prior.EndedAt.After(run.UpdatedAt.Time) {
 				// Python's key has no step count: a record the stored state

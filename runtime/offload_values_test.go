@@ -72,12 +72,7 @@ func TestAsyncChildOutputRestoredFromOffload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts := artifact.NewMemory()
-	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 100})
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, _, _ := offloadingRuntime(t, reg, 100)
 	for _, wf := range []string{"sync", "async"} {
 		id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: wf})
 		if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
@@ -127,12 +122,7 @@ func TestSessionMemorySpansSurviveOffload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts := artifact.NewMemory()
-	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 1000})
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, arts, st := offloadingRuntime(t, reg, 1000)
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "notes", SessionID: "s1"})
 	if s, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil || s.Status != durable.RunCompleted {
 		t.Fatalf("tick: %v %v", s, err)
@@ -183,12 +173,7 @@ func TestSyncChildReadBackGivesItsValues(t *testing.T) {
 		},
 	}}
 	reg, _ := runtime.NewRegistry(parent, child)
-	arts := artifact.NewMemory()
-	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 100})
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, _, st := offloadingRuntime(t, reg, 100)
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
 	p, err := rt.Tick(ctx, id, runtime.TickOptions{})
 	if err != nil || p.Status != durable.RunCompleted {
@@ -205,4 +190,18 @@ func TestSyncChildReadBackGivesItsValues(t *testing.T) {
 			t.Errorf("vars.%s.output.big = %#v, want the child's %d-byte string", key, out["big"], len(big))
 		}
 	}
+}
+
+// offloadingRuntime is a runtime over a memory store whose values past
+// maxInline bytes are offloaded to the artifact store it returns, with
+// that offloading store.
+func offloadingRuntime(t *testing.T, reg *runtime.Registry, maxInline int) (*runtime.Runtime, artifact.Store, *offload.Store) {
+	t.Helper()
+	arts := artifact.NewMemory()
+	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: maxInline})
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, arts, st
 }

@@ -221,14 +221,14 @@ func (s *session) finish(ctx context.Context, status durable.RunStatus, errMsg s
 		}
 	}
 	s.dirty = true
-	if err := s.flush(ctx); err != nil {
-		// The commit may have landed with its answer lost: queue the
-		// parent's resume anyway, for the failed call to keep. A retry
-		// that finds the child not ended in the store does nothing.
-		s.d.afterTerminal(s.run)
+	err := s.flush(ctx)
+	// Queued even when the commit failed: it may have landed with its
+	// answer lost, and the failed call keeps the parent's resume. A retry
+	// that finds the child not ended in the store does nothing.
+	s.d.afterTerminal(s.run)
+	if err != nil {
 		return err
 	}
-	s.d.afterTerminal(s.run)
 	return errStop
 }
 
