@@ -34,6 +34,8 @@ type cutProxy struct {
 	conns  []net.Conn
 	cuts   int
 
+	silent atomic.Bool // swallow everything both ways, closing nothing
+
 	wg sync.WaitGroup
 }
 
@@ -72,6 +74,10 @@ func (p *cutProxy) armDrop(marker string) {
 	p.mu.Unlock()
 }
 
+// silence makes the proxy swallow every byte both ways from now on
+// without closing anything: a network path that drops packets silently.
+func (p *cutProxy) silence() { p.silent.Store(true) }
+
 // cutCount returns how many replies were cut.
 func (p *cutProxy) cutCount() int {
 	p.mu.Lock()
@@ -103,6 +109,9 @@ func (p *cutProxy) accept() {
 			buf := make([]byte, 256<<10)
 			for {
 				n, err := c.Read(buf)
+				if n > 0 && p.silent.Load() {
+					n = 0
+				}
 				if n > 0 {
 					p.mu.Lock()
 					drop := false
@@ -134,6 +143,9 @@ func (p *cutProxy) accept() {
 			buf := make([]byte, 256<<10)
 			for {
 				n, err := s.Read(buf)
+				if n > 0 && p.silent.Load() {
+					n = 0
+				}
 				if n > 0 {
 					if cutNext.Load() {
 						p.mu.Lock()

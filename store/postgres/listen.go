@@ -54,7 +54,8 @@ func (s *Store) appendPayload(runID string) string {
 // process or another machine, once that append committed; the writers
 // must have Config.NotifyAppends set. It calls ready
 // once it listens, and returns when ctx ends (ctx's error) or the
-// connection fails; appends made while it does not listen are not
+// connection fails or stops answering (Config.ListenHeartbeat); appends
+// made while it does not listen are not
 // reported, so a follower reads from its cursor once ready is called.
 func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error {
 	cfg := s.pool.Config().ConnConfig.Copy()
@@ -82,12 +83,12 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 		ready()
 	}
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		n, err := s.nextNotification(ctx, conn)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("postgres: waiting for ledger appends: %w", err)
+			return err
 		}
 		schema, rest, ok := strings.Cut(n.Payload, payloadSep)
 		if !ok || schema != s.schema {
@@ -102,5 +103,32 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 			continue
 		}
 		wake(keyTextOf(runID))
+	}
+}
+
+// nextNotification waits for the listening connection's next
+// notification, pinging the server each time the connection has been
+// silent for the heartbeat: a ping unanswered within the heartbeat is an
+// error. A wait cut short by its own timeout leaves the connection usable
+// (pgx closes it only on other read errors, and keeps a message read in
+// part for the next read).
+func (s *Store) nextNotification(ctx context.Context, conn *pgx.Conn) (*pgconn.Notification, error) {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, s.heartbeat)
+		n, err := conn.WaitForNotification(wctx)
+		silent := wctx.Err() == context.DeadlineExceeded
+		cancel()
+		if err == nil {
+			return n, nil
+		}
+		if ctx.Err() != nil || !silent {
+			return nil, fmt.Errorf("postgres: waiting for ledger appends: %w", err)
+		}
+		pctx, cancel := context.WithTimeout(ctx, s.heartbeat)
+		err = conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("postgres: the listening connection did not answer a ping within %s: %w", s.heartbeat, err)
+		}
 	}
 }

@@ -3,12 +3,14 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/observe"
+	"github.com/abstractframework/abstractgateway/store/postgres"
 )
 
 // TestFollowOtherRunnersAppends: a follower of a run's ledger through
@@ -86,5 +88,76 @@ func next(t *testing.T, sub *observe.Subscription) observe.Event {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no event within 10 s")
 		return observe.Event{}
+	}
+}
+
+// TestListenerNoticesSilentConnectionLoss: when the listening connection's
+// network path starts dropping everything without a word (no reset, no
+// close), ListenLedger returns an error within about two heartbeats, so
+// that Follow connects again, instead of waiting for TCP to give up.
+func TestListenerNoticesSilentConnectionLoss(t *testing.T) {
+	testURL(t)
+	t.Parallel()
+	const heartbeat = 200 * time.Millisecond
+	s, proxy := proxiedStore(t, freshSchemaName(t), postgres.Config{MaxConns: 2, ListenHeartbeat: heartbeat})
+	ready := make(chan struct{})
+	listened := make(chan error, 1)
+	go func() {
+		listened <- s.ListenLedger(t.Context(), func() { close(ready) }, func(string) {})
+	}()
+	<-ready
+	proxy.silence()
+	select {
+	case err := <-listened:
+		if err == nil || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "ping") {
+			t.Fatalf("ListenLedger over a silent connection = %v; want the unanswered ping's error", err)
+		}
+	case <-time.After(20 * heartbeat):
+		t.Fatalf("ListenLedger still listening %s after its connection went silent", 20*heartbeat)
+	}
+}
+
+// TestListenerHeartbeatKeepsDelivering: a listener that pings an idle
+// connection several times still delivers the next append.
+func TestListenerHeartbeatKeepsDelivering(t *testing.T) {
+	url := testURL(t)
+	t.Parallel()
+	schema := freshSchemaName(t)
+	open := func() *postgres.Store {
+		s, err := postgres.New(t.Context(), postgres.Config{URL: url, Schema: schema, Logger: testLogger(t),
+			MaxConns: 2, NotifyAppends: true, ListenHeartbeat: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	listener, writer := open(), open()
+	ctx, stop := context.WithCancel(t.Context())
+	ready := make(chan struct{})
+	woken := make(chan string, 4)
+	listened := make(chan error, 1)
+	go func() {
+		listened <- listener.ListenLedger(ctx, func() { close(ready) }, func(id string) { woken <- id })
+	}()
+	<-ready
+	time.Sleep(500 * time.Millisecond) // ten heartbeats of silence
+	if err := writer.RunCommit(ctx, &store.CommitParams{Run: testRun("after-pings"), Create: true,
+		Records: []*durable.StepRecord{testRecord("after-pings", "start")}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-woken:
+		if id != "after-pings" {
+			t.Fatalf("woken for %q; want after-pings", id)
+		}
+	case err := <-listened:
+		t.Fatalf("ListenLedger ended on a healthy connection: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up within 10 s of an append after heartbeats")
+	}
+	stop()
+	if err := <-listened; !errors.Is(err, context.Canceled) {
+		t.Fatalf("ListenLedger after its context ended = %v", err)
 	}
 }

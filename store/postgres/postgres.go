@@ -47,6 +47,14 @@ type Config struct {
 	// (idle_in_transaction_session_timeout, unless the URL sets it).
 	// 0 means 30 s.
 	WriteTimeout time.Duration
+	// ListenHeartbeat is how long a ledger listener's connection
+	// (ListenLedger) may stay silent before the listener pings the
+	// server; a ping unanswered within the same time ends the listening
+	// with an error, so that observe.Follow connects again. Without it a
+	// network path that drops packets silently would leave followers
+	// unwoken until TCP gives up on the connection, which with pgx's
+	// keep-alive settings takes most of an hour. 0 means 30 s.
+	ListenHeartbeat time.Duration
 }
 
 // Store is the PostgreSQL store. Create it with New; it is safe for
@@ -56,8 +64,9 @@ type Store struct {
 	pool         *pgxpool.Pool
 	schema       string
 	writeTimeout time.Duration
-	origin       string // this Store value in append notifications (listen.go)
-	notify       bool   // Config.NotifyAppends
+	origin       string        // this Store value in append notifications (listen.go)
+	notify       bool          // Config.NotifyAppends
+	heartbeat    time.Duration // Config.ListenHeartbeat
 	log          *slog.Logger
 
 	closeOnce sync.Once
@@ -115,7 +124,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{schema: schema, writeTimeout: writeTimeout, origin: newOrigin(), notify: cfg.NotifyAppends, log: log.With("component", "store/postgres", "schema", schema)}
+	s := &Store{schema: schema, writeTimeout: writeTimeout, origin: newOrigin(), notify: cfg.NotifyAppends, heartbeat: cmp.Or(cfg.ListenHeartbeat, defaultListenHeartbeat), log: log.With("component", "store/postgres", "schema", schema)}
 	if s.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, fmt.Errorf("postgres: connecting: %w", err)
 	}
@@ -144,6 +153,11 @@ func (s *Store) Close() error {
 // long enough for any lock wait a commit meets, short enough that a
 // server that stopped answering does not hold a caller for ever.
 const defaultWriteTimeout = 30 * time.Second
+
+// defaultListenHeartbeat is Config.ListenHeartbeat's default: well under
+// the minutes a silent loss could otherwise last, and one empty statement
+// per listener per half minute costs the server nothing.
+const defaultListenHeartbeat = 30 * time.Second
 
 // cancelAnswerWait is how long a statement whose context ended waits for
 // the server's answer to the cancel request before the connection is
