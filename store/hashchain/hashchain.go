@@ -115,8 +115,7 @@ func (s *Store) stripe(runID string) *sync.Mutex {
 
 func chain(records []*durable.StepRecord, head string) error {
 	for _, r := range records {
-		r.PrevHash = head
-		r.Signature = ""
+		r.PrevHash = head // the signature is the caller's, kept as Python keeps it
 		h, err := RecordHash(r)
 		if err != nil {
 			return err

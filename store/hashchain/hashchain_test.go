@@ -89,3 +89,30 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		t.Fatalf("missing hash not detected: %+v", rep)
 	}
 }
+
+// TestChainKeepsCallersSignature: the chain leaves a record's signature
+// as its caller set it (Python's decorator does), and since the hash
+// excludes it, the record hashes as it would without one.
+func TestChainKeepsCallersSignature(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := hashchain.Wrap(memory.New())
+	recs := vectorRecords(t)
+	recs[0].Signature = "sig-by-caller"
+	if err := st.LedgerAppend(ctx, "run-1", recs); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: "run-1"})
+	if err != nil || len(stored) != 2 {
+		t.Fatalf("list: %d records, %v", len(stored), err)
+	}
+	if stored[0].Signature != "sig-by-caller" || stored[1].Signature != "" {
+		t.Fatalf("signatures stored %q and %q; want the caller's and none", stored[0].Signature, stored[1].Signature)
+	}
+	if stored[0].RecordHash != "cc9743e483c6fca726cb88113c81606fd1dbbe5393ed5348d9a541d8b11e4f42" {
+		t.Fatalf("a signed record hashes to %s; want the unsigned vector's hash", stored[0].RecordHash)
+	}
+	if rep := hashchain.VerifyLedgerChain(stored); !rep.OK {
+		t.Fatalf("verify: %+v", rep)
+	}
+}
