@@ -38,7 +38,9 @@ import (
 // Close to release its connection.
 //
 // Writes are serialised by a mutex; each file is written to a temporary
-// file, synced and renamed into place.
+// file, synced and renamed into place, and its directory is synced before
+// the write returns: a run state saved afterwards may refer to the
+// artifact, so its files must survive a power loss first.
 type FS struct {
 	root  string // <dir>/artifacts
 	blobs string
@@ -55,6 +57,9 @@ type FS struct {
 	refsMTime time.Time
 	refsFiles map[string]time.Time
 	catalog   catalog
+	// syncDir makes a directory's entries durable (atomicfile.SyncDir;
+	// tests watch it).
+	syncDir func(dir string) error
 }
 
 var _ Store = (*FS)(nil)
@@ -64,10 +69,11 @@ var _ Store = (*FS)(nil)
 func NewFS(dir string) (*FS, error) {
 	root := filepath.Join(dir, "artifacts")
 	s := &FS{
-		root:  root,
-		blobs: filepath.Join(root, "blobs"),
-		refs:  filepath.Join(root, "refs"),
-		now:   time.Now,
+		root:    root,
+		blobs:   filepath.Join(root, "blobs"),
+		refs:    filepath.Join(root, "refs"),
+		now:     time.Now,
+		syncDir: atomicfile.SyncDir,
 	}
 	s.catalog.path = filepath.Join(root, CatalogFile)
 	for _, d := range []string{s.blobs, s.refs} {
@@ -341,10 +347,14 @@ func (s *FS) writeBlob(blobID string, content []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(path); err == nil {
-		return nil
+	if _, err := os.Stat(path); err != nil {
+		if err := atomicfile.Write(path, content, atomicfile.Options{}); err != nil {
+			return err
+		}
 	}
-	return atomicfile.Write(path, content, atomicfile.Options{})
+	// Synced even when the blob was there: its writer may have been
+	// killed between its rename and its sync.
+	return s.syncDir(s.blobs)
 }
 
 // writeMeta writes m's ref file, indexes it and upserts its catalog row.
@@ -365,6 +375,9 @@ func (s *FS) writeMeta(m *Metadata) error {
 		return err
 	}
 	if err := atomicfile.Write(s.refPath(m.ArtifactID), b, atomicfile.Options{}); err != nil {
+		return err
+	}
+	if err := s.syncDir(s.refs); err != nil {
 		return err
 	}
 	s.index[m.ArtifactID] = m
