@@ -150,6 +150,12 @@ func (r *Runtime) Now() time.Time { return r.clock() }
 // Call it before the runtime is used concurrently.
 func (r *Runtime) SetHandler(t durable.EffectType, h Handler) { r.handlers[t] = h }
 
+// Handler returns the handler registered for t, if any.
+func (r *Runtime) Handler(t durable.EffectType) (Handler, bool) {
+	h, ok := r.handlers[t]
+	return h, ok
+}
+
 func (r *Runtime) now() durable.Time { return durable.NewTime(r.clock()) }
 
 // NewUUID returns a random RFC 4122 version 4 UUID string.

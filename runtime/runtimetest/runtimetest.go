@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
@@ -67,6 +68,9 @@ type Config struct {
 	// Store is the store to run on; memory.New() when nil. The harness
 	// does not close a store it was given.
 	Store store.Store
+	// Artifacts is the runtime's artifact store (offloading, memory
+	// effects); none when nil, as in runtime.Config.
+	Artifacts artifact.Store
 	// Start is the fake clock's first reading; DefaultStart when zero.
 	Start time.Time
 	// Limits seeds vars._limits of new runs.
@@ -106,6 +110,7 @@ type script struct {
 	outcomes []runtime.Outcome
 	served   int
 	requests []Request
+	checked  bool // the test asked for Unused
 }
 
 // New returns a harness; a store it created is closed at the test's end.
@@ -124,7 +129,7 @@ func New(t testing.TB, cfg Config) *Harness {
 	if err != nil {
 		t.Fatalf("runtimetest: registering workflows: %v", err)
 	}
-	h.Runtime, err = runtime.New(runtime.Config{Store: h.Store, Registry: reg, Handlers: cfg.Handlers,
+	h.Runtime, err = runtime.New(runtime.Config{Store: h.Store, Registry: reg, Handlers: cfg.Handlers, Artifacts: cfg.Artifacts,
 		Limits: cfg.Limits, Clock: h.Clock.Now, Policy: cfg.Policy,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			h.Clock.Advance(d)
@@ -137,14 +142,31 @@ func New(t testing.TB, cfg Config) *Harness {
 	if err != nil {
 		t.Fatalf("runtimetest: %v", err)
 	}
+	t.Cleanup(h.reportUnused)
 	return h
+}
+
+// reportUnused fails the test for the scripted outcomes no request took,
+// of the types whose leftovers the test did not look at (Unused): a
+// script longer than the run's story usually means the run took another
+// path than the test expects.
+func (h *Harness) reportUnused() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for typ, sc := range h.scripts {
+		if n := len(sc.outcomes) - sc.served; n > 0 && !sc.checked {
+			h.t.Errorf("runtimetest: %d scripted %s outcome(s) of %d were never requested", n, typ, len(sc.outcomes))
+		}
+	}
 }
 
 // Script queues outcomes for an effect type: each request of that type
 // takes the next one, in order. A request beyond the script fails the
-// test and gets a failed outcome. Scripting a type replaces its handler
-// (built-in or given in Config.Handlers); call Script before the steps
-// that use it, not while a tick runs.
+// test and gets a failed outcome, and so do outcomes still queued when
+// the test ends, unless the test called Unused for the type. Scripting a
+// type replaces its handler (built-in or given in Config.Handlers),
+// keeping its Local mark so the run commits as it would with the real
+// one; call Script before the steps that use it, not while a tick runs.
 func (h *Harness) Script(typ durable.EffectType, outcomes ...runtime.Outcome) {
 	h.mu.Lock()
 	sc, ok := h.scripts[typ]
@@ -155,7 +177,8 @@ func (h *Harness) Script(typ durable.EffectType, outcomes ...runtime.Outcome) {
 	sc.outcomes = append(sc.outcomes, outcomes...)
 	h.mu.Unlock()
 	if !ok {
-		h.Runtime.SetHandler(typ, runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		replaced, _ := h.Runtime.Handler(typ)
+		h.Runtime.SetHandler(typ, runtime.Handler{Local: replaced.Local, Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 			return h.serve(typ, req), nil
 		}})
 	}
@@ -241,11 +264,13 @@ func (h *Harness) Requests(typ durable.EffectType) []Request {
 	return nil
 }
 
-// Unused returns how many scripted outcomes of typ no request took.
+// Unused returns how many scripted outcomes of typ no request took; the
+// test then owns the check, and they are not reported at its end.
 func (h *Harness) Unused(typ durable.EffectType) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if sc := h.scripts[typ]; sc != nil {
+		sc.checked = true
 		return len(sc.outcomes) - sc.served
 	}
 	return 0

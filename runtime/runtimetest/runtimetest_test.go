@@ -9,10 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
-	"go.uber.org/goleak"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -106,5 +110,102 @@ func TestHarness_RequestBeyondTheScriptFailsTheTestAndTheEffect(t *testing.T) {
 	}
 	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "llm_call request 1") {
 		t.Fatalf("errors reported to the test: %q", rec.errs)
+	}
+}
+
+// commitCounter counts the store's commits.
+type commitCounter struct {
+	store.Store
+	mu      sync.Mutex
+	commits int
+}
+
+func (c *commitCounter) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	c.mu.Lock()
+	c.commits++
+	c.mu.Unlock()
+	return c.Store.RunCommit(ctx, p)
+}
+
+func (c *commitCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.commits
+}
+
+// TestScriptKeepsTheReplacedHandlersLocalMark: a scripted built-in that
+// acts only inside the run (ASK_USER) commits its STARTED record with
+// its outcome, as the real one does, so the run commits as often.
+func TestScriptKeepsTheReplacedHandlersLocalMark(t *testing.T) {
+	t.Parallel()
+	commitsToWait := func(script bool) int {
+		counter := &commitCounter{Store: memory.New()}
+		t.Cleanup(func() { _ = counter.Close() })
+		h := runtimetest.New(t, runtimetest.Config{Workflows: []*runtime.Workflow{review()}, Store: counter})
+		if script {
+			h.Script(durable.EffectAskUser, runtime.Waiting(&durable.WaitState{Reason: durable.WaitUser, WaitKey: "scripted", Prompt: "Topic?"}))
+			if hd, _ := h.Runtime.Handler(durable.EffectAskUser); !hd.Local {
+				t.Fatal("the scripted ASK_USER handler lost the built-in's Local mark")
+			}
+		}
+		h.Run("review", nil)
+		return counter.count()
+	}
+	if real, scripted := commitsToWait(false), commitsToWait(true); real != scripted {
+		t.Fatalf("the run commits %d times to its first wait with the real ASK_USER, %d with a scripted one", real, scripted)
+	}
+}
+
+// TestUnrequestedScriptedOutcomesFailTheTest: outcomes still queued when
+// the test ends fail it, naming the type, unless the test looked at them
+// with Unused.
+func TestUnrequestedScriptedOutcomesFailTheTest(t *testing.T) {
+	t.Parallel()
+	var rec *recorder
+	t.Run("unchecked", func(t *testing.T) {
+		rec = &recorder{TB: t}
+		h := runtimetest.New(rec, runtimetest.Config{Workflows: []*runtime.Workflow{review()}})
+		h.Script(durable.EffectLLMCall, runtime.Completed("one"), runtime.Completed("two"))
+		id, _ := h.Run("review", nil)
+		h.Respond(id, map[string]any{"text": "tests"})
+	})
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "1 scripted llm_call outcome(s) of 2 were never requested") {
+		t.Fatalf("errors reported at the end of a test that left a scripted outcome: %q", rec.errs)
+	}
+	t.Run("checked", func(t *testing.T) {
+		rec = &recorder{TB: t}
+		h := runtimetest.New(rec, runtimetest.Config{Workflows: []*runtime.Workflow{review()}})
+		h.Script(durable.EffectLLMCall, runtime.Completed("one"), runtime.Completed("two"))
+		id, _ := h.Run("review", nil)
+		h.Respond(id, map[string]any{"text": "tests"})
+		if n := h.Unused(durable.EffectLLMCall); n != 1 {
+			t.Fatalf("Unused = %d; want 1", n)
+		}
+	})
+	if len(rec.errs) != 0 {
+		t.Fatalf("errors reported for leftovers the test checked: %q", rec.errs)
+	}
+}
+
+// TestConfigArtifactsReachTheRuntime: a run on a harness given an
+// artifact store offloads through it (MEMORY_NOTE needs one).
+func TestConfigArtifactsReachTheRuntime(t *testing.T) {
+	t.Parallel()
+	arts := artifact.NewMemory()
+	note := &runtime.Workflow{ID: "note", Entry: "note", Nodes: map[string]runtime.NodeFunc{
+		"note": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectMemoryNote, Payload: map[string]any{"note": "remember this"}, ResultKey: "noted"}, "done"), nil
+		},
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+	h := runtimetest.New(t, runtimetest.Config{Workflows: []*runtime.Workflow{note}, Artifacts: arts})
+	id, st := h.Run("note", nil)
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("run %s: %s %q", id, st.Status, st.Error)
+	}
+	if n, err := arts.Count(t.Context(), artifact.SearchParams{}); err != nil || n == 0 {
+		t.Fatalf("artifact store holds %d artifacts (%v) after a MEMORY_NOTE; want the note", n, err)
 	}
 }
