@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -110,8 +111,10 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 	if v, ok = weekDate(v); !ok {
 		return "", 0, false
 	}
-	if len(v) >= 8 && allDigits(v[:8]) && (len(v) == 8 || !isDigit(v[8])) {
-		v = v[:4] + "-" + v[4:6] + "-" + v[6:] // basic date
+	if len(v) >= 8 && allDigits(v[:8]) {
+		// A basic date; the character after it is the separator, a digit
+		// included, as in Python ("2030010101200" is 12:00).
+		v = v[:4] + "-" + v[4:6] + "-" + v[6:]
 	}
 	if len(v) <= 10 {
 		return v, 0, true
@@ -141,15 +144,20 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 		// Python ("12:00:00 +05:00", "12:00:00.+00:00", "10:00 Z").
 		clock = clock[:n-1]
 	}
-	// A basic time: HHMM or HHMMSS, with an optional fraction.
-	if whole, frac, hasFrac := strings.Cut(clock, "."); allDigits(whole) && (len(whole) == 4 || len(whole) == 6) {
-		clock = whole[:2] + ":" + whole[2:4]
-		if len(whole) == 6 {
-			clock += ":" + whole[4:]
-		}
-		if hasFrac {
-			clock += "." + frac
-		}
+	// The clock as HH:MM:SS[.f]: from the basic forms (HHMM, HHMMSS), and
+	// from an hour or an hour and minutes, which Python reads with a
+	// fraction (12:30.5 is 12:30:00.5) and with any offset.
+	whole, frac, hasFrac := strings.Cut(clock, ".")
+	switch {
+	case allDigits(whole) && (len(whole) == 4 || len(whole) == 6):
+		whole = whole[:2] + ":" + whole[2:4] + ":" + cmp.Or(whole[4:], "00")
+	case allDigits(whole) && len(whole) == 2:
+		whole += ":00:00"
+	case len(whole) == 5 && whole[2] == ':' && allDigits(whole[:2]) && allDigits(whole[3:]):
+		whole += ":00"
+	}
+	if clock = whole; hasFrac {
+		clock += "." + frac
 	}
 	return date + "T" + clock + zone, offsetFrac, true
 }
@@ -163,12 +171,21 @@ func weekDate(v string) (_ string, ok bool) {
 	switch {
 	case len(v) >= 8 && v[4:6] == "-W":
 		week, n = v[6:8], 8
-		if len(v) >= 10 && v[8] == '-' && isDigit(v[9]) {
+		// YYYY-Www-D, unless a digit follows the D: Python then takes the
+		// hyphen for the separator (YYYY-Www, then a time).
+		if len(v) >= 10 && v[8] == '-' && isDigit(v[9]) && (len(v) == 10 || !isDigit(v[10])) {
 			day, n = v[9:10], 10
 		}
 	case len(v) >= 7 && v[4] == 'W':
 		week, n = v[5:7], 7
-		if len(v) >= 8 && isDigit(v[7]) {
+		// YYYYWwwD when the digits after the week end at index 8, or run
+		// to an odd index past it (a digit separator and an even-length
+		// time), as Python splits them.
+		end := 7
+		for end < len(v) && isDigit(v[end]) {
+			end++
+		}
+		if end == 8 || (end > 8 && end%2 == 1) {
 			day, n = v[7:8], 8
 		}
 	default:
