@@ -334,7 +334,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 		var keep [][]byte
 		for _, obj := range objs {
 			m, err := pyjson.DecodeObject(obj)
-			if err == nil && m["run_id"] == runID {
+			if id, isStr := m["run_id"].(string); err == nil && isStr && pyval.Strip(id) == runID { // Python strips it too
 				n++
 				if id, ok := m["command_id"].(string); ok {
 					dropped[id] = true
@@ -372,7 +372,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	}
 	// Only what left the file leaves memory, so a reopen lists the same.
 	l.records = slices.DeleteFunc(l.records, func(c *durable.CommandRecord) bool {
-		if c.RunID == runID && dropped[c.CommandID] {
+		if pyval.Strip(c.RunID) == runID && dropped[c.CommandID] {
 			delete(l.byID, c.CommandID)
 			return true
 		}
