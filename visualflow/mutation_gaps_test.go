@@ -5,6 +5,7 @@ package visualflow
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -204,5 +205,43 @@ func TestSubflowInheritContextPinMergesParentContext(t *testing.T) {
 	msgs, _ := ctx["messages"].([]any)
 	if len(msgs) != 1 || jsonText(t, msgs[0]) != jsonText(t, msg) {
 		t.Fatalf("child vars = %s, want context.messages = [the parent's message]", jsonText(t, p["vars"]))
+	}
+}
+
+// §3.1/§6.12: a target entered from two exec handles of one node (both
+// branches of an `if`) takes the overridden input wired for the handle
+// actually taken: the join picks its route by prev_exec_handle, not by
+// the source node alone (which would always give the first route).
+func TestJoinPicksTheRouteOfTheHandleTaken(t *testing.T) {
+	for _, cond := range []string{"True", "False"} {
+		st := runFlowOnce(t, `{"id": "f", "entryNode": "start", "nodes": [
+		  {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
+		  {"id": "code", "type": "code", "data": {"codeBody": "return `+cond+`",
+		    "inputs": [{"id": "exec-in", "type": "execution"}],
+		    "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "output", "type": "any"}]}},
+		  {"id": "if", "type": "if", "data": {
+		    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "condition", "type": "boolean"}],
+		    "outputs": [{"id": "true", "type": "execution"}, {"id": "false", "type": "execution"}]}},
+		  {"id": "yes", "type": "literal_string", "data": {"literalValue": "took true", "outputs": [{"id": "value", "type": "string"}]}},
+		  {"id": "no", "type": "literal_string", "data": {"literalValue": "took false", "outputs": [{"id": "value", "type": "string"}]}},
+		  {"id": "end", "type": "on_flow_end", "data": {
+		    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "branch", "type": "string"}],
+		    "inputRouteOverrides": {"branch": {
+		      "if::true": {"sourceNodeId": "yes", "sourceHandle": "value"},
+		      "if::false": {"sourceNodeId": "no", "sourceHandle": "value"}}}}}
+		],
+		"edges": [
+		  {"source": "start", "sourceHandle": "exec-out", "target": "code", "targetHandle": "exec-in"},
+		  {"source": "code", "sourceHandle": "exec-out", "target": "if", "targetHandle": "exec-in"},
+		  {"source": "code", "sourceHandle": "output", "target": "if", "targetHandle": "condition"},
+		  {"source": "if", "sourceHandle": "true", "target": "end", "targetHandle": "exec-in"},
+		  {"source": "if", "sourceHandle": "false", "target": "end", "targetHandle": "exec-in"}
+		]}`, map[string]any{})
+		if st.Status != durable.RunCompleted {
+			t.Fatalf("condition %s: status %s (%s)", cond, st.Status, st.Error)
+		}
+		if want := "took " + strings.ToLower(cond); st.Output["branch"] != want {
+			t.Fatalf("condition %s: output = %s, want branch = %q", cond, jsonText(t, st.Output), want)
+		}
 	}
 }
