@@ -1,0 +1,111 @@
+package runtime
+
+// Tests added by a mutation-testing round over the kernel's follow-up
+// retries (followretry.go): each guards a promise of its doc comments.
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+func mutFollowRuntime(t *testing.T, now *time.Time) *Runtime {
+	t.Helper()
+	return errRuntime(t, memory.New(), Config{Clock: func() time.Time { return *now }})
+}
+
+func mutDueIn(rt *Runtime, f followUp, now time.Time) time.Duration {
+	rt.followRetries.mu.Lock()
+	defer rt.followRetries.mu.Unlock()
+	return rt.followRetries.entries[followKey{f.kind, f.runID}].due.Sub(now)
+}
+
+// retryLater: a follow-up kept again keeps its back-off, doubled only when
+// it failed again, never past followRetryMax (5 minutes).
+func TestFollowUpBackoffDoublesOnlyOnFailureAndIsCapped(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	rt := mutFollowRuntime(t, &now)
+	f := followUp{kind: followTick, runID: "r1"}
+	rt.retryLater(ctx, f, false)
+	if d := mutDueIn(rt, f, now); d != followRetryFirst {
+		t.Fatalf("first keep due in %v, want %v", d, followRetryFirst)
+	}
+	rt.retryLater(ctx, f, false) // kept again, not a new failure
+	if d := mutDueIn(rt, f, now); d != followRetryFirst {
+		t.Errorf("kept again without failing: due in %v, want the back-off unchanged (%v)", d, followRetryFirst)
+	}
+	rt.retryLater(ctx, f, true)
+	if d := mutDueIn(rt, f, now); d != 2*followRetryFirst {
+		t.Errorf("failed again: due in %v, want %v", d, 2*followRetryFirst)
+	}
+	for range 20 {
+		rt.retryLater(ctx, f, true)
+	}
+	if d := mutDueIn(rt, f, now); d != followRetryMax {
+		t.Errorf("after many failures: due in %v, want the cap %v", d, followRetryMax)
+	}
+}
+
+// takeDueRetries returns the follow-ups due now: one whose due time is
+// exactly now included.
+func TestFollowUpDueExactlyNowIsTaken(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	rt := mutFollowRuntime(t, &now)
+	rt.retryLater(context.Background(), followUp{kind: followTick, runID: "r1"}, false)
+	now = now.Add(followRetryFirst - time.Nanosecond)
+	if due := rt.takeDueRetries(); len(due) != 0 {
+		t.Fatalf("taken before due: %v", due)
+	}
+	now = now.Add(time.Nanosecond)
+	if due := rt.takeDueRetries(); len(due) != 1 || due[0].runID != "r1" {
+		t.Fatalf("at its due time: %v, want r1", due)
+	}
+}
+
+// maxFollowRetries: past it the oldest follow-up is dropped, not another.
+func TestFollowUpRetriesFullDropsTheOldest(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	rt := mutFollowRuntime(t, &now)
+	for i := range maxFollowRetries {
+		rt.retryLater(ctx, followUp{kind: followTick, runID: fmt.Sprintf("r%d", i)}, false)
+		now = now.Add(time.Millisecond)
+	}
+	rt.retryLater(ctx, followUp{kind: followTick, runID: "newest"}, false)
+	if n := rt.PendingFollowUps(); n != maxFollowRetries {
+		t.Fatalf("%d kept, want the cap %d", n, maxFollowRetries)
+	}
+	rt.followRetries.mu.Lock()
+	defer rt.followRetries.mu.Unlock()
+	for _, id := range []string{"r1", fmt.Sprintf("r%d", maxFollowRetries-1), "newest"} {
+		if _, ok := rt.followRetries.entries[followKey{followTick, id}]; !ok {
+			t.Errorf("%s dropped; only the oldest (r0) should be", id)
+		}
+	}
+	if _, ok := rt.followRetries.entries[followKey{followTick, "r0"}]; ok {
+		t.Errorf("the oldest follow-up r0 is still kept")
+	}
+}
+
+// settleFollowUp: a retry whose run was deleted (ErrNotFound) forgets the
+// follow-up instead of keeping it for another retry.
+func TestFollowUpOfADeletedRunIsForgotten(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	rt := mutFollowRuntime(t, &now)
+	rt.retryLater(ctx, followUp{kind: followTick, runID: "gone"}, false)
+	now = now.Add(time.Hour)
+	due := rt.takeDueRetries()
+	if len(due) != 1 {
+		t.Fatalf("due: %v", due)
+	}
+	rt.settleFollowUp(ctx, due[0], fmt.Errorf("loading run gone: %w", store.ErrNotFound))
+	if n := rt.PendingFollowUps(); n != 0 {
+		t.Errorf("%d follow-ups kept after the run was found deleted, want 0", n)
+	}
+}
