@@ -28,10 +28,14 @@ import (
 // Event is a batch of records appended to one run's ledger. An event
 // without Records is a wake-up (Follow): another process appended to the
 // run's ledger, or, with an empty RunID, to ledgers this process may have
-// missed; the follower reads from its cursor.
+// missed; the follower reads from its cursor. An event with Deleted set
+// says the run's ledger was deleted through this store: a ledger that
+// grows again starts at seq 1, below the follower's cursor, so the
+// follower reads it from the start.
 type Event struct {
 	RunID   string
 	Records []*durable.StepRecord
+	Deleted bool
 }
 
 // Subscription is one follower.
@@ -173,6 +177,19 @@ func (s *Store) Follow(ctx context.Context, cfg FollowConfig) error {
 		}
 		pause = min(2*pause, maxPause)
 	}
+}
+
+// LedgerDelete deletes the run's ledger, then tells its followers (see
+// Event.Deleted), also when the delete failed: it may have removed part
+// of the ledger.
+func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
+	n, err := s.Store.LedgerDelete(ctx, runID)
+	if n > 0 || err != nil {
+		s.mu.RLock()
+		s.send(Event{RunID: runID, Deleted: true})
+		s.mu.RUnlock()
+	}
+	return n, err
 }
 
 // RunCommit commits, then notifies the records as stored (see

@@ -63,3 +63,40 @@ func TestFullBufferNeverBlocksWriter(t *testing.T) {
 		t.Fatal("Lagged must clear")
 	}
 }
+
+// TestLedgerDeleteTellsFollowers: a delete reaches the run's followers as
+// a Deleted event, so that a follower whose cursor is past the regrown
+// ledger's first seqs reads it again from the start; a delete that found
+// nothing sends none.
+func TestLedgerDeleteTellsFollowers(t *testing.T) {
+	t.Parallel()
+	st := observe.Wrap(memory.New())
+	ctx := context.Background()
+	sub := st.Subscribe("a", 4)
+	defer sub.Cancel()
+	other := st.Subscribe("b", 4)
+	defer other.Cancel()
+	for range 2 {
+		if err := st.LedgerAppend(ctx, "a", []*durable.StepRecord{rec("a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-sub.C
+	<-sub.C
+	if n, err := st.LedgerDelete(ctx, "a"); err != nil || n != 2 {
+		t.Fatalf("LedgerDelete = %d, %v; want 2", n, err)
+	}
+	if ev := <-sub.C; !ev.Deleted || ev.RunID != "a" || ev.Records != nil {
+		t.Fatalf("event after the delete: %+v; want a Deleted event for run a", ev)
+	}
+	if n, err := st.LedgerDelete(ctx, "a"); err != nil || n != 0 {
+		t.Fatalf("second LedgerDelete = %d, %v; want 0", n, err)
+	}
+	select {
+	case ev := <-sub.C:
+		t.Fatalf("a delete that removed nothing sent %+v", ev)
+	case ev := <-other.C:
+		t.Fatalf("another run's follower got %+v", ev)
+	default:
+	}
+}
