@@ -55,6 +55,30 @@ var claimerTests = []subtest{
 	{"ClaimExpireRelease", testClaimer},
 	{"StoreClock", testClaimStoreClock},
 	{"Edges", testClaimEdges},
+	{"ExpiresAtTTL", testClaimExpiresAtTTL},
+}
+
+// testClaimExpiresAtTTL: a claim is live until its TTL has passed and
+// another owner takes it at exactly claim time + TTL (expires_at <= now),
+// on every backend alike.
+func testClaimExpiresAtTTL(t *testing.T, s store.Store) {
+	c, ok := s.(store.RunClaimer)
+	if !ok {
+		t.Skip("store does not implement store.RunClaimer")
+	}
+	create(t, s, newRun("run-1", runOpts{}))
+	claim := func(owner string, now time.Duration) error {
+		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second, Now: base.Add(now)})
+	}
+	if err := claim("a", 0); err != nil {
+		t.Fatalf("first claim: %v", err)
+	}
+	if err := claim("b", 10*time.Second-time.Millisecond); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("claim a millisecond before the TTL ends: err = %v, want ErrConflict", err)
+	}
+	if err := claim("b", 10*time.Second); err != nil {
+		t.Errorf("claim when the TTL ends: %v, want it taken", err)
+	}
 }
 
 func testClaimer(t *testing.T, s store.Store) {
