@@ -610,7 +610,10 @@ func (s *Scheduler) recordError(msg string) {
 
 // Recover continues runs a crash interrupted: runs still "running" are
 // ticked from their last checkpoint, and parents waiting on a child that
-// has ended are resumed. It is called by Start; hosts may call it too.
+// has ended are resumed. Running runs of workflows the runtime's registry
+// lacks are left as they are, for a runner that has them (runners sharing
+// a store may each serve some workflows). It is called by Start; hosts
+// may call it too.
 func (s *Scheduler) Recover(ctx context.Context) error {
 	running, err := s.st.RunList(ctx, &store.RunListParams{Status: durable.RunRunning, Limit: 10000})
 	if err != nil {

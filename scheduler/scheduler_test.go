@@ -506,3 +506,41 @@ func TestRecoverIntervalContinuesRunsLeftRunning(t *testing.T) {
 		t.Fatal("a run left running after Start was never recovered")
 	}
 }
+
+// TestRecoverLeavesRunsOfWorkflowsItLacks: a runner whose registry lacks
+// a run's workflow leaves the run running, with no error, for a runner
+// that has the workflow, which then continues it.
+func TestRecoverLeavesRunsOfWorkflowsItLacks(t *testing.T) {
+	t.Parallel()
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	owner, st := setup(t, c, waitFlow(-time.Minute))
+	ctx := context.Background()
+	id, _ := owner.Start(ctx, runtime.StartParams{WorkflowID: "wait"}) // left running, as after a crash
+	other := &runtime.Workflow{ID: "other", Entry: "n", Nodes: map[string]runtime.NodeFunc{
+		"n": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(nil), nil
+		},
+	}}
+	reg, _ := runtime.NewRegistry(other)
+	stranger, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := scheduler.New(scheduler.Config{Runtime: stranger, Clock: c.Now})
+	if err := s.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if run, _ := st.RunGet(ctx, id); run.Status != durable.RunRunning {
+		t.Fatalf("a runner without the workflow left the run %s (%q); want it running", run.Status, run.Error)
+	}
+	if errs := s.Stats().Errors; len(errs) != 0 {
+		t.Fatalf("errors recorded for a run of another runner's workflow: %q", errs)
+	}
+	s2, _ := scheduler.New(scheduler.Config{Runtime: owner, Clock: c.Now})
+	if err := s2.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if run, _ := st.RunGet(ctx, id); run.Status != durable.RunCompleted {
+		t.Fatalf("the runner with the workflow left the run %s", run.Status)
+	}
+}
