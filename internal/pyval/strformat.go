@@ -17,7 +17,7 @@ func FormatString(template string, kwargs map[string]any) (string, error) {
 }
 
 func formatString(template string, kwargs map[string]any, depth int) (string, error) {
-	if depth > 2 {
+	if depth > 1 { // CPython's budget: a spec's fields may not hold fields with fields
 		return "", fmt.Errorf("Max string recursion exceeded")
 	}
 	var b strings.Builder

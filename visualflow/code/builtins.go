@@ -3,6 +3,7 @@ package code
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -50,14 +51,28 @@ func builtinRound(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err := starlark.UnpackArgs("round", args, kwargs, "number", &x, "ndigits?", &nd); err != nil {
 		return nil, err
 	}
+	if b, isBool := x.(starlark.Bool); isBool { // a Python bool is an int
+		x = starlark.MakeInt(0)
+		if b {
+			x = starlark.MakeInt(1)
+		}
+	}
 	f, ok := starlark.AsFloat(x)
 	if !ok {
 		return nil, fmt.Errorf("round: got %s, want number", x.Type())
 	}
-	if nd == starlark.None {
-		if i, isInt := x.(starlark.Int); isInt {
+	if i, isInt := x.(starlark.Int); isInt {
+		// Python rounds an int as an int, whatever ndigits.
+		if nd == starlark.None {
 			return i, nil
 		}
+		n, err := starlark.AsInt32(nd)
+		if err != nil {
+			return nil, fmt.Errorf("round: ndigits: %w", err)
+		}
+		return starlark.MakeBigInt(roundInt(i.BigInt(), n)), nil
+	}
+	if nd == starlark.None {
 		r := pyval.Round(f, 0)
 		if math.IsNaN(r) || math.IsInf(r, 0) {
 			return nil, fmt.Errorf("round: cannot convert %v to integer", r)
@@ -134,10 +149,32 @@ func builtinIsinstance(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 			return nil, fmt.Errorf("isinstance: arg 2 must be a type or tuple of types")
 		}
 		name := bi.Name()
+		if name == "str" {
+			name = "string" // Starlark's name for the type str builds
+		}
 		got := x.Type()
 		if got == name || (name == "int" && got == "bool") || (name == "float" && got == "float") {
 			return starlark.True, nil
 		}
 	}
 	return starlark.False, nil
+}
+
+// roundInt is Python's int.__round__(ndigits): x itself for ndigits >= 0,
+// else x rounded to a multiple of 10**-ndigits, half to even.
+func roundInt(x *big.Int, ndigits int) *big.Int {
+	if ndigits >= 0 {
+		return x
+	}
+	abs := new(big.Int).Abs(x)
+	if len(abs.String()) < -ndigits { // |x| < 10**-ndigits / 10: rounds to 0
+		return new(big.Int)
+	}
+	m := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-ndigits)), nil)
+	q, r := new(big.Int).DivMod(x, m, new(big.Int)) // floor division: 0 <= r < m
+	switch c := new(big.Int).Lsh(r, 1).Cmp(m); {
+	case c > 0, c == 0 && q.Bit(0) == 1:
+		q.Add(q, big.NewInt(1))
+	}
+	return q.Mul(q, m)
 }
