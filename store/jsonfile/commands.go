@@ -334,7 +334,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 		var keep [][]byte
 		for _, obj := range objs {
 			m, err := pyjson.DecodeObject(obj)
-			if id, isStr := m["run_id"].(string); err == nil && isStr && pyval.Strip(id) == runID { // Python strips it too
+			if rid, isStr := m["run_id"].(string); err == nil && isStr && pyval.Strip(rid) == runID { // Python strips it too
 				n++
 				if id, ok := m["command_id"].(string); ok {
 					dropped[id] = true

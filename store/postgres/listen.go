@@ -52,11 +52,11 @@ func (s *Store) appendPayload(runID string) string {
 // connection of its own (not the pool's): it calls wake with the run id
 // of each append another Store value made to this schema, from this
 // process or another machine, once that append committed; the writers
-// must have Config.NotifyAppends set. It calls ready
-// once it listens, and returns when ctx ends (ctx's error) or the
-// connection fails or stops answering (Config.ListenHeartbeat); appends
-// made while it does not listen are not
-// reported, so a follower reads from its cursor once ready is called.
+// must have Config.NotifyAppends set. It calls ready once it listens,
+// and returns when ctx ends (ctx's error) or the connection fails or
+// stops answering (Config.ListenHeartbeat); appends made while it does
+// not listen are not reported, so a follower reads from its cursor once
+// ready is called.
 func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error {
 	cfg := s.pool.Config().ConnConfig.Copy()
 	// pgx's default: an ended context ends the connection's I/O at once. The
