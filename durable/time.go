@@ -66,14 +66,12 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, "+00:00"...)
 }
 
+// timeLayouts read what extendedISO makes of a timestamp: a date alone, or
+// a date and an HH:MM:SS[.f] time with or without a zone.
 var timeLayouts = []string{
 	"2006-01-02T15:04:05.999999999Z07:00",
 	"2006-01-02T15:04:05.999999999",
 	"2006-01-02T15:04:05.999999999Z07:00:00",
-	"2006-01-02T15:04Z07:00",
-	"2006-01-02T15:04",
-	"2006-01-02T15Z07:00", // isoformat(timespec="hours")
-	"2006-01-02T15",
 	"2006-01-02",
 }
 
@@ -133,6 +131,7 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 		} else if whole, frac, found := strings.Cut(zone, "."); found && len(whole) == 9 && allDigits(frac) {
 			// ±HH:MM:SS.ffffff: the fraction as a duration, same sign.
 			f, _ := time.ParseDuration("0." + frac + "s")
+			f = f.Truncate(time.Microsecond) // Python reads it to the microsecond
 			if zone[0] == '-' {
 				f = -f
 			}
@@ -155,6 +154,12 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 		whole += ":00:00"
 	case len(whole) == 5 && whole[2] == ':' && allDigits(whole[:2]) && allDigits(whole[3:]):
 		whole += ":00"
+	}
+	if len(whole) < 2 || !isDigit(whole[0]) || !isDigit(whole[1]) || (len(whole) > 2 && whole[2] != ':') {
+		// A one-digit hour, which Python refuses: read as one, the digit
+		// after a basic date taken for the separator would shift the time
+		// ("2024010112" is not 02:00).
+		return "", 0, false
 	}
 	if clock = whole; hasFrac {
 		clock += "." + frac
