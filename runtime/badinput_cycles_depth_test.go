@@ -50,10 +50,22 @@ func TestBadInputCyclicHandlerResultFailsRunNotProcess(t *testing.T) {
 	if !runInChildProcess(t) {
 		return
 	}
+	requireCyclicOutcomeFailsRun(t, durable.EffectLLMCall, func() runtime.Outcome {
+		res := map[string]any{"content": "ok"}
+		res["self"] = res // a handler bug: the result holds itself
+		return runtime.Completed(res)
+	})
+}
+
+// requireCyclicOutcomeFailsRun runs a workflow whose one effect, of type
+// typ, gets outcome from its handler, and requires the run failed with
+// an error naming the cycle.
+func requireCyclicOutcomeFailsRun(t *testing.T, typ durable.EffectType, outcome func() runtime.Outcome) {
+	t.Helper()
 	ctx := context.Background()
 	wf := &runtime.Workflow{ID: "cyc", Entry: "a", Nodes: map[string]runtime.NodeFunc{
 		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			return runtime.Request(&durable.Effect{Type: durable.EffectLLMCall, Payload: map[string]any{"prompt": "x"}}, "b"), nil
+			return runtime.Request(&durable.Effect{Type: typ, Payload: map[string]any{"prompt": "x"}}, "b"), nil
 		},
 		"b": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			return runtime.Complete(map[string]any{"ok": true}), nil
@@ -61,10 +73,8 @@ func TestBadInputCyclicHandlerResultFailsRunNotProcess(t *testing.T) {
 	}}
 	reg, _ := runtime.NewRegistry(wf)
 	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg, Handlers: map[durable.EffectType]runtime.Handler{
-		durable.EffectLLMCall: {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-			res := map[string]any{"content": "ok"}
-			res["self"] = res // a handler bug: the result holds itself
-			return runtime.Completed(res), nil
+		typ: {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			return outcome(), nil
 		}},
 	}})
 	if err != nil {
@@ -120,38 +130,11 @@ func TestBadInputCyclicWaitDetailsFailRunNotProcess(t *testing.T) {
 	if !runInChildProcess(t) {
 		return
 	}
-	ctx := context.Background()
-	wf := &runtime.Workflow{ID: "cycw", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			return runtime.Request(&durable.Effect{Type: durable.EffectToolCalls, Payload: map[string]any{"tool_calls": []any{}}}, "b"), nil
-		},
-		"b": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			return runtime.Complete(map[string]any{"ok": true}), nil
-		},
-	}}
-	reg, _ := runtime.NewRegistry(wf)
-	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg, Handlers: map[durable.EffectType]runtime.Handler{
-		durable.EffectToolCalls: {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-			details := map[string]any{"mode": "delegated"}
-			details["self"] = details
-			return runtime.Waiting(&durable.WaitState{Reason: durable.WaitUser, WaitKey: "k", ResumeToNode: "b", Details: details}), nil
-		}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "cycw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, terr := rt.Tick(ctx, id, runtime.TickOptions{})
-	run, err := rt.GetState(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.Status != durable.RunFailed || !strings.Contains(run.Error, "cycle") {
-		t.Fatalf("run %s, error %q (tick error %v); want it failed with an error naming the cyclic path", run.Status, run.Error, terr)
-	}
+	requireCyclicOutcomeFailsRun(t, durable.EffectToolCalls, func() runtime.Outcome {
+		details := map[string]any{"mode": "delegated"}
+		details["self"] = details
+		return runtime.Waiting(&durable.WaitState{Reason: durable.WaitUser, WaitKey: "k", ResumeToNode: "b", Details: details})
+	})
 }
 
 func nestedValue(n int) any {

@@ -17,7 +17,7 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-var zzFar = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+var farDeadline = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func waitEventPlan(name, next, resultKey string) StepPlan {
 	return Request(&durable.Effect{Type: durable.EffectWaitEvent,
@@ -115,7 +115,7 @@ func TestEventDoesNotResumeAKeylessWaitEnteredAfterListing(t *testing.T) {
 		"wait": errNode(func(run *durable.RunState) StepPlan { return waitEventPlan("ping", "sleep", "evt") }),
 		"sleep": errNode(func(run *durable.RunState) StepPlan {
 			return Request(&durable.Effect{Type: durable.EffectWaitUntil,
-				Payload: map[string]any{"until": durable.FormatTime(zzFar)}, ResultKey: "slept"}, "done")
+				Payload: map[string]any{"until": durable.FormatTime(farDeadline)}, ResultKey: "slept"}, "done")
 		}),
 		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"slept": run.Vars["slept"]}) }),
 	}}
@@ -152,7 +152,7 @@ func TestEventDoesNotResumeAKeylessWaitEnteredAfterListing(t *testing.T) {
 	ls, _ := rt.GetState(ctx, lid)
 	if ls.Status != durable.RunWaiting || ls.Waiting == nil || ls.Waiting.Reason != durable.WaitUntil {
 		t.Fatalf("listener in WAIT_UNTIL (until %s) was resumed by an event meant for its previous wait: "+
-			"status %s, output %v; emit result %v", durable.FormatTime(zzFar), ls.Status, ls.Output, es.Output["r"])
+			"status %s, output %v; emit result %v", durable.FormatTime(farDeadline), ls.Status, ls.Output, es.Output["r"])
 	}
 }
 
@@ -165,7 +165,7 @@ func asyncWaitParent() *Workflow {
 		}),
 		"sleep": errNode(func(run *durable.RunState) StepPlan {
 			return Request(&durable.Effect{Type: durable.EffectWaitUntil,
-				Payload: map[string]any{"until": durable.FormatTime(zzFar)}, ResultKey: "slept"}, "done")
+				Payload: map[string]any{"until": durable.FormatTime(farDeadline)}, ResultKey: "slept"}, "done")
 		}),
 		"done": errNode(func(run *durable.RunState) StepPlan {
 			return Complete(map[string]any{"child": run.Vars["child"], "slept": run.Vars["slept"]})
@@ -220,7 +220,7 @@ func TestChildEndResumesItsParentOnce(t *testing.T) {
 	}
 	if ps.Status != durable.RunWaiting || ps.Waiting == nil || ps.Waiting.Reason != durable.WaitUntil {
 		t.Fatalf("parent resumed twice by one child's end: its WAIT_UNTIL (until %s) was released with the child's output: "+
-			"status %s, output %v", durable.FormatTime(zzFar), ps.Status, ps.Output)
+			"status %s, output %v", durable.FormatTime(farDeadline), ps.Status, ps.Output)
 	}
 }
 

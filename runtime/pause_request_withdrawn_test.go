@@ -13,32 +13,32 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// zzMark marks the context of the host call whose store reads the gate
+// pauseMark marks the context of the host call whose store reads the gate
 // below holds up.
-type zzMark struct{}
+type pauseMark struct{}
 
-// zzHoldSecondRead is a store that holds the second RunGet made with a
+// holdPauseRead is a store that holds the second RunGet made with a
 // marked context (Pause's final GetState, after its hostUpdate's read)
 // until release is closed: the moment between Pause's commit (or its
 // no-op) and the withdrawal of its stop request, stretched.
-type zzHoldSecondRead struct {
+type holdPauseRead struct {
 	store.Wrapper
 	reads   atomic.Int32
 	reached chan struct{}
 	release chan struct{}
 }
 
-func (s *zzHoldSecondRead) RunGet(ctx context.Context, id string) (*durable.RunState, error) {
-	if ctx.Value(zzMark{}) != nil && s.reads.Add(1) == 2 {
+func (s *holdPauseRead) RunGet(ctx context.Context, id string) (*durable.RunState, error) {
+	if ctx.Value(pauseMark{}) != nil && s.reads.Add(1) == 2 {
 		close(s.reached)
 		<-s.release
 	}
 	return s.Store.RunGet(ctx, id)
 }
 
-func zzSetup(t *testing.T, wfs ...*runtime.Workflow) (*runtime.Runtime, *zzHoldSecondRead) {
+func setupHeldPause(t *testing.T, wfs ...*runtime.Workflow) (*runtime.Runtime, *holdPauseRead) {
 	t.Helper()
-	st := &zzHoldSecondRead{Wrapper: store.Wrapper{Store: memory.New()},
+	st := &holdPauseRead{Wrapper: store.Wrapper{Store: memory.New()},
 		reached: make(chan struct{}), release: make(chan struct{})}
 	reg, err := runtime.NewRegistry(wfs...)
 	if err != nil {
@@ -59,7 +59,7 @@ func zzSetup(t *testing.T, wfs ...*runtime.Workflow) (*runtime.Runtime, *zzHoldS
 // pause, no scheduler without claims) ever drives the run again.
 func TestNoopPauseStrandsConcurrentResume(t *testing.T) {
 	t.Parallel()
-	rt, st := zzSetup(t, askWorkflow())
+	rt, st := setupHeldPause(t, askWorkflow())
 	ctx := context.Background()
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "ask"})
 	if err != nil {
@@ -73,7 +73,7 @@ func TestNoopPauseStrandsConcurrentResume(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if _, err := rt.Pause(context.WithValue(ctx, zzMark{}, true), id, "x"); err != nil {
+		if _, err := rt.Pause(context.WithValue(ctx, pauseMark{}, true), id, "x"); err != nil {
 			t.Errorf("Pause: %v", err)
 		}
 	}()
@@ -107,7 +107,7 @@ func TestNoopPauseStrandsConcurrentResume(t *testing.T) {
 // recovery.
 func TestResumeRunRightAfterPauseStrandsRun(t *testing.T) {
 	t.Parallel()
-	rt, st := zzSetup(t, chain(3))
+	rt, st := setupHeldPause(t, chain(3))
 	ctx := context.Background()
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "chain"})
 	if err != nil {
@@ -117,7 +117,7 @@ func TestResumeRunRightAfterPauseStrandsRun(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if _, err := rt.Pause(context.WithValue(ctx, zzMark{}, true), id, "x"); err != nil {
+		if _, err := rt.Pause(context.WithValue(ctx, pauseMark{}, true), id, "x"); err != nil {
 			t.Errorf("Pause: %v", err)
 		}
 	}()

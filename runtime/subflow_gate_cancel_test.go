@@ -10,7 +10,7 @@ import (
 
 // syncSpawner is a workflow id that starts child (sync) and completes
 // with what it got back.
-func zzSyncSpawner(id, child string) *Workflow {
+func syncSpawner(id, child string) *Workflow {
 	return &Workflow{ID: id, Entry: "spawn", Nodes: map[string]NodeFunc{
 		"spawn": errNode(func(run *durable.RunState) StepPlan {
 			return Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
@@ -33,7 +33,7 @@ func TestStepGateClosedInSyncGrandchildDoesNotFailTop(t *testing.T) {
 		"a": errNode(func(run *durable.RunState) StepPlan { return Next("b") }),
 		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
 	}}
-	rt := errRuntime(t, memory.New(), Config{}, zzSyncSpawner("top", "mid"), zzSyncSpawner("mid", "leaf"), leaf)
+	rt := errRuntime(t, memory.New(), Config{}, syncSpawner("top", "mid"), syncSpawner("mid", "leaf"), leaf)
 	top, _ := rt.Start(ctx, StartParams{WorkflowID: "top"})
 	gate := func(ctx context.Context, run *durable.RunState, nodeID string) error {
 		if run.WorkflowID == "leaf" && nodeID == "b" {
