@@ -169,9 +169,7 @@ func (r *Recycler) take() (string, error) {
 		return p, nil
 	}
 	r.mu.Unlock()
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	p := filepath.Join(r.dir, ".spare-"+hex.EncodeToString(b[:])+".tmp")
+	p := r.newSpareName()
 	perm := r.opts.Perm
 	if perm == 0 {
 		perm = 0o644
@@ -184,6 +182,13 @@ func (r *Recycler) take() (string, error) {
 		return "", fmt.Errorf("creating spare file: %w", err)
 	}
 	return p, nil
+}
+
+// newSpareName returns a fresh path matching SparePattern.
+func (r *Recycler) newSpareName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return filepath.Join(r.dir, ".spare-"+hex.EncodeToString(b[:])+".tmp")
 }
 
 func (r *Recycler) give(p string) {

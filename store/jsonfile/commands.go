@@ -188,7 +188,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		line = append([]byte{'\n'}, line...)
 	}
 	_, statErr := os.Stat(s.commandsPath())
-	if err := s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist)); err != nil {
+	if err := s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist), nil); err != nil {
 		// Part of the line may be in the file, even all of it if cutting
 		// it back failed: the next append starts on a new line rather than
 		// complete this one (readers skip an empty line), and this seq is
@@ -209,7 +209,10 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 // when the file is new (created), its directory entry is synced too. A
 // failed append is cut back off the file where it can be; callers must
 // still treat the file's tail as unknown (part of data may be in it).
-func (s *Store) appendFile(path string, data []byte, created bool) error {
+// beforeWrite, when not nil, is called just before the write with the
+// file's size (-1 when unknown) and the size it will have after it; an
+// error from it ends the append with nothing written.
+func (s *Store) appendFile(path string, data []byte, created bool, beforeWrite func(size, after int64) error) error {
 	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
@@ -217,6 +220,16 @@ func (s *Store) appendFile(path string, data []byte, created bool) error {
 	size := int64(-1)
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
+	}
+	if beforeWrite != nil {
+		after := int64(-1)
+		if size >= 0 {
+			after = size + int64(len(data))
+		}
+		if err := beforeWrite(size, after); err != nil {
+			_ = f.Close()
+			return err
+		}
 	}
 	write := (*os.File).Write
 	if s.writeForTest != nil {

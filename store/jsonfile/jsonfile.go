@@ -24,7 +24,12 @@
 // file second, so the ledger is never behind the state. The two writes are
 // not atomic together, so Store does not implement store.AtomicCommitter:
 // a crash between them leaves records whose state was never saved, which
-// the kernel's replay checks handle.
+// the kernel's replay checks handle. A commit that ends a run is the
+// exception: its state is written first under a staged name
+// (.commit-<id>.<ledger size>-<size after>.tmp), then the records are
+// appended, then the staged file takes the run file's place; the next
+// open finishes such a commit if all its records landed and drops it
+// otherwise (staged.go), so a run's end is never half made.
 //
 // One store owns a directory. It holds an exclusive lock (flock, on unix)
 // on <dir>/.abstractgateway-store.lock while open, so a second store on
@@ -126,6 +131,10 @@ type Store struct {
 	// writeForTest, when set, stands in for the one write of an append,
 	// so a test can fail it partway as a full disk would.
 	writeForTest func(f *os.File, data []byte) (int, error)
+
+	// killForTest, when set, is called at the named points of a terminal
+	// commit ("staged", "appended"), so a test can end the process there.
+	killForTest func(point string)
 }
 
 var (
@@ -169,6 +178,9 @@ func New(cfg Config) (*Store, error) {
 }
 
 func (s *Store) open() error {
+	if err := s.recoverStaged(); err != nil {
+		return err
+	}
 	var err error
 	if s.spares, err = atomicfile.NewRecycler(s.dir, s.fileOpts()); err != nil {
 		return fmt.Errorf("jsonfile: %w", err)

@@ -159,8 +159,9 @@ func (s *Store) decodeLine(path string, line []byte, off int64, final bool) []ma
 }
 
 // appendRecordsLocked appends records to a run's ledger in one write and
-// sets their Seq. The caller holds the run's stripe exclusively.
-func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord) error {
+// sets their Seq; beforeWrite is appendFile's. The caller holds the run's
+// stripe exclusively.
+func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord, beforeWrite func(size, after int64) error) error {
 	pooled := pyjson.GetBuffer()
 	buf := *pooled
 	defer func() { *pooled = buf; pyjson.PutBuffer(pooled) }() // handed back grown
@@ -183,7 +184,7 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord)
 		buf = append([]byte{'\n'}, buf...)
 		prefix = 1
 	}
-	if err := s.appendFile(s.ledgerPath(runID), buf, st.size == 0); err != nil {
+	if err := s.appendFile(s.ledgerPath(runID), buf, st.size == 0, beforeWrite); err != nil {
 		s.forgetLedger(runID)
 		return err
 	}
@@ -221,7 +222,7 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	if err := s.checkOpen(); err != nil { // again: Close may have run while this call waited
 		return err
 	}
-	if err := s.appendRecordsLocked(runID, records); err != nil {
+	if err := s.appendRecordsLocked(runID, records, nil); err != nil {
 		return fmt.Errorf("jsonfile: ledger append %s: %w", runID, err)
 	}
 	return nil

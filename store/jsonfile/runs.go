@@ -106,13 +106,42 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if err != nil {
 		return fmt.Errorf("jsonfile: encoding run %s: %w", id, err)
 	}
+	// A commit that ends the run stages its state before appending the
+	// records, so that a crash between the two cannot leave the terminal
+	// records without the state they end: the next open finds the staged
+	// state and puts it in place (recoverStaged).
+	var staged string
 	if len(p.Records) > 0 {
-		if err := s.appendRecordsLocked(id, p.Records); err != nil {
+		var stage func(size, after int64) error
+		if !p.Create && p.Run.Status.Terminal() && !cur.stub.Status.Terminal() {
+			stage = func(size, after int64) error {
+				name := stagedName(id, size, after)
+				if size < 0 || len(name) > maxNameLen {
+					return nil // committed unstaged, as any other commit
+				}
+				var err error
+				staged, err = s.spares.Stage(name, data)
+				if err != nil {
+					s.dirUnsynced.Store(true)
+					return fmt.Errorf("staging the run file: %w", err)
+				}
+				s.killPointForTest("staged")
+				return nil
+			}
+		}
+		if err := s.appendRecordsLocked(id, p.Records, stage); err != nil {
+			if staged != "" {
+				s.spares.Unstage(staged)
+			}
 			return fmt.Errorf("jsonfile: committing run %s: %w", id, err)
 		}
+		s.killPointForTest("appended")
 	}
 	write := s.replaceFile
-	if p.Create {
+	switch {
+	case staged != "":
+		write = func(path string, _ []byte) error { return s.promote(staged, path) }
+	case p.Create:
 		write = s.writeNew
 	}
 	if err := write(path, data); err != nil {
