@@ -50,13 +50,17 @@ func (r *Recycler) Stage(name string, data []byte) (string, error) {
 	return staged, nil
 }
 
+// ErrUnsynced reports that a file was put in place but the directory sync
+// that makes it survive a power loss failed.
+var ErrUnsynced = errors.New("in place, but the directory sync failed")
+
 // Promote atomically replaces the file at path with the staged file and
 // consumes the staged name: after Promote returns, with or without an
-// error, nothing is left under it. Where the exchange works the displaced
-// file becomes a spare again; elsewhere the staged file is renamed over
-// path. On an error path is unchanged, unless the error is the directory
-// sync that follows a rename that happened: then path holds the new
-// content but may not keep it through a power loss.
+// error, nothing is left under it (unless removing it failed too). Where
+// the exchange works the displaced file becomes a spare again; elsewhere
+// the staged file is renamed over path. On an error path is unchanged,
+// unless the error wraps ErrUnsynced: then path holds the new content but
+// may not keep it through a power loss.
 func (r *Recycler) Promote(staged, path string) error {
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		r.discard(staged)
@@ -70,7 +74,7 @@ func (r *Recycler) Promote(staged, path string) error {
 				// back under path after a power loss, so it is never
 				// written again.
 				r.discard(staged)
-				return err
+				return fmt.Errorf("%w: %w", ErrUnsynced, err)
 			}
 			r.Unstage(staged) // the displaced content, now under the staged name
 			return nil
@@ -87,7 +91,10 @@ func (r *Recycler) Promote(staged, path string) error {
 		r.discard(staged)
 		return fmt.Errorf("renaming %s into place: %w", path, err)
 	}
-	return r.syncDir()
+	if err := r.syncDir(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsynced, err)
+	}
+	return nil
 }
 
 // Unstage gives a staged file back to the spare pool (it is renamed to a

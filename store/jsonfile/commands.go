@@ -210,9 +210,9 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 // failed append is cut back off the file where it can be; callers must
 // still treat the file's tail as unknown (part of data may be in it).
 // beforeWrite, when not nil, is called just before the write with the
-// file's size (-1 when unknown) and the size it will have after it; an
+// file's size (-1 when unknown) and the bytes about to be appended; an
 // error from it ends the append with nothing written.
-func (s *Store) appendFile(path string, data []byte, created bool, beforeWrite func(size, after int64) error) error {
+func (s *Store) appendFile(path string, data []byte, created bool, beforeWrite func(size int64, data []byte) error) error {
 	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
@@ -222,11 +222,7 @@ func (s *Store) appendFile(path string, data []byte, created bool, beforeWrite f
 		size = st.Size()
 	}
 	if beforeWrite != nil {
-		after := int64(-1)
-		if size >= 0 {
-			after = size + int64(len(data))
-		}
-		if err := beforeWrite(size, after); err != nil {
+		if err := beforeWrite(size, data); err != nil {
 			_ = f.Close()
 			return err
 		}
@@ -256,10 +252,16 @@ func (s *Store) appendFile(path string, data []byte, created bool, beforeWrite f
 		return fmt.Errorf("appending to %s: %w", path, err)
 	}
 	if created || s.dirUnsynced.Load() {
-		return s.syncDir()
+		if err := s.syncDir(); err != nil {
+			return fmt.Errorf("%w: %w", errAppendedUnsynced, err)
+		}
 	}
 	return nil
 }
+
+// errAppendedUnsynced reports an append whose data is in the file (and
+// synced), but whose directory sync failed afterwards.
+var errAppendedUnsynced = errors.New("appended, but the directory sync failed")
 
 // CommandListAfter implements store.CommandStore; limit <= 0 means 1000.
 func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([]*durable.CommandRecord, int64, error) {

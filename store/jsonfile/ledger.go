@@ -161,7 +161,7 @@ func (s *Store) decodeLine(path string, line []byte, off int64, final bool) []ma
 // appendRecordsLocked appends records to a run's ledger in one write and
 // sets their Seq; beforeWrite is appendFile's. The caller holds the run's
 // stripe exclusively.
-func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord, beforeWrite func(size, after int64) error) error {
+func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord, beforeWrite func(size int64, data []byte) error) error {
 	pooled := pyjson.GetBuffer()
 	buf := *pooled
 	defer func() { *pooled = buf; pyjson.PutBuffer(pooled) }() // handed back grown

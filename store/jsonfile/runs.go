@@ -111,11 +111,13 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	// records without the state they end: the next open finds the staged
 	// state and puts it in place (recoverStaged).
 	var staged string
+	var ledgerSize int64 // before the records, when staged
+	var appendErr error  // of a staged commit's append that landed
 	if len(p.Records) > 0 {
-		var stage func(size, after int64) error
+		var stage func(size int64, appended []byte) error
 		if !p.Create && p.Run.Status.Terminal() && !cur.stub.Status.Terminal() {
-			stage = func(size, after int64) error {
-				name := stagedName(id, size, after)
+			stage = func(size int64, appended []byte) error {
+				name := stagedName(id, size, appended)
 				if size < 0 || len(name) > maxNameLen {
 					return nil // committed unstaged, as any other commit
 				}
@@ -125,14 +127,21 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 					s.dirUnsynced.Store(true)
 					return fmt.Errorf("staging the run file: %w", err)
 				}
+				ledgerSize = size
 				s.killPointForTest("staged")
 				return nil
 			}
 		}
-		if err := s.appendRecordsLocked(id, p.Records, stage); err != nil {
-			if staged != "" {
-				s.spares.Unstage(staged)
-			}
+		switch err := s.appendRecordsLocked(id, p.Records, stage); {
+		case err == nil:
+		case staged != "" && errors.Is(err, errAppendedUnsynced):
+			// The records are in the ledger: finish the commit, so that
+			// the run is not left with the records of an end it never
+			// had, then report the error.
+			appendErr = err
+		case staged != "":
+			return fmt.Errorf("jsonfile: committing run %s: %w", id, errors.Join(err, s.unstage(id, staged, ledgerSize)))
+		default:
 			return fmt.Errorf("jsonfile: committing run %s: %w", id, err)
 		}
 		s.killPointForTest("appended")
@@ -140,7 +149,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	write := s.replaceFile
 	switch {
 	case staged != "":
-		write = func(path string, _ []byte) error { return s.promote(staged, path) }
+		write = func(path string, _ []byte) error { return s.promote(id, staged, path, ledgerSize) }
 	case p.Create:
 		write = s.writeNew
 	}
@@ -148,7 +157,12 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		if p.Create && errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("jsonfile: creating run %s: %w", id, unloaded(path))
 		}
-		return fmt.Errorf("jsonfile: saving run %s: %w", id, err)
+		return fmt.Errorf("jsonfile: saving run %s: %w", id, errors.Join(appendErr, err))
+	}
+	if appendErr != nil {
+		// In place, but not known to survive a power loss: reported as
+		// any write whose directory sync failed is.
+		return fmt.Errorf("jsonfile: committing run %s: %w", id, appendErr)
 	}
 	p.Run.Version++
 	// The cached copy is in the decoder's types, so that a hot read

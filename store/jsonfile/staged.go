@@ -3,6 +3,8 @@ package jsonfile
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,7 +15,8 @@ import (
 )
 
 // A terminal commit (one that ends a run) is made in three steps: its
-// state is staged under .commit-<run id>.<ledger size>-<size after>.tmp,
+// state is staged under .commit-<run id>.<ledger size>-<size after>-<sum>.tmp
+// (sum: FNV-1a of the bytes to append),
 // its records are appended to the ledger, then the staged file is put in
 // place of run_<id>.json. A process killed between the append and the
 // last step leaves the terminal records without the state they end;
@@ -21,46 +24,98 @@ import (
 // last checkpoint, and a replay that ends otherwise (a cancel arrived, a
 // failed effect succeeds the second time) gives the ledger two terminal
 // records of different statuses. The staged name lets the next open
-// finish the commit instead: the ledger's size says whether the records
-// landed whole.
+// finish the commit instead: the ledger's size and the sum of its last
+// bytes say whether the records landed whole, and nothing else since.
 const stagedPattern = ".commit-*.tmp"
 
 // maxNameLen is the longest file name most file systems accept; a run id
 // too long for a staged name is committed unstaged.
 const maxNameLen = 255
 
-func stagedName(id string, size, after int64) string {
-	return ".commit-" + id + "." + strconv.FormatInt(size, 10) + "-" + strconv.FormatInt(after, 10) + ".tmp"
+// stagedCommit is what a staged name says: the ledger's size before the
+// commit's records, its size after them, and their sum.
+type stagedCommit struct {
+	id          string
+	size, after int64
+	sum         uint64
+}
+
+func stagedName(id string, size int64, appended []byte) string {
+	return ".commit-" + id + "." + strconv.FormatInt(size, 10) + "-" +
+		strconv.FormatInt(size+int64(len(appended)), 10) + "-" + strconv.FormatUint(appendSum(appended), 16) + ".tmp"
+}
+
+func appendSum(b []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
 }
 
 // parseStagedName reads back what stagedName wrote.
-func parseStagedName(name string) (id string, size, after int64, ok bool) {
+func parseStagedName(name string) (c stagedCommit, ok bool) {
 	rest, ok1 := strings.CutPrefix(name, ".commit-")
 	rest, ok2 := strings.CutSuffix(rest, ".tmp")
 	i := strings.LastIndexByte(rest, '.')
 	if !ok1 || !ok2 || i <= 0 {
-		return "", 0, 0, false
+		return c, false
 	}
-	a, b, ok3 := strings.Cut(rest[i+1:], "-")
-	size, err1 := strconv.ParseInt(a, 10, 64)
-	after, err2 := strconv.ParseInt(b, 10, 64)
-	if !ok3 || err1 != nil || err2 != nil || size < 0 || after < size {
-		return "", 0, 0, false
+	fields := strings.Split(rest[i+1:], "-")
+	if len(fields) != 3 {
+		return c, false
 	}
-	id = rest[:i]
-	if checkID("run", id) != nil {
-		return "", 0, 0, false
+	size, err1 := strconv.ParseInt(fields[0], 10, 64)
+	after, err2 := strconv.ParseInt(fields[1], 10, 64)
+	sum, err3 := strconv.ParseUint(fields[2], 16, 64)
+	if err1 != nil || err2 != nil || err3 != nil || size < 0 || after < size {
+		return c, false
 	}
-	return id, size, after, true
+	c = stagedCommit{id: rest[:i], size: size, after: after, sum: sum}
+	return c, checkID("run", c.id) == nil
 }
 
-// promote puts a staged run file in place of path.
-func (s *Store) promote(staged, path string) error {
+// promote puts a staged run file in place of path. When that fails with
+// the run file unchanged, the records the commit appended are cut off the
+// ledger (it was size before them), so the commit is undone whole.
+func (s *Store) promote(id, staged, path string, size int64) error {
 	err := s.spares.Promote(staged, path)
-	if err != nil {
-		s.dirUnsynced.Store(true)
+	if err == nil {
+		return nil
 	}
+	s.dirUnsynced.Store(true)
+	if errors.Is(err, atomicfile.ErrUnsynced) {
+		return err // in place: the records belong to it
+	}
+	return errors.Join(err, s.cutLedger(id, size))
+}
+
+// unstage abandons a staged commit whose append failed: the ledger is cut
+// back to its size before the append (a part of it may have landed), then
+// the staged file is dropped, in that order, so that a kill in between
+// leaves a staged name the next open drops too.
+func (s *Store) unstage(id, staged string, size int64) error {
+	err := s.cutLedger(id, size)
+	s.spares.Unstage(staged)
 	return err
+}
+
+// cutLedger truncates a run's ledger to size and forgets its index.
+func (s *Store) cutLedger(id string, size int64) error {
+	defer s.forgetLedger(id)
+	f, err := atomicfile.OpenFile(s.ledgerPath(id), os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("cutting an undone commit's records off the ledger: %w", err)
+	}
+	err = f.Truncate(size)
+	if err == nil && !s.noSync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cutting an undone commit's records off the ledger: %w", err)
+	}
+	return nil
 }
 
 // recoverStaged settles the terminal commits a crash interrupted, before
@@ -85,44 +140,81 @@ func (s *Store) recoverStaged() error {
 }
 
 func (s *Store) recoverStagedCommit(staged string) error {
-	id, before, after, ok := parseStagedName(filepath.Base(staged))
+	c, ok := parseStagedName(filepath.Base(staged))
 	if !ok {
 		s.log.Warn("removing a file named like a staged commit that is not one", "file", staged)
 		return removeFile(staged)
 	}
-	ledger := s.ledgerPath(id)
+	ledger := s.ledgerPath(c.id)
 	var size int64
-	switch fi, err := os.Lstat(ledger); {
+	switch fi, err := os.Stat(ledger); {
 	case err == nil:
 		size = fi.Size()
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	if size < after {
-		// The records did not land whole, so the commit did not happen.
-		if size > before {
-			if err := os.Truncate(ledger, before); err != nil {
-				return fmt.Errorf("cutting a partial append off %s: %w", ledger, err)
-			}
-			s.log.Warn("cut the part of an interrupted terminal commit's records off a ledger",
-				"run_id", id, "file", ledger, "bytes", size-before)
+	path := s.runPath(c.id)
+	switch {
+	case size > c.size && size < c.after:
+		// A part of the records landed (a power loss mid-append): cut it
+		// off, unless the run was saved since the staging (another
+		// process, Python say, used the directory meanwhile and the
+		// bytes may be its own).
+		if savedAfter(path, staged) {
+			s.log.Warn("leaving a ledger another process wrote after an interrupted terminal commit", "run_id", c.id)
+			return removeFile(staged)
 		}
+		if err := os.Truncate(ledger, c.size); err != nil {
+			return fmt.Errorf("cutting a partial append off %s: %w", ledger, err)
+		}
+		s.log.Warn("cut the part of an interrupted terminal commit's records off a ledger",
+			"run_id", c.id, "file", ledger, "bytes", size-c.size)
+		return removeFile(staged)
+	case size != c.after || !s.appendedMatch(ledger, c):
+		// The records did not land, or the ledger holds other records
+		// since: the commit did not happen, or was overtaken.
 		return removeFile(staged)
 	}
-	path := s.runPath(id)
-	if cur, err := s.readRunFile(id, path); err == nil && cur.Status.Terminal() {
+	if cur, err := s.readRunFile(c.id, path); err == nil && cur.Status.Terminal() {
 		// Put in place already: the staged name holds the state it displaced.
 		return removeFile(staged)
 	}
-	if r, err := s.readRunFile(id, staged); err != nil || !r.Status.Terminal() {
+	if savedAfter(path, staged) {
+		s.log.Warn("leaving a run another process saved after an interrupted terminal commit", "run_id", c.id)
+		return removeFile(staged)
+	}
+	if r, err := s.readRunFile(c.id, staged); err != nil || !r.Status.Terminal() {
 		s.log.Warn("removing an unreadable staged commit", "file", staged, "err", err)
 		return removeFile(staged)
 	}
 	if err := os.Rename(staged, path); err != nil {
 		return err
 	}
-	s.log.Info("finished a terminal commit a crash interrupted", "run_id", id)
+	s.log.Info("finished a terminal commit a crash interrupted", "run_id", c.id)
 	return nil
+}
+
+// appendedMatch reports whether the ledger's bytes from c.size to c.after
+// are the ones the staged commit appended.
+func (s *Store) appendedMatch(ledger string, c stagedCommit) bool {
+	f, err := os.Open(ledger)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := fnv.New64a()
+	if _, err := io.Copy(h, io.NewSectionReader(f, c.size, c.after-c.size)); err != nil {
+		return false
+	}
+	return h.Sum64() == c.sum
+}
+
+// savedAfter reports whether the run file was written after the staged
+// one (a staged file is written just before its commit's append).
+func savedAfter(runFile, staged string) bool {
+	r, err1 := os.Stat(runFile)
+	st, err2 := os.Stat(staged)
+	return err1 == nil && err2 == nil && r.ModTime().After(st.ModTime())
 }
 
 func removeFile(path string) error {

@@ -198,7 +198,7 @@ func TestRecoverStagedStates(t *testing.T) {
 			}
 			write("run_r1.json", c.runFile)
 			write("ledger_r1.jsonl", []byte(c.ledger))
-			write(stagedName("r1", before, after), c.staged)
+			write(stagedName("r1", before, []byte(records)), c.staged)
 			write(".commit-nonsense.tmp", []byte("x"))
 			st := openInternal(t, dir)
 			run, err := st.RunGet(context.Background(), "r1")
@@ -220,14 +220,16 @@ func TestRecoverStagedStates(t *testing.T) {
 }
 
 func TestStagedNameRoundTrip(t *testing.T) {
+	appended := []byte("records\n")
 	for _, id := range []string{"r1", "a.b-c.1-2", "8d0b8f5e-6c1c-4b8e-9a53-3f1e2d7c9b10"} {
-		gotID, size, after, ok := parseStagedName(stagedName(id, 12, 345))
-		if !ok || gotID != id || size != 12 || after != 345 {
-			t.Errorf("%q: read back %q %d %d %v", id, gotID, size, after, ok)
+		c, ok := parseStagedName(stagedName(id, 12, appended))
+		if want := (stagedCommit{id, 12, 12 + int64(len(appended)), appendSum(appended)}); !ok || c != want {
+			t.Errorf("%q: read back %+v %v, want %+v", id, c, ok, want)
 		}
 	}
-	for _, bad := range []string{".commit-.1-2.tmp", ".commit-r1.2-1.tmp", ".commit-r1.x-2.tmp", ".commit-r1.1.tmp", ".spare-r1.1-2.tmp", ".commit-r1.1-2"} {
-		if _, _, _, ok := parseStagedName(bad); ok {
+	for _, bad := range []string{".commit-.1-2-a.tmp", ".commit-r1.2-1-a.tmp", ".commit-r1.x-2-a.tmp", ".commit-r1.1-2.tmp",
+		".commit-r1.1-2-zz.tmp", ".spare-r1.1-2-a.tmp", ".commit-r1.1-2-a"} {
+		if _, ok := parseStagedName(bad); ok {
 			t.Errorf("%q read as a staged name", bad)
 		}
 	}
@@ -250,7 +252,7 @@ func TestTerminalCommitLongIDUnstaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(stagedName(id, 0, 100)) <= maxNameLen {
+	if len(stagedName(id, 0, make([]byte, 100))) <= maxNameLen {
 		t.Fatal("precondition: the id fits a staged name")
 	}
 	staged := 0
