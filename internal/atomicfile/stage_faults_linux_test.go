@@ -1,0 +1,145 @@
+//go:build linux
+
+package atomicfile_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
+)
+
+// mutStagedNoFDs makes every open of a new file descriptor fail (EMFILE),
+// so that a directory sync fails while renames still work, and returns
+// what undoes it. The test must not be parallel.
+func mutStagedNoFDs(t *testing.T) (undo func()) {
+	t.Helper()
+	var saved syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &saved); err != nil {
+		t.Fatal(err)
+	}
+	probe, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := saved
+	lim.Cur = uint64(probe) // the lowest free descriptor, once probe closes: refused
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	var fillers []int
+	for {
+		fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		fillers = append(fillers, fd)
+	}
+	_ = syscall.Close(probe)
+	return func() {
+		for _, fd := range fillers {
+			_ = syscall.Close(fd)
+		}
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &saved)
+	}
+}
+
+// TestPromoteUnsyncedExchangeReportsErrUnsynced: when the exchange put
+// the staged file in place but the directory sync failed, Promote's error
+// wraps ErrUnsynced (callers keep what depends on the new content), the
+// new content is at path, and the displaced file is not kept as a spare
+// ("never written again": it may come back under path after a power loss).
+func TestPromoteUnsyncedExchangeReportsErrUnsynced(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{SyncDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	staged, err := r.Stage(".commit-x.tmp", []byte("new"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := mutStagedNoFDs(t)
+	err = r.Promote(staged, path)
+	undo()
+	if !errors.Is(err, atomicfile.ErrUnsynced) {
+		t.Fatalf("Promote with a failing directory sync: %v, want ErrUnsynced", err)
+	}
+	if got := readFile(t, path); got != "new" {
+		t.Errorf("path holds %q, want the staged content", got)
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"run.json"}) {
+		t.Errorf("directory holds %v, want run.json alone (staged name consumed, displaced file not a spare)", got)
+	}
+}
+
+// TestPromoteUnsyncedRenameReportsErrUnsynced: the same for a Promote
+// onto a missing path (the rename branch): in place, error wraps
+// ErrUnsynced.
+func TestPromoteUnsyncedRenameReportsErrUnsynced(t *testing.T) {
+	dir := t.TempDir()
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{SyncDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	staged, err := r.Stage(".commit-x.tmp", []byte("data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "new.json")
+	undo := mutStagedNoFDs(t)
+	err = r.Promote(staged, path)
+	undo()
+	if !errors.Is(err, atomicfile.ErrUnsynced) {
+		t.Fatalf("Promote with a failing directory sync: %v, want ErrUnsynced", err)
+	}
+	if got := readFile(t, path); got != "data" {
+		t.Errorf("path holds %q, want the staged content", got)
+	}
+}
+
+// TestPromoteFailureConsumesStagedName: "after Promote returns, with or
+// without an error, nothing is left under [the staged name]", for an
+// exchange that fails (a path under a regular file: ENOTDIR) and for a
+// rename that fails (a path in a missing directory); path is unchanged.
+func TestPromoteFailureConsumesStagedName(t *testing.T) {
+	for _, c := range []struct{ name, rel string }{
+		{"exchange fails", filepath.Join("file", "x.json")},
+		{"rename fails", filepath.Join("missing", "x.json")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "file"), []byte("f"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := atomicfile.NewRecycler(dir, atomicfile.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			staged, err := r.Stage(".commit-x.tmp", []byte("data"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Promote(staged, filepath.Join(dir, c.rel)); err == nil {
+				t.Fatal("Promote succeeded")
+			}
+			if _, err := os.Lstat(staged); !os.IsNotExist(err) {
+				t.Errorf("the staged name is still there after a failed Promote (%v)", err)
+			}
+			if got := readFile(t, filepath.Join(dir, "file")); got != "f" {
+				t.Errorf("file holds %q", got)
+			}
+		})
+	}
+}
