@@ -13,10 +13,10 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 )
 
-// mutStagedNoFDs makes every open of a new file descriptor fail (EMFILE),
+// noFreeFDs makes every open of a new file descriptor fail (EMFILE),
 // so that a directory sync fails while renames still work, and returns
 // what undoes it. The test must not be parallel.
-func mutStagedNoFDs(t *testing.T) (undo func()) {
+func noFreeFDs(t *testing.T) (undo func()) {
 	t.Helper()
 	var saved syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &saved); err != nil {
@@ -59,17 +59,9 @@ func TestPromoteUnsyncedExchangeReportsErrUnsynced(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{SyncDir: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	staged, err := r.Stage(".commit-x.tmp", []byte("new"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	undo := mutStagedNoFDs(t)
-	err = r.Promote(staged, path)
+	r, staged := stagedIn(t, dir, atomicfile.Options{SyncDir: true}, "new")
+	undo := noFreeFDs(t)
+	err := r.Promote(staged, path)
 	undo()
 	if !errors.Is(err, atomicfile.ErrUnsynced) {
 		t.Fatalf("Promote with a failing directory sync: %v, want ErrUnsynced", err)
@@ -87,18 +79,10 @@ func TestPromoteUnsyncedExchangeReportsErrUnsynced(t *testing.T) {
 // ErrUnsynced.
 func TestPromoteUnsyncedRenameReportsErrUnsynced(t *testing.T) {
 	dir := t.TempDir()
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{SyncDir: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	staged, err := r.Stage(".commit-x.tmp", []byte("data"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, staged := stagedIn(t, dir, atomicfile.Options{SyncDir: true}, "data")
 	path := filepath.Join(dir, "new.json")
-	undo := mutStagedNoFDs(t)
-	err = r.Promote(staged, path)
+	undo := noFreeFDs(t)
+	err := r.Promote(staged, path)
 	undo()
 	if !errors.Is(err, atomicfile.ErrUnsynced) {
 		t.Fatalf("Promote with a failing directory sync: %v, want ErrUnsynced", err)
@@ -122,15 +106,7 @@ func TestPromoteFailureConsumesStagedName(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "file"), []byte("f"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := atomicfile.NewRecycler(dir, atomicfile.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			staged, err := r.Stage(".commit-x.tmp", []byte("data"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, staged := stagedIn(t, dir, atomicfile.Options{}, "data")
 			if err := r.Promote(staged, filepath.Join(dir, c.rel)); err == nil {
 				t.Fatal("Promote succeeded")
 			}

@@ -10,6 +10,22 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 )
 
+// stagedIn opens a Recycler on dir, closed when the test ends, and stages
+// data under .commit-x.tmp.
+func stagedIn(t *testing.T, dir string, opts atomicfile.Options, data string) (*atomicfile.Recycler, string) {
+	t.Helper()
+	r, err := atomicfile.NewRecycler(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	staged, err := r.Stage(".commit-x.tmp", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, staged
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -28,15 +44,7 @@ func TestStagePromote(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{SyncDir: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	staged, err := r.Stage(".commit-x.tmp", []byte("new content"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, staged := stagedIn(t, dir, atomicfile.Options{SyncDir: true}, "new content")
 	if got := readFile(t, staged); got != "new content" || filepath.Base(staged) != ".commit-x.tmp" {
 		t.Fatalf("staged %s holds %q", staged, got)
 	}
@@ -68,7 +76,7 @@ func TestStagePromote(t *testing.T) {
 	if got := readFile(t, filepath.Join(dir, first[0])); got != "old" {
 		t.Fatalf("the spare holds %q, want the displaced content", got)
 	}
-	staged, err = r.Stage(".commit-y.tmp", []byte("v3"))
+	staged, err := r.Stage(".commit-y.tmp", []byte("v3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,15 +101,7 @@ func TestStagePromote(t *testing.T) {
 // becomes it.
 func TestPromoteMissingTarget(t *testing.T) {
 	dir := t.TempDir()
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	staged, err := r.Stage(".commit-x.tmp", []byte("data"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, staged := stagedIn(t, dir, atomicfile.Options{}, "data")
 	path := filepath.Join(dir, "new.json")
 	if err := r.Promote(staged, path); err != nil {
 		t.Fatal(err)
@@ -122,16 +122,8 @@ func TestPromoteOntoDirectoryFails(t *testing.T) {
 	if err := os.Mkdir(path, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	staged, err := r.Stage(".commit-x.tmp", []byte("data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = r.Promote(staged, path)
+	r, staged := stagedIn(t, dir, atomicfile.Options{}, "data")
+	err := r.Promote(staged, path)
 	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("Promote onto a directory: %v", err)
 	}
@@ -147,21 +139,13 @@ func TestPromoteOntoDirectoryFails(t *testing.T) {
 // pool, so the next Stage creates no file.
 func TestUnstageReusesTheFile(t *testing.T) {
 	dir := t.TempDir()
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	staged, err := r.Stage(".commit-x.tmp", []byte("data"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, staged := stagedIn(t, dir, atomicfile.Options{}, "data")
 	fi1, _ := os.Stat(staged)
 	r.Unstage(staged)
 	if _, err := os.Lstat(staged); !os.IsNotExist(err) {
 		t.Fatalf("the staged name is still there (%v)", err)
 	}
-	staged, err = r.Stage(".commit-y.tmp", []byte("other"))
+	staged, err := r.Stage(".commit-y.tmp", []byte("other"))
 	if err != nil {
 		t.Fatal(err)
 	}

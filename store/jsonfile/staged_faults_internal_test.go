@@ -221,17 +221,11 @@ func TestStagedAppendDirSyncFails(t *testing.T) {
 	reviewCheckAllOrNothing(t, dir, commitErr)
 }
 
-// TestStagedPromoteFails: the records landed, then Promote fails with
-// the run file unchanged (here the run file has become a symlink, which
-// Promote refuses to swap out). RunCommit returned the error but left the
-// terminal records in the ledger without the terminal state; the records
-// are now cut back off, as the staged name knew the ledger's size before
-// them.
-func TestStagedPromoteFails(t *testing.T) {
-	dir := t.TempDir()
-	st, run := reviewStagedSetup(t, dir)
-	runPath := filepath.Join(dir, "run_r1.json")
-	aside := filepath.Join(t.TempDir(), "run_r1.json")
+// symlinkRunFileWhenAppended makes the run file at runPath a symlink (to
+// the file, moved aside to the path it returns) once a commit's records
+// are appended: Promote then refuses to swap it out.
+func symlinkRunFileWhenAppended(t *testing.T, st *Store, runPath string) (aside string) {
+	aside = filepath.Join(t.TempDir(), filepath.Base(runPath))
 	st.killForTest = func(p string) {
 		if p != "appended" {
 			return
@@ -243,6 +237,20 @@ func TestStagedPromoteFails(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	return aside
+}
+
+// TestStagedPromoteFails: the records landed, then Promote fails with
+// the run file unchanged (here the run file has become a symlink, which
+// Promote refuses to swap out). RunCommit returned the error but left the
+// terminal records in the ledger without the terminal state; the records
+// are now cut back off, as the staged name knew the ledger's size before
+// them.
+func TestStagedPromoteFails(t *testing.T) {
+	dir := t.TempDir()
+	st, run := reviewStagedSetup(t, dir)
+	runPath := filepath.Join(dir, "run_r1.json")
+	aside := symlinkRunFileWhenAppended(t, st, runPath)
 	run.Status = durable.RunCompleted
 	commitErr := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
 	if commitErr == nil || !strings.Contains(commitErr.Error(), "not a regular file") {

@@ -17,9 +17,9 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// mutStagedLedgerBytes is what a commit of recs appends to a ledger that
+// ledgerBytes is what a commit of recs appends to a ledger that
 // ends on a newline: one line per record.
-func mutStagedLedgerBytes(t *testing.T, recs ...*durable.StepRecord) []byte {
+func ledgerBytes(t *testing.T, recs ...*durable.StepRecord) []byte {
 	t.Helper()
 	var out []byte
 	for _, r := range recs {
@@ -32,13 +32,13 @@ func mutStagedLedgerBytes(t *testing.T, recs ...*durable.StepRecord) []byte {
 	return out
 }
 
-// mutStagedDir writes a data dir as a process killed inside a terminal
+// stagedDirOnDisk writes a data dir as a process killed inside a terminal
 // commit leaves it: run_r1.json (waiting, with a mark of who saved it),
 // the ledger, and the staged state (completed) under the name of a commit
 // that appended `appended` to a ledger of `before` bytes. runSavedLater
 // dates the run file after the staged file (someone saved the run since),
 // otherwise before it.
-func mutStagedDir(t *testing.T, ledger string, before int64, appended []byte, runSavedLater bool) string {
+func stagedDirOnDisk(t *testing.T, ledger string, before int64, appended []byte, runSavedLater bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	write := func(name string, data string) string {
@@ -97,7 +97,7 @@ func TestRecoverStagedLeavesAnotherProcessesWork(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := mutStagedDir(t, c.ledger, before, []byte(records), c.runSavedLater)
+			dir := stagedDirOnDisk(t, c.ledger, before, []byte(records), c.runSavedLater)
 			st := openInternal(t, dir)
 			run, err := st.RunGet(context.Background(), "r1")
 			if err != nil {
@@ -141,10 +141,10 @@ func TestOpenFailsOnAStagedNameItCannotRemove(t *testing.T) {
 	}
 }
 
-// mutStagedRunWithRecord makes r1 (running) with one non-terminal record
+// runWithOneRecord makes r1 (running) with one non-terminal record
 // in its ledger, in a synced store, and returns the store, the run at its
 // stored version and the ledger's bytes.
-func mutStagedRunWithRecord(t *testing.T, dir string) (*Store, *durable.RunState, []byte) {
+func runWithOneRecord(t *testing.T, dir string) (*Store, *durable.RunState, []byte) {
 	t.Helper()
 	st, run := reviewStagedSetup(t, dir)
 	rec := &durable.StepRecord{RunID: "r1", StepID: "s1", NodeID: "a", Status: durable.StepCompleted}
@@ -158,8 +158,8 @@ func mutStagedRunWithRecord(t *testing.T, dir string) (*Store, *durable.RunState
 	return st, run, ledger
 }
 
-// mutStagedCheckLedger checks the ledger holds exactly want.
-func mutStagedCheckLedger(t *testing.T, dir string, want []byte) {
+// checkLedgerBytes checks the ledger holds exactly want.
+func checkLedgerBytes(t *testing.T, dir string, want []byte) {
 	t.Helper()
 	got, err := os.ReadFile(filepath.Join(dir, "ledger_r1.jsonl"))
 	if err != nil {
@@ -177,7 +177,7 @@ func mutStagedCheckLedger(t *testing.T, dir string, want []byte) {
 // The run stays as it was, in process and after a reopen.
 func TestFailedTerminalAppendIsCutBackWhenAppendCouldNot(t *testing.T) {
 	dir := t.TempDir()
-	st, run, ledger := mutStagedRunWithRecord(t, dir)
+	st, run, ledger := runWithOneRecord(t, dir)
 	st.writeForTest = func(f *os.File, data []byte) (int, error) {
 		st.writeForTest = nil
 		n, _ := f.Write(data[:len(data)/2])
@@ -188,7 +188,7 @@ func TestFailedTerminalAppendIsCutBackWhenAppendCouldNot(t *testing.T) {
 	if err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}}); err == nil {
 		t.Fatal("the failed terminal commit reported success")
 	}
-	mutStagedCheckLedger(t, dir, ledger)
+	checkLedgerBytes(t, dir, ledger)
 	if left, _ := atomicfile.Glob(dir, stagedPattern); len(left) > 0 {
 		t.Errorf("staged files left after the failed commit: %v", left)
 	}
@@ -200,7 +200,7 @@ func TestFailedTerminalAppendIsCutBackWhenAppendCouldNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	reviewCheckAllOrNothing(t, dir, nil)
-	mutStagedCheckLedger(t, dir, ledger)
+	checkLedgerBytes(t, dir, ledger)
 }
 
 // TestFailedPromoteCutsOnlyTheCommitsRecords: when the staged state
@@ -209,26 +209,14 @@ func TestFailedTerminalAppendIsCutBackWhenAppendCouldNot(t *testing.T) {
 // staged name knew), keeping the records of earlier commits.
 func TestFailedPromoteCutsOnlyTheCommitsRecords(t *testing.T) {
 	dir := t.TempDir()
-	st, run, ledger := mutStagedRunWithRecord(t, dir)
-	runPath := filepath.Join(dir, "run_r1.json")
-	aside := filepath.Join(t.TempDir(), "run_r1.json")
-	st.killForTest = func(p string) {
-		if p != "appended" {
-			return
-		}
-		if err := os.Rename(runPath, aside); err != nil {
-			t.Error(err)
-		}
-		if err := os.Symlink(aside, runPath); err != nil {
-			t.Error(err)
-		}
-	}
+	st, run, ledger := runWithOneRecord(t, dir)
+	symlinkRunFileWhenAppended(t, st, filepath.Join(dir, "run_r1.json"))
 	run.Status = durable.RunCompleted
 	err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
 	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("RunCommit: %v, want Promote's refusal", err)
 	}
-	mutStagedCheckLedger(t, dir, ledger)
+	checkLedgerBytes(t, dir, ledger)
 	if n, err := st.LedgerCount(context.Background(), "r1"); err != nil || n != 1 {
 		t.Errorf("%d records (%v), want the earlier commit's one", n, err)
 	}
@@ -241,9 +229,9 @@ func TestFailedPromoteCutsOnlyTheCommitsRecords(t *testing.T) {
 // name.
 func TestTerminalCommitFailsWholeWhenStagingFails(t *testing.T) {
 	dir := t.TempDir()
-	st, run, ledger := mutStagedRunWithRecord(t, dir)
+	st, run, ledger := runWithOneRecord(t, dir)
 	rec := reviewTerminalRecord()
-	name := stagedName("r1", int64(len(ledger)), mutStagedLedgerBytes(t, rec))
+	name := stagedName("r1", int64(len(ledger)), ledgerBytes(t, rec))
 	if err := os.MkdirAll(filepath.Join(dir, name, "inside"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +243,7 @@ func TestTerminalCommitFailsWholeWhenStagingFails(t *testing.T) {
 	if !strings.Contains(err.Error(), "staging") {
 		t.Errorf("RunCommit: %v; want the staging error", err)
 	}
-	mutStagedCheckLedger(t, dir, ledger)
+	checkLedgerBytes(t, dir, ledger)
 	got, err := st.RunGet(context.Background(), "r1")
 	if err != nil || got.Status != durable.RunRunning {
 		t.Fatalf("run %v (%v), want still running", got, err)
@@ -302,7 +290,7 @@ func TestStagedNameLengthLimit(t *testing.T) {
 			for k := 0; k < 40; k++ {
 				id = strings.Repeat("r", n)
 				rec = &durable.StepRecord{RunID: id, StepID: "s" + strings.Repeat("x", k), NodeID: "a", Status: durable.StepCompleted}
-				appended = mutStagedLedgerBytes(t, rec)
+				appended = ledgerBytes(t, rec)
 				if len(stagedName(id, 0, appended)) == want {
 					break search
 				}
