@@ -27,7 +27,9 @@ type Options struct {
 
 // Write writes data to a temporary file next to path
 // (<path>.<32 hex>.tmp, the Python runtime's naming), syncs it, and
-// renames it over path. The temporary file is removed on any error.
+// renames it over path. The temporary file is removed on any error. An
+// error wrapping ErrUnsynced means the file is in place but the directory
+// sync after the rename failed; on any other error path is unchanged.
 func Write(path string, data []byte, opts Options) error {
 	return write(path, data, opts, false)
 }
@@ -77,7 +79,9 @@ func write(path string, data []byte, opts Options, noReplace bool) (err error) {
 		return fmt.Errorf("renaming %s: %w", tmp, err)
 	}
 	if opts.SyncDir && !opts.NoSync {
-		return SyncDir(filepath.Dir(path))
+		if err := SyncDir(filepath.Dir(path)); err != nil {
+			return fmt.Errorf("%w: %w", ErrUnsynced, err)
+		}
 	}
 	return nil
 }

@@ -60,7 +60,9 @@ func NewRecycler(dir string, opts Options) (*Recycler, error) {
 
 // Replace atomically replaces the existing file at path (in the
 // Recycler's directory) with data. A missing path is created (the
-// filled spare is renamed to it).
+// filled spare is renamed to it). An error wrapping ErrUnsynced means
+// the new content is in place but its directory sync failed; on any
+// other error path is unchanged.
 func (r *Recycler) Replace(path string, data []byte) error {
 	if r.unsupported.Load() {
 		return Write(path, data, r.opts)
@@ -120,7 +122,7 @@ func (r *Recycler) Replace(path string, data []byte) error {
 				// never be written again.
 				r.discard(displaced)
 			}
-			return err
+			return fmt.Errorf("%w: %w", ErrUnsynced, err)
 		}
 	}
 	if displaced != "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,14 +122,21 @@ func commandWithoutTS(m map[string]any) (*durable.CommandRecord, error) {
 	return durable.CommandFromJSON(c)
 }
 
-// seqOf returns the integer seq of a command line's object, if it has one.
+// seqOf returns the seq of a command line's object, if it has one, read
+// as the record's decoder reads it (and Python's int()): 2.0 is 2.
 func seqOf(m map[string]any) (int64, bool) {
 	num, ok := m["seq"].(json.Number)
 	if !ok {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(num), 10, 64)
-	return n, err == nil
+	if n, err := strconv.ParseInt(string(num), 10, 64); err == nil {
+		return n, true
+	}
+	f, err := num.Float64()
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 func cloneCommand(c *durable.CommandRecord) *durable.CommandRecord {
@@ -477,10 +485,12 @@ func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) e
 }
 
 // splitJoined splits a line holding several JSON values one after another
-// into their exact bytes; ok is false when the line does not split
-// cleanly (a torn or garbled value), and it is then kept as it is.
+// into their exact bytes; a torn or garbled rest after whole values is a
+// last part of its own. ok is false when the line does not start with a
+// whole value, and it is then kept as it is.
 func splitJoined(line []byte) (parts [][]byte, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(line))
+	var end int64 // of the last whole value
 	for {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
@@ -488,8 +498,15 @@ func splitJoined(line []byte) (parts [][]byte, ok bool) {
 			return parts, len(parts) > 0
 		}
 		if err != nil {
-			return nil, false
+			if len(parts) == 0 {
+				return nil, false
+			}
+			// A torn value after whole ones (a writer killed mid-line,
+			// then another append): the rest stays as it is, a part of
+			// its own that no reader decodes.
+			return append(parts, bytes.TrimLeft(line[end:], " \t\r")), true
 		}
 		parts = append(parts, raw)
+		end = dec.InputOffset()
 	}
 }

@@ -390,18 +390,22 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 		return nil, nil
 	}
 	var found *durable.StepRecord
-	var decodeErr error
 	err = s.readLedger(runID, want-1, func(seq int64, m map[string]any) bool {
 		if m["status"] != string(durable.StepCompleted) || m["idempotency_key"] != key {
 			return true
 		}
-		found, decodeErr = durable.RecordFromJSON(m)
-		if found != nil {
-			found.Seq = seq
+		r, err := durable.RecordFromJSON(m)
+		if err != nil {
+			// LedgerList skips it too: the next record with the key, if
+			// any, is the one found.
+			s.log.Warn("skipping an unreadable ledger record", "run_id", runID, "seq", seq, "err", err)
+			return true
 		}
+		r.Seq = seq
+		found = r
 		return false
 	})
-	if err = errors.Join(err, decodeErr); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("jsonfile: ledger find %s: %w", runID, err)
 	}
 	return found, nil

@@ -153,17 +153,18 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	case p.Create:
 		write = s.writeNew
 	}
-	if err := write(path, data); err != nil {
-		if p.Create && errors.Is(err, fs.ErrExist) {
+	writeErr := write(path, data)
+	if writeErr != nil && !errors.Is(writeErr, atomicfile.ErrUnsynced) {
+		if p.Create && errors.Is(writeErr, fs.ErrExist) {
 			return fmt.Errorf("jsonfile: creating run %s: %w", id, unloaded(path))
 		}
-		return fmt.Errorf("jsonfile: saving run %s: %w", id, errors.Join(appendErr, err))
+		return fmt.Errorf("jsonfile: saving run %s: %w", id, errors.Join(appendErr, writeErr))
 	}
-	if appendErr != nil {
-		// In place, but not known to survive a power loss: reported as
-		// any write whose directory sync failed is.
-		return fmt.Errorf("jsonfile: committing run %s: %w", id, appendErr)
-	}
+	// The file is in place. When a directory sync failed on the way, the
+	// commit is still reported as failed (it may not survive a power
+	// loss), but the indexes follow the file, as a read of it does: the
+	// caller's run keeps its version, so its next commit conflicts and it
+	// reads the run again, as after a lost answer.
 	p.Run.Version++
 	// The cached copy is in the decoder's types, so that a hot read
 	// returns what a read of the file would. It cannot fail once the run
@@ -182,6 +183,10 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		s.cache.Remove(id)
 	}
 	s.mu.Unlock()
+	if unsynced := errors.Join(appendErr, writeErr); unsynced != nil {
+		p.Run.Version--
+		return fmt.Errorf("jsonfile: committing run %s: %w", id, unsynced)
+	}
 	return nil
 }
 
