@@ -60,8 +60,13 @@ func redoScan(path string, fn func(lsn int64, payload []byte) error) (next int64
 	if err != nil {
 		return 0, fmt.Errorf("reading the redo log: %w", err)
 	}
-	if len(data) < redoHeaderSize {
-		return 0, nil // created but never written: nothing to replay
+	if len(data) < redoHeaderSize || allZero(data[:redoHeaderSize]) {
+		// Created but never written (a FULL store fills a new log with
+		// zeros before its header; a kill or a power cut can come in
+		// between): nothing to replay. A record is appended only after
+		// the header, and the sync that makes it durable covers the
+		// header too.
+		return 0, nil
 	}
 	if string(data[:8]) != redoMagic {
 		return 0, fmt.Errorf("redo log %s: not a redo log (bad magic)", path)
@@ -86,6 +91,15 @@ func redoScan(path string, fn func(lsn int64, payload []byte) error) (next int64
 		rest = rest[redoRecordHead+int(n):]
 	}
 	return next, nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // openRedoFile opens (creating) the redo log at path and rewinds it so

@@ -85,6 +85,11 @@ type redoLog struct {
 // database holds all of it.
 const redoRewindBytes = 4 << 20
 
+// redoForceRewindBytes is the size past which the redo log is rewound even
+// though commits keep the queue from emptying (rewindNow): steady commits
+// would otherwise grow it without end.
+const redoForceRewindBytes = 4 * redoRewindBytes
+
 // redoMaxPending bounds the queue: past it a commit applies the queue
 // itself (the slow path) instead of adding to it.
 const redoMaxPending = 2048
@@ -499,7 +504,12 @@ func (s *Store) rewindWhenDue() {
 	rl.mu.Lock()
 	next := rl.file.next
 	due := rl.file.off > redoRewindBytes && len(rl.pending) == 0 && next == rl.applied+1 && rl.failed == nil
+	forced := !due && rl.file.off > redoForceRewindBytes && rl.failed == nil
 	rl.mu.Unlock()
+	if forced {
+		s.rewindNow()
+		return
+	}
 	if !due {
 		return
 	}
@@ -520,6 +530,39 @@ func (s *Store) rewindWhenDue() {
 	// grown since the sync began holds nothing the sync missed.
 	if s.closed || rl.file.next != next || rl.failed != nil {
 		return
+	}
+	if err := rl.file.rewind(rl.file.next); err != nil {
+		rl.failed = err
+		s.log.Error("rewinding the redo log failed; the store refuses writes", "error", err)
+	}
+}
+
+// rewindNow rewinds a redo log that commits have kept from rewinding (its
+// queue never empty when a drain ended) once it is past
+// redoForceRewindBytes: it applies the queue and syncs the WAL holding the
+// writer turn and redo.mu, so that commits wait for that one sync, then
+// rewinds. The caller holds neither.
+func (s *Store) rewindNow() {
+	rl := s.redo
+	s.wsem <- struct{}{}
+	defer func() { <-s.wsem }()
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if s.closed || rl.failed != nil {
+		return
+	}
+	if err := s.drain(context.Background()); err != nil {
+		s.log.Warn("applying the queue before rewinding the redo log failed", "error", err)
+		return
+	}
+	if rl.file.next != rl.applied+1 {
+		return
+	}
+	if rl.syncWAL {
+		if err := syncFile(rl.walPath); err != nil {
+			s.log.Warn("syncing the WAL before rewinding the redo log failed", "error", err)
+			return
+		}
 	}
 	if err := rl.file.rewind(rl.file.next); err != nil {
 		rl.failed = err
