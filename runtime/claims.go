@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/store"
@@ -28,7 +29,10 @@ type Claims struct {
 	// holding one blocks the run that long. A held claim is renewed while
 	// the runner works on the run, so an effect may outlast it; the TTL
 	// only bounds how long renewals may fail (a store out of reach) before
-	// another runner may take the run. Default 1m.
+	// another runner may take the run. A runner whose renewals have not
+	// got through for 90 % of the TTL stops its tick (its effect's context
+	// is cancelled with ErrRunClaimed), so that the effect never runs on
+	// two runners at once. Default 1m.
 	TTL time.Duration
 	// RenewEvery is how often a runner working on a run renews its claim,
 	// and so how soon it learns that a Cancel made through another runner
@@ -144,6 +148,7 @@ func (r *Runtime) claimAs(ctx context.Context, runID string, force bool, from st
 	if c == nil {
 		return ctx, nil, nil
 	}
+	sent := time.Now()
 	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: runID, Owner: c.owner, TTL: c.ttl, Now: r.claimTime(), Force: force, From: from})
 	if errors.Is(err, store.ErrConflict) {
 		refused := claimRefusedError{runID: runID, err: fmt.Errorf("run %s: %w", runID, ErrRunClaimed)}
@@ -164,8 +169,11 @@ func (r *Runtime) claimAs(ctx context.Context, runID string, force bool, from st
 	}
 	work, cancel := context.WithCancelCause(ctx)
 	h := &claimHold{r: r, runID: runID, base: context.WithoutCancel(ctx), cancel: cancel}
-	h.mu.Lock() // a first renewal waits until the timer is stored
+	h.mu.Lock() // a first renewal waits until the timers are stored
 	h.timer = time.AfterFunc(c.renew, h.renew)
+	if !r.customClock {
+		h.expiry = time.AfterFunc(h.untilExpiry(sent), h.expire)
+	}
 	h.mu.Unlock()
 	return work, h, nil
 }
@@ -195,7 +203,11 @@ func (r *Runtime) claimWaiting(ctx context.Context, runID string) (context.Conte
 // the claim every Claims.RenewEvery (a renewal that fails for another
 // reason is retried at the next period); when another runner has taken
 // the run (its claim expired, or a cancel forced it), it cancels the
-// work's context and makes lost report why.
+// work's context and makes lost report why. It also gives the claim up
+// by its own clock when no renewal has got through for nearly a TTL: a
+// runner cut off from the store never hears that its claim expired, and
+// another runner may then take the run and call the effect in flight
+// again.
 type claimHold struct {
 	r      *Runtime
 	runID  string
@@ -204,14 +216,30 @@ type claimHold struct {
 
 	mu       sync.Mutex // serialises renewals with release
 	timer    *time.Timer
-	released bool
-	lostErr  error
+	expiry   *time.Timer // fires when the claim may have expired unrenewed; nil with a custom Clock
+	released atomic.Bool
+
+	lostMu  sync.Mutex // not mu: a renewal hung on a store out of reach holds that one
+	lostErr error
+}
+
+// claimExpiryMargin is how long before a claim's expiry, by the runner's
+// own clock, it stops its work, so that the effect in flight has stopped
+// before another runner may take the run: a tenth of the TTL.
+func claimExpiryMargin(ttl time.Duration) time.Duration { return ttl / 10 }
+
+// untilExpiry is how long from now the runner keeps working on a claim
+// whose last taking or renewal was sent at sent: the store set its expiry
+// at least a TTL after that moment.
+func (h *claimHold) untilExpiry(sent time.Time) time.Duration {
+	ttl := h.r.claims.ttl
+	return time.Until(sent.Add(ttl - claimExpiryMargin(ttl)))
 }
 
 func (h *claimHold) renew() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.released || h.lostErr != nil {
+	if h.released.Load() || h.lost() != nil {
 		return
 	}
 	c := h.r.claims
@@ -219,17 +247,43 @@ func (h *claimHold) renew() {
 	defer cancel()
 	// A renewal fails if this runner no longer holds the claim: another
 	// runner has it, or had it and released it (a cancel that forced it).
+	sent := time.Now()
 	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: h.runID, Owner: c.owner, TTL: c.ttl, Now: h.r.claimTime(), Renew: true})
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		h.lostErr = fmt.Errorf("run %s: claim lost while working on it: %w", h.runID, ErrRunClaimed)
-		h.r.logger.WarnContext(h.base, "run claim lost to another runner; abandoning the tick", "run_id", h.runID)
-		h.cancel(h.lostErr)
+		h.giveUp(fmt.Errorf("run %s: claim lost while working on it: %w", h.runID, ErrRunClaimed),
+			"run claim lost to another runner; abandoning the tick")
 		return
 	case err != nil:
 		h.r.logger.WarnContext(h.base, "renewing run claim", "run_id", h.runID, "error", err)
+	case h.expiry != nil && h.lost() == nil:
+		h.expiry.Reset(h.untilExpiry(sent))
 	}
 	h.timer.Reset(c.renew)
+}
+
+// expire gives the claim up when no renewal got through in time.
+func (h *claimHold) expire() {
+	if h.released.Load() {
+		return
+	}
+	h.giveUp(fmt.Errorf("run %s: claim not renewed for its TTL (%s; the store out of reach?): %w", h.runID, h.r.claims.ttl, ErrRunClaimed),
+		"run claim not renewed in time; abandoning the tick")
+}
+
+// giveUp records why the claim is lost (the first reason stays) and
+// cancels the work.
+func (h *claimHold) giveUp(err error, msg string) {
+	h.lostMu.Lock()
+	first := h.lostErr == nil
+	if first {
+		h.lostErr = err
+	}
+	h.lostMu.Unlock()
+	if first {
+		h.r.logger.WarnContext(h.base, msg, "run_id", h.runID)
+		h.cancel(err)
+	}
 }
 
 // lost returns the error of a lost claim, or nil while it is held. A nil
@@ -238,8 +292,8 @@ func (h *claimHold) lost() error {
 	if h == nil {
 		return nil
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.lostMu.Lock()
+	defer h.lostMu.Unlock()
 	return h.lostErr
 }
 
@@ -258,11 +312,14 @@ func (h *claimHold) release() {
 	if h == nil {
 		return
 	}
+	h.released.Store(true)
+	if h.expiry != nil {
+		h.expiry.Stop()
+	}
 	h.mu.Lock()
-	h.released = true
 	h.timer.Stop()
-	lost := h.lostErr != nil
 	h.mu.Unlock()
+	lost := h.lost() != nil
 	h.cancel(nil)
 	if lost {
 		return

@@ -988,3 +988,62 @@ func runnerPair(t *testing.T, st store.Store, c runtime.Claims, wf *runtime.Work
 	b = claimingRuntime(t, st, c, wf, nil)
 	return a, b
 }
+
+// unreachableClaims is a store whose claim renewals hang for hang and then
+// fail, whatever their context says: a store out of reach, whose client
+// gives up on its own timeout (the PostgreSQL store's write timeout).
+type unreachableClaims struct {
+	*memory.Store
+	hang time.Duration
+}
+
+func (s *unreachableClaims) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
+	if p.Renew {
+		time.Sleep(s.hang)
+		return errors.New("connection lost (test)")
+	}
+	return s.Store.RunClaim(ctx, p)
+}
+
+// A runner whose renewals cannot reach the store gives its claim up by
+// its own clock before the claim expires in the store: its effect's
+// context is cancelled (cause ErrRunClaimed) and nothing more of the tick
+// is committed, so a runner that takes the run once the claim expired
+// never calls the effect while the first one still runs it.
+func TestClaimGivenUpWhenRenewalsCannotReachTheStore(t *testing.T) {
+	t.Parallel()
+	const ttl = 400 * time.Millisecond
+	st := &unreachableClaims{Store: memory.New(), hang: 1500 * time.Millisecond}
+	var cancelledAfter atomic.Int64
+	var cause error
+	start := time.Now()
+	h := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		select {
+		case <-ctx.Done():
+			cancelledAfter.Store(int64(time.Since(start)))
+			cause = context.Cause(ctx)
+			return runtime.Outcome{}, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return runtime.Completed(map[string]any{"text": "too late"}), nil
+		}
+	}
+	a := claimRuntime(t, st, "a", ttl, h)
+	ctx := context.Background()
+	id, err := a.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	_, err = a.Tick(ctx, id, runtime.TickOptions{})
+	if !errors.Is(err, runtime.ErrRunClaimed) {
+		t.Fatalf("tick of a runner cut off from the store: %v, want ErrRunClaimed", err)
+	}
+	after := time.Duration(cancelledAfter.Load())
+	if after == 0 || after >= ttl || !errors.Is(cause, runtime.ErrRunClaimed) {
+		t.Fatalf("effect cancelled after %v (cause %v); want before the TTL (%v), cause ErrRunClaimed", after, cause, ttl)
+	}
+	got, err := st.Store.RunGet(ctx, id)
+	if err != nil || got.Status != durable.RunRunning {
+		t.Fatalf("stored run %v (%v): the abandoned tick committed", got.Status, err)
+	}
+}
