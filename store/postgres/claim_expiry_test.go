@@ -138,3 +138,28 @@ func TestCutOffHolderStopsItsEffectBeforeTheTTL(t *testing.T) {
 			got.key, time.Since(silencedAt).Round(100*time.Millisecond), ttl)
 	}
 }
+
+// TestRenewalKeepsTheCallersDeadline: a claim renewal on a connection that
+// went silent returns soon after its caller's deadline (plus the wait for
+// the server's answer to the cancel request), not after the store's write
+// timeout as other writes do: a runner that gives its claim up by its own
+// clock must not be held up by a renewal nobody can use any more.
+func TestRenewalKeepsTheCallersDeadline(t *testing.T) {
+	testURL(t)
+	const writeTimeout = 40 * time.Second
+	st, proxy := proxiedStore(t, testSchema(t), postgres.Config{MaxConns: 2, WriteTimeout: writeTimeout})
+	ctx := t.Context()
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: "r1", Owner: "a", TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	proxy.silence()
+	defer proxy.close()
+	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := st.RunClaim(rctx, &store.RunClaimParams{RunID: "r1", Owner: "a", TTL: time.Minute, Renew: true})
+	took := time.Since(start)
+	if err == nil || took >= writeTimeout/2 {
+		t.Fatalf("renewal on a silent connection returned %v after %v; want an error well before the write timeout (%v)", err, took, writeTimeout)
+	}
+}

@@ -23,12 +23,21 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	if !p.Now.IsZero() {
 		now = p.Now
 	}
+	caller := ctx
 	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
 	}
 	defer done()
 	if p.Renew {
+		// One idempotent statement: the caller's deadline holds (a renewal
+		// late by the write timeout is useless to a runner that gives its
+		// claim up by its own clock, and holds it up).
+		if dl, ok := caller.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, dl)
+			defer cancel()
+		}
 		tag, err := conn.Exec(ctx, `UPDATE run_claims
 			SET expires_at = COALESCE($3::timestamptz, clock_timestamp()) + make_interval(secs => $4::double precision)
 			WHERE run_id = $1 AND owner = $2`, keyText(p.RunID), keyText(p.Owner), now, p.TTL.Seconds())
