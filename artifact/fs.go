@@ -56,7 +56,11 @@ type FS struct {
 	// the same clock tick would not move them.
 	refsMTime time.Time
 	refsFiles map[string]time.Time
-	catalog   catalog
+	// legacy holds the indexed ids read from the legacy layout alone:
+	// refresh checks that their .meta files still exist, which the refs
+	// directory's time does not tell.
+	legacy  map[string]bool
+	catalog catalog
 	// syncDir makes a directory's entries durable (atomicfile.SyncDir;
 	// tests watch it).
 	syncDir func(dir string) error
@@ -113,20 +117,44 @@ func (s *FS) Reindex(ctx context.Context) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dirTime := s.refsDirTime()
-	metas, _, err := s.scan(ctx)
+	metas, _, err := s.scan(ctx, false)
 	if err != nil {
 		return 0, err
 	}
 	index := make(map[string]*Metadata, len(metas))
 	files := map[string]time.Time{}
+	legacy := map[string]bool{}
 	for _, m := range metas {
 		index[m.ArtifactID] = m.Metadata
 		if m.inRefs {
 			files[m.ArtifactID] = m.modTime
+		} else {
+			legacy[m.ArtifactID] = true
 		}
 	}
-	s.index, s.refsFiles, s.refsMTime = index, files, dirTime
+	s.index, s.refsFiles, s.refsMTime, s.legacy = index, files, dirTime, legacy
 	return len(index), nil
+}
+
+// dropDeletedLegacy drops from the index the legacy-layout artifacts whose
+// .meta file is gone (another process deleted them).
+func (s *FS) dropDeletedLegacy() {
+	s.mu.RLock()
+	n := len(s.legacy)
+	s.mu.RUnlock()
+	if n == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id := range s.legacy {
+		if _, err := os.Lstat(s.legacyMetaPath(id)); errors.Is(err, fs.ErrNotExist) {
+			delete(s.legacy, id)
+			if _, inRefs := s.refsFiles[id]; !inRefs {
+				delete(s.index, id)
+			}
+		}
+	}
 }
 
 // refsDirTime is the refs directory's settled modification time.
@@ -151,6 +179,7 @@ func settled(t time.Time) time.Time {
 // changed since the index last matched it: another process wrote, rewrote
 // or deleted metadata there. Lists and searches call it first.
 func (s *FS) refresh(ctx context.Context) error {
+	s.dropDeletedLegacy()
 	if fi, err := os.Stat(s.refs); err == nil {
 		s.mu.RLock()
 		same := !s.refsMTime.IsZero() && fi.ModTime().Equal(s.refsMTime)
@@ -206,10 +235,10 @@ type scannedMeta struct {
 	modTime time.Time // of the file, as read
 }
 
-// scan reads every .meta file; the first file naming an id wins. It also
-// returns the files it could not read, which callers skip (lists) or
-// must not take for absent (GC).
-func (s *FS) scan(ctx context.Context) (_ []scannedMeta, unreadable []string, _ error) {
+// scan reads every .meta file; unless every is set, the first file naming
+// an id wins. It also returns the files it could not read, which callers
+// skip (lists) or must not take for absent (GC).
+func (s *FS) scan(ctx context.Context, every bool) (_ []scannedMeta, unreadable []string, _ error) {
 	var out []scannedMeta
 	seen := map[string]bool{}
 	for _, dir := range []string{s.refs, s.root} {
@@ -231,7 +260,7 @@ func (s *FS) scan(ctx context.Context) (_ []scannedMeta, unreadable []string, _ 
 				unreadable = append(unreadable, path)
 				continue
 			}
-			if seen[m.ArtifactID] {
+			if seen[m.ArtifactID] && !every {
 				continue
 			}
 			seen[m.ArtifactID] = true
@@ -446,6 +475,7 @@ func (s *FS) deleteLocked(id string) (bool, error) {
 	}
 	delete(s.index, id)
 	delete(s.refsFiles, id)
+	delete(s.legacy, id)
 	// Like Python, the row goes even when no file did (a stale row).
 	if err := s.catalog.remove(id); err != nil {
 		return deleted, fmt.Errorf("deleting artifact %s: %w", id, err)

@@ -33,7 +33,10 @@ type GCError struct {
 func (s *FS) GC(ctx context.Context, dryRun bool) (*GCReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	metas, unreadable, err := s.scan(ctx)
+	// Every file's blob counts, also one a file of the same artifact id
+	// shadows in the index (a copied or misnamed .meta): the file Get
+	// reads for an id may be either.
+	metas, unreadable, err := s.scan(ctx, true)
 	if err != nil {
 		return nil, fmt.Errorf("collecting artifact blobs: %w", err)
 	}

@@ -37,7 +37,7 @@ type Store interface {
 // ListParams filters List. Zero fields do not filter.
 type ListParams struct {
 	RunID string // exact run id
-	Tag   string // case-insensitive match against each tag
+	Tag   string // matches a tag equal to it once both are lower-cased as Python does
 	Query string // case-insensitive substring of name or description
 	// Limit caps the result; 0 means store.DefaultListLimit, negative
 	// means 1.
@@ -49,8 +49,11 @@ func (p *ListParams) Matches(s *durable.Snapshot) bool {
 	if p.RunID != "" && s.RunID != p.RunID {
 		return false
 	}
-	if p.Tag != "" && !slices.ContainsFunc(s.Tags, func(t string) bool { return strings.EqualFold(t, p.Tag) }) {
-		return false
+	if p.Tag != "" {
+		tag := pyval.Lower(p.Tag) // Python compares lower(): not Unicode case folding
+		if !slices.ContainsFunc(s.Tags, func(t string) bool { return pyval.Lower(t) == tag }) {
+			return false
+		}
 	}
 	if p.Query != "" {
 		q := pyval.Lower(p.Query) // Python's lower(): "ΟΔΟΣ" → "οδος"
