@@ -218,6 +218,17 @@ func (r *Runtime) lock(runID string) (*runLock, func()) {
 	}
 }
 
+// Busy reports whether this runtime is working on the run right now (a
+// tick, a resume or a host update holds or awaits its lock in this
+// process). A scheduler's recovery passes over such a run: it is not
+// interrupted, and waiting for it would hold the recovery up.
+func (r *Runtime) Busy(runID string) bool {
+	r.locksMu.Lock()
+	defer r.locksMu.Unlock()
+	l := r.locks[runID]
+	return l != nil && l.refs > 0
+}
+
 // ref returns the lock of a run without acquiring it (for signals).
 func (r *Runtime) ref(runID string) *runLock {
 	r.locksMu.Lock()

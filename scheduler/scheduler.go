@@ -89,9 +89,10 @@ type Scheduler struct {
 	// no longer due and, without claims (no periodic Recover), nothing
 	// else would tick them.
 	unfinished map[string]time.Time
-	// loopCallback is set while the loop goroutine runs OnRunResumed or
-	// OnRunFailed, for Stop (see there).
-	loopCallback bool
+	// inCallback counts, by the done channel of the loop they belong to,
+	// the callbacks (OnRunResumed, OnRunFailed) a loop or its Start's
+	// recovery is running, for Stop (see there).
+	inCallback map[chan struct{}]int
 }
 
 // retryAt is when a due run that could not be released is tried again,
@@ -122,7 +123,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Clock = cfg.Runtime.Now
 	}
 	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1),
-		retry: map[string]retryAt{}, unfinished: map[string]time.Time{}}
+		retry: map[string]retryAt{}, unfinished: map[string]time.Time{}, inCallback: map[chan struct{}]int{}}
 	if ws := findWakeStore(s.st); ws != nil {
 		s.deadlines = ws.wake
 	}
@@ -144,8 +145,8 @@ func findWakeStore(st store.Store) *WakeStore {
 	return nil
 }
 
-// loopKey marks the loop's context, so that drive knows it runs the
-// callbacks on the loop goroutine.
+// loopKey marks the loop's context (its value is the loop's done
+// channel), so that drive knows it runs the callbacks for that loop.
 type loopKey struct{}
 
 // Start recovers runs left running by a crash, then launches the loop.
@@ -155,17 +156,23 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.mu.Unlock()
 		return errors.New("scheduler: already started")
 	}
-	loopCtx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), loopKey{}, true))
-	s.cancel = cancel
 	done := make(chan struct{})
+	loopCtx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), loopKey{}, done))
+	s.cancel = cancel
 	s.done = done
 	s.running = true
 	s.mu.Unlock()
 	// Callbacks of this Recover run on the caller's goroutine before the
-	// loop exists: a Stop in one must not wait for the loop (loopKey).
-	if err := s.Recover(context.WithValue(ctx, loopKey{}, true)); err != nil {
+	// loop exists: a Stop in one must not wait for the loop (loopKey). A
+	// Stop from elsewhere meanwhile interrupts the recovery, as it would
+	// the loop's tick in flight.
+	rctx, rcancel := context.WithCancel(context.WithValue(ctx, loopKey{}, done))
+	stopRecovery := context.AfterFunc(loopCtx, rcancel)
+	if err := s.Recover(rctx); err != nil && loopCtx.Err() == nil {
 		s.cfg.Logger.WarnContext(ctx, "recovering runs", slog.String("error", err.Error()))
 	}
+	stopRecovery()
+	rcancel()
 	// The loop closes its own channel: a Stop and Start made meanwhile (from
 	// a callback of this Recover) install another one for their loop.
 	go s.loop(loopCtx, done)
@@ -182,7 +189,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 func (s *Scheduler) Stop() {
 	s.mu.Lock()
 	s.running = false
-	cancel, done, inCallback := s.cancel, s.done, s.loopCallback
+	cancel, done := s.cancel, s.done
+	inCallback := s.inCallback[done] > 0
 	s.mu.Unlock()
 	if cancel == nil {
 		return // never started
@@ -469,6 +477,11 @@ func (s *Scheduler) retryLater(runID string, failed bool) time.Time {
 		}
 	}
 	r.at = s.cfg.Clock().Add(min(delay, maxRetryDelay))
+	if u, ok := s.unfinished[runID]; ok && u.After(r.at) {
+		// Waiting out a failure back-off: an earlier retry time would be
+		// past while nothing drives the run, and keep the loop polling.
+		r.at = u
+	}
 	s.retry[runID] = r
 	return r.at
 }
@@ -533,16 +546,18 @@ func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time
 // callback runs a host callback: a panic in it is recorded, not let out
 // (it would end the loop's process), and the other runs go on.
 func (s *Scheduler) callback(ctx context.Context, fn func()) {
-	inLoop := ctx.Value(loopKey{}) != nil
-	if inLoop {
+	loop, _ := ctx.Value(loopKey{}).(chan struct{})
+	if loop != nil {
 		s.mu.Lock()
-		s.loopCallback = true
+		s.inCallback[loop]++
 		s.mu.Unlock()
 	}
 	defer func() {
-		if inLoop {
+		if loop != nil {
 			s.mu.Lock()
-			s.loopCallback = false
+			if s.inCallback[loop]--; s.inCallback[loop] <= 0 {
+				delete(s.inCallback, loop)
+			}
 			s.mu.Unlock()
 		}
 		if p := recover(); p != nil {
@@ -620,7 +635,12 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 		return fmt.Errorf("listing running runs: %w", err)
 	}
 	for _, r := range running {
-		if _, ok := s.rt.Registry().Get(r.WorkflowID); ok {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// A run this runtime is ticking right now was not interrupted:
+		// waiting for it would hold the recovery (and the loop) up.
+		if _, ok := s.rt.Registry().Get(r.WorkflowID); ok && !s.rt.Busy(r.RunID) {
 			s.drive(ctx, r.RunID, durable.Time{})
 		}
 	}
@@ -631,6 +651,9 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 		return fmt.Errorf("listing parents waiting on children: %w", err)
 	}
 	for _, p := range parents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		child := runtime.WaitedChild(p)
 		if child == "" {
 			continue
