@@ -100,7 +100,14 @@ func (s *Store) notify(runID string, records []*durable.StepRecord) {
 	}
 	copies := make([]*durable.StepRecord, len(records))
 	for i, r := range records {
-		copies[i] = r.Clone()
+		// In the types a read gives, sharing nothing with the caller's
+		// values (Clone copies maps and lists only, not a caller's
+		// []string or struct). The write took the record, so it encodes.
+		c, err := r.StoredCopy()
+		if err != nil {
+			c = r.Clone()
+		}
+		copies[i] = c
 	}
 	s.send(Event{RunID: runID, Records: copies})
 }
