@@ -1,7 +1,10 @@
 package visualflow
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -65,7 +68,7 @@ func (s *step) buildPayload(n *node, in map[string]any) (map[string]any, error) 
 		}
 		return map[string]any{"message": msg, "level": answerLevel(in["level"])}, nil
 	case "wait_until":
-		return s.waitUntilPayload(in, cfg), nil
+		return s.waitUntilPayload(in, cfg)
 	case "wait_event":
 		return waitEventPayload(in), nil
 	case "listen_voice":
@@ -100,11 +103,11 @@ func answerLevel(v any) string {
 	return "message"
 }
 
-func (s *step) waitUntilPayload(in, cfg map[string]any) map[string]any {
+func (s *step) waitUntilPayload(in, cfg map[string]any) (map[string]any, error) {
 	unit, _ := cfg["durationType"].(string)
 	d := in["duration"]
 	if unit == "timestamp" {
-		return map[string]any{"until": pyval.Str(d)}
+		return map[string]any{"until": pyval.Str(d)}, nil
 	}
 	secs, err := pyval.ToFloat(d)
 	if err != nil || secs != secs {
@@ -116,8 +119,28 @@ func (s *step) waitUntilPayload(in, cfg map[string]any) map[string]any {
 	case "hours":
 		secs *= 3600
 	}
-	until := s.now().Add(time.Duration(secs * float64(time.Second)))
-	return map[string]any{"until": durable.FormatTime(until)}
+	until, err := addSeconds(s.now(), secs)
+	if err != nil {
+		return nil, fmt.Errorf("wait_until: duration %v %s: %w", d, cmp.Or(unit, "seconds"), err)
+	}
+	return map[string]any{"until": durable.FormatTime(until)}, nil
+}
+
+// addSeconds is t plus secs seconds, for any delay a datetime holds (a
+// time.Duration stops at ~292 years); past year 9999, or not finite, it is
+// an error, as Python's datetime + timedelta raises OverflowError.
+func addSeconds(t time.Time, secs float64) (time.Time, error) {
+	const maxSecs = 1e4 * 366 * 86400 // beyond any datetime from any start
+	if math.IsNaN(secs) || math.IsInf(secs, 0) || math.Abs(secs) > maxSecs {
+		return time.Time{}, errors.New("date value out of range")
+	}
+	days := math.Trunc(secs / 86400)
+	rest := secs - days*86400
+	out := t.AddDate(0, 0, int(days)).Add(time.Duration(rest * float64(time.Second)))
+	if y := out.Year(); y < 1 || y > 9999 {
+		return time.Time{}, errors.New("date value out of range")
+	}
+	return out, nil
 }
 
 func waitEventPayload(in map[string]any) map[string]any {

@@ -96,8 +96,11 @@ func (s *step) runOnSchedule(n *node) (runtime.StepPlan, error) {
 	var until time.Time
 	if m := intervalRE.FindStringSubmatch(spec); m != nil {
 		x, _ := strconv.ParseFloat(m[1], 64)
-		unit := map[string]time.Duration{"ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[strings.ToLower(m[2])]
-		until = s.now().Add(time.Duration(x * float64(unit)))
+		unit := map[string]float64{"ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}[strings.ToLower(m[2])]
+		var err error
+		if until, err = addSeconds(s.now(), x*unit); err != nil {
+			return runtime.StepPlan{}, fmt.Errorf("node %s (on_schedule): schedule %q: %w", n.ID, spec, err)
+		}
 	} else {
 		t, err := durable.ParseTime(spec)
 		if err != nil {

@@ -22,7 +22,16 @@ func (s *step) baseInput(n *node) any {
 	if v, ok := s.vars["_last_output"]; ok {
 		return v
 	}
-	return s.vars
+	// A copy without _temp: a node's result is stored under
+	// vars._temp.node_outputs, and one that passes its input on (a data-less
+	// on_flow_end after on_event) would make the vars hold themselves.
+	base := make(map[string]any, len(s.vars))
+	for k, v := range s.vars {
+		if k != "_temp" {
+			base[k] = v
+		}
+	}
+	return pyval.Normalize(base)
 }
 
 // busInput is the base input of effect-like nodes: the bus, or {}.
