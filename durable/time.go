@@ -124,6 +124,12 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 		clock, zone = clock[:n-1], "Z"
 	} else if i := strings.LastIndexAny(clock, "+-"); i >= 0 {
 		clock, zone = clock[:i], clock[i:]
+		if whole, frac, _ := strings.Cut(zone, "."); len(whole) == 7 && allDigits(whole[1:]) { // ±HHMMSS[.f]
+			zone = whole[:3] + ":" + whole[3:5] + ":" + whole[5:]
+			if frac != "" {
+				zone += "." + frac
+			}
+		}
 		if len(zone) == 3 { // ±HH
 			zone += ":00"
 		} else if len(zone) == 5 && allDigits(zone[1:]) { // ±HHMM
@@ -146,7 +152,8 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 	// The clock as HH:MM:SS[.f]: from the basic forms (HHMM, HHMMSS), and
 	// from an hour or an hour and minutes, which Python reads with a
 	// fraction (12:30.5 is 12:30:00.5) and with any offset.
-	whole, frac, hasFrac := strings.Cut(clock, ".")
+	// Python takes a comma for the decimal sign too.
+	whole, frac, hasFrac := strings.Cut(strings.Replace(clock, ",", ".", 1), ".")
 	switch {
 	case allDigits(whole) && (len(whole) == 4 || len(whole) == 6):
 		whole = whole[:2] + ":" + whole[2:4] + ":" + cmp.Or(whole[4:], "00")

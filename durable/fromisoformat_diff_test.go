@@ -1,0 +1,124 @@
+package durable_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+)
+
+// ParseTime promises to read timestamps "as Python's
+// datetime.fromisoformat (3.11) reads one", and docs/compatibility.md
+// says deadlines in "any spelling datetime.fromisoformat reads" are
+// parsed and compared as instants. Python 3.11 reads a comma as the
+// decimal sign (ISO 8601's preferred one) after any time form, and an
+// offset in the basic form with seconds (±HHMMSS[.ffffff]); ParseTime
+// reads the comma only after an extended HH:MM:SS (time.Parse does) and
+// refuses it after a basic HHMMSS or an HH:MM, and refuses ±HHMMSS. So our WAIT_UNTIL / WAIT_EVENT fail an effect with
+// such an until ("invalid ISO timestamp") that Python accepts, and a
+// run Python stored waiting until such a text is kept as text and
+// never falls due. Expected values: Python 3.11.7
+// datetime.fromisoformat(s).astimezone(timezone.utc).isoformat().
+func TestParseTimeReadsFromisoformatSpellings(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]string{
+		"2030-01-01T120000,5Z":         "2030-01-01T12:00:00.500000+00:00",
+		"20300101T120000,25":           "2030-01-01T12:00:00.250000+00:00",
+		"2030-01-01T12:30,5Z":          "2030-01-01T12:30:00.500000+00:00",
+		"2030-01-01T12:00:00+053000":   "2030-01-01T06:30:00+00:00",
+		"2030-01-01T12:00:00+053000.5": "2030-01-01T06:29:59.500000+00:00",
+		"2030-01-01T12:00:00-000015":   "2030-01-01T12:00:15+00:00",
+	} {
+		got, err := durable.ParseTime(s)
+		if err != nil || got.String() != want {
+			t.Errorf("ParseTime(%q) = %q, %v; Python's fromisoformat reads %s", s, got.String(), err, want)
+		}
+	}
+}
+
+// A run a Python process stored waiting until "20300101T120000,5Z" (WAIT_UNTIL
+// keeps the node's text as it is): we keep the until as unreadable text,
+// so the wait never falls due, though Python's parser reads it.
+func TestPythonStoredCommaDeadlineFallsDue(t *testing.T) {
+	t.Parallel()
+	run := `{"run_id": "r1", "workflow_id": "wf", "status": "waiting", "current_node": "w", "vars": {}, "waiting": {"reason": "until", "wait_key": null, "until": "20300101T120000,5Z", "resume_to_node": "done", "result_key": null, "prompt": null, "choices": null, "allow_free_text": true, "details": null}, "output": null, "error": null, "created_at": "2026-01-01T00:00:00+00:00", "updated_at": "2026-01-01T00:00:00+00:00", "actor_id": null, "session_id": null, "parent_run_id": null}`
+	r, err := durable.UnmarshalRun([]byte(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Waiting.ReleasedWhenDue() || r.Waiting.Until.String() != "2030-01-01T12:00:00.500000+00:00" {
+		t.Errorf("until read as %q (released when due: %v); want 2030-01-01T12:00:00.500000+00:00",
+			r.Waiting.Until.String(), r.Waiting.ReleasedWhenDue())
+	}
+}
+
+const reviewWireTimePy = `
+import json, sys
+from datetime import datetime, timezone
+out = []
+for s in json.loads(sys.stdin.read()):
+    try:
+        d = datetime.fromisoformat(s)
+        if d.tzinfo is None: d = d.replace(tzinfo=timezone.utc)
+        out.append(d.astimezone(timezone.utc).isoformat())
+    except Exception:
+        out.append("ERR")
+print(json.dumps(out))
+`
+
+// Differential: well-formed timestamps in the spellings above (comma
+// decimal sign, ±HHMMSS offsets), generated from a fixed grammar, parsed by
+// Python's fromisoformat and by ParseTime; every text Python reads must
+// read as the same instant here.
+func TestParseTimeDifferential(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found: cannot compare with datetime.fromisoformat")
+	}
+	var ins []string
+	for _, date := range []string{"2030-01-01", "20240229", "1999-12-31"} {
+		for _, sep := range []string{"T", " "} {
+			for _, clock := range []string{"12:00:00", "120000", "23:59:59", "12:30"} {
+				for _, frac := range []string{"", ",5", ",123456", ",1234567", ".25"} {
+					for _, zone := range []string{"", "Z", "+00:00", "+053000", "-013015", "+053000.5", "-0000"} {
+						ins = append(ins, date+sep+clock+frac+zone)
+					}
+				}
+			}
+		}
+	}
+	req, _ := json.Marshal(ins)
+	script := filepath.Join(t.TempDir(), "t.py")
+	if err := os.WriteFile(script, []byte(reviewWireTimePy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, script)
+	cmd.Stdin = bytes.NewReader(req)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	var want []string
+	if err := json.Unmarshal(out, &want); err != nil || len(want) != len(ins) {
+		t.Fatalf("python3 output: %v (%d values)", err, len(want))
+	}
+	var bad []string
+	for i, s := range ins {
+		if want[i] == "ERR" {
+			continue
+		}
+		got, err := durable.ParseTime(s)
+		if err != nil || got.String() != want[i] {
+			bad = append(bad, s+" -> "+got.String()+" (Python "+want[i]+")")
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("%d of %d timestamps Python reads are refused or read differently, e.g.:\n%s",
+			len(bad), len(ins), strings.Join(bad[:min(10, len(bad))], "\n"))
+	}
+}
