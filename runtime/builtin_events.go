@@ -29,13 +29,13 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		rawName = p["event_name"]
 	}
 	name, _ := rawName.(string)
-	if strings.TrimSpace(name) == "" {
+	if pyval.Strip(name) == "" {
 		return Failed("emit_event requires payload.name"), nil
 	}
 	// As Python: the envelope and result carry the scope and name as
 	// given; the key is built from their normalised forms.
 	rawScope := eventScope(p["scope"])
-	scope := strings.ToLower(strings.TrimSpace(rawScope))
+	scope := pyval.Lower(pyval.Strip(rawScope))
 	// payload.session_id, any non-null value as Python's str(); the
 	// session scope defaults to the run's session (or its id).
 	var session any
@@ -45,8 +45,8 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		session = sessionOr(run)
 	}
 	sessionText, _ := session.(string)
-	sid := strings.TrimSpace(scopeID(run, scope, sessionText))
-	key, err := EventKey(scope, name, sid)
+	sid := pyval.Strip(scopeID(run, scope, sessionText))
+	key, err := EventKey(rawScope, name, sid) // the error quotes the scope as given, as Python's
 	if err != nil {
 		return Failed("emit_event invalid payload: " + err.Error()), nil
 	}
@@ -206,7 +206,7 @@ type EmitParams struct {
 // the error, beside the ids of those it did; a listener that moved on or
 // was paused meanwhile is not an error.
 func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error) {
-	scope := strings.ToLower(strings.TrimSpace(p.Scope))
+	scope := pyval.Lower(pyval.Strip(p.Scope))
 	if scope == "" {
 		scope = "session"
 	}
@@ -233,7 +233,7 @@ func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error)
 		return nil, fmt.Errorf("emit event %q: %w", p.Name, err)
 	}
 	envelope := map[string]any{
-		"event_id": nullable(p.EventID), "name": strings.TrimSpace(p.Name), "scope": scope,
+		"event_id": nullable(p.EventID), "name": pyval.Strip(p.Name), "scope": scope,
 		"session_id": nullable(p.SessionID), "payload": payload, "emitted_at": r.now().String(),
 		"emitter": map[string]any{"source": "external"},
 	}

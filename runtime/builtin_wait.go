@@ -64,7 +64,7 @@ func cleanStrings(v any) []string {
 	out := make([]string, 0, len(list))
 	for _, x := range list {
 		if s, ok := x.(string); ok {
-			if s = strings.TrimSpace(s); s != "" {
+			if s = pyval.Strip(s); s != "" {
 				out = append(out, s)
 			}
 		}
@@ -113,7 +113,7 @@ func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 			raw = p["event_name"]
 		}
 		name, ok := raw.(string)
-		if !ok || strings.TrimSpace(name) == "" {
+		if !ok || pyval.Strip(name) == "" {
 			return Failed("wait_event requires payload.wait_key or payload.name"), nil
 		}
 		scope := eventScope(p["scope"])
@@ -133,7 +133,7 @@ func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		ResultKey: req.Effect.ResultKey, AllowFreeText: true,
 		Choices: cleanStrings(p["choices"]),
 	}
-	if s, ok := p["prompt"].(string); ok && strings.TrimSpace(s) != "" {
+	if s, ok := p["prompt"].(string); ok && pyval.Strip(s) != "" {
 		w.Prompt = s
 	}
 	for _, k := range []string{"allow_free_text", "allowFreeText"} {
@@ -210,9 +210,9 @@ func EventKey(scope, name, scopeID string) (string, error) {
 	if given == "" {
 		given = "session" // Python: str(scope or "session"); a blank one is unknown
 	}
-	scope = strings.ToLower(strings.TrimSpace(given))
-	scopeID = strings.TrimSpace(scopeID)
-	name = strings.TrimSpace(name)
+	scope = pyval.Lower(pyval.Strip(given))
+	scopeID = pyval.Strip(scopeID)
+	name = pyval.Strip(name)
 	if name == "" {
 		return "", fmt.Errorf("event name is required")
 	}

@@ -217,7 +217,7 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 	if err := d.r.restoreChildValues(ctx, childID, payload); err != nil {
 		return fmt.Errorf("resuming the parent of run %s: %w", childID, err)
 	}
-	_, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
+	st, err := d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
 	var notJSON *pyjson.Error
 	if errors.As(err, &notJSON) {
 		// The child's output fits the child but not the parent's wait
@@ -227,11 +227,16 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 			"success": false, "status": string(child.Status),
 			"error": fmt.Sprintf("the output of run %s cannot be stored in its parent: %v", childID, notJSON),
 		}}
-		_, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
+		st, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
 	}
 	var stale *StaleResumeError
 	if errors.As(err, &stale) {
 		return nil // resumed by someone else meanwhile
+	}
+	if err == nil && st != nil && st.Status == durable.RunRunning {
+		// The resume's tick used its step budget: drive the parent on, as
+		// any follow-up that ran out of ticks is (nothing else would).
+		d.enqueueTick(parent.RunID)
 	}
 	return err
 }
