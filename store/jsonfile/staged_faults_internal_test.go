@@ -188,6 +188,28 @@ func reviewCheckAllOrNothing(t *testing.T, dir string, commitErr error) {
 	}
 }
 
+// commitTerminalDirSyncFailing creates r1 in a synced store on dir, then
+// commits its end with every new file descriptor refused (EMFILE) from
+// just after the append's write: the directory syncs that follow fail.
+// It returns the store and the commit's error.
+func commitTerminalDirSyncFailing(t *testing.T, dir string) (*Store, error) {
+	t.Helper()
+	st, run := reviewStagedSetup(t, dir)
+	var undo func()
+	st.writeForTest = func(f *os.File, data []byte) (int, error) {
+		st.writeForTest = nil
+		n, err := f.Write(data)
+		undo = exhaustFDsAfter(t, f)
+		return n, err
+	}
+	run.Status = durable.RunCompleted
+	err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
+	if undo != nil {
+		undo()
+	}
+	return st, err
+}
+
 // TestStagedAppendDirSyncFails: the terminal commit's records are
 // written and synced to a ledger the append created, then the directory
 // sync that makes the new ledger's entry durable fails (here EMFILE, as a
@@ -198,19 +220,7 @@ func reviewCheckAllOrNothing(t *testing.T, dir string, commitErr error) {
 // prevent (a later, different end adds a second terminal record).
 func TestStagedAppendDirSyncFails(t *testing.T) {
 	dir := t.TempDir()
-	st, run := reviewStagedSetup(t, dir)
-	var undo func()
-	st.writeForTest = func(f *os.File, data []byte) (int, error) {
-		st.writeForTest = nil
-		n, err := f.Write(data)
-		undo = exhaustFDsAfter(t, f)
-		return n, err
-	}
-	run.Status = durable.RunCompleted
-	commitErr := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
-	if undo != nil {
-		undo()
-	}
+	st, commitErr := commitTerminalDirSyncFailing(t, dir)
 	if commitErr == nil {
 		t.Fatal("precondition: the directory sync did not fail")
 	}

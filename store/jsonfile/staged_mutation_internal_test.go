@@ -256,20 +256,7 @@ func TestTerminalCommitFailsWholeWhenStagingFails(t *testing.T) {
 // then report the error"), even when putting the state in place fails
 // too.
 func TestStagedAppendDirSyncFailureIsReported(t *testing.T) {
-	dir := t.TempDir()
-	st, run := reviewStagedSetup(t, dir)
-	var undo func()
-	st.writeForTest = func(f *os.File, data []byte) (int, error) {
-		st.writeForTest = nil
-		n, err := f.Write(data)
-		undo = exhaustFDsAfter(t, f)
-		return n, err
-	}
-	run.Status = durable.RunCompleted
-	commitErr := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
-	if undo != nil {
-		undo()
-	}
+	_, commitErr := commitTerminalDirSyncFailing(t, t.TempDir())
 	if !errors.Is(commitErr, errAppendedUnsynced) {
 		t.Errorf("RunCommit: %v; want it to report the append's failed directory sync", commitErr)
 	}

@@ -115,19 +115,7 @@ func TestDeleteByRunDropsCommandBeforeATornTail(t *testing.T) {
 // whose directory-sync failures also leave the file in place.)
 func TestIndexFollowsRunFileAfterUnsyncedCommit(t *testing.T) {
 	dir := t.TempDir()
-	st, run := reviewStagedSetup(t, dir)
-	var undo func()
-	st.writeForTest = func(f *os.File, data []byte) (int, error) {
-		st.writeForTest = nil
-		n, err := f.Write(data)
-		undo = exhaustFDsAfter(t, f)
-		return n, err
-	}
-	run.Status = durable.RunCompleted
-	commitErr := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
-	if undo != nil {
-		undo()
-	}
+	st, commitErr := commitTerminalDirSyncFailing(t, dir)
 	if commitErr == nil {
 		t.Fatal("precondition: the directory sync did not fail")
 	}
