@@ -1402,25 +1402,21 @@ func runDiffSeed(t *testing.T, seed uint64, nOps, extraRuns int, f dFeatures) ma
 	}
 	h := &dHarness{t: t, ctx: context.Background(), bs: dOpenBackends(t), m: newDModel(),
 		g: &dGen{r: rand.New(rand.NewPCG(seed, 0x5eed)), f: f, seed: seed, pool: pool}, counts: map[string]int{}}
-	type op struct {
-		w  int
-		fn func()
-	}
-	ops := []op{
+	ops := []weightedOp{
 		{14, h.opCreate}, {16, h.opUpdate}, {4, h.opStale}, {2, h.opUnknown}, {6, h.opGet}, {8, h.opList},
 		{6, h.opIndex}, {6, h.opChildren}, {7, h.opDue}, {3, h.opDelete}, {5, h.opLedgerAppend}, {6, h.opLedgerRead},
 		{1, h.opLedgerDelete}, {2, h.opBad}, {5, h.opCommandAppend}, {4, h.opCommandRead}, {2, h.opCommandDelete}, {3, h.opCursor},
 	}
 	if f.claims {
-		ops = append(ops, op{3, h.opClaim})
+		ops = append(ops, weightedOp{3, h.opClaim})
 	}
 	if f.reopen {
-		ops = append(ops, op{2, h.opReopen})
+		ops = append(ops, weightedOp{2, h.opReopen})
 	}
 	if extraRuns > 0 {
 		// Bursts of writes with no read between them: SQLite copies its
 		// list columns every 256 changed runs, or before a list.
-		ops = append(ops, op{1, func() {
+		ops = append(ops, weightedOp{1, func() {
 			for range 270 {
 				if h.g.pct(50) {
 					h.opCreate()
@@ -1430,6 +1426,20 @@ func runDiffSeed(t *testing.T, seed uint64, nOps, extraRuns int, f dFeatures) ma
 			}
 		}})
 	}
+	h.runOps(ops, nOps, f.reopen)
+	return h.counts
+}
+
+// weightedOp is an operation of a random run and its weight.
+type weightedOp struct {
+	w  int
+	fn func()
+}
+
+// runOps applies nOps operations drawn by weight, stopping at the first
+// failure, then checks everything, and again after a reopen when reopen
+// is set.
+func (h *dHarness) runOps(ops []weightedOp, nOps int, reopen bool) {
 	total := 0
 	for _, o := range ops {
 		total += o.w
@@ -1447,11 +1457,10 @@ func runDiffSeed(t *testing.T, seed uint64, nOps, extraRuns int, f dFeatures) ma
 	if !h.failed {
 		h.fullCheck()
 	}
-	if f.reopen && !h.failed {
+	if reopen && !h.failed {
 		h.opReopen()
 		h.fullCheck()
 	}
-	return h.counts
 }
 
 // knownOff are the features whose differences between backends are

@@ -750,37 +750,13 @@ func sdOpenBackends(t *testing.T) []*dBackend {
 func sdRunSeed(t *testing.T, seed uint64, nOps int, f dFeatures) {
 	h := &dHarness{t: t, ctx: context.Background(), bs: sdOpenBackends(t), m: newDModel(),
 		g: &dGen{r: rand.New(rand.NewPCG(seed, 0x5eed)), f: f, seed: seed, pool: slices.Clone(dPool)}, counts: map[string]int{}}
-	type op struct {
-		w  int
-		fn func()
-	}
-	ops := []op{
+	ops := []weightedOp{
 		{14, h.opCreate}, {16, h.opUpdate}, {4, h.opStale}, {2, h.opUnknown}, {6, h.opGet}, {8, h.opList},
 		{6, h.opIndex}, {6, h.opChildren}, {7, h.opDue}, {3, h.opDelete}, {5, h.opLedgerAppend}, {6, h.opLedgerRead},
 		{1, h.opLedgerDelete}, {2, h.opBad}, {5, h.opCommandAppend}, {4, h.opCommandRead}, {2, h.opCommandDelete}, {3, h.opCursor},
 		{3, h.opClaim}, {2, h.opReopen},
 	}
-	total := 0
-	for _, o := range ops {
-		total += o.w
-	}
-	for h.step = 0; h.step < nOps && !h.failed; h.step++ {
-		k := h.g.n(total)
-		for _, o := range ops {
-			if k < o.w {
-				o.fn()
-				break
-			}
-			k -= o.w
-		}
-	}
-	if !h.failed {
-		h.fullCheck()
-	}
-	if !h.failed {
-		h.opReopen()
-		h.fullCheck()
-	}
+	h.runOps(ops, nOps, true)
 }
 
 // TestDecoratedBackendsAgree runs the store-level random operations
