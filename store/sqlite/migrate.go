@@ -253,13 +253,20 @@ func rebuildWaitIndex(ctx context.Context, tx dbtx) error {
 // ledger was written without heads keeps allocating increasing seqs.
 // indexPythonRows gives the rows migration 013's triggers listed (Python
 // wrote them with NaN or Infinity, which the writer's SQLite could not
-// read) their wait_key or completed_key, as 011 did for older rows.
+// read) their wait_key or completed_key, as 011 did for older rows, and
+// their runs' deadline rows, which migrations 014 and 016's triggers (a
+// paused run leaves the due index, an event deadline survives Python's
+// save) could not work out either.
 func (s *Store) indexPythonRows(ctx context.Context) error {
 	var listed bool
 	if err := s.wconn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM python_unindexed)`).Scan(&listed); err != nil || !listed {
 		return err
 	}
 	if _, err := s.wconn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	if err := s.reindexPythonDeadlines(ctx); err != nil {
+		_, _ = s.wconn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return err
 	}
 	for _, stmt := range []string{
@@ -279,6 +286,46 @@ func (s *Store) indexPythonRows(ctx context.Context) error {
 	}
 	_, err := s.wconn.ExecContext(ctx, "COMMIT")
 	return err
+}
+
+// reindexPythonDeadlines sets the wait_index rows of the runs
+// python_unindexed lists from their state as our decoder reads it (NaN
+// included). The caller holds the write transaction.
+func (s *Store) reindexPythonDeadlines(ctx context.Context) error {
+	rows, err := s.wconn.QueryContext(ctx, `SELECT run_json FROM runs
+		WHERE run_id IN (SELECT run_id FROM python_unindexed WHERE seq = 0)`)
+	if err != nil {
+		return err
+	}
+	var runs []*durable.RunState
+	for rows.Next() {
+		var text []byte
+		if err := rows.Scan(&text); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		if r, err := durable.UnmarshalRun(text); err == nil {
+			runs = append(runs, r)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		var err error
+		if until, ok := store.Deadline(r); ok {
+			_, err = s.wconn.ExecContext(ctx, `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
+				VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET next_due_iso = excluded.next_due_iso,
+				updated_at_iso = excluded.updated_at_iso, status = excluded.status`,
+				r.RunID, until.String(), r.UpdatedAt.String(), waitIndexStatus(r.Waiting.Reason))
+		} else {
+			_, err = s.wconn.ExecContext(ctx, `DELETE FROM wait_index WHERE run_id = ?`, r.RunID)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // indexPythonWrites, in a shared store, runs indexPythonRows before a

@@ -365,6 +365,9 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 // or before p.Now, compared as normalised text (see the package doc), and
 // those in another form by their parsed times.
 func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]store.DueRun, error) {
+	if err := s.indexPythonWrites(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
+	}
 	if s.redo != nil {
 		return s.listDueOverQueue(ctx, p)
 	}
@@ -387,6 +390,9 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 
 // RunNextDue implements store.RunStore.
 func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
+	if err := s.indexPythonWrites(ctx); err != nil {
+		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
+	}
 	rd, err := s.read(ctx)
 	if err != nil {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
