@@ -1,6 +1,9 @@
 package postgres
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // PostgreSQL's text type cannot hold a NUL byte, which a key or an id may
 // (a wait key a workflow builds, a session id an API caller gives: JSON
@@ -10,8 +13,14 @@ import "strings"
 // the columns collate by ("C"), is kept. The JSON text columns escape NUL
 // themselves (\u0000).
 
-// keyText returns s as a key column holds it.
+// keyText returns s as a key column holds it. A byte that is not UTF-8
+// (a Go host's string; PostgreSQL refuses it) becomes U+FFFD, one per
+// byte, as the JSON text of the run or record spells it, so that the
+// column holds what a read gives back.
 func keyText(s string) string {
+	if !utf8.ValidString(s) {
+		s = replaceInvalidBytes(s)
+	}
 	if strings.IndexByte(s, 0) < 0 && strings.IndexByte(s, 1) < 0 {
 		return s
 	}
@@ -64,3 +73,21 @@ func nullKey(s string) *string { return nullString(keyText(s)) }
 
 // derefKey is keyTextOf of a nullable key column ("" for NULL).
 func derefKey(t *string) string { return keyTextOf(deref(t)) }
+
+// replaceInvalidBytes replaces each byte of s that is not part of a valid
+// UTF-8 sequence with U+FFFD (strings.ToValidUTF8 would replace a run of
+// them with one).
+func replaceInvalidBytes(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
