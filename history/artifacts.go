@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // runArtifacts summarises the artifacts a run owns, oldest first, at most
@@ -27,7 +27,7 @@ func (e *exporter) runArtifacts(ctx context.Context, runID string) ([]any, error
 // oldestArtifacts lists a run's artifacts by (created_at, artifact_id)
 // and keeps the first MaxArtifactsPerRun.
 func (e *exporter) oldestArtifacts(ctx context.Context, runID string) ([]*artifact.Metadata, error) {
-	if e.src.Artifacts == nil || strings.TrimSpace(runID) == "" {
+	if e.src.Artifacts == nil || pyval.Strip(runID) == "" {
 		return nil, nil
 	}
 	metas, err := e.src.Artifacts.ListByRun(ctx, runID)

@@ -10,6 +10,7 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -99,7 +100,7 @@ type exporter struct {
 // store.ErrNotFound and naming the id; store failures are returned too,
 // rather than leaving a bundle silently incomplete.
 func Export(ctx context.Context, src Source, runID string, opts Options) (map[string]any, error) {
-	id := strings.TrimSpace(runID)
+	id := pyval.Strip(runID)
 	if id == "" {
 		return nil, errors.New("history: export: run id is required")
 	}
@@ -124,7 +125,7 @@ func Export(ctx context.Context, src Source, runID string, opts Options) (map[st
 // tailSize resolves the ledger window: the number of records kept per
 // run, 0 for all of them.
 func tailSize(opts Options) (int, error) {
-	switch LedgerMode(strings.ToLower(strings.TrimSpace(string(opts.LedgerMode)))) {
+	switch LedgerMode(pyval.Lower(pyval.Strip(string(opts.LedgerMode)))) {
 	case "", LedgerTail:
 	case LedgerFull:
 		return 0, nil
@@ -164,7 +165,7 @@ func (e *exporter) export(ctx context.Context, id string) (map[string]any, error
 	// The session is read before input_data is offloaded, as in Python: a
 	// bundle never lists the artifacts its own export creates.
 	var session any
-	if sid := strings.TrimSpace(run.SessionID); e.opts.IncludeSession && sid != "" {
+	if sid := pyval.Strip(run.SessionID); e.opts.IncludeSession && sid != "" {
 		if session, err = e.sessionSection(ctx, run, sid); err != nil {
 			return nil, err
 		}
@@ -212,7 +213,7 @@ func descendants(ctx context.Context, runs store.RunStore, root string) ([]strin
 			return nil, fmt.Errorf("listing children of run %s: %w", cur, err)
 		}
 		for _, k := range kids {
-			kid := strings.TrimSpace(k.RunID)
+			kid := pyval.Strip(k.RunID)
 			if kid == "" || seen[kid] {
 				continue
 			}
@@ -337,7 +338,7 @@ func runSummary(run *durable.RunState) map[string]any {
 func snapshotRef(run *durable.RunState) map[string]any {
 	rt, _ := run.Vars["_runtime"].(map[string]any)
 	ref, _ := rt[snapshotKey].(map[string]any)
-	if id, _ := ref["artifact_id"].(string); strings.TrimSpace(id) == "" {
+	if id, _ := ref["artifact_id"].(string); pyval.Strip(id) == "" {
 		return nil
 	}
 	return pyjson.CloneObject(ref)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -86,7 +87,7 @@ func (e *exporter) sessionRoots(ctx context.Context, run *durable.RunState, sess
 		}
 	}
 	rows = slices.DeleteFunc(rows, func(row store.RunIndexRow) bool {
-		if strings.TrimSpace(row.ParentRunID) != "" || classifyTurn(row.WorkflowID, nil) == TurnInternal {
+		if pyval.Strip(row.ParentRunID) != "" || classifyTurn(pyval.Strip(row.WorkflowID), nil) == TurnInternal {
 			return true
 		}
 		ms, ok := millis(cmp.Or(row.CreatedAt, row.UpdatedAt))
@@ -154,7 +155,7 @@ func (e *exporter) turn(ctx context.Context, r *durable.RunState) (map[string]an
 	return map[string]any{
 		"run_id":          r.RunID,
 		"workflow_id":     blankToNil(r.WorkflowID),
-		"kind":            classifyTurn(strings.TrimSpace(r.WorkflowID), r.Vars),
+		"kind":            classifyTurn(pyval.Strip(r.WorkflowID), r.Vars),
 		"status":          string(r.Status),
 		"created_at":      timeValue(r.CreatedAt),
 		"updated_at":      timeValue(r.UpdatedAt),

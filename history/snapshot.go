@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -50,7 +50,7 @@ type SnapshotParams struct {
 // it while no runner ticks the run (right after Start, typically), since
 // the commit does not take the run's claim.
 func PersistWorkflowSnapshot(ctx context.Context, runs store.RunStore, arts artifact.Store, p SnapshotParams) (map[string]any, error) {
-	rid, wid := strings.TrimSpace(p.RunID), strings.TrimSpace(p.WorkflowID)
+	rid, wid := pyval.Strip(p.RunID), pyval.Strip(p.WorkflowID)
 	switch {
 	case rid == "":
 		return nil, errors.New("history: persist workflow snapshot: run id is required")
@@ -76,7 +76,7 @@ func persistSnapshot(ctx context.Context, runs store.RunStore, arts artifact.Sto
 	if ref := snapshotRef(run); ref != nil {
 		return ref, nil
 	}
-	format := strings.TrimSpace(p.Format)
+	format := pyval.Strip(p.Format)
 	if format == "" {
 		format = "unknown"
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
@@ -23,13 +22,13 @@ var runtimeEnvelope = regexp.MustCompile(`(?is)^\s*<runtime_metadata>\s*(.*?)\s*
 // text a person typed. The metadata is nil when there is no envelope or
 // it does not hold a JSON object.
 func splitEnvelope(text string) (string, map[string]any) {
-	raw := strings.TrimSpace(text)
+	raw := pyval.Strip(text)
 	loc := runtimeEnvelope.FindStringSubmatchIndex(raw)
 	if loc == nil {
 		return raw, nil
 	}
-	meta, _ := pyjson.DecodeObject([]byte(strings.TrimSpace(raw[loc[2]:loc[3]])))
-	return strings.TrimSpace(raw[loc[1]:]), meta
+	meta, _ := pyjson.DecodeObject([]byte(pyval.Strip(raw[loc[2]:loc[3]])))
+	return pyval.Strip(raw[loc[1]:]), meta
 }
 
 // extractPrompt finds what a turn asked: prompt, message or task (at the
@@ -48,7 +47,7 @@ func extractPrompt(vars map[string]any) (string, map[string]any) {
 	// latest user message.
 	for _, m := range slices.Backward(msgs) {
 		msg := object(m)
-		if role, _ := msg["role"].(string); strings.TrimSpace(role) != "user" {
+		if role, _ := msg["role"].(string); pyval.Strip(role) != "user" {
 			continue
 		}
 		content, _ := msg["content"].(string)
@@ -77,7 +76,7 @@ func mergeMessageMeta(envelope map[string]any, msg map[string]any) map[string]an
 		merged[k] = v
 	}
 	for k, v := range own {
-		if v != nil && strings.TrimSpace(pyval.Str(v)) != "" {
+		if v != nil && pyval.Strip(pyval.Str(v)) != "" {
 			merged[k] = v
 		}
 	}
@@ -190,7 +189,7 @@ func answerFromLedger(recs []*durable.StepRecord) (string, map[string]any) {
 		}
 		switch out := result["output"].(type) {
 		case string:
-			if s := strings.TrimSpace(out); s != "" {
+			if s := pyval.Strip(out); s != "" {
 				return s, nil
 			}
 		case map[string]any:

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"strings"
 	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -12,7 +11,7 @@ import (
 // blankToNil is s trimmed, or null when that is empty (Python
 // `str(x).strip() or None`).
 func blankToNil(s string) any {
-	if s = strings.TrimSpace(s); s == "" {
+	if s = pyval.Strip(s); s == "" {
 		return nil
 	}
 	return s
@@ -68,7 +67,7 @@ func nonBlankString(v any) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	s = strings.TrimSpace(s)
+	s = pyval.Strip(s)
 	return s, s != ""
 }
 
@@ -79,7 +78,7 @@ func textish(v any) string {
 	case nil:
 		return ""
 	case string:
-		return strings.TrimSpace(x)
+		return pyval.Strip(x)
 	case bool:
 		return pyval.Str(x)
 	}
