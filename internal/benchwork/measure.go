@@ -53,9 +53,9 @@ type Sample struct {
 	Cycles             *int     `json:"cycles,omitempty"`
 	ImmediateFallbacks *int     `json:"immediate_fallbacks,omitempty"`
 
-	// GoVsCeiling (W1 on sqlite_full): commits/s achieved ÷ the
-	// sqlite_wal_full_exclusive ceiling (the store's own locking mode)
-	// measured in the same invocation.
+	// GoVsCeiling (the workloads that commit, W1 to W3b, on sqlite_full):
+	// commits/s achieved ÷ the sqlite_wal_full_exclusive ceiling (the
+	// store's own locking mode) measured in the same invocation.
 	GoVsCeiling *float64 `json:"go_vs_ceiling,omitempty"`
 	// CommitsPerS is commits_per_run × runs_per_s (set with GoVsCeiling).
 	CommitsPerS *float64 `json:"commits_per_s,omitempty"`
