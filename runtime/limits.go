@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
 // LimitsConfig seeds vars._limits of new runs (Python RuntimeConfig).
@@ -251,7 +252,13 @@ func noteTokensUsed(run *durable.RunState, eff *durable.Effect, out Outcome) {
 	if eff.Type != durable.EffectLLMCall || out.Status != OutcomeCompleted {
 		return
 	}
-	res, _ := out.Result.(map[string]any)
+	result := out.Result
+	if !pyjson.IsNormalized(result) {
+		// A handler's typed usage (map[string]int64, a struct) counts as
+		// the same result read back from the ledger does.
+		result, _ = pyjson.Normalize(result)
+	}
+	res, _ := result.(map[string]any)
 	usage, _ := res["usage"].(map[string]any)
 	var raw any
 	for _, k := range []string{"input_tokens", "prompt_tokens", "total_tokens"} {

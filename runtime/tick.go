@@ -300,10 +300,8 @@ func (s *session) steps(ctx context.Context, maxSteps int) error {
 func (s *session) step(ctx context.Context) error {
 	run := s.run
 	nodeID := run.CurrentNode
-	node, ok := s.wf.Nodes[nodeID]
-	if !ok {
-		return s.fail(ctx, nodeID, fmt.Sprintf("unknown node %q in workflow %q", nodeID, s.wf.ID))
-	}
+	// The gate first: a closed one stops the tick before anything of the
+	// step happens, failing the run at an unknown node included.
 	if gate := s.d.gate; gate != nil {
 		if err := gate(ctx, run, nodeID); err != nil {
 			if errors.Is(err, ErrStepGateClosed) {
@@ -312,6 +310,10 @@ func (s *session) step(ctx context.Context) error {
 			}
 			return err
 		}
+	}
+	node, ok := s.wf.Nodes[nodeID]
+	if !ok {
+		return s.fail(ctx, nodeID, fmt.Sprintf("unknown node %q in workflow %q", nodeID, s.wf.ID))
 	}
 	if s.rc == nil {
 		s.rc = &RunContext{rt: s.r}

@@ -6,12 +6,15 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // SetPath writes v at a dotted path in vars, creating {} for every
-// missing or non-object intermediate (overwriting scalars). No list
-// indexing: this is Python's _set_nested.
+// missing or non-object intermediate (overwriting scalars); an object of
+// another Go type (map[string]string, a struct) is first converted in
+// place to the types a read gives, keeping its members. No list indexing:
+// this is Python's _set_nested.
 func SetPath(vars map[string]any, path string, v any) {
 	if path == "" {
 		return
@@ -27,7 +30,7 @@ func SetPath(vars map[string]any, path string, v any) {
 		path = path[i+1:]
 		next, ok := cur[seg].(map[string]any)
 		if !ok {
-			next = map[string]any{}
+			next = asObject(cur[seg])
 			cur[seg] = next
 		}
 		cur = next
@@ -39,10 +42,25 @@ func SetPath(vars map[string]any, path string, v any) {
 func namespace(vars map[string]any, key string) map[string]any {
 	m, ok := vars[key].(map[string]any)
 	if !ok {
-		m = map[string]any{}
+		m = asObject(vars[key])
 		vars[key] = m
 	}
 	return m
+}
+
+// asObject is v as a map[string]any when v is a JSON object of another Go
+// type (a node's map[string]string, a struct), in the types a read of the
+// run would give it, so that a write into it keeps its members as it would
+// after a checkpoint; else a new empty object.
+func asObject(v any) map[string]any {
+	if v != nil {
+		if n, err := pyjson.Normalize(v); err == nil {
+			if m, ok := n.(map[string]any); ok {
+				return m
+			}
+		}
+	}
+	return map[string]any{}
 }
 
 // EnsureNamespaces creates context, scratchpad, _runtime and _temp as
