@@ -66,7 +66,7 @@ func safeRunID(s string) bool { return artifact.ValidID(s) }
 // session_memory_<id>, or session_memory_sha_<first 32 hex of sha256(id)>
 // when the id has characters outside [A-Za-z0-9_-]. The id is trimmed.
 func SessionMemoryRunID(sessionID string) string {
-	sid := strings.TrimSpace(sessionID)
+	sid := pyval.Strip(sessionID)
 	if safeRunID(sid) {
 		return SessionMemoryRunPrefix + sid
 	}
@@ -77,7 +77,7 @@ func SessionMemoryRunID(sessionID string) string {
 // GlobalMemoryOwnerID returns the id of the global memory owner run: the
 // environment override when it is a safe id, else GlobalMemoryRunID.
 func GlobalMemoryOwnerID() string {
-	if s := strings.TrimSpace(os.Getenv(GlobalMemoryRunEnv)); s != "" && safeRunID(s) {
+	if s := pyval.Strip(os.Getenv(GlobalMemoryRunEnv)); s != "" && safeRunID(s) {
 		return s
 	}
 	return GlobalMemoryRunID
@@ -116,7 +116,7 @@ func (o memOwner) synthetic() bool { return o.workflow != "" }
 // normScope lower-cases and trims a scope, "run" when blank.
 func normScope(v any) string {
 	s, _ := v.(string)
-	s = strings.ToLower(strings.TrimSpace(s))
+	s = pyval.Lower(pyval.Strip(s))
 	if s == "" {
 		return "run"
 	}
@@ -129,7 +129,7 @@ func (r *Runtime) memoryOwner(ctx context.Context, base *durable.RunState, scope
 	case "run":
 		return memOwner{id: base.RunID}, nil
 	case "session":
-		if sid := strings.TrimSpace(base.SessionID); sid != "" {
+		if sid := pyval.Strip(base.SessionID); sid != "" {
 			return memOwner{id: SessionMemoryRunID(sid), workflow: SessionMemoryWorkflowID, sessionID: sid}, nil
 		}
 		root, err := r.rootRunID(ctx, base)
@@ -174,7 +174,7 @@ func (r *Runtime) rootRunID(ctx context.Context, run *durable.RunState) (string,
 	cur := run
 	seen := map[string]bool{run.RunID: true}
 	for {
-		pid := strings.TrimSpace(cur.ParentRunID)
+		pid := pyval.Strip(cur.ParentRunID)
 		if pid == "" || seen[pid] {
 			return cur.RunID, nil
 		}
@@ -193,7 +193,7 @@ func (r *Runtime) rootRunID(ctx context.Context, run *durable.RunState) (string,
 // baseRun returns the run named by payload.target_run_id, or the
 // requesting run. An unknown target is a failure.
 func baseRun(ctx context.Context, req *EffectRequest) (*durable.RunState, error) {
-	id := strings.TrimSpace(stringOr(req.Effect.Payload["target_run_id"], ""))
+	id := pyval.Strip(stringOr(req.Effect.Payload["target_run_id"], ""))
 	if id == "" || id == req.Run.RunID {
 		return req.Run, nil
 	}
@@ -383,7 +383,7 @@ func appendSpan(run *durable.RunState, span map[string]any) {
 func spanArtifactID(s any) string {
 	m, _ := s.(map[string]any)
 	id, _ := m["artifact_id"].(string)
-	return strings.TrimSpace(id)
+	return pyval.Strip(id)
 }
 
 // findSpan returns the span record with an artifact id, or nil.
@@ -416,7 +416,7 @@ func (s spanRef) String() string {
 // index, another non-blank string an artifact id; ok is false otherwise.
 func parseSpanRef(v any) (spanRef, bool) {
 	if s, isStr := v.(string); isStr {
-		s = strings.TrimSpace(s)
+		s = pyval.Strip(s)
 		if s == "" {
 			return spanRef{}, false
 		}
@@ -529,7 +529,7 @@ func dedupStrings(in []string) []string {
 	seen := map[string]bool{}
 	out := make([]string, 0, len(in))
 	for _, s := range in {
-		s = strings.TrimSpace(s)
+		s = pyval.Strip(s)
 		if s == "" || seen[s] {
 			continue
 		}
@@ -550,7 +550,7 @@ func payloadInt(v any, def int64) int64 {
 	case bool:
 		return 1
 	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		n, err := strconv.ParseInt(pyval.Strip(x), 10, 64)
 		if err != nil {
 			return def
 		}
@@ -572,7 +572,7 @@ func strictInt(v any) (int64, bool) {
 	case bool:
 		return 0, false
 	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		n, err := strconv.ParseInt(pyval.Strip(x), 10, 64)
 		return n, err == nil
 	}
 	if f, ok := AsFloat(v); ok {
@@ -640,7 +640,7 @@ func parseRecallLevel(v any) (*recallPolicy, error) {
 	if _, ok := v.(bool); ok {
 		return nil, failf("recall_level must be a string")
 	}
-	s := strings.ToLower(strings.TrimSpace(pyval.Str(v))) // any other value as Python's str()
+	s := pyval.Lower(pyval.Strip(pyval.Str(v))) // any other value as Python's str()
 	if s == "" {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // notePreviewMax is the length (in characters) of a span's note_preview.
@@ -45,7 +46,7 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	name := pyStrOr(p["tool_name"], "remember_note")
 	callID := pyStrOr(p["call_id"], "memory")
 
-	noteText := strings.TrimSpace(anyText(p["note"]))
+	noteText := pyval.Strip(anyText(p["note"]))
 	if noteText == "" {
 		return Outcome{}, failf("MEMORY_NOTE requires payload.note (non-empty string)")
 	}
@@ -60,11 +61,11 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 
 	location := ""
 	if s, ok := p["location"].(string); ok {
-		location = strings.TrimSpace(s)
+		location = pyval.Strip(s)
 	}
 	tags := cleanTags(p["tags"])
 	sources, _ := p["sources"].(map[string]any)
-	sourceRun := strings.TrimSpace(stringOr(sources["run_id"], req.Run.RunID))
+	sourceRun := pyval.Strip(stringOr(sources["run_id"], req.Run.RunID))
 	if sourceRun == "" {
 		sourceRun = req.Run.RunID
 	}
@@ -72,6 +73,20 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	messageIDs := idList(sources["message_ids"])
 
 	createdAt := memNow(req)
+	var noteID string
+	if req.IdempotencyKey != "" {
+		noteID = artifact.ComputeID(owner.id, []byte("memory_note\x00"+req.IdempotencyKey))
+		// A replay (the run's commit lost after the note was written)
+		// writes the same note: its first creation time is kept, which the
+		// owner's span already holds.
+		if prev, err := artifact.LoadJSON(ctx, arts, noteID); err == nil {
+			if m, ok := prev.(map[string]any); ok {
+				if t, ok := m["created_at"].(string); ok && t != "" {
+					createdAt = t
+				}
+			}
+		}
+	}
 	content := map[string]any{
 		"note":       noteText,
 		"sources":    map[string]any{"run_id": sourceRun, "span_ids": toAny(spanIDs), "message_ids": toAny(messageIDs)},
@@ -88,10 +103,7 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	artTags := stringTags(tags)
 	artTags["kind"] = "memory_note"
-	put := artifact.PutParams{RunID: owner.id, Tags: artTags}
-	if req.IdempotencyKey != "" {
-		put.ArtifactID = artifact.ComputeID(owner.id, []byte("memory_note\x00"+req.IdempotencyKey))
-	}
+	put := artifact.PutParams{RunID: owner.id, Tags: artTags, ArtifactID: noteID}
 	meta, err := artifact.PutJSON(ctx, arts, content, put)
 	if err != nil {
 		return Outcome{}, err
@@ -194,7 +206,7 @@ func noteSessionID(ctx context.Context, req *EffectRequest, base *durable.RunSta
 		}
 	}
 	for _, s := range []string{owner, req.Run.SessionID} {
-		if s = strings.TrimSpace(s); s != "" {
+		if s = pyval.Strip(s); s != "" {
 			return s
 		}
 	}
@@ -257,7 +269,7 @@ func coerceBool(v any) bool {
 	case bool:
 		return x
 	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
+		switch pyval.Lower(pyval.Strip(x)) {
 		case "true", "1", "yes", "on":
 			return true
 		}
@@ -331,7 +343,7 @@ func memoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	ref, ok := parseSpanRef(rawID)
 	if !ok {
-		if s, isStr := rawID.(string); isStr && strings.TrimSpace(s) == "" {
+		if s, isStr := rawID.(string); isStr && pyval.Strip(s) == "" {
 			return Outcome{}, failf("MEMORY_TAG requires a non-empty span_id")
 		}
 		return Outcome{}, failf("MEMORY_TAG requires span_id as str or int")

@@ -11,6 +11,7 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // MEMORY_QUERY: provenance-first recall over the span index of the scope's
@@ -195,7 +196,7 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 			for _, x := range w {
 				lines = append(lines, "- "+x.(string))
 			}
-			text = strings.TrimSpace("[recall warnings]\n" + strings.Join(lines, "\n") + "\n\n" + text)
+			text = pyval.Strip("[recall warnings]\n" + strings.Join(lines, "\n") + "\n\n" + text)
 		}
 	}
 	var meta map[string]any // null for "rendered", as in Python
@@ -229,7 +230,7 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	if !truthy(mode) {
 		mode = p["return_mode"]
 	}
-	qp.returnMode = strings.ToLower(strings.TrimSpace(anyText(mode)))
+	qp.returnMode = pyval.Lower(pyval.Strip(anyText(mode)))
 	if qp.returnMode == "" {
 		qp.returnMode = "rendered"
 	}
@@ -252,7 +253,7 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 		}
 	}
 
-	qp.query = strings.ToLower(strings.TrimSpace(anyText(p["query"])))
+	qp.query = pyval.Lower(pyval.Strip(anyText(p["query"])))
 	if err := qp.filter.parse(p); err != nil {
 		return nil, err
 	}
@@ -269,7 +270,7 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	qp.neighborHops = max(payloadInt(p["neighbor_hops"], 1), 0)
 	if l, ok := p["connect_by"].([]any); ok {
 		for _, x := range l {
-			if s := strings.TrimSpace(anyText(x)); s != "" {
+			if s := pyval.Strip(anyText(x)); s != "" {
 				if _, isObj := x.(map[string]any); !isObj {
 					qp.connectBy = append(qp.connectBy, anyText(x))
 				}
@@ -334,7 +335,7 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 // parse reads since/until, tags/tags_mode, authors and locations.
 func (f *spanFilter) parse(p map[string]any) error {
 	for _, k := range []string{"since", "until"} {
-		s := strings.TrimSpace(anyText(p[k]))
+		s := pyval.Strip(anyText(p[k]))
 		if s == "" {
 			continue
 		}
@@ -355,7 +356,7 @@ func (f *spanFilter) parse(p map[string]any) error {
 		// one wins must not change from one run to the next.
 		for _, k := range pyjson.SortedKeys(tags) {
 			v := tags[k]
-			key := strings.ToLower(strings.TrimSpace(k))
+			key := pyval.Lower(pyval.Strip(k))
 			if key == "" || key == "kind" {
 				continue
 			}
@@ -371,7 +372,7 @@ func (f *spanFilter) parse(p map[string]any) error {
 				}
 			}
 			for i := range vals {
-				vals[i] = strings.ToLower(strings.TrimSpace(vals[i]))
+				vals[i] = pyval.Lower(pyval.Strip(vals[i]))
 			}
 			if vals = dedupStrings(vals); len(vals) > 0 {
 				f.tags[key] = vals
@@ -384,7 +385,7 @@ func (f *spanFilter) parse(p map[string]any) error {
 			mode = p[k]
 		}
 	}
-	switch strings.ToLower(strings.TrimSpace(anyText(mode))) {
+	switch pyval.Lower(pyval.Strip(anyText(mode))) {
 	case "any", "or":
 		f.tagsAny = true
 	}
@@ -415,8 +416,8 @@ func lowerSet(v any) map[string]bool {
 	}
 	out := map[string]bool{}
 	for _, it := range items {
-		if s, ok := it.(string); ok && strings.TrimSpace(s) != "" {
-			out[strings.ToLower(strings.TrimSpace(s))] = true
+		if s, ok := it.(string); ok && pyval.Strip(s) != "" {
+			out[pyval.Lower(pyval.Strip(s))] = true
 		}
 	}
 	return out
@@ -441,7 +442,10 @@ func newQueryOwner(run *durable.RunState) *queryOwner {
 		return anyText(qo.newest[i]["created_at"]) > anyText(qo.newest[j]["created_at"])
 	})
 	cx, _ := run.Vars["context"].(map[string]any)
-	msgs, _ := cx["messages"].([]any)
+	msgs, ok := cx["messages"].([]any)
+	if !ok {
+		msgs = asList(cx["messages"])
+	}
 	for _, m := range msgs {
 		mm, _ := m.(map[string]any)
 		meta, _ := mm["metadata"].(map[string]any)
@@ -497,17 +501,17 @@ func (q *memQuery) filter(qo *queryOwner, f *spanFilter, query string, limit int
 		}
 		if len(f.authors) > 0 {
 			a, _ := span["created_by"].(string)
-			if !f.authors[strings.ToLower(strings.TrimSpace(a))] {
+			if !f.authors[pyval.Lower(pyval.Strip(a))] {
 				continue
 			}
 		}
 		if len(f.locations) > 0 {
 			loc, _ := span["location"].(string)
-			if strings.TrimSpace(loc) == "" {
+			if pyval.Strip(loc) == "" {
 				tags, _ := span["tags"].(map[string]any)
 				loc, _ = tags["location"].(string)
 			}
-			if !f.locations[strings.ToLower(strings.TrimSpace(loc))] {
+			if !f.locations[pyval.Lower(pyval.Strip(loc))] {
 				continue
 			}
 		}
@@ -542,7 +546,7 @@ func (f *spanFilter) inRange(span map[string]any) bool {
 func tagsMatch(span map[string]any, meta *artifact.Metadata, required map[string][]string, anyMode bool) bool {
 	have := map[string]string{}
 	put := func(k, v string) {
-		k, v = strings.ToLower(strings.TrimSpace(k)), strings.ToLower(strings.TrimSpace(v))
+		k, v = pyval.Lower(pyval.Strip(k)), pyval.Lower(pyval.Strip(v))
 		if _, set := have[k]; k != "" && v != "" && !set {
 			have[k] = v
 		}
@@ -615,7 +619,7 @@ func (q *memQuery) haystack(qo *queryOwner, span map[string]any, meta *artifact.
 			parts = append(parts, k, meta.Tags[k])
 		}
 	}
-	return strings.ToLower(strings.Join(parts, " "))
+	return pyval.Lower(strings.Join(parts, " "))
 }
 
 // noteText is a note's searchable text: the note, then the summaries of
@@ -626,20 +630,20 @@ func (q *memQuery) noteText(qo *queryOwner, id string) string {
 		return ""
 	}
 	var parts []string
-	if s, ok := payload["note"].(string); ok && strings.TrimSpace(s) != "" {
-		parts = append(parts, strings.TrimSpace(s))
+	if s, ok := payload["note"].(string); ok && pyval.Strip(s) != "" {
+		parts = append(parts, pyval.Strip(s))
 	}
 	if src, ok := payload["sources"].(map[string]any); ok {
 		ids, _ := src["span_ids"].([]any)
 		for _, x := range ids {
 			if sid, ok := x.(string); ok {
-				if s := strings.TrimSpace(qo.summaries[strings.TrimSpace(sid)]); s != "" {
+				if s := pyval.Strip(qo.summaries[pyval.Strip(sid)]); s != "" {
 					parts = append(parts, s)
 				}
 			}
 		}
 	}
-	return strings.TrimSpace(strings.Join(parts, "\n"))
+	return pyval.Strip(strings.Join(parts, "\n"))
 }
 
 // deepScan returns the spans (among cands, at most deepLimitSpans scanned)
@@ -666,7 +670,7 @@ func (q *memQuery) deepScan(cands []map[string]any, qp *queryParams) []string {
 			if !truthy(mm["content"]) {
 				continue
 			}
-			if strings.Contains(strings.ToLower(anyText(mm["content"])), qp.query) {
+			if strings.Contains(pyval.Lower(anyText(mm["content"])), qp.query) {
 				out = append(out, id)
 				break
 			}
@@ -809,14 +813,14 @@ func (q *memQuery) render(byID map[string]map[string]any, summaries map[string]s
 		} else if s, ok := span["message_count"].(string); ok {
 			count = s
 		}
-		location := strings.TrimSpace(strOrDefault(span["location"], ""))
+		location := pyval.Strip(strOrDefault(span["location"], ""))
 		lines = append(lines, "", "["+strconv.Itoa(i+1)+"] span_id="+id+" kind="+kind+" msgs="+count+
 			" created_at="+strOrDefault(span["created_at"], ""))
 		from, to := strOrDefault(span["from_timestamp"], ""), strOrDefault(span["to_timestamp"], "")
 		if from != "" || to != "" {
 			lines = append(lines, "    time_range: "+from+" .. "+to)
 		}
-		if by := strings.TrimSpace(strOrDefault(span["created_by"], "")); by != "" {
+		if by := pyval.Strip(strOrDefault(span["created_by"], "")); by != "" {
 			lines = append(lines, "    created_by: "+by)
 		}
 		if location != "" {
@@ -833,7 +837,7 @@ func (q *memQuery) render(byID map[string]map[string]any, summaries map[string]s
 				lines = append(lines, "    tags: "+strings.Join(kv, ", "))
 			}
 		}
-		if s := strings.TrimSpace(summaries[id]); s != "" {
+		if s := pyval.Strip(summaries[id]); s != "" {
 			lines = append(lines, "    summary: "+s)
 		}
 		if limited && remaining <= 0 {
@@ -889,13 +893,13 @@ func (q *memQuery) render(byID map[string]map[string]any, summaries map[string]s
 // renderNote renders the body of a memory_note span.
 func renderNote(payload map[string]any, spanLocation string) []string {
 	var lines []string
-	if note := strings.TrimSpace(strOrDefault(payload["note"], "")); note != "" {
+	if note := pyval.Strip(strOrDefault(payload["note"], "")); note != "" {
 		lines = append(lines, "    note: "+note)
 	} else {
 		lines = append(lines, "    (note payload missing note text)")
 	}
 	if spanLocation == "" {
-		if loc := strings.TrimSpace(strOrDefault(payload["location"], "")); loc != "" {
+		if loc := pyval.Strip(strOrDefault(payload["location"], "")); loc != "" {
 			lines = append(lines, "    location: "+loc)
 		}
 	}

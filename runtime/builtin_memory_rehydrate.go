@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // rehydratePreviewMax bounds the preview of what was inserted.
@@ -49,8 +51,9 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if len(refs) == 0 { // a valid no-op: a recall that found nothing
 		return Completed(map[string]any{"inserted": int64(0), "skipped": int64(0), "artifacts": []any{}}), nil
 	}
-	placement := strings.TrimSpace(stringOr(p["placement"], "after_summary"))
-	dedupBy := strings.TrimSpace(stringOr(p["dedup_by"], "message_id"))
+	// Python: str(x or default).strip() or default.
+	placement := cmp.Or(pyval.Strip(stringOr(p["placement"], "after_summary")), "after_summary")
+	dedupBy := cmp.Or(pyval.Strip(stringOr(p["dedup_by"], "message_id")), "message_id")
 	policy, err := parseRecallLevel(firstPresent(p, "recall_level", "recallLevel"))
 	if err != nil {
 		return Outcome{}, err
@@ -73,7 +76,7 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 				if f, isNum := AsFloat(v); isNum {
 					n, ok = int64(f), true
 				} else if s, isStr := v.(string); isStr {
-					if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+					if f, err := strconv.ParseFloat(pyval.Strip(s), 64); err == nil {
 						n, ok = int64(f), true
 					}
 				}
@@ -100,7 +103,7 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		if id := spanArtifactID(s); id != "" {
 			if _, seen := kinds[id]; !seen {
 				k, _ := s.(map[string]any)["kind"].(string)
-				kinds[id] = strings.TrimSpace(k)
+				kinds[id] = pyval.Strip(k)
 			}
 		}
 	}
@@ -184,9 +187,9 @@ func loadSpanMessages(ctx context.Context, arts artifact.Store, ids []string) (m
 			out[id] = spanMessages{messages: msgs}
 			continue
 		}
-		if note, ok := m["note"].(string); ok && strings.TrimSpace(note) != "" {
+		if note, ok := m["note"].(string); ok && pyval.Strip(note) != "" {
 			created, _ := m["created_at"].(string)
-			out[id] = spanMessages{messages: []any{noteMessage(id, strings.TrimSpace(note), created)}}
+			out[id] = spanMessages{messages: []any{noteMessage(id, pyval.Strip(note), created)}}
 			continue
 		}
 		out[id] = spanMessages{err: "missing_messages"}
@@ -242,7 +245,10 @@ type contextInserter struct {
 
 func newContextInserter(run *durable.RunState, placement, dedupBy string) *contextInserter {
 	cx := namespace(run.Vars, "context")
-	active, _ := cx["messages"].([]any)
+	active, ok := cx["messages"].([]any)
+	if !ok {
+		active = asList(cx["messages"]) // a node's []map[string]any: kept, as after a checkpoint
+	}
 	ci := &contextInserter{run: run, active: active, keys: map[string]bool{}, placement: placement, dedupBy: dedupBy}
 	for _, m := range active {
 		if k := ci.key(m); k != "" {
@@ -350,8 +356,8 @@ func rehydratePreview(msgs []any) string {
 			break
 		}
 		mm, _ := m.(map[string]any)
-		role := strings.TrimSpace(anyText(mm["role"]))
-		content := strings.TrimSpace(anyText(mm["content"]))
+		role := pyval.Strip(anyText(mm["role"]))
+		content := pyval.Strip(anyText(mm["content"]))
 		switch {
 		case content == "":
 		case strings.HasPrefix(content, "[MEMORY NOTE]") || role == "":
@@ -360,5 +366,5 @@ func rehydratePreview(msgs []any) string {
 			lines = append(lines, role+": "+content)
 		}
 	}
-	return truncateText(strings.TrimSpace(strings.Join(lines, "\n")), rehydratePreviewMax)
+	return truncateText(pyval.Strip(strings.Join(lines, "\n")), rehydratePreviewMax)
 }

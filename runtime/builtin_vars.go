@@ -21,14 +21,14 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if !ok || pathV == nil {
 		pathV = p["var_path"]
 	}
-	path := strings.TrimSpace(pyStrOrEmpty(pathV))
+	path := pyval.Strip(pyStrOrEmpty(pathV))
 	if path == "" {
 		path = "scratchpad"
 	}
 	callID := pyStrOr(p["call_id"], "vars")
 	name := pyStrOr(p["tool_name"], "inspect_vars")
 	vars := req.Run.Vars
-	if target := strings.TrimSpace(pyStrOrEmpty(p["target_run_id"])); target != "" && target != req.Run.RunID {
+	if target := pyval.Strip(pyStrOrEmpty(p["target_run_id"])); target != "" && target != req.Run.RunID {
 		other, err := req.Runtime.store.RunGet(ctx, target)
 		if errors.Is(err, store.ErrNotFound) {
 			return Completed(toolResult(callID, name, false, nil, "Unknown target_run_id: "+target)), nil
@@ -41,6 +41,13 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		vars = other.Vars // a copy: its namespaces are added for this read only
 	}
 	EnsureNamespaces(vars)
+	if !pyjson.IsNormalized(vars) {
+		// A node's typed values ([]string, map[string]string) read as a
+		// read of the run gives them, as after any checkpoint.
+		if n, err := pyjson.NormalizeObject(vars); err == nil {
+			vars = n
+		}
+	}
 	v, err := ResolvePath(vars, path)
 	if err != nil {
 		return Completed(toolResult(callID, name, false, nil, err.Error())), nil

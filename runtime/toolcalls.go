@@ -60,7 +60,10 @@ func warnToolCallIDs(vars map[string]any, nodeID string, payload map[string]any)
 
 // addFlowWarning appends w to vars._flow_warnings unless it is there.
 func addFlowWarning(vars map[string]any, w string) {
-	list, _ := vars["_flow_warnings"].([]any)
+	list, ok := vars["_flow_warnings"].([]any)
+	if !ok {
+		list = asList(vars["_flow_warnings"]) // a node's []string, as a read gives it
+	}
 	if slices.Contains(list, any(w)) {
 		return
 	}

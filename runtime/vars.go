@@ -48,6 +48,20 @@ func namespace(vars map[string]any, key string) map[string]any {
 	return m
 }
 
+// asList is v as a []any when v is a JSON array of another Go type (a
+// node's []string), in the types a read of the run would give it; else
+// nil.
+func asList(v any) []any {
+	if v != nil {
+		if n, err := pyjson.Normalize(v); err == nil {
+			if l, ok := n.([]any); ok {
+				return l
+			}
+		}
+	}
+	return nil
+}
+
 // asObject is v as a map[string]any when v is a JSON object of another Go
 // type (a node's map[string]string, a struct), in the types a read of the
 // run would give it, so that a write into it keeps its members as it would
