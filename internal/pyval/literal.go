@@ -1,6 +1,7 @@
 package pyval
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -28,6 +29,25 @@ func ParseLiteral(s string) (any, error) {
 		return nil, err
 	}
 	p.skip()
+	if p.peek() == ',' {
+		// A tuple without parentheses ("1, 2", "True,"), as
+		// ast.literal_eval reads it.
+		items := pyTuple{v}
+		for p.peek() == ',' {
+			p.i++
+			p.skip()
+			if p.i == len(p.s) {
+				break // a trailing comma
+			}
+			e, err := p.expr(0)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, e)
+			p.skip()
+		}
+		v = items
+	}
 	if p.i != len(p.s) {
 		return nil, p.fail("invalid syntax")
 	}
@@ -126,9 +146,22 @@ func (p *litParser) unary(depth int) (any, error) {
 	switch {
 	case c == '-' || c == '+':
 		p.i++
+		p.skip()
+		if d := p.peek(); d == '-' || d == '+' {
+			return nil, p.fail("malformed node or string") // one sign only, as ast.literal_eval
+		}
 		v, err := p.unary(depth + 1)
 		if err != nil {
 			return nil, err
+		}
+		if jn, ok := v.(json.Number); ok { // an int past int64: its digits kept
+			if s := string(jn); c == '-' {
+				if t, neg := strings.CutPrefix(s, "-"); neg {
+					return json.Number(t), nil
+				}
+				return json.Number("-" + s), nil
+			}
+			return jn, nil
 		}
 		if z, ok := v.(complex128); ok {
 			if c == '-' {
@@ -398,8 +431,7 @@ func (p *litParser) number() (any, error) {
 		if n.IsInt64() {
 			return n.Int64(), nil
 		}
-		f, _ := new(big.Float).SetInt(n).Float64()
-		return f, nil
+		return json.Number(n.String()), nil // its digits kept, as LoadsJSON keeps them
 	}
 	if i, ok := parsePyInt(lit); ok && !strings.ContainsAny(lit, "+- \t") {
 		if len(lit) > 1 && lit[0] == '0' && strings.Trim(lit, "0_") != "" {
@@ -412,9 +444,8 @@ func (p *litParser) number() (any, error) {
 		return nil, p.fail("invalid number literal")
 	}
 	if !strings.ContainsAny(clean, ".eE") {
-		// A decimal integer too large for int64.
-		f, _ := strconv.ParseFloat(clean, 64)
-		return f, nil
+		// A decimal integer too large for int64: its digits kept.
+		return json.Number(strings.TrimLeft(clean, "+")), nil
 	}
 	f, err := strconv.ParseFloat(clean, 64)
 	if err != nil && !isRangeErr(err) {

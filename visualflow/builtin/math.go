@@ -104,7 +104,11 @@ func roundNode(_ *Env, inputs map[string]any) (any, error) {
 	} else if d < math.MinInt32 {
 		d = math.MinInt32
 	}
-	return pyval.Round(v, int(d)), nil
+	r := pyval.Round(v, int(d))
+	if math.IsInf(r, 0) && !math.IsInf(v, 0) {
+		return nil, errors.New("round: rounded value too large to represent") // Python's OverflowError
+	}
+	return r, nil
 }
 
 // randomIntNode: uniform int in [min, max] (bounds via int(float(x)),

@@ -1,6 +1,7 @@
 package code
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -22,21 +23,23 @@ func predeclared() starlark.StringDict {
 		"map":        starlark.NewBuiltin("map", builtinMap),
 		"filter":     starlark.NewBuiltin("filter", builtinFilter),
 		"isinstance": starlark.NewBuiltin("isinstance", builtinIsinstance),
+		"str":        starlark.NewBuiltin("str", builtinStr),
+		"repr":       starlark.NewBuiltin("repr", builtinRepr),
 	}
 }
 
 func builtinSum(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var it starlark.Iterable
 	var start starlark.Value = starlark.MakeInt(0)
-	if err := starlark.UnpackPositionalArgs("sum", args, kwargs, 1, &it, &start); err != nil {
+	if err := starlark.UnpackArgs("sum", args, kwargs, "iterable", &it, "start?", &start); err != nil {
 		return nil, err
 	}
-	acc := start
+	acc := boolAsInt(start)
 	iter := it.Iterate()
 	defer iter.Done()
 	var x starlark.Value
 	for iter.Next(&x) {
-		v, err := starlark.Binary(syntax.PLUS, acc, x)
+		v, err := starlark.Binary(syntax.PLUS, acc, boolAsInt(x))
 		if err != nil {
 			return nil, err
 		}
@@ -45,18 +48,25 @@ func builtinSum(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	return acc, nil
 }
 
+// boolAsInt is x, or 0 or 1 for a bool: a Python bool is an int
+// (sum([True, True]) is 2), a Starlark one is not.
+func boolAsInt(x starlark.Value) starlark.Value {
+	if b, isBool := x.(starlark.Bool); isBool {
+		if b {
+			return starlark.MakeInt(1)
+		}
+		return starlark.MakeInt(0)
+	}
+	return x
+}
+
 func builtinRound(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var x starlark.Value
 	var nd starlark.Value = starlark.None
 	if err := starlark.UnpackArgs("round", args, kwargs, "number", &x, "ndigits?", &nd); err != nil {
 		return nil, err
 	}
-	if b, isBool := x.(starlark.Bool); isBool { // a Python bool is an int
-		x = starlark.MakeInt(0)
-		if b {
-			x = starlark.MakeInt(1)
-		}
-	}
+	x = boolAsInt(x) // a Python bool is an int
 	f, ok := starlark.AsFloat(x)
 	if !ok {
 		return nil, fmt.Errorf("round: got %s, want number", x.Type())
@@ -83,27 +93,49 @@ func builtinRound(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err != nil {
 		return nil, fmt.Errorf("round: ndigits: %w", err)
 	}
-	return starlark.Float(pyval.Round(f, n)), nil
+	r := pyval.Round(f, n)
+	if math.IsInf(r, 0) && !math.IsInf(f, 0) {
+		return nil, errors.New("round: rounded value too large to represent") // Python's OverflowError
+	}
+	return starlark.Float(r), nil
 }
 
+// builtinMap is Python's map(fn, *iterables): fn of one item of each,
+// until the shortest ends.
 func builtinMap(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var fn starlark.Callable
-	var it starlark.Iterable
-	if err := starlark.UnpackPositionalArgs("map", args, kwargs, 2, &fn, &it); err != nil {
-		return nil, err
+	if len(kwargs) > 0 {
+		return nil, errors.New("map: unexpected keyword arguments")
+	}
+	if len(args) < 2 {
+		return nil, fmt.Errorf("map: got %d arguments, want at least 2", len(args))
+	}
+	fn, ok := args[0].(starlark.Callable)
+	if !ok {
+		return nil, fmt.Errorf("map: got %s, want a function", args[0].Type())
+	}
+	iters := make([]starlark.Iterator, len(args)-1)
+	for i, a := range args[1:] {
+		it, ok := a.(starlark.Iterable)
+		if !ok {
+			return nil, fmt.Errorf("map: argument %d: got %s, want an iterable", i+2, a.Type())
+		}
+		iters[i] = it.Iterate()
+		defer iters[i].Done()
 	}
 	var out []starlark.Value
-	iter := it.Iterate()
-	defer iter.Done()
-	var x starlark.Value
-	for iter.Next(&x) {
-		v, err := starlark.Call(th, fn, starlark.Tuple{x}, nil)
+	for {
+		call := make(starlark.Tuple, len(iters))
+		for i, it := range iters {
+			if !it.Next(&call[i]) {
+				return starlark.NewList(out), nil
+			}
+		}
+		v, err := starlark.Call(th, fn, call, nil)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, v)
 	}
-	return starlark.NewList(out), nil
 }
 
 func builtinFilter(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

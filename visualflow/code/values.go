@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"sort"
+	"strings"
 
 	"go.starlark.net/starlark"
 )
@@ -28,6 +29,12 @@ func ToStarlark(v any) (starlark.Value, error) {
 	case json.Number:
 		if i, err := x.Int64(); err == nil {
 			return starlark.MakeInt64(i), nil
+		}
+		if !strings.ContainsAny(string(x), ".eE") {
+			// An int past int64 (kept as its digits) stays an int, as in Python.
+			if n, ok := new(big.Int).SetString(string(x), 10); ok {
+				return starlark.MakeBigInt(n), nil
+			}
 		}
 		f, err := x.Float64()
 		if err != nil {
