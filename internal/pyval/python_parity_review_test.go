@@ -29,7 +29,7 @@ func TestLiteralBareTuple(t *testing.T) {
 func TestLiteralBigIntKeepsDigits(t *testing.T) {
 	for src, want := range map[string]string{
 		"[12345678901234567890123, 'a']": "[12345678901234567890123, 'a']",
-		"{'n': 0x1FFFFFFFFFFFFFFFFF}":     "{'n': 590295810358705651711}",
+		"{'n': 0x1FFFFFFFFFFFFFFFFF}":    "{'n': 590295810358705651711}",
 	} {
 		got, err := ParseLiteral(src)
 		if err != nil {
