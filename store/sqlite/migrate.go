@@ -214,22 +214,8 @@ func hasColumn(ctx context.Context, tx dbtx, table, column string) (bool, error)
 // run, in the normalised time form: Python indexes WAIT_UNTIL runs only
 // and keeps their until text as written.
 func rebuildWaitIndex(ctx context.Context, tx dbtx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT run_json FROM runs WHERE status = 'waiting'`)
+	runs, err := decodedRuns(ctx, tx, `SELECT run_json FROM runs WHERE status = 'waiting'`)
 	if err != nil {
-		return err
-	}
-	var runs []*durable.RunState
-	for rows.Next() {
-		var text []byte
-		if err := rows.Scan(&text); err != nil {
-			_ = rows.Close()
-			return err
-		}
-		if r, err := durable.UnmarshalRun(text); err == nil {
-			runs = append(runs, r)
-		}
-	}
-	if err := rows.Close(); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM wait_index`); err != nil {
@@ -246,6 +232,27 @@ func rebuildWaitIndex(ctx context.Context, tx dbtx) error {
 		}
 	}
 	return nil
+}
+
+// decodedRuns returns the runs whose run_json query selects, decoded as
+// our reads decode them; rows that do not decode are left out.
+func decodedRuns(ctx context.Context, tx dbtx, query string) ([]*durable.RunState, error) {
+	rows, err := tx.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	var runs []*durable.RunState
+	for rows.Next() {
+		var text []byte
+		if err := rows.Scan(&text); err != nil {
+			_ = rows.Close()
+			return nil, err
+		}
+		if r, err := durable.UnmarshalRun(text); err == nil {
+			runs = append(runs, r)
+		}
+	}
+	return runs, rows.Close()
 }
 
 // backfillLedgerHeads raises every ledger head to the highest seq of its
@@ -292,23 +299,9 @@ func (s *Store) indexPythonRows(ctx context.Context) error {
 // python_unindexed lists from their state as our decoder reads it (NaN
 // included). The caller holds the write transaction.
 func (s *Store) reindexPythonDeadlines(ctx context.Context) error {
-	rows, err := s.wconn.QueryContext(ctx, `SELECT run_json FROM runs
+	runs, err := decodedRuns(ctx, s.wconn, `SELECT run_json FROM runs
 		WHERE run_id IN (SELECT run_id FROM python_unindexed WHERE seq = 0)`)
 	if err != nil {
-		return err
-	}
-	var runs []*durable.RunState
-	for rows.Next() {
-		var text []byte
-		if err := rows.Scan(&text); err != nil {
-			_ = rows.Close()
-			return err
-		}
-		if r, err := durable.UnmarshalRun(text); err == nil {
-			runs = append(runs, r)
-		}
-	}
-	if err := rows.Close(); err != nil {
 		return err
 	}
 	for _, r := range runs {
