@@ -27,7 +27,6 @@ import (
 // step (a checkpoint and a reload) comes between the two nodes.
 func typedMessagesRun(t *testing.T, eff *durable.Effect, split bool) *durable.RunState {
 	t.Helper()
-	ctx := context.Background()
 	wf := &runtime.Workflow{ID: "w", Entry: "a", Nodes: map[string]runtime.NodeFunc{
 		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			run.Vars["context"] = map[string]any{"messages": []map[string]any{
@@ -55,12 +54,25 @@ func typedMessagesRun(t *testing.T, eff *durable.Effect, split bool) *durable.Ru
 	if err != nil {
 		t.Fatal(err)
 	}
+	first := 0
+	if split {
+		first = 1
+	}
+	return runToEnd(t, rt, first)
+}
+
+// runToEnd starts "w" on rt and ticks it to its end, first with a budget
+// of first steps when first > 0 (a checkpoint there), and requires it
+// completed.
+func runToEnd(t *testing.T, rt *runtime.Runtime, first int) *durable.RunState {
+	t.Helper()
+	ctx := context.Background()
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if split {
-		if _, err := rt.Tick(ctx, id, runtime.TickOptions{MaxSteps: 1}); err != nil {
+	if first > 0 {
+		if _, err := rt.Tick(ctx, id, runtime.TickOptions{MaxSteps: first}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +84,7 @@ func typedMessagesRun(t *testing.T, eff *durable.Effect, split bool) *durable.Ru
 		t.Fatal(err)
 	}
 	if st.Status != durable.RunCompleted {
-		t.Fatalf("split=%v: run %s %q", split, st.Status, st.Error)
+		t.Fatalf("first tick of %d steps: run %s %q", first, st.Status, st.Error)
 	}
 	return st
 }
@@ -146,27 +158,11 @@ func TestRehydrateKeepsTypedMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := context.Background()
-		id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		first := 0
 		if split { // note effect, then node a: a checkpoint before b
-			if _, err := rt.Tick(ctx, id, runtime.TickOptions{MaxSteps: 2}); err != nil {
-				t.Fatal(err)
-			}
+			first = 2
 		}
-		if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		st, err := rt.GetState(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Status != durable.RunCompleted {
-			t.Fatalf("split=%v: run %s %q", split, st.Status, st.Error)
-		}
-		return st
+		return runToEnd(t, rt, first)
 	}
 	for _, split := range []bool{true, false} {
 		st := wf(split)
