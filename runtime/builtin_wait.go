@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
@@ -210,6 +212,11 @@ func EventKey(scope, name, scopeID string) (string, error) {
 	if given == "" {
 		given = "session" // Python: str(scope or "session"); a blank one is unknown
 	}
+	for _, f := range []struct{ what, v string }{{"scope", given}, {"name", name}, {"scope id", scopeID}} {
+		if !utf8.ValidString(f.v) {
+			return "", errors.New(invalidUTF8("event "+f.what, f.v))
+		}
+	}
 	scope = pyval.Lower(pyval.Strip(given))
 	scopeID = pyval.Strip(scopeID)
 	name = pyval.Strip(name)
@@ -258,4 +265,11 @@ func eventScope(v any) string {
 		return "session"
 	}
 	return pyval.Str(v)
+}
+
+// invalidUTF8 is the error text for an id or key that is not UTF-8: JSON
+// text cannot hold it (a store would read back U+FFFD in its place, so
+// look-ups by it would miss), and a Python peer could not have written it.
+func invalidUTF8(what, v string) string {
+	return fmt.Sprintf("%s %q is not valid UTF-8", what, v)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 )
@@ -101,6 +102,9 @@ func (w *Workflow) Validate() error {
 	if w == nil || w.ID == "" {
 		return fmt.Errorf("workflow: id is required")
 	}
+	if !utf8.ValidString(w.ID) {
+		return fmt.Errorf("workflow: %s", invalidUTF8("id", w.ID))
+	}
 	if w.Entry == "" {
 		return fmt.Errorf("workflow %q: entry node is required", w.ID)
 	}
@@ -110,6 +114,9 @@ func (w *Workflow) Validate() error {
 	for id, fn := range w.Nodes {
 		if fn == nil {
 			return fmt.Errorf("workflow %q: node %q has no function", w.ID, id)
+		}
+		if !utf8.ValidString(id) {
+			return fmt.Errorf("workflow %q: %s", w.ID, invalidUTF8("node id", id))
 		}
 	}
 	return nil

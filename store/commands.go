@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -28,6 +29,13 @@ func PrepareCommand(c *durable.CommandRecord, now time.Time) ([]byte, error) {
 	c.Type, c.ClientID = pyval.Strip(c.Type), pyval.Strip(c.ClientID)
 	if c.RunID == "" || c.Type == "" {
 		return nil, fmt.Errorf("run_id and type are required: %w", ErrInvalidCommand)
+	}
+	for _, f := range []struct{ what, v string }{{"command_id", c.CommandID}, {"run_id", c.RunID}, {"type", c.Type}, {"client_id", c.ClientID}} {
+		if !utf8.ValidString(f.v) {
+			// JSON text cannot hold it: the store would read back U+FFFD,
+			// and a duplicate could not be told by its id.
+			return nil, fmt.Errorf("%s %q is not valid UTF-8: %w", f.what, f.v, ErrInvalidCommand)
+		}
 	}
 	if c.Payload == nil {
 		c.Payload = map[string]any{}
