@@ -38,10 +38,28 @@ func IndexRow(r *durable.RunState) RunIndexRow {
 // worth of paused runs would hold back every other due run); the commit
 // that lifts the pause indexes the deadline again.
 func Deadline(r *durable.RunState) (durable.Time, bool) {
-	if r.Status != durable.RunWaiting || r.Waiting == nil || !r.Waiting.ReleasedWhenDue() || r.HostPaused() {
+	if r.Status != durable.RunWaiting || r.Waiting == nil || !r.Waiting.ReleasedWhenDue() || hostPaused(r) {
 		return durable.Time{}, false
 	}
 	return durable.NewTime(r.Waiting.Until.Time), true // as stored: UTC, to the microsecond
+}
+
+// hostPaused is r.HostPaused as a read of r would answer it: a pause the
+// caller wrote through typed maps (map[string]bool) counts, so that stores
+// indexing what they were given agree with those indexing what they read.
+func hostPaused(r *durable.RunState) bool {
+	if r.HostPaused() {
+		return true
+	}
+	raw := r.Vars["_runtime"]
+	if raw == nil || pyjson.IsNormalized(raw) {
+		return false
+	}
+	n, err := pyjson.Normalize(raw)
+	if err != nil {
+		return false
+	}
+	return (&durable.RunState{Vars: map[string]any{"_runtime": n}}).HostPaused()
 }
 
 // Matches reports whether r passes the filters of p (Limit aside).

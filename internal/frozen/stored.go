@@ -93,8 +93,9 @@ func (p *packer) normalizedObject(m map[string]any, depth int) error {
 			if err != nil {
 				return err
 			}
-			p.object(n)
-			return nil
+			// Its keys are valid now: packed (and its depth counted from
+			// the document's root) as any other.
+			return p.normalizedObject(n, depth)
 		}
 		p.uvarint(len(k))
 		p.buf = append(p.buf, k...)
