@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -212,10 +211,8 @@ func EventKey(scope, name, scopeID string) (string, error) {
 	if given == "" {
 		given = "session" // Python: str(scope or "session"); a blank one is unknown
 	}
-	for _, f := range []struct{ what, v string }{{"scope", given}, {"name", name}, {"scope id", scopeID}} {
-		if !utf8.ValidString(f.v) {
-			return "", errors.New(invalidUTF8("event "+f.what, f.v))
-		}
+	if err := checkUTF8("event scope", given, "event name", name, "event scope id", scopeID); err != nil {
+		return "", err
 	}
 	scope = pyval.Lower(pyval.Strip(given))
 	scopeID = pyval.Strip(scopeID)
@@ -267,9 +264,15 @@ func eventScope(v any) string {
 	return pyval.Str(v)
 }
 
-// invalidUTF8 is the error text for an id or key that is not UTF-8: JSON
-// text cannot hold it (a store would read back U+FFFD in its place, so
-// look-ups by it would miss), and a Python peer could not have written it.
-func invalidUTF8(what, v string) string {
-	return fmt.Sprintf("%s %q is not valid UTF-8", what, v)
+// checkUTF8 takes pairs of a name and a value and returns an error naming
+// the first value that is not UTF-8: JSON text cannot hold it (a store
+// would read back U+FFFD in its place, so look-ups by it would miss), and
+// a Python peer could not have written it.
+func checkUTF8(named ...string) error {
+	for i := 0; i+1 < len(named); i += 2 {
+		if !utf8.ValidString(named[i+1]) {
+			return fmt.Errorf("%s %q is not valid UTF-8", named[i], named[i+1])
+		}
+	}
+	return nil
 }

@@ -223,17 +223,14 @@ type claimHold struct {
 	lostErr error
 }
 
-// claimExpiryMargin is how long before a claim's expiry, by the runner's
-// own clock, it stops its work, so that the effect in flight has stopped
-// before another runner may take the run: a tenth of the TTL.
-func claimExpiryMargin(ttl time.Duration) time.Duration { return ttl / 10 }
-
 // untilExpiry is how long from now the runner keeps working on a claim
 // whose last taking or renewal was sent at sent: the store set its expiry
-// at least a TTL after that moment.
+// at least a TTL after that moment, and the work stops a tenth of the TTL
+// before, so that the effect in flight has stopped when another runner
+// may take the run.
 func (h *claimHold) untilExpiry(sent time.Time) time.Duration {
 	ttl := h.r.claims.ttl
-	return time.Until(sent.Add(ttl - claimExpiryMargin(ttl)))
+	return time.Until(sent.Add(ttl - ttl/10))
 }
 
 func (h *claimHold) renew() {

@@ -61,10 +61,10 @@ func typedMessagesRun(t *testing.T, eff *durable.Effect, split bool) *durable.Ru
 	return runToEnd(t, rt, first)
 }
 
-// runToEnd starts "w" on rt and ticks it to its end, first with a budget
-// of first steps when first > 0 (a checkpoint there), and requires it
-// completed.
-func runToEnd(t *testing.T, rt *runtime.Runtime, first int) *durable.RunState {
+// tickToEnd starts "w" on rt and ticks it until it stops, first with a
+// budget of first steps when first > 0 (a checkpoint there); it returns
+// the run's id.
+func tickToEnd(t *testing.T, rt *runtime.Runtime, first int) string {
 	t.Helper()
 	ctx := context.Background()
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
@@ -79,7 +79,15 @@ func runToEnd(t *testing.T, rt *runtime.Runtime, first int) *durable.RunState {
 	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := rt.GetState(ctx, id)
+	return id
+}
+
+// runToEnd starts "w" on rt and ticks it to its end, first with a budget
+// of first steps when first > 0 (a checkpoint there), and requires it
+// completed.
+func runToEnd(t *testing.T, rt *runtime.Runtime, first int) *durable.RunState {
+	t.Helper()
+	st, err := rt.GetState(context.Background(), tickToEnd(t, rt, first))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,19 +206,11 @@ func TestVarsQueryTypedValues(t *testing.T) {
 			},
 		}}
 		f := setup(t, wf)
-		id, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		first := 0
 		if split {
-			if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{MaxSteps: 1}); err != nil {
-				t.Fatal(err)
-			}
+			first = 1
 		}
-		if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		st, _ := f.rt.GetState(ctx, id)
+		st, _ := f.rt.GetState(ctx, tickToEnd(t, f.rt, first))
 		env, _ := st.Vars["r"].(map[string]any)
 		results, _ := env["results"].([]any)
 		if len(results) != 1 {
@@ -251,19 +251,11 @@ func TestFlowWarningsTypedList(t *testing.T) {
 		f.rt.SetHandler(durable.EffectToolCalls, runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 			return runtime.Completed(map[string]any{"mode": "executed", "results": []any{}}), nil
 		}})
-		id, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		first := 0
 		if split {
-			if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{MaxSteps: 1}); err != nil {
-				t.Fatal(err)
-			}
+			first = 1
 		}
-		if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		st, _ := f.rt.GetState(ctx, id)
+		st, _ := f.rt.GetState(ctx, tickToEnd(t, f.rt, first))
 		w, _ := st.Vars["_flow_warnings"].([]any)
 		if len(w) != 2 || w[0] != "#WARN: earlier" {
 			t.Errorf("split=%v: vars._flow_warnings = %v, want the node's warning followed by the missing call_id one", split, st.Vars["_flow_warnings"])

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -52,11 +51,8 @@ func (r *Runtime) Start(ctx context.Context, p StartParams) (string, error) {
 }
 
 func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
-	for _, f := range []struct{ what, v string }{{"run_id", p.RunID}, {"session_id", p.SessionID},
-		{"actor_id", p.ActorID}, {"parent_run_id", p.ParentRunID}} {
-		if !utf8.ValidString(f.v) {
-			return nil, fmt.Errorf("start: %s", invalidUTF8(f.what, f.v))
-		}
+	if err := checkUTF8("run_id", p.RunID, "session_id", p.SessionID, "actor_id", p.ActorID, "parent_run_id", p.ParentRunID); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
 	}
 	wf, err := r.registry.Lookup(p.WorkflowID)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 )
@@ -102,8 +101,8 @@ func (w *Workflow) Validate() error {
 	if w == nil || w.ID == "" {
 		return fmt.Errorf("workflow: id is required")
 	}
-	if !utf8.ValidString(w.ID) {
-		return fmt.Errorf("workflow: %s", invalidUTF8("id", w.ID))
+	if err := checkUTF8("id", w.ID); err != nil {
+		return fmt.Errorf("workflow: %w", err)
 	}
 	if w.Entry == "" {
 		return fmt.Errorf("workflow %q: entry node is required", w.ID)
@@ -115,8 +114,8 @@ func (w *Workflow) Validate() error {
 		if fn == nil {
 			return fmt.Errorf("workflow %q: node %q has no function", w.ID, id)
 		}
-		if !utf8.ValidString(id) {
-			return fmt.Errorf("workflow %q: %s", w.ID, invalidUTF8("node id", id))
+		if err := checkUTF8("node id", id); err != nil {
+			return fmt.Errorf("workflow %q: %w", w.ID, err)
 		}
 	}
 	return nil

@@ -146,14 +146,15 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		}
 		s.killPointForTest("appended")
 	}
-	write := s.replaceFile
+	var writeErr error
 	switch {
 	case staged != "":
-		write = func(path string, _ []byte) error { return s.promote(id, staged, path, ledgerSize) }
+		writeErr = s.promote(id, staged, path, ledgerSize)
 	case p.Create:
-		write = s.writeNew
+		writeErr = s.writeNew(path, data)
+	default:
+		writeErr = s.replaceFile(path, data)
 	}
-	writeErr := write(path, data)
 	if writeErr != nil && !errors.Is(writeErr, atomicfile.ErrUnsynced) {
 		if p.Create && errors.Is(writeErr, fs.ErrExist) {
 			return fmt.Errorf("jsonfile: creating run %s: %w", id, unloaded(path))

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,12 +64,23 @@ func TestPythonSaveOfNaNEventRunKeepsDeadline(t *testing.T) {
 	}
 	_ = db.Close()
 
-	due, err = s.RunListDue(ctx, &store.RunListDueParams{Now: now})
+	before, after := dueThenReopened(t, s, path, now)
+	if len(before) != 1 {
+		t.Errorf("shared store, after Python's save: RunListDue = %v; want ev-nan, whose event deadline passed", before)
+	}
+	if len(after) != 1 {
+		t.Errorf("after reopening: RunListDue = %v; want ev-nan (its WAIT_EVENT deadline is lost for good)", after)
+	}
+}
+
+// dueThenReopened lists s's due runs at now, closes s, reopens the
+// database at path as a shared store and lists them again.
+func dueThenReopened(t *testing.T, s *sqlite.Store, path string, now time.Time) (before, after []store.DueRun) {
+	t.Helper()
+	ctx := context.Background()
+	before, err := s.RunListDue(ctx, &store.RunListDueParams{Now: now})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(due) != 1 {
-		t.Errorf("shared store, after Python's save: RunListDue = %v; want ev-nan, whose event deadline passed", due)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -78,13 +90,10 @@ func TestPythonSaveOfNaNEventRunKeepsDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	due, err = s2.RunListDue(ctx, &store.RunListDueParams{Now: now})
-	if err != nil {
+	if after, err = s2.RunListDue(ctx, &store.RunListDueParams{Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	if len(due) != 1 {
-		t.Errorf("after reopening: RunListDue = %v; want ev-nan (its WAIT_EVENT deadline is lost for good)", due)
-	}
+	return before, after
 }
 
 // reviewPausedUntilNaNRun: a WAIT_UNTIL run a Python host paused
@@ -113,26 +122,11 @@ func TestPythonPausedNaNUntilRunNotDue(t *testing.T) {
 	if r, err := s.RunGet(ctx, "pz-nan"); err != nil || !r.HostPaused() {
 		t.Fatalf("RunGet = %v, %v; want the paused run", r, err)
 	}
-	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	due, err := s.RunListDue(ctx, &store.RunListDueParams{Now: now})
-	if err != nil {
-		t.Fatal(err)
+	before, after := dueThenReopened(t, s, path, time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
+	if len(before) != 0 {
+		t.Errorf("shared store: RunListDue = %v; want no run (pz-nan is paused)", before)
 	}
-	if len(due) != 0 {
-		t.Errorf("shared store: RunListDue = %v; want no run (pz-nan is paused)", due)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := sqlite.New(ctx, sqlite.Config{Path: path, Shared: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	if due, err = s2.RunListDue(ctx, &store.RunListDueParams{Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	if len(due) != 0 {
-		t.Errorf("after reopening: RunListDue = %v; want no run (pz-nan is paused)", due)
+	if len(after) != 0 {
+		t.Errorf("after reopening: RunListDue = %v; want no run (pz-nan is paused)", after)
 	}
 }

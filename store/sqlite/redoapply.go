@@ -513,11 +513,8 @@ func (s *Store) rewindWhenDue() {
 	if !due {
 		return
 	}
-	if rl.syncWAL {
-		if err := syncFile(rl.walPath); err != nil {
-			s.log.Warn("syncing the WAL before rewinding the redo log failed", "error", err)
-			return
-		}
+	if !s.syncWALBeforeRewind() {
+		return
 	}
 	if rl.afterRewindSyncForTest != nil {
 		rl.afterRewindSyncForTest()
@@ -531,6 +528,27 @@ func (s *Store) rewindWhenDue() {
 	if s.closed || rl.file.next != next || rl.failed != nil {
 		return
 	}
+	s.rewindRedoLocked()
+}
+
+// syncWALBeforeRewind makes the database's applied writes durable (the
+// WAL, when the database runs with NORMAL) before the log that holds them
+// is rewound; false, logged, when that failed.
+func (s *Store) syncWALBeforeRewind() bool {
+	if !s.redo.syncWAL {
+		return true
+	}
+	if err := syncFile(s.redo.walPath); err != nil {
+		s.log.Warn("syncing the WAL before rewinding the redo log failed", "error", err)
+		return false
+	}
+	return true
+}
+
+// rewindRedoLocked starts the log over; a failure makes the store refuse
+// writes. The caller holds redo.mu.
+func (s *Store) rewindRedoLocked() {
+	rl := s.redo
 	if err := rl.file.rewind(rl.file.next); err != nil {
 		rl.failed = err
 		s.log.Error("rewinding the redo log failed; the store refuses writes", "error", err)
@@ -555,19 +573,10 @@ func (s *Store) rewindNow() {
 		s.log.Warn("applying the queue before rewinding the redo log failed", "error", err)
 		return
 	}
-	if rl.file.next != rl.applied+1 {
+	if rl.file.next != rl.applied+1 || !s.syncWALBeforeRewind() {
 		return
 	}
-	if rl.syncWAL {
-		if err := syncFile(rl.walPath); err != nil {
-			s.log.Warn("syncing the WAL before rewinding the redo log failed", "error", err)
-			return
-		}
-	}
-	if err := rl.file.rewind(rl.file.next); err != nil {
-		rl.failed = err
-		s.log.Error("rewinding the redo log failed; the store refuses writes", "error", err)
-	}
+	s.rewindRedoLocked()
 }
 
 // drain applies the queue; the caller holds the writer turn and redo.mu.
