@@ -108,21 +108,7 @@ func TestChildPastFollowRoundsIsDrivenOn(t *testing.T) {
 			return runtime.Next("l"), nil
 		},
 	}}
-	reg, err := runtime.NewRegistry(parent, loop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := runtimetest.NewClock(runtimetest.DefaultStart)
-	st := memory.New()
-	defer st.Close()
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clock.Now, MaxSteps: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, sched, clock := scheduledRuntime(t, 1, parent, loop)
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
 	if err != nil {
 		t.Fatal(err)
@@ -206,4 +192,26 @@ func TestInterruptedResumeRunIsDrivenOn(t *testing.T) {
 		t.Fatalf("run %s at %q after ResumeRun (interrupted, then again) and an hour of scheduler passes: "+
 			"its drive was dropped (%d follow-ups kept)", st.Status, st.CurrentNode, h.Runtime.PendingFollowUps())
 	}
+}
+
+// scheduledRuntime is a runtime over a fresh in-memory store with a
+// manual clock and a step budget of maxSteps, and a scheduler on it.
+func scheduledRuntime(t *testing.T, maxSteps int, wfs ...*runtime.Workflow) (*runtime.Runtime, *scheduler.Scheduler, *runtimetest.Clock) {
+	t.Helper()
+	reg, err := runtime.NewRegistry(wfs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := runtimetest.NewClock(runtimetest.DefaultStart)
+	st := memory.New()
+	t.Cleanup(func() { _ = st.Close() })
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clock.Now, MaxSteps: maxSteps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, sched, clock
 }

@@ -8,9 +8,6 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
-	"github.com/abstractframework/abstractgateway/scheduler"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 func counterVar(run *durable.RunState, key string) int64 {
@@ -59,21 +56,7 @@ func TestParentResumedByChildEndPastItsBudgetIsDrivenOn(t *testing.T) {
 			return runtime.Complete(map[string]any{"child": true}), nil
 		},
 	}}
-	reg, err := runtime.NewRegistry(parent, child)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := runtimetest.NewClock(runtimetest.DefaultStart)
-	st := memory.New()
-	defer st.Close()
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clock.Now, MaxSteps: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, sched, clock := scheduledRuntime(t, 2, parent, child)
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
 	if err != nil {
 		t.Fatal(err)
