@@ -623,6 +623,24 @@ func (s *Scheduler) recordError(msg string) {
 	}
 }
 
+// recoverPage is the first listing size of Recover.
+const recoverPage = 10_000
+
+// listAll returns every row list gives, however many: store listings have
+// no cursor, so a full page is listed again with a larger limit until one
+// comes back short. It costs at most about twice the rows there are.
+func listAll[T any](ctx context.Context, list func(limit int) ([]T, error)) ([]T, error) {
+	for limit := recoverPage; ; limit *= 4 {
+		rows, err := list(limit)
+		if err != nil || len(rows) < limit {
+			return rows, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
 // Recover continues runs a crash interrupted: runs still "running" are
 // ticked from their last checkpoint, and parents waiting on a child that
 // has ended are resumed. Running runs of workflows the runtime's registry
@@ -630,7 +648,9 @@ func (s *Scheduler) recordError(msg string) {
 // a store may each serve some workflows). It is called by Start; hosts
 // may call it too.
 func (s *Scheduler) Recover(ctx context.Context) error {
-	running, err := s.st.RunList(ctx, &store.RunListParams{Status: durable.RunRunning, Limit: 10000})
+	running, err := listAll(ctx, func(limit int) ([]store.RunIndexRow, error) {
+		return s.st.RunIndex(ctx, &store.RunIndexParams{Status: durable.RunRunning, Limit: limit})
+	})
 	if err != nil {
 		return fmt.Errorf("listing running runs: %w", err)
 	}
@@ -644,8 +664,10 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 			s.drive(ctx, r.RunID, durable.Time{})
 		}
 	}
-	parents, err := s.st.RunList(ctx, &store.RunListParams{
-		Status: durable.RunWaiting, WaitReason: durable.WaitSubworkflow, Limit: 10000,
+	parents, err := listAll(ctx, func(limit int) ([]*durable.RunState, error) {
+		return s.st.RunList(ctx, &store.RunListParams{
+			Status: durable.RunWaiting, WaitReason: durable.WaitSubworkflow, Limit: limit,
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("listing parents waiting on children: %w", err)
