@@ -159,9 +159,10 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	if include {
 		pctx, _ := s.vars["context"].(map[string]any)
 		msgs = activeContext(pctx, s.vars)
-		if att, ok := pctx["attachments"].([]any); ok && len(att) > 0 {
+		att, _ := pctx["attachments"].([]any)
+		if kept := cleanAttachments(att); len(kept) > 0 {
 			if _, has := childCtx["attachments"]; !has {
-				childCtx["attachments"] = pyval.DeepCopy(att)
+				childCtx["attachments"] = kept
 			}
 		}
 	}
@@ -277,8 +278,8 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 	if output["success"] == false && output["answer"] == nil {
 		success = false
 		answer = pyval.Str(orDefault(output["error"], "Agent subworkflow failed"))
-	} else {
-		answer = pyval.Str(output["answer"])
+	} else if a := output["answer"]; pyval.Truthy(a) { // Python: str(answer or "")
+		answer = pyval.Str(a)
 	}
 	var messages []any
 	if list, ok := output["messages"].([]any); ok {
@@ -418,7 +419,8 @@ func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect a
 	return runtime.Complete(final)
 }
 
-// appendAgentTurn appends the agent turn to the parent context.
+// appendAgentTurn appends the agent turn to the parent context: the task
+// and the answer, each stripped and left out when empty, as Python's.
 func (s *step) appendAgentTurn(n *node, sub map[string]any, task, answer string) {
 	subID := pyval.Str(sub["sub_run_id"])
 	ctx := objectAt(s.vars, "context")
@@ -426,15 +428,18 @@ func (s *step) appendAgentTurn(n *node, sub map[string]any, task, answer string)
 	prefix := "agent:" + subID + ":" + n.ID + ":"
 	for _, m := range msgs {
 		if o, ok := m.(map[string]any); ok {
-			if md, ok := o["metadata"].(map[string]any); ok && md["message_id"] == prefix+"answer" {
+			if md, ok := o["metadata"].(map[string]any); ok && (md["message_id"] == prefix+"answer" || md["message_id"] == prefix+"task") {
 				return // once per sub run
 			}
 		}
 	}
-	if task != "" {
-		msgs = append(msgs, map[string]any{"role": "user", "content": task, "metadata": map[string]any{"kind": "agent_turn", "message_id": prefix + "task"}})
+	add := func(role, text, id string) {
+		if text = pyval.Strip(text); text != "" {
+			msgs = append(msgs, map[string]any{"role": role, "content": text, "metadata": map[string]any{"kind": "agent_turn", "message_id": prefix + id}})
+		}
 	}
-	msgs = append(msgs, map[string]any{"role": "assistant", "content": answer, "metadata": map[string]any{"kind": "agent_turn", "message_id": prefix + "answer"}})
+	add("user", task, "task")
+	add("assistant", answer, "answer")
 	ctx["messages"] = msgs
 }
 

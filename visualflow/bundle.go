@@ -103,6 +103,21 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 			continue
 		}
 		info := p.info(flowID)
+		// Listeners are entered at their own on_event node, so they reach
+		// nodes the entry does not: their subflows, agents and effects
+		// count as the flow's.
+		var listeners []*program
+		for _, n := range p.listenerNodes() {
+			co.WorkflowID, co.EntryNode = bundle.ListenerWorkflowID(wfID, n), n
+			lp, err := compileProgram(flow, co)
+			if err != nil {
+				errs = append(errs, withFlow(err, flowID))
+				continue
+			}
+			listeners = append(listeners, lp)
+			info.Listeners = append(info.Listeners, co.WorkflowID)
+			info.absorb(lp.info(flowID))
+		}
 		var subErr error
 		for _, sub := range info.Subflows {
 			missing := ""
@@ -123,15 +138,8 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 			continue
 		}
 		cb.Workflows = append(cb.Workflows, p.workflow())
-		for _, n := range p.listenerNodes() {
-			co.WorkflowID, co.EntryNode = bundle.ListenerWorkflowID(wfID, n), n
-			lp, err := compileProgram(flow, co)
-			if err != nil {
-				errs = append(errs, withFlow(err, flowID))
-				continue
-			}
+		for _, lp := range listeners {
 			cb.Workflows = append(cb.Workflows, lp.workflow())
-			info.Listeners = append(info.Listeners, co.WorkflowID)
 		}
 		if opts.ReactPlaceholders {
 			for _, a := range info.Agents {
@@ -173,6 +181,28 @@ func (p *program) listenerNodes() []string {
 		}
 	}
 	return ids
+}
+
+// absorb adds to fi the subflows, agents and effects of o, a program of
+// the same flow entered elsewhere (a listener), leaving out repeats.
+func (fi *FlowInfo) absorb(o *FlowInfo) {
+	for _, sub := range o.Subflows {
+		if !slices.Contains(fi.Subflows, sub) {
+			fi.Subflows = append(fi.Subflows, sub)
+		}
+	}
+	for _, a := range o.Agents {
+		if !slices.ContainsFunc(fi.Agents, func(b AgentInfo) bool { return b.NodeID == a.NodeID }) {
+			fi.Agents = append(fi.Agents, a)
+		}
+	}
+	for _, e := range o.Effects {
+		if !slices.Contains(fi.Effects, e) {
+			fi.Effects = append(fi.Effects, e)
+		}
+	}
+	slices.Sort(fi.Effects)
+	fi.NeedsLLM = fi.NeedsLLM || o.NeedsLLM
 }
 
 // info summarises a compiled program.

@@ -245,7 +245,7 @@ func (s *step) flushOutputKey() {
 	if !ok {
 		return
 	}
-	if v := mappedValue(n, s.mapEffect(n, raw, nil)); v != nil {
+	if v := mappedValue(n, s.mapEffect(n, raw, nil), raw); v != nil {
 		_ = pyval.SetDotted(s.vars, n.outputKey, pyval.DeepCopy(v))
 	}
 }

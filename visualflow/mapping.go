@@ -394,15 +394,25 @@ func mapMemory(out map[string]any, t string, raw any, rm map[string]any) {
 }
 
 // mappedValue is the main value of an effect node, written at outputKey
-// (§5.3).
-func mappedValue(n *node, mapped any) any {
+// (§5.3): one pin, or the raw outcome, per node type, as Python's
+// _sync_effect_results_to_node_outputs picks it. nil writes nothing.
+func mappedValue(n *node, mapped, raw any) any {
 	m, _ := mapped.(map[string]any)
+	either := func(a, b any) any { // Python's `a or b`
+		if pyval.Truthy(a) {
+			return a
+		}
+		return b
+	}
 	switch n.Type {
-	case "ask_user":
+	case "ask_user", "llm_call":
 		return m["response"]
-	case "llm_call":
-		return m["response"]
-	case "tool_calls":
+	case "answer_user":
+		if rm, ok := raw.(map[string]any); ok {
+			return rm["message"]
+		}
+		return raw
+	case "tool_calls", "memory_query":
 		return m["results"]
 	case "call_tool":
 		return m["result"]
@@ -412,8 +422,30 @@ func mappedValue(n *node, mapped any) any {
 		return m["event_data"]
 	case "transcribe_audio":
 		return m["text"]
-	case "memory_query":
+	case "memory_note":
+		return m["note_id"]
+	case "memory_compact":
+		return m["span_id"]
+	case "memory_tag":
 		return m["rendered"]
+	case "memory_kg_assert":
+		return m["assertion_ids"]
+	case "memory_kg_query":
+		return m["items"]
+	case "memory_kg_resolve":
+		return m["candidates"]
+	case "generate_image", "edit_image", "image_to_image", "upscale_image", "image_upscale",
+		"generate_video", "text_to_video", "image_to_video", "generate_voice", "generate_music":
+		return either(m["artifact_ref"], m["artifact_id"])
+	case "listen_voice":
+		return either(m["audio_artifact"], raw)
+	case "on_schedule":
+		if ts := m["timestamp"]; ts != nil {
+			return ts
+		}
+		return raw
+	case "agent", "wait_until", "emit_event", "on_event", "model_residency", "memory_rehydrate":
+		return raw
 	}
-	return mapped
+	return nil
 }

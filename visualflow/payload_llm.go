@@ -130,22 +130,29 @@ func stringPin(in, cfg map[string]any, keys ...string) string {
 	return ""
 }
 
+// cleanAttachments is what a context's attachments pass on (as media or
+// to a child): objects copied, strings stripped and kept when not blank,
+// anything else dropped. It never returns nil.
+func cleanAttachments(att []any) []any {
+	out := []any{}
+	for _, a := range att {
+		switch x := a.(type) {
+		case map[string]any:
+			out = append(out, pyval.DeepCopy(x))
+		case string:
+			if t := pyval.Strip(x); t != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
 // applyExplicitContext honours the context pin when provider and model
 // are both set (§5.4.1).
 func applyExplicitContext(p, ctx map[string]any, prompt string, system any) {
 	if att, ok := ctx["attachments"].([]any); ok {
-		media := []any{}
-		for _, a := range att {
-			switch x := a.(type) {
-			case map[string]any:
-				media = append(media, pyval.DeepCopy(x))
-			case string:
-				if t := strings.TrimSpace(x); t != "" {
-					media = append(media, t)
-				}
-			}
-		}
-		p["media"] = media
+		p["media"] = cleanAttachments(att)
 	}
 	msgs, _ := ctx["messages"].([]any)
 	var objs []any
@@ -197,8 +204,9 @@ func (s *step) injectContext(p map[string]any) {
 		delete(p, "system")
 	}
 	if _, has := p["media"]; !has {
-		if att, ok := ctx["attachments"].([]any); ok && len(att) > 0 {
-			p["media"] = pyval.DeepCopy(att)
+		att, _ := ctx["attachments"].([]any)
+		if media := cleanAttachments(att); len(media) > 0 {
+			p["media"] = media
 		}
 	}
 }

@@ -34,7 +34,7 @@ func pinFamily(t string) string {
 // pin of type dst is acceptable. It follows the editor's connection rules
 // (execution only to execution; any connects to everything; number and
 // boolean to string; array-like to object; artifact pins to artifact or
-// object pins), so every flow the editor can save is accepted.
+// object pins; provider and model pins to and from string pins), so every flow the editor can save is accepted.
 func pinTypesCompatible(src, dst string) bool {
 	fs, fd := pinFamily(src), pinFamily(dst)
 	if fs == "execution" || fd == "execution" {
@@ -56,6 +56,8 @@ func pinTypesCompatible(src, dst string) bool {
 		return true // artifact ids travel as strings
 	case fs == "artifacts" && fd == "array", fs == "array" && fd == "artifacts":
 		return true
+	case (fs == "provider" || fs == "model") && fd == "string", fs == "string" && (fd == "provider" || fd == "model"):
+		return true // string-like, typed only for the editor's dropdowns
 	}
 	return false
 }

@@ -1,8 +1,10 @@
 package visualflow
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
@@ -203,9 +205,12 @@ func (s *step) runFor(n *node) (runtime.StepPlan, error) {
 		if stepV == 0 {
 			return s.abortScheduler(n, "For loop requires a non-zero 'step'."), nil
 		}
-		total := int64(0)
-		if t := math.Ceil((end - start) / stepV); t > 0 {
+		var total any = int64(0) // also for NaN and infinities, as the reference
+		switch t := math.Ceil((end - start) / stepV); {
+		case t > 0 && t < math.MaxInt64:
 			total = int64(t)
+		case t >= math.MaxInt64 && !math.IsInf(t, 1):
+			total = json.Number(strconv.FormatFloat(t, 'f', 0, 64)) // a Python int beyond int64
 		}
 		f["start"], f["end"], f["step"], f["i"], f["index"], f["total"] = start, end, stepV, start, int64(0), total
 	}

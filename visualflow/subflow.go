@@ -128,8 +128,9 @@ func (s *step) inheritContext(child map[string]any) {
 	}
 	cctx["messages"] = merged
 	if _, has := cctx["attachments"]; !has {
-		if att, ok := pctx["attachments"].([]any); ok && len(att) > 0 {
-			cctx["attachments"] = pyval.DeepCopy(att)
+		att, _ := pctx["attachments"].([]any)
+		if kept := cleanAttachments(att); len(kept) > 0 {
+			cctx["attachments"] = kept
 		}
 	}
 }
