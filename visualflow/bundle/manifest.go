@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // FormatVersion is the only supported bundle_format_version.
@@ -55,7 +57,7 @@ func ParseManifest(data []byte) (Manifest, error) {
 		return Manifest{}, errors.New("manifest.json is not a JSON object")
 	}
 	m := Manifest{
-		BundleFormatVersion: scalarString(pick(raw, "bundle_format_version", "bundleFormatVersion")),
+		BundleFormatVersion: strings.TrimSpace(scalarString(pick(raw, "bundle_format_version", "bundleFormatVersion"))),
 		BundleID:            strings.TrimSpace(scalarString(pick(raw, "bundle_id", "bundleId"))),
 		BundleVersion:       strings.TrimSpace(scalarString(pick(raw, "bundle_version", "bundleVersion"))),
 		CreatedAt:           scalarString(pick(raw, "created_at", "createdAt")),
@@ -99,10 +101,11 @@ func pick(raw map[string]any, keys ...string) any {
 	return v
 }
 
-// pickOK returns the first alias present with a non-null value.
+// pickOK returns the first alias with a value Python finds true, as the
+// reader's `raw.get(a) or raw.get(b)` picks: null, "" and 0 fall through.
 func pickOK(raw map[string]any, keys ...string) (any, bool) {
 	for _, k := range keys {
-		if v, ok := raw[k]; ok && v != nil {
+		if v, ok := raw[k]; ok && pyval.Truthy(v) {
 			return v, true
 		}
 	}

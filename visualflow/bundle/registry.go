@@ -130,7 +130,7 @@ func (r *Registry) Resolve(ref string) (*Bundle, error) {
 // entrypoint, else the first entrypoint, is used.
 func (r *Registry) ResolveEntrypoint(ref, flowID string) (*Bundle, string, error) {
 	ref = strings.TrimSpace(ref)
-	b, err := r.resolveBundleRef(ref)
+	b, namedFlow, err := r.resolveBundleRef(ref)
 	if err != nil {
 		return nil, "", err
 	}
@@ -140,9 +140,7 @@ func (r *Registry) ResolveEntrypoint(ref, flowID string) (*Bundle, string, error
 		}
 		flowID = refFlow
 	} else if flowID == "" {
-		if ep, ok := r.entrypointByName(ref); ok && ep.b == b {
-			flowID = ep.flowID
-		}
+		flowID = namedFlow
 	}
 	m := b.Manifest
 	switch {
@@ -159,28 +157,31 @@ func (r *Registry) ResolveEntrypoint(ref, flowID string) (*Bundle, string, error
 }
 
 // resolveBundleRef handles every accepted reference form except the flow
-// selection.
-func (r *Registry) resolveBundleRef(ref string) (*Bundle, error) {
+// part of a workflow id. When ref resolved as an entrypoint name (only
+// then), namedFlow is that entrypoint's flow.
+func (r *Registry) resolveBundleRef(ref string) (b *Bundle, namedFlow string, err error) {
 	if bundleID, version, _, ok := SplitWorkflowID(ref); ok {
 		if version != "" {
-			return r.Resolve(bundleID + "@" + version)
+			b, err = r.Resolve(bundleID + "@" + version)
+		} else {
+			b, err = r.Resolve(bundleID)
 		}
-		return r.Resolve(bundleID)
+		return b, "", err
 	}
 	r.mu.RLock()
 	byFile := r.byFile[filepath.Base(ref)]
 	r.mu.RUnlock()
 	if byFile != nil && strings.HasSuffix(ref, ".flow") {
-		return byFile, nil
+		return byFile, "", nil
 	}
-	b, err := r.Resolve(ref)
+	b, err = r.Resolve(ref)
 	if err == nil || !errors.Is(err, ErrNotFound) {
-		return b, err
+		return b, "", err
 	}
 	if ep, ok := r.entrypointByName(ref); ok {
-		return ep.b, nil
+		return ep.b, ep.flowID, nil
 	}
-	return nil, err
+	return nil, "", err
 }
 
 type namedEntrypoint struct {

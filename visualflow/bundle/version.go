@@ -5,8 +5,10 @@ import (
 	"strings"
 )
 
+// isDraftVersion reports whether v names a draft: "draft", or a version
+// starting with "draft." in any case (gateway-api §2).
 func isDraftVersion(v string) bool {
-	return v == "draft" || strings.HasPrefix(v, "draft.")
+	return v == "draft" || strings.HasPrefix(strings.ToLower(v), "draft.")
 }
 
 // semverParts parses a semver-like version: dot-separated non-negative

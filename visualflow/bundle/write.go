@@ -26,8 +26,14 @@ func Write(w io.Writer, b *Bundle) error {
 	if m.Artifacts == nil {
 		m.Artifacts = map[string]string{}
 	}
-	if m.Assets == nil {
-		m.Assets = map[string]string{}
+	m.Assets = copyPaths(m.Assets)
+	// The manifest names each entry as the archive holds it: Python's
+	// reader opens the manifest's path verbatim.
+	for id, p := range m.Flows {
+		m.Flows[id] = normPath(p)
+	}
+	for name, p := range m.Assets {
+		m.Assets[name] = normPath(p)
 	}
 	if m.Metadata == nil {
 		m.Metadata = map[string]any{}
@@ -53,7 +59,7 @@ func Write(w io.Writer, b *Bundle) error {
 		if err != nil {
 			return fmt.Errorf("writing bundle %s: flow %s: %w", label(b, b.Source), id, err)
 		}
-		if err := writeEntry(zw, normPath(m.Flows[id]), data); err != nil {
+		if err := writeEntry(zw, m.Flows[id], data); err != nil {
 			return fmt.Errorf("writing bundle %s: flow %s: %w", label(b, b.Source), id, err)
 		}
 	}
@@ -62,7 +68,7 @@ func Write(w io.Writer, b *Bundle) error {
 		if !ok {
 			return fmt.Errorf("writing bundle %s: asset %s has no content", label(b, b.Source), name)
 		}
-		if err := writeEntry(zw, normPath(m.Assets[name]), data); err != nil {
+		if err := writeEntry(zw, m.Assets[name], data); err != nil {
 			return fmt.Errorf("writing bundle %s: asset %s: %w", label(b, b.Source), name, err)
 		}
 	}
