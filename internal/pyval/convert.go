@@ -3,6 +3,7 @@ package pyval
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode"
@@ -237,23 +238,42 @@ func validDigitPart(s string) bool {
 
 // parsePyInt parses a string with Python int() base-10 syntax.
 func parsePyInt(s string) (int64, bool) {
-	t := strings.TrimFunc(asciiNumeral(s), unicode.IsSpace)
-	body := t
-	neg := false
-	if body != "" && (body[0] == '+' || body[0] == '-') {
-		neg = body[0] == '-'
-		body = body[1:]
-	}
-	if !validDigitPart(body) {
+	clean, ok := pyIntDigits(s)
+	if !ok {
 		return 0, false
-	}
-	clean := strings.ReplaceAll(body, "_", "")
-	if neg {
-		clean = "-" + clean
 	}
 	i, err := strconv.ParseInt(clean, 10, 64)
 	if err != nil {
 		return 0, false
 	}
 	return i, true
+}
+
+// ParseBigInt parses a string with Python int() base-10 syntax, of any
+// size (ToInt's strings stop at int64).
+func ParseBigInt(s string) (*big.Int, bool) {
+	clean, ok := pyIntDigits(s)
+	if !ok {
+		return nil, false
+	}
+	return new(big.Int).SetString(clean, 10)
+}
+
+// pyIntDigits checks s against Python's int() base-10 syntax and returns
+// it as plain ASCII digits with an optional minus sign.
+func pyIntDigits(s string) (string, bool) {
+	body := strings.TrimFunc(asciiNumeral(s), unicode.IsSpace)
+	neg := false
+	if body != "" && (body[0] == '+' || body[0] == '-') {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	if !validDigitPart(body) {
+		return "", false
+	}
+	clean := strings.ReplaceAll(body, "_", "")
+	if neg {
+		clean = "-" + clean
+	}
+	return clean, true
 }

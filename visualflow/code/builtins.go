@@ -25,7 +25,44 @@ func predeclared() starlark.StringDict {
 		"isinstance": starlark.NewBuiltin("isinstance", builtinIsinstance),
 		"str":        starlark.NewBuiltin("str", builtinStr),
 		"repr":       starlark.NewBuiltin("repr", builtinRepr),
+		"int":        starlark.NewBuiltin("int", builtinInt),
+		"float":      starlark.NewBuiltin("float", builtinFloat),
 	}
+}
+
+// builtinInt is Starlark's int() except for one string argument, which is
+// read with Python's syntax: surrounding whitespace and underscores
+// between digits are allowed, and the value may be of any size.
+func builtinInt(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if s, ok := soleString(args, kwargs); ok {
+		if z, ok := pyval.ParseBigInt(s); ok {
+			return starlark.MakeBigInt(z), nil
+		}
+		return nil, fmt.Errorf("invalid literal for int() with base 10: %s", pyval.QuoteString(s))
+	}
+	return starlark.Call(th, starlark.Universe["int"], args, kwargs)
+}
+
+// builtinFloat is Starlark's float() except for a string argument, read
+// with Python's syntax (whitespace, underscores, inf/infinity/nan).
+func builtinFloat(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if s, ok := soleString(args, kwargs); ok {
+		f, err := pyval.ToFloat(s)
+		if err != nil {
+			return nil, err
+		}
+		return starlark.Float(f), nil
+	}
+	return starlark.Call(th, starlark.Universe["float"], args, kwargs)
+}
+
+// soleString returns the argument of a call with one positional string.
+func soleString(args starlark.Tuple, kwargs []starlark.Tuple) (string, bool) {
+	if len(args) != 1 || len(kwargs) != 0 {
+		return "", false
+	}
+	s, ok := args[0].(starlark.String)
+	return string(s), ok
 }
 
 func builtinSum(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -38,7 +75,10 @@ func builtinSum(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	iter := it.Iterate()
 	defer iter.Done()
 	var x starlark.Value
-	for iter.Next(&x) {
+	for i := 0; iter.Next(&x); i++ {
+		if err := pulse(th, i); err != nil {
+			return nil, err
+		}
 		v, err := starlark.Binary(syntax.PLUS, acc, boolAsInt(x))
 		if err != nil {
 			return nil, err
@@ -123,7 +163,10 @@ func builtinMap(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		defer iters[i].Done()
 	}
 	var out []starlark.Value
-	for {
+	for n := 0; ; n++ {
+		if err := pulse(th, n); err != nil {
+			return nil, err
+		}
 		call := make(starlark.Tuple, len(iters))
 		for i, it := range iters {
 			if !it.Next(&call[i]) {
@@ -148,7 +191,10 @@ func builtinFilter(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	iter := it.Iterate()
 	defer iter.Done()
 	var x starlark.Value
-	for iter.Next(&x) {
+	for i := 0; iter.Next(&x); i++ {
+		if err := pulse(th, i); err != nil {
+			return nil, err
+		}
 		keep := x.Truth()
 		if c, ok := fn.(starlark.Callable); ok {
 			v, err := starlark.Call(th, c, starlark.Tuple{x}, nil)

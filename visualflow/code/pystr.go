@@ -21,7 +21,7 @@ func builtinStr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		return s, nil
 	}
 	var sb strings.Builder
-	writePyRepr(&sb, x)
+	writePyRepr(&sb, x, nil)
 	return starlark.String(sb.String()), nil
 }
 
@@ -31,12 +31,29 @@ func builtinRepr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	var sb strings.Builder
-	writePyRepr(&sb, x)
+	writePyRepr(&sb, x, nil)
 	return starlark.String(sb.String()), nil
 }
 
-// writePyRepr writes Python's repr of x.
-func writePyRepr(sb *strings.Builder, x starlark.Value) {
+// writePyRepr writes Python's repr of x. open holds the containers being
+// written around x: one met again is a cycle, which Python writes as
+// [...] or {...} (Starlark's own str stops there too; recursing on would
+// overflow the stack and kill the process).
+func writePyRepr(sb *strings.Builder, x starlark.Value, open []starlark.Value) {
+	switch x.(type) {
+	case *starlark.List, *starlark.Dict, *starlark.Set:
+		for _, o := range open {
+			if o == x {
+				if _, ok := x.(*starlark.List); ok {
+					sb.WriteString("[...]")
+				} else {
+					sb.WriteString("{...}")
+				}
+				return
+			}
+		}
+		open = append(open, x)
+	}
 	switch v := x.(type) {
 	case starlark.String:
 		sb.WriteString(pyval.Repr(string(v)))
@@ -48,7 +65,7 @@ func writePyRepr(sb *strings.Builder, x starlark.Value) {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			writePyRepr(sb, v.Index(i))
+			writePyRepr(sb, v.Index(i), open)
 		}
 		sb.WriteByte(']')
 	case starlark.Tuple:
@@ -57,7 +74,7 @@ func writePyRepr(sb *strings.Builder, x starlark.Value) {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			writePyRepr(sb, e)
+			writePyRepr(sb, e, open)
 		}
 		if len(v) == 1 {
 			sb.WriteByte(',')
@@ -69,9 +86,9 @@ func writePyRepr(sb *strings.Builder, x starlark.Value) {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			writePyRepr(sb, kv[0])
+			writePyRepr(sb, kv[0], open)
 			sb.WriteString(": ")
-			writePyRepr(sb, kv[1])
+			writePyRepr(sb, kv[1], open)
 		}
 		sb.WriteByte('}')
 	case *starlark.Set:
@@ -87,7 +104,7 @@ func writePyRepr(sb *strings.Builder, x starlark.Value) {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			writePyRepr(sb, e)
+			writePyRepr(sb, e, open)
 		}
 		sb.WriteByte('}')
 	default: // None, True/False, ints: the same text in both languages

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"runtime/metrics"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -98,14 +99,18 @@ func execute(ctx context.Context, lim Limits, body func(*starlark.Thread) (starl
 		},
 	}
 	th.SetMaxExecutionSteps(lim.MaxSteps)
+	g := &guard{}
+	th.SetLocal(guardKey, g)
 	start := time.Now()
 	done := make(chan struct{})
-	var reason string
-	go watch(ctx, th, lim, done, &reason)
+	go watch(ctx, th, g, lim, done)
 	v, err := body(th)
 	close(done)
 	st := Stats{Duration: time.Since(start), Steps: th.ExecutionSteps()}
 	if err != nil {
+		if r := g.stop.Load(); r != nil {
+			return nil, st, fmt.Errorf("%w: %s", ErrLimit, *r)
+		}
 		msg := err.Error()
 		if ee, ok := err.(*starlark.EvalError); ok {
 			msg = ee.Msg
@@ -126,9 +131,40 @@ var posRE = regexp.MustCompile(`^code:\d+:\d+: `)
 
 func cleanMessage(s string) string { return posRE.ReplaceAllString(s, "") }
 
+// guard lets builtins that loop in Go (sum, map, filter) see the
+// watchdog's cancellation, which Starlark checks only between its own
+// steps: one such call over a huge range would outlive the timeout and
+// the memory limit. (Their items are not counted as steps, as those of
+// Starlark's own builtins are not.)
+type guard struct {
+	stop atomic.Pointer[string] // why the watchdog stopped the code
+}
+
+const guardKey = "visualflow.code.guard"
+
+// cancel stops th, recording the first reason.
+func (g *guard) cancel(th *starlark.Thread, reason string) {
+	g.stop.CompareAndSwap(nil, &reason)
+	th.Cancel(reason)
+}
+
+// pulse is called by a builtin at each item i of its loop; every 1,024
+// items it reports a cancellation as an error that ends the call.
+func pulse(th *starlark.Thread, i int) error {
+	if i&1023 != 1023 {
+		return nil
+	}
+	if g, _ := th.Local(guardKey).(*guard); g != nil {
+		if r := g.stop.Load(); r != nil {
+			return errors.New(*r)
+		}
+	}
+	return nil
+}
+
 // watch cancels the thread on timeout, context cancellation or heap
 // growth beyond the limit.
-func watch(ctx context.Context, th *starlark.Thread, lim Limits, done <-chan struct{}, reason *string) {
+func watch(ctx context.Context, th *starlark.Thread, g *guard, lim Limits, done <-chan struct{}) {
 	timer := time.NewTimer(lim.Timeout)
 	defer timer.Stop()
 	tick := time.NewTicker(5 * time.Millisecond)
@@ -141,10 +177,10 @@ func watch(ctx context.Context, th *starlark.Thread, lim Limits, done <-chan str
 		case <-done:
 			return
 		case <-ctx.Done():
-			th.Cancel("context cancelled")
+			g.cancel(th, "context cancelled")
 			return
 		case <-timer.C:
-			th.Cancel(fmt.Sprintf("timeout after %s", lim.Timeout))
+			g.cancel(th, fmt.Sprintf("timeout after %s", lim.Timeout))
 			return
 		case <-tick.C:
 			if lim.MaxMemory < 0 {
@@ -152,7 +188,7 @@ func watch(ctx context.Context, th *starlark.Thread, lim Limits, done <-chan str
 			}
 			metrics.Read(sample)
 			if grown := int64(sample[0].Value.Uint64()) - base; grown > lim.MaxMemory {
-				th.Cancel(fmt.Sprintf("memory limit of %d MiB exceeded", lim.MaxMemory>>20))
+				g.cancel(th, fmt.Sprintf("memory limit of %d MiB exceeded", lim.MaxMemory>>20))
 				return
 			}
 		}
