@@ -29,7 +29,7 @@ type Effect struct {
 // payloadValue is the wire value of the payload.
 func (e *Effect) payloadValue() any {
 	if e.payloadNotDict && len(e.Payload) == 0 {
-		return e.payloadRead
+		return pyjson.Clone(e.payloadRead) // shared by every copy of e
 	}
 	if e.Payload == nil {
 		return map[string]any{}

@@ -70,7 +70,7 @@ func (r *RunState) JSONValue() pyjson.Ordered {
 	if r.Output != nil {
 		output = r.Output
 	} else {
-		output = r.outputRead
+		output = pyjson.Clone(r.outputRead) // shared by every copy of r
 	}
 	return pyjson.Ordered{
 		{Key: "run_id", Value: r.RunID},

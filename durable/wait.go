@@ -125,7 +125,7 @@ func (w *WaitState) JSONValue() any {
 	}
 	var choices any
 	if raw := w.rawChoices(); raw != nil {
-		choices = raw
+		choices = pyjson.Clone(raw) // shared by every copy of w
 	} else if w.Choices != nil {
 		cs := make([]any, len(w.Choices))
 		for i, c := range w.Choices {

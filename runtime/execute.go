@@ -139,7 +139,14 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		switch out.Status {
 		case OutcomeCompleted:
 			end.Status = durable.StepCompleted
-			end.Result = pyjson.Clone(out.Result)
+			// A copy that shares nothing with vars, typed containers
+			// included: the record may wait in pending while later
+			// nodes change what storeResult put there.
+			if r, err := pyjson.Normalize(out.Result); err == nil {
+				end.Result = r
+			} else {
+				end.Result = pyjson.Clone(out.Result)
+			}
 		case OutcomeWaiting:
 			end.Status = durable.StepWaiting
 			end.Result = map[string]any{"wait": out.Wait.Map()}

@@ -164,7 +164,9 @@ func (s *session) applyResume(ctx context.Context, w *durable.WaitState, payload
 	if storedObj == nil {
 		storedObj = payload
 	}
-	s.pending = append(s.pending, s.resumeRecord(ctx, w, storedObj))
+	// The record keeps its own copy: it may wait in pending while the
+	// steps that follow change vars.<result_key>.
+	s.pending = append(s.pending, s.resumeRecord(ctx, w, pyjson.CloneObject(storedObj)))
 	s.dirty = true
 	if w.ResumeToNode == "" {
 		output := map[string]any{"success": true, "result": stored}

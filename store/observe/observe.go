@@ -31,7 +31,7 @@ import (
 // missed; the follower reads from its cursor. An event with Deleted set
 // says the run's ledger was deleted through this store: a ledger that
 // grows again starts at seq 1, below the follower's cursor, so the
-// follower reads it from the start.
+// follower reads it from the start. Each follower's Records are its own.
 type Event struct {
 	RunID   string
 	Records []*durable.StepRecord
@@ -113,14 +113,24 @@ func (s *Store) notify(runID string, records []*durable.StepRecord) {
 }
 
 // send delivers ev to the subscriptions that follow its run (every one
-// for an empty RunID); s.mu is held for reading.
+// for an empty RunID), each with records of its own; s.mu is held for
+// reading.
 func (s *Store) send(ev Event) {
+	given := false // ev.Records went to a follower: the next gets copies
 	for sub := range s.subs {
 		if ev.RunID != "" && sub.runID != "" && sub.runID != ev.RunID {
 			continue
 		}
+		e := ev
+		if given && len(ev.Records) > 0 {
+			e.Records = make([]*durable.StepRecord, len(ev.Records))
+			for i, r := range ev.Records {
+				e.Records[i] = r.Clone()
+			}
+		}
 		select {
-		case sub.c <- ev:
+		case sub.c <- e:
+			given = given || len(e.Records) > 0
 		default:
 			sub.lagged.Store(true)
 		}
