@@ -27,7 +27,96 @@ func predeclared() starlark.StringDict {
 		"repr":       starlark.NewBuiltin("repr", builtinRepr),
 		"int":        starlark.NewBuiltin("int", builtinInt),
 		"float":      starlark.NewBuiltin("float", builtinFloat),
+		"list":       universeSized("list", nil),
+		"tuple":      universeSized("tuple", nil),
+		"set":        universeSized("set", nil),
+		"sorted":     universeSized("sorted", dropNoneKey),
+		"enumerate":  universeSized("enumerate", startAsPositional),
+		"max":        universeSized("max", withDefault),
+		"min":        universeSized("min", withDefault),
 	}
+}
+
+// universeSized wraps Starlark's builtin name: adapt, when not nil, first
+// turns Python's arguments into Starlark's (or answers the call itself);
+// then a sized first argument longer than the memory limit allows is
+// refused before Starlark allocates for all of it at once (a fatal
+// out-of-memory error otherwise: list(range(1 << 40))).
+func universeSized(name string, adapt func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, []starlark.Tuple, starlark.Value, error)) *starlark.Builtin {
+	inner := starlark.Universe[name]
+	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if adapt != nil {
+			var answer starlark.Value
+			var err error
+			if args, kwargs, answer, err = adapt(args, kwargs); err != nil || answer != nil {
+				return answer, err
+			}
+		}
+		if len(args) > 0 {
+			if g, _ := th.Local(guardKey).(*guard); g != nil && g.maxItems >= 0 {
+				if n := starlark.Len(args[0]); int64(n) > g.maxItems {
+					return nil, g.refuse(th, name+"()", n)
+				}
+			}
+		}
+		return starlark.Call(th, inner, args, kwargs)
+	})
+}
+
+// dropNoneKey drops sorted's key=None, Python's "no key".
+func dropNoneKey(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, []starlark.Tuple, starlark.Value, error) {
+	return args, withoutKwarg(kwargs, "key", func(v starlark.Value) bool { return v == starlark.None }), nil, nil
+}
+
+// startAsPositional passes enumerate's start= as Starlark's second
+// positional argument.
+func startAsPositional(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, []starlark.Tuple, starlark.Value, error) {
+	for _, kv := range kwargs {
+		if kv[0] == starlark.String("start") && len(args) == 1 {
+			return starlark.Tuple{args[0], kv[1]}, withoutKwarg(kwargs, "start", nil), nil, nil
+		}
+	}
+	return args, kwargs, nil, nil
+}
+
+// withDefault is Python's default= of min and max: the answer for an
+// empty iterable (only with one iterable argument, as Python allows).
+func withDefault(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, []starlark.Tuple, starlark.Value, error) {
+	for _, kv := range kwargs {
+		if kv[0] != starlark.String("default") {
+			continue
+		}
+		if len(args) != 1 {
+			return nil, nil, nil, errors.New("cannot specify a default with multiple positional arguments")
+		}
+		rest := withoutKwarg(kwargs, "default", nil)
+		it, ok := args[0].(starlark.Iterable)
+		if !ok {
+			return args, rest, nil, nil // Starlark's own error
+		}
+		iter := it.Iterate()
+		var first starlark.Value
+		empty := !iter.Next(&first)
+		iter.Done()
+		if empty {
+			return nil, nil, kv[1], nil
+		}
+		return args, rest, nil, nil
+	}
+	return args, kwargs, nil, nil
+}
+
+// withoutKwarg returns kwargs without name (only when drop, if given,
+// says so of its value).
+func withoutKwarg(kwargs []starlark.Tuple, name string, drop func(starlark.Value) bool) []starlark.Tuple {
+	var out []starlark.Tuple
+	for _, kv := range kwargs {
+		if kv[0] == starlark.String(name) && (drop == nil || drop(kv[1])) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // builtinInt is Starlark's int() except for one string argument, which is

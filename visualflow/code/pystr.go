@@ -1,6 +1,7 @@
 package code
 
 import (
+	"errors"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -21,7 +22,9 @@ func builtinStr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		return s, nil
 	}
 	var sb strings.Builder
-	writePyRepr(&sb, x, nil)
+	if err := (&reprWriter{sb: &sb, th: th}).write(x); err != nil {
+		return nil, err
+	}
 	return starlark.String(sb.String()), nil
 }
 
@@ -31,28 +34,53 @@ func builtinRepr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	var sb strings.Builder
-	writePyRepr(&sb, x, nil)
+	if err := (&reprWriter{sb: &sb, th: th}).write(x); err != nil {
+		return nil, err
+	}
 	return starlark.String(sb.String()), nil
 }
 
-// writePyRepr writes Python's repr of x. open holds the containers being
-// written around x: one met again is a cycle, which Python writes as
-// [...] or {...} (Starlark's own str stops there too; recursing on would
-// overflow the stack and kill the process).
-func writePyRepr(sb *strings.Builder, x starlark.Value, open []starlark.Value) {
+// maxReprDepth is how deep repr nests, as Python's default recursion
+// limit lets it (past it Python raises RecursionError).
+const maxReprDepth = 1000
+
+// reprWriter writes Python's repr of Starlark values.
+type reprWriter struct {
+	sb *strings.Builder
+	th *starlark.Thread // for the sandbox's cancellation; may be nil
+	// open holds the containers being written around the current value:
+	// one met again is a cycle, which Python writes as [...] or {...}
+	// (recursing on would overflow the stack and kill the process).
+	open  []starlark.Value
+	count int
+}
+
+func (w *reprWriter) write(x starlark.Value) error {
+	if w.th != nil {
+		if err := pulse(w.th, w.count); err != nil {
+			return err
+		}
+	}
+	w.count++
+	sb := w.sb
 	switch x.(type) {
-	case *starlark.List, *starlark.Dict, *starlark.Set:
-		for _, o := range open {
-			if o == x {
+	case *starlark.List, *starlark.Dict, *starlark.Set, starlark.Tuple:
+		_, isTuple := x.(starlark.Tuple) // a slice: not comparable, and never its own member
+		for _, o := range w.open {
+			if _, ot := o.(starlark.Tuple); !isTuple && !ot && o == x {
 				if _, ok := x.(*starlark.List); ok {
 					sb.WriteString("[...]")
 				} else {
 					sb.WriteString("{...}")
 				}
-				return
+				return nil
 			}
 		}
-		open = append(open, x)
+		if len(w.open) >= maxReprDepth {
+			return errors.New("maximum recursion depth exceeded while getting the repr of an object")
+		}
+		w.open = append(w.open, x)
+		defer func() { w.open = w.open[:len(w.open)-1] }()
 	}
 	switch v := x.(type) {
 	case starlark.String:
@@ -65,7 +93,9 @@ func writePyRepr(sb *strings.Builder, x starlark.Value, open []starlark.Value) {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			writePyRepr(sb, v.Index(i), open)
+			if err := w.write(v.Index(i)); err != nil {
+				return err
+			}
 		}
 		sb.WriteByte(']')
 	case starlark.Tuple:
@@ -74,7 +104,9 @@ func writePyRepr(sb *strings.Builder, x starlark.Value, open []starlark.Value) {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			writePyRepr(sb, e, open)
+			if err := w.write(e); err != nil {
+				return err
+			}
 		}
 		if len(v) == 1 {
 			sb.WriteByte(',')
@@ -86,15 +118,19 @@ func writePyRepr(sb *strings.Builder, x starlark.Value, open []starlark.Value) {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			writePyRepr(sb, kv[0], open)
+			if err := w.write(kv[0]); err != nil {
+				return err
+			}
 			sb.WriteString(": ")
-			writePyRepr(sb, kv[1], open)
+			if err := w.write(kv[1]); err != nil {
+				return err
+			}
 		}
 		sb.WriteByte('}')
 	case *starlark.Set:
 		if v.Len() == 0 {
 			sb.WriteString("set()")
-			return
+			return nil
 		}
 		sb.WriteByte('{')
 		iter := v.Iterate()
@@ -104,10 +140,13 @@ func writePyRepr(sb *strings.Builder, x starlark.Value, open []starlark.Value) {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			writePyRepr(sb, e, open)
+			if err := w.write(e); err != nil {
+				return err
+			}
 		}
 		sb.WriteByte('}')
 	default: // None, True/False, ints: the same text in both languages
 		sb.WriteString(x.String())
 	}
+	return nil
 }

@@ -99,13 +99,16 @@ func execute(ctx context.Context, lim Limits, body func(*starlark.Thread) (starl
 		},
 	}
 	th.SetMaxExecutionSteps(lim.MaxSteps)
-	g := &guard{}
+	g := &guard{maxItems: -1}
+	if lim.MaxMemory > 0 {
+		g.maxItems = lim.MaxMemory / valueSize
+	}
 	th.SetLocal(guardKey, g)
 	start := time.Now()
 	done := make(chan struct{})
+	defer close(done) // the watchdog also covers the result's conversion
 	go watch(ctx, th, g, lim, done)
-	v, err := body(th)
-	close(done)
+	v, err := callRecovering(th, body)
 	st := Stats{Duration: time.Since(start), Steps: th.ExecutionSteps()}
 	if err != nil {
 		if r := g.stop.Load(); r != nil {
@@ -115,16 +118,28 @@ func execute(ctx context.Context, lim Limits, body func(*starlark.Thread) (starl
 		if ee, ok := err.(*starlark.EvalError); ok {
 			msg = ee.Msg
 		}
-		if strings.Contains(msg, "too many steps") {
+		if strings.Contains(msg, "too many steps") && th.ExecutionSteps() >= lim.MaxSteps {
 			return nil, st, fmt.Errorf("%w: exceeded %d execution steps", ErrLimit, lim.MaxSteps)
-		}
-		if strings.Contains(msg, "Starlark computation cancelled") {
-			return nil, st, fmt.Errorf("%w: %s", ErrLimit, strings.TrimPrefix(msg, "Starlark computation cancelled: "))
 		}
 		return nil, st, errors.New(cleanMessage(msg))
 	}
-	out, err := FromStarlark(v)
+	out, err := (&converter{g: g}).value(v)
+	if r := g.stop.Load(); err != nil && r != nil {
+		return nil, st, fmt.Errorf("%w: %s", ErrLimit, *r)
+	}
 	return out, st, err
+}
+
+// callRecovering calls body, turning a panic inside Starlark or one of
+// our builtins (list(range(1 << 62)) makes a slice Go refuses) into an
+// error: the node fails as user code does, not the run.
+func callRecovering(th *starlark.Thread, body func(*starlark.Thread) (starlark.Value, error)) (v starlark.Value, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return body(th)
 }
 
 var posRE = regexp.MustCompile(`^code:\d+:\d+: `)
@@ -138,6 +153,22 @@ func cleanMessage(s string) string { return posRE.ReplaceAllString(s, "") }
 // Starlark's own builtins are not.)
 type guard struct {
 	stop atomic.Pointer[string] // why the watchdog stopped the code
+	// maxItems caps what one builtin may allocate at once (the memory
+	// limit in Starlark values; -1: no cap): a single allocation past it
+	// would be a fatal out-of-memory error, which no watchdog can stop.
+	maxItems int64
+}
+
+// valueSize is the size of one starlark.Value (an interface) in a list.
+const valueSize = 16
+
+// refuse stops the code because a builtin would allocate past the memory
+// limit, and returns the error that ends the builtin.
+func (g *guard) refuse(th *starlark.Thread, what string, n int) error {
+	reason := fmt.Sprintf("%s of %d items would exceed the memory limit", what, n)
+	g.stop.CompareAndSwap(nil, &reason)
+	th.Cancel(reason)
+	return errors.New(reason)
 }
 
 const guardKey = "visualflow.code.guard"

@@ -2,10 +2,11 @@ package code
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -73,14 +74,29 @@ func ToStarlark(v any) (starlark.Value, error) {
 }
 
 // FromStarlark converts a Starlark value back to JSON. Dict keys that are
-// not strings are converted with str(); tuples and sets become lists.
+// not strings are converted with Python's str(); tuples and sets become
+// lists.
 func FromStarlark(v starlark.Value) (any, error) {
-	return fromStarlark(v, 0)
+	return (&converter{}).value(v)
 }
 
-func fromStarlark(v starlark.Value, depth int) (any, error) {
-	if depth > 200 {
-		return nil, fmt.Errorf("value nested too deeply")
+// converter turns a result into JSON. It keeps the key path for its
+// errors and, under a sandbox, stops when the watchdog does: a result
+// sharing sub-lists expands to far more values than Starlark held.
+type converter struct {
+	g     *guard // nil outside a sandbox
+	path  []string
+	count int
+}
+
+func (c *converter) value(v starlark.Value) (any, error) {
+	if len(c.path) > 200 {
+		return nil, c.errorf("value nested too deeply")
+	}
+	if c.count++; c.g != nil && c.count&1023 == 0 {
+		if r := c.g.stop.Load(); r != nil {
+			return nil, errors.New(*r)
+		}
 	}
 	switch x := v.(type) {
 	case starlark.NoneType:
@@ -96,48 +112,59 @@ func fromStarlark(v starlark.Value, depth int) (any, error) {
 		f, _ := new(big.Float).SetInt(x.BigInt()).Float64()
 		return f, nil
 	case starlark.Float:
-		f := float64(x)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return f, nil
-		}
-		return f, nil
+		return float64(x), nil
 	case *starlark.List:
-		return iterList(x, x.Len(), depth)
+		return c.list(x, x.Len())
 	case starlark.Tuple:
-		return iterList(x, x.Len(), depth)
+		return c.list(x, x.Len())
 	case *starlark.Set:
-		return iterList(x, x.Len(), depth)
+		return c.list(x, x.Len())
 	case *starlark.Dict:
 		out := make(map[string]any, x.Len())
 		for _, item := range x.Items() {
-			k := item[0]
-			ks, ok := k.(starlark.String)
-			key := string(ks)
+			key, ok := item[0].(starlark.String)
 			if !ok {
-				key = k.String()
+				var sb strings.Builder
+				if err := (&reprWriter{sb: &sb}).write(item[0]); err != nil {
+					return nil, c.errorf("key: %v", err)
+				}
+				key = starlark.String(sb.String())
 			}
-			val, err := fromStarlark(item[1], depth+1)
+			c.path = append(c.path, "."+string(key))
+			val, err := c.value(item[1])
+			c.path = c.path[:len(c.path)-1]
 			if err != nil {
 				return nil, err
 			}
-			out[key] = val
+			out[string(key)] = val
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("cannot return a value of type %s", v.Type())
+	return nil, c.errorf("cannot return a value of type %s", v.Type())
 }
 
-func iterList(it starlark.Iterable, n, depth int) ([]any, error) {
+func (c *converter) list(it starlark.Iterable, n int) ([]any, error) {
 	out := make([]any, 0, n)
 	iter := it.Iterate()
 	defer iter.Done()
 	var e starlark.Value
-	for iter.Next(&e) {
-		v, err := fromStarlark(e, depth+1)
+	for i := 0; iter.Next(&e); i++ {
+		c.path = append(c.path, "["+strconv.Itoa(i)+"]")
+		v, err := c.value(e)
+		c.path = c.path[:len(c.path)-1]
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// errorf is an error naming the key path of the value being converted.
+func (c *converter) errorf(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if len(c.path) == 0 {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s (at result%s)", msg, strings.Join(c.path, ""))
 }

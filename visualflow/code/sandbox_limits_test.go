@@ -1,0 +1,210 @@
+package code
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Tests from a review of the sandbox's limits and conversions; each
+// failed before its fix, for the reason its comment gives.
+
+// runNoPanic calls Run and turns a panic escaping it into a test failure
+// (so the test binary survives to report it).
+func runNoPanic(t *testing.T, src string, lim Limits) (got any, err error, panicked any) {
+	t.Helper()
+	func() {
+		defer func() { panicked = recover() }()
+		got, _, err = Run(context.Background(), src, "f", map[string]any{}, lim)
+	}()
+	return got, err, panicked
+}
+
+// A Go panic inside Starlark's library (here list() preallocating a
+// range's length: "makeslice: cap out of range") escapes Run: execute has
+// no recover, so the caller gets a panic instead of an error, and the
+// watchdog goroutine is left running until its timer fires (close(done)
+// is skipped). In a flow the runtime's callNode turns it into a failed run
+// ("panic: ..."), bypassing the code node's failure record.
+func TestStarlarkPanicBecomesAnError(t *testing.T) {
+	src := "def f(_input):\n    return len(list(range(1 << 62)))\n"
+	// Without a memory limit nothing refuses the call before Starlark's
+	// make panics.
+	for _, lim := range []Limits{{Timeout: 50 * time.Millisecond}, {Timeout: 50 * time.Millisecond, MaxMemory: -1}} {
+		_, err, p := runNoPanic(t, src, lim)
+		if p != nil {
+			t.Fatalf("Run panicked (%v); a panic inside the sandbox must come back as an error", p)
+		}
+		if err == nil {
+			t.Fatalf("Run returned no error for list(range(1 << 62))")
+		}
+	}
+}
+
+// list(range(1 << 40)) preallocates 16 TiB in one Go call: the runtime
+// throws "fatal error: out of memory", which no recover, step budget or
+// memory watchdog can stop, and the whole process (every run in the
+// gateway) dies. The memory limit must refuse it before the allocation.
+// The call runs in a child process (address space capped at 8 GiB, so the
+// allocation fails at once on any machine) because the failure is fatal.
+func TestHugePreallocationIsALimitNotAFatalError(t *testing.T) {
+	const src = "def f(_input):\n    return len(list(range(1 << 40)))\n"
+	if os.Getenv("CODE_PREALLOC_CHILD") == "1" {
+		lim := syscall.Rlimit{Cur: 8 << 30, Max: 8 << 30}
+		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+			os.Stdout.WriteString("\nCHILDRESULT {\"err\": \"setrlimit failed\"}\n")
+			return
+		}
+		got, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{Timeout: 2 * time.Second})
+		b, _ := json.Marshal(map[string]any{"got": got, "err": errString(err)})
+		os.Stdout.WriteString("\nCHILDRESULT " + string(b) + "\n")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHugePreallocationIsALimitNotAFatalError$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CODE_PREALLOC_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	text := string(out)
+	if err != nil {
+		first := text
+		if i := strings.Index(first, "\n\n"); i > 0 {
+			first = first[:i]
+		}
+		t.Fatalf("list(range(1 << 40)) in a code node killed the process (%v):\n%s", err, first)
+	}
+	i := strings.Index(text, "CHILDRESULT ")
+	if i < 0 {
+		t.Fatalf("child printed no result:\n%s", text)
+	}
+	line := text[i+len("CHILDRESULT "):]
+	if j := strings.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	if !strings.Contains(line, "limit") {
+		t.Errorf("child result %s, want a sandbox limit error", line)
+	}
+}
+
+// str() of a deeply nested list ignores the timeout: writePyRepr runs in Go
+// (no pulse) and its cycle check scans every enclosing container at each
+// level, so the time is quadratic in the depth. 40,000 levels take ~5s
+// under a 100ms timeout; the ~1.1M levels the default 10M-step budget can
+// build (in ~100 MB) would take about an hour, holding a worker and
+// ignoring run cancellation. (Python raises RecursionError at ~1,000.)
+func TestStrOfDeepNestingHonoursTimeout(t *testing.T) {
+	src := "def f(_input):\n    x = []\n    for i in range(40000):\n        x = [x]\n    return len(str(x))\n"
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{Timeout: 100 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case <-done:
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("str() of a 40,000-deep list under a 100ms timeout returned after %v", took)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatalf("str() of a 40,000-deep list under a 100ms timeout still running after 2s")
+	}
+}
+
+// The result is converted (FromStarlark) after close(done) stopped the
+// watchdog, and nothing else bounds it: a result sharing sub-lists
+// (x = [x, x] twenty times: 20 small Starlark lists) expands to 2 million
+// Go values (~70 MB) under a 4 MiB memory limit and is accepted. Forty
+// levels need 2^40 values: the process is OOM-killed.
+func TestResultConversionIsUnderTheMemoryLimit(t *testing.T) {
+	src := "def f(_input):\n    x = [1]\n    for i in range(20):\n        x = [x, x]\n    return x\n"
+	_, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{MaxMemory: 4 << 20})
+	if !errors.Is(err, ErrLimit) {
+		t.Fatalf("err = %v; a result expanding to ~70 MB under a 4 MiB limit must fail with ErrLimit", err)
+	}
+}
+
+// FromStarlark promises that dict keys that are not strings "are converted
+// with str()" (TestNonStringDictKeysUseStr pins ints, None, bools, 1.5),
+// but it uses Starlark's String(), not the package's Python str(): a float
+// key 1e6 becomes "1e+06" (Python's str() and json.dumps give
+// "1000000.0"), a tuple key ("a", 1) becomes `("a", 1)` (str(): "('a', 1)").
+func TestNonStringDictKeysUsePythonStr(t *testing.T) {
+	got, _, err := Eval(context.Background(), `{1e6: "f", ("a", 1): "t"}`, nil, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := got.(map[string]any)
+	for _, k := range []string{"1000000.0", "('a', 1)"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("key %q missing (as Python's str() writes it); got keys %v", k, keysOf(m))
+		}
+	}
+}
+
+func keysOf(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// execute classifies errors by searching the message for "too many
+// steps": a user error whose text holds those words (a missing dict key,
+// a bad int() literal from data) is reported as "sandbox limit exceeded:
+// exceeded 10000000 execution steps", hiding the real error.
+func TestUserErrorIsNotMistakenForStepLimit(t *testing.T) {
+	src := "def f(_input):\n    return {\"a\": 1}[\"too many steps\"]\n"
+	_, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "not in dict") {
+		t.Fatalf("err = %q; want the key error, not a step-limit error", err)
+	}
+}
+
+// A result that cannot cross the boundary (a function inside a dict) fails
+// with "cannot return a value of type builtin_function_or_method", naming
+// neither key: in a large result the author cannot find the culprit. The
+// stores name the path of a value they refuse
+// ("vars._temp.node_outputs.code.v is not JSON-serialisable ...").
+func TestUnconvertibleResultErrorNamesKeyPath(t *testing.T) {
+	src := "def f(_input):\n    return {\"outer_key\": {\"inner_key\": [1, len]}}\n"
+	_, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if !strings.Contains(err.Error(), "outer_key") || !strings.Contains(err.Error(), "inner_key") {
+		t.Fatalf("err = %q; want it to name the key path outer_key/inner_key", err)
+	}
+}
+
+// Builtins the spec lists for the code node (RestrictedPython's min, max,
+// enumerate, sorted) refuse arguments Python accepts and flows use; none of
+// these is among the differences docs/visualflow.md lists, and each can
+// be wrapped in predeclared() as int/float/sum are.
+func TestBuiltinKeywordArgumentsAsPython(t *testing.T) {
+	for expr, want := range map[string]string{
+		`max([], default=0)`:                   `0`,
+		`min([3, 1], default=None)`:            `1`,
+		`list(enumerate(["a", "b"], start=1))`: `[[1,"a"],[2,"b"]]`,
+		`sorted([2, 1], key=None)`:             `[1,2]`,
+	} {
+		got, _, err := Eval(context.Background(), expr, nil, Limits{})
+		if err != nil {
+			t.Errorf("%s: %v (Python gives %s)", expr, err, want)
+			continue
+		}
+		b, _ := json.Marshal(got)
+		if string(b) != want {
+			t.Errorf("%s = %s, want %s", expr, b, want)
+		}
+	}
+	_ = fmt.Sprint
+}
