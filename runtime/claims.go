@@ -139,8 +139,34 @@ func (r *Runtime) claimForcing(ctx context.Context, runID string) (context.Conte
 // claimTaking is claim taking the run from runner from only (any holder
 // when from is ""): a run seen idle under a runner that died holding it
 // is taken over, but not from another runner that took it over first.
-func (r *Runtime) claimTaking(ctx context.Context, runID, from string) (context.Context, *claimHold, error) {
-	return r.claimAs(ctx, runID, true, from)
+//
+// The taking is fenced: the run, which must still be at version (as the
+// caller saw it idle), is committed unchanged at once. A holder that was
+// alive after all, working on the run with nothing committed since its
+// wait (a due wait released, pure nodes running), then has its next
+// commit refused and never starts an effect beside the taker's. A run
+// the holder did commit meanwhile is handed back to it, claim and all,
+// as ErrRunClaimed.
+func (r *Runtime) claimTaking(ctx context.Context, runID, from string, version int64) (context.Context, *claimHold, error) {
+	work, hold, err := r.claimAs(ctx, runID, true, from)
+	if err != nil || hold == nil {
+		return work, hold, err
+	}
+	run, err := r.store.RunGet(work, runID)
+	if err == nil && run.Version == version {
+		err = r.store.RunCommit(work, &store.CommitParams{Run: run})
+	} else if err == nil {
+		err = store.ErrConflict
+	}
+	if err == nil {
+		return work, hold, nil
+	}
+	hold.handBack(from)
+	if errors.Is(err, store.ErrConflict) {
+		return nil, nil, claimRefusedError{runID: runID, holder: from,
+			err: fmt.Errorf("run %s: its holder worked on it meanwhile: %w", runID, ErrRunClaimed)}
+	}
+	return nil, nil, fmt.Errorf("taking over run %s: %w", runID, err)
 }
 
 func (r *Runtime) claimAs(ctx context.Context, runID string, force bool, from string) (context.Context, *claimHold, error) {
@@ -322,6 +348,32 @@ func (h *claimHold) release() {
 		return
 	}
 	c := h.r.claims
+	if err := c.store.RunRelease(h.base, h.runID, c.owner); err != nil {
+		h.r.logger.WarnContext(h.base, "releasing run claim", "run_id", h.runID, "error", err)
+	}
+}
+
+// handBack returns a claim taken from owner to it (a takeover that found
+// the holder at work): the holder's renewals then go on as before. With
+// no owner to return it to, or when that fails, the claim is released.
+func (h *claimHold) handBack(owner string) {
+	h.released.Store(true)
+	if h.expiry != nil {
+		h.expiry.Stop()
+	}
+	h.mu.Lock()
+	h.timer.Stop()
+	h.mu.Unlock()
+	h.cancel(nil)
+	c := h.r.claims
+	if owner != "" {
+		err := c.store.RunClaim(h.base, &store.RunClaimParams{RunID: h.runID, Owner: owner, TTL: c.ttl,
+			Now: h.r.claimTime(), Force: true, From: c.owner})
+		if err == nil {
+			return
+		}
+		h.r.logger.WarnContext(h.base, "handing a run claim back to its holder", "run_id", h.runID, "holder", owner, "error", err)
+	}
 	if err := c.store.RunRelease(h.base, h.runID, c.owner); err != nil {
 		h.r.logger.WarnContext(h.base, "releasing run claim", "run_id", h.runID, "error", err)
 	}

@@ -76,12 +76,10 @@ func (r *Runtime) hostUpdateThen(ctx context.Context, runID string, touch bool, 
 // that took it over first), as Cancel takes a run. A runner killed between
 // committing a wait and releasing its claim leaves the run held for the
 // claim's whole TTL: an event for it meanwhile would be lost, an answer or
-// a pause refused, a parent's resume delayed. A live holder that had not
-// committed in that time loses nothing durable: of its commit and the
-// taker's, the second conflicts. Only in the moment between the check and
-// the taking can a holder that has just checkpointed past the wait lose
-// its effect in flight, which is then interrupted and replayed (at least
-// once, as after a crash). A running run is never taken: its holder may
+// a pause refused, a parent's resume delayed. The taking is fenced
+// (claimTaking): a live holder that had not committed in that time has
+// its next commit refused before it starts an effect, and one that did
+// commit gets the run back. A running run is never taken: its holder may
 // be working on it. Nor is a run whose holder changed while it waited:
 // another runner took it over first, and may be working on it already
 // (its first commit not made yet).
@@ -98,7 +96,7 @@ func (r *Runtime) claimHeld(ctx context.Context, runID string) (context.Context,
 		return work, hold, err
 	}
 	r.logger.InfoContext(ctx, "taking a waiting run from the runner holding it, for a host update", "run_id", runID, "holder", holder)
-	return r.claimTaking(ctx, runID, holder)
+	return r.claimTaking(ctx, runID, holder, seen.Version)
 }
 
 // hostUpdateAttempts bounds hostUpdate's read-modify-commit rounds.
@@ -358,10 +356,20 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 			if run.Status.Terminal() {
 				return false, nil, nil
 			}
+			ss := &session{r: r, run: run}
+			// The attempt in flight (the holder's, interrupted by the
+			// forced claim) ends cancelled here too.
+			end, err := ss.openAttemptEnd(ctx)
+			if err != nil {
+				return false, nil, err
+			}
 			markCancelled(run, reason)
 			cancelled = run
-			ss := &session{r: r, run: run}
-			return true, []*durable.StepRecord{ss.statusEvent(durable.RunCancelled)}, nil
+			var recs []*durable.StepRecord
+			if end != nil {
+				recs = append(recs, end)
+			}
+			return true, append(recs, ss.statusEvent(durable.RunCancelled)), nil
 		})
 		if err == nil && cancelled != nil {
 			d.afterTerminal(cancelled) // a parent waiting on it is resumed with its end

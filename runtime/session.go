@@ -153,6 +153,12 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 	if cur.Status.Terminal() || IsPaused(cur) {
 		return errStop
 	}
+	if s.claim != nil {
+		// The writer may be a runner that took the run over (its fence):
+		// asking the store now makes the error ErrRunClaimed (claimErr),
+		// a run handed on, not a failed tick.
+		s.claim.renew()
+	}
 	return fmt.Errorf("run %s was changed by another writer: %w", cur.RunID, cause)
 }
 

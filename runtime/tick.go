@@ -85,9 +85,10 @@ func (d *driver) tickHeldDue(ctx context.Context, runID string, maxSteps int, ca
 		cause = err
 	}
 	d.r.logger.InfoContext(ctx, "taking a due run from the runner holding it, to tick it", "run_id", runID, "holder", holder)
+	// The taking checks the version itself, and moves it on (its fence).
 	return d.tickIfUnchanged(ctx, runID, maxSteps, func(ctx context.Context, runID string) (context.Context, *claimHold, error) {
-		return d.r.claimTaking(ctx, runID, holder)
-	}, seen.Version)
+		return d.r.claimTaking(ctx, runID, holder, seen.Version)
+	}, -1)
 }
 
 func (r *Runtime) steps(n int) int {
