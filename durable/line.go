@@ -126,7 +126,7 @@ func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
 		for _, k := range pyjson.SortedKeys(s.Effect.extra) {
 			e.anyKey(k)
 			var err error
-			if e.buf, err = pyjson.AppendMember(e.buf, s.Effect.extra[k], pyjson.Line, k, 2); err != nil {
+			if e.buf, err = pyjson.AppendMember(e.buf, s.Effect.extra[k], pyjson.Line, "effect."+k, 2); err != nil {
 				return buf, err
 			}
 		}

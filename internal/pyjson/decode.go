@@ -42,8 +42,9 @@ func DecodeObject(data []byte) (map[string]any, error) {
 }
 
 // DecodeStream parses consecutive JSON values from data (whitespace
-// between them allowed) and returns the objects among them. It is how a
-// JSONL line written by two racing writers is recovered.
+// between them allowed) and returns them all (a caller wanting records
+// keeps the objects). It is how a JSONL line written by two racing
+// writers is recovered.
 func DecodeStream(data []byte) ([]any, error) {
 	d := newDecoder(data)
 	var out []any
