@@ -2,10 +2,7 @@ package code
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
-	"os/exec"
 	"reflect"
 	"runtime/debug"
 	"strings"
@@ -33,50 +30,17 @@ func TestStrOfSelfContainingContainer(t *testing.T) {
 		"  d = {}\n" +
 		"  d['k'] = d\n" +
 		"  return [str(l), repr(d)]\n"
-	if os.Getenv("CODE_STR_CYCLE_CHILD") == "1" {
+	got, errText, child := codeInChild(t, "CODE_STR_CYCLE_CHILD", func() error {
 		debug.SetMaxStack(32 << 20)
-		got, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{})
-		b, _ := json.Marshal(map[string]any{"got": got, "err": errString(err)})
-		os.Stdout.WriteString("\nCHILDRESULT " + string(b) + "\n")
+		return nil
+	}, src, Limits{})
+	if child {
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStrOfSelfContainingContainer$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "CODE_STR_CYCLE_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	text := string(out)
-	if err != nil {
-		first := text
-		if i := strings.Index(first, "\n\n"); i > 0 {
-			first = first[:i]
-		}
-		t.Fatalf("str()/repr() of a self-containing list/dict killed the process (%v):\n%s", err, first)
-	}
-	i := strings.Index(text, "CHILDRESULT ")
-	if i < 0 {
-		t.Fatalf("child printed no result:\n%s", text)
-	}
-	line := text[i+len("CHILDRESULT "):]
-	if j := strings.IndexByte(line, '\n'); j >= 0 {
-		line = line[:j]
-	}
-	var res struct {
-		Got any    `json:"got"`
-		Err string `json:"err"`
-	}
-	if err := json.Unmarshal([]byte(line), &res); err != nil {
-		t.Fatalf("bad child output %q: %v", line, err)
-	}
 	want := []any{"[1, [...]]", "{'k': {...}}"}
-	if res.Err != "" || !reflect.DeepEqual(res.Got, want) {
-		t.Errorf("got %#v (err %q), want %#v as Python writes them", res.Got, res.Err, want)
+	if errText != "" || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v (err %q), want %#v as Python writes them", got, errText, want)
 	}
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // int() and float() of a string accept what Python's accept (Starlark's

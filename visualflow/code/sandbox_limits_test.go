@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,38 +54,14 @@ func TestStarlarkPanicBecomesAnError(t *testing.T) {
 // allocation fails at once on any machine) because the failure is fatal.
 func TestHugePreallocationIsALimitNotAFatalError(t *testing.T) {
 	const src = "def f(_input):\n    return len(list(range(1 << 40)))\n"
-	if os.Getenv("CODE_PREALLOC_CHILD") == "1" {
-		lim := syscall.Rlimit{Cur: 8 << 30, Max: 8 << 30}
-		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
-			os.Stdout.WriteString("\nCHILDRESULT {\"err\": \"setrlimit failed\"}\n")
-			return
-		}
-		got, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{Timeout: 2 * time.Second})
-		b, _ := json.Marshal(map[string]any{"got": got, "err": errString(err)})
-		os.Stdout.WriteString("\nCHILDRESULT " + string(b) + "\n")
+	_, errText, child := codeInChild(t, "CODE_PREALLOC_CHILD", func() error {
+		return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: 8 << 30, Max: 8 << 30})
+	}, src, Limits{Timeout: 2 * time.Second})
+	if child {
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHugePreallocationIsALimitNotAFatalError$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "CODE_PREALLOC_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	text := string(out)
-	if err != nil {
-		first := text
-		if i := strings.Index(first, "\n\n"); i > 0 {
-			first = first[:i]
-		}
-		t.Fatalf("list(range(1 << 40)) in a code node killed the process (%v):\n%s", err, first)
-	}
-	i := strings.Index(text, "CHILDRESULT ")
-	if i < 0 {
-		t.Fatalf("child printed no result:\n%s", text)
-	}
-	line := text[i+len("CHILDRESULT "):]
-	if j := strings.IndexByte(line, '\n'); j >= 0 {
-		line = line[:j]
-	}
-	if !strings.Contains(line, "limit") {
-		t.Errorf("child result %s, want a sandbox limit error", line)
+	if !strings.Contains(errText, "limit") {
+		t.Errorf("child error %q, want a sandbox limit error", errText)
 	}
 }
 
