@@ -88,8 +88,10 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 		if err := rows.Scan(&c.Seq, &c.CommandID, &c.RunID, &c.Type, &payload, &ts, &client); err != nil {
 			return nil, after, fmt.Errorf("sqlite: listing commands: %w", err)
 		}
-		if c.Payload, err = pyjson.DecodeObject(payload); err != nil {
-			return nil, after, fmt.Errorf("sqlite: listing commands: command %d payload: %w", c.Seq, err)
+		// As Python's reader: a payload that is not a JSON object (hand
+		// edited) reads as {} rather than failing the whole page.
+		if v, err := pyjson.Decode(payload); err == nil {
+			c.Payload, _ = v.(map[string]any)
 		}
 		if c.Payload == nil {
 			c.Payload = map[string]any{}
