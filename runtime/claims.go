@@ -140,33 +140,34 @@ func (r *Runtime) claimForcing(ctx context.Context, runID string) (context.Conte
 // when from is ""): a run seen idle under a runner that died holding it
 // is taken over, but not from another runner that took it over first.
 //
-// The taking is fenced: the run, which must still be at version (as the
-// caller saw it idle), is committed unchanged at once. A holder that was
-// alive after all, working on the run with nothing committed since its
-// wait (a due wait released, pure nodes running), then has its next
-// commit refused and never starts an effect beside the taker's. A run
-// the holder did commit meanwhile is handed back to it, claim and all,
-// as ErrRunClaimed.
+// The taking is fenced first: the run, which must still be at version
+// (as the caller saw it idle), is committed unchanged before the claim is
+// taken. A holder that was alive after all, working on the run with
+// nothing committed since its wait (a due wait released, pure nodes
+// running), then has its next commit refused and never starts an effect
+// beside the taker's; of several runners taking over at once, only the
+// first fence succeeds. A run that moved on meanwhile is not taken
+// (ErrRunClaimed): its holder, or the runner that took it first, is
+// working on it.
 func (r *Runtime) claimTaking(ctx context.Context, runID, from string, version int64) (context.Context, *claimHold, error) {
-	work, hold, err := r.claimAs(ctx, runID, true, from)
-	if err != nil || hold == nil {
-		return work, hold, err
+	if r.claims == nil {
+		return ctx, nil, nil
 	}
-	run, err := r.store.RunGet(work, runID)
-	if err == nil && run.Version == version {
-		err = r.store.RunCommit(work, &store.CommitParams{Run: run})
-	} else if err == nil {
+	run, err := r.store.RunGet(ctx, runID)
+	if err == nil && run.Version != version {
 		err = store.ErrConflict
 	}
 	if err == nil {
-		return work, hold, nil
+		err = r.store.RunCommit(ctx, &store.CommitParams{Run: run})
 	}
-	hold.handBack(from)
 	if errors.Is(err, store.ErrConflict) {
 		return nil, nil, claimRefusedError{runID: runID, holder: from,
-			err: fmt.Errorf("run %s: its holder worked on it meanwhile: %w", runID, ErrRunClaimed)}
+			err: fmt.Errorf("run %s: another runner worked on it meanwhile: %w", runID, ErrRunClaimed)}
 	}
-	return nil, nil, fmt.Errorf("taking over run %s: %w", runID, err)
+	if err != nil {
+		return nil, nil, fmt.Errorf("taking over run %s: %w", runID, err)
+	}
+	return r.claimAs(ctx, runID, true, from)
 }
 
 func (r *Runtime) claimAs(ctx context.Context, runID string, force bool, from string) (context.Context, *claimHold, error) {
@@ -348,32 +349,6 @@ func (h *claimHold) release() {
 		return
 	}
 	c := h.r.claims
-	if err := c.store.RunRelease(h.base, h.runID, c.owner); err != nil {
-		h.r.logger.WarnContext(h.base, "releasing run claim", "run_id", h.runID, "error", err)
-	}
-}
-
-// handBack returns a claim taken from owner to it (a takeover that found
-// the holder at work): the holder's renewals then go on as before. With
-// no owner to return it to, or when that fails, the claim is released.
-func (h *claimHold) handBack(owner string) {
-	h.released.Store(true)
-	if h.expiry != nil {
-		h.expiry.Stop()
-	}
-	h.mu.Lock()
-	h.timer.Stop()
-	h.mu.Unlock()
-	h.cancel(nil)
-	c := h.r.claims
-	if owner != "" {
-		err := c.store.RunClaim(h.base, &store.RunClaimParams{RunID: h.runID, Owner: owner, TTL: c.ttl,
-			Now: h.r.claimTime(), Force: true, From: c.owner})
-		if err == nil {
-			return
-		}
-		h.r.logger.WarnContext(h.base, "handing a run claim back to its holder", "run_id", h.runID, "holder", owner, "error", err)
-	}
 	if err := c.store.RunRelease(h.base, h.runID, c.owner); err != nil {
 		h.r.logger.WarnContext(h.base, "releasing run claim", "run_id", h.runID, "error", err)
 	}

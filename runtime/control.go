@@ -79,7 +79,7 @@ func (r *Runtime) hostUpdateThen(ctx context.Context, runID string, touch bool, 
 // a pause refused, a parent's resume delayed. The taking is fenced
 // (claimTaking): a live holder that had not committed in that time has
 // its next commit refused before it starts an effect, and one that did
-// commit gets the run back. A running run is never taken: its holder may
+// commit keeps the run. A running run is never taken: its holder may
 // be working on it. Nor is a run whose holder changed while it waited:
 // another runner took it over first, and may be working on it already
 // (its first commit not made yet).

@@ -13,19 +13,19 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// forceGate is a runner's view of a shared memory store that calls
-// onForce before each forced claim the runner makes.
-type forceGate struct {
+// fenceGate is a runner's view of a shared memory store that calls
+// onFence before each fence the runner commits (a commit of a waiting
+// run with no records: the first step of a takeover).
+type fenceGate struct {
 	*memory.Store
-	owner   string
-	onForce func()
+	onFence func()
 }
 
-func (s *forceGate) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
-	if p.Force && p.Owner == s.owner {
-		s.onForce()
+func (s *fenceGate) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if len(p.Records) == 0 && !p.Create && p.Run.Status == durable.RunWaiting {
+		s.onFence()
 	}
-	return s.Store.RunClaim(ctx, p)
+	return s.Store.RunCommit(ctx, p)
 }
 
 // A forced take took the claim from whoever held it then, not from the
@@ -39,7 +39,8 @@ func (s *forceGate) RunClaim(ctx context.Context, p *store.RunClaimParams) error
 // at its next renewal that it lost the run, had its call cancelled: the
 // run was left running, held and driven by nobody until a Recover. A
 // takeover now takes the claim from the holder it saw only
-// (store.RunClaimParams.From).
+// (store.RunClaimParams.From), after a fence that only the first of
+// several takers gets through.
 func TestTakeoverSecondForcerDoesNotStealFromTheFirst(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -58,16 +59,16 @@ func TestTakeoverSecondForcerDoesNotStealFromTheFirst(t *testing.T) {
 		}),
 	}}
 	shared := memory.New()
-	cForcing := make(chan struct{}) // c is about to force (its idle check is done)
+	cFencing := make(chan struct{}) // c is about to fence (its idle check is done)
 	bCalling := make(chan struct{}) // b's LLM call has started (its STARTED is committed)
 	var cOnce, bOnce sync.Once
-	newRunner := func(owner string, onForce func(), h runtime.HandlerFunc) *runtime.Runtime {
+	newRunner := func(owner string, onFence func(), h runtime.HandlerFunc) *runtime.Runtime {
 		reg, err := runtime.NewRegistry(wf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rt, err := runtime.New(runtime.Config{
-			Store: &forceGate{Store: shared, owner: owner, onForce: onForce}, Registry: reg, Clock: clock,
+			Store: &fenceGate{Store: shared, onFence: onFence}, Registry: reg, Clock: clock,
 			Claims:   &runtime.Claims{Owner: owner, TTL: time.Hour, RenewEvery: 20 * time.Millisecond},
 			Handlers: map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: {Func: h}},
 		})
@@ -77,8 +78,8 @@ func TestTakeoverSecondForcerDoesNotStealFromTheFirst(t *testing.T) {
 		return rt
 	}
 	b := newRunner("b", func() {
-		select { // b forces once c has checked the run idle too
-		case <-cForcing:
+		select { // b fences once c has checked the run idle too
+		case <-cFencing:
 		case <-time.After(30 * time.Second):
 		}
 	}, func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
@@ -91,7 +92,7 @@ func TestTakeoverSecondForcerDoesNotStealFromTheFirst(t *testing.T) {
 		}
 	})
 	c := newRunner("c", func() {
-		cOnce.Do(func() { close(cForcing) })
+		cOnce.Do(func() { close(cFencing) })
 		select {
 		case <-bCalling:
 		case <-time.After(30 * time.Second):
