@@ -30,45 +30,87 @@ func (s *step) runFileNode(n *node, in map[string]any) (any, error) {
 }
 
 // resolvePath resolves a user path against the workspace root when one is
-// set (refusing escapes) and returns (absolute, reported) paths.
+// set (refusing escapes) and returns (absolute, reported) paths. As
+// Python's (Path.resolve, not strict), symlinks are followed before the
+// check, so a link inside the workspace cannot lead out of it; a link
+// swapped between this check and the use is not caught (nor is it by
+// Python's).
 func resolvePath(node string, in map[string]any, raw any) (string, string, error) {
 	p := trimmed(raw)
 	if p == "" {
 		return "", "", nodeErrorf("%s requires a non-empty path", node)
 	}
 	if root := trimmed(in["workspace_root"]); root != "" {
+		root, err := filepath.Abs(expandHome(root))
+		if err != nil {
+			return "", "", nodeErrorf("%s: workspace root: %v", node, err)
+		}
 		abs := p
 		if !filepath.IsAbs(p) {
 			abs = filepath.Join(root, p)
 		}
 		abs = filepath.Clean(abs)
-		rel, err := filepath.Rel(filepath.Clean(root), abs)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		realRoot, realAbs := resolveLinks(root), resolveLinks(abs)
+		if !beneath(root, abs) || !beneath(realRoot, realAbs) {
 			return "", "", nodeErrorf("%s path rejected by workspace policy: path escapes the workspace root", node)
 		}
-		return abs, filepath.ToSlash(rel), nil
+		rel, _ := filepath.Rel(root, abs)
+		return realAbs, filepath.ToSlash(rel), nil
 	}
-	if strings.HasPrefix(p, "~") {
-		if home, err := os.UserHomeDir(); err == nil {
-			p = filepath.Join(home, strings.TrimPrefix(p, "~"))
-		}
-	}
-	abs, err := filepath.Abs(p)
+	abs, err := filepath.Abs(expandHome(p))
 	if err != nil {
 		return "", "", nodeErrorf("%s: %v", node, err)
 	}
 	return abs, abs, nil
 }
 
-// readWorkspaceFile resolves the node's file_path and reads that file; a
-// missing path or a directory is "File not found".
+// expandHome expands a leading ~ to the user's home directory.
+func expandHome(p string) string {
+	if strings.HasPrefix(p, "~") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+// beneath reports whether abs is root or inside it (both clean).
+func beneath(root, abs string) bool {
+	rel, err := filepath.Rel(root, abs)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// resolveLinks is abs with every symlink of its longest existing prefix
+// followed (the rest, not there yet, appended as it is).
+func resolveLinks(abs string) string {
+	rest := ""
+	for dir := abs; ; {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// readWorkspaceFile resolves the node's file_path and reads that file: a
+// missing path is "File not found", anything but a regular file (a
+// directory, a FIFO that would block the read, a device) "Not a file".
 func readWorkspaceFile(node string, in map[string]any) (abs, shown string, data []byte, err error) {
 	abs, shown, err = resolvePath(node, in, in["file_path"])
 	if err != nil {
 		return "", "", nil, err
 	}
-	if info, err := os.Stat(abs); err != nil || info.IsDir() {
+	info, err := os.Stat(abs)
+	if err != nil {
 		return "", "", nil, nodeErrorf("File not found: %s", shown)
+	}
+	if !info.Mode().IsRegular() {
+		return "", "", nil, nodeErrorf("Not a file: %s", shown)
 	}
 	if data, err = os.ReadFile(abs); err != nil {
 		return "", "", nil, nodeErrorf("%s: %v", node, err)
@@ -81,10 +123,11 @@ func readFile(in map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	text := string(data)
 	if !isUTF8(data) {
 		return nil, nodeErrorf("read_file: %s is not valid UTF-8", shown)
 	}
+	// Python reads in text mode: \r\n and \r become \n.
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
 	var content any = text
 	if strings.EqualFold(filepath.Ext(abs), ".json") {
 		v, err := pyval.LoadsJSON(text)
@@ -178,7 +221,9 @@ func listFolder(in map[string]any) (any, error) {
 		}
 		rel, _ := filepath.Rel(abs, path)
 		depth := strings.Count(rel, string(filepath.Separator)) + 1
-		if d.IsDir() && (!recursive || (maxDepth > 0 && depth >= maxDepth)) {
+		// Python counts the listed folder as depth 0 and enters a
+		// subfolder while its depth is at most max_depth.
+		if d.IsDir() && (!recursive || (maxDepth > 0 && depth > maxDepth)) {
 			if includeDirs {
 				if len(entries) >= limit {
 					truncated = true

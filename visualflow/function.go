@@ -85,6 +85,20 @@ func (s *step) runFunction(n *node) runtime.StepPlan {
 	if err != nil {
 		return s.functionFailure(n, err, nil)
 	}
+	if _, isObject := base.(map[string]any); fileNodes[n.Type] && !isObject {
+		// The bus is not an object (a code node returned a string): the
+		// scope goes with the pins, or the node would run unscoped.
+		if resolved == nil {
+			resolved = map[string]any{}
+		}
+		for _, k := range workspaceKeys {
+			if _, has := resolved[k]; !has {
+				if v, ok := s.vars[k]; ok {
+					resolved[k] = v
+				}
+			}
+		}
+	}
 	var in any = resolved
 	if len(resolved) == 0 {
 		in = base
