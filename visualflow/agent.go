@@ -174,10 +174,17 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	}
 	childCtx["task"], childCtx["messages"] = task, msgs
 	crt := map[string]any{"inbox": []any{}, "provider": provider, "model": model, "allowed_tools": tools}
-	for _, k := range []string{"audio_policy", "stt_language"} {
-		if v, ok := rt[k]; ok {
-			crt[k] = pyval.DeepCopy(v)
-		}
+	// Media input policy: only non-blank strings are inherited, and an
+	// absent or null stt_language falls back to audio_language.
+	if ap := pyStripped(rt["audio_policy"]); ap != "" {
+		crt["audio_policy"] = ap
+	}
+	lang := rt["stt_language"]
+	if lang == nil {
+		lang = rt["audio_language"]
+	}
+	if l := pyStripped(lang); l != "" {
+		crt["stt_language"] = l
 	}
 	var thinking any // the node's own setting, which the structured pass sends too
 	if th, ok := thinkingValue(firstNonNull(in, "thinking")); ok {
@@ -203,7 +210,16 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	if cacheBinding != nil {
 		crt["prompt_cache_binding"] = cacheBinding
 	}
-	maxIt := limits["max_iterations"]
+	// The scratchpad budget is int(max_iterations or 25): a parent limit
+	// of 0 or null still gives the loop a budget.
+	maxIt := int64(25)
+	if v := limits["max_iterations"]; pyval.Truthy(v) {
+		i, err := pyval.ToInt(v)
+		if err != nil {
+			return runtime.StepPlan{}, fmt.Errorf("node %s (agent): _limits.max_iterations: %w", n.ID, err)
+		}
+		maxIt = i
+	}
 	childVars := map[string]any{
 		"_limits": limits, "context": childCtx, "_temp": map[string]any{}, "_runtime": crt,
 		"scratchpad": map[string]any{"iteration": int64(0), "max_iterations": maxIt},
@@ -309,14 +325,10 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 			continue
 		}
 		if p, ok := eff["payload"].(map[string]any); ok {
-			if l, ok := p["tool_calls"].([]any); ok {
-				calls = append(calls, l...)
-			}
+			calls = append(calls, objectList(p["tool_calls"])...)
 		}
 		if r, ok := sm["result"].(map[string]any); ok {
-			if l, ok := r["results"].([]any); ok {
-				results = append(results, l...)
-			}
+			results = append(results, objectList(r["results"])...)
 		}
 	}
 	scratch := map[string]any{"sub_run_id": sub["sub_run_id"], "workflow_id": ri["workflow_id"], "task": task,
@@ -342,7 +354,7 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 	out := agentOutputs(answer, success, meta, scratch, calls, results)
 	if schema, ok := ri["response_schema"].(map[string]any); ok && len(schema) > 0 && success {
 		b["phase"], b["outputs"] = "structured", out
-		prompt := "Convert the agent answer below into a JSON object that conforms to the provided JSON schema. Reply with JSON only.\n\nTask:\n" + task + "\n\nAnswer:\n" + answer
+		prompt := "Convert the Agent answer into a JSON object matching the required schema. Return JSON only.\n\nTask:\n" + task + "\n\nAnswer:\n" + answer
 		params := map[string]any{"temperature": orDefault(ri["temperature"], 0.7)}
 		if seed, ok := intOK(ri["seed"]); ok && seed >= 0 {
 			params["seed"] = seed
@@ -366,14 +378,13 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 // agentAfterStructured finishes a structured-output agent.
 func (s *step) agentAfterStructured(n *node, b map[string]any) (runtime.StepPlan, error) {
 	res, _ := b["structured"].(map[string]any)
-	data, ok := res["data"].(map[string]any)
-	if !ok {
-		if c, isStr := res["content"].(string); isStr {
-			if v, err := pyval.LoadsJSON(c); err == nil {
-				data, _ = v.(map[string]any)
-			}
-		}
+	// The content is parsed only when data is absent or null; a data (or
+	// parsed content) that is not an object gives {}.
+	raw := res["data"]
+	if c, isStr := res["content"].(string); raw == nil && isStr && pyval.Strip(c) != "" {
+		raw, _ = pyval.LoadsJSON(c)
 	}
+	data, _ := raw.(map[string]any)
 	if data == nil {
 		data = map[string]any{}
 	}
@@ -461,6 +472,31 @@ func flattenSteps(traces map[string]any) []any {
 		steps = []any{}
 	}
 	return steps
+}
+
+// objectList is a value read as a list of objects: an object alone is a
+// list of one, other items are dropped (tool activity of the agent).
+func objectList(v any) []any {
+	switch x := v.(type) {
+	case map[string]any:
+		return []any{x}
+	case []any:
+		var out []any
+		for _, item := range x {
+			if m, ok := item.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// pyStripped is a string value stripped as Python's str.strip does, ""
+// for anything else.
+func pyStripped(v any) string {
+	s, _ := v.(string)
+	return pyval.Strip(s)
 }
 
 // hasKeyBesides reports whether m has a key other than key.

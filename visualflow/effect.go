@@ -109,8 +109,10 @@ func (s *step) waitUntilPayload(in, cfg map[string]any) (map[string]any, error) 
 	if unit == "timestamp" {
 		return map[string]any{"until": pyval.Str(d)}, nil
 	}
+	// An unreadable duration waits 0 seconds, but "nan" reads as a float
+	// and fails below, as Python's timedelta raises on it.
 	secs, err := pyval.ToFloat(d)
-	if err != nil || secs != secs {
+	if err != nil {
 		secs = 0
 	}
 	switch unit {
@@ -127,11 +129,16 @@ func (s *step) waitUntilPayload(in, cfg map[string]any) (map[string]any, error) 
 }
 
 // addSeconds is t plus secs seconds, for any delay a datetime holds (a
-// time.Duration stops at ~292 years); past year 9999, or not finite, it is
-// an error, as Python's datetime + timedelta raises OverflowError.
+// time.Duration stops at ~292 years); past year 9999 it is an error, as
+// Python's datetime + timedelta raises OverflowError, and NaN or an
+// infinity fail with the error Python's timedelta gives for them.
 func addSeconds(t time.Time, secs float64) (time.Time, error) {
 	const maxSecs = 1e4 * 366 * 86400 // beyond any datetime from any start
-	if math.IsNaN(secs) || math.IsInf(secs, 0) || math.Abs(secs) > maxSecs {
+	if math.IsNaN(secs) || math.IsInf(secs, 0) {
+		_, err := pyval.FloatToInt(secs)
+		return time.Time{}, err
+	}
+	if math.Abs(secs) > maxSecs {
 		return time.Time{}, errors.New("date value out of range")
 	}
 	days := math.Trunc(secs / 86400)

@@ -59,12 +59,13 @@ func (s *step) mapEffect(n *node, raw any, prior any) any {
 		mapMedia(out, rm, n.Type, "music", "music_artifact")
 		out["audio_artifact"] = out["music_artifact"]
 	case "transcribe_audio":
-		text := any(nil)
-		if tm, ok := rm["text"].(map[string]any); ok {
-			text = tm["content"]
+		// Always a string: str(text.content), else str(content), else "".
+		text := ""
+		if tm, ok := rm["text"].(map[string]any); ok && tm["content"] != nil {
+			text = pyval.Str(tm["content"])
 		}
-		if text == nil {
-			text = rm["content"]
+		if text == "" && rm["content"] != nil {
+			text = pyval.Str(rm["content"])
 		}
 		out["text"] = text
 		ref := firstArtifact(rm)
@@ -132,14 +133,14 @@ func artifactID(ref any) any {
 	return orDefault(firstNonNull(m, "artifact_id", "$artifact", "id"), "")
 }
 
-// firstArtifact finds the first generated artifact of a media outcome.
+// firstArtifact finds the first generated artifact of a media outcome:
+// raw.artifact_ref, else raw.artifact_id, else the first item of the
+// outputs/resources lists that names one. It returns nil or a ref object.
 func firstArtifact(raw map[string]any) any {
-	if ref, ok := raw["artifact_ref"].(map[string]any); ok {
-		if firstNonNull(ref, "$artifact", "artifact_id", "id") != nil {
-			return ref
-		}
+	if ref := itemArtifact(map[string]any{"artifact_ref": raw["artifact_ref"]}); ref != nil {
+		return ref
 	}
-	if id, ok := raw["artifact_id"].(string); ok && id != "" {
+	if id := pyStripped(raw["artifact_id"]); id != "" {
 		return map[string]any{"$artifact": id, "artifact_id": id}
 	}
 	for _, key := range []string{"outputs", "resources"} {
@@ -148,22 +149,53 @@ func firstArtifact(raw map[string]any) any {
 			list, _ := group[k].([]any)
 			for _, item := range list {
 				im, _ := item.(map[string]any)
-				if ref, ok := im["artifact_ref"].(map[string]any); ok {
-					return ref
-				}
-				if id := firstNonNull(im, "$artifact", "artifact_id"); id != nil {
-					ref := map[string]any{"$artifact": id, "artifact_id": id}
-					for _, f := range []string{"content_type", "size_bytes"} {
-						if v, ok := im[f]; ok && v != nil {
-							ref[f] = v
-						}
-					}
+				if ref := itemArtifact(im); ref != nil {
 					return ref
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// itemArtifact is the ref a generated item names, as Python's
+// _artifact_ref_from_generated_item reads it: its artifact_ref object when
+// that holds an id (under $artifact, artifact_id or id), copied with
+// $artifact and artifact_id set to the trimmed id, so consumers that look
+// only at those keys find it; else a ref built from the item's own
+// $artifact/artifact_id. Ids are non-blank strings; nil when none.
+func itemArtifact(item map[string]any) map[string]any {
+	if ref, ok := item["artifact_ref"].(map[string]any); ok {
+		if id := pyStripped(pyOr(ref, "$artifact", "artifact_id", "id")); id != "" {
+			out := copyObject(ref)
+			out["$artifact"], out["artifact_id"] = id, id
+			return out
+		}
+	}
+	id := pyStripped(pyOr(item, "$artifact", "artifact_id"))
+	if id == "" {
+		return nil
+	}
+	ref := map[string]any{"$artifact": id, "artifact_id": id}
+	if ct := pyStripped(item["content_type"]); ct != "" {
+		ref["content_type"] = ct
+	}
+	if sb := item["size_bytes"]; sb != nil && !isBool(sb) {
+		ref["size_bytes"] = sb
+	}
+	return ref
+}
+
+// pyOr is Python's m.get(k1) or m.get(k2) or …: the first truthy value,
+// else the last one.
+func pyOr(m map[string]any, keys ...string) any {
+	var v any
+	for _, k := range keys {
+		if v = m[k]; pyval.Truthy(v) {
+			return v
+		}
+	}
+	return v
 }
 
 func hasMediaList(v any) bool {
@@ -253,8 +285,11 @@ func mapMedia(out, raw map[string]any, nodeType, modality, primary string) {
 	}
 	ref := firstArtifact(raw)
 	out["artifact_ref"], out[primary] = ref, ref
+	// Only a content type the ref states replaces the pin's value.
 	if rm, ok := ref.(map[string]any); ok {
-		out["content_type"] = rm["content_type"]
+		if ct := pyStripped(rm["content_type"]); ct != "" {
+			out["content_type"] = ct
+		}
 	}
 	out["artifact_id"] = artifactID(ref)
 	out["success"] = ref != nil

@@ -164,14 +164,16 @@ func applyExplicitContext(p, ctx map[string]any, prompt string, system any) {
 	if len(objs) == 0 {
 		return
 	}
-	p["messages"] = withSystemAndPrompt(objs, pyval.Str(orDefault(system, "")), prompt)
+	sysText, _ := system.(string) // a system prompt that is not a string is left out
+	p["messages"] = withSystemAndPrompt(objs, sysText, prompt)
 	delete(p, "prompt")
 	delete(p, "system_prompt")
 }
 
-// withSystemAndPrompt inserts the system prompt after the leading system
-// messages and appends the user prompt.
+// withSystemAndPrompt inserts the system prompt, stripped, after the
+// leading system messages and appends the user prompt.
 func withSystemAndPrompt(msgs []any, system, prompt string) []any {
+	system = pyval.Strip(system)
 	i := 0
 	for i < len(msgs) {
 		m, _ := msgs[i].(map[string]any)
@@ -181,7 +183,7 @@ func withSystemAndPrompt(msgs []any, system, prompt string) []any {
 		i++
 	}
 	out := append([]any{}, msgs[:i]...)
-	if strings.TrimSpace(system) != "" {
+	if system != "" {
 		out = append(out, map[string]any{"role": "system", "content": system})
 	}
 	out = append(out, msgs[i:]...)
@@ -196,7 +198,9 @@ func (s *step) injectContext(p map[string]any) {
 	ctx, _ := s.vars["context"].(map[string]any)
 	if _, has := p["messages"]; !has {
 		view := activeContext(ctx, s.vars)
-		system := pyval.Str(orDefault(firstNonNull(p, "system_prompt", "system"), ""))
+		// Python reads `system_prompt or system` and inserts it only when
+		// it is a string.
+		system, _ := pyOr(p, "system_prompt", "system").(string)
 		prompt := pyval.Str(orDefault(p["prompt"], ""))
 		p["messages"] = withSystemAndPrompt(view, system, prompt)
 		delete(p, "prompt")
