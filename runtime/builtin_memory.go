@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -560,9 +561,24 @@ func payloadInt(v any, def int64) int64 {
 		if n, exact := AsInt(v); exact {
 			return n
 		}
-		return int64(f)
+		if f != f {
+			return def
+		}
+		return saturatedInt(f)
 	}
 	return def
+}
+
+// saturatedInt is f truncated to an int64, clamped at its bounds (Go's
+// conversion of an out-of-range float is undefined: MinInt64 on amd64).
+func saturatedInt(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
 }
 
 // strictInt reads an integer (a number, truncated, or a numeric string)
@@ -579,7 +595,10 @@ func strictInt(v any) (int64, bool) {
 		if n, exact := AsInt(v); exact {
 			return n, true
 		}
-		return int64(f), true
+		if f != f {
+			return 0, false
+		}
+		return saturatedInt(f), true
 	}
 	return 0, false
 }

@@ -46,7 +46,7 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	name := pyStrOr(p["tool_name"], "remember_note")
 	callID := pyStrOr(p["call_id"], "memory")
 
-	noteText := pyval.Strip(anyText(p["note"]))
+	noteText := pyval.Strip(pyStrOrEmpty(p["note"])) // str(note or "").strip()
 	if noteText == "" {
 		return Outcome{}, failf("MEMORY_NOTE requires payload.note (non-empty string)")
 	}
@@ -289,7 +289,7 @@ func truncateText(s string, n int) string {
 	}
 	keep := n - utf8.RuneCountInString(truncationMarker)
 	r := []rune(s)
-	return strings.TrimRight(string(r[:keep]), " \t\r\n") + truncationMarker
+	return pyval.RStrip(string(r[:keep])) + truncationMarker
 }
 
 // errSpanNotHere aborts a MEMORY_TAG write to an owner that does not hold

@@ -253,7 +253,7 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 		}
 	}
 
-	qp.query = pyval.Lower(pyval.Strip(anyText(p["query"])))
+	qp.query = pyval.Lower(pyval.Strip(pyStrOrEmpty(p["query"]))) // a falsy query is none
 	if err := qp.filter.parse(p); err != nil {
 		return nil, err
 	}
@@ -335,6 +335,9 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 // parse reads since/until, tags/tags_mode, authors and locations.
 func (f *spanFilter) parse(p map[string]any) error {
 	for _, k := range []string{"since", "until"} {
+		if !truthy(p[k]) { // Python: a falsy bound is no bound
+			continue
+		}
 		s := pyval.Strip(anyText(p[k]))
 		if s == "" {
 			continue
@@ -726,7 +729,9 @@ func expandConnected(spans []map[string]any, seeds, keys []string, hops int64, l
 		if !ok {
 			continue
 		}
-		for d := 1; int64(d) <= hops; d++ {
+		// Hops past the span list add nothing; an absurd neighbor_hops
+		// must not spin here.
+		for d := 1; int64(d) <= min(hops, int64(len(ordered))); d++ {
 			for _, j := range []int{i - d, i + d} {
 				if j >= 0 && j < len(ordered) {
 					out = append(out, spanArtifactID(ordered[j]))

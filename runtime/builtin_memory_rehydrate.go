@@ -44,6 +44,11 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	EnsureNamespaces(req.Run.Vars)
 	p := req.Effect.Payload
+	// First, as Python's: an unknown level fails even an empty recall.
+	policy, err := parseRecallLevel(firstPresent(p, "recall_level", "recallLevel"))
+	if err != nil {
+		return Outcome{}, err
+	}
 	refs, given := spanRefs(p)
 	if !given {
 		return Outcome{}, failf("MEMORY_REHYDRATE requires payload.span_ids (or legacy span_id)")
@@ -54,10 +59,6 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	// Python: str(x or default).strip() or default.
 	placement := cmp.Or(pyval.Strip(stringOr(p["placement"], "after_summary")), "after_summary")
 	dedupBy := cmp.Or(pyval.Strip(stringOr(p["dedup_by"], "message_id")), "message_id")
-	policy, err := parseRecallLevel(firstPresent(p, "recall_level", "recallLevel"))
-	if err != nil {
-		return Outcome{}, err
-	}
 	// -1 means no cap.
 	maxMessages := int64(-1)
 	if v := p["max_messages"]; v != nil {

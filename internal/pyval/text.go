@@ -46,6 +46,12 @@ func Strip(s string) string {
 	return strings.TrimFunc(s, isPySpace)
 }
 
+// RStrip implements Python's str.rstrip(): removes trailing Unicode
+// whitespace.
+func RStrip(s string) string {
+	return strings.TrimRightFunc(s, isPySpace)
+}
+
 // isPySpace reports Python's str.isspace for one code point. It adds the
 // information separators U+001C..U+001F, which Python treats as whitespace.
 func isPySpace(r rune) bool {

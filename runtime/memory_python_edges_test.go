@@ -1,0 +1,174 @@
+package runtime_test
+
+// Review of the JSON-safe memory effects (area "memfx"). Each test fails
+// on the current code for the reason given in its comment.
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+)
+
+// truncateText (builtin_memory_note.go) trims the cut text with
+// strings.TrimRight(…, " \t\r\n"); Python's preview[:keep].rstrip()
+// strips every Unicode whitespace (U+00A0, U+3000, \v, \f, U+001C…). A
+// note whose cut falls right after a no-break space (French typography
+// puts one before ':' and '?') gets a note_preview, stored in the span and
+// returned in meta, that Python would not write:
+//
+//	>>> ("a"*146 + "\u00a0" + "b"*20)[:147].rstrip() + "… (truncated)"
+//	'aaaa…aaa… (truncated)'
+func TestMemoryNotePreviewStripsUnicodeSpaceAsPython(t *testing.T) {
+	f := memSetup(t, true)
+	note := strings.Repeat("a", 146) + "\u00a0" + strings.Repeat("b", 20)
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryNote, map[string]any{"note": note}),
+	)
+	mustComplete(t, run)
+	want := strings.Repeat("a", 146) + "… (truncated)"
+	if got := metaOf(t, res(t, run, 0))["note_preview"]; got != want {
+		t.Errorf("meta.note_preview = %q, want %q (Python's rstrip() drops the trailing U+00A0)", got, want)
+	}
+	if got := spansOf(run)[0].(map[string]any)["note_preview"]; got != want {
+		t.Errorf("span note_preview = %q, want %q", got, want)
+	}
+}
+
+// MEMORY_NOTE reads the note as anyText(p["note"]) (JSON text of any
+// value); Python reads str(note or "").strip(), so a falsy note (false, 0,
+// [], {}) is "" and the effect fails "MEMORY_NOTE requires payload.note
+// (non-empty string)". Here such payloads store notes reading "false",
+// "0", "[]" and "{}".
+func TestMemoryFalsyNoteIsRefused(t *testing.T) {
+	for _, v := range []any{false, int64(0), []any{}, map[string]any{}} {
+		f := memSetup(t, true)
+		run := f.runSteps(t, runtime.StartParams{},
+			step(durable.EffectMemoryNote, map[string]any{"note": v}),
+		)
+		if run.Status != durable.RunFailed || !strings.Contains(run.Error, "MEMORY_NOTE requires payload.note (non-empty string)") {
+			t.Errorf("note %#v: run %s %q, spans %v; want the effect to fail as Python's (str(note or \"\") is \"\")",
+				v, run.Status, run.Error, spansOf(run))
+		}
+	}
+}
+
+// MEMORY_REHYDRATE returns its empty no-op before reading recall_level, so
+// an unknown level is accepted when the recall it follows found nothing.
+// Python parses recall_level first ("no silent fallback") and fails:
+// "Unknown recall_level: bogus".
+func TestMemoryRehydrateEmptyStillRefusesUnknownRecallLevel(t *testing.T) {
+	f := memSetup(t, true)
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryRehydrate, map[string]any{"span_ids": []any{}, "recall_level": "bogus"}),
+	)
+	if run.Status != durable.RunFailed || !strings.Contains(run.Error, "Unknown recall_level: bogus") {
+		t.Errorf("run %s %q, r0 %v; want the effect to fail with \"Unknown recall_level: bogus\" as Python's",
+			run.Status, run.Error, run.Vars["r0"])
+	}
+}
+
+// payloadInt converts a number beyond int64 with int64(f), which gives
+// math.MinInt64 on amd64 (and is implementation-defined); max(…, 1) then
+// makes limit_spans 1. Python's int(1e20) is 10**20: every span matches.
+func TestMemoryHugeLimitSpansIsNotOne(t *testing.T) {
+	f := memSetup(t, true)
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryNote, map[string]any{"note": "one"}),
+		step(durable.EffectMemoryNote, map[string]any{"note": "two"}),
+		step(durable.EffectMemoryNote, map[string]any{"note": "three"}),
+		step(durable.EffectMemoryQuery, map[string]any{"limit_spans": json.Number("100000000000000000000"), "return": "meta"}),
+	)
+	mustComplete(t, run)
+	if got := spanIDs(t, res(t, run, 3)); len(got) != 3 {
+		t.Errorf("limit_spans=10**20 selected %d spans (%v), want all 3", len(got), got)
+	}
+}
+
+// expandConnected loops "for d := 1; d <= hops; d++" over every hop the
+// payload asks for, whatever the number of spans, without looking at ctx:
+// neighbor_hops: 2**40 with connected=true keeps the tick busy for hours
+// (uncancellable) although hops past the number of spans add nothing. The
+// result does not depend on hops ≥ len(spans), so bounding the loop keeps
+// Python's answer.
+func TestMemoryHugeNeighborHopsDoesNotHang(t *testing.T) {
+	f := memSetup(t, true)
+	ctx := context.Background()
+	steps := []any{
+		step(durable.EffectMemoryNote, map[string]any{"note": "alpha", "tags": map[string]any{"topic": "x"}}),
+		step(durable.EffectMemoryNote, map[string]any{"note": "beta"}),
+		step(durable.EffectMemoryQuery, map[string]any{"query": "alpha", "connected": true,
+			"neighbor_hops": int64(1) << 40, "return": "meta"}),
+	}
+	id, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": steps}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		run *durable.RunState
+		err error
+	}
+	done := make(chan result, 1)
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		run, err := f.rt.Tick(tctx, id, runtime.TickOptions{})
+		done <- result{run, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		mustComplete(t, r.run)
+		if got := spanIDs(t, res(t, r.run, 2)); len(got) != 2 {
+			t.Errorf("connected query: %v, want both spans", got)
+		}
+	case <-time.After(10 * time.Second):
+		cancel()
+		select {
+		case <-done:
+			t.Fatal("MEMORY_QUERY with neighbor_hops=2**40 took over 10 s (ended only by the cancel)")
+		case <-time.After(2 * time.Second):
+			t.Fatal("MEMORY_QUERY with neighbor_hops=2**40 still running after 10 s and ignores its context's cancel")
+		}
+	}
+}
+
+// spanFilter.parse reads since/until as anyText(p[k]): a falsy non-string
+// (false, 0, [], {}) becomes the text "false", "0", "[]" or "{}", which is
+// no timestamp, and the query fails "memory_query invalid since timestamp:
+// false". Python builds a time range only "if since or until" (and reads
+// each side as str(x) if x else None), so such a value is no bound and the
+// query answers.
+func TestMemoryFalsySinceIsNoBound(t *testing.T) {
+	f := memSetup(t, true)
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryNote, map[string]any{"note": "alpha"}),
+		step(durable.EffectMemoryQuery, map[string]any{"since": false, "until": int64(0), "return": "meta"}),
+	)
+	mustComplete(t, run)
+	if got := spanIDs(t, res(t, run, 1)); len(got) != 1 {
+		t.Errorf("since=false until=0: %v, want the one note", got)
+	}
+}
+
+// MEMORY_QUERY reads the query as anyText(p["query"]); Python's
+// str(query or "").strip() makes a falsy query (false, [], {}) no query at
+// all (every span, newest first). Here query=false searches for the text
+// "false" (and turns the deep scan on), and finds nothing.
+func TestMemoryFalsyQueryIsNoQuery(t *testing.T) {
+	f := memSetup(t, true)
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryNote, map[string]any{"note": "alpha"}),
+		step(durable.EffectMemoryQuery, map[string]any{"query": false, "return": "meta"}),
+	)
+	mustComplete(t, run)
+	if got := spanIDs(t, res(t, run, 1)); len(got) != 1 {
+		t.Errorf("query=false: %v, want the one note (Python: no query)", got)
+	}
+}
