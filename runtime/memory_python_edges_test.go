@@ -1,7 +1,7 @@
 package runtime_test
 
-// Review of the JSON-safe memory effects (area "memfx"). Each test fails
-// on the current code for the reason given in its comment.
+// Edges of the JSON-safe memory effects found by a review; each test
+// failed before its fix, for the reason its comment gives.
 
 import (
 	"context"
