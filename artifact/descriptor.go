@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 var codeContentTypes = map[string]bool{
@@ -54,8 +55,8 @@ func in(s string, set ...string) bool {
 
 // semanticKindFromTags is Python _semantic_kind_from_tags.
 func semanticKindFromTags(contentType string, tags map[string]string, renderKind string) string {
-	if explicit := strings.TrimSpace(cmpOr(tags["semantic_kind"], tags["artifact_type"])); explicit != "" {
-		return strings.ToLower(explicit)
+	if explicit := pyval.Strip(cmpOr(tags["semantic_kind"], tags["artifact_type"])); explicit != "" {
+		return pyval.Lower(explicit)
 	}
 	modality := lowerTrim(tags["modality"])
 	task := lowerTrim(cmpOr(tags["task"], tags["provider_task"]))

@@ -379,7 +379,9 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-func lowerTrim(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+// lowerTrim is Python's s.strip().lower(), whose rules (final sigma, "İ",
+// the U+001C..U+001F separators) Go's ToLower and TrimSpace do not follow.
+func lowerTrim(s string) string { return pyval.Lower(pyval.Strip(s)) }
 
 // objectOrEmpty returns a deep copy of v when it is an object, else {}.
 func objectOrEmpty(v any) map[string]any {
@@ -396,7 +398,7 @@ func strDict(v any) map[string]string {
 	out := map[string]string{}
 	m, _ := v.(map[string]any)
 	for k, x := range m {
-		k = strings.TrimSpace(k)
+		k = pyval.Strip(k)
 		if k == "" || x == nil {
 			continue
 		}

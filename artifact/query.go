@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // SearchParams filters Search, Count, FacetCounts and Stats. Zero fields
@@ -142,14 +143,14 @@ func (p SearchParams) filterMap() map[string]any {
 func (p SearchParams) matches(m *Metadata) bool {
 	eq := func(got, want string) bool { return want == "" || got == want }
 	d := &m.Descriptor
-	if !eq(m.RunID, strings.TrimSpace(p.RunID)) ||
-		!eq(m.ContentType, strings.TrimSpace(p.ContentType)) ||
+	if !eq(m.RunID, pyval.Strip(p.RunID)) ||
+		!eq(m.ContentType, pyval.Strip(p.ContentType)) ||
 		!eq(d.SemanticKind, lowerTrim(p.SemanticKind)) ||
 		!eq(d.RenderKind, lowerTrim(p.RenderKind)) ||
 		!eq(d.Modality, lowerTrim(p.Modality)) ||
-		!eq(d.SessionID, strings.TrimSpace(p.SessionID)) ||
-		!eq(d.WorkflowID, strings.TrimSpace(p.WorkflowID)) ||
-		!eq(d.NodeID, strings.TrimSpace(p.NodeID)) {
+		!eq(d.SessionID, pyval.Strip(p.SessionID)) ||
+		!eq(d.WorkflowID, pyval.Strip(p.WorkflowID)) ||
+		!eq(d.NodeID, pyval.Strip(p.NodeID)) {
 		return false
 	}
 	if p.CreatedAfter != "" && m.CreatedAt < p.CreatedAfter {

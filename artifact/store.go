@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // Sentinel errors, tested with errors.Is.
@@ -125,7 +125,7 @@ func newMetadata(p PutParams, now time.Time) (*Metadata, error) {
 	}
 	tags := map[string]string{}
 	for k, v := range p.Tags {
-		if k = strings.TrimSpace(k); k != "" {
+		if k = pyval.Strip(k); k != "" {
 			tags[k] = v
 		}
 	}
@@ -172,7 +172,7 @@ func applyUpdate(m *Metadata, p UpdateParams) (*Metadata, error) {
 			m.Tags = map[string]string{}
 		}
 		for k, v := range p.Tags {
-			if k = strings.TrimSpace(k); k != "" {
+			if k = pyval.Strip(k); k != "" {
 				m.Tags[k] = v
 			}
 		}

@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -92,7 +91,7 @@ var answerKeys = []string{"response", "answer", "message", "text", "content"}
 // answer finds what a turn answered: from the run's output, else from its
 // ledger.
 func (e *exporter) answer(ctx context.Context, r *durable.RunState) (string, map[string]any, error) {
-	out, err := e.resolveOutput(ctx, r.Output)
+	out, err := e.resolveOutput(ctx, r.RunID, r.Output)
 	if err != nil {
 		return "", nil, err
 	}
@@ -112,34 +111,24 @@ func (e *exporter) answer(ctx context.Context, r *durable.RunState) (string, map
 // answer.
 const maxResolvedOutputBytes = 4 << 20
 
-// resolveOutput returns the output an offloading run store replaced
-// whole by an artifact ref (tag source=run_output_offload), read back
-// for answer extraction only; any other output is returned as it is. A
-// missing, oversized or non-JSON artifact leaves the ref.
-func (e *exporter) resolveOutput(ctx context.Context, out map[string]any) (map[string]any, error) {
-	id, ok := artifact.RefID(out)
-	if !ok || e.src.Artifacts == nil || !artifact.ValidID(id) {
+// resolveOutput returns the run's output with what an offloading run
+// store moved out of it read back, for answer extraction only: the whole
+// output replaced by a ref, and members replaced by refs (the usual shape
+// of a long answer: {"answer": <ref>}). Only this run's output artifacts
+// (tag source=run_output_offload) up to maxResolvedOutputBytes are read;
+// a missing, oversized or non-JSON artifact leaves its ref.
+func (e *exporter) resolveOutput(ctx context.Context, runID string, out map[string]any) (map[string]any, error) {
+	if out == nil || e.src.Artifacts == nil {
 		return out, nil
 	}
-	meta, err := e.src.Artifacts.Metadata(ctx, id)
-	if errors.Is(err, artifact.ErrNotFound) {
-		return out, nil
-	}
+	v, err := artifact.Restore(ctx, e.src.Artifacts, pyjson.CloneObject(out), func(m *artifact.Metadata) bool {
+		return m.Tags["source"] == offload.SourceRunOutput && m.RunID == runID && m.SizeBytes <= maxResolvedOutputBytes
+	})
 	if err != nil {
-		return nil, fmt.Errorf("reading metadata of output artifact %s: %w", id, err)
+		return nil, fmt.Errorf("reading the offloaded output of run %s: %w", runID, err)
 	}
-	if meta.Tags["source"] != offload.SourceRunOutput || meta.SizeBytes > maxResolvedOutputBytes {
-		return out, nil // handler-made artifacts stay refs
-	}
-	_, content, err := e.src.Artifacts.Get(ctx, id)
-	if errors.Is(err, artifact.ErrNotFound) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("loading output artifact %s: %w", id, err)
-	}
-	if doc, err := pyjson.DecodeObject(content); err == nil {
-		return doc, nil
+	if m, ok := v.(map[string]any); ok {
+		return m, nil
 	}
 	return out, nil
 }

@@ -141,10 +141,12 @@ func (s *Store) LedgerAppendStored(ctx context.Context, runID string, records []
 // LedgerFindCompleted finds the completed record in the inner store and
 // puts back the values offloaded from its result: the runtime reuses that
 // result on replay, and must write what the effect returned into the
-// vars, not refs to it.
+// vars, not refs to it. It does so whatever the threshold: records
+// written while offloading was on (or by Python's offloading store) hold
+// refs after it is turned off.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*durable.StepRecord, error) {
 	rec, err := store.FindCompleted(ctx, s.Store, runID, key)
-	if err != nil || rec == nil || s.limit <= 0 {
+	if err != nil || rec == nil {
 		return rec, err
 	}
 	if rec.Result, err = s.restore(ctx, rec.Result); err != nil {

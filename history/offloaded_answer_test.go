@@ -1,0 +1,115 @@
+package history_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/history"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/offload"
+)
+
+// A session turn's answer is read "from the run output" (spec §6.2), and
+// turns.go reads back an output the offloading store moved into an
+// artifact (resolveOutput). But it only reads back an output replaced
+// whole: the usual shape of a large answer is one member above the
+// threshold, which the offloading store replaces by a text ref while the
+// output object itself stays inline (it is small once that member is a
+// ref). answerFromOutput then finds a ref where the answer string is and
+// the turn is exported with answer null. Likewise, when the output is
+// replaced whole, the members offloaded inside it first stay refs in the
+// decoded document. The stored output is the same logical value as an
+// inline one; only its persisted shape differs.
+func TestSessionAnswerOffloadedMember(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("A", 300)
+	for name, output := range map[string]map[string]any{
+		// The answer member is offloaded; the output stays an object.
+		"member": {"answer": big},
+		// The answer member is offloaded, then the output whole (the
+		// other members keep it above the threshold).
+		"member_then_root": {"answer": big,
+			"k1": strings.Repeat("1", 80), "k2": strings.Repeat("2", 80), "k3": strings.Repeat("3", 80)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			arts := artifact.NewMemory()
+			st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 200})
+			at := durable.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+			run := &durable.RunState{RunID: "r1", WorkflowID: "job", Status: durable.RunCompleted, SessionID: "s1",
+				Vars: map[string]any{"prompt": "say it"}, Output: output, CreatedAt: at, UpdatedAt: at}
+			if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
+				t.Fatal(err)
+			}
+			stored, err := st.RunGet(ctx, "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, inline := stored.Output["answer"].(string); inline {
+				t.Fatalf("setup: the stored output's answer is inline; want it offloaded (%v)", stored.Output)
+			}
+			b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st, Artifacts: arts}, "r1",
+				history.Options{IncludeSession: true, MaxInlineBytes: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, _ := b["session"].(map[string]any)
+			turns, _ := sess["turns"].([]any)
+			if len(turns) != 1 {
+				t.Fatalf("turns %v", turns)
+			}
+			turn, _ := turns[0].(map[string]any)
+			if got := turn["answer"]; got != big {
+				t.Errorf("turn answer = %.60v; want the run's %d-byte answer, which the offloading store moved to an artifact", got, len(big))
+			}
+		})
+	}
+}
+
+// The same through the runtime: a workflow completing with a large answer
+// on an offloading store. The ledger fallback does not find it either
+// (the terminal record's result is offloaded the same way).
+func TestSessionAnswerOffloadedByRuntime(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("Z", 300)
+	arts := artifact.NewMemory()
+	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 200})
+	reg, err := runtime.NewRegistry(&runtime.Workflow{ID: "say", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"answer": big}), nil
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "say", SessionID: "s2", Vars: map[string]any{"prompt": "go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st, Artifacts: arts}, id,
+		history.Options{IncludeSession: true, MaxInlineBytes: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := b["session"].(map[string]any)
+	turns, _ := sess["turns"].([]any)
+	if len(turns) != 1 {
+		t.Fatalf("turns %v", turns)
+	}
+	turn, _ := turns[0].(map[string]any)
+	if got := turn["answer"]; got != big {
+		t.Errorf("turn answer = %.60v; want the run's %d-byte answer", got, len(big))
+	}
+}
