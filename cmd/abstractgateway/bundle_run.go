@@ -186,7 +186,8 @@ func bundleRunMain(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return fail(err)
 	}
 	d := &bundleDriver{rt: rt, follow: follow, answers: f.answers, in: bufio.NewReader(stdin),
-		interactive: isTerminal(stdin), out: stderr, wantID: f.runID}
+		interactive: isTerminal(stdin), out: stderr, wantID: f.runID,
+		started: func(id string) { f.printStarted(stderr, ds, id) }}
 	run, err := d.run(ctx, bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, ep), vars)
 	d.printRecords()
 	if err != nil {
@@ -234,14 +235,31 @@ func printRunJSON(stdout io.Writer, run *durable.RunState) error {
 }
 
 // printContinue tells, on stderr, how to continue run id, which the
-// command leaves unfinished (waiting, or interrupted); question is the
-// wait it stopped at for want of an answer, if any.
+// data dir keeps (or that it was not kept: a temporary data dir).
 func (f *runFlags) printContinue(stderr io.Writer, ds *dataStore, id string, question *durable.WaitState) {
 	if ds.temp {
 		fmt.Fprintf(stderr, "bundle run: run %s was kept in a temporary data dir, removed on exit; "+
 			"give --data-dir DIR to keep a run that can be continued\n", id)
 		return
 	}
+	fmt.Fprintf(stderr, "bundle run: run %s is kept in %s; continue it with:\n  %s\n", id, f.dataDir, f.continueCommand(id))
+	if question != nil {
+		fmt.Fprintf(stderr, "  (it waits for an answer to %q: add --answer TEXT, or type it at the prompt)\n", question.Prompt)
+	}
+}
+
+// printStarted names run id on stderr as soon as it exists, with the
+// command that continues it: a process killed outright (kill -9, out of
+// memory) prints nothing more, and the ledger lines show a short id only.
+func (f *runFlags) printStarted(stderr io.Writer, ds *dataStore, id string) {
+	if ds.temp {
+		return
+	}
+	fmt.Fprintf(stderr, "bundle run: run %s in %s; if interrupted, continue it with:\n  %s\n", id, f.dataDir, f.continueCommand(id))
+}
+
+// continueCommand is the shell command that continues run id.
+func (f *runFlags) continueCommand(id string) string {
 	args := []string{"abstractgateway", "bundle", "run", f.target}
 	if f.flow != "" {
 		args = append(args, "--flow", f.flow)
@@ -253,11 +271,7 @@ func (f *runFlags) printContinue(stderr io.Writer, ds *dataStore, id string, que
 	if f.set["input"] {
 		args = append(args, "--input", f.input)
 	}
-	args = append(args, "--run-id", id)
-	fmt.Fprintf(stderr, "bundle run: run %s is kept in %s; continue it with:\n  %s\n", id, f.dataDir, shellCommand(args...))
-	if question != nil {
-		fmt.Fprintf(stderr, "  (it waits for an answer to %q: add --answer TEXT, or type it at the prompt)\n", question.Prompt)
-	}
+	return shellCommand(append(args, "--run-id", id)...)
 }
 
 // splitFlowTarget splits FILE[:flow]; a colon inside the file name itself

@@ -36,6 +36,8 @@ type bundleDriver struct {
 	runID string
 	// unanswered is the question run stopped at for want of an answer.
 	unanswered *durable.WaitState
+	// started, when set, is told the run's id as soon as the run exists.
+	started func(id string)
 }
 
 // run starts the run (or takes the existing one, see wantID) and drives it
@@ -46,6 +48,9 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 		return nil, err
 	}
 	d.runID = id
+	if d.started != nil {
+		d.started(id)
+	}
 	st, err := d.rt.Tick(ctx, id, runtime.TickOptions{})
 	for err == nil {
 		d.printRecords()
