@@ -188,6 +188,9 @@ func bundleRunMain(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	d := &bundleDriver{rt: rt, follow: follow, answers: f.answers, in: bufio.NewReader(stdin),
 		interactive: isTerminal(stdin), out: stderr, wantID: f.runID,
 		started: func(id string) { f.printStarted(stderr, ds, id) }}
+	if fi, ok := cb.Flow(ep); ok {
+		d.listeners = fi.Listeners
+	}
 	run, err := d.run(ctx, bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, ep), vars)
 	d.printRecords()
 	if err != nil {

@@ -2,14 +2,19 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/observe"
 )
 
@@ -38,6 +43,9 @@ type bundleDriver struct {
 	unanswered *durable.WaitState
 	// started, when set, is told the run's id as soon as the run exists.
 	started func(id string)
+	// listeners are the entry flow's event listener workflows, started
+	// beside the run (visualflow.md §5.7).
+	listeners []string
 }
 
 // run starts the run (or takes the existing one, see wantID) and drives it
@@ -51,11 +59,17 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 	if d.started != nil {
 		d.started(id)
 	}
+	if err := d.startListeners(ctx, id); err != nil {
+		return nil, err
+	}
 	st, err := d.rt.Tick(ctx, id, runtime.TickOptions{})
 	for err == nil {
 		d.printRecords()
 		if !unfinished(st) {
-			return st, nil // ended
+			if st.Status.Terminal() {
+				return st, d.stopListeners(ctx, id)
+			}
+			return st, nil // waits for something it cannot give
 		}
 		// The run, or the deepest of the subflows it waits on, is running
 		// (it used a tick's budget), or waits for a person or a time: tick
@@ -229,7 +243,7 @@ func (d *bundleDriver) printRecords() {
 				return
 			}
 			for _, r := range ev.Records {
-				printLedgerLine(d.out, r)
+				printLedgerLine(d.out, r, d.runLabel(r.RunID))
 			}
 		default:
 			if d.follow.Lagged() {
@@ -240,18 +254,96 @@ func (d *bundleDriver) printRecords() {
 	}
 }
 
-func printLedgerLine(out io.Writer, r *durable.StepRecord) {
+// runLabel is how a ledger line names a run: the first 8 characters of
+// its id, plus what follows the run's id for one of its listeners (which
+// shares that prefix).
+func (d *bundleDriver) runLabel(id string) string {
+	if d.runID != "" && id != d.runID && strings.HasPrefix(id, d.runID) {
+		return shortID(d.runID) + id[len(d.runID):]
+	}
+	return shortID(id)
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func printLedgerLine(out io.Writer, r *durable.StepRecord, run string) {
 	kind := "complete"
 	if r.Effect != nil {
 		kind = string(r.Effect.Type)
-	}
-	run := r.RunID
-	if len(run) > 8 {
-		run = run[:8]
 	}
 	line := fmt.Sprintf("  %s #%-3d %-22s %-10s %s", run, r.Seq, r.NodeID, r.Status, kind)
 	if r.Error != "" {
 		line += "  error: " + r.Error
 	}
 	fmt.Fprintln(out, line)
+}
+
+// listenerRunID is the id of the run of the i-th listener of run root:
+// derived, so that a continued run finds its listeners instead of
+// starting them again.
+func listenerRunID(root string, i int) string { return root + "-listener-" + strconv.Itoa(i) }
+
+// startListeners starts the flow's event listeners as children of run
+// root, as the gateway does (visualflow.md §5.7): same session (the
+// root's id when it has none, which is the session its session-scoped
+// events name), vars = copies of the root's _runtime and _limits, each
+// ticked to its first wait. Listeners already there (a continued run) are
+// left as they are.
+func (d *bundleDriver) startListeners(ctx context.Context, root string) error {
+	if len(d.listeners) == 0 {
+		return nil
+	}
+	r, err := d.rt.GetState(ctx, root)
+	if err != nil {
+		return err
+	}
+	session := cmp.Or(r.SessionID, r.RunID)
+	for i, wf := range d.listeners {
+		id := listenerRunID(root, i)
+		if _, err := d.rt.GetState(ctx, id); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		vars := map[string]any{}
+		for _, k := range []string{"_runtime", "_limits"} {
+			if v, ok := r.Vars[k]; ok {
+				vars[k] = pyjson.Clone(v)
+			}
+		}
+		if _, err := d.rt.Start(ctx, runtime.StartParams{WorkflowID: wf, RunID: id, ParentRunID: root,
+			SessionID: session, ActorID: r.ActorID, Vars: vars}); err != nil {
+			return fmt.Errorf("starting event listener %s: %w", wf, err)
+		}
+		if _, err := d.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+			return fmt.Errorf("starting event listener %s: %w", wf, err)
+		}
+	}
+	return nil
+}
+
+// stopListeners cancels the listeners of run root that have not ended,
+// once root has: they would wait for ever (Python's reason).
+func (d *bundleDriver) stopListeners(ctx context.Context, root string) error {
+	for i := range d.listeners {
+		id := listenerRunID(root, i)
+		r, err := d.rt.GetState(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !r.Status.Terminal() {
+			if _, err := d.rt.Cancel(ctx, id, "Session completed"); err != nil {
+				return fmt.Errorf("stopping event listener run %s: %w", id, err)
+			}
+		}
+	}
+	return nil
 }
