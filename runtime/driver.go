@@ -128,7 +128,9 @@ func (d *driver) drain(ctx context.Context) {
 			// live runners drive from stalling its caller.
 			var run *durable.RunState
 			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
-			if err == nil && run != nil && run.Status == durable.RunRunning {
+			// A run the caller's step gate stopped is left at its
+			// checkpoint: asking the closed gate again would not open it.
+			if err == nil && run != nil && run.Status == durable.RunRunning && d.lastStop != stoppedGate {
 				if f.rounds+1 < maxFollowRounds {
 					// It used its step budget: give it another turn after
 					// the others.

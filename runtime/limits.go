@@ -115,7 +115,7 @@ func pyInt(v any) (int64, bool) {
 		return n, true
 	}
 	if f, ok := AsFloat(v); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
-		return int64(f), true
+		return saturatedInt(f), true // Python's int has no bound; ours stops at int64's
 	}
 	return 0, false
 }
@@ -132,8 +132,14 @@ func limitOr(l map[string]any, key string, def int64) int64 {
 }
 
 // threshold reads a warning threshold as stored (Python compares the
-// stored value), def when absent or not a number.
+// stored value: a bool as 0 or 1), def when absent or not a number.
 func threshold(l map[string]any, key string, def float64) float64 {
+	if b, ok := l[key].(bool); ok {
+		if b {
+			return 1
+		}
+		return 0
+	}
 	if f, ok := AsFloat(l[key]); ok {
 		return f
 	}

@@ -13,7 +13,10 @@ import (
 
 // StepGate is consulted before each step. Returning ErrStepGateClosed
 // stops the tick cleanly at that boundary; another error stops it and is
-// returned to the caller. Either way the run is checkpointed first.
+// returned to the caller. Either way the run is checkpointed first. A run
+// the call drives in turn (a child, a listener, a resumed parent) that
+// the gate stops is left running at its checkpoint, not asked again in
+// that call: a later tick or the scheduler's Recover continues it.
 type StepGate func(ctx context.Context, run *durable.RunState, nodeID string) error
 
 // TickOptions tunes one Tick.
