@@ -131,7 +131,7 @@ func TestRecyclerLeavesNoLinkedSpareBehind(t *testing.T) {
 	if err := os.Link(a, filepath.Join(t.TempDir(), "backup")); err != nil {
 		t.Skipf("hard links unsupported here: %v", err)
 	}
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true})
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,16 +43,19 @@ type Recycler struct {
 	unsupported atomic.Bool
 }
 
-// NewRecycler returns a Recycler for files of dir written with opts, and
-// removes the spares a previous process left there.
-func NewRecycler(dir string, opts Options) (*Recycler, error) {
-	left, err := Glob(dir, SparePattern)
-	if err != nil {
-		return nil, fmt.Errorf("listing spare files in %s: %w", dir, err)
-	}
-	for _, p := range left {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("removing leftover spare file: %w", err)
+// NewRecycler returns a Recycler for files of dir written with opts; with
+// clean (the caller owns dir) it removes the spares a previous process
+// left there.
+func NewRecycler(dir string, opts Options, clean bool) (*Recycler, error) {
+	if clean {
+		left, err := Glob(dir, SparePattern)
+		if err != nil {
+			return nil, fmt.Errorf("listing spare files in %s: %w", dir, err)
+		}
+		for _, p := range left {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("removing leftover spare file: %w", err)
+			}
 		}
 	}
 	return &Recycler{dir: dir, opts: opts}, nil
@@ -72,26 +75,13 @@ func (r *Recycler) Replace(path string, data []byte) error {
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return Write(path, data, r.opts)
 	}
-	spare, err := r.take()
-	if err != nil {
-		return err
-	}
-	err = r.fill(spare, data)
-	for errors.Is(err, errSpareLinked) {
-		// The displaced content has another name: leave it to that one.
-		r.discard(spare)
-		if spare, err = r.take(); err != nil {
-			return err
-		}
-		err = r.fill(spare, data)
+	spare, err := r.filledSpare(data)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Removed behind our back (another process opening the
+		// directory removes spares it finds): write the usual way.
+		return Write(path, data, r.opts)
 	}
 	if err != nil {
-		r.discard(spare)
-		if errors.Is(err, fs.ErrNotExist) {
-			// Removed behind our back (another process opening the
-			// directory removes spares it finds): write the usual way.
-			return Write(path, data, r.opts)
-		}
 		return err
 	}
 	displaced := ""
@@ -129,6 +119,32 @@ func (r *Recycler) Replace(path string, data []byte) error {
 		r.give(displaced)
 	}
 	return nil
+}
+
+// filledSpare takes a spare and makes it hold data; on error no spare is
+// kept. A spare whose displaced content another name still links is left
+// to that name, and one this process may not write (a displaced file of
+// another user, or made read-only) is dropped, for another spare; a
+// fresh spare that cannot be written either (a umask leaving files
+// unwritable) is the error.
+func (r *Recycler) filledSpare(data []byte) (string, error) {
+	for {
+		r.mu.Lock()
+		pooled := len(r.spares) > 0
+		r.mu.Unlock()
+		spare, err := r.take()
+		if err != nil {
+			return "", err
+		}
+		err = r.fill(spare, data)
+		if err == nil {
+			return spare, nil
+		}
+		r.discard(spare)
+		if !errors.Is(err, errSpareLinked) && !(pooled && errors.Is(err, fs.ErrPermission)) {
+			return "", err
+		}
+	}
 }
 
 // fill makes spare hold exactly data (synced unless NoSync).

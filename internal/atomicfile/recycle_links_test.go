@@ -32,7 +32,7 @@ func TestRecyclerLeavesHardLinkedFilesAlone(t *testing.T) {
 		t.Skipf("hard links unsupported here: %v", err)
 	}
 
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true})
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

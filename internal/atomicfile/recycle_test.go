@@ -28,7 +28,7 @@ func TestRecyclerReplacesWithoutCreatingFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run_x.json")
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{SyncDir: true})
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{SyncDir: true}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestRecyclerReplacesWithoutCreatingFiles(t *testing.T) {
 // unsynced returns a Recycler of dir without fsyncs, closed with the test.
 func unsynced(t *testing.T, dir string) *atomicfile.Recycler {
 	t.Helper()
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true})
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{NoSync: true}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

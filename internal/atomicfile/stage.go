@@ -23,20 +23,8 @@ func (r *Recycler) Stage(name string, data []byte) (string, error) {
 	if filepath.Dir(staged) != filepath.Clean(r.dir) {
 		return "", fmt.Errorf("staging %q: not a file name in %s", name, r.dir)
 	}
-	spare, err := r.take()
+	spare, err := r.filledSpare(data)
 	if err != nil {
-		return "", err
-	}
-	err = r.fill(spare, data)
-	for errors.Is(err, errSpareLinked) {
-		r.discard(spare)
-		if spare, err = r.take(); err != nil {
-			return "", err
-		}
-		err = r.fill(spare, data)
-	}
-	if err != nil {
-		r.discard(spare)
 		return "", err
 	}
 	if err := rename(spare, staged); err != nil {

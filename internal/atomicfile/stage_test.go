@@ -14,7 +14,7 @@ import (
 // data under .commit-x.tmp.
 func stagedIn(t *testing.T, dir string, opts atomicfile.Options, data string) (*atomicfile.Recycler, string) {
 	t.Helper()
-	r, err := atomicfile.NewRecycler(dir, opts)
+	r, err := atomicfile.NewRecycler(dir, opts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestUnstageReusesTheFile(t *testing.T) {
 // TestStageRefusesAPath: the name is a file name of the directory.
 func TestStageRefusesAPath(t *testing.T) {
 	dir := t.TempDir()
-	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{})
+	r, err := atomicfile.NewRecycler(dir, atomicfile.Options{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

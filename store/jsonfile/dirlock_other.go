@@ -6,4 +6,4 @@ import "os"
 
 // lockDir does nothing where flock is missing: there, keeping to one
 // store per directory is up to the operator.
-func lockDir(dir string) (*os.File, error) { return nil, nil }
+func lockDir(dir string) (f *os.File, readOnly bool, err error) { return nil, false, nil }

@@ -111,6 +111,9 @@ type Store struct {
 	stripes [64]sync.RWMutex
 
 	lock *os.File // the directory lock, held until Close
+	// readOnly tells a directory this process may not write: what other
+	// processes left there (staged commits, spares) is not touched.
+	readOnly bool
 
 	mu     sync.RWMutex // guards the fields below
 	closed bool
@@ -156,19 +159,20 @@ func New(cfg Config) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jsonfile: creating data dir: %w", err)
 	}
-	lock, err := lockDir(dir)
+	lock, readOnly, err := lockDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("jsonfile: %w", err)
 	}
 	s := &Store{
-		lock:    lock,
-		dir:     dir,
-		noSync:  cfg.NoSync,
-		log:     cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).WithGroup("jsonfile"),
-		runs:    map[string]*runMeta{},
-		idx:     newRunIndex(),
-		cache:   lru.New[*cachedRun](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
-		ledgers: lru.New[*ledgerState](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
+		lock:     lock,
+		readOnly: readOnly,
+		dir:      dir,
+		noSync:   cfg.NoSync,
+		log:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)).WithGroup("jsonfile"),
+		runs:     map[string]*runMeta{},
+		idx:      newRunIndex(),
+		cache:    lru.New[*cachedRun](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
+		ledgers:  lru.New[*ledgerState](cmp.Or(cfg.CacheBytes, DefaultCacheBytes)),
 	}
 	if err := s.open(); err != nil {
 		s.unlock()
@@ -178,11 +182,16 @@ func New(cfg Config) (*Store, error) {
 }
 
 func (s *Store) open() error {
-	if err := s.recoverStaged(); err != nil {
-		return err
+	// A directory this process may only read (lockDir): what another
+	// process left there (staged commits, spare files) is its to finish
+	// or remove.
+	if !s.readOnly {
+		if err := s.recoverStaged(); err != nil {
+			return err
+		}
 	}
 	var err error
-	if s.spares, err = atomicfile.NewRecycler(s.dir, s.fileOpts()); err != nil {
+	if s.spares, err = atomicfile.NewRecycler(s.dir, s.fileOpts(), !s.readOnly); err != nil {
 		return fmt.Errorf("jsonfile: %w", err)
 	}
 	if err := s.loadRuns(); err != nil {
