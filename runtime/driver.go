@@ -235,9 +235,10 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 	if errors.As(err, &stale) {
 		return nil // resumed by someone else meanwhile
 	}
-	if err == nil && st != nil && st.Status == durable.RunRunning {
+	if err == nil && st != nil && st.Status == durable.RunRunning && d.lastStop != stoppedGate {
 		// The resume's tick used its step budget: drive the parent on, as
-		// any follow-up that ran out of ticks is (nothing else would).
+		// any follow-up that ran out of ticks is (nothing else would). A
+		// parent the caller's step gate stopped is left at its checkpoint.
 		d.enqueueTick(parent.RunID)
 	}
 	return err

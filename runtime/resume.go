@@ -134,7 +134,9 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 		}
 		return s.run, lost()
 	}
-	if err := s.steps(ctx, d.r.steps(p.MaxSteps)); err != nil && !errors.Is(err, errStop) {
+	err = s.steps(ctx, d.r.steps(p.MaxSteps))
+	d.lastStop, d.lastDropped = s.stoppedBy, s.dropped
+	if err != nil && !errors.Is(err, errStop) {
 		return s.run, s.claimErr(err)
 	}
 	return s.run, lost()

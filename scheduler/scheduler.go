@@ -524,12 +524,18 @@ func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time
 		return
 	}
 	if until, ok := store.Deadline(st); ok && !listed.IsZero() && until.Equal(listed.Time) {
-		// The tick did not release the wait the listing said was due (the
-		// runtime's clock is behind ours, or another process's): pass over
-		// it for a poll interval instead of listing it again at once. (A
-		// run released into a new wait already due is reported below.)
-		s.retryLater(runID, false)
-		return
+		// Either the tick did not release the wait the listing said was
+		// due (the runtime's clock is behind ours, or another process's)
+		// or it released it into a new wait with the same deadline, due
+		// at once. A second tick tells them apart: it moves a run of the
+		// second kind on. One of the first kind is passed over for a poll
+		// interval instead of being listed again at once.
+		again, aerr := s.rt.Tick(ctx, runID, runtime.TickOptions{})
+		if aerr != nil || again.Version == st.Version {
+			s.retryLater(runID, false)
+			return
+		}
+		st = again
 	}
 	s.mu.Lock()
 	delete(s.retry, runID)

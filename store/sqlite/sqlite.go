@@ -574,12 +574,17 @@ func (s *Store) readRun(ctx context.Context, runID string) (*reading, error) {
 	return &reading{readerStmts: &s.r, db: s.rdb, release: func() {}}, nil
 }
 
-// lockedHint explains SQLITE_BUSY at open: another process has the file.
+// lockedHint explains SQLITE_BUSY at open: another process has the file
+// (an exclusive store), or held a write transaction past the busy
+// timeout (a shared one).
 func (s *Store) lockedHint(err error) error {
-	if err != nil && strings.Contains(err.Error(), "SQLITE_BUSY") {
-		return fmt.Errorf("%w (another process has the database open; a store opens its database exclusively unless Config.Shared is set)", err)
+	if err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") {
+		return err
 	}
-	return err
+	if s.shared {
+		return fmt.Errorf("%w (another process held a write transaction longer than the busy timeout (%d ms); opening again may succeed)", err, busyTimeoutMS)
+	}
+	return fmt.Errorf("%w (another process has the database open; a store opens its database exclusively unless Config.Shared is set)", err)
 }
 
 // rollback ends a failed transaction. A failed COMMIT may already have
