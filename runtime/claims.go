@@ -43,9 +43,9 @@ type Claims struct {
 
 // ErrRunClaimed reports that another runner holds the run's claim: the
 // tick or resume did nothing, and that runner continues the run. It is
-// also the cause of a tick that lost its claim midway (renewals failed
-// for a whole TTL and another runner took the run): the tick's context is
-// cancelled and nothing more of it is committed.
+// also the cause of a tick that lost its claim midway (another runner
+// took the run, or no renewal got through for 90 % of the TTL): the
+// tick's context is cancelled and nothing more of it is committed.
 var ErrRunClaimed = errors.New("run is claimed by another runner")
 
 // claimRefusedError is ErrRunClaimed from claiming run runID: another
