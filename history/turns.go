@@ -170,7 +170,7 @@ func answerFromLedger(recs []*durable.StepRecord) (string, map[string]any) {
 		if rec.Status == durable.StepCompleted && rec.Effect != nil && rec.Effect.Type == durable.EffectAnswerUser {
 			msg := result["message"]
 			if msg == nil {
-				msg = firstTruthy(rec.Effect.Payload, "message", "text", "content")
+				msg = pyval.GetOr(rec.Effect.Payload, "message", "text", "content")
 			}
 			if text := textish(msg); text != "" {
 				return text, nil
@@ -251,9 +251,9 @@ type usage struct{ input, output, total int64 }
 // tokens, at the top or under output); nil when it has none.
 func recordUsage(result any) *usage {
 	res := object(result)
-	u := object(firstTruthy(res, "usage", "token_usage", "tokens"))
+	u := object(pyval.GetOr(res, "usage", "token_usage", "tokens"))
 	if u == nil {
-		u = object(firstTruthy(object(res["output"]), "usage", "token_usage", "tokens"))
+		u = object(pyval.GetOr(object(res["output"]), "usage", "token_usage", "tokens"))
 	}
 	if u == nil {
 		return nil

@@ -98,18 +98,6 @@ func firstTextish(m map[string]any, keys ...string) string {
 	return ""
 }
 
-// firstTruthy is Python's `a or b or c` over m's keys: the first truthy
-// value, else the last one.
-func firstTruthy(m map[string]any, keys ...string) any {
-	var v any
-	for _, k := range keys {
-		if v = m[k]; pyval.Truthy(v) {
-			return v
-		}
-	}
-	return v
-}
-
 // Bounds of the values of an artifact summary.
 const (
 	boundMaxDepth   = 5

@@ -166,13 +166,13 @@ func firstArtifact(raw map[string]any) any {
 // $artifact/artifact_id. Ids are non-blank strings; nil when none.
 func itemArtifact(item map[string]any) map[string]any {
 	if ref, ok := item["artifact_ref"].(map[string]any); ok {
-		if id := pyStripped(pyOr(ref, "$artifact", "artifact_id", "id")); id != "" {
+		if id := pyStripped(pyval.GetOr(ref, "$artifact", "artifact_id", "id")); id != "" {
 			out := copyObject(ref)
 			out["$artifact"], out["artifact_id"] = id, id
 			return out
 		}
 	}
-	id := pyStripped(pyOr(item, "$artifact", "artifact_id"))
+	id := pyStripped(pyval.GetOr(item, "$artifact", "artifact_id"))
 	if id == "" {
 		return nil
 	}
@@ -184,18 +184,6 @@ func itemArtifact(item map[string]any) map[string]any {
 		ref["size_bytes"] = sb
 	}
 	return ref
-}
-
-// pyOr is Python's m.get(k1) or m.get(k2) or …: the first truthy value,
-// else the last one.
-func pyOr(m map[string]any, keys ...string) any {
-	var v any
-	for _, k := range keys {
-		if v = m[k]; pyval.Truthy(v) {
-			return v
-		}
-	}
-	return v
 }
 
 func hasMediaList(v any) bool {
@@ -428,52 +416,38 @@ func mapMemory(out map[string]any, t string, raw any, rm map[string]any) {
 	}
 }
 
+// mainPin is the pin an effect node's main value is read from, for the
+// node types whose main value is one pin (mappedValue has the others).
+var mainPin = map[string]string{
+	"ask_user": "response", "llm_call": "response",
+	"tool_calls": "results", "memory_query": "results", "call_tool": "result",
+	"subflow": "output", "wait_event": "event_data", "transcribe_audio": "text",
+	"memory_note": "note_id", "memory_compact": "span_id", "memory_tag": "rendered",
+	"memory_kg_assert": "assertion_ids", "memory_kg_query": "items", "memory_kg_resolve": "candidates",
+}
+
 // mappedValue is the main value of an effect node, written at outputKey
 // (§5.3): one pin, or the raw outcome, per node type, as Python's
 // _sync_effect_results_to_node_outputs picks it. nil writes nothing.
 func mappedValue(n *node, mapped, raw any) any {
 	m, _ := mapped.(map[string]any)
-	either := func(a, b any) any { // Python's `a or b`
-		if pyval.Truthy(a) {
-			return a
-		}
-		return b
+	if pin, ok := mainPin[n.Type]; ok {
+		return m[pin]
 	}
 	switch n.Type {
-	case "ask_user", "llm_call":
-		return m["response"]
 	case "answer_user":
 		if rm, ok := raw.(map[string]any); ok {
 			return rm["message"]
 		}
 		return raw
-	case "tool_calls", "memory_query":
-		return m["results"]
-	case "call_tool":
-		return m["result"]
-	case "subflow":
-		return m["output"]
-	case "wait_event":
-		return m["event_data"]
-	case "transcribe_audio":
-		return m["text"]
-	case "memory_note":
-		return m["note_id"]
-	case "memory_compact":
-		return m["span_id"]
-	case "memory_tag":
-		return m["rendered"]
-	case "memory_kg_assert":
-		return m["assertion_ids"]
-	case "memory_kg_query":
-		return m["items"]
-	case "memory_kg_resolve":
-		return m["candidates"]
 	case "generate_image", "edit_image", "image_to_image", "upscale_image", "image_upscale",
 		"generate_video", "text_to_video", "image_to_video", "generate_voice", "generate_music":
-		return either(m["artifact_ref"], m["artifact_id"])
+		return pyval.GetOr(m, "artifact_ref", "artifact_id") // Python's `a or b`
 	case "listen_voice":
-		return either(m["audio_artifact"], raw)
+		if a := m["audio_artifact"]; pyval.Truthy(a) {
+			return a
+		}
+		return raw
 	case "on_schedule":
 		if ts := m["timestamp"]; ts != nil {
 			return ts

@@ -200,7 +200,7 @@ func (s *step) injectContext(p map[string]any) {
 		view := activeContext(ctx, s.vars)
 		// Python reads `system_prompt or system` and inserts it only when
 		// it is a string.
-		system, _ := pyOr(p, "system_prompt", "system").(string)
+		system, _ := pyval.GetOr(p, "system_prompt", "system").(string)
 		prompt := pyval.Str(orDefault(p["prompt"], ""))
 		p["messages"] = withSystemAndPrompt(view, system, prompt)
 		delete(p, "prompt")

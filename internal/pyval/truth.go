@@ -62,3 +62,15 @@ func CoerceBoolTri(v any) (value bool, ok bool) {
 	}
 	return false, false
 }
+
+// GetOr is Python's m.get(k1) or m.get(k2) or …: the first truthy value
+// under keys, else the last key's value.
+func GetOr(m map[string]any, keys ...string) any {
+	var v any
+	for _, k := range keys {
+		if v = m[k]; Truthy(v) {
+			return v
+		}
+	}
+	return v
+}
