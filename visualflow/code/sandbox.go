@@ -159,6 +159,9 @@ type guard struct {
 	maxItems int64
 }
 
+// guardKey is the thread-local name of the execution's guard.
+const guardKey = "visualflow.code.guard"
+
 // valueSize is the size of one starlark.Value (an interface) in a list.
 const valueSize = 16
 
@@ -166,12 +169,9 @@ const valueSize = 16
 // limit, and returns the error that ends the builtin.
 func (g *guard) refuse(th *starlark.Thread, what string, n int) error {
 	reason := fmt.Sprintf("%s of %d items would exceed the memory limit", what, n)
-	g.stop.CompareAndSwap(nil, &reason)
-	th.Cancel(reason)
+	g.cancel(th, reason)
 	return errors.New(reason)
 }
-
-const guardKey = "visualflow.code.guard"
 
 // cancel stops th, recording the first reason.
 func (g *guard) cancel(th *starlark.Thread, reason string) {
