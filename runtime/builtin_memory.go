@@ -24,7 +24,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"sort"
@@ -567,18 +566,6 @@ func payloadInt(v any, def int64) int64 {
 		return saturatedInt(f)
 	}
 	return def
-}
-
-// saturatedInt is f truncated to an int64, clamped at its bounds (Go's
-// conversion of an out-of-range float is undefined: MinInt64 on amd64).
-func saturatedInt(f float64) int64 {
-	switch {
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
 }
 
 // strictInt reads an integer (a number, truncated, or a numeric string)

@@ -65,39 +65,37 @@ var fileNodes = map[string]bool{"read_file": true, "write_file": true, "read_pdf
 
 var workspaceKeys = []string{"workspace_root", "workspace_access_mode", "workspace_allowed_paths", "workspace_ignored_paths"}
 
+// withWorkspace fills the run's workspace keys m lacks into m, and
+// returns it.
+func (s *step) withWorkspace(m map[string]any) map[string]any {
+	for _, k := range workspaceKeys {
+		if _, has := m[k]; !has {
+			if v, ok := s.vars[k]; ok {
+				m[k] = v
+			}
+		}
+	}
+	return m
+}
+
 // runFunction is the function-node step (§4.2).
 func (s *step) runFunction(n *node) runtime.StepPlan {
 	base := s.baseInput(n)
-	if fileNodes[n.Type] {
-		if m, ok := base.(map[string]any); ok {
-			m = copyObject(m)
-			for _, k := range workspaceKeys {
-				if _, has := m[k]; !has {
-					if v, ok := s.vars[k]; ok {
-						m[k] = v
-					}
-				}
-			}
-			base = m
-		}
+	baseObject, isObject := base.(map[string]any)
+	if fileNodes[n.Type] && isObject {
+		base = s.withWorkspace(copyObject(baseObject))
 	}
 	resolved, err := s.resolveInputs(n, base)
 	if err != nil {
 		return s.functionFailure(n, err, nil)
 	}
-	if _, isObject := base.(map[string]any); fileNodes[n.Type] && !isObject {
+	if fileNodes[n.Type] && !isObject {
 		// The bus is not an object (a code node returned a string): the
 		// scope goes with the pins, or the node would run unscoped.
 		if resolved == nil {
 			resolved = map[string]any{}
 		}
-		for _, k := range workspaceKeys {
-			if _, has := resolved[k]; !has {
-				if v, ok := s.vars[k]; ok {
-					resolved[k] = v
-				}
-			}
-		}
+		s.withWorkspace(resolved)
 	}
 	var in any = resolved
 	if len(resolved) == 0 {

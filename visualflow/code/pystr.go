@@ -21,11 +21,7 @@ func builtinStr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if s, ok := x.(starlark.String); ok {
 		return s, nil
 	}
-	var sb strings.Builder
-	if err := (&reprWriter{sb: &sb, th: th}).write(x); err != nil {
-		return nil, err
-	}
-	return starlark.String(sb.String()), nil
+	return pyRepr(th, x)
 }
 
 func builtinRepr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -33,9 +29,15 @@ func builtinRepr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := starlark.UnpackPositionalArgs("repr", args, kwargs, 1, &x); err != nil {
 		return nil, err
 	}
+	return pyRepr(th, x)
+}
+
+// pyRepr is Python's repr of x; th (may be nil) gives the sandbox's
+// cancellation.
+func pyRepr(th *starlark.Thread, x starlark.Value) (starlark.String, error) {
 	var sb strings.Builder
 	if err := (&reprWriter{sb: &sb, th: th}).write(x); err != nil {
-		return nil, err
+		return "", err
 	}
 	return starlark.String(sb.String()), nil
 }

@@ -124,11 +124,10 @@ func (c *converter) value(v starlark.Value) (any, error) {
 		for _, item := range x.Items() {
 			key, ok := item[0].(starlark.String)
 			if !ok {
-				var sb strings.Builder
-				if err := (&reprWriter{sb: &sb}).write(item[0]); err != nil {
+				var err error
+				if key, err = pyRepr(nil, item[0]); err != nil {
 					return nil, c.errorf("key: %v", err)
 				}
-				key = starlark.String(sb.String())
 			}
 			c.path = append(c.path, "."+string(key))
 			val, err := c.value(item[1])
