@@ -110,6 +110,16 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	pcfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelAnswerWait}
 	}
+	// Every transaction of ours runs at READ COMMITTED, whatever the
+	// database, the role or the URL defaults to: the version checks, the
+	// ledger's MAX(seq)+1 and the migration lock count on each statement
+	// seeing what committed before it. Under REPEATABLE READ or
+	// SERIALIZABLE a lost race would fail with a serialization error
+	// instead of store.ErrConflict, and a second opener would fail on the
+	// schema the first created. A startup parameter outranks database and
+	// role defaults and also covers the pipelined batches, which cannot
+	// say BEGIN ISOLATION LEVEL.
+	pcfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
 	writeTimeout := cmp.Or(cfg.WriteTimeout, defaultWriteTimeout)
 	// A transaction of ours never waits on its client for long between
 	// statements. One whose client stopped answering (its machine lost,
