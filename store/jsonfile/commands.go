@@ -68,30 +68,9 @@ func (s *Store) loadCommands() error {
 		return fmt.Errorf("jsonfile: reading %s: %w", path, err)
 	}
 	c.tailNL = len(data) == 0 || data[len(data)-1] == '\n'
-	s.walkLedger(path, data, 0, 0, func(_, off int64, m map[string]any) bool {
-		rec, err := durable.CommandFromJSON(m)
-		if err != nil {
-			if r, lerr := commandWithoutTS(m); lerr == nil {
-				rec, err = r, nil
-			}
-		}
-		switch {
-		case err != nil:
-			s.log.Warn("keeping an undecodable command line as it is", "file", path, "offset", off, "err", err)
-		case rec.Seq <= 0:
-			s.log.Warn("keeping a command without a seq as it is", "file", path, "command_id", rec.CommandID)
-		case c.byID[rec.CommandID] != 0:
-			s.log.Warn("keeping a duplicate command as it is", "file", path, "command_id", rec.CommandID, "seq", rec.Seq)
-		default:
-			c.records = append(c.records, rec)
-			c.byID[rec.CommandID] = rec.Seq
-		}
-		if n, ok := seqOf(m); ok {
-			c.lastSeq = max(c.lastSeq, n)
-		}
-		return true
-	})
-	slices.SortStableFunc(c.records, func(a, b *durable.CommandRecord) int { return cmp.Compare(a.Seq, b.Seq) })
+	var maxSeq int64
+	c.records, c.byID, maxSeq = s.indexCommands(path, data)
+	c.lastSeq = max(c.lastSeq, maxSeq)
 	if n, ok := s.readNumberFile(filepath.Join(s.dir, seqFile), "seq"); ok {
 		c.lastSeq = max(c.lastSeq, n)
 	}
@@ -105,6 +84,39 @@ func (s *Store) loadCommands() error {
 		}
 	}
 	return nil
+}
+
+// indexCommands reads the commands of data (commands.jsonl's bytes), in
+// seq order, and the highest seq any line names. The first line of a
+// command id is the command, as in Python's index; lines it cannot use
+// stay in the file, untouched, and are logged.
+func (s *Store) indexCommands(path string, data []byte) (records []*durable.CommandRecord, byID map[string]int64, maxSeq int64) {
+	byID = map[string]int64{}
+	s.walkLedger(path, data, 0, 0, func(_, off int64, m map[string]any) bool {
+		rec, err := durable.CommandFromJSON(m)
+		if err != nil {
+			if r, lerr := commandWithoutTS(m); lerr == nil {
+				rec, err = r, nil
+			}
+		}
+		switch {
+		case err != nil:
+			s.log.Warn("keeping an undecodable command line as it is", "file", path, "offset", off, "err", err)
+		case rec.Seq <= 0:
+			s.log.Warn("keeping a command without a seq as it is", "file", path, "command_id", rec.CommandID)
+		case byID[rec.CommandID] != 0:
+			s.log.Warn("keeping a duplicate command as it is", "file", path, "command_id", rec.CommandID, "seq", rec.Seq)
+		default:
+			records = append(records, rec)
+			byID[rec.CommandID] = rec.Seq
+		}
+		if n, ok := seqOf(m); ok {
+			maxSeq = max(maxSeq, n)
+		}
+		return true
+	})
+	slices.SortStableFunc(records, func(a, b *durable.CommandRecord) int { return cmp.Compare(a.Seq, b.Seq) })
+	return records, byID, maxSeq
 }
 
 // commandWithoutTS decodes a command whose ts does not parse, leaving its
@@ -196,7 +208,16 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		line = append([]byte{'\n'}, line...)
 	}
 	_, statErr := os.Stat(s.commandsPath())
-	if err := s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist), nil); err != nil {
+	if err := s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist), nil); errors.Is(err, errAppendedUnsynced) {
+		// The line is whole in the file (only its new directory entry
+		// may not be durable): it is the command, which a retry with the
+		// same id must find, as a reopen would.
+		l.tailNL = true
+		l.lastSeq = rec.Seq
+		l.records = append(l.records, rec)
+		l.byID[rec.CommandID] = rec.Seq
+		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
+	} else if err != nil {
 		// Part of the line may be in the file, even all of it if cutting
 		// it back failed: the next append starts on a new line rather than
 		// complete this one (readers skip an empty line), and this seq is
@@ -337,8 +358,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	}
 	kept := make([]byte, 0, len(data))
 	n := 0
-	var keptMax int64            // the highest seq left in the file
-	dropped := map[string]bool{} // ids of the commands taken out of the file
+	var keptMax int64 // the highest seq left in the file
 	for rest := data; len(rest) > 0; {
 		line, tail, _ := bytes.Cut(rest, []byte{'\n'})
 		rest = tail
@@ -359,9 +379,6 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 			m, err := pyjson.DecodeObject(obj)
 			if rid, isStr := m["run_id"].(string); err == nil && isStr && pyval.Strip(rid) == runID { // Python strips it too
 				n++
-				if id, ok := m["command_id"].(string); ok {
-					dropped[id] = true
-				}
 				continue
 			}
 			if seq, ok := seqOf(m); ok {
@@ -393,14 +410,10 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	if err := s.replaceFile(path, kept); err != nil {
 		return 0, fmt.Errorf("jsonfile: command delete: %w", err)
 	}
-	// Only what left the file leaves memory, so a reopen lists the same.
-	l.records = slices.DeleteFunc(l.records, func(c *durable.CommandRecord) bool {
-		if pyval.Strip(c.RunID) == runID && dropped[c.CommandID] {
-			delete(l.byID, c.CommandID)
-			return true
-		}
-		return false
-	})
+	// Memory is what the file now holds, so a reopen lists the same: a
+	// command id whose first line went (two writers' duplicates) is the
+	// line kept, as after Python's rebuild of its index.
+	l.records, l.byID, _ = s.indexCommands(path, kept)
 	l.tailNL = true
 	return n, nil
 }

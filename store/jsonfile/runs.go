@@ -27,6 +27,13 @@ func (s *Store) loadRuns() error {
 	}
 	for _, path := range paths {
 		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "run_"), ".json")
+		if err := checkID("run", id); err != nil {
+			// Another writer's file (Python takes any id its OS takes in a
+			// name): listed, it would be polled for ever and never be read
+			// or saved by id here.
+			s.log.Warn("skipping a run file whose id this store refuses", "file", path, "err", err)
+			continue
+		}
 		r, err := s.readRunFile(id, path)
 		if err != nil {
 			s.log.Warn("skipping unreadable run file", "file", path, "err", err)
