@@ -18,7 +18,7 @@ const maxListeners = 10000
 
 // EMIT_EVENT: resumes every non-paused run waiting on the event's key (or
 // on the scope's wildcard key) with the event envelope. Delivery is
-// at-least-once; resumed listeners are driven after the emitter's step.
+// at-least-once; resumed listeners are driven after the emitter's tick.
 func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	p := req.Effect.Payload
 	run := req.Run
@@ -75,9 +75,15 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	// payload.max_steps: steps each listener takes before its status is
 	// recorded (as in Python); 0, the default, leaves it to be driven
-	// after this step.
+	// after this tick.
 	maxSteps := max(payloadInt(p["max_steps"], 0), 0)
-	res, err := req.Runtime.deliver(ctx, req.drv, []string{key, wildcard}, envelope, int(maxSteps))
+	// A listener ticked here is not the emitter's descendant: a cancel of
+	// the emitter stops the delivery, never a listener's effect.
+	listenerCtx := ctx
+	if req.tickCtx != nil {
+		listenerCtx = req.tickCtx
+	}
+	res, err := req.Runtime.deliver(ctx, listenerCtx, req.drv, []string{key, wildcard}, envelope, int(maxSteps))
 	if err != nil {
 		return Failed("emit_event: " + err.Error()), nil
 	}
@@ -109,8 +115,9 @@ type delivery struct {
 
 // deliver resumes the waiting event runs whose wait key is one of keys,
 // most recently updated first (as Python lists them), each ticked for up
-// to maxSteps steps right away when maxSteps > 0.
-func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelope map[string]any, maxSteps int) (delivery, error) {
+// to maxSteps steps right away when maxSteps > 0, under listenerCtx. It
+// stops at the first listener after ctx ends.
+func (r *Runtime) deliver(ctx, listenerCtx context.Context, d *driver, keys []string, envelope map[string]any, maxSteps int) (delivery, error) {
 	var out delivery
 	out.resumed = []any{}
 	runs, err := r.store.RunList(ctx, &store.RunListParams{
@@ -120,6 +127,9 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 		return out, fmt.Errorf("listing event listeners: %w", err)
 	}
 	for _, l := range runs {
+		if ctx.Err() != nil {
+			break // the caller reports the interruption
+		}
 		if IsPaused(l) {
 			continue
 		}
@@ -130,7 +140,11 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 			out.failed = errors.Join(out.failed, fmt.Errorf("delivering to run %s: %w", l.RunID, &WorkflowNotFoundError{WorkflowID: l.WorkflowID}))
 			continue
 		}
-		st, err := d.resumeListener(ctx, l, envelope, maxSteps)
+		rctx := ctx
+		if maxSteps > 0 {
+			rctx = listenerCtx
+		}
+		st, err := d.resumeListener(rctx, l, envelope, maxSteps)
 		if err != nil {
 			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "error", "error": err.Error()})
 			var stale *StaleResumeError
@@ -158,7 +172,7 @@ func (r *Runtime) deliver(ctx context.Context, d *driver, keys []string, envelop
 // it, since nothing keeps an event for a later delivery).
 func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelope map[string]any, maxSteps int) (*durable.RunState, error) {
 	if maxSteps <= 0 {
-		maxSteps = -1 // no tick here: driven after the emitter's step
+		maxSteps = -1 // no tick here: driven after the emitter's tick
 	}
 	return d.resumeClaiming(ctx, ResumeParams{
 		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: maxSteps, strict: true,
@@ -238,7 +252,7 @@ func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error)
 		"emitter": map[string]any{"source": "external"},
 	}
 	d := r.newDriver(nil)
-	res, err := r.deliver(ctx, d, []string{key}, envelope, 0)
+	res, err := r.deliver(ctx, ctx, d, []string{key}, envelope, 0)
 	if err != nil {
 		return nil, err
 	}

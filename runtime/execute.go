@@ -126,7 +126,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			var err error
 			out, err = s.callHandler(ctx, h, &EffectRequest{
 				Run: run, Effect: eff, NodeID: plan.NodeID, DefaultNext: plan.NextNode,
-				IdempotencyKey: key, StepID: started.StepID, Attempt: attempt, Runtime: s.r, drv: s.d,
+				IdempotencyKey: key, StepID: started.StepID, Attempt: attempt, Runtime: s.r, drv: s.d, tickCtx: ctx,
 			})
 			if err != nil {
 				return Outcome{}, false, err

@@ -50,6 +50,11 @@ type EffectRequest struct {
 	Runtime        *Runtime
 
 	drv *driver
+	// tickCtx is the context of the tick that runs the effect, without
+	// the layer a cancel of this run cancels: what runs the handler
+	// drives that is not this run's (a listener resumed and ticked by
+	// EMIT_EVENT) must not be cancelled with it.
+	tickCtx context.Context
 }
 
 // ResumeTarget returns payload.resume_to_node when set, else DefaultNext.
