@@ -234,6 +234,7 @@ func (c *hotCache) wantsRecords(id string, first int64) bool {
 func (c *hotCache) advanced(id string, last int64) {
 	h := c.entry(id, true)
 	h.lastSeq, h.seqKnown = last, true
+	c.evict() // a new entry counts too
 }
 
 // ledger returns the cached whole ledger of id (shared, not to be
@@ -266,6 +267,7 @@ func (c *hotCache) ledgerDeleted(id string) {
 	c.size -= h.ledgerSize
 	h.ledger, h.ledgerSize, h.ledgerKnown = nil, 0, true
 	h.lastSeq, h.seqKnown = 0, true
+	c.evict() // a new entry counts too
 }
 
 // ledgerUnknown forgets what the cache knew of the run's ledger.

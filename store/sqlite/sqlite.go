@@ -251,6 +251,14 @@ func (s *Store) open(ctx context.Context, syncMode string, redo bool) error {
 	if s.wconn, err = s.wdb.Conn(ctx); err != nil {
 		return fmt.Errorf("sqlite: opening %s: %w", s.path, s.lockedHint(err))
 	}
+	// From here on the store names the file SQLite opened: absolute, with
+	// symlinks followed. The WAL the redo log syncs and the redo log itself
+	// sit beside that file, whatever path reached it, and later opens
+	// (readers, the redo log's removal at Close) do not depend on the
+	// working directory.
+	if s.path, err = s.databaseFile(ctx); err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		return fmt.Errorf("sqlite: migrating %s: %w", s.path, s.lockedHint(err))
 	}
@@ -323,11 +331,7 @@ func (s *Store) dropStaleDeadlines(ctx context.Context) error {
 // under sustained load then stalls the writer for the copy, not for
 // writing out the whole WAL first.
 func (s *Store) presyncLargeWAL(ctx context.Context) error {
-	var seq int
-	var schema, file string
-	if err := s.wconn.QueryRowContext(ctx, "PRAGMA database_list").Scan(&seq, &schema, &file); err != nil {
-		return fmt.Errorf("reading the database's file name: %w", err)
-	}
+	file := s.path
 	var pageSize int64
 	if err := s.wconn.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
 		return fmt.Errorf("reading the page size: %w", err)
@@ -338,6 +342,20 @@ func (s *Store) presyncLargeWAL(ctx context.Context) error {
 		s.log.WarnContext(ctx, "database file not open through the WAL-batching VFS", "file", file)
 	}
 	return nil
+}
+
+// databaseFile returns the name of the file SQLite opened for the main
+// database (PRAGMA database_list).
+func (s *Store) databaseFile(ctx context.Context) (string, error) {
+	var seq int
+	var schema, file string
+	if err := s.wconn.QueryRowContext(ctx, "PRAGMA database_list").Scan(&seq, &schema, &file); err != nil {
+		return "", fmt.Errorf("reading the database's file name: %w", err)
+	}
+	if file == "" {
+		return "", errors.New("the database has no file name")
+	}
+	return file, nil
 }
 
 // AtomicCommit reports that RunCommit writes records and state in one
