@@ -47,6 +47,8 @@ type redoFile struct {
 	off  int64 // where the next record goes
 	sync bool  // fdatasync after each append (synchronous=FULL)
 	buf  []byte
+	// syncData makes an append durable: fdatasync (a test fails it).
+	syncData func(*os.File) error
 }
 
 // redoScan reads the records of the redo log at path in order; a missing
@@ -110,7 +112,7 @@ func openRedoFile(path string, next int64, sync bool) (*redoFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the redo log: %w", err)
 	}
-	r := &redoFile{f: f, sync: sync}
+	r := &redoFile{f: f, sync: sync, syncData: fdatasync}
 	if sync {
 		if err := r.preallocate(); err != nil {
 			_ = f.Close()
@@ -182,10 +184,12 @@ func (r *redoFile) append(payload []byte) (int64, error) {
 	binary.LittleEndian.PutUint32(b[4:8], crc32.Checksum(b[8:], redoCRC))
 	r.buf = b
 	if _, err := r.f.WriteAt(b, r.off); err != nil {
+		r.unwrite()
 		return 0, fmt.Errorf("writing the redo log: %w", err)
 	}
 	if r.sync {
-		if err := fdatasync(r.f); err != nil {
+		if err := r.syncData(r.f); err != nil {
+			r.unwrite()
 			return 0, fmt.Errorf("syncing the redo log: %w", err)
 		}
 	}
@@ -196,6 +200,15 @@ func (r *redoFile) append(payload []byte) (int64, error) {
 	r.next++
 	r.off += int64(len(b))
 	return lsn, nil
+}
+
+// unwrite zeroes the head of a record whose append failed, as far as the
+// file lets it: the commit is reported failed, and a whole record left in
+// the file (written, its sync failed) would otherwise be replayed at the
+// next open, committing it after all. The next append overwrites it.
+func (r *redoFile) unwrite() {
+	var zero [redoRecordHead]byte
+	_, _ = r.f.WriteAt(zero[:], r.off)
 }
 
 func (r *redoFile) close() error { return r.f.Close() }
