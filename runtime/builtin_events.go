@@ -175,7 +175,7 @@ func (d *driver) resumeListener(ctx context.Context, l *durable.RunState, envelo
 		maxSteps = -1 // no tick here: driven after the emitter's tick
 	}
 	return d.resumeClaiming(ctx, ResumeParams{
-		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: maxSteps, strict: true,
+		RunID: l.RunID, WaitKey: l.Waiting.WaitKey, Payload: pyjson.CloneObject(envelope), MaxSteps: maxSteps, Strict: true,
 	}, claimTakeover)
 }
 

@@ -166,6 +166,10 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 			}
 			run.Waiting = nil
 			resumed = true
+		} else if run.Status == durable.RunRunning {
+			// Paused while running (its vars said so at Start): no tick
+			// moved it while paused, nor would a poll now.
+			resumed = true
 		}
 		return true, nil, nil
 	})

@@ -219,7 +219,7 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 	if err := d.r.restoreChildValues(ctx, childID, payload); err != nil {
 		return fmt.Errorf("resuming the parent of run %s: %w", childID, err)
 	}
-	st, err := d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
+	st, err := d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, Strict: true})
 	var notJSON *pyjson.Error
 	if errors.As(err, &notJSON) {
 		// The child's output fits the child but not the parent's wait
@@ -229,7 +229,7 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 			"success": false, "status": string(child.Status),
 			"error": fmt.Sprintf("the output of run %s cannot be stored in its parent: %v", childID, notJSON),
 		}}
-		st, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, strict: true})
+		st, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, Strict: true})
 	}
 	var stale *StaleResumeError
 	if errors.As(err, &stale) {

@@ -28,10 +28,12 @@ type ResumeParams struct {
 	MaxSteps int
 	// StepGate is consulted at each step boundary of that tick.
 	StepGate StepGate
-	// strict is set by the runtime's own resumes (an event's delivery, a
-	// child's end): the wait must have exactly WaitKey, so a wait without
-	// a key, entered after the caller looked, is not taken for theirs.
-	strict bool
+	// Strict requires the wait to have exactly WaitKey, so that a wait
+	// without a key (WAIT_UNTIL), entered after the caller looked, is not
+	// taken for theirs. Without it a keyless wait accepts any key, as in
+	// Python. The runtime's own resumes (an event's delivery, a child's
+	// end) and the scheduler's Respond are strict.
+	Strict bool
 }
 
 // Resume answers a wait: the payload is written at the wait's result key,
@@ -90,7 +92,7 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 	if run.Status != durable.RunWaiting || w == nil {
 		return run, &StaleResumeError{RunID: run.RunID, Status: string(run.Status), Got: p.WaitKey}
 	}
-	if p.WaitKey != "" && (w.WaitKey != "" || p.strict) && p.WaitKey != w.WaitKey {
+	if p.WaitKey != "" && (w.WaitKey != "" || p.Strict) && p.WaitKey != w.WaitKey {
 		return run, &StaleResumeError{RunID: run.RunID, Status: string(run.Status), Expected: w.WaitKey, Got: p.WaitKey}
 	}
 	payload := p.Payload

@@ -103,12 +103,13 @@ func (s *session) commit(ctx context.Context) error {
 		setEffectInFlight(s.run.Vars, s.inFlightNode, s.inFlight, s.run.UpdatedAt)
 		defer clearEffectInFlight(s.run.Vars)
 	}
-	if ctx.Err() != nil {
-		// The caller went away (a shutdown) after this work was done:
-		// keep it, an external effect's completion above all, rather than
-		// replay it. A lost claim was refused above.
-		ctx = context.WithoutCancel(ctx)
-	}
+	// Whether or not the caller has gone away (a shutdown) by now, or
+	// goes while the store writes, the work done is kept, an external
+	// effect's completion above all, rather than replayed: the commit
+	// does not see the caller's cancellation. Stores bound their own
+	// writes (PostgreSQL's WriteTimeout, SQLite's busy timeout). A lost
+	// claim was refused above.
+	ctx = context.WithoutCancel(ctx)
 	err := s.r.store.RunCommit(ctx, &store.CommitParams{Run: s.run, Records: s.pending})
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {

@@ -70,7 +70,7 @@ func (s *Scheduled) Respond(ctx context.Context, runID string, payload map[strin
 		}
 		return nil, fmt.Errorf("respond to run %s: its %s wait has no wait key", runID, run.Waiting.Reason)
 	}
-	st, err := s.Resume(ctx, runtime.ResumeParams{RunID: runID, WaitKey: run.Waiting.WaitKey, Payload: payload})
+	st, err := s.Resume(ctx, runtime.ResumeParams{RunID: runID, WaitKey: run.Waiting.WaitKey, Payload: payload, Strict: true})
 	s.Scheduler.Wake()
 	return st, err
 }

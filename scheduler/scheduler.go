@@ -245,11 +245,13 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
 		if iv := s.cfg.RecoverInterval; iv > 0 && s.cfg.Clock().Sub(lastRecover) >= iv {
 			lastRecover = s.cfg.Clock()
 			if err := s.Recover(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.WarnContext(ctx, "recovering runs", slog.String("error", err.Error()))
 				s.recordError("recover: " + err.Error())
 			}
 		}
 		n, err := s.passOnce(ctx)
 		if err != nil && ctx.Err() == nil {
+			s.cfg.Logger.WarnContext(ctx, "polling due runs", slog.String("error", err.Error()))
 			s.recordError("poll: " + err.Error())
 		}
 		if n == s.cfg.BatchSize {
@@ -494,8 +496,17 @@ func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time
 	// A run that uses its whole step budget is ticked again (a bounded
 	// number of times): nothing else would wake it, as it no longer waits.
 	st, err := s.rt.Tick(ctx, runID, runtime.TickOptions{})
-	for i := 1; err == nil && st.Status == durable.RunRunning && i < maxTicksPerDrive && ctx.Err() == nil; i++ {
+	for i := 1; err == nil && st.Status == durable.RunRunning && !runtime.IsPaused(st) && i < maxTicksPerDrive && ctx.Err() == nil; i++ {
 		st, err = s.rt.Tick(ctx, runID, runtime.TickOptions{})
+	}
+	if err == nil && runtime.IsPaused(st) {
+		// A host paused it (spec §2.7: the scheduler skips the run): its
+		// tick did nothing, and ResumeRun is what moves it on, not a poll.
+		// Driven again at once it would spin the loop.
+		s.mu.Lock()
+		delete(s.retry, runID)
+		s.mu.Unlock()
+		return
 	}
 	if errors.Is(err, runtime.ErrRunClaimed) {
 		s.retryLater(runID, false)
@@ -614,6 +625,7 @@ func (s *Scheduler) failed(ctx context.Context, runID string, err error) {
 	s.mu.Lock()
 	s.stats.RunsFailed++
 	s.mu.Unlock()
+	s.cfg.Logger.WarnContext(ctx, "driving a run failed", slog.String("run_id", runID), slog.String("error", err.Error()))
 	s.recordError(fmt.Sprintf("Run %s: %v", runID, err))
 	if s.cfg.OnRunFailed != nil {
 		s.callback(ctx, func() { s.cfg.OnRunFailed(runID, err) })
@@ -688,6 +700,7 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 		}
 		if c, err := s.st.RunGet(ctx, child); err == nil && c.Status.Terminal() {
 			if err := s.rt.NotifyChildEnded(ctx, child); err != nil && !errors.Is(err, runtime.ErrRunClaimed) {
+				s.cfg.Logger.WarnContext(ctx, "resuming a parent whose child ended", slog.String("run_id", p.RunID), slog.String("error", err.Error()))
 				s.recordError(fmt.Sprintf("Run %s: resuming parent: %v", p.RunID, err))
 			}
 		}

@@ -55,19 +55,30 @@ func (d *DueIndex) Next() durable.Time {
 	return d.items[0].Until
 }
 
-// ListDue returns up to limit runs due at now, earliest first, walking
-// only the part of the heap that is due.
+// ListDue returns up to limit runs due at now, earliest first (ties by
+// run id). It walks the heap best-first from its root, so it visits the
+// runs it returns, those tied with the last of them, and their children:
+// never every due run when many are due and limit is small.
 func (d *DueIndex) ListDue(now time.Time, limit int) []DueRun {
+	if limit <= 0 || len(d.items) == 0 || d.items[0].Until.After(now) {
+		return nil
+	}
 	var out []DueRun
-	stack := []int{0}
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if i >= len(d.items) || d.items[i].Until.After(now) {
-			continue
+	frontier := &dueFrontier{items: d.items, idx: []int{0}}
+	for frontier.Len() > 0 {
+		it := d.items[heap.Pop(frontier).(int)]
+		// Popped in deadline order: once limit runs are out, only ties
+		// with the last can still belong (the run id breaks them).
+		if len(out) >= limit && it.Until.After(out[len(out)-1].Until.Time) {
+			break
 		}
-		out = append(out, d.items[i])
-		stack = append(stack, 2*i+1, 2*i+2)
+		out = append(out, it)
+		i := d.pos[it.RunID]
+		for _, c := range [2]int{2*i + 1, 2*i + 2} {
+			if c < len(d.items) && !d.items[c].Until.After(now) {
+				heap.Push(frontier, c)
+			}
+		}
 	}
 	slices.SortFunc(out, func(a, b DueRun) int {
 		if c := a.Until.Compare(b.Until.Time); c != 0 {
@@ -76,6 +87,25 @@ func (d *DueIndex) ListDue(now time.Time, limit int) []DueRun {
 		return cmp.Compare(a.RunID, b.RunID)
 	})
 	return out[:min(len(out), limit)]
+}
+
+// dueFrontier is ListDue's min-heap of positions in the due heap, by
+// deadline.
+type dueFrontier struct {
+	items []DueRun
+	idx   []int
+}
+
+func (f *dueFrontier) Len() int { return len(f.idx) }
+func (f *dueFrontier) Less(i, j int) bool {
+	return f.items[f.idx[i]].Until.Before(f.items[f.idx[j]].Until.Time)
+}
+func (f *dueFrontier) Swap(i, j int) { f.idx[i], f.idx[j] = f.idx[j], f.idx[i] }
+func (f *dueFrontier) Push(x any)    { f.idx = append(f.idx, x.(int)) }
+func (f *dueFrontier) Pop() any {
+	x := f.idx[len(f.idx)-1]
+	f.idx = f.idx[:len(f.idx)-1]
+	return x
 }
 
 // dueHeap adapts DueIndex to container/heap.
