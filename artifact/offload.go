@@ -328,13 +328,20 @@ func mediaType(ct string) string {
 // inside them restored, since Offload works depth first), text ones as
 // strings. Other refs stay, and so does a ref whose artifact is not in st
 // (a dangling ref must not block its reader). v, a copy the caller owns,
-// is changed in place.
+// is changed in place. A ref met again inside its own content (a cycle,
+// which only damaged or hand-made artifacts hold) stays a ref there.
 func Restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool) (any, error) {
+	return restore(ctx, st, v, mine, map[string]bool{})
+}
+
+// restore is Restore with the ids of the artifacts whose content it is
+// inside.
+func restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool, inside map[string]bool) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		if id, ok := RefID(x); ok && len(x) == 1 {
-			if !ValidID(id) {
-				return x, nil // a user value that only looks like a ref
+			if !ValidID(id) || inside[id] {
+				return x, nil // a user value that only looks like a ref, or a cycle
 			}
 			meta, err := st.Metadata(ctx, id)
 			if errors.Is(err, ErrNotFound) {
@@ -361,10 +368,12 @@ func Restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool) (a
 			if err != nil {
 				return nil, fmt.Errorf("decoding artifact %s: %w", id, err)
 			}
-			return Restore(ctx, st, decoded, mine)
+			inside[id] = true
+			defer delete(inside, id)
+			return restore(ctx, st, decoded, mine, inside)
 		}
 		for k, e := range x {
-			r, err := Restore(ctx, st, e, mine)
+			r, err := restore(ctx, st, e, mine, inside)
 			if err != nil {
 				return nil, err
 			}
@@ -372,7 +381,7 @@ func Restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool) (a
 		}
 	case []any:
 		for i, e := range x {
-			r, err := Restore(ctx, st, e, mine)
+			r, err := restore(ctx, st, e, mine, inside)
 			if err != nil {
 				return nil, err
 			}

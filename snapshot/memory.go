@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -32,6 +33,16 @@ func (m *MemoryStore) Save(ctx context.Context, s *durable.Snapshot) error {
 		return err
 	}
 	c := clone(s)
+	if s.RunState != nil {
+		// Normalised, the copy shares no typed container ([]string,
+		// map[string]string) with the caller, and Load returns the value
+		// types the JSON store's do; clone copies what it then holds.
+		rs, err := pyjson.NormalizeObject(s.RunState)
+		if err != nil {
+			return fmt.Errorf("snapshot: save %s: run state: %w", s.SnapshotID, err)
+		}
+		c.RunState = rs
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.snaps[c.SnapshotID] = c

@@ -116,13 +116,19 @@ func (s *Store) notify(runID string, records []*durable.StepRecord) {
 // for an empty RunID), each with records of its own; s.mu is held for
 // reading.
 func (s *Store) send(ev Event) {
-	given := false // ev.Records went to a follower: the next gets copies
+	var to []*Subscription
 	for sub := range s.subs {
-		if ev.RunID != "" && sub.runID != "" && sub.runID != ev.RunID {
-			continue
+		if ev.RunID == "" || sub.runID == "" || sub.runID == ev.RunID {
+			to = append(to, sub)
 		}
+	}
+	// Every follower but the last gets copies, all made before the last
+	// is given ev.Records: a follower may change its records at once, and
+	// a copy made from records another follower already owns would share
+	// its changes, or race them.
+	for i, sub := range to {
 		e := ev
-		if given && len(ev.Records) > 0 {
+		if i < len(to)-1 && len(ev.Records) > 0 {
 			e.Records = make([]*durable.StepRecord, len(ev.Records))
 			for i, r := range ev.Records {
 				e.Records[i] = r.Clone()
@@ -130,7 +136,6 @@ func (s *Store) send(ev Event) {
 		}
 		select {
 		case sub.c <- e:
-			given = given || len(e.Records) > 0
 		default:
 			sub.lagged.Store(true)
 		}

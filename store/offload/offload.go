@@ -149,7 +149,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 	if err != nil || rec == nil {
 		return rec, err
 	}
-	if rec.Result, err = s.restore(ctx, rec.Result); err != nil {
+	if rec.Result, err = s.restore(ctx, runID, rec.Result); err != nil {
 		return nil, fmt.Errorf("offload: restoring the result of %s in run %s: %w", key, runID, err)
 	}
 	return rec, nil
@@ -161,11 +161,13 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 // addressed per run: we give a later payload holding the same text an id
 // of its own (artifact.Offload), but Python (and our releases before that)
 // re-tagged the result's artifact as SourceLedgerEffect, and such ledgers
-// are still read. Refs the effect itself returned stay.
-func (s *Store) restore(ctx context.Context, v any) (any, error) {
+// are still read. Refs the effect itself returned stay, among them refs to
+// another run's offloaded values (every offloaded artifact carries the run
+// of its record).
+func (s *Store) restore(ctx context.Context, runID string, v any) (any, error) {
 	return artifact.Restore(ctx, s.artifacts, v, func(m *artifact.Metadata) bool {
 		src := m.Tags["source"]
-		return src == SourceLedgerResult || src == SourceLedgerEffect
+		return m.RunID == runID && (src == SourceLedgerResult || src == SourceLedgerEffect)
 	})
 }
 
