@@ -197,10 +197,14 @@ func benchParent(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer)
 		for _, st := range cfg.stores {
 			for _, group := range groups {
 				if ctx.Err() != nil {
-					return ctx.Err()
+					return fmt.Errorf("interrupted: %w", ctx.Err())
 				}
 				fmt.Fprintf(stderr, "bench: repeat %d/%d: %s %s\n", rep, cfg.repeats, st, strings.Join(group, ","))
 				got, err := benchSample(ctx, cfg, st, group, stderr)
+				if err != nil && ctx.Err() != nil {
+					// A signal, not a failed check: nothing to report.
+					return fmt.Errorf("interrupted: %w", err)
+				}
 				if err != nil {
 					fmt.Fprintf(stderr, "bench: %s %s: %v\n", st, strings.Join(group, ","), err)
 					for _, w := range group {
@@ -294,6 +298,11 @@ func benchSample(ctx context.Context, cfg benchConfig, st string, group []string
 	cmd := exec.CommandContext(ctx, exe, "bench", "--"+benchChildFlag,
 		"--stores", st, "--workloads", strings.Join(group, ","),
 		"--runs", strconv.Itoa(cfg.runs), "--dir", cfg.dir)
+	// On a signal the child is interrupted, not killed, so that it
+	// removes its store (a directory under --dir, a PostgreSQL schema);
+	// it is killed only if it has not ended 30 s later.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = stderr

@@ -85,13 +85,13 @@ func MeasureCeiling(ctx context.Context, name, dir string, d time.Duration) (_ f
 	case CeilingSQLiteNormalExclusive:
 		ops, elapsed, err = sqliteCeiling(ctx, tmp, "NORMAL", true, d)
 	case CeilingFsyncAppend:
-		ops, elapsed, err = appendCeiling(tmp, (*os.File).Sync, d)
+		ops, elapsed, err = appendCeiling(ctx, tmp, (*os.File).Sync, d)
 	case CeilingFdatasyncAppend:
-		ops, elapsed, err = appendCeiling(tmp, fdatasync, d)
+		ops, elapsed, err = appendCeiling(ctx, tmp, fdatasync, d)
 	case CeilingFileCreate:
-		ops, elapsed, err = fileCreateCeiling(tmp, d)
+		ops, elapsed, err = fileCreateCeiling(ctx, tmp, d)
 	case CeilingPageTouch:
-		ops, elapsed, err = pageTouchCeiling(d)
+		ops, elapsed, err = pageTouchCeiling(ctx, d)
 	default:
 		return 0, fmt.Errorf("unknown ceiling %q", name)
 	}
@@ -159,7 +159,7 @@ func sqliteCeiling(ctx context.Context, dir, sync string, exclusive bool, d time
 
 // appendCeiling appends 200 bytes with O_APPEND and syncs after each
 // write.
-func appendCeiling(dir string, sync func(*os.File) error, d time.Duration) (_ int, _ time.Duration, err error) {
+func appendCeiling(ctx context.Context, dir string, sync func(*os.File) error, d time.Duration) (_ int, _ time.Duration, err error) {
 	f, err := os.OpenFile(filepath.Join(dir, "append.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return 0, 0, err
@@ -169,6 +169,9 @@ func appendCeiling(dir string, sync func(*os.File) error, d time.Duration) (_ in
 	start := time.Now()
 	deadline := start.Add(d)
 	for {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
 		if _, err := f.Write(ceilingPayload); err != nil {
 			return 0, 0, err
 		}
@@ -184,12 +187,15 @@ func appendCeiling(dir string, sync func(*os.File) error, d time.Duration) (_ in
 
 // fileCreateCeiling creates new files of about a run file's size (a
 // temporary name, then a rename to the final one), without fsync.
-func fileCreateCeiling(dir string, d time.Duration) (int, time.Duration, error) {
+func fileCreateCeiling(ctx context.Context, dir string, d time.Duration) (int, time.Duration, error) {
 	payload := bytes.Repeat(ceilingPayload, 6) // 1,200 bytes
 	n := 0
 	start := time.Now()
 	deadline := start.Add(d)
 	for {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
 		tmp := filepath.Join(dir, fmt.Sprintf("f%d.tmp", n))
 		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {

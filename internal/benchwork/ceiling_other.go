@@ -3,6 +3,7 @@
 package benchwork
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -11,6 +12,6 @@ import (
 var platformCeilings []string
 
 // pageTouchCeiling needs mmap, which this platform lacks.
-func pageTouchCeiling(time.Duration) (int, time.Duration, error) {
+func pageTouchCeiling(context.Context, time.Duration) (int, time.Duration, error) {
 	return 0, 0, errors.ErrUnsupported
 }

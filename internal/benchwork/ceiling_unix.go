@@ -3,6 +3,7 @@
 package benchwork
 
 import (
+	"context"
 	"fmt"
 	"syscall"
 	"time"
@@ -19,12 +20,15 @@ const pageTouchChunk = 1 << 20
 
 // pageTouchCeiling maps fresh anonymous memory, writes one byte in each
 // 4 KB page (a minor fault each) and unmaps it, round after round.
-func pageTouchCeiling(d time.Duration) (int, time.Duration, error) {
+func pageTouchCeiling(ctx context.Context, d time.Duration) (int, time.Duration, error) {
 	const page = 4096
 	n := 0
 	start := time.Now()
 	deadline := start.Add(d)
 	for {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
 		b, err := syscall.Mmap(-1, 0, pageTouchChunk, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 		if err != nil {
 			return 0, 0, fmt.Errorf("mmap: %w", err)

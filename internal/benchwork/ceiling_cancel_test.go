@@ -1,0 +1,31 @@
+package benchwork
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestCeilingStopsOnCancel: MeasureCeiling takes a context, and the
+// bench command passes it the context main cancels on SIGINT/SIGTERM
+// (cmd/abstractgateway/main.go signal.NotifyContext → benchParent →
+// measureCeilings). The SQLite ceilings stop when it ends, but
+// fsync_append, fdatasync_append, file_create and page_first_touch ignore
+// it: each runs its full duration and then reports a rate as if nothing
+// happened, so measureCeilings goes on to the next one. A Ctrl-C during
+// the ceilings of `bench --ceiling-seconds 2` was seen to keep measuring
+// (and printing) three more ceilings for ~7.7 s before exiting, and
+// main's NotifyContext swallows a second Ctrl-C. A context that ends
+// during a ceiling must end it with the context's error, not a number.
+func TestCeilingStopsOnCancel(t *testing.T) {
+	for _, name := range Ceilings {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		start := time.Now()
+		ops, err := MeasureCeiling(ctx, name, t.TempDir(), 500*time.Millisecond)
+		cancel()
+		if err == nil {
+			t.Errorf("ceiling %s, its context ended after 20ms: %.0f ops/s after %v, want the context's error",
+				name, ops, time.Since(start).Round(time.Millisecond))
+		}
+	}
+}
