@@ -55,6 +55,10 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 			if s, isStr := v.(string); isStr && pyval.Strip(s) == "" {
 				continue // a blank setting is no setting
 			}
+			// Live vars, not yet checked: a cycle would overflow the copy.
+			if err := pyjson.CheckMember(v, "vars."+k, 1); err != nil {
+				return Failed("start_subworkflow: " + err.Error()), nil
+			}
 			childVars[k] = pyjson.Clone(v)
 		}
 	}

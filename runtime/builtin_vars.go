@@ -41,6 +41,12 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		vars = other.Vars // a copy: its namespaces are added for this read only
 	}
 	EnsureNamespaces(vars)
+	// The run's own live vars are not checked yet (the next commit does):
+	// a cycle a node left would overflow the walks below. Refused here,
+	// the commit after this step fails the run naming its path.
+	if err := pyjson.CheckMember(vars, "vars", 1); err != nil {
+		return Completed(toolResult(callID, name, false, nil, err.Error())), nil
+	}
 	if !pyjson.IsNormalized(vars) {
 		// A node's typed values ([]string, map[string]string) read as a
 		// read of the run gives them, as after any checkpoint.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -30,11 +30,16 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touch bool,
 // releases the run's lock, whatever the outcome.
 func (r *Runtime) hostUpdateThen(ctx context.Context, runID string, touch bool, underLock func(),
 	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
+	if r.holdsLock(ctx, runID) {
+		return fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
+	}
 	_, unlock := r.lock(runID)
 	defer unlock()
 	if underLock != nil {
 		defer underLock()
 	}
+	ctx, unmark := r.withHeldLock(ctx, runID)
+	defer unmark()
 	work, hold, err := r.claimHeld(ctx, runID)
 	if err != nil {
 		return err
@@ -124,7 +129,7 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 		ctl := namespace(namespace(run.Vars, "_runtime"), "control")
 		ctl["paused"] = true
 		ctl["paused_at"] = r.now().String()
-		if reason := strings.TrimSpace(reason); reason != "" {
+		if reason := pyval.Strip(reason); reason != "" {
 			ctl["pause_reason"] = reason
 		}
 		if run.Status == durable.RunRunning {

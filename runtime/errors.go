@@ -12,6 +12,13 @@ var (
 	// ErrRunCancelled is the cause given to the context of an effect
 	// interrupted by Cancel.
 	ErrRunCancelled = errors.New("run cancelled")
+
+	// ErrOwnRunLocked is the error of a call that needs a run's lock
+	// (UpdateLimits, Pause, Cancel, Resume, Tick, ...) made from within
+	// that run's own tick or host update (a node, an effect handler, a
+	// step gate), which holds the lock: it would wait for itself. Make the
+	// call from outside the tick, or return a plan that does the work.
+	ErrOwnRunLocked = errors.New("called from within the run's own tick, which holds its lock")
 	// ErrStepGateClosed may be returned by a StepGate to stop a tick at a
 	// step boundary without error.
 	ErrStepGateClosed = errors.New("step gate closed")

@@ -132,6 +132,9 @@ func (p RetryPolicy) Backoff(e *durable.Effect, attempt int) time.Duration {
 	}
 	d := base
 	for i := 1; i < attempt && d < maxD; i++ {
+		if d > maxD/2 {
+			return maxD // doubling would pass the cap, or overflow
+		}
 		d *= 2
 	}
 	return min(d, maxD)

@@ -113,7 +113,7 @@ func normalizeArguments(v any) any {
 	case map[string]any:
 		return a
 	case string:
-		if obj, err := pyjson.DecodeObject([]byte(a)); err == nil {
+		if obj, err := pyjson.DecodeObject([]byte(pyval.Strip(a))); err == nil {
 			return obj
 		}
 	}

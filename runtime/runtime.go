@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/artifact"
@@ -216,6 +217,42 @@ func (r *Runtime) lock(runID string) (*runLock, func()) {
 		l.mu.Unlock()
 		r.unref(runID, l)
 	}
+}
+
+// heldKey is the context key of the run locks the calls up the stack
+// hold (heldLock).
+type heldKey struct{}
+
+// heldLock marks a run lock held by a tick or host update, in the context
+// it hands to nodes, handlers and step gates, so that a call of theirs
+// needing the same lock fails at once (ErrOwnRunLocked) instead of
+// waiting for itself for ever. held is cleared at unlock, since contexts
+// outlive the hold.
+type heldLock struct {
+	rt    *Runtime // locks are per Runtime
+	runID string
+	held  atomic.Bool
+	outer *heldLock
+}
+
+// withHeldLock returns ctx marked as holding runID's lock, and the
+// function that clears the mark.
+func (r *Runtime) withHeldLock(ctx context.Context, runID string) (context.Context, func()) {
+	outer, _ := ctx.Value(heldKey{}).(*heldLock)
+	h := &heldLock{rt: r, runID: runID, outer: outer}
+	h.held.Store(true)
+	return context.WithValue(ctx, heldKey{}, h), func() { h.held.Store(false) }
+}
+
+// holdsLock reports whether ctx comes from a call that holds runID's lock
+// in r.
+func (r *Runtime) holdsLock(ctx context.Context, runID string) bool {
+	for h, _ := ctx.Value(heldKey{}).(*heldLock); h != nil; h = h.outer {
+		if h.rt == r && h.runID == runID && h.held.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // Busy reports whether this runtime is working on the run right now (a

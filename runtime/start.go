@@ -11,6 +11,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -128,19 +129,27 @@ func (r *Runtime) checkIdentity(ctx context.Context, want *durable.RunState) err
 	conflict := func(field, stored, given string) error {
 		return &IdentityConflictError{RunID: want.RunID, Field: field, Stored: stored, Given: given}
 	}
+	// As Python's verify_run_identity: the ids compared stripped, then
+	// each identity key of vars._meta whenever either side carries it.
 	switch {
-	case got.WorkflowID != want.WorkflowID:
+	case pyval.Strip(got.WorkflowID) != pyval.Strip(want.WorkflowID):
 		return conflict("workflow_id", got.WorkflowID, want.WorkflowID)
-	case got.SessionID != want.SessionID:
+	case pyval.Strip(got.SessionID) != pyval.Strip(want.SessionID):
 		return conflict("session_id", got.SessionID, want.SessionID)
-	case got.ParentRunID != want.ParentRunID:
+	case pyval.Strip(got.ParentRunID) != pyval.Strip(want.ParentRunID):
 		return conflict("parent_run_id", got.ParentRunID, want.ParentRunID)
 	}
 	gm, _ := got.Vars["_meta"].(map[string]any)
 	wm, _ := want.Vars["_meta"].(map[string]any)
-	if gd, _ := gm["creation_digest"].(string); gd != "" {
-		if wd, _ := wm["creation_digest"].(string); wd != gd {
-			return conflict("vars (creation_digest)", gd, wd)
+	for _, key := range [...]string{"occurrence", "creation_digest"} {
+		a, b := gm[key], wm[key]
+		if a == nil && b == nil {
+			continue
+		}
+		ca, _ := pyjson.Marshal(a, pyjson.Canonical)
+		cb, _ := pyjson.Marshal(b, pyjson.Canonical)
+		if string(ca) != string(cb) {
+			return conflict("vars._meta."+key, string(ca), string(cb))
 		}
 	}
 	return nil

@@ -161,7 +161,15 @@ func (d *driver) open(ctx context.Context, runID string, mode claimMode) (contex
 
 // openWith is open claiming the run with claim.
 func (d *driver) openWith(ctx context.Context, runID string, claim claimFunc) (context.Context, *session, func(), error) {
-	l, unlockRun := d.r.lock(runID)
+	if d.r.holdsLock(ctx, runID) {
+		return ctx, nil, nil, fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
+	}
+	l, lockedRun := d.r.lock(runID)
+	ctx, unmark := d.r.withHeldLock(ctx, runID)
+	unlockRun := func() {
+		unmark()
+		lockedRun()
+	}
 	work, hold, err := claim(ctx, runID)
 	if err != nil {
 		unlockRun()

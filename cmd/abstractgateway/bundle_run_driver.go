@@ -48,10 +48,32 @@ type bundleDriver struct {
 	listeners []string
 }
 
+// start creates the run, or takes the existing one wantID names. A run
+// created without --run-id carries no creation digest, which Start's
+// identity check would count as another identity than any request's
+// (Python's rule): it is continued when its workflow is the entrypoint's,
+// what the printed continue command asks for.
+func (d *bundleDriver) start(ctx context.Context, workflowID string, vars map[string]any) (string, error) {
+	if d.wantID != "" {
+		st, err := d.rt.GetState(ctx, d.wantID)
+		if err == nil && st.WorkflowID == workflowID && !hasCreationDigest(st) {
+			return st.RunID, nil
+		}
+	}
+	return d.rt.Start(ctx, runtime.StartParams{WorkflowID: workflowID, Vars: vars, RunID: d.wantID})
+}
+
+// hasCreationDigest reports whether a run was created under an explicit
+// id (vars._meta.creation_digest).
+func hasCreationDigest(st *durable.RunState) bool {
+	meta, _ := st.Vars["_meta"].(map[string]any)
+	return meta["creation_digest"] != nil
+}
+
 // run starts the run (or takes the existing one, see wantID) and drives it
 // until it ends or waits for something it cannot give.
 func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[string]any) (*durable.RunState, error) {
-	id, err := d.rt.Start(ctx, runtime.StartParams{WorkflowID: workflowID, Vars: vars, RunID: d.wantID})
+	id, err := d.start(ctx, workflowID, vars)
 	if err != nil {
 		return nil, err
 	}
