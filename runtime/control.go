@@ -38,8 +38,9 @@ func (r *Runtime) hostUpdateThen(ctx context.Context, runID string, touch bool, 
 	if underLock != nil {
 		defer underLock()
 	}
-	ctx, unmark := r.withHeldLock(ctx, runID)
-	defer unmark()
+	held := r.withHeldLock(ctx, runID)
+	defer held.release()
+	ctx = held
 	work, hold, err := r.claimHeld(ctx, runID)
 	if err != nil {
 		return err

@@ -223,25 +223,36 @@ func (r *Runtime) lock(runID string) (*runLock, func()) {
 // hold (heldLock).
 type heldKey struct{}
 
-// heldLock marks a run lock held by a tick or host update, in the context
-// it hands to nodes, handlers and step gates, so that a call of theirs
-// needing the same lock fails at once (ErrOwnRunLocked) instead of
-// waiting for itself for ever. held is cleared at unlock, since contexts
-// outlive the hold.
+// heldLock is the context a tick or host update hands to nodes, handlers
+// and step gates while it holds a run's lock (the context itself, so that
+// marking costs one allocation): a call of theirs needing the same lock
+// fails at once (ErrOwnRunLocked) instead of waiting for itself for ever.
+// held is cleared at unlock, since contexts outlive the hold.
 type heldLock struct {
+	context.Context
 	rt    *Runtime // locks are per Runtime
 	runID string
 	held  atomic.Bool
 	outer *heldLock
 }
 
-// withHeldLock returns ctx marked as holding runID's lock, and the
-// function that clears the mark.
-func (r *Runtime) withHeldLock(ctx context.Context, runID string) (context.Context, func()) {
+// Value returns the innermost heldLock for heldKey, else ctx's value.
+func (h *heldLock) Value(key any) any {
+	if key == (heldKey{}) {
+		return h
+	}
+	return h.Context.Value(key)
+}
+
+// release clears the mark: the lock is no longer held.
+func (h *heldLock) release() { h.held.Store(false) }
+
+// withHeldLock returns ctx marked as holding runID's lock.
+func (r *Runtime) withHeldLock(ctx context.Context, runID string) *heldLock {
 	outer, _ := ctx.Value(heldKey{}).(*heldLock)
-	h := &heldLock{rt: r, runID: runID, outer: outer}
+	h := &heldLock{Context: ctx, rt: r, runID: runID, outer: outer}
 	h.held.Store(true)
-	return context.WithValue(ctx, heldKey{}, h), func() { h.held.Store(false) }
+	return h
 }
 
 // holdsLock reports whether ctx comes from a call that holds runID's lock

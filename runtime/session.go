@@ -29,7 +29,9 @@ type session struct {
 	wf      *Workflow
 	pending []*durable.StepRecord
 	dirty   bool
-	rc      *RunContext // reused by every step of the session
+	// detachedFrom and detachedCtx cache detached's last context.
+	detachedFrom, detachedCtx context.Context
+	rc                        *RunContext // reused by every step of the session
 	// commits counts the session's commits; dropped reports that a
 	// conflict discarded uncommitted work (onConflict): a resume whose
 	// records were discarded so did not happen.
@@ -92,6 +94,18 @@ func (s *session) flush(ctx context.Context) error {
 	return s.commit(ctx)
 }
 
+// detached returns ctx without its cancellation, made once per context a
+// session commits with.
+func (s *session) detached(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx // never cancelled
+	}
+	if s.detachedFrom != ctx {
+		s.detachedFrom, s.detachedCtx = ctx, context.WithoutCancel(ctx)
+	}
+	return s.detachedCtx
+}
+
 func (s *session) commit(ctx context.Context) error {
 	if err := s.claim.lost(); err != nil {
 		// Another runner owns the run now; its version of the run wins.
@@ -109,7 +123,7 @@ func (s *session) commit(ctx context.Context) error {
 	// does not see the caller's cancellation. Stores bound their own
 	// writes (PostgreSQL's WriteTimeout, SQLite's busy timeout). A lost
 	// claim was refused above.
-	ctx = context.WithoutCancel(ctx)
+	ctx = s.detached(ctx)
 	err := s.r.store.RunCommit(ctx, &store.CommitParams{Run: s.run, Records: s.pending})
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {

@@ -164,19 +164,17 @@ func (d *driver) openWith(ctx context.Context, runID string, claim claimFunc) (c
 	if d.r.holdsLock(ctx, runID) {
 		return ctx, nil, nil, fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
 	}
-	l, lockedRun := d.r.lock(runID)
-	ctx, unmark := d.r.withHeldLock(ctx, runID)
-	unlockRun := func() {
-		unmark()
-		lockedRun()
-	}
-	work, hold, err := claim(ctx, runID)
+	l, unlockRun := d.r.lock(runID)
+	held := d.r.withHeldLock(ctx, runID)
+	work, hold, err := claim(held, runID)
 	if err != nil {
+		held.release()
 		unlockRun()
 		return ctx, nil, nil, err
 	}
 	unlock := func() {
 		hold.release()
+		held.release()
 		unlockRun()
 	}
 	run, err := d.r.store.RunGet(work, runID)
