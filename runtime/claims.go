@@ -92,26 +92,12 @@ func newClaimer(st store.Store, c *Claims) (*claimer, error) {
 		return nil, nil
 	}
 	rc, ok := st.(store.RunClaimer)
-	if !ok || !innermostClaims(st) {
+	if !ok || !store.HasClaims(st) {
 		return nil, errors.New("runtime: Config.Claims needs a store that implements store.RunClaimer")
 	}
 	ttl := cmp.Or(c.TTL, time.Minute)
 	return &claimer{store: rc, owner: cmp.Or(c.Owner, "runner-"+NewUUID()), ttl: ttl,
 		renew: min(cmp.Or(c.RenewEvery, time.Second), ttl/3)}, nil
-}
-
-// innermostClaims reports whether the store under st's decorators
-// implements claims: every decorator has the methods (store.Wrapper
-// forwards them), so its own type says nothing of the store it wraps.
-func innermostClaims(st store.Store) bool {
-	for {
-		u, ok := st.(interface{ Unwrap() store.Store })
-		if !ok {
-			_, claims := st.(store.RunClaimer)
-			return claims
-		}
-		st = u.Unwrap()
-	}
 }
 
 // claim claims runID for this runtime when it claims runs. It returns the

@@ -20,6 +20,21 @@ type Wrapper struct {
 // Unwrap returns the decorated store.
 func (w Wrapper) Unwrap() Store { return w.Store }
 
+// HasClaims reports whether st claims runs: whether the innermost store
+// under its decorators implements RunClaimer. Every Wrapper has RunClaim
+// (passing it on, or failing with errors.ErrUnsupported), so a type check
+// of a decorated store says nothing.
+func HasClaims(st Store) bool {
+	for {
+		u, ok := st.(interface{ Unwrap() Store })
+		if !ok {
+			_, claims := st.(RunClaimer)
+			return claims
+		}
+		st = u.Unwrap()
+	}
+}
+
 // AtomicCommit reports the wrapped store's atomicity.
 func (w Wrapper) AtomicCommit() bool { return IsAtomic(w.Store) }
 

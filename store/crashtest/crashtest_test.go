@@ -5,10 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/crashtest"
+	"github.com/abstractframework/abstractgateway/store/hashchain"
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/observe"
+	"github.com/abstractframework/abstractgateway/store/offload"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
@@ -44,6 +48,26 @@ func TestCrashSQLite(t *testing.T) {
 				t.Fatal(err)
 			}
 			return st, func() { st.Close() }
+		}
+	})
+}
+
+// TestCrashDecoratedStack: the decorators of spec §4.10 (observe, offload
+// with a small threshold, above the 71-byte creation digest a restart
+// compares, hash chain) over SQLite,
+// killed at every persistence point like the bare backends.
+func TestCrashDecoratedStack(t *testing.T) {
+	t.Parallel()
+	crashtest.Run(t, func(t *testing.T) crashtest.Opener {
+		path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+		arts := artifact.NewMemory() // survives the "restart", as the file does
+		return func(t *testing.T) (store.Store, func()) {
+			st, err := sqlite.New(context.Background(), sqlite.Config{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stack := observe.Wrap(offload.Wrap(hashchain.Wrap(st), arts, offload.Config{MaxInlineBytes: 100}))
+			return stack, func() { st.Close() }
 		}
 	})
 }

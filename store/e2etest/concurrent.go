@@ -106,7 +106,7 @@ func (e *env) expected(err error) bool {
 // runtime and a scheduler, claiming runs) sharing the store, the workers
 // calling either.
 func concurrentRunners(e *env) {
-	if _, ok := e.st.(store.RunClaimer); !ok {
+	if !store.HasClaims(e.st) {
 		e.t.Skip("the store has no claims: one runner per store")
 	}
 	concurrent(newRunners(e.t, e.st, 2))

@@ -221,6 +221,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return s.Store.RunCommit(ctx, p) // the inner store's error; nothing to notify
 	}
 	runID := p.Run.RunID // before the commit: it may hand p.Run over
+	clearSeqs(p.Records)
 	stored, err := store.CommitStored(ctx, s.Store, p)
 	if err != nil {
 		s.notifyAppended(runID, stored)
@@ -232,6 +233,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 
 // LedgerAppend appends, then notifies the records as stored.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
+	clearSeqs(records)
 	stored, err := store.AppendStored(ctx, s.Store, runID, records)
 	if err != nil {
 		s.notifyAppended(runID, stored)
@@ -239,6 +241,15 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	}
 	s.notify(runID, stored)
 	return nil
+}
+
+// clearSeqs zeroes the seqs a caller left in records (the store sets them
+// whatever they hold): after a failed write, a Seq then says the store
+// appended the record.
+func clearSeqs(records []*durable.StepRecord) {
+	for _, r := range records {
+		r.Seq = 0
+	}
 }
 
 // notifyAppended notifies, after a failed write, the records the store

@@ -582,10 +582,10 @@ func testFinderEmptyKey(t *testing.T, s store.Store) {
 // testClaimStoreClock: a zero Now judges expiry by the store's own
 // clock: a live claim is refused to others, and taken once its TTL ran.
 func testClaimStoreClock(t *testing.T, s store.Store) {
-	c, ok := s.(store.RunClaimer)
-	if !ok {
+	if !store.HasClaims(s) {
 		t.Skip("store does not implement store.RunClaimer")
 	}
+	c := s.(store.RunClaimer)
 	ctx := t.Context()
 	create(t, s, newRun("run-1", runOpts{}))
 	const ttl = 300 * time.Millisecond
@@ -618,10 +618,10 @@ func testClaimStoreClock(t *testing.T, s store.Store) {
 // is refused; a forced claim From an owner takes an expired claim of
 // another owner and an absent one; a release by the holder lets anyone in.
 func testClaimEdges(t *testing.T, s store.Store) {
-	c, ok := s.(store.RunClaimer)
-	if !ok {
+	if !store.HasClaims(s) {
 		t.Skip("store does not implement store.RunClaimer")
 	}
+	c := s.(store.RunClaimer)
 	ctx := t.Context()
 	create(t, s, newRun("run-1", runOpts{}))
 	create(t, s, newRun("run-2", runOpts{}))

@@ -62,10 +62,10 @@ var claimerTests = []subtest{
 // another owner takes it at exactly claim time + TTL (expires_at <= now),
 // on every backend alike.
 func testClaimExpiresAtTTL(t *testing.T, s store.Store) {
-	c, ok := s.(store.RunClaimer)
-	if !ok {
+	if !store.HasClaims(s) {
 		t.Skip("store does not implement store.RunClaimer")
 	}
+	c := s.(store.RunClaimer)
 	create(t, s, newRun("run-1", runOpts{}))
 	claim := func(owner string, now time.Duration) error {
 		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second, Now: base.Add(now)})
@@ -82,10 +82,10 @@ func testClaimExpiresAtTTL(t *testing.T, s store.Store) {
 }
 
 func testClaimer(t *testing.T, s store.Store) {
-	c, ok := s.(store.RunClaimer)
-	if !ok {
+	if !store.HasClaims(s) {
 		t.Skip("store does not implement store.RunClaimer")
 	}
+	c := s.(store.RunClaimer)
 	create(t, s, newRun("run-1", runOpts{}))
 	claim := func(owner string, now time.Duration) error {
 		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second, Now: base.Add(now)})
