@@ -17,9 +17,17 @@ import (
 // the payload, emit the effect with result key _temp.effects.<id>.
 // Errors here fail the run (§4.8).
 func (s *step) runEffect(n *node) (runtime.StepPlan, error) {
-	resolved, err := s.resolveInputs(n, s.busInput())
+	bus := s.busInput()
+	resolved, err := s.resolveInputs(n, bus)
 	if err != nil {
 		return runtime.StepPlan{}, fmt.Errorf("node %s (%s): resolving inputs: %w", n.ID, n.Type, err)
+	}
+	if pin := scalarBusPin[n.Type]; pin != "" && len(resolved) == 0 && isScalarBus(bus) {
+		// Nothing resolved: the reference runs the builder on the bus
+		// itself (as a function node runs on its base input, §4.2 step
+		// 4), and these builders take a non-object input whole as
+		// str(input).
+		resolved = map[string]any{pin: pyval.Str(bus)}
 	}
 	payload, err := s.buildPayload(n, resolved)
 	if err != nil {
@@ -30,6 +38,11 @@ func (s *step) runEffect(n *node) (runtime.StepPlan, error) {
 	}
 	return s.effectPlan(n, n.effectType, payload, n.linear), nil
 }
+
+// scalarBusPin names, for the effect nodes whose reference builder takes
+// a non-object input whole, the pin that input stands for: ask_user's
+// prompt, answer_user's message and wait_event's event_key are str(input).
+var scalarBusPin = map[string]string{"ask_user": "prompt", "answer_user": "message", "wait_event": "event_key"}
 
 // effectPlan emits an effect whose outcome is stored at
 // _temp.effects.<id>, continuing at next (or completing when "").
@@ -72,7 +85,7 @@ func (s *step) buildPayload(n *node, in map[string]any) (map[string]any, error) 
 	case "wait_event":
 		return waitEventPayload(in), nil
 	case "listen_voice":
-		return listenVoicePayload(in), nil
+		return listenVoicePayload(in, cfg), nil
 	case "tool_calls":
 		return toolCallsPayload(in, cfg, false), nil
 	case "call_tool":
@@ -107,7 +120,13 @@ func (s *step) waitUntilPayload(in, cfg map[string]any) (map[string]any, error) 
 	unit, _ := cfg["durationType"].(string)
 	d := in["duration"]
 	if unit == "timestamp" {
-		return map[string]any{"until": pyval.Str(d)}, nil
+		// str(duration or ""): a missing or falsy duration is a blank
+		// until, which the runtime reports as missing.
+		until := ""
+		if pyval.Truthy(d) {
+			until = pyval.Str(d)
+		}
+		return map[string]any{"until": until}, nil
 	}
 	// An unreadable duration waits 0 seconds, but "nan" reads as a float
 	// and fails below, as Python's timedelta raises on it.
@@ -170,34 +189,40 @@ func waitEventPayload(in map[string]any) map[string]any {
 			p["choices"] = cs
 		}
 	}
+	// A null pin counts as unset, as the reference reads it: the alias,
+	// then the default true.
 	allow := true
-	if v, ok := first(in, "allow_free_text", "allowFreeText"); ok {
+	if v := firstNonNull(in, "allow_free_text", "allowFreeText"); v != nil {
 		allow = pyval.Truthy(v)
 	}
 	p["allow_free_text"] = allow
 	return p
 }
 
-func listenVoicePayload(in map[string]any) map[string]any {
-	key := firstNonNull(in, "wait_key", "event_key")
-	if key == nil {
-		key = "voice_input"
+// listenVoicePayload builds the listen_voice payload (§6.11): every
+// setting is "pins ▸ config" with the reference's aliases, so a node
+// configured in the editor (effectConfig) is honoured.
+func listenVoicePayload(in, cfg map[string]any) map[string]any {
+	// str(value or default): a falsy value falls back like a missing one.
+	strOr := func(v any, def string) string {
+		if !pyval.Truthy(v) {
+			return def
+		}
+		return pyval.Str(v)
 	}
-	prompt := "Speak now."
-	if s, ok := in["prompt"].(string); ok && strings.TrimSpace(s) != "" {
-		prompt = s
-	}
+	key := strOr(pick(in, cfg, "wait_key", "event_key"), "voice_input")
+	prompt := strOr(pick(in, cfg, "prompt"), "Speak now.")
 	details := map[string]any{"input_mode": "voice", "content_types": []any{"audio/wav", "audio/mpeg", "audio/webm"}}
-	if s := trimmed(in["language"]); s != "" {
+	if s := trimmed(pick(in, cfg, "language")); s != "" {
 		details["language"] = s
 	}
-	if s := trimmed(in["stt_provider"]); s != "" {
+	if s := trimmed(pick(in, cfg, "stt_provider", "sttProvider", "provider_voice")); s != "" {
 		details["provider"] = s
 	}
-	if s := trimmed(in["stt_model"]); s != "" {
+	if s := trimmed(pick(in, cfg, "stt_model", "sttModel", "model_voice")); s != "" {
 		details["model"] = s
 	}
-	if f, ok := floatOK(in["max_duration_s"]); ok {
+	if f, ok := floatOK(pick(in, cfg, "max_duration_s", "maxDurationS")); ok {
 		details["max_duration_s"] = f
 	}
 	return map[string]any{"wait_key": key, "prompt": prompt, "allow_free_text": true, "details": details}

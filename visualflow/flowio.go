@@ -71,6 +71,22 @@ func flowEnd(n *node, in map[string]any) map[string]any {
 	return out
 }
 
+// flowEndNonObject is on_flow_end on a non-object input (the bus when no
+// pin resolved), as the reference's _create_flow_end_handler maps it: the
+// single declared pin receives the value, several pins put it under
+// "response", and without pins the value is the result itself (the
+// terminal rule then makes it {response, success}).
+func flowEndNonObject(n *node, in any) any {
+	pins := dataPins(n.Inputs)
+	switch len(pins) {
+	case 0:
+		return in
+	case 1:
+		return map[string]any{pins[0]: in}
+	}
+	return map[string]any{"response": in}
+}
+
 // switchNode evaluates a switch (§6.2).
 func switchNode(n *node, in map[string]any) map[string]any {
 	value := in["value"]
@@ -82,7 +98,7 @@ func switchNode(n *node, in map[string]any) map[string]any {
 	cases, _ := cfg["cases"].([]any)
 	for _, raw := range cases {
 		c, _ := raw.(map[string]any)
-		id := pyval.Str(orDefault(c["id"], ""))
+		id, _ := c["id"].(string) // a case id that is not a string is skipped, as in the reference
 		cv, has := c["value"]
 		if id == "" || !has || cv == nil {
 			continue

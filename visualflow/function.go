@@ -116,6 +116,9 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 	case "on_flow_start":
 		return flowStart(n, in), nil, nil
 	case "on_flow_end":
+		if m == nil {
+			return flowEndNonObject(n, in), nil, nil
+		}
 		return flowEnd(n, m), nil, nil
 	case "on_user_request":
 		if m == nil {
@@ -134,7 +137,7 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 	case "if":
 		cond := m["condition"]
 		if m == nil {
-			cond = in // a non-object input is the condition itself
+			cond = pyval.Truthy(in) // a non-object input is the condition: bool(input)
 		}
 		b := "false"
 		if pyval.Truthy(cond) {
@@ -159,6 +162,10 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 		// Nodes whose reference handler takes a non-object input whole.
 		switch n.Type {
 		case "concat":
+			// str(input or ""): a falsy input (0, false, []) joins to "".
+			if !pyval.Truthy(in) {
+				return "", nil, nil
+			}
 			return pyval.Str(in), nil, nil
 		case "make_array", "array_concat":
 			if list, ok := in.([]any); ok {
@@ -192,8 +199,9 @@ func (s *step) functionSuccess(n *node, result any, rec map[string]any) runtime.
 		_ = pyval.SetDotted(s.vars, n.outputKey, pyval.DeepCopy(result))
 	}
 	if n.Type == "on_flow_end" {
-		out, _ := result.(map[string]any)
-		return runtime.Complete(copyObject(out))
+		// A non-object result (a scalar bus and no pins) ends the run as
+		// any terminal node's does: {response, success}.
+		return runtime.Complete(completeResult(result))
 	}
 	if n.linear != "" {
 		s.setHandle("exec-out")

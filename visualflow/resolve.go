@@ -42,6 +42,15 @@ func (s *step) busInput() any {
 	return map[string]any{}
 }
 
+// isScalarBus reports whether the bus is a value other than an object or
+// null. With nothing resolved, the reference hands a non-object bus whole
+// to an effect or subflow node's payload builder; a null bus is left to
+// the node's defaults here, rather than asking or waiting on "None".
+func isScalarBus(bus any) bool {
+	_, isObject := bus.(map[string]any)
+	return bus != nil && !isObject
+}
+
 // resolveInputs is the input resolution of an exec node (§4.3): a
 // shallow copy of the base input, then wires, then pin defaults.
 func (s *step) resolveInputs(n *node, base any) (map[string]any, error) {

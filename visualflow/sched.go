@@ -222,7 +222,9 @@ func (s *step) runFor(n *node) (runtime.StepPlan, error) {
 		return s.abortScheduler(n, fmt.Sprintf("For loop exceeded max_iterations=%d", maxLoopIterations)), nil
 	}
 	i, end, stepV := floatOf(f["i"]), floatOf(f["end"]), floatOf(f["step"])
-	if (stepV > 0 && i >= end) || (stepV < 0 && i <= end) {
+	// The reference's test, (i >= end) if step > 0 else (i <= end): a NaN
+	// step is not > 0 and takes the second branch.
+	if (stepV > 0 && i >= end) || (!(stepV > 0) && i <= end) {
 		return s.finish(n, n.doneTarget, "done"), nil
 	}
 	rec, _ := s.iterationRecord()

@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -134,8 +135,16 @@ func (s *step) pull(src *node, pinID string) (any, bool, error) {
 }
 
 // evaluate runs a pure node on its wires and defaults (§4.5). Pure nodes
-// are uncached: every pull re-evaluates (Q10).
+// are uncached: every pull re-evaluates (Q10), so a graph that pulls the
+// same nodes many times costs exponentially many evaluations within one
+// step. Each evaluation therefore checks the tick's context, so that a
+// deadline, Stop or cancel ends the step, which the node handler then
+// reports as interrupted (the run stays at its checkpoint), instead of
+// the evaluation holding the run and the worker until it is done.
 func (s *step) evaluate(n *node) (any, error) {
+	if s.ctx != nil && s.ctx.Err() != nil {
+		return nil, fmt.Errorf("evaluating pure node %s: %w", n.ID, context.Cause(s.ctx))
+	}
 	if slices.Contains(s.evaluating, n.ID) {
 		return nil, nodeErrorf("Data edge cycle detected at '%s'", n.ID)
 	}

@@ -23,7 +23,8 @@ var droppedChildKeys = []string{"inherit_context", "inheritContext", "child_sess
 // runSubflow starts the child flow as a durable child run and waits for
 // it (§5.5).
 func (s *step) runSubflow(n *node) (runtime.StepPlan, error) {
-	resolved, err := s.resolveInputs(n, s.busInput())
+	bus := s.busInput()
+	resolved, err := s.resolveInputs(n, bus)
 	if err != nil {
 		return runtime.StepPlan{}, fmt.Errorf("node %s (subflow): resolving inputs: %w", n.ID, err)
 	}
@@ -46,7 +47,15 @@ func (s *step) runSubflow(n *node) (runtime.StepPlan, error) {
 		base = map[string]any{}
 	}
 	child := base
-	if len(forwarded) > 0 {
+	if len(resolved) == 0 && isScalarBus(bus) {
+		// Nothing resolved: the reference's builder receives the bus
+		// itself and passes it in the single forwarded pin, else as input.
+		name := "input"
+		if len(forwarded) == 1 {
+			name = forwarded[0]
+		}
+		child = map[string]any{name: bus}
+	} else if len(forwarded) > 0 {
 		for _, p := range forwarded {
 			if _, isObj := resolved[p].(map[string]any); (p == "vars" || p == "input") && isObj {
 				continue

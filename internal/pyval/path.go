@@ -2,6 +2,7 @@ package pyval
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -71,9 +72,14 @@ func pathTokens(path string) []pathToken {
 				j++
 			}
 			if j > i+1 && j < len(p) && p[j] == ']' {
-				if n, err := strconv.Atoi(p[i+1 : j]); err == nil {
-					out = append(out, pathToken{isIndex: true, idx: n})
+				// Digits only, so the one possible error is a range error:
+				// the reference's int is unbounded and such an index is out
+				// of range of any list, as math.MaxInt is here.
+				n, err := strconv.Atoi(p[i+1 : j])
+				if err != nil {
+					n = math.MaxInt
 				}
+				out = append(out, pathToken{isIndex: true, idx: n})
 				i = j + 1
 				continue
 			}
