@@ -21,7 +21,8 @@ type Bundle struct {
 	Flows map[string]map[string]any
 	// FlowBytes maps flow id → the raw bytes of the flow file.
 	FlowBytes map[string][]byte
-	// Assets maps logical asset name → file bytes.
+	// Assets maps logical asset name → file bytes; an asset the manifest
+	// names but the source lacks is absent.
 	Assets map[string][]byte
 	// Source is the file or directory the bundle was read from ("" when
 	// built in memory).

@@ -185,7 +185,8 @@ func parsePathMap(key string, v any) (map[string]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("manifest %s[%q] must be a path string", key, k)
 		}
-		out[k] = s
+		// Python reads the stripped path (reader.py read_bytes).
+		out[k] = pyval.Strip(s)
 	}
 	return out, nil
 }
@@ -241,23 +242,26 @@ func (m *Manifest) Validate() error {
 
 // CheckPath enforces the §7.2 path safety rules for a bundle-relative path:
 // non-empty, not absolute ('/' or '\' prefix), no drive-like first segment
-// (containing ':'), and no '.' or '..' segment.
+// (containing ':'), and no '.' or '..' segment. The path is checked with
+// surrounding whitespace stripped, as Python's _is_safe_relpath checks it
+// and its reader opens it: " /etc/x" is absolute there.
 func CheckPath(p string) error {
-	if strings.TrimSpace(p) == "" {
+	s := pyval.Strip(p)
+	if s == "" {
 		return errors.New("empty path")
 	}
-	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) {
+	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, `\`) {
 		return fmt.Errorf("absolute path %q not allowed", p)
 	}
-	segs := strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' })
+	segs := strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' })
 	if len(segs) == 0 {
 		return fmt.Errorf("invalid path %q", p)
 	}
 	if strings.Contains(segs[0], ":") {
 		return fmt.Errorf("drive-like path %q not allowed", p)
 	}
-	for _, s := range segs {
-		if s == "." || s == ".." {
+	for _, seg := range segs {
+		if seg == "." || seg == ".." {
 			return fmt.Errorf("path %q must not contain '.' or '..' segments", p)
 		}
 	}

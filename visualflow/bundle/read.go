@@ -102,6 +102,11 @@ func (s zipSource) readFile(path string) ([]byte, error) {
 	if !ok {
 		return nil, fs.ErrNotExist
 	}
+	if f.Flags&0x1 != 0 {
+		// archive/zip does not decrypt: inflating the cipher text would
+		// report a flate or checksum error that hides the cause.
+		return nil, errors.New("the entry is encrypted (bundles cannot be password-protected)")
+	}
 	rc, err := f.Open()
 	if err != nil {
 		return nil, err
@@ -154,7 +159,10 @@ func readLimited(r io.Reader) ([]byte, error) {
 }
 
 // budgeted reads each path of a source once and refuses to read more
-// than maxBundleSize in all.
+// than maxBundleSize in all. A path decoded again (one entry named by
+// several flow ids, each of which gets its own decoded flow) is charged
+// again, so that aliasing one entry cannot multiply what a bundle holds
+// past the budget.
 type budgeted struct {
 	src   source
 	read  map[string][]byte
@@ -177,11 +185,26 @@ func (b *budgeted) readFile(path string) ([]byte, error) {
 	return data, nil
 }
 
+// readDecoded reads path for a caller that decodes it: a path already
+// read (and decoded by an earlier caller) is charged once more.
+func (b *budgeted) readDecoded(path string) ([]byte, error) {
+	p := normPath(path)
+	if data, ok := b.read[p]; ok {
+		if b.total += len(data); b.total > maxBundleSize {
+			return nil, errTooLarge
+		}
+		return data, nil
+	}
+	return b.readFile(p)
+}
+
 var errTooLarge = fmt.Errorf("the bundle's files are larger than %d MiB in all", maxBundleSize>>20)
 
 // fits refuses, before anything is inflated, a zip whose entries for the
 // manifest's files declare more than maxBundleSize in all (the reads are
-// bounded too: an entry longer than it declares is an error).
+// bounded too: an entry longer than it declares is an error). Each flow id
+// is charged for its entry, as readDecoded charges it; an asset's entry
+// only once.
 func (b *budgeted) fits(m Manifest) error {
 	z, ok := b.src.(zipSource)
 	if !ok {
@@ -189,13 +212,18 @@ func (b *budgeted) fits(m Manifest) error {
 	}
 	seen := map[string]bool{}
 	total := int64(b.total)
-	for _, paths := range []map[string]string{m.Flows, m.Assets} {
-		for _, p := range paths {
-			if p = normPath(p); !seen[p] {
-				seen[p] = true
-				if n, ok := z.declaredSize(p); ok {
-					total += n
-				}
+	for _, p := range m.Flows {
+		p = normPath(p)
+		seen[p] = true
+		if n, ok := z.declaredSize(p); ok {
+			total += n
+		}
+	}
+	for _, p := range m.Assets {
+		if p = normPath(p); !seen[p] {
+			seen[p] = true
+			if n, ok := z.declaredSize(p); ok {
+				total += n
 			}
 		}
 	}
@@ -229,7 +257,9 @@ func readFrom(inner source, name string) (*Bundle, error) {
 		Source:    name,
 	}
 	for id, p := range m.Flows {
-		data, err := src.readFile(p)
+		// Every flow id decodes a map of its own (callers may change one
+		// flow's), so each id naming an entry is charged for it.
+		data, err := src.readDecoded(p)
 		if err != nil {
 			return nil, fmt.Errorf("reading bundle %s: flow %s (%s): %w", label(b, name), id, p, err)
 		}
@@ -242,6 +272,11 @@ func readFrom(inner source, name string) (*Bundle, error) {
 	}
 	for asset, p := range m.Assets {
 		data, err := src.readFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Python never reads assets (its host reads manifest.flows
+			// only), so a bundle naming one it lacks still loads there.
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading bundle %s: asset %s (%s): %w", label(b, name), asset, p, err)
 		}

@@ -3,6 +3,7 @@ package bundle
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -54,6 +55,13 @@ func (r *Registry) Reload() []error {
 			continue
 		}
 		path := filepath.Join(r.dir, e.Name())
+		// Only regular files (symlinks followed) are bundles, as Python's
+		// scan has it (`if not path.is_file(): continue`): Read would load
+		// a directory named *.flow as a bundle.
+		if info, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err == nil && !info.Mode().IsRegular() {
+			r.logger.Debug("skipping non-file", slog.String("file", e.Name()))
+			continue
+		}
 		b, err := Read(path)
 		if err != nil {
 			r.logger.Warn("skipping bundle", slog.String("file", e.Name()), slog.Any("error", err))

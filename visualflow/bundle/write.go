@@ -10,11 +10,18 @@ import (
 	"slices"
 
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // Write writes b as a deflate-compressed `.flow` zip: manifest.json, each
 // flow at its manifest path (flows/<id>.json by default; raw bytes when
-// available) and each asset. The manifest is validated first.
+// available) and each asset at its manifest path (assets/<name> by
+// default). An asset the manifest names without content (as read from a
+// bundle that lacks it) is named but not written. The manifest is
+// validated first. Each entry is written once: paths shared with equal
+// content are written once, and anything else that would put two entries
+// of one name in the archive (a path shared with different content, a
+// flow or asset at manifest.json) is an error.
 func Write(w io.Writer, b *Bundle) error {
 	m := b.Manifest
 	m.Flows = copyPaths(m.Flows)
@@ -27,13 +34,18 @@ func Write(w io.Writer, b *Bundle) error {
 		m.Artifacts = map[string]string{}
 	}
 	m.Assets = copyPaths(m.Assets)
+	for name := range b.Assets {
+		if _, ok := m.Assets[name]; !ok {
+			m.Assets[name] = "assets/" + name
+		}
+	}
 	// The manifest names each entry as the archive holds it: Python's
-	// reader opens the manifest's path verbatim.
+	// reader opens the manifest's path verbatim (stripped).
 	for id, p := range m.Flows {
-		m.Flows[id] = normPath(p)
+		m.Flows[id] = normPath(pyval.Strip(p))
 	}
 	for name, p := range m.Assets {
-		m.Assets[name] = normPath(p)
+		m.Assets[name] = normPath(pyval.Strip(p))
 	}
 	if m.Metadata == nil {
 		m.Metadata = map[string]any{}
@@ -51,6 +63,7 @@ func Write(w io.Writer, b *Bundle) error {
 		return fmt.Errorf("writing bundle %s: manifest: %w", label(b, b.Source), err)
 	}
 	zw := zip.NewWriter(w)
+	entries := entrySet{zw: zw, written: map[string]entryOwner{}}
 	if err := writeEntry(zw, "manifest.json", manifest); err != nil {
 		return fmt.Errorf("writing bundle %s: %w", label(b, b.Source), err)
 	}
@@ -59,16 +72,16 @@ func Write(w io.Writer, b *Bundle) error {
 		if err != nil {
 			return fmt.Errorf("writing bundle %s: flow %s: %w", label(b, b.Source), id, err)
 		}
-		if err := writeEntry(zw, m.Flows[id], data); err != nil {
+		if err := entries.write(m.Flows[id], "flow "+id, data); err != nil {
 			return fmt.Errorf("writing bundle %s: flow %s: %w", label(b, b.Source), id, err)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Assets)) {
 		data, ok := b.Assets[name]
 		if !ok {
-			return fmt.Errorf("writing bundle %s: asset %s has no content", label(b, b.Source), name)
+			continue
 		}
-		if err := writeEntry(zw, m.Assets[name], data); err != nil {
+		if err := entries.write(m.Assets[name], "asset "+name, data); err != nil {
 			return fmt.Errorf("writing bundle %s: asset %s: %w", label(b, b.Source), name, err)
 		}
 	}
@@ -104,6 +117,35 @@ func flowData(b *Bundle, id string) ([]byte, error) {
 		return nil, fmt.Errorf("no content")
 	}
 	return json.MarshalIndent(flow, "", "  ")
+}
+
+// entrySet writes each zip entry name once. Two entries of one name would
+// read differently: our reader refuses the archive ("duplicate zip
+// entry"), and Python's zipfile takes the last, which for manifest.json is
+// not the manifest.
+type entrySet struct {
+	zw      *zip.Writer
+	written map[string]entryOwner
+}
+
+// entryOwner is what an entry was written for (e.g. "flow main").
+type entryOwner struct {
+	what string
+	data []byte
+}
+
+func (s entrySet) write(name, what string, data []byte) error {
+	if name == "manifest.json" {
+		return fmt.Errorf("path %q is the manifest's", name)
+	}
+	if prev, ok := s.written[name]; ok {
+		if bytes.Equal(prev.data, data) {
+			return nil // one entry serves both: it holds the content of each
+		}
+		return fmt.Errorf("path %q is also the path of %s, with different content", name, prev.what)
+	}
+	s.written[name] = entryOwner{what: what, data: data}
+	return writeEntry(s.zw, name, data)
 }
 
 func writeEntry(zw *zip.Writer, name string, data []byte) error {
