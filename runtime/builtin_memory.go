@@ -372,6 +372,40 @@ func spanList(run *durable.RunState) []any {
 	return l
 }
 
+// loadSpanIndex puts run's vars._runtime.memory_spans in the shape
+// spanList reads, before a memory effect reads or extends it: a list a
+// node wrote in Go types ([]map[string]any) is normalised, and a list
+// Python's offloading store replaced by a ref when the run ended
+// ({"$artifact": id}, tagged source=run_store_offload) is read back from
+// arts. Read as "no spans", either would be replaced by the next note's
+// one-span list, dropping every older note from the index.
+func loadSpanIndex(ctx context.Context, arts artifact.Store, run *durable.RunState) error {
+	if run == nil {
+		return nil
+	}
+	rt, _ := run.Vars["_runtime"].(map[string]any)
+	v, ok := rt["memory_spans"]
+	if !ok || v == nil {
+		return nil
+	}
+	if _, isList := v.([]any); isList {
+		return nil
+	}
+	if _, isRef := artifact.RefID(v); isRef && arts != nil {
+		restored, err := artifact.Restore(ctx, arts, v, func(m *artifact.Metadata) bool {
+			return m.RunID == run.RunID && m.Tags["source"] == artifact.SourceRunVars
+		})
+		if err != nil {
+			return fmt.Errorf("reading the offloaded memory span index of run %s: %w", run.RunID, err)
+		}
+		v = restored
+	}
+	if l := asList(v); l != nil {
+		rt["memory_spans"] = l
+	}
+	return nil
+}
+
 // appendSpan appends a span record to vars._runtime.memory_spans.
 func appendSpan(run *durable.RunState, span map[string]any) {
 	rt := namespace(run.Vars, "_runtime")

@@ -132,10 +132,14 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if req.Run.ActorID != "" {
 		span["created_by"] = req.Run.ActorID
 	}
-	addSpan := func(run *durable.RunState) {
+	addSpan := func(run *durable.RunState) error {
+		if err := loadSpanIndex(ctx, req.Runtime.Artifacts(), run); err != nil {
+			return err
+		}
 		if findSpan(spanList(run), spanID) == nil {
 			appendSpan(run, pyjson.CloneObject(span))
 		}
+		return nil
 	}
 
 	keepRaw := p["keep_in_context"]
@@ -153,7 +157,9 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 
 	if keep && owner.id == base.RunID {
 		err = writeOwner(ctx, req, owner, func(run *durable.RunState) error {
-			addSpan(run)
+			if err := addSpan(run); err != nil {
+				return err
+			}
 			keepNote(run)
 			return nil
 		})
@@ -161,10 +167,7 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 			return Outcome{}, err
 		}
 	} else {
-		err = writeOwner(ctx, req, owner, func(run *durable.RunState) error {
-			addSpan(run)
-			return nil
-		})
+		err = writeOwner(ctx, req, owner, addSpan)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -362,16 +365,17 @@ func memoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		var entry map[string]any
 		err := writeOwner(ctx, req, o, func(run *durable.RunState) error {
 			entry = nil
+			if err := loadSpanIndex(ctx, req.Runtime.Artifacts(), run); err != nil {
+				return err
+			}
 			span := findSpan(spanList(run), ref.resolve(spanList(run)))
 			if span == nil {
 				return errSpanNotHere
 			}
 			merged := map[string]any{}
 			if merge {
-				if old, ok := span["tags"].(map[string]any); ok {
-					for k, v := range old {
-						merged[k] = v
-					}
+				for k, v := range asObject(span["tags"]) { // a node's map[string]string too
+					merged[k] = v
 				}
 			}
 			for k, v := range tags {

@@ -149,6 +149,9 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 				return Outcome{}, err
 			}
 		}
+		if err := loadSpanIndex(ctx, req.Runtime.Artifacts(), run); err != nil {
+			return Outcome{}, err
+		}
 		qos = append(qos, newQueryOwner(run))
 	}
 

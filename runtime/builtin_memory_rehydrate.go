@@ -75,10 +75,10 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		if v := p["max_messages"]; v != nil {
 			if _, isBool := v.(bool); !isBool {
 				if f, isNum := AsFloat(v); isNum {
-					n, ok = int64(f), true
+					n, ok = saturatedInt(f), true
 				} else if s, isStr := v.(string); isStr {
 					if f, err := strconv.ParseFloat(pyval.Strip(s), 64); err == nil {
-						n, ok = int64(f), true
+						n, ok = saturatedInt(f), true
 					}
 				}
 			}
@@ -96,6 +96,9 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 
 	target, err := baseRun(ctx, req)
 	if err != nil {
+		return Outcome{}, err
+	}
+	if err := loadSpanIndex(ctx, req.Runtime.Artifacts(), target); err != nil {
 		return Outcome{}, err
 	}
 	spans := spansNewestFirst(spanList(target)) // indices count newest first
@@ -367,5 +370,11 @@ func rehydratePreview(msgs []any) string {
 			lines = append(lines, role+": "+content)
 		}
 	}
-	return truncateText(pyval.Strip(strings.Join(lines, "\n")), rehydratePreviewMax)
+	// Python's _preview_inserted: cut to 357 characters and an ellipsis,
+	// not the note preview's marker.
+	text := pyval.Strip(strings.Join(lines, "\n"))
+	if r := []rune(text); len(r) > rehydratePreviewMax {
+		return string(r[:rehydratePreviewMax-3]) + "…"
+	}
+	return text
 }

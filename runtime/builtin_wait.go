@@ -23,10 +23,10 @@ func builtinHandlers() map[durable.EffectType]Handler {
 		durable.EffectEmitEvent:        {Func: handleEmitEvent},
 		durable.EffectStartSubworkflow: {Func: handleStartSubworkflow},
 		durable.EffectVarsQuery:        {Func: handleVarsQuery, Local: true},
-		durable.EffectMemoryNote:       {Func: handleMemoryNote},
+		durable.EffectMemoryNote:       {Func: handleMemoryNote, RerunOnReplay: true},
 		durable.EffectMemoryQuery:      {Func: handleMemoryQuery},
-		durable.EffectMemoryTag:        {Func: handleMemoryTag},
-		durable.EffectMemoryRehydrate:  {Func: handleMemoryRehydrate},
+		durable.EffectMemoryTag:        {Func: handleMemoryTag, RerunOnReplay: true},
+		durable.EffectMemoryRehydrate:  {Func: handleMemoryRehydrate, RerunOnReplay: true},
 	}
 }
 

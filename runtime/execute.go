@@ -93,6 +93,18 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			return Outcome{}, false, err
 		}
 		if prior != nil && prior.Result != nil {
+			if ok && h.RerunOnReplay {
+				// Its changes to this run were lost with the state the
+				// kill cut off: the handler makes them again (it is
+				// idempotent under the key); the recorded result stands,
+				// and the ledger gets no second completion.
+				if _, err := s.callHandler(ctx, h, &EffectRequest{
+					Run: run, Effect: eff, NodeID: plan.NodeID, DefaultNext: plan.NextNode,
+					IdempotencyKey: key, StepID: prior.StepID, Attempt: prior.Attempt, Runtime: s.r, drv: s.d, tickCtx: ctx,
+				}); err != nil {
+					return Outcome{}, false, fmt.Errorf("replaying effect %s of run %s: %w", eff.Type, run.RunID, err)
+				}
+			}
 			out := Completed(pyjson.Clone(prior.Result))
 			s.trace(plan.NodeID, key, eff, out, true, start)
 			noteTokensUsed(run, eff, out)

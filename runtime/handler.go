@@ -81,6 +81,15 @@ type Handler struct {
 	// tools, starting runs, delivering events) get their STARTED record
 	// made durable before they run, and their outcome right after.
 	Local bool
+	// RerunOnReplay marks handlers that change the requesting run beyond
+	// their result (a memory note's span index, a rehydrate's messages).
+	// A replay that finds the effect's completed record without the state
+	// that followed it (a kill between the two writes of a non-atomic
+	// store, or a run Python left) reuses the recorded result, and calls
+	// the handler again only to make those changes again (its outcome is
+	// dropped, no record is added); such a handler must be idempotent
+	// under its idempotency key.
+	RerunOnReplay bool
 }
 
 // EffectPolicy decides retries.
