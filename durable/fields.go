@@ -2,7 +2,9 @@ package durable
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -74,30 +76,38 @@ func getInt(m map[string]any, key string, def int64) (int64, error) {
 	return asInt(key, m[key], def)
 }
 
-// asInt converts a member value to an integer; null gives def.
+// asInt converts a member value to an integer; null gives def. A float
+// is truncated, as Python's int() does; one that is not finite or does
+// not fit an int64 (Python's int is unbounded) is an error, not wrapped.
 func asInt(key string, v any, def int64) (int64, error) {
 	if v == nil {
 		return def, nil
 	}
+	var f float64
 	switch n := v.(type) {
 	case json.Number:
 		i, err := strconv.ParseInt(string(n), 10, 64)
-		if err != nil {
-			f, ferr := n.Float64()
-			if ferr != nil {
-				return 0, fmt.Errorf("field %q: %w", key, err)
-			}
-			return int64(f), nil
+		if err == nil {
+			return i, nil
 		}
-		return i, nil
+		var ferr error
+		if f, ferr = n.Float64(); ferr != nil && !errors.Is(ferr, strconv.ErrRange) {
+			return 0, fmt.Errorf("field %q: %w", key, err)
+		}
 	case float64:
-		return int64(n), nil
+		f = n
 	case int64:
 		return n, nil
 	case int:
 		return int64(n), nil
+	default:
+		return 0, fieldError(key, "an integer", v)
 	}
-	return 0, fieldError(key, "an integer", v)
+	// -2^63 is an int64, 2^63 is not; NaN fails both comparisons.
+	if !(f >= math.MinInt64 && f < math.MaxInt64) {
+		return 0, fmt.Errorf("field %q: %v is out of range for an integer", key, v)
+	}
+	return int64(f), nil
 }
 
 func getBool(m map[string]any, key string, def bool) (bool, error) {
@@ -110,4 +120,45 @@ func getBool(m map[string]any, key string, def bool) (bool, error) {
 		return def, fieldError(key, "a boolean", v)
 	}
 	return b, nil
+}
+
+// lastWins applies the members of an object as Python's json.loads reads
+// it: of a repeated key the last value counts. to's set must replace all
+// an earlier occurrence of the key set; member keeps an error until the
+// object ends and drops it if the key comes again, so an invalid value
+// that a later one supersedes does not refuse the object. While no
+// member fails it costs nothing.
+type lastWins struct {
+	// to is an interface, not the method value: a func value would be
+	// allocated, as escape analysis sees errs' appends leak all of l.
+	to interface {
+		set(key string, value any) error
+	}
+	errs []memberError // in the order read; err nil once superseded
+}
+
+type memberError struct {
+	key string
+	err error
+}
+
+// member is the decoder's callback.
+func (l *lastWins) member(key string, v any) error {
+	for i := range l.errs {
+		if l.errs[i].key == key {
+			l.errs[i].err = nil
+		}
+	}
+	if err := l.to.set(key, v); err != nil {
+		l.errs = append(l.errs, memberError{key, err})
+	}
+	return nil
+}
+
+// result returns the decoder's error err, else the first error left.
+func (l *lastWins) result(err error) error {
+	for i := 0; err == nil && i < len(l.errs); i++ {
+		err = l.errs[i].err
+	}
+	return err
 }

@@ -106,6 +106,11 @@ func (o *lineObject) value(k string, v any, path string, depth int) error {
 
 // appendRecordLine is AppendRecord in the Line style.
 func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
+	if s.absent != 0 {
+		// Read without some members (an older writer's record), which it
+		// is written without: rare, so through JSONValue.
+		return pyjson.Append(buf, s.JSONValue(true), pyjson.Line, "")
+	}
 	o := lineObject{buf: buf}
 	o.open()
 	o.str("run_id", s.RunID)

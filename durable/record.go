@@ -32,6 +32,14 @@ type StepRecord struct {
 	// write what was read, or a chain Python wrote would not verify.
 	emptyNotNull emptyFields
 
+	// absent records which members the object read lacked (an older
+	// Python writer has no session_id, attempt or idempotency_key).
+	// Python hashes and keeps a stored record as json.loads gives it, so a
+	// member still absent and still at the decoder's default is written
+	// and hashed without it, or the writer's chain would not verify. A
+	// record built in Go lacks none.
+	absent memberSet
+
 	// Extra keeps members written by newer peers, so a record read and
 	// re-encoded (or hashed) keeps them.
 	Extra map[string]any
@@ -39,6 +47,15 @@ type StepRecord struct {
 	// Seq is the store-assigned 1-based position in the run's ledger. It
 	// is not part of the record JSON.
 	Seq int64
+}
+
+// Derived returns a shallow copy of r for a new record made from it (a
+// cancelled end of a STARTED record read back): it writes every member,
+// whatever members r was read without.
+func (r *StepRecord) Derived() StepRecord {
+	c := *r
+	c.absent = 0
+	return c
 }
 
 // Clone returns a deep copy of s.
@@ -52,38 +69,56 @@ func (s *StepRecord) Clone() *StepRecord {
 
 // JSONValue returns the record as an ordered wire object (Python key
 // order). withHash=false drops record_hash and signature: the text the
-// hash chain hashes.
+// hash chain hashes. Members the record was read without are left out
+// while they hold the decoder's default (see absent); prev_hash never is,
+// as Python's chain sets it before hashing.
 func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 	attempt := s.Attempt
 	if attempt == 0 {
 		attempt = 1
 	}
 	o := make(pyjson.Ordered, 0, 16+len(s.Extra))
-	o = append(o,
-		pyjson.KV{Key: "run_id", Value: s.RunID},
-		pyjson.KV{Key: "step_id", Value: s.StepID},
-		pyjson.KV{Key: "node_id", Value: s.NodeID},
-		pyjson.KV{Key: "status", Value: string(s.Status)},
-		pyjson.KV{Key: "effect", Value: s.Effect.JSONValue()},
-		pyjson.KV{Key: "result", Value: s.Result},
-		pyjson.KV{Key: "error", Value: s.emptyNotNull.str(emptyError, s.Error)},
-		pyjson.KV{Key: "started_at", Value: s.StartedAt.jsonValue()},
-		pyjson.KV{Key: "ended_at", Value: s.EndedAt.jsonValue()},
-		pyjson.KV{Key: "actor_id", Value: s.emptyNotNull.str(emptyActor, s.ActorID)},
-		pyjson.KV{Key: "session_id", Value: s.emptyNotNull.str(emptySession, s.SessionID)},
-		pyjson.KV{Key: "attempt", Value: attempt},
-		pyjson.KV{Key: "idempotency_key", Value: nullString(s.IdempotencyKey)},
-		pyjson.KV{Key: "prev_hash", Value: nullString(s.PrevHash)},
-	)
+	member := func(m memberSet, key string, v any) {
+		if s.writes(m, v) {
+			o = append(o, pyjson.KV{Key: key, Value: v})
+		}
+	}
+	member(recRunID, "run_id", s.RunID)
+	member(recStepID, "step_id", s.StepID)
+	member(recNodeID, "node_id", s.NodeID)
+	member(recStatus, "status", string(s.Status))
+	member(recEffect, "effect", s.Effect.JSONValue())
+	member(recResult, "result", s.Result)
+	member(recError, "error", s.emptyNotNull.str(emptyError, s.Error))
+	member(recStartedAt, "started_at", s.StartedAt.jsonValue())
+	member(recEndedAt, "ended_at", s.EndedAt.jsonValue())
+	member(recActorID, "actor_id", s.emptyNotNull.str(emptyActor, s.ActorID))
+	member(recSessionID, "session_id", s.emptyNotNull.str(emptySession, s.SessionID))
+	member(recAttempt, "attempt", attempt)
+	member(recIdempotencyKey, "idempotency_key", nullString(s.IdempotencyKey))
+	o = append(o, pyjson.KV{Key: "prev_hash", Value: nullString(s.PrevHash)})
 	if withHash {
-		o = append(o,
-			pyjson.KV{Key: "record_hash", Value: nullString(s.RecordHash)},
-			pyjson.KV{Key: "signature", Value: nullString(s.Signature)})
+		member(recRecordHash, "record_hash", nullString(s.RecordHash))
+		member(recSignature, "signature", nullString(s.Signature))
 	}
 	for _, k := range pyjson.SortedKeys(s.Extra) {
 		o = append(o, pyjson.KV{Key: k, Value: s.Extra[k]})
 	}
 	return o
+}
+
+// writes reports whether member m, of wire value v, is written: unless
+// the record was read without it and v is still what the decoder put in
+// its place (null, "", attempt 1).
+func (s *StepRecord) writes(m memberSet, v any) bool {
+	if s.absent&m == 0 {
+		return true
+	}
+	switch v {
+	case nil, "":
+		return false
+	}
+	return m != recAttempt || v != any(1)
 }
 
 // MarshalRecord encodes a record in the given style.
@@ -99,10 +134,12 @@ func AppendRecord(buf []byte, s *StepRecord, st pyjson.Style) ([]byte, error) {
 	return pyjson.Append(buf, s.JSONValue(true), st, "")
 }
 
-// UnmarshalRecord decodes one ledger record.
+// UnmarshalRecord decodes one ledger record. Of a repeated key the last
+// value counts, as in Python.
 func UnmarshalRecord(data []byte) (*StepRecord, error) {
-	s := &StepRecord{Attempt: 1}
-	if err := pyjson.DecodeObjectFunc(data, s.set); err != nil {
+	s := &StepRecord{Attempt: 1, absent: allRecordMembers}
+	l := lastWins{to: s}
+	if err := l.result(pyjson.DecodeObjectFunc(data, l.member)); err != nil {
 		return nil, fmt.Errorf("decoding ledger record: %w", err)
 	}
 	return s, nil
@@ -111,7 +148,7 @@ func UnmarshalRecord(data []byte) (*StepRecord, error) {
 // RecordFromJSON builds a StepRecord from a decoded JSON object. Unknown
 // status strings and effect types are kept (foreign ledgers may use them).
 func RecordFromJSON(m map[string]any) (*StepRecord, error) {
-	s := &StepRecord{Attempt: 1}
+	s := &StepRecord{Attempt: 1, absent: allRecordMembers}
 	for k, v := range m {
 		if err := s.set(k, v); err != nil {
 			return nil, err
@@ -120,48 +157,65 @@ func RecordFromJSON(m map[string]any) (*StepRecord, error) {
 	return s, nil
 }
 
-// set assigns one member of the wire object; unknown keys go to Extra.
+// set assigns one member of the wire object, replacing what an earlier
+// occurrence of the key set; unknown keys go to Extra.
 func (s *StepRecord) set(key string, v any) error {
 	var err error
+	var m memberSet
 	switch key {
 	case "run_id":
+		m = recRunID
 		s.RunID, err = asString(key, v)
 	case "step_id":
+		m = recStepID
 		s.StepID, err = asString(key, v)
 	case "node_id":
+		m = recNodeID
 		s.NodeID, err = asString(key, v)
 	case "status":
+		m = recStatus
 		var st string
 		st, err = asString(key, v)
 		s.Status = StepStatus(st)
 	case "effect":
+		m = recEffect
 		s.Effect, err = decodeEffect(v)
 	case "result":
+		m = recResult
 		s.Result = v
 	case "error":
+		m = recError
 		s.Error, err = asString(key, v)
 		s.emptyNotNull.note(emptyError, v)
 	case "started_at":
+		m = recStartedAt
 		s.StartedAt, err = asTime(key, v)
 	case "ended_at":
+		m = recEndedAt
 		s.EndedAt, err = asTime(key, v)
 	case "actor_id":
+		m = recActorID
 		s.ActorID, err = asString(key, v)
 		s.emptyNotNull.note(emptyActor, v)
 	case "session_id":
+		m = recSessionID
 		s.SessionID, err = asString(key, v)
 		s.emptyNotNull.note(emptySession, v)
 	case "attempt":
+		m = recAttempt
 		var a int64
 		a, err = asInt(key, v, 1)
 		s.Attempt = int(a)
 	case "idempotency_key":
+		m = recIdempotencyKey
 		s.IdempotencyKey, err = asString(key, v)
 	case "prev_hash":
 		s.PrevHash, err = asString(key, v)
 	case "record_hash":
+		m = recRecordHash
 		s.RecordHash, err = asString(key, v)
 	case "signature":
+		m = recSignature
 		s.Signature, err = asString(key, v)
 	default:
 		if s.Extra == nil {
@@ -169,8 +223,33 @@ func (s *StepRecord) set(key string, v any) error {
 		}
 		s.Extra[key] = v
 	}
+	s.absent &^= m
 	return err
 }
+
+// memberSet is a set of StepRecord's wire members. prev_hash has no
+// bit: it is always written (see JSONValue).
+type memberSet uint16
+
+const (
+	recRunID memberSet = 1 << iota
+	recStepID
+	recNodeID
+	recStatus
+	recEffect
+	recResult
+	recError
+	recStartedAt
+	recEndedAt
+	recActorID
+	recSessionID
+	recAttempt
+	recIdempotencyKey
+	recRecordHash
+	recSignature
+
+	allRecordMembers = recSignature<<1 - 1
+)
 
 // emptyFields is a set of string fields read as "" rather than null.
 type emptyFields uint8
@@ -183,10 +262,13 @@ const (
 	emptyParent
 )
 
-// note adds f when the JSON value v read for it is "".
+// note adds f when the JSON value v read for it is "", and removes it
+// otherwise: of a repeated key the last value counts.
 func (e *emptyFields) note(f emptyFields, v any) {
 	if v == "" {
 		*e |= f
+	} else {
+		*e &^= f
 	}
 }
 

@@ -104,20 +104,26 @@ func AppendRun(buf []byte, r *RunState, st pyjson.Style) ([]byte, error) {
 }
 
 // UnmarshalRun decodes a RunState written by this package or by Python.
+// Of a repeated key the last value counts, as in Python.
 func UnmarshalRun(data []byte) (*RunState, error) {
-	return decodeRun(func(set func(string, any) error) error { return pyjson.DecodeObjectFunc(data, set) })
+	r := &RunState{}
+	l := lastWins{to: r}
+	return r.decoded(l.result(pyjson.DecodeObjectFunc(data, l.member)))
 }
 
 // UnmarshalRunString is UnmarshalRun reading a string without copying it
 // (the run's strings are slices of it).
 func UnmarshalRunString(text string) (*RunState, error) {
-	return decodeRun(func(set func(string, any) error) error { return pyjson.DecodeObjectFuncString(text, set) })
+	r := &RunState{}
+	l := lastWins{to: r}
+	return r.decoded(l.result(pyjson.DecodeObjectFuncString(text, l.member)))
 }
 
-// decodeRun builds a RunState from the members decode passes to set.
-func decodeRun(decode func(set func(key string, value any) error) error) (*RunState, error) {
-	r := &RunState{}
-	if err := decode(r.set); err != nil {
+// decoded finishes a run whose members were read with error err. The
+// decoders call the pyjson functions themselves, so that nothing of the
+// member callback escapes to the heap.
+func (r *RunState) decoded(err error) (*RunState, error) {
+	if err != nil {
 		return nil, fmt.Errorf("decoding run state: %w", err)
 	}
 	if err := r.checkDecoded(); err != nil {
@@ -222,7 +228,8 @@ func (r *RunState) checkDecoded() error {
 	return nil
 }
 
-// set assigns one member of the wire object; unknown keys are ignored.
+// set assigns one member of the wire object, replacing what an earlier
+// occurrence of the key set; unknown keys are ignored.
 func (r *RunState) set(key string, v any) error {
 	var err error
 	switch key {
@@ -241,6 +248,7 @@ func (r *RunState) set(key string, v any) error {
 	case "waiting":
 		r.Waiting, err = DecodeWaitState(v)
 	case "output":
+		r.outputRead = nil
 		if r.Output, err = asObject(key, v); err != nil {
 			r.Output, r.outputRead, err = nil, v, nil
 		}

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,6 +37,44 @@ func (t Time) jsonValue() any {
 		return nil
 	}
 	return FormatTime(t.Time)
+}
+
+// MarshalJSON writes t as its wire form, the isoformat text or null,
+// instead of the RFC 3339 of the embedded time.Time ("…Z", which breaks
+// Python's string comparisons): a Time a node puts in vars, a payload or
+// a result reaches encoding/json, and pyjson through it.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 34)
+	b = append(b, '"')
+	b = appendTime(b, t.Time)
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, and any timestamp
+// ParseTime reads; null (and "", as the record decoders read it) is the
+// zero Time.
+func (t *Time) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*t = Time{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("durable.Time: %w", err)
+	}
+	if s == "" {
+		*t = Time{}
+		return nil
+	}
+	v, err := ParseTime(s)
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
 }
 
 // FormatTime formats t in UTC the way Python's isoformat() does.

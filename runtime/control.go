@@ -439,7 +439,7 @@ func (s *session) openAttemptEnd(ctx context.Context) (*durable.StepRecord, erro
 				return nil, nil // ended
 			}
 		}
-		end := *rec
+		end := rec.Derived()
 		end.Seq = 0
 		end.Status = durable.StepCancelled
 		end.Error = "cancelled"
