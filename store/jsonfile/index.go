@@ -40,13 +40,21 @@ func newMeta(r *durable.RunState, version int64) *runMeta {
 }
 
 // cachedRun is the last state read or written for a run (frozen: compact,
-// and a reader thaws its own copy), valid while the file keeps the same
-// modification time and size.
+// and a reader thaws its own copy), valid while the same file (fileID) is
+// at the run's path with the same modification time and size. Time and
+// size alone miss a rewrite by another process within one timestamp tick
+// that keeps the size (Python saves by os.replace: a new file).
 type cachedRun struct {
 	mtime time.Time
 	size  int64
+	file  fileID
 	run   frozen.Run
 }
+
+// fileID tells files apart where modification times cannot: its device
+// and inode numbers (fileIDOf), the zero value where the system gives
+// none.
+type fileID struct{ dev, ino uint64 }
 
 // runIndex holds the lookup structures the queries use instead of
 // scanning run files.

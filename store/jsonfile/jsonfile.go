@@ -26,7 +26,7 @@
 // a crash between them leaves records whose state was never saved, which
 // the kernel's replay checks handle. A commit that ends a run is the
 // exception: its state is written first under a staged name
-// (.commit-<id>.<ledger size>-<size after>-<sum>.tmp), then the records are
+// (.commit-<id>.<ledger size>-<size after>-<sum>.<ino>.tmp), then the records are
 // appended, then the staged file takes the run file's place; the next
 // open finishes such a commit if all its records landed and drops it
 // otherwise (staged.go), so a run's end is never half made.

@@ -124,8 +124,8 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		var stage func(size int64, appended []byte) error
 		if !p.Create && p.Run.Status.Terminal() && !cur.stub.Status.Terminal() {
 			stage = func(size int64, appended []byte) error {
-				name := stagedName(id, size, appended)
-				if size < 0 || len(name) > maxNameLen {
+				name := stagedNameOf(id, path, size, appended)
+				if name == "" {
 					return nil // committed unstaged, as any other commit
 				}
 				var err error
@@ -180,7 +180,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	run, cacheErr := frozen.NewStoredRun(p.Run)
 	c := &cachedRun{run: run, size: -1}
 	if fi, err := os.Stat(path); err == nil && cacheErr == nil {
-		c.mtime, c.size = fi.ModTime(), fi.Size()
+		c.mtime, c.size, c.file = fi.ModTime(), fi.Size(), fileIDOf(fi)
 	}
 	meta := newMeta(p.Run, p.Run.Version)
 	s.mu.Lock()
@@ -245,7 +245,7 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 	meta := s.runs[id]
 	s.mu.RUnlock()
 	c, _ := s.cache.Get(id)
-	if meta != nil && c != nil && c.mtime.Equal(fi.ModTime()) && c.size == fi.Size() {
+	if meta != nil && c != nil && c.mtime.Equal(fi.ModTime()) && c.size == fi.Size() && c.file == fileIDOf(fi) {
 		return c.run.Thaw(), nil
 	}
 	r, err := s.readRunFile(id, path)
@@ -259,7 +259,7 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 		s.setLocked(id, meta)
 	}
 	r.Version = meta.version
-	s.cache.Put(id, &cachedRun{mtime: fi.ModTime(), size: fi.Size(), run: frozen.NewRun(r)}, fi.Size())
+	s.cache.Put(id, &cachedRun{mtime: fi.ModTime(), size: fi.Size(), file: fileIDOf(fi), run: frozen.NewRun(r)}, fi.Size())
 	s.mu.Unlock()
 	return r, nil
 }

@@ -15,17 +15,23 @@ import (
 )
 
 // A terminal commit (one that ends a run) is made in three steps: its
-// state is staged under .commit-<run id>.<ledger size>-<size after>-<sum>.tmp
-// (sum: FNV-1a of the bytes to append),
-// its records are appended to the ledger, then the staged file is put in
-// place of run_<id>.json. A process killed between the append and the
-// last step leaves the terminal records without the state they end;
-// Python's store (and ours before staging) then replays the run from its
-// last checkpoint, and a replay that ends otherwise (a cancel arrived, a
-// failed effect succeeds the second time) gives the ledger two terminal
-// records of different statuses. The staged name lets the next open
-// finish the commit instead: the ledger's size and the sum of its last
-// bytes say whether the records landed whole, and nothing else since.
+// state is staged under
+// .commit-<run id>.<ledger size>-<size after>-<sum>.<ino>.tmp
+// (sum: FNV-1a of the bytes to append; ino: the inode number of
+// run_<id>.json then), its records are appended to the ledger, then the
+// staged file is put in place of run_<id>.json. A process killed between
+// the append and the last step leaves the terminal records without the
+// state they end; Python's store (and ours before staging) then replays
+// the run from its last checkpoint, and a replay that ends otherwise (a
+// cancel arrived, a failed effect succeeds the second time) gives the
+// ledger two terminal records of different statuses. The staged name lets
+// the next open finish the commit instead: the ledger's size and the sum
+// of its last bytes say whether the records landed whole, and nothing
+// else since; the inode number whether the run file is still the one the
+// commit replaces (Python saves by os.replace, a new file), which file
+// times cannot say (a save within one timestamp tick, a clock stepped
+// back). Earlier releases' names, and ours where no inode number is
+// known or the longer name does not fit, lack the .<ino> field.
 const stagedPattern = ".commit-*.tmp"
 
 // maxNameLen is the longest file name most file systems accept; a run id
@@ -40,9 +46,43 @@ type stagedCommit struct {
 	sum         uint64
 }
 
+// stagedName is a staged name without the run file's inode number: the
+// format of earlier releases.
 func stagedName(id string, size int64, appended []byte) string {
+	return stagedStem(id, size, appended) + ".tmp"
+}
+
+// stagedNameFor is a staged name recording ino, the inode number of the
+// run file the commit replaces.
+func stagedNameFor(id string, size int64, appended []byte, ino uint64) string {
+	return stagedStem(id, size, appended) + "." + strconv.FormatUint(ino, 10) + ".tmp"
+}
+
+func stagedStem(id string, size int64, appended []byte) string {
 	return ".commit-" + id + "." + strconv.FormatInt(size, 10) + "-" +
-		strconv.FormatInt(size+int64(len(appended)), 10) + "-" + strconv.FormatUint(appendSum(appended), 16) + ".tmp"
+		strconv.FormatInt(size+int64(len(appended)), 10) + "-" + strconv.FormatUint(appendSum(appended), 16)
+}
+
+// stagedNameOf names the staging of a commit of run id, whose file is at
+// path: with the run file's inode number when it is known and the name
+// fits maxNameLen, else without (a run whose name fits only without it
+// is still staged, judged at recovery by file times as before). An empty
+// name means the run is committed unstaged.
+func stagedNameOf(id, path string, size int64, appended []byte) string {
+	if size < 0 {
+		return ""
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if ino := fileIDOf(fi).ino; ino != 0 {
+			if name := stagedNameFor(id, size, appended, ino); len(name) <= maxNameLen {
+				return name
+			}
+		}
+	}
+	if name := stagedName(id, size, appended); len(name) <= maxNameLen {
+		return name
+	}
+	return ""
 }
 
 func appendSum(b []byte) uint64 {
@@ -51,10 +91,12 @@ func appendSum(b []byte) uint64 {
 	return h.Sum64()
 }
 
-// parseStagedName reads back what stagedName wrote.
+// parseStagedName reads back what stagedName or stagedNameFor wrote
+// (stagedIno reads the inode number of the latter).
 func parseStagedName(name string) (c stagedCommit, ok bool) {
 	rest, ok1 := strings.CutPrefix(name, ".commit-")
 	rest, ok2 := strings.CutSuffix(rest, ".tmp")
+	rest, _, _ = cutIno(rest)
 	i := strings.LastIndexByte(rest, '.')
 	if !ok1 || !ok2 || i <= 0 {
 		return c, false
@@ -71,6 +113,28 @@ func parseStagedName(name string) (c stagedCommit, ok bool) {
 	}
 	c = stagedCommit{id: rest[:i], size: size, after: after, sum: sum}
 	return c, checkID("run", c.id) == nil
+}
+
+// stagedIno returns the run file's inode number a staged name records,
+// and false for a name without one.
+func stagedIno(name string) (ino uint64, ok bool) {
+	_, ino, ok = cutIno(strings.TrimSuffix(name, ".tmp"))
+	return ino, ok
+}
+
+// cutIno cuts a trailing .<ino> field off a staged name without its
+// .tmp. The field before it (<size>-<size after>-<sum>) always holds a
+// '-', so a name without the field is never taken for one with it.
+func cutIno(rest string) (string, uint64, bool) {
+	i := strings.LastIndexByte(rest, '.')
+	if i < 0 {
+		return rest, 0, false
+	}
+	ino, err := strconv.ParseUint(rest[i+1:], 10, 64)
+	if err != nil {
+		return rest, 0, false
+	}
+	return rest[:i], ino, true
 }
 
 // promote puts a staged run file in place of path. When that fails with
@@ -160,7 +224,7 @@ func (s *Store) recoverStagedCommit(staged string) error {
 		// off, unless the run was saved since the staging (another
 		// process, Python say, used the directory meanwhile and the
 		// bytes may be its own).
-		if savedAfter(path, staged) {
+		if savedSince(path, staged) {
 			s.log.Warn("leaving a ledger another process wrote after an interrupted terminal commit", "run_id", c.id)
 			return removeFile(staged)
 		}
@@ -179,7 +243,7 @@ func (s *Store) recoverStagedCommit(staged string) error {
 		// Put in place already: the staged name holds the state it displaced.
 		return removeFile(staged)
 	}
-	if savedAfter(path, staged) {
+	if savedSince(path, staged) {
 		s.log.Warn("leaving a run another process saved after an interrupted terminal commit", "run_id", c.id)
 		return removeFile(staged)
 	}
@@ -209,12 +273,27 @@ func (s *Store) appendedMatch(ledger string, c stagedCommit) bool {
 	return h.Sum64() == c.sum
 }
 
-// savedAfter reports whether the run file was written after the staged
-// one (a staged file is written just before its commit's append).
-func savedAfter(runFile, staged string) bool {
-	r, err1 := os.Stat(runFile)
-	st, err2 := os.Stat(staged)
-	return err1 == nil && err2 == nil && r.ModTime().After(st.ModTime())
+// savedSince reports whether the run file was saved since the commit was
+// staged. A staged name recording the run file's inode number is judged
+// by it: another file at runFile now was saved since (Python saves by
+// os.replace, a new file; nothing of ours replaces the run file between
+// the staging and the kill this recovers from). A name without one leaves
+// only file times: the run file written after the staged one (a staged
+// file is written just before its commit's append), which misses a save
+// within the staging's timestamp tick and takes a run saved before the
+// clock stepped back for one saved since.
+func savedSince(runFile, staged string) bool {
+	r, err := os.Stat(runFile)
+	if err != nil {
+		return false
+	}
+	if ino, ok := stagedIno(filepath.Base(staged)); ok {
+		if id := fileIDOf(r); id != (fileID{}) {
+			return id.ino != ino
+		}
+	}
+	st, err := os.Stat(staged)
+	return err == nil && r.ModTime().After(st.ModTime())
 }
 
 func removeFile(path string) error {
