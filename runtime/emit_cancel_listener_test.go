@@ -1,8 +1,7 @@
 package runtime_test
 
-// Review of waits and cross-run effects (area "waitsevents"): each test
-// fails on the current code for the reason its comment states, and passes
-// once that is fixed.
+// From a review of waits and cross-run effects: the test failed on the
+// code it was written against for the reason its comment states.
 
 import (
 	"context"

@@ -208,28 +208,24 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		line = append([]byte{'\n'}, line...)
 	}
 	_, statErr := os.Stat(s.commandsPath())
-	if err := s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist), nil); errors.Is(err, errAppendedUnsynced) {
-		// The line is whole in the file (only its new directory entry
-		// may not be durable): it is the command, which a retry with the
-		// same id must find, as a reopen would.
-		l.tailNL = true
-		l.lastSeq = rec.Seq
-		l.records = append(l.records, rec)
-		l.byID[rec.CommandID] = rec.Seq
-		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
-	} else if err != nil {
+	err = s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist), nil)
+	l.lastSeq = rec.Seq // handed out, whatever happened
+	if err != nil && !errors.Is(err, errAppendedUnsynced) {
 		// Part of the line may be in the file, even all of it if cutting
 		// it back failed: the next append starts on a new line rather than
-		// complete this one (readers skip an empty line), and this seq is
-		// not handed out again.
+		// complete this one (readers skip an empty line).
 		l.tailNL = false
-		l.lastSeq = rec.Seq
 		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
 	}
+	// The line is whole in the file: it is the command, even when only
+	// its new directory entry may not be durable (errAppendedUnsynced),
+	// which a retry with the same id must then find, as a reopen would.
 	l.tailNL = true
-	l.lastSeq = rec.Seq
 	l.records = append(l.records, rec)
 	l.byID[rec.CommandID] = rec.Seq
+	if err != nil {
+		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
+	}
 	c.Seq = rec.Seq
 	return durable.CommandAppendResult{Accepted: true, Seq: rec.Seq}, nil
 }

@@ -124,11 +124,11 @@ func holdAdvisoryLock(t *testing.T, c *pgx.Conn, schema, kind, name string) pgx.
 // ("Concurrency between processes"): of two commits of one version
 // "exactly one changes a row; the other, after waiting, changes none and
 // gets store.ErrConflict", and postgres.go's inTx promise of READ
-// COMMITTED transactions. The store never pins its isolation level: on a
+// COMMITTED transactions. Before the store pinned its isolation level, on a
 // database whose default_transaction_isolation is repeatable read (or
-// serializable), the waiting commit fails with SQLSTATE 40001 ("could not
-// serialize access due to concurrent update"), which is not ErrConflict,
-// so the runtime treats a routine lost race as a store failure.
+// serializable), the waiting commit failed with SQLSTATE 40001 ("could
+// not serialize access due to concurrent update"), which is not
+// ErrConflict, so the runtime took a routine lost race for a store failure.
 func TestCommitConflictUnderRepeatableReadDefault(t *testing.T) {
 	testURL(t)
 	t.Parallel()
@@ -181,11 +181,11 @@ func TestCommitConflictUnderRepeatableReadDefault(t *testing.T) {
 // seqs are MAX(seq)+1 taken under a per-run advisory lock held to commit
 // … so they are gapless" and ledger.go's ledgerInsertSQL, which relies on
 // READ COMMITTED ("in READ COMMITTED the statement's snapshot then sees
-// every append committed before"). The store never pins READ COMMITTED:
-// with a database default of repeatable read, the snapshot is the one
-// taken before the lock wait, the second of two appenders reads the old
-// MAX(seq), and its append fails with a duplicate key instead of taking
-// the next seq (the memory store accepts both).
+// every append committed before"). Before the store pinned READ
+// COMMITTED, with a database default of repeatable read, the snapshot was
+// the one taken before the lock wait, the second of two appenders read the
+// old MAX(seq), and its append failed with a duplicate key instead of
+// taking the next seq (the memory store accepts both).
 func TestLedgerAppendUnderRepeatableReadDefault(t *testing.T) {
 	testURL(t)
 	t.Parallel()
@@ -257,10 +257,10 @@ func TestConcurrentOpenUnderRepeatableReadDefault(t *testing.T) {
 // append: gapless") and store.CommandStore ("CommandAppend stores a
 // command once per CommandID"): two runners' appends that meet on the
 // command_seq row both succeed with consecutive seqs, as in the memory
-// store. The store never pins READ COMMITTED: with a database default of
-// repeatable read, the appender that waited for the row fails with
-// SQLSTATE 40001 once the other one's update commits, and an API caller's
-// pause or cancel is refused.
+// store. Before the store pinned READ COMMITTED, with a database default of
+// repeatable read, the appender that waited for the row failed with
+// SQLSTATE 40001 once the other one's update committed, and an API
+// caller's pause or cancel was refused.
 func TestCommandAppendUnderRepeatableReadDefault(t *testing.T) {
 	testURL(t)
 	t.Parallel()

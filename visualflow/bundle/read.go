@@ -212,20 +212,19 @@ func (b *budgeted) fits(m Manifest) error {
 	}
 	seen := map[string]bool{}
 	total := int64(b.total)
-	for _, p := range m.Flows {
-		p = normPath(p)
-		seen[p] = true
-		if n, ok := z.declaredSize(p); ok {
-			total += n
-		}
-	}
-	for _, p := range m.Assets {
-		if p = normPath(p); !seen[p] {
+	charge := func(p string, again bool) {
+		if p = normPath(p); again || !seen[p] {
 			seen[p] = true
 			if n, ok := z.declaredSize(p); ok {
 				total += n
 			}
 		}
+	}
+	for _, p := range m.Flows {
+		charge(p, true)
+	}
+	for _, p := range m.Assets {
+		charge(p, false)
 	}
 	if total > maxBundleSize {
 		return errTooLarge
