@@ -129,19 +129,23 @@ func TestFlowStartNonObjectInputManyPins(t *testing.T) {
 	}
 }
 
+// concatExecFlow runs concat as an exec node on the var msg (inputKey),
+// with nothing wired to its pins.
+const concatExecFlow = `{
+  "id": "f", "entryNode": "start",
+  "nodes": [
+    {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
+    {"id": "cat", "type": "concat", "data": {"inputKey": "msg",
+      "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "a", "type": "string"}, {"id": "b", "type": "string"}],
+      "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "result", "type": "string"}]}}
+  ],
+  "edges": [{"source": "start", "sourceHandle": "exec-out", "target": "cat", "targetHandle": "exec-in"}]}`
+
 // concat as an exec node receiving a non-object input (nothing resolved,
 // inputKey naming a string var): spec §6.5 "Non-object input →
 // str(input)". Ours passed {"input": x} to the builtin and returned "".
 func TestConcatNonObjectInput(t *testing.T) {
-	st := runFlowOnce(t, `{
-	  "id": "f", "entryNode": "start",
-	  "nodes": [
-	    {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
-	    {"id": "cat", "type": "concat", "data": {"inputKey": "msg",
-	      "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "a", "type": "string"}, {"id": "b", "type": "string"}],
-	      "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "result", "type": "string"}]}}
-	  ],
-	  "edges": [{"source": "start", "sourceHandle": "exec-out", "target": "cat", "targetHandle": "exec-in"}]}`,
+	st := runFlowOnce(t, concatExecFlow,
 		map[string]any{"msg": "hi"})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)

@@ -235,15 +235,7 @@ func TestSwitchNonStringCaseIDSkipped(t *testing.T) {
 // returned str(input): "0", "False", "[]".
 func TestConcatFalsyNonObjectInput(t *testing.T) {
 	for _, v := range []any{int64(0), false, []any{}} {
-		st := runFlowOnce(t, `{
-		  "id": "f", "entryNode": "start",
-		  "nodes": [
-		    {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
-		    {"id": "cat", "type": "concat", "data": {"inputKey": "msg",
-		      "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "a", "type": "string"}, {"id": "b", "type": "string"}],
-		      "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "result", "type": "string"}]}}
-		  ],
-		  "edges": [{"source": "start", "sourceHandle": "exec-out", "target": "cat", "targetHandle": "exec-in"}]}`,
+		st := runFlowOnce(t, concatExecFlow,
 			map[string]any{"msg": v})
 		if st.Status != durable.RunCompleted {
 			t.Fatalf("status %s (%s)", st.Status, st.Error)
