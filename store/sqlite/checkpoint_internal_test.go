@@ -69,29 +69,37 @@ func TestIdleCheckpoint_FoldsTheWALWhenQuiet(t *testing.T) {
 	if before == 0 {
 		t.Fatal("the commits left no WAL to fold")
 	}
-	select {
-	case <-s.ckpt.folded:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no idle checkpoint within 10 s of the last commit")
+	// A pause in the commits on a loaded machine may already have folded
+	// part of them, leaving its signal behind: a fold seen here is judged
+	// by the copy, and a partial one waited past, up to 10 s in all.
+	deadline := time.After(10 * time.Second)
+	var rows []store.RunIndexRow
+	for copies := 0; len(rows) != 50; copies++ {
+		select {
+		case <-s.ckpt.folded:
+		case <-deadline:
+			t.Fatalf("no idle checkpoint holding every run within 10 s of the last commit (the database file alone held %d runs)", len(rows))
+		}
+		// The checkpoint ran in the writer turn; taking the turn here
+		// waits for nothing else to write while the file is copied.
+		copyPath := filepath.Join(dir, fmt.Sprintf("copy%d.sqlite", copies))
+		s.wsem <- struct{}{}
+		copyFile(t, path, copyPath)
+		<-s.wsem
+		only, err := New(t.Context(), Config{Path: copyPath, IdleCheckpoint: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err = only.RunIndex(t.Context(), &store.RunIndexParams{Limit: 100})
+		if err != nil {
+			t.Fatalf("the database file alone after the idle checkpoint: %v", err)
+		}
+		if err := only.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if n := walSize(t, path); n != before {
 		t.Errorf("WAL is %d bytes after the idle checkpoint, want it kept at %d", n, before)
-	}
-	// The checkpoint ran in the writer turn; taking the turn here waits
-	// for nothing else to write while the file is copied.
-	s.wsem <- struct{}{}
-	copyFile(t, path, filepath.Join(dir, "copy.sqlite"))
-	<-s.wsem
-	only, err := New(t.Context(), Config{Path: filepath.Join(dir, "copy.sqlite"), IdleCheckpoint: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := only.RunIndex(t.Context(), &store.RunIndexParams{Limit: 100})
-	if err != nil || len(rows) != 50 {
-		t.Fatalf("the database file alone after the idle checkpoint: %d runs, %v; want 50", len(rows), err)
-	}
-	if err := only.Close(); err != nil {
-		t.Fatal(err)
 	}
 	commitRunsFrom(t, s, 50, 50)
 	if after := walSize(t, path); after > before {
