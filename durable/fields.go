@@ -110,18 +110,6 @@ func asInt(key string, v any, def int64) (int64, error) {
 	return int64(f), nil
 }
 
-func getBool(m map[string]any, key string, def bool) (bool, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return def, nil
-	}
-	b, ok := v.(bool)
-	if !ok {
-		return def, fieldError(key, "a boolean", v)
-	}
-	return b, nil
-}
-
 // lastWins applies the members of an object as Python's json.loads reads
 // it: of a repeated key the last value counts. to's set must replace all
 // an earlier occurrence of the key set; member keeps an error until the

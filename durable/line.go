@@ -52,7 +52,6 @@ func (o *lineObject) str(k, v string) {
 	o.buf = pyjson.AppendString(o.buf, v, false)
 }
 
-// nullStr writes "" as null.
 // any writes k with v, a string or nil (emptyFields.str).
 func (o *lineObject) any(k string, v any) {
 	if s, ok := v.(string); ok {
@@ -71,6 +70,7 @@ func (o *lineObject) nullStrKeep(k, v string, keepEmpty bool) {
 	o.nullStr(k, v)
 }
 
+// nullStr writes "" as null.
 func (o *lineObject) nullStr(k, v string) {
 	if v == "" {
 		o.null(k)
@@ -146,13 +146,19 @@ func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
 	o.time("ended_at", s.EndedAt)
 	o.any("actor_id", s.emptyNotNull.str(emptyActor, s.ActorID))
 	o.any("session_id", s.emptyNotNull.str(emptySession, s.SessionID))
-	attempt := s.Attempt
-	if attempt == 0 {
-		attempt = 1
+	if v, ok := s.attemptRead.value(s.Attempt); ok {
+		if err := o.value("attempt", v, "attempt", 1); err != nil {
+			return buf, err
+		}
+	} else {
+		attempt := s.Attempt
+		if attempt == 0 {
+			attempt = 1
+		}
+		o.key("attempt")
+		o.buf = strconv.AppendInt(o.buf, int64(attempt), 10)
 	}
-	o.key("attempt")
-	o.buf = strconv.AppendInt(o.buf, int64(attempt), 10)
-	o.nullStr("idempotency_key", s.IdempotencyKey)
+	o.any("idempotency_key", s.emptyNotNull.str(emptyIdempotencyKey, s.IdempotencyKey))
 	o.nullStr("prev_hash", s.PrevHash)
 	o.nullStr("record_hash", s.RecordHash)
 	o.nullStr("signature", s.Signature)

@@ -1,7 +1,9 @@
 package durable
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
@@ -26,10 +28,11 @@ type StepRecord struct {
 	RecordHash     string
 	Signature      string
 
-	// emptyNotNull records which of Error, ActorID and SessionID were
-	// read as "" rather than null: Python keeps the two apart (a run
-	// started with actor_id=""), and a record re-encoded or hashed must
-	// write what was read, or a chain Python wrote would not verify.
+	// emptyNotNull records which of Error, ActorID, SessionID and
+	// IdempotencyKey were read as "" rather than null: Python keeps the
+	// two apart (a run started with actor_id=""), and a record re-encoded
+	// or hashed must write what was read, or a chain Python wrote would
+	// not verify.
 	emptyNotNull emptyFields
 
 	// absent records which members the object read lacked (an older
@@ -39,6 +42,13 @@ type StepRecord struct {
 	// and hashed without it, or the writer's chain would not verify. A
 	// record built in Go lacks none.
 	absent memberSet
+
+	// attemptRead keeps the attempt member as read when it is not the
+	// integer literal Attempt is written as (null, 2.0, 0 or 2.5 from
+	// another writer): Python hashes a stored record as json.loads gives
+	// it, so the record is written and hashed with that value, while
+	// Attempt gives Go callers a usable integer.
+	attemptRead keptAttempt
 
 	// Extra keeps members written by newer peers, so a record read and
 	// re-encoded (or hashed) keeps them.
@@ -51,10 +61,12 @@ type StepRecord struct {
 
 // Derived returns a shallow copy of r for a new record made from it (a
 // cancelled end of a STARTED record read back): it writes every member,
-// whatever members r was read without.
+// whatever members r was read without, and attempt as the integer
+// Attempt, however r spelled it.
 func (r *StepRecord) Derived() StepRecord {
 	c := *r
 	c.absent = 0
+	c.attemptRead = keptAttempt{}
 	return c
 }
 
@@ -73,10 +85,6 @@ func (s *StepRecord) Clone() *StepRecord {
 // while they hold the decoder's default (see absent); prev_hash never is,
 // as Python's chain sets it before hashing.
 func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
-	attempt := s.Attempt
-	if attempt == 0 {
-		attempt = 1
-	}
 	o := make(pyjson.Ordered, 0, 16+len(s.Extra))
 	member := func(m memberSet, key string, v any) {
 		if s.writes(m, v) {
@@ -94,8 +102,8 @@ func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 	member(recEndedAt, "ended_at", s.EndedAt.jsonValue())
 	member(recActorID, "actor_id", s.emptyNotNull.str(emptyActor, s.ActorID))
 	member(recSessionID, "session_id", s.emptyNotNull.str(emptySession, s.SessionID))
-	member(recAttempt, "attempt", attempt)
-	member(recIdempotencyKey, "idempotency_key", nullString(s.IdempotencyKey))
+	member(recAttempt, "attempt", s.attemptValue())
+	member(recIdempotencyKey, "idempotency_key", s.emptyNotNull.str(emptyIdempotencyKey, s.IdempotencyKey))
 	o = append(o, pyjson.KV{Key: "prev_hash", Value: nullString(s.PrevHash)})
 	if withHash {
 		member(recRecordHash, "record_hash", nullString(s.RecordHash))
@@ -105,6 +113,52 @@ func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 		o = append(o, pyjson.KV{Key: k, Value: s.Extra[k]})
 	}
 	return o
+}
+
+// attemptValue is the wire value of attempt: the value read while Attempt
+// still holds what was read from it, else Attempt, 0 written as 1 (the
+// default of a record built without one).
+func (s *StepRecord) attemptValue() any {
+	if v, ok := s.attemptRead.value(s.Attempt); ok {
+		return v
+	}
+	if s.Attempt == 0 {
+		return 1
+	}
+	return s.Attempt
+}
+
+// keptAttempt is an attempt member read in another spelling than the
+// integer literal of the Attempt read from it (see StepRecord.attemptRead).
+type keptAttempt struct {
+	wire any // nil (null) or the json.Number read
+	from int // the Attempt read from wire
+	ok   bool
+}
+
+// keepAttempt returns what to keep of the attempt member v, read as
+// attempt: nothing when v is the literal attempt is written as, or a value
+// whose literal is lost (a float64 from encoding/json), as before.
+func keepAttempt(v any, attempt int) keptAttempt {
+	switch x := v.(type) {
+	case nil:
+		return keptAttempt{from: attempt, ok: true}
+	case json.Number:
+		if attempt != 0 && string(x) == strconv.Itoa(attempt) {
+			return keptAttempt{}
+		}
+		return keptAttempt{wire: v, from: attempt, ok: true}
+	}
+	return keptAttempt{}
+}
+
+// value returns the value read, unless a caller has set Attempt, now
+// attempt, to something else since.
+func (k keptAttempt) value(attempt int) (any, bool) {
+	if !k.ok || attempt != k.from {
+		return nil, false
+	}
+	return k.wire, true
 }
 
 // writes reports whether member m, of wire value v, is written: unless
@@ -206,9 +260,14 @@ func (s *StepRecord) set(key string, v any) error {
 		var a int64
 		a, err = asInt(key, v, 1)
 		s.Attempt = int(a)
+		s.attemptRead = keptAttempt{}
+		if err == nil {
+			s.attemptRead = keepAttempt(v, s.Attempt)
+		}
 	case "idempotency_key":
 		m = recIdempotencyKey
 		s.IdempotencyKey, err = asString(key, v)
+		s.emptyNotNull.note(emptyIdempotencyKey, v)
 	case "prev_hash":
 		s.PrevHash, err = asString(key, v)
 	case "record_hash":
@@ -260,6 +319,7 @@ const (
 	emptySession
 	emptyResultKey
 	emptyParent
+	emptyIdempotencyKey
 )
 
 // note adds f when the JSON value v read for it is "", and removes it

@@ -46,8 +46,13 @@ func (s *StepRecord) StoredHead() (StepRecord, bool) {
 		return StepRecord{}, false
 	}
 	c := *s
-	if c.Attempt == 0 {
-		c.Attempt = 1 // written as 1
+	if _, ok := s.attemptRead.value(s.Attempt); !ok {
+		// Written as the integer Attempt (0 as 1), which reads back as
+		// nothing to keep.
+		c.attemptRead = keptAttempt{}
+		if c.Attempt == 0 {
+			c.Attempt = 1
+		}
 	}
 	c.Result, c.Extra = nil, nil
 	c.StartedAt, c.EndedAt = NewTime(s.StartedAt.Time), NewTime(s.EndedAt.Time)

@@ -65,13 +65,35 @@ func (t *Time) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("durable.Time: %w", err)
 	}
-	if s == "" {
+	return t.UnmarshalText([]byte(s))
+}
+
+// MarshalText writes t as MarshalJSON does without the quotes: the
+// isoformat text, or "" for the zero Time. Text encoders (map keys in
+// encoding/json, slog, encoding/xml, flag) would otherwise take the
+// embedded time.Time's RFC 3339, another spelling than the wire's.
+func (t Time) MarshalText() ([]byte, error) {
+	return t.AppendText(nil)
+}
+
+// AppendText appends MarshalText's text to b; it replaces time.Time's
+// (encoding.TextAppender) for the same reason.
+func (t Time) AppendText(b []byte) ([]byte, error) {
+	if t.IsZero() {
+		return b, nil
+	}
+	return appendTime(b, t.Time), nil
+}
+
+// UnmarshalText reads any timestamp ParseTime reads; "" is the zero Time.
+func (t *Time) UnmarshalText(data []byte) error {
+	if len(data) == 0 {
 		*t = Time{}
 		return nil
 	}
-	v, err := ParseTime(s)
+	v, err := ParseTime(string(data))
 	if err != nil {
-		return err
+		return fmt.Errorf("durable.Time: %w", err)
 	}
 	*t = v
 	return nil

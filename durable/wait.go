@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // WaitState describes what a waiting run waits for. Empty strings are
@@ -166,7 +167,8 @@ func (w *WaitState) untilValue() any {
 }
 
 // DecodeWaitState reads a wait object as the Python stores do: reason is
-// required and must be known; allow_free_text defaults to true.
+// required and must be known; allow_free_text is true when missing, else
+// the truthiness of its value (null is false).
 func DecodeWaitState(v any) (*WaitState, error) {
 	if v == nil {
 		return nil, nil
@@ -206,8 +208,12 @@ func DecodeWaitState(v any) (*WaitState, error) {
 	if c, ok := m["choices"].([]any); ok {
 		w.SetChoiceValues(c)
 	}
-	if w.AllowFreeText, err = getBool(m, "allow_free_text", true); err != nil {
-		return nil, err
+	// Python's stores read bool(waiting.get("allow_free_text", True)):
+	// only a missing member is true; null is false, any other value
+	// stands for its truthiness.
+	w.AllowFreeText = true
+	if v, ok := m["allow_free_text"]; ok {
+		w.AllowFreeText = pyval.Truthy(v)
 	}
 	if w.Details, err = getObject(m, "details"); err != nil {
 		return nil, err
