@@ -41,8 +41,13 @@ func (s *step) runEffect(n *node) (runtime.StepPlan, error) {
 
 // scalarBusPin names, for the effect nodes whose reference builder takes
 // a non-object input whole, the pin that input stands for: ask_user's
-// prompt, answer_user's message and wait_event's event_key are str(input).
-var scalarBusPin = map[string]string{"ask_user": "prompt", "answer_user": "message", "wait_event": "event_key"}
+// prompt, answer_user's message, wait_event's event_key, llm_call's
+// prompt, memory_note's content (the note) and memory_query's query are
+// str(input); the builders' other fields keep their defaults.
+var scalarBusPin = map[string]string{
+	"ask_user": "prompt", "answer_user": "message", "wait_event": "event_key",
+	"llm_call": "prompt", "memory_note": "content", "memory_query": "query",
+}
 
 // effectPlan emits an effect whose outcome is stored at
 // _temp.effects.<id>, continuing at next (or completing when "").

@@ -103,8 +103,10 @@ func switchNode(n *node, in map[string]any) map[string]any {
 		if id == "" || !has || cv == nil {
 			continue
 		}
-		if pyval.Str(cv) == s {
-			return map[string]any{"branch": "case:" + id, "value": value, "matched": cv}
+		if m := pyval.Str(cv); m == s {
+			// matched is the case value as text (str(case_value) in the
+			// reference), the string the comparison used.
+			return map[string]any{"branch": "case:" + id, "value": value, "matched": m}
 		}
 	}
 	return map[string]any{"branch": "default", "value": value}
