@@ -58,7 +58,23 @@ func Run(ctx context.Context, src, funcName string, input map[string]any, lim Li
 		return nil, Stats{}, fmt.Errorf("converting input: %w", err)
 	}
 	return execute(ctx, lim, func(th *starlark.Thread) (starlark.Value, error) {
-		globals, err := starlark.ExecFileOptions(fileOptions, th, "code", src, predeclared())
+		// starlark.ExecFileOptions, with the repeats guarded between
+		// parsing and resolving.
+		f, err := fileOptions.Parse("code", src, 0)
+		if err != nil {
+			return nil, err
+		}
+		env := predeclared()
+		if rg := newRepeatGuard(th); rg != nil {
+			guardRepeats(f)
+			env[repeatGuardName] = rg
+		}
+		prog, err := starlark.FileProgram(f, env.Has)
+		if err != nil {
+			return nil, err
+		}
+		globals, err := prog.Init(th, env)
+		globals.Freeze()
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +100,17 @@ func Eval(ctx context.Context, expr string, names map[string]any, lim Limits) (a
 		env[k] = sv
 	}
 	return execute(ctx, lim, func(th *starlark.Thread) (starlark.Value, error) {
-		return starlark.EvalOptions(fileOptions, th, "expression", expr, env)
+		// starlark.EvalOptions, with the repeats guarded between parsing
+		// and resolving.
+		e, err := fileOptions.ParseExpr("expression", expr, 0)
+		if err != nil {
+			return nil, err
+		}
+		if rg := newRepeatGuard(th); rg != nil {
+			guardRepeats(e)
+			env[repeatGuardName] = rg // after names: no name can replace it
+		}
+		return starlark.EvalExprOptions(fileOptions, th, e, env)
 	})
 }
 
@@ -99,9 +125,9 @@ func execute(ctx context.Context, lim Limits, body func(*starlark.Thread) (starl
 		},
 	}
 	th.SetMaxExecutionSteps(lim.MaxSteps)
-	g := &guard{maxItems: -1}
+	g := &guard{maxItems: -1, maxBytes: -1}
 	if lim.MaxMemory > 0 {
-		g.maxItems = lim.MaxMemory / valueSize
+		g.maxItems, g.maxBytes = lim.MaxMemory/valueSize, lim.MaxMemory
 	}
 	th.SetLocal(guardKey, g)
 	start := time.Now()
@@ -157,6 +183,8 @@ type guard struct {
 	// limit in Starlark values; -1: no cap): a single allocation past it
 	// would be a fatal out-of-memory error, which no watchdog can stop.
 	maxItems int64
+	// maxBytes is the same cap in bytes, for strings (-1: no cap).
+	maxBytes int64
 }
 
 // guardKey is the thread-local name of the execution's guard.
@@ -168,7 +196,12 @@ const valueSize = 16
 // refuse stops the code because a builtin would allocate past the memory
 // limit, and returns the error that ends the builtin.
 func (g *guard) refuse(th *starlark.Thread, what string, n int) error {
-	reason := fmt.Sprintf("%s of %d items would exceed the memory limit", what, n)
+	return g.refuseReason(th, fmt.Sprintf("%s of %d items would exceed the memory limit", what, n))
+}
+
+// refuseReason stops the code for reason, an allocation past the memory
+// limit, and returns the error that ends the operation.
+func (g *guard) refuseReason(th *starlark.Thread, reason string) error {
 	g.cancel(th, reason)
 	return errors.New(reason)
 }
