@@ -13,8 +13,10 @@
 // Run state is offloaded only when the run is terminal (completed, failed
 // or cancelled), because a live run may need its exact values after a
 // crash: values at depth ≥2 under vars keys starting with "_" (paths like
-// vars._runtime.node_traces, tag source=run_store_offload) and the output
-// anywhere, its root included (tag source=run_output_offload).
+// vars._runtime.node_traces, tag source=run_store_offload), except the
+// run identity members vars._meta.occurrence and vars._meta.creation_digest
+// and the memory span index, and the output anywhere, its root included
+// (tag source=run_output_offload).
 //
 // Offloading changes only the copy passed to the inner store. The
 // caller's RunState and StepRecords keep their full values; the inner
@@ -299,11 +301,23 @@ func (s *Store) offloadRun(ctx context.Context, run *durable.RunState) (*durable
 // allowPrivateVars keeps the vars namespaces themselves inline: only paths
 // with at least two dots under vars._… may be offloaded (the Python rule,
 // so vars._temp.big and vars._temp.big[3] may, vars._temp[0] may not).
+// The memory span index and the run identity members stay inline whole.
 func allowPrivateVars(path string, _ any) bool {
-	if path == memorySpansPath || strings.HasPrefix(path, memorySpansPath+"[") {
+	if within(path, memorySpansPath) {
 		return false
 	}
+	for _, p := range identityPaths {
+		if within(path, p) {
+			return false
+		}
+	}
 	return strings.HasPrefix(path, "vars._") && strings.Count(path, ".") >= 2
+}
+
+// within reports whether path is root or a path inside it.
+func within(path, root string) bool {
+	rest, ok := strings.CutPrefix(path, root)
+	return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
 }
 
 // memorySpansPath is the memory span index of a run, kept inline: a
@@ -311,6 +325,15 @@ func allowPrivateVars(path string, _ any) bool {
 // completed), and a note appends to the list it reads; a ref there read as
 // "no spans" dropped every earlier span (Python loses them the same way).
 const memorySpansPath = "vars._runtime.memory_spans"
+
+// identityPaths are the members of vars._meta that a Start naming an
+// existing run id compares with the run it would create (runtime/start.go
+// checkIdentity, Python's IDENTITY_META_KEYS). A ref there (the digest is
+// 71 bytes, under a small threshold) made every such Start an identity
+// conflict once the run was terminal. Spec §4.7 promises they are never
+// offloaded; Python's OffloadingRunStore has no such exemption and offloads
+// them like any other vars._meta member.
+var identityPaths = [...]string{"vars._meta.occurrence", "vars._meta.creation_digest"}
 
 // offload runs artifact.Offload best-effort: on error it logs and returns
 // v unchanged.

@@ -241,8 +241,8 @@ func (m *Manifest) Validate() error {
 }
 
 // CheckPath enforces the §7.2 path safety rules for a bundle-relative path:
-// non-empty, not absolute ('/' or '\' prefix), no drive-like first segment
-// (containing ':'), and no '.' or '..' segment. The path is checked with
+// non-empty, not absolute ('/' or '\' prefix), no ':' before the first '/'
+// (a drive-like prefix), and no '.' or '..' segment. The path is checked with
 // surrounding whitespace stripped, as Python's _is_safe_relpath checks it
 // and its reader opens it: " /etc/x" is absolute there.
 func CheckPath(p string) error {
@@ -257,7 +257,10 @@ func CheckPath(p string) error {
 	if len(segs) == 0 {
 		return fmt.Errorf("invalid path %q", p)
 	}
-	if strings.Contains(segs[0], ":") {
+	// The first segment is what comes before the first '/', a backslash
+	// and what follows it included, as Python's reader takes it: it
+	// refuses `flows\C:x`, which is not safer to accept.
+	if first, _, _ := strings.Cut(s, "/"); strings.Contains(first, ":") {
 		return fmt.Errorf("drive-like path %q not allowed", p)
 	}
 	for _, seg := range segs {

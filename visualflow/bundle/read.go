@@ -22,6 +22,17 @@ const (
 	maxBundleSize = 256 << 20
 )
 
+// maxDecodedSize bounds the memory that the decoded JSON of one bundle
+// (its manifest, and each flow id's flow) is estimated to take
+// (decodedCost), 1 GiB by default. The raw limits alone do not bound it:
+// decoded JSON takes from ~3.5 times its text (a typical flow) to ~45
+// times (`{"a":0}` becomes a map of its own), so a legal 256 MiB bundle
+// could take gigabytes. Typical flows are estimated at ~4 times their
+// text, so 1 GiB still lets them use nearly all of the raw budget; the
+// example bundles are estimated at 30–70 KiB. A variable so that tests
+// can lower it; it is read when a read starts.
+var maxDecodedSize int64 = 1 << 30
+
 // Read loads a bundle from a `.flow` zip file or from a directory with the
 // same layout.
 func Read(path string) (*Bundle, error) {
@@ -167,6 +178,9 @@ type budgeted struct {
 	src   source
 	read  map[string][]byte
 	total int
+	// decoded is the estimated memory of what was decoded so far, out of
+	// decodedLimit.
+	decoded, decodedLimit int64
 }
 
 func (b *budgeted) readFile(path string) ([]byte, error) {
@@ -199,6 +213,136 @@ func (b *budgeted) readDecoded(path string) ([]byte, error) {
 }
 
 var errTooLarge = fmt.Errorf("the bundle's files are larger than %d MiB in all", maxBundleSize>>20)
+
+// errDecodedTooLarge reports a bundle whose JSON would take more memory
+// decoded than maxDecodedSize.
+var errDecodedTooLarge = errors.New("decoded JSON too large")
+
+// chargeDecoded charges the estimated decoded size of data, a file about
+// to be decoded, and refuses it past the budget: before decoding, so that
+// the memory is never taken.
+func (b *budgeted) chargeDecoded(data []byte) error {
+	n := decodedCost(data)
+	if b.decoded += n; b.decoded > b.decodedLimit {
+		return fmt.Errorf("%w: about %s in memory for this file, %s for the bundle's files so far (limit %s)",
+			errDecodedTooLarge, mib(n), mib(b.decoded), mib(b.decodedLimit))
+	}
+	return nil
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// Estimated heap bytes of the Go values json decodes into an any
+// (map[string]any, []any, string, json.Number), measured with Go 1.26
+// (decoded_budget_test.go checks them against the heap). The text itself
+// is counted once besides: strings and numbers keep a copy of it.
+const (
+	costValue  = 16  // the interface value in its array or map slot
+	costScalar = 16  // the boxed header of a string or json.Number
+	costArray  = 24  // the boxed slice header
+	costObject = 48  // the map header
+	costSmall  = 288 // the one slot group of a map of 1 to 8 members
+	costMember = 64  // a member of a larger map: its slot, load and growth slack
+)
+
+// maxScanDepth is the nesting encoding/json accepts (deeper documents are
+// refused before any value is built), which bounds decodedCost's stack.
+const maxScanDepth = 10000
+
+// decodedCost estimates the heap that decoding data (JSON text) into an
+// any takes, from one pass over the text counting its values and each
+// object's members. Invalid JSON gives some estimate: the decoder refuses
+// it before building any value.
+func decodedCost(data []byte) int64 {
+	var values, scalars, arrays, keys, maps int64
+	// members counts the members of each open object (-1: an array).
+	// Containers nested past maxScanDepth are not recorded; a member of
+	// one is charged as a large map's.
+	var members []int
+	unrecorded := 0
+	open := func(n int) {
+		if len(members) < maxScanDepth {
+			members = append(members, n)
+		} else {
+			unrecorded++
+		}
+	}
+	closeContainer := func() {
+		if unrecorded > 0 {
+			unrecorded--
+			return
+		}
+		if len(members) == 0 {
+			return
+		}
+		switch m := members[len(members)-1]; {
+		case m > 8:
+			maps += costObject + int64(m)*costMember
+		case m > 0:
+			maps += costObject + costSmall
+		case m == 0:
+			maps += costObject
+		}
+		members = members[:len(members)-1]
+	}
+	inString, escaped, inToken := false, false, false
+	for _, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n', ',':
+			inToken = false
+		case ']', '}':
+			inToken = false
+			closeContainer()
+		case ':':
+			inToken = false
+			keys++
+			if unrecorded == 0 && len(members) > 0 && members[len(members)-1] >= 0 {
+				members[len(members)-1]++
+			} else {
+				maps += costMember
+			}
+		case '"':
+			inToken, inString = false, true
+			values++
+			scalars++
+		case '{':
+			inToken = false
+			values++
+			open(0)
+		case '[':
+			inToken = false
+			values++
+			arrays++
+			open(-1)
+		default:
+			if !inToken { // a number or a literal (true, false, null)
+				inToken = true
+				values++
+				if c == '-' || '0' <= c && c <= '9' {
+					scalars++
+				}
+			}
+		}
+	}
+	for len(members) > 0 || unrecorded > 0 { // unclosed: invalid, but counted
+		closeContainer()
+	}
+	// Each member's key was counted above as a string value; the map's
+	// cost covers it instead.
+	values, scalars = max(values-keys, 0), max(scalars-keys, 0)
+	return int64(len(data)) + values*costValue + scalars*costScalar + arrays*costArray + maps
+}
 
 // fits refuses, before anything is inflated, a zip whose entries for the
 // manifest's files declare more than maxBundleSize in all (the reads are
@@ -233,12 +377,15 @@ func (b *budgeted) fits(m Manifest) error {
 }
 
 func readFrom(inner source, name string) (*Bundle, error) {
-	src := &budgeted{src: inner, read: map[string][]byte{}}
+	src := &budgeted{src: inner, read: map[string][]byte{}, decodedLimit: maxDecodedSize}
 	raw, err := src.readFile("manifest.json")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("reading bundle %s: manifest.json is missing", label(nil, name))
 		}
+		return nil, fmt.Errorf("reading bundle %s: manifest.json: %w", label(nil, name), err)
+	}
+	if err := src.chargeDecoded(raw); err != nil {
 		return nil, fmt.Errorf("reading bundle %s: manifest.json: %w", label(nil, name), err)
 	}
 	m, err := ParseManifest(raw)
@@ -259,6 +406,9 @@ func readFrom(inner source, name string) (*Bundle, error) {
 		// Every flow id decodes a map of its own (callers may change one
 		// flow's), so each id naming an entry is charged for it.
 		data, err := src.readDecoded(p)
+		if err == nil {
+			err = src.chargeDecoded(data)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading bundle %s: flow %s (%s): %w", label(b, name), id, p, err)
 		}
