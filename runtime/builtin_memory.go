@@ -314,7 +314,7 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 func (r *Runtime) lockOwner(ctx context.Context, o memOwner) (func(), error) {
 	l := r.ref(o.id)
 	for tries := 0; ; {
-		if l.mu.TryLock() {
+		if l.tryAcquire() {
 			l.sigMu.Lock()
 			l.memoryHeld = true
 			l.sigMu.Unlock()
@@ -322,7 +322,7 @@ func (r *Runtime) lockOwner(ctx context.Context, o memOwner) (func(), error) {
 				l.sigMu.Lock()
 				l.memoryHeld = false
 				l.sigMu.Unlock()
-				l.mu.Unlock()
+				l.release()
 				r.unref(o.id, l)
 			}, nil
 		}

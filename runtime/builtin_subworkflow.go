@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -20,9 +21,14 @@ var workspaceKeys = []string{"workspace_root", "workspace_access_mode", "workspa
 // async starts it and completes with its id; async+wait parks the parent
 // until the child ends, and the parent is resumed automatically then.
 //
-// The child's id is derived from the parent and the effect's idempotency
-// key unless payload.run_id names it, so a replay after a crash finds the
-// child it had already created instead of starting a second one.
+// The child's id is derived from the parent, the effect's idempotency key
+// and the attempt (childRunID) unless payload.run_id names it, so a replay
+// after a crash finds the child it had already created instead of starting
+// a second one, while a retry of a failed attempt starts a new child, as
+// Python's does. A named child is the only run with its id: a retry finds
+// it as it is (created if an earlier attempt failed before creating it,
+// continued if it still runs, its end given again if it ended) rather than
+// running it again under another id the caller does not know.
 func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	p := req.Effect.Payload
 	rt := req.Runtime
@@ -63,7 +69,10 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		}
 	}
 	session := trimmedOr(firstPresent(p, "session_id", "sessionId"), req.Run.SessionID)
-	childID := stringOr(p["run_id"], derivedID(req.Run.RunID, req.IdempotencyKey))
+	childID := stringOr(p["run_id"], "")
+	if childID == "" {
+		childID = childRunID(req.Run.RunID, req.IdempotencyKey, req.Attempt)
+	}
 	if _, err := rt.Start(ctx, StartParams{
 		WorkflowID: wfID, Vars: childVars, ActorID: req.Run.ActorID, SessionID: session,
 		ParentRunID: req.Run.RunID, RunID: childID,
@@ -179,6 +188,22 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		// The effect fails, wrapped as a tool result or not (as Python's).
 		return Failed(fmt.Sprintf("Unexpected subworkflow status: %s", child.Status)), nil
 	}
+}
+
+// childRunID is the id of the child that an attempt of a START_SUBWORKFLOW
+// effect starts. The first attempt's depends on the parent and the key
+// only (the id children had before retries made new ones, so a run
+// replayed from an older checkpoint still finds its child); each retry has
+// its own. Attempts count from 1 again when a run is replayed after a
+// crash or an interruption: the replay's attempt n finds the child of the
+// interrupted pass's attempt n, an ended one giving its end again (a
+// failed first child fails the replay's first attempt, and the retry
+// finds the second child, continuing it where it stopped).
+func childRunID(parentID, key string, attempt int) string {
+	if attempt > 1 {
+		key += "\x00attempt " + strconv.Itoa(attempt)
+	}
+	return derivedID(parentID, key)
 }
 
 // derivedID is a stable UUID-shaped id for a child created by an effect.

@@ -27,13 +27,20 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touch bool,
 }
 
 // hostUpdateThen is hostUpdate calling underLock, when set, before it
-// releases the run's lock, whatever the outcome.
+// releases the run's lock, whatever the outcome (also when it gave up
+// waiting for the lock).
 func (r *Runtime) hostUpdateThen(ctx context.Context, runID string, touch bool, underLock func(),
 	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
 	if r.holdsLock(ctx, runID) {
 		return fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
 	}
-	_, unlock := r.lock(runID)
+	_, unlock, err := r.lock(ctx, runID)
+	if err != nil {
+		if underLock != nil {
+			underLock()
+		}
+		return err
+	}
 	defer unlock()
 	if underLock != nil {
 		defer underLock()
@@ -312,8 +319,9 @@ func (c *canceller) release() {
 }
 
 // requestStop asks a tick of the run in this process to stop at its next
-// step boundary and, with cancelEffect, cancels the context of its effect
-// in flight (the attempt ends "cancelled"). The returned function
+// step boundary (ending a wait before a retry at once) and, with
+// cancelEffect, cancels the context of its effect in flight (the attempt
+// ends "cancelled"). The returned function
 // withdraws the request.
 func (r *Runtime) requestStop(runID string, cancelEffect bool) (withdraw func()) {
 	l := r.ref(runID)
@@ -324,6 +332,8 @@ func (r *Runtime) requestStop(runID string, cancelEffect bool) (withdraw func())
 		if l.cancelInflight != nil {
 			l.cancelInflight(ErrRunCancelled)
 		}
+	} else if l.pauseWait != nil {
+		l.pauseWait(errPauseRequested)
 	}
 	l.sigMu.Unlock()
 	return func() {

@@ -216,27 +216,36 @@ var errEffectInterrupted = errors.New("effect interrupted")
 var errEffectStopped = errors.New("effect stopped")
 
 // backoff waits d before a retry. A cancel of the run cuts it short, as
-// it cancels an attempt in flight; the caller then sees the stop request.
+// it cancels an attempt in flight, and so does a pause request (no attempt
+// follows a pause); the caller then sees the stop request.
 func (s *session) backoff(ctx context.Context, d time.Duration) error {
-	bctx, stop, done := s.cancellable(ctx)
+	bctx, stop, done := s.cancellable(ctx, true)
 	defer done()
 	if stop {
 		return nil
 	}
 	err := s.r.sleep(bctx, d)
-	if errors.Is(context.Cause(bctx), ErrRunCancelled) {
+	if cause := context.Cause(bctx); errors.Is(cause, ErrRunCancelled) || errors.Is(cause, errPauseRequested) {
 		return nil
 	}
 	return err
 }
 
+// errPauseRequested is the cause a pause request cancels a retry's
+// backoff with.
+var errPauseRequested = errors.New("run pause requested")
+
 // cancellable returns a context that a cancel of the run cancels (cause
-// ErrRunCancelled) until done is called, and whether a pause or cancel
+// ErrRunCancelled) until done is called, and a pause request too (cause
+// errPauseRequested) when onPause is set, and whether a pause or cancel
 // was already requested.
-func (s *session) cancellable(ctx context.Context) (_ context.Context, stopRequested bool, done func()) {
+func (s *session) cancellable(ctx context.Context, onPause bool) (_ context.Context, stopRequested bool, done func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	s.lock.sigMu.Lock()
 	s.lock.cancelInflight = cancel
+	if onPause {
+		s.lock.pauseWait = cancel
+	}
 	stopRequested = s.lock.pauseRequested
 	if s.lock.cancelRequested {
 		cancel(ErrRunCancelled)
@@ -245,6 +254,7 @@ func (s *session) cancellable(ctx context.Context) (_ context.Context, stopReque
 	return cctx, stopRequested, func() {
 		s.lock.sigMu.Lock()
 		s.lock.cancelInflight = nil
+		s.lock.pauseWait = nil
 		s.lock.sigMu.Unlock()
 		cancel(nil)
 	}
@@ -264,7 +274,7 @@ const outcomeCancelled OutcomeStatus = "cancelled"
 
 // callHandler runs one attempt with a context that Cancel can interrupt.
 func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest) (out Outcome, err error) {
-	effCtx, _, done := s.cancellable(ctx)
+	effCtx, _, done := s.cancellable(ctx, false)
 	defer done()
 	if errors.Is(context.Cause(effCtx), ErrRunCancelled) {
 		// Cancelled before it started (during the node or the STARTED
@@ -273,7 +283,19 @@ func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			out = Failed(fmt.Sprintf("Effect handler raised exception: panic: %v", p))
+			// Judged as a returned error is: a panic of a handler whose
+			// context was cut (it did not expect its call to fail so)
+			// says as little about the run as its error would.
+			out, err = Outcome{}, nil
+			switch {
+			case errors.Is(context.Cause(effCtx), ErrRunCancelled):
+				out = Outcome{Status: outcomeCancelled, Error: "cancelled"}
+			case ctx.Err() != nil:
+				err = fmt.Errorf("effect %s of run %s interrupted (%w): handler panicked: %v",
+					req.Effect.Type, req.Run.RunID, context.Cause(ctx), p)
+			default:
+				out = Failed(fmt.Sprintf("Effect handler raised exception: panic: %v", p))
+			}
 		}
 	}()
 	out, herr := h.Func(effCtx, req)

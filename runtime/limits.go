@@ -93,6 +93,9 @@ type LimitWarning struct {
 }
 
 func limitsOf(run *durable.RunState) map[string]any {
+	if run == nil {
+		return nil
+	}
 	l, _ := run.Vars["_limits"].(map[string]any)
 	return l
 }
@@ -166,17 +169,55 @@ func rawPct(cur, maxV int64) float64 {
 }
 
 // GetLimitStatus returns the run's iteration, token and history limits
-// with their usage.
+// with their usage (LimitStatusOf). Called by a node or handler of the run
+// (ctx is the one its tick handed it), it reads the run as that tick holds
+// it, its uncommitted changes included, as Python's get_limit_status(run)
+// reads the run object it is given; otherwise it reads the last checkpoint.
 func (r *Runtime) GetLimitStatus(ctx context.Context, runID string) (map[string]any, error) {
-	run, err := r.GetState(ctx, runID)
+	run, err := r.limitsRun(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
+	return LimitStatusOf(run), nil
+}
+
+// CheckLimits returns the limits at or past their warning threshold
+// (CheckLimitsOf). Called by a node or handler of the run (ctx is the one
+// its tick handed it), it checks the run as that tick holds it, so a node
+// that counts _limits.current_iteration sees its own count, as Python's
+// check_limits(run) checks the run object it is given; otherwise it
+// checks the last checkpoint.
+func (r *Runtime) CheckLimits(ctx context.Context, runID string) ([]LimitWarning, error) {
+	run, err := r.limitsRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	return CheckLimitsOf(run), nil
+}
+
+// limitsRun is the run the limit reads look at: the working copy of the
+// tick that holds runID's lock up ctx's call stack, else the stored run.
+// Pure transitions are committed only at checkpoints, so the stored run
+// may be several steps behind the run a node is given.
+func (r *Runtime) limitsRun(ctx context.Context, runID string) (*durable.RunState, error) {
+	if run := r.heldRun(ctx, runID); run != nil {
+		return run, nil
+	}
+	return r.GetState(ctx, runID)
+}
+
+// LimitStatusOf returns run's iteration, token and history limits
+// (vars._limits) with their usage, as Python's get_limit_status reads
+// them: {"iterations": {current, max, pct, warning}, "tokens":
+// {estimated_used, max, max_input_tokens, max_output_tokens, pct,
+// warning}, "history": {max_messages}}. It only reads run; a node may call
+// it on the run it is given.
+func LimitStatusOf(run *durable.RunState) map[string]any {
 	l := limitsOf(run)
 	// As Python has it: usage and maxima read with int(x or default), the
 	// thresholds and the history limit as stored, and the warning flags
-	// set from the rounded percentage (CheckLimits compares the unrounded
-	// one).
+	// set from the rounded percentage (CheckLimitsOf compares the
+	// unrounded one).
 	iterCur, iterMax := limitOr(l, "current_iteration", 0), limitOr(l, "max_iterations", 50)
 	tokCur, tokMax := limitOr(l, "estimated_tokens_used", 0), limitOr(l, "max_tokens", 32768)
 	warnIter, warnTok := threshold(l, "warn_iterations_pct", 80), threshold(l, "warn_tokens_pct", 80)
@@ -184,6 +225,7 @@ func (r *Runtime) GetLimitStatus(ctx context.Context, runID string) (map[string]
 	if !ok {
 		history = int64(-1)
 	}
+	// Copies: the status must not share values with a run being ticked.
 	return map[string]any{
 		"iterations": map[string]any{
 			"current": iterCur, "max": iterMax, "pct": pct(iterCur, iterMax),
@@ -191,19 +233,19 @@ func (r *Runtime) GetLimitStatus(ctx context.Context, runID string) (map[string]
 		},
 		"tokens": map[string]any{
 			"estimated_used": tokCur, "max": tokMax,
-			"max_input_tokens": l["max_input_tokens"], "max_output_tokens": l["max_output_tokens"],
+			"max_input_tokens": pyjson.Clone(l["max_input_tokens"]), "max_output_tokens": pyjson.Clone(l["max_output_tokens"]),
 			"pct": pct(tokCur, tokMax), "warning": pct(tokCur, tokMax) >= warnTok,
 		},
-		"history": map[string]any{"max_messages": history},
-	}, nil
+		"history": map[string]any{"max_messages": pyjson.Clone(history)},
+	}
 }
 
-// CheckLimits returns the limits at or past their warning threshold.
-func (r *Runtime) CheckLimits(ctx context.Context, runID string) ([]LimitWarning, error) {
-	run, err := r.GetState(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
+// CheckLimitsOf returns the limits of run (vars._limits) at or past their
+// warning threshold, as Python's check_limits(run): iterations always,
+// tokens once some are used. The kernel enforces none of them; a workflow
+// node decides what to do with the warnings. It only reads run; a node may
+// call it on the run it is given.
+func CheckLimitsOf(run *durable.RunState) []LimitWarning {
 	l := limitsOf(run)
 	var out []LimitWarning
 	check := func(kind string, cur, maxV, warn int64) {
@@ -224,7 +266,7 @@ func (r *Runtime) CheckLimits(ctx context.Context, runID string) ([]LimitWarning
 	if used := limitOr(l, "estimated_tokens_used", 0); used > 0 {
 		check("tokens", used, limitOr(l, "max_tokens", 32768), limitOr(l, "warn_tokens_pct", 80))
 	}
-	return out, nil
+	return out
 }
 
 var updatableLimits = map[string]bool{

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,8 +193,13 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 // runLock is the per-run mutation lock plus the in-process control
 // signals a host uses to reach a tick that holds it.
 type runLock struct {
-	mu   sync.Mutex
-	refs int
+	// The mutation lock: held, and the waiters to hand it to in turn.
+	// A waiter can give up (its caller's context ends), which a
+	// sync.Mutex would not let it do.
+	mu      sync.Mutex
+	held    bool
+	waiters []chan struct{}
+	refs    int
 
 	sigMu          sync.Mutex
 	pauseRequested bool
@@ -202,21 +208,81 @@ type runLock struct {
 	// effect that runs).
 	cancelRequested bool
 	cancelInflight  context.CancelCauseFunc
-	// memoryHeld is set while a memory effect of another run holds mu to
-	// write into this run (lockOwner): a writer that finds mu held by one
-	// waits for it, not only for a tick.
+	// pauseWait cuts short the wait before a retry (backoff): a pause
+	// request ends it too, where it lets an attempt in flight finish.
+	pauseWait context.CancelCauseFunc
+	// memoryHeld is set while a memory effect of another run holds the
+	// lock to write into this run (lockOwner): a writer that finds it
+	// held by one waits for it, not only for a tick.
 	memoryHeld bool
 }
 
-// lock acquires the mutation lock of a run. The returned function
-// releases it.
-func (r *Runtime) lock(runID string) (*runLock, func()) {
-	l := r.ref(runID)
+// tryAcquire takes the lock if it is free.
+func (l *runLock) tryAcquire() bool {
 	l.mu.Lock()
-	return l, func() {
-		l.mu.Unlock()
-		r.unref(runID, l)
+	defer l.mu.Unlock()
+	if l.held {
+		return false
 	}
+	l.held = true
+	return true
+}
+
+// acquire takes the lock, waiting for it until ctx ends; waiters get it
+// in the order they came. It costs no allocation when the lock is free.
+func (l *runLock) acquire(ctx context.Context) error {
+	l.mu.Lock()
+	if !l.held {
+		l.held = true
+		l.mu.Unlock()
+		return nil
+	}
+	turn := make(chan struct{}, 1)
+	l.waiters = append(l.waiters, turn)
+	l.mu.Unlock()
+	select {
+	case <-turn:
+		return nil
+	case <-ctx.Done():
+	}
+	l.mu.Lock()
+	if i := slices.Index(l.waiters, turn); i >= 0 {
+		l.waiters = slices.Delete(l.waiters, i, i+1)
+		l.mu.Unlock()
+		return context.Cause(ctx)
+	}
+	l.mu.Unlock()
+	// The lock was handed over as ctx ended: pass it on, untouched.
+	l.release()
+	return context.Cause(ctx)
+}
+
+// release frees the lock, handing it to the first waiter if any.
+func (l *runLock) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.waiters) == 0 {
+		l.held = false
+		return
+	}
+	next := l.waiters[0]
+	l.waiters = slices.Delete(l.waiters, 0, 1)
+	next <- struct{}{} // buffered: it never blocks
+}
+
+// lock acquires the mutation lock of a run, waiting for the tick or
+// update holding it until ctx ends: then it returns ctx's error, and the
+// caller must do nothing to the run. The returned function releases it.
+func (r *Runtime) lock(ctx context.Context, runID string) (*runLock, func(), error) {
+	l := r.ref(runID)
+	if err := l.acquire(ctx); err != nil {
+		r.unref(runID, l)
+		return nil, nil, fmt.Errorf("run %s: gave up waiting for the tick or update holding it in this process: %w", runID, err)
+	}
+	return l, func() {
+		l.release()
+		r.unref(runID, l)
+	}, nil
 }
 
 // heldKey is the context key of the run locks the calls up the stack
@@ -234,6 +300,10 @@ type heldLock struct {
 	runID string
 	held  atomic.Bool
 	outer *heldLock
+	// sess is the session of a tick holding the lock (nil for a host
+	// update): its working copy of the run is what the run's own nodes
+	// and handlers read through heldRun.
+	sess atomic.Pointer[session]
 }
 
 // Value returns the innermost heldLock for heldKey, else ctx's value.
@@ -264,6 +334,22 @@ func (r *Runtime) holdsLock(ctx context.Context, runID string) bool {
 		}
 	}
 	return false
+}
+
+// heldRun returns the working copy of runID's state that a tick up ctx's
+// call stack holds (the run its nodes are given), or nil when no tick of
+// runID holds its lock there. Only the tick's own goroutine (its nodes
+// and handlers) may read it.
+func (r *Runtime) heldRun(ctx context.Context, runID string) *durable.RunState {
+	for h, _ := ctx.Value(heldKey{}).(*heldLock); h != nil; h = h.outer {
+		if h.rt == r && h.runID == runID && h.held.Load() {
+			if s := h.sess.Load(); s != nil {
+				return s.run
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // Busy reports whether this runtime is working on the run right now (a

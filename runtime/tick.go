@@ -164,7 +164,10 @@ func (d *driver) openWith(ctx context.Context, runID string, claim claimFunc) (c
 	if d.r.holdsLock(ctx, runID) {
 		return ctx, nil, nil, fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
 	}
-	l, unlockRun := d.r.lock(runID)
+	l, unlockRun, err := d.r.lock(ctx, runID)
+	if err != nil {
+		return ctx, nil, nil, err
+	}
 	held := d.r.withHeldLock(ctx, runID)
 	work, hold, err := claim(held, runID)
 	if err != nil {
@@ -185,6 +188,7 @@ func (d *driver) openWith(ctx context.Context, runID string, claim claimFunc) (c
 	}
 	d.touch(runID)
 	s := &session{r: d.r, d: d, lock: l, claim: hold, run: run}
+	held.sess.Store(s) // the run's limit reads see the session's run
 	if run.Status.Terminal() {
 		return work, s, unlock, nil
 	}
