@@ -246,18 +246,18 @@ func (c *hotCache) ledger(id string) ([]*frozen.Record, bool) {
 	return nil, false
 }
 
-// putLedger caches the whole ledger of id, just read from disk.
-func (c *hotCache) putLedger(id string, recs []*frozen.Record, size int64) {
+// putLedger caches the whole ledger of id, just read from disk, and last,
+// the highest seq of its rows. That is the last record's seq unless rows
+// after it were skipped as unreadable (LedgerList): their seqs stay taken,
+// so the next append must go above them.
+func (c *hotCache) putLedger(id string, recs []*frozen.Record, size, last int64) {
 	if size > c.limit/8 {
 		return
 	}
 	h := c.entry(id, true)
 	c.size += size - h.ledgerSize
 	h.ledger, h.ledgerSize, h.ledgerKnown = recs, size, true
-	h.lastSeq, h.seqKnown = 0, true
-	if len(recs) > 0 {
-		h.lastSeq = recs[len(recs)-1].Head().Seq
-	}
+	h.lastSeq, h.seqKnown = last, true
 	c.evict()
 }
 

@@ -16,7 +16,15 @@
 // (migrations 008, 012, 016 and 017) keep them right for the rows it saves
 // into a database this store migrated, using only SQL functions Python's
 // older SQLite has; 017 moves a run's version on at each Python save, so
-// our versioned commits see a Python write as a conflict.
+// our versioned commits see a Python write as a conflict. A newer Python
+// runtime (after 0.4.28) adds runs columns it derives from run_json
+// (paused, run_lifecycle_json, the automation attribution) and writes
+// run_json with compact separators: when those columns exist, the open
+// installs a trigger that sets them to NULL, which that Python reads as
+// "not yet back-filled" (it falls back to run_json and fills them again
+// when it opens the database), whenever our commit changes run_json
+// (newer_python.go); migration 018 lets migration 014's paused-run
+// triggers match either spacing.
 //
 // # Pages per commit
 //

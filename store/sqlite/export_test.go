@@ -6,3 +6,21 @@ const CanonicalDue = canonicalDue
 
 // ForeignDueQuery exposes foreignDueQuery, whose plan the tests check.
 const ForeignDueQuery = foreignDueQuery
+
+// HoldRedoQueue keeps the redo log's goroutine from applying its queue
+// (held) or lets it again; a store without a redo log has none to hold.
+func HoldRedoQueue(s *Store, held bool) {
+	if s.redo != nil {
+		s.redo.heldForTest.Store(held)
+	}
+}
+
+// RedoQueueLen is the number of commits queued in the redo log.
+func RedoQueueLen(s *Store) int {
+	if s.redo == nil {
+		return 0
+	}
+	s.redo.mu.Lock()
+	defer s.redo.mu.Unlock()
+	return len(s.redo.pending)
+}

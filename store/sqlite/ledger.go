@@ -194,42 +194,84 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	}); hit {
 		return cached, nil
 	}
-	limit := int64(p.Limit)
-	if limit <= 0 {
-		limit = -1 // SQLite: no limit
-	}
-	rows, err := rd.ledgerList.QueryContext(ctx, p.RunID, p.After, limit)
+	out, last, whole, size, err := s.readLedgerRows(ctx, rd, p)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
 	}
-	defer rows.Close()
-	out := []*durable.StepRecord{}
-	var size int64
-	for rows.Next() {
-		var seq int64
-		var text sql.RawBytes // valid until Next: decoded at once, never copied
-		if err := rows.Scan(&seq, &text); err != nil {
-			return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
-		}
-		rec, err := store.RecordFromRow(seq, text)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
-		}
-		out = append(out, rec)
-		size += int64(len(text))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: listing ledger of %s: %w", p.RunID, err)
-	}
-	if rd.cache != nil && p.After == 0 && (p.Limit <= 0 || len(out) < p.Limit) {
+	if rd.cache != nil && p.After == 0 && whole {
 		// The whole ledger: decoded records are stored copies already.
 		all := make([]*frozen.Record, len(out))
 		for i, rec := range out {
 			all[i] = frozen.NewRecord(rec)
 		}
-		rd.keep(p.RunID, func(c *hotCache) { c.putLedger(p.RunID, all, size) })
+		rd.keep(p.RunID, func(c *hotCache) { c.putLedger(p.RunID, all, size, last) })
 	}
 	return out, nil
+}
+
+// readLedgerRows reads the records of p.RunID after p.After from the
+// database, at most p.Limit of them (0: all). A row that does not decode
+// to a record (torn JSON, a JSON value that is not an object) is skipped
+// and logged, as Python's SqliteLedgerStore.list and our JSON-file store
+// skip it, rather than making the run's whole ledger unreadable; the limit
+// counts the records returned, so the rows are read in pages, keyed by
+// seq, until it is reached. It returns the highest seq read (skipped rows
+// included: their seqs stay taken), whether the rows ran out (so that out
+// is every record after p.After), and the JSON size of out.
+func (s *Store) readLedgerRows(ctx context.Context, rd *reading, p *store.LedgerListParams) (
+	out []*durable.StepRecord, last int64, whole bool, size int64, err error) {
+	out = []*durable.StepRecord{}
+	after := p.After
+	for {
+		want := int64(-1) // SQLite: no limit
+		if p.Limit > 0 {
+			want = int64(p.Limit - len(out))
+		}
+		var n int64
+		n, after, err = s.scanLedgerPage(ctx, rd, p.RunID, after, want, func(rec *durable.StepRecord, text []byte) {
+			out = append(out, rec)
+			size += int64(len(text))
+		})
+		if err != nil {
+			return nil, 0, false, 0, err
+		}
+		last = max(last, after)
+		if want < 0 || n < want {
+			return out, last, true, size, nil // the rows ran out
+		}
+		if len(out) == p.Limit {
+			return out, last, false, size, nil
+		}
+		// Rows were skipped, and rows may remain: read on past them.
+	}
+}
+
+// scanLedgerPage reads at most limit (< 0: all) rows of runID's ledger
+// after seq after and passes the records that decode to keep. It returns
+// the number of rows read and the last one's seq (after when none).
+func (s *Store) scanLedgerPage(ctx context.Context, rd *reading, runID string, after, limit int64,
+	keep func(rec *durable.StepRecord, text []byte)) (n, last int64, err error) {
+	last = after
+	rows, err := rd.ledgerList.QueryContext(ctx, runID, after, limit)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var text sql.RawBytes // valid until Next: decoded at once, never copied
+		if err := rows.Scan(&seq, &text); err != nil {
+			return 0, 0, err
+		}
+		n, last = n+1, seq
+		rec, err := store.RecordFromRow(seq, text)
+		if err != nil {
+			s.log.WarnContext(ctx, "skipping undecodable ledger record", "run_id", runID, "seq", seq, "error", err)
+			continue
+		}
+		keep(rec, text)
+	}
+	return n, last, rows.Err()
 }
 
 // copyRecords returns copies of the records of all after seq after, at

@@ -135,6 +135,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		s.log.InfoContext(ctx, "applied migration", "version", m.version, "name", m.name)
 	}
+	if err := syncNewerPythonTrigger(ctx, tx); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}

@@ -614,39 +614,24 @@ func (s *Store) listDueOverQueue(ctx context.Context, p *store.RunListDueParams)
 		}
 	}
 	s.redo.mu.Unlock()
-	rows, err := s.rw.listDue.QueryContext(ctx, now, limit+len(queued))
+	// The runs the queue changes are read from it, not from wait_index.
+	inQueue := func(id string) bool { _, ok := queued[id]; return ok }
+	all, err := s.dueRows(ctx, s.rw.listDue, limit, inQueue, now)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
-	}
-	defer rows.Close()
-	var all []store.DueRun
-	add := func(id, text string) {
-		if until, ok := s.dueTime(id, text); ok {
-			all = append(all, store.DueRun{RunID: id, Until: until})
-		}
-	}
-	for rows.Next() {
-		var d due
-		if err := rows.Scan(&d.id, &d.until); err != nil {
-			return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
-		}
-		if _, ok := queued[d.id]; !ok {
-			add(d.id, d.until)
-		}
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
 	for _, d := range queued {
-		if d != nil {
-			add(d.id, d.until)
+		if d == nil {
+			continue
+		}
+		if until, ok := s.dueTime(d.id, d.until); ok {
+			all = append(all, store.DueRun{RunID: d.id, Until: until})
 		}
 	}
-	foreign, err := s.dueRows(ctx, s.rw.foreignDue, 0)
+	foreign, err := s.dueRows(ctx, s.rw.foreignDue, 0, inQueue)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
-	foreign = slices.DeleteFunc(foreign, func(d store.DueRun) bool { _, ok := queued[d.RunID]; return ok })
 	slices.SortFunc(all, compareDue)
 	return addForeignDue(all[:min(len(all), limit)], foreign, p.Now, limit), nil
 }
@@ -894,7 +879,7 @@ func (s *Store) queueCommitLocked(p *store.CommitParams, runJSON string, recs []
 	}
 	s.cache.putState(r.RunID, text, r.Version+1, indexed)
 	if p.Create && len(p.Records) == 0 {
-		s.cache.putLedger(r.RunID, nil, 0) // a new run with no ledger yet
+		s.cache.putLedger(r.RunID, nil, 0, 0) // a new run with no ledger yet
 	}
 	s.cacheCommitted(r, p.Records, op.firstSeq, recs)
 	r.Version++

@@ -377,11 +377,11 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 	}
 	defer rd.release()
 	limit := store.EffectiveLimit(p.Limit)
-	out, err := s.dueRows(ctx, rd.listDue, 0, durable.FormatTime(p.Now), limit)
+	out, err := s.dueRows(ctx, rd.listDue, limit, nil, durable.FormatTime(p.Now))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
-	foreign, err := s.dueRows(ctx, rd.foreignDue, 0)
+	foreign, err := s.dueRows(ctx, rd.foreignDue, 0, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing due runs: %w", err)
 	}
@@ -400,11 +400,11 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 	defer rd.release()
 	// The first canonical deadline that reads as a time (the form's digits
 	// can still spell no date), and the foreign ones.
-	first, err := s.dueRows(ctx, rd.nextDue, 1)
+	first, err := s.dueRows(ctx, rd.nextDue, 1, nil)
 	if err != nil {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
-	foreign, err := s.dueRows(ctx, rd.foreignDue, 0)
+	foreign, err := s.dueRows(ctx, rd.foreignDue, 0, nil)
 	if err != nil {
 		return durable.Time{}, fmt.Errorf("sqlite: next due run: %w", err)
 	}
@@ -418,12 +418,16 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 }
 
 // dueRows reads the (run_id, deadline) rows stmt gives for args as due
-// runs, passing over deadlines no parser reads (dueTime); at most max of
-// them when max > 0. With rd.foreignDue it reads the wait_index rows whose
+// runs, passing over the runs skip names (when not nil) and deadlines no
+// parser reads (dueTime); at most max of them when max > 0. The rows
+// passed over do not count against max: the statements have no LIMIT and
+// the reading stops at the max-th due run, so a run behind an unreadable
+// deadline is still listed (a short listing tells the scheduler nothing
+// else is due). With rd.foreignDue it reads the wait_index rows whose
 // deadline is not in the canonical form (Python stores a WAIT_UNTIL's
 // until as the node gave it; migration 015): none unless Python writes to
 // the database, the query reading an empty partial index.
-func (s *Store) dueRows(ctx context.Context, stmt *sql.Stmt, max int, args ...any) ([]store.DueRun, error) {
+func (s *Store) dueRows(ctx context.Context, stmt *sql.Stmt, max int, skip func(runID string) bool, args ...any) ([]store.DueRun, error) {
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
@@ -434,6 +438,9 @@ func (s *Store) dueRows(ctx context.Context, stmt *sql.Stmt, max int, args ...an
 		var id, due string
 		if err := rows.Scan(&id, &due); err != nil {
 			return nil, err
+		}
+		if skip != nil && skip(id) {
+			continue
 		}
 		if t, ok := s.dueTime(id, due); ok {
 			out = append(out, store.DueRun{RunID: id, Until: t})

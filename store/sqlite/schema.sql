@@ -129,8 +129,8 @@ CREATE TRIGGER wait_index_event_deadline_kept AFTER DELETE ON wait_index WHEN (S
 
 CREATE INDEX wait_index_foreign_form ON wait_index(run_id) WHERE NOT (next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]+00:00' OR next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]+00:00');
 
-CREATE TRIGGER wait_index_paused_foreign_insert AFTER INSERT ON wait_index WHEN (SELECT instr(run_json, '"paused": true') FROM runs WHERE run_id = NEW.run_id) > 0
+CREATE TRIGGER wait_index_paused_foreign_insert AFTER INSERT ON wait_index WHEN (SELECT instr(run_json, '"paused": true') > 0 OR instr(run_json, '"paused":true') > 0 FROM runs WHERE run_id = NEW.run_id)
   BEGIN DELETE FROM wait_index WHERE run_id = NEW.run_id AND (SELECT CASE WHEN json_valid(run_json) THEN json_extract(run_json, '$.vars._runtime.control.paused') END FROM runs WHERE run_id = NEW.run_id) = 1; END;
 
-CREATE TRIGGER wait_index_paused_foreign_update AFTER UPDATE ON wait_index WHEN (SELECT instr(run_json, '"paused": true') FROM runs WHERE run_id = NEW.run_id) > 0
+CREATE TRIGGER wait_index_paused_foreign_update AFTER UPDATE ON wait_index WHEN (SELECT instr(run_json, '"paused": true') > 0 OR instr(run_json, '"paused":true') > 0 FROM runs WHERE run_id = NEW.run_id)
   BEGIN DELETE FROM wait_index WHERE run_id = NEW.run_id AND (SELECT CASE WHEN json_valid(run_json) THEN json_extract(run_json, '$.vars._runtime.control.paused') END FROM runs WHERE run_id = NEW.run_id) = 1; END;

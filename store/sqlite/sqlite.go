@@ -211,7 +211,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 			_ = s.redo.file.close() // the log stays, for the next open
 		}
 		_ = s.closeAll()
-		return nil, err
+		return nil, readOnlyHint(s.path, err)
 	}
 	if idle := cmp.Or(cfg.IdleCheckpoint, DefaultIdleCheckpoint); !cfg.Shared && syncMode != "FULL" && idle > 0 {
 		s.startIdleCheckpoints(idle)

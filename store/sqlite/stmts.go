@@ -380,9 +380,12 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	p(&r.runGet, `SELECT run_json, version FROM runs WHERE run_id = ?`)
 	// wait_index holds rows of waiting runs only (see dropStaleDeadlines):
 	// the due queries read its next_due_iso index alone, and the rows in
-	// another form through migration 015's partial index.
+	// another form through migration 015's partial index. listDue has no
+	// LIMIT: the index gives its rows in order, and the reader stops once
+	// it has as many due runs as it wants, which a LIMIT could not count
+	// (a deadline no parser reads is passed over; see dueRows).
 	p(&r.listDue, `SELECT run_id, next_due_iso FROM wait_index
-		WHERE next_due_iso <= ? AND `+canonicalDue+` ORDER BY next_due_iso ASC, run_id ASC LIMIT ?`)
+		WHERE next_due_iso <= ? AND `+canonicalDue+` ORDER BY next_due_iso ASC, run_id ASC`)
 	p(&r.nextDue, `SELECT run_id, next_due_iso FROM wait_index WHERE `+canonicalDue+` ORDER BY next_due_iso ASC`)
 	p(&r.foreignDue, foreignDueQuery)
 	p(&r.ledgerList, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
