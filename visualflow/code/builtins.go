@@ -34,6 +34,15 @@ func predeclared() starlark.StringDict {
 		"enumerate":  universeSized("enumerate", startAsPositional),
 		"max":        universeSized("max", withDefault),
 		"min":        universeSized("min", withDefault),
+		"reversed":   universeSized("reversed", nil),
+		// The builtins whose result can be far larger than their
+		// arguments (amplify.go).
+		"zip":     starlark.NewBuiltin("zip", builtinZip),
+		"bytes":   starlark.NewBuiltin("bytes", builtinBytes),
+		"getattr": starlark.NewBuiltin("getattr", builtinGetattr),
+		"fail":    starlark.NewBuiltin("fail", builtinFail),
+		"print":   starlark.NewBuiltin("print", builtinPrint),
+		"range":   starlark.NewBuiltin("range", builtinRange),
 	}
 }
 

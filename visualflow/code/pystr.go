@@ -2,6 +2,7 @@ package code
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -36,10 +37,51 @@ func builtinRepr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 // cancellation.
 func pyRepr(th *starlark.Thread, x starlark.Value) (starlark.String, error) {
 	var sb strings.Builder
-	if err := (&reprWriter{sb: &sb, th: th}).write(x); err != nil {
+	w := &reprWriter{sb: &sb, th: th}
+	if th != nil {
+		w.g = limitGuard(th)
+	}
+	if err := w.checkAmplified(x); err != nil {
+		return "", err
+	}
+	if err := w.write(x); err != nil {
+		return "", err
+	}
+	if err := w.checkSize(); err != nil {
 		return "", err
 	}
 	return starlark.String(sb.String()), nil
+}
+
+// checkAmplified refuses the repr of a container whose text would be
+// past the memory limit before writing any of it: a list sharing one long
+// string many times has a text far larger than the list. (The walk
+// counts a lower bound, each shared container once.)
+func (w *reprWriter) checkAmplified(x starlark.Value) error {
+	if w.g == nil {
+		return nil
+	}
+	switch x.(type) {
+	case *starlark.List, starlark.Tuple, *starlark.Dict, *starlark.Set:
+		z := newTextSize(w.th, w.g)
+		z.python, z.lower = true, true
+		z.value(x)
+		return z.refusal("str() or repr()")
+	}
+	return nil
+}
+
+// checkSize refuses a text past the memory limit. It is checked before
+// each value is written, so the text passes the limit by at most one
+// value's repr (a string's, which is in memory): a list sharing one long
+// string many times has a text far larger than the list, which
+// strings.Builder would grow in one allocation between two pulses.
+func (w *reprWriter) checkSize() error {
+	if w.g == nil || int64(w.sb.Len()) <= w.g.maxBytes {
+		return nil
+	}
+	return w.g.refuseReason(w.th, fmt.Sprintf("str() or repr() would build a string of at least %s, which would exceed the memory limit of %s",
+		sizeText(int64(w.sb.Len())), sizeText(w.g.maxBytes)))
 }
 
 // maxReprDepth is how deep repr nests, as Python's default recursion
@@ -50,6 +92,7 @@ const maxReprDepth = 1000
 type reprWriter struct {
 	sb *strings.Builder
 	th *starlark.Thread // for the sandbox's cancellation; may be nil
+	g  *guard           // th's guard when it has a memory limit, else nil
 	// open holds the containers being written around the current value:
 	// one met again is a cycle, which Python writes as [...] or {...}
 	// (recursing on would overflow the stack and kill the process).
@@ -60,6 +103,9 @@ type reprWriter struct {
 func (w *reprWriter) write(x starlark.Value) error {
 	if w.th != nil {
 		if err := pulse(w.th, w.count); err != nil {
+			return err
+		}
+		if err := w.checkSize(); err != nil {
 			return err
 		}
 	}
@@ -86,7 +132,12 @@ func (w *reprWriter) write(x starlark.Value) error {
 	}
 	switch v := x.(type) {
 	case starlark.String:
-		sb.WriteString(pyval.Repr(string(v)))
+		// Its repr is at least as long as it is: refused before quoting.
+		if w.g != nil && int64(sb.Len())+int64(len(v))+2 > w.g.maxBytes {
+			return w.g.refuseReason(w.th, fmt.Sprintf("str() or repr() would build a string of at least %s, which would exceed the memory limit of %s",
+				sizeText(int64(sb.Len())+int64(len(v))+2), sizeText(w.g.maxBytes)))
+		}
+		sb.WriteString(pyval.QuoteString(string(v))) // pyval.Repr of a string
 	case starlark.Float:
 		sb.WriteString(pyval.Repr(float64(v)))
 	case *starlark.List:

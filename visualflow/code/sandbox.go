@@ -58,17 +58,14 @@ func Run(ctx context.Context, src, funcName string, input map[string]any, lim Li
 		return nil, Stats{}, fmt.Errorf("converting input: %w", err)
 	}
 	return execute(ctx, lim, func(th *starlark.Thread) (starlark.Value, error) {
-		// starlark.ExecFileOptions, with the repeats guarded between
-		// parsing and resolving.
+		// starlark.ExecFileOptions, with the code guarded between parsing
+		// and resolving.
 		f, err := fileOptions.Parse("code", src, 0)
 		if err != nil {
 			return nil, err
 		}
 		env := predeclared()
-		if rg := newRepeatGuard(th); rg != nil {
-			guardRepeats(f)
-			env[repeatGuardName] = rg
-		}
+		guardCode(th, f, env)
 		prog, err := starlark.FileProgram(f, env.Has)
 		if err != nil {
 			return nil, err
@@ -100,16 +97,13 @@ func Eval(ctx context.Context, expr string, names map[string]any, lim Limits) (a
 		env[k] = sv
 	}
 	return execute(ctx, lim, func(th *starlark.Thread) (starlark.Value, error) {
-		// starlark.EvalOptions, with the repeats guarded between parsing
-		// and resolving.
+		// starlark.EvalOptions, with the code guarded between parsing and
+		// resolving.
 		e, err := fileOptions.ParseExpr("expression", expr, 0)
 		if err != nil {
 			return nil, err
 		}
-		if rg := newRepeatGuard(th); rg != nil {
-			guardRepeats(e)
-			env[repeatGuardName] = rg // after names: no name can replace it
-		}
+		guardCode(th, e, env) // after names: no name can replace a guard
 		return starlark.EvalExprOptions(fileOptions, th, e, env)
 	})
 }
@@ -129,6 +123,7 @@ func execute(ctx context.Context, lim Limits, body func(*starlark.Thread) (starl
 	if lim.MaxMemory > 0 {
 		g.maxItems, g.maxBytes = lim.MaxMemory/valueSize, lim.MaxMemory
 	}
+	g.heapBase = heapObjects()
 	th.SetLocal(guardKey, g)
 	start := time.Now()
 	done := make(chan struct{})
@@ -185,6 +180,27 @@ type guard struct {
 	maxItems int64
 	// maxBytes is the same cap in bytes, for strings (-1: no cap).
 	maxBytes int64
+	// heapBase is the process's heap (heapObjects) when the execution
+	// started: the memory limit is on its growth.
+	heapBase int64
+}
+
+// heapObjects is the size of the process's heap objects, live or not yet
+// collected.
+func heapObjects() int64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	return int64(sample[0].Value.Uint64())
+}
+
+// checkHeap stops th and reports true when the heap grew past the memory
+// limit since the execution started.
+func (g *guard) checkHeap(th *starlark.Thread) bool {
+	if g.maxBytes < 0 || heapObjects()-g.heapBase <= g.maxBytes {
+		return false
+	}
+	g.cancel(th, fmt.Sprintf("memory limit of %d MiB exceeded", g.maxBytes>>20))
+	return true
 }
 
 // guardKey is the thread-local name of the execution's guard.
@@ -233,9 +249,6 @@ func watch(ctx context.Context, th *starlark.Thread, g *guard, lim Limits, done 
 	defer timer.Stop()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample)
-	base := int64(sample[0].Value.Uint64())
 	for {
 		select {
 		case <-done:
@@ -250,11 +263,28 @@ func watch(ctx context.Context, th *starlark.Thread, g *guard, lim Limits, done 
 			if lim.MaxMemory < 0 {
 				continue
 			}
-			metrics.Read(sample)
-			if grown := int64(sample[0].Value.Uint64()) - base; grown > lim.MaxMemory {
-				g.cancel(th, fmt.Sprintf("memory limit of %d MiB exceeded", lim.MaxMemory>>20))
+			if g.checkHeap(th) {
 				return
 			}
 		}
+	}
+}
+
+// guardCode rewrites the parsed code n (a file or an expression, before it
+// is resolved) so that the operations go.starlark.net does in one Go
+// allocation or loop, out of the watchdog's reach, are checked against the
+// memory limit first (repeat.go, amplify.go), and adds to env the
+// builtins the rewritten code calls. Without a memory limit it does
+// nothing: there is nothing to check against.
+func guardCode(th *starlark.Thread, n syntax.Node, env starlark.StringDict) {
+	g, _ := th.Local(guardKey).(*guard)
+	if g == nil || g.maxItems < 0 {
+		return
+	}
+	guardRepeats(n)
+	guardAmplifiers(n)
+	env[repeatGuardName] = newRepeatGuard(th)
+	for name, b := range newAmplifyGuards(th, g) {
+		env[name] = b
 	}
 }

@@ -87,6 +87,10 @@ type converter struct {
 	g     *guard // nil outside a sandbox
 	path  []string
 	count int
+	// bytes counts the strings' bytes: a result sharing one long string
+	// many times is small in Starlark and in Go, but its JSON, which the
+	// run's stores write in one buffer, is not.
+	bytes int64
 }
 
 func (c *converter) value(v starlark.Value) (any, error) {
@@ -104,6 +108,9 @@ func (c *converter) value(v starlark.Value) (any, error) {
 	case starlark.Bool:
 		return bool(x), nil
 	case starlark.String:
+		if err := c.countBytes(len(x)); err != nil {
+			return nil, err
+		}
 		return string(x), nil
 	case starlark.Int:
 		if i, ok := x.Int64(); ok {
@@ -128,6 +135,9 @@ func (c *converter) value(v starlark.Value) (any, error) {
 				if key, err = pyRepr(nil, item[0]); err != nil {
 					return nil, c.errorf("key: %v", err)
 				}
+			}
+			if err := c.countBytes(len(key)); err != nil {
+				return nil, err
 			}
 			c.path = append(c.path, "."+string(key))
 			val, err := c.value(item[1])
@@ -157,6 +167,19 @@ func (c *converter) list(it starlark.Iterable, n int) ([]any, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// countBytes counts n bytes of strings, and under a memory limit stops
+// the conversion (as the watchdog would) when the result's strings pass
+// it.
+func (c *converter) countBytes(n int) error {
+	c.bytes += int64(n)
+	if c.g == nil || c.g.maxBytes < 0 || c.bytes <= c.g.maxBytes {
+		return nil
+	}
+	reason := fmt.Sprintf("the result's strings (at least %s) would exceed the memory limit of %s", sizeText(c.bytes), sizeText(c.g.maxBytes))
+	c.g.stop.CompareAndSwap(nil, &reason)
+	return errors.New(reason)
 }
 
 // errorf is an error naming the key path of the value being converted.
