@@ -77,15 +77,19 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		WorkflowID: wfID, Vars: childVars, ActorID: req.Run.ActorID, SessionID: session,
 		ParentRunID: req.Run.RunID, RunID: childID,
 	}); err != nil {
-		var conflict *IdentityConflictError
-		var notJSON *pyjson.Error
-		answered := errors.As(err, &conflict) || errors.As(err, &notJSON)
-		if wrap && (!answered || ctx.Err() != nil) {
-			// Not an answer about this child (an interrupted caller, a
-			// store error): a tool result would fail the call for good;
-			// as a handler error it is replayed or retried.
-			return Outcome{}, fmt.Errorf("subworkflow '%s' not started: %w", wfID, err)
+		var notStored storeFailure
+		if errors.As(err, &notStored) || ctx.Err() != nil {
+			// Not an answer about this child (a store error, an
+			// interrupted caller): the create may have landed with its
+			// answer lost. Failed, the attempt would be retried under the
+			// next attempt's child id, leaving this one orphaned (or, after
+			// a replay, created and run a second time); interrupted, the
+			// tick stops at its checkpoint and the replay asks for this
+			// child again.
+			return Outcome{}, fmt.Errorf("%w: subworkflow '%s' (run %s) not started: %w", errEffectInterrupted, wfID, childID, err)
 		}
+		// An answer (an identity conflict, vars that are not JSON, an
+		// invalid id): the same request fails the same way again.
 		return fail(fmt.Sprintf("Subworkflow '%s' failed: %v", wfID, err))
 	}
 	async, wait := truthy(p["async"]), truthy(p["wait"])

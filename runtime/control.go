@@ -32,6 +32,9 @@ func (r *Runtime) hostUpdate(ctx context.Context, runID string, touch bool,
 func (r *Runtime) hostUpdateThen(ctx context.Context, runID string, touch bool, underLock func(),
 	mutate func(run *durable.RunState) (bool, []*durable.StepRecord, error)) error {
 	if r.holdsLock(ctx, runID) {
+		if underLock != nil {
+			underLock()
+		}
 		return fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
 	}
 	_, unlock, err := r.lock(ctx, runID)
@@ -126,6 +129,11 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 	// pause committed (or found a no-op): a tick that takes the lock
 	// later must not stop on it, or a resume right after the pause would
 	// leave the run running with nothing to drive it.
+	if r.holdsLock(ctx, runID) {
+		// Its own node or handler: refused before any request is made,
+		// which this very tick would stop on.
+		return nil, fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
+	}
 	withdraw := r.requestStop(runID, false)
 	err := r.hostUpdateThen(ctx, runID, true, withdraw, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
 		if run.Status.Terminal() || IsPaused(run) {
@@ -220,6 +228,12 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 // their ancestors. Terminal runs are left unchanged. It returns the run's
 // state.
 func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.RunState, error) {
+	if r.holdsLock(ctx, runID) {
+		// Its own node or handler (or a sync child's, under its parent's
+		// tick): refused before any stop request, which would cancel the
+		// caller's own effect.
+		return nil, fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
+	}
 	if reason == "" {
 		reason = "Cancelled"
 	}
@@ -326,9 +340,9 @@ func (c *canceller) release() {
 func (r *Runtime) requestStop(runID string, cancelEffect bool) (withdraw func()) {
 	l := r.ref(runID)
 	l.sigMu.Lock()
-	l.pauseRequested = true
+	l.pauseRequests++
 	if cancelEffect {
-		l.cancelRequested = true
+		l.cancelRequests++
 		if l.cancelInflight != nil {
 			l.cancelInflight(ErrRunCancelled)
 		}
@@ -338,9 +352,9 @@ func (r *Runtime) requestStop(runID string, cancelEffect bool) (withdraw func())
 	l.sigMu.Unlock()
 	return func() {
 		l.sigMu.Lock()
-		l.pauseRequested = false
+		l.pauseRequests--
 		if cancelEffect {
-			l.cancelRequested = false
+			l.cancelRequests--
 		}
 		l.sigMu.Unlock()
 		r.unref(runID, l)

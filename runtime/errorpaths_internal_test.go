@@ -328,7 +328,7 @@ func stopRequested(rt *Runtime, runID string) bool {
 	}
 	l.sigMu.Lock()
 	defer l.sigMu.Unlock()
-	return l.pauseRequested
+	return l.pauseRequests > 0
 }
 
 // A commit that conflicts because another writer cancelled the run stops

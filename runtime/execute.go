@@ -246,8 +246,8 @@ func (s *session) cancellable(ctx context.Context, onPause bool) (_ context.Cont
 	if onPause {
 		s.lock.pauseWait = cancel
 	}
-	stopRequested = s.lock.pauseRequested
-	if s.lock.cancelRequested {
+	stopRequested = s.lock.pauseRequests > 0
+	if s.lock.cancelRequests > 0 {
 		cancel(ErrRunCancelled)
 	}
 	s.lock.sigMu.Unlock()

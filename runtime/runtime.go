@@ -201,13 +201,16 @@ type runLock struct {
 	waiters []chan struct{}
 	refs    int
 
-	sigMu          sync.Mutex
-	pauseRequested bool
-	// cancelRequested is a cancel under way: an effect about to start
-	// gets an already cancelled context (cancelInflight reaches only an
-	// effect that runs).
-	cancelRequested bool
-	cancelInflight  context.CancelCauseFunc
+	sigMu sync.Mutex
+	// pauseRequests counts the stop requests under way (pauses and
+	// cancels): a count, so that one host call withdrawing its request
+	// (done, or given up) leaves the others standing.
+	pauseRequests int
+	// cancelRequests counts the cancels under way: an effect about to
+	// start gets an already cancelled context (cancelInflight reaches only
+	// an effect that runs).
+	cancelRequests int
+	cancelInflight context.CancelCauseFunc
 	// pauseWait cuts short the wait before a retry (backoff): a pause
 	// request ends it too, where it lets an attempt in flight finish.
 	pauseWait context.CancelCauseFunc
@@ -341,6 +344,12 @@ func (r *Runtime) holdsLock(ctx context.Context, runID string) bool {
 // runID holds its lock there. Only the tick's own goroutine (its nodes
 // and handlers) may read it.
 func (r *Runtime) heldRun(ctx context.Context, runID string) *durable.RunState {
+	if ctx.Err() != nil {
+		// A handler's context ends when it returns: a goroutine it left
+		// running with it reads the store, not a run the tick goes on
+		// changing.
+		return nil
+	}
 	for h, _ := ctx.Value(heldKey{}).(*heldLock); h != nil; h = h.outer {
 		if h.rt == r && h.runID == runID && h.held.Load() {
 			if s := h.sess.Load(); s != nil {

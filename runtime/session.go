@@ -268,10 +268,10 @@ func (s *session) signalled() bool {
 	s.lock.sigMu.Lock()
 	defer s.lock.sigMu.Unlock()
 	switch {
-	case s.lock.cancelRequested:
+	case s.lock.cancelRequests > 0:
 		s.stoppedBy = stoppedCancel
-	case s.lock.pauseRequested:
+	case s.lock.pauseRequests > 0:
 		s.stoppedBy = stoppedPause
 	}
-	return s.lock.pauseRequested
+	return s.lock.pauseRequests > 0
 }

@@ -46,10 +46,18 @@ func (r *Runtime) Start(ctx context.Context, p StartParams) (string, error) {
 		return p.RunID, r.checkIdentity(ctx, run) // a failed commit handed nothing over
 	}
 	if err != nil {
-		return "", fmt.Errorf("starting run of workflow %s: %w", p.WorkflowID, err)
+		return "", fmt.Errorf("starting run of workflow %s: %w", p.WorkflowID, storeFailure{err})
 	}
 	return id, nil
 }
+
+// storeFailure marks an error of Start that came from the store (a commit
+// or a read that did not get through), not an answer about the run: the
+// create may have landed, its answer lost. It reads as the error it wraps.
+type storeFailure struct{ err error }
+
+func (e storeFailure) Error() string { return e.err.Error() }
+func (e storeFailure) Unwrap() error { return e.err }
 
 func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
 	if err := checkUTF8("run_id", p.RunID, "session_id", p.SessionID, "actor_id", p.ActorID, "parent_run_id", p.ParentRunID); err != nil {
@@ -124,7 +132,7 @@ func creationDigest(p StartParams) string {
 func (r *Runtime) checkIdentity(ctx context.Context, want *durable.RunState) error {
 	got, err := r.store.RunGet(ctx, want.RunID)
 	if err != nil {
-		return fmt.Errorf("loading existing run %s: %w", want.RunID, err)
+		return fmt.Errorf("loading existing run %s: %w", want.RunID, storeFailure{err})
 	}
 	conflict := func(field, stored, given string) error {
 		return &IdentityConflictError{RunID: want.RunID, Field: field, Stored: stored, Given: given}
