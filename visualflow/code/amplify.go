@@ -60,6 +60,8 @@ const (
 var guardedMethodNames = map[string]bool{
 	"join": true, "replace": true, "format": true, "extend": true,
 	"update": true, "union": true, "symmetric_difference": true,
+	"split": true, "rsplit": true, "splitlines": true,
+	"codepoints": true, "codepoint_ords": true,
 }
 
 // guardAmplifiers rewrites the method accesses, % and %= in n (a parsed
@@ -237,16 +239,95 @@ var (
 		"join":    guardedBuiltin("join", checkJoin),
 		"replace": guardedBuiltin("replace", checkReplace),
 		"format":  guardedBuiltin("format", checkFormat),
+		// A piece is a string in a []string, then a boxed Value in a list.
+		"split":      guardedBuiltin("split", checkSplit("str.split")),
+		"rsplit":     guardedBuiltin("rsplit", checkSplit("str.rsplit")),
+		"splitlines": guardedBuiltin("splitlines", checkSplitlines),
+		// Iterables of no length: len(s) items, watched (watched.go).
+		"codepoints":     codepointsBuiltin("codepoints"),
+		"codepoint_ords": codepointsBuiltin("codepoint_ords"),
 	}
 	guardedListMethods = map[string]*starlark.Builtin{
 		"extend": guardedBuiltin("extend", checkItems("list.extend()")),
 	}
+	// Their iterable arguments are watched (watched.go): colliding hashes
+	// make inserting them quadratic.
 	guardedSetMethods = map[string]*starlark.Builtin{
-		"update":               guardedBuiltin("update", checkItems("set.update()")),
-		"union":                guardedBuiltin("union", checkItems("set.union()")),
-		"symmetric_difference": guardedBuiltin("symmetric_difference", checkItems("set.symmetric_difference()")),
+		"update":               watchingArgs(guardedBuiltin("update", checkItems("set.update()"))),
+		"union":                watchingArgs(guardedBuiltin("union", checkItems("set.union()"))),
+		"symmetric_difference": watchingArgs(guardedBuiltin("symmetric_difference", checkItems("set.symmetric_difference()"))),
+	}
+	guardedDictMethods = map[string]*starlark.Builtin{
+		"update": watchingArgs(guardedBuiltin("update", checkItems("dict.update()"))),
 	}
 )
+
+// pieceCost is the memory one piece of a split costs, in bytes: its
+// string header in Starlark's []string, its slot in the list, and the
+// boxed String.
+const pieceCost = 3 * valueSize
+
+// checkSplit returns the check of s.split or s.rsplit: the pieces may
+// not cost more than the memory limit.
+func checkSplit(what string) methodCheck {
+	return func(th *starlark.Thread, g *guard, recv starlark.Value, args starlark.Tuple, kwargs []starlark.Tuple) error {
+		var sep starlark.Value = starlark.None
+		maxsplit := -1
+		if err := starlark.UnpackPositionalArgs(what, args, kwargs, 0, &sep, &maxsplit); err != nil {
+			return nil // Starlark's own error
+		}
+		return g.checkPieces(th, what, splitPieces(string(recv.(starlark.String)), sep, maxsplit))
+	}
+}
+
+// checkSplitlines is checkSplit for s.splitlines (Starlark splits at
+// "\n" only).
+func checkSplitlines(th *starlark.Thread, g *guard, recv starlark.Value, _ starlark.Tuple, _ []starlark.Tuple) error {
+	return g.checkPieces(th, "str.splitlines", int64(strings.Count(string(recv.(starlark.String)), "\n"))+1)
+}
+
+// checkPieces refuses a split into n pieces past the memory limit.
+func (g *guard) checkPieces(th *starlark.Thread, what string, n int64) error {
+	if n <= g.maxBytes/pieceCost {
+		return nil
+	}
+	return g.refuseReason(th, fmt.Sprintf("%s into %d pieces would exceed the memory limit of %s", what, n, sizeText(g.maxBytes)))
+}
+
+// codepointsBuiltin is the string method name (codepoints or
+// codepoint_ords), whose result is watched and has len(s) items for the
+// size checks (watched.go).
+func codepointsBuiltin(name string) *starlark.Builtin {
+	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		recv := b.Receiver()
+		m, err := recv.(starlark.HasAttrs).Attr(name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := m.(*starlark.Builtin).CallInternal(th, args, kwargs)
+		if g := limitGuard(th); err == nil && g != nil {
+			if it, ok := v.(starlark.Iterable); ok {
+				return watchedIterable{v: it, items: len(recv.(starlark.String)), th: th, g: g}, nil
+			}
+		}
+		return v, err
+	})
+}
+
+// watchingArgs is the guarded method m with its iterable arguments
+// watched (watchIterable).
+func watchingArgs(m *starlark.Builtin) *starlark.Builtin {
+	return starlark.NewBuiltin(m.Name(), func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if g := limitGuard(th); g != nil {
+			watched := make(starlark.Tuple, len(args))
+			for i, a := range args {
+				watched[i] = watchIterable(th, g, a)
+			}
+			args = watched
+		}
+		return m.BindReceiver(b.Receiver()).CallInternal(th, args, kwargs)
+	})
+}
 
 // guardedMethod returns x's method name behind its check, bound to x,
 // when it is one that can outgrow its operands; nil otherwise.
@@ -259,6 +340,8 @@ func guardedMethod(x starlark.Value, name string) *starlark.Builtin {
 		m = guardedListMethods[name]
 	case *starlark.Set:
 		m = guardedSetMethods[name]
+	case *starlark.Dict:
+		m = guardedDictMethods[name]
 	}
 	if m == nil {
 		return nil
@@ -416,9 +499,10 @@ func checkItems(what string) methodCheck {
 	return func(th *starlark.Thread, g *guard, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) error {
 		var n int64
 		for _, a := range args {
-			if l := int64(starlark.Len(a)); l > 0 {
+			// A codepoints iterable's items are new values (itemCost).
+			if l := int64(itemBound(a)) * itemCost(a); l > 0 {
 				if l > g.maxItems-n {
-					return g.refuseReason(th, fmt.Sprintf("%s of more than %d items would exceed the memory limit", what, g.maxItems))
+					return g.refuseReason(th, fmt.Sprintf("%s of more than %d items would exceed the memory limit", what, g.maxItems/itemCost(a)))
 				}
 				n += l
 			}

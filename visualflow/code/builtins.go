@@ -30,6 +30,7 @@ func predeclared() starlark.StringDict {
 		"list":       universeSized("list", nil),
 		"tuple":      universeSized("tuple", nil),
 		"set":        universeSized("set", nil),
+		"dict":       universeSized("dict", nil),
 		"sorted":     universeSized("sorted", dropNoneKey),
 		"enumerate":  universeSized("enumerate", startAsPositional),
 		"max":        universeSized("max", withDefault),
@@ -61,11 +62,15 @@ func universeSized(name string, adapt func(args starlark.Tuple, kwargs []starlar
 				return answer, err
 			}
 		}
-		if len(args) > 0 {
-			if g, _ := th.Local(guardKey).(*guard); g != nil && g.maxItems >= 0 {
-				if n := starlark.Len(args[0]); int64(n) > g.maxItems {
-					return nil, g.refuse(th, name+"()", n)
-				}
+		if g, _ := th.Local(guardKey).(*guard); g != nil && len(args) > 0 {
+			// A codepoints iterable's items are new values (itemCost).
+			if n := itemBound(args[0]); g.maxItems >= 0 && int64(n) > g.maxItems/itemCost(args[0]) {
+				return nil, g.refuse(th, name+"()", n)
+			}
+			if name == "set" || name == "dict" {
+				// Colliding hashes make the insertions quadratic
+				// (watched.go): watched with or without a memory limit.
+				args = append(starlark.Tuple{watchIterable(th, g, args[0])}, args[1:]...)
 			}
 		}
 		return starlark.Call(th, inner, args, kwargs)

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // codeInChild runs src's f in a child process: the current test run again
@@ -60,4 +62,64 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// codeInTimedChild runs src's f in a child process (the current test run
+// again with env set to 1) whose address space is capped at asCap bytes
+// (0: no cap), and waits at most wait for it: code that would outlive its
+// timeout in a Go loop, or kill the process, is tried there. In the child
+// it returns child true (the test must then return); in the parent the
+// child's error text, or died (the process aborted, with its output) or
+// hung (still running after wait: killed).
+func codeInTimedChild(t *testing.T, env string, asCap uint64, src string, lim Limits, wait time.Duration) (errText string, died, hung bool, out string, child bool) {
+	t.Helper()
+	if os.Getenv(env) == "1" {
+		res := map[string]any{}
+		if asCap > 0 {
+			if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: asCap, Max: asCap}); err != nil {
+				res["err"] = "preparing the child: " + err.Error()
+			}
+		}
+		if res["err"] == nil {
+			_, _, err := Run(context.Background(), src, "f", map[string]any{}, lim)
+			res["err"] = errString(err)
+		}
+		b, _ := json.Marshal(res)
+		os.Stdout.WriteString("\nTIMEDRESULT " + string(b) + "\n")
+		return "", false, false, "", true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env+"=1")
+	b, err := cmd.CombinedOutput()
+	text := string(b)
+	if ctx.Err() != nil {
+		return "", false, true, text, false
+	}
+	i := strings.Index(text, "TIMEDRESULT ")
+	if err != nil || i < 0 {
+		if len(text) > 3000 {
+			text = text[:3000]
+		}
+		return "", true, false, text, false
+	}
+	line, _, _ := strings.Cut(text[i+len("TIMEDRESULT "):], "\n")
+	var res struct{ Err string }
+	_ = json.Unmarshal([]byte(line), &res)
+	return res.Err, false, false, text, false
+}
+
+// wantChildLimitError fails t when the child of codeInTimedChild hung or
+// died, or did not stop with the sandbox's limit error.
+func wantChildLimitError(t *testing.T, what, errText string, died, hung bool, out string) {
+	t.Helper()
+	switch {
+	case hung:
+		t.Fatalf("%s: the code was still running past its timeout (a Go loop the watchdog cannot interrupt); the child was killed", what)
+	case died:
+		t.Fatalf("%s: the code killed the process:\n%s", what, out)
+	case !strings.Contains(errText, ErrLimit.Error()):
+		t.Fatalf("%s: err = %q, want the sandbox limit error", what, errText)
+	}
 }

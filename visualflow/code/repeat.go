@@ -142,7 +142,7 @@ func (g *guard) checkRepeat(th *starlark.Thread, x, y starlark.Value) error {
 	}
 	c, fits := n.Int64()
 	if fits && c <= limit/int64(length) {
-		return nil
+		return g.checkRepeatText(th, seq, c)
 	}
 	if length != 1 {
 		unit += "s"
@@ -153,6 +153,36 @@ func (g *guard) checkRepeat(th *starlark.Thread, x, y starlark.Value) error {
 	}
 	return g.refuseReason(th, fmt.Sprintf("repeat of a %s (%d %s) %s times%s would exceed the memory limit of %s",
 		what, length, unit, n, size, sizeText(g.maxBytes)))
+}
+
+// checkRepeatText refuses a list or tuple repeat whose text (each item
+// written c times) would be past the memory limit, though its items are
+// not: ("a" * (1 << 20),) * (1 << 20) is 16 MiB of references to one
+// string, but a result that can never be converted to JSON within the
+// limit, and hashing or comparing it is 1 TiB of work in one Go loop,
+// which the watchdog cannot interrupt. The text counted is a lower bound
+// of Python's repr, walked no further than the bound.
+func (g *guard) checkRepeatText(th *starlark.Thread, seq starlark.Value, c int64) error {
+	switch seq.(type) {
+	case *starlark.List, starlark.Tuple:
+	default:
+		return nil // a string's or bytes' size is its text's
+	}
+	z := newTextSize(th, &guard{maxBytes: g.maxBytes / c})
+	z.python, z.lower = true, true
+	z.value(seq)
+	if z.err != nil {
+		return z.err
+	}
+	if z.overAt < 0 {
+		return nil
+	}
+	size := "more than " + sizeText(g.maxBytes)
+	if z.n <= math.MaxInt64/c {
+		size = "at least " + sizeText(z.n*c)
+	}
+	return g.refuseReason(th, fmt.Sprintf("repeat of a %s %d times would make a value whose text (%s) would exceed the memory limit of %s",
+		seq.Type(), c, size, sizeText(g.maxBytes)))
 }
 
 // sizeText writes a memory size in MiB (the unit of the limit errors), or

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -142,9 +143,9 @@ func execute(ctx context.Context, lim Limits, body func(*starlark.Thread) (starl
 		if strings.Contains(msg, "too many steps") && th.ExecutionSteps() >= lim.MaxSteps {
 			return nil, st, fmt.Errorf("%w: exceeded %d execution steps", ErrLimit, lim.MaxSteps)
 		}
-		return nil, st, errors.New(cleanMessage(msg))
+		return nil, st, errors.New(capMessage(cleanMessage(msg)))
 	}
-	out, err := (&converter{g: g}).value(v)
+	out, err := (&converter{g: g, th: th}).value(v)
 	if r := g.stop.Load(); err != nil && r != nil {
 		return nil, st, fmt.Errorf("%w: %s", ErrLimit, *r)
 	}
@@ -166,6 +167,24 @@ func callRecovering(th *starlark.Thread, body func(*starlark.Thread) (starlark.V
 var posRE = regexp.MustCompile(`^code:\d+:\d+: `)
 
 func cleanMessage(s string) string { return posRE.ReplaceAllString(s, "") }
+
+// maxMessage is the longest error message of user code the sandbox
+// returns whole: a message quoting a large value (fail(), an error of
+// Starlark's naming an operand) is cut, as it is stored with the run.
+const maxMessage = 4 << 10
+
+// capMessage is s, cut to maxMessage bytes (at a rune's start) with a
+// note of its length when it is longer.
+func capMessage(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
+}
 
 // guard lets builtins that loop in Go (sum, map, filter) see the
 // watchdog's cancellation, which Starlark checks only between its own
@@ -283,7 +302,9 @@ func guardCode(th *starlark.Thread, n syntax.Node, env starlark.StringDict) {
 	}
 	guardRepeats(n)
 	guardAmplifiers(n)
+	guardIndexes(n) // last: also the indexes the others wrote
 	env[repeatGuardName] = newRepeatGuard(th)
+	env[indexGuardName] = newIndexGuard()
 	for name, b := range newAmplifyGuards(th, g) {
 		env[name] = b
 	}

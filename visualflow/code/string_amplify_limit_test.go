@@ -26,6 +26,10 @@ import (
 // regression allocates a bounded amount); under an 8 MiB limit each must
 // be refused before it allocates.
 
+// The values sharing s many times are built by comprehensions, not by
+// repeats: a repeat whose text would pass the memory limit is refused
+// itself (repeat_text_limit_test.go), before the operation tested here.
+
 // amplifyPrelude defines, in f, a 1 MiB string s used by the cases.
 const amplifyPrelude = "s = \"a\" * (1 << 20)\n    "
 
@@ -34,33 +38,33 @@ const amplifyPrelude = "s = \"a\" * (1 << 20)\n    "
 // the code builds its result item by item up to the limit, and the
 // watchdog may stop it first, with its own message.
 var amplifyCases = map[string]struct{ body, op string }{
-	"join":                        {`return len("".join([s] * 128))`, "join"},
+	"join":                        {`return len("".join([s for _ in range(128)]))`, "join"},
 	"join with a long separator":  {`return len(s.join(("x" * 256).elems()))`, "join"},
-	"join of a tuple":             {`return len(",".join((s,) * 128))`, "join"},
-	"join through an alias":       {"j = \"\".join\n    return len(j([s] * 128))", "join"},
-	"join through getattr":        {`return len(getattr("", "join")([s] * 128))`, "join"},
-	"join getattr default":        {`return len(getattr("-", "join", None)([s] * 128))`, "join"},
-	"join in a list of methods":   {"m = [\"\".join]\n    return len(m[0]([s] * 128))", "join"},
+	"join of a tuple":             {`return len(",".join(tuple([s for _ in range(128)])))`, "join"},
+	"join through an alias":       {"j = \"\".join\n    return len(j([s for _ in range(128)]))", "join"},
+	"join through getattr":        {`return len(getattr("", "join")([s for _ in range(128)]))`, "join"},
+	"join getattr default":        {`return len(getattr("-", "join", None)([s for _ in range(128)]))`, "join"},
+	"join in a list of methods":   {"m = [\"\".join]\n    return len(m[0]([s for _ in range(128)]))", "join"},
 	"replace":                     {`return len(("a" * 4096).replace("", "b" * (1 << 16)))`, "replace"},
 	"replace with a count":        {`return len(s.replace("a", "b" * 1024, 1 << 18))`, "replace"},
 	"replace through an alias":    {"r = s.replace\n    return len(r(\"a\", \"bb\" * 128))", "replace"},
 	"replace through getattr":     {`return len(getattr(s, "replace")("a", "bb" * 128))`, "replace"},
 	"format":                      {`return len(("{0}" * 128).format(s))`, "format"},
-	"format auto fields":          {`return len(("{}" * 128).format(*([s] * 128)))`, "format"},
+	"format auto fields":          {`return len(("{}" * 128).format(*([s for _ in range(128)])))`, "format"},
 	"format named":                {`return len(("{a}" * 128).format(a = s))`, "format"},
 	"format repr":                 {`return len(("{0!r}" * 128).format(s))`, "format"},
-	"format of a shared list":     {`return len("{}".format([s] * 128))`, "format"},
+	"format of a shared list":     {`return len("{}".format([s for _ in range(128)]))`, "format"},
 	"format through an alias":     {"fm = (\"{0}\" * 128).format\n    return len(fm(s))", "format"},
 	"format through getattr":      {`return len(getattr("{0}" * 128, "format")(s))`, "format"},
 	"percent dict":                {`return len(("%(a)s" * 128) % {"a": s})`, "%"},
-	"percent tuple":               {`return len(("%s" * 128) % ((s,) * 128))`, "%"},
-	"percent single":              {`return len("%s" % ([s] * 128))`, "%"},
-	"percent repr":                {`return len(("%r" * 128) % ((s,) * 128))`, "%"},
-	"percent nested list":         {`return len("%s" % ([[s] * 16] * 16,))`, "%"},
-	"percent assign":              {"p = \"%s\" * 128\n    p %= (s,) * 128\n    return len(p)", "%"},
-	"percent assign index":        {"d = {\"k\": \"%s\" * 128}\n    d[\"k\"] %= (s,) * 128\n    return len(d[\"k\"])", "%"},
-	"percent in a lambda":         {"pf = lambda f, a: f % a\n    return len(pf(\"%s\" * 128, (s,) * 128))", "%"},
-	"fail":                        {`fail([s] * 128)`, "fail"},
+	"percent tuple":               {`return len(("%s" * 128) % (tuple([s for _ in range(128)])))`, "%"},
+	"percent single":              {`return len("%s" % ([s for _ in range(128)]))`, "%"},
+	"percent repr":                {`return len(("%r" * 128) % (tuple([s for _ in range(128)])))`, "%"},
+	"percent nested list":         {`return len("%s" % ([x for x in [[s for _ in range(16)]] for _ in range(16)],))`, "%"},
+	"percent assign":              {"p = \"%s\" * 128\n    p %= tuple([s for _ in range(128)])\n    return len(p)", "%"},
+	"percent assign index":        {"d = {\"k\": \"%s\" * 128}\n    d[\"k\"] %= tuple([s for _ in range(128)])\n    return len(d[\"k\"])", "%"},
+	"percent in a lambda":         {"pf = lambda f, a: f % a\n    return len(pf(\"%s\" * 128, tuple([s for _ in range(128)])))", "%"},
+	"fail":                        {`fail([s for _ in range(128)])`, "fail"},
 	"str":                         {"t = \"a\" * (1 << 16)\n    return len(str([t] * 4096))", ""},
 	"repr":                        {"t = \"a\" * (1 << 16)\n    return len(repr([[t] * 64] * 64))", ""},
 	"zip":                         {`return len(zip(range(1 << 24)))`, "zip"},
@@ -100,10 +104,10 @@ func TestStringAmplifierPastMemoryLimitIsRefusedBeforeAllocating(t *testing.T) {
 // The limit errors of the string operations say what they would build.
 func TestStringAmplifierErrorNamesTheSize(t *testing.T) {
 	for expr, want := range map[string]string{
-		`"".join(["a" * (1 << 20)] * 128)`:               "str.join would build a string of 128 MiB",
-		`("a" * 4096).replace("", "b" * (1 << 16))`:      "str.replace would build a string of 256 MiB",
-		`("{0}" * (1 << 10)).format("x" * (1 << 20))`:    "str.format would build a string of 1024 MiB",
-		`("%(a)s" * (1 << 10)) % {"a": "x" * (1 << 20)}`: "string % would build a string of 1024 MiB",
+		`"".join([x for x in ["a" * (1 << 20)] for _ in range(128)])`: "str.join would build a string of 128 MiB",
+		`("a" * 4096).replace("", "b" * (1 << 16))`:                   "str.replace would build a string of 256 MiB",
+		`("{0}" * (1 << 10)).format("x" * (1 << 20))`:                 "str.format would build a string of 1024 MiB",
+		`("%(a)s" * (1 << 10)) % {"a": "x" * (1 << 20)}`:              "string % would build a string of 1024 MiB",
 	} {
 		_, _, err := Eval(context.Background(), expr, nil, Limits{MaxMemory: 8 << 20})
 		if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "memory limit of 8 MiB") {
@@ -278,7 +282,7 @@ func TestStringAmplifierWithinLimitKeepsStarlarkSemantics(t *testing.T) {
 // arguments for a list sharing one string), and keeps Starlark's argument
 // errors.
 func TestPrintBuildsNothing(t *testing.T) {
-	src := "def f(_input):\n    s = \"a\" * (1 << 20)\n    return print([s] * 256)\n"
+	src := "def f(_input):\n    s = \"a\" * (1 << 20)\n    return print([s for _ in range(256)])\n"
 	var err error
 	var got any
 	alloc := totalAllocDuring(func() {
@@ -552,8 +556,8 @@ func TestGoLoopOverRangeHonoursTimeout(t *testing.T) {
 // under the memory limit as the other results are.
 func TestResultOfSharedStringsIsUnderTheMemoryLimit(t *testing.T) {
 	for _, body := range []string{
-		"s = \"a\" * (1 << 20)\n    return [s] * 64",
-		"s = \"a\" * (1 << 20)\n    return {\"k\": [s, {\"j\": (s,) * 63}]}",
+		"s = \"a\" * (1 << 20)\n    return [s for _ in range(64)]",
+		"s = \"a\" * (1 << 20)\n    return {\"k\": [s, {\"j\": tuple([s for _ in range(63)])}]}",
 	} {
 		src := "def f(_input):\n    " + body + "\n"
 		_, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{MaxMemory: 8 << 20})

@@ -84,7 +84,10 @@ func FromStarlark(v starlark.Value) (any, error) {
 // errors and, under a sandbox, stops when the watchdog does: a result
 // sharing sub-lists expands to far more values than Starlark held.
 type converter struct {
-	g     *guard // nil outside a sandbox
+	g *guard // nil outside a sandbox
+	// th is the sandbox's thread (nil outside one): the repr of a key that
+	// is not a string is guarded by its limits, as str() is.
+	th    *starlark.Thread
 	path  []string
 	count int
 	// bytes counts the strings' bytes: a result sharing one long string
@@ -132,7 +135,7 @@ func (c *converter) value(v starlark.Value) (any, error) {
 			key, ok := item[0].(starlark.String)
 			if !ok {
 				var err error
-				if key, err = pyRepr(nil, item[0]); err != nil {
+				if key, err = pyRepr(c.th, item[0]); err != nil {
 					return nil, c.errorf("key: %v", err)
 				}
 			}

@@ -1,0 +1,89 @@
+package code
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Promise: docs/visualflow.md ("Code nodes"): an operation "fails with
+// the limit error instead of exhausting the process"; the sandbox's
+// guards run before go.starlark.net allocates (sandbox.go guardCode).
+// Starlark's getIndex writes a missing key whole into "key %v not in
+// dict": for a tuple sharing one 1 MiB string that is one string far
+// larger than the tuple, built in one Go call. The key is now looked up
+// by the sandbox (index.go), which quotes only the beginning of a long
+// key; a short key keeps Starlark's exact text.
+
+func TestMissingKeyOfHugeTextIsNotWrittenWhole(t *testing.T) {
+	// 512 references to a 1 MiB string: a 512 MiB text (built by a
+	// comprehension: a repeat this large is refused itself).
+	const src = "def f(_input):\n    s = \"a\" * (1 << 20)\n    t = tuple([s for _ in range(512)])\n    return {}[t]\n"
+	var err error
+	alloc := totalAllocDuring(func() {
+		_, _, err = Run(context.Background(), src, "f", map[string]any{}, Limits{Timeout: 10 * time.Second})
+	})
+	if err == nil || !strings.Contains(err.Error(), "not in dict") {
+		t.Fatalf("err = %v, want the missing key error", err)
+	}
+	if msg := err.Error(); len(msg) > 2*maxKeyText || !strings.HasPrefix(msg, `key ("aaa`) || !strings.Contains(msg, "more than 1024 bytes") {
+		t.Errorf("err = %.200q... (%d bytes); want the key's beginning and its size, under %d bytes", msg, len(msg), 2*maxKeyText)
+	}
+	if alloc > 64<<20 {
+		t.Errorf("the process allocated %d MiB: the key's text was written", alloc>>20)
+	}
+}
+
+func TestMissingKeyOfHugeTextDoesNotKillTheProcess(t *testing.T) {
+	// The review's case: an 8 GiB text under the default limits, in a
+	// child capped at 6 GiB of address space.
+	const src = "def f(_input):\n    t = (\"a\" * (1 << 20),) * (1 << 13)\n    return {}[t]\n"
+	errText, died, hung, out, child := codeInTimedChild(t, "MISSING_KEY_CHILD", 6<<30, src, Limits{Timeout: time.Second}, 4*time.Second)
+	if child {
+		return
+	}
+	if died || hung {
+		wantChildLimitError(t, "missing key error of a huge key", errText, died, hung, out)
+	}
+}
+
+// Starlark's own texts and semantics stay for the indexes the guard sees.
+func TestIndexGuardKeepsStarlarkBehaviour(t *testing.T) {
+	for body, want := range map[string]string{
+		`return {}["a"]`:                          `key "a" not in dict`,
+		`return {}[(1, "b")]`:                     `key (1, "b") not in dict`,
+		`return {"a": 1}[[1]]`:                    `unhashable type: list`,
+		`return [1][5]`:                           `list index 5 out of range [-1:0]`,
+		"d = {}\n    d[\"x\"] += 1\n    return d": `key "x" not in dict`,
+	} {
+		_, _, err := Run(context.Background(), "def f(_input):\n    "+body+"\n", "f", map[string]any{}, Limits{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", body, err, want)
+		}
+	}
+	const src = "def f(_input):\n    d = {\"a\": 1, (1, 2): 2}\n    d[\"a\"] += 10\n    d[\"b\"] = d[(1, 2)]\n    l = [0, 1]\n    l[1] += 5\n    s = \"xy\"\n    return [d, l, s[1], {\"k\": [7]}[\"k\"][0]]\n"
+	got, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[map[(1, 2):2 a:11 b:2] [0 6] y 7]`; fmt.Sprint(got) != want {
+		t.Errorf("got %v, want %s", got, want)
+	}
+}
+
+// Promise: the sandbox returns an error of user code as its message, cut
+// to maxMessage bytes with its size (sandbox.go capMessage): such a
+// message is stored with the run.
+func TestLongErrorMessageIsCut(t *testing.T) {
+	const src = "def f(_input):\n    fail(\"x\" * 100000)\n"
+	_, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{})
+	if err == nil || errors.Is(err, ErrLimit) {
+		t.Fatalf("err = %v, want fail's error", err)
+	}
+	if msg := err.Error(); len(msg) > maxMessage+64 || !strings.HasSuffix(msg, "… (100006 bytes)") || !strings.HasPrefix(msg, "fail: xxx") {
+		t.Errorf("err = %.100q... (%d bytes); want it cut to %d bytes with its size", msg, len(msg), maxMessage)
+	}
+}
