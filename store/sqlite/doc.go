@@ -20,9 +20,11 @@
 // runtime (after 0.4.28) adds runs columns it derives from run_json
 // (paused, run_lifecycle_json, the automation attribution) and writes
 // run_json with compact separators: when those columns exist, the open
-// installs a trigger that sets them to NULL, which that Python reads as
-// "not yet back-filled" (it falls back to run_json and fills them again
-// when it opens the database), whenever our commit changes run_json
+// (and, in a shared store, the first write after another process changed
+// the schema) installs a trigger that sets them to NULL, which that
+// Python reads as "not yet back-filled" (it falls back to run_json and
+// fills them again when it opens the database), whenever our commit
+// changes run_json
 // (newer_python.go); migration 018 lets migration 014's paused-run
 // triggers match either spacing.
 //

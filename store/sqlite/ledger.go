@@ -360,18 +360,41 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 	}); known {
 		return found, nil
 	}
-	var seq int64
-	var text []byte
-	err = rd.findCompleted.QueryRowContext(ctx, runID, idempotencyKey).Scan(&seq, &text)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	var rec *durable.StepRecord
-	if err == nil {
-		rec, err = store.RecordFromRow(seq, text)
-	}
+	found, err = s.scanCompleted(ctx, rd, runID, idempotencyKey)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: finding completed record %q of %s: %w", idempotencyKey, runID, err)
 	}
-	return rec, nil
+	return found, nil
+}
+
+// scanCompleted returns the first record of runID, in seq order, that the
+// completed_key index lists under idempotencyKey and that decodes to a
+// completed record of that key, or nil. A row that does not decode is
+// skipped and logged, as readLedgerRows skips it: LedgerList caches the
+// ledger without such rows, and the answer from that cache must be the
+// same as this one, whether or not the ledger was listed first.
+func (s *Store) scanCompleted(ctx context.Context, rd *reading, runID, idempotencyKey string) (*durable.StepRecord, error) {
+	rows, err := rd.findCompleted.QueryContext(ctx, runID, idempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var text sql.RawBytes // valid until Next: decoded at once, never copied
+		if err := rows.Scan(&seq, &text); err != nil {
+			return nil, err
+		}
+		rec, err := store.RecordFromRow(seq, text)
+		if err != nil {
+			s.log.WarnContext(ctx, "skipping undecodable ledger record", "run_id", runID, "seq", seq, "error", err)
+			continue
+		}
+		// The cached path matches on the decoded record; so does this one,
+		// should the index and the document ever disagree.
+		if rec.Status == durable.StepCompleted && rec.IdempotencyKey == idempotencyKey {
+			return rec, nil
+		}
+	}
+	return nil, rows.Err()
 }

@@ -138,6 +138,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err := syncNewerPythonTrigger(ctx, tx); err != nil {
 		return err
 	}
+	if s.shared {
+		// The schema as synced: sharedTx looks again when it moves.
+		if err := tx.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&s.schemaSeen); err != nil {
+			return fmt.Errorf("reading the schema version: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}

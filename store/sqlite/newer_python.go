@@ -37,7 +37,9 @@ const newerPythonTrigger = "runs_python_derived_columns_stale"
 // columns NULL already. The trigger is installed (or replaced, when
 // Python has added columns since) only when such columns exist, so that a
 // database without them (ours, or 0.4.28's) is left as it is. It runs in
-// the migration transaction (tx).
+// the migration transaction (tx) and, in a shared store, whose schema a
+// newer Python may change while we are open, in the first write
+// transaction after PRAGMA schema_version moved (sharedTx).
 func syncNewerPythonTrigger(ctx context.Context, tx dbtx) error {
 	var present []string
 	for _, c := range newerPythonRunColumns {

@@ -145,6 +145,10 @@ type Store struct {
 	listPending            []string
 	listDirty, listFlushAt int
 
+	// schemaSeen is the schema_version a shared store's last committed
+	// transaction saw (sharedTx), owned by the writer turn.
+	schemaSeen int64
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -471,18 +475,80 @@ func (s *Store) afterWrite(ctx context.Context) {
 // commits it, or rolls it back when fn fails. The caller holds the writer
 // turn.
 func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if s.shared {
+		return s.sharedTx(ctx, fn)
+	}
 	return s.w.run(func() error {
 		if _, err := s.w.begin.exec(ctx); err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
-		if err := fn(ctx); err != nil {
+		return s.finishTx(ctx, fn)
+	})
+}
+
+// finishTx runs fn in the transaction begun on the writer connection and
+// commits it, or rolls it back when fn or the commit fails. It runs
+// inside writerStmts.run.
+func (s *Store) finishTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if err := fn(ctx); err != nil {
+		s.rollback(ctx)
+		return err
+	}
+	if _, err := s.w.commit.exec(ctx); err != nil {
+		s.rollback(ctx)
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// sharedTx is inTx for a shared store, whose schema another process may
+// change while it is open: a newer Python runtime adds its derived runs
+// columns when it opens the database, usually after our gateway has
+// started, and until syncNewerPythonTrigger sees them our commits would
+// leave them stale (a pause we lift stays paused = 1 for that Python). So
+// each transaction first reads PRAGMA schema_version (one statement) and,
+// when it has moved since the last one this store saw, brings the trigger
+// up to date in the same transaction, before fn writes. An owned store
+// holds its file exclusively (locking_mode=EXCLUSIVE): no other process
+// can change its schema, so it skips the check and pays nothing for it.
+func (s *Store) sharedTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	var version int64
+	var changed bool
+	err := s.w.run(func() error {
+		if _, err := s.w.begin.exec(ctx); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		v, err := s.w.schemaVersion.queryInt64(ctx)
+		if err != nil {
 			s.rollback(ctx)
+			return fmt.Errorf("reading the schema version: %w", err)
+		}
+		version, changed = v, v != s.schemaSeen
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if changed {
+		// Through database/sql, so outside writerStmts.run, but still in
+		// the transaction begun above. The trigger's own DDL moves the
+		// version on: the value read after it is the one to remember.
+		err := syncNewerPythonTrigger(ctx, s.wconn)
+		if err == nil {
+			err = s.wconn.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&version)
+		}
+		if err != nil {
+			_ = s.w.run(func() error { s.rollback(ctx); return nil })
+			return fmt.Errorf("updating the newer Python runtime's trigger after a schema change: %w", err)
+		}
+	}
+	return s.w.run(func() error {
+		if err := s.finishTx(ctx, fn); err != nil {
 			return err
 		}
-		if _, err := s.w.commit.exec(ctx); err != nil {
-			s.rollback(ctx)
-			return fmt.Errorf("commit: %w", err)
-		}
+		// Only once committed: a rolled-back transaction took its DDL
+		// with it, so the next one must look again.
+		s.schemaSeen = version
 		return nil
 	})
 }

@@ -54,7 +54,10 @@ type writerStmts struct {
 	// one write statement never recorded in the redo log.
 	redoApplied *wstmt
 	redoLSN     *wstmt
-	byName      map[string]*wstmt
+	// schemaVersion reads the schema cookie: run by a shared store at the
+	// start of each transaction (sharedTx), never by an owned one.
+	schemaVersion *wstmt
+	byName        map[string]*wstmt
 	// rec, while not nil, receives every write statement run (see
 	// startRecording).
 	rec *redoEncoder
@@ -134,6 +137,7 @@ func (w *writerStmts) statements() []writerStmt {
 		{&w.claimRenew, "claimRenew", `UPDATE run_claims SET expires_at = ? WHERE run_id = ? AND owner = ?`},
 		{&w.redoApplied, "redoApplied", `UPDATE redo_applied SET lsn = ? WHERE id = 1`},
 		{&w.redoLSN, "redoLSN", `SELECT lsn FROM redo_applied WHERE id = 1`},
+		{&w.schemaVersion, "schemaVersion", `PRAGMA schema_version`},
 	}
 }
 
@@ -390,8 +394,10 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	p(&r.foreignDue, foreignDueQuery)
 	p(&r.ledgerList, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
 	p(&r.ledgerCount, `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`)
+	// Every matching row, not LIMIT 1: one that does not decode is skipped
+	// (scanCompleted), and the next may.
 	p(&r.findCompleted, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND completed_key = ?
-		ORDER BY seq ASC LIMIT 1`)
+		ORDER BY seq ASC`)
 	p(&r.cmdListAfter, `SELECT seq, command_id, run_id, type, payload_json, ts, client_id
 		FROM commands WHERE seq > ? ORDER BY seq ASC LIMIT ?`)
 	p(&r.cmdLastSeq, `SELECT COALESCE(MAX(seq), 0) FROM commands`)
