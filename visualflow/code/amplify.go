@@ -694,7 +694,10 @@ type rangeIterator struct {
 }
 
 func (it *rangeIterator) Next(p *starlark.Value) bool {
-	if it.i++; it.i&1023 == 0 && (it.g.stop.Load() != nil || it.g.checkHeap(it.th)) {
+	// The stop is one atomic load, checked at every item: a single item
+	// can be slow (a dict insert among colliding hashes scans them all).
+	// The heap check costs more, so it runs every 1,024 items.
+	if it.i++; it.g.stop.Load() != nil || (it.i&1023 == 0 && it.g.checkHeap(it.th)) {
 		return false
 	}
 	return it.it.Next(p)
