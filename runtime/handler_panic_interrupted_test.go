@@ -7,7 +7,6 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // A handler that panics once its context is cut (an HTTP client's nil
@@ -24,33 +23,15 @@ import (
 func panicAfterCut(t *testing.T, entered chan<- struct{}) *runtime.Runtime {
 	t.Helper()
 	var calls atomic.Int32
-	wf := &runtime.Workflow{ID: "w", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			return runtime.Request(&durable.Effect{Type: "x", Payload: map[string]any{}, ResultKey: "r"}, "b"), nil
-		},
-		"b": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			return runtime.Complete(map[string]any{"r": run.Vars["r"]}), nil
-		},
-	}}
-	reg, err := runtime.NewRegistry(wf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg,
-		Handlers: map[durable.EffectType]runtime.Handler{"x": {Func: func(hctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-			if calls.Add(1) == 1 {
-				entered <- struct{}{}
-				<-hctx.Done()
-				var resp map[string]any
-				resp["status"] = "cut" // panics: the handler did not expect its call to be cut
-			}
-			return runtime.Completed(map[string]any{"ok": true}), nil
-		}}},
+	return heldRunRuntime(t, nil, nil, func(hctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		if calls.Add(1) == 1 {
+			entered <- struct{}{}
+			<-hctx.Done()
+			var resp map[string]any
+			resp["status"] = "cut" // panics: the handler did not expect its call to be cut
+		}
+		return runtime.Completed(map[string]any{"ok": true}), nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
 }
 
 func TestHandlerPanicAfterShutdownReplaysAttempt(t *testing.T) {

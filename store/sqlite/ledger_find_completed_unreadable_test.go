@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,7 +22,7 @@ import (
 // pyCompletedRecord is a completed record row of pyUserRun at seq with
 // idempotency key key, as Python writes it; attempt is its JSON text.
 func pyCompletedRecord(seq, key, attempt string) string {
-	return `{"run_id": "` + pyUserRun + `", "step_id": "s` + seq + `", "node_id": "n", "status": "completed", "effect": null, "result": null, "error": null, "started_at": "2026-11-29T22:47:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": ` + attempt + `, "idempotency_key": "` + key + `", "prev_hash": null, "record_hash": null, "signature": null}`
+	return pyRecordRow(seq, `"`+key+`"`, attempt)
 }
 
 // TestLedgerFindCompletedSkipsUndecodableRows: an indexed row that does
@@ -36,9 +35,7 @@ func TestLedgerFindCompletedSkipsUndecodableRows(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-			writePythonDB(t, path) // seqs 1 and 2 of pyUserRun
-			insertLedgerRows(t, path, map[int64]string{
+			path := pythonDBWithLedgerRows(t, map[int64]string{
 				3: pyCompletedRecord("3", "k", `"x"`), // JSON object, indexed, but attempt is not a number
 				4: pyCompletedRecord("4", "k", "1"),
 				5: pyCompletedRecord("5", "only-bad", `"x"`),

@@ -32,14 +32,22 @@ var ledgerModes = map[string]sqlite.Config{
 }
 
 // pyLedgerRecord is a record row as Python writes it, at seq.
-func pyLedgerRecord(seq string) string {
-	return `{"run_id": "` + pyUserRun + `", "step_id": "s` + seq + `", "node_id": "n", "status": "completed", "effect": null, "result": null, "error": null, "started_at": "2026-11-29T22:47:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}`
+func pyLedgerRecord(seq string) string { return pyRecordRow(seq, "null", "1") }
+
+// pyRecordRow is a completed record row of pyUserRun at seq as Python
+// writes it; key and attempt are the JSON texts of its idempotency key and
+// attempt.
+func pyRecordRow(seq, key, attempt string) string {
+	return `{"run_id": "` + pyUserRun + `", "step_id": "s` + seq + `", "node_id": "n", "status": "completed", "effect": null, "result": null, "error": null, "started_at": "2026-11-29T22:47:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": ` + attempt + `, "idempotency_key": ` + key + `, "prev_hash": null, "record_hash": null, "signature": null}`
 }
 
-// insertLedgerRows adds ledger rows to pyUserRun (whose Python database
-// holds seqs 1 and 2) as another process would.
-func insertLedgerRows(t *testing.T, path string, rows map[int64]string) {
+// pythonDBWithLedgerRows writes a Python database (pyUserRun's ledger
+// holds seqs 1 and 2) and adds rows to pyUserRun's ledger as another
+// process would; it returns the database's path.
+func pythonDBWithLedgerRows(t *testing.T, rows map[int64]string) string {
 	t.Helper()
+	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	writePythonDB(t, path)
 	db := rawDB(t, path)
 	defer db.Close()
 	for seq, text := range rows {
@@ -47,6 +55,7 @@ func insertLedgerRows(t *testing.T, path string, rows map[int64]string) {
 			t.Fatal(err)
 		}
 	}
+	return path
 }
 
 // logBuffer collects a store's log lines.
@@ -84,9 +93,7 @@ func TestLedgerListSkipsUnreadableRecordRows(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-			writePythonDB(t, path) // seqs 1 and 2 of pyUserRun
-			insertLedgerRows(t, path, map[int64]string{
+			path := pythonDBWithLedgerRows(t, map[int64]string{
 				3: `{"run_id": "` + pyUserRun + `", "step_id": "to`,
 				4: `null`,
 				5: pyLedgerRecord("5"),
@@ -129,9 +136,7 @@ func TestLedgerSeqsStayAboveSkippedLastRow(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-			writePythonDB(t, path)
-			insertLedgerRows(t, path, map[int64]string{3: `[1, 2]`})
+			path := pythonDBWithLedgerRows(t, map[int64]string{3: `[1, 2]`})
 			cfg.Path = path
 			s := openWith(t, cfg)
 			recs, err := s.LedgerList(ctx, &store.LedgerListParams{RunID: pyUserRun})
@@ -168,9 +173,7 @@ func TestLedgerListLimitCountsReadableRecords(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-			writePythonDB(t, path)
-			insertLedgerRows(t, path, map[int64]string{
+			path := pythonDBWithLedgerRows(t, map[int64]string{
 				3: `"text"`, 4: `{"torn`, 5: pyLedgerRecord("5"), 6: pyLedgerRecord("6"),
 			})
 			cfg.Path = path

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -96,13 +95,12 @@ func TestRepeatPastMemoryLimitIsRefusedInExpressions(t *testing.T) {
 // once with Go's fatal "out of memory" on any machine.
 func TestHugeRepeatIsALimitNotAFatalError(t *testing.T) {
 	const src = "def f(_input):\n    return len([0] * (1 << 29))\n"
-	_, errText, child := codeInChild(t, "CODE_REPEAT_CHILD", func() error {
-		return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: 8 << 30, Max: 8 << 30})
-	}, src, Limits{Timeout: 5 * time.Second})
+	errText, died, hung, out, child := codeInTimedChild(t, "CODE_REPEAT_CHILD", 8<<30, src, Limits{Timeout: 5 * time.Second}, time.Minute)
 	if child {
 		return
 	}
-	if !strings.Contains(errText, ErrLimit.Error()) || !strings.Contains(errText, "repeat") {
+	wantChildLimitError(t, "repeat", errText, died, hung, out)
+	if !strings.Contains(errText, "repeat") {
 		t.Errorf("child error %q, want the repeat refused with a sandbox limit error", errText)
 	}
 }
