@@ -31,8 +31,18 @@ type PackOptions struct {
 // Pack builds a bundle from a root VisualFlow file and a flows directory:
 // the root plus, depth-first, every flow referenced by an exec-reachable
 // subflow node, loaded from <flowsDir>/<id>.json (§7.3).
+//
+// The files may come from anyone, so each is held to the limits a bundle
+// reader applies: at most maxEntrySize bytes, and the estimated decoded
+// size of all of them at most maxDecodedSize, checked before each file is
+// decoded. Pack thus refuses a small file that would decode to a huge
+// structure, and never builds a bundle a reader would refuse for it.
 func Pack(rootFlowPath, flowsDir string, opts PackOptions) (*Bundle, error) {
+	budget := &budgeted{decodedLimit: maxDecodedSize}
 	rootData, err := readFlowFile(rootFlowPath)
+	if err == nil {
+		err = budget.chargeDecoded(rootData)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("packing %s: %w", filepath.Base(rootFlowPath), err)
 	}
@@ -49,7 +59,7 @@ func Pack(rootFlowPath, flowsDir string, opts PackOptions) (*Bundle, error) {
 		FlowBytes: map[string][]byte{rootID: rootData},
 		Assets:    map[string][]byte{},
 	}
-	if err := collectSubflows(b, rootID, flowsDir); err != nil {
+	if err := collectSubflows(b, rootID, flowsDir, budget); err != nil {
 		return nil, fmt.Errorf("packing %s: %w", rootID, err)
 	}
 	m, err := packManifest(b, rootID, opts)
@@ -60,8 +70,9 @@ func Pack(rootFlowPath, flowsDir string, opts PackOptions) (*Bundle, error) {
 	return b, nil
 }
 
-// collectSubflows loads, depth-first, every flow referenced from id.
-func collectSubflows(b *Bundle, id, flowsDir string) error {
+// collectSubflows loads, depth-first, every flow referenced from id,
+// charging each to budget before decoding it.
+func collectSubflows(b *Bundle, id, flowsDir string, budget *budgeted) error {
 	refs, err := subflowRefs(b.Flows[id])
 	if err != nil {
 		return fmt.Errorf("flow %s: %w", id, err)
@@ -78,13 +89,16 @@ func collectSubflows(b *Bundle, id, flowsDir string) error {
 		if err != nil {
 			return fmt.Errorf("flow %s: subflow %s: %w", id, ref, err)
 		}
+		if err := budget.chargeDecoded(data); err != nil {
+			return fmt.Errorf("flow %s: subflow %s (%s): %w", id, ref, path, err)
+		}
 		flow, err := DecodeFlow(data)
 		if err != nil {
 			return fmt.Errorf("flow %s: subflow %s (%s): %w", id, ref, path, err)
 		}
 		b.Flows[ref] = flow
 		b.FlowBytes[ref] = data
-		if err := collectSubflows(b, ref, flowsDir); err != nil {
+		if err := collectSubflows(b, ref, flowsDir, budget); err != nil {
 			return err
 		}
 	}
@@ -306,6 +320,12 @@ func reachableExecNodes(flow map[string]any) []map[string]any {
 // readFlowFile reads a flow file to pack, refusing one larger than a
 // reader takes from a bundle (before reading it into memory).
 func readFlowFile(path string) ([]byte, error) {
+	// Stat first: opening a named pipe would block until a writer came.
+	if info, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", filepath.Base(path), info.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

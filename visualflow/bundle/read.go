@@ -30,7 +30,7 @@ const (
 // could take gigabytes. Typical flows are estimated at ~4 times their
 // text, so 1 GiB still lets them use nearly all of the raw budget; the
 // example bundles are estimated at 30–70 KiB. A variable so that tests
-// can lower it; it is read when a read starts.
+// can lower it; it is read when a read (or a Pack) starts.
 var maxDecodedSize int64 = 1 << 30
 
 // Read loads a bundle from a `.flow` zip file or from a directory with the
