@@ -82,6 +82,13 @@ func (x dictIndex) Get(k starlark.Value) (starlark.Value, bool, error) {
 	if keyTextFits(x.th, k) {
 		return nil, false, nil
 	}
+	return nil, false, fmt.Errorf("key %s… (a text of more than %d bytes) not in %s", cutKeyText(k), maxKeyText, x.d.Type())
+}
+
+// cutKeyText is the beginning of Starlark's text of k (a key whose text
+// is longer than maxKeyText): maxKeyText bytes at most, ending at a
+// rune's end.
+func cutKeyText(k starlark.Value) string {
 	var b strings.Builder
 	writePrefix(&b, k, maxKeyText)
 	text := b.String()
@@ -91,7 +98,7 @@ func (x dictIndex) Get(k starlark.Value) (starlark.Value, bool, error) {
 			text = text[:len(text)-1] // not in the middle of a rune
 		}
 	}
-	return nil, false, fmt.Errorf("key %s… (a text of more than %d bytes) not in %s", text, maxKeyText, x.d.Type())
+	return text
 }
 
 // keyTextFits reports whether Starlark's text of k is at most maxKeyText

@@ -104,7 +104,7 @@ func Eval(ctx context.Context, expr string, names map[string]any, lim Limits) (a
 		if err != nil {
 			return nil, err
 		}
-		guardCode(th, e, env) // after names: no name can replace a guard
+		e = guardCode(th, e, env).(syntax.Expr) // after names: no name can replace a guard
 		return starlark.EvalExprOptions(fileOptions, th, e, env)
 	})
 }
@@ -293,19 +293,23 @@ func watch(ctx context.Context, th *starlark.Thread, g *guard, lim Limits, done 
 // is resolved) so that the operations go.starlark.net does in one Go
 // allocation or loop, out of the watchdog's reach, are checked against the
 // memory limit first (repeat.go, amplify.go), and adds to env the
-// builtins the rewritten code calls. Without a memory limit it does
-// nothing: there is nothing to check against.
-func guardCode(th *starlark.Thread, n syntax.Node, env starlark.StringDict) {
+// builtins the rewritten code calls. It returns n, or the expression
+// replacing it (a dict literal, dictlit.go). Without a memory limit it
+// does nothing: there is nothing to check against.
+func guardCode(th *starlark.Thread, n syntax.Node, env starlark.StringDict) syntax.Node {
 	g, _ := th.Local(guardKey).(*guard)
 	if g == nil || g.maxItems < 0 {
-		return
+		return n
 	}
+	n = guardDictLiterals(n) // first: the others see the calls it writes
 	guardRepeats(n)
 	guardAmplifiers(n)
 	guardIndexes(n) // last: also the indexes the others wrote
 	env[repeatGuardName] = newRepeatGuard(th)
 	env[indexGuardName] = newIndexGuard()
+	env[dictEntryGuardName] = newDictEntryGuard()
 	for name, b := range newAmplifyGuards(th, g) {
 		env[name] = b
 	}
+	return n
 }
