@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Options tunes Write.
@@ -42,9 +43,7 @@ func WriteNew(path string, data []byte, opts Options) error {
 }
 
 func write(path string, data []byte, opts Options, noReplace bool) (err error) {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	tmp := path + "." + hex.EncodeToString(b[:]) + ".tmp"
+	tmp := tempName(path)
 	perm := opts.Perm
 	if perm == 0 {
 		perm = 0o644
@@ -84,6 +83,41 @@ func write(path string, data []byte, opts Options, noReplace bool) (err error) {
 		}
 	}
 	return nil
+}
+
+// tempSuffixHex is the number of lowercase hex digits in the random part
+// of a temp file's name (16 random bytes).
+const tempSuffixHex = 32
+
+// tempName returns a fresh temp file name for path: path + "." + 32
+// lowercase hex digits + ".tmp". The Python runtime's temps have the same
+// shape (its suffix is a uuid4 in hex), so the two cannot be told apart.
+func tempName(path string) string {
+	var b [tempSuffixHex / 2]byte
+	_, _ = rand.Read(b[:])
+	return path + "." + hex.EncodeToString(b[:]) + ".tmp"
+}
+
+// TempTarget reports whether name (a base name) has the shape of a temp
+// file Write or WriteNew creates, <target>.<32 lowercase hex>.tmp, and
+// returns its target's name. A temp left by a process killed before its
+// rename is garbage; but the Python runtime names its temps the same way,
+// so a match may also be another live process's write in progress.
+func TempTarget(name string) (target string, ok bool) {
+	stem, ok := strings.CutSuffix(name, ".tmp")
+	if !ok || len(stem) < tempSuffixHex+2 {
+		return "", false
+	}
+	i := len(stem) - tempSuffixHex
+	if stem[i-1] != '.' {
+		return "", false
+	}
+	for _, c := range []byte(stem[i:]) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	return stem[:i-1], true
 }
 
 // renameNew renames tmp to path unless path exists.

@@ -10,7 +10,9 @@
 //
 // Durability. A new run file is written to run_<id>.json.<32 hex>.tmp in
 // the same directory, fsynced, renamed to the target and the directory is
-// fsynced; a failed write removes its temp file. An existing one is
+// fsynced; a failed write removes its temp file, and one a killed process
+// left is removed by the next open once 10 minutes old (younger, it may
+// be a live Python process's write: temps.go). An existing one is
 // replaced the same way but through a recycled spare file (.spare-<hex>.tmp,
 // see atomicfile.Recycler) that is exchanged with it atomically, since
 // creating a file is the dearest part of a save on some file systems; the
@@ -183,8 +185,8 @@ func New(cfg Config) (*Store, error) {
 
 func (s *Store) open() error {
 	// A directory this process may only read (lockDir): what another
-	// process left there (staged commits, spare files) is its to finish
-	// or remove.
+	// process left there (staged commits, spare files, temp files) is its
+	// to finish or remove.
 	if !s.readOnly {
 		if err := s.recoverStaged(); err != nil {
 			return err
@@ -193,6 +195,9 @@ func (s *Store) open() error {
 	var err error
 	if s.spares, err = atomicfile.NewRecycler(s.dir, s.fileOpts(), !s.readOnly); err != nil {
 		return fmt.Errorf("jsonfile: %w", err)
+	}
+	if !s.readOnly {
+		s.removeStaleTemps()
 	}
 	if err := s.loadRuns(); err != nil {
 		return err
