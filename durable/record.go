@@ -3,13 +3,26 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
 // StepRecord is one append-only ledger entry. The STARTED record of an
 // effect attempt and its terminal record share a StepID.
+//
+// Attempt is the attempt number. A record read whose attempt member is
+// not an integer literal (Python's ledger stores keep any JSON value
+// there without checking it) gets Python's int() of the value where that
+// gives an integer that fits: "2" (sign, surrounding white space and
+// single underscores between ASCII digits allowed) is 2, true 1, false 0,
+// and a float is cut toward zero (2.5 is 2, -2.7 is -2); null, any other
+// string ("2.0" too, as in Python), a list, an object, NaN, an infinity
+// and a number past the int range give the default 1. The value read is
+// still what the record writes and hashes, until Attempt is set to
+// another number.
 type StepRecord struct {
 	RunID          string
 	StepID         string
@@ -44,10 +57,11 @@ type StepRecord struct {
 	absent memberSet
 
 	// attemptRead keeps the attempt member as read when it is not the
-	// integer literal Attempt is written as (null, 2.0, 0 or 2.5 from
-	// another writer): Python hashes a stored record as json.loads gives
-	// it, so the record is written and hashed with that value, while
-	// Attempt gives Go callers a usable integer.
+	// integer literal Attempt is written as (null, 2.0, 0, 2.5, "2",
+	// true, a list or any other JSON value from another writer): Python
+	// hashes a stored record as json.loads gives it, so the record is
+	// written and hashed with that value, while Attempt gives Go callers
+	// a usable integer. Setting Attempt to another number replaces it.
 	attemptRead keptAttempt
 
 	// Extra keeps members written by newer peers, so a record read and
@@ -75,6 +89,7 @@ func (s *StepRecord) Clone() *StepRecord {
 	c := *s
 	c.Effect = s.Effect.Clone()
 	c.Result = pyjson.Clone(s.Result)
+	c.attemptRead.wire = pyjson.Clone(s.attemptRead.wire)
 	c.Extra = pyjson.CloneObject(s.Extra)
 	return &c
 }
@@ -131,25 +146,108 @@ func (s *StepRecord) attemptValue() any {
 // keptAttempt is an attempt member read in another spelling than the
 // integer literal of the Attempt read from it (see StepRecord.attemptRead).
 type keptAttempt struct {
-	wire any // nil (null) or the json.Number read
+	wire any // the JSON value read: null, a json.Number, a string, a list…
 	from int // the Attempt read from wire
 	ok   bool
 }
 
 // keepAttempt returns what to keep of the attempt member v, read as
-// attempt: nothing when v is the literal attempt is written as, or a value
-// whose literal is lost (a float64 from encoding/json), as before.
+// attempt: nothing when writing attempt gives v back (its integer literal,
+// or a Go integer of that value), or when v is a finite float64 that fits
+// an integer (encoding/json's, whose literal is lost: written as the
+// integer, as before); v itself otherwise.
 func keepAttempt(v any, attempt int) keptAttempt {
 	switch x := v.(type) {
-	case nil:
-		return keptAttempt{from: attempt, ok: true}
 	case json.Number:
 		if attempt != 0 && string(x) == strconv.Itoa(attempt) {
 			return keptAttempt{}
 		}
-		return keptAttempt{wire: v, from: attempt, ok: true}
+	case int:
+		if attempt != 0 && x == attempt {
+			return keptAttempt{}
+		}
+	case int64:
+		if attempt != 0 && x == int64(attempt) {
+			return keptAttempt{}
+		}
+	case float64:
+		if _, ok := floatInt(x); ok {
+			return keptAttempt{}
+		}
 	}
-	return keptAttempt{}
+	return keptAttempt{wire: v, from: attempt, ok: true}
+}
+
+// attemptInt is the Attempt of an attempt member v: Python's int(v) where
+// that is an integer that fits a Go int, else 1 (see StepRecord.Attempt).
+func attemptInt(v any) int {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return 1
+		}
+		return 0
+	case int:
+		return x
+	case int64:
+		if x >= math.MinInt && x <= math.MaxInt {
+			return int(x)
+		}
+	case float64:
+		if i, ok := floatInt(x); ok {
+			return i
+		}
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 0); err == nil {
+			return int(i)
+		}
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
+			if i, ok := floatInt(f); ok {
+				return i
+			}
+		}
+	case string:
+		if i, ok := pyIntText(x); ok {
+			return i
+		}
+	}
+	return 1
+}
+
+// floatInt is f cut toward zero, as Python's int() does, when f is
+// finite and the result fits a Go int.
+func floatInt(f float64) (int, bool) {
+	// -2^63 is an int64, 2^63 is not; NaN fails both comparisons.
+	if !(f >= math.MinInt && f < math.MaxInt) {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// pyIntText parses s as Python's int(s) does in base 10, limited to ASCII
+// digits: surrounding white space, an optional sign, digits with single
+// underscores between them. It reports false for any other text (Python
+// raises ValueError) and for a value past the Go int range.
+func pyIntText(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	digits := strings.TrimLeft(s, "+-")
+	if len(s)-len(digits) > 1 || digits == "" {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c == '_' && i > 0 && i < len(digits)-1 && digits[i-1] != '_' {
+			continue
+		}
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	i, err := strconv.ParseInt(s[:len(s)-len(digits)]+strings.ReplaceAll(digits, "_", ""), 10, 0)
+	if err != nil {
+		return 0, false
+	}
+	return int(i), true
 }
 
 // value returns the value read, unless a caller has set Attempt, now
@@ -257,13 +355,9 @@ func (s *StepRecord) set(key string, v any) error {
 		s.emptyNotNull.note(emptySession, v)
 	case "attempt":
 		m = recAttempt
-		var a int64
-		a, err = asInt(key, v, 1)
-		s.Attempt = int(a)
-		s.attemptRead = keptAttempt{}
-		if err == nil {
-			s.attemptRead = keepAttempt(v, s.Attempt)
-		}
+		// Any JSON value is kept, as Python's stores keep it unchecked.
+		s.Attempt = attemptInt(v)
+		s.attemptRead = keepAttempt(v, s.Attempt)
 	case "idempotency_key":
 		m = recIdempotencyKey
 		s.IdempotencyKey, err = asString(key, v)

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -71,6 +72,20 @@ func (s *StepRecord) plainForCopy() bool {
 	}
 	for k := range s.Extra {
 		if recordMembers[k] {
+			return false
+		}
+	}
+	if k := s.attemptRead; k.ok {
+		// An attempt kept as read is copied as it is only while it is a
+		// scalar in the decoder's types; a list or object, or a value in
+		// other Go types (RecordFromJSON), takes the encode-and-decode path.
+		switch x := k.wire.(type) {
+		case nil, bool, json.Number:
+		case string:
+			if !utf8.ValidString(x) {
+				return false
+			}
+		default:
 			return false
 		}
 	}

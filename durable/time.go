@@ -141,8 +141,10 @@ var timeLayouts = []string{
 // date and time (T, t, a space) and between a time and its zone, the
 // basic forms (20300101T000000), a Z or an offset of ±HH, ±HHMM, ±HH:MM or
 // ±HH:MM:SS (none means UTC), one or more fractional digits (cut to
-// microseconds). It also reads a lower-case z, which Python refuses.
-// Python's datetime.min, the zero Time, reads as one microsecond later.
+// microseconds), and ISO week dates (2026-W48-3, 2026W483, 2026-W48 for
+// its Monday; week 53 only in a year whose ISO calendar has one), but not
+// ordinal dates (2026-334), which Python refuses too. It also reads a
+// lower-case z, which Python refuses. Python's datetime.min, the zero Time, reads as one microsecond later.
 func ParseTime(s string) (Time, error) {
 	v, offsetFrac, ok := extendedISO(strings.TrimSpace(s))
 	if ok {

@@ -20,9 +20,17 @@ import (
 // made the cold path fail where the warm one skipped it.
 
 // pyCompletedRecord is a completed record row of pyUserRun at seq with
-// idempotency key key, as Python writes it; attempt is its JSON text.
-func pyCompletedRecord(seq, key, attempt string) string {
-	return pyRecordRow(seq, `"`+key+`"`, attempt)
+// idempotency key key, as Python writes it.
+func pyCompletedRecord(seq, key string) string {
+	return pyRecordRow(seq, `"`+key+`"`, "1")
+}
+
+// undecodableCompleted is pyCompletedRecord with a started_at that is not
+// a string, which the record decoder refuses. (An attempt that is not a
+// number no longer serves: it is read and kept as written, as Python's
+// stores keep it.)
+func undecodableCompleted(seq, key string) string {
+	return strings.Replace(pyCompletedRecord(seq, key), `"started_at": "2026-11-29T22:47:00+00:00"`, `"started_at": 5`, 1)
 }
 
 // TestLedgerFindCompletedSkipsUndecodableRows: an indexed row that does
@@ -36,9 +44,9 @@ func TestLedgerFindCompletedSkipsUndecodableRows(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			path := pythonDBWithLedgerRows(t, map[int64]string{
-				3: pyCompletedRecord("3", "k", `"x"`), // JSON object, indexed, but attempt is not a number
-				4: pyCompletedRecord("4", "k", "1"),
-				5: pyCompletedRecord("5", "only-bad", `"x"`),
+				3: undecodableCompleted("3", "k"), // JSON object, indexed, but the decoder refuses it
+				4: pyCompletedRecord("4", "k"),
+				5: undecodableCompleted("5", "only-bad"),
 			})
 			var logs logBuffer
 			cfg.Path, cfg.Logger = path, slog.New(slog.NewTextHandler(&logs, nil))
