@@ -146,36 +146,63 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 	return nil
 }
 
-// LedgerList implements store.LedgerStore.
+// LedgerList implements store.LedgerStore. A row that does not decode to
+// a record (torn JSON, a JSON value that is not an object, a member of the
+// wrong type) is skipped and logged, as the SQLite store and Python's
+// ledger stores skip it, rather than making the run's whole ledger
+// unreadable. The limit counts the records returned, so the rows are read
+// in pages, keyed by seq, until it is reached or the rows run out.
 func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
-	var limit *int64
-	if p.Limit > 0 {
-		l := int64(p.Limit)
-		limit = &l // NULL: no limit
+	out := []*durable.StepRecord{}
+	after := p.After
+	for {
+		var want *int64 // NULL: no limit
+		if p.Limit > 0 {
+			w := int64(p.Limit - len(out))
+			want = &w
+		}
+		n, last, err := s.scanLedgerPage(ctx, p.RunID, after, want, func(rec *durable.StepRecord) {
+			out = append(out, rec)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("postgres: listing ledger of %s: %w", p.RunID, err)
+		}
+		if want == nil || n < *want || len(out) == p.Limit {
+			return out, nil // the rows ran out, or the limit is reached
+		}
+		// Rows were skipped and rows may remain: read on past them.
+		after = last
 	}
+}
+
+// scanLedgerPage reads at most limit (nil: all) rows of runID's ledger
+// after seq after and passes the records that decode to keep. It returns
+// the number of rows read, skipped ones included, and the last one's seq
+// (after when none).
+func (s *Store) scanLedgerPage(ctx context.Context, runID string, after int64, limit *int64,
+	keep func(rec *durable.StepRecord)) (n, last int64, err error) {
+	last = after
 	rows, err := s.pool.Query(ctx, `SELECT seq, record_json FROM ledger WHERE run_id = $1 AND seq > $2
-		ORDER BY seq ASC LIMIT $3`, keyText(p.RunID), p.After, limit)
+		ORDER BY seq ASC LIMIT $3`, keyText(runID), after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: listing ledger of %s: %w", p.RunID, err)
+		return 0, 0, err
 	}
 	defer rows.Close()
-	out := []*durable.StepRecord{}
 	for rows.Next() {
 		var seq int64
 		var text []byte
 		if err := rows.Scan(&seq, &text); err != nil {
-			return nil, fmt.Errorf("postgres: listing ledger of %s: %w", p.RunID, err)
+			return 0, 0, err
 		}
+		n, last = n+1, seq
 		rec, err := store.RecordFromRow(seq, text)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: listing ledger of %s: %w", p.RunID, err)
+			s.log.WarnContext(ctx, "skipping undecodable ledger record", "run_id", runID, "seq", seq, "error", err)
+			continue
 		}
-		out = append(out, rec)
+		keep(rec)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: listing ledger of %s: %w", p.RunID, err)
-	}
-	return out, nil
+	return n, last, rows.Err()
 }
 
 // LedgerCount implements store.LedgerStore: the run's last seq, as in the
@@ -219,24 +246,43 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 }
 
 // LedgerFindCompleted implements store.LedgerFinder from the partial
-// index on completed_key.
+// index on completed_key: the first row, in seq order, that the index
+// lists under idempotencyKey and that decodes. A row that does not decode
+// is skipped and logged, as LedgerList skips it, so it is never a match
+// and does not fail the look-up.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
 	if idempotencyKey == "" {
 		return nil, nil // names no effect (store.FindCompleted)
 	}
-	var seq int64
-	var text []byte
-	err := s.pool.QueryRow(ctx, `SELECT seq, record_json FROM ledger
-		WHERE run_id = $1 AND completed_key = $2 ORDER BY seq ASC LIMIT 1`, keyText(runID), keyText(idempotencyKey)).Scan(&seq, &text)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	var rec *durable.StepRecord
-	if err == nil {
-		rec, err = store.RecordFromRow(seq, text)
-	}
+	rec, err := s.scanCompleted(ctx, runID, idempotencyKey)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: finding completed record %q of %s: %w", idempotencyKey, runID, err)
 	}
 	return rec, nil
+}
+
+// scanCompleted does the look-up of LedgerFindCompleted. The rows are
+// read one by one as the index yields them: an undecodable row is rare,
+// and the first readable row ends the scan.
+func (s *Store) scanCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq, record_json FROM ledger
+		WHERE run_id = $1 AND completed_key = $2 ORDER BY seq ASC`, keyText(runID), keyText(idempotencyKey))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var text []byte
+		if err := rows.Scan(&seq, &text); err != nil {
+			return nil, err
+		}
+		rec, err := store.RecordFromRow(seq, text)
+		if err != nil {
+			s.log.WarnContext(ctx, "skipping undecodable ledger record", "run_id", runID, "seq", seq, "error", err)
+			continue
+		}
+		return rec, nil
+	}
+	return nil, rows.Err()
 }
