@@ -7,7 +7,6 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
-	"github.com/abstractframework/abstractgateway/store/hashchain"
 )
 
 // pythonAnyAttemptChain is a hash chain as Python's HashChainedLedgerStore
@@ -59,15 +58,7 @@ var pythonAnyAttemptInts = []int{2, 1, 0, 3, 1, 1, 1, 1, -2, 1, 1, 1}
 // (StepRecord) and its hash-chain section.
 func TestPythonChainWithAnyJSONAttemptVerifies(t *testing.T) {
 	t.Parallel()
-	for _, how := range []string{"UnmarshalRecord", "RecordFromJSON"} {
-		var recs []*durable.StepRecord
-		for _, l := range pythonAnyAttemptChain {
-			recs = append(recs, decodeBothWays(t, l)[how])
-		}
-		if rep := hashchain.VerifyLedgerChain(recs); !rep.OK {
-			t.Errorf("%s: a chain Python verifies is reported broken: %+v", how, rep.Errors)
-		}
-	}
+	checkChainVerifiesBothWays(t, pythonAnyAttemptChain)
 }
 
 // Attempt is Python's int() of the value read, or 1, while the record is
@@ -101,39 +92,7 @@ func TestAnyJSONAttemptReadAsIntWrittenBackAsRead(t *testing.T) {
 // in the hashed text; a record derived from a read one writes the integer.
 func TestAnyJSONAttemptSetOrDerivedWritesInteger(t *testing.T) {
 	t.Parallel()
-	for i, l := range pythonAnyAttemptChain {
-		r, err := durable.UnmarshalRecord([]byte(l))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := r.Derived()
-		want := r.Attempt
-		if want == 0 {
-			want = 1 // a Go-built record with no attempt set is written as 1
-		}
-		b, err := durable.MarshalRecord(&d, pyjson.Line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := `"attempt": ` + itoa(want) + `,`; !strings.Contains(string(b), s) {
-			t.Errorf("Derived of record %d written as\n%s\nwant it to hold %s", i, b, s)
-		}
-		r.Attempt = 7
-		b, err = durable.MarshalRecord(r, pyjson.Line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(b), `"attempt": 7,`) {
-			t.Errorf("record %d with Attempt set to 7 written as\n%s", i, b)
-		}
-		canon, err := pyjson.Marshal(r.JSONValue(false), pyjson.Canonical)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(canon), `"attempt":7,`) {
-			t.Errorf("record %d with Attempt set to 7 hashes\n%s", i, canon)
-		}
-	}
+	checkAttemptSetOrDerivedWritesInteger(t, pythonAnyAttemptChain)
 }
 
 // A string attempt reads as Python 3.11.7's int() of it (checked there

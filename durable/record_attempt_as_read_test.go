@@ -52,9 +52,17 @@ func decodeBothWays(t *testing.T, line string) map[string]*durable.StepRecord {
 // (StepRecord) and its hash-chain section.
 func TestPythonChainWithNullAndFloatAttemptVerifies(t *testing.T) {
 	t.Parallel()
+	checkChainVerifiesBothWays(t, pythonOddAttemptChain)
+}
+
+// checkChainVerifiesBothWays checks that the chain of record lines, which
+// Python verifies, verifies here read through UnmarshalRecord and through
+// RecordFromJSON.
+func checkChainVerifiesBothWays(t *testing.T, lines []string) {
+	t.Helper()
 	for _, how := range []string{"UnmarshalRecord", "RecordFromJSON"} {
 		var recs []*durable.StepRecord
-		for _, l := range pythonOddAttemptChain {
+		for _, l := range lines {
 			recs = append(recs, decodeBothWays(t, l)[how])
 		}
 		if rep := hashchain.VerifyLedgerChain(recs); !rep.OK {
@@ -104,7 +112,15 @@ func TestRecordAttemptWrittenBackAsRead(t *testing.T) {
 // STARTED record) writes its attempt as the integer a Go-built record has.
 func TestRecordAttemptSetOrDerivedWritesInteger(t *testing.T) {
 	t.Parallel()
-	for i, l := range pythonOddAttemptChain[:4] {
+	checkAttemptSetOrDerivedWritesInteger(t, pythonOddAttemptChain[:4])
+}
+
+// checkAttemptSetOrDerivedWritesInteger checks, for each record line, that
+// Derived writes the integer Attempt and that setting Attempt replaces the
+// value read in the line and in the hashed text.
+func checkAttemptSetOrDerivedWritesInteger(t *testing.T, lines []string) {
+	t.Helper()
+	for i, l := range lines {
 		r, err := durable.UnmarshalRecord([]byte(l))
 		if err != nil {
 			t.Fatal(err)

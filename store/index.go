@@ -1,7 +1,9 @@
 package store
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -174,4 +176,15 @@ func RecordFromRow(seq int64, recordJSON []byte) (*durable.StepRecord, error) {
 	}
 	rec.Seq = seq
 	return rec, nil
+}
+
+// ReadableRecord is RecordFromRow for a listing that skips what does not
+// decode, as Python's ledger stores skip it: such a row is logged on log
+// and gives nil.
+func ReadableRecord(ctx context.Context, log *slog.Logger, runID string, seq int64, recordJSON []byte) *durable.StepRecord {
+	rec, err := RecordFromRow(seq, recordJSON)
+	if err != nil {
+		log.WarnContext(ctx, "skipping undecodable ledger record", "run_id", runID, "seq", seq, "error", err)
+	}
+	return rec
 }

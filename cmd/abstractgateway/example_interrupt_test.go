@@ -1,36 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while exampleRun writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The example's help (and the README) name Ctrl-C at the question as the
 // way to stop it and continue later. Interrupted there, the command failed
@@ -51,7 +31,7 @@ func TestExampleCtrlCAtQuestionKeepsTheRunWaiting(t *testing.T) {
 	defer pw.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out syncBuf
 	done := make(chan error, 1)
 	go func() { done <- exampleRun(ctx, rt, "", pr, &out) }()
 	deadline := time.Now().Add(10 * time.Second)

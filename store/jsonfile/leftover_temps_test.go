@@ -1,18 +1,17 @@
 package jsonfile_test
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
+	"github.com/abstractframework/abstractgateway/store/storetest"
 )
 
 // The store writes a new file (a run's run_<id>.json, a cursor, the
@@ -29,24 +28,6 @@ import (
 // are removed.
 
 const hex32 = "0123456789abcdef0123456789abcdef"
-
-// syncBuffer is a log sink safe for the store's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // tempsDir returns a data directory holding runs r1 (running) and r2
 // (completed), a saved cursor and a command.
@@ -140,7 +121,7 @@ func TestOpenRemovesTempsOfKilledWrites(t *testing.T) {
 	// Another random suffix, as each write draws its own.
 	left = append(left, leave(t, dir, "run_r2.json.f0e1d2c3b4a5968778695a4b3c2d1e0f.tmp", old))
 
-	var logs syncBuffer
+	var logs storetest.LogBuffer
 	s, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
@@ -172,17 +153,7 @@ func TestOpenKeepsYoungTemps(t *testing.T) {
 	}
 	// A clock set back since (an mtime in the future) is not old either.
 	kept = append(kept, leave(t, dir, "commands_cursor.json."+hex32+".tmp", time.Now().Add(time.Hour)))
-	s, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatalf("reopening: %v", err)
-	}
-	defer s.Close()
-	for _, p := range kept {
-		if !exists(p) {
-			t.Errorf("young temp %s was removed", filepath.Base(p))
-		}
-	}
-	checkRunsIntact(t, s)
+	reopenKeeping(t, dir, kept)
 }
 
 // TestOpenKeepsFilesOfOtherShapes: only the exact temp names of the
@@ -218,6 +189,13 @@ func TestOpenKeepsFilesOfOtherShapes(t *testing.T) {
 	for _, name := range []string{"run_r1.json", "run_r2.json", "commands.jsonl", "commands_cursor.json", ".abstractgateway-store.lock"} {
 		kept = append(kept, filepath.Join(dir, name))
 	}
+	reopenKeeping(t, dir, kept)
+}
+
+// reopenKeeping reopens the store on dir and checks that every path of
+// kept is still there and the runs are intact.
+func reopenKeeping(t *testing.T, dir string, kept []string) {
+	t.Helper()
 	s, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("reopening: %v", err)

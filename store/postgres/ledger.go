@@ -195,9 +195,8 @@ func (s *Store) scanLedgerPage(ctx context.Context, runID string, after int64, l
 			return 0, 0, err
 		}
 		n, last = n+1, seq
-		rec, err := store.RecordFromRow(seq, text)
-		if err != nil {
-			s.log.WarnContext(ctx, "skipping undecodable ledger record", "run_id", runID, "seq", seq, "error", err)
+		rec := store.ReadableRecord(ctx, s.log, runID, seq, text)
+		if rec == nil {
 			continue
 		}
 		keep(rec)
@@ -277,9 +276,8 @@ func (s *Store) scanCompleted(ctx context.Context, runID, idempotencyKey string)
 		if err := rows.Scan(&seq, &text); err != nil {
 			return nil, err
 		}
-		rec, err := store.RecordFromRow(seq, text)
-		if err != nil {
-			s.log.WarnContext(ctx, "skipping undecodable ledger record", "run_id", runID, "seq", seq, "error", err)
+		rec := store.ReadableRecord(ctx, s.log, runID, seq, text)
+		if rec == nil {
 			continue
 		}
 		return rec, nil

@@ -1,13 +1,11 @@
 package postgres_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -15,6 +13,7 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/postgres"
+	"github.com/abstractframework/abstractgateway/store/storetest"
 )
 
 // A ledger row whose record_json does not decode to a record (torn JSON, a
@@ -27,24 +26,6 @@ import (
 // tool or by a bug, used to make every LedgerList and LedgerFindCompleted
 // of its run fail, so the run could neither be read nor resumed.
 
-// syncBuffer collects a store's log lines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // undecodableRows are record_json texts that do not decode to a record.
 var undecodableRows = []string{
 	`{"run_id": `,                       // torn JSON
@@ -54,7 +35,7 @@ var undecodableRows = []string{
 }
 
 // openLogged opens a Store on a fresh schema whose log lines go to logs.
-func openLogged(t *testing.T, logs *syncBuffer) (*postgres.Store, string) {
+func openLogged(t *testing.T, logs *storetest.LogBuffer) (*postgres.Store, string) {
 	t.Helper()
 	schema := testSchema(t)
 	s, err := postgres.New(t.Context(), postgres.Config{URL: testURL(t), Schema: schema,
@@ -110,7 +91,7 @@ func recordSeqs(recs []*durable.StepRecord) []int64 {
 func TestLedgerListSkipsUndecodableRows(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	var logs syncBuffer
+	var logs storetest.LogBuffer
 	s, schema := openLogged(t, &logs)
 	const run = "run-undecodable"
 	appendCompleted(t, s, run, 6, func(int) string { return "" })
@@ -146,7 +127,7 @@ func TestLedgerListSkipsUndecodableRows(t *testing.T) {
 func TestLedgerListLimitCountsReadableRecords(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	var logs syncBuffer
+	var logs storetest.LogBuffer
 	s, schema := openLogged(t, &logs)
 	const run = "run-undecodable-pages"
 	appendCompleted(t, s, run, 8, func(int) string { return "" })
@@ -203,7 +184,7 @@ func TestLedgerListLimitCountsReadableRecords(t *testing.T) {
 func TestLedgerFindCompletedSkipsUndecodableRows(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	var logs syncBuffer
+	var logs storetest.LogBuffer
 	s, schema := openLogged(t, &logs)
 	const run = "run-undecodable-find"
 	// Seqs 1 and 3 complete key "k"; seq 2 completes "only".

@@ -264,9 +264,8 @@ func (s *Store) scanLedgerPage(ctx context.Context, rd *reading, runID string, a
 			return 0, 0, err
 		}
 		n, last = n+1, seq
-		rec, err := store.RecordFromRow(seq, text)
-		if err != nil {
-			s.log.WarnContext(ctx, "skipping undecodable ledger record", "run_id", runID, "seq", seq, "error", err)
+		rec := store.ReadableRecord(ctx, s.log, runID, seq, text)
+		if rec == nil {
 			continue
 		}
 		keep(rec, text)
@@ -385,9 +384,8 @@ func (s *Store) scanCompleted(ctx context.Context, rd *reading, runID, idempoten
 		if err := rows.Scan(&seq, &text); err != nil {
 			return nil, err
 		}
-		rec, err := store.RecordFromRow(seq, text)
-		if err != nil {
-			s.log.WarnContext(ctx, "skipping undecodable ledger record", "run_id", runID, "seq", seq, "error", err)
+		rec := store.ReadableRecord(ctx, s.log, runID, seq, text)
+		if rec == nil {
 			continue
 		}
 		// The cached path matches on the decoded record; so does this one,

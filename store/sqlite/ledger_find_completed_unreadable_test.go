@@ -7,6 +7,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
+	"github.com/abstractframework/abstractgateway/store/storetest"
 )
 
 // LedgerList skips (and logs) a ledger row that does not decode and
@@ -48,7 +49,7 @@ func TestLedgerFindCompletedSkipsUndecodableRows(t *testing.T) {
 				4: pyCompletedRecord("4", "k"),
 				5: undecodableCompleted("5", "only-bad"),
 			})
-			var logs logBuffer
+			var logs storetest.LogBuffer
 			cfg.Path, cfg.Logger = path, slog.New(slog.NewTextHandler(&logs, nil))
 			s, err := sqlite.New(ctx, cfg)
 			if err != nil {

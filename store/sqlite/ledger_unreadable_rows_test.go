@@ -1,17 +1,16 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
+	"github.com/abstractframework/abstractgateway/store/storetest"
 )
 
 // Python's SqliteLedgerStore.list (AbstractRuntime storage/sqlite.py,
@@ -58,24 +57,6 @@ func pythonDBWithLedgerRows(t *testing.T, rows map[int64]string) string {
 	return path
 }
 
-// logBuffer collects a store's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func seqsOf(recs []*durable.StepRecord) []int64 {
 	var seqs []int64
 	for _, r := range recs {
@@ -98,7 +79,7 @@ func TestLedgerListSkipsUnreadableRecordRows(t *testing.T) {
 				4: `null`,
 				5: pyLedgerRecord("5"),
 			})
-			var logs logBuffer
+			var logs storetest.LogBuffer
 			cfg.Path, cfg.Logger = path, slog.New(slog.NewTextHandler(&logs, nil))
 			s, err := sqlite.New(ctx, cfg)
 			if err != nil {
