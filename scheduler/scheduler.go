@@ -150,6 +150,8 @@ func findWakeStore(st store.Store) *WakeStore {
 type loopKey struct{}
 
 // Start recovers runs left running by a crash, then launches the loop.
+// A recovery that fails or is cut short (ctx ends) is recorded in Stats
+// and tried again by the loop, each PollInterval, until one succeeds.
 func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.running {
@@ -168,14 +170,20 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// the loop's tick in flight.
 	rctx, rcancel := context.WithCancel(context.WithValue(ctx, loopKey{}, done))
 	stopRecovery := context.AfterFunc(loopCtx, rcancel)
+	// A recovery that failed (a store briefly unavailable) or was cut
+	// short (ctx ended) is the loop's to finish: without claims no other
+	// Recover would run while the process lives.
+	recoverPending := false
 	if err := s.Recover(rctx); err != nil && loopCtx.Err() == nil {
 		s.cfg.Logger.WarnContext(ctx, "recovering runs", slog.String("error", err.Error()))
+		s.recordError("recover: " + err.Error())
+		recoverPending = true
 	}
 	stopRecovery()
 	rcancel()
 	// The loop closes its own channel: a Stop and Start made meanwhile (from
 	// a callback of this Recover) install another one for their loop.
-	go s.loop(loopCtx, done)
+	go s.loop(loopCtx, done, recoverPending)
 	return nil
 }
 
@@ -238,13 +246,15 @@ func (s *Scheduler) Stats() Stats {
 	return st
 }
 
-func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
+func (s *Scheduler) loop(ctx context.Context, done chan struct{}, recoverPending bool) {
 	defer close(done)
 	lastRecover := s.cfg.Clock()
 	for {
-		if iv := s.cfg.RecoverInterval; iv > 0 && s.cfg.Clock().Sub(lastRecover) >= iv {
+		if iv := s.cfg.RecoverInterval; recoverPending || iv > 0 && s.cfg.Clock().Sub(lastRecover) >= iv {
 			lastRecover = s.cfg.Clock()
-			if err := s.Recover(ctx); err != nil && ctx.Err() == nil {
+			err := s.Recover(ctx)
+			recoverPending = err != nil
+			if err != nil && ctx.Err() == nil {
 				s.cfg.Logger.WarnContext(ctx, "recovering runs", slog.String("error", err.Error()))
 				s.recordError("recover: " + err.Error())
 			}
@@ -262,6 +272,9 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}) {
 			// Listing failed while something may be due: wait the poll
 			// interval rather than poll again at once, in a hot loop.
 			wait = s.cfg.PollInterval
+		}
+		if recoverPending {
+			wait = min(wait, s.cfg.PollInterval) // try the recovery again
 		}
 		if at, ok := s.nextUnfinished(); ok {
 			wait = min(wait, max(at.Sub(s.cfg.Clock()), 0))
@@ -664,7 +677,8 @@ func listAll[T any](ctx context.Context, list func(limit int) ([]T, error)) ([]T
 // has ended are resumed. Running runs of workflows the runtime's registry
 // lacks are left as they are, for a runner that has them (runners sharing
 // a store may each serve some workflows). It is called by Start; hosts
-// may call it too.
+// may call it too. An error means the recovery is not done: a listing
+// failed, or ctx ended (a run it was ticking is left running).
 func (s *Scheduler) Recover(ctx context.Context) error {
 	running, err := listAll(ctx, func(limit int) ([]store.RunIndexRow, error) {
 		return s.st.RunIndex(ctx, &store.RunIndexParams{Status: durable.RunRunning, Limit: limit})
@@ -705,5 +719,7 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	// A tick ctx interrupted left its run running: the recovery is not
+	// done, whatever the listings after it (which may not look at ctx) say.
+	return ctx.Err()
 }
