@@ -170,6 +170,34 @@ func decodeRedoOp(kind byte, d *redoDecoder) (*redoOp, error) {
 	return op, nil
 }
 
+// checkShape refuses an op read back from the log whose values applyOp
+// could not take: it indexes them, so a record of another shape (another
+// program's, or one a checksum let through) must fail the replay with an
+// error, not panic it. The codec itself reads any shape.
+func (op *redoOp) checkShape() error {
+	if op.run != nil {
+		want := 12 // runArgs, run_id, the version replaced
+		if op.create {
+			want = 13 // runArgs, created_at, version, run_id
+		}
+		if len(op.run) != want {
+			return fmt.Errorf("%d run values, want %d", len(op.run), want)
+		}
+		if _, ok := op.run[11].(int64); !op.create && !ok {
+			return fmt.Errorf("the version replaced is %T, want an integer", op.run[11])
+		}
+	}
+	if op.deadline == 1 {
+		if len(op.wait) != 4 {
+			return fmt.Errorf("%d deadline values, want 4", len(op.wait))
+		}
+		if _, ok := op.wait[1].(string); !ok {
+			return fmt.Errorf("the deadline is %T, want a string", op.wait[1])
+		}
+	}
+	return nil
+}
+
 func boolByte(b bool) byte {
 	if b {
 		return 1
@@ -349,19 +377,23 @@ func (s *Store) replayRecord(ctx context.Context, kind byte, payload []byte) err
 	switch kind {
 	case redoCommit, redoAppend:
 		op, err := decodeRedoOp(kind, d)
+		if err == nil {
+			err = op.checkShape()
+		}
 		if err != nil {
 			return err
 		}
 		return s.applyOp(ctx, op)
 	case redoStatements:
 		for len(d.b) > 0 {
-			st := s.w.byName[d.str()]
+			name := d.str()
 			args := d.values()
 			if d.err != nil {
 				return d.err
 			}
+			st := s.w.byName[name]
 			if st == nil {
-				return errors.New("unknown statement")
+				return fmt.Errorf("unknown statement %q (a redo log written by another version of this program?)", name)
 			}
 			if _, err := st.exec(ctx, args...); err != nil {
 				return err
