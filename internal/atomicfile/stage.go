@@ -43,15 +43,16 @@ func (r *Recycler) Stage(name string, data []byte) (string, error) {
 var ErrUnsynced = errors.New("in place, but the directory sync failed")
 
 // Promote atomically replaces the file at path with the staged file and
-// consumes the staged name: after Promote returns, with or without an
-// error, nothing is left under it (unless removing it failed too). Where
-// the exchange works the displaced file becomes a spare again; elsewhere
-// the staged file is renamed over path. On an error path is unchanged,
-// unless the error wraps ErrUnsynced: then path holds the new content but
-// may not keep it through a power loss.
+// consumes the staged name when it succeeds. Where the exchange works the
+// displaced file becomes a spare again; elsewhere the staged file is
+// renamed over path. On an error path is unchanged and the staged file is
+// left under its name, for the caller to Unstage once it has undone what
+// depends on it (so that a crash in between leaves the staged name for the
+// next open to judge); unless the error wraps ErrUnsynced: then path holds
+// the new content but may not keep it through a power loss, and nothing
+// is left under the staged name.
 func (r *Recycler) Promote(staged, path string) error {
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		r.discard(staged)
 		return fmt.Errorf("promoting %s: %s is not a regular file", filepath.Base(staged), path)
 	}
 	if !r.unsupported.Load() {
@@ -71,12 +72,10 @@ func (r *Recycler) Promote(staged, path string) error {
 		case errors.Is(err, fs.ErrNotExist):
 			// No file at path (or the staged one is gone): rename below.
 		default:
-			r.Unstage(staged)
 			return fmt.Errorf("exchanging %s into place: %w", path, err)
 		}
 	}
 	if err := rename(staged, path); err != nil {
-		r.discard(staged)
 		return fmt.Errorf("renaming %s into place: %w", path, err)
 	}
 	if err := r.syncDir(); err != nil {

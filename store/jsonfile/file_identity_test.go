@@ -229,13 +229,14 @@ func TestStagedCommitLeavesARunSavedInTheSameTick(t *testing.T) {
 	}
 }
 
-// TestStagedNameRecordsRunFileInode: a staged name with the run file's
-// inode number reads back as one without it (the format of earlier
-// releases), and only it gives an inode number; stagedNameOf records the
-// run file's when there is one and the name fits.
-func TestStagedNameRecordsRunFileInode(t *testing.T) {
+// TestStagedNameRecordsRunFileContent: a staged name with the run file's
+// size and sum, or with its inode number (the form written before),
+// reads back as one without either (the format of earlier releases), and
+// only it gives its field; stagedNameOf records the run
+// file's size and sum when there is one and the name fits.
+func TestStagedNameRecordsRunFileContent(t *testing.T) {
 	appended := []byte("records\n")
-	for _, id := range []string{"r1", "a.b-c.1-2", "r.5"} {
+	for _, id := range []string{"r1", "a.b-c.1-2", "r.5", "r.5-a"} {
 		want := stagedCommit{id, 12, 12 + int64(len(appended)), appendSum(appended)}
 		name := stagedNameFor(id, 12, appended, 4711)
 		if c, ok := parseStagedName(name); !ok || c != want {
@@ -244,6 +245,19 @@ func TestStagedNameRecordsRunFileInode(t *testing.T) {
 		if ino, ok := stagedIno(name); !ok || ino != 4711 {
 			t.Errorf("%q: inode %d %v, want 4711", name, ino, ok)
 		}
+		if size, sum, ok := stagedRunContent(name); ok {
+			t.Errorf("%q: read a run file size %d and sum %x from a name without them", name, size, sum)
+		}
+		content := stagedNameWithContent(id, 12, appended, 345, 0xbeef)
+		if c, ok := parseStagedName(content); !ok || c != want {
+			t.Errorf("%q: read back %+v %v, want %+v", content, c, ok, want)
+		}
+		if size, sum, ok := stagedRunContent(content); !ok || size != 345 || sum != 0xbeef {
+			t.Errorf("%q: run file size %d, sum %x, %v; want 345, beef", content, size, sum, ok)
+		}
+		if ino, ok := stagedIno(content); ok {
+			t.Errorf("%q: read an inode number %d from a name without one", content, ino)
+		}
 		old := stagedName(id, 12, appended)
 		if c, ok := parseStagedName(old); !ok || c != want {
 			t.Errorf("%q: read back %+v %v, want %+v", old, c, ok, want)
@@ -251,39 +265,68 @@ func TestStagedNameRecordsRunFileInode(t *testing.T) {
 		if ino, ok := stagedIno(old); ok {
 			t.Errorf("%q: read an inode number %d from a name without one", old, ino)
 		}
+		if _, _, ok := stagedRunContent(old); ok {
+			t.Errorf("%q: read a run file size and sum from a name without them", old)
+		}
 	}
-	for _, bad := range []string{".commit-r1.5.tmp", ".commit-.1-2-a.5.tmp", ".commit-r1.1-2.5.tmp", ".commit-r1.1-2-a.x5.tmp"} {
+	for _, bad := range []string{".commit-r1.5.tmp", ".commit-.1-2-a.5.tmp", ".commit-r1.1-2.5.tmp", ".commit-r1.1-2-a.x5.tmp",
+		".commit-r1.1-2-a.5-zz.tmp", ".commit-r1.1-2-a.-5-a.tmp", ".commit-r1.1-2.5-a.tmp", ".commit-.1-2-a.5-a.tmp"} {
 		if _, ok := parseStagedName(bad); ok {
 			t.Errorf("%q read as a staged name", bad)
 		}
 	}
 
 	dir := t.TempDir()
+	st := openInternal(t, dir)
 	path := filepath.Join(dir, "run_r1.json")
-	if got, want := stagedNameOf("r1", path, 12, appended), stagedName("r1", 12, appended); got != want {
+	if got, want := st.stagedNameOf("r1", path, 12, appended), stagedName("r1", 12, appended); got != want {
 		t.Errorf("no run file: staged as %q, want %q", got, want)
 	}
 	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ino := fileIDOf(fi).ino
-	if ino == 0 {
-		t.Skip("no inode numbers on this system")
-	}
-	if got, want := stagedNameOf("r1", path, 12, appended), stagedNameFor("r1", 12, appended, ino); got != want {
+	if got, want := st.stagedNameOf("r1", path, 12, appended), stagedNameWithContent("r1", 12, appended, 2, appendSum([]byte("{}"))); got != want {
 		t.Errorf("staged as %q, want %q", got, want)
 	}
-	if got := stagedNameOf("r1", path, -1, appended); got != "" {
+	if got := st.stagedNameOf("r1", path, -1, appended); got != "" {
 		t.Errorf("a ledger of unknown size staged as %q, want unstaged", got)
 	}
 	long := strings.Repeat("r", 240)
-	if got := stagedNameOf(long, path, 12, appended); got != "" {
+	if got := st.stagedNameOf(long, path, 12, appended); got != "" {
 		t.Errorf("a %d-byte id staged as %q, want unstaged", len(long), got)
 	}
+}
+
+// TestStagedNameSumsTheRunFileAsWritten: the run file's sum a terminal
+// commit's staged name records is that of the bytes on disk, whether the
+// store knows it from its own last write or reads the file (after
+// another process replaced it).
+func TestStagedNameSumsTheRunFileAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	st := openInternal(t, dir)
+	ctx := t.Context()
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: identityRun("r1", "ours", durable.RunWaiting), Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "run_r1.json")
+	appended := []byte("records\n")
+	check := func(what string) {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := stagedNameWithContent("r1", 12, appended, int64(len(data)), appendSum(data))
+		if got := st.stagedNameOf("r1", path, 12, appended); got != want {
+			t.Errorf("%s: staged as %q, want %q", what, got, want)
+		}
+	}
+	if c, _ := st.cache.Get("r1"); c == nil || !c.summed {
+		t.Fatal("precondition: the commit left no sum of the run file in the cache")
+	}
+	check("as the store wrote it")
+	pythonSave(t, path, identityRun("r1", "pyth", durable.RunRunning))
+	check("after another process saved it")
 }
 
 // TestOldStagedNameStillRecovers: a staged name without the inode number,

@@ -49,6 +49,11 @@ type cachedRun struct {
 	size  int64
 	file  fileID
 	run   frozen.Run
+	// sum is the FNV-1a of the file's bytes, when summed (this store wrote
+	// them): what a terminal commit's staged name records of the run file
+	// it replaces (stagedNameOf), known without reading the file again.
+	sum    uint64
+	summed bool
 }
 
 // fileID tells files apart where modification times cannot: its device

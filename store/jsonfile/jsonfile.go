@@ -28,10 +28,12 @@
 // a crash between them leaves records whose state was never saved, which
 // the kernel's replay checks handle. A commit that ends a run is the
 // exception: its state is written first under a staged name
-// (.commit-<id>.<ledger size>-<size after>-<sum>.<ino>.tmp), then the records are
-// appended, then the staged file takes the run file's place; the next
-// open finishes such a commit if all its records landed and drops it
-// otherwise (staged.go), so a run's end is never half made.
+// (.commit-<id>.<ledger size>-<size after>-<sum>.<run size>-<run sum>.tmp),
+// then the records are appended, then the staged file takes the run
+// file's place; the next open finishes such a commit if all its records
+// landed and drops it otherwise, or when the run file no longer holds the
+// bytes it held at the staging (another process saved the run since:
+// staged.go), so a run's end is never half made.
 //
 // One store owns a directory. It holds an exclusive lock (flock, on unix)
 // on <dir>/.abstractgateway-store.lock while open, so a second store on

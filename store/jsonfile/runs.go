@@ -124,7 +124,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		var stage func(size int64, appended []byte) error
 		if !p.Create && p.Run.Status.Terminal() && !cur.stub.Status.Terminal() {
 			stage = func(size int64, appended []byte) error {
-				name := stagedNameOf(id, path, size, appended)
+				name := s.stagedNameOf(id, path, size, appended)
 				if name == "" {
 					return nil // committed unstaged, as any other commit
 				}
@@ -181,6 +181,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	c := &cachedRun{run: run, size: -1}
 	if fi, err := os.Stat(path); err == nil && cacheErr == nil {
 		c.mtime, c.size, c.file = fi.ModTime(), fi.Size(), fileIDOf(fi)
+		c.sum, c.summed = appendSum(data), true
 	}
 	meta := newMeta(p.Run, p.Run.Version)
 	s.mu.Lock()

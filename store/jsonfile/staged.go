@@ -16,22 +16,29 @@ import (
 
 // A terminal commit (one that ends a run) is made in three steps: its
 // state is staged under
-// .commit-<run id>.<ledger size>-<size after>-<sum>.<ino>.tmp
-// (sum: FNV-1a of the bytes to append; ino: the inode number of
-// run_<id>.json then), its records are appended to the ledger, then the
-// staged file is put in place of run_<id>.json. A process killed between
-// the append and the last step leaves the terminal records without the
-// state they end; Python's store (and ours before staging) then replays
-// the run from its last checkpoint, and a replay that ends otherwise (a
-// cancel arrived, a failed effect succeeds the second time) gives the
-// ledger two terminal records of different statuses. The staged name lets
-// the next open finish the commit instead: the ledger's size and the sum
-// of its last bytes say whether the records landed whole, and nothing
-// else since; the inode number whether the run file is still the one the
-// commit replaces (Python saves by os.replace, a new file), which file
-// times cannot say (a save within one timestamp tick, a clock stepped
-// back). Earlier releases' names, and ours where no inode number is
-// known or the longer name does not fit, lack the .<ino> field.
+// .commit-<run id>.<ledger size>-<size after>-<sum>.<run size>-<run sum>.tmp
+// (sum: FNV-1a of the bytes to append; run size and run sum: the size and
+// FNV-1a of run_<id>.json then), its records are appended to the ledger,
+// then the staged file is put in place of run_<id>.json. A process killed
+// between the append and the last step leaves the terminal records
+// without the state they end; Python's store (and ours before staging)
+// then replays the run from its last checkpoint, and a replay that ends
+// otherwise (a cancel arrived, a failed effect succeeds the second time)
+// gives the ledger two terminal records of different statuses. The staged
+// name lets the next open finish the commit instead: the ledger's size and
+// the sum of its last bytes say whether the records landed whole, and
+// nothing else since; the run file's size and sum whether it still holds
+// what the commit replaces, or another process (Python) saved the run
+// since. Content, because neither file times (a save within one timestamp
+// tick, a clock stepped back) nor inode numbers (a directory copied or
+// restored gets new ones; ext4 hands a freed one out again at the next
+// save) can say. A save of the same bytes counts as none: it leaves what
+// the commit replaces.
+//
+// Names written before this form end at <sum> (judged by file times) or
+// carry the run file's inode number instead (.<ino>: judged by it); both
+// are still recovered as they were. Ours lack the run file's field where
+// the run file cannot be read or the longer name does not fit.
 const stagedPattern = ".commit-*.tmp"
 
 // maxNameLen is the longest file name most file systems accept; a run id
@@ -46,37 +53,55 @@ type stagedCommit struct {
 	sum         uint64
 }
 
-// stagedName is a staged name without the run file's inode number: the
-// format of earlier releases.
+// stagedName is a staged name without a run file field: the format of
+// earlier releases, and ours where the run file cannot be read or a
+// longer name does not fit.
 func stagedName(id string, size int64, appended []byte) string {
 	return stagedStem(id, size, appended) + ".tmp"
 }
 
 // stagedNameFor is a staged name recording ino, the inode number of the
-// run file the commit replaces.
+// run file the commit replaces: the form written before
+// stagedNameWithContent's, still recovered.
 func stagedNameFor(id string, size int64, appended []byte, ino uint64) string {
 	return stagedStem(id, size, appended) + "." + strconv.FormatUint(ino, 10) + ".tmp"
 }
 
 func stagedStem(id string, size int64, appended []byte) string {
-	return ".commit-" + id + "." + strconv.FormatInt(size, 10) + "-" +
-		strconv.FormatInt(size+int64(len(appended)), 10) + "-" + strconv.FormatUint(appendSum(appended), 16)
+	return string(appendStagedStem(nil, id, size, appended))
+}
+
+// appendStagedStem appends the part of a staged name before the run
+// file's field to b.
+func appendStagedStem(b []byte, id string, size int64, appended []byte) []byte {
+	b = append(append(append(b, ".commit-"...), id...), '.')
+	b = append(strconv.AppendInt(b, size, 10), '-')
+	b = append(strconv.AppendInt(b, size+int64(len(appended)), 10), '-')
+	return strconv.AppendUint(b, appendSum(appended), 16)
+}
+
+// stagedNameWithContent is a staged name recording the size and sum of
+// the run file the commit replaces: the format this release writes.
+func stagedNameWithContent(id string, size int64, appended []byte, runSize int64, runSum uint64) string {
+	var buf [maxNameLen + 1]byte // room for any name that can be used
+	b := append(appendStagedStem(buf[:0], id, size, appended), '.')
+	b = append(strconv.AppendInt(b, runSize, 10), '-')
+	b = append(strconv.AppendUint(b, runSum, 16), ".tmp"...)
+	return string(b)
 }
 
 // stagedNameOf names the staging of a commit of run id, whose file is at
-// path: with the run file's inode number when it is known and the name
-// fits maxNameLen, else without (a run whose name fits only without it
+// path: with the run file's size and sum when it can be read and the name
+// fits maxNameLen, else without (a run whose name fits only without them
 // is still staged, judged at recovery by file times as before). An empty
 // name means the run is committed unstaged.
-func stagedNameOf(id, path string, size int64, appended []byte) string {
+func (s *Store) stagedNameOf(id, path string, size int64, appended []byte) string {
 	if size < 0 {
 		return ""
 	}
-	if fi, err := os.Stat(path); err == nil {
-		if ino := fileIDOf(fi).ino; ino != 0 {
-			if name := stagedNameFor(id, size, appended, ino); len(name) <= maxNameLen {
-				return name
-			}
+	if runSize, runSum, ok := s.runFileSum(id, path); ok {
+		if name := stagedNameWithContent(id, size, appended, runSize, runSum); len(name) <= maxNameLen {
+			return name
 		}
 	}
 	if name := stagedName(id, size, appended); len(name) <= maxNameLen {
@@ -85,18 +110,46 @@ func stagedNameOf(id, path string, size int64, appended []byte) string {
 	return ""
 }
 
-func appendSum(b []byte) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	return h.Sum64()
+// runFileSum returns the size and sum of the run file at path. The sum
+// this store took of the bytes it last wrote there is used while the
+// file is still the one it wrote (as the cache judges it: same
+// modification time, size and file); otherwise the file is read.
+func (s *Store) runFileSum(id, path string) (int64, uint64, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	if c, _ := s.cache.Get(id); c != nil && c.summed && c.mtime.Equal(fi.ModTime()) &&
+		c.size == fi.Size() && c.file == fileIDOf(fi) {
+		return c.size, c.sum, true
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	return int64(len(data)), appendSum(data), true
 }
 
-// parseStagedName reads back what stagedName or stagedNameFor wrote
-// (stagedIno reads the inode number of the latter).
+// appendSum is the FNV-1a (64-bit) of b, as hash/fnv's New64a gives it,
+// computed without the allocation of that hash: a commit sums every run
+// file it writes.
+func appendSum(b []byte) uint64 {
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= prime64
+	}
+	return h
+}
+
+// parseStagedName reads back what stagedName, stagedNameFor or
+// stagedNameWithContent wrote (stagedIno and stagedRunContent read the
+// run file's field of the latter two).
 func parseStagedName(name string) (c stagedCommit, ok bool) {
 	rest, ok1 := strings.CutPrefix(name, ".commit-")
 	rest, ok2 := strings.CutSuffix(rest, ".tmp")
-	rest, _, _ = cutIno(rest)
+	rest, _ = cutRunField(rest)
 	i := strings.LastIndexByte(rest, '.')
 	if !ok1 || !ok2 || i <= 0 {
 		return c, false
@@ -115,31 +168,64 @@ func parseStagedName(name string) (c stagedCommit, ok bool) {
 	return c, checkID("run", c.id) == nil
 }
 
-// stagedIno returns the run file's inode number a staged name records,
-// and false for a name without one.
+// stagedIno returns the run file's inode number a staged name of the
+// earlier form (stagedNameFor) records, and false for a name without one.
 func stagedIno(name string) (ino uint64, ok bool) {
-	_, ino, ok = cutIno(strings.TrimSuffix(name, ".tmp"))
-	return ino, ok
+	_, f := cutRunField(strings.TrimSuffix(name, ".tmp"))
+	return f.ino, f.kind == runFieldIno
 }
 
-// cutIno cuts a trailing .<ino> field off a staged name without its
-// .tmp. The field before it (<size>-<size after>-<sum>) always holds a
-// '-', so a name without the field is never taken for one with it.
-func cutIno(rest string) (string, uint64, bool) {
+// stagedRunContent returns the run file's size and sum a staged name
+// records, and false for a name without them.
+func stagedRunContent(name string) (size int64, sum uint64, ok bool) {
+	_, f := cutRunField(strings.TrimSuffix(name, ".tmp"))
+	return f.size, f.sum, f.kind == runFieldContent
+}
+
+// runField is what a staged name says of the run file the commit
+// replaces.
+type runField struct {
+	kind int // runFieldNone, runFieldIno or runFieldContent
+	ino  uint64
+	size int64
+	sum  uint64
+}
+
+const (
+	runFieldNone    = iota // judged by file times
+	runFieldIno            // .<ino>, the earlier form: its inode number
+	runFieldContent        // .<size>-<sum>: its size and FNV-1a
+)
+
+// cutRunField cuts a trailing run file field off a staged name without
+// its .tmp. The field before it (<size>-<size after>-<sum>) always holds
+// two '-', an inode number none and the size and sum one, so no form is
+// taken for another.
+func cutRunField(rest string) (string, runField) {
 	i := strings.LastIndexByte(rest, '.')
 	if i < 0 {
-		return rest, 0, false
+		return rest, runField{}
 	}
-	ino, err := strconv.ParseUint(rest[i+1:], 10, 64)
+	field := rest[i+1:]
+	if sizeText, sumText, ok := strings.Cut(field, "-"); ok {
+		size, err1 := strconv.ParseInt(sizeText, 10, 64)
+		sum, err2 := strconv.ParseUint(sumText, 16, 64)
+		if err1 != nil || err2 != nil || size < 0 {
+			return rest, runField{}
+		}
+		return rest[:i], runField{kind: runFieldContent, size: size, sum: sum}
+	}
+	ino, err := strconv.ParseUint(field, 10, 64)
 	if err != nil {
-		return rest, 0, false
+		return rest, runField{}
 	}
-	return rest[:i], ino, true
+	return rest[:i], runField{kind: runFieldIno, ino: ino}
 }
 
 // promote puts a staged run file in place of path. When that fails with
-// the run file unchanged, the records the commit appended are cut off the
-// ledger (it was size before them), so the commit is undone whole.
+// the run file unchanged, the commit is undone whole: the records it
+// appended are cut off the ledger (it was size before them), then the
+// staged file is dropped, in the order unstage keeps and for its reason.
 func (s *Store) promote(id, staged, path string, size int64) error {
 	err := s.spares.Promote(staged, path)
 	if err == nil {
@@ -149,13 +235,16 @@ func (s *Store) promote(id, staged, path string, size int64) error {
 	if errors.Is(err, atomicfile.ErrUnsynced) {
 		return err // in place: the records belong to it
 	}
-	return errors.Join(err, s.cutLedger(id, size))
+	s.killPointForTest("promote failed")
+	return errors.Join(err, s.unstage(id, staged, size))
 }
 
-// unstage abandons a staged commit whose append failed: the ledger is cut
-// back to its size before the append (a part of it may have landed), then
-// the staged file is dropped, in that order, so that a kill in between
-// leaves a staged name the next open drops too.
+// unstage abandons a staged commit whose append or promote failed: the
+// ledger is cut back to its size before the append (a part of it may have
+// landed), then the staged file is dropped, in that order, so that a kill
+// in between leaves a staged name the next open drops too (its records
+// are no longer in the ledger); the reverse order would leave records
+// without the state they end, and nothing to finish them with.
 func (s *Store) unstage(id, staged string, size int64) error {
 	err := s.cutLedger(id, size)
 	s.spares.Unstage(staged)
@@ -274,20 +363,32 @@ func (s *Store) appendedMatch(ledger string, c stagedCommit) bool {
 }
 
 // savedSince reports whether the run file was saved since the commit was
-// staged. A staged name recording the run file's inode number is judged
-// by it: another file at runFile now was saved since (Python saves by
-// os.replace, a new file; nothing of ours replaces the run file between
-// the staging and the kill this recovers from). A name without one leaves
-// only file times: the run file written after the staged one (a staged
-// file is written just before its commit's append), which misses a save
-// within the staging's timestamp tick and takes a run saved before the
-// clock stepped back for one saved since.
+// staged. A staged name recording the run file's size and sum is judged
+// by them: the run file holds other bytes now (a save of the same bytes
+// changes nothing the recovery could undo). One recording its inode
+// number (the earlier form) is judged by it: another file at runFile now
+// was saved since. A name without either leaves only file times: the run
+// file written after the staged one (a staged file is written just before
+// its commit's append), which misses a save within the staging's
+// timestamp tick and takes a run saved before the clock stepped back for
+// one saved since. A run file that cannot be read was not saved since.
 func savedSince(runFile, staged string) bool {
 	r, err := os.Stat(runFile)
 	if err != nil {
 		return false
 	}
-	if ino, ok := stagedIno(filepath.Base(staged)); ok {
+	name := filepath.Base(staged)
+	if size, sum, ok := stagedRunContent(name); ok {
+		if r.Size() != size {
+			return true
+		}
+		data, err := os.ReadFile(runFile)
+		if err != nil {
+			return false
+		}
+		return int64(len(data)) != size || appendSum(data) != sum
+	}
+	if ino, ok := stagedIno(name); ok {
 		if id := fileIDOf(r); id != (fileID{}) {
 			return id.ino != ino
 		}

@@ -231,7 +231,7 @@ func TestTerminalCommitFailsWholeWhenStagingFails(t *testing.T) {
 	dir := t.TempDir()
 	st, run, ledger := runWithOneRecord(t, dir)
 	rec := reviewTerminalRecord()
-	name := stagedNameOf("r1", filepath.Join(dir, "run_r1.json"), int64(len(ledger)), ledgerBytes(t, rec))
+	name := st.stagedNameOf("r1", filepath.Join(dir, "run_r1.json"), int64(len(ledger)), ledgerBytes(t, rec))
 	if err := os.MkdirAll(filepath.Join(dir, name, "inside"), 0o755); err != nil {
 		t.Fatal(err)
 	}
