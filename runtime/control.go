@@ -134,7 +134,7 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 		// which this very tick would stop on.
 		return nil, fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
 	}
-	withdraw := r.requestStop(runID, false)
+	withdraw := r.requestStop(runID, "")
 	err := r.hostUpdateThen(ctx, runID, true, withdraw, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
 		if run.Status.Terminal() || IsPaused(run) {
 			return false, nil, nil
@@ -227,6 +227,14 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 // (default "Cancelled") and its terminal status event, descendants before
 // their ancestors. Terminal runs are left unchanged. It returns the run's
 // state.
+//
+// A run whose effect the cancel interrupted is committed cancelled by its
+// own tick, together with the attempt's cancelled end, as soon as the
+// handler returns: an error from a Cancel that gave up waiting for that
+// tick (its context ended) does not mean the run was not cancelled; read
+// its state. A call from a node or handler of a run in the tree (its
+// own, or a descendant cancelling an ancestor) is refused with
+// ErrOwnRunLocked before anything is stopped.
 func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.RunState, error) {
 	if r.holdsLock(ctx, runID) {
 		// Its own node or handler (or a sync child's, under its parent's
@@ -276,7 +284,18 @@ func (c *canceller) tree(ctx context.Context, root string) error {
 		ids = append(ids, kids...)
 	}
 	for _, id := range ids {
-		c.withdraws = append(c.withdraws, c.r.requestStop(id, true))
+		if c.r.holdsLock(ctx, id) {
+			// A node or handler of a run in the tree (an agent's "stop"
+			// tool cancelling its session from a child): refused before
+			// any stop request, as Cancel refuses its own run; one would
+			// cancel the caller's own effect, and the refusal on its run
+			// below would leave that run running with its attempt ended
+			// "cancelled".
+			return fmt.Errorf("run %s (in the tree of run %s): %w", id, root, ErrOwnRunLocked)
+		}
+	}
+	for _, id := range ids {
+		c.withdraws = append(c.withdraws, c.r.requestStop(id, c.reason))
 	}
 	for i := len(ids) - 1; i >= 0; i-- {
 		if err := c.r.cancelOne(ctx, c.d, ids[i], c.reason); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -333,17 +352,25 @@ func (c *canceller) release() {
 }
 
 // requestStop asks a tick of the run in this process to stop at its next
-// step boundary (ending a wait before a retry at once) and, with
-// cancelEffect, cancels the context of its effect in flight (the attempt
-// ends "cancelled"). The returned function
+// step boundary (ending a wait before a retry at once) and, for a cancel
+// (cancelReason set; "" is a pause), cancels the context of its effect in
+// flight: the attempt ends "cancelled", and the tick commits the run
+// cancelled with cancelReason in the same commit. The returned function
 // withdraws the request.
-func (r *Runtime) requestStop(runID string, cancelEffect bool) (withdraw func()) {
+func (r *Runtime) requestStop(runID, cancelReason string) (withdraw func()) {
+	cancelEffect := cancelReason != ""
 	l := r.ref(runID)
 	l.sigMu.Lock()
 	l.pauseRequests++
 	if cancelEffect {
+		if l.cancelRequests == 0 {
+			l.cancelReason = cancelReason
+		}
 		l.cancelRequests++
 		if l.cancelInflight != nil {
+			if l.cutReason == "" {
+				l.cutReason = l.cancelReason
+			}
 			l.cancelInflight(ErrRunCancelled)
 		}
 	} else if l.pauseWait != nil {
@@ -355,6 +382,9 @@ func (r *Runtime) requestStop(runID string, cancelEffect bool) (withdraw func())
 		l.pauseRequests--
 		if cancelEffect {
 			l.cancelRequests--
+			if l.cancelRequests == 0 {
+				l.cancelReason = ""
+			}
 		}
 		l.sigMu.Unlock()
 		r.unref(runID, l)
@@ -417,8 +447,7 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 	if err := s.endOpenAttempt(ctx); err != nil {
 		return s.claimErr(err)
 	}
-	markCancelled(s.run, reason)
-	if err := s.finish(ctx, durable.RunCancelled, reason, nil); err != nil && !errors.Is(err, errStop) {
+	if err := s.commitCancelled(ctx, reason); err != nil && !errors.Is(err, errStop) {
 		return s.claimErr(err)
 	}
 	if !s.run.Status.Terminal() {
@@ -471,6 +500,17 @@ func (s *session) openAttemptEnd(ctx context.Context) (*durable.StepRecord, erro
 		return &end, nil
 	}
 	return nil, nil
+}
+
+// commitCancelled ends the session's run as cancelled with reason and
+// commits it with the records queued (an attempt's cancelled end among
+// them) and its terminal status event: Cancel's commit, which a tick
+// whose effect a cancel interrupted makes itself, as does a child ticked
+// or resumed under a cancelled parent. Like finish, it returns errStop
+// once committed.
+func (s *session) commitCancelled(ctx context.Context, reason string) error {
+	markCancelled(s.run, reason)
+	return s.finish(ctx, durable.RunCancelled, reason, nil)
 }
 
 func markCancelled(run *durable.RunState, reason string) {

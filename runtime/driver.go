@@ -130,7 +130,13 @@ func (d *driver) drain(ctx context.Context) {
 			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
 			// A run the caller's step gate stopped is left at its
 			// checkpoint: asking the closed gate again would not open it.
-			if err == nil && run != nil && run.Status == durable.RunRunning && d.lastStop != stoppedGate {
+			// One a cancel request stopped is about to be committed
+			// cancelled by that Cancel: a tick now would stop again, at
+			// once, as long as the request stands. It is kept for a
+			// later drive, should the Cancel give up.
+			if err == nil && run != nil && run.Status == durable.RunRunning && d.lastStop == stoppedCancel {
+				d.r.retryLater(ctx, followUp{kind: followTick, runID: f.runID}, false)
+			} else if err == nil && run != nil && run.Status == durable.RunRunning && d.lastStop != stoppedGate {
 				if f.rounds+1 < maxFollowRounds {
 					// It used its step budget: give it another turn after
 					// the others.

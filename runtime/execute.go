@@ -175,8 +175,14 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		end.Effect = started.Effect
 		s.pending = append(s.pending, &end)
 		if out.Status == outcomeCancelled {
+			// The attempt is cancelled: so is the run, in the same commit.
+			// The Cancel that cut it would commit that once this tick
+			// returns, but it may have given up waiting (its context
+			// ended): the run must not stay running at an effect whose
+			// attempt is recorded cancelled, to make it again. The Cancel,
+			// if still there, then finds the run cancelled.
 			s.stoppedBy = stoppedCancel
-			if err := s.flush(ctx); err != nil {
+			if err := s.commitCancelled(ctx, s.cutReason(ctx)); err != nil && !errors.Is(err, errStop) {
 				return Outcome{}, false, err
 			}
 			return Outcome{}, false, errStop
@@ -241,13 +247,17 @@ var errPauseRequested = errors.New("run pause requested")
 // was already requested.
 func (s *session) cancellable(ctx context.Context, onPause bool) (_ context.Context, stopRequested bool, done func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
+	outer, _ := ctx.Value(effectCutKey{}).(*effectCut)
+	cctx = context.WithValue(cctx, effectCutKey{}, &effectCut{lock: s.lock, outer: outer})
 	s.lock.sigMu.Lock()
 	s.lock.cancelInflight = cancel
+	s.lock.cutReason = ""
 	if onPause {
 		s.lock.pauseWait = cancel
 	}
 	stopRequested = s.lock.pauseRequests > 0
 	if s.lock.cancelRequests > 0 {
+		s.lock.cutReason = s.lock.cancelReason
 		cancel(ErrRunCancelled)
 	}
 	s.lock.sigMu.Unlock()
@@ -258,6 +268,38 @@ func (s *session) cancellable(ctx context.Context, onPause bool) (_ context.Cont
 		s.lock.sigMu.Unlock()
 		cancel(nil)
 	}
+}
+
+// effectCutKey is the context key of the effects in flight up the stack
+// (a sync child's tick runs within its parent's effect), innermost first.
+type effectCutKey struct{}
+
+type effectCut struct {
+	lock  *runLock
+	outer *effectCut
+}
+
+// cutReason is the reason of the cancel that cut the context cancellable
+// made last for this run, or else the context of an effect up the stack
+// that ctx comes from (a sync child started after its parent's Cancel
+// listed the tree: that cancel reaches it through its parent's effect);
+// "Cancelled" if none is known.
+func (s *session) cutReason(ctx context.Context) string {
+	if r := lockedCutReason(s.lock); r != "" {
+		return r
+	}
+	for c, _ := ctx.Value(effectCutKey{}).(*effectCut); c != nil; c = c.outer {
+		if r := lockedCutReason(c.lock); r != "" {
+			return r
+		}
+	}
+	return "Cancelled"
+}
+
+func lockedCutReason(l *runLock) string {
+	l.sigMu.Lock()
+	defer l.sigMu.Unlock()
+	return l.cutReason
 }
 
 // storeResult writes a completed, non-null result at the effect's result

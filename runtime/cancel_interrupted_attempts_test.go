@@ -1,0 +1,362 @@
+package runtime
+
+// A cancelled attempt always belongs to a cancelled run: what Cancel
+// promises of the effect it interrupts, whether or not its caller waits
+// for the run's end, whoever calls it, and whatever moves the run next.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+func callThenDone(effType durable.EffectType) *Workflow {
+	return &Workflow{ID: "w", Entry: "call", Nodes: map[string]NodeFunc{
+		"call": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: effType, Payload: map[string]any{"q": "x"}, ResultKey: "out"}, "done")
+		}),
+		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
+	}}
+}
+
+// attemptEnds returns how many attempts of effType the run's ledger
+// started and, per step id, the statuses of their end records.
+func attemptEnds(t *testing.T, st store.Store, id string, effType durable.EffectType) (started int, ends map[string][]durable.StepStatus) {
+	t.Helper()
+	recs, err := st.LedgerList(context.Background(), &store.LedgerListParams{RunID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends = map[string][]durable.StepStatus{}
+	for _, r := range recs {
+		if r.Effect == nil || r.Effect.Type != effType {
+			continue
+		}
+		if r.Status == durable.StepStarted {
+			started++
+			continue
+		}
+		ends[r.StepID] = append(ends[r.StepID], r.Status)
+	}
+	return started, ends
+}
+
+// countCancelledEnds counts the end records with status cancelled.
+func countCancelledEnds(ends map[string][]durable.StepStatus) int {
+	n := 0
+	for _, e := range ends {
+		for _, s := range e {
+			if s == durable.StepCancelled {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Promise: docs/compatibility.md row "cancel" and Runtime.Cancel's doc
+// comment (control.go): "the context of any effect in flight is cancelled
+// (its attempt is recorded "cancelled" and never retried)".
+//
+// A Cancel whose caller stops waiting for the tick (its context ends while
+// a handler that ignores its context runs) has already cancelled the
+// effect's context, so the tick records the attempt "cancelled" and drops
+// the handler's result. Found by a review: nothing then committed the run
+// cancelled; it stayed running at the effect, and the next tick ran the
+// effect again under the same key (the handler ran twice). The tick that
+// records the cancelled attempt now commits the run cancelled with it.
+func TestCancelThatGivesUpStillEndsTheRunItInterrupted(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int64
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{})
+	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		n := calls.Add(1)
+		entered <- struct{}{}
+		if n == 1 {
+			<-release // ignores its context: an LLM call that finishes anyway
+		}
+		return Completed(map[string]any{"answer": n}), nil
+	}
+	st := memory.New()
+	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}}, callThenDone("llm"))
+	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tickDone := make(chan error, 1)
+	go func() {
+		_, err := rt.Tick(ctx, id, TickOptions{})
+		tickDone <- err
+	}()
+	<-entered
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, cerr := rt.Cancel(cctx, id, "stop")
+	cancel()
+	close(release)
+	if err := <-tickDone; err != nil {
+		t.Fatalf("first tick: %v", err)
+	}
+	if cerr == nil {
+		t.Fatal("Cancel returned before the handler it interrupted did: the test did not make it give up")
+	}
+	run, err := rt.GetState(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ends := attemptEnds(t, st, id, "llm")
+	if run.Status != durable.RunCancelled || run.Error != "stop" || countCancelledEnds(ends) != 1 {
+		t.Fatalf("after a Cancel that gave up (%v): run %s (error %q), attempt ends %v; "+
+			"want the run cancelled with the cancel's reason and its one attempt cancelled", cerr, run.Status, run.Error, ends)
+	}
+	recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := 0
+	for _, r := range recs {
+		if r.IdempotencyKey == terminalKey(durable.RunCancelled) {
+			events++
+		}
+	}
+	if events != 1 {
+		t.Errorf("cancelled status events: %d, want 1", events)
+	}
+	// The cancelled attempt is never made again.
+	st2, err := rt.Tick(ctx, id, TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 || st2.Status != durable.RunCancelled {
+		t.Errorf("attempt recorded cancelled, yet the run is %s and the handler ran %d times; "+
+			"want the run cancelled and the cancelled attempt never retried", st2.Status, calls.Load())
+	}
+}
+
+// Promise: Runtime.Cancel (control.go): a cancel from a run's own node or
+// handler is "refused before any stop request, which would cancel the
+// caller's own effect"; the compatibility row "cancel": a cancelled
+// attempt is never retried.
+//
+// A handler of an async child that cancels its parent (the whole session:
+// an agent's "stop" tool) makes Cancel walk the tree down to the caller's
+// own run. Found by a review: the walk cancelled the caller's effect
+// context, was then refused (ErrOwnRunLocked) on that run and gave up: the
+// attempt ended "cancelled", the child stayed running, and the driver
+// ticked it again, the handler running 100 times in one Tick. The walk is
+// now refused before any stop request.
+func TestCancelOfAnAncestorFromADescendantsHandlerIsRefusedWithoutStoppingIt(t *testing.T) {
+	ctx := context.Background()
+	parent := &Workflow{ID: "parent", Entry: "spawn", Nodes: map[string]NodeFunc{
+		"spawn": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+				Payload: map[string]any{"workflow_id": "w", "async": true, "wait": true}, ResultKey: "child"}, "end")
+		}),
+		"end": errNode(func(run *durable.RunState) StepPlan { return Complete(nil) }),
+	}}
+	var calls atomic.Int64
+	var cancelErr error
+	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		calls.Add(1)
+		_, err := req.Runtime.Cancel(hctx, req.Run.ParentRunID, "stop tool")
+		if calls.Load() == 1 {
+			cancelErr = err
+		}
+		if err != nil {
+			return Completed(map[string]any{"cancel_error": err.Error()}), nil
+		}
+		return Completed(map[string]any{"ok": true}), nil
+	}
+	st := memory.New()
+	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}}, parent, callThenDone("llm"))
+	pid, err := rt.Start(ctx, StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, pid, TickOptions{}); err != nil {
+		t.Logf("tick: %v", err)
+	}
+	kids, _ := st.RunListChildren(ctx, pid, "")
+	if len(kids) != 1 {
+		t.Fatalf("children: %d", len(kids))
+	}
+	p, _ := rt.GetState(ctx, pid)
+	kid, _ := rt.GetState(ctx, kids[0].RunID)
+	_, ends := attemptEnds(t, st, kid.RunID, "llm")
+	cancelledAttempts := countCancelledEnds(ends)
+	if cancelErr == nil || !errors.Is(cancelErr, ErrOwnRunLocked) {
+		t.Errorf("Cancel of the parent from the child's handler: %v, want ErrOwnRunLocked", cancelErr)
+	}
+	if cancelledAttempts > 0 || calls.Load() != 1 {
+		t.Errorf("the refused Cancel (%v) cancelled its caller's own effect: %d attempts ended cancelled "+
+			"(handler called %d times in one Tick), parent %s, child %s",
+			cancelErr, cancelledAttempts, calls.Load(), p.Status, kid.Status)
+	}
+	// Refused, it changed nothing: the child completed, and its end
+	// resumed the parent, which completed too.
+	if kid.Status != durable.RunCompleted || p.Status != durable.RunCompleted {
+		t.Errorf("after the refused Cancel: parent %s, child %s, want both completed", p.Status, kid.Status)
+	}
+}
+
+// runGetCounter counts the loads of each run: how often something
+// opened it.
+type runGetCounter struct {
+	store.Store
+	mu   sync.Mutex
+	gets map[string]int
+}
+
+func (c *runGetCounter) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	c.mu.Lock()
+	c.gets[runID]++
+	c.mu.Unlock()
+	return c.Store.RunGet(ctx, runID)
+}
+
+func (c *runGetCounter) count(runID string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gets[runID]
+}
+
+// Promise: the same as above, from the driver's side (driver.drain): a
+// run whose tick a cancel request stopped is about to be committed
+// cancelled by that Cancel; ticking it again at once would only stop it
+// again (found by a review: the refused Cancel above made drain tick the
+// child 100 times in one call). It is kept for a later retry instead.
+func TestDrainDoesNotTickAgainARunACancelStopped(t *testing.T) {
+	ctx := context.Background()
+	var childID string
+	parent := &Workflow{ID: "parent", Entry: "spawn", Nodes: map[string]NodeFunc{
+		"spawn": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+				Payload: map[string]any{"workflow_id": "w", "async": true}, ResultKey: "child"}, "call")
+		}),
+		"call": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: "stop_child"}, "end")
+		}),
+		"end": errNode(func(run *durable.RunState) StepPlan { return Complete(nil) }),
+	}}
+	var rt *Runtime
+	var withdraw func()
+	stopChild := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		// A Cancel of the child under way: its stop request is made, its
+		// commit not yet (as while it waits for the child's lock).
+		childID, _ = req.Run.Vars["child"].(map[string]any)["sub_run_id"].(string)
+		withdraw = rt.requestStop(childID, "stop")
+		return Completed(nil), nil
+	}
+	llm := func(hctx context.Context, req *EffectRequest) (Outcome, error) { return Completed(nil), nil }
+	st := &runGetCounter{Store: memory.New(), gets: map[string]int{}}
+	rt = errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{
+		"stop_child": {Func: stopChild}, "llm": {Func: llm},
+	}}, parent, callThenDone("llm"))
+	pid, err := rt.Start(ctx, StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, pid, TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if withdraw == nil {
+		t.Fatal("the parent's handler did not run")
+	}
+	defer withdraw()
+	kid, err := rt.GetState(ctx, childID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kid.Status != durable.RunRunning {
+		t.Fatalf("child %s, want it left running for the cancel to commit", kid.Status)
+	}
+	if n := st.count(childID); n > 5 {
+		t.Errorf("the child a cancel stopped was loaded %d times in one Tick: driven again and again", n)
+	}
+	if rt.PendingFollowUps() == 0 {
+		t.Error("the child a cancel stopped is not kept for a later drive (should the cancel give up)")
+	}
+}
+
+// Promise: docs/compatibility.md row "cancel": "a child ticked to work
+// under a cancelled parent cancels itself" (tick.go
+// endUnderCancelledParent). A parent cancelled without its children (a
+// Python host's cancel_run, spec runtime-model.md §2.8: "Children are not
+// cancelled") leaves its child waiting for a person. Found by a review:
+// the answer's Resume drove the child on under its cancelled parent, and
+// its next effect ran. The resume now cancels the child first and is
+// refused as stale.
+func TestResumeOfAChildUnderACancelledParentCancelsIt(t *testing.T) {
+	ctx := context.Background()
+	child := &Workflow{ID: "child", Entry: "ask", Nodes: map[string]NodeFunc{
+		"ask": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}, ResultKey: "a"}, "call")
+		}),
+		"call": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: "llm", Payload: map[string]any{"q": "x"}}, "done")
+		}),
+		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(nil) }),
+	}}
+	parent := &Workflow{ID: "parent", Entry: "ask", Nodes: map[string]NodeFunc{
+		"ask": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}}, "")
+		}),
+	}}
+	var calls atomic.Int64
+	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		calls.Add(1)
+		return Completed(map[string]any{"ok": true}), nil
+	}
+	st := memory.New()
+	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}}, parent, child)
+	pid, err := rt.Start(ctx, StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, err := rt.Start(ctx, StartParams{WorkflowID: "child", ParentRunID: pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := rt.Tick(ctx, cid, TickOptions{}); err != nil || s.Status != durable.RunWaiting {
+		t.Fatalf("child tick: %v %v", s, err)
+	}
+	// A Python host cancels the parent alone (cancel_run).
+	p, err := st.RunGet(ctx, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markCancelled(p, "python cancel")
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: p}); err != nil {
+		t.Fatal(err)
+	}
+	c, rerr := rt.Resume(ctx, ResumeParams{RunID: cid, Payload: map[string]any{"answer": "yes"}})
+	var stale *StaleResumeError
+	if !errors.As(rerr, &stale) || stale.Status != string(durable.RunCancelled) {
+		t.Errorf("resume of a child under a cancelled parent: %v, want a StaleResumeError saying it is cancelled", rerr)
+	}
+	if calls.Load() != 0 || statusOf(c) != durable.RunCancelled {
+		t.Errorf("resumed child under a cancelled parent: status %s (err %v), its effect ran %d times; "+
+			"want it cancelled without working", statusOf(c), rerr, calls.Load())
+	}
+	stored, err := rt.GetState(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status != durable.RunCancelled || stored.Error != "python cancel" {
+		t.Errorf("stored child: %s (error %q), want cancelled with its parent's reason", stored.Status, stored.Error)
+	}
+}
+
+func statusOf(s *durable.RunState) durable.RunStatus {
+	if s == nil {
+		return ""
+	}
+	return s.Status
+}
