@@ -45,14 +45,21 @@ func oneStepFlow(block func(ctx context.Context) error) *runtime.Workflow {
 	}}
 }
 
-// eventuallyWithin polls cond for up to d.
-func eventuallyWithin(d time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return true
+// completesWithin polls run id of rt for up to d until it is completed,
+// and returns its last state read and whether it completed.
+func completesWithin(rt *runtime.Runtime, id string, d time.Duration) (*durable.RunState, bool) {
+	for end := time.Now().Add(d); ; time.Sleep(5 * time.Millisecond) {
+		st, _ := rt.GetState(context.Background(), id)
+		if st != nil && st.Status == durable.RunCompleted {
+			return st, true
+		}
+		if time.Now().After(end) {
+			if st == nil {
+				st = &durable.RunState{}
+			}
+			return st, false
 		}
 	}
-	return cond()
 }
 
 // TestStartRecoveryIsRetriedAfterItFails checks the promise that
@@ -88,11 +95,7 @@ func TestStartRecoveryIsRetriedAfterItFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sch.Close()
-		if !eventuallyWithin(time.Second, func() bool {
-			st, _ := rt.GetState(ctx, id)
-			return st != nil && st.Status == durable.RunCompleted
-		}) {
-			st, _ := rt.GetState(ctx, id)
+		if st, ok := completesWithin(rt, id, time.Second); !ok {
 			t.Fatalf("run left running by a crash is still %s 1s after the store recovered (%d polls since): "+
 				"Start's failed Recover is never tried again while the loop runs", st.Status, sch.Scheduler.Stats().PollCycles)
 		}
@@ -121,11 +124,7 @@ func TestStartRecoveryIsRetriedAfterItFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sch.Close()
-		if !eventuallyWithin(time.Second, func() bool {
-			st, _ := rt.GetState(ctx, id)
-			return st != nil && st.Status == durable.RunCompleted
-		}) {
-			st, _ := rt.GetState(ctx, id)
+		if st, ok := completesWithin(rt, id, time.Second); !ok {
 			t.Fatalf("the loop runs (%d polls) but the run Start's recovery was interrupted on stays %s",
 				sch.Scheduler.Stats().PollCycles, st.Status)
 		}

@@ -414,25 +414,34 @@ func TestStagedNameJudgedByRunFileInode(t *testing.T) {
 				}
 				runAt = stagedAt.Add(-time.Minute)
 			}
-			if err := os.Chtimes(staged, stagedAt, stagedAt); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Chtimes(runPath, runAt, runAt); err != nil {
-				t.Fatal(err)
-			}
-			r, err := openInternal(t, dir).RunGet(context.Background(), "r1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if by, _ := r.Vars["saved_by"].(string); r.Status != c.wantStatus || by != c.wantBy {
-				t.Errorf("after the reopen: run %s (saved_by %q), want %s (saved_by %q)", r.Status, by, c.wantStatus, c.wantBy)
-			}
-			if got, _ := os.ReadFile(filepath.Join(dir, "ledger_r1.jsonl")); string(got) != c.wantLedger {
-				t.Errorf("ledger %q, want %q", got, c.wantLedger)
-			}
-			if left, _ := atomicfile.Glob(dir, stagedPattern); len(left) > 0 {
-				t.Errorf("staged files left: %v", left)
-			}
+			checkStagedReopen(t, dir, staged, runPath, stagedAt, runAt, c.wantStatus, c.wantBy, c.wantLedger)
 		})
+	}
+}
+
+// checkStagedReopen dates the staged file and the run file of run r1 in
+// dir, reopens the store and checks the run (its status and vars.saved_by)
+// and its ledger, and that no staged file is left.
+func checkStagedReopen(t *testing.T, dir, staged, runPath string, stagedAt, runAt time.Time,
+	wantStatus durable.RunStatus, wantBy, wantLedger string) {
+	t.Helper()
+	if err := os.Chtimes(staged, stagedAt, stagedAt); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(runPath, runAt, runAt); err != nil {
+		t.Fatal(err)
+	}
+	r, err := openInternal(t, dir).RunGet(context.Background(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if by, _ := r.Vars["saved_by"].(string); r.Status != wantStatus || by != wantBy {
+		t.Errorf("after the reopen: run %s (saved_by %q), want %s (saved_by %q)", r.Status, by, wantStatus, wantBy)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "ledger_r1.jsonl")); string(got) != wantLedger {
+		t.Errorf("ledger %q, want %q", got, wantLedger)
+	}
+	if left, _ := atomicfile.Glob(dir, stagedPattern); len(left) > 0 {
+		t.Errorf("staged files left: %v", left)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -240,25 +239,7 @@ func TestStagedNameJudgedByRunFileContent(t *testing.T) {
 			if c.savedBy != "ours" {
 				runAt = stagedAt.Add(-time.Minute)
 			}
-			if err := os.Chtimes(staged, stagedAt, stagedAt); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Chtimes(runPath, runAt, runAt); err != nil {
-				t.Fatal(err)
-			}
-			r, err := openInternal(t, dir).RunGet(context.Background(), "r1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if by, _ := r.Vars["saved_by"].(string); r.Status != c.wantStatus || by != c.wantBy {
-				t.Errorf("after the reopen: run %s (saved_by %q), want %s (saved_by %q)", r.Status, by, c.wantStatus, c.wantBy)
-			}
-			if got, _ := os.ReadFile(filepath.Join(dir, "ledger_r1.jsonl")); string(got) != c.wantLedger {
-				t.Errorf("ledger %q, want %q", got, c.wantLedger)
-			}
-			if left, _ := atomicfile.Glob(dir, stagedPattern); len(left) > 0 {
-				t.Errorf("staged files left: %v", left)
-			}
+			checkStagedReopen(t, dir, staged, runPath, stagedAt, runAt, c.wantStatus, c.wantBy, c.wantLedger)
 		})
 	}
 }

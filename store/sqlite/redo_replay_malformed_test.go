@@ -17,29 +17,14 @@ import (
 // open: replayRecord -> applyOp -> updateArgs indexed a[11] (found by a
 // review); redoOp.checkShape now refuses it.
 func TestReplayOfAMalformedCommitRecordIsAnErrorNotAPanic(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "db.sqlite3")
-	s, err := New(t.Context(), Config{Path: path, IdleCheckpoint: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f, err := openRedoFile(path+redoSuffix, 1<<40, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	op := &redoOp{runID: "r1", run: []any{"wf", "running", nil}, firstSeq: 1}
 	var e redoEncoder
 	if err := op.encode(&e); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.append(e.b); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.close(); err != nil {
-		t.Fatal(err)
-	}
+	path := closedStoreWithRedoRecord(t, e.b)
+	var s *Store
+	var err error
 	var panicked any
 	func() {
 		defer func() { panicked = recover() }()
@@ -61,6 +46,27 @@ func TestReplayOfAMalformedCommitRecordIsAnErrorNotAPanic(t *testing.T) {
 // an operator knows the log comes from another binary; it said only
 // "unknown statement" (found by a review).
 func TestReplayNamesAnUnknownStatement(t *testing.T) {
+	e := redoEncoder{b: []byte{redoStatements}}
+	e.str("ledgerInsertV2")
+	if err := e.values([]any{"r1", int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	path := closedStoreWithRedoRecord(t, e.b)
+	s, err := New(t.Context(), Config{Path: path, IdleCheckpoint: -1})
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("New replayed a record of an unknown statement")
+	}
+	if !strings.Contains(err.Error(), "ledgerInsertV2") {
+		t.Fatalf("the error does not name the unknown statement: %v", err)
+	}
+}
+
+// closedStoreWithRedoRecord creates a store, closes it, and leaves in its
+// redo log one record of payload, as a killed process would; it returns
+// the database's path.
+func closedStoreWithRedoRecord(t *testing.T, payload []byte) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "db.sqlite3")
 	s, err := New(t.Context(), Config{Path: path, IdleCheckpoint: -1})
 	if err != nil {
@@ -73,23 +79,11 @@ func TestReplayNamesAnUnknownStatement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := redoEncoder{b: []byte{redoStatements}}
-	e.str("ledgerInsertV2")
-	if err := e.values([]any{"r1", int64(1)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.append(e.b); err != nil {
+	if _, err := f.append(payload); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = New(t.Context(), Config{Path: path, IdleCheckpoint: -1})
-	if err == nil {
-		_ = s.Close()
-		t.Fatal("New replayed a record of an unknown statement")
-	}
-	if !strings.Contains(err.Error(), "ledgerInsertV2") {
-		t.Fatalf("the error does not name the unknown statement: %v", err)
-	}
+	return path
 }
