@@ -45,6 +45,11 @@ func (r *Runtime) Start(ctx context.Context, p StartParams) (string, error) {
 	if errors.Is(err, store.ErrAlreadyExists) && p.RunID != "" {
 		return p.RunID, r.checkIdentity(ctx, run) // a failed commit handed nothing over
 	}
+	if errors.Is(err, store.ErrInvalidID) {
+		// An answer about the id, not a store that did not answer: a
+		// START_SUBWORKFLOW naming it fails rather than waits.
+		return "", fmt.Errorf("starting run of workflow %s: %w", p.WorkflowID, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("starting run of workflow %s: %w", p.WorkflowID, storeFailure{err})
 	}

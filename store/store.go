@@ -28,6 +28,10 @@ var (
 	ErrConflict = errors.New("version conflict")
 	// ErrAlreadyExists: a create found the run already there.
 	ErrAlreadyExists = errors.New("already exists")
+	// ErrInvalidID: the store cannot hold a run under this id (a file
+	// name it cannot make, a key past the database's limit). It is an
+	// answer, not an outage: the same id is refused every time.
+	ErrInvalidID = errors.New("invalid id")
 )
 
 // Store is the complete persistence a runtime needs.

@@ -270,10 +270,10 @@ func (s *Store) stripe(runID string) *sync.RWMutex {
 // unreadable file name.
 func checkID(kind, id string) error {
 	if id == "" {
-		return fmt.Errorf("jsonfile: %s id is required", kind)
+		return fmt.Errorf("jsonfile: %s id is required: %w", kind, store.ErrInvalidID)
 	}
 	if strings.ContainsAny(id, "/\\\x00") || id == "." || id == ".." {
-		return fmt.Errorf("jsonfile: invalid %s id %q", kind, id)
+		return fmt.Errorf("jsonfile: invalid %s id %q: %w", kind, id, store.ErrInvalidID)
 	}
 	return nil
 }

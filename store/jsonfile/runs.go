@@ -70,6 +70,14 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if err := checkID("run", id); err != nil {
 		return err
 	}
+	if p.Create && len(id)+len("run_.json.")+32+len(".tmp") > maxNameLen {
+		// Refused before anything is written: a new run file is written
+		// to run_<id>.json.<32 hex>.tmp (atomicfile), a name the file
+		// system refuses past maxNameLen. Runs with longer ids another
+		// writer made are still read and saved.
+		return fmt.Errorf("jsonfile: creating run of a %d-byte id: its temp file name would pass %d bytes: %w",
+			len(id), maxNameLen, store.ErrInvalidID)
+	}
 	if err := s.checkOpen(); err != nil {
 		return err
 	}

@@ -88,6 +88,8 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		} else {
 			err = staleVersion(ctx, conn, r.RunID, r.Version)
 		}
+	} else if isKeyTooLong(err) {
+		err = fmt.Errorf("%w: %w", store.ErrInvalidID, err)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: committing run %s at version %d: %w", r.RunID, r.Version, err)
@@ -102,6 +104,14 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 func isNoRowWritten(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "22012"
+}
+
+// isKeyTooLong reports program_limit_exceeded: an index entry past
+// btree's size limit, which an id of a few kilobytes makes. The same id is
+// refused every time (docs/compatibility.md, PostgreSQL).
+func isKeyTooLong(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "54000"
 }
 
 // readCommit reads the results of RunCommit's batch.
