@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
@@ -363,13 +364,11 @@ func (r *Runtime) requestStop(runID, cancelReason string) (withdraw func()) {
 	l.sigMu.Lock()
 	l.pauseRequests++
 	if cancelEffect {
-		if l.cancelRequests == 0 {
-			l.cancelReason = cancelReason
-		}
+		l.cancelReasons = append(l.cancelReasons, cancelReason)
 		l.cancelRequests++
 		if l.cancelInflight != nil {
 			if l.cutReason == "" {
-				l.cutReason = l.cancelReason
+				l.cutReason = l.cancelReasons[0]
 			}
 			l.cancelInflight(ErrRunCancelled)
 		}
@@ -382,8 +381,10 @@ func (r *Runtime) requestStop(runID, cancelReason string) (withdraw func()) {
 		l.pauseRequests--
 		if cancelEffect {
 			l.cancelRequests--
-			if l.cancelRequests == 0 {
-				l.cancelReason = ""
+			// Its own reason goes: a withdrawn cancel's reason must not
+			// name the run's end another cancel makes.
+			if i := slices.Index(l.cancelReasons, cancelReason); i >= 0 {
+				l.cancelReasons = slices.Delete(l.cancelReasons, i, i+1)
 			}
 		}
 		l.sigMu.Unlock()

@@ -257,7 +257,7 @@ func (s *session) cancellable(ctx context.Context, onPause bool) (_ context.Cont
 	}
 	stopRequested = s.lock.pauseRequests > 0
 	if s.lock.cancelRequests > 0 {
-		s.lock.cutReason = s.lock.cancelReason
+		s.lock.cutReason = s.lock.cancelReasons[0]
 		cancel(ErrRunCancelled)
 	}
 	s.lock.sigMu.Unlock()
