@@ -33,7 +33,9 @@
 // file's place; the next open finishes such a commit if all its records
 // landed and drops it otherwise, or when the run file no longer holds the
 // bytes it held at the staging (another process saved the run since:
-// staged.go), so a run's end is never half made.
+// staged.go), so a run's end is never half made. A file the open cannot
+// read (an I/O error, not a verdict) fails it and leaves the staged name
+// for the next one.
 //
 // One store owns a directory. It holds an exclusive lock (flock, on unix)
 // on <dir>/.abstractgateway-store.lock while open, so a second store on

@@ -50,6 +50,11 @@ func (s *Store) readRunFile(id, path string) (*durable.RunState, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeRunFile(id, data)
+}
+
+// decodeRunFile decodes the bytes of run id's file, read whole.
+func decodeRunFile(id string, data []byte) (*durable.RunState, error) {
 	r, err := durable.UnmarshalRun(data)
 	if err != nil {
 		return nil, err

@@ -244,11 +244,16 @@ func (s *Store) promote(id, staged, path string, size int64) error {
 // landed), then the staged file is dropped, in that order, so that a kill
 // in between leaves a staged name the next open drops too (its records
 // are no longer in the ledger); the reverse order would leave records
-// without the state they end, and nothing to finish them with.
+// without the state they end, and nothing to finish them with. For the
+// same reason a cut that fails keeps the staged name: the records may
+// still be in the ledger, and the next open judges them as after a crash
+// (finishing the commit if they landed whole, cutting them off if not).
 func (s *Store) unstage(id, staged string, size int64) error {
-	err := s.cutLedger(id, size)
+	if err := s.cutLedger(id, size); err != nil {
+		return fmt.Errorf("%w (%s kept for the next open to finish or undo)", err, filepath.Base(staged))
+	}
 	s.spares.Unstage(staged)
-	return err
+	return nil
 }
 
 // cutLedger truncates a run's ledger to size and forgets its index.
@@ -275,7 +280,9 @@ func (s *Store) cutLedger(id string, size int64) error {
 // the run files are read: a commit whose records all landed is finished
 // (its staged state replaces the run file), one whose records did not is
 // undone (a part of them that landed is cut off the ledger), and a staged
-// name left after the commit finished is removed.
+// name left after the commit finished is removed. A file it cannot read
+// (EIO, EMFILE) fails the open and leaves the staged name for the next
+// one: only what was read can say that a commit is to be dropped.
 func (s *Store) recoverStaged() error {
 	paths, err := atomicfile.Glob(s.dir, stagedPattern)
 	if err != nil {
@@ -313,7 +320,11 @@ func (s *Store) recoverStagedCommit(staged string) error {
 		// off, unless the run was saved since the staging (another
 		// process, Python say, used the directory meanwhile and the
 		// bytes may be its own).
-		if savedSince(path, staged) {
+		since, err := savedSince(path, staged)
+		if err != nil {
+			return err
+		}
+		if since {
 			s.log.Warn("leaving a ledger another process wrote after an interrupted terminal commit", "run_id", c.id)
 			return removeFile(staged)
 		}
@@ -323,20 +334,44 @@ func (s *Store) recoverStagedCommit(staged string) error {
 		s.log.Warn("cut the part of an interrupted terminal commit's records off a ledger",
 			"run_id", c.id, "file", ledger, "bytes", size-c.size)
 		return removeFile(staged)
-	case size != c.after || !s.appendedMatch(ledger, c):
-		// The records did not land, or the ledger holds other records
-		// since: the commit did not happen, or was overtaken.
+	case size != c.after:
+		// The records did not land: the commit did not happen.
 		return removeFile(staged)
 	}
-	if cur, err := s.readRunFile(c.id, path); err == nil && cur.Status.Terminal() {
-		// Put in place already: the staged name holds the state it displaced.
+	switch match, err := appendedMatch(ledger, c); {
+	case err != nil:
+		return err
+	case !match:
+		// The ledger holds other records since: the commit was overtaken.
 		return removeFile(staged)
 	}
-	if savedSince(path, staged) {
+	// A run file that is missing or does not decode is replaced, as
+	// before; one that cannot be read is judged by the next open.
+	switch data, err := os.ReadFile(path); {
+	case err == nil:
+		if cur, err := decodeRunFile(c.id, data); err == nil && cur.Status.Terminal() {
+			// Put in place already: the staged name holds the state it displaced.
+			return removeFile(staged)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("reading the run file: %w", err)
+	}
+	since, err := savedSince(path, staged)
+	if err != nil {
+		return err
+	}
+	if since {
 		s.log.Warn("leaving a run another process saved after an interrupted terminal commit", "run_id", c.id)
 		return removeFile(staged)
 	}
-	if r, err := s.readRunFile(c.id, staged); err != nil || !r.Status.Terminal() {
+	data, err := os.ReadFile(staged)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // gone: nothing to finish or drop
+	case err != nil:
+		return fmt.Errorf("reading the staged commit: %w", err)
+	}
+	if r, err := decodeRunFile(c.id, data); err != nil || !r.Status.Terminal() {
 		s.log.Warn("removing an unreadable staged commit", "file", staged, "err", err)
 		return removeFile(staged)
 	}
@@ -348,18 +383,22 @@ func (s *Store) recoverStagedCommit(staged string) error {
 }
 
 // appendedMatch reports whether the ledger's bytes from c.size to c.after
-// are the ones the staged commit appended.
-func (s *Store) appendedMatch(ledger string, c stagedCommit) bool {
+// are the ones the staged commit appended. A missing ledger holds none of
+// them; an error reading it is returned, for it says nothing of them.
+func appendedMatch(ledger string, c stagedCommit) (bool, error) {
 	f, err := os.Open(ledger)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, fmt.Errorf("reading the ledger: %w", err)
 	}
 	defer f.Close()
 	h := fnv.New64a()
 	if _, err := io.Copy(h, io.NewSectionReader(f, c.size, c.after-c.size)); err != nil {
-		return false
+		return false, fmt.Errorf("reading the ledger: %w", err)
 	}
-	return h.Sum64() == c.sum
+	return h.Sum64() == c.sum, nil // a ledger shorter since reads short: no match
 }
 
 // savedSince reports whether the run file was saved since the commit was
@@ -371,30 +410,43 @@ func (s *Store) appendedMatch(ledger string, c stagedCommit) bool {
 // file written after the staged one (a staged file is written just before
 // its commit's append), which misses a save within the staging's
 // timestamp tick and takes a run saved before the clock stepped back for
-// one saved since. A run file that cannot be read was not saved since.
-func savedSince(runFile, staged string) bool {
+// one saved since. A missing run file was not saved since; an error
+// reading one (or the staged file's times) is returned, undecided.
+func savedSince(runFile, staged string) (bool, error) {
 	r, err := os.Stat(runFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, fmt.Errorf("reading the run file: %w", err)
 	}
 	name := filepath.Base(staged)
 	if size, sum, ok := stagedRunContent(name); ok {
 		if r.Size() != size {
-			return true
+			return true, nil
 		}
 		data, err := os.ReadFile(runFile)
-		if err != nil {
-			return false
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil // removed since the stat: not saved
 		}
-		return int64(len(data)) != size || appendSum(data) != sum
+		if err != nil {
+			return false, fmt.Errorf("reading the run file: %w", err)
+		}
+		return int64(len(data)) != size || appendSum(data) != sum, nil
 	}
 	if ino, ok := stagedIno(name); ok {
 		if id := fileIDOf(r); id != (fileID{}) {
-			return id.ino != ino
+			return id.ino != ino, nil
 		}
 	}
 	st, err := os.Stat(staged)
-	return err == nil && r.ModTime().After(st.ModTime())
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the staged commit's times: %w", err)
+	}
+	return r.ModTime().After(st.ModTime()), nil
 }
 
 func removeFile(path string) error {

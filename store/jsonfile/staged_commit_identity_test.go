@@ -140,7 +140,7 @@ func TestStagedCommitLeavesARunSavedTwiceSinceOnAReusedInode(t *testing.T) {
 // point, and the run file is put back before the reopen.
 func TestStagedPromoteFailureKilledWhileUndoing(t *testing.T) {
 	dir := t.TempDir()
-	st, run := reviewStagedSetup(t, dir)
+	st, run := stagedFaultSetup(t, dir)
 	runPath := filepath.Join(dir, "run_r1.json")
 	aside := symlinkRunFileWhenAppended(t, st, runPath)
 	appended := st.killForTest
@@ -159,7 +159,7 @@ func TestStagedPromoteFailureKilledWhileUndoing(t *testing.T) {
 				panic(v)
 			}
 		}()
-		_ = st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
+		_ = st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
 	}()
 	if !killed {
 		t.Fatal("the commit did not reach its promote failed point")
@@ -171,7 +171,7 @@ func TestStagedPromoteFailureKilledWhileUndoing(t *testing.T) {
 	if err := os.Rename(aside, runPath); err != nil {
 		t.Fatal(err)
 	}
-	reviewCheckAllOrNothing(t, dir, nil)
+	checkAllOrNothing(t, dir, nil)
 }
 
 // TestAppendSumIsFNV1a: the sums in staged names are checked at recovery

@@ -149,9 +149,9 @@ func exhaustFDsAfter(t *testing.T, f *os.File) (undo func()) {
 	}
 }
 
-// reviewStagedSetup creates r1 (running, no records) in a synced store and
+// stagedFaultSetup creates r1 (running, no records) in a synced store and
 // returns the store and the run at its stored version.
-func reviewStagedSetup(t *testing.T, dir string) (*Store, *durable.RunState) {
+func stagedFaultSetup(t *testing.T, dir string) (*Store, *durable.RunState) {
 	t.Helper()
 	st := openInternalSync(t, dir, false)
 	run := &durable.RunState{RunID: "r1", WorkflowID: "w", Status: durable.RunRunning, CurrentNode: "a", Vars: map[string]any{}}
@@ -161,14 +161,14 @@ func reviewStagedSetup(t *testing.T, dir string) (*Store, *durable.RunState) {
 	return st, run
 }
 
-func reviewTerminalRecord() *durable.StepRecord {
+func terminalRecordOf() *durable.StepRecord {
 	return &durable.StepRecord{RunID: "r1", StepID: "end", NodeID: "a", Status: durable.StepCompleted,
 		IdempotencyKey: "system:terminal_status:completed"}
 }
 
-// reviewCheckAllOrNothing reopens dir and checks the run is either
+// checkAllOrNothing reopens dir and checks the run is either
 // completed with the terminal record or running without it.
-func reviewCheckAllOrNothing(t *testing.T, dir string, commitErr error) {
+func checkAllOrNothing(t *testing.T, dir string, commitErr error) {
 	t.Helper()
 	st := openInternal(t, dir)
 	run, err := st.RunGet(context.Background(), "r1")
@@ -194,7 +194,7 @@ func reviewCheckAllOrNothing(t *testing.T, dir string, commitErr error) {
 // It returns the store and the commit's error.
 func commitTerminalDirSyncFailing(t *testing.T, dir string) (*Store, error) {
 	t.Helper()
-	st, run := reviewStagedSetup(t, dir)
+	st, run := stagedFaultSetup(t, dir)
 	var undo func()
 	st.writeForTest = func(f *os.File, data []byte) (int, error) {
 		st.writeForTest = nil
@@ -203,7 +203,7 @@ func commitTerminalDirSyncFailing(t *testing.T, dir string) (*Store, error) {
 		return n, err
 	}
 	run.Status = durable.RunCompleted
-	err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
+	err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
 	if undo != nil {
 		undo()
 	}
@@ -228,7 +228,7 @@ func TestStagedAppendDirSyncFails(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	reviewCheckAllOrNothing(t, dir, commitErr)
+	checkAllOrNothing(t, dir, commitErr)
 }
 
 // symlinkRunFileWhenAppended makes the run file at runPath a symlink (to
@@ -258,11 +258,11 @@ func symlinkRunFileWhenAppended(t *testing.T, st *Store, runPath string) (aside 
 // them.
 func TestStagedPromoteFails(t *testing.T) {
 	dir := t.TempDir()
-	st, run := reviewStagedSetup(t, dir)
+	st, run := stagedFaultSetup(t, dir)
 	runPath := filepath.Join(dir, "run_r1.json")
 	aside := symlinkRunFileWhenAppended(t, st, runPath)
 	run.Status = durable.RunCompleted
-	commitErr := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
+	commitErr := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
 	if commitErr == nil || !strings.Contains(commitErr.Error(), "not a regular file") {
 		t.Fatalf("RunCommit: %v, want Promote's refusal", commitErr)
 	}
@@ -275,7 +275,7 @@ func TestStagedPromoteFails(t *testing.T) {
 	if err := os.Rename(aside, runPath); err != nil {
 		t.Fatal(err)
 	}
-	reviewCheckAllOrNothing(t, dir, commitErr) // the run file is the old one: running, no terminal record
+	checkAllOrNothing(t, dir, commitErr) // the run file is the old one: running, no terminal record
 }
 
 // TestStagedRecoverySymlinkedLedger: the recovery reads the

@@ -146,7 +146,7 @@ func TestOpenFailsOnAStagedNameItCannotRemove(t *testing.T) {
 // stored version and the ledger's bytes.
 func runWithOneRecord(t *testing.T, dir string) (*Store, *durable.RunState, []byte) {
 	t.Helper()
-	st, run := reviewStagedSetup(t, dir)
+	st, run := stagedFaultSetup(t, dir)
 	rec := &durable.StepRecord{RunID: "r1", StepID: "s1", NodeID: "a", Status: durable.StepCompleted}
 	if err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{rec}}); err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestFailedTerminalAppendIsCutBackWhenAppendCouldNot(t *testing.T) {
 		return n, errors.New("disk full (test)")
 	}
 	run.Status = durable.RunCompleted
-	if err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}}); err == nil {
+	if err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}}); err == nil {
 		t.Fatal("the failed terminal commit reported success")
 	}
 	checkLedgerBytes(t, dir, ledger)
@@ -199,7 +199,7 @@ func TestFailedTerminalAppendIsCutBackWhenAppendCouldNot(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	reviewCheckAllOrNothing(t, dir, nil)
+	checkAllOrNothing(t, dir, nil)
 	checkLedgerBytes(t, dir, ledger)
 }
 
@@ -212,7 +212,7 @@ func TestFailedPromoteCutsOnlyTheCommitsRecords(t *testing.T) {
 	st, run, ledger := runWithOneRecord(t, dir)
 	symlinkRunFileWhenAppended(t, st, filepath.Join(dir, "run_r1.json"))
 	run.Status = durable.RunCompleted
-	err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{reviewTerminalRecord()}})
+	err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
 	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("RunCommit: %v, want Promote's refusal", err)
 	}
@@ -230,7 +230,7 @@ func TestFailedPromoteCutsOnlyTheCommitsRecords(t *testing.T) {
 func TestTerminalCommitFailsWholeWhenStagingFails(t *testing.T) {
 	dir := t.TempDir()
 	st, run, ledger := runWithOneRecord(t, dir)
-	rec := reviewTerminalRecord()
+	rec := terminalRecordOf()
 	name := st.stagedNameOf("r1", filepath.Join(dir, "run_r1.json"), int64(len(ledger)), ledgerBytes(t, rec))
 	if err := os.MkdirAll(filepath.Join(dir, name, "inside"), 0o755); err != nil {
 		t.Fatal(err)

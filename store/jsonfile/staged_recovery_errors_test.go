@@ -1,0 +1,152 @@
+package jsonfile
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// These tests guard the promise of staged terminal commits (staged.go;
+// package doc, "Commit order"; docs/architecture.md, "staged terminal
+// commits"): a run is ended with its records or not at all, also when an
+// undo or the recovery at open meets an I/O error. Both gaps were found by
+// a review.
+
+// killTerminalCommitAfterAppend ends run id with a terminal commit killed
+// after its records landed; atKill runs at the kill point with the staged
+// path.
+func killTerminalCommitAfterAppend(t *testing.T, dir, id string, atKill func(staged string)) {
+	t.Helper()
+	s, err := New(Config{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r := identityRun(id, "ours", durable.RunRunning)
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true,
+		Records: []*durable.StepRecord{identityRec(id, 1, durable.StepCompleted, "")}}); err != nil {
+		t.Fatal(err)
+	}
+	s.killForTest = func(p string) {
+		if p == "appended" {
+			left, _ := atomicfile.Glob(dir, stagedPattern)
+			if len(left) != 1 {
+				t.Fatalf("precondition: staged files %v at the kill point", left)
+			}
+			atKill(left[0])
+			panic(killedHere{})
+		}
+	}
+	r.Status = durable.RunCompleted
+	func() {
+		defer func() {
+			if v := recover(); v != (killedHere{}) {
+				panic(v)
+			}
+		}()
+		_ = s.RunCommit(ctx, &store.CommitParams{Run: r, Records: []*durable.StepRecord{
+			identityRec(id, 2, durable.StepCompleted, "system:terminal_status:completed")}})
+		t.Fatal("the commit did not reach its appended point")
+	}()
+	_ = s.Close()
+}
+
+// TestStagedPromoteAndCutFailKeepsStagedName: a terminal commit whose
+// Promote failed is undone by unstage, which cuts the records off the
+// ledger before it drops the staged name (its doc comment: the reverse
+// order "would leave records without the state they end, and nothing to
+// finish them with"). When the cut fails too (here EMFILE opening the
+// ledger, as on a busy server; the Promote failure is the symlinked run
+// file of TestStagedPromoteFails), the staged name must stay, so that the
+// next open finishes the commit (its records landed whole, the run file
+// is unchanged). Found by a review: unstage dropped the name whatever
+// the cut did, and a reopen found the run running with a completed
+// terminal record in its ledger.
+func TestStagedPromoteAndCutFailKeepsStagedName(t *testing.T) {
+	dir := t.TempDir()
+	st, run := stagedFaultSetup(t, dir)
+	runPath := filepath.Join(dir, "run_r1.json")
+	aside := symlinkRunFileWhenAppended(t, st, runPath)
+	appended := st.killForTest
+	var undo func()
+	st.killForTest = func(p string) {
+		appended(p)
+		if p == "promote failed" {
+			f, err := os.Open(os.DevNull)
+			if err != nil {
+				t.Fatal(err)
+			}
+			undo = exhaustFDsAfter(t, f)
+			_ = f.Close()
+		}
+	}
+	run.Status = durable.RunCompleted
+	commitErr := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
+	if undo == nil {
+		t.Fatal("the commit did not reach its promote failed point")
+	}
+	undo()
+	if commitErr == nil {
+		t.Fatal("RunCommit succeeded")
+	}
+	t.Logf("RunCommit: %v", commitErr)
+	_ = st.Close()
+	if err := os.Remove(runPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(aside, runPath); err != nil {
+		t.Fatal(err)
+	}
+	checkAllOrNothing(t, dir, commitErr)
+}
+
+// TestStagedRecoveryKeepsCommitOnReadError: recoverStaged finishes at
+// open a terminal commit whose records all landed (package doc, "Commit
+// order": "the next open finishes such a commit if all its records
+// landed ... so a run's end is never half made"). An error reading the
+// ledger, the run file or the staged file (here EMFILE for every new
+// descriptor; EIO alike) says nothing of the commit: the open must fail
+// naming the file, and the staged name stay for the next open. Found by a
+// review: each such read error was taken for a verdict (appendedMatch's
+// for "the records did not land", savedSince's for "not saved since", the
+// staged file's for "unreadable") and the staged file, the only copy of
+// the terminal state, was deleted while its records stayed in the ledger.
+func TestStagedRecoveryKeepsCommitOnReadError(t *testing.T) {
+	dir := t.TempDir()
+	hidden := filepath.Join(t.TempDir(), "staged")
+	var name string
+	killTerminalCommitAfterAppend(t, dir, "r1", func(staged string) {
+		name = filepath.Base(staged)
+	})
+	// Open without the recovery seeing the staged file, then run the
+	// recovery of it with every new descriptor refused.
+	if err := os.Rename(filepath.Join(dir, name), hidden); err != nil {
+		t.Fatal(err)
+	}
+	st := openInternal(t, dir)
+	staged := filepath.Join(dir, name)
+	if err := os.Rename(hidden, staged); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := exhaustFDsAfter(t, f)
+	_ = f.Close()
+	recErr := st.recoverStagedCommit(staged)
+	undo()
+	t.Logf("recoverStagedCommit with EMFILE: %v", recErr)
+	if recErr == nil {
+		t.Error("recoverStagedCommit returned no error although it could read nothing")
+	}
+	if _, err := os.Stat(staged); err != nil {
+		t.Errorf("the staged commit %s was removed on a transient read error (%v): its records stay in the ledger without the state they end", name, err)
+	}
+}
