@@ -2,13 +2,11 @@ package jsonfile
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -17,45 +15,6 @@ import (
 // commits"): a run is ended with its records or not at all, also when an
 // undo or the recovery at open meets an I/O error. Both gaps were found by
 // a review.
-
-// killTerminalCommitAfterAppend ends run id with a terminal commit killed
-// after its records landed; atKill runs at the kill point with the staged
-// path.
-func killTerminalCommitAfterAppend(t *testing.T, dir, id string, atKill func(staged string)) {
-	t.Helper()
-	s, err := New(Config{Dir: dir, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	r := identityRun(id, "ours", durable.RunRunning)
-	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true,
-		Records: []*durable.StepRecord{identityRec(id, 1, durable.StepCompleted, "")}}); err != nil {
-		t.Fatal(err)
-	}
-	s.killForTest = func(p string) {
-		if p == "appended" {
-			left, _ := atomicfile.Glob(dir, stagedPattern)
-			if len(left) != 1 {
-				t.Fatalf("precondition: staged files %v at the kill point", left)
-			}
-			atKill(left[0])
-			panic(killedHere{})
-		}
-	}
-	r.Status = durable.RunCompleted
-	func() {
-		defer func() {
-			if v := recover(); v != (killedHere{}) {
-				panic(v)
-			}
-		}()
-		_ = s.RunCommit(ctx, &store.CommitParams{Run: r, Records: []*durable.StepRecord{
-			identityRec(id, 2, durable.StepCompleted, "system:terminal_status:completed")}})
-		t.Fatal("the commit did not reach its appended point")
-	}()
-	_ = s.Close()
-}
 
 // TestStagedPromoteAndCutFailKeepsStagedName: a terminal commit whose
 // Promote failed is undone by unstage, which cuts the records off the
@@ -121,7 +80,7 @@ func TestStagedRecoveryKeepsCommitOnReadError(t *testing.T) {
 	dir := t.TempDir()
 	hidden := filepath.Join(t.TempDir(), "staged")
 	var name string
-	killTerminalCommitAfterAppend(t, dir, "r1", func(staged string) {
+	terminalCommitKilledAfterAppend(t, dir, func() {}, func(staged string) {
 		name = filepath.Base(staged)
 	})
 	// Open without the recovery seeing the staged file, then run the
