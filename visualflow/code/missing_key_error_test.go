@@ -38,20 +38,29 @@ func TestMissingKeyOfHugeTextIsNotWrittenWhole(t *testing.T) {
 }
 
 func TestMissingKeyOfHugeTextDoesNotKillTheProcess(t *testing.T) {
-	// The review's case: an 8 GiB text under the default limits, in a
-	// child capped at 6 GiB of address space. (Built by a comprehension:
-	// the repeat (s,) * 8192 is refused itself, before the key is met.)
-	// Hashing the key reads its 8 GiB before the error is made: ~1-2 s on
-	// an idle machine, longer under a loaded CI, in a Go loop the timeout
-	// cannot stop (documented). The child gets 20 s: a child that writes
-	// the key's text dies at its cap at once, whatever the wait.
-	const src = "def f(_input):\n    s = \"a\" * (1 << 20)\n    t = tuple([s for _ in range(1 << 13)])\n    return {}[t]\n"
-	errText, died, hung, out, child := codeInTimedChild(t, "MISSING_KEY_CHILD", 6<<30, src, Limits{Timeout: time.Second}, 20*time.Second)
+	// The review's case.
+	hugeKeyInChild(t, "MISSING_KEY_CHILD", "{}[t]", "missing key error of a huge key")
+}
+
+// hugeKeyInChild runs, in a child process capped at 6 GiB of address
+// space under the default limits, code whose result is use (an expression
+// of t), t being a tuple whose text is 8 GiB: 8,192 references to one
+// 1 MiB string. (Built by a comprehension: the repeat (s,) * 8192 is
+// refused itself, before the key is met.) The child must end with the
+// code's error, neither killed at its cap nor hung. Hashing the key reads
+// its 8 GiB before the error is made: ~1-2 s on an idle machine, longer
+// under a loaded CI, in a Go loop the timeout cannot stop (documented).
+// The child gets 20 s: a child that writes the key's text dies at its cap
+// at once, whatever the wait.
+func hugeKeyInChild(t *testing.T, env, use, what string) {
+	t.Helper()
+	src := "def f(_input):\n    s = \"a\" * (1 << 20)\n    t = tuple([s for _ in range(1 << 13)])\n    return " + use + "\n"
+	errText, died, hung, out, child := codeInTimedChild(t, env, 6<<30, src, Limits{Timeout: time.Second}, 20*time.Second)
 	if child {
 		return
 	}
 	if died || hung {
-		wantChildLimitError(t, "missing key error of a huge key", errText, died, hung, out)
+		wantChildLimitError(t, what, errText, died, hung, out)
 	}
 }
 
