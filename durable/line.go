@@ -96,6 +96,15 @@ func (o *lineObject) time(k string, t Time) {
 	o.buf = append(o.buf, '"')
 }
 
+// keptTime writes t, or the text kept while t is what was read from it.
+func (o *lineObject) keptTime(k string, t Time, kept keptTime) {
+	if text, ok := kept.value(t); ok {
+		o.str(k, text)
+		return
+	}
+	o.time(k, t)
+}
+
 // value writes a JSON value; path names it in errors, depth is its level.
 func (o *lineObject) value(k string, v any, path string, depth int) error {
 	o.key(k)
@@ -142,8 +151,8 @@ func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
 		return buf, err
 	}
 	o.any("error", s.emptyNotNull.str(emptyError, s.Error))
-	o.time("started_at", s.StartedAt)
-	o.time("ended_at", s.EndedAt)
+	o.keptTime("started_at", s.StartedAt, s.startedRead)
+	o.keptTime("ended_at", s.EndedAt, s.endedRead)
 	o.any("actor_id", s.emptyNotNull.str(emptyActor, s.ActorID))
 	o.any("session_id", s.emptyNotNull.str(emptySession, s.SessionID))
 	if v, ok := s.attemptRead.value(s.Attempt); ok {

@@ -23,6 +23,15 @@ import (
 // and a number past the int range give the default 1. The value read is
 // still what the record writes and hashes, until Attempt is set to
 // another number.
+//
+// StartedAt and EndedAt are the times read from started_at and ended_at,
+// which Python keeps as any string it was given. A record read with a
+// timestamp in another spelling than the isoformat Time writes ("…Z", a
+// three-digit fraction, no offset, "") writes and hashes the text read
+// until the field is set to another instant; text ParseTime cannot read
+// ("yesterday") is kept the same way and gives the zero Time, so the
+// record still reads. Setting such a field to the zero Time keeps the
+// text.
 type StepRecord struct {
 	RunID          string
 	StepID         string
@@ -64,6 +73,14 @@ type StepRecord struct {
 	// a usable integer. Setting Attempt to another number replaces it.
 	attemptRead keptAttempt
 
+	// startedRead and endedRead keep started_at and ended_at as read when
+	// the text is not what StartedAt or EndedAt is written as: Python's
+	// StepRecord holds plain strings and hashes them as given, so a
+	// record from another writer ("…Z", a naive time) must be written and
+	// hashed with that text, or its chain would not verify. Setting the
+	// field to another instant replaces it.
+	startedRead, endedRead keptTime
+
 	// Extra keeps members written by newer peers, so a record read and
 	// re-encoded (or hashed) keeps them.
 	Extra map[string]any
@@ -76,7 +93,8 @@ type StepRecord struct {
 // Derived returns a shallow copy of r for a new record made from it (a
 // cancelled end of a STARTED record read back): it writes every member,
 // whatever members r was read without, and attempt as the integer
-// Attempt, however r spelled it.
+// Attempt, however r spelled it. started_at and ended_at stay as read
+// until set, as a Python record finished in place keeps its started_at.
 func (r *StepRecord) Derived() StepRecord {
 	c := *r
 	c.absent = 0
@@ -84,7 +102,7 @@ func (r *StepRecord) Derived() StepRecord {
 	return c
 }
 
-// Clone returns a deep copy of s.
+// Clone returns a deep copy of s, timestamps kept as read included.
 func (s *StepRecord) Clone() *StepRecord {
 	c := *s
 	c.Effect = s.Effect.Clone()
@@ -113,8 +131,8 @@ func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 	member(recEffect, "effect", s.Effect.JSONValue())
 	member(recResult, "result", s.Result)
 	member(recError, "error", s.emptyNotNull.str(emptyError, s.Error))
-	member(recStartedAt, "started_at", s.StartedAt.jsonValue())
-	member(recEndedAt, "ended_at", s.EndedAt.jsonValue())
+	member(recStartedAt, "started_at", s.startedRead.jsonValue(s.StartedAt))
+	member(recEndedAt, "ended_at", s.endedRead.jsonValue(s.EndedAt))
 	member(recActorID, "actor_id", s.emptyNotNull.str(emptyActor, s.ActorID))
 	member(recSessionID, "session_id", s.emptyNotNull.str(emptySession, s.SessionID))
 	member(recAttempt, "attempt", s.attemptValue())
@@ -259,6 +277,60 @@ func (k keptAttempt) value(attempt int) (any, bool) {
 	return k.wire, true
 }
 
+// keptTime is a timestamp member read in another spelling than the
+// isoformat of the Time read from it (see StepRecord.startedRead).
+type keptTime struct {
+	text string // the string read
+	from Time   // the Time read from text; zero when ParseTime refuses it
+	ok   bool
+}
+
+// readTime reads the timestamp member key of value v: its Time, and what
+// to keep of v, which is nothing when writing the Time gives v back. A
+// string ParseTime cannot read gives the zero Time and is kept, not
+// refused, as Python's StepRecord takes any string; null is the zero
+// Time. Any other value is an error.
+func readTime(key string, v any) (Time, keptTime, error) {
+	s, err := asString(key, v)
+	if err != nil || v == nil {
+		return Time{}, keptTime{}, err
+	}
+	t, err := ParseTime(s)
+	var buf [40]byte
+	if err == nil && string(appendTime(buf[:0], t.Time)) == s {
+		return t, keptTime{}, nil
+	}
+	return t, keptTime{text: s, from: t, ok: true}, nil
+}
+
+// value returns the text read, unless a caller has set the field, now t,
+// to another instant since.
+func (k keptTime) value(t Time) (string, bool) {
+	if !k.ok || !t.Equal(k.from.Time) {
+		return "", false
+	}
+	return k.text, true
+}
+
+// jsonValue is the wire value of the field holding t: the text read while
+// t is what was read from it, else t's.
+func (k keptTime) jsonValue(t Time) any {
+	if text, ok := k.value(t); ok {
+		return text
+	}
+	return t.jsonValue()
+}
+
+// stored is the field holding t, kept as k, as it reads back once written:
+// the Time and text read while t is unchanged, else t as NewTime gives it
+// and nothing kept.
+func (k keptTime) stored(t Time) (Time, keptTime) {
+	if _, ok := k.value(t); ok {
+		return k.from, k
+	}
+	return NewTime(t.Time), keptTime{}
+}
+
 // writes reports whether member m, of wire value v, is written: unless
 // the record was read without it and v is still what the decoder put in
 // its place (null, "", attempt 1).
@@ -341,10 +413,10 @@ func (s *StepRecord) set(key string, v any) error {
 		s.emptyNotNull.note(emptyError, v)
 	case "started_at":
 		m = recStartedAt
-		s.StartedAt, err = asTime(key, v)
+		s.StartedAt, s.startedRead, err = readTime(key, v)
 	case "ended_at":
 		m = recEndedAt
-		s.EndedAt, err = asTime(key, v)
+		s.EndedAt, s.endedRead, err = readTime(key, v)
 	case "actor_id":
 		m = recActorID
 		s.ActorID, err = asString(key, v)

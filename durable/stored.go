@@ -56,7 +56,8 @@ func (s *StepRecord) StoredHead() (StepRecord, bool) {
 		}
 	}
 	c.Result, c.Extra = nil, nil
-	c.StartedAt, c.EndedAt = NewTime(s.StartedAt.Time), NewTime(s.EndedAt.Time)
+	c.StartedAt, c.startedRead = s.startedRead.stored(s.StartedAt)
+	c.EndedAt, c.endedRead = s.endedRead.stored(s.EndedAt)
 	return c, true
 }
 
@@ -64,7 +65,7 @@ func (s *StepRecord) StoredHead() (StepRecord, bool) {
 // UTF-8 in the typed strings and no Extra key shadowing a record member.
 func (s *StepRecord) plainForCopy() bool {
 	if !validUTF8(s.RunID, s.StepID, s.NodeID, string(s.Status), s.Error, s.ActorID, s.SessionID,
-		s.IdempotencyKey, s.PrevHash, s.RecordHash, s.Signature) {
+		s.IdempotencyKey, s.PrevHash, s.RecordHash, s.Signature, s.startedRead.text, s.endedRead.text) {
 		return false
 	}
 	if e := s.Effect; e != nil && !validUTF8(string(e.Type), e.ResultKey) {

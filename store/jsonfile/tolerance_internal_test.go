@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -21,7 +22,7 @@ func pyLedgerLine(stepID, key, startedAt string) string {
 }
 
 // A ledger record that is JSON but does not decode as a StepRecord (here
-// an unparsable started_at) is skipped with a warning by LedgerList, and
+// a started_at that is a list, not a string) is skipped with a warning by LedgerList, and
 // the generic store.FindCompleted scan (over LedgerList) then finds the
 // next completed record with the key. The JSON store's LedgerFindCompleted
 // fast path indexes the raw object and fails on it instead: every look-up
@@ -32,7 +33,8 @@ func pyLedgerLine(stepID, key, startedAt string) string {
 func TestFindCompletedSkipsUndecodableRecord(t *testing.T) {
 	dir := t.TempDir()
 	mutWrite(t, filepath.Join(dir, "ledger_r1.jsonl"),
-		pyLedgerLine("bad", "k", "not a time")+pyLedgerLine("good", "k", "2026-01-01T09:00:00+00:00"))
+		strings.Replace(pyLedgerLine("bad", "k", "x"), `"x"`, `["not", "a", "time"]`, 1)+
+			pyLedgerLine("good", "k", "2026-01-01T09:00:00+00:00"))
 	s := openInternal(t, dir)
 	if got := mutSteps(t, s, "r1"); !slices.Equal(got, []string{"good"}) {
 		t.Fatalf("precondition: LedgerList = %v, want [good] (the bad record skipped)", got)
