@@ -62,6 +62,11 @@ func (e *exporter) sessionSection(ctx context.Context, run *durable.RunState, se
 	return map[string]any{"session_id": sessionID, "turns": turns}, nil
 }
 
+// sessionScanRows bounds how many of a session's root runs (created up
+// to the exported run, newest first) are examined for turns: Python's
+// listing window, max(1000, limit*5) rows.
+func sessionScanRows(limit int) int { return max(1000, limit*5) }
+
 // sessionRoots selects the turns of a session: its parent-less runs
 // created no later than the exported run (compared in milliseconds, as
 // Python does), internal ones dropped, chat turns alone when there are
@@ -71,12 +76,9 @@ func (e *exporter) sessionRoots(ctx context.Context, run *durable.RunState, sess
 	// The index lists rows most recently updated first, not newest
 	// created: an earlier run updated later (resumed, noted into) comes
 	// before later turns. So every root row of the session is read (rows
-	// are small), the candidates ordered by creation, newest first, and
-	// only a bounded window of them loaded in full: the result keeps
-	// `limit` turns, and the margin absorbs runs classified out once
-	// their vars are read.
+	// are small) and the candidates ordered by creation, newest first.
 	var rows []store.RunIndexRow
-	for listed := max(1000, limit*5); ; listed *= 4 {
+	for listed := sessionScanRows(limit); ; listed *= 4 {
 		var err error
 		rows, err = e.src.Runs.RunIndex(ctx, &store.RunIndexParams{SessionID: sessionID, RootOnly: true, Limit: listed})
 		if err != nil {
@@ -97,11 +99,30 @@ func (e *exporter) sessionRoots(ctx context.Context, run *durable.RunState, sess
 		at, bt := cmp.Or(a.CreatedAt, a.UpdatedAt), cmp.Or(b.CreatedAt, b.UpdatedAt)
 		return cmp.Or(bt.Compare(at.Time), cmp.Compare(b.RunID, a.RunID))
 	})
-	window := max(limit*3, limit+8)
-	var roots []*durable.RunState
+	roots, err := e.pickTurns(ctx, run, sessionID, rows[:min(len(rows), sessionScanRows(limit))], limit)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(roots, func(a, b *durable.RunState) int {
+		at, bt := cmp.Or(a.CreatedAt, a.UpdatedAt), cmp.Or(b.CreatedAt, b.UpdatedAt)
+		return cmp.Or(at.Compare(bt.Time), cmp.Compare(a.RunID, b.RunID))
+	})
+	return roots, nil
+}
+
+// pickTurns loads the runs of rows (newest first) one by one and returns
+// the newest limit chat turns, or the newest limit turns of any kind when
+// none is a chat. The chat rule must see every candidate, not a window of
+// the newest: scheduled runs between chat messages would otherwise crowd
+// out chat turns still within the limit. At most 2*limit runs are held.
+func (e *exporter) pickTurns(ctx context.Context, run *durable.RunState, sessionID string, rows []store.RunIndexRow, limit int) ([]*durable.RunState, error) {
+	var chats, others []*durable.RunState
 	for _, row := range rows {
-		if len(roots) == window {
+		if len(chats) == limit {
 			break
+		}
+		if (len(chats) > 0 || len(others) == limit) && strings.HasPrefix(row.WorkflowID, "scheduled:") {
+			continue // only a chat turn can still be kept: no need to load it
 		}
 		r := run
 		if row.RunID != run.RunID {
@@ -114,18 +135,17 @@ func (e *exporter) sessionRoots(ctx context.Context, run *durable.RunState, sess
 				return nil, fmt.Errorf("loading run %s of session %s: %w", row.RunID, sessionID, err)
 			}
 		}
-		roots = append(roots, r)
+		switch {
+		case classifyTurn(r.WorkflowID, r.Vars) == TurnChat:
+			chats, others = append(chats, r), nil // scheduled wrappers would pollute a chat replay
+		case len(chats) == 0 && len(others) < limit:
+			others = append(others, r)
+		}
 	}
-	if chats := slices.DeleteFunc(slices.Clone(roots), func(r *durable.RunState) bool {
-		return classifyTurn(r.WorkflowID, r.Vars) != TurnChat
-	}); len(chats) > 0 {
-		roots = chats // scheduled wrappers would pollute a chat replay
+	if len(chats) > 0 {
+		return chats, nil
 	}
-	slices.SortStableFunc(roots, func(a, b *durable.RunState) int {
-		at, bt := cmp.Or(a.CreatedAt, a.UpdatedAt), cmp.Or(b.CreatedAt, b.UpdatedAt)
-		return cmp.Or(at.Compare(bt.Time), cmp.Compare(a.RunID, b.RunID))
-	})
-	return roots[max(0, len(roots)-limit):], nil
+	return others, nil
 }
 
 // turn describes one session turn: what was asked, what was answered and
