@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,15 +31,42 @@ type JSONStore struct {
 
 var _ Store = (*JSONStore)(nil)
 
-// NewJSON returns a store over dir, created (with parents) when missing.
+// snapshotTargets names the files Save writes through a temp file: a
+// snapshot file needs an id (path refuses an empty one).
+var snapshotTargets = []string{"snapshot_?*.json"}
+
+// JSONConfig configures NewJSONConfig.
+type JSONConfig struct {
+	// Dir is the snapshot directory, created (with parents) when missing.
+	Dir string
+	// Logger receives a line for each leftover temp file removed at open
+	// and a warning when that fails. Default: discarded.
+	Logger *slog.Logger
+}
+
+// NewJSON returns a store over dir, created (with parents) when missing;
+// it is NewJSONConfig with no logger.
 func NewJSON(dir string) (*JSONStore, error) {
-	if dir == "" {
+	return NewJSONConfig(JSONConfig{Dir: dir})
+}
+
+// NewJSONConfig returns a store over cfg.Dir, created (with parents) when
+// missing. It removes the temp files of snapshot saves killed before
+// their rename once they are atomicfile.StaleTempAge old: the store takes
+// no lock, so a younger one may be another process's save in progress.
+func NewJSONConfig(cfg JSONConfig) (*JSONStore, error) {
+	if cfg.Dir == "" {
 		return nil, errors.New("snapshot: dir is required")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("snapshot: creating dir: %w", err)
 	}
-	return &JSONStore{dir: dir}, nil
+	log := cfg.Logger
+	if log != nil {
+		log = log.WithGroup("snapshot")
+	}
+	atomicfile.RemoveStaleTemps(cfg.Dir, snapshotTargets, log)
+	return &JSONStore{dir: cfg.Dir}, nil
 }
 
 // path returns the file of a snapshot, refusing ids that would escape the
