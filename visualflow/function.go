@@ -126,14 +126,13 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 		}
 		// Copies, as on_flow_start's: the input is the vars, and a later
 		// node appending to vars.context must not change this output.
+		// Defaults only for absent keys (dict.get): a caller's null stays.
 		return map[string]any{
-			"message": pyval.DeepCopy(orDefault(m["message"], "")),
-			"context": pyval.DeepCopy(orDefault(m["context"], map[string]any{})),
+			"message": pyval.DeepCopy(getOr(m, "message", "")),
+			"context": pyval.DeepCopy(getOr(m, "context", map[string]any{})),
 		}, nil, nil
 	case "on_agent_message":
-		cfg, _ := n.Data["eventConfig"].(map[string]any)
-		ch, _ := cfg["channel"].(string)
-		return map[string]any{"sender": orDefault(m["sender"], "unknown"), "message": orDefault(m["message"], ""), "channel": ch}, nil, nil
+		return agentMessage(n, m, in), nil, nil
 	case "if":
 		cond := m["condition"]
 		if m == nil {
@@ -185,6 +184,23 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 		return r, nil, err
 	}
 	return in, nil, nil // unknown type: identity (§2)
+}
+
+// agentMessage computes the outputs of on_agent_message as the
+// reference's event handler does: sender and message from the input
+// object with defaults for absent keys only (a caller's null stays), or
+// message = str(input) for a non-object input; channel from
+// eventConfig, "" when absent.
+func agentMessage(n *node, m map[string]any, in any) map[string]any {
+	cfg, _ := n.Data["eventConfig"].(map[string]any)
+	out := map[string]any{"sender": "unknown", "channel": pyval.DeepCopy(getOr(cfg, "channel", ""))}
+	if m == nil {
+		out["message"] = pyval.Str(in)
+		return out
+	}
+	out["sender"] = pyval.DeepCopy(getOr(m, "sender", "unknown"))
+	out["message"] = pyval.DeepCopy(getOr(m, "message", ""))
+	return out
 }
 
 // functionSuccess applies step 5 of §4.2 and the transition (§4.7).

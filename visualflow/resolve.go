@@ -101,6 +101,15 @@ func firstNonNull(m map[string]any, keys ...string) any {
 	return nil
 }
 
+// getOr is Python's dict.get(k, def): m[k] when the key is present, even
+// as null, else def.
+func getOr(m map[string]any, k string, def any) any {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return def
+}
+
 // orDefault returns v unless it is nil.
 func orDefault(v, def any) any {
 	if v == nil {

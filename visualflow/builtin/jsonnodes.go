@@ -97,12 +97,13 @@ func stripCodeFence(text string) string {
 // stringifyJSONNode renders value as JSON text: mode minified (no spaces),
 // none (single line, ", " and ": ") or beautify (indent, default 2).
 // Without mode, indent <= 0 means minified. A non-blank string value is
-// first parsed JSON-ish and kept as a string when unparsable. Keys are
-// always sorted.
+// first parsed JSON-ish and kept as a string when unparsable or when the
+// parse is null (the reference replaces it only by a non-None parse, so
+// "None" stays the string "None"). Keys are always sorted.
 func stringifyJSONNode(_ *Env, inputs map[string]any) (any, error) {
 	value := inputs["value"]
 	if s, ok := value.(string); ok && pyval.Strip(s) != "" {
-		if parsed, err := parseJSONish(s); err == nil {
+		if parsed, err := parseJSONish(s); err == nil && parsed != nil {
 			value = parsed
 		}
 	}
