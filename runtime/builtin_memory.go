@@ -113,10 +113,11 @@ type memOwner struct {
 
 func (o memOwner) synthetic() bool { return o.workflow != "" }
 
-// normScope lower-cases and trims a scope, "run" when blank.
+// normScope reads a scope as Python's str(scope or "run").strip().lower():
+// trimmed, lower-cased, "run" when blank; a non-string scope is its text
+// (5 names the unknown scope "5").
 func normScope(v any) string {
-	s, _ := v.(string)
-	s = pyval.Lower(pyval.Strip(s))
+	s := pyval.Lower(pyval.Strip(pyStrOrEmpty(v)))
 	if s == "" {
 		return "run"
 	}
@@ -191,9 +192,11 @@ func (r *Runtime) rootRunID(ctx context.Context, run *durable.RunState) (string,
 }
 
 // baseRun returns the run named by payload.target_run_id, or the
-// requesting run. An unknown target is a failure.
+// requesting run. An unknown target is a failure. The id is read as
+// Python's str(target_run_id or run.run_id).strip(): a number names the
+// run of its text, not the requesting run.
 func baseRun(ctx context.Context, req *EffectRequest) (*durable.RunState, error) {
-	id := pyval.Strip(stringOr(req.Effect.Payload["target_run_id"], ""))
+	id := pyval.Strip(pyStrOrEmpty(req.Effect.Payload["target_run_id"]))
 	if id == "" || id == req.Run.RunID {
 		return req.Run, nil
 	}

@@ -65,7 +65,7 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	tags := cleanTags(p["tags"])
 	sources, _ := p["sources"].(map[string]any)
-	sourceRun := pyval.Strip(stringOr(sources["run_id"], req.Run.RunID))
+	sourceRun := pyval.Strip(pyStrOr(sources["run_id"], req.Run.RunID)) // str(run_id or run.run_id).strip()
 	if sourceRun == "" {
 		sourceRun = req.Run.RunID
 	}
@@ -76,16 +76,32 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	var noteID string
 	if req.IdempotencyKey != "" {
 		noteID = artifact.ComputeID(owner.id, []byte("memory_note\x00"+req.IdempotencyKey))
+	}
+	// A replay of a completed record Python made stores no note of its
+	// own: the note is the one the recorded result names (its id is not
+	// derived from our key), whose span and artifact Python wrote before
+	// the record.
+	recID, recCreatedAt := recordedNote(req.ReplayedResult)
+	reused := recID != "" && recID != noteID
+	if reused {
+		noteID = recID
+	}
+	var stored bool
+	if noteID != "" {
 		// A replay (the run's commit lost after the note was written)
 		// writes the same note: its first creation time is kept, which the
 		// owner's span already holds.
 		if prev, err := artifact.LoadJSON(ctx, arts, noteID); err == nil {
+			stored = true
 			if m, ok := prev.(map[string]any); ok {
 				if t, ok := m["created_at"].(string); ok && t != "" {
 					createdAt = t
 				}
 			}
 		}
+	}
+	if reused && recCreatedAt != "" {
+		createdAt = recCreatedAt
 	}
 	content := map[string]any{
 		"note":       noteText,
@@ -103,12 +119,15 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	artTags := stringTags(tags)
 	artTags["kind"] = "memory_note"
-	put := artifact.PutParams{RunID: owner.id, Tags: artTags, ArtifactID: noteID}
-	meta, err := artifact.PutJSON(ctx, arts, content, put)
-	if err != nil {
-		return Outcome{}, err
+	spanID := noteID
+	if !reused || !stored { // Python's artifact is kept as it wrote it
+		put := artifact.PutParams{RunID: owner.id, Tags: artTags, ArtifactID: noteID}
+		meta, err := artifact.PutJSON(ctx, arts, content, put)
+		if err != nil {
+			return Outcome{}, err
+		}
+		spanID = meta.ArtifactID
 	}
-	spanID := meta.ArtifactID
 	preview := truncateText(noteText, notePreviewMax)
 
 	span := map[string]any{
@@ -192,6 +211,25 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	text := "Stored memory_note span_id=" + spanID + " tags=" + string(rendered)
 	return Completed(memoryEnvelope(callID, name, true, text, "", resMeta)), nil
+}
+
+// recordedNote reads the note id (meta.span_id) and creation time of a
+// recorded MEMORY_NOTE result; id is "" when the result names no usable
+// artifact id.
+func recordedNote(result any) (id, createdAt string) {
+	res, _ := result.(map[string]any)
+	list, _ := res["results"].([]any)
+	if len(list) == 0 {
+		return "", ""
+	}
+	first, _ := list[0].(map[string]any)
+	meta, _ := first["meta"].(map[string]any)
+	id, _ = meta["span_id"].(string)
+	if !artifact.ValidID(id) {
+		return "", ""
+	}
+	createdAt, _ = meta["created_at"].(string)
+	return id, createdAt
 }
 
 // noteSessionID is the session a note belongs to, as Python takes it: the
@@ -362,6 +400,15 @@ func memoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	now := memNow(req)
 	var applied []any
 	for _, o := range owners {
+		// Only an owner that holds the span is written, as Python saves
+		// only those: writing takes the owner's lock, which a parent
+		// whose tick runs this sync child holds (scope "all" names it as
+		// the session owner).
+		if held, err := ownerHoldsSpan(ctx, req, o, ref); err != nil {
+			return Outcome{}, err
+		} else if !held {
+			continue
+		}
 		var entry map[string]any
 		err := writeOwner(ctx, req, o, func(run *durable.RunState) error {
 			entry = nil
@@ -415,4 +462,18 @@ func memoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	text := "Tagged span_id=" + first["artifact_id"].(string) + " scope=" + scope +
 		" runs=[" + strings.Join(runs, ",") + "] tags=" + string(rendered)
 	return Completed(memoryEnvelope(callID, name, true, text, "", map[string]any{"applied": applied})), nil
+}
+
+// ownerHoldsSpan reports whether an owner's span index, read without its
+// lock, holds the span ref names.
+func ownerHoldsSpan(ctx context.Context, req *EffectRequest, o memOwner, ref spanRef) (bool, error) {
+	run, err := readOwner(ctx, req, o)
+	if err != nil || run == nil {
+		return false, err
+	}
+	if err := loadSpanIndex(ctx, req.Runtime.Artifacts(), run); err != nil {
+		return false, err
+	}
+	spans := spanList(run)
+	return findSpan(spans, ref.resolve(spans)) != nil, nil
 }

@@ -57,8 +57,8 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		return Completed(map[string]any{"inserted": int64(0), "skipped": int64(0), "artifacts": []any{}}), nil
 	}
 	// Python: str(x or default).strip() or default.
-	placement := cmp.Or(pyval.Strip(stringOr(p["placement"], "after_summary")), "after_summary")
-	dedupBy := cmp.Or(pyval.Strip(stringOr(p["dedup_by"], "message_id")), "message_id")
+	placement := cmp.Or(pyval.Strip(pyStrOr(p["placement"], "after_summary")), "after_summary")
+	dedupBy := cmp.Or(pyval.Strip(pyStrOr(p["dedup_by"], "message_id")), "message_id")
 	// -1 means no cap.
 	maxMessages := int64(-1)
 	if v := p["max_messages"]; v != nil {

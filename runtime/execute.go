@@ -96,11 +96,14 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			if ok && h.RerunOnReplay {
 				// Its changes to this run were lost with the state the
 				// kill cut off: the handler makes them again (it is
-				// idempotent under the key); the recorded result stands,
-				// and the ledger gets no second completion.
+				// idempotent under the key, and told the recorded result
+				// for a record Python made under its own key); the
+				// recorded result stands, and the ledger gets no second
+				// completion.
 				if _, err := s.callHandler(ctx, h, &EffectRequest{
 					Run: run, Effect: eff, NodeID: plan.NodeID, DefaultNext: plan.NextNode,
 					IdempotencyKey: key, StepID: prior.StepID, Attempt: prior.Attempt, Runtime: s.r, drv: s.d, tickCtx: ctx,
+					ReplayedResult: pyjson.Clone(prior.Result),
 				}); err != nil {
 					return Outcome{}, false, fmt.Errorf("replaying effect %s of run %s: %w", eff.Type, run.RunID, err)
 				}

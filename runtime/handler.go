@@ -48,6 +48,12 @@ type EffectRequest struct {
 	StepID         string
 	Attempt        int
 	Runtime        *Runtime
+	// ReplayedResult is set only when a RerunOnReplay handler is called
+	// again for a completed record a replay reuses: the result that record
+	// holds. A record Python wrote was made under its own key, not
+	// IdempotencyKey: what the handler derives from the key (the id of
+	// something it stored) must then be taken from this result instead.
+	ReplayedResult any
 
 	drv *driver
 	// tickCtx is the context of the tick that runs the effect, without
@@ -87,8 +93,10 @@ type Handler struct {
 	// that followed it (a kill between the two writes of a non-atomic
 	// store, or a run Python left) reuses the recorded result, and calls
 	// the handler again only to make those changes again (its outcome is
-	// dropped, no record is added); such a handler must be idempotent
-	// under its idempotency key.
+	// dropped, no record is added, EffectRequest.ReplayedResult holds the
+	// recorded result); such a handler must be idempotent under its
+	// idempotency key, and under the recorded result when the record is
+	// Python's.
 	RerunOnReplay bool
 }
 
