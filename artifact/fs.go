@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -351,7 +352,8 @@ func (s *FS) ContentPath(ctx context.Context, id string) (string, error) {
 }
 
 // Put implements Store. The blob is written only if no file with its id
-// exists yet; the metadata file is always (re)written.
+// and the content's size exists yet (one of another size is damaged, and
+// rewritten); the metadata file is always (re)written.
 func (s *FS) Put(ctx context.Context, p PutParams) (*Metadata, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -376,7 +378,16 @@ func (s *FS) writeBlob(blobID string, content []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(path); err != nil {
+	if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(content)) {
+		if err == nil {
+			// The id is the content's hash, so a blob of another size is
+			// damaged: Python writes blobs without fsync, and a power
+			// loss after its rename can leave the file empty or short.
+			// Kept, it would be the content of every artifact of these
+			// bytes.
+			slog.Warn("artifact store: rewriting a damaged blob",
+				slog.String("blob", path), slog.Int64("size", fi.Size()), slog.Int("want_size", len(content)))
+		}
 		if err := atomicfile.Write(path, content, atomicfile.Options{}); err != nil {
 			return err
 		}
@@ -430,6 +441,13 @@ func (s *FS) Get(ctx context.Context, id string) (*Metadata, []byte, error) {
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading artifact %s: %w", id, err)
+	}
+	// A blob torn by a power loss (Python writes without fsync) must not
+	// pass for the artifact's content. A size of 0 is not checked: older
+	// metadata may lack size_bytes.
+	if m.SizeBytes > 0 && int64(len(b)) != m.SizeBytes {
+		return nil, nil, fmt.Errorf("artifact %s: content file %s holds %d bytes, its metadata %d: %w",
+			id, p, len(b), m.SizeBytes, ErrDamaged)
 	}
 	return m, b, nil
 }

@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -29,6 +30,15 @@ const (
 	SourceRunOutput = "run_output_offload"
 )
 
+// Source tags of the artifacts a store's offloading makes of a ledger
+// record's effect payload and result (store/offload, Python's
+// OffloadingLedgerStore). A reader of a record as stored restores them
+// with Restore.
+const (
+	SourceLedgerEffect = "ledger_effect_offload"
+	SourceLedgerResult = "ledger_result_offload"
+)
+
 // EnvMaxInlineBytes names the environment variable that overrides
 // DefaultMaxInlineBytes (an integer; ≤0 disables offloading).
 const EnvMaxInlineBytes = "ABSTRACTRUNTIME_MAX_INLINE_BYTES"
@@ -53,8 +63,8 @@ type OffloadOptions struct {
 	// RunID is the run the artifacts belong to ("" for none).
 	RunID string
 	// MaxInlineBytes is the threshold: 0 means MaxInlineBytes(0) (env or
-	// 262144), negative disables offloading entirely (the value, []byte
-	// included, is returned as it is, as in Python).
+	// 262144), negative disables offloading entirely (the value is
+	// returned as it is, as in Python).
 	MaxInlineBytes int
 	// BaseTags are added to every artifact's tags, before "path" and
 	// "kind".
@@ -65,7 +75,7 @@ type OffloadOptions struct {
 	// AllowRootReplace lets the value itself be replaced by a ref.
 	AllowRootReplace bool
 	// AllowFunc, when set, vetoes offloading the value at path by
-	// returning false. It is not consulted for []byte.
+	// returning false.
 	AllowFunc func(path string, v any) bool
 }
 
@@ -73,9 +83,14 @@ type OffloadOptions struct {
 // replaced by refs ({"$artifact": id}), walking depth first:
 //
 //   - existing refs (objects with "$artifact") are left alone;
-//   - []byte is always offloaded (application/octet-stream, kind=bytes);
 //   - a string longer than the threshold in UTF-8 bytes becomes a text
 //     artifact (text/plain, kind=text);
+//   - a []byte is the base64 string every store encodes it as (nil:
+//     null), offloaded as that string: past the threshold only, and read
+//     back by Restore as the same string. Python offloads bytes whatever
+//     their size (application/octet-stream, kind=bytes), having no JSON
+//     form for them; here that made a value read back from a decorated
+//     store a ref where an undecorated one gives the string;
 //   - after its children, an object or array whose compact JSON is still
 //     longer than the threshold becomes a JSON artifact
 //     (application/json, kind=json).
@@ -177,8 +192,10 @@ func (w *offloader) walk(cur any, path string, root bool) (any, bool, error) {
 	case nil:
 		return nil, false, nil
 	case []byte:
-		ref, err := w.put(x, DefaultContentType, path, "bytes")
-		return ref, err == nil, err
+		if x == nil {
+			return x, false, nil // stored as null
+		}
+		return w.stringForm(cur, base64.StdEncoding.EncodeToString(x), path, root)
 	case string:
 		if len(x) > w.limit && w.allowed(path, x, root) {
 			b := []byte(x)
@@ -215,12 +232,25 @@ func (w *offloader) typed(cur any, path string, root bool) (any, bool, error) {
 	if err != nil {
 		return cur, false, nil
 	}
-	switch norm.(type) {
+	switch x := norm.(type) {
 	case map[string]any, []any:
+	case string: // a named []byte type (base64) or a marshaler's string
+		return w.stringForm(cur, x, path, root)
 	default:
 		return cur, false, nil // nil slice or map
 	}
 	nv, changed, err := w.walk(norm, path, root)
+	if err != nil || !changed {
+		return cur, false, err
+	}
+	return nv, true, nil
+}
+
+// stringForm offloads cur, a value the stores encode as the string s, as
+// that string would be: a text artifact past the threshold, else cur
+// itself, unchanged.
+func (w *offloader) stringForm(cur any, s, path string, root bool) (any, bool, error) {
+	nv, changed, err := w.walk(s, path, root)
 	if err != nil || !changed {
 		return cur, false, err
 	}

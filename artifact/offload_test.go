@@ -2,6 +2,7 @@ package artifact_test
 
 import (
 	"context"
+	"encoding/base64"
 	"reflect"
 	"strings"
 	"testing"
@@ -67,7 +68,8 @@ func TestOffload_Kinds(t *testing.T) {
 	in := map[string]any{
 		"text":  big,
 		"bytes": []byte{1, 2},
-		"list":  []any{"x", big + "!"}, // distinct content: same bytes in one run share one id
+		"blob":  []byte(strings.Repeat("b", limit)), // base64: 88 bytes
+		"list":  []any{"x", big + "!"},              // distinct content: same bytes in one run share one id
 		"many":  many,
 		"ref":   map[string]any{"$artifact": "keep", "pad": big},
 		"small": "s",
@@ -90,9 +92,14 @@ func TestOffload_Kinds(t *testing.T) {
 		!reflect.DeepEqual(m.Tags, map[string]string{"source": "test", "path": "root.text", "kind": "text"}) {
 		t.Errorf("text artifact = %+v", m)
 	}
-	m, content = refMeta(t, b.st, out["bytes"])
-	if string(content) != "\x01\x02" || m.ContentType != "application/octet-stream" || m.Tags["kind"] != "bytes" || m.Tags["path"] != "root.bytes" {
-		t.Errorf("bytes artifact = %+v", m)
+	// A []byte is the base64 string the stores encode it as.
+	if !reflect.DeepEqual(out["bytes"], []byte{1, 2}) {
+		t.Errorf("small bytes = %#v, want them inline", out["bytes"])
+	}
+	m, content = refMeta(t, b.st, out["blob"])
+	if want := base64.StdEncoding.EncodeToString(in["blob"].([]byte)); string(content) != want ||
+		m.ContentType != "text/plain" || m.Tags["kind"] != "text" || m.Tags["path"] != "root.blob" {
+		t.Errorf("bytes artifact = %+v %q", m, content)
 	}
 	list := out["list"].([]any)
 	if list[0] != "x" {

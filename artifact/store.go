@@ -18,6 +18,9 @@ var (
 	// ErrInvalidID: the id is empty or has characters outside
 	// [a-zA-Z0-9_-] (see ValidID).
 	ErrInvalidID = errors.New("invalid artifact id")
+	// ErrDamaged: the artifact's content file does not hold its content
+	// (its size is not the metadata's size_bytes).
+	ErrDamaged = errors.New("artifact content damaged")
 )
 
 // DefaultContentType is the content type of a Put without one.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
@@ -336,8 +337,10 @@ func (s *session) syntheticToolCompletion(ctx context.Context, w *durable.WaitSt
 		if rec.Status != durable.StepWaiting || rec.Effect == nil || rec.Effect.Type != durable.EffectToolCalls {
 			continue
 		}
-		res, _ := rec.Result.(map[string]any)
-		wm, _ := res["wait"].(map[string]any)
+		wm, err := s.recordWait(ctx, rec)
+		if err != nil {
+			return err
+		}
 		if wk, _ := wm["wait_key"].(string); wk == w.WaitKey {
 			waiting = rec
 			break
@@ -358,6 +361,30 @@ func (s *session) syntheticToolCompletion(ctx context.Context, w *durable.WaitSt
 	done.Result = pyjson.Clone(stored)
 	s.pending = append(s.pending, done)
 	return nil
+}
+
+// recordWait returns the wait object of a waiting record as listed (nil
+// when it has none). A store's offloading (store/offload, Python's
+// OffloadingLedgerStore) may have replaced the whole object by a ref, when
+// its members are each under the threshold but together over it: that ref
+// is read back from the run's ledger-offload artifacts.
+func (s *session) recordWait(ctx context.Context, rec *durable.StepRecord) (map[string]any, error) {
+	res, _ := rec.Result.(map[string]any)
+	v := res["wait"]
+	if _, isRef := artifact.RefID(v); !isRef || s.r.arts == nil {
+		wm, _ := v.(map[string]any)
+		return wm, nil
+	}
+	runID := s.run.RunID
+	restored, err := artifact.Restore(ctx, s.r.arts, v, func(m *artifact.Metadata) bool {
+		src := m.Tags["source"]
+		return m.RunID == runID && (src == artifact.SourceLedgerResult || src == artifact.SourceLedgerEffect)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the offloaded wait of step %s in run %s: %w", rec.StepID, runID, err)
+	}
+	wm, _ := restored.(map[string]any)
+	return wm, nil
 }
 
 // jsonInt reads a JSON integer, as Python's isinstance(v, int) accepts

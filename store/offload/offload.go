@@ -43,8 +43,8 @@ import (
 
 // Tag values of the "source" tag of offloaded artifacts.
 const (
-	SourceLedgerEffect = "ledger_effect_offload"
-	SourceLedgerResult = "ledger_result_offload"
+	SourceLedgerEffect = artifact.SourceLedgerEffect
+	SourceLedgerResult = artifact.SourceLedgerResult
 	SourceRunVars      = artifact.SourceRunVars
 	SourceRunOutput    = artifact.SourceRunOutput
 )
