@@ -23,11 +23,7 @@ import (
 func TestFSPutRewritesABlobThatDoesNotHoldItsContent(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := artifact.NewFS(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openFS(t, dir)
 	content := []byte(`{"answer":"a value the offloading store moved out of a ledger record"}`)
 	blob := filepath.Join(dir, "artifacts", "blobs", artifact.BlobID(content)+".bin")
 	if err := os.MkdirAll(filepath.Dir(blob), 0o755); err != nil {
@@ -58,11 +54,7 @@ func TestFSPutRewritesABlobThatDoesNotHoldItsContent(t *testing.T) {
 func TestFSGetRefusesADamagedBlob(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := artifact.NewFS(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openFS(t, dir)
 	content := []byte("a value the offloading store moved out of a ledger record")
 	m, err := s.Put(ctx, artifact.PutParams{Content: content, ContentType: "text/plain", RunID: "run-1"})
 	if err != nil {

@@ -2,14 +2,11 @@ package runtime_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/jsonfile"
 )
 
 // A Python runtime executed a session-scoped MEMORY_NOTE (its handler saved
@@ -93,21 +90,11 @@ func TestReplayOfPythonMemoryNoteDoesNotStoreTheNoteTwice(t *testing.T) {
 		`{"run_id": "` + pyNoteRunID + `", "step_id": "s-1", "node_id": "a", "status": "completed", "effect": ` + eff +
 		`, "result": ` + result + `, "error": null, "started_at": "2026-12-01T06:57:24.387000+00:00", "ended_at": "2026-12-01T06:57:24.392000+00:00", "actor_id": null, "session_id": "s1", "attempt": 1, "idempotency_key": "` + key + `", "prev_hash": null, "record_hash": null, "signature": null}` + "\n"
 
-	dir := t.TempDir()
-	for name, body := range map[string]string{
+	st := pythonDataDir(t, map[string]string{
 		"run_" + pyNoteRunID + ".json":     pyNoteRun,
 		"ledger_" + pyNoteRunID + ".jsonl": ledger,
 		"run_session_memory_s1.json":       pyNoteOwner,
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	})
 	arts := artifact.NewMemory()
 	if _, err := artifact.PutJSON(t.Context(), arts, map[string]any{
 		"note": "remember this", "created_at": "2026-12-01T06:57:24.390000+00:00", "session_id": "s1",

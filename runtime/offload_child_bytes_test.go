@@ -4,11 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
-	"github.com/abstractframework/abstractgateway/store/offload"
 )
 
 // A parent resumed by an ended async child (async + wait) reads the child
@@ -27,28 +24,7 @@ func TestAsyncChildBytesOutputReachesParentAsWithoutOffload(t *testing.T) {
 			return runtime.Complete(map[string]any{"blob": []byte("hi")}), nil
 		},
 	}}
-	spawn := func(id string, p map[string]any) *runtime.Workflow {
-		return &runtime.Workflow{ID: id, Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
-			"spawn": func(context.Context, *durable.RunState, *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, Payload: p, ResultKey: "child"}, "done"), nil
-			},
-			"done": func(context.Context, *durable.RunState, *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Complete(map[string]any{"ok": true}), nil
-			},
-		}}
-	}
-	reg, err := runtime.NewRegistry(child,
-		spawn("sync", map[string]any{"workflow_id": "child"}),
-		spawn("async", map[string]any{"workflow_id": "child", "async": true, "wait": true}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	arts := artifact.NewMemory()
-	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 100})
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, _, _ := offloadingRuntime(t, childParentsRegistry(t, child), 100)
 	for _, wf := range []string{"sync", "async"} {
 		id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf})
 		if err != nil {

@@ -56,22 +56,7 @@ func TestAsyncChildOutputRestoredFromOffload(t *testing.T) {
 			return runtime.Complete(map[string]any{"big": big}), nil
 		},
 	}}
-	spawn := func(id string, p map[string]any) *runtime.Workflow {
-		return &runtime.Workflow{ID: id, Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
-			"spawn": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, Payload: p, ResultKey: "child"}, "done"), nil
-			},
-			"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Complete(map[string]any{"ok": true}), nil
-			},
-		}}
-	}
-	reg, err := runtime.NewRegistry(child,
-		spawn("sync", map[string]any{"workflow_id": "child"}),
-		spawn("async", map[string]any{"workflow_id": "child", "async": true, "wait": true}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := childParentsRegistry(t, child)
 	rt, _, _ := offloadingRuntime(t, reg, 100)
 	for _, wf := range []string{"sync", "async"} {
 		id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: wf})
@@ -204,4 +189,28 @@ func offloadingRuntime(t *testing.T, reg *runtime.Registry, maxInline int) (*run
 		t.Fatal(err)
 	}
 	return rt, arts, st
+}
+
+// childParentsRegistry registers child and two parents that start it at
+// their first node, "sync" (a sync START_SUBWORKFLOW) and "async" (async
+// + wait), and complete with {"ok": true} once it ends.
+func childParentsRegistry(t *testing.T, child *runtime.Workflow) *runtime.Registry {
+	t.Helper()
+	spawn := func(id string, p map[string]any) *runtime.Workflow {
+		return &runtime.Workflow{ID: id, Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+			"spawn": func(context.Context, *durable.RunState, *runtime.RunContext) (runtime.StepPlan, error) {
+				return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, Payload: p, ResultKey: "child"}, "done"), nil
+			},
+			"done": func(context.Context, *durable.RunState, *runtime.RunContext) (runtime.StepPlan, error) {
+				return runtime.Complete(map[string]any{"ok": true}), nil
+			},
+		}}
+	}
+	reg, err := runtime.NewRegistry(child,
+		spawn("sync", map[string]any{"workflow_id": "child"}),
+		spawn("async", map[string]any{"workflow_id": "child", "async": true, "wait": true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }

@@ -291,17 +291,7 @@ func TestHandoffPythonCompletedRecordAheadOfStateReused(t *testing.T) {
 // prompt and answers reply(prompt).
 func pythonDirRuntime(t *testing.T, runID, runJSON, ledger string, wf *runtime.Workflow, reply func(string) string) (*runtime.Runtime, *[]any) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, body := range map[string]string{"run_" + runID + ".json": runJSON, "ledger_" + runID + ".jsonl": ledger} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := pythonDataDir(t, map[string]string{"run_" + runID + ".json": runJSON, "ledger_" + runID + ".jsonl": ledger})
 	reg, err := runtime.NewRegistry(wf)
 	if err != nil {
 		t.Fatal(err)
@@ -318,4 +308,22 @@ func pythonDirRuntime(t *testing.T, runID, runJSON, ledger string, wf *runtime.W
 		t.Fatal(err)
 	}
 	return rt, prompts
+}
+
+// pythonDataDir writes files (name → content) into a new directory, as
+// the Python runtime left them, and opens the JSON store over it.
+func pythonDataDir(t *testing.T, files map[string]string) *jsonfile.Store {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
