@@ -15,26 +15,40 @@ type Effect struct {
 	// payloadRead keeps a payload read that was not an object (null, a
 	// list: Python records a node's payload as given), so a record Python
 	// wrote and hashed is written back as it was while Payload stays
-	// empty; never modified in place.
+	// empty.
 	payloadRead    any
 	payloadNotDict bool
 
 	// extra keeps members a newer writer added to an effect read from a
 	// record, written back after result_key (sorted), so that a record
-	// read and re-encoded or hashed keeps them, as StepRecord.Extra does;
-	// never modified in place, so copies share it.
+	// read and re-encoded or hashed keeps them, as StepRecord.Extra does.
 	extra map[string]any
+
+	// payloadRead and extra are never modified in place nor handed out
+	// (JSONValue copies them), so struct copies of e share them (a store's
+	// frozen copy and its reads). RecordFromJSON keeps its caller's values
+	// there; StoredCopy and Clone copy them.
 }
 
-// payloadValue is the wire value of the payload.
+// payloadValue is the wire value of the payload, payloadRead itself: a
+// caller handing it out copies it.
 func (e *Effect) payloadValue() any {
 	if e.payloadNotDict && len(e.Payload) == 0 {
-		return pyjson.Clone(e.payloadRead) // shared by every copy of e
+		return e.payloadRead
 	}
 	if e.Payload == nil {
 		return map[string]any{}
 	}
 	return e.Payload
+}
+
+// payloadCopy is payloadValue with a payload kept as read copied; Payload
+// is the caller's own, as it is in e.
+func (e *Effect) payloadCopy() any {
+	if e.payloadNotDict && len(e.Payload) == 0 {
+		return pyjson.Clone(e.payloadRead)
+	}
+	return e.payloadValue()
 }
 
 // Clone returns a deep copy of e.
@@ -44,22 +58,26 @@ func (e *Effect) Clone() *Effect {
 	}
 	c := *e
 	c.Payload = pyjson.CloneObject(e.Payload)
+	c.payloadRead = pyjson.Clone(e.payloadRead)
+	c.extra = pyjson.CloneObject(e.extra)
 	return &c
 }
 
 // JSONValue returns the wire object {type, payload, result_key}, followed
-// by the members a newer writer added, if it was read with some.
+// by the members a newer writer added, if it was read with some. A payload
+// that is not an object and those members are copies (see payloadRead):
+// copies of e share them.
 func (e *Effect) JSONValue() any {
 	if e == nil {
 		return nil
 	}
 	o := pyjson.Ordered{
 		{Key: "type", Value: string(e.Type)},
-		{Key: "payload", Value: e.payloadValue()},
+		{Key: "payload", Value: e.payloadCopy()},
 		{Key: "result_key", Value: e.emptyNotNull.str(emptyResultKey, e.ResultKey)},
 	}
 	for _, k := range pyjson.SortedKeys(e.extra) {
-		o = append(o, pyjson.KV{Key: k, Value: e.extra[k]})
+		o = append(o, pyjson.KV{Key: k, Value: pyjson.Clone(e.extra[k])})
 	}
 	return o
 }

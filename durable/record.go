@@ -148,12 +148,13 @@ func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 	return o
 }
 
-// attemptValue is the wire value of attempt: the value read while Attempt
-// still holds what was read from it, else Attempt, 0 written as 1 (the
-// default of a record built without one).
+// attemptValue is the wire value of attempt: a copy of the value read
+// while Attempt still holds what was read from it (copies of s share the
+// value, see keptAttempt), else Attempt, 0 written as 1 (the default of a
+// record built without one).
 func (s *StepRecord) attemptValue() any {
 	if v, ok := s.attemptRead.value(s.Attempt); ok {
-		return v
+		return pyjson.Clone(v)
 	}
 	if s.Attempt == 0 {
 		return 1
@@ -163,6 +164,8 @@ func (s *StepRecord) attemptValue() any {
 
 // keptAttempt is an attempt member read in another spelling than the
 // integer literal of the Attempt read from it (see StepRecord.attemptRead).
+// wire is never modified in place nor handed out, so struct copies of a
+// record share it; RecordFromJSON keeps its caller's value there.
 type keptAttempt struct {
 	wire any // the JSON value read: null, a json.Number, a string, a list…
 	from int // the Attempt read from wire

@@ -30,7 +30,9 @@ type RunState struct {
 
 	// outputRead keeps an output read that was not an object (Python
 	// stores a node's complete_output as given) for a rewrite, while
-	// Output stays nil; never modified in place.
+	// Output stays nil. It is never modified in place nor handed out
+	// (JSONValue copies it), so struct copies of r share it; RunFromJSON
+	// keeps its caller's value there, StoredCopy and Clone copy it.
 	outputRead any
 
 	// emptyNotNull records which of Error, ActorID, SessionID and
@@ -57,10 +59,12 @@ func (r *RunState) Clone() *RunState {
 	c.Vars = pyjson.CloneObject(r.Vars)
 	c.Waiting = r.Waiting.Clone()
 	c.Output = pyjson.CloneObject(r.Output)
+	c.outputRead = pyjson.Clone(r.outputRead)
 	return &c
 }
 
-// JSONValue returns the run as an ordered wire object (Python key order).
+// JSONValue returns the run as an ordered wire object (Python key order);
+// an output kept as read (not an object) is a copy.
 func (r *RunState) JSONValue() pyjson.Ordered {
 	vars := r.Vars
 	if vars == nil {
@@ -70,7 +74,7 @@ func (r *RunState) JSONValue() pyjson.Ordered {
 	if r.Output != nil {
 		output = r.Output
 	} else {
-		output = pyjson.Clone(r.outputRead) // shared by every copy of r
+		output = pyjson.Clone(r.outputRead) // see outputRead
 	}
 	return pyjson.Ordered{
 		{Key: "run_id", Value: r.RunID},

@@ -40,8 +40,9 @@ func (s *StepRecord) StoredCopy() (*StepRecord, error) {
 // StoredHead is StoredCopy without the JSON values: result and extra are
 // nil, and Effect is s's own (the caller copies it, and the payload in the
 // decoder's types, pyjson.Normalize, its own way, as it does result and
-// extra, extra staying nil when s has none). It reports false where
-// StoredCopy takes the encode-and-decode path instead.
+// extra, extra staying nil when s has none). The values s keeps as read
+// that it holds are scalars a copy may share (see plainRead). It reports
+// false where StoredCopy takes the encode-and-decode path instead.
 func (s *StepRecord) StoredHead() (StepRecord, bool) {
 	if !s.plainForCopy() {
 		return StepRecord{}, false
@@ -62,35 +63,45 @@ func (s *StepRecord) StoredHead() (StepRecord, bool) {
 }
 
 // plainForCopy tells whether StoredCopy can copy s member by member: valid
-// UTF-8 in the typed strings and no Extra key shadowing a record member.
+// UTF-8 in the typed strings, no Extra key shadowing a record member, and
+// values kept as read that the copy may share.
 func (s *StepRecord) plainForCopy() bool {
 	if !validUTF8(s.RunID, s.StepID, s.NodeID, string(s.Status), s.Error, s.ActorID, s.SessionID,
 		s.IdempotencyKey, s.PrevHash, s.RecordHash, s.Signature, s.startedRead.text, s.endedRead.text) {
 		return false
 	}
-	if e := s.Effect; e != nil && !validUTF8(string(e.Type), e.ResultKey) {
-		return false
+	if e := s.Effect; e != nil {
+		if !validUTF8(string(e.Type), e.ResultKey) || !plainRead(e.payloadRead) {
+			return false
+		}
+		for _, v := range e.extra {
+			if !plainRead(v) {
+				return false
+			}
+		}
 	}
 	for k := range s.Extra {
 		if recordMembers[k] {
 			return false
 		}
 	}
-	if k := s.attemptRead; k.ok {
-		// An attempt kept as read is copied as it is only while it is a
-		// scalar in the decoder's types; a list or object, or a value in
-		// other Go types (RecordFromJSON), takes the encode-and-decode path.
-		switch x := k.wire.(type) {
-		case nil, bool, json.Number:
-		case string:
-			if !utf8.ValidString(x) {
-				return false
-			}
-		default:
-			return false
-		}
+	return !s.attemptRead.ok || plainRead(s.attemptRead.wire)
+}
+
+// plainRead tells whether a value kept as read (an attempt, an effect's
+// payload or unknown member, a run's output) can be shared by the stored
+// copy as it is: a scalar in the decoder's types. A list or an object
+// (which may be the caller's own, from RecordFromJSON or RunFromJSON), or
+// a value in other Go types, takes the encode-and-decode path, whose
+// values are the copy's own.
+func plainRead(v any) bool {
+	switch x := v.(type) {
+	case nil, bool, json.Number:
+		return true
+	case string:
+		return utf8.ValidString(x)
 	}
-	return true
+	return false
 }
 
 // recordMembers are the wire keys StepRecord maps to its own fields.
@@ -156,10 +167,11 @@ func (r *RunState) StoredCopy() (*RunState, error) {
 // Waiting.Details are nil (the caller copies them its own way), the wait
 // and its choices are copies. It reports false where StoredCopy takes the
 // encode-and-decode path instead: a typed string that is not valid UTF-8,
-// which the encoder rewrites.
+// which the encoder rewrites, or an output kept as read that is not a
+// plain scalar (see plainRead).
 func (r *RunState) StoredHead() (RunState, bool) {
 	if !validUTF8(r.RunID, r.WorkflowID, string(r.Status), r.CurrentNode, r.Error, r.ActorID, r.SessionID,
-		r.ParentRunID) {
+		r.ParentRunID) || !plainRead(r.outputRead) {
 		return RunState{}, false
 	}
 	c := *r

@@ -10,7 +10,10 @@ type Run struct {
 	details Object
 }
 
-// NewRun returns a frozen deep copy of r.
+// NewRun returns a frozen deep copy of r. An output r keeps as read (one that
+// is not an object) is shared: durable never changes it and
+// hands out only copies, so r must be decoded or a StoredCopy, not built
+// from a caller's maps (NewStoredRun copies those).
 func NewRun(r *durable.RunState) Run {
 	f := Run{head: *r, vars: FreezeObject(r.Vars), output: FreezeObject(r.Output)}
 	f.head.Vars, f.head.Output = nil, nil
@@ -64,7 +67,11 @@ type Record struct {
 	extra     Object
 }
 
-// NewRecord returns a frozen deep copy of r.
+// NewRecord returns a frozen deep copy of r. The values r keeps as read
+// (a foreign attempt, an effect payload that is not an object, an
+// effect's unknown members) are shared: durable never changes them and
+// hands out only copies, so r must be decoded or a StoredCopy, not built
+// from a caller's maps (NewStoredRecord copies those).
 func NewRecord(r *durable.StepRecord) *Record {
 	f := &Record{head: *r, result: Freeze(r.Result), extra: FreezeObject(r.Extra)}
 	f.head.Effect, f.head.Result, f.head.Extra = nil, nil, nil

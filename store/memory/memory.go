@@ -278,8 +278,8 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	led := s.ledgers[p.RunID]
 	start := int(min(max(p.After, 0), int64(len(led))))
 	end := len(led)
-	if p.Limit > 0 {
-		end = min(end, start+p.Limit)
+	if p.Limit > 0 && p.Limit < end-start { // not start+p.Limit: it may overflow
+		end = start + p.Limit
 	}
 	out := make([]*durable.StepRecord, 0, end-start)
 	for _, r := range led[start:end] {
