@@ -210,6 +210,11 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	if cacheBinding != nil {
 		crt["prompt_cache_binding"] = cacheBinding
 	}
+	// The child's LLM calls read this run-level override; without it the
+	// runtime indexes session attachments for tool-using agents.
+	if b, ok := useSessionAttachments(in); ok {
+		crt["control"] = map[string]any{"include_session_attachments_index": b}
+	}
 	// The scratchpad budget is int(max_iterations or 25): a parent limit
 	// of 0 or null still gives the loop a budget.
 	maxIt := int64(25)

@@ -79,11 +79,12 @@ func (s *step) runOnSchedule(n *node) (runtime.StepPlan, error) {
 		resolved = map[string]any{}
 	}
 	cfg := eventConfig(n)
-	sched := resolved["schedule"]
-	if sched == nil {
-		sched = cfg["schedule"]
+	// A blank pin (an empty default or start parameter) leaves the
+	// configured schedule in force, as the reference's `pin or config`.
+	spec := trimmed(resolved["schedule"])
+	if spec == "" {
+		spec = trimmed(cfg["schedule"])
 	}
-	spec := trimmed(sched)
 	if spec == "" {
 		spec = "15s"
 	}

@@ -269,11 +269,16 @@ func (s *step) functionFailure(n *node, err error, rec map[string]any) runtime.S
 }
 
 // flushOutputKey writes the mapped value of the previous node, when it
-// is an effect node with an outputKey whose effect has completed (§5.3).
+// is an effect or agent node with an outputKey whose outcome is stored in
+// _temp.effects (§5.3, §5.6).
 func (s *step) flushOutputKey() {
 	prev, _ := s.tmp["prev_node_id"].(string)
 	n := s.p.nodes[prev]
-	if n == nil || n.outputKey == "" || !isEffectNode(n) {
+	if n == nil || n.outputKey == "" {
+		return
+	}
+	isAgent := n.handler == handlerAgent && n.kind == kindExec
+	if !isAgent && !isEffectNode(n) {
 		return
 	}
 	effects, _ := s.tmp["effects"].(map[string]any)
@@ -281,7 +286,11 @@ func (s *step) flushOutputKey() {
 	if !ok {
 		return
 	}
-	if v := mappedValue(n, s.mapEffect(n, raw, nil), raw); v != nil {
+	var mapped any
+	if !isAgent { // an agent's pins are not mapped from its outcome; its mapped value is the outcome
+		mapped = s.mapEffect(n, raw, nil)
+	}
+	if v := mappedValue(n, mapped, raw); v != nil {
 		_ = pyval.SetDotted(s.vars, n.outputKey, pyval.DeepCopy(v))
 	}
 }

@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
@@ -63,14 +64,8 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 			params["prompt_cache_binding"] = b
 		}
 	}
-	if v, ok := first(in, "use_session_attachments"); ok {
-		if b, ok := pyval.CoerceBoolTri(v); ok {
-			params["include_session_attachments_index"] = b
-		}
-	} else if mem, ok := in["memory"].(map[string]any); ok {
-		if b, ok := pyval.CoerceBoolTri(mem["use_session_attachments"]); ok && mem["use_session_attachments"] != nil {
-			params["include_session_attachments_index"] = b
-		}
+	if b, ok := useSessionAttachments(in); ok {
+		params["include_session_attachments_index"] = b
 	}
 	p["params"] = params
 
@@ -238,6 +233,20 @@ func activeContext(ctx map[string]any, vars map[string]any) []any {
 	return append(sys, rest...)
 }
 
+// useSessionAttachments reads the use_session_attachments memory setting
+// (§5.4.3) of llm_call and agent: the direct input when present, else the
+// memory object's non-null value. ok is false when it is not set or not
+// readable as a boolean (the runtime default then applies).
+func useSessionAttachments(in map[string]any) (value, ok bool) {
+	if v, has := first(in, "use_session_attachments"); has {
+		return pyval.CoerceBoolTri(v)
+	}
+	if mem, isObj := in["memory"].(map[string]any); isObj {
+		return pyval.CoerceBoolTri(mem["use_session_attachments"])
+	}
+	return false, false
+}
+
 // toolSpecs turns the tools value into ToolSpecs.
 func (s *step) toolSpecs(v any) []any {
 	out := []any{}
@@ -245,7 +254,9 @@ func (s *step) toolSpecs(v any) []any {
 	for _, t := range list {
 		switch x := t.(type) {
 		case map[string]any:
-			out = append(out, map[string]any{"name": x["name"], "description": x["description"], "parameters": x["parameters"]})
+			if spec, ok := strippedToolSpec(x); ok {
+				out = append(out, spec)
+			}
 		case string:
 			name := strings.TrimSpace(x)
 			if name == "" {
@@ -259,6 +270,23 @@ func (s *step) toolSpecs(v any) []any {
 		}
 	}
 	return out
+}
+
+// strippedToolSpec reduces a ToolSpec object to {name, description,
+// parameters} (§5.4.1) as the reference's _strip_tool_spec does, so a
+// provider never receives a nameless tool or null parameters: entries
+// without a non-blank string name are dropped (ok false), the name is
+// stripped, the description is str(desc or "") and parameters an object.
+func strippedToolSpec(x map[string]any) (map[string]any, bool) {
+	name, _ := x["name"].(string)
+	if name = pyval.Strip(name); name == "" {
+		return nil, false
+	}
+	params := map[string]any{}
+	if p, isObj := x["parameters"].(map[string]any); isObj {
+		maps.Copy(params, p)
+	}
+	return map[string]any{"name": name, "description": pyval.StrOrEmpty(x["description"]), "parameters": params}, true
 }
 
 // normalizeSchema unwraps {type:"json_schema", json_schema:{schema}}; an

@@ -1,0 +1,44 @@
+package visualflow
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+)
+
+// TestAgent_OutputKeyWritesMappedValue: "If N.outputKey is set, the
+// mapped value ... is also written to that vars path when not null"
+// (spec §1.3, §5.3). For an agent node the reference's
+// _sync_effect_results_to_node_outputs (effect_type == "agent") writes
+// mapped_value = raw = _temp.effects.<N>: the structured data, or
+// {"success": true} without structured output.
+func TestAgent_OutputKeyWritesMappedValue(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		structured bool
+		llm        []any
+		want       any
+	}{
+		{"structured", true, []any{map[string]any{"data": map[string]any{"x": int64(1)}}}, map[string]any{"x": int64(1)}},
+		{"unstructured", false, nil, map[string]any{"success": true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			src := strings.Replace(agentFlow(c.structured, "response"), `"agentConfig":{`, `"outputKey":"saved.agent","agentConfig":{`, 1)
+			llm := &scripted{results: c.llm}
+			_, st := runFlows(t, []string{src}, []*runtime.Workflow{fakeReact("react-ag", "one")},
+				map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: llm.handler()}, nil)
+			if st.Status != durable.RunCompleted {
+				t.Fatalf("status = %s (%s)", st.Status, st.Error)
+			}
+			saved, _ := st.Vars["saved"].(map[string]any)
+			if got, want := jsonText(t, saved["agent"]), jsonText(t, c.want); got != want {
+				t.Fatalf("vars.saved.agent (agent outputKey) = %s, want the agent's mapped value %s", got, want)
+			}
+		})
+	}
+}

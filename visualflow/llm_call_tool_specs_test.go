@@ -1,0 +1,39 @@
+package visualflow
+
+import (
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+)
+
+// TestLLMCall_ToolSpecObjectsReducedToNameDescriptionParameters: a tools
+// value holding ToolSpec objects is "taken as ToolSpecs, each reduced to
+// {name, description, parameters}" (spec §5.4.1). The reference
+// (executor.py _create_llm_call_handler._strip_tool_spec) drops entries
+// without a non-blank string name, strips the name, and sends
+// description = str(desc or "") and parameters = dict or {}; a provider
+// rejects a tool whose parameters are null or whose name is missing.
+func TestLLMCall_ToolSpecObjectsReducedToNameDescriptionParameters(t *testing.T) {
+	t.Parallel()
+	tools := `[{"name":" search ","ui_only":true},
+	  {"description":"a spec without a name"},
+	  {"name":"   ","description":"a blank name"},
+	  {"name":7,"description":"a name that is not a string"},
+	  {"name":"calc","description":"adds","parameters":{"type":"object"}},
+	  {"name":"echo","description":null,"parameters":"not an object"}]`
+	flow := effectWiredFlow("llm_call", `{"prompt":"hi","tools":`+tools+`}`, `{}`, "response")
+	sc := &scripted{results: []any{map[string]any{"content": "x"}}}
+	_, st := runFlows(t, []string{flow}, nil, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: sc.handler()}, nil)
+	if st.Status != durable.RunCompleted || len(sc.payloads) != 1 {
+		t.Fatalf("status %s (%s), llm calls %d", st.Status, st.Error, len(sc.payloads))
+	}
+	want := []any{
+		map[string]any{"name": "search", "description": "", "parameters": map[string]any{}},
+		map[string]any{"name": "calc", "description": "adds", "parameters": map[string]any{"type": "object"}},
+		map[string]any{"name": "echo", "description": "", "parameters": map[string]any{}},
+	}
+	if got, w := jsonText(t, sc.payloads[0]["tools"]), jsonText(t, want); got != w {
+		t.Fatalf("llm_call payload tools =\n%s\nwant (reference _strip_tool_spec)\n%s", got, w)
+	}
+}
