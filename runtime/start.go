@@ -17,9 +17,11 @@ import (
 
 // StartParams is the input of Start.
 type StartParams struct {
-	WorkflowID  string
-	Vars        map[string]any
-	ActorID     string
+	WorkflowID string
+	Vars       map[string]any
+	ActorID    string
+	// SessionID groups runs; the run stores it trimmed of Python's
+	// whitespace ("" when blank).
 	SessionID   string
 	ParentRunID string
 	// RunID, when set, creates the run only if absent: a run with that id
@@ -115,12 +117,17 @@ func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
 	return &durable.RunState{
 		RunID: id, WorkflowID: wf.ID, Status: durable.RunRunning, CurrentNode: wf.Entry,
 		Vars: vars, CreatedAt: now, UpdatedAt: now,
-		ActorID: p.ActorID, SessionID: p.SessionID, ParentRunID: p.ParentRunID,
+		// Stored trimmed, as the gateway and START_SUBWORKFLOW take it:
+		// the SQL stores find a run by its session id as written, so a
+		// padded one would be found by no session filter.
+		ActorID: p.ActorID, SessionID: pyval.Strip(p.SessionID), ParentRunID: p.ParentRunID,
 	}, nil
 }
 
 // creationDigest fingerprints what a caller asked to create, so a repeated
 // create-if-absent can tell "same request" from "different run, same id".
+// It digests the session id as given, untrimmed: Python's creation_digest
+// is over the caller's request, and a run it created must match.
 func creationDigest(p StartParams) string {
 	vars := p.Vars
 	if vars == nil {

@@ -87,7 +87,10 @@ func (p *RunListParams) Matches(r *durable.RunState) bool {
 	return true
 }
 
-// Matches reports whether row passes the filters of p (Limit aside).
+// Matches reports whether row passes the filters of p (Limit aside). The
+// session id is compared trimmed on both sides, as Python's in-memory and
+// JSON stores compare it: a run Python stored with a padded session id is
+// found by that id, trimmed or not.
 func (p *RunIndexParams) Matches(row *RunIndexRow) bool {
 	if p.Status != "" && row.Status != p.Status {
 		return false
@@ -95,7 +98,7 @@ func (p *RunIndexParams) Matches(row *RunIndexRow) bool {
 	if p.WorkflowID != "" && row.WorkflowID != p.WorkflowID {
 		return false
 	}
-	if sid := pyval.Strip(p.SessionID); sid != "" && row.SessionID != sid {
+	if sid := pyval.Strip(p.SessionID); sid != "" && pyval.Strip(row.SessionID) != sid {
 		return false
 	}
 	if p.RootOnly && row.ParentRunID != "" {

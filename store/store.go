@@ -143,9 +143,13 @@ type DueRun struct {
 type RunIndexParams struct {
 	Status     durable.RunStatus
 	WorkflowID string
-	SessionID  string // trimmed, as Python's stores trim it
-	RootOnly   bool   // only runs without a parent
-	Limit      int    // 0 means DefaultListLimit
+	// SessionID is trimmed, as Python's stores trim it. The in-memory and
+	// JSON stores compare it with the trimmed stored session id (Matches),
+	// the SQL stores with the stored one as written, each as its Python
+	// counterpart does; runtime.Start stores session ids trimmed.
+	SessionID string
+	RootOnly  bool // only runs without a parent
+	Limit     int  // 0 means DefaultListLimit
 }
 
 // RunIndexRow is a lightweight listing row.

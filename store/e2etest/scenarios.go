@@ -7,6 +7,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 func node(fn func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan) runtime.NodeFunc {
@@ -210,6 +211,7 @@ var scenarios = []scenario{
 		}
 		e.expectLedger(p, "spawn:start_subworkflow:started spawn:start_subworkflow:waiting spawn:resume:completed done:complete:completed done:emit_event:completed")
 	}},
+	{"SessionTrimmedAtStart", sessionTrimmedAtStart},
 	{"EffectFailure", func(e *env) {
 		id := e.start("failing", nil)
 		st := e.tick(id)
@@ -230,4 +232,38 @@ var scenarios = []scenario{
 			e.t.Fatal("resume of a cancelled run succeeded")
 		}
 	}},
+}
+
+// sessionTrimmedAtStart: Start stores the session id trimmed, so the run
+// and the child it starts (which inherits it) are found by the session
+// filter, padded or not, on every backend, the SQL ones (which compare the
+// stored id as written) included; history's session export passes the
+// trimmed id. The ledger check wants session "sess" on every record.
+func sessionTrimmedAtStart(e *env) {
+	p, err := e.rt.Start(e.ctx, runtime.StartParams{WorkflowID: "parent", SessionID: " \tsess\u00a0"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	st := e.tick(p)
+	if st.SessionID != "sess" || st.Waiting == nil {
+		e.t.Fatalf("run started in session %q: status %s, session %q, want session %q", " \tsess\u00a0", st.Status, st.SessionID, "sess")
+	}
+	child := st.Waiting.Details["sub_run_id"].(string)
+	if cs, _ := e.rt.GetState(e.ctx, child); cs == nil || cs.SessionID != "sess" {
+		e.t.Fatalf("child run %+v, want session %q", cs, "sess")
+	}
+	for _, filter := range []string{"sess", " sess "} {
+		rows, err := e.st.RunIndex(e.ctx, &store.RunIndexParams{SessionID: filter})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, r := range rows {
+			got[r.RunID] = true
+		}
+		if len(rows) != 2 || !got[p] || !got[child] {
+			e.t.Fatalf("RunIndex(SessionID %q) = %+v, want the run %s and its child %s", filter, rows, p, child)
+		}
+	}
+	e.expectLedger(p, "spawn:start_subworkflow:started spawn:start_subworkflow:waiting")
 }
