@@ -181,6 +181,19 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		return Completed(res), nil
 	case durable.RunFailed:
 		return fail(fmt.Sprintf("Subworkflow '%s' failed: %s", wfID, child.Error))
+	case durable.RunCancelled:
+		// A cancel of a tree this run belongs to ended the child and was
+		// stopped (killed) before it reached this run: this run is
+		// cancelled as that cancel would have, not failed. A cancel aimed
+		// at the child alone fails this run, in Python's words.
+		cause, covered, err := rt.cancelCovering(ctx, child, req.Run)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): %w", errEffectInterrupted, wfID, childID, err)
+		}
+		if covered {
+			return cancelledOutcome(cause), nil
+		}
+		return Failed("Unexpected subworkflow status: cancelled"), nil
 	case durable.RunWaiting:
 		// The child may be answered and end before this run's wait on it
 		// is committed, when its end finds no parent waiting: look again

@@ -251,7 +251,7 @@ func TestDrainDoesNotTickAgainARunACancelStopped(t *testing.T) {
 		// A Cancel of the child under way: its stop request is made, its
 		// commit not yet (as while it waits for the child's lock).
 		childID, _ = req.Run.Vars["child"].(map[string]any)["sub_run_id"].(string)
-		withdraw = rt.requestStop(childID, "stop")
+		withdraw = rt.requestStop(childID, cancelCause{reason: "stop"})
 		return Completed(nil), nil
 	}
 	llm := func(hctx context.Context, req *EffectRequest) (Outcome, error) { return Completed(nil), nil }
@@ -332,7 +332,7 @@ func TestResumeOfAChildUnderACancelledParentCancelsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	markCancelled(p, "python cancel")
+	markCancelled(p, cancelCause{reason: "python cancel"})
 	if err := st.RunCommit(ctx, &store.CommitParams{Run: p}); err != nil {
 		t.Fatal(err)
 	}

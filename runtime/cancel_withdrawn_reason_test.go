@@ -10,7 +10,7 @@ import (
 )
 
 // A tick whose effect a Cancel interrupted commits the run cancelled
-// itself, with the reason carried on runLock (runtime.go, cancelReasons).
+// itself, with the reason carried on runLock (runtime.go, cancelCauses).
 // Promise: Cancel's doc, the run is saved cancelled "with error reason".
 // Cancel A gives up (its context ends while a node runs) before anything
 // is cut; Cancel B, under way, is the one that cancels the run. The effect

@@ -135,7 +135,7 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 		// which this very tick would stop on.
 		return nil, fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
 	}
-	withdraw := r.requestStop(runID, "")
+	withdraw := r.requestStop(runID, cancelCause{})
 	err := r.hostUpdateThen(ctx, runID, true, withdraw, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
 		if run.Status.Terminal() || IsPaused(run) {
 			return false, nil, nil
@@ -236,6 +236,14 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 // its state. A call from a node or handler of a run in the tree (its
 // own, or a descendant cancelling an ancestor) is refused with
 // ErrOwnRunLocked before anything is stopped.
+//
+// Each run's cancelled commit records the run the call was aimed at and
+// the reason (vars._runtime.cancelled_with). A call stopped midway (its
+// process killed) leaves a parent in the tree waiting on a cancelled
+// child: whoever hands the parent the child's end (NotifyChildEnded, the
+// scheduler's Recover, a sync child's replay) cancels the parent instead,
+// with the same reason, and so on up to the run the call was aimed at.
+// A parent outside the tree receives the child's cancelled end as before.
 func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.RunState, error) {
 	if r.holdsLock(ctx, runID) {
 		// Its own node or handler (or a sync child's, under its parent's
@@ -246,7 +254,7 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 	if reason == "" {
 		reason = "Cancelled"
 	}
-	c := &canceller{r: r, reason: reason, d: r.newDriver(nil), seen: map[string]bool{}, walked: map[string]bool{}}
+	c := newCanceller(r.newDriver(nil), cancelCause{reason: reason, root: runID})
 	defer c.release()
 	if err := c.tree(ctx, runID); err != nil {
 		c.d.keepQueued(ctx)
@@ -256,21 +264,36 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 	return r.GetState(ctx, runID)
 }
 
-// canceller is one Cancel call.
+// canceller is one Cancel call, or the part of one a kill left undone
+// (cancelTree).
 type canceller struct {
 	r         *Runtime
-	reason    string
+	cause     cancelCause
 	d         *driver
 	seen      map[string]bool // runs taken into the cancel
 	walked    map[string]bool // ended runs whose children were listed
 	withdraws []func()        // of the stop requests made, run at the end
 }
 
+func newCanceller(d *driver, cause cancelCause) *canceller {
+	return &canceller{r: d.r, cause: cause, d: d, seen: map[string]bool{}, walked: map[string]bool{}}
+}
+
+// cancelCause is what a cancel commits a run with: its reason, and the
+// run the Cancel was aimed at (the root of the tree it cancels), "" when
+// not known.
+type cancelCause struct {
+	reason string
+	root   string
+}
+
 // tree cancels root and its unfinished descendants. The effects in flight
 // in the whole tree are interrupted first, so that the ticks holding the
 // runs return; then the runs are cancelled deepest first, so that a crash
-// midway never leaves a live run under a cancelled one (a parent left
-// waiting on a cancelled child is resumed with the child's end). A
+// midway never leaves a live run under a cancelled one. Each commit
+// records the run the cancel was aimed at (cancelledWithKey): a parent
+// left waiting on (or replaying) a cancelled child is cancelled in turn
+// by whoever hands it the child's end, rather than going on with it. A
 // cancelled run starts no more children, but its tick may have started one
 // after the listing (it held the run meanwhile): such a child is cancelled
 // too, with its own descendants.
@@ -296,10 +319,10 @@ func (c *canceller) tree(ctx context.Context, root string) error {
 		}
 	}
 	for _, id := range ids {
-		c.withdraws = append(c.withdraws, c.r.requestStop(id, c.reason))
+		c.withdraws = append(c.withdraws, c.r.requestStop(id, c.cause))
 	}
 	for i := len(ids) - 1; i >= 0; i-- {
-		if err := c.r.cancelOne(ctx, c.d, ids[i], c.reason); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := c.r.cancelOne(ctx, c.d, ids[i], c.cause); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 	}
@@ -354,21 +377,21 @@ func (c *canceller) release() {
 
 // requestStop asks a tick of the run in this process to stop at its next
 // step boundary (ending a wait before a retry at once) and, for a cancel
-// (cancelReason set; "" is a pause), cancels the context of its effect in
-// flight: the attempt ends "cancelled", and the tick commits the run
-// cancelled with cancelReason in the same commit. The returned function
-// withdraws the request.
-func (r *Runtime) requestStop(runID, cancelReason string) (withdraw func()) {
-	cancelEffect := cancelReason != ""
+// (cancel.reason set; the zero cause is a pause), cancels the context of
+// its effect in flight: the attempt ends "cancelled", and the tick commits
+// the run cancelled with that cause in the same commit. The returned
+// function withdraws the request.
+func (r *Runtime) requestStop(runID string, cancel cancelCause) (withdraw func()) {
+	cancelEffect := cancel.reason != ""
 	l := r.ref(runID)
 	l.sigMu.Lock()
 	l.pauseRequests++
 	if cancelEffect {
-		l.cancelReasons = append(l.cancelReasons, cancelReason)
+		l.cancelCauses = append(l.cancelCauses, cancel)
 		l.cancelRequests++
 		if l.cancelInflight != nil {
-			if l.cutReason == "" {
-				l.cutReason = l.cancelReasons[0]
+			if l.cutCause.reason == "" {
+				l.cutCause = l.cancelCauses[0]
 			}
 			l.cancelInflight(ErrRunCancelled)
 		}
@@ -383,8 +406,8 @@ func (r *Runtime) requestStop(runID, cancelReason string) (withdraw func()) {
 			l.cancelRequests--
 			// Its own reason goes: a withdrawn cancel's reason must not
 			// name the run's end another cancel makes.
-			if i := slices.Index(l.cancelReasons, cancelReason); i >= 0 {
-				l.cancelReasons = slices.Delete(l.cancelReasons, i, i+1)
+			if i := slices.Index(l.cancelCauses, cancel); i >= 0 {
+				l.cancelCauses = slices.Delete(l.cancelCauses, i, i+1)
 			}
 		}
 		l.sigMu.Unlock()
@@ -399,16 +422,16 @@ func (r *Runtime) requestStop(runID, cancelReason string) (withdraw func()) {
 const cancelAttempts = 5
 
 // cancelOne cancels one run, taking it from another runner that holds it.
-func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID, reason string) error {
+func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID string, cause cancelCause) error {
 	for attempt := 1; ; attempt++ {
-		err := r.cancelOnce(ctx, d, runID, reason)
+		err := r.cancelOnce(ctx, d, runID, cause)
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, ErrRunClaimed) || attempt == cancelAttempts {
 			return err
 		}
 	}
 }
 
-func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason string) error {
+func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID string, cause cancelCause) error {
 	ctx, s, unlock, err := d.open(ctx, runID, claimForce)
 	if err != nil {
 		// A run whose workflow is not registered can still be cancelled.
@@ -428,7 +451,7 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 			if err != nil {
 				return false, nil, err
 			}
-			markCancelled(run, reason)
+			markCancelled(run, cause)
 			cancelled = run
 			var recs []*durable.StepRecord
 			if end != nil {
@@ -448,7 +471,7 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID, reason strin
 	if err := s.endOpenAttempt(ctx); err != nil {
 		return s.claimErr(err)
 	}
-	if err := s.commitCancelled(ctx, reason); err != nil && !errors.Is(err, errStop) {
+	if err := s.commitCancelled(ctx, cause); err != nil && !errors.Is(err, errStop) {
 		return s.claimErr(err)
 	}
 	if !s.run.Status.Terminal() {
@@ -503,21 +526,83 @@ func (s *session) openAttemptEnd(ctx context.Context) (*durable.StepRecord, erro
 	return nil, nil
 }
 
-// commitCancelled ends the session's run as cancelled with reason and
+// commitCancelled ends the session's run as cancelled with cause and
 // commits it with the records queued (an attempt's cancelled end among
 // them) and its terminal status event: Cancel's commit, which a tick
 // whose effect a cancel interrupted makes itself, as does a child ticked
 // or resumed under a cancelled parent. Like finish, it returns errStop
 // once committed.
-func (s *session) commitCancelled(ctx context.Context, reason string) error {
-	markCancelled(s.run, reason)
-	return s.finish(ctx, durable.RunCancelled, reason, nil)
+func (s *session) commitCancelled(ctx context.Context, cause cancelCause) error {
+	markCancelled(s.run, cause)
+	return s.finish(ctx, durable.RunCancelled, cause.reason, nil)
 }
 
-func markCancelled(run *durable.RunState, reason string) {
+func markCancelled(run *durable.RunState, cause cancelCause) {
 	run.Status = durable.RunCancelled
-	run.Error = reason
+	run.Error = cause.reason
 	run.Waiting = nil
+	rt := namespace(run.Vars, "_runtime")
 	// The control namespace is created if missing, as Python's setdefault does.
-	delete(namespace(namespace(run.Vars, "_runtime"), "control"), "paused")
+	delete(namespace(rt, "control"), "paused")
+	if cause.root != "" {
+		rt[cancelledWithKey] = map[string]any{"run_id": cause.root, "reason": cause.reason}
+	} else {
+		delete(rt, cancelledWithKey) // one copied from another run's vars is not this cancel's
+	}
+}
+
+// cancelledWithKey, under vars._runtime of a run a Cancel ended, names the
+// run that Cancel was aimed at and its reason ({"run_id", "reason"}),
+// written in the commit that cancels the run. A tree is cancelled one run
+// at a time, deepest first: a kill midway leaves a parent waiting on a
+// cancelled child, and the key tells whoever hands the parent the child's
+// end (resumeParent, a sync child's replay) that the cancel covered the
+// parent too (cancelCovering), which must then be cancelled rather than
+// continue. Python ignores the key.
+const cancelledWithKey = "cancelled_with"
+
+// cancelCovering returns the cancel that ended child, when it was aimed at
+// parent (the child's parent) or one of parent's ancestors: a tree cancel
+// that a kill (or a race with another runner) stopped before it reached
+// parent. A cancel aimed at the child alone, or any other end, gives false:
+// the parent continues with the child's end.
+func (r *Runtime) cancelCovering(ctx context.Context, child, parent *durable.RunState) (cancelCause, bool, error) {
+	if child.Status != durable.RunCancelled {
+		return cancelCause{}, false, nil
+	}
+	rt, _ := child.Vars["_runtime"].(map[string]any)
+	with, _ := rt[cancelledWithKey].(map[string]any)
+	root, _ := with["run_id"].(string)
+	reason, _ := with["reason"].(string)
+	// The reason is the run's own: a key that is not this cancel's (copied
+	// along with another run's vars) is not trusted.
+	if root == "" || root == child.RunID || reason != child.Error {
+		return cancelCause{}, false, nil
+	}
+	seen := map[string]bool{}
+	for run := parent; run.RunID != root; {
+		seen[run.RunID] = true
+		if run.ParentRunID == "" || seen[run.ParentRunID] {
+			return cancelCause{}, false, nil
+		}
+		up, err := r.store.RunGet(ctx, run.ParentRunID)
+		if errors.Is(err, store.ErrNotFound) {
+			return cancelCause{}, false, nil
+		}
+		if err != nil {
+			return cancelCause{}, false, fmt.Errorf("loading run %s, an ancestor of run %s: %w", run.ParentRunID, parent.RunID, err)
+		}
+		run = up
+	}
+	return cancelCause{reason: reason, root: root}, true, nil
+}
+
+// cancelTree cancels run and its unfinished descendants as part of the
+// tree cancel cause was made by, as that Cancel would have had it not
+// been stopped before reaching the run; the follow-ups (a parent resumed
+// or cancelled in turn) are queued on d.
+func (d *driver) cancelTree(ctx context.Context, runID string, cause cancelCause) error {
+	c := newCanceller(d, cause)
+	defer c.release()
+	return c.tree(ctx, runID)
 }

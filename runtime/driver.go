@@ -191,11 +191,14 @@ func SubworkflowWaitKey(childRunID string) string { return "subworkflow:" + chil
 
 // resumeParent resumes the parent of an ended child if the parent waits on
 // it, with {"sub_run_id", "output"}; a failed or cancelled child gives
-// output {"success": false, "error": …}. A retry (an earlier attempt
-// failed) that finds the parent no longer waiting drives the parent: the
-// failed attempt may have resumed it and committed its end or its tick
-// budget with the answer lost, so that nothing resumed the grandparent or
-// continued the parent.
+// output {"success": false, "error": …}. A child cancelled by a cancel of
+// a tree the parent belongs to (one a kill stopped before it reached the
+// parent) has the parent cancelled instead, paused or not, with its
+// unfinished descendants. A retry (an earlier attempt failed) that finds
+// the parent no longer waiting drives the parent: the failed attempt may
+// have resumed it and committed its end or its tick budget with the
+// answer lost, so that nothing resumed the grandparent or continued the
+// parent.
 func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) error {
 	child, err := d.r.store.RunGet(ctx, childID)
 	if err != nil {
@@ -212,7 +215,17 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 		return err
 	}
 	key := SubworkflowWaitKey(childID)
-	if parent.Status != durable.RunWaiting || parent.Waiting == nil || parent.Waiting.WaitKey != key || IsPaused(parent) {
+	waits := parent.Status == durable.RunWaiting && parent.Waiting != nil && parent.Waiting.WaitKey == key
+	if waits {
+		cause, covered, err := d.r.cancelCovering(ctx, child, parent)
+		if err != nil {
+			return fmt.Errorf("handing run %s the end of its child %s: %w", parent.RunID, childID, err)
+		}
+		if covered {
+			return d.cancelTree(ctx, parent.RunID, cause)
+		}
+	}
+	if !waits || IsPaused(parent) {
 		if retry && parent.Status != durable.RunWaiting {
 			d.queue = append(d.queue, followUp{kind: followTick, runID: parent.RunID})
 		}

@@ -346,7 +346,7 @@ func TestUnserialisableVarsDoNotOverwriteAConcurrentCancel(t *testing.T) {
 			if err != nil {
 				return StepPlan{}, err
 			}
-			markCancelled(cur, "cancelled elsewhere")
+			markCancelled(cur, cancelCause{reason: "cancelled elsewhere"})
 			if err := mem.RunCommit(ctx, &store.CommitParams{Run: cur}); err != nil {
 				return StepPlan{}, err
 			}

@@ -185,7 +185,11 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			// attempt is recorded cancelled, to make it again. The Cancel,
 			// if still there, then finds the run cancelled.
 			s.stoppedBy = stoppedCancel
-			if err := s.commitCancelled(ctx, s.cutReason(ctx)); err != nil && !errors.Is(err, errStop) {
+			cause := s.cutCause(ctx)
+			if out.cancel != nil {
+				cause = *out.cancel // a sync child's tree cancel that covers this run
+			}
+			if err := s.commitCancelled(ctx, cause); err != nil && !errors.Is(err, errStop) {
 				return Outcome{}, false, err
 			}
 			return Outcome{}, false, errStop
@@ -254,13 +258,13 @@ func (s *session) cancellable(ctx context.Context, onPause bool) (_ context.Cont
 	cctx = context.WithValue(cctx, effectCutKey{}, &effectCut{lock: s.lock, outer: outer})
 	s.lock.sigMu.Lock()
 	s.lock.cancelInflight = cancel
-	s.lock.cutReason = ""
+	s.lock.cutCause = cancelCause{}
 	if onPause {
 		s.lock.pauseWait = cancel
 	}
 	stopRequested = s.lock.pauseRequests > 0
 	if s.lock.cancelRequests > 0 {
-		s.lock.cutReason = s.lock.cancelReasons[0]
+		s.lock.cutCause = s.lock.cancelCauses[0]
 		cancel(ErrRunCancelled)
 	}
 	s.lock.sigMu.Unlock()
@@ -282,27 +286,27 @@ type effectCut struct {
 	outer *effectCut
 }
 
-// cutReason is the reason of the cancel that cut the context cancellable
+// cutCause is the cause of the cancel that cut the context cancellable
 // made last for this run, or else the context of an effect up the stack
 // that ctx comes from (a sync child started after its parent's Cancel
 // listed the tree: that cancel reaches it through its parent's effect);
-// "Cancelled" if none is known.
-func (s *session) cutReason(ctx context.Context) string {
-	if r := lockedCutReason(s.lock); r != "" {
-		return r
+// reason "Cancelled", aimed at no known run, if none is known.
+func (s *session) cutCause(ctx context.Context) cancelCause {
+	if c := lockedCutCause(s.lock); c.reason != "" {
+		return c
 	}
 	for c, _ := ctx.Value(effectCutKey{}).(*effectCut); c != nil; c = c.outer {
-		if r := lockedCutReason(c.lock); r != "" {
-			return r
+		if cause := lockedCutCause(c.lock); cause.reason != "" {
+			return cause
 		}
 	}
-	return "Cancelled"
+	return cancelCause{reason: "Cancelled"}
 }
 
-func lockedCutReason(l *runLock) string {
+func lockedCutCause(l *runLock) cancelCause {
 	l.sigMu.Lock()
 	defer l.sigMu.Unlock()
-	return l.cutReason
+	return l.cutCause
 }
 
 // storeResult writes a completed, non-null result at the effect's result
@@ -316,6 +320,13 @@ func storeResult(run *durable.RunState, eff *durable.Effect, out Outcome) {
 // outcomeCancelled is the internal outcome of an attempt interrupted by
 // Cancel; it is recorded and never retried.
 const outcomeCancelled OutcomeStatus = "cancelled"
+
+// cancelledOutcome is the outcome of a built-in handler that finds its
+// run covered by a tree cancel (a sync child's, cancelCovering): the
+// attempt ends cancelled and the run is committed cancelled with cause.
+func cancelledOutcome(cause cancelCause) Outcome {
+	return Outcome{Status: outcomeCancelled, Error: "cancelled", cancel: &cause}
+}
 
 // callHandler runs one attempt with a context that Cancel can interrupt.
 func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest) (out Outcome, err error) {
@@ -373,6 +384,10 @@ func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest
 	}
 	switch out.Status {
 	case OutcomeCompleted, OutcomeFailed:
+	case outcomeCancelled:
+		if out.cancel == nil {
+			return Failed(fmt.Sprintf("effect handler for %s returned an unknown outcome %q", req.Effect.Type, out.Status)), nil
+		}
 	case OutcomeWaiting:
 		if out.Wait == nil {
 			return Failed(fmt.Sprintf("effect handler for %s returned a waiting outcome without a wait", req.Effect.Type)), nil

@@ -23,6 +23,9 @@ type Outcome struct {
 	Result any                // completed: the JSON result (may be nil)
 	Wait   *durable.WaitState // waiting
 	Error  string             // failed
+	// cancel, on an internal cancelled outcome, is the tree cancel that
+	// ends the run with the attempt (cancelledOutcome).
+	cancel *cancelCause
 }
 
 // Completed returns a completed outcome.

@@ -211,14 +211,14 @@ type runLock struct {
 	// an effect that runs).
 	cancelRequests int
 	cancelInflight context.CancelCauseFunc
-	// cancelReasons are the reasons of the cancels under way, oldest
-	// first (one per cancel request); cutReason is the reason of the
-	// cancel that cut the context made last by cancellable, "" if none
-	// did. The tick that records an attempt cancelled commits its run
-	// cancelled with it: the Cancel may have given up waiting for that
-	// tick by then.
-	cancelReasons []string
-	cutReason     string
+	// cancelCauses are the causes (reason, run aimed at) of the cancels
+	// under way, oldest first (one per cancel request); cutCause is the
+	// cause of the cancel that cut the context made last by cancellable,
+	// the zero cause if none did. The tick that records an attempt
+	// cancelled commits its run cancelled with it: the Cancel may have
+	// given up waiting for that tick by then.
+	cancelCauses []cancelCause
+	cutCause     cancelCause
 	// pauseWait cuts short the wait before a retry (backoff): a pause
 	// request ends it too, where it lets an attempt in flight finish.
 	pauseWait context.CancelCauseFunc

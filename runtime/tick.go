@@ -248,7 +248,7 @@ func (s *session) endUnderCancelledParent(ctx context.Context) (bool, error) {
 	if err := s.endOpenAttempt(ctx); err != nil {
 		return true, err
 	}
-	if err := s.commitCancelled(ctx, reason); err != nil && !errors.Is(err, errStop) {
+	if err := s.commitCancelled(ctx, cancelCause{reason: reason}); err != nil && !errors.Is(err, errStop) {
 		return true, err
 	}
 	return true, nil
