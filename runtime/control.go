@@ -140,7 +140,9 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 		if run.Status.Terminal() || IsPaused(run) {
 			return false, nil, nil
 		}
-		if run.Status == durable.RunWaiting && run.Waiting != nil && run.Waiting.Reason == durable.WaitUser {
+		// A person's question is not paused (spec §2.7); a pause wait
+		// whose flag another writer dropped is, so it can be lifted.
+		if run.Status == durable.RunWaiting && run.Waiting != nil && run.Waiting.Reason == durable.WaitUser && !isPauseWait(run) {
 			return false, nil, nil
 		}
 		ctl := namespace(namespace(run.Vars, "_runtime"), "control")

@@ -83,12 +83,14 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 	}
 	defer unlock()
 	run := s.run
-	if IsPaused(run) && !isPauseWait(run) {
+	if IsPaused(run) {
+		if isPauseWait(run) {
+			return run, fmt.Errorf("resume of run %s: %w (use ResumeRun)", run.RunID, ErrRunPaused)
+		}
 		return run, fmt.Errorf("resume of run %s: %w", run.RunID, ErrRunPaused)
 	}
-	if isPauseWait(run) {
-		return run, fmt.Errorf("resume of run %s: %w (use ResumeRun)", run.RunID, ErrRunPaused)
-	}
+	// A pause wait without the flag (another writer dropped it) is
+	// answered like any wait, as Python's resume refuses paused runs only.
 	w := run.Waiting
 	if run.Status != durable.RunWaiting || w == nil {
 		return run, &StaleResumeError{RunID: run.RunID, Status: string(run.Status), Got: p.WaitKey}
