@@ -167,7 +167,8 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 }
 
 // ResumeRun lifts a host pause: a run in its pause wait continues where it
-// stopped (and is driven), other waits stay as they are. A run waiting on
+// stopped (and is driven by a Tick with the runtime's step budget), other
+// waits stay as they are. A run waiting on
 // a child that ended during the pause (the child's end skipped it then)
 // receives the child's end now.
 func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunState, error) {

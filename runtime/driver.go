@@ -37,6 +37,13 @@ type driver struct {
 	// session tick ran under it (a cancel through another runner): the
 	// session's uncommitted work was dropped.
 	lastDropped bool
+	// budgetRun is the run a Tick or Resume was called on, and budgetLeft
+	// the steps its MaxSteps still allows it in this call: the steps it
+	// makes when a follow-up resumes it (its child's end, an event) count
+	// against the caller's budget, as Python's tick(max_steps) never
+	// makes more. Other runs the call drives get their own budgets.
+	budgetRun  string
+	budgetLeft int
 }
 
 type followKind int
@@ -66,6 +73,34 @@ const maxFollowUps = 100_000
 
 func (r *Runtime) newDriver(gate StepGate) *driver {
 	return &driver{r: r, gate: gate}
+}
+
+// withBudget makes maxSteps the step budget of runID for the whole call.
+func (d *driver) withBudget(runID string, maxSteps int) *driver {
+	d.budgetRun, d.budgetLeft = runID, max(maxSteps, 0)
+	return d
+}
+
+// allowance is how many of maxSteps steps runID may make now.
+func (d *driver) allowance(runID string, maxSteps int) int {
+	if d == nil || runID == "" || runID != d.budgetRun {
+		return maxSteps
+	}
+	return min(maxSteps, d.budgetLeft)
+}
+
+// spend counts n steps runID made against its call budget.
+func (d *driver) spend(runID string, n int) {
+	if d != nil && runID != "" && runID == d.budgetRun {
+		d.budgetLeft = max(d.budgetLeft-n, 0)
+	}
+}
+
+// spent reports whether runID used the step budget its caller gave it for
+// this call: it is left running at its checkpoint, not driven on, as a
+// tick that used its MaxSteps leaves it (a later tick continues it).
+func (d *driver) spent(runID string) bool {
+	return runID != "" && runID == d.budgetRun && d.budgetLeft == 0
 }
 
 func (d *driver) touch(runID string) {
@@ -126,6 +161,9 @@ func (d *driver) drain(ctx context.Context) {
 			// stale resume, a limits update) and will not drive it. Not
 			// waiting for the holder here keeps a fan-out to runs that
 			// live runners drive from stalling its caller.
+			if d.spent(f.runID) {
+				break // its caller's budget is used: left for a later tick
+			}
 			var run *durable.RunState
 			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
 			// A run the caller's step gate stopped is left at its
@@ -136,7 +174,7 @@ func (d *driver) drain(ctx context.Context) {
 			// later drive, should the Cancel give up.
 			if err == nil && run != nil && run.Status == durable.RunRunning && d.lastStop == stoppedCancel {
 				d.r.retryLater(ctx, followUp{kind: followTick, runID: f.runID}, false)
-			} else if err == nil && run != nil && run.Status == durable.RunRunning && d.lastStop != stoppedGate {
+			} else if err == nil && run != nil && run.Status == durable.RunRunning && d.lastStop != stoppedGate && !d.spent(f.runID) {
 				if f.rounds+1 < maxFollowRounds {
 					// It used its step budget: give it another turn after
 					// the others.
@@ -254,10 +292,12 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 	if errors.As(err, &stale) {
 		return nil // resumed by someone else meanwhile
 	}
-	if err == nil && st != nil && st.Status == durable.RunRunning && d.lastStop != stoppedGate {
+	if err == nil && st != nil && st.Status == durable.RunRunning && d.lastStop != stoppedGate && !d.spent(parent.RunID) {
 		// The resume's tick used its step budget: drive the parent on, as
 		// any follow-up that ran out of ticks is (nothing else would). A
-		// parent the caller's step gate stopped is left at its checkpoint.
+		// parent the caller's step gate stopped, or the run the caller
+		// ticked once it used the caller's MaxSteps, is left at its
+		// checkpoint.
 		d.enqueueTick(parent.RunID)
 	}
 	return err

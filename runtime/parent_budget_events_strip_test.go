@@ -27,7 +27,8 @@ func counterVar(run *durable.RunState, key string) int64 {
 
 // TestParentResumedByChildEndPastItsBudgetIsDrivenOn: a parent waiting on
 // an async child (async+wait) is resumed by the child's end
-// (driver.resumeParent), which ticks it for one step budget. resumeParent
+// (driver.resumeParent) as a follow-up of the call that ended the child,
+// which ticks it for one step budget. resumeParent
 // ignores the state that resume returns: a parent still running after that
 // budget is neither queued for another round (as drain does for a
 // followTick, and deliver does for a resumed listener) nor kept for
@@ -51,7 +52,11 @@ func TestParentResumedByChildEndPastItsBudgetIsDrivenOn(t *testing.T) {
 			return runtime.Next("loop"), nil
 		},
 	}}
-	child := &runtime.Workflow{ID: "child", Entry: "c", Nodes: map[string]runtime.NodeFunc{
+	child := &runtime.Workflow{ID: "child", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, ResultKey: "answer",
+				Payload: map[string]any{"prompt": "go?", "wait_key": "go"}}, "c"), nil
+		},
 		"c": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			return runtime.Complete(map[string]any{"child": true}), nil
 		},
@@ -61,12 +66,22 @@ func TestParentResumedByChildEndPastItsBudgetIsDrivenOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The tick parks the parent, drives the child to its end, and the
-	// child's end resumes the parent.
-	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+	// The tick parks the parent and drives the child to its question.
+	// The answer to the child (another run than the parent: a Tick's own
+	// run keeps to its caller's MaxSteps, even when resumed within the
+	// call) ends it, and the child's end resumes the parent.
+	p, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := rt.GetState(ctx, id)
+	childID := runtime.WaitedChild(p)
+	if childID == "" {
+		t.Fatalf("setup: the parent is %s, not waiting on its child", p.Status)
+	}
+	if _, err := rt.Resume(ctx, runtime.ResumeParams{RunID: childID, WaitKey: "go", Payload: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err = rt.GetState(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

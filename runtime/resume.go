@@ -25,7 +25,9 @@ type ResumeParams struct {
 	// Payload is written at the wait's result key.
 	Payload map[string]any
 	// MaxSteps for the tick that follows: 0 means the runtime default, a
-	// negative value commits the resume without ticking.
+	// negative value commits the resume without ticking. As Tick's, it
+	// caps the run's steps in the whole call, those made when the call
+	// resumes it again (its async child's end) included.
 	MaxSteps int
 	// StepGate is consulted at each step boundary of that tick.
 	StepGate StepGate
@@ -45,7 +47,11 @@ type ResumeParams struct {
 // another runner holds is waited for a moment, then taken if it is still
 // waiting unchanged (see claimHeld), else ErrRunClaimed.
 func (r *Runtime) Resume(ctx context.Context, p ResumeParams) (*durable.RunState, error) {
-	d := r.newDriver(p.StepGate)
+	budget := r.steps(p.MaxSteps)
+	if p.MaxSteps < 0 {
+		budget = 0 // committed without a tick: no step in this call
+	}
+	d := r.newDriver(p.StepGate).withBudget(p.RunID, budget)
 	run, err := d.resume(ctx, p)
 	if err != nil {
 		d.keepQueued(ctx)

@@ -59,6 +59,8 @@ type session struct {
 	// abandoned is set when a node gave up on its cancelled context: the
 	// session's uncommitted work is dropped, not committed.
 	abandoned bool
+	// made counts the node steps the session started (past the gate).
+	made int
 }
 
 // claimErr returns the lost claim's error in place of err (typically the

@@ -21,8 +21,11 @@ type StepGate func(ctx context.Context, run *durable.RunState, nodeID string) er
 
 // TickOptions tunes one Tick.
 type TickOptions struct {
-	// MaxSteps caps the node executions of this tick; 0 means the
-	// runtime's default (100).
+	// MaxSteps caps the node executions of the ticked run in the whole
+	// call, the steps it makes when the call resumes it (its async
+	// child's end, an event a child emits) included; 0 means the
+	// runtime's default (100). Other runs the call drives get the
+	// runtime's budget each.
 	MaxSteps int
 	// StepGate, when set, is consulted at every step boundary.
 	StepGate StepGate
@@ -32,9 +35,12 @@ type TickOptions struct {
 // returns its state. A waiting run whose deadline has passed is released
 // first. Runs started or resumed by this run's steps (child runs, event
 // listeners, a parent waiting on this run) are driven too before Tick
-// returns.
+// returns, each with the runtime's step budget (up to 100 ticks of it).
+// Resumed by them, the run itself goes on within what is left of
+// MaxSteps: once it is used the run is left running at its next node,
+// the answer it was resumed with saved, for a later Tick.
 func (r *Runtime) Tick(ctx context.Context, runID string, opts TickOptions) (*durable.RunState, error) {
-	d := r.newDriver(opts.StepGate)
+	d := r.newDriver(opts.StepGate).withBudget(runID, r.steps(opts.MaxSteps))
 	run, err := d.tick(ctx, runID, r.steps(opts.MaxSteps))
 	if claimRefused(err, runID) {
 		run, err = d.tickHeldDue(ctx, runID, r.steps(opts.MaxSteps), err)
@@ -272,9 +278,13 @@ func (s *session) releaseDue(ctx context.Context) error {
 	return s.applyResume(ctx, w, map[string]any{"timed_out": true})
 }
 
-// steps executes up to maxSteps node steps, checkpointing at durable
-// boundaries, and always leaves the run committed.
+// steps executes up to maxSteps node steps (fewer when the run is the one
+// its call was given a budget for and less of it is left), checkpointing
+// at durable boundaries, and always leaves the run committed.
 func (s *session) steps(ctx context.Context, maxSteps int) error {
+	maxSteps = s.d.allowance(s.run.RunID, maxSteps)
+	made := s.made
+	defer func() { s.d.spend(s.run.RunID, s.made-made) }()
 	for i := 0; i < maxSteps; i++ {
 		if s.run.Status != durable.RunRunning {
 			break
@@ -324,6 +334,7 @@ func (s *session) step(ctx context.Context) error {
 			return err
 		}
 	}
+	s.made++
 	node, ok := s.wf.Nodes[nodeID]
 	if !ok {
 		return s.fail(ctx, nodeID, fmt.Sprintf("unknown node %q in workflow %q", nodeID, s.wf.ID))
