@@ -44,6 +44,15 @@ type FlowInfo struct {
 	Listeners []string `json:"listeners,omitempty"`
 	// NeedsLLM reports whether running the flow needs an llm_call handler.
 	NeedsLLM bool `json:"needs_llm"`
+
+	// subflowNodes pairs every reachable subflow node with its reference,
+	// so that a reference to a missing flow names the node to fix.
+	subflowNodes []subflowNode
+}
+
+// subflowNode is one subflow node of a flow and the workflow it starts.
+type subflowNode struct {
+	node, ref string
 }
 
 // CompiledBundle is every workflow a bundle needs registered.
@@ -97,7 +106,12 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 		_, _, flowID, _ := bundle.SplitWorkflowID(wfID)
 		co := opts.Compile
 		co.Bundle, co.WorkflowID, co.EntryNode = ref, wfID, ""
-		p, err := compileProgram(flow, co)
+		g, err := compileGraph(flow, co)
+		if err != nil {
+			errs = append(errs, withFlow(err, flowID))
+			continue
+		}
+		p, err := g.program(co)
 		if err != nil {
 			errs = append(errs, withFlow(err, flowID))
 			continue
@@ -105,36 +119,25 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 		info := p.info(flowID)
 		// Listeners are entered at their own on_event node, so they reach
 		// nodes the entry does not: their subflows, agents and effects
-		// count as the flow's.
+		// count as the flow's. They share the flow's compiled graph.
 		var listeners []*program
-		for _, n := range p.listenerNodes() {
+		absorbed := map[*node]bool{}
+		for _, n := range p.exec {
+			absorbed[n] = true
+		}
+		for _, n := range g.listenerNodes() {
 			co.WorkflowID, co.EntryNode = bundle.ListenerWorkflowID(wfID, n), n
-			lp, err := compileProgram(flow, co)
+			lp, err := g.program(co)
 			if err != nil {
 				errs = append(errs, withFlow(err, flowID))
 				continue
 			}
 			listeners = append(listeners, lp)
 			info.Listeners = append(info.Listeners, co.WorkflowID)
-			info.absorb(lp.info(flowID))
+			info.absorb(lp, absorbed)
 		}
-		var subErr error
-		for _, sub := range info.Subflows {
-			missing := ""
-			if !strings.Contains(sub, ":") {
-				missing = sub
-			} else if bid, ver, fid, _ := bundle.SplitWorkflowID(sub); bid == b.Manifest.BundleID && ver == b.Manifest.BundleVersion {
-				if _, ok := b.Manifest.Flows[fid]; !ok {
-					missing = fid
-				}
-			}
-			if missing != "" {
-				subErr = errors.Join(subErr, &CompileError{Bundle: ref, Flow: flowID,
-					Msg: fmt.Sprintf("subflow references flow %q, which is not in the bundle", missing)})
-			}
-		}
-		if subErr != nil {
-			errs = append(errs, subErr)
+		if err := checkSubflows(b, info); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		cb.Workflows = append(cb.Workflows, p.workflow())
@@ -157,6 +160,27 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 	return cb, nil
 }
 
+// checkSubflows refuses subflow nodes of info that start a flow of this
+// bundle the bundle does not have, naming each such node.
+func checkSubflows(b *bundle.Bundle, info *FlowInfo) error {
+	var errs []error
+	for _, sn := range info.subflowNodes {
+		missing := ""
+		if !strings.Contains(sn.ref, ":") {
+			missing = sn.ref
+		} else if bid, ver, fid, _ := bundle.SplitWorkflowID(sn.ref); bid == b.Manifest.BundleID && ver == b.Manifest.BundleVersion {
+			if _, ok := b.Manifest.Flows[fid]; !ok {
+				missing = fid
+			}
+		}
+		if missing != "" {
+			errs = append(errs, &CompileError{Bundle: b.Ref(), Flow: info.FlowID, Node: sn.node,
+				Msg: fmt.Sprintf("subflow references flow %q, which is not in the bundle", missing)})
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // withFlow names the flow (its id in the bundle, not the namespaced
 // workflow id) in every CompileError of err, joined errors included.
 func withFlow(err error, flowID string) error {
@@ -173,9 +197,9 @@ func withFlow(err error, flowID string) error {
 
 // listenerNodes returns the ids of every on_event node of the document
 // (reachable or not: listeners are entered at their own node).
-func (p *program) listenerNodes() []string {
+func (g *graph) listenerNodes() []string {
 	var ids []string
-	for _, n := range p.allNodes {
+	for _, n := range g.order {
 		if n.Type == "on_event" && n.kind == kindExec {
 			ids = append(ids, n.ID)
 		}
@@ -183,38 +207,58 @@ func (p *program) listenerNodes() []string {
 	return ids
 }
 
-// absorb adds to fi the subflows, agents and effects of o, a program of
-// the same flow entered elsewhere (a listener), leaving out repeats.
-func (fi *FlowInfo) absorb(o *FlowInfo) {
-	for _, sub := range o.Subflows {
-		if !slices.Contains(fi.Subflows, sub) {
-			fi.Subflows = append(fi.Subflows, sub)
+// absorb adds to fi the subflows, agents and effects of the exec nodes of
+// o, a program of the same flow entered elsewhere (a listener), that are
+// not yet in absorbed. Each node is looked at once over all listeners, so
+// that summarising stays proportional to the flow.
+func (fi *FlowInfo) absorb(o *program, absorbed map[*node]bool) {
+	var fresh []*node
+	for _, n := range o.exec {
+		if !absorbed[n] {
+			absorbed[n] = true
+			fresh = append(fresh, n)
 		}
 	}
-	for _, a := range o.Agents {
-		if !slices.ContainsFunc(fi.Agents, func(b AgentInfo) bool { return b.NodeID == a.NodeID }) {
-			fi.Agents = append(fi.Agents, a)
-		}
+	effects := map[string]bool{}
+	for _, e := range fi.Effects {
+		effects[e] = true
 	}
-	for _, e := range o.Effects {
-		if !slices.Contains(fi.Effects, e) {
-			fi.Effects = append(fi.Effects, e)
-		}
-	}
-	slices.Sort(fi.Effects)
-	fi.NeedsLLM = fi.NeedsLLM || o.NeedsLLM
+	fi.addExec(fresh, o.flowID, effects)
+	fi.Effects = slices.Sorted(maps.Keys(effects))
+	fi.NeedsLLM = effects["llm_call"]
 }
 
-// info summarises a compiled program.
+// info summarises a compiled program: its reachable exec nodes and every
+// pure and literal node of the flow.
 func (p *program) info(flowID string) *FlowInfo {
 	fi := &FlowInfo{FlowID: flowID, WorkflowID: p.workflowID, Entry: p.entry, NodeTypes: map[string]int{}}
-	effects := map[string]bool{}
-	for _, n := range p.order {
-		if strings.HasPrefix(n.ID, joinPrefix) || strings.HasPrefix(n.ID, muxPrefix) {
-			continue
+	for _, n := range p.g.order {
+		if !isInternal(n) && (n.kind != kindExec || p.reach[n.ID]) {
+			fi.NodeTypes[n.Type]++
 		}
-		fi.NodeTypes[n.Type]++
-		if n.kind != kindExec {
+	}
+	effects := map[string]bool{}
+	fi.addExec(p.exec, p.flowID, effects)
+	fi.Effects = slices.Sorted(maps.Keys(effects))
+	fi.NeedsLLM = effects["llm_call"]
+	return fi
+}
+
+// isInternal reports whether n was generated by lowering.
+func isInternal(n *node) bool {
+	return strings.HasPrefix(n.ID, joinPrefix) || strings.HasPrefix(n.ID, muxPrefix)
+}
+
+// addExec adds to fi the subflows and agents of exec nodes (in document
+// order), and their effect types to effects. Subflows already listed are
+// not repeated.
+func (fi *FlowInfo) addExec(nodes []*node, flowID string, effects map[string]bool) {
+	subflows := map[string]bool{}
+	for _, sub := range fi.Subflows {
+		subflows[sub] = true
+	}
+	for _, n := range nodes {
+		if isInternal(n) {
 			continue
 		}
 		if n.effectType != "" {
@@ -223,12 +267,16 @@ func (p *program) info(flowID string) *FlowInfo {
 		switch n.handler {
 		case handlerSubflow:
 			effects["start_subworkflow"] = true
-			if ref := subflowRef(n); ref != "" && !slices.Contains(fi.Subflows, ref) {
-				fi.Subflows = append(fi.Subflows, ref)
+			if ref := subflowRef(n); ref != "" {
+				fi.subflowNodes = append(fi.subflowNodes, subflowNode{node: n.ID, ref: ref})
+				if !subflows[ref] {
+					subflows[ref] = true
+					fi.Subflows = append(fi.Subflows, ref)
+				}
 			}
 		case handlerAgent:
 			effects["start_subworkflow"], effects["llm_call"] = true, true
-			a := AgentInfo{NodeID: n.ID, ReactWorkflowID: n.reactWorkflowID(p.flowID)}
+			a := AgentInfo{NodeID: n.ID, ReactWorkflowID: n.reactWorkflowID(flowID)}
 			for _, t := range uniqueStrings(agentConfig(n)["tools"]) {
 				a.Tools = append(a.Tools, t.(string))
 			}
@@ -241,7 +289,4 @@ func (p *program) info(flowID string) *FlowInfo {
 			effects["emit_event"] = true
 		}
 	}
-	fi.Effects = slices.Sorted(maps.Keys(effects))
-	fi.NeedsLLM = effects["llm_call"]
-	return fi
 }

@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -69,6 +70,7 @@ type node struct {
 	Outputs []pin
 	kind    nodeKind
 	handler handlerKind
+	pos     int // index in the document (after lowering)
 
 	pinDefaults map[string]any
 	declaredIn  map[string]bool // declared non-exec input pins
@@ -91,16 +93,49 @@ type node struct {
 	completedTarget string
 }
 
-// program is a compiled flow shared by the node handlers of its workflow.
+// graph is the entry-independent compilation of one flow document: every
+// node, wired for data and (once reached) for exec. CompileBundle builds it
+// once per flow and derives the flow's workflow and each of its listener
+// workflows from it, so that they share the compiled nodes instead of each
+// compiling the whole flow again (which grew with the square of the flow).
+// Nothing in it is written once the programs are derived (the wiring is
+// done at compile time): node handlers only read it, as the runs of one
+// workflow always shared their program, so sharing it between workflows
+// gives runs no mutable state in common.
+type graph struct {
+	c           *compiler
+	docEntry    string
+	nodes       map[string]*node  // every node
+	order       []*node           // every node, document order
+	out         map[string][]edge // exec edges between exec nodes, by source
+	hasIncoming map[string]bool   // exec nodes with an incoming exec edge
+	// wired records the exec nodes whose successors are computed (and the
+	// error when they are invalid), so that a node reached from several
+	// entries is wired once.
+	wired map[*node]error
+}
+
+// program is a compiled flow entered at one node, shared by the node
+// handlers of its workflow. Its nodes belong to the graph.
 type program struct {
+	g          *graph
 	flowID     string
 	workflowID string
 	entry      string
-	nodes      map[string]*node
-	order      []*node // nodes kept after pruning, document order
-	allNodes   []*node // every node, before pruning
+	reach      map[string]bool // exec nodes reachable from entry
+	exec       []*node         // the same nodes, document order
 	joinRoutes map[string][]route
 	opts       CompileOptions
+}
+
+// node returns the node id as the program sees it: a reachable exec node,
+// or any pure or literal node (those are never pruned).
+func (p *program) node(id string) *node {
+	n := p.g.nodes[id]
+	if n == nil || (n.kind == kindExec && !p.reach[id]) {
+		return nil
+	}
+	return n
 }
 
 // compiler holds the state of one compilation.
@@ -108,19 +143,28 @@ type compiler struct {
 	opts       CompileOptions
 	flowID     string
 	joinRoutes map[string][]route
+	// pinsIndexed counts the pins put into the lookup maps of
+	// checkEdgeEndpoints; tests check that each is looked at once.
+	pinsIndexed int
 }
 
 // Compile turns one VisualFlow document into a runtime workflow (§3).
 // Errors are *CompileError values naming the flow, node and pin.
 func Compile(flow map[string]any, opts CompileOptions) (*runtime.Workflow, error) {
-	p, err := compileProgram(flow, opts)
+	g, err := compileGraph(flow, opts)
+	if err != nil {
+		return nil, err
+	}
+	p, err := g.program(opts)
 	if err != nil {
 		return nil, err
 	}
 	return p.workflow(), nil
 }
 
-func compileProgram(flow map[string]any, opts CompileOptions) (*program, error) {
+// compileGraph parses, validates, lowers and wires a flow document. Its
+// entry-dependent part (entry, pruning, successors) is left to program.
+func compileGraph(flow map[string]any, opts CompileOptions) (*graph, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -135,25 +179,34 @@ func compileProgram(flow map[string]any, opts CompileOptions) (*program, error) 
 	if err := c.lower(d); err != nil {
 		return nil, err
 	}
-	p := &program{flowID: d.ID, workflowID: d.ID, nodes: map[string]*node{}, joinRoutes: c.joinRoutes, opts: opts}
-	if opts.WorkflowID != "" {
-		p.workflowID = opts.WorkflowID
-	}
-	for _, rn := range d.Nodes {
+	g := &graph{c: c, docEntry: d.EntryNode, nodes: make(map[string]*node, len(d.Nodes)),
+		order: make([]*node, 0, len(d.Nodes)), out: map[string][]edge{}, hasIncoming: map[string]bool{},
+		wired: map[*node]error{}}
+	for i, rn := range d.Nodes {
 		n := c.newNode(rn)
-		p.nodes[n.ID] = n
-		p.order = append(p.order, n)
+		n.pos = i
+		g.nodes[n.ID] = n
+		g.order = append(g.order, n)
 	}
-	if err := c.wireData(p, d); err != nil {
+	if err := c.wireData(g, d); err != nil {
 		return nil, err
 	}
-	if err := c.checkPureCycles(p); err != nil {
+	if err := c.checkPureCycles(g); err != nil {
 		return nil, err
 	}
-	if err := c.wireExec(p, d); err != nil {
-		return nil, err
+	for _, e := range d.Edges {
+		if e.isExec() && g.isExec(e.Source) && g.isExec(e.Target) {
+			g.hasIncoming[e.Target] = true
+			g.out[e.Source] = append(g.out[e.Source], e)
+		}
 	}
-	return p, nil
+	return g, nil
+}
+
+// isExec reports whether id names an exec node.
+func (g *graph) isExec(id string) bool {
+	n := g.nodes[id]
+	return n != nil && n.kind == kindExec
 }
 
 // checkNodes refuses duplicate ids and unknown node types.
@@ -187,6 +240,19 @@ func (c *compiler) checkEdgeEndpoints(d *document) error {
 	for _, n := range d.Nodes {
 		byID[n.ID] = n
 	}
+	// Pins are looked up in per-node maps, built on first use: a scan of
+	// the declared pins per edge would take pins x edges on a node with
+	// many wired pins.
+	ins, outs := map[*rawNode]map[string]pin{}, map[*rawNode]map[string]pin{}
+	index := func(cache map[*rawNode]map[string]pin, n *rawNode, pins []pin) map[string]pin {
+		m, ok := cache[n]
+		if !ok {
+			m = pinIndex(pins)
+			cache[n] = m
+			c.pinsIndexed += len(pins)
+		}
+		return m
+	}
 	var errs []error
 	for _, e := range d.Edges {
 		src, dst := byID[e.Source], byID[e.Target]
@@ -198,8 +264,8 @@ func (c *compiler) checkEdgeEndpoints(d *document) error {
 			errs = append(errs, c.errorf(e.Target, e.TargetHandle, "edge %s.%s -> %s.%s ends at a missing node", e.Source, e.SourceHandle, e.Target, e.TargetHandle))
 			continue
 		}
-		sp, sok := findPin(src.Outputs, e.SourceHandle)
-		tp, tok := findPin(dst.Inputs, e.TargetHandle)
+		sp, sok := index(outs, src, src.Outputs)[e.SourceHandle]
+		tp, tok := index(ins, dst, dst.Inputs)[e.TargetHandle]
 		if len(src.Outputs) > 0 && !sok && !builtin.IsLiteral(src.Type) {
 			errs = append(errs, c.errorf(src.ID, e.SourceHandle, "edge to %s.%s starts at an output pin the node does not declare (outputs: %s)", e.Target, e.TargetHandle, pinIDs(src.Outputs)))
 			continue
@@ -216,19 +282,30 @@ func (c *compiler) checkEdgeEndpoints(d *document) error {
 	return errors.Join(errs...)
 }
 
-func findPin(pins []pin, id string) (pin, bool) {
+// pinIndex returns pins by id (the first of a repeated id, as a scan in
+// order would find).
+func pinIndex(pins []pin) map[string]pin {
+	m := make(map[string]pin, len(pins))
 	for _, p := range pins {
-		if p.ID == id {
-			return p, true
+		if _, dup := m[p.ID]; !dup {
+			m[p.ID] = p
 		}
 	}
-	return pin{}, false
+	return m
 }
 
+// maxListedPins bounds the pins an error lists: every bad edge into a
+// node names its pins, so listing them all would take pins x edges.
+const maxListedPins = 32
+
+// pinIDs lists the ids of pins for an error message.
 func pinIDs(pins []pin) string {
-	ids := make([]string, len(pins))
-	for i, p := range pins {
-		ids[i] = p.ID
+	ids := make([]string, 0, min(len(pins), maxListedPins)+1)
+	for _, p := range pins[:min(len(pins), maxListedPins)] {
+		ids = append(ids, p.ID)
+	}
+	if len(pins) > maxListedPins {
+		ids = append(ids, fmt.Sprintf("… %d more", len(pins)-maxListedPins))
 	}
 	return strings.Join(ids, ", ")
 }
@@ -286,12 +363,12 @@ func (c *compiler) newNode(rn *rawNode) *node {
 }
 
 // wireData builds the data-edge map (§3.2).
-func (c *compiler) wireData(p *program, d *document) error {
+func (c *compiler) wireData(g *graph, d *document) error {
 	for _, e := range d.Edges {
 		if e.isExec() || e.SourceHandle == "exec-out" {
 			continue
 		}
-		dst, src := p.nodes[e.Target], p.nodes[e.Source]
+		dst, src := g.nodes[e.Target], g.nodes[e.Source]
 		if dst.connected[e.TargetHandle] {
 			return c.errorf(dst.ID, e.TargetHandle, "multiple data edges target the same input pin")
 		}
@@ -299,7 +376,7 @@ func (c *compiler) wireData(p *program, d *document) error {
 		dst.dataIn = append(dst.dataIn, dataEdge{pin: e.TargetHandle, src: src, srcPin: e.SourceHandle})
 		src.referenced[e.SourceHandle] = true
 	}
-	for _, n := range p.order {
+	for _, n := range g.order {
 		slices.SortStableFunc(n.dataIn, func(a, b dataEdge) int { return strings.Compare(a.pin, b.pin) })
 	}
 	return nil
@@ -307,7 +384,7 @@ func (c *compiler) wireData(p *program, d *document) error {
 
 // checkPureCycles refuses cycles among pure nodes (they could never be
 // evaluated).
-func (c *compiler) checkPureCycles(p *program) error {
+func (c *compiler) checkPureCycles(g *graph) error {
 	const (
 		white = iota
 		grey
@@ -334,7 +411,7 @@ func (c *compiler) checkPureCycles(p *program) error {
 		color[n.ID] = black
 		return nil
 	}
-	for _, n := range p.order {
+	for _, n := range g.order {
 		if n.kind == kindPure && color[n.ID] == white {
 			if err := visit(n, nil); err != nil {
 				return err
@@ -344,36 +421,37 @@ func (c *compiler) checkPureCycles(p *program) error {
 	return nil
 }
 
-// wireExec picks the entry, prunes unreachable exec nodes and computes
-// successors (§3.3–3.4).
-func (c *compiler) wireExec(p *program, d *document) error {
-	isExec := func(id string) bool { n := p.nodes[id]; return n != nil && n.kind == kindExec }
-	hasIncoming := map[string]bool{}
-	out := map[string][]edge{}
-	for _, e := range d.Edges {
-		if e.isExec() && isExec(e.Source) && isExec(e.Target) {
-			hasIncoming[e.Target] = true
-			out[e.Source] = append(out[e.Source], e)
-		}
+// program derives the workflow of the flow entered per opts: it picks
+// the entry, prunes unreachable exec nodes and computes the successors of
+// the reachable ones (§3.3–3.4). Only opts.WorkflowID and opts.EntryNode
+// may differ from the options the graph was compiled with.
+func (g *graph) program(opts CompileOptions) (*program, error) {
+	c := g.c
+	if opts.Logger == nil {
+		opts.Logger = c.opts.Logger
+	}
+	p := &program{g: g, flowID: c.flowID, workflowID: c.flowID, joinRoutes: c.joinRoutes, opts: opts}
+	if opts.WorkflowID != "" {
+		p.workflowID = opts.WorkflowID
 	}
 	entry := ""
 	switch {
-	case c.opts.EntryNode != "":
-		if !isExec(c.opts.EntryNode) {
-			return c.errorf(c.opts.EntryNode, "", "entry node override does not name an exec node")
+	case opts.EntryNode != "":
+		if !g.isExec(opts.EntryNode) {
+			return nil, c.errorf(opts.EntryNode, "", "entry node override does not name an exec node")
 		}
-		entry = c.opts.EntryNode
-	case isExec(d.EntryNode):
-		entry = d.EntryNode
+		entry = opts.EntryNode
+	case g.isExec(g.docEntry):
+		entry = g.docEntry
 	default:
-		for _, n := range p.order {
-			if n.kind == kindExec && !hasIncoming[n.ID] {
+		for _, n := range g.order {
+			if n.kind == kindExec && !g.hasIncoming[n.ID] {
 				entry = n.ID
 				break
 			}
 		}
 		if entry == "" {
-			for _, n := range p.order {
+			for _, n := range g.order {
 				if n.kind == kindExec {
 					entry = n.ID
 					break
@@ -382,45 +460,42 @@ func (c *compiler) wireExec(p *program, d *document) error {
 		}
 	}
 	if entry == "" {
-		return c.errorf("", "", "Flow must have an entry node")
+		return nil, c.errorf("", "", "Flow must have an entry node")
 	}
 	p.entry = entry
-	reach := map[string]bool{entry: true}
+	p.reach = map[string]bool{entry: true}
 	queue := []string{entry}
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
-		for _, e := range out[id] {
-			if !reach[e.Target] {
-				reach[e.Target] = true
+		p.exec = append(p.exec, g.nodes[id])
+		for _, e := range g.out[id] {
+			if !p.reach[e.Target] {
+				p.reach[e.Target] = true
 				queue = append(queue, e.Target)
 			}
 		}
 	}
-	p.allNodes = slices.Clone(p.order)
-	for _, n := range p.order {
-		if n.kind != kindExec {
-			continue
+	slices.SortFunc(p.exec, func(a, b *node) int { return a.pos - b.pos })
+	for _, n := range p.exec {
+		if n.handler == handlerSubflow && subflowRef(n) == "" {
+			return nil, c.errorf(n.ID, "", "subflow node has no subflowId")
 		}
-		if n.handler == handlerSubflow && reach[n.ID] && subflowRef(n) == "" {
-			return c.errorf(n.ID, "", "subflow node has no subflowId")
-		}
-		if !reach[n.ID] {
-			delete(p.nodes, n.ID)
-			continue
-		}
-		if err := c.successors(n, out[n.ID]); err != nil {
-			return err
+		if err := g.wire(n); err != nil {
+			return nil, err
 		}
 	}
-	kept := p.order[:0:0]
-	for _, n := range p.order {
-		if _, ok := p.nodes[n.ID]; ok {
-			kept = append(kept, n)
-		}
+	return p, nil
+}
+
+// wire computes the successors of a reachable exec node, once per graph.
+func (g *graph) wire(n *node) error {
+	if err, done := g.wired[n]; done {
+		return err
 	}
-	p.order = kept
-	return nil
+	err := g.c.successors(n, g.out[n.ID])
+	g.wired[n] = err
+	return err
 }
 
 // successors applies the table of §3.4 to one exec node.
@@ -511,11 +586,9 @@ func (c *compiler) successors(n *node, edges []edge) error {
 
 // workflow builds the runtime workflow of a compiled program.
 func (p *program) workflow() *runtime.Workflow {
-	wf := &runtime.Workflow{ID: p.workflowID, Entry: p.entry, Nodes: map[string]runtime.NodeFunc{}}
-	for _, n := range p.order {
-		if n.kind == kindExec {
-			wf.Nodes[n.ID] = p.handler(n)
-		}
+	wf := &runtime.Workflow{ID: p.workflowID, Entry: p.entry, Nodes: make(map[string]runtime.NodeFunc, len(p.exec))}
+	for _, n := range p.exec {
+		wf.Nodes[n.ID] = p.handler(n)
 	}
 	return wf
 }

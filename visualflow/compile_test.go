@@ -64,7 +64,7 @@ func TestCompileBundle_SubflowMustExist(t *testing.T) {
 		Flows: map[string]map[string]any{"p": flow},
 	}
 	_, err := CompileBundle(b, BundleOptions{})
-	if err == nil || !strings.Contains(err.Error(), `bundle bb@2: flow p: subflow references flow "missing"`) {
+	if err == nil || !strings.Contains(err.Error(), `bundle bb@2: flow p: node sub: subflow references flow "missing"`) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -78,5 +78,31 @@ func TestTypesCoverCatalogue(t *testing.T) {
 		if !KnownType(typ) {
 			t.Errorf("%s is not known", typ)
 		}
+	}
+}
+
+// A subflow node that starts a flow missing from the bundle is named in
+// the error (CompileError.Node), as every other reference error of the
+// compiler does: with several subflow nodes (or the same id under the
+// flowId/workflowId aliases) the author must be told which node to fix.
+func TestMissingSubflowErrorNamesTheNode(t *testing.T) {
+	t.Parallel()
+	flow := mustFlow(t, `{"id":"p","nodes":[{"id":"s","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
+	 {"id":"ok","type":"subflow","data":{"subflowId":"p","inputs":[{"id":"exec-in","type":"execution"}],"outputs":[{"id":"exec-out","type":"execution"}]}},
+	 {"id":"bad","type":"subflow","data":{"flowId":"missing","inputs":[{"id":"exec-in","type":"execution"}],"outputs":[{"id":"exec-out","type":"execution"}]}}],
+	 "edges":[{"source":"s","sourceHandle":"exec-out","target":"ok","targetHandle":"exec-in"},
+	 {"source":"ok","sourceHandle":"exec-out","target":"bad","targetHandle":"exec-in"}]}`)
+	b := &bundle.Bundle{
+		Manifest: bundle.Manifest{BundleFormatVersion: "1", BundleID: "bb", BundleVersion: "2",
+			Entrypoints: []bundle.Entrypoint{{FlowID: "p"}}, Flows: map[string]string{"p": "flows/p.json"}},
+		Flows: map[string]map[string]any{"p": flow},
+	}
+	_, err := CompileBundle(b, BundleOptions{})
+	if err == nil {
+		t.Fatal("bundle with a subflow to a missing flow compiled")
+	}
+	var ce *CompileError
+	if !errors.As(err, &ce) || ce.Node != "bad" {
+		t.Fatalf("error %q does not name the subflow node %q (CompileError %+v)", err, "bad", ce)
 	}
 }

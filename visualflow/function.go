@@ -273,7 +273,7 @@ func (s *step) functionFailure(n *node, err error, rec map[string]any) runtime.S
 // _temp.effects (§5.3, §5.6).
 func (s *step) flushOutputKey() {
 	prev, _ := s.tmp["prev_node_id"].(string)
-	n := s.p.nodes[prev]
+	n := s.p.node(prev)
 	if n == nil || n.outputKey == "" {
 		return
 	}

@@ -23,6 +23,11 @@ const (
 // one incoming exec edge gets a join_exec node in front of it and a
 // path_mux per overridden input pin. Stale entryRoutes metadata (routes
 // that no longer match the exec edges) is refused.
+//
+// The edge list is rebuilt once, not per target (which took targets x
+// edges): the document's edges, less the exec edges into the targets and
+// with overridden data edges rewired in place, then the edges generated
+// for each target in target order.
 func (c *compiler) lower(d *document) error {
 	byID := map[string]*rawNode{}
 	for _, n := range d.Nodes {
@@ -41,19 +46,44 @@ func (c *compiler) lower(d *document) error {
 		}
 	}
 	slices.Sort(targets)
+	lowered := map[string]bool{}
 	for _, t := range targets {
-		tn := byID[t]
-		if tn == nil {
-			continue // reported by edge validation
+		if byID[t] != nil { // a missing target is reported by edge validation
+			lowered[t] = true
 		}
+	}
+	if len(lowered) == 0 {
+		return nil
+	}
+	// dataIn indexes the data edges into the pins of the targets.
+	dataIn := map[[2]string][]int{}
+	for i, e := range d.Edges {
+		if !e.isExec() && lowered[e.Target] {
+			k := [2]string{e.Target, e.TargetHandle}
+			dataIn[k] = append(dataIn[k], i)
+		}
+	}
+	var added []edge
+	for _, t := range targets {
+		if !lowered[t] {
+			continue
+		}
+		tn := byID[t]
 		routes, err := c.routesOf(tn, fanIn[t], byID)
 		if err != nil {
 			return err
 		}
-		if err := c.insertJoin(d, byID, tn, routes); err != nil {
+		if added, err = c.insertJoin(d, byID, tn, routes, dataIn, added); err != nil {
 			return err
 		}
 	}
+	edges := make([]edge, 0, len(d.Edges)+len(added))
+	for _, e := range d.Edges {
+		if !(e.isExec() && lowered[e.Target]) {
+			edges = append(edges, e)
+		}
+	}
+	d.Edges = append(edges, added...)
 	return nil
 }
 
@@ -140,11 +170,14 @@ func edgeList(es []edge) string {
 }
 
 // insertJoin rewires the exec fan-in of t through a join_exec node and
-// lowers its inputRouteOverrides into path_mux nodes.
-func (c *compiler) insertJoin(d *document, byID map[string]*rawNode, t *rawNode, routes []route) error {
+// lowers its inputRouteOverrides into path_mux nodes. It appends the new
+// nodes to d.Nodes and returns added with the new edges appended (lower
+// drops the old exec edges into t); dataIn indexes d.Edges by target pin.
+func (c *compiler) insertJoin(d *document, byID map[string]*rawNode, t *rawNode, routes []route,
+	dataIn map[[2]string][]int, added []edge) ([]edge, error) {
 	joinID := joinPrefix + t.ID
 	if byID[joinID] != nil {
-		return c.errorf(t.ID, "", "generated node id %q collides with an existing node", joinID)
+		return added, c.errorf(t.ID, "", "generated node id %q collides with an existing node", joinID)
 	}
 	join := &rawNode{
 		ID: joinID, Type: "join_exec", Data: map[string]any{"_internal": true},
@@ -154,38 +187,35 @@ func (c *compiler) insertJoin(d *document, byID map[string]*rawNode, t *rawNode,
 	c.joinRoutes[joinID] = routes
 	d.Nodes = append(d.Nodes, join)
 	byID[joinID] = join
-	kept := d.Edges[:0:0]
-	for _, e := range d.Edges {
-		if e.isExec() && e.Target == t.ID {
-			continue
-		}
-		kept = append(kept, e)
-	}
 	for _, r := range routes {
-		kept = append(kept, edge{r.Source, r.Handle, joinID, "exec-in"})
+		added = append(added, edge{r.Source, r.Handle, joinID, "exec-in"})
 	}
-	kept = append(kept, edge{joinID, "exec-out", t.ID, "exec-in"})
-	d.Edges = kept
+	added = append(added, edge{joinID, "exec-out", t.ID, "exec-in"})
 
 	overrides, _ := t.Data["inputRouteOverrides"].(map[string]any)
 	routeIndex := map[string]int{}
 	for i, r := range routes {
 		routeIndex[r.Key] = i
 	}
+	var err error
 	for _, pinID := range slices.Sorted(maps.Keys(overrides)) {
-		if err := c.insertMux(d, byID, t, pinID, overrides[pinID], routeIndex, len(routes)); err != nil {
-			return err
+		added, err = c.insertMux(d, byID, t, pinID, overrides[pinID], routeIndex, len(routes), dataIn[[2]string{t.ID, pinID}], added)
+		if err != nil {
+			return added, err
 		}
 	}
-	return nil
+	return added, nil
 }
 
-// insertMux lowers the overrides of one input pin of t (§3.1 step 4).
+// insertMux lowers the overrides of one input pin of t (§3.1 step 4):
+// wired lists the indexes in d.Edges of the data edges into the pin, the
+// one of which is rewired in place to the mux; the new edges are
+// appended to added.
 func (c *compiler) insertMux(d *document, byID map[string]*rawNode, t *rawNode, pinID string, raw any,
-	routeIndex map[string]int, nRoutes int) error {
+	routeIndex map[string]int, nRoutes int, wired []int, added []edge) ([]edge, error) {
 	muxID := muxPrefix + t.ID + "__" + pinID
 	if byID[muxID] != nil {
-		return c.errorf(t.ID, pinID, "generated node id %q collides with an existing node", muxID)
+		return added, c.errorf(t.ID, pinID, "generated node id %q collides with an existing node", muxID)
 	}
 	perRoute, _ := raw.(map[string]any)
 	inputs := []pin{{"select", "number"}}
@@ -195,14 +225,8 @@ func (c *compiler) insertMux(d *document, byID map[string]*rawNode, t *rawNode, 
 	inputs = append(inputs, pin{"fallback", "any"})
 	mux := &rawNode{ID: muxID, Type: "path_mux", Data: map[string]any{"_internal": true},
 		Inputs: inputs, Outputs: []pin{{"out", "any"}}}
-	var wired []int
-	for i, e := range d.Edges {
-		if !e.isExec() && e.Target == t.ID && e.TargetHandle == pinID {
-			wired = append(wired, i)
-		}
-	}
 	if len(wired) > 1 {
-		return c.errorf(t.ID, pinID, "multiple data edges target an overridden input pin")
+		return added, c.errorf(t.ID, pinID, "multiple data edges target an overridden input pin")
 	}
 	if len(wired) == 1 {
 		d.Edges[wired[0]].Target, d.Edges[wired[0]].TargetHandle = muxID, "fallback"
@@ -211,11 +235,11 @@ func (c *compiler) insertMux(d *document, byID map[string]*rawNode, t *rawNode, 
 			mux.Data["pinDefaults"] = map[string]any{"fallback": v}
 		}
 	}
-	d.Edges = append(d.Edges, edge{joinPrefix + t.ID, "which", muxID, "select"})
+	added = append(added, edge{joinPrefix + t.ID, "which", muxID, "select"})
 	for _, key := range slices.Sorted(maps.Keys(perRoute)) {
 		idx, ok := routeIndex[key]
 		if !ok {
-			return c.errorf(t.ID, pinID, "inputRouteOverrides references unknown route key %q", key)
+			return added, c.errorf(t.ID, pinID, "inputRouteOverrides references unknown route key %q", key)
 		}
 		m, _ := perRoute[key].(map[string]any)
 		src := str(m["sourceNodeId"])
@@ -227,12 +251,12 @@ func (c *compiler) insertMux(d *document, byID map[string]*rawNode, t *rawNode, 
 			h = str(m["handle"])
 		}
 		if byID[src] == nil {
-			return c.errorf(t.ID, pinID, "inputRouteOverrides route %q references missing source node %q", key, src)
+			return added, c.errorf(t.ID, pinID, "inputRouteOverrides route %q references missing source node %q", key, src)
 		}
-		d.Edges = append(d.Edges, edge{src, h, muxID, "in" + strconv.Itoa(idx)})
+		added = append(added, edge{src, h, muxID, "in" + strconv.Itoa(idx)})
 	}
-	d.Edges = append(d.Edges, edge{muxID, "out", t.ID, pinID})
+	added = append(added, edge{muxID, "out", t.ID, pinID})
 	d.Nodes = append(d.Nodes, mux)
 	byID[muxID] = mux
-	return nil
+	return added, nil
 }
