@@ -97,7 +97,7 @@ func (o *lineObject) time(k string, t Time) {
 }
 
 // keptTime writes t, or the text kept while t is what was read from it.
-func (o *lineObject) keptTime(k string, t Time, kept keptTime) {
+func (o *lineObject) keptTime(k string, t Time, kept *keptTime) {
 	if text, ok := kept.value(t); ok {
 		o.str(k, text)
 		return

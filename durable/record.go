@@ -78,8 +78,9 @@ type StepRecord struct {
 	// StepRecord holds plain strings and hashes them as given, so a
 	// record from another writer ("…Z", a naive time) must be written and
 	// hashed with that text, or its chain would not verify. Setting the
-	// field to another instant replaces it.
-	startedRead, endedRead keptTime
+	// field to another instant replaces it. Nil when nothing is kept (the
+	// common case costs a pointer); never modified, so copies share it.
+	startedRead, endedRead *keptTime
 
 	// Extra keeps members written by newer peers, so a record read and
 	// re-encoded (or hashed) keeps them.
@@ -285,7 +286,6 @@ func (k keptAttempt) value(attempt int) (any, bool) {
 type keptTime struct {
 	text string // the string read
 	from Time   // the Time read from text; zero when ParseTime refuses it
-	ok   bool
 }
 
 // readTime reads the timestamp member key of value v: its Time, and what
@@ -293,23 +293,23 @@ type keptTime struct {
 // string ParseTime cannot read gives the zero Time and is kept, not
 // refused, as Python's StepRecord takes any string; null is the zero
 // Time. Any other value is an error.
-func readTime(key string, v any) (Time, keptTime, error) {
+func readTime(key string, v any) (Time, *keptTime, error) {
 	s, err := asString(key, v)
 	if err != nil || v == nil {
-		return Time{}, keptTime{}, err
+		return Time{}, nil, err
 	}
 	t, err := ParseTime(s)
 	var buf [40]byte
 	if err == nil && string(appendTime(buf[:0], t.Time)) == s {
-		return t, keptTime{}, nil
+		return t, nil, nil
 	}
-	return t, keptTime{text: s, from: t, ok: true}, nil
+	return t, &keptTime{text: s, from: t}, nil
 }
 
 // value returns the text read, unless a caller has set the field, now t,
 // to another instant since.
-func (k keptTime) value(t Time) (string, bool) {
-	if !k.ok || !t.Equal(k.from.Time) {
+func (k *keptTime) value(t Time) (string, bool) {
+	if k == nil || !t.Equal(k.from.Time) {
 		return "", false
 	}
 	return k.text, true
@@ -317,7 +317,7 @@ func (k keptTime) value(t Time) (string, bool) {
 
 // jsonValue is the wire value of the field holding t: the text read while
 // t is what was read from it, else t's.
-func (k keptTime) jsonValue(t Time) any {
+func (k *keptTime) jsonValue(t Time) any {
 	if text, ok := k.value(t); ok {
 		return text
 	}
@@ -327,11 +327,19 @@ func (k keptTime) jsonValue(t Time) any {
 // stored is the field holding t, kept as k, as it reads back once written:
 // the Time and text read while t is unchanged, else t as NewTime gives it
 // and nothing kept.
-func (k keptTime) stored(t Time) (Time, keptTime) {
+func (k *keptTime) stored(t Time) (Time, *keptTime) {
 	if _, ok := k.value(t); ok {
 		return k.from, k
 	}
-	return NewTime(t.Time), keptTime{}
+	return NewTime(t.Time), nil
+}
+
+// textOf is the text kept, "" when none is.
+func (k *keptTime) textOf() string {
+	if k == nil {
+		return ""
+	}
+	return k.text
 }
 
 // writes reports whether member m, of wire value v, is written: unless

@@ -67,7 +67,7 @@ func (s *StepRecord) StoredHead() (StepRecord, bool) {
 // values kept as read that the copy may share.
 func (s *StepRecord) plainForCopy() bool {
 	if !validUTF8(s.RunID, s.StepID, s.NodeID, string(s.Status), s.Error, s.ActorID, s.SessionID,
-		s.IdempotencyKey, s.PrevHash, s.RecordHash, s.Signature, s.startedRead.text, s.endedRead.text) {
+		s.IdempotencyKey, s.PrevHash, s.RecordHash, s.Signature, s.startedRead.textOf(), s.endedRead.textOf()) {
 		return false
 	}
 	if e := s.Effect; e != nil {
