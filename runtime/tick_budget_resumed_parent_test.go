@@ -50,21 +50,29 @@ func budgetWorkflows(first string, steps *int) (*Workflow, *Workflow) {
 	return parent, child
 }
 
-func TestTickMaxStepsCoversParentResumedByChild(t *testing.T) {
-	ctx := context.Background()
-	steps := 0
-	parent, child := budgetWorkflows("", &steps)
+// startBudgetParent starts the parent of budgetWorkflows(first) and
+// returns its runtime, its id and its step counter.
+func startBudgetParent(t *testing.T, first string) (*Runtime, string, *int) {
+	t.Helper()
+	steps := new(int)
+	parent, child := budgetWorkflows(first, steps)
 	rt := errRuntime(t, memory.New(), Config{}, parent, child)
-	pid, err := rt.Start(ctx, StartParams{WorkflowID: "parent"})
+	pid, err := rt.Start(context.Background(), StartParams{WorkflowID: "parent"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rt, pid, steps
+}
+
+func TestTickMaxStepsCoversParentResumedByChild(t *testing.T) {
+	ctx := context.Background()
+	rt, pid, steps := startBudgetParent(t, "")
 	st, err := rt.Tick(ctx, pid, TickOptions{MaxSteps: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if steps != 2 {
-		t.Fatalf("Tick(MaxSteps: 2) executed %d steps of the ticked run; want 2", steps)
+	if *steps != 2 {
+		t.Fatalf("Tick(MaxSteps: 2) executed %d steps of the ticked run; want 2", *steps)
 	}
 	if st.Status != durable.RunRunning || st.CurrentNode != "count" {
 		t.Fatalf("after the tick the parent is %s at %q; want running at \"count\"", st.Status, st.CurrentNode)
@@ -79,14 +87,14 @@ func TestTickMaxStepsCoversParentResumedByChild(t *testing.T) {
 	if st, err = rt.Tick(ctx, pid, TickOptions{MaxSteps: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if steps != 4 || st.Status != durable.RunRunning {
-		t.Fatalf("after a second Tick(MaxSteps: 2): %d steps, parent %s; want 4 steps, running", steps, st.Status)
+	if *steps != 4 || st.Status != durable.RunRunning {
+		t.Fatalf("after a second Tick(MaxSteps: 2): %d steps, parent %s; want 4 steps, running", *steps, st.Status)
 	}
 	if st, err = rt.Tick(ctx, pid, TickOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != durable.RunCompleted || steps != 21 {
-		t.Fatalf("after a default Tick: parent %s after %d steps; want completed after 21", st.Status, steps)
+	if st.Status != durable.RunCompleted || *steps != 21 {
+		t.Fatalf("after a default Tick: parent %s after %d steps; want completed after 21", st.Status, *steps)
 	}
 }
 
@@ -94,19 +102,13 @@ func TestTickMaxStepsCoversParentResumedByChild(t *testing.T) {
 // child's end is committed into the parent, which makes no step more.
 func TestTickMaxStepsOneLeavesResumedParentAtItsResumeNode(t *testing.T) {
 	ctx := context.Background()
-	steps := 0
-	parent, child := budgetWorkflows("", &steps)
-	rt := errRuntime(t, memory.New(), Config{}, parent, child)
-	pid, err := rt.Start(ctx, StartParams{WorkflowID: "parent"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, pid, steps := startBudgetParent(t, "")
 	st, err := rt.Tick(ctx, pid, TickOptions{MaxSteps: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if steps != 1 || st.Status != durable.RunRunning || st.CurrentNode != "count" {
-		t.Fatalf("Tick(MaxSteps: 1): %d steps, parent %s at %q; want 1 step, running at \"count\"", steps, st.Status, st.CurrentNode)
+	if *steps != 1 || st.Status != durable.RunRunning || st.CurrentNode != "count" {
+		t.Fatalf("Tick(MaxSteps: 1): %d steps, parent %s at %q; want 1 step, running at \"count\"", *steps, st.Status, st.CurrentNode)
 	}
 	if out, _ := st.Vars["child"].(map[string]any); out == nil {
 		t.Errorf("the parent's vars.child = %v; want the child's end committed", st.Vars["child"])
@@ -115,23 +117,17 @@ func TestTickMaxStepsOneLeavesResumedParentAtItsResumeNode(t *testing.T) {
 
 func TestResumeMaxStepsCoversParentResumedByChild(t *testing.T) {
 	ctx := context.Background()
-	steps := 0
-	parent, child := budgetWorkflows("ask", &steps)
-	rt := errRuntime(t, memory.New(), Config{}, parent, child)
-	pid, err := rt.Start(ctx, StartParams{WorkflowID: "parent"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, pid, steps := startBudgetParent(t, "ask")
 	if _, err := rt.Tick(ctx, pid, TickOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	steps = 0
+	*steps = 0
 	st, err := rt.Resume(ctx, ResumeParams{RunID: pid, WaitKey: "go", Payload: map[string]any{"ok": true}, MaxSteps: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if steps != 3 || st.Status != durable.RunRunning || st.CurrentNode != "count" {
-		t.Fatalf("Resume(MaxSteps: 3): %d steps, parent %s at %q; want 3 steps, running at \"count\"", steps, st.Status, st.CurrentNode)
+	if *steps != 3 || st.Status != durable.RunRunning || st.CurrentNode != "count" {
+		t.Fatalf("Resume(MaxSteps: 3): %d steps, parent %s at %q; want 3 steps, running at \"count\"", *steps, st.Status, st.CurrentNode)
 	}
 }
 
