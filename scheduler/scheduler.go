@@ -384,8 +384,9 @@ func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Du
 }
 
 // PollOnce ticks the runs whose deadline has passed (at most BatchSize),
-// passing over those waiting to be tried again, and returns how many it
-// ticked.
+// passing over those waiting to be tried again and those this runtime is
+// driving right now (tried again after PollInterval), and returns how
+// many it ticked.
 func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 	now := s.cfg.Clock()
 	s.mu.Lock()
@@ -421,6 +422,15 @@ func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 			return ticked, ctx.Err()
 		}
 		if s.held(d.RunID, now) {
+			continue
+		}
+		if s.rt.Busy(d.RunID) {
+			// The host is driving it in this process right now (its own
+			// Tick, a Respond, an event delivery): waiting for its lock
+			// would hold every other due run up for as long, and that
+			// drive likely releases it. Tried again after a poll interval
+			// should it still be due.
+			s.retryLater(d.RunID, false)
 			continue
 		}
 		s.drive(ctx, d.RunID, d.Until)
@@ -615,6 +625,14 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 	for _, id := range runs {
 		if ctx.Err() != nil {
 			return
+		}
+		if s.rt.Busy(id) {
+			// Driven by the host in this process right now: see PollOnce.
+			// Kept, as that drive may leave it running too.
+			s.mu.Lock()
+			s.unfinished[id] = s.cfg.Clock().Add(s.cfg.PollInterval)
+			s.mu.Unlock()
+			continue
 		}
 		s.drive(ctx, id, durable.Time{})
 	}

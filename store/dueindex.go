@@ -1,9 +1,7 @@
 package store
 
 import (
-	"cmp"
 	"container/heap"
-	"slices"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -56,41 +54,39 @@ func (d *DueIndex) Next() durable.Time {
 }
 
 // ListDue returns up to limit runs due at now, earliest first (ties by
-// run id). It walks the heap best-first from its root, so it visits the
-// runs it returns, those tied with the last of them, and their children:
-// never every due run when many are due and limit is small.
+// run id). The heap is ordered that way too, so a best-first walk from
+// its root pops them in order: it visits the runs it returns and their
+// children, never every due run when many are due (at one instant, too)
+// and limit is small.
 func (d *DueIndex) ListDue(now time.Time, limit int) []DueRun {
 	if limit <= 0 || len(d.items) == 0 || d.items[0].Until.After(now) {
 		return nil
 	}
 	var out []DueRun
 	frontier := &dueFrontier{items: d.items, idx: []int{0}}
-	for frontier.Len() > 0 {
-		it := d.items[heap.Pop(frontier).(int)]
-		// Popped in deadline order: once limit runs are out, only ties
-		// with the last can still belong (the run id breaks them).
-		if len(out) >= limit && it.Until.After(out[len(out)-1].Until.Time) {
-			break
-		}
-		out = append(out, it)
-		i := d.pos[it.RunID]
+	for frontier.Len() > 0 && len(out) < limit {
+		i := heap.Pop(frontier).(int)
+		out = append(out, d.items[i])
 		for _, c := range [2]int{2*i + 1, 2*i + 2} {
 			if c < len(d.items) && !d.items[c].Until.After(now) {
 				heap.Push(frontier, c)
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b DueRun) int {
-		if c := a.Until.Compare(b.Until.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.RunID, b.RunID)
-	})
-	return out[:min(len(out), limit)]
+	return out
 }
 
-// dueFrontier is ListDue's min-heap of positions in the due heap, by
-// deadline.
+// dueBefore orders due runs by deadline, then run id: the order ListDue
+// returns, total so that no tie is left for the walk to settle.
+func dueBefore(a, b *DueRun) bool {
+	if c := a.Until.Compare(b.Until.Time); c != 0 {
+		return c < 0
+	}
+	return a.RunID < b.RunID
+}
+
+// dueFrontier is ListDue's min-heap of positions in the due heap, in
+// dueBefore order.
 type dueFrontier struct {
 	items []DueRun
 	idx   []int
@@ -98,7 +94,7 @@ type dueFrontier struct {
 
 func (f *dueFrontier) Len() int { return len(f.idx) }
 func (f *dueFrontier) Less(i, j int) bool {
-	return f.items[f.idx[i]].Until.Before(f.items[f.idx[j]].Until.Time)
+	return dueBefore(&f.items[f.idx[i]], &f.items[f.idx[j]])
 }
 func (f *dueFrontier) Swap(i, j int) { f.idx[i], f.idx[j] = f.idx[j], f.idx[i] }
 func (f *dueFrontier) Push(x any)    { f.idx = append(f.idx, x.(int)) }
@@ -112,7 +108,7 @@ func (f *dueFrontier) Pop() any {
 type dueHeap DueIndex
 
 func (h *dueHeap) Len() int           { return len(h.items) }
-func (h *dueHeap) Less(i, j int) bool { return h.items[i].Until.Before(h.items[j].Until.Time) }
+func (h *dueHeap) Less(i, j int) bool { return dueBefore(&h.items[i], &h.items[j]) }
 func (h *dueHeap) Swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
 	h.pos[h.items[i].RunID] = i
