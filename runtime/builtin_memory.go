@@ -266,10 +266,19 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 		defer hold.release()
 		ctx = work
 	}
+	// createRefused records that a Create of the owner was refused as
+	// existing after a load found none.
+	createRefused := false
 	for attempt := 1; attempt <= ownerCommitAttempts; attempt++ {
 		run, err := r.store.RunGet(ctx, o.id)
 		create := false
 		switch {
+		case errors.Is(err, store.ErrNotFound) && o.synthetic() && createRefused:
+			// Again absent to a load while a row is there: not a writer
+			// that created it meanwhile but a row the store cannot read
+			// (SQLite and PostgreSQL read undecodable run_json as
+			// absent). Overwriting it would lose what it holds.
+			return fmt.Errorf("memory owner run %s is unreadable: the store holds it but cannot read its state (%v); repair or remove it", o.id, err)
 		case errors.Is(err, store.ErrNotFound) && o.synthetic():
 			run, create = r.newMemoryOwner(o), true
 		case errors.Is(err, store.ErrNotFound):
@@ -300,6 +309,7 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrAlreadyExists) {
 			return fmt.Errorf("saving memory owner run %s: %w", o.id, err)
 		}
+		createRefused = create && errors.Is(err, store.ErrAlreadyExists)
 	}
 	return fmt.Errorf("saving memory owner run %s: still changed by other writers after %d attempts: %w",
 		o.id, ownerCommitAttempts, store.ErrConflict)

@@ -14,8 +14,11 @@ import (
 // SetPath writes v at a dotted path in vars, creating {} for every
 // missing or non-object intermediate (overwriting scalars); an object of
 // another Go type (map[string]string, a struct) is first converted in
-// place to the types a read gives, keeping its members. No list indexing:
-// this is Python's _set_nested.
+// place to the types a read gives, keeping its members. An intermediate
+// that is not JSON (a NaN, a cycle) is left in place and the write is
+// dropped: the run's check at its commit fails it naming that value, which
+// the write would otherwise have erased. No list indexing: this is
+// Python's _set_nested.
 func SetPath(vars map[string]any, path string, v any) {
 	if path == "" {
 		return
@@ -31,20 +34,23 @@ func SetPath(vars map[string]any, path string, v any) {
 		path = path[i+1:]
 		next, ok := cur[seg].(map[string]any)
 		if !ok {
-			next = asObject(cur[seg])
-			cur[seg] = next
+			if next, ok = writableObject(cur[seg]); ok {
+				cur[seg] = next
+			}
 		}
 		cur = next
 	}
 }
 
 // namespace returns vars[key] as an object, creating it when missing or
-// not an object.
+// not an object. A value that is not JSON is left in place, as SetPath
+// leaves it, and what is written into the object returned is dropped.
 func namespace(vars map[string]any, key string) map[string]any {
 	m, ok := vars[key].(map[string]any)
 	if !ok {
-		m = asObject(vars[key])
-		vars[key] = m
+		if m, ok = writableObject(vars[key]); ok {
+			vars[key] = m
+		}
 	}
 	return m
 }
@@ -68,14 +74,28 @@ func asList(v any) []any {
 // run would give it, so that a write into it keeps its members as it would
 // after a checkpoint; else a new empty object.
 func asObject(v any) map[string]any {
-	if v != nil {
-		if n, err := pyjson.Normalize(v); err == nil {
-			if m, ok := n.(map[string]any); ok {
-				return m
-			}
-		}
+	m, _ := writableObject(v)
+	return m
+}
+
+// writableObject is asObject for a write that puts the object in v's
+// place, with whether it may: not when v cannot be normalised (a NaN, a
+// channel, a cycle), as that would erase v, and any valid members beside
+// the bad one, without a word. Left in place, v fails the run at its
+// commit with an error naming its path; the object returned then stands
+// apart from the run.
+func writableObject(v any) (map[string]any, bool) {
+	if v == nil {
+		return map[string]any{}, true
 	}
-	return map[string]any{}
+	n, err := pyjson.Normalize(v)
+	if err != nil {
+		return map[string]any{}, false
+	}
+	if m, ok := n.(map[string]any); ok {
+		return m, true
+	}
+	return map[string]any{}, true
 }
 
 // EnsureNamespaces creates context, scratchpad, _runtime and _temp as

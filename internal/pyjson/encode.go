@@ -105,6 +105,7 @@ func putEncoder(e *encoder) {
 	e.buf = nil
 	e.root = ""
 	e.checkOnly = false
+	e.pointers = e.pointers[:0]
 	// Drop the references to the last value's keys (the stacks are empty
 	// again, but their arrays still hold them).
 	clear(e.keys[:cap(e.keys)])
@@ -136,6 +137,10 @@ type encoder struct {
 	st        Style
 	checkOnly bool
 	ancestors []uintptr
+	// pointers are those being followed, each a level of the walk but
+	// not of the JSON: they count towards the nesting limit, not towards
+	// the depth that indents the output.
+	pointers []pointerKey
 	// keys is a stack of the sorted keys of the objects being encoded:
 	// each object pushes its keys and pops them when done.
 	keys []string
@@ -172,7 +177,7 @@ func (e *encoder) pathString() string {
 }
 
 func (e *encoder) value(v any, depth int) error {
-	if depth > maxDepth {
+	if depth+len(e.pointers) > maxDepth {
 		// Any value, as the decoder counts: a scalar or an empty container
 		// one level past the limit would be written and then unreadable.
 		return &Error{Path: e.pathString(), Reason: "nesting too deep"}
@@ -269,7 +274,7 @@ func (e *encoder) uint(u uint64) {
 }
 
 func (e *encoder) enter(p uintptr, depth int) error {
-	if depth > maxDepth {
+	if depth+len(e.pointers) > maxDepth {
 		return &Error{Path: e.pathString(), Reason: "nesting too deep"}
 	}
 	if slices.Contains(e.ancestors, p) {
@@ -280,6 +285,31 @@ func (e *encoder) enter(p uintptr, depth int) error {
 }
 
 func (e *encoder) leave() { e.ancestors = e.ancestors[:len(e.ancestors)-1] }
+
+// pointerKey is a pointer being followed: its address and type, as the
+// address of an array or struct is also that of its first element, which
+// is a different value.
+type pointerKey struct {
+	p uintptr
+	t reflect.Type
+}
+
+// pointer encodes what the non-nil pointer rv points to. That is a copy
+// at every level (an array, an interface holding the pointer itself), so
+// the cycle check must see the pointer, and the nesting limit count it,
+// or var x any; x = &x recurses until the stack overflows.
+func (e *encoder) pointer(rv reflect.Value, depth int) error {
+	k := pointerKey{rv.Pointer(), rv.Type()}
+	if depth+len(e.pointers)+1 > maxDepth {
+		return &Error{Path: e.pathString(), Reason: "nesting too deep"}
+	}
+	if slices.Contains(e.pointers, k) {
+		return &Error{Path: e.pathString(), Reason: "cycle (the value contains itself)"}
+	}
+	e.pointers = append(e.pointers, k)
+	defer func() { e.pointers = e.pointers[:len(e.pointers)-1] }()
+	return e.value(rv.Elem().Interface(), depth)
+}
 
 func (e *encoder) newline(depth int) {
 	if e.st.Indent > 0 && !e.checkOnly {
@@ -370,6 +400,11 @@ func (e *encoder) ordered(o Ordered, depth int) error {
 		e.raw("{}")
 		return nil
 	}
+	// A member may hold the object itself (a slice, like []any).
+	if err := e.enter(reflect.ValueOf(o).Pointer(), depth); err != nil {
+		return err
+	}
+	defer e.leave()
 	if e.st.SortKeys && !slices.IsSortedFunc(o, func(a, b KV) int { return strings.Compare(a.Key, b.Key) }) {
 		o = slices.Clone(o)
 		slices.SortFunc(o, func(a, b KV) int { return strings.Compare(a.Key, b.Key) })
@@ -461,10 +496,11 @@ func (e *encoder) foreign(v any, depth int) error {
 			e.raw("null")
 			return nil
 		}
-		return e.value(rv.Elem().Interface(), depth)
+		if !marshals(v) { // a method on the pointer (*big.Int) is lost past it
+			return e.pointer(rv, depth)
+		}
 	}
-	switch v.(type) {
-	case json.Marshaler, encoding.TextMarshaler:
+	if marshals(v) {
 		// The type says how it is written: encoding/json honours that.
 		return e.viaEncodingJSON(v, depth)
 	}
@@ -505,6 +541,15 @@ func (e *encoder) foreign(v any, depth int) error {
 		}
 	}
 	return e.viaEncodingJSON(v, depth)
+}
+
+// marshals reports whether v's type says how encoding/json writes it.
+func marshals(v any) bool {
+	switch v.(type) {
+	case json.Marshaler, encoding.TextMarshaler:
+		return true
+	}
+	return false
 }
 
 // viaEncodingJSON encodes v through encoding/json (structs, marshalers),

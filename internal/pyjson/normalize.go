@@ -2,6 +2,7 @@ package pyjson
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -14,23 +15,54 @@ import (
 // read from memory has the same Go types as the same value read from disk.
 // Values outside the fast paths (other Go types, invalid UTF-8, Ordered)
 // take the encode-and-decode path itself, so the equality holds for every
-// value the encoder accepts. v must be free of cycles (a value that has been
-// encoded once is).
+// value the encoder accepts; a value it refuses (a NaN, a cycle, a value
+// nested too deep) gives the encoder's error.
 func Normalize(v any) (any, error) {
+	n, err := normalize(v, 0)
+	if err == errTooDeep {
+		return roundTrip(v, 0) // the encoder's error, naming the path
+	}
+	return n, err
+}
+
+// NormalizeObject is Normalize for an object; nil gives an empty map, as
+// the encoder writes a nil map as {}.
+func NormalizeObject(m map[string]any) (map[string]any, error) {
+	n, err := normalizeObject(m, 0)
+	if err == errTooDeep {
+		v, err := roundTrip(m, 0)
+		if err != nil {
+			return nil, err
+		}
+		return v.(map[string]any), nil
+	}
+	return n, err
+}
+
+// errTooDeep stops the fast paths past the encoder's nesting limit: a
+// value that contains itself would otherwise recurse until the stack
+// overflows. Normalize then encodes the whole value, for the encoder's
+// error (a cycle or a nesting too deep) with its path.
+var errTooDeep = errors.New("nesting too deep")
+
+func normalize(v any, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, errTooDeep
+	}
 	switch x := v.(type) {
 	case nil, bool, json.Number:
 		if n, ok := x.(json.Number); ok && !validNumber(string(n)) {
-			return roundTrip(v)
+			return roundTrip(v, depth)
 		}
 		return v, nil
 	case string:
 		if !utf8.ValidString(x) {
-			return roundTrip(v)
+			return roundTrip(v, depth)
 		}
 		return v, nil
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return roundTrip(v) // the encoder's error
+			return roundTrip(v, depth) // the encoder's error
 		}
 		return json.Number(AppendFloat(nil, x)), nil
 	case int:
@@ -38,11 +70,11 @@ func Normalize(v any) (any, error) {
 	case int64:
 		return json.Number(strconv.FormatInt(x, 10)), nil
 	case map[string]any:
-		return NormalizeObject(x)
+		return normalizeObject(x, depth)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			n, err := Normalize(e)
+			n, err := normalize(e, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -50,23 +82,21 @@ func Normalize(v any) (any, error) {
 		}
 		return out, nil
 	default:
-		return roundTrip(v)
+		return roundTrip(v, depth)
 	}
 }
 
-// NormalizeObject is Normalize for an object; nil gives an empty map, as
-// the encoder writes a nil map as {}.
-func NormalizeObject(m map[string]any) (map[string]any, error) {
+func normalizeObject(m map[string]any, depth int) (map[string]any, error) {
 	out := make(map[string]any, len(m))
 	for k, e := range m {
 		if !utf8.ValidString(k) {
-			v, err := roundTrip(m)
+			v, err := roundTrip(m, depth)
 			if err != nil {
 				return nil, err
 			}
 			return v.(map[string]any), nil
 		}
-		n, err := Normalize(e)
+		n, err := normalize(e, depth+1)
 		if err != nil {
 			return nil, err
 		}
@@ -75,8 +105,10 @@ func NormalizeObject(m map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-func roundTrip(v any) (any, error) {
-	b, err := Append(nil, v, Line, "")
+// roundTrip encodes and decodes v, a value depth levels down in the one
+// being normalised, so that the nesting limit is the whole value's.
+func roundTrip(v any, depth int) (any, error) {
+	b, err := AppendMember(nil, v, Line, "", depth)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +120,18 @@ func roundTrip(v any) (any, error) {
 // without copying; a caller that hands over a value it built (rather than
 // one it decoded) uses it to tell whether the value may stand for its
 // decoded copy. It errs towards false: a value Normalize would change in
-// any way (an int, a nil map, a string with invalid UTF-8) is not.
-func IsNormalized(v any) bool {
+// any way (an int, a nil map, a string with invalid UTF-8) is not, nor is
+// one nested past the encoder's limit (a cycle among them).
+func IsNormalized(v any) bool { return isNormalized(v, 0) }
+
+// IsNormalizedObject is IsNormalized for an object; nil is not (Normalize
+// gives an empty map).
+func IsNormalizedObject(m map[string]any) bool { return isNormalizedObject(m, 0) }
+
+func isNormalized(v any, depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
 	switch x := v.(type) {
 	case nil, bool:
 		return true
@@ -98,13 +140,13 @@ func IsNormalized(v any) bool {
 	case string:
 		return utf8.ValidString(x)
 	case map[string]any:
-		return IsNormalizedObject(x)
+		return isNormalizedObject(x, depth)
 	case []any:
 		if x == nil {
 			return false // Normalize gives an empty array
 		}
 		for _, e := range x {
-			if !IsNormalized(e) {
+			if !isNormalized(e, depth+1) {
 				return false
 			}
 		}
@@ -114,14 +156,12 @@ func IsNormalized(v any) bool {
 	}
 }
 
-// IsNormalizedObject is IsNormalized for an object; nil is not (Normalize
-// gives an empty map).
-func IsNormalizedObject(m map[string]any) bool {
+func isNormalizedObject(m map[string]any, depth int) bool {
 	if m == nil {
 		return false
 	}
 	for k, e := range m {
-		if !utf8.ValidString(k) || !IsNormalized(e) {
+		if !utf8.ValidString(k) || !isNormalized(e, depth+1) {
 			return false
 		}
 	}
