@@ -33,6 +33,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
@@ -391,7 +392,9 @@ func spanList(run *durable.RunState) []any {
 // Python's offloading store replaced by a ref when the run ended
 // ({"$artifact": id}, tagged source=run_store_offload) is read back from
 // arts. Read as "no spans", either would be replaced by the next note's
-// one-span list, dropping every older note from the index.
+// one-span list, dropping every older note from the index. An index that
+// is not JSON (a NaN, a channel) fails the effect naming its path, left
+// in place.
 func loadSpanIndex(ctx context.Context, arts artifact.Store, run *durable.RunState) error {
 	if run == nil {
 		return nil
@@ -413,7 +416,13 @@ func loadSpanIndex(ctx context.Context, arts artifact.Store, run *durable.RunSta
 		}
 		v = restored
 	}
-	if l := asList(v); l != nil {
+	l, ok := writableList(v)
+	if !ok {
+		// Left in place: a new index written over it would erase the
+		// spans it holds, and one read as empty would hide them.
+		return failf("The memory span index of run %s is not JSON: %v", run.RunID, pyjson.Check(v, "vars._runtime.memory_spans"))
+	}
+	if l != nil {
 		rt["memory_spans"] = l
 	}
 	return nil

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -333,6 +334,17 @@ func truncateText(s string, n int) string {
 	return pyval.RStrip(string(r[:keep])) + truncationMarker
 }
 
+// spanTagsPath names span's tags in vars, for an error.
+func spanTagsPath(spans []any, span map[string]any) string {
+	id := spanArtifactID(span)
+	for i, s := range spans {
+		if spanArtifactID(s) == id {
+			return fmt.Sprintf("vars._runtime.memory_spans[%d].tags", i)
+		}
+	}
+	return "vars._runtime.memory_spans[].tags"
+}
+
 // errSpanNotHere aborts a MEMORY_TAG write to an owner that does not hold
 // the span (nothing is committed).
 var errSpanNotHere = errors.New("span not in this owner")
@@ -421,7 +433,15 @@ func memoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 			}
 			merged := map[string]any{}
 			if merge {
-				for k, v := range asObject(span["tags"]) { // a node's map[string]string too
+				// A node's map[string]string is merged too; tags that are
+				// not JSON are left in place to fail the run at its commit
+				// naming them, which the merged tags would erase.
+				old, ok := writableObject(span["tags"])
+				if !ok {
+					return failf("Cannot merge tags into span %s of run %s: %v", ref, run.RunID,
+						pyjson.Check(span["tags"], spanTagsPath(spanList(run), span)))
+				}
+				for k, v := range old {
 					merged[k] = v
 				}
 			}

@@ -242,6 +242,7 @@ func rehydrateInto(run *durable.RunState, ids []string, loaded map[string]spanMe
 type contextInserter struct {
 	run       *durable.RunState
 	active    []any
+	detached  bool // context.messages is not JSON: left in place, not written
 	keys      map[string]bool
 	placement string
 	dedupBy   string
@@ -251,9 +252,12 @@ func newContextInserter(run *durable.RunState, placement, dedupBy string) *conte
 	cx := namespace(run.Vars, "context")
 	active, ok := cx["messages"].([]any)
 	if !ok {
-		active = asList(cx["messages"]) // a node's []map[string]any: kept, as after a checkpoint
+		// A node's []map[string]any is kept, as after a checkpoint; a
+		// value that is not JSON is left in place to fail the run at its
+		// commit naming it, which writing the list back would erase.
+		active, ok = writableList(cx["messages"])
 	}
-	ci := &contextInserter{run: run, active: active, keys: map[string]bool{}, placement: placement, dedupBy: dedupBy}
+	ci := &contextInserter{run: run, active: active, detached: !ok, keys: map[string]bool{}, placement: placement, dedupBy: dedupBy}
 	for _, m := range active {
 		if k := ci.key(m); k != "" {
 			ci.keys[k] = true
@@ -342,6 +346,9 @@ func (ci *contextInserter) index(artifactID string) int {
 
 // done writes the message list back to the run.
 func (ci *contextInserter) done() {
+	if ci.detached {
+		return
+	}
 	if ci.active == nil {
 		ci.active = []any{}
 	}

@@ -62,7 +62,12 @@ func warnToolCallIDs(vars map[string]any, nodeID string, payload map[string]any)
 func addFlowWarning(vars map[string]any, w string) {
 	list, ok := vars["_flow_warnings"].([]any)
 	if !ok {
-		list = asList(vars["_flow_warnings"]) // a node's []string, as a read gives it
+		// A node's []string is kept, as a read gives it; a value that is
+		// not JSON is left in place to fail the run at its commit naming
+		// it, which a new list would erase.
+		if list, ok = writableList(vars["_flow_warnings"]); !ok {
+			return
+		}
 	}
 	if slices.Contains(list, any(w)) {
 		return

@@ -57,7 +57,7 @@ func namespace(vars map[string]any, key string) map[string]any {
 
 // asList is v as a []any when v is a JSON array of another Go type (a
 // node's []string), in the types a read of the run would give it; else
-// nil.
+// nil. For a read only: a write in v's place uses writableList.
 func asList(v any) []any {
 	if v != nil {
 		if n, err := pyjson.Normalize(v); err == nil {
@@ -69,21 +69,31 @@ func asList(v any) []any {
 	return nil
 }
 
-// asObject is v as a map[string]any when v is a JSON object of another Go
-// type (a node's map[string]string, a struct), in the types a read of the
-// run would give it, so that a write into it keeps its members as it would
-// after a checkpoint; else a new empty object.
-func asObject(v any) map[string]any {
-	m, _ := writableObject(v)
-	return m
+// writableList is asList for a write that puts a list in v's place, with
+// whether it may: not when v cannot be normalised (a NaN, a channel, a
+// cycle), for the reason writableObject gives. A v that is not a list
+// (missing, a scalar) may be replaced; the list returned is then nil.
+func writableList(v any) ([]any, bool) {
+	if v == nil {
+		return nil, true
+	}
+	n, err := pyjson.Normalize(v)
+	if err != nil {
+		return nil, false
+	}
+	l, _ := n.([]any)
+	return l, true
 }
 
-// writableObject is asObject for a write that puts the object in v's
-// place, with whether it may: not when v cannot be normalised (a NaN, a
-// channel, a cycle), as that would erase v, and any valid members beside
-// the bad one, without a word. Left in place, v fails the run at its
-// commit with an error naming its path; the object returned then stands
-// apart from the run.
+// writableObject is v as a map[string]any when v is a JSON object of
+// another Go type (a node's map[string]string, a struct), in the types a
+// read of the run would give it, so that a write into it keeps its
+// members as it would after a checkpoint; else a new empty object. The
+// bool reports whether the object may be put in v's place: not when v
+// cannot be normalised (a NaN, a channel, a cycle), as that would erase
+// v, and any valid members beside the bad one, without a word. Left in
+// place, v fails the run at its commit with an error naming its path; the
+// object returned then stands apart from the run.
 func writableObject(v any) (map[string]any, bool) {
 	if v == nil {
 		return map[string]any{}, true
