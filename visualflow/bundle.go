@@ -48,6 +48,9 @@ type FlowInfo struct {
 	// subflowNodes pairs every reachable subflow node with its reference,
 	// so that a reference to a missing flow names the node to fix.
 	subflowNodes []subflowNode
+	// subflowSet holds Subflows, kept across addExec calls: rebuilding it
+	// per listener would make summarising grow with listeners x subflows.
+	subflowSet map[string]bool
 }
 
 // subflowNode is one subflow node of a flow and the workflow it starts.
@@ -253,10 +256,13 @@ func isInternal(n *node) bool {
 // order), and their effect types to effects. Subflows already listed are
 // not repeated.
 func (fi *FlowInfo) addExec(nodes []*node, flowID string, effects map[string]bool) {
-	subflows := map[string]bool{}
-	for _, sub := range fi.Subflows {
-		subflows[sub] = true
+	if fi.subflowSet == nil {
+		fi.subflowSet = map[string]bool{}
+		for _, sub := range fi.Subflows {
+			fi.subflowSet[sub] = true
+		}
 	}
+	subflows := fi.subflowSet
 	for _, n := range nodes {
 		if isInternal(n) {
 			continue

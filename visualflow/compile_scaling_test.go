@@ -259,3 +259,67 @@ func TestUndeclaredPinErrorListsFewPins(t *testing.T) {
 		t.Fatalf("error = %v; want the first %d input pins listed and the rest counted", err, maxListedPins)
 	}
 }
+
+// listenerSubflowsBundle is a bundle whose flow p has n on_event nodes,
+// each starting its own (tiny) child flow through a subflow node.
+func listenerSubflowsBundle(t testing.TB, n int) *bundle.Bundle {
+	t.Helper()
+	nodes := []string{scalingStart}
+	var edges []string
+	flows := map[string]string{"p": "flows/p.json"}
+	bfl := map[string]map[string]any{}
+	for i := range n {
+		nodes = append(nodes,
+			fmt.Sprintf(`{"id":"e%d","type":"on_event","data":{"outputs":[{"id":"exec-out","type":"execution"}],"eventConfig":{"name":"x"}}}`, i),
+			fmt.Sprintf(`{"id":"s%d","type":"subflow","data":{"subflowId":"c%d","inputs":[{"id":"exec-in","type":"execution"}]}}`, i, i))
+		edges = append(edges, fmt.Sprintf(`{"source":"e%d","sourceHandle":"exec-out","target":"s%d","targetHandle":"exec-in"}`, i, i))
+		c := fmt.Sprintf("c%d", i)
+		flows[c] = "flows/" + c + ".json"
+		bfl[c] = mustFlow(t, `{"id":"`+c+`","nodes":[`+scalingStart+`],"edges":[]}`)
+	}
+	bfl["p"], _ = scalingFlow(t, nodes, edges)
+	return &bundle.Bundle{
+		Manifest: bundle.Manifest{BundleFormatVersion: "1", BundleID: "bb", BundleVersion: "2",
+			Entrypoints: []bundle.Entrypoint{{FlowID: "p"}}, Flows: flows},
+		Flows: bfl,
+	}
+}
+
+// compileBundleBytes returns the bytes CompileBundle allocates for b (the
+// least of two tries, to shed noise).
+func compileBundleBytes(t *testing.T, b *bundle.Bundle) uint64 {
+	t.Helper()
+	least := uint64(0)
+	for try := range 2 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		cb, err := CompileBundle(b, BundleOptions{})
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.KeepAlive(cb)
+		if used := after.TotalAlloc - before.TotalAlloc; try == 0 || used < least {
+			least = used
+		}
+	}
+	return least
+}
+
+// Summarising a flow's listener workflows (FlowInfo.absorb) looks at each
+// node once over all listeners, and keeps one set of the subflows listed:
+// rebuilt per listener, a flow whose n on_event nodes each start their own
+// subflow took n x n work (16,000 such listeners, a 5 MB flow, 10.7 s).
+// Quadrupling the listeners must about quadruple the bytes CompileBundle
+// allocates, not multiply them by sixteen.
+func TestCompileBundleListenersWithSubflowsTakesLinearTime(t *testing.T) {
+	const n = 500
+	small, large := listenerSubflowsBundle(t, n), listenerSubflowsBundle(t, 4*n)
+	bs, bl := compileBundleBytes(t, small), compileBundleBytes(t, large)
+	t.Logf("CompileBundle allocated %d KB for %d listeners with subflows, %d KB for %d", bs>>10, n, bl>>10, 4*n)
+	if bl > 8*bs {
+		t.Fatalf("compiling %d listeners that each start a subflow allocated %d KB, %d listeners %d KB (x%.1f); want about x4 "+
+			"(FlowInfo.addExec rebuilds the set of listed subflows once per listener)", n, bs>>10, 4*n, bl>>10, float64(bl)/float64(bs))
+	}
+}
