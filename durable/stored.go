@@ -18,19 +18,22 @@ func (s *StepRecord) StoredCopy() (*StepRecord, error) {
 	if !ok {
 		return s.roundTrip()
 	}
+	// Each value at the depth the record's JSON holds it (the extra
+	// members are the record's own), so that the nesting limit is the
+	// encoder's.
 	var err error
 	if c.Effect != nil {
 		ce := *c.Effect
-		if ce.Payload, err = pyjson.NormalizeObject(s.Effect.Payload); err != nil {
+		if ce.Payload, err = pyjson.NormalizeObjectMember(s.Effect.Payload, 2); err != nil {
 			return nil, err
 		}
 		c.Effect = &ce
 	}
-	if c.Result, err = pyjson.Normalize(s.Result); err != nil {
+	if c.Result, err = pyjson.NormalizeMember(s.Result, 1); err != nil {
 		return nil, err
 	}
 	if len(s.Extra) > 0 {
-		if c.Extra, err = pyjson.NormalizeObject(s.Extra); err != nil {
+		if c.Extra, err = pyjson.NormalizeObjectMember(s.Extra, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -146,17 +149,19 @@ func (r *RunState) StoredCopy() (*RunState, error) {
 	if !ok {
 		return r.roundTrip()
 	}
+	// Each value at the depth the run's JSON holds it, so that the
+	// nesting limit is the encoder's.
 	var err error
-	if c.Vars, err = pyjson.NormalizeObject(r.Vars); err != nil {
+	if c.Vars, err = pyjson.NormalizeObjectMember(r.Vars, 1); err != nil {
 		return r.encodeError(err)
 	}
 	if r.Output != nil {
-		if c.Output, err = pyjson.NormalizeObject(r.Output); err != nil {
+		if c.Output, err = pyjson.NormalizeObjectMember(r.Output, 1); err != nil {
 			return r.encodeError(err)
 		}
 	}
 	if r.Waiting != nil && r.Waiting.Details != nil {
-		if c.Waiting.Details, err = pyjson.NormalizeObject(r.Waiting.Details); err != nil {
+		if c.Waiting.Details, err = pyjson.NormalizeObjectMember(r.Waiting.Details, 2); err != nil {
 			return r.encodeError(err)
 		}
 	}

@@ -38,3 +38,28 @@ func TestNewStoredRunRefusesTooDeep(t *testing.T) {
 		t.Error("NewStoredRecord of a record the encoder refuses succeeded; want the encoder's error")
 	}
 }
+
+// The one-pass freeze normalised a value outside the generic tree (a
+// typed slice) as a document of its own, from depth 0: a typed slice at
+// the nesting limit, whose elements are one level past it, was frozen
+// although the encoder refuses the run. It now counts from the value's
+// depth in the run's JSON.
+func TestNewStoredRunRefusesTypedValuePastTheLimit(t *testing.T) {
+	// vars at depth 1, vars.deep at 2: the []float64 at MaxDepth, its
+	// element at MaxDepth+1.
+	var deep any = []float64{1.5}
+	for range pyjson.MaxDepth - 2 {
+		deep = []any{deep}
+	}
+	r := &durable.RunState{RunID: "r1", WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "n",
+		Vars: map[string]any{"deep": deep}}
+	if _, err := durable.MarshalRun(r, pyjson.Line); err == nil {
+		t.Fatal("precondition: the encoder accepts the run")
+	}
+	if _, err := NewStoredRun(r); err == nil {
+		t.Error("NewStoredRun of a run the encoder refuses succeeded; want the encoder's error")
+	}
+	if _, err := r.StoredCopy(); err == nil {
+		t.Error("StoredCopy of a run the encoder refuses succeeded; want the encoder's error")
+	}
+}

@@ -70,8 +70,9 @@ func (p *packer) normalized(v any, depth int) error {
 	}
 	// Other scalars are packed once normalized (numbers become
 	// json.Number, invalid UTF-8 is replaced); other Go types take
-	// Normalize's encode-and-decode path.
-	n, err := pyjson.Normalize(v)
+	// Normalize's encode-and-decode path, at v's depth, as a typed slice
+	// nests too.
+	n, err := pyjson.NormalizeMember(v, depth)
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (p *packer) normalizedObject(m map[string]any, depth int) error {
 		if !utf8.ValidString(k) { // Normalize re-encodes the whole object
 			clear(p.other[others:])
 			p.buf, p.other = p.buf[:start], p.other[:others]
-			n, err := pyjson.NormalizeObject(m)
+			n, err := pyjson.NormalizeObjectMember(m, depth)
 			if err != nil {
 				return err
 			}

@@ -136,7 +136,7 @@ type encoder struct {
 	buf       []byte
 	st        Style
 	checkOnly bool
-	ancestors []uintptr
+	ancestors []container
 	// pointers are those being followed, each a level of the walk but
 	// not of the JSON: they count towards the nesting limit, not towards
 	// the depth that indents the output.
@@ -273,14 +273,16 @@ func (e *encoder) uint(u uint64) {
 	}
 }
 
-func (e *encoder) enter(p uintptr, depth int) error {
+// enter pushes the container id on the ancestors, refusing it when it is
+// one of them: a cycle.
+func (e *encoder) enter(id container, depth int) error {
 	if depth+len(e.pointers) > maxDepth {
 		return &Error{Path: e.pathString(), Reason: "nesting too deep"}
 	}
-	if slices.Contains(e.ancestors, p) {
+	if slices.Contains(e.ancestors, id) {
 		return &Error{Path: e.pathString(), Reason: "cycle (the value contains itself)"}
 	}
-	e.ancestors = append(e.ancestors, p)
+	e.ancestors = append(e.ancestors, id)
 	return nil
 }
 
@@ -353,7 +355,7 @@ func (e *encoder) object(m map[string]any, depth int) error {
 		e.raw("{}")
 		return nil
 	}
-	if err := e.enter(reflect.ValueOf(m).Pointer(), depth); err != nil {
+	if err := e.enter(mapID(m), depth); err != nil {
 		return err
 	}
 	defer e.leave()
@@ -400,8 +402,9 @@ func (e *encoder) ordered(o Ordered, depth int) error {
 		e.raw("{}")
 		return nil
 	}
-	// A member may hold the object itself (a slice, like []any).
-	if err := e.enter(reflect.ValueOf(o).Pointer(), depth); err != nil {
+	// A member may hold the object itself (a slice, like []any); a
+	// shorter prefix of it is another object.
+	if err := e.enter(container{reflect.ValueOf(o).Pointer(), len(o)}, depth); err != nil {
 		return err
 	}
 	defer e.leave()
@@ -435,7 +438,7 @@ func (e *encoder) array(a []any, depth int) error {
 		e.raw("[]")
 		return nil
 	}
-	if err := e.enter(reflect.ValueOf(a).Pointer(), depth); err != nil {
+	if err := e.enter(sliceID(a), depth); err != nil {
 		return err
 	}
 	defer e.leave()
@@ -516,7 +519,7 @@ func (e *encoder) foreign(v any, depth int) error {
 			if rv.Kind() == reflect.Slice && rv.Len() > 0 {
 				// The copy below is new at every level: the cycle check
 				// must see the caller's slice.
-				if err := e.enter(rv.Pointer(), depth); err != nil {
+				if err := e.enter(container{rv.Pointer(), rv.Len()}, depth); err != nil {
 					return err
 				}
 				defer e.leave()
@@ -529,7 +532,7 @@ func (e *encoder) foreign(v any, depth int) error {
 		}
 	case reflect.Map:
 		if rv.Type().Key().Kind() == reflect.String && !rv.IsNil() {
-			if err := e.enter(rv.Pointer(), depth); err != nil { // as for slices
+			if err := e.enter(container{rv.Pointer(), -1}, depth); err != nil { // as for slices
 				return err
 			}
 			defer e.leave()

@@ -17,20 +17,30 @@ import (
 // take the encode-and-decode path itself, so the equality holds for every
 // value the encoder accepts; a value it refuses (a NaN, a cycle, a value
 // nested too deep) gives the encoder's error.
-func Normalize(v any) (any, error) {
-	n, err := normalize(v, 0)
+func Normalize(v any) (any, error) { return NormalizeMember(v, 0) }
+
+// NormalizeMember is Normalize of v as a value depth levels down in the
+// document that holds it (a run's vars are one level down in the run's
+// JSON), where the nesting limit counts from the document's root: it
+// refuses what encoding the whole document would.
+func NormalizeMember(v any, depth int) (any, error) {
+	n, err := normalize(v, depth)
 	if err == errTooDeep {
-		return roundTrip(v, 0) // the encoder's error, naming the path
+		return roundTrip(v, depth) // the encoder's error, naming the path
 	}
 	return n, err
 }
 
 // NormalizeObject is Normalize for an object; nil gives an empty map, as
 // the encoder writes a nil map as {}.
-func NormalizeObject(m map[string]any) (map[string]any, error) {
-	n, err := normalizeObject(m, 0)
+func NormalizeObject(m map[string]any) (map[string]any, error) { return NormalizeObjectMember(m, 0) }
+
+// NormalizeObjectMember is NormalizeMember for an object; nil gives an
+// empty map.
+func NormalizeObjectMember(m map[string]any, depth int) (map[string]any, error) {
+	n, err := normalizeObject(m, depth)
 	if err == errTooDeep {
-		v, err := roundTrip(m, 0)
+		v, err := roundTrip(m, depth)
 		if err != nil {
 			return nil, err
 		}

@@ -84,7 +84,7 @@ func TestPointerDoesNotIndent(t *testing.T) {
 // Normalize, IsNormalized and Clone walk the generic tree themselves: a
 // map or an array that contains itself made them recurse without end.
 // Normalize gives the encoder's error, IsNormalized false, and Clone
-// stops at the nesting limit.
+// copies it with its cycle (see clone_cycles_test.go).
 func TestGenericWalkersStopOnCycles(t *testing.T) {
 	boundStack(t)
 	m := map[string]any{"k": int64(1)}
