@@ -1,12 +1,15 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
 )
@@ -564,6 +567,43 @@ func markCancelled(run *durable.RunState, cause cancelCause) {
 // continue. Python ignores the key.
 const cancelledWithKey = "cancelled_with"
 
+// cancelMarker reads the marker a tree cancel left on run
+// (cancelledWithKey): the run the Cancel was aimed at and its reason.
+func cancelMarker(run *durable.RunState) (root, reason string) {
+	rt, _ := run.Vars["_runtime"].(map[string]any)
+	with, _ := rt[cancelledWithKey].(map[string]any)
+	root, _ = with["run_id"].(string)
+	reason, _ = with["reason"].(string)
+	return root, reason
+}
+
+// storedCancelMarker is cancelMarker for a run read from the store: the
+// marker, or its reason, may be an artifact ref there, written by an
+// offloading store from before it kept the marker inline (a long reason).
+// Such refs are restored through the runtime's artifact store, when it has
+// one.
+func (r *Runtime) storedCancelMarker(ctx context.Context, run *durable.RunState) (root, reason string, err error) {
+	root, reason = cancelMarker(run)
+	if r.arts == nil || (root != "" && reason == run.Error) {
+		return root, reason, nil
+	}
+	rt, _ := run.Vars["_runtime"].(map[string]any)
+	with := pyjson.Clone(rt[cancelledWithKey])
+	if with == nil {
+		return root, reason, nil
+	}
+	with, err = artifact.Restore(ctx, r.arts, with, func(m *artifact.Metadata) bool {
+		return m.RunID == run.RunID && m.Tags["source"] == artifact.SourceRunVars
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("restoring the cancel marker of run %s: %w", run.RunID, err)
+	}
+	m, _ := with.(map[string]any)
+	root, _ = m["run_id"].(string)
+	reason, _ = m["reason"].(string)
+	return root, reason, nil
+}
+
 // cancelCovering returns the cancel that ended child, when it was aimed at
 // parent (the child's parent) or one of parent's ancestors: a tree cancel
 // that a kill (or a race with another runner) stopped before it reached
@@ -573,10 +613,10 @@ func (r *Runtime) cancelCovering(ctx context.Context, child, parent *durable.Run
 	if child.Status != durable.RunCancelled {
 		return cancelCause{}, false, nil
 	}
-	rt, _ := child.Vars["_runtime"].(map[string]any)
-	with, _ := rt[cancelledWithKey].(map[string]any)
-	root, _ := with["run_id"].(string)
-	reason, _ := with["reason"].(string)
+	root, reason, err := r.storedCancelMarker(ctx, child)
+	if err != nil {
+		return cancelCause{}, false, err
+	}
 	// The reason is the run's own: a key that is not this cancel's (copied
 	// along with another run's vars) is not trusted.
 	if root == "" || root == child.RunID || reason != child.Error {
@@ -608,4 +648,40 @@ func (d *driver) cancelTree(ctx context.Context, runID string, cause cancelCause
 	c := newCanceller(d, cause)
 	defer c.release()
 	return c.tree(ctx, runID)
+}
+
+// cancelDescendants cancels the unfinished descendants of a run a tree
+// cancel ended (a sync child's replay found the cancel covered it), with
+// the cause its commit recorded, as that Cancel would have. It reads the
+// cause from the run, so a retry of the follow-up needs nothing else. A
+// run not cancelled is left alone.
+func (d *driver) cancelDescendants(ctx context.Context, runID string) error {
+	run, err := d.r.store.RunGet(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if run.Status != durable.RunCancelled {
+		return nil
+	}
+	cause := cancelCause{reason: cmp.Or(run.Error, "Cancelled")}
+	root, reason, err := d.r.storedCancelMarker(ctx, run)
+	if err != nil {
+		return err
+	}
+	if root != "" && reason == run.Error {
+		cause.root = root
+	}
+	c := newCanceller(d, cause)
+	defer c.release()
+	c.seen[runID] = true // ended: only walked, never cancelled again
+	kids, err := c.newChildren(ctx, runID)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := c.tree(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }

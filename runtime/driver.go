@@ -51,6 +51,7 @@ type followKind int
 const (
 	followTick         followKind = iota // drive a run (a started child, a resumed listener)
 	followParentResume                   // a child ended: resume its waiting parent
+	followCancelTree                     // a run a tree cancel ended: cancel its unfinished descendants
 )
 
 type followUp struct {
@@ -192,6 +193,8 @@ func (d *driver) drain(ctx context.Context) {
 			}
 		case followParentResume:
 			err = d.resumeParent(ctx, f.runID, f.retry)
+		case followCancelTree:
+			err = d.cancelDescendants(ctx, f.runID)
 		}
 		switch {
 		case errors.Is(err, ErrRunClaimed):

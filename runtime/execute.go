@@ -192,6 +192,13 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			if err := s.commitCancelled(ctx, cause); err != nil && !errors.Is(err, errStop) {
 				return Outcome{}, false, err
 			}
+			if out.cancel != nil {
+				// The Cancel the kill stopped would have ended this run's
+				// other unfinished descendants too (an async child waiting
+				// on a person): they are cancelled once the run is
+				// unlocked, as resumeParent's cancelTree does.
+				s.d.queue = append(s.d.queue, followUp{kind: followCancelTree, runID: run.RunID})
+			}
 			return Outcome{}, false, errStop
 		}
 		if out.Status != OutcomeFailed || attempt == attempts {

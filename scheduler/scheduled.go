@@ -33,8 +33,9 @@ func NewScheduled(ctx context.Context, rt *runtime.Runtime, cfg Config) (*Schedu
 
 // Run registers wf if needed, starts a run with vars and ticks it once:
 // until it waits or ends, or uses the runtime's step budget
-// (runtime.Config.MaxSteps, default 100). A
-// workflow already registered under wf's id is kept.
+// (runtime.Config.MaxSteps, default 100). A run left running (its budget
+// used) is handed to the scheduler, which drives it on in the background.
+// A workflow already registered under wf's id is kept.
 func (s *Scheduled) Run(ctx context.Context, wf *runtime.Workflow, vars map[string]any) (string, *durable.RunState, error) {
 	if _, ok := s.Registry().Get(wf.ID); !ok {
 		// A concurrent Run may register it between the Get and here.
@@ -49,12 +50,14 @@ func (s *Scheduled) Run(ctx context.Context, wf *runtime.Workflow, vars map[stri
 		return "", nil, err
 	}
 	st, err := s.Tick(ctx, id, runtime.TickOptions{})
-	s.Scheduler.Wake()
+	s.driveOn(ctx, id, st, err)
 	return id, st, err
 }
 
 // Respond answers the wait a run is in with payload, using the stored wait
-// key. Time waits (no key) cannot be answered.
+// key. Time waits (no key) cannot be answered. The resumed run goes on
+// within the runtime's step budget; one left running (its budget used)
+// is handed to the scheduler, which drives it on in the background.
 func (s *Scheduled) Respond(ctx context.Context, runID string, payload map[string]any) (*durable.RunState, error) {
 	run, err := s.GetState(ctx, runID)
 	if err != nil {
@@ -71,8 +74,31 @@ func (s *Scheduled) Respond(ctx context.Context, runID string, payload map[strin
 		return nil, fmt.Errorf("respond to run %s: its %s wait has no wait key", runID, run.Waiting.Reason)
 	}
 	st, err := s.Resume(ctx, runtime.ResumeParams{RunID: runID, WaitKey: run.Waiting.WaitKey, Payload: payload, Strict: true})
-	s.Scheduler.Wake()
+	s.driveOn(ctx, runID, st, err)
 	return st, err
+}
+
+// driveOn hands a run the host's call left running to the scheduler: Tick
+// and Resume cap the run's steps over the whole call, so a run that used
+// its budget (or whose tick failed past a checkpoint, or whose caller went
+// away) is left at its checkpoint, no longer due, and nothing else would
+// drive it before the next Recover. It wakes the loop either way, for the
+// deadlines the call wrote.
+func (s *Scheduled) driveOn(ctx context.Context, runID string, st *durable.RunState, err error) {
+	if err != nil || st == nil {
+		// The state the call left is not known: read it, also when the
+		// caller's context ended (the run stays running then).
+		cur, gerr := s.GetState(context.WithoutCancel(ctx), runID)
+		if gerr != nil {
+			s.Scheduler.Wake()
+			return
+		}
+		st = cur
+	}
+	if st.Status == durable.RunRunning && !runtime.IsPaused(st) {
+		s.Scheduler.driveSoon(runID)
+	}
+	s.Scheduler.Wake()
 }
 
 // FindWaitingRuns lists waiting runs, optionally by reason and workflow.

@@ -638,6 +638,14 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 	}
 }
 
+// driveSoon has the loop drive a run at its next pass, as a run a drive
+// left running (Scheduler.unfinished): one a host's call left running.
+func (s *Scheduler) driveSoon(runID string) {
+	s.mu.Lock()
+	s.unfinished[runID] = s.cfg.Clock()
+	s.mu.Unlock()
+}
+
 // nextUnfinished returns when the earliest unfinished run is to be
 // driven again.
 func (s *Scheduler) nextUnfinished() (time.Time, bool) {

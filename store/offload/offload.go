@@ -14,8 +14,9 @@
 // or cancelled), because a live run may need its exact values after a
 // crash: values at depth ≥2 under vars keys starting with "_" (paths like
 // vars._runtime.node_traces, tag source=run_store_offload), except the
-// run identity members vars._meta.occurrence and vars._meta.creation_digest
-// and the memory span index, and the output anywhere, its root included
+// run identity members vars._meta.occurrence and vars._meta.creation_digest,
+// the memory span index and the tree cancel marker
+// (vars._runtime.cancelled_with), and the output anywhere, its root included
 // (tag source=run_output_offload).
 //
 // Offloading changes only the copy passed to the inner store. The
@@ -301,9 +302,10 @@ func (s *Store) offloadRun(ctx context.Context, run *durable.RunState) (*durable
 // allowPrivateVars keeps the vars namespaces themselves inline: only paths
 // with at least two dots under vars._… may be offloaded (the Python rule,
 // so vars._temp.big and vars._temp.big[3] may, vars._temp[0] may not).
-// The memory span index and the run identity members stay inline whole.
+// The memory span index, the tree cancel marker and the run identity
+// members stay inline whole.
 func allowPrivateVars(path string, _ any) bool {
-	if within(path, memorySpansPath) {
+	if within(path, memorySpansPath) || within(path, cancelledWithPath) {
 		return false
 	}
 	for _, p := range identityPaths {
@@ -325,6 +327,15 @@ func within(path, root string) bool {
 // completed), and a note appends to the list it reads; a ref there read as
 // "no spans" dropped every earlier span (Python loses them the same way).
 const memorySpansPath = "vars._runtime.memory_spans"
+
+// cancelledWithPath is the marker a tree cancel leaves on each run it
+// ends (runtime's cancelledWithKey: the run the Cancel was aimed at and
+// its reason), kept inline: the cancelled run is terminal, and a parent a
+// kill left waiting on it reads the marker to learn that the cancel
+// covered the parent too. A ref there (a long reason) read as "no
+// marker", and the parent went on with its child's cancelled end. Python
+// has no such marker.
+const cancelledWithPath = "vars._runtime.cancelled_with"
 
 // identityPaths are the members of vars._meta that a Start naming an
 // existing run id compares with the run it would create (runtime/start.go
