@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,4 +247,71 @@ func (s *killedAfterTopCancel) RunListChildren(ctx context.Context, id string, s
 		return nil, errKilled
 	}
 	return s.Store.RunListChildren(ctx, id, status)
+}
+
+// lostTopCancelAnswer is a store whose commit cancelling run "top" lands
+// but whose answer is lost once (a network error after the write): the
+// process lives on, and every later call goes through.
+type lostTopCancelAnswer struct {
+	store.Wrapper
+	mu   sync.Mutex
+	lost bool
+}
+
+var errLostAnswer = errors.New("connection reset after the commit")
+
+func (s *lostTopCancelAnswer) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	err := s.Store.RunCommit(ctx, p)
+	if err == nil && p.Run.Status == durable.RunCancelled && p.Run.WorkflowID == "top" {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.lost {
+			s.lost = true
+			return errLostAnswer
+		}
+	}
+	return err
+}
+
+// The replay of top finds its sync child cancelled by the tree cancel of
+// top and commits top cancelled; the store made that commit but its
+// answer was lost. The follow-up that cancels top's other unfinished
+// descendants (asker, waiting on a person) must not be lost with it: it
+// is kept for RetryFollowUps, as follow-ups "whose commit's answer was
+// lost after the store had made it" are (followretry.go). Today it is
+// queued only after a commit that reported success, so asker stays
+// waiting under its cancelled parent for good in a live process (no
+// retry, no Recover picks it up: top is terminal).
+func TestReplayedSyncChildTreeCancelWhoseCommitAnswerIsLostStillCancelsTheDescendants(t *testing.T) {
+	ctx := context.Background()
+	base, wfs, counter, top, asker := setUpKilledTreeCancel(t)
+
+	var now atomic.Int64
+	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	view := &lostTopCancelAnswer{Wrapper: store.Wrapper{Store: base}}
+	rtB := errRuntime(t, view, Config{Handlers: counter.handlers(), Clock: clock}, wfs...)
+	_, err := rtB.Tick(ctx, top, TickOptions{})
+	if !errors.Is(err, errLostAnswer) {
+		t.Fatalf("tick of top: %v; want the lost answer", err)
+	}
+	if got, _ := base.RunGet(ctx, top); got.Status != durable.RunCancelled {
+		t.Fatalf("top %s; want cancelled (the commit landed)", got.Status)
+	}
+	// The host (or the scheduler) ticks top again, and the retries come due.
+	if _, err := rtB.Tick(ctx, top, TickOptions{}); err != nil {
+		t.Fatalf("second tick of the cancelled top: %v", err)
+	}
+	for i := 0; i < 3; i++ {
+		now.Add(int64(10 * time.Minute))
+		rtB.RetryFollowUps(ctx)
+	}
+	got, err := base.RunGet(ctx, asker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != durable.RunCancelled || got.Error != "user cancelled" {
+		t.Errorf("asker %s (%q) after top's cancelled commit (answer lost) and the follow-up retries; want cancelled (%q) as top's tree cancel would have",
+			got.Status, got.Error, "user cancelled")
+	}
 }

@@ -189,15 +189,18 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			if out.cancel != nil {
 				cause = *out.cancel // a sync child's tree cancel that covers this run
 			}
-			if err := s.commitCancelled(ctx, cause); err != nil && !errors.Is(err, errStop) {
-				return Outcome{}, false, err
-			}
 			if out.cancel != nil {
 				// The Cancel the kill stopped would have ended this run's
 				// other unfinished descendants too (an async child waiting
 				// on a person): they are cancelled once the run is
-				// unlocked, as resumeParent's cancelTree does.
+				// unlocked, as resumeParent's cancelTree does. Queued
+				// before the commit, so that a commit whose answer is lost
+				// (made, but reported failed) keeps it for a retry; it does
+				// nothing unless the run was committed cancelled.
 				s.d.queue = append(s.d.queue, followUp{kind: followCancelTree, runID: run.RunID})
+			}
+			if err := s.commitCancelled(ctx, cause); err != nil && !errors.Is(err, errStop) {
+				return Outcome{}, false, err
 			}
 			return Outcome{}, false, errStop
 		}
