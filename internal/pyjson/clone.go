@@ -157,20 +157,23 @@ func (c *cloner) array(a []any, depth int) []any {
 }
 
 // cloneGraph is Clone of a value that contains itself: each container is
-// copied once, and every reference to it refers to that copy.
+// copied once, and every reference to it refers to that copy. It has no
+// depth cut-off: a copy made past the limit and reused nearer the root
+// would share the original's members there, and the memo already bounds
+// the walk (each container once).
 func cloneGraph(v any) any {
 	g := graphCloner{copies: make(map[container]any)}
-	return g.value(v, 0)
+	return g.value(v)
 }
 
 type graphCloner struct {
 	copies map[container]any
 }
 
-func (g *graphCloner) value(v any, depth int) any {
+func (g *graphCloner) value(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
-		if x == nil || depth > maxDepth {
+		if x == nil {
 			return x
 		}
 		id := mapID(x)
@@ -180,11 +183,11 @@ func (g *graphCloner) value(v any, depth int) any {
 		out := maps.Clone(x)
 		g.copies[id] = out
 		for k, e := range out {
-			out[k] = g.value(e, depth+1)
+			out[k] = g.value(e)
 		}
 		return out
 	case []any:
-		if x == nil || depth > maxDepth {
+		if x == nil {
 			return x
 		}
 		if len(x) == 0 {
@@ -197,7 +200,7 @@ func (g *graphCloner) value(v any, depth int) any {
 		out := make([]any, len(x))
 		g.copies[id] = out
 		for i, e := range x {
-			out[i] = g.value(e, depth+1)
+			out[i] = g.value(e)
 		}
 		return out
 	default:

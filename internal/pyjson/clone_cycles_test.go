@@ -146,3 +146,24 @@ func TestPrefixOfContainerAsItsOwnMemberIsNoCycle(t *testing.T) {
 		t.Errorf("Check of an array holding itself = %v; want a cycle at v[1]", err)
 	}
 }
+
+// The memoising copy of a value that contains itself shares no container
+// with the original: a container first copied past the nesting limit and
+// met again near the root is copied whole, not reused half-made.
+func TestCloneOfCyclicValueSharesNoShallowContainer(t *testing.T) {
+	y := []any{int64(1)}
+	x := []any{y}
+	var chain any = x
+	for range maxDepth - 1 { // x at depth maxDepth under root[0]
+		chain = []any{chain}
+	}
+	root := []any{chain, x, nil}
+	root[2] = root // a cycle: Clone takes the memoising path
+	c := Clone(root).([]any)
+	cy := c[1].([]any)[0].([]any)
+	if &cy[0] == &y[0] {
+		cy[0] = int64(2)
+		t.Fatalf("Clone(root)[1][0] is the original root[1][0] (writing through the copy set it to %v): "+
+			"a container two levels down is shared with the original", y[0])
+	}
+}
