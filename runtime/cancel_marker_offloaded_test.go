@@ -25,30 +25,11 @@ import (
 func TestTreeCancelMarkerSurvivesOffloadingOfTheCancelledChild(t *testing.T) {
 	ctx := context.Background()
 	base := offload.Wrap(memory.New(), artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
-	wfs := shipAfterChild(true)
-	counter := &shipCounter{started: make(chan struct{}, 1)}
-	const top = "top-run"
-	viewA := &killedAfterCancelBelow{Wrapper: store.Wrapper{Store: base}, root: top}
-	rtA := errRuntime(t, viewA, Config{Handlers: counter.handlers()}, wfs...)
-	if _, err := rtA.Start(ctx, StartParams{WorkflowID: "top", RunID: top}); err != nil {
-		t.Fatal(err)
-	}
-	parked, err := rtA.Tick(ctx, top, TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := WaitedChild(parked)
-	if leaf == "" {
-		t.Fatalf("top %s; want waiting on its child", parked.Status)
-	}
-	reason := "stopped by the operator: " + strings.Repeat("the session went off course; ", 8)
-	if _, err := rtA.Cancel(ctx, top, reason); err == nil {
-		t.Fatal("the kill never happened")
-	}
+	wfs, counter, leaf, reason := killedTreeCancelOfTop(t, base, nil)
 	if got, _ := base.RunGet(ctx, leaf); got.Status != durable.RunCancelled {
 		t.Fatalf("child %s; want cancelled before the kill", got.Status)
 	}
-	if got, _ := base.RunGet(ctx, top); got.Status != durable.RunWaiting {
+	if got, _ := base.RunGet(ctx, topRun); got.Status != durable.RunWaiting {
 		t.Fatalf("top %s; want still waiting on its child (the kill came first)", got.Status)
 	}
 
@@ -56,7 +37,7 @@ func TestTreeCancelMarkerSurvivesOffloadingOfTheCancelledChild(t *testing.T) {
 	if err := rtB.NotifyChildEnded(ctx, leaf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := base.RunGet(ctx, top)
+	got, err := base.RunGet(ctx, topRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,23 +55,7 @@ func TestTreeCancelMarkerOffloadedBeforeTheFixIsRestored(t *testing.T) {
 	ctx := context.Background()
 	base := memory.New()
 	arts := artifact.NewMemory()
-	wfs := shipAfterChild(true)
-	counter := &shipCounter{started: make(chan struct{}, 1)}
-	const top = "top-run"
-	viewA := &killedAfterCancelBelow{Wrapper: store.Wrapper{Store: base}, root: top}
-	rtA := errRuntime(t, viewA, Config{Handlers: counter.handlers(), Artifacts: arts}, wfs...)
-	if _, err := rtA.Start(ctx, StartParams{WorkflowID: "top", RunID: top}); err != nil {
-		t.Fatal(err)
-	}
-	parked, err := rtA.Tick(ctx, top, TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := WaitedChild(parked)
-	reason := "stopped by the operator: " + strings.Repeat("the session went off course; ", 8)
-	if _, err := rtA.Cancel(ctx, top, reason); err == nil {
-		t.Fatal("the kill never happened")
-	}
+	wfs, counter, leaf, reason := killedTreeCancelOfTop(t, base, arts)
 	// The child as an offloading store wrote it before the fix.
 	child, err := base.RunGet(ctx, leaf)
 	if err != nil || child.Status != durable.RunCancelled {
@@ -116,7 +81,7 @@ func TestTreeCancelMarkerOffloadedBeforeTheFixIsRestored(t *testing.T) {
 	if err := rtB.NotifyChildEnded(ctx, leaf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := base.RunGet(ctx, top)
+	got, err := base.RunGet(ctx, topRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,4 +89,37 @@ func TestTreeCancelMarkerOffloadedBeforeTheFixIsRestored(t *testing.T) {
 		t.Errorf("top %s (%.40q…), shipped %d time(s); want cancelled with the Cancel's reason, never shipped",
 			got.Status, got.Error, counter.count())
 	}
+}
+
+// topRun is the id of the run killedTreeCancelOfTop cancels.
+const topRun = "top-run"
+
+// killedTreeCancelOfTop starts topRun (shipAfterChild(true)) over base
+// until it waits on its child, then cancels it with a long reason through
+// a view of base killed right after the child's cancelled commit. It
+// returns the workflows, the ship counter, the child's id and the reason.
+func killedTreeCancelOfTop(t *testing.T, base store.Store, arts artifact.Store) ([]*Workflow, *shipCounter, string, string) {
+	t.Helper()
+	ctx := context.Background()
+	wfs := shipAfterChild(true)
+	counter := &shipCounter{started: make(chan struct{}, 1)}
+	const top = topRun
+	viewA := &killedAfterCancelBelow{Wrapper: store.Wrapper{Store: base}, root: top}
+	rtA := errRuntime(t, viewA, Config{Handlers: counter.handlers(), Artifacts: arts}, wfs...)
+	if _, err := rtA.Start(ctx, StartParams{WorkflowID: "top", RunID: top}); err != nil {
+		t.Fatal(err)
+	}
+	parked, err := rtA.Tick(ctx, top, TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := WaitedChild(parked)
+	if leaf == "" {
+		t.Fatalf("top %s; want waiting on its child", parked.Status)
+	}
+	reason := "stopped by the operator: " + strings.Repeat("the session went off course; ", 8)
+	if _, err := rtA.Cancel(ctx, top, reason); err == nil {
+		t.Fatal("the kill never happened")
+	}
+	return wfs, counter, leaf, reason
 }
