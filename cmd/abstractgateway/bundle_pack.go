@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -109,10 +110,49 @@ func bundlePackMain(args []string, stdout, stderr io.Writer) int {
 		}
 		path = b.Ref() + ".flow"
 	}
+	if err := checkNotAnInput(path, packInputs(root, dir, b)); err != nil {
+		fmt.Fprintf(stderr, "bundle pack: %v\n", err)
+		return 1
+	}
 	if err := bundle.WriteFile(path, b); err != nil {
 		fmt.Fprintf(stderr, "bundle pack: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "packed %s (%d flows) -> %s\n", b.Ref(), len(b.Manifest.Flows), path)
 	return 0
+}
+
+// packInputs lists the flow files bundle.Pack read for b: the root file
+// and, for every other flow, <dir>/<id>.json.
+func packInputs(root, dir string, b *bundle.Bundle) []string {
+	rootID := ""
+	if data, err := os.ReadFile(root); err == nil {
+		if flow, err := bundle.DecodeFlow(data); err == nil {
+			rootID = bundle.FlowID(flow)
+		}
+	}
+	inputs := []string{root}
+	for id := range b.Flows {
+		if id != rootID {
+			inputs = append(inputs, filepath.Join(dir, id+".json"))
+		}
+	}
+	return inputs
+}
+
+// checkNotAnInput refuses an output path that is one of the input flow
+// files (compared with os.SameFile, so another spelling or a link to it
+// counts): writing the bundle there would destroy the flow it was built
+// from.
+func checkNotAnInput(out string, inputs []string) error {
+	outInfo, err := os.Stat(out)
+	if err != nil {
+		return nil // no such file yet: nothing to overwrite
+	}
+	for _, in := range inputs {
+		if info, err := os.Stat(in); err == nil && os.SameFile(outInfo, info) {
+			return fmt.Errorf("output %s is the flow file %s being packed: give another -o", out, in)
+		}
+	}
+	return nil
 }

@@ -111,6 +111,9 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (f runFlags, code in
 	if f.store, err = parseStoreKind(*storeName); err != nil {
 		return usageError(err)
 	}
+	if f.set["data-dir"] && f.dataDir == "" {
+		return usageError(errors.New("--data-dir is empty: give a directory, or leave --data-dir out for a temporary one"))
+	}
 	if f.set["run-id"] && strings.TrimSpace(f.runID) == "" {
 		return usageError(errors.New("--run-id: the run id is empty"))
 	}

@@ -66,16 +66,17 @@ not or a directory holds no bundle, 2 usage.
 		paths = append(paths, arg)
 	}
 	sort.Strings(paths)
+	name := bundleNamer(paths, len(fs.Args()))
 	failed := 0
 	for _, p := range paths {
 		if err := validateOne(p); err != nil {
 			failed++
 			for _, e := range leafErrors(err) {
-				fmt.Fprintf(stdout, "FAIL %s: %v\n", filepath.Base(p), e)
+				fmt.Fprintf(stdout, "FAIL %s: %v\n", name(p), e)
 			}
 			continue
 		}
-		fmt.Fprintf(stdout, "ok   %s\n", filepath.Base(p))
+		fmt.Fprintf(stdout, "ok   %s\n", name(p))
 	}
 	for _, dir := range empty {
 		fmt.Fprintf(stderr, "bundle validate: no bundles found in %s\n", dir)
@@ -87,6 +88,27 @@ not or a directory holds no bundle, 2 usage.
 		return 1
 	}
 	return 0
+}
+
+// bundleNamer returns how a result line names a bundle: its base name
+// when a single argument was given and no two bundles share a base name,
+// else the path as given, so that a line tells which file it is about
+// (greet.flow in released/ and in staging/).
+func bundleNamer(paths []string, nargs int) func(string) string {
+	seen := map[string]int{}
+	for _, p := range paths {
+		seen[filepath.Base(p)]++
+	}
+	byPath := nargs > 1
+	for _, n := range seen {
+		byPath = byPath || n > 1
+	}
+	return func(p string) string {
+		if byPath {
+			return p
+		}
+		return filepath.Base(p)
+	}
 }
 
 // isBundleDir reports whether dir is an unpacked bundle (has a manifest).

@@ -348,13 +348,14 @@ func TestPackChecksIDAndVersion(t *testing.T) {
 	}
 }
 
-// validate names each directory that holds no bundle.
+// validate names each directory that holds no bundle, and, given several
+// arguments, each bundle by its path.
 func TestValidateNamesTheEmptyDirectory(t *testing.T) {
 	t.Parallel()
 	full, empty := t.TempDir(), t.TempDir()
 	packGreet(t, full)
 	code, out, errOut := call(t, "validate", full, empty)
-	if code != 1 || !strings.Contains(out, "ok   greet@1.0.0.flow") || !strings.Contains(errOut, "no bundles found in "+empty) {
+	if code != 1 || !strings.Contains(out, "ok   "+filepath.Join(full, "greet@1.0.0.flow")) || !strings.Contains(errOut, "no bundles found in "+empty) {
 		t.Errorf("validate of a directory with a bundle and one without: exit %d\n%s%s", code, out, errOut)
 	}
 }

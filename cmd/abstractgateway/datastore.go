@@ -35,9 +35,9 @@ const storeFlagUsage = "store of --data-dir: auto (what the directory holds, see
 // storeHelp explains --store in the commands' help texts.
 const storeHelp = `--store picks the store of the data dir. auto (the default) uses what the
 directory holds: runtime.sqlite3 → the embedded SQLite store; a Python
-gateway's JSON-file data dir (run_*.json, ledger_*.jsonl, commands.jsonl)
-→ the JSON-file store, whose files that gateway reads; a Python gateway's
-gateway.sqlite3 → the SQLite store on that file, opened shared (the Python
+gateway's JSON-file data dir (run_*.json, ledger_*.jsonl, commands.jsonl,
+commands_cursor.json, gateway_runner.lock) → the JSON-file store, whose
+files that gateway reads; a Python gateway's gateway.sqlite3 → the SQLite store on that file, opened shared (the Python
 gateway may have it open too; its tables stay readable by it); an empty
 or new directory → SQLite. sqlite and json force a store.
 `
@@ -136,9 +136,14 @@ func detectStore(dir string) (storeKind, error) {
 }
 
 // isJSONStoreFile reports whether name is a file of the JSON-file
-// store's layout (see package jsonfile).
+// store's layout (see package jsonfile), or of the Python file-backed
+// gateway's data dir (spec gateway-api §9.1): a fresh one holds only
+// gateway_runner.lock (and maybe commands_cursor.json) until its first
+// run or command, and must not be taken for an empty dir.
 func isJSONStoreFile(name string) bool {
 	return name == "commands.jsonl" ||
+		name == "commands_cursor.json" ||
+		name == "gateway_runner.lock" ||
 		strings.HasPrefix(name, "run_") && strings.HasSuffix(name, ".json") ||
 		strings.HasPrefix(name, "ledger_") && strings.HasSuffix(name, ".jsonl")
 }

@@ -275,7 +275,8 @@ func TestTemporaryDataDirIsRemovedOnClose(t *testing.T) {
 
 // TestDetectStoreRecognisesEachJSONFileOfThePythonLayout: --store auto
 // takes a data dir holding any file of the Python gateway's JSON-file
-// layout (run_*.json, ledger_*.jsonl, commands.jsonl) for the JSON-file
+// layout (run_*.json, ledger_*.jsonl, commands.jsonl, commands_cursor.json,
+// gateway_runner.lock) for the JSON-file
 // store (storeHelp); other files, an empty or a missing dir give SQLite.
 func TestDetectStoreRecognisesEachJSONFileOfThePythonLayout(t *testing.T) {
 	for _, tc := range []struct {
@@ -285,6 +286,8 @@ func TestDetectStoreRecognisesEachJSONFileOfThePythonLayout(t *testing.T) {
 		{[]string{"commands.jsonl"}, storeJSON},
 		{[]string{"run_0a1b.json"}, storeJSON},
 		{[]string{"ledger_0a1b.jsonl"}, storeJSON},
+		{[]string{"commands_cursor.json"}, storeJSON},
+		{[]string{"gateway_runner.lock"}, storeJSON},
 		{[]string{"notes.json", "run_0a1b.jsonl", "ledger_0a1b.json"}, storeSQLite},
 		{nil, storeSQLite},
 		{[]string{sqliteFile, "run_0a1b.json"}, storeSQLite},

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// `bundle pack -o X` where X is one of the flow files being packed (the
+// root, or a subflow the root references: `-o flows/shout.json` typed
+// for `-o shout.flow`) replaces that VisualFlow source with the zip
+// archive and exits 0: the user's flow is destroyed by the command that
+// read it. Pack must refuse an output path that is one of its inputs
+// (exit non-zero, naming the file) and leave the file as it was.
+func TestPackRefusesToOverwriteAFlowItPacks(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	for name, body := range map[string]string{"greet.json": askFlow, "shout.json": shoutFlow} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, victim := range []string{"greet.json", "shout.json"} {
+		out := filepath.Join(src, victim)
+		code, stdout, stderr := call(t, "pack", "-o", out, filepath.Join(src, "greet.json"))
+		after, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"greet.json": askFlow, "shout.json": shoutFlow}[victim]
+		if string(after) != want {
+			t.Fatalf("pack -o %s (one of its input flows): exit %d, and %s was overwritten (%d bytes, was %d)\n%s%s",
+				victim, code, victim, len(after), len(want), stdout, stderr)
+		}
+		if code == 0 {
+			t.Fatalf("pack -o %s (one of its input flows): exit 0\n%s%s", victim, stdout, stderr)
+		}
+	}
+}
