@@ -41,6 +41,15 @@ type catalog struct {
 	path string
 	conn driver.Conn // nil: not open
 	file os.FileInfo // of the file conn has open
+	// fill writes the rows of every artifact FS indexes (FS.syncCatalog);
+	// filled records that it did so on the file conn has open. A write
+	// to a catalog not yet filled fills it first: Python rebuilds a new
+	// catalog from the .meta files only while its table is empty, so a
+	// lone row written into a catalog Python just created would leave
+	// every other artifact without one, and Python's gc would delete
+	// their blobs.
+	fill   func() error
+	filled bool
 }
 
 // catalogColumns are the catalog's columns (Python's schema), in the
@@ -76,7 +85,7 @@ func catalogRow(m *Metadata) ([]driver.NamedValue, error) {
 	for i, v := range []any{tags, emptyIfNil(m.Metadata), d.JSONValue(), m.Access.JSONValue(), m.JSONValue()} {
 		b, err := pyjson.Marshal(v, catalogStyle)
 		if err != nil {
-			return nil, fmt.Errorf("encoding catalog row of artifact %s: %w", m.ArtifactID, err)
+			return nil, catalogEncodeError(m, err)
 		}
 		texts[i] = string(b)
 	}
@@ -89,6 +98,19 @@ func catalogRow(m *Metadata) ([]driver.NamedValue, error) {
 		texts[0], texts[1], texts[2], texts[3], texts[4],
 	}
 	return namedValues(vals), nil
+}
+
+// catalogRawJSON is the raw_json column of m's row.
+func catalogRawJSON(m *Metadata) (string, error) {
+	b, err := pyjson.Marshal(m.JSONValue(), catalogStyle)
+	if err != nil {
+		return "", catalogEncodeError(m, err)
+	}
+	return string(b), nil
+}
+
+func catalogEncodeError(m *Metadata, err error) error {
+	return fmt.Errorf("encoding catalog row of artifact %s: %w", m.ArtifactID, err)
 }
 
 func namedValues(vals []any) []driver.NamedValue {
@@ -119,12 +141,18 @@ func (c *catalog) remove(id string) error {
 	return nil
 }
 
-// exec runs one autocommit statement on the catalog; it does nothing when
-// there is no catalog (or no table yet, see below).
+// exec runs one autocommit statement on the catalog, after filling it if
+// it is not yet (see catalog.fill); it does nothing when there is no
+// catalog (or no table yet, see below).
 func (c *catalog) exec(query string, args []driver.NamedValue) error {
 	ok, err := c.ensureOpen()
 	if err != nil || !ok {
 		return err
+	}
+	if !c.filled && c.fill != nil {
+		if err := c.fill(); err != nil {
+			return err
+		}
 	}
 	err = c.run(query, args)
 	if isNoTable(err) {
@@ -208,9 +236,14 @@ func openCatalog(path string) (driver.Conn, error) {
 	return conn, nil
 }
 
-// ids returns the artifact ids the catalog has rows for; ok is false when
-// there is no catalog (or no table yet).
-func (c *catalog) ids() (_ map[string]bool, ok bool, _ error) {
+// catalogEntry is what syncCatalog compares of a row with the .meta file.
+type catalogEntry struct {
+	blobID, rawJSON string
+}
+
+// entries returns the blob_id and raw_json of every row, by artifact id;
+// ok is false when there is no catalog (or no table yet).
+func (c *catalog) entries() (_ map[string]catalogEntry, ok bool, _ error) {
 	open, err := c.ensureOpen()
 	if err != nil || !open {
 		return nil, false, err
@@ -219,7 +252,7 @@ func (c *catalog) ids() (_ map[string]bool, ok bool, _ error) {
 	if !isQueryer {
 		return nil, false, errors.New("sqlite driver connection cannot run queries")
 	}
-	rows, err := q.QueryContext(context.Background(), "SELECT artifact_id FROM artifact_catalog", nil)
+	rows, err := q.QueryContext(context.Background(), "SELECT artifact_id, blob_id, raw_json FROM artifact_catalog", nil)
 	if err != nil {
 		if isNoTable(err) {
 			return nil, false, nil
@@ -227,8 +260,8 @@ func (c *catalog) ids() (_ map[string]bool, ok bool, _ error) {
 		return nil, false, err
 	}
 	defer rows.Close()
-	out := map[string]bool{}
-	dest := make([]driver.Value, 1)
+	out := map[string]catalogEntry{}
+	dest := make([]driver.Value, 3)
 	for {
 		err := rows.Next(dest)
 		if errors.Is(err, io.EOF) {
@@ -237,10 +270,21 @@ func (c *catalog) ids() (_ map[string]bool, ok bool, _ error) {
 		if err != nil {
 			return nil, false, err
 		}
-		if s, ok := dest[0].(string); ok {
-			out[s] = true
+		if id, ok := dest[0].(string); ok {
+			out[id] = catalogEntry{blobID: sqlText(dest[1]), rawJSON: sqlText(dest[2])}
 		}
 	}
+}
+
+// sqlText is a TEXT column's value; NULL (and any other type) is "".
+func sqlText(v driver.Value) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
 }
 
 // close releases the connection, if open.
@@ -249,44 +293,77 @@ func (c *catalog) close() error {
 		return nil
 	}
 	err := c.conn.Close()
-	c.conn, c.file = nil, nil
+	c.conn, c.file, c.filled = nil, nil, false
 	if err != nil {
 		return fmt.Errorf("closing %s: %w", c.path, err)
 	}
 	return nil
 }
 
-// syncCatalog adds the rows missing from an existing catalog for the
-// artifacts in the index: those FS stored before it kept the catalog, or
-// whose row a failed update left out. Python's gc deletes the blob of an
-// artifact without a row. Rows without a .meta file are left alone (at
-// worst they keep a blob alive). Callers hold s.mu.
+// syncCatalog brings an existing catalog's rows in step with the
+// artifacts in the index: it adds the rows missing (artifacts FS stored
+// before it kept the catalog, or whose row write failed) and rewrites
+// those whose blob_id or raw_json differs from the .meta file (a kill or
+// a failed write between the .meta rename and the row). Python's gc
+// deletes the blob of an artifact without a row, or whose row names an
+// old blob. Rows without a .meta file are left alone (at worst they keep
+// a blob alive). Callers hold s.mu.
 func (s *FS) syncCatalog() error {
-	have, ok, err := s.catalog.ids()
+	have, ok, err := s.catalog.entries()
 	if err != nil || !ok {
 		return err
 	}
-	var missing []*Metadata
+	var stale []string
 	for id, m := range s.index {
-		if !have[id] {
-			missing = append(missing, m)
+		if ok, err := catalogRowMatches(have, m); err != nil {
+			return err
+		} else if !ok {
+			stale = append(stale, id)
 		}
 	}
-	if len(missing) == 0 {
-		return nil
+	if len(stale) > 0 {
+		if err := s.rewriteCatalogRows(stale); err != nil {
+			return err
+		}
 	}
+	s.catalog.filled = true
+	return nil
+}
+
+// catalogRowMatches reports whether have holds m's row with m's blob_id
+// and raw_json, the columns a stale row differs in.
+func catalogRowMatches(have map[string]catalogEntry, m *Metadata) (bool, error) {
+	e, ok := have[m.ArtifactID]
+	if !ok || e.blobID != m.BlobID {
+		return false, nil
+	}
+	raw, err := catalogRawJSON(m)
+	return raw == e.rawJSON, err
+}
+
+// rewriteCatalogRows writes the rows of ids from their .meta files, read
+// again inside the write transaction: another process that rewrote one
+// since the index was read has its new .meta file on disk before its row
+// write, which waits for this transaction, so an older row never
+// replaces its newer one. An id whose .meta file is gone or unreadable
+// is skipped. Callers hold s.mu.
+func (s *FS) rewriteCatalogRows(ids []string) error {
 	// One transaction: a commit per row would sync the file per row.
 	if err := s.catalog.run("BEGIN IMMEDIATE", nil); err != nil {
 		return fmt.Errorf("indexing artifacts in %s: %w", s.catalog.path, err)
 	}
-	for _, m := range missing {
+	for _, id := range ids {
+		m, err := s.readMeta(context.Background(), id)
+		if err != nil {
+			continue
+		}
 		args, err := catalogRow(m)
 		if err == nil {
 			err = s.catalog.run(catalogUpsert, args)
 		}
 		if err != nil {
 			_ = s.catalog.run("ROLLBACK", nil)
-			return fmt.Errorf("indexing artifact %s in %s: %w", m.ArtifactID, s.catalog.path, err)
+			return fmt.Errorf("indexing artifact %s in %s: %w", id, s.catalog.path, err)
 		}
 	}
 	if err := s.catalog.run("COMMIT", nil); err != nil {

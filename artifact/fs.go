@@ -33,10 +33,11 @@ import (
 //
 // When Python's catalog (artifacts/artifact_catalog.sqlite3, see
 // CatalogFile) exists, every .meta write upserts the artifact's row in it
-// and every delete removes the row, as Python does, and NewFS adds the
-// rows missing for the artifacts found at open: Python lists and
-// garbage-collects from the catalog. FS never creates the catalog. Call
-// Close to release its connection.
+// and every delete removes the row, as Python does; NewFS, and the first
+// write to a catalog that appeared since, add the missing rows of the
+// indexed artifacts and rewrite those that differ from their .meta file:
+// Python lists and garbage-collects from the catalog. FS never creates
+// the catalog. Call Close to release its connection.
 //
 // Writes are serialised by a mutex; each file is written to a temporary
 // file, synced and renamed into place, and its directory is synced before
@@ -81,6 +82,7 @@ func NewFS(dir string) (*FS, error) {
 		syncDir: atomicfile.SyncDir,
 	}
 	s.catalog.path = filepath.Join(root, CatalogFile)
+	s.catalog.fill = s.syncCatalog
 	for _, d := range []string{s.blobs, s.refs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("opening artifact store %s: %w", dir, err)

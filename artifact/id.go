@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // RefKey is the key that marks a JSON object as an artifact ref.
@@ -11,10 +13,12 @@ const RefKey = "$artifact"
 
 // ComputeID returns the default artifact id of content: the SHA-256 of
 // runID, a zero byte and content when runID is not empty, else of content
-// alone, as lower-case hex truncated to 32 characters.
+// alone, as lower-case hex truncated to 32 characters. runID is stripped
+// of surrounding whitespace first, as Python's compute_artifact_id does,
+// so both runtimes give the same bytes of the same run the same id.
 func ComputeID(runID string, content []byte) string {
 	h := sha256.New()
-	if runID != "" {
+	if runID = pyval.Strip(runID); runID != "" {
 		h.Write([]byte(runID))
 		h.Write([]byte{0})
 	}
