@@ -83,11 +83,10 @@ func catalogRow(m *Metadata) ([]driver.NamedValue, error) {
 	}
 	var texts [5]string
 	for i, v := range []any{tags, emptyIfNil(m.Metadata), d.JSONValue(), m.Access.JSONValue(), m.JSONValue()} {
-		b, err := pyjson.Marshal(v, catalogStyle)
-		if err != nil {
-			return nil, catalogEncodeError(m, err)
+		var err error
+		if texts[i], err = catalogText(m, v); err != nil {
+			return nil, err
 		}
-		texts[i] = string(b)
 	}
 	vals := []any{
 		m.ArtifactID, nullString(m.RunID), nullString(m.BlobID), m.ContentType, m.SizeBytes, m.CreatedAt,
@@ -101,16 +100,15 @@ func catalogRow(m *Metadata) ([]driver.NamedValue, error) {
 }
 
 // catalogRawJSON is the raw_json column of m's row.
-func catalogRawJSON(m *Metadata) (string, error) {
-	b, err := pyjson.Marshal(m.JSONValue(), catalogStyle)
+func catalogRawJSON(m *Metadata) (string, error) { return catalogText(m, m.JSONValue()) }
+
+// catalogText is a JSON column of m's row holding v.
+func catalogText(m *Metadata, v any) (string, error) {
+	b, err := pyjson.Marshal(v, catalogStyle)
 	if err != nil {
-		return "", catalogEncodeError(m, err)
+		return "", fmt.Errorf("encoding catalog row of artifact %s: %w", m.ArtifactID, err)
 	}
 	return string(b), nil
-}
-
-func catalogEncodeError(m *Metadata, err error) error {
-	return fmt.Errorf("encoding catalog row of artifact %s: %w", m.ArtifactID, err)
 }
 
 func namedValues(vals []any) []driver.NamedValue {

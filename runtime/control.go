@@ -571,7 +571,12 @@ const cancelledWithKey = "cancelled_with"
 // (cancelledWithKey): the run the Cancel was aimed at and its reason.
 func cancelMarker(run *durable.RunState) (root, reason string) {
 	rt, _ := run.Vars["_runtime"].(map[string]any)
-	with, _ := rt[cancelledWithKey].(map[string]any)
+	return markerFields(rt[cancelledWithKey])
+}
+
+// markerFields reads a cancel marker's run id and reason.
+func markerFields(v any) (root, reason string) {
+	with, _ := v.(map[string]any)
 	root, _ = with["run_id"].(string)
 	reason, _ = with["reason"].(string)
 	return root, reason
@@ -598,9 +603,7 @@ func (r *Runtime) storedCancelMarker(ctx context.Context, run *durable.RunState)
 	if err != nil {
 		return "", "", fmt.Errorf("restoring the cancel marker of run %s: %w", run.RunID, err)
 	}
-	m, _ := with.(map[string]any)
-	root, _ = m["run_id"].(string)
-	reason, _ = m["reason"].(string)
+	root, reason = markerFields(with)
 	return root, reason, nil
 }
 

@@ -59,14 +59,8 @@ func namespace(vars map[string]any, key string) map[string]any {
 // node's []string), in the types a read of the run would give it; else
 // nil. For a read only: a write in v's place uses writableList.
 func asList(v any) []any {
-	if v != nil {
-		if n, err := pyjson.Normalize(v); err == nil {
-			if l, ok := n.([]any); ok {
-				return l
-			}
-		}
-	}
-	return nil
+	l, _ := writableList(v)
+	return l
 }
 
 // writableList is asList for a write that puts a list in v's place, with
