@@ -33,18 +33,7 @@ func TestTreeCancelMarkerSurvivesOffloadingOfTheCancelledChild(t *testing.T) {
 		t.Fatalf("top %s; want still waiting on its child (the kill came first)", got.Status)
 	}
 
-	rtB := errRuntime(t, base, Config{Handlers: counter.handlers()}, wfs...)
-	if err := rtB.NotifyChildEnded(ctx, leaf); err != nil {
-		t.Fatal(err)
-	}
-	got, err := base.RunGet(ctx, topRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status != durable.RunCancelled || got.Error != reason || counter.count() != 0 {
-		t.Errorf("top %s (%.40q…), shipped %d time(s); want cancelled with the Cancel's reason, never shipped (the cancel was aimed at it)",
-			got.Status, got.Error, counter.count())
-	}
+	expectTopCancelledWhenNotified(t, errRuntime(t, base, Config{Handlers: counter.handlers()}, wfs...), base, leaf, reason, counter)
 }
 
 // A cancelled child stored before the offloading decorator kept the
@@ -77,8 +66,16 @@ func TestTreeCancelMarkerOffloadedBeforeTheFixIsRestored(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rtB := errRuntime(t, base, Config{Handlers: counter.handlers(), Artifacts: arts}, wfs...)
-	if err := rtB.NotifyChildEnded(ctx, leaf); err != nil {
+	expectTopCancelledWhenNotified(t, errRuntime(t, base, Config{Handlers: counter.handlers(), Artifacts: arts}, wfs...), base, leaf, reason, counter)
+}
+
+// expectTopCancelledWhenNotified has rt (another runner) hand topRun the
+// end of its cancelled child leaf, and checks that topRun is cancelled
+// with the Cancel's reason and never shipped: the cancel was aimed at it.
+func expectTopCancelledWhenNotified(t *testing.T, rt *Runtime, base store.Store, leaf, reason string, counter *shipCounter) {
+	t.Helper()
+	ctx := context.Background()
+	if err := rt.NotifyChildEnded(ctx, leaf); err != nil {
 		t.Fatal(err)
 	}
 	got, err := base.RunGet(ctx, topRun)
@@ -86,7 +83,7 @@ func TestTreeCancelMarkerOffloadedBeforeTheFixIsRestored(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Status != durable.RunCancelled || got.Error != reason || counter.count() != 0 {
-		t.Errorf("top %s (%.40q…), shipped %d time(s); want cancelled with the Cancel's reason, never shipped",
+		t.Errorf("top %s (%.40q…), shipped %d time(s); want cancelled with the Cancel's reason, never shipped (the cancel was aimed at it)",
 			got.Status, got.Error, counter.count())
 	}
 }
