@@ -141,9 +141,14 @@
 // what is synced at each commit) and the log's first 5 MB are written
 // with zeros when it is created, so each fdatasync writes data, not the
 // file's growth; a log found all zeros (a kill or a power cut before its
-// header was written) holds nothing to replay. W1 on SQLite NORMAL took ~40 % less time per run, W2 and
-// W3b ~30 % less (docs/benchmarks.md); Config.NoRedoLog commits straight
-// into the database instead.
+// header was written) holds nothing to replay. Its directory is synced at
+// open too, as SQLite does for its WAL: a file's own syncs do not make
+// its directory entry durable. A write through the database that
+// committed but whose record could not be synced (nor the WAL instead)
+// returns an error that says so, and the store's reads answer the
+// committed state. W1 on SQLite NORMAL took ~40 % less time per run, W2
+// and W3b ~30 % less (docs/benchmarks.md); Config.NoRedoLog commits
+// straight into the database instead.
 //
 // # Checkpoints
 //

@@ -8,6 +8,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 )
 
 // The redo log: a file beside the database (Store.path + redoSuffix) in
@@ -117,6 +120,16 @@ func openRedoFile(path string, next int64, sync bool) (*redoFile, error) {
 		if err := r.preallocate(); err != nil {
 			_ = f.Close()
 			return nil, err
+		}
+		// The fdatasync of a record does not make the file's directory
+		// entry durable (fsync(2)): until its directory is synced, a power
+		// cut can lose a new log whole, with every commit acknowledged
+		// since the open. Synced once here, before the first commit; this
+		// also covers the database and its WAL, created beside it earlier
+		// in the open.
+		if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("opening the redo log: %w", err)
 		}
 	}
 	if err := r.rewind(next); err != nil {

@@ -754,16 +754,18 @@ func (s *Store) recordLocked(lsn int64, payload []byte) error {
 // recordedTx is inTx for a store with a redo log: the statements fn runs
 // are recorded, with the LSN they take, in the transaction and then in the
 // redo log. The caller holds the writer turn and redo.mu, and has applied
-// the queue. A write that committed stands even if the redo log then
-// fails: the store refuses the later ones.
-func (s *Store) recordedTx(ctx context.Context, fn func(ctx context.Context) error) error {
+// the queue. committed tells whether the transaction committed, whatever
+// err says: a write that committed stands even if the redo log then fails
+// (err then says it may not be durable), so the cache must take it; the
+// store refuses the later writes.
+func (s *Store) recordedTx(ctx context.Context, fn func(ctx context.Context) error) (committed bool, err error) {
 	rl := s.redo
 	if err := rl.refusal(); err != nil {
-		return err
+		return false, err
 	}
 	lsn := rl.file.next
 	s.w.startRecording()
-	err := s.inTx(ctx, func(ctx context.Context) error {
+	err = s.inTx(ctx, func(ctx context.Context) error {
 		if err := fn(ctx); err != nil {
 			return err
 		}
@@ -774,21 +776,25 @@ func (s *Store) recordedTx(ctx context.Context, fn func(ctx context.Context) err
 		return err
 	})
 	payload := s.w.stopRecording()
-	if err == nil && payload != nil {
-		if rerr := s.recordLocked(lsn, payload); rerr != nil && rl.file.sync {
-			// Logged, and rl.failed refuses later writes. This one is
-			// committed, but with FULL the database runs NORMAL behind
-			// the log, whose fdatasync made it durable: sync the WAL
-			// instead, or say it is not durable.
-			if serr := syncFile(rl.walPath); serr != nil {
-				return fmt.Errorf("sqlite: a write committed but not synced (the redo log failed: %v): %w", rerr, serr)
-			}
-			if rl.walSyncedForTest != nil {
-				rl.walSyncedForTest()
-			}
+	if err != nil {
+		return false, err
+	}
+	if payload == nil {
+		return true, nil
+	}
+	if rerr := s.recordLocked(lsn, payload); rerr != nil && rl.file.sync {
+		// Logged, and rl.failed refuses later writes. This one is
+		// committed, but with FULL the database runs NORMAL behind the
+		// log, whose fdatasync made it durable: sync the WAL instead, or
+		// say it is not durable.
+		if serr := syncFile(rl.walPath); serr != nil {
+			return true, fmt.Errorf("sqlite: a write committed but not synced (the redo log failed: %v): %w", rerr, serr)
+		}
+		if rl.walSyncedForTest != nil {
+			rl.walSyncedForTest()
 		}
 	}
-	return err
+	return true, nil
 }
 
 // refusal tells why the store takes no more writes (closed, or the redo

@@ -19,7 +19,10 @@ import (
 // RunCommit implements store.RunStore in one transaction: the version
 // check and the run row (an INSERT for a create, an UPDATE … WHERE
 // version = ? otherwise), the ledger records, and the run's wait_index
-// row. On any error nothing is written and p is unchanged.
+// row. On any error p is unchanged, and nothing is written unless the
+// error says the write committed but could not be synced (a failing disk
+// under synchronous=FULL): the store's reads then answer the committed
+// state, as the database holds it.
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if p.Run == nil || p.Run.RunID == "" {
 		return errors.New("sqlite: commit: run id is required")

@@ -424,10 +424,13 @@ func (s *Store) write(ctx context.Context, fn func(ctx context.Context) error) e
 }
 
 // writeThen is write, then committed (when not nil, and only when the
-// store has a cache) once the commit has succeeded, still in the writer
-// turn: where the cache learns what the file now holds. It also settles
-// the transaction's stale-list records and flushes the list columns when
-// enough runs are stale (lists.go).
+// store has a cache) once the transaction has committed, still in the
+// writer turn: where the cache learns what the file now holds. It also
+// settles the transaction's stale-list records and flushes the list
+// columns when enough runs are stale (lists.go). A transaction that
+// committed but whose redo record failed to sync returns that error, yet
+// the cache and the list records still follow it: reads must answer what
+// the database holds.
 func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) error, committed func()) error {
 	if err := s.takeTurn(ctx); err != nil {
 		return err
@@ -439,20 +442,22 @@ func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) erro
 	}
 	defer unlock()
 	wctx := context.WithoutCancel(ctx)
+	var done bool
 	if s.redo == nil {
 		err = s.inTx(wctx, fn)
+		done = err == nil
 	} else {
-		err = s.recordedTx(wctx, fn)
+		done, err = s.recordedTx(wctx, fn)
 	}
-	s.settleListMarks(err == nil)
-	if err != nil {
+	s.settleListMarks(done)
+	if !done {
 		return err
 	}
 	if committed != nil && s.cache != nil {
 		committed()
 	}
 	s.afterWrite(wctx)
-	return nil
+	return err
 }
 
 // afterWrite follows a committed write, in its writer turn: the list
