@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
 
@@ -135,18 +136,34 @@ func commandWithoutTS(m map[string]any) (*durable.CommandRecord, error) {
 }
 
 // seqOf returns the seq of a command line's object, if it has one, read
-// as the record's decoder reads it (and Python's int()): 2.0 is 2.
+// as Python's int() reads it (see intOf): 2.0 is 2.
 func seqOf(m map[string]any) (int64, bool) {
 	num, ok := m["seq"].(json.Number)
 	if !ok {
 		return 0, false
 	}
-	if n, err := strconv.ParseInt(string(num), 10, 64); err == nil {
-		return n, true
+	return intOf(num)
+}
+
+// intOf reads a JSON number as Python's int() reads the value json.loads
+// gives: 2.0 is 2, and a number past the int64 range saturates at its
+// bound, since Python's unbounded int is past every seq there (Go's
+// conversion of an out-of-range float is undefined: math.MinInt64 on
+// amd64, which would make a cursor past everything replay everything).
+// A number that is not finite (1e400) is no integer.
+func intOf(num json.Number) (int64, bool) {
+	n, err := strconv.ParseInt(string(num), 10, 64)
+	if err == nil || errors.Is(err, strconv.ErrRange) {
+		return n, true // ParseInt saturates an integer out of range
 	}
 	f, err := num.Float64()
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+	switch {
+	case err != nil || math.IsInf(f, 0) || math.IsNaN(f):
 		return 0, false
+	case f >= math.MaxInt64:
+		return math.MaxInt64, true
+	case f <= math.MinInt64:
+		return math.MinInt64, true
 	}
 	return int64(f), true
 }
@@ -192,6 +209,12 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	}
 	if seq, ok := l.byID[c.CommandID]; ok {
 		return durable.CommandAppendResult{Duplicate: true, Seq: seq}, nil
+	}
+	if l.lastSeq == math.MaxInt64 {
+		// lastSeq+1 would wrap to a negative seq that no consumer lists
+		// and a reopen drops: refused rather than accepted and lost.
+		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append %s: no seq left: seq %d, the largest an int64 holds, "+
+			"is already taken (by %s, %s or a saved cursor)", c.CommandID, l.lastSeq, commandsFile, seqFile)
 	}
 	rec := new(durable.CommandRecord)
 	*rec = *c
@@ -299,9 +322,8 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 	l := &s.cmd
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i, _ := slices.BinarySearchFunc(l.records, after+1, func(c *durable.CommandRecord, seq int64) int {
-		return cmp.Compare(c.Seq, seq)
-	})
+	// The first seq > after (not >= after+1, which wraps at MaxInt64).
+	i := sort.Search(len(l.records), func(i int) bool { return l.records[i].Seq > after })
 	var out []*durable.CommandRecord
 	next := after
 	for _, c := range l.records[i:] {
@@ -419,8 +441,9 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 func (s *Store) readCursor(path string) (int64, bool) { return s.readNumberFile(path, "cursor") }
 
 // readNumberFile reads the number under key in a small JSON file (a
-// cursor, commands_seq.json); a missing or unreadable file, or one
-// without the number, is (0, false), logged unless missing.
+// cursor, commands_seq.json) as intOf reads it, saturated at the int64
+// bounds; a missing or unreadable file, or one without an integer, is
+// (0, false), logged unless missing.
 func (s *Store) readNumberFile(path, key string) (int64, bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -439,13 +462,11 @@ func (s *Store) readNumberFile(path, key string) (int64, bool) {
 		s.log.Warn("file without its number", "file", path, "key", key)
 		return 0, false
 	}
-	if n, err := strconv.ParseInt(string(num), 10, 64); err == nil {
-		return n, true
+	n, ok := intOf(num)
+	if !ok {
+		s.log.Warn("file whose number is not an integer", "file", path, "key", key, "value", num)
 	}
-	if f, err := num.Float64(); err == nil {
-		return int64(f), true
-	}
-	return 0, false
+	return n, ok
 }
 
 // CursorLoad implements store.CommandStore: 0 when the consumer's cursor

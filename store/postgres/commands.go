@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,6 +48,10 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
+		if last == math.MaxInt64 {
+			// last+1 would wrap to a negative seq that no consumer lists.
+			return fmt.Errorf("no seq left: command_seq.last_seq is %d, the largest a bigint holds", last)
+		}
 		res.Seq = last + 1
 		if _, err := tx.Exec(ctx, `INSERT INTO commands (seq, command_id, run_id, type, payload_json, ts, client_id)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, res.Seq, keyText(c.CommandID), keyText(c.RunID), keyText(c.Type), string(payloadJSON),
@@ -89,8 +94,11 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 		if err := rows.Scan(&c.Seq, &c.CommandID, &c.RunID, &c.Type, &payload, &ts, &client); err != nil {
 			return nil, after, fmt.Errorf("postgres: listing commands: %w", err)
 		}
-		if c.Payload, err = pyjson.DecodeObject(payload); err != nil {
-			return nil, after, fmt.Errorf("postgres: listing commands: command %d payload: %w", c.Seq, err)
+		// As Python's reader and the SQLite store: a payload that is not a
+		// JSON object (hand edited, another tool) reads as {} rather than
+		// failing the page, which would wedge every consumer behind it.
+		if m, err := pyjson.DecodeObject(payload); err == nil {
+			c.Payload = m
 		}
 		if c.Payload == nil {
 			c.Payload = map[string]any{}

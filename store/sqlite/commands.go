@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -55,12 +57,37 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		return err
 	})
 	if err != nil {
+		if s.commandSeqsExhausted(ctx) {
+			return durable.CommandAppendResult{}, fmt.Errorf("sqlite: appending command %s: no seq left: seq %d, the largest an int64 holds, "+
+				"is already taken: %w", c.CommandID, int64(math.MaxInt64), err)
+		}
 		return durable.CommandAppendResult{}, fmt.Errorf("sqlite: appending command %s: %w", c.CommandID, err)
 	}
 	if res.Accepted {
 		c.Seq = res.Seq
 	}
 	return res, nil
+}
+
+// commandSeqsExhausted reports whether the commands' AUTOINCREMENT counter
+// is at the largest int64: SQLite then refuses every insert with
+// SQLITE_FULL, "database or disk is full", which alone would send an
+// operator looking for disk space. Asked only once an append has failed.
+func (s *Store) commandSeqsExhausted(ctx context.Context) bool {
+	rd, err := s.read(ctx)
+	if err != nil {
+		return false
+	}
+	defer rd.release()
+	rows, err := rd.db.QueryContext(ctx, `SELECT MAX(
+		COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'commands'), 0),
+		COALESCE((SELECT MAX(seq) FROM commands), 0))`)
+	if err != nil {
+		return false
+	}
+	defer rows.Close()
+	var last int64
+	return rows.Next() && rows.Scan(&last) == nil && last == math.MaxInt64
 }
 
 // CommandListAfter implements store.CommandStore; limit <= 0 means 1000.
@@ -143,15 +170,47 @@ func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) 
 		return 0, fmt.Errorf("sqlite: loading cursor %s: %w", consumer, err)
 	}
 	defer rd.release()
-	var n int64
-	err = rd.cursorLoad.QueryRowContext(ctx, consumer).Scan(&n)
+	var v any
+	err = rd.cursorLoad.QueryRowContext(ctx, consumer).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: loading cursor %s: %w", consumer, err)
 	}
+	n, err := cursorOf(v)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: loading cursor %s: %w", consumer, err)
+	}
 	return n, nil
+}
+
+// cursorOf reads a command_cursors.cursor value as Python's int() reads
+// it. A REAL, such as a number past the int64 range that SQLite keeps as
+// 1e20 (a cursor set by hand to skip the backlog), is truncated and
+// saturates at the int64 bounds: Python's unbounded int is past every
+// seq, and so is math.MaxInt64 (scanned into an int64, the REAL failed
+// every CursorLoad of the consumer).
+func cursorOf(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case float64:
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			return 0, fmt.Errorf("cursor %v is not an integer", x)
+		case x >= math.MaxInt64:
+			return math.MaxInt64, nil
+		case x <= math.MinInt64:
+			return math.MinInt64, nil
+		}
+		return int64(x), nil
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	case []byte:
+		return strconv.ParseInt(string(x), 10, 64)
+	}
+	return 0, fmt.Errorf("cursor %v (%T) is not an integer", v, v)
 }
 
 // CursorSave implements store.CommandStore.

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ var commandTests = []subtest{
 	{"ConcurrentAppend", testCommandConcurrentAppend},
 	{"NegativeLimit", testCommandNegativeLimit},
 	{"Defaults", testCommandDefaults},
+	{"Int64Bounds", testCommandInt64Bounds},
 }
 
 func newCommand(id, runID, typ string) *durable.CommandRecord {
@@ -305,5 +307,40 @@ func testCursors(t *testing.T, s store.Store) {
 	}
 	if c := load("worker-3"); c != 0 {
 		t.Errorf("unknown consumer cursor = %d, want 0", c)
+	}
+}
+
+// testCommandInt64Bounds: list_after lists the commands whose seq is
+// greater than after (spec §4.5), on every backend alike at the ends of
+// the int64 range: none after math.MaxInt64, the cursor staying there
+// (computing after+1 instead wraps to math.MinInt64 and lists them all),
+// and all after math.MinInt64. A cursor saved at either bound loads back
+// as it was, so a consumer parked past every seq stays there.
+func testCommandInt64Bounds(t *testing.T, s store.Store) {
+	for i := range 3 {
+		appendCommand(t, s, newCommand(fmt.Sprintf("c%d", i), "run-1", "pause"))
+	}
+	for _, c := range []struct {
+		after    int64
+		want     []int64
+		wantNext int64
+	}{
+		{math.MaxInt64, []int64{}, math.MaxInt64},
+		{math.MaxInt64 - 1, []int64{}, math.MaxInt64 - 1},
+		{math.MinInt64, []int64{1, 2, 3}, 3},
+		{-1, []int64{1, 2, 3}, 3},
+	} {
+		got, next := listCommands(t, s, c.after, 10)
+		if g := commandSeqs(got); !slices.Equal(g, c.want) || next != c.wantNext {
+			t.Errorf("CommandListAfter(%d, 10) = %v next %d, want %v next %d", c.after, g, next, c.want, c.wantNext)
+		}
+	}
+	for _, cursor := range []int64{math.MaxInt64, math.MinInt64} {
+		if err := s.CursorSave(t.Context(), store.DefaultConsumer, cursor); err != nil {
+			t.Fatalf("CursorSave(%d): %v", cursor, err)
+		}
+		if got, err := s.CursorLoad(t.Context(), store.DefaultConsumer); err != nil || got != cursor {
+			t.Errorf("CursorLoad after CursorSave(%d) = %d, %v", cursor, got, err)
+		}
 	}
 }
