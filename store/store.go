@@ -279,10 +279,13 @@ type RunClaimer interface {
 type LedgerListener interface {
 	// ListenLedger calls wake with the run id of each append another
 	// store value made, once it committed, until ctx ends (it returns
-	// ctx's error) or the listening fails. It calls ready once it
-	// listens; appends made before, or while a caller reconnects, are not
+	// ctx's error) or the listening fails. A delete of a run's ledger by
+	// another store value is reported with deleted set: the ledger grows
+	// again from seq 1, below a follower's cursor. An empty run id (never
+	// with deleted) stands for any run. It calls ready once it listens;
+	// changes made before, or while a caller reconnects, are not
 	// reported: a follower reads from its cursor after ready.
-	ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error
+	ListenLedger(ctx context.Context, ready func(), wake func(runID string, deleted bool)) error
 }
 
 // RunClaimParams is the input of RunClaim.

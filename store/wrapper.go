@@ -45,7 +45,7 @@ func (w Wrapper) LedgerFindCompleted(ctx context.Context, runID, key string) (*d
 
 // ListenLedger forwards to the wrapped store's listener, or fails with
 // errors.ErrUnsupported when it has none.
-func (w Wrapper) ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error {
+func (w Wrapper) ListenLedger(ctx context.Context, ready func(), wake func(runID string, deleted bool)) error {
 	l, ok := w.Store.(LedgerListener)
 	if !ok {
 		return fmt.Errorf("the wrapped store has no ListenLedger: %w", errors.ErrUnsupported)

@@ -3,6 +3,7 @@ package observe_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,18 +14,19 @@ import (
 )
 
 // scriptedListener stands for a database that reports other processes'
-// appends: its first listening reports two appends and then fails, the
-// second one lasts.
+// appends and deletes: its first listening reports two appends and a
+// delete and then fails, the second one lasts.
 type scriptedListener struct {
 	store.Store
 	listens atomic.Int32
 }
 
-func (s *scriptedListener) ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error {
+func (s *scriptedListener) ListenLedger(ctx context.Context, ready func(), wake func(runID string, deleted bool)) error {
 	ready()
 	if s.listens.Add(1) == 1 {
-		wake("a")
-		wake("b")
+		wake("a", false)
+		wake("b", false)
+		wake("a", true)
 		return errors.New("connection reset")
 	}
 	<-ctx.Done()
@@ -42,13 +44,15 @@ func TestFollowWakesAndRecovers(t *testing.T) {
 	go func() { done <- st.Follow(ctx, observe.FollowConfig{Ready: func() { readies <- struct{}{} }}) }()
 	<-readies
 	<-readies // listening again after the failure
-	want := map[*observe.Subscription][]string{one: {"a", ""}, all: {"a", "b", ""}}
+	// "-a": the delete of a's ledger, reported as an event with Deleted.
+	want := map[*observe.Subscription][]string{one: {"a", "-a", ""}, all: {"a", "b", "-a", ""}}
 	for sub, runs := range want {
 		for _, run := range runs {
+			run, deleted := strings.CutPrefix(run, "-")
 			select {
 			case ev := <-sub.C:
-				if ev.RunID != run || ev.Records != nil {
-					t.Fatalf("event %+v; want a wake-up for %q", ev, run)
+				if ev.RunID != run || ev.Records != nil || ev.Deleted != deleted {
+					t.Fatalf("event %+v; want a wake-up for %q (deleted: %t)", ev, run, deleted)
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatalf("no wake-up for %q", run)

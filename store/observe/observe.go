@@ -3,7 +3,8 @@
 // records exactly as stored (hashes and sequence numbers included). Over
 // a store that several processes share and that reports their appends
 // (store.LedgerListener: PostgreSQL), Follow also wakes subscribers for
-// what the other processes append.
+// what the other processes append, and tells them of the ledgers those
+// delete.
 //
 // Notifications never block the writer: each subscription has a buffer,
 // and when it is full the notification is dropped and the subscription is
@@ -29,9 +30,9 @@ import (
 // without Records is a wake-up (Follow): another process appended to the
 // run's ledger, or, with an empty RunID, to ledgers this process may have
 // missed; the follower reads from its cursor. An event with Deleted set
-// says the run's ledger was deleted through this store: a ledger that
-// grows again starts at seq 1, below the follower's cursor, so the
-// follower reads it from the start. Each follower's Records are its own.
+// says the run's ledger was deleted, through this store or (Follow) by
+// another process: a ledger that grows again starts at seq 1, below the
+// follower's cursor, so the follower reads it from the start. Each follower's Records are its own.
 type Event struct {
 	RunID   string
 	Records []*durable.StepRecord
@@ -143,10 +144,14 @@ func (s *Store) send(ev Event) {
 }
 
 // wake delivers a wake-up for runID ("" for every subscription).
-func (s *Store) wake(runID string) {
+func (s *Store) wake(runID string) { s.heard(runID, false) }
+
+// heard delivers what the listener of Follow reports: a wake-up for
+// runID, or the delete of its ledger (Deleted set).
+func (s *Store) heard(runID string, deleted bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	s.send(Event{RunID: runID})
+	s.send(Event{RunID: runID, Deleted: deleted})
 }
 
 // FollowConfig configures Follow.
@@ -158,8 +163,9 @@ type FollowConfig struct {
 	Ready func()
 }
 
-// Follow wakes subscribers for the appends other processes make, through
-// the wrapped store's store.LedgerListener, until ctx ends; it returns
+// Follow wakes subscribers for the appends other processes make, and
+// sends them a Deleted event for each ledger those delete, through the
+// wrapped store's store.LedgerListener, until ctx ends; it returns
 // ctx's error, or at once an error wrapping errors.ErrUnsupported when the
 // store reports no appends (a store one process owns needs none). When
 // listening fails, it listens again after a pause (1 s, doubling up to
@@ -182,7 +188,7 @@ func (s *Store) Follow(ctx context.Context, cfg FollowConfig) error {
 				cfg.Ready()
 			}
 		}
-		err := l.ListenLedger(ctx, ready, s.wake)
+		err := l.ListenLedger(ctx, ready, s.heard)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

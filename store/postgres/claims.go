@@ -65,8 +65,10 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 	if err != nil {
 		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
 	}
-	if holder = keyTextOf(holder); holder != p.Owner {
-		return fmt.Errorf("postgres: %w", &store.ClaimHeldError{RunID: p.RunID, Owner: holder})
+	// Compared as the column holds both: an owner that is not UTF-8 is
+	// stored with U+FFFD (keyText), which its raw bytes never equal.
+	if holder != keyText(p.Owner) {
+		return fmt.Errorf("postgres: %w", &store.ClaimHeldError{RunID: p.RunID, Owner: keyTextOf(holder)})
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -214,8 +213,16 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 	return n, nil
 }
 
+// notifyDeleteSQL notifies a ledger delete (listen.go) if the ledger has
+// rows, as store/observe reports a delete only then. It runs under the
+// run's ledger lock and before the DELETE, so it sees the rows the DELETE
+// removes.
+const notifyDeleteSQL = `SELECT pg_notify($1, $2) WHERE EXISTS (SELECT 1 FROM ledger WHERE run_id = $3)`
+
 // LedgerDelete implements store.LedgerStore: a later append starts again
-// at seq 1.
+// at seq 1. With Config.NotifyAppends the delete is notified, so that
+// followers in other processes read the ledger that grows again from its
+// start.
 func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	conn, ctx, done, err := s.writing(ctx)
 	if err != nil {
@@ -228,18 +235,32 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	l := s.lockOn("ledger", keyText(runID))
 	b := &pgx.Batch{}
 	b.Queue(advisoryLockSQL, l.space, l.name)
+	if s.notify {
+		b.Queue(notifyDeleteSQL, ledgerChannel, s.deletePayload(runID), keyText(runID))
+	}
 	b.Queue(`DELETE FROM ledger WHERE run_id = $1`, keyText(runID))
 	br := conn.SendBatch(ctx, b)
-	_, err = br.Exec()
-	var tag pgconn.CommandTag
-	if err == nil {
-		tag, err = br.Exec()
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	n, err := readDelete(br, s.notify)
+	if err = errors.Join(err, br.Close()); err != nil {
 		return 0, fmt.Errorf("postgres: deleting ledger of %s: %w", runID, err)
+	}
+	return n, nil
+}
+
+// readDelete reads the results of LedgerDelete's batch and returns the
+// number of records deleted.
+func readDelete(br pgx.BatchResults, notified bool) (int64, error) {
+	if _, err := br.Exec(); err != nil {
+		return 0, fmt.Errorf("locking the ledger: %w", err)
+	}
+	if notified {
+		if _, err := br.Exec(); err != nil {
+			return 0, fmt.Errorf("notifying the delete: %w", err)
+		}
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return 0, err
 	}
 	return tag.RowsAffected(), nil
 }

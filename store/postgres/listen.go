@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 )
 
-// ledgerChannel is the NOTIFY channel of ledger appends, shared by every
-// schema on the database; a payload names its schema.
+// ledgerChannel is the NOTIFY channel of ledger appends and deletes,
+// shared by every schema on the database; a payload names its schema.
 const ledgerChannel = "abstractgateway_ledger"
 
 // notifySQL notifies an append; the server delivers it when the
@@ -25,9 +25,15 @@ const notifySQL = `SELECT pg_notify($1, $2)`
 // origin, run id: the run id last, as it may hold any character).
 const payloadSep = "\x1f"
 
+// deletedMark follows the origin in the payload of a ledger delete's
+// notification (origins are hex). A listener that predates it finds an
+// origin that is not its own and wakes the run's followers, as for an
+// append.
+const deletedMark = "+deleted"
+
 // newOrigin returns a random id for a Store value, which its listener
-// uses to skip the appends the Store made itself (in-process followers
-// hear of those from the store decorator that wraps it).
+// uses to skip the appends and deletes the Store made itself (in-process
+// followers hear of those from the store decorator that wraps it).
 func newOrigin() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -40,24 +46,34 @@ const maxNotifyPayload = 7900
 
 // appendPayload is the payload of an append's notification; a run id too
 // long for one is left out, which wakes every follower of the schema.
-func (s *Store) appendPayload(runID string) string {
+func (s *Store) appendPayload(runID string) string { return s.notifyPayload(runID, "") }
+
+// deletePayload is the payload of a ledger delete's notification. A run
+// id too long for one is left out, and the mark with it: the delete wakes
+// every follower to read from its cursor, as such an append does, since
+// sending every follower back to seq 1 would repeat records.
+func (s *Store) deletePayload(runID string) string { return s.notifyPayload(runID, deletedMark) }
+
+// notifyPayload is schema, origin and mark, and the run id, or schema and
+// origin alone when the run id does not fit.
+func (s *Store) notifyPayload(runID, mark string) string {
 	head := s.schema + payloadSep + s.origin
-	if id := keyText(runID); len(head)+len(payloadSep)+len(id) <= maxNotifyPayload {
-		return head + payloadSep + id
+	if id := keyText(runID); len(head)+len(mark)+len(payloadSep)+len(id) <= maxNotifyPayload {
+		return head + mark + payloadSep + id
 	}
 	return head
 }
 
 // ListenLedger implements store.LedgerListener with LISTEN on a
 // connection of its own (not the pool's): it calls wake with the run id
-// of each append another Store value made to this schema, from this
-// process or another machine, once that append committed; the writers
-// must have Config.NotifyAppends set. It calls ready once it listens,
-// and returns when ctx ends (ctx's error) or the connection fails or
-// stops answering (Config.ListenHeartbeat); appends made while it does
-// not listen are not reported, so a follower reads from its cursor once
-// ready is called.
-func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID string)) error {
+// of each append or ledger delete (deleted set) another Store value made
+// to this schema, from this process or another machine, once it
+// committed; the writers must have Config.NotifyAppends set. It calls
+// ready once it listens, and returns when ctx ends (ctx's error) or the
+// connection fails or stops answering (Config.ListenHeartbeat); changes
+// made while it does not listen are not reported, so a follower reads
+// from its cursor once ready is called.
+func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID string, deleted bool)) error {
 	cfg := s.pool.Config().ConnConfig.Copy()
 	// pgx's default: an ended context ends the connection's I/O at once. The
 	// pool's handler asks the server to cancel the statement and waits
@@ -95,14 +111,15 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 			continue
 		}
 		origin, runID, hasRun := strings.Cut(rest, payloadSep)
+		origin, deleted := strings.CutSuffix(origin, deletedMark)
 		if origin == s.origin {
 			continue
 		}
 		if !hasRun {
-			wake("") // a run id too long for a payload: every follower reads
+			wake("", false) // a run id too long for a payload: every follower reads
 			continue
 		}
-		wake(keyTextOf(runID))
+		wake(keyTextOf(runID), deleted)
 	}
 }
 

@@ -103,7 +103,7 @@ func TestListenerNoticesSilentConnectionLoss(t *testing.T) {
 	ready := make(chan struct{})
 	listened := make(chan error, 1)
 	go func() {
-		listened <- s.ListenLedger(t.Context(), func() { close(ready) }, func(string) {})
+		listened <- s.ListenLedger(t.Context(), func() { close(ready) }, func(string, bool) {})
 	}()
 	<-ready
 	proxy.silence()
@@ -138,7 +138,7 @@ func TestListenerHeartbeatKeepsDelivering(t *testing.T) {
 	woken := make(chan string, 4)
 	listened := make(chan error, 1)
 	go func() {
-		listened <- listener.ListenLedger(ctx, func() { close(ready) }, func(id string) { woken <- id })
+		listened <- listener.ListenLedger(ctx, func() { close(ready) }, func(id string, _ bool) { woken <- id })
 	}()
 	<-ready
 	time.Sleep(500 * time.Millisecond) // ten heartbeats of silence

@@ -35,7 +35,7 @@ func TestListenLedgerIgnoresOtherSchemas(t *testing.T) {
 	woken := make(chan string, 16)
 	listened := make(chan error, 1)
 	go func() {
-		listened <- listener.ListenLedger(ctx, func() { close(ready) }, func(runID string) { woken <- runID })
+		listened <- listener.ListenLedger(ctx, func() { close(ready) }, func(runID string, _ bool) { woken <- runID })
 	}()
 	select {
 	case <-ready:

@@ -46,7 +46,7 @@ func TestLongRunIDWithNotifyAppends(t *testing.T) {
 	defer cancel()
 	ready, woken, done := make(chan struct{}), make(chan string, 8), make(chan error, 1)
 	go func() {
-		done <- plain.ListenLedger(ctx, func() { close(ready) }, func(runID string) { woken <- runID })
+		done <- plain.ListenLedger(ctx, func() { close(ready) }, func(runID string, _ bool) { woken <- runID })
 	}()
 	select {
 	case <-ready:

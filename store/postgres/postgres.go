@@ -32,9 +32,10 @@ type Config struct {
 	// MaxConns caps the connection pool; 0 keeps pgxpool's default
 	// (the larger of 4 and the number of CPUs).
 	MaxConns int32
-	// NotifyAppends makes every ledger append send a notification, so
-	// that followers in other processes (ListenLedger, observe.Follow)
-	// learn of it as it commits. Off by default: PostgreSQL serialises
+	// NotifyAppends makes every ledger append, and every delete of a
+	// ledger that has records, send a notification, so that followers in
+	// other processes (ListenLedger, observe.Follow) learn of it as it
+	// commits. Off by default: PostgreSQL serialises
 	// the commits that notify (a lock held through the commit's flush),
 	// which caps the commit rate of many runners; set it on every runner
 	// of a deployment whose gateways stream ledgers.

@@ -83,7 +83,7 @@ func TestListenLedgerReturnsWhenCtxEnds(t *testing.T) {
 	defer cancel()
 	ready := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- s.ListenLedger(ctx, func() { close(ready) }, func(string) {}) }()
+	go func() { done <- s.ListenLedger(ctx, func() { close(ready) }, func(string, bool) {}) }()
 	select {
 	case <-ready:
 	case err := <-done:

@@ -349,8 +349,8 @@ func testListNoTimes(t *testing.T, s store.Store) {
 }
 
 // testLedgerListener: ListenLedger calls ready once it listens,
-// reports no append the store value made itself ("each append another
-// store value made"), and returns ctx's error when ctx ends.
+// reports no append or delete the store value made itself ("each append
+// another store value made"), and returns ctx's error when ctx ends.
 func testLedgerListener(t *testing.T, s store.Store) {
 	l, ok := s.(store.LedgerListener)
 	if !ok {
@@ -363,7 +363,7 @@ func testLedgerListener(t *testing.T, s store.Store) {
 	var woken []string
 	res := make(chan error, 1)
 	go func() {
-		res <- l.ListenLedger(ctx, func() { close(ready) }, func(runID string) {
+		res <- l.ListenLedger(ctx, func() { close(ready) }, func(runID string, _ bool) {
 			mu.Lock()
 			woken = append(woken, runID)
 			mu.Unlock()
@@ -383,6 +383,9 @@ func testLedgerListener(t *testing.T, s store.Store) {
 	if err := s.LedgerAppend(t.Context(), "run-1", []*durable.StepRecord{newRecord("run-1", "a", durable.StepCompleted)}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.LedgerDelete(t.Context(), "run-1"); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(150 * time.Millisecond)
 	cancel()
 	select {
@@ -396,6 +399,6 @@ func testLedgerListener(t *testing.T, s store.Store) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(woken) != 0 {
-		t.Errorf("ListenLedger reported the store's own appends: %v", woken)
+		t.Errorf("ListenLedger reported the store's own appends or deletes: %v", woken)
 	}
 }
