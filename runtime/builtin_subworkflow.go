@@ -68,6 +68,14 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 			childVars[k] = pyjson.Clone(v)
 		}
 	}
+	async, wait := truthy(p["async"]), truthy(p["wait"])
+	depth := syncDepth(ctx) + 1
+	if !async && depth > maxSyncSubworkflowDepth {
+		// Checked before the child is created: past the limit no child is
+		// made only to be left unticked.
+		return fail(fmt.Sprintf("Subworkflow '%s' failed: sync subworkflows nested deeper than the limit of %d levels",
+			wfID, maxSyncSubworkflowDepth))
+	}
 	session := trimmedOr(firstPresent(p, "session_id", "sessionId"), req.Run.SessionID)
 	childID := stringOr(p["run_id"], "")
 	if childID == "" {
@@ -92,7 +100,6 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		// invalid id): the same request fails the same way again.
 		return fail(fmt.Sprintf("Subworkflow '%s' failed: %v", wfID, err))
 	}
-	async, wait := truthy(p["async"]), truthy(p["wait"])
 	includeTraces := truthy(p["include_traces"])
 	details := map[string]any{"sub_run_id": childID, "sub_workflow_id": wfID, "include_traces": includeTraces}
 	if wrap {
@@ -123,7 +130,7 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		return Completed(map[string]any{"sub_run_id": childID, "async": true}), nil
 	}
 
-	child, err := req.drv.tick(ctx, childID, rt.maxSteps)
+	child, err := req.drv.tick(context.WithValue(ctx, syncDepthKey{}, depth), childID, rt.maxSteps)
 	if err != nil {
 		// The child's own failures are its status; an error is the
 		// child's tick not getting through (another runner works on it
@@ -205,6 +212,29 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		// The effect fails, wrapped as a tool result or not (as Python's).
 		return Failed(fmt.Sprintf("Unexpected subworkflow status: %s", child.Status)), nil
 	}
+}
+
+// maxSyncSubworkflowDepth bounds how deeply sync subworkflows nest within
+// one tick. A sync child is ticked inside its parent's effect handler, on
+// the same goroutine stack, so a workflow that starts itself with no base
+// case that stops would recurse until Go's fatal, unrecoverable stack
+// overflow killed the process (and again on every restart). Past the
+// limit the effect fails instead, and each parent fails in turn, as
+// Python's RecursionError fails the innermost effect. A level takes a few
+// KiB of stack (about 6 KiB with the memory store), so 200 levels stay
+// around a megabyte, far below Go's 1 GB default maximum; Python's default
+// recursion limit of 1000 frames, several per nested tick, stops at a
+// similar depth.
+const maxSyncSubworkflowDepth = 200
+
+// syncDepthKey is the context key of the number of sync subworkflow ticks
+// the current tick is nested in (an int; absent at the top).
+type syncDepthKey struct{}
+
+// syncDepth is how many sync subworkflow ticks ctx is nested in.
+func syncDepth(ctx context.Context) int {
+	d, _ := ctx.Value(syncDepthKey{}).(int)
+	return d
 }
 
 // childRunID is the id of the child that an attempt of a START_SUBWORKFLOW

@@ -214,7 +214,7 @@ func EventKey(scope, name, scopeID string) (string, error) {
 	if err := checkUTF8("event scope", given, "event name", name, "event scope id", scopeID); err != nil {
 		return "", err
 	}
-	scope = pyval.Lower(pyval.Strip(given))
+	scope = eventScopeName(given)
 	scopeID = pyval.Strip(scopeID)
 	name = pyval.Strip(name)
 	if name == "" {
@@ -233,10 +233,18 @@ func EventKey(scope, name, scopeID string) (string, error) {
 	return "evt:" + scope + ":" + scopeID + ":" + name, nil
 }
 
+// eventScopeName is the scope an event key is built with, Python's
+// str(scope).strip().lower(): the key's scope part and the scope id it
+// picks (scopeID) must agree, or a wait gets a key no emit builds.
+func eventScopeName(scope string) string {
+	return pyval.Lower(pyval.Strip(scope))
+}
+
 // scopeID is the scope id of an event key from the run's point of view:
-// its workflow, itself, or for the session scope the session given.
+// its workflow, itself, or for the session scope the session given; the
+// scope is normalised as the key's (eventScopeName).
 func scopeID(run *durable.RunState, scope, session string) string {
-	switch strings.ToLower(strings.TrimSpace(scope)) {
+	switch eventScopeName(scope) {
 	case "workflow":
 		return run.WorkflowID
 	case "run":
