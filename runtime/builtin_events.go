@@ -18,7 +18,8 @@ const maxListeners = 10000
 
 // EMIT_EVENT: resumes every non-paused run waiting on the event's key (or
 // on the scope's wildcard key) with the event envelope. Delivery is
-// at-least-once; resumed listeners are driven after the emitter's tick.
+// at-least-once; resumed listeners are driven after the emitter's tick,
+// but for those of workflows this runtime does not serve (see deliver).
 func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	p := req.Effect.Payload
 	run := req.Run
@@ -133,18 +134,19 @@ func (r *Runtime) deliver(ctx, listenerCtx context.Context, d *driver, keys []st
 		if IsPaused(l) {
 			continue
 		}
-		if _, ok := r.registry.Get(l.WorkflowID); !ok {
-			// Skipped, as in Python's result, and reported: the event is
-			// lost for this listener (Python's host API raises).
-			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "skipped", "error": "workflow_not_registered"})
-			out.failed = errors.Join(out.failed, fmt.Errorf("delivering to run %s: %w", l.RunID, &WorkflowNotFoundError{WorkflowID: l.WorkflowID}))
-			continue
-		}
-		rctx := ctx
-		if maxSteps > 0 {
+		// A listener of a workflow this runtime does not serve (runners
+		// sharing a store may each serve some workflows) gets the resume
+		// committed without a tick, which runs none of its code: it is
+		// left running for a runtime that serves it (its scheduler's
+		// Recover drives it), not skipped with the event lost for it.
+		_, served := r.registry.Get(l.WorkflowID)
+		rctx, steps := ctx, maxSteps
+		if !served {
+			steps = 0 // resumeListener: no tick
+		} else if maxSteps > 0 {
 			rctx = listenerCtx
 		}
-		st, err := d.resumeListener(rctx, l, envelope, maxSteps)
+		st, err := d.resumeListener(rctx, l, envelope, steps)
 		if err != nil {
 			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "error", "error": err.Error()})
 			var stale *StaleResumeError
@@ -154,12 +156,19 @@ func (r *Runtime) deliver(ctx, listenerCtx context.Context, d *driver, keys []st
 				// the listener running: a drive is queued (kept if this
 				// call fails); a tick of a listener still waiting does
 				// nothing.
-				d.enqueueTick(l.RunID)
+				if served {
+					d.enqueueTick(l.RunID)
+				}
 			}
 			continue
 		}
 		if st.Status == durable.RunRunning {
-			d.enqueueTick(l.RunID)
+			if served {
+				d.enqueueTick(l.RunID)
+			} else {
+				r.logger.InfoContext(ctx, "event delivered to a run of a workflow this runtime does not serve; "+
+					"left running for a runtime that serves it", "run_id", l.RunID, "workflow_id", l.WorkflowID)
+			}
 		}
 		out.deliveredTo = append(out.deliveredTo, l.RunID)
 		out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": string(st.Status)})
@@ -215,10 +224,13 @@ type EmitParams struct {
 }
 
 // EmitEvent delivers an external event to every run waiting on its exact
-// key, drives the listeners, and returns their ids. Listeners it could not
-// resume (another runner holding one busy, a store error) are reported in
-// the error, beside the ids of those it did; a listener that moved on or
-// was paused meanwhile is not an error.
+// key, drives the listeners, and returns their ids. A listener whose
+// workflow this runtime does not serve is resumed without being driven:
+// it is left running for a runtime that serves its workflow (its
+// scheduler's Recover drives it). Listeners it could not resume (another
+// runner holding one busy, a store error) are reported in the error,
+// beside the ids of those it did; a listener that moved on or was paused
+// meanwhile is not an error.
 func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error) {
 	scope := pyval.Lower(pyval.Strip(p.Scope))
 	if scope == "" {

@@ -25,9 +25,11 @@ type ResumeParams struct {
 	// Payload is written at the wait's result key.
 	Payload map[string]any
 	// MaxSteps for the tick that follows: 0 means the runtime default, a
-	// negative value commits the resume without ticking. As Tick's, it
-	// caps the run's steps in the whole call, those made when the call
-	// resumes it again (its async child's end) included.
+	// negative value commits the resume without ticking (then the run's
+	// workflow need not be registered: the resume runs none of its code,
+	// and the run is left running for a runtime that serves it). As
+	// Tick's, it caps the run's steps in the whole call, those made when
+	// the call resumes it again (its async child's end) included.
 	MaxSteps int
 	// StepGate is consulted at each step boundary of that tick.
 	StepGate StepGate
@@ -83,7 +85,10 @@ func (r *Runtime) idleWaiting(ctx context.Context, seen *durable.RunState) bool 
 
 // resumeClaiming is resume, claiming the run as mode says (see open).
 func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimMode) (*durable.RunState, error) {
-	ctx, s, unlock, err := d.open(ctx, p.RunID, mode)
+	// Only a tick needs the workflow: runners sharing a store may each
+	// serve some workflows, and one can commit an answer (an event) for a
+	// run that another drives.
+	ctx, s, unlock, err := d.openRun(ctx, p.RunID, d.claimFor(mode), p.MaxSteps >= 0)
 	if err != nil {
 		return nil, err
 	}

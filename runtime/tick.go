@@ -167,6 +167,13 @@ func (d *driver) open(ctx context.Context, runID string, mode claimMode) (contex
 
 // openWith is open claiming the run with claim.
 func (d *driver) openWith(ctx context.Context, runID string, claim claimFunc) (context.Context, *session, func(), error) {
+	return d.openRun(ctx, runID, claim, true)
+}
+
+// openRun is openWith; without needWorkflow a live run whose workflow is
+// not registered is opened without it (s.wf nil), for work that runs no
+// node (a resume committed without a tick).
+func (d *driver) openRun(ctx context.Context, runID string, claim claimFunc, needWorkflow bool) (context.Context, *session, func(), error) {
 	if d.r.holdsLock(ctx, runID) {
 		return ctx, nil, nil, fmt.Errorf("run %s: %w", runID, ErrOwnRunLocked)
 	}
@@ -199,7 +206,7 @@ func (d *driver) openWith(ctx context.Context, runID string, claim claimFunc) (c
 		return work, s, unlock, nil
 	}
 	wf, err := d.r.registry.Lookup(run.WorkflowID)
-	if err != nil {
+	if err != nil && needWorkflow {
 		unlock()
 		return ctx, nil, nil, fmt.Errorf("run %s: %w", runID, err)
 	}
