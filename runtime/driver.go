@@ -235,11 +235,14 @@ func SubworkflowWaitKey(childRunID string) string { return "subworkflow:" + chil
 // output {"success": false, "error": …}. A child cancelled by a cancel of
 // a tree the parent belongs to (one a kill stopped before it reached the
 // parent) has the parent cancelled instead, paused or not, with its
-// unfinished descendants. A retry (an earlier attempt failed) that finds
-// the parent no longer waiting drives the parent: the failed attempt may
-// have resumed it and committed its end or its tick budget with the
-// answer lost, so that nothing resumed the grandparent or continued the
-// parent.
+// unfinished descendants. A parent whose workflow this runtime does not
+// serve is resumed without a tick and left running at its resume node,
+// for a runtime that serves it to drive (its scheduler's Recover). A
+// retry (an earlier attempt failed) that finds the parent no longer
+// waiting drives the parent (an ended one, or one this runtime serves):
+// the failed attempt may have resumed it and committed its end or its
+// tick budget with the answer lost, so that nothing resumed the
+// grandparent or continued the parent.
 func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) error {
 	child, err := d.r.store.RunGet(ctx, childID)
 	if err != nil {
@@ -266,11 +269,22 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 			return d.cancelTree(ctx, parent.RunID, cause)
 		}
 	}
+	// Runners sharing a store may each serve some workflows: a parent
+	// whose workflow this runtime does not serve is not ticked here (that
+	// tick would fail for want of the workflow, retried for as long as
+	// the parent waited) but left running for a runtime that serves it.
+	_, served := d.r.registry.Get(parent.WorkflowID)
 	if !waits || IsPaused(parent) {
-		if retry && parent.Status != durable.RunWaiting {
+		// An ended parent is driven without its workflow (its end is
+		// handed to its own parent); a running one only where served.
+		if retry && parent.Status != durable.RunWaiting && (served || parent.Status.Terminal()) {
 			d.queue = append(d.queue, followUp{kind: followTick, runID: parent.RunID})
 		}
 		return nil
+	}
+	steps := 0 // a tick with the runtime's budget
+	if !served {
+		steps = -1 // the resume committed without a tick, which runs none of its code
 	}
 	payload := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
 	if truthy(parent.Waiting.Details["include_traces"]) {
@@ -279,7 +293,7 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 	if err := d.r.restoreChildValues(ctx, childID, payload); err != nil {
 		return fmt.Errorf("resuming the parent of run %s: %w", childID, err)
 	}
-	st, err := d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, Strict: true})
+	st, err := d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, MaxSteps: steps, Strict: true})
 	var notJSON *pyjson.Error
 	if errors.As(err, &notJSON) {
 		// The child's output fits the child but not the parent's wait
@@ -289,11 +303,19 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 			"success": false, "status": string(child.Status),
 			"error": fmt.Sprintf("the output of run %s cannot be stored in its parent: %v", childID, notJSON),
 		}}
-		st, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, Strict: true})
+		st, err = d.resume(ctx, ResumeParams{RunID: parent.RunID, WaitKey: key, Payload: payload, MaxSteps: steps, Strict: true})
 	}
 	var stale *StaleResumeError
 	if errors.As(err, &stale) {
 		return nil // resumed by someone else meanwhile
+	}
+	if !served {
+		if err == nil && st != nil && st.Status == durable.RunRunning {
+			d.r.logger.InfoContext(ctx, "child ended; its parent, of a workflow this runtime does not serve, "+
+				"is resumed and left running for a runtime that serves it",
+				"run_id", parent.RunID, "workflow_id", parent.WorkflowID, "child_run_id", childID)
+		}
+		return err
 	}
 	if err == nil && st != nil && st.Status == durable.RunRunning && d.lastStop != stoppedGate && !d.spent(parent.RunID) {
 		// The resume's tick used its step budget: drive the parent on, as
@@ -350,7 +372,9 @@ func ChildOutput(child *durable.RunState) any {
 
 // NotifyChildEnded resumes the parent of an ended child run if the parent
 // still waits on it (the kernel does this by itself when the child ends in
-// this process; hosts call it for children finished elsewhere).
+// this process; hosts call it for children finished elsewhere). A parent
+// whose workflow this runtime does not serve is resumed without a tick,
+// left running for a runtime that serves it.
 func (r *Runtime) NotifyChildEnded(ctx context.Context, childRunID string) error {
 	d := r.newDriver(nil)
 	if err := d.resumeParent(ctx, childRunID, false); err != nil {
