@@ -150,15 +150,16 @@ func seqOf(m map[string]any) (int64, bool) {
 // bound, since Python's unbounded int is past every seq there (Go's
 // conversion of an out-of-range float is undefined: math.MinInt64 on
 // amd64, which would make a cursor past everything replay everything).
-// A number that is not finite (1e400) is no integer.
+// An infinity (1e400, Infinity), which Python's int() refuses, is past
+// the range too and saturates alike; NaN is no integer.
 func intOf(num json.Number) (int64, bool) {
 	n, err := strconv.ParseInt(string(num), 10, 64)
 	if err == nil || errors.Is(err, strconv.ErrRange) {
 		return n, true // ParseInt saturates an integer out of range
 	}
-	f, err := num.Float64()
+	f, err := strconv.ParseFloat(string(num), 64)
 	switch {
-	case err != nil || math.IsInf(f, 0) || math.IsNaN(f):
+	case math.IsNaN(f) || err != nil && !errors.Is(err, strconv.ErrRange):
 		return 0, false
 	case f >= math.MaxInt64:
 		return math.MaxInt64, true
@@ -440,10 +441,13 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 // false).
 func (s *Store) readCursor(path string) (int64, bool) { return s.readNumberFile(path, "cursor") }
 
-// readNumberFile reads the number under key in a small JSON file (a
-// cursor, commands_seq.json) as intOf reads it, saturated at the int64
-// bounds; a missing or unreadable file, or one without an integer, is
-// (0, false), logged unless missing.
+// readNumberFile reads the value under key in a small JSON file (a
+// cursor, commands_seq.json) as Python's load reads a cursor,
+// int(data.get("cursor") or 0): a number as intOf reads it, a string in
+// int()'s spelling (" 12 ", "+1_2") as its integer, true as 1, and
+// integers past the int64 range saturated at its bounds. A missing or
+// unreadable file, or one without such a value, is (0, false), logged
+// unless missing; a null, false or empty value is (0, true).
 func (s *Store) readNumberFile(path, key string) (int64, bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -457,14 +461,32 @@ func (s *Store) readNumberFile(path, key string) (int64, bool) {
 		s.log.Warn("unreadable file", "file", path, "err", err)
 		return 0, false
 	}
-	num, ok := m[key].(json.Number)
-	if !ok {
+	val, found := m[key]
+	if !found {
 		s.log.Warn("file without its number", "file", path, "key", key)
 		return 0, false
 	}
-	n, ok := intOf(num)
+	var n int64
+	ok := true
+	switch v := val.(type) {
+	case nil:
+	case bool:
+		if v {
+			n = 1
+		}
+	case json.Number:
+		n, ok = intOf(v)
+	case string:
+		if v != "" {
+			var err error
+			n, err = pyval.ToIndex(v) // int()'s syntax, saturated past the range
+			ok = err == nil
+		}
+	default:
+		ok = false
+	}
 	if !ok {
-		s.log.Warn("file whose number is not an integer", "file", path, "key", key, "value", num)
+		s.log.Warn("file whose number is not an integer", "file", path, "key", key, "value", val)
 	}
 	return n, ok
 }

@@ -29,8 +29,10 @@ func writeCursorFile(t *testing.T, dir, cursor string) {
 // nothing. The store reads it saturated at the int64 bound: converted
 // with int64(f), as it was, the float gives math.MinInt64 on amd64, and a
 // consumer listing after that cursor replays every command in the inbox
-// (pause, cancel, resume... again). Floats inside the range truncate, as
-// int() does.
+// (pause, cancel, resume... again). An infinity (1e400, Infinity), which
+// Python's int() refuses (its load then returns 0), is past the range and
+// saturates alike; NaN is no integer. Floats inside the range truncate,
+// as int() does.
 func TestCursorPastInt64RangeIsNotReadAsNegative(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -43,6 +45,11 @@ func TestCursorPastInt64RangeIsNotReadAsNegative(t *testing.T) {
 		{"-99999999999999999999", math.MinInt64},
 		{"-1e20", math.MinInt64},
 		{"7.9", 7},
+		{"1e-400", 0},
+		{"1e400", math.MaxInt64},
+		{"Infinity", math.MaxInt64},
+		{"-Infinity", math.MinInt64},
+		{"NaN", 0},
 	} {
 		t.Run(c.cursor, func(t *testing.T) {
 			t.Parallel()

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -163,7 +163,8 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	return int(n), nil
 }
 
-// CursorLoad implements store.CommandStore (0 when the consumer has none).
+// CursorLoad implements store.CommandStore: 0 when the consumer has none,
+// or when its cursor is no integer (logged), as Python's load.
 func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) {
 	rd, err := s.read(ctx)
 	if err != nil {
@@ -180,25 +181,34 @@ func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) 
 	}
 	n, err := cursorOf(v)
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: loading cursor %s: %w", consumer, err)
+		// As Python's load, which returns 0 for any cursor int() cannot
+		// read: failing here would fail every CursorLoad of the consumer,
+		// so that its command loop could not start.
+		s.log.Warn("reading a command cursor that is no integer as 0", "consumer", consumer, "err", err)
+		return 0, nil
 	}
 	return n, nil
 }
 
 // cursorOf reads a command_cursors.cursor value as Python's int() reads
-// it. A REAL, such as a number past the int64 range that SQLite keeps as
-// 1e20 (a cursor set by hand to skip the backlog), is truncated and
-// saturates at the int64 bounds: Python's unbounded int is past every
-// seq, and so is math.MaxInt64 (scanned into an int64, the REAL failed
-// every CursorLoad of the consumer).
+// it: NULL, an empty text or blob is 0 (int(row["cursor"] or 0)), a text
+// or blob in int()'s spelling (" 12 ", "1_2") its integer. A REAL is
+// truncated. A number past the int64 range (SQLite keeps 99999999999999999999
+// as the REAL 1e20; a cursor set by hand to skip the backlog), infinities
+// included, saturates at the int64 bounds: Python's unbounded int is past
+// every seq, and so is math.MaxInt64. Python's int() refuses an infinity,
+// and its load then returns 0, replaying every command; past the range
+// saturates here, as everywhere in the stores. Anything else is an error.
 func cursorOf(v any) (int64, error) {
 	switch x := v.(type) {
+	case nil:
+		return 0, nil
 	case int64:
 		return x, nil
 	case float64:
 		switch {
-		case math.IsNaN(x) || math.IsInf(x, 0):
-			return 0, fmt.Errorf("cursor %v is not an integer", x)
+		case math.IsNaN(x):
+			return 0, errors.New("cursor NaN is not an integer")
 		case x >= math.MaxInt64:
 			return math.MaxInt64, nil
 		case x <= math.MinInt64:
@@ -206,11 +216,30 @@ func cursorOf(v any) (int64, error) {
 		}
 		return int64(x), nil
 	case string:
-		return strconv.ParseInt(x, 10, 64)
+		return cursorOfText(x)
 	case []byte:
-		return strconv.ParseInt(string(x), 10, 64)
+		// int(b"...") reads ASCII only: no other digits or spaces.
+		for _, c := range x {
+			if c >= utf8.RuneSelf {
+				return 0, fmt.Errorf("cursor %q is not an integer", x)
+			}
+		}
+		return cursorOfText(string(x))
 	}
 	return 0, fmt.Errorf("cursor %v (%T) is not an integer", v, v)
+}
+
+// cursorOfText reads a cursor kept as text (or a blob) as int() does, an
+// integer past the int64 range saturated; an empty one is 0.
+func cursorOfText(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := pyval.ToIndex(s)
+	if err != nil {
+		return 0, fmt.Errorf("cursor %q: %w", s, err)
+	}
+	return n, nil
 }
 
 // CursorSave implements store.CommandStore.
