@@ -307,7 +307,14 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 	}
 	var stale *StaleResumeError
 	if errors.As(err, &stale) {
-		return nil // resumed by someone else meanwhile
+		// Resumed by someone else meanwhile: by a runtime that does not
+		// serve the parent (its NotifyChildEnded or Recover), it is left
+		// running for one that does, and this one would not drive it
+		// before its next Recover (never, without claims): drive it here.
+		if served && st != nil && st.Status == durable.RunRunning && !IsPaused(st) && !d.spent(parent.RunID) {
+			d.enqueueTick(parent.RunID)
+		}
+		return nil
 	}
 	if !served {
 		if err == nil && st != nil && st.Status == durable.RunRunning {

@@ -1,0 +1,183 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// afterGetStore is a runner's view of a shared memory store that calls
+// after once a RunGet has read a run, before the caller sees it.
+type afterGetStore struct {
+	*memory.Store
+	after func(ctx context.Context, run *durable.RunState)
+}
+
+func (s *afterGetStore) RunGet(ctx context.Context, id string) (*durable.RunState, error) {
+	run, err := s.Store.RunGet(ctx, id)
+	if err == nil && s.after != nil {
+		s.after(ctx, run)
+	}
+	return run, err
+}
+
+// Runner B serves the parent's workflow and the child's, runner A
+// neither, on one store. B commits the child's end; before B's resume of
+// the parent reads it (B has just seen it waiting), A's NotifyChildEnded
+// (or its scheduler's Recover) hands the parent the child's end, without
+// a tick: A does not serve the parent. B's resume is then stale, and B
+// returned without driving the parent, which A left running at its
+// resume node: nothing drove it until the next Recover (up to 15 s with
+// claims; without claims never, until a restart). B, which serves it,
+// now drives it on in the same call.
+func TestParentResumedElsewhereMeanwhileIsDriven(t *testing.T) {
+	for _, claims := range []bool{true, false} {
+		for _, async := range []bool{true, false} {
+			t.Run(fmt.Sprintf("claims=%v/async=%v", claims, async), func(t *testing.T) {
+				parentResumedElsewhereMeanwhile(t, claims, async)
+			})
+		}
+	}
+}
+
+func parentResumedElsewhereMeanwhile(t *testing.T, claims, async bool) {
+	ctx := context.Background()
+	shared := memory.New()
+	owner := func(name string) string {
+		if claims {
+			return name
+		}
+		return ""
+	}
+	a := servingRuntime(t, shared, owner("runner-a"))
+	bs := &afterGetStore{Store: shared}
+	b := servingRuntime(t, bs, owner("runner-b"), waitingParent(async), answeringChild())
+
+	pid, err := b.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gate runtime.StepGate
+	if async {
+		gate = func(ctx context.Context, run *durable.RunState, nodeID string) error {
+			if run.RunID != pid {
+				return runtime.ErrStepGateClosed // the child waits for the test
+			}
+			return nil
+		}
+	}
+	pst, err := b.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
+	if err != nil || pst.Status != durable.RunWaiting || runtime.WaitedChild(pst) == "" {
+		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
+	}
+	cid := runtime.WaitedChild(pst)
+
+	// Once the child's end is committed, B's first read of the parent
+	// still waiting on it lets A hand the parent that end first.
+	var once sync.Once
+	var notifyErr error
+	notified := false
+	bs.after = func(ctx context.Context, run *durable.RunState) {
+		if run.RunID != pid || runtime.WaitedChild(run) != cid {
+			return
+		}
+		if child, err := shared.RunGet(ctx, cid); err != nil || !child.Status.Terminal() {
+			return
+		}
+		once.Do(func() {
+			notified = true
+			notifyErr = a.NotifyChildEnded(ctx, cid)
+		})
+	}
+	var cst *durable.RunState
+	if async {
+		cst, err = b.Tick(ctx, cid, runtime.TickOptions{})
+	} else {
+		var waiting *durable.RunState
+		if waiting, err = b.GetState(ctx, cid); err != nil || waiting.Status != durable.RunWaiting {
+			t.Fatalf("sync child after the parent's tick: %v, %v; want waiting", waiting, err)
+		}
+		cst, err = b.Resume(ctx, runtime.ResumeParams{RunID: cid, WaitKey: waiting.Waiting.WaitKey,
+			Payload: map[string]any{"text": "yes"}})
+	}
+	bs.after = nil
+	if err != nil || cst.Status != durable.RunCompleted {
+		t.Fatalf("child driven by runner B: %v, %v; want completed", cst, err)
+	}
+	if !notified || notifyErr != nil {
+		t.Fatalf("runner A's NotifyChildEnded ran: %v, %v; want it run, without error", notified, notifyErr)
+	}
+
+	pst, err = b.GetState(ctx, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := pst.Output["sub"].(map[string]any)
+	if pst.Status != durable.RunCompleted || fmt.Sprint(out["output"]) != "map[answer:42]" {
+		t.Fatalf("parent after runner B's call ended its child: %s at %q; want completed with the child's output "+
+			"(B serves it; A, which handed it the child's end, does not)", pst.Status, pst.CurrentNode)
+	}
+	if n := b.PendingFollowUps(); n != 0 {
+		t.Errorf("runner B keeps %d follow-ups; want none", n)
+	}
+}
+
+// The same race where B serves only the child: B's stale resume leaves
+// the parent running at its resume node for a runtime that serves it,
+// queueing no tick that would fail for want of the workflow (and be
+// retried, and warned about, for as long as the parent ran).
+func TestParentResumedElsewhereMeanwhileUnservedIsLeft(t *testing.T) {
+	ctx := context.Background()
+	shared := memory.New()
+	setup := servingRuntime(t, shared, "runner-c", waitingParent(true), answeringChild())
+	a := servingRuntime(t, shared, "runner-a")
+	bs := &afterGetStore{Store: shared}
+	b, bLogs := loggingRuntime(t, bs, "runner-b", nil, answeringChild())
+	pid, err := setup.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := func(ctx context.Context, run *durable.RunState, nodeID string) error {
+		if run.RunID != pid {
+			return runtime.ErrStepGateClosed
+		}
+		return nil
+	}
+	pst, err := setup.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
+	if err != nil || runtime.WaitedChild(pst) == "" {
+		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
+	}
+	cid := runtime.WaitedChild(pst)
+	var once sync.Once
+	var notifyErr error
+	notified := false
+	bs.after = func(ctx context.Context, run *durable.RunState) {
+		if run.RunID != pid || runtime.WaitedChild(run) != cid {
+			return
+		}
+		if child, err := shared.RunGet(ctx, cid); err != nil || !child.Status.Terminal() {
+			return
+		}
+		once.Do(func() {
+			notified = true
+			notifyErr = a.NotifyChildEnded(ctx, cid)
+		})
+	}
+	cst, err := b.Tick(ctx, cid, runtime.TickOptions{})
+	bs.after = nil
+	if err != nil || cst.Status != durable.RunCompleted || !notified || notifyErr != nil {
+		t.Fatalf("child driven by runner B: %v, %v (A notified: %v, %v); want completed", cst, err, notified, notifyErr)
+	}
+	pst, err = setup.GetState(ctx, pid)
+	if err != nil || pst.Status != durable.RunRunning || pst.CurrentNode != "after" {
+		t.Fatalf("parent: %v at %q, %v; want running at after, for a runtime that serves it", pst.Status, pst.CurrentNode, err)
+	}
+	if n := b.PendingFollowUps(); n != 0 || bLogs.String() != "" {
+		t.Fatalf("runner B keeps %d follow-ups, logged %q; want none", n, bLogs.String())
+	}
+}
