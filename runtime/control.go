@@ -173,12 +173,16 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 // stopped (and is driven by a Tick with the runtime's step budget), other
 // waits stay as they are. A run waiting on
 // a child that ended during the pause (the child's end skipped it then)
-// receives the child's end now.
+// receives the child's end now. A run whose workflow this runtime does not
+// serve (runners sharing a store may each serve some workflows) has the
+// lift committed without a tick: it is left running for a runtime that
+// serves it (its scheduler's Recover drives it), as EmitEvent and a
+// child's end leave such a run.
 func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunState, error) {
 	resumed := false
-	var child string // the child the run waits on, if any
+	var child, workflowID string // the child the run waits on, if any; the run's workflow
 	err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
-		resumed, child = false, ""
+		resumed, child, workflowID = false, "", run.WorkflowID
 		if run.Status.Terminal() || !IsPaused(run) {
 			return false, nil, nil
 		}
@@ -205,6 +209,14 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 		return nil, err
 	}
 	if resumed {
+		if _, served := r.registry.Get(workflowID); !served {
+			// A tick here would fail for want of the workflow, and a
+			// follow-up kept for it would fail at every retry for as
+			// long as the run lives.
+			r.logger.InfoContext(ctx, "pause lifted on a run of a workflow this runtime does not serve; "+
+				"left running for a runtime that serves it", "run_id", runID, "workflow_id", workflowID)
+			return r.GetState(ctx, runID)
+		}
 		st, err := r.Tick(ctx, runID, TickOptions{})
 		if err != nil {
 			// The lift is saved and the run is running, but undriven: the

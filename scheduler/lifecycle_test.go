@@ -232,10 +232,9 @@ func TestStaleRetryOfAnUnfinishedRunDoesNotSpinTheLoop(t *testing.T) {
 	slow := slowAfterWait(time.Minute)
 	gone := waitFlow(time.Minute)
 	gone.ID = "gone"
-	oldReg, _ := runtime.NewRegistry(slowAfterWait(time.Minute), gone)
+	oldReg, _ := runtime.NewRegistry(slow, gone)
 	before, _ := runtime.New(runtime.Config{Store: flaky, Registry: oldReg, Clock: c.Now})
-	reg, _ := runtime.NewRegistry(slow)
-	rt, err := runtime.New(runtime.Config{Store: flaky, Registry: reg, Clock: c.Now, Claims: &runtime.Claims{Owner: "me"}})
+	rt, err := runtime.New(runtime.Config{Store: refusing(flaky, "gone"), Registry: oldReg, Clock: c.Now, Claims: &runtime.Claims{Owner: "me"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +247,7 @@ func TestStaleRetryOfAnUnfinishedRunDoesNotSpinTheLoop(t *testing.T) {
 	if st, _ := rt.Tick(ctx, x, runtime.TickOptions{}); st.Status != durable.RunWaiting {
 		t.Fatalf("x %s", st.Status)
 	}
-	h, _ := before.Start(ctx, runtime.StartParams{WorkflowID: "gone"}) // its workflow is gone from rt: its ticks fail
+	h, _ := before.Start(ctx, runtime.StartParams{WorkflowID: "gone"}) // rt's commits of it are refused: its ticks fail
 	if st, _ := before.Tick(ctx, h, runtime.TickOptions{}); st.Status != durable.RunWaiting {
 		t.Fatalf("h %s", st.Status)
 	}

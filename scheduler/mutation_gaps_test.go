@@ -107,8 +107,7 @@ func TestStatsErrorsAreTheLast100AndACopy(t *testing.T) {
 		ids = append(ids, id)
 		c.Advance(time.Millisecond) // due in this order
 	}
-	reg, _ := runtime.NewRegistry() // "gone" is no longer registered: every tick fails
-	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	rt, _ := runtime.New(runtime.Config{Store: refusing(st, "gone"), Registry: old, Clock: c.Now}) // every tick fails
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 200})
 	c.Advance(2 * time.Minute)
 	if n, err := s.PollOnce(ctx); err != nil || n != 101 {

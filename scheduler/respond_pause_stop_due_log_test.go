@@ -147,7 +147,7 @@ func (h *keptLogs) atLeast(level slog.Level) []string {
 // against Python's scheduler, which logs every run it fails to resume
 // (src/abstractruntime/scheduler/scheduler.py, _do_poll_cycle:
 // logger.error("Failed to resume run %s: %s", ...)). A due run whose tick
-// fails (its workflow is not registered in this runner) is recorded in
+// fails (the store refuses its commits) is recorded in
 // Stats.Errors only: a host that gave a Logger and no OnRunFailed never
 // hears of it.
 func TestFailedDueRunIsLogged(t *testing.T) {
@@ -160,8 +160,8 @@ func TestFailedDueRunIsLogged(t *testing.T) {
 		t.Fatalf("setup: %v %v", s, err)
 	}
 	c.Advance(2 * time.Minute)
-	// A runner sharing the store that lacks the workflow.
-	other, err := runtime.New(runtime.Config{Store: st, Clock: c.Now})
+	// A runner whose commits of the run the store refuses.
+	other, err := runtime.New(runtime.Config{Store: refusing(st, "wait"), Registry: rt.Registry(), Clock: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

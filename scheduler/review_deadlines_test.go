@@ -15,8 +15,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// TestHeldRunDoesNotDelayLaterDeadline: one due run whose tick fails (its
-// workflow is no longer registered) is held for its retry. Another run's
+// TestHeldRunDoesNotDelayLaterDeadline: one due run whose tick fails (the
+// store refuses its commits) is held for its retry. Another run's
 // deadline falls 100ms later. The package doc promises the loop sleeps
 // "until the next deadline (or the poll interval, whichever is first)",
 // and nextWait's doc says held runs "count from the time they are" tried
@@ -37,8 +37,7 @@ func TestHeldRunDoesNotDelayLaterDeadline(t *testing.T) {
 	if s, _ := before.Tick(ctx, h, runtime.TickOptions{}); s.Status != durable.RunWaiting { // due at T+1m+100ms
 		t.Fatalf("healthy run: %s", s.Status)
 	}
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	rt, _ := runtime.New(runtime.Config{Store: refusing(st, "gone"), Registry: old, Clock: c.Now})
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Second})
 	c.Advance(time.Minute)
 	if n, err := s.PollOnce(ctx); n != 1 || err != nil || s.Stats().RunsFailed != 1 {

@@ -365,7 +365,7 @@ func runLeftRunningIsDrivenAgain(t *testing.T, st store.Store, fail func()) {
 // TestHeldRunsDoNotStarveLaterDueRuns: PollOnce listed at most
 // BatchSize + min(held, 1000) due runs, earliest first, and passed over
 // the held ones. With more than 1000 + BatchSize due runs that keep
-// failing (their workflow was unregistered), every listing held only
+// failing (the store refusing their commits), every listing held only
 // them: a healthy run due later was never listed, never released
 // (maxPassedOver's comment promises "beyond that many failing runs, they
 // share the batches with the others"; compatibility.md: "polls pass over
@@ -388,8 +388,7 @@ func TestHeldRunsDoNotStarveLaterDueRuns(t *testing.T) {
 	c.Advance(time.Second) // the healthy run falls due after all of them
 	healthy, _ := before.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
 	before.Tick(ctx, healthy, runtime.TickOptions{})
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute)) // "gone" is no longer registered
-	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	rt, _ := runtime.New(runtime.Config{Store: refusing(st, "gone"), Registry: old, Clock: c.Now}) // "gone" runs' ticks fail
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 1})
 	c.Advance(2 * time.Minute)
 	// Poll as the loop would, letting time pass whenever a poll finds

@@ -93,6 +93,9 @@ type Scheduler struct {
 	// the callbacks (OnRunResumed, OnRunFailed) a loop or its Start's
 	// recovery is running, for Stop (see there).
 	inCallback map[chan struct{}]int
+	// warned holds the workflows this runtime does not serve whose due
+	// runs were reported once (passOverUnserved); one entry per workflow.
+	warned map[string]bool
 }
 
 // retryAt is when a due run that could not be released is tried again,
@@ -103,7 +106,8 @@ type retryAt struct {
 }
 
 // maxRetryDelay caps the back-off of a due run whose tick keeps failing
-// (say, its workflow is no longer registered).
+// (say, the store refuses its writes), and the pass-over of a due run of a
+// workflow this runtime does not serve (passOverUnserved).
 const maxRetryDelay = 5 * time.Minute
 
 // New returns a Scheduler.
@@ -123,7 +127,8 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Clock = cfg.Runtime.Now
 	}
 	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1),
-		retry: map[string]retryAt{}, unfinished: map[string]time.Time{}, inCallback: map[chan struct{}]int{}}
+		retry: map[string]retryAt{}, unfinished: map[string]time.Time{}, inCallback: map[chan struct{}]int{},
+		warned: map[string]bool{}}
 	if ws := findWakeStore(s.st); ws != nil {
 		s.deadlines = ws.wake
 	}
@@ -384,14 +389,38 @@ func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Du
 }
 
 // PollOnce ticks the runs whose deadline has passed (at most BatchSize),
-// passing over those waiting to be tried again and those this runtime is
-// driving right now (tried again after PollInterval), and returns how
-// many it ticked.
+// passing over those waiting to be tried again, those this runtime is
+// driving right now (tried again after PollInterval) and those of
+// workflows its registry lacks (left for a runner that serves them:
+// runners sharing a store may each serve some workflows), and returns
+// how many it ticked.
 func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 	now := s.cfg.Clock()
 	s.mu.Lock()
 	s.stats.PollCycles++
 	s.stats.LastPollAt = now
+	s.mu.Unlock()
+	ticked := 0
+	for {
+		due, complete, err := s.listDue(ctx, now)
+		if err != nil {
+			return ticked, err
+		}
+		n, unserved, err := s.driveDue(ctx, due, now, s.cfg.BatchSize-ticked)
+		ticked += n
+		if err != nil || unserved == 0 || complete || ticked == s.cfg.BatchSize {
+			return ticked, err
+		}
+		// Runs found unserved took places in a full listing: list again,
+		// reading past them now (they are held), so that the runs due
+		// behind them are reached in this poll.
+	}
+}
+
+// listDue lists the due runs a poll looks at: BatchSize of them beyond
+// those held for a retry. complete tells the listing holds every due run.
+func (s *Scheduler) listDue(ctx context.Context, now time.Time) (due []store.DueRun, complete bool, err error) {
+	s.mu.Lock()
 	held := 0 // runs to pass over now
 	for _, r := range s.retry {
 		if r.at.After(now) {
@@ -400,7 +429,7 @@ func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 	}
 	s.mu.Unlock()
 	limit := s.cfg.BatchSize + min(held, maxPassedOver)
-	due, err := s.st.RunListDue(ctx, &store.RunListDueParams{Now: now, Limit: limit})
+	due, err = s.st.RunListDue(ctx, &store.RunListDueParams{Now: now, Limit: limit})
 	if err == nil && len(due) == limit && held > maxPassedOver && s.countUnheld(due, now) < s.cfg.BatchSize {
 		// The held runs took the listing: read past all of them, so that
 		// a run due after them is not starved.
@@ -408,18 +437,25 @@ func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 		due, err = s.st.RunListDue(ctx, &store.RunListDueParams{Now: now, Limit: limit})
 	}
 	if err != nil {
-		return 0, fmt.Errorf("listing due runs: %w", err)
+		return nil, false, fmt.Errorf("listing due runs: %w", err)
 	}
 	if len(due) < limit {
 		s.forgetUnlisted(due) // the listing is complete: the others are no longer due
+		return due, true, nil
 	}
-	ticked := 0
+	return due, false, nil
+}
+
+// driveDue ticks up to budget of the listed due runs; it returns how many
+// it ticked and how many it found of workflows this runtime does not
+// serve (now held, see passOverUnserved).
+func (s *Scheduler) driveDue(ctx context.Context, due []store.DueRun, now time.Time, budget int) (ticked, unserved int, err error) {
 	for _, d := range due {
-		if ticked == s.cfg.BatchSize {
+		if ticked == budget {
 			break
 		}
 		if ctx.Err() != nil {
-			return ticked, ctx.Err()
+			return ticked, unserved, ctx.Err()
 		}
 		if s.held(d.RunID, now) {
 			continue
@@ -433,10 +469,53 @@ func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
 			s.retryLater(d.RunID, false)
 			continue
 		}
+		if wf, ok := s.unservedWorkflow(ctx, d.RunID); ok {
+			s.passOverUnserved(ctx, d.RunID, wf)
+			unserved++
+			continue
+		}
 		s.drive(ctx, d.RunID, d.Until)
 		ticked++
 	}
-	return ticked, nil
+	return ticked, unserved, nil
+}
+
+// unservedWorkflow returns the workflow of a live run when this runtime's
+// registry lacks it. Its tick would fail for want of the workflow and,
+// with claims, take the run from the runner that serves it meanwhile. A
+// run it cannot read is ticked, which reports why.
+func (s *Scheduler) unservedWorkflow(ctx context.Context, runID string) (string, bool) {
+	run, err := s.st.RunGet(ctx, runID)
+	if err != nil || run.Status.Terminal() {
+		return "", false
+	}
+	if _, ok := s.rt.Registry().Get(run.WorkflowID); ok {
+		return "", false
+	}
+	return run.WorkflowID, true
+}
+
+// passOverUnserved holds a due run of a workflow this runtime does not
+// serve for maxRetryDelay, without failing it: it is left for a runner
+// that serves the workflow, and checked again then (the workflow may be
+// registered meanwhile). The first such run of each workflow is reported
+// with a warning and in Stats.Errors: a runner alone on its store learns
+// that runs of a workflow it lacks are due, and nothing drives them.
+func (s *Scheduler) passOverUnserved(ctx context.Context, runID, workflowID string) {
+	s.mu.Lock()
+	s.retry[runID] = retryAt{at: s.cfg.Clock().Add(maxRetryDelay)}
+	first := !s.warned[workflowID]
+	s.warned[workflowID] = true
+	s.mu.Unlock()
+	if !first {
+		s.cfg.Logger.DebugContext(ctx, "due run of a workflow this runtime does not serve: left for a runtime that serves it",
+			slog.String("run_id", runID), slog.String("workflow_id", workflowID))
+		return
+	}
+	s.cfg.Logger.WarnContext(ctx, "due runs of a workflow this runtime does not serve are left for a runtime that serves it; "+
+		"register the workflow here if no other runner serves it", slog.String("workflow_id", workflowID), slog.String("run_id", runID))
+	s.recordError(fmt.Sprintf("workflow %q is not registered: its due runs (run %s first) are left for a runtime that serves it",
+		workflowID, runID))
 }
 
 // maxPassedOver bounds how many held runs a first listing reads past;

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,28 @@ func waitFlow(delay time.Duration) *runtime.Workflow {
 			return runtime.Complete(map[string]any{"ok": true}), nil
 		},
 	}}
+}
+
+// refusedWorkflow wraps a store so that every commit of an existing run
+// of one workflow fails: ticks of its due runs fail each time, as a store
+// refusing their writes makes them. (A workflow missing from the registry
+// no longer makes a due run's tick fail: the scheduler leaves such runs
+// for a runner that serves it.)
+type refusedWorkflow struct {
+	store.Wrapper
+	workflowID string
+}
+
+// refusing wraps inner, refusing the commits of runs of workflowID.
+func refusing(inner store.Store, workflowID string) *refusedWorkflow {
+	return &refusedWorkflow{Wrapper: store.Wrapper{Store: inner}, workflowID: workflowID}
+}
+
+func (s *refusedWorkflow) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run != nil && !p.Create && p.Run.WorkflowID == s.workflowID {
+		return fmt.Errorf("injected: commit of run %s of workflow %q refused", p.Run.RunID, s.workflowID)
+	}
+	return s.Wrapper.RunCommit(ctx, p)
 }
 
 func setup(t *testing.T, c *runtimetest.Clock, wfs ...*runtime.Workflow) (*runtime.Runtime, *memory.Store) {
@@ -247,8 +270,8 @@ func TestClaimsSkipRunsHeldByAnotherRunner(t *testing.T) {
 	}
 }
 
-// TestFailingDueRunsBackOff: due runs whose tick fails (their workflow is
-// gone) are tried again later, with a growing delay; meanwhile they
+// TestFailingDueRunsBackOff: due runs whose tick fails (the store refuses
+// their commits) are tried again later, with a growing delay; meanwhile they
 // neither fill the batches nor keep the loop from sleeping.
 func TestFailingDueRunsBackOff(t *testing.T) {
 	t.Parallel()
@@ -264,8 +287,7 @@ func TestFailingDueRunsBackOff(t *testing.T) {
 		before.Tick(ctx, id, runtime.TickOptions{})
 		c.Advance(time.Second) // the "gone" runs fall due first
 	}
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute)) // "gone" is no longer registered
-	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	rt, _ := runtime.New(runtime.Config{Store: refusing(st, "gone"), Registry: old, Clock: c.Now})
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 2})
 	c.Advance(2 * time.Minute)
 	polls := []struct{ ticked, failed int }{

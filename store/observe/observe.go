@@ -63,7 +63,10 @@ type Store struct {
 	subs map[*Subscription]struct{}
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store         = (*Store)(nil)
+	_ store.CopyingWriter = (*Store)(nil)
+)
 
 // Wrap returns inner with subscriptions.
 func Wrap(inner store.Store) *Store {
@@ -223,30 +226,45 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 // RunCommit commits, then notifies the records as stored (see
 // store.CopyingWriter).
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	_, err := s.RunCommitStored(ctx, p)
+	return err
+}
+
+// RunCommitStored is RunCommit returning the records as the inner store
+// stored them (store.CopyingWriter), so that a decorator above this one
+// (another observe.Store) shows those, not the caller's.
+func (s *Store) RunCommitStored(ctx context.Context, p *store.CommitParams) ([]*durable.StepRecord, error) {
 	if p.Run == nil {
-		return s.Store.RunCommit(ctx, p) // the inner store's error; nothing to notify
+		return store.CommitStored(ctx, s.Store, p) // the inner store's error; nothing to notify
 	}
 	runID := p.Run.RunID // before the commit: it may hand p.Run over
 	clearSeqs(p.Records)
 	stored, err := store.CommitStored(ctx, s.Store, p)
 	if err != nil {
 		s.notifyAppended(runID, stored)
-		return err
+		return stored, err
 	}
 	s.notify(runID, stored)
-	return nil
+	return stored, nil
 }
 
 // LedgerAppend appends, then notifies the records as stored.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
+	_, err := s.LedgerAppendStored(ctx, runID, records)
+	return err
+}
+
+// LedgerAppendStored is LedgerAppend returning the records as the inner
+// store stored them (store.CopyingWriter).
+func (s *Store) LedgerAppendStored(ctx context.Context, runID string, records []*durable.StepRecord) ([]*durable.StepRecord, error) {
 	clearSeqs(records)
 	stored, err := store.AppendStored(ctx, s.Store, runID, records)
 	if err != nil {
 		s.notifyAppended(runID, stored)
-		return err
+		return stored, err
 	}
 	s.notify(runID, stored)
-	return nil
+	return stored, nil
 }
 
 // clearSeqs zeroes the seqs a caller left in records (the store sets them
