@@ -70,6 +70,10 @@ type FS struct {
 
 var _ Store = (*FS)(nil)
 
+// filePerm is the mode FS creates files with, under the umask: Python's
+// open() gives 0666 there too.
+const filePerm = 0o666
+
 // NewFS opens (creating the directories if needed) the artifact store
 // under dir and builds its search index from the .meta files found there.
 func NewFS(dir string) (*FS, error) {
@@ -83,8 +87,10 @@ func NewFS(dir string) (*FS, error) {
 	}
 	s.catalog.path = filepath.Join(root, CatalogFile)
 	s.catalog.fill = s.syncCatalog
+	// 0777 here and filePerm for files, under the umask, as Python's mkdir
+	// and open give: a group-shared data dir stays writable by the group.
 	for _, d := range []string{s.blobs, s.refs} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o777); err != nil {
 			return nil, fmt.Errorf("opening artifact store %s: %w", dir, err)
 		}
 	}
@@ -390,7 +396,7 @@ func (s *FS) writeBlob(blobID string, content []byte) error {
 			slog.Warn("artifact store: rewriting a damaged blob",
 				slog.String("blob", path), slog.Int64("size", fi.Size()), slog.Int("want_size", len(content)))
 		}
-		if err := atomicfile.Write(path, content, atomicfile.Options{}); err != nil {
+		if err := atomicfile.Write(path, content, atomicfile.Options{Perm: filePerm}); err != nil {
 			return err
 		}
 	}
@@ -416,7 +422,7 @@ func (s *FS) writeMeta(m *Metadata) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(s.refPath(m.ArtifactID), b, atomicfile.Options{}); err != nil {
+	if err := atomicfile.Write(s.refPath(m.ArtifactID), b, atomicfile.Options{Perm: filePerm}); err != nil {
 		return err
 	}
 	if err := s.syncDir(s.refs); err != nil {

@@ -58,7 +58,9 @@ func NewJSONConfig(cfg JSONConfig) (*JSONStore, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("snapshot: dir is required")
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	// 0777 here and 0666 in Save, under the umask, as Python's mkdir and
+	// open give: a group-shared dir stays writable by the group.
+	if err := os.MkdirAll(cfg.Dir, 0o777); err != nil {
 		return nil, fmt.Errorf("snapshot: creating dir: %w", err)
 	}
 	log := cfg.Logger
@@ -91,7 +93,7 @@ func (j *JSONStore) Save(ctx context.Context, s *durable.Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("snapshot: encoding %s: %w", s.SnapshotID, err)
 	}
-	if err := atomicfile.Write(path, data, atomicfile.Options{}); err != nil {
+	if err := atomicfile.Write(path, data, atomicfile.Options{Perm: 0o666}); err != nil {
 		return fmt.Errorf("snapshot: saving %s: %w", s.SnapshotID, err)
 	}
 	return nil

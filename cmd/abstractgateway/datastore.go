@@ -149,7 +149,9 @@ func isJSONStoreFile(name string) bool {
 }
 
 func openStoreKind(ctx context.Context, dir string, kind storeKind) (store.Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// 0777 under the umask, as Python's mkdir gives: a group-shared data
+	// dir stays writable by the group's other members.
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("creating data dir %s: %w", dir, err)
 	}
 	switch kind {

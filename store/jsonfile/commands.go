@@ -262,7 +262,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 // file's size (-1 when unknown) and the bytes about to be appended; an
 // error from it ends the append with nothing written.
 func (s *Store) appendFile(path string, data []byte, created bool, beforeWrite func(size int64, data []byte) error) error {
-	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
 	}

@@ -162,7 +162,10 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonfile: resolving %s: %w", cfg.Dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// 0777 and 0666 (fileOpts, appendFile) under the umask, as Python's
+	// mkdir and open give: a group-shared data dir stays writable by the
+	// group's other members.
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("jsonfile: creating data dir: %w", err)
 	}
 	lock, readOnly, err := lockDir(dir)
@@ -305,8 +308,12 @@ func (s *Store) replaceFile(path string, data []byte) error {
 	return err
 }
 
+// filePerm is the mode the store creates files with, under the umask:
+// Python's open() gives 0666 there too.
+const filePerm = 0o666
+
 func (s *Store) fileOpts() atomicfile.Options {
-	return atomicfile.Options{NoSync: s.noSync, SyncDir: true}
+	return atomicfile.Options{NoSync: s.noSync, SyncDir: true, Perm: filePerm}
 }
 
 // syncDir fsyncs the directory so a rename or a new file survives a power

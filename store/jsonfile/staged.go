@@ -279,7 +279,8 @@ func (s *Store) cutLedger(id string, size int64) error {
 // recoverStaged settles the terminal commits a crash interrupted, before
 // the run files are read: a commit whose records all landed is finished
 // (its staged state replaces the run file), one whose records did not is
-// undone (a part of them that landed is cut off the ledger), and a staged
+// undone (a part of them that landed, ending in a torn line, is cut off
+// the ledger; whole lines may be another process's), and a staged
 // name left after the commit finished is removed. A file it cannot read
 // (EIO, EMFILE) fails the open and leaves the staged name for the next
 // one: only what was read can say that a commit is to be dropped.
@@ -316,20 +317,33 @@ func (s *Store) recoverStagedCommit(staged string) error {
 	path := s.runPath(c.id)
 	switch {
 	case size > c.size && size < c.after:
-		// A part of the records landed (a power loss mid-append): cut it
-		// off, unless the run was saved since the staging (another
-		// process, Python say, used the directory meanwhile and the
-		// bytes may be its own).
-		since, err := savedSince(path, staged)
+		// A part of the records may have landed (a kill or power loss
+		// mid-append), or another process (Python, which takes no lock)
+		// appended its own records since. Only a ledger ending in a torn
+		// line is taken for the former: another process's append ends in
+		// whole lines, and a run saved since says it used the directory.
+		// The staged name's sum covers the whole append, so no prefix of
+		// it can be checked; whole lines are left, whoever wrote them
+		// (ours, a strict prefix, lack the terminal record, which is last).
+		torn, err := endsTorn(ledger, size)
 		if err != nil {
 			return err
 		}
-		if since {
-			s.log.Warn("leaving a ledger another process wrote after an interrupted terminal commit", "run_id", c.id)
+		since := false
+		if torn {
+			if since, err = savedSince(path, staged); err != nil {
+				return err
+			}
+		}
+		if !torn || since {
+			s.log.Warn("leaving a ledger another process may have appended to after an interrupted terminal commit",
+				"run_id", c.id, "file", ledger)
 			return removeFile(staged)
 		}
-		if err := os.Truncate(ledger, c.size); err != nil {
-			return fmt.Errorf("cutting a partial append off %s: %w", ledger, err)
+		// Cut and synced before the staged name goes: a power loss in
+		// between would bring the part back with nothing left to judge it.
+		if err := s.cutLedger(c.id, c.size); err != nil {
+			return err
 		}
 		s.log.Warn("cut the part of an interrupted terminal commit's records off a ledger",
 			"run_id", c.id, "file", ledger, "bytes", size-c.size)
@@ -380,6 +394,21 @@ func (s *Store) recoverStagedCommit(staged string) error {
 	}
 	s.log.Info("finished a terminal commit a crash interrupted", "run_id", c.id)
 	return nil
+}
+
+// endsTorn reports whether the ledger, of size bytes (> 0), ends in a
+// torn line: its last byte is not '\n'.
+func endsTorn(ledger string, size int64) (bool, error) {
+	f, err := os.Open(ledger)
+	if err != nil {
+		return false, fmt.Errorf("reading the ledger: %w", err)
+	}
+	defer f.Close()
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return false, fmt.Errorf("reading the ledger: %w", err)
+	}
+	return last[0] != '\n', nil
 }
 
 // appendedMatch reports whether the ledger's bytes from c.size to c.after
