@@ -201,7 +201,7 @@ func baseRun(ctx context.Context, req *EffectRequest) (*durable.RunState, error)
 	if id == "" || id == req.Run.RunID {
 		return req.Run, nil
 	}
-	run, err := req.Runtime.store.RunGet(ctx, id)
+	run, err := loadOtherRun(ctx, req.Runtime, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, failf("Unknown target_run_id: %s", id)
 	}
@@ -218,7 +218,7 @@ func readOwner(ctx context.Context, req *EffectRequest, o memOwner) (*durable.Ru
 	if o.id == req.Run.RunID {
 		return req.Run, nil
 	}
-	run, err := req.Runtime.store.RunGet(ctx, o.id)
+	run, err := loadOtherRun(ctx, req.Runtime, o.id)
 	if errors.Is(err, store.ErrNotFound) {
 		if o.synthetic() {
 			return nil, nil

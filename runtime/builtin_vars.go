@@ -28,8 +28,8 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	callID := pyStrOr(p["call_id"], "vars")
 	name := pyStrOr(p["tool_name"], "inspect_vars")
 	vars := req.Run.Vars
-	if target := pyval.Strip(pyStrOrEmpty(p["target_run_id"])); target != "" && target != req.Run.RunID {
-		other, err := req.Runtime.store.RunGet(ctx, target)
+	if target := targetRunID(p["target_run_id"]); target != "" && target != req.Run.RunID {
+		other, err := loadOtherRun(ctx, req.Runtime, target)
 		if errors.Is(err, store.ErrNotFound) {
 			return Completed(toolResult(callID, name, false, nil, "Unknown target_run_id: "+target)), nil
 		}
@@ -71,11 +71,23 @@ func handleVarsQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	} else {
 		out["value"] = v
 	}
-	text, err := pyjson.Marshal(out, pyjson.Style{SortKeys: true, Indent: 2})
+	// Python's json.dumps of the value json.loads read: a number another
+	// writer spelt its own way (1e-7, 1.50) is written as Python writes it.
+	text, err := pyjson.Marshal(out, pyjson.Style{SortKeys: true, Indent: 2, PyNumbers: true})
 	if err != nil {
 		return Completed(toolResult(callID, name, false, nil, err.Error())), nil
 	}
 	return Completed(toolResult(callID, name, true, string(text), "")), nil
+}
+
+// targetRunID reads VARS_QUERY's target_run_id as Python does,
+// str(v).strip() or None for any v but None: 0 and false name the runs "0"
+// and "False", not the calling run. "" means none.
+func targetRunID(v any) string {
+	if v == nil {
+		return ""
+	}
+	return pyval.Strip(pyval.Str(v))
 }
 
 // pyStrOr is Python's str(v or def): a number is its text, untrimmed.

@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // LimitsConfig seeds vars._limits of new runs (Python RuntimeConfig).
@@ -275,12 +278,16 @@ var updatableLimits = map[string]bool{
 	"estimated_tokens_used": true, "current_iteration": true,
 }
 
-// UpdateLimits changes keys of vars._limits. Unknown keys are an error
+// UpdateLimits changes keys of vars._limits. Unknown keys and values the
+// limit reads cannot take as an integer (checkLimitValue) are an error
 // naming the key; updated_at is left as is.
 func (r *Runtime) UpdateLimits(ctx context.Context, runID string, updates map[string]any) error {
-	for k := range updates {
+	for _, k := range slices.Sorted(maps.Keys(updates)) { // the same key named every time
 		if !updatableLimits[k] {
 			return fmt.Errorf("update limits of run %s: %q is not an updatable limit", runID, k)
+		}
+		if err := checkLimitValue(k, updates[k]); err != nil {
+			return fmt.Errorf("update limits of run %s: %w", runID, err)
 		}
 	}
 	return r.hostUpdate(ctx, runID, false, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
@@ -290,6 +297,34 @@ func (r *Runtime) UpdateLimits(ctx context.Context, runID string, updates map[st
 		}
 		return true, nil, nil
 	})
+}
+
+// checkLimitValue refuses a value for limit key that the reads would not
+// take as an integer: Python's int() raises on it when it reads the limit
+// (get_limit_status, check_limits), where ours would read the default and
+// govern the run by a limit nobody set. Null is a limit unset (the reads
+// take the default, or return it as stored: a token budget, the history
+// limit), except for a warning threshold, which get_limit_status compares
+// as stored and so must be a number.
+func checkLimitValue(key string, v any) error {
+	threshold := strings.HasPrefix(key, "warn_")
+	if v == nil {
+		if !threshold {
+			return nil
+		}
+		return fmt.Errorf("%s = None is not a number", key)
+	}
+	n, err := pyjson.Normalize(v) // a host's int32 or float32 as a number
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if _, isStr := n.(string); isStr && threshold {
+		return fmt.Errorf("%s = %s is not a number", key, pyval.Repr(n))
+	}
+	if _, ok := pyInt(n); !ok {
+		return fmt.Errorf("%s = %s is not an integer", key, pyval.Repr(n))
+	}
+	return nil
 }
 
 // noteTokensUsed sets _limits.estimated_tokens_used after a completed

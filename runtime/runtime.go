@@ -402,8 +402,16 @@ func (r *Runtime) unref(runID string, l *runLock) {
 	r.locksMu.Unlock()
 }
 
-// GetState returns the persisted state of a run.
+// GetState returns the persisted state of a run. Called by a node or
+// handler of the run (ctx is the one its tick handed it), it returns a
+// copy of the run as that tick holds it, its uncommitted steps included,
+// as Python's get_state reads the run saved after every step: the stored
+// run may be several steps behind (pure transitions are committed only at
+// checkpoints).
 func (r *Runtime) GetState(ctx context.Context, runID string) (*durable.RunState, error) {
+	if run := r.heldRun(ctx, runID); run != nil {
+		return run.Clone(), nil
+	}
 	run, err := r.store.RunGet(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("loading run %s: %w", runID, err)
@@ -413,7 +421,8 @@ func (r *Runtime) GetState(ctx context.Context, runID string) (*durable.RunState
 
 // GetNodeTraces returns the run's node traces (vars._runtime.node_traces,
 // §1.12) by node id; a run without any gives an empty map. The run is read
-// from the store, so the traces are the caller's own copy.
+// as GetState reads it (from a node of the run, with the traces of its
+// uncommitted steps), so the traces are the caller's own copy.
 func (r *Runtime) GetNodeTraces(ctx context.Context, runID string) (map[string]any, error) {
 	run, err := r.GetState(ctx, runID)
 	if err != nil {

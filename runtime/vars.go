@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -294,6 +295,20 @@ func touchUpdated(run *durable.RunState, now durable.Time) {
 	if t, err := durable.ParseTime(at); err == nil && t.Equal(prev.Time) {
 		m["checkpoint_at"] = now.String()
 	}
+}
+
+// loadOtherRun reads a run other than the requesting one for a handler:
+// the stored run without the plan in flight its checkpoint may hold
+// (effectInFlightKey), which nodes and handlers never see. The run is the
+// caller's copy; a handler that writes to a run reloads it (writeOwner),
+// so that the plan is kept.
+func loadOtherRun(ctx context.Context, r *Runtime, runID string) (*durable.RunState, error) {
+	run, err := r.store.RunGet(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	clearEffectInFlight(run.Vars)
+	return run, nil
 }
 
 func clearEffectInFlight(vars map[string]any) {

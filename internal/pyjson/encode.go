@@ -38,15 +38,21 @@ type Style struct {
 	// Indent, when positive, pretty-prints with that many spaces per level
 	// (Python indent=N, which implies the separators "," and ": ").
 	Indent int
+	// PyNumbers writes a json.Number as Python's json.dumps writes the
+	// number json.loads reads from it (1e-7 as 1e-07, 1.50 as 1.5, -0 as
+	// 0, 1e400 as Infinity) instead of the literal as read.
+	PyNumbers bool
 }
 
 // Common styles.
 var (
 	// Canonical is sort_keys=True, separators=(",", ":"), ensure_ascii=False:
-	// the text hashed by the ledger hash chain.
-	Canonical = Style{SortKeys: true, Compact: true}
+	// the text hashed by the ledger hash chain. Its numbers are Python's
+	// (PyNumbers), so a literal another writer spelt its own way hashes as
+	// Python re-encodes it.
+	Canonical = Style{SortKeys: true, Compact: true, PyNumbers: true}
 	// CanonicalASCII additionally escapes non-ASCII: the idempotency key text.
-	CanonicalASCII = Style{SortKeys: true, Compact: true, ASCII: true}
+	CanonicalASCII = Style{SortKeys: true, Compact: true, ASCII: true, PyNumbers: true}
 	// Line is Python's json.dumps default separators with non-ASCII raw:
 	// JSONL ledger lines and SQLite run_json.
 	Line = Style{}
@@ -199,11 +205,10 @@ func (e *encoder) value(v any, depth int) error {
 		if !validNumber(string(x)) {
 			return &Error{Path: e.pathString(), Reason: fmt.Sprintf("invalid number literal %q", string(x))}
 		}
-		if e.st.SortKeys && e.st.Compact && !e.checkOnly {
-			// The canonical text (hash chain, idempotency keys) is what
-			// Python writes for the number it parses: json.dumps of
+		if e.st.PyNumbers && !e.checkOnly {
+			// What Python writes for the number it parses: json.dumps of
 			// json.loads. A literal Python did not write itself (1e-7 from
-			// another writer, 1E5, 1.50, -0) hashes as Python re-encodes it.
+			// another writer, 1E5, 1.50, -0) is re-encoded as Python does.
 			e.buf = appendPyNumber(e.buf, string(x))
 			return nil
 		}

@@ -428,7 +428,7 @@ func pyTolerated(v any, st pyjson.Style, want []byte) string {
 	if st.ASCII && pyHasLoneSurrogate(want) {
 		return pyLoneSurrogate
 	}
-	if !st.Compact {
+	if !st.PyNumbers {
 		b, err := pyjson.Marshal(pyReprNumbers(v), st)
 		if err == nil && bytes.Equal(b, want) {
 			return pyNumberLiteral
