@@ -337,6 +337,13 @@ func (c *canceller) tree(ctx context.Context, root string) error {
 		}
 	}
 	for _, id := range ids {
+		// Passed over before any stop request: a follow-up's cancel
+		// (RetryFollowUps) does not wait for this process's work.
+		if err := c.d.passOver(id); err != nil {
+			return fmt.Errorf("cancelling the tree of run %s: %w", root, err)
+		}
+	}
+	for _, id := range ids {
 		c.withdraws = append(c.withdraws, c.r.requestStop(id, c.cause))
 	}
 	for i := len(ids) - 1; i >= 0; i-- {

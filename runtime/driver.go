@@ -44,6 +44,11 @@ type driver struct {
 	// makes more. Other runs the call drives get their own budgets.
 	budgetRun  string
 	budgetLeft int
+	// passBusy, set by RetryFollowUps (the scheduler's loop), keeps a
+	// follow-up whose run this process is working on for a later retry
+	// instead of waiting for its lock (passOver): a tick in a retry's
+	// back-off or a long effect would hold the whole loop up.
+	passBusy bool
 }
 
 type followKind int
@@ -60,6 +65,20 @@ type followUp struct {
 	rounds int    // ticks already given to this run by this driver
 	retry  bool   // driven again by RetryFollowUps after a failure
 	gen    uint64 // of a retry: the kept entry's generation (followretry.go)
+}
+
+// errRunBusy is why a follow-up was passed over: this process is working
+// on its run (passOver). It is kept for a retry, not counted a failure.
+var errRunBusy = errors.New("busy in this process")
+
+// passOver returns errRunBusy, naming runID, when d does not wait for this
+// process's own work (passBusy) and a tick, resume or host update here
+// holds or awaits the run's lock, as the scheduler passes over such a run.
+func (d *driver) passOver(runID string) error {
+	if d.passBusy && d.r.Busy(runID) {
+		return fmt.Errorf("run %s: %w", runID, errRunBusy)
+	}
+	return nil
 }
 
 // maxFollowRounds bounds how many ticks (each up to the runtime's step
@@ -165,6 +184,9 @@ func (d *driver) drain(ctx context.Context) {
 			if d.spent(f.runID) {
 				break // its caller's budget is used: left for a later tick
 			}
+			if err = d.passOver(f.runID); err != nil {
+				break
+			}
 			var run *durable.RunState
 			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
 			// A run the caller's step gate stopped is left at its
@@ -197,6 +219,13 @@ func (d *driver) drain(ctx context.Context) {
 			err = d.cancelDescendants(ctx, f.runID)
 		}
 		switch {
+		case errors.Is(err, errRunBusy):
+			// Whoever works on the run may leave nothing for it to do;
+			// it is retried after the same back-off, not a longer one.
+			d.r.logger.LogAttrs(ctx, slog.LevelDebug, "follow-up passed over: run busy in this process; it will be retried",
+				slog.String("run_id", f.runID))
+			d.r.retryLater(ctx, f, false)
+			continue
 		case errors.Is(err, ErrRunClaimed):
 			d.r.logger.LogAttrs(ctx, slog.LevelDebug, "follow-up refused: run claimed elsewhere; it will be retried",
 				slog.String("run_id", f.runID))
@@ -281,6 +310,9 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 			d.queue = append(d.queue, followUp{kind: followTick, runID: parent.RunID})
 		}
 		return nil
+	}
+	if err := d.passOver(parent.RunID); err != nil {
+		return err
 	}
 	steps := 0 // a tick with the runtime's budget
 	if !served {

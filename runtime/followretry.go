@@ -140,12 +140,16 @@ func (r *Runtime) PendingFollowUps() int {
 // run whose tick failed, a parent whose resume by its ended child failed,
 // work a cancelled caller left undone. It returns how many it drove. The
 // scheduler calls it at each poll; a host without one calls it itself.
+// A follow-up whose run this process is working on (a tick, a resume, a
+// host update holds or awaits its lock) is passed over and retried after
+// its back-off, never waited for.
 func (r *Runtime) RetryFollowUps(ctx context.Context) int {
 	due := r.takeDueRetries()
 	if len(due) == 0 {
 		return 0
 	}
 	d := r.newDriver(nil)
+	d.passBusy = true // never hold the scheduler's loop up for this process's work
 	d.queue = due
 	d.drain(ctx)
 	return len(due)
