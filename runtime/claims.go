@@ -184,9 +184,11 @@ func (r *Runtime) claimAs(ctx context.Context, runID string, force bool, from st
 	h := &claimHold{r: r, runID: runID, base: context.WithoutCancel(ctx), cancel: cancel}
 	h.mu.Lock() // a first renewal waits until the timers are stored
 	h.timer = time.AfterFunc(c.renew, h.renew)
-	if !r.customClock {
-		h.expiry = time.AfterFunc(h.untilExpiry(sent), h.expire)
-	}
+	// By the wall clock whatever Config.Clock is: the timer fires only
+	// when renewals keep failing, and a runner cut off from the store must
+	// stop its effect before another may take the run, also when its host
+	// passed time.Now as the clock.
+	h.expiry = time.AfterFunc(h.untilExpiry(sent), h.expire)
 	h.mu.Unlock()
 	return work, h, nil
 }
