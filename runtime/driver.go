@@ -37,6 +37,9 @@ type driver struct {
 	// session tick ran under it (a cancel through another runner): the
 	// session's uncommitted work was dropped.
 	lastDropped bool
+	// gated lists the runs a closed step gate stopped in this call: each
+	// is left at its checkpoint, not driven again in the call.
+	gated map[string]bool
 	// budgetRun is the run a Tick or Resume was called on, and budgetLeft
 	// the steps its MaxSteps still allows it in this call: the steps it
 	// makes when a follow-up resumes it (its child's end, an event) count
@@ -126,6 +129,18 @@ func (d *driver) spent(runID string) bool {
 func (d *driver) touch(runID string) {
 	if d.draining {
 		d.touched = append(d.touched, runID)
+	}
+}
+
+// noteStop records how the session s just ran stopped (lastStop,
+// lastDropped, gated).
+func (d *driver) noteStop(s *session) {
+	d.lastStop, d.lastDropped = s.stoppedBy, s.dropped
+	if s.stoppedBy == stoppedGate {
+		if d.gated == nil {
+			d.gated = map[string]bool{}
+		}
+		d.gated[s.run.RunID] = true
 	}
 }
 
@@ -271,7 +286,9 @@ func SubworkflowWaitKey(childRunID string) string { return "subworkflow:" + chil
 // waiting drives the parent (an ended one, or one this runtime serves):
 // the failed attempt may have resumed it and committed its end or its
 // tick budget with the answer lost, so that nothing resumed the
-// grandparent or continued the parent.
+// grandparent or continued the parent. A first attempt drives a parent
+// it serves that another runtime has just resumed with this child's end
+// (driveResumedElsewhere).
 func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) error {
 	child, err := d.r.store.RunGet(ctx, childID)
 	if err != nil {
@@ -308,8 +325,9 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 		// handed to its own parent); a running one only where served.
 		if retry && parent.Status != durable.RunWaiting && (served || parent.Status.Terminal()) {
 			d.queue = append(d.queue, followUp{kind: followTick, runID: parent.RunID})
+			return nil
 		}
-		return nil
+		return d.driveResumedElsewhere(ctx, parent, childID, served)
 	}
 	if err := d.passOver(parent.RunID); err != nil {
 		return err
@@ -365,6 +383,48 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 		d.enqueueTick(parent.RunID)
 	}
 	return err
+}
+
+// driveResumedElsewhere drives a parent another runtime resumed with the
+// end of child childID before this one read it (that runtime's
+// NotifyChildEnded or Recover, which leaves a parent it does not serve
+// running for one that does): otherwise nothing would drive it before
+// this runtime's next Recover (never, without claims). Only a parent
+// this runtime serves, running, not paused, whose caller's budget is not
+// used, that the caller's step gate did not stop in this call, and whose
+// last ledger record is the resume for this child's wait key (no step
+// since: running at its resume node, as that runtime left it). A parent
+// left running after steps of its own (a caller's step gate or MaxSteps
+// stopped it, a sync child's tick among them) is left at its checkpoint,
+// as its caller asked.
+func (d *driver) driveResumedElsewhere(ctx context.Context, parent *durable.RunState, childID string, served bool) error {
+	if !served || parent.Status != durable.RunRunning || IsPaused(parent) || d.spent(parent.RunID) || d.gated[parent.RunID] {
+		return nil
+	}
+	resumed, err := d.r.lastResumedWith(ctx, parent.RunID, SubworkflowWaitKey(childID))
+	if err != nil {
+		return fmt.Errorf("handing run %s the end of its child %s: %w", parent.RunID, childID, err)
+	}
+	if resumed {
+		d.enqueueTick(parent.RunID)
+	}
+	return nil
+}
+
+// lastResumedWith reports whether the last record of run runID's ledger
+// is the resume of its wait on waitKey. Seq is a record's 1-based
+// position in its run's ledger: the last one is read alone.
+func (r *Runtime) lastResumedWith(ctx context.Context, runID, waitKey string) (bool, error) {
+	n, err := r.store.LedgerCount(ctx, runID)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	recs, err := r.store.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: n - 1, Limit: 1})
+	if err != nil || len(recs) == 0 {
+		return false, err
+	}
+	eff := recs[0].Effect
+	return eff != nil && eff.Type == durable.EffectResume && eff.Payload["wait_key"] == waitKey, nil
 }
 
 // restoreChildValues puts back into payload (the child's output and

@@ -181,3 +181,143 @@ func TestParentResumedElsewhereMeanwhileUnservedIsLeft(t *testing.T) {
 		t.Fatalf("runner B keeps %d follow-ups, logged %q; want none", n, bLogs.String())
 	}
 }
+
+// The same race one read earlier: runner A (serving neither workflow)
+// hands the parent its child's end (its NotifyChildEnded or Recover)
+// before runner B's resume of the parent reads it, not between that read
+// and B's resume. B found the parent running at its resume node, not
+// waiting, and returned without driving it: nothing drove it until the
+// next Recover (up to 15 s with claims; never without). B, which serves
+// it, now drives it on in the same call.
+func TestParentResumedElsewhereBeforeServingRunnerReadsItIsDriven(t *testing.T) {
+	for _, claims := range []bool{true, false} {
+		for _, async := range []bool{true, false} {
+			t.Run(fmt.Sprintf("claims=%v/async=%v", claims, async), func(t *testing.T) {
+				parentResumedElsewhereBeforeRead(t, claims, async)
+			})
+		}
+	}
+}
+
+func parentResumedElsewhereBeforeRead(t *testing.T, claims, async bool) {
+	ctx := context.Background()
+	shared := memory.New()
+	owner := func(name string) string {
+		if claims {
+			return name
+		}
+		return ""
+	}
+	a := servingRuntime(t, shared, owner("runner-a"))
+	bs := &afterGetStore{Store: shared}
+	b := servingRuntime(t, bs, owner("runner-b"), waitingParent(async), answeringChild())
+
+	pid, err := b.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gate runtime.StepGate
+	if async {
+		gate = func(ctx context.Context, run *durable.RunState, nodeID string) error {
+			if run.RunID != pid {
+				return runtime.ErrStepGateClosed
+			}
+			return nil
+		}
+	}
+	pst, err := b.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
+	if err != nil || pst.Status != durable.RunWaiting || runtime.WaitedChild(pst) == "" {
+		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
+	}
+	cid := runtime.WaitedChild(pst)
+
+	// B's first read of the ended child (its resume of the parent reads
+	// the child before the parent) lets A hand the parent the end first.
+	var once sync.Once
+	var notifyErr error
+	notified := false
+	bs.after = func(ctx context.Context, run *durable.RunState) {
+		if run.RunID != cid || !run.Status.Terminal() {
+			return
+		}
+		once.Do(func() {
+			notified = true
+			notifyErr = a.NotifyChildEnded(ctx, cid)
+		})
+	}
+	var cst *durable.RunState
+	if async {
+		cst, err = b.Tick(ctx, cid, runtime.TickOptions{})
+	} else {
+		var waiting *durable.RunState
+		if waiting, err = b.GetState(ctx, cid); err != nil || waiting.Status != durable.RunWaiting {
+			t.Fatalf("sync child after the parent's tick: %v, %v; want waiting", waiting, err)
+		}
+		cst, err = b.Resume(ctx, runtime.ResumeParams{RunID: cid, WaitKey: waiting.Waiting.WaitKey,
+			Payload: map[string]any{"text": "yes"}})
+	}
+	bs.after = nil
+	if err != nil || cst.Status != durable.RunCompleted {
+		t.Fatalf("child driven by runner B: %v, %v; want completed", cst, err)
+	}
+	if !notified || notifyErr != nil {
+		t.Fatalf("runner A's NotifyChildEnded ran: %v, %v; want it run, without error", notified, notifyErr)
+	}
+	pst, err = b.GetState(ctx, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pst.Status != durable.RunCompleted {
+		t.Fatalf("parent after runner B's call ended its child: %s at %q; want completed "+
+			"(B serves it; A, which handed it the child's end first, does not, and left it running)",
+			pst.Status, pst.CurrentNode)
+	}
+}
+
+// A parent its caller's step gate stopped after its sync child ended
+// within its tick is not driven by a later NotifyChildEnded of that child
+// (a host's, with no gate): it was not handed the child's end by another
+// runtime and left at its resume node (its last ledger record is its own
+// step, not that resume), but left at its checkpoint by its caller.
+func TestNotifyChildEndedLeavesGatedParentAtCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	parent := waitingParent(false)
+	parent.Nodes["spawn"] = node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+		// A sync child that ends within the parent's tick.
+		return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
+			Payload: map[string]any{"workflow_id": "child"}}, "after")
+	})
+	rt := servingRuntime(t, memory.New(), "", parent, answeringChild())
+	pid, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := func(ctx context.Context, run *durable.RunState, nodeID string) error {
+		if run.RunID == pid && nodeID == "after" {
+			return runtime.ErrStepGateClosed
+		}
+		return nil
+	}
+	pst, err := rt.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pst.Status != durable.RunRunning || pst.CurrentNode != "after" {
+		t.Fatalf("parent after its gated tick: %s at %q; want running at \"after\"", pst.Status, pst.CurrentNode)
+	}
+	sub, _ := pst.Vars["sub"].(map[string]any)
+	cid, _ := sub["sub_run_id"].(string)
+	if cid == "" {
+		t.Fatalf("parent's vars.sub = %v; want its ended sync child's result", pst.Vars["sub"])
+	}
+	if err := rt.NotifyChildEnded(ctx, cid); err != nil {
+		t.Fatal(err)
+	}
+	if pst, err = rt.GetState(ctx, pid); err != nil {
+		t.Fatal(err)
+	}
+	if pst.Status != durable.RunRunning || pst.CurrentNode != "after" {
+		t.Fatalf("parent after NotifyChildEnded of its ended sync child: %s at %q; want left running at \"after\"",
+			pst.Status, pst.CurrentNode)
+	}
+}

@@ -159,7 +159,7 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 		return s.run, lost()
 	}
 	err = s.steps(ctx, d.r.steps(p.MaxSteps))
-	d.lastStop, d.lastDropped = s.stoppedBy, s.dropped
+	d.noteStop(s)
 	if err != nil && !errors.Is(err, errStop) {
 		return s.run, s.claimErr(err)
 	}

@@ -125,7 +125,7 @@ func (d *driver) tickIfUnchanged(ctx context.Context, runID string, maxSteps int
 		return nil, fmt.Errorf("run %s was worked on by another runner meanwhile: %w", runID, ErrRunClaimed)
 	}
 	err = s.tick(ctx, maxSteps)
-	d.lastStop, d.lastDropped = s.stoppedBy, s.dropped
+	d.noteStop(s)
 	if err != nil && !errors.Is(err, errStop) {
 		return s.run, s.claimErr(err)
 	}

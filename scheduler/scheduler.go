@@ -103,6 +103,9 @@ type Scheduler struct {
 type retryAt struct {
 	at       time.Time
 	failures int
+	// unserved is the workflow a run held by passOverUnserved lacked:
+	// the hold ends as soon as the registry has it (see holds).
+	unserved string
 }
 
 // maxRetryDelay caps the back-off of a due run whose tick keeps failing
@@ -363,10 +366,12 @@ func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Du
 	}
 	held := make(map[string]bool, len(s.retry))
 	for id, r := range s.retry {
-		if r.at.After(now) {
-			held[id] = true
+		if !s.holds(r, now) {
+			wait = 0
+			continue
 		}
-		wait = min(wait, max(r.at.Sub(now), 0))
+		held[id] = true
+		wait = min(wait, r.at.Sub(now))
 	}
 	s.mu.Unlock()
 	if wait == 0 {
@@ -423,7 +428,7 @@ func (s *Scheduler) listDue(ctx context.Context, now time.Time) (due []store.Due
 	s.mu.Lock()
 	held := 0 // runs to pass over now
 	for _, r := range s.retry {
-		if r.at.After(now) {
+		if s.holds(r, now) {
 			held++
 		}
 	}
@@ -497,13 +502,14 @@ func (s *Scheduler) unservedWorkflow(ctx context.Context, runID string) (string,
 
 // passOverUnserved holds a due run of a workflow this runtime does not
 // serve for maxRetryDelay, without failing it: it is left for a runner
-// that serves the workflow, and checked again then (the workflow may be
-// registered meanwhile). The first such run of each workflow is reported
+// that serves the workflow, and checked again then, or as soon as this
+// runtime's registry has the workflow (Scheduled.Run registers a workflow
+// when it first runs it, after Start's recovery may have held its runs). The first such run of each workflow is reported
 // with a warning and in Stats.Errors: a runner alone on its store learns
 // that runs of a workflow it lacks are due, and nothing drives them.
 func (s *Scheduler) passOverUnserved(ctx context.Context, runID, workflowID string) {
 	s.mu.Lock()
-	s.retry[runID] = retryAt{at: s.cfg.Clock().Add(maxRetryDelay)}
+	s.retry[runID] = retryAt{at: s.cfg.Clock().Add(maxRetryDelay), unserved: workflowID}
 	first := !s.warned[workflowID]
 	s.warned[workflowID] = true
 	s.mu.Unlock()
@@ -529,7 +535,7 @@ func (s *Scheduler) countUnheld(due []store.DueRun, now time.Time) int {
 	defer s.mu.Unlock()
 	n := 0
 	for _, d := range due {
-		if r, ok := s.retry[d.RunID]; !ok || !r.at.After(now) {
+		if r, ok := s.retry[d.RunID]; !ok || !s.holds(r, now) {
 			n++
 		}
 	}
@@ -541,7 +547,21 @@ func (s *Scheduler) held(runID string, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.retry[runID]
-	return ok && r.at.After(now)
+	return ok && s.holds(r, now)
+}
+
+// holds reports whether r holds its run at now: until r.at, and for a
+// run of a workflow this runtime did not serve, only while its registry
+// still lacks the workflow. Called with s.mu held.
+func (s *Scheduler) holds(r retryAt, now time.Time) bool {
+	if !r.at.After(now) {
+		return false
+	}
+	if r.unserved == "" {
+		return true
+	}
+	_, served := s.rt.Registry().Get(r.unserved)
+	return !served
 }
 
 // forgetUnlisted drops the retry entries of runs a complete listing of
@@ -573,6 +593,7 @@ func (s *Scheduler) retryLater(runID string, failed bool) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.retry[runID]
+	r.unserved = "" // held for this reason now
 	delay := s.cfg.PollInterval
 	if failed {
 		r.failures++
