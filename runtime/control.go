@@ -337,14 +337,19 @@ func (c *canceller) tree(ctx context.Context, root string) error {
 		}
 	}
 	for _, id := range ids {
-		// Passed over before any stop request: a follow-up's cancel
-		// (RetryFollowUps) does not wait for this process's work.
-		if err := c.d.passOver(id); err != nil {
-			return fmt.Errorf("cancelling the tree of run %s: %w", root, err)
-		}
+		c.withdraws = append(c.withdraws, c.r.requestStop(id, c.cause))
 	}
 	for _, id := range ids {
-		c.withdraws = append(c.withdraws, c.r.requestStop(id, c.cause))
+		// Passed over only once asked to stop: a follow-up's cancel
+		// (RetryFollowUps) does not wait for this process's work, but its
+		// request has already cut the effect in flight of a busy run (or
+		// its retry's back-off), whose tick then commits it cancelled
+		// (cutCause); withdrawing the request on return does not undo
+		// that. A busy run stopped at a step boundary instead is left to
+		// the follow-up's retry.
+		if err := c.d.passOverAsked(id); err != nil {
+			return fmt.Errorf("cancelling the tree of run %s: %w", root, err)
+		}
 	}
 	for i := len(ids) - 1; i >= 0; i-- {
 		if err := c.r.cancelOne(ctx, c.d, ids[i], c.cause); err != nil && !errors.Is(err, store.ErrNotFound) {

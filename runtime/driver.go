@@ -78,10 +78,30 @@ var errRunBusy = errors.New("busy in this process")
 // process's own work (passBusy) and a tick, resume or host update here
 // holds or awaits the run's lock, as the scheduler passes over such a run.
 func (d *driver) passOver(runID string) error {
-	if d.passBusy && d.r.Busy(runID) {
+	return d.passOverHolding(runID, 0)
+}
+
+// passOverAsked is passOver for a run the caller has asked to stop once
+// (requestStop): that request holds the run's lock entry too, and is not
+// this process working on the run.
+func (d *driver) passOverAsked(runID string) error {
+	return d.passOverHolding(runID, 1)
+}
+
+func (d *driver) passOverHolding(runID string, own int) error {
+	if d.passBusy && d.r.busyBeyond(runID, own) {
 		return fmt.Errorf("run %s: %w", runID, errRunBusy)
 	}
 	return nil
+}
+
+// busyBeyond is Busy for a caller that itself holds own references to
+// the run's lock entry (its stop requests).
+func (r *Runtime) busyBeyond(runID string, own int) bool {
+	r.locksMu.Lock()
+	defer r.locksMu.Unlock()
+	l := r.locks[runID]
+	return l != nil && l.refs > own
 }
 
 // maxFollowRounds bounds how many ticks (each up to the runtime's step

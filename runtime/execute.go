@@ -210,8 +210,21 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		if err := s.flush(ctx); err != nil {
 			return Outcome{}, false, err
 		}
-		if err := s.backoff(ctx, s.r.policy.Backoff(eff, attempt)); err != nil {
+		cut, err := s.backoff(ctx, s.r.policy.Backoff(eff, attempt))
+		if err != nil {
 			return Outcome{}, false, fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, run.RunID, err)
+		}
+		if cut {
+			// A cancel cut the wait: the run is cancelled now, as when it
+			// cuts an attempt. Its request may be withdrawn already (a
+			// retried tree cancel passing over this busy run), and then
+			// no stop would be seen below: the next attempt would run
+			// under a cancelled tree.
+			s.stoppedBy = stoppedCancel
+			if err := s.commitCancelled(ctx, s.cutCause(ctx)); err != nil && !errors.Is(err, errStop) {
+				return Outcome{}, false, err
+			}
+			return Outcome{}, false, errStop
 		}
 		if s.signalled() {
 			// A pause or cancel came between two attempts: no new attempt
@@ -239,19 +252,23 @@ var errEffectInterrupted = errors.New("effect interrupted")
 var errEffectStopped = errors.New("effect stopped")
 
 // backoff waits d before a retry. A cancel of the run cuts it short, as
-// it cancels an attempt in flight, and so does a pause request (no attempt
-// follows a pause); the caller then sees the stop request.
-func (s *session) backoff(ctx context.Context, d time.Duration) error {
+// it cancels an attempt in flight, and reports it (cancelled): its
+// request may be withdrawn before the caller looks. A pause request cuts
+// it short too (no attempt follows a pause); the caller then sees the
+// request.
+func (s *session) backoff(ctx context.Context, d time.Duration) (cancelled bool, err error) {
 	bctx, stop, done := s.cancellable(ctx, true)
 	defer done()
-	if stop {
-		return nil
+	if !stop {
+		err = s.r.sleep(bctx, d)
 	}
-	err := s.r.sleep(bctx, d)
-	if cause := context.Cause(bctx); errors.Is(cause, ErrRunCancelled) || errors.Is(cause, errPauseRequested) {
-		return nil
+	switch cause := context.Cause(bctx); {
+	case errors.Is(cause, ErrRunCancelled):
+		return true, nil
+	case stop || errors.Is(cause, errPauseRequested):
+		return false, nil
 	}
-	return err
+	return false, err
 }
 
 // errPauseRequested is the cause a pause request cancels a retry's

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
@@ -89,5 +90,66 @@ func TestGetStateOutsideTheTickReadsCheckpoint(t *testing.T) {
 	}
 	if otherErr != nil || other == nil || other.Status != durable.RunRunning || other.RunID != firstID {
 		t.Fatalf("GetState of another run from a node: %v (err %v); want its stored state", other, otherErr)
+	}
+}
+
+// GetState called with a node's context returns (a copy of) the tick's
+// working copy. heldRun admits only the tick's own goroutine: a handler's
+// context ends when it returns, so that a goroutine it left running reads
+// the store "not a run the tick goes on changing". A node's context is the
+// tick's own and does not end with the node: a goroutine a node leaves
+// running (a progress reporter polling GetState) copies the working copy
+// while the next nodes write it, a concurrent map read and write that
+// kills the process. Here node "a" leaves such a goroutine; while node "b"
+// has written an uncommitted value, the goroutine's GetState must read the
+// stored run, as a handler's left goroutine does, not b's working copy.
+func TestGetStateFromAGoroutineANodeLeftReadsTheStoreNotTheWorkingCopy(t *testing.T) {
+	ctx := context.Background()
+	var rt *runtime.Runtime
+	ask := make(chan struct{})
+	answer := make(chan map[string]any)
+	wf := &runtime.Workflow{ID: "w", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+		"a": func(nctx context.Context, run *durable.RunState, _ *runtime.RunContext) (runtime.StepPlan, error) {
+			id := run.RunID
+			go func() { // left running after the node returns
+				<-ask
+				st, err := rt.GetState(nctx, id)
+				if err != nil {
+					// A context ended with the node: the read fails, it
+					// does not touch the working copy either.
+					answer <- map[string]any{"get_state_error": err.Error()}
+					return
+				}
+				answer <- st.Vars
+			}()
+			return runtime.Next("b"), nil
+		},
+		"b": func(_ context.Context, run *durable.RunState, _ *runtime.RunContext) (runtime.StepPlan, error) {
+			run.Vars["scratch_b"] = "uncommitted write of node b"
+			ask <- struct{}{}
+			vars := <-answer
+			run.Vars["seen_by_left_goroutine"] = vars["scratch_b"] != nil
+			return runtime.Complete(map[string]any{}), nil
+		},
+	}}
+	rt = setup(t, wf).rt
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = rt.Tick(ctx, id, runtime.TickOptions{}) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("tick did not finish")
+	}
+	run, err := rt.GetState(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Vars["seen_by_left_goroutine"] != false {
+		t.Errorf("a goroutine left by node a read node b's working copy through GetState (seen=%v): "+
+			"it reads a run the tick goes on changing, from another goroutine", run.Vars["seen_by_left_goroutine"])
 	}
 }

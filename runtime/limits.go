@@ -302,10 +302,11 @@ func (r *Runtime) UpdateLimits(ctx context.Context, runID string, updates map[st
 // checkLimitValue refuses a value for limit key that the reads would not
 // take as an integer: Python's int() raises on it when it reads the limit
 // (get_limit_status, check_limits), where ours would read the default and
-// govern the run by a limit nobody set. Null is a limit unset (the reads
-// take the default, or return it as stored: a token budget, the history
-// limit), except for a warning threshold, which get_limit_status compares
-// as stored and so must be a number.
+// govern the run by a limit nobody set. A falsy value (null, "", [], {})
+// is a limit unset: the reads take int(x or default), the default, or
+// return it as stored (a token budget, the history limit). A warning
+// threshold is the exception: get_limit_status compares it as stored, so
+// it must be a number.
 func checkLimitValue(key string, v any) error {
 	threshold := strings.HasPrefix(key, "warn_")
 	if v == nil {
@@ -317,6 +318,9 @@ func checkLimitValue(key string, v any) error {
 	n, err := pyjson.Normalize(v) // a host's int32 or float32 as a number
 	if err != nil {
 		return fmt.Errorf("%s: %w", key, err)
+	}
+	if !threshold && !truthy(n) {
+		return nil
 	}
 	if _, isStr := n.(string); isStr && threshold {
 		return fmt.Errorf("%s = %s is not a number", key, pyval.Repr(n))

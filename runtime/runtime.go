@@ -358,6 +358,11 @@ func (r *Runtime) heldRun(ctx context.Context, runID string) *durable.RunState {
 		// changing.
 		return nil
 	}
+	if nc, _ := ctx.Value(nodeCallKey{}).(*nodeCallCtx); nc != nil && nc.ended.Load() {
+		// Likewise a goroutine a node left running: the node's context
+		// does not end with it, so it is marked.
+		return nil
+	}
 	for h, _ := ctx.Value(heldKey{}).(*heldLock); h != nil; h = h.outer {
 		if h.rt == r && h.runID == runID && h.held.Load() {
 			if s := h.sess.Load(); s != nil {
@@ -371,7 +376,7 @@ func (r *Runtime) heldRun(ctx context.Context, runID string) *durable.RunState {
 
 // Busy reports whether this runtime is working on the run right now (a
 // tick, a resume or a host update holds or awaits its lock in this
-// process). A scheduler's recovery passes over such a run: it is not
+// process, or a Pause or Cancel has a stop request pending on it). A scheduler's recovery passes over such a run: it is not
 // interrupted, and waiting for it would hold the recovery up.
 func (r *Runtime) Busy(runID string) bool {
 	r.locksMu.Lock()

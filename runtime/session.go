@@ -31,7 +31,8 @@ type session struct {
 	dirty   bool
 	// detachedFrom and detachedCtx cache detached's last context.
 	detachedFrom, detachedCtx context.Context
-	rc                        *RunContext // reused by every step of the session
+	rc                        *RunContext   // reused by every step of the session
+	nodeCalls                 []nodeCallCtx // unused contexts for node calls (nodeCall)
 	// commits counts the session's commits; dropped reports that a
 	// conflict discarded uncommitted work (onConflict): a resume whose
 	// records were discarded so did not happen.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -359,7 +360,9 @@ func (s *session) step(ctx context.Context) error {
 	}
 	if !replay {
 		var err error
-		plan, err = callNode(ctx, node, run, s.rc)
+		nc := s.nodeCall(ctx)
+		plan, err = callNode(nc, node, run, s.rc)
+		nc.ended.Store(true)
 		if err != nil && ctx.Err() != nil {
 			// Interrupted with its caller, not failed: the run stays at its
 			// last checkpoint.
@@ -400,6 +403,38 @@ func errStopAfterFlush(s *session, ctx context.Context) error {
 
 // callNode runs a node function, turning a panic into an error so a bad
 // node fails its run instead of the process.
+// nodeCallCtx is the context a node function runs with. ended is set when
+// the node returns: a goroutine the node left running then reads its run
+// from the store (heldRun), not the working copy the next nodes change.
+// Only Value is overridden, so the context's Done/Err contract is the
+// tick's.
+type nodeCallCtx struct {
+	context.Context
+	ended atomic.Bool
+}
+
+type nodeCallKey struct{}
+
+func (c *nodeCallCtx) Value(key any) any {
+	if key == (nodeCallKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// nodeCall returns a fresh nodeCallCtx over ctx. They are carved from
+// blocks of 16, so a chain of pure nodes costs one allocation per 16
+// steps; a block stays alive while a goroutine holds one of its contexts.
+func (s *session) nodeCall(ctx context.Context) *nodeCallCtx {
+	if len(s.nodeCalls) == 0 {
+		s.nodeCalls = make([]nodeCallCtx, 16)
+	}
+	nc := &s.nodeCalls[0]
+	s.nodeCalls = s.nodeCalls[1:]
+	nc.Context = ctx
+	return nc
+}
+
 func callNode(ctx context.Context, fn NodeFunc, run *durable.RunState, rc *RunContext) (plan StepPlan, err error) {
 	defer func() {
 		if p := recover(); p != nil {
