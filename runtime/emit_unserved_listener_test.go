@@ -106,13 +106,7 @@ func TestEmitReachesListenerServedByAnotherRuntime(t *testing.T) {
 				t.Fatalf("listener after the emit: %s at %q, got %v; want running at end with the envelope",
 					lst.Status, lst.CurrentNode, lst.Vars["got"])
 			}
-			recs, err := shared.LedgerList(ctx, &store.LedgerListParams{RunID: lid})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if last := recs[len(recs)-1]; last.Effect == nil || last.Effect.Type != durable.EffectResume {
-				t.Fatalf("listener's last record %+v; want its resume record", last)
-			}
+			wantLastRecordResume(t, shared, lid, "listener")
 
 			// Runner B drives what it serves (as its scheduler's Recover
 			// would); A holds no claim on the listener any more.

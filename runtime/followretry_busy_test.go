@@ -176,6 +176,42 @@ func busyTree(t *testing.T, clock *busyClock) (rt *Runtime, top, leaf string) {
 	return rt, top, leaf
 }
 
+// lockRun holds the lock of run id as a host update would; release (safe
+// to call more than once, and called at the test's end) frees it.
+func lockRun(t *testing.T, rt *Runtime, id string) (release func()) {
+	t.Helper()
+	_, unlock, err := rt.lock(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(unlock) }
+	t.Cleanup(release)
+	return release
+}
+
+// retryBusyThenFree makes the kept follow-up (what) due and retries it
+// while its run is busy, then frees the run (release) and retries once
+// more an hour later: the first retry must pass over it, the second do
+// it. whileBusy and onceFree check the run after each.
+func retryBusyThenFree(t *testing.T, rt *Runtime, clock *busyClock, release func(), what string, whileBusy, onceFree func()) {
+	t.Helper()
+	clock.Advance(time.Minute)
+	retryPassesOver(t, rt, release)
+	whileBusy()
+	if n := rt.PendingFollowUps(); n != 1 {
+		t.Errorf("%d follow-ups kept after the pass, want the %s passed over", n, what)
+	}
+
+	release()
+	clock.Advance(time.Hour)
+	rt.RetryFollowUps(context.Background())
+	onceFree()
+	if n := rt.PendingFollowUps(); n != 0 {
+		t.Errorf("%d follow-ups kept once done, want none", n)
+	}
+}
+
 // A child's end whose parent's resume a cancelled caller left undone is
 // kept; the parent is busy in this process (a host update holds its lock)
 // when the retry is due.
@@ -187,13 +223,7 @@ func TestRetryFollowUpsPassesOverAParentBusyInThisProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, unlock, err := rt.lock(ctx, top)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	release := func() { once.Do(unlock) }
-	defer release()
+	release := lockRun(t, rt, top)
 
 	// The leaf's answer ends it; handing its end to top waits for top's
 	// lock until the caller gives up: the resume is kept.
@@ -212,24 +242,15 @@ func TestRetryFollowUpsPassesOverAParentBusyInThisProcess(t *testing.T) {
 		t.Fatalf("%d follow-ups kept, want the parent's resume", n)
 	}
 
-	clock.Advance(time.Minute)
-	retryPassesOver(t, rt, release)
-	if run, _ := rt.GetState(ctx, top); run.Status != durable.RunWaiting {
-		t.Errorf("top %s while busy, want still waiting", run.Status)
-	}
-	if n := rt.PendingFollowUps(); n != 1 {
-		t.Errorf("%d follow-ups kept after the pass, want the resume passed over", n)
-	}
-
-	release()
-	clock.Advance(time.Hour)
-	rt.RetryFollowUps(ctx)
-	if run, _ := rt.GetState(ctx, top); run.Status != durable.RunCompleted {
-		t.Errorf("top %s once free, want completed", run.Status)
-	}
-	if n := rt.PendingFollowUps(); n != 0 {
-		t.Errorf("%d follow-ups kept once done, want none", n)
-	}
+	retryBusyThenFree(t, rt, clock, release, "resume", func() {
+		if run, _ := rt.GetState(ctx, top); run.Status != durable.RunWaiting {
+			t.Errorf("top %s while busy, want still waiting", run.Status)
+		}
+	}, func() {
+		if run, _ := rt.GetState(ctx, top); run.Status != durable.RunCompleted {
+			t.Errorf("top %s once free, want completed", run.Status)
+		}
+	})
 }
 
 // A tree cancel a kill stopped after the parent's commit leaves the
@@ -247,30 +268,14 @@ func TestRetryFollowUpsPassesOverADescendantBusyInThisProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt.retryLater(ctx, followUp{kind: followCancelTree, runID: top}, false)
-	_, unlock, err := rt.lock(ctx, leaf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	release := func() { once.Do(unlock) }
-	defer release()
-
-	clock.Advance(time.Minute)
-	retryPassesOver(t, rt, release)
-	if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunWaiting {
-		t.Errorf("leaf %s while busy, want still waiting", run.Status)
-	}
-	if n := rt.PendingFollowUps(); n != 1 {
-		t.Errorf("%d follow-ups kept after the pass, want the cancel passed over", n)
-	}
-
-	release()
-	clock.Advance(time.Hour)
-	rt.RetryFollowUps(ctx)
-	if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunCancelled || run.Error != "stop" {
-		t.Errorf("leaf %s (%q) once free, want cancelled with the tree's reason", run.Status, run.Error)
-	}
-	if n := rt.PendingFollowUps(); n != 0 {
-		t.Errorf("%d follow-ups kept once done, want none", n)
-	}
+	release := lockRun(t, rt, leaf)
+	retryBusyThenFree(t, rt, clock, release, "cancel", func() {
+		if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunWaiting {
+			t.Errorf("leaf %s while busy, want still waiting", run.Status)
+		}
+	}, func() {
+		if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunCancelled || run.Error != "stop" {
+			t.Errorf("leaf %s (%q) once free, want cancelled with the tree's reason", run.Status, run.Error)
+		}
+	})
 }

@@ -26,26 +26,42 @@ func (s *afterGetStore) RunGet(ctx context.Context, id string) (*durable.RunStat
 	return run, err
 }
 
-// Runner B serves the parent's workflow and the child's, runner A
-// neither, on one store. B commits the child's end; before B's resume of
-// the parent reads it (B has just seen it waiting), A's NotifyChildEnded
-// (or its scheduler's Recover) hands the parent the child's end, without
-// a tick: A does not serve the parent. B's resume is then stale, and B
-// returned without driving the parent, which A left running at its
-// resume node: nothing drove it until the next Recover (up to 15 s with
-// claims; without claims never, until a restart). B, which serves it,
-// now drives it on in the same call.
-func TestParentResumedElsewhereMeanwhileIsDriven(t *testing.T) {
+// childEndHandOver has runner a hand a parent its child's end once, as
+// NotifyChildEnded of cid, from within another runner's read.
+type childEndHandOver struct {
+	once sync.Once
+	ran  bool
+	err  error
+}
+
+func (h *childEndHandOver) notify(ctx context.Context, a *runtime.Runtime, cid string) {
+	h.once.Do(func() {
+		h.ran = true
+		h.err = a.NotifyChildEnded(ctx, cid)
+	})
+}
+
+// forClaimsAndAsync runs race under each claims and async setting.
+func forClaimsAndAsync(t *testing.T, race func(t *testing.T, claims, async bool)) {
 	for _, claims := range []bool{true, false} {
 		for _, async := range []bool{true, false} {
 			t.Run(fmt.Sprintf("claims=%v/async=%v", claims, async), func(t *testing.T) {
-				parentResumedElsewhereMeanwhile(t, claims, async)
+				race(t, claims, async)
 			})
 		}
 	}
 }
 
-func parentResumedElsewhereMeanwhile(t *testing.T, claims, async bool) {
+// resumedElsewhere runs the race of the tests below on one store: runner B
+// serves the parent's workflow and the child's, runner A neither. B leaves
+// the parent waiting on its child and ends the child; at the first run B
+// reads for which handOverAt holds, A hands the parent the child's end
+// (its NotifyChildEnded, or its scheduler's Recover), without a tick. It
+// returns runner B and the parent as B's call left it.
+func resumedElsewhere(t *testing.T, claims, async bool,
+	handOverAt func(ctx context.Context, shared *memory.Store, run *durable.RunState, pid, cid string) bool,
+) (*runtime.Runtime, *durable.RunState) {
+	t.Helper()
 	ctx := context.Background()
 	shared := memory.New()
 	owner := func(name string) string {
@@ -57,66 +73,53 @@ func parentResumedElsewhereMeanwhile(t *testing.T, claims, async bool) {
 	a := servingRuntime(t, shared, owner("runner-a"))
 	bs := &afterGetStore{Store: shared}
 	b := servingRuntime(t, bs, owner("runner-b"), waitingParent(async), answeringChild())
+	pid, cid := parentWaitingOnChild(t, b, async)
 
-	pid, err := b.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gate runtime.StepGate
-	if async {
-		gate = func(ctx context.Context, run *durable.RunState, nodeID string) error {
-			if run.RunID != pid {
-				return runtime.ErrStepGateClosed // the child waits for the test
-			}
-			return nil
-		}
-	}
-	pst, err := b.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
-	if err != nil || pst.Status != durable.RunWaiting || runtime.WaitedChild(pst) == "" {
-		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
-	}
-	cid := runtime.WaitedChild(pst)
-
-	// Once the child's end is committed, B's first read of the parent
-	// still waiting on it lets A hand the parent that end first.
-	var once sync.Once
-	var notifyErr error
-	notified := false
+	var h childEndHandOver
 	bs.after = func(ctx context.Context, run *durable.RunState) {
-		if run.RunID != pid || runtime.WaitedChild(run) != cid {
-			return
+		if handOverAt(ctx, shared, run, pid, cid) {
+			h.notify(ctx, a, cid)
 		}
-		if child, err := shared.RunGet(ctx, cid); err != nil || !child.Status.Terminal() {
-			return
-		}
-		once.Do(func() {
-			notified = true
-			notifyErr = a.NotifyChildEnded(ctx, cid)
-		})
 	}
-	var cst *durable.RunState
-	if async {
-		cst, err = b.Tick(ctx, cid, runtime.TickOptions{})
-	} else {
-		var waiting *durable.RunState
-		if waiting, err = b.GetState(ctx, cid); err != nil || waiting.Status != durable.RunWaiting {
-			t.Fatalf("sync child after the parent's tick: %v, %v; want waiting", waiting, err)
-		}
-		cst, err = b.Resume(ctx, runtime.ResumeParams{RunID: cid, WaitKey: waiting.Waiting.WaitKey,
-			Payload: map[string]any{"text": "yes"}})
-	}
+	cst, err := driveChild(t, b, cid, async)
 	bs.after = nil
 	if err != nil || cst.Status != durable.RunCompleted {
 		t.Fatalf("child driven by runner B: %v, %v; want completed", cst, err)
 	}
-	if !notified || notifyErr != nil {
-		t.Fatalf("runner A's NotifyChildEnded ran: %v, %v; want it run, without error", notified, notifyErr)
+	if !h.ran || h.err != nil {
+		t.Fatalf("runner A's NotifyChildEnded ran: %v, %v; want it run, without error", h.ran, h.err)
 	}
-
-	pst, err = b.GetState(ctx, pid)
+	pst, err := b.GetState(ctx, pid)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b, pst
+}
+
+// Runner B serves the parent's workflow and the child's, runner A
+// neither, on one store. B commits the child's end; before B's resume of
+// the parent reads it (B has just seen it waiting), A's NotifyChildEnded
+// (or its scheduler's Recover) hands the parent the child's end, without
+// a tick: A does not serve the parent. B's resume is then stale, and B
+// returned without driving the parent, which A left running at its
+// resume node: nothing drove it until the next Recover (up to 15 s with
+// claims; without claims never, until a restart). B, which serves it,
+// now drives it on in the same call.
+func TestParentResumedElsewhereMeanwhileIsDriven(t *testing.T) {
+	forClaimsAndAsync(t, parentResumedElsewhereMeanwhile)
+}
+
+func parentResumedElsewhereMeanwhile(t *testing.T, claims, async bool) {
+	// Once the child's end is committed, B's first read of the parent
+	// still waiting on it lets A hand the parent that end first.
+	b, pst := resumedElsewhere(t, claims, async,
+		func(ctx context.Context, shared *memory.Store, run *durable.RunState, pid, cid string) bool {
+			if run.RunID != pid || runtime.WaitedChild(run) != cid {
+				return false
+			}
+			child, err := shared.RunGet(ctx, cid)
+			return err == nil && child.Status.Terminal()
+		})
 	out, _ := pst.Output["sub"].(map[string]any)
 	if pst.Status != durable.RunCompleted || fmt.Sprint(out["output"]) != "map[answer:42]" {
 		t.Fatalf("parent after runner B's call ended its child: %s at %q; want completed with the child's output "+
@@ -138,24 +141,8 @@ func TestParentResumedElsewhereMeanwhileUnservedIsLeft(t *testing.T) {
 	a := servingRuntime(t, shared, "runner-a")
 	bs := &afterGetStore{Store: shared}
 	b, bLogs := loggingRuntime(t, bs, "runner-b", nil, answeringChild())
-	pid, err := setup.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := func(ctx context.Context, run *durable.RunState, nodeID string) error {
-		if run.RunID != pid {
-			return runtime.ErrStepGateClosed
-		}
-		return nil
-	}
-	pst, err := setup.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
-	if err != nil || runtime.WaitedChild(pst) == "" {
-		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
-	}
-	cid := runtime.WaitedChild(pst)
-	var once sync.Once
-	var notifyErr error
-	notified := false
+	pid, cid := parentWaitingOnChild(t, setup, true)
+	var h childEndHandOver
 	bs.after = func(ctx context.Context, run *durable.RunState) {
 		if run.RunID != pid || runtime.WaitedChild(run) != cid {
 			return
@@ -163,17 +150,14 @@ func TestParentResumedElsewhereMeanwhileUnservedIsLeft(t *testing.T) {
 		if child, err := shared.RunGet(ctx, cid); err != nil || !child.Status.Terminal() {
 			return
 		}
-		once.Do(func() {
-			notified = true
-			notifyErr = a.NotifyChildEnded(ctx, cid)
-		})
+		h.notify(ctx, a, cid)
 	}
 	cst, err := b.Tick(ctx, cid, runtime.TickOptions{})
 	bs.after = nil
-	if err != nil || cst.Status != durable.RunCompleted || !notified || notifyErr != nil {
-		t.Fatalf("child driven by runner B: %v, %v (A notified: %v, %v); want completed", cst, err, notified, notifyErr)
+	if err != nil || cst.Status != durable.RunCompleted || !h.ran || h.err != nil {
+		t.Fatalf("child driven by runner B: %v, %v (A notified: %v, %v); want completed", cst, err, h.ran, h.err)
 	}
-	pst, err = setup.GetState(ctx, pid)
+	pst, err := setup.GetState(ctx, pid)
 	if err != nil || pst.Status != durable.RunRunning || pst.CurrentNode != "after" {
 		t.Fatalf("parent: %v at %q, %v; want running at after, for a runtime that serves it", pst.Status, pst.CurrentNode, err)
 	}
@@ -190,83 +174,16 @@ func TestParentResumedElsewhereMeanwhileUnservedIsLeft(t *testing.T) {
 // next Recover (up to 15 s with claims; never without). B, which serves
 // it, now drives it on in the same call.
 func TestParentResumedElsewhereBeforeServingRunnerReadsItIsDriven(t *testing.T) {
-	for _, claims := range []bool{true, false} {
-		for _, async := range []bool{true, false} {
-			t.Run(fmt.Sprintf("claims=%v/async=%v", claims, async), func(t *testing.T) {
-				parentResumedElsewhereBeforeRead(t, claims, async)
-			})
-		}
-	}
+	forClaimsAndAsync(t, parentResumedElsewhereBeforeRead)
 }
 
 func parentResumedElsewhereBeforeRead(t *testing.T, claims, async bool) {
-	ctx := context.Background()
-	shared := memory.New()
-	owner := func(name string) string {
-		if claims {
-			return name
-		}
-		return ""
-	}
-	a := servingRuntime(t, shared, owner("runner-a"))
-	bs := &afterGetStore{Store: shared}
-	b := servingRuntime(t, bs, owner("runner-b"), waitingParent(async), answeringChild())
-
-	pid, err := b.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gate runtime.StepGate
-	if async {
-		gate = func(ctx context.Context, run *durable.RunState, nodeID string) error {
-			if run.RunID != pid {
-				return runtime.ErrStepGateClosed
-			}
-			return nil
-		}
-	}
-	pst, err := b.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
-	if err != nil || pst.Status != durable.RunWaiting || runtime.WaitedChild(pst) == "" {
-		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
-	}
-	cid := runtime.WaitedChild(pst)
-
 	// B's first read of the ended child (its resume of the parent reads
 	// the child before the parent) lets A hand the parent the end first.
-	var once sync.Once
-	var notifyErr error
-	notified := false
-	bs.after = func(ctx context.Context, run *durable.RunState) {
-		if run.RunID != cid || !run.Status.Terminal() {
-			return
-		}
-		once.Do(func() {
-			notified = true
-			notifyErr = a.NotifyChildEnded(ctx, cid)
+	_, pst := resumedElsewhere(t, claims, async,
+		func(_ context.Context, _ *memory.Store, run *durable.RunState, _, cid string) bool {
+			return run.RunID == cid && run.Status.Terminal()
 		})
-	}
-	var cst *durable.RunState
-	if async {
-		cst, err = b.Tick(ctx, cid, runtime.TickOptions{})
-	} else {
-		var waiting *durable.RunState
-		if waiting, err = b.GetState(ctx, cid); err != nil || waiting.Status != durable.RunWaiting {
-			t.Fatalf("sync child after the parent's tick: %v, %v; want waiting", waiting, err)
-		}
-		cst, err = b.Resume(ctx, runtime.ResumeParams{RunID: cid, WaitKey: waiting.Waiting.WaitKey,
-			Payload: map[string]any{"text": "yes"}})
-	}
-	bs.after = nil
-	if err != nil || cst.Status != durable.RunCompleted {
-		t.Fatalf("child driven by runner B: %v, %v; want completed", cst, err)
-	}
-	if !notified || notifyErr != nil {
-		t.Fatalf("runner A's NotifyChildEnded ran: %v, %v; want it run, without error", notified, notifyErr)
-	}
-	pst, err = b.GetState(ctx, pid)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if pst.Status != durable.RunCompleted {
 		t.Fatalf("parent after runner B's call ended its child: %s at %q; want completed "+
 			"(B serves it; A, which handed it the child's end first, does not, and left it running)",

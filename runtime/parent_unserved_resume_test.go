@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,35 +15,18 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
+	"github.com/abstractframework/abstractgateway/store/storetest"
 )
-
-// lockedBuffer is a log sink safe for concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // loggingRuntime is servingRuntime on clock (time.Now when nil), logging
 // its warnings to the returned buffer.
-func loggingRuntime(t *testing.T, st store.Store, owner string, clock func() time.Time, wfs ...*runtime.Workflow) (*runtime.Runtime, *lockedBuffer) {
+func loggingRuntime(t *testing.T, st store.Store, owner string, clock func() time.Time, wfs ...*runtime.Workflow) (*runtime.Runtime, *storetest.LogBuffer) {
 	t.Helper()
 	reg, err := runtime.NewRegistry(wfs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &storetest.LogBuffer{}
 	rt, err := runtime.New(runtime.Config{
 		Store: st, Registry: reg, Clock: clock,
 		Claims: &runtime.Claims{Owner: owner, TTL: 30 * time.Second},
@@ -71,6 +53,61 @@ func waitingParent(async bool) *runtime.Workflow {
 			return runtime.Complete(map[string]any{"sub": run.Vars["sub"]})
 		}),
 	}}
+}
+
+// parentWaitingOnChild starts "parent" through rt and ticks it until it
+// waits on its child, returning both ids. An async child is left unticked
+// (the gate lets only the parent step); a sync one waits for its answer.
+func parentWaitingOnChild(t *testing.T, rt *runtime.Runtime, async bool) (pid, cid string) {
+	t.Helper()
+	ctx := context.Background()
+	pid, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gate runtime.StepGate
+	if async {
+		gate = func(ctx context.Context, run *durable.RunState, nodeID string) error {
+			if run.RunID != pid {
+				return runtime.ErrStepGateClosed // the child waits for the test
+			}
+			return nil
+		}
+	}
+	pst, err := rt.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
+	if err != nil || pst.Status != durable.RunWaiting || runtime.WaitedChild(pst) == "" {
+		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
+	}
+	return pid, runtime.WaitedChild(pst)
+}
+
+// driveChild ends the child cid left by parentWaitingOnChild through rt:
+// it ticks an async one and answers a sync one.
+func driveChild(t *testing.T, rt *runtime.Runtime, cid string, async bool) (*durable.RunState, error) {
+	t.Helper()
+	ctx := context.Background()
+	if async {
+		return rt.Tick(ctx, cid, runtime.TickOptions{})
+	}
+	waiting, err := rt.GetState(ctx, cid)
+	if err != nil || waiting.Status != durable.RunWaiting {
+		t.Fatalf("sync child after the parent's tick: %v, %v; want waiting", waiting, err)
+	}
+	return rt.Resume(ctx, runtime.ResumeParams{RunID: cid, WaitKey: waiting.Waiting.WaitKey,
+		Payload: map[string]any{"text": "yes"}})
+}
+
+// wantLastRecordResume fails the test unless the last ledger record of
+// run id (named what) is its resume record.
+func wantLastRecordResume(t *testing.T, st store.Store, id, what string) {
+	t.Helper()
+	recs, err := st.LedgerList(context.Background(), &store.LedgerListParams{RunID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; last.Effect == nil || last.Effect.Type != durable.EffectResume {
+		t.Fatalf("%s's last record %+v; want its resume record", what, last)
+	}
 }
 
 // answeringChild completes with {"answer": "42"}, first asking a person
@@ -124,41 +161,13 @@ func childEndsInUnservingRuntime(t *testing.T, shared store.Store, async bool, f
 	setup := servingRuntime(t, shared, "runner-c", waitingParent(async), answeringChild())
 	a, aLogs := loggingRuntime(t, shared, "runner-a", nil, waitingParent(async))
 	b, bLogs := loggingRuntime(t, shared, "runner-b", nil, answeringChild())
-	pid, err := setup.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gate runtime.StepGate
-	if async {
-		gate = func(ctx context.Context, run *durable.RunState, nodeID string) error {
-			if run.RunID != pid {
-				return runtime.ErrStepGateClosed
-			}
-			return nil
-		}
-	}
-	pst, err := setup.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
-	if err != nil || pst.Status != durable.RunWaiting || runtime.WaitedChild(pst) == "" {
-		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
-	}
-	cid := runtime.WaitedChild(pst)
+	pid, cid := parentWaitingOnChild(t, setup, async)
 
-	var cst *durable.RunState
-	if async {
-		cst, err = b.Tick(ctx, cid, runtime.TickOptions{})
-	} else {
-		var waiting *durable.RunState
-		if waiting, err = b.GetState(ctx, cid); err != nil || waiting.Status != durable.RunWaiting {
-			t.Fatalf("sync child after the parent's tick: %v, %v; want waiting", waiting, err)
-		}
-		cst, err = b.Resume(ctx, runtime.ResumeParams{RunID: cid, WaitKey: waiting.Waiting.WaitKey,
-			Payload: map[string]any{"text": "yes"}})
-	}
-	if err != nil || cst.Status != durable.RunCompleted {
+	if cst, err := driveChild(t, b, cid, async); err != nil || cst.Status != durable.RunCompleted {
 		t.Fatalf("child driven by runner B: %v, %v; want completed", cst, err)
 	}
 
-	pst, err = a.GetState(ctx, pid)
+	pst, err := a.GetState(ctx, pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,13 +177,7 @@ func childEndsInUnservingRuntime(t *testing.T, shared store.Store, async bool, f
 		t.Fatalf("parent after its child ended in runner B: %s at %q, sub %v; want running at after with the child's output",
 			pst.Status, pst.CurrentNode, pst.Vars["sub"])
 	}
-	recs, err := shared.LedgerList(ctx, &store.LedgerListParams{RunID: pid})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if last := recs[len(recs)-1]; last.Effect == nil || last.Effect.Type != durable.EffectResume {
-		t.Fatalf("parent's last record %+v; want its resume record", last)
-	}
+	wantLastRecordResume(t, shared, pid, "parent")
 	if n := b.PendingFollowUps(); n != 0 || bLogs.String() != "" {
 		t.Fatalf("runner B keeps %d follow-ups, logged %q; want none (nothing left to retry)", n, bLogs.String())
 	}
@@ -240,22 +243,9 @@ func TestRetriedParentResumeLeavesUnservedParentRunning(t *testing.T) {
 	setup := servingRuntime(t, mem, "runner-c", waitingParent(true), answeringChild())
 	a, _ := loggingRuntime(t, mem, "runner-a", nil, waitingParent(true))
 	b, _ := loggingRuntime(t, bView, "runner-b", clock, answeringChild())
-	pid, err := setup.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := func(ctx context.Context, run *durable.RunState, nodeID string) error {
-		if run.RunID != pid {
-			return runtime.ErrStepGateClosed
-		}
-		return nil
-	}
-	pst, err := setup.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
-	if err != nil || runtime.WaitedChild(pst) == "" {
-		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
-	}
+	pid, cid := parentWaitingOnChild(t, setup, true)
 	bView.armed = true
-	if cst, err := b.Tick(ctx, runtime.WaitedChild(pst), runtime.TickOptions{}); err != nil || cst.Status != durable.RunCompleted {
+	if cst, err := b.Tick(ctx, cid, runtime.TickOptions{}); err != nil || cst.Status != durable.RunCompleted {
 		t.Fatalf("child ticked by runner B: %v, %v; want completed", cst, err)
 	}
 	if !bView.lost || b.PendingFollowUps() != 1 {
@@ -271,8 +261,7 @@ func TestRetriedParentResumeLeavesUnservedParentRunning(t *testing.T) {
 	if n := b.PendingFollowUps(); n != 0 {
 		t.Fatalf("runner B keeps %d follow-ups after its retries; want none", n)
 	}
-	pst, err = a.Tick(ctx, pid, runtime.TickOptions{})
-	if err != nil || pst.Status != durable.RunCompleted {
+	if pst, err := a.Tick(ctx, pid, runtime.TickOptions{}); err != nil || pst.Status != durable.RunCompleted {
 		t.Fatalf("parent ticked by runner A: %v, %v; want completed", pst, err)
 	}
 }
@@ -307,21 +296,7 @@ func TestCoveredCancelEndsParentServedByAnotherRuntime(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.New()
 	setup := servingRuntime(t, mem, "runner-c", waitingParent(true), answeringChild())
-	pid, err := setup.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := func(ctx context.Context, run *durable.RunState, nodeID string) error {
-		if run.RunID != pid {
-			return runtime.ErrStepGateClosed
-		}
-		return nil
-	}
-	pst, err := setup.Tick(ctx, pid, runtime.TickOptions{StepGate: gate})
-	if err != nil || runtime.WaitedChild(pst) == "" {
-		t.Fatalf("parent's first tick: %v, %v; want waiting on its child", pst, err)
-	}
-	cid := runtime.WaitedChild(pst)
+	pid, cid := parentWaitingOnChild(t, setup, true)
 	killed, _ := loggingRuntime(t, &diesAfterChildCancel{Wrapper: store.Wrapper{Store: mem}}, "runner-b", nil, answeringChild())
 	if _, err := killed.Cancel(ctx, pid, "stop"); err == nil {
 		t.Fatal("Cancel through the dying store succeeded; want it killed after the child's cancel")
@@ -337,7 +312,7 @@ func TestCoveredCancelEndsParentServedByAnotherRuntime(t *testing.T) {
 	if err := b.NotifyChildEnded(ctx, cid); err != nil {
 		t.Fatal(err)
 	}
-	pst, err = b.GetState(ctx, pid)
+	pst, err := b.GetState(ctx, pid)
 	if err != nil || pst.Status != durable.RunCancelled || pst.Error != "stop" {
 		t.Fatalf("parent after runner B handed it its child's end: %v, %v; want cancelled with the reason", pst, err)
 	}

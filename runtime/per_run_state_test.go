@@ -24,31 +24,20 @@ func perRunWorkflows() []*Workflow {
 	done := func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
 		return Complete(map[string]any{"ok": true}), nil
 	}
-	ask := &Workflow{ID: "ask", Entry: "a", Nodes: map[string]NodeFunc{
-		"a": func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
-			return Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}, ResultKey: "x"}, "done"), nil
-		},
-		"done": done,
-	}}
-	ev := &Workflow{ID: "ev", Entry: "a", Nodes: map[string]NodeFunc{
-		"a": func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
-			return Request(&durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"name": "go", "timeout_s": 3600}, ResultKey: "x"}, "done"), nil
-		},
-		"done": done,
-	}}
-	until := &Workflow{ID: "until", Entry: "a", Nodes: map[string]NodeFunc{
-		"a": func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
-			return Request(&durable.Effect{Type: durable.EffectWaitUntil, Payload: map[string]any{"until": "2999-01-01T00:00:00+00:00"}, ResultKey: "x"}, "done"), nil
-		},
-		"done": done,
-	}}
-	parent := &Workflow{ID: "parent", Entry: "a", Nodes: map[string]NodeFunc{
-		"a": func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
-			return Request(&durable.Effect{Type: durable.EffectStartSubworkflow, Payload: map[string]any{"workflow_id": "ask", "async": true, "wait": true}, ResultKey: "x"}, "done"), nil
-		},
-		"done": done,
-	}}
-	return []*Workflow{ask, ev, until, parent}
+	waitAt := func(id string, typ durable.EffectType, payload map[string]any) *Workflow {
+		return &Workflow{ID: id, Entry: "a", Nodes: map[string]NodeFunc{
+			"a": func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
+				return Request(&durable.Effect{Type: typ, Payload: payload, ResultKey: "x"}, "done"), nil
+			},
+			"done": done,
+		}}
+	}
+	return []*Workflow{
+		waitAt("ask", durable.EffectAskUser, map[string]any{"prompt": "?"}),
+		waitAt("ev", durable.EffectWaitEvent, map[string]any{"name": "go", "timeout_s": 3600}),
+		waitAt("until", durable.EffectWaitUntil, map[string]any{"until": "2999-01-01T00:00:00+00:00"}),
+		waitAt("parent", durable.EffectStartSubworkflow, map[string]any{"workflow_id": "ask", "async": true, "wait": true}),
+	}
 }
 
 // perRunRuntime is a runtime over the spec stack (offload over observe over

@@ -34,29 +34,64 @@ func (s *Scheduler) perRunState() string {
 	return fmt.Sprintf("retry=%d unfinished=%d inCallback=%d", len(s.retry), len(s.unfinished), len(s.inCallback))
 }
 
+// waitingWorkflows are the workloads' workflows, each waiting at "a" then
+// completing: "until" a minute on clk, "ev" for an event, "ask" for an
+// answer, "parent" for its async child "ask".
+func waitingWorkflows(clk *manualClock) []*runtime.Workflow {
+	done := func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+		return runtime.Complete(map[string]any{"ok": true}), nil
+	}
+	waitAt := func(id string, effect func() *durable.Effect) *runtime.Workflow {
+		return &runtime.Workflow{ID: id, Entry: "a", Nodes: map[string]runtime.NodeFunc{
+			"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+				return runtime.Request(effect(), "done"), nil
+			},
+			"done": done,
+		}}
+	}
+	return []*runtime.Workflow{
+		waitAt("until", func() *durable.Effect {
+			return &durable.Effect{Type: durable.EffectWaitUntil,
+				Payload: map[string]any{"until": durable.NewTime(clk.Now().Add(time.Minute)).String()}}
+		}),
+		waitAt("ev", func() *durable.Effect {
+			return &durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"name": "x", "timeout_s": 60}}
+		}),
+		waitAt("ask", func() *durable.Effect {
+			return &durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}}
+		}),
+		waitAt("parent", func() *durable.Effect {
+			return &durable.Effect{Type: durable.EffectStartSubworkflow,
+				Payload: map[string]any{"workflow_id": "ask", "async": true, "wait": true}}
+		}),
+	}
+}
+
+// startTicked starts n runs in session "s", the i-th of workflow wf(i),
+// ticks each once and returns their ids.
+func startTicked(t *testing.T, rt *runtime.Runtime, n int, wf func(i int) string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < n; i++ {
+		id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf(i), SessionID: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // Due runs released, paused or deleted before a pass leave no retry,
 // unfinished or callback entry, follow-up or goroutine behind.
 func TestDueRunsLeaveNoSchedulerState(t *testing.T) {
 	ctx := context.Background()
 	clk := &manualClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	done := func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-		return runtime.Complete(map[string]any{"ok": true}), nil
-	}
-	until := &runtime.Workflow{ID: "until", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
-				Payload: map[string]any{"until": durable.NewTime(clk.Now().Add(time.Minute)).String()}}, "done"), nil
-		},
-		"done": done,
-	}}
-	ev := &runtime.Workflow{ID: "ev", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent,
-				Payload: map[string]any{"name": "x", "timeout_s": 60}}, "done"), nil
-		},
-		"done": done,
-	}}
-	reg, _ := runtime.NewRegistry(until, ev)
+	reg, _ := runtime.NewRegistry(waitingWorkflows(clk)[:2]...) // until, ev
 	st := memory.New()
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clk.Now, Claims: &runtime.Claims{Owner: "me"}})
 	if err != nil {
@@ -67,18 +102,7 @@ func TestDueRunsLeaveNoSchedulerState(t *testing.T) {
 		t.Fatal(err)
 	}
 	g0 := goruntime.NumGoroutine()
-	var ids []string
-	for i := 0; i < 2000; i++ {
-		wf := []string{"until", "ev"}[i%2]
-		id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf, SessionID: "s"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
+	ids := startTicked(t, rt, 2000, func(i int) string { return []string{"until", "ev"}[i%2] })
 	for i, id := range ids {
 		switch i % 4 {
 		case 0:
@@ -146,34 +170,7 @@ func mixedWorkload(t *testing.T, cfg sqlite.Config) {
 	sub := obs.Subscribe("", 1)
 	defer sub.Cancel()
 	st := NewWakeStore(offload.Wrap(obs, arts, offload.Config{MaxInlineBytes: -1}))
-	done := func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-		return runtime.Complete(map[string]any{"ok": true}), nil
-	}
-	wfs := []*runtime.Workflow{
-		{ID: "until", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-			"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
-					Payload: map[string]any{"until": durable.NewTime(clk.Now().Add(time.Minute)).String()}}, "done"), nil
-			},
-			"done": done}},
-		{ID: "ev", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-			"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent,
-					Payload: map[string]any{"name": "x", "timeout_s": 60}}, "done"), nil
-			},
-			"done": done}},
-		{ID: "ask", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-			"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}}, "done"), nil
-			},
-			"done": done}},
-		{ID: "parent", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-			"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
-					Payload: map[string]any{"workflow_id": "ask", "async": true, "wait": true}}, "done"), nil
-			},
-			"done": done}},
-	}
+	wfs := waitingWorkflows(clk)
 	reg, _ := runtime.NewRegistry(wfs...)
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clk.Now, Artifacts: arts, Claims: &runtime.Claims{Owner: "me"}})
 	if err != nil {
@@ -184,17 +181,7 @@ func mixedWorkload(t *testing.T, cfg sqlite.Config) {
 		t.Fatal(err)
 	}
 	round := func(n int) {
-		var ids []string
-		for i := 0; i < n; i++ {
-			id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wfs[i%4].ID, SessionID: "s"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, id)
-		}
+		ids := startTicked(t, rt, n, func(i int) string { return wfs[i%4].ID })
 		for i, id := range ids {
 			switch i % 8 {
 			case 0:

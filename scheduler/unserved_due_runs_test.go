@@ -57,6 +57,25 @@ func sharedDueRuns(t *testing.T, c *runtimetest.Clock, st *memory.Store, n int) 
 	return other, theirs, mine
 }
 
+// dueRunsFixture is sharedDueRuns of n runs of "theirs" on a fresh store
+// and clock, with rt: a runner on it serving only "wait" through reg.
+type dueRunsFixture struct {
+	c            *runtimetest.Clock
+	reg          *runtime.Registry
+	rt, other    *runtime.Runtime
+	theirs, mine []string
+}
+
+func newDueRunsFixture(t *testing.T, n int) *dueRunsFixture {
+	t.Helper()
+	f := &dueRunsFixture{c: runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+	st := memory.New()
+	f.other, f.theirs, f.mine = sharedDueRuns(t, f.c, st, n)
+	f.reg, _ = runtime.NewRegistry(waitFlow(time.Minute))
+	f.rt, _ = runtime.New(runtime.Config{Store: st, Registry: f.reg, Clock: f.c.Now})
+	return f
+}
+
 // Runners sharing a store may each serve some workflows: a due run of a
 // workflow this runner does not serve is left for the runner that serves
 // it, not ticked (a tick would fail for want of the workflow) nor reported
@@ -65,11 +84,8 @@ func sharedDueRuns(t *testing.T, c *runtimetest.Clock, st *memory.Store, n int) 
 // them from its polls.
 func TestPollLeavesUnservedDueRunsAndReachesServedOnesBehindThem(t *testing.T) {
 	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := memory.New()
-	other, theirs, mine := sharedDueRuns(t, c, st, 12)
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	f := newDueRunsFixture(t, 12)
+	c, rt, other, theirs, mine := f.c, f.rt, f.other, f.theirs, f.mine
 	var failed atomic.Int32
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 5, PollInterval: time.Second,
 		OnRunFailed: func(string, error) { failed.Add(1) }})
@@ -114,11 +130,8 @@ func TestPollLeavesUnservedDueRunsAndReachesServedOnesBehindThem(t *testing.T) {
 // at every poll nor never.
 func TestUnservedDueRunIsReportedOnce(t *testing.T) {
 	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := memory.New()
-	sharedDueRuns(t, c, st, 3)
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	f := newDueRunsFixture(t, 3)
+	c, rt := f.c, f.rt
 	logs := &keptLogs{}
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Second, Logger: slog.New(logs)})
 	ctx := context.Background()
@@ -147,11 +160,8 @@ func TestUnservedDueRunIsReportedOnce(t *testing.T) {
 // driven at the next poll that lists them again.
 func TestUnservedDueRunIsDrivenOnceItsWorkflowIsRegistered(t *testing.T) {
 	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := memory.New()
-	_, theirs, _ := sharedDueRuns(t, c, st, 2)
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	f := newDueRunsFixture(t, 2)
+	c, reg, rt, theirs := f.c, f.reg, f.rt, f.theirs
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Second})
 	ctx := context.Background()
 	if _, err := s.Pass(ctx); err != nil {

@@ -6,10 +6,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
 	"github.com/abstractframework/abstractgateway/scheduler"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // A due run held because this runtime did not serve its workflow is
@@ -18,11 +15,8 @@ import (
 // polls), not left for the rest of the 5-minute hold.
 func TestUnservedHoldEndsWhenWorkflowIsRegistered(t *testing.T) {
 	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := memory.New()
-	_, theirs, mine := sharedDueRuns(t, c, st, 3)
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	f := newDueRunsFixture(t, 3)
+	c, rt, theirs, mine := f.c, f.rt, f.theirs, f.mine
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Second})
 	ctx := context.Background()
 	if n, err := s.PollOnce(ctx); err != nil || n != len(mine) {

@@ -23,6 +23,15 @@ func writeCursorFile(t *testing.T, dir, cursor string) {
 	}
 }
 
+// loadCursorFile opens a store on a fresh data dir whose cursor file holds
+// cursor and returns what its CursorLoad of the default consumer gives.
+func loadCursorFile(t *testing.T, cursor string) (int64, error) {
+	t.Helper()
+	dir := t.TempDir()
+	writeCursorFile(t, dir, cursor)
+	return open(t, dir, true).CursorLoad(context.Background(), store.DefaultConsumer)
+}
+
 // A cursor file whose number is past the int64 range (hand-edited to skip
 // the backlog: {"cursor": 99999999999999999999}) is read by Python's
 // JsonFileCommandCursorStore.load as that (big) int, so list_after returns
@@ -53,11 +62,7 @@ func TestCursorPastInt64RangeIsNotReadAsNegative(t *testing.T) {
 	} {
 		t.Run(c.cursor, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
-			dir := t.TempDir()
-			writeCursorFile(t, dir, c.cursor)
-			s := open(t, dir, true)
-			cur, err := s.CursorLoad(ctx, store.DefaultConsumer)
+			cur, err := loadCursorFile(t, c.cursor)
 			if err != nil || cur != c.want {
 				t.Fatalf("CursorLoad of a cursor file holding %s = %d, %v; want %d", c.cursor, cur, err, c.want)
 			}

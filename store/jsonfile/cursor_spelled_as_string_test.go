@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/store"
 )
 
 // TestCursorSpelledAsStringLoadsAsPythonReadsIt: Python's
@@ -41,11 +40,7 @@ func TestCursorSpelledAsStringLoadsAsPythonReadsIt(t *testing.T) {
 	} {
 		t.Run(c.cursor, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
-			dir := t.TempDir()
-			writeCursorFile(t, dir, c.cursor)
-			s := open(t, dir, true)
-			if cur, err := s.CursorLoad(ctx, store.DefaultConsumer); err != nil || cur != c.want {
+			if cur, err := loadCursorFile(t, c.cursor); err != nil || cur != c.want {
 				t.Errorf("CursorLoad of a cursor file holding \"cursor\": %s = %d, %v; want %d (as Python's int(cursor or 0))", c.cursor, cur, err, c.want)
 			}
 		})

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -30,11 +29,7 @@ func TestCommandListAfterReadsBadPayloadAsEmpty(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conn, err := pgx.Connect(ctx, testURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := plainConn(t)
 	for id, bad := range map[string]string{"a": "null", "b": "[1, 2]", "c": "{torn"} {
 		if _, err := conn.Exec(ctx, `UPDATE `+pgx.Identifier{schema, "commands"}.Sanitize()+
 			` SET payload_json = $1 WHERE command_id = $2`, bad, id); err != nil {

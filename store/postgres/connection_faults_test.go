@@ -347,12 +347,7 @@ func TestFollowerOfUnacknowledgedCommitIsWoken(t *testing.T) {
 	obs := observe.Wrap(s)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	ready := make(chan struct{})
-	followed := make(chan error, 1)
-	go func() {
-		followed <- obs.Follow(ctx, observe.FollowConfig{Logger: testLogger(t), Ready: func() { close(ready) }})
-	}()
-	<-ready
+	followed := startFollow(t, ctx, obs)
 	defer func() { cancel(); <-followed }()
 
 	r := testRun("r1")

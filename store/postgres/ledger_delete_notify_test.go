@@ -35,13 +35,8 @@ func TestFollowerInAnotherProcessSeesARegrownLedger(t *testing.T) {
 	defer sub.Cancel()
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
-	ready := make(chan struct{})
-	followed := make(chan error, 1)
-	go func() {
-		followed <- obs.Follow(ctx, observe.FollowConfig{Logger: testLogger(t), Ready: func() { close(ready) }})
-	}()
+	followed := startFollow(t, ctx, obs)
 	defer func() { stop(); <-followed }()
-	<-ready
 
 	// The follower, as store/observe describes it: a wake-up reads after
 	// the cursor, a Deleted event from the start.

@@ -13,6 +13,19 @@ import (
 	"github.com/abstractframework/abstractgateway/store/postgres"
 )
 
+// startFollow runs obs.Follow on ctx in the background and returns, once
+// it listens, the channel its result comes on when ctx ends.
+func startFollow(t *testing.T, ctx context.Context, obs *observe.Store) <-chan error {
+	t.Helper()
+	ready := make(chan struct{})
+	followed := make(chan error, 1)
+	go func() {
+		followed <- obs.Follow(ctx, observe.FollowConfig{Logger: testLogger(t), Ready: func() { close(ready) }})
+	}()
+	<-ready
+	return followed
+}
+
 // TestFollowOtherRunnersAppends: a follower of a run's ledger through
 // one store (one gateway process) is woken by the appends another store
 // on the database makes (a runner on another machine), once committed,
@@ -30,12 +43,7 @@ func TestFollowOtherRunnersAppends(t *testing.T) {
 	defer other.Cancel()
 
 	ctx, stop := context.WithCancel(t.Context())
-	ready := make(chan struct{})
-	followed := make(chan error, 1)
-	go func() {
-		followed <- obs.Follow(ctx, observe.FollowConfig{Logger: testLogger(t), Ready: func() { close(ready) }})
-	}()
-	<-ready
+	followed := startFollow(t, ctx, obs)
 
 	create := func(s store.Store, id string) *durable.RunState {
 		r := testRun(id)

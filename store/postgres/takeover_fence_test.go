@@ -19,20 +19,11 @@ import (
 // lacks to a runner that has it).
 func otherWorkflowRuntime(t *testing.T, st *postgres.Store, owner string) *runtime.Runtime {
 	t.Helper()
-	reg, err := runtime.NewRegistry(&runtime.Workflow{ID: "other", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+	return eventRuntime(t, st, owner, &runtime.Workflow{ID: "other", Entry: "a", Nodes: map[string]runtime.NodeFunc{
 		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			return runtime.Complete(map[string]any{}), nil
 		},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Logger: testLogger(t),
-		Claims: &runtime.Claims{Owner: owner, TTL: 30 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
 }
 
 // TestCancelThroughRunnerWithoutTheWorkflowEndsTheAttempt: runner A works on a run

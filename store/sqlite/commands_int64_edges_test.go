@@ -10,6 +10,28 @@ import (
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
+// editedByHand opens a store on cfg, appends command c1 to it, closes it,
+// runs stmt (with args) on its file directly, as a hand edit or another
+// tool would, and returns the store opened again.
+func editedByHand(t *testing.T, cfg sqlite.Config, stmt string, args ...any) *sqlite.Store {
+	t.Helper()
+	s := openWith(t, cfg)
+	if _, err := s.CommandAppend(t.Context(), &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, cfg.Path)
+	if _, err := db.Exec(stmt, args...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return openWith(t, cfg)
+}
+
 // TestCommandAppendRefusedWhenNoSeqIsLeft: with the commands'
 // AUTOINCREMENT counter at the largest int64 (a row or sqlite_sequence set
 // by hand), SQLite refuses the insert with SQLITE_FULL, "database or disk
@@ -29,21 +51,7 @@ func TestCommandAppendRefusedWhenNoSeqIsLeft(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			cfg.Path = filepath.Join(t.TempDir(), "runtime.sqlite3")
-			s := openWith(t, cfg)
-			if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			db := rawDB(t, cfg.Path)
-			if _, err := db.Exec(`UPDATE sqlite_sequence SET seq = ? WHERE name = 'commands'`, int64(math.MaxInt64)); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-			s = openWith(t, cfg)
+			s := editedByHand(t, cfg, `UPDATE sqlite_sequence SET seq = ? WHERE name = 'commands'`, int64(math.MaxInt64))
 			res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c2", RunID: "r1", Type: "cancel"})
 			if err == nil || !strings.Contains(err.Error(), "no seq left") {
 				t.Fatalf("CommandAppend with the seq counter at MaxInt64 = %+v, %v; want an error saying no seq is left", res, err)
@@ -71,25 +79,11 @@ func TestCommandAppendRefusedWhenNoSeqIsLeft(t *testing.T) {
 func TestCursorPastInt64RangeSaturates(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := open(t, path)
-	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db := rawDB(t, path)
-	if _, err := db.Exec(`INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES
+	s := editedByHand(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "runtime.sqlite3")},
+		`INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES
 		('ahead', 99999999999999999999, '2026-12-02T10:00:00+00:00'),
 		('behind', -99999999999999999999, '2026-12-02T10:00:00+00:00'),
-		('real', 7.9, '2026-12-02T10:00:00+00:00')`); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s = open(t, path)
+		('real', 7.9, '2026-12-02T10:00:00+00:00')`)
 	for _, c := range []struct {
 		consumer string
 		want     int64

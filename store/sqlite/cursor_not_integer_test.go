@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // TestCursorThatIsNoIntegerLoadsAsZero: Python's
@@ -20,16 +20,8 @@ import (
 func TestCursorThatIsNoIntegerLoadsAsZero(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := open(t, path)
-	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db := rawDB(t, path)
-	if _, err := db.Exec(`INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES
+	s := editedByHand(t, sqlite.Config{Path: filepath.Join(t.TempDir(), "runtime.sqlite3")},
+		`INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES
 		('empty', '', '2026-12-02T10:00:00+00:00'),
 		('word', 'abc', '2026-12-02T10:00:00+00:00'),
 		('decimal text', '12.5x', '2026-12-02T10:00:00+00:00'),
@@ -39,13 +31,7 @@ func TestCursorThatIsNoIntegerLoadsAsZero(t *testing.T) {
 		('underscored', ' 1_2 ', '2026-12-02T10:00:00+00:00'),
 		('huge text', '+99_999_999_999_999_999_999', '2026-12-02T10:00:00+00:00'),
 		('inf', 9e999, '2026-12-02T10:00:00+00:00'),
-		('-inf', -9e999, '2026-12-02T10:00:00+00:00')`); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s = open(t, path)
+		('-inf', -9e999, '2026-12-02T10:00:00+00:00')`)
 	for _, c := range []struct {
 		consumer string
 		want     int64
