@@ -96,7 +96,7 @@ func (s *Scheduled) driveOn(ctx context.Context, runID string, st *durable.RunSt
 		st = cur
 	}
 	if st.Status == durable.RunRunning && !runtime.IsPaused(st) {
-		s.Scheduler.driveSoon(runID)
+		s.Scheduler.DriveSoon(runID)
 	}
 	s.Scheduler.Wake()
 }

@@ -738,9 +738,12 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 	}
 }
 
-// driveSoon has the loop drive a run at its next pass, as a run a drive
-// left running (Scheduler.unfinished): one a host's call left running.
-func (s *Scheduler) driveSoon(runID string) {
+// DriveSoon has the loop (or the next Pass) drive a run on, as it does a
+// run its own drive left running: for a run a host's Tick or Resume left
+// running, its step budget used. Such a run is no longer due, and
+// nothing else would drive it before the next Recover. Scheduled.Run
+// and Respond call it for such runs; it does not wake the loop (Wake).
+func (s *Scheduler) DriveSoon(runID string) {
 	s.mu.Lock()
 	s.unfinished[runID] = s.cfg.Clock()
 	s.mu.Unlock()

@@ -287,7 +287,9 @@ func (h *Harness) Start(workflowID string, vars map[string]any) string {
 }
 
 // Run starts a run and ticks it once: until it waits or ends, or uses the
-// default step budget (100).
+// default step budget (100). A run left running (its budget used) is
+// handed to the scheduler, as scheduler.Scheduled.Run does: the next
+// Advance drives it on.
 func (h *Harness) Run(workflowID string, vars map[string]any) (string, *durable.RunState) {
 	h.t.Helper()
 	id := h.Start(workflowID, vars)
@@ -295,19 +297,32 @@ func (h *Harness) Run(workflowID string, vars map[string]any) (string, *durable.
 }
 
 // Tick ticks a run until it waits or ends (or uses the default step
-// budget) and returns its state.
+// budget) and returns its state. A run left running is handed to the
+// scheduler, as by Run.
 func (h *Harness) Tick(runID string) *durable.RunState {
 	h.t.Helper()
 	st, err := h.Runtime.Tick(h.t.Context(), runID, runtime.TickOptions{})
 	if err != nil {
 		h.t.Fatalf("runtimetest: ticking %s: %v", runID, err)
 	}
+	h.driveOn(st)
 	return st
+}
+
+// driveOn hands a run a call left running (its step budget used) to the
+// scheduler, as scheduler.Scheduled does: it is no longer due, and
+// Advance would otherwise never drive it on.
+func (h *Harness) driveOn(st *durable.RunState) {
+	if st.Status == durable.RunRunning && !runtime.IsPaused(st) {
+		h.sched.DriveSoon(st.RunID)
+	}
 }
 
 // Respond resumes a run waiting for a user, an event or any other wait
 // with payload (written at the wait's result key) and returns its state.
-// The run must be waiting.
+// The run must be waiting. A run left running is handed to the
+// scheduler, as scheduler.Scheduled.Respond does: the next Advance drives
+// it on.
 func (h *Harness) Respond(runID string, payload map[string]any) *durable.RunState {
 	h.t.Helper()
 	st := h.State(runID)
@@ -318,17 +333,90 @@ func (h *Harness) Respond(runID string, payload map[string]any) *durable.RunStat
 	if err != nil {
 		h.t.Fatalf("runtimetest: resuming %s: %v", runID, err)
 	}
+	h.driveOn(st)
 	return st
 }
 
-// Advance moves the clock forward by d and does what the scheduler's loop
-// does at that time (scheduler.Pass): the runs whose WAIT_UNTIL or
-// WAIT_EVENT deadline has passed are ticked, however many, runs a pass
-// left running are driven on, and the runtime's follow-ups due for a
-// retry are driven again. It returns how many runs were due.
+// Advance lets d of time go by under the scheduler's loop, which sleeps
+// until the next deadline: while the earliest WAIT_UNTIL or WAIT_EVENT
+// deadline still ahead is within d, it sets the clock to that deadline
+// and passes (scheduler.Pass), so each wait is released at its time and
+// a wait set relative to the release starts from it; then it sets the
+// clock to now+d and passes once more. A pass ticks the runs whose
+// deadline has passed, however many, drives on the runs a pass or a
+// call of the harness (Run, Tick, Respond) left running, and drives
+// again the runtime's follow-ups due for a retry (their back-off, which
+// the harness cannot see, is not stepped through: they are driven at the
+// next pass after it). It returns how many runs were due over all its
+// passes. Deadlines that keep falling due within d (a loop on a tiny
+// wait) are followed for at most maxAdvanceSteps passes.
 func (h *Harness) Advance(d time.Duration) int {
 	h.t.Helper()
-	h.Clock.Advance(d)
+	target := h.Clock.Now().Add(d)
+	n := 0
+	for step := 0; ; step++ {
+		next, ok := h.nextDeadline(target)
+		if !ok {
+			break
+		}
+		if step == maxAdvanceSteps {
+			h.t.Fatalf("runtimetest: Advance(%s) passed %d deadlines and has not reached the end of its span; "+
+				"advance in shorter spans", d, maxAdvanceSteps)
+		}
+		h.Clock.Advance(next.Sub(h.Clock.Now()))
+		n += h.pass()
+	}
+	// The runtime's back-off sleeps advance the clock too, maybe past the
+	// target: the clock never goes back.
+	if now := h.Clock.Now(); now.Before(target) {
+		h.Clock.Advance(target.Sub(now))
+	}
+	return n + h.pass()
+}
+
+// maxAdvanceSteps bounds the deadlines one Advance steps through.
+const maxAdvanceSteps = 100_000
+
+// nextDeadline returns the earliest deadline of a waiting run after the
+// clock's time and at or before target. Deadlines at or before the clock
+// belong to runs a pass left due (held for a retry, or of workflows the
+// runtime does not serve): they are read past.
+func (h *Harness) nextDeadline(target time.Time) (time.Time, bool) {
+	h.t.Helper()
+	now := h.Clock.Now()
+	if !now.Before(target) {
+		return time.Time{}, false
+	}
+	next, err := h.Store.RunNextDue(h.t.Context())
+	if err != nil {
+		h.t.Fatalf("runtimetest: reading the next deadline: %v", err)
+	}
+	if next.IsZero() || next.After(target) {
+		return time.Time{}, false
+	}
+	if next.After(now) {
+		return next.Time, true
+	}
+	due, err := h.Store.RunListDue(h.t.Context(), &store.RunListDueParams{Now: target, Limit: maxPassedOver})
+	if err != nil {
+		h.t.Fatalf("runtimetest: listing deadlines up to %s: %v", target, err)
+	}
+	for _, r := range due {
+		if r.Until.After(now) {
+			return r.Until.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// maxPassedOver bounds the runs left due that nextDeadline reads past;
+// beyond them Advance goes to the end of its span at once.
+const maxPassedOver = 1000
+
+// pass makes one scheduler pass at the clock's time and returns how many
+// runs were due.
+func (h *Harness) pass() int {
+	h.t.Helper()
 	n, err := h.sched.Pass(h.t.Context())
 	if err != nil {
 		h.t.Fatalf("runtimetest: scheduler pass: %v", err)
