@@ -339,18 +339,12 @@ func (c *canceller) tree(ctx context.Context, root string) error {
 	for _, id := range ids {
 		c.withdraws = append(c.withdraws, c.r.requestStop(id, c.cause))
 	}
-	for _, id := range ids {
-		// Passed over only once asked to stop: a follow-up's cancel
-		// (RetryFollowUps) does not wait for this process's work, but its
-		// request has already cut the effect in flight of a busy run (or
-		// its retry's back-off), whose tick then commits it cancelled
-		// (cutCause); withdrawing the request on return does not undo
-		// that. A busy run stopped at a step boundary instead is left to
-		// the follow-up's retry.
-		if err := c.d.passOverAsked(id); err != nil {
-			return fmt.Errorf("cancelling the tree of run %s: %w", root, err)
-		}
-	}
+	// A run busy in this process is waited for, not passed over, even by
+	// RetryFollowUps: the request above cuts its effect in flight (or its
+	// wait before a retry) or stops its tick at the next step boundary,
+	// so the wait is short. A request withdrawn before a node still
+	// running returns would let the tick start that node's effect under
+	// a cancelled tree.
 	for i := len(ids) - 1; i >= 0; i-- {
 		if err := c.r.cancelOne(ctx, c.d, ids[i], c.cause); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err

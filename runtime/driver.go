@@ -50,7 +50,9 @@ type driver struct {
 	// passBusy, set by RetryFollowUps (the scheduler's loop), keeps a
 	// follow-up whose run this process is working on for a later retry
 	// instead of waiting for its lock (passOver): a tick in a retry's
-	// back-off or a long effect would hold the whole loop up.
+	// back-off or a long effect would hold the whole loop up. A tree
+	// cancel's follow-up is not passed over: its stop request makes such
+	// a tick return soon, and the cancel must reach the run.
 	passBusy bool
 }
 
@@ -77,31 +79,12 @@ var errRunBusy = errors.New("busy in this process")
 // passOver returns errRunBusy, naming runID, when d does not wait for this
 // process's own work (passBusy) and a tick, resume or host update here
 // holds or awaits the run's lock, as the scheduler passes over such a run.
+// A cancel never passes over a run (canceller.tree).
 func (d *driver) passOver(runID string) error {
-	return d.passOverHolding(runID, 0)
-}
-
-// passOverAsked is passOver for a run the caller has asked to stop once
-// (requestStop): that request holds the run's lock entry too, and is not
-// this process working on the run.
-func (d *driver) passOverAsked(runID string) error {
-	return d.passOverHolding(runID, 1)
-}
-
-func (d *driver) passOverHolding(runID string, own int) error {
-	if d.passBusy && d.r.busyBeyond(runID, own) {
+	if d.passBusy && d.r.Busy(runID) {
 		return fmt.Errorf("run %s: %w", runID, errRunBusy)
 	}
 	return nil
-}
-
-// busyBeyond is Busy for a caller that itself holds own references to
-// the run's lock entry (its stop requests).
-func (r *Runtime) busyBeyond(runID string, own int) bool {
-	r.locksMu.Lock()
-	defer r.locksMu.Unlock()
-	l := r.locks[runID]
-	return l != nil && l.refs > own
 }
 
 // maxFollowRounds bounds how many ticks (each up to the runtime's step

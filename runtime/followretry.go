@@ -142,7 +142,9 @@ func (r *Runtime) PendingFollowUps() int {
 // scheduler calls it at each poll; a host without one calls it itself.
 // A follow-up whose run this process is working on (a tick, a resume, a
 // host update holds or awaits its lock) is passed over and retried after
-// its back-off, never waited for.
+// its back-off, never waited for; but the cancel of a tree's descendants
+// asks such a run to stop and waits for it (its tick returns at its next
+// step boundary, or as soon as its effect in flight is cut).
 func (r *Runtime) RetryFollowUps(ctx context.Context) int {
 	due := r.takeDueRetries()
 	if len(due) == 0 {

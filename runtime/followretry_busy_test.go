@@ -16,7 +16,9 @@ import (
 // (PollOnce, driveUnfinished, Recover check Runtime.Busy), it passes over
 // a run this process is working on right now, keeping the follow-up for a
 // later retry: waiting for the run's lock held the whole loop up (no wait
-// released, no other run moved) for as long as that work lasted.
+// released, no other run moved) for as long as that work lasted. The
+// cancel of a tree's descendants is the exception: it asks the busy run
+// to stop and waits for it.
 
 // busyClock is a settable clock for Config.Clock.
 type busyClock struct {
@@ -254,9 +256,12 @@ func TestRetryFollowUpsPassesOverAParentBusyInThisProcess(t *testing.T) {
 }
 
 // A tree cancel a kill stopped after the parent's commit leaves the
-// descendants' cancel kept; a descendant is busy in this process when the
-// retry is due.
-func TestRetryFollowUpsPassesOverADescendantBusyInThisProcess(t *testing.T) {
+// descendants' cancel kept; a descendant is busy in this process (a host
+// update holds its lock) when the retry is due. Unlike the other
+// follow-ups, the cancel is not passed over: it waits for the run (a tick
+// there returns at once on its stop request) and cancels it, so that no
+// effect starts under the cancelled tree.
+func TestRetryFollowUpsWaitsForADescendantBusyInThisProcessToCancelIt(t *testing.T) {
 	ctx := context.Background()
 	clock := newBusyClock()
 	rt, top, leaf := busyTree(t, clock)
@@ -269,13 +274,24 @@ func TestRetryFollowUpsPassesOverADescendantBusyInThisProcess(t *testing.T) {
 	}
 	rt.retryLater(ctx, followUp{kind: followCancelTree, runID: top}, false)
 	release := lockRun(t, rt, leaf)
-	retryBusyThenFree(t, rt, clock, release, "cancel", func() {
-		if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunWaiting {
-			t.Errorf("leaf %s while busy, want still waiting", run.Status)
-		}
-	}, func() {
-		if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunCancelled || run.Error != "stop" {
-			t.Errorf("leaf %s (%q) once free, want cancelled with the tree's reason", run.Status, run.Error)
-		}
-	})
+	clock.Advance(time.Minute)
+	retried := make(chan struct{})
+	go func() { rt.RetryFollowUps(ctx); close(retried) }()
+	select {
+	case <-retried:
+		t.Fatal("RetryFollowUps passed over the busy descendant of a cancelled tree")
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	select {
+	case <-retried:
+	case <-time.After(2 * time.Second):
+		t.Fatal("RetryFollowUps did not return once the descendant was free")
+	}
+	if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunCancelled || run.Error != "stop" {
+		t.Errorf("leaf %s (%q), want cancelled with the tree's reason", run.Status, run.Error)
+	}
+	if n := rt.PendingFollowUps(); n != 0 {
+		t.Errorf("%d follow-ups kept once done, want none", n)
+	}
 }

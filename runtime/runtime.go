@@ -358,14 +358,20 @@ func (r *Runtime) heldRun(ctx context.Context, runID string) *durable.RunState {
 		// changing.
 		return nil
 	}
-	if nc, _ := ctx.Value(nodeCallKey{}).(*nodeCallCtx); nc != nil && nc.ended.Load() {
-		// Likewise a goroutine a node left running: the node's context
-		// does not end with it, so it is marked.
-		return nil
-	}
+	// Likewise a goroutine a node left running: the node's context does
+	// not end with it, so it is marked. A node call made under lock h
+	// sits between h and the locks inside it (a tick the node started):
+	// once it has returned, h's working copy and those of the locks
+	// outside h go on changing under its goroutines, while the ticks
+	// started inside it still serve their own nodes and handlers.
+	nc, _ := ctx.Value(nodeCallKey{}).(*nodeCallCtx)
+	ended := false
 	for h, _ := ctx.Value(heldKey{}).(*heldLock); h != nil; h = h.outer {
+		for ; nc != nil && nc.lock == h; nc = nc.outer {
+			ended = ended || nc.ended.Load()
+		}
 		if h.rt == r && h.runID == runID && h.held.Load() {
-			if s := h.sess.Load(); s != nil {
+			if s := h.sess.Load(); s != nil && !ended {
 				return s.run
 			}
 			return nil
@@ -376,8 +382,9 @@ func (r *Runtime) heldRun(ctx context.Context, runID string) *durable.RunState {
 
 // Busy reports whether this runtime is working on the run right now (a
 // tick, a resume or a host update holds or awaits its lock in this
-// process, or a Pause or Cancel has a stop request pending on it). A scheduler's recovery passes over such a run: it is not
-// interrupted, and waiting for it would hold the recovery up.
+// process, or a Pause or Cancel has a stop request pending on it). A
+// scheduler's recovery passes over such a run: it is not interrupted, and
+// waiting for it would hold the recovery up.
 func (r *Runtime) Busy(runID string) bool {
 	r.locksMu.Lock()
 	defer r.locksMu.Unlock()

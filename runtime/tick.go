@@ -411,6 +411,8 @@ func errStopAfterFlush(s *session, ctx context.Context) error {
 type nodeCallCtx struct {
 	context.Context
 	ended atomic.Bool
+	lock  *heldLock    // the innermost lock held when the node was called
+	outer *nodeCallCtx // the node call this one was made in, if any
 }
 
 type nodeCallKey struct{}
@@ -432,6 +434,8 @@ func (s *session) nodeCall(ctx context.Context) *nodeCallCtx {
 	nc := &s.nodeCalls[0]
 	s.nodeCalls = s.nodeCalls[1:]
 	nc.Context = ctx
+	nc.lock, _ = ctx.Value(heldKey{}).(*heldLock)
+	nc.outer, _ = ctx.Value(nodeCallKey{}).(*nodeCallCtx)
 	return nc
 }
 

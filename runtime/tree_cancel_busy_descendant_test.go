@@ -14,9 +14,10 @@ import (
 // its descendants' cancel left undone) must still reach a descendant this
 // process is working on: its effect in flight is interrupted at once by
 // the stop request (requestStop cancels its context), as Cancel and the
-// tick's own drain do. Passing over the busy descendant before any stop
-// request leaves it running its effect, for ever when that effect waits
-// for its context, under a cancelled tree.
+// tick's own drain do, and the retry waits for the tick, which then
+// returns, to see the run cancelled. Passing over the busy descendant
+// leaves it running its effect, for ever when that effect waits for its
+// context, under a cancelled tree.
 func TestRetriedTreeCancelInterruptsADescendantBusyInThisProcess(t *testing.T) {
 	ctx := context.Background()
 	clock := newBusyClock()
@@ -80,26 +81,28 @@ func TestRetriedTreeCancelInterruptsADescendantBusyInThisProcess(t *testing.T) {
 
 	retriedTreeCancel(t, rt, top)
 
-	// The scheduler's passes retry it.
-	for i := 0; i < 3; i++ {
-		clock.Advance(time.Minute)
-		done := make(chan struct{})
-		go func() { rt.RetryFollowUps(ctx); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(time.Second):
-			tcancel()
-			<-done
-			t.Fatal("RetryFollowUps held up")
-		}
+	// The scheduler's pass retries it.
+	clock.Advance(time.Minute)
+	done := make(chan struct{})
+	go func() { rt.RetryFollowUps(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		tcancel()
+		<-done
+		t.Fatal("RetryFollowUps held up: the busy descendant's effect was not cut")
 	}
 	select {
 	case <-interrupted:
-	case <-time.After(500 * time.Millisecond):
-		tcancel()
-		<-ticked
-		t.Fatalf("the kept cancel of top's tree never interrupted the effect of its busy descendant %s: "+
+	default:
+		t.Errorf("the kept cancel of top's tree never interrupted the effect of its busy descendant %s: "+
 			"it goes on running under a cancelled tree (%d follow-ups kept)", leaf, rt.PendingFollowUps())
+	}
+	if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunCancelled || run.Error != "stop" {
+		t.Errorf("leaf %s (%q) after the retried cancel; want cancelled with the tree's reason", run.Status, run.Error)
+	}
+	if n := rt.PendingFollowUps(); n != 0 {
+		t.Errorf("%d follow-ups kept after the retried cancel, want none", n)
 	}
 	tcancel()
 	<-ticked
@@ -121,11 +124,10 @@ func retriedTreeCancel(t *testing.T, rt *Runtime, top string) {
 }
 
 // The same, with the busy descendant waiting to retry a failed call: the
-// kept cancel's stop request cuts the back-off short, and is withdrawn as
-// the follow-up passes over the busy run, before the tick looks for it.
-// The cut back-off is the cancel's all the same: no new attempt (a call
-// to the outside world under a cancelled tree) starts; the tick commits
-// the run cancelled, as it does an attempt the cancel cuts.
+// kept cancel's stop request cuts the back-off short and the retry waits
+// for the tick. No new attempt (a call to the outside world under a
+// cancelled tree) starts; the tick commits the run cancelled, as it does
+// an attempt the cancel cuts.
 func TestRetriedTreeCancelEndsADescendantInItsRetryBackoff(t *testing.T) {
 	ctx := context.Background()
 	clock := newBusyClock()
@@ -135,11 +137,9 @@ func TestRetriedTreeCancelEndsADescendantInItsRetryBackoff(t *testing.T) {
 		return Failed("provider unavailable"), nil
 	}
 	inBackoff := make(chan struct{}, 8)
-	withdrawn := make(chan struct{})
 	sleep := func(sctx context.Context, d time.Duration) error {
 		inBackoff <- struct{}{}
-		<-sctx.Done()
-		<-withdrawn // the tick wakes only once the pass is over
+		<-sctx.Done() // a long back-off
 		return context.Cause(sctx)
 	}
 	wfs := []*Workflow{
@@ -190,16 +190,21 @@ func TestRetriedTreeCancelEndsADescendantInItsRetryBackoff(t *testing.T) {
 
 	retriedTreeCancel(t, rt, top)
 	clock.Advance(time.Minute)
-	rt.RetryFollowUps(ctx)
-	close(withdrawn)
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunRunning || calls.Load() > 1 {
-			break
-		}
+	done := make(chan struct{})
+	go func() { rt.RetryFollowUps(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		tcancel()
+		<-done
+		t.Fatal("RetryFollowUps held up: the busy descendant's back-off was not cut")
 	}
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the leaf's call was made %d times; want 1: a new attempt started once the kept cancel "+
-			"cut its back-off and withdrew its request", n)
+			"cut its back-off", n)
+	}
+	if n := rt.PendingFollowUps(); n != 0 {
+		t.Errorf("%d follow-ups kept after the retried cancel, want none", n)
 	}
 	if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunCancelled || run.Error != "stop" {
 		t.Errorf("leaf %s (%q); want cancelled with the tree's reason by its own tick", run.Status, run.Error)
