@@ -315,8 +315,9 @@ func (s *Scheduler) passOnce(ctx context.Context) (int, error) {
 // Pass does at once what the loop does at the clock's current time,
 // until nothing due is left for it: drives the runs earlier drives left
 // running, retries the runtime's due follow-ups and polls due runs, again
-// while a poll fills a batch or leaves a run due that is not held back
-// for a retry (a run released into a wait whose deadline has passed). It
+// while a poll fills a batch, leaves a run due that is not held back for a
+// retry (a run released into a wait whose deadline has passed) or a drive
+// leaves a run running. It
 // returns how many due runs it polled. For hosts and tests that drive the
 // scheduler themselves (runtimetest's Advance); it does not run Recover.
 // A workflow that keeps falling due at once (a loop on a zero timeout) is
@@ -328,6 +329,9 @@ func (s *Scheduler) Pass(ctx context.Context) (int, error) {
 		total += n
 		if err != nil || round >= passRounds {
 			return total, err
+		}
+		if at, ok := s.nextUnfinished(); ok && !at.After(s.cfg.Clock()) {
+			continue // a drive left a run running: the loop drives it on at once
 		}
 		// No Recover is due in a pass: as if one had just run.
 		if n < s.cfg.BatchSize && (n == 0 || s.nextWait(ctx, s.cfg.Clock()) > 0) {
