@@ -10,6 +10,108 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
+// busyLeafTree is a "top" run whose tick, running in the background, has
+// started its "leaf" subworkflow and is driving it: the leaf is busy in
+// this process.
+type busyLeafTree struct {
+	rt        *Runtime
+	clock     *busyClock
+	top, leaf string
+	tcancel   context.CancelFunc
+	ticked    chan struct{}
+}
+
+// startBusyLeafTree starts top, whose node starts and waits for a leaf run
+// entered at work (which goes on to a completing "done"), ticks top in
+// the background and returns once busy receives, the leaf then busy in
+// this process; never (what names the wait) fails t. cfg gets the
+// tree's clock.
+func startBusyLeafTree(t *testing.T, cfg Config, work NodeFunc, busy <-chan struct{}, never string) *busyLeafTree {
+	t.Helper()
+	ctx := context.Background()
+	done := errNode(func(*durable.RunState) StepPlan { return Complete(map[string]any{}) })
+	wfs := []*Workflow{
+		{ID: "top", Entry: "spawn", Nodes: map[string]NodeFunc{
+			"spawn": errNode(func(*durable.RunState) StepPlan {
+				return Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
+					Payload: map[string]any{"workflow_id": "leaf", "async": true, "wait": true}}, "done")
+			}),
+			"done": done,
+		}},
+		{ID: "leaf", Entry: "work", Nodes: map[string]NodeFunc{"work": work, "done": done}},
+	}
+	b := &busyLeafTree{clock: newBusyClock(), ticked: make(chan struct{})}
+	cfg.Clock = b.clock.Now
+	b.rt = errRuntime(t, memory.New(), cfg, wfs...)
+	var err error
+	if b.top, err = b.rt.Start(ctx, StartParams{WorkflowID: "top"}); err != nil {
+		t.Fatal(err)
+	}
+	tctx, tcancel := context.WithCancel(ctx)
+	b.tcancel = tcancel
+	t.Cleanup(tcancel)
+	go func() {
+		defer close(b.ticked)
+		_, _ = b.rt.Tick(tctx, b.top, TickOptions{})
+	}()
+	select {
+	case <-busy:
+	case <-time.After(2 * time.Second):
+		t.Fatal(never)
+	}
+	for deadline := time.Now().Add(time.Second); b.leaf == "" && time.Now().Before(deadline); {
+		if run, err := b.rt.GetState(ctx, b.top); err == nil {
+			b.leaf = WaitedChild(run)
+		}
+		if b.leaf == "" {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if b.leaf == "" || !b.rt.Busy(b.leaf) {
+		t.Fatalf("setup: leaf %q not busy in this process", b.leaf)
+	}
+	return b
+}
+
+// retryKeptCancel commits top cancelled, keeps the cancel of its
+// descendants (retriedTreeCancel) and, a minute later, has the
+// scheduler's pass retry it in the background: the channel closes when
+// RetryFollowUps returns.
+func (b *busyLeafTree) retryKeptCancel(t *testing.T) <-chan struct{} {
+	t.Helper()
+	retriedTreeCancel(t, b.rt, b.top)
+	b.clock.Advance(time.Minute)
+	retried := make(chan struct{})
+	go func() { defer close(retried); b.rt.RetryFollowUps(context.Background()) }()
+	return retried
+}
+
+// awaitRetry waits for retried, failing t with held if it does not
+// close within two seconds (the tick's context is then cancelled).
+func (b *busyLeafTree) awaitRetry(t *testing.T, retried <-chan struct{}, held string) {
+	t.Helper()
+	select {
+	case <-retried:
+	case <-time.After(2 * time.Second):
+		b.tcancel()
+		<-retried
+		t.Fatal(held)
+	}
+}
+
+// stopTick cancels the background tick and waits for it to return.
+func (b *busyLeafTree) stopTick() {
+	b.tcancel()
+	<-b.ticked
+}
+
+// effectNode requests an effect of type typ, then goes on to "done".
+func effectNode(typ durable.EffectType) NodeFunc {
+	return errNode(func(*durable.RunState) StepPlan {
+		return Request(&durable.Effect{Type: typ, Payload: map[string]any{}, ResultKey: "a"}, "done")
+	})
+}
+
 // A tree cancel kept for RetryFollowUps (the run was committed cancelled,
 // its descendants' cancel left undone) must still reach a descendant this
 // process is working on: its effect in flight is interrupted at once by
@@ -20,7 +122,6 @@ import (
 // context, under a cancelled tree.
 func TestRetriedTreeCancelInterruptsADescendantBusyInThisProcess(t *testing.T) {
 	ctx := context.Background()
-	clock := newBusyClock()
 	started := make(chan struct{}, 1)
 	interrupted := make(chan struct{})
 	block := func(hctx context.Context, _ *EffectRequest) (Outcome, error) {
@@ -29,69 +130,14 @@ func TestRetriedTreeCancelInterruptsADescendantBusyInThisProcess(t *testing.T) {
 		close(interrupted)
 		return Outcome{}, hctx.Err()
 	}
-	wfs := []*Workflow{
-		{ID: "top", Entry: "spawn", Nodes: map[string]NodeFunc{
-			"spawn": errNode(func(*durable.RunState) StepPlan {
-				return Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
-					Payload: map[string]any{"workflow_id": "leaf", "async": true, "wait": true}}, "done")
-			}),
-			"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-		}},
-		{ID: "leaf", Entry: "work", Nodes: map[string]NodeFunc{
-			"work": errNode(func(*durable.RunState) StepPlan {
-				return Request(&durable.Effect{Type: "block", Payload: map[string]any{}, ResultKey: "a"}, "done")
-			}),
-			"done": errNode(func(*durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-		}},
-	}
-	rt := errRuntime(t, memory.New(), Config{
-		Clock:    clock.Now,
-		Handlers: map[durable.EffectType]Handler{"block": {Func: block}},
-	}, wfs...)
-	top, err := rt.Start(ctx, StartParams{WorkflowID: "top"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The top's tick starts the leaf and drives it: the leaf's effect
 	// blocks, so the leaf is busy in this process.
-	tctx, tcancel := context.WithCancel(ctx)
-	defer tcancel()
-	ticked := make(chan struct{})
-	go func() {
-		defer close(ticked)
-		_, _ = rt.Tick(tctx, top, TickOptions{})
-	}()
-	select {
-	case <-started:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the leaf's effect never started")
-	}
-	var leaf string
-	for deadline := time.Now().Add(time.Second); leaf == "" && time.Now().Before(deadline); {
-		if run, err := rt.GetState(ctx, top); err == nil {
-			leaf = WaitedChild(run)
-		}
-		if leaf == "" {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	if leaf == "" || !rt.Busy(leaf) {
-		t.Fatalf("setup: leaf %q not busy in this process", leaf)
-	}
-
-	retriedTreeCancel(t, rt, top)
+	b := startBusyLeafTree(t, Config{Handlers: map[durable.EffectType]Handler{"block": {Func: block}}},
+		effectNode("block"), started, "the leaf's effect never started")
+	rt, leaf := b.rt, b.leaf
 
 	// The scheduler's pass retries it.
-	clock.Advance(time.Minute)
-	done := make(chan struct{})
-	go func() { rt.RetryFollowUps(ctx); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		tcancel()
-		<-done
-		t.Fatal("RetryFollowUps held up: the busy descendant's effect was not cut")
-	}
+	b.awaitRetry(t, b.retryKeptCancel(t), "RetryFollowUps held up: the busy descendant's effect was not cut")
 	select {
 	case <-interrupted:
 	default:
@@ -104,8 +150,7 @@ func TestRetriedTreeCancelInterruptsADescendantBusyInThisProcess(t *testing.T) {
 	if n := rt.PendingFollowUps(); n != 0 {
 		t.Errorf("%d follow-ups kept after the retried cancel, want none", n)
 	}
-	tcancel()
-	<-ticked
+	b.stopTick()
 }
 
 // retriedTreeCancel commits top cancelled and keeps the cancel of its
@@ -130,7 +175,6 @@ func retriedTreeCancel(t *testing.T, rt *Runtime, top string) {
 // an attempt the cancel cuts.
 func TestRetriedTreeCancelEndsADescendantInItsRetryBackoff(t *testing.T) {
 	ctx := context.Background()
-	clock := newBusyClock()
 	var calls atomic.Int32
 	failing := func(context.Context, *EffectRequest) (Outcome, error) {
 		calls.Add(1)
@@ -142,63 +186,14 @@ func TestRetriedTreeCancelEndsADescendantInItsRetryBackoff(t *testing.T) {
 		<-sctx.Done() // a long back-off
 		return context.Cause(sctx)
 	}
-	wfs := []*Workflow{
-		{ID: "top", Entry: "spawn", Nodes: map[string]NodeFunc{
-			"spawn": errNode(func(*durable.RunState) StepPlan {
-				return Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
-					Payload: map[string]any{"workflow_id": "leaf", "async": true, "wait": true}}, "done")
-			}),
-			"done": errNode(func(*durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-		}},
-		{ID: "leaf", Entry: "call", Nodes: map[string]NodeFunc{
-			"call": errNode(func(*durable.RunState) StepPlan {
-				return Request(&durable.Effect{Type: "llm", Payload: map[string]any{}, ResultKey: "a"}, "done")
-			}),
-			"done": errNode(func(*durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-		}},
-	}
-	rt := errRuntime(t, memory.New(), Config{
-		Clock:    clock.Now,
+	b := startBusyLeafTree(t, Config{
 		Handlers: map[durable.EffectType]Handler{"llm": {Func: failing}},
 		Policy:   RetryPolicy{DefaultAttempts: 3},
 		Sleep:    sleep,
-	}, wfs...)
-	top, err := rt.Start(ctx, StartParams{WorkflowID: "top"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tctx, tcancel := context.WithCancel(ctx)
-	defer tcancel()
-	ticked := make(chan struct{})
-	go func() {
-		defer close(ticked)
-		_, _ = rt.Tick(tctx, top, TickOptions{})
-	}()
-	select {
-	case <-inBackoff:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the leaf never waited to retry its call")
-	}
-	run, err := rt.GetState(ctx, top)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := WaitedChild(run)
-	if leaf == "" || !rt.Busy(leaf) {
-		t.Fatalf("setup: leaf %q not busy in this process", leaf)
-	}
+	}, effectNode("llm"), inBackoff, "the leaf never waited to retry its call")
+	rt, leaf := b.rt, b.leaf
 
-	retriedTreeCancel(t, rt, top)
-	clock.Advance(time.Minute)
-	done := make(chan struct{})
-	go func() { rt.RetryFollowUps(ctx); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		tcancel()
-		<-done
-		t.Fatal("RetryFollowUps held up: the busy descendant's back-off was not cut")
-	}
+	b.awaitRetry(t, b.retryKeptCancel(t), "RetryFollowUps held up: the busy descendant's back-off was not cut")
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the leaf's call was made %d times; want 1: a new attempt started once the kept cancel "+
 			"cut its back-off", n)
@@ -209,6 +204,5 @@ func TestRetriedTreeCancelEndsADescendantInItsRetryBackoff(t *testing.T) {
 	if run, _ := rt.GetState(ctx, leaf); run.Status != durable.RunCancelled || run.Error != "stop" {
 		t.Errorf("leaf %s (%q); want cancelled with the tree's reason by its own tick", run.Status, run.Error)
 	}
-	tcancel()
-	<-ticked
+	b.stopTick()
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // cancelAsked reports whether a cancel's stop request stands on run id.
@@ -32,7 +31,6 @@ func cancelAsked(rt *Runtime, id string) bool {
 // request, made the call to the outside world under the cancelled tree.
 func TestRetriedTreeCancelStopsADescendantBusyInANodeBeforeItsNextEffect(t *testing.T) {
 	ctx := context.Background()
-	clock := newBusyClock()
 	var calls atomic.Int32
 	call := func(context.Context, *EffectRequest) (Outcome, error) {
 		calls.Add(1)
@@ -40,38 +38,6 @@ func TestRetriedTreeCancelStopsADescendantBusyInANodeBeforeItsNextEffect(t *test
 	}
 	inNode := make(chan struct{}, 1)
 	release := make(chan struct{})
-	wfs := []*Workflow{
-		{ID: "top", Entry: "spawn", Nodes: map[string]NodeFunc{
-			"spawn": errNode(func(*durable.RunState) StepPlan {
-				return Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
-					Payload: map[string]any{"workflow_id": "leaf", "async": true, "wait": true}}, "done")
-			}),
-			"done": errNode(func(*durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-		}},
-		{ID: "leaf", Entry: "think", Nodes: map[string]NodeFunc{
-			"think": func(ctx context.Context, run *durable.RunState, _ *RunContext) (StepPlan, error) {
-				inNode <- struct{}{}
-				<-release // a long computation
-				return Request(&durable.Effect{Type: "tool", Payload: map[string]any{}, ResultKey: "a"}, "done"), nil
-			},
-			"done": errNode(func(*durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-		}},
-	}
-	rt := errRuntime(t, memory.New(), Config{
-		Clock:    clock.Now,
-		Handlers: map[durable.EffectType]Handler{"tool": {Func: call}},
-	}, wfs...)
-	top, err := rt.Start(ctx, StartParams{WorkflowID: "top"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tctx, tcancel := context.WithCancel(ctx)
-	defer tcancel()
-	ticked := make(chan struct{})
-	go func() {
-		defer close(ticked)
-		_, _ = rt.Tick(tctx, top, TickOptions{})
-	}()
 	released := false
 	free := func() {
 		if !released {
@@ -80,24 +46,16 @@ func TestRetriedTreeCancelStopsADescendantBusyInANodeBeforeItsNextEffect(t *test
 		}
 	}
 	defer free()
-	select {
-	case <-inNode:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the leaf's node never ran")
+	think := func(ctx context.Context, run *durable.RunState, _ *RunContext) (StepPlan, error) {
+		inNode <- struct{}{}
+		<-release // a long computation
+		return Request(&durable.Effect{Type: "tool", Payload: map[string]any{}, ResultKey: "a"}, "done"), nil
 	}
-	run, err := rt.GetState(ctx, top)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := WaitedChild(run)
-	if leaf == "" || !rt.Busy(leaf) {
-		t.Fatalf("setup: leaf %q not busy in this process", leaf)
-	}
+	b := startBusyLeafTree(t, Config{Handlers: map[durable.EffectType]Handler{"tool": {Func: call}}},
+		think, inNode, "the leaf's node never ran")
+	rt, leaf, ticked, tcancel := b.rt, b.leaf, b.ticked, b.tcancel
 
-	retriedTreeCancel(t, rt, top)
-	clock.Advance(time.Minute)
-	retried := make(chan struct{})
-	go func() { defer close(retried); rt.RetryFollowUps(ctx) }()
+	retried := b.retryKeptCancel(t)
 	// The node returns once the cancel has asked the leaf to stop (or has
 	// returned without waiting for it).
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
@@ -113,7 +71,7 @@ func TestRetriedTreeCancelStopsADescendantBusyInANodeBeforeItsNextEffect(t *test
 	free()
 	for _, w := range []struct {
 		what string
-		done chan struct{}
+		done <-chan struct{}
 	}{{"RetryFollowUps", retried}, {"the tick driving the leaf", ticked}} {
 		select {
 		case <-w.done:

@@ -17,15 +17,21 @@ func askThenSpin(steps int) *runtime.Workflow {
 		"ask": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "go?"}, ResultKey: "answer"}, "spin"), nil
 		},
-		"spin": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			n, _ := runtime.AsInt(run.Vars["n"])
-			if n >= int64(steps) {
-				return runtime.Complete(map[string]any{"n": n}), nil
-			}
-			run.Vars["n"] = n + 1
-			return runtime.Next("spin"), nil
-		},
+		"spin": spinNode(steps, func(n int64) runtime.StepPlan { return runtime.Complete(map[string]any{"n": n}) }),
 	}}
+}
+
+// spinNode takes steps steps, counting them in the run's var n, then
+// goes on as then says for that count.
+func spinNode(steps int, then func(n int64) runtime.StepPlan) runtime.NodeFunc {
+	return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+		n, _ := runtime.AsInt(run.Vars["n"])
+		if n >= int64(steps) {
+			return then(n), nil
+		}
+		run.Vars["n"] = n + 1
+		return runtime.Next("spin"), nil
+	}
 }
 
 // TestAdvanceDrivesOnARunRespondLeftRunning: Respond, like
