@@ -619,7 +619,7 @@ func payloadInt(v any, def int64) int64 {
 		if f != f {
 			return def
 		}
-		return saturatedInt(f)
+		return pyval.SaturatedInt(f)
 	}
 	return def
 }
@@ -641,7 +641,7 @@ func strictInt(v any) (int64, bool) {
 		if f != f {
 			return 0, false
 		}
-		return saturatedInt(f), true
+		return pyval.SaturatedInt(f), true
 	}
 	return 0, false
 }

@@ -75,10 +75,10 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		if v := p["max_messages"]; v != nil {
 			if _, isBool := v.(bool); !isBool {
 				if f, isNum := AsFloat(v); isNum {
-					n, ok = saturatedInt(f), true
+					n, ok = pyval.SaturatedInt(f), true
 				} else if s, isStr := v.(string); isStr {
 					if f, err := strconv.ParseFloat(pyval.Strip(s), 64); err == nil {
-						n, ok = saturatedInt(f), true
+						n, ok = pyval.SaturatedInt(f), true
 					}
 				}
 			}

@@ -121,7 +121,7 @@ func pyInt(v any) (int64, bool) {
 		return n, true
 	}
 	if f, ok := AsFloat(v); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
-		return saturatedInt(f), true // Python's int has no bound; ours stops at int64's
+		return pyval.SaturatedInt(f), true // Python's int has no bound; ours stops at int64's
 	}
 	return 0, false
 }

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 
@@ -155,18 +154,6 @@ func AsInt(v any) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// saturatedInt is f truncated to an int64, clamped at its bounds (Go's
-// conversion of an out-of-range float is undefined: MinInt64 on amd64).
-func saturatedInt(f float64) int64 {
-	switch {
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
 }
 
 // AsFloat is AsInt for any JSON number, read as a float64.

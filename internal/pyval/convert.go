@@ -93,6 +93,20 @@ func ToIntViaFloat(v any) (int64, error) {
 	return FloatToInt(f)
 }
 
+// SaturatedInt is f truncated toward zero to an int64, clamped at its
+// bounds (infinities included), where Python's int(f) gives a big int and
+// Go's conversion of an out-of-range float is undefined (MinInt64 on
+// amd64). NaN is the caller's to refuse.
+func SaturatedInt(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
 // FloatToInt truncates f toward zero like Python's int(f). Values outside
 // the int64 range are an error (Python would produce a big int).
 func FloatToInt(f float64) (int64, error) {

@@ -158,15 +158,10 @@ func intOf(num json.Number) (int64, bool) {
 		return n, true // ParseInt saturates an integer out of range
 	}
 	f, err := strconv.ParseFloat(string(num), 64)
-	switch {
-	case math.IsNaN(f) || err != nil && !errors.Is(err, strconv.ErrRange):
+	if math.IsNaN(f) || err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, false
-	case f >= math.MaxInt64:
-		return math.MaxInt64, true
-	case f <= math.MinInt64:
-		return math.MinInt64, true
 	}
-	return int64(f), true
+	return pyval.SaturatedInt(f), true
 }
 
 func cloneCommand(c *durable.CommandRecord) *durable.CommandRecord {

@@ -206,15 +206,10 @@ func cursorOf(v any) (int64, error) {
 	case int64:
 		return x, nil
 	case float64:
-		switch {
-		case math.IsNaN(x):
+		if math.IsNaN(x) {
 			return 0, errors.New("cursor NaN is not an integer")
-		case x >= math.MaxInt64:
-			return math.MaxInt64, nil
-		case x <= math.MinInt64:
-			return math.MinInt64, nil
 		}
-		return int64(x), nil
+		return pyval.SaturatedInt(x), nil
 	case string:
 		return cursorOfText(x)
 	case []byte:
