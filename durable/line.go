@@ -168,7 +168,7 @@ func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
 		o.buf = strconv.AppendInt(o.buf, int64(attempt), 10)
 	}
 	o.any("idempotency_key", s.emptyNotNull.str(emptyIdempotencyKey, s.IdempotencyKey))
-	o.nullStr("prev_hash", s.PrevHash)
+	o.nullStrKeep("prev_hash", s.PrevHash, s.emptyNotNull&emptyPrevHash != 0)
 	o.nullStr("record_hash", s.RecordHash)
 	o.nullStr("signature", s.Signature)
 	if len(s.Extra) > 0 {

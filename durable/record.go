@@ -50,11 +50,12 @@ type StepRecord struct {
 	RecordHash     string
 	Signature      string
 
-	// emptyNotNull records which of Error, ActorID, SessionID and
-	// IdempotencyKey were read as "" rather than null: Python keeps the
-	// two apart (a run started with actor_id=""), and a record re-encoded
-	// or hashed must write what was read, or a chain Python wrote would
-	// not verify.
+	// emptyNotNull records which of Error, ActorID, SessionID,
+	// IdempotencyKey and PrevHash were read as "" rather than null: Python
+	// keeps the two apart (a run started with actor_id=""), and a record
+	// re-encoded or hashed must write what was read, or a chain Python
+	// wrote would not verify, and a prev_hash edited from null to "" would
+	// go unnoticed (see SetPrevHash).
 	emptyNotNull emptyFields
 
 	// absent records which members the object read lacked (an older
@@ -138,7 +139,7 @@ func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 	member(recSessionID, "session_id", s.emptyNotNull.str(emptySession, s.SessionID))
 	member(recAttempt, "attempt", s.attemptValue())
 	member(recIdempotencyKey, "idempotency_key", s.emptyNotNull.str(emptyIdempotencyKey, s.IdempotencyKey))
-	o = append(o, pyjson.KV{Key: "prev_hash", Value: nullString(s.PrevHash)})
+	o = append(o, pyjson.KV{Key: "prev_hash", Value: s.emptyNotNull.str(emptyPrevHash, s.PrevHash)})
 	if withHash {
 		member(recRecordHash, "record_hash", nullString(s.RecordHash))
 		member(recSignature, "signature", nullString(s.Signature))
@@ -147,6 +148,21 @@ func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 		o = append(o, pyjson.KV{Key: k, Value: s.Extra[k]})
 	}
 	return o
+}
+
+// SetPrevHash sets the hash of the record before this one, "" for none,
+// which is written as null whatever prev_hash the record was read with:
+// the link a chaining store gives a record it appends.
+func (s *StepRecord) SetPrevHash(h string) {
+	s.PrevHash = h
+	s.emptyNotNull &^= emptyPrevHash
+}
+
+// PrevHashEmptyNotNull reports whether the record holds prev_hash "" rather
+// than null: it was read so and PrevHash is still "". Python tells the two
+// apart when it checks a chain's links.
+func (s *StepRecord) PrevHashEmptyNotNull() bool {
+	return s.PrevHash == "" && s.emptyNotNull&emptyPrevHash != 0
 }
 
 // attemptValue is the wire value of attempt: a copy of the value read
@@ -447,6 +463,7 @@ func (s *StepRecord) set(key string, v any) error {
 		s.emptyNotNull.note(emptyIdempotencyKey, v)
 	case "prev_hash":
 		s.PrevHash, err = asString(key, v)
+		s.emptyNotNull.note(emptyPrevHash, v)
 	case "record_hash":
 		m = recRecordHash
 		s.RecordHash, err = asString(key, v)
@@ -497,6 +514,7 @@ const (
 	emptyResultKey
 	emptyParent
 	emptyIdempotencyKey
+	emptyPrevHash
 )
 
 // note adds f when the JSON value v read for it is "", and removes it

@@ -115,7 +115,10 @@ func (s *Store) stripe(runID string) *sync.Mutex {
 
 func chain(records []*durable.StepRecord, head string) error {
 	for _, r := range records {
-		r.PrevHash = head // the signature is the caller's, kept as Python keeps it
+		// A first record's link is null, as Python writes it, even if the
+		// caller's record was read with prev_hash "". The signature is the
+		// caller's, kept as Python keeps it.
+		r.SetPrevHash(head)
 		h, err := RecordHash(r)
 		if err != nil {
 			return err
@@ -149,13 +152,16 @@ func RecordHash(r *durable.StepRecord) (string, error) {
 // {index, type, expected_prev_hash, actual_prev_hash} for a
 // prev_hash_mismatch, {index, type, stored, computed} for a
 // record_hash_mismatch, {index, type} for a missing_record_hash.
+// ActualPrevEmpty marks an ActualPrev that was "" rather than null in the
+// record (written as "").
 type ChainError struct {
-	Index        int    `json:"index"`
-	Type         string `json:"type"` // prev_hash_mismatch | missing_record_hash | record_hash_mismatch
-	ExpectedPrev string `json:"expected_prev_hash,omitempty"`
-	ActualPrev   string `json:"actual_prev_hash,omitempty"`
-	Stored       string `json:"stored,omitempty"`
-	Computed     string `json:"computed,omitempty"`
+	Index           int    `json:"index"`
+	Type            string `json:"type"` // prev_hash_mismatch | missing_record_hash | record_hash_mismatch
+	ExpectedPrev    string `json:"expected_prev_hash,omitempty"`
+	ActualPrev      string `json:"actual_prev_hash,omitempty"`
+	ActualPrevEmpty bool   `json:"-"`
+	Stored          string `json:"stored,omitempty"`
+	Computed        string `json:"computed,omitempty"`
 }
 
 // MarshalJSON writes the keys of e's type (see ChainError).
@@ -168,12 +174,16 @@ func (e ChainError) MarshalJSON() ([]byte, error) {
 	}
 	switch e.Type {
 	case "prev_hash_mismatch":
+		actual := null(e.ActualPrev)
+		if e.ActualPrev == "" && e.ActualPrevEmpty {
+			actual = &e.ActualPrev
+		}
 		return json.Marshal(struct {
 			Index        int     `json:"index"`
 			Type         string  `json:"type"`
 			ExpectedPrev *string `json:"expected_prev_hash"`
 			ActualPrev   *string `json:"actual_prev_hash"`
-		}{e.Index, e.Type, null(e.ExpectedPrev), null(e.ActualPrev)})
+		}{e.Index, e.Type, null(e.ExpectedPrev), actual})
 	case "record_hash_mismatch":
 		return json.Marshal(struct {
 			Index    int     `json:"index"`
@@ -210,8 +220,10 @@ func VerifyLedgerChain(records []*durable.StepRecord) Report {
 		}
 	}
 	for i, r := range records {
-		if r.PrevHash != expected {
-			add(ChainError{Index: i, Type: "prev_hash_mismatch", ExpectedPrev: expected, ActualPrev: r.PrevHash})
+		// expected is null or a record_hash, never "": a prev_hash stored
+		// as "" is a broken link, as in Python.
+		if empty := r.PrevHashEmptyNotNull(); r.PrevHash != expected || empty {
+			add(ChainError{Index: i, Type: "prev_hash_mismatch", ExpectedPrev: expected, ActualPrev: r.PrevHash, ActualPrevEmpty: empty})
 		}
 		if r.RecordHash == "" {
 			add(ChainError{Index: i, Type: "missing_record_hash"})

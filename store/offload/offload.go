@@ -180,7 +180,12 @@ func (s *Store) restore(ctx context.Context, runID string, v any) (any, error) {
 func copySeq(dst, src []*durable.StepRecord) {
 	for i := range dst {
 		dst[i].Seq = src[i].Seq
-		dst[i].PrevHash, dst[i].RecordHash, dst[i].Signature = src[i].PrevHash, src[i].RecordHash, src[i].Signature
+		if !src[i].PrevHashEmptyNotNull() {
+			// A chaining store set it (a first record's "" read as such
+			// then written as null); otherwise both still hold "" as read.
+			dst[i].SetPrevHash(src[i].PrevHash)
+		}
+		dst[i].RecordHash, dst[i].Signature = src[i].RecordHash, src[i].Signature
 	}
 }
 
