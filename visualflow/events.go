@@ -51,10 +51,7 @@ func (s *step) runOnEvent(n *node) (runtime.StepPlan, error) {
 		resolved = map[string]any{}
 	}
 	cfg := eventConfig(n)
-	name := trimmed(firstNonNull(resolved, "name", "event_name"))
-	if name == "" {
-		name = trimmed(firstNonNull(cfg, "name", "event_name"))
-	}
+	name := eventName(resolved, cfg)
 	if name == "" {
 		name = "*"
 	}
@@ -88,11 +85,14 @@ func (s *step) runOnSchedule(n *node) (runtime.StepPlan, error) {
 	if spec == "" {
 		spec = "15s"
 	}
+	// As the reference: the config counts only as a real boolean, and a pin
+	// value is read with Python's bool(), so the text "false" is true.
 	recurrent := true
-	if v, ok := resolved["recurrent"]; ok && v != nil {
-		recurrent = pyval.CoerceBool(v)
-	} else if v, ok := cfg["recurrent"]; ok && v != nil {
-		recurrent = pyval.CoerceBool(v)
+	if v, ok := cfg["recurrent"].(bool); ok {
+		recurrent = v
+	}
+	if v := resolved["recurrent"]; v != nil {
+		recurrent = pyval.Truthy(v)
 	}
 	var until time.Time
 	if m := intervalRE.FindStringSubmatch(spec); m != nil {
@@ -122,9 +122,11 @@ func (s *step) runEmitEvent(n *node) (runtime.StepPlan, error) {
 		resolved = map[string]any{}
 	}
 	cfg, _ := n.Data["effectConfig"].(map[string]any)
-	name := trimmed(firstNonNull(resolved, "name", "event_name"))
+	name := eventName(resolved, cfg)
 	if name == "" {
-		name = trimmed(firstNonNull(cfg, "name", "event_name"))
+		// The reference fails here when a blank pin hides the config name;
+		// the configured name is the more useful reading.
+		name = pyval.Strip(configEventName(cfg))
 	}
 	if name == "" {
 		return runtime.StepPlan{}, fmt.Errorf("node %s (emit_event): event name is required", n.ID)
@@ -142,8 +144,14 @@ func (s *step) runEmitEvent(n *node) (runtime.StepPlan, error) {
 	default:
 		payload = map[string]any{"value": x}
 	}
-	session := trimmed(resolved["session_id"])
-	if session == "" {
+	// A session_id pin holding anything (even blank or not a string)
+	// replaces the configured target, as in the reference.
+	var session string
+	if v := resolved["session_id"]; v != nil {
+		if str, ok := v.(string); ok {
+			session = pyval.Strip(str)
+		}
+	} else {
 		session = trimmed(firstNonNull(cfg, "session_id", "sessionId"))
 	}
 	seqs := objectAt(s.tmp, "event_seq")
@@ -157,4 +165,26 @@ func (s *step) runEmitEvent(n *node) (runtime.StepPlan, error) {
 		p["session_id"] = session
 	}
 	return s.effectPlan(n, durable.EffectEmitEvent, p, n.linear), nil
+}
+
+// eventName is the reference's str(pin name or pin event_name or config
+// name).strip(): the first truthy pin wins, even when it is only
+// whitespace (which then reads as blank rather than falling back), and a
+// non-string pin is read as Python's str().
+func eventName(resolved, cfg map[string]any) string {
+	v := pyval.GetOr(resolved, "name", "event_name")
+	if !pyval.Truthy(v) {
+		v = configEventName(cfg)
+	}
+	return pyval.Strip(pyval.StrOrEmpty(v))
+}
+
+// configEventName is the configured name (config name or event_name),
+// used only when it is a non-blank string.
+func configEventName(cfg map[string]any) string {
+	s, _ := pyval.GetOr(cfg, "name", "event_name").(string)
+	if pyval.Strip(s) == "" {
+		return ""
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -82,5 +83,104 @@ func TestEvents_ListenerReceivesAndRearms(t *testing.T) {
 	}
 	if resumes != 2 {
 		t.Fatalf("listener resumed %d times, want 2: %v", resumes, ledgerKinds(recs))
+	}
+}
+
+// TestOnEvent_NameReadsLikeThePythonReference: the reference's listener
+// name is str(pin name or pin event_name or config name).strip(), blank →
+// "*" (event_adapter.create_on_event_node_handler). So a whitespace-only
+// pin listens to every event instead of the configured one, an empty name
+// pin gives way to the event_name pin, a number pin is read as its text,
+// and an empty config name gives way to the config event_name.
+func TestOnEvent_NameReadsLikeThePythonReference(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		pins, cfg map[string]any
+		want      string
+	}{
+		{"whitespace pin is the wildcard", map[string]any{"name": "  "}, map[string]any{"name": "cfg"}, "*"},
+		{"empty pin uses the config", map[string]any{"name": ""}, map[string]any{"name": "cfg"}, "cfg"},
+		{"empty name pin uses the event_name pin", map[string]any{"name": "", "event_name": "alt"}, map[string]any{"name": "cfg"}, "alt"},
+		{"number pin is its text", map[string]any{"name": int64(5)}, map[string]any{"name": "cfg"}, "5"},
+		{"empty config name uses the config event_name", nil, map[string]any{"name": "", "event_name": "ev2"}, "ev2"},
+		{"pin is trimmed", map[string]any{"name": " x "}, nil, "x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			data := map[string]any{"pinDefaults": c.pins}
+			if c.cfg != nil {
+				data["eventConfig"] = c.cfg
+			}
+			flow := rsFlow("ev", "listen", []map[string]any{
+				rsNode("listen", "on_event", []string{"scope:string", "name:any", "event_name:any"},
+					[]string{"exec-out:exec"}, data),
+			})
+			_, st := startRunWith(t, flow, CompileOptions{}, map[string]any{})
+			if st.Status != durable.RunWaiting || st.Waiting == nil {
+				t.Fatalf("status %s (%s), want waiting for the event", st.Status, st.Error)
+			}
+			if !strings.HasSuffix(st.Waiting.WaitKey, ":"+c.want) {
+				t.Fatalf("wait key %q, want event name %q", st.Waiting.WaitKey, c.want)
+			}
+		})
+	}
+}
+
+// TestEmitEvent_SessionPinReplacesConfigLikeThePythonReference: in the
+// reference only an absent (or null) session_id pin falls back to
+// effectConfig.session_id/sessionId; a blank or non-string pin value means
+// "no target session" (event_adapter.create_emit_event_node_handler), so
+// the event goes to the emitter's own session.
+func TestEmitEvent_SessionPinReplacesConfigLikeThePythonReference(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		pin  any // nil leaves the pin default out
+		want any // nil: no session_id in the effect
+	}{
+		{"blank pin drops the config", "", nil},
+		{"whitespace pin drops the config", "   ", nil},
+		{"non-string pin drops the config", int64(5), nil},
+		{"absent pin uses the config", nil, "s2"},
+		{"pin is trimmed", " s3 ", "s3"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			defaults := map[string]any{}
+			if c.pin != nil {
+				defaults["session_id"] = c.pin
+			}
+			flow := rsFlow("em", "start", []map[string]any{
+				rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
+				rsNode("emit", "emit_event", []string{"exec-in:exec", "name:string", "payload:any", "session_id:any"},
+					[]string{"exec-out:exec"}, map[string]any{"pinDefaults": defaults,
+						"effectConfig": map[string]any{"name": "ping", "sessionId": "s2"}}),
+			}, "start.exec-out>emit.exec-in")
+			rt, st := startRunWith(t, flow, CompileOptions{}, map[string]any{})
+			if st.Status != durable.RunCompleted {
+				t.Fatalf("status %s (%s)", st.Status, st.Error)
+			}
+			recs, err := rt.GetLedger(context.Background(), st.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, r := range recs {
+				// Skip the host's own status events; check the node's emission.
+				if r.Effect == nil || r.Effect.Type != durable.EffectEmitEvent || r.Effect.Payload["name"] != "ping" {
+					continue
+				}
+				found = true
+				if got := r.Effect.Payload["session_id"]; got != c.want {
+					t.Fatalf("session_id = %#v, want %#v", got, c.want)
+				}
+			}
+			if !found {
+				t.Fatal("no emit_event effect for ping in the ledger")
+			}
+		})
 	}
 }
