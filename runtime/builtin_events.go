@@ -112,12 +112,16 @@ type delivery struct {
 	// failed joins the deliveries that failed other than by a race the
 	// listener won (it moved on, or was paused, meanwhile).
 	failed error
+	// notReached lists the listeners left waiting because ctx ended
+	// before their turn (paused ones excluded).
+	notReached []string
 }
 
 // deliver resumes the waiting event runs whose wait key is one of keys,
 // most recently updated first (as Python lists them), each ticked for up
 // to maxSteps steps right away when maxSteps > 0, under listenerCtx. It
-// stops at the first listener after ctx ends.
+// stops at the first listener after ctx ends, listing those left in
+// notReached.
 func (r *Runtime) deliver(ctx, listenerCtx context.Context, d *driver, keys []string, envelope map[string]any, maxSteps int) (delivery, error) {
 	var out delivery
 	out.resumed = []any{}
@@ -127,9 +131,15 @@ func (r *Runtime) deliver(ctx, listenerCtx context.Context, d *driver, keys []st
 	if err != nil {
 		return out, fmt.Errorf("listing event listeners: %w", err)
 	}
-	for _, l := range runs {
+	for i, l := range runs {
 		if ctx.Err() != nil {
-			break // the caller reports the interruption
+			// The caller reports the interruption.
+			for _, rest := range runs[i:] {
+				if !IsPaused(rest) {
+					out.notReached = append(out.notReached, rest.RunID)
+				}
+			}
+			break
 		}
 		if IsPaused(l) {
 			continue
@@ -228,9 +238,9 @@ type EmitParams struct {
 // workflow this runtime does not serve is resumed without being driven:
 // it is left running for a runtime that serves its workflow (its
 // scheduler's Recover drives it). Listeners it could not resume (another
-// runner holding one busy, a store error) are reported in the error,
-// beside the ids of those it did; a listener that moved on or was paused
-// meanwhile is not an error.
+// runner holding one busy, a store error, ctx ending before their turn)
+// are reported in the error, beside the ids of those it did; a listener
+// that moved on or was paused meanwhile is not an error.
 func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error) {
 	scope := pyval.Lower(pyval.Strip(p.Scope))
 	if scope == "" {
@@ -269,8 +279,21 @@ func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error)
 		return nil, err
 	}
 	d.drain(ctx)
-	if res.failed != nil {
-		return res.deliveredTo, fmt.Errorf("emit event %s: %w", key, res.failed)
+	failed := res.failed
+	if len(res.notReached) > 0 {
+		// Nothing keeps the event for them: the host must know the emit
+		// did not reach them (and may emit again: delivery is
+		// at-least-once, those resumed no longer wait).
+		ids := res.notReached
+		more := ""
+		if len(ids) > 10 { // the count says the rest
+			ids, more = ids[:10], " ..."
+		}
+		failed = errors.Join(failed, fmt.Errorf("delivery interrupted, %d listener(s) not reached (%s%s): %w",
+			len(res.notReached), strings.Join(ids, ", "), more, context.Cause(ctx)))
+	}
+	if failed != nil {
+		return res.deliveredTo, fmt.Errorf("emit event %s: %w", key, failed)
 	}
 	return res.deliveredTo, nil
 }

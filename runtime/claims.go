@@ -188,7 +188,7 @@ func (r *Runtime) claimAs(ctx context.Context, runID string, force bool, from st
 	// when renewals keep failing, and a runner cut off from the store must
 	// stop its effect before another may take the run, also when its host
 	// passed time.Now as the clock.
-	h.expiry = time.AfterFunc(h.untilExpiry(sent), h.expire)
+	h.expiry = time.AfterFunc(h.extend(sent), h.expire)
 	h.mu.Unlock()
 	return work, h, nil
 }
@@ -231,21 +231,35 @@ type claimHold struct {
 
 	mu       sync.Mutex // serialises renewals with release
 	timer    *time.Timer
-	expiry   *time.Timer // fires when the claim may have expired unrenewed; nil with a custom Clock
+	expiry   *time.Timer // fires when the claim may have expired unrenewed
 	released atomic.Bool
+	// deadline is when expiry is due, in claimClock nanoseconds: lost
+	// reads it too, since a process frozen past it (SIGSTOP, a long GC
+	// pause, a suspended VM) runs on for a moment before the overdue
+	// timer fires, and must not commit or start an effect meanwhile.
+	deadline atomic.Int64
 
 	lostMu  sync.Mutex // not mu: a renewal hung on a store out of reach holds that one
 	lostErr error
 }
 
-// untilExpiry is how long from now the runner keeps working on a claim
-// whose last taking or renewal was sent at sent: the store set its expiry
-// at least a TTL after that moment, and the work stops a tenth of the TTL
-// before, so that the effect in flight has stopped when another runner
-// may take the run.
-func (h *claimHold) untilExpiry(sent time.Time) time.Duration {
+// claimEpoch is the origin of claimClock.
+var claimEpoch = time.Now()
+
+// claimClock is the monotonic time in nanoseconds since claimEpoch: it
+// does not jump with the wall clock, and reading it does not allocate.
+func claimClock() int64 { return int64(time.Since(claimEpoch)) }
+
+// extend records the local expiry of a claim whose last taking or
+// renewal was sent at sent, and returns how long from now it is: the
+// store set its expiry at least a TTL after that moment, and the work
+// stops a tenth of the TTL before, so that the effect in flight has
+// stopped when another runner may take the run.
+func (h *claimHold) extend(sent time.Time) time.Duration {
 	ttl := h.r.claims.ttl
-	return time.Until(sent.Add(ttl - ttl/10))
+	until := time.Until(sent.Add(ttl - ttl/10))
+	h.deadline.Store(claimClock() + int64(until))
+	return until
 }
 
 func (h *claimHold) renew() {
@@ -268,8 +282,10 @@ func (h *claimHold) renew() {
 		return
 	case err != nil:
 		h.r.logger.WarnContext(h.base, "renewing run claim", "run_id", h.runID, "error", err)
-	case h.expiry != nil && h.lost() == nil:
-		h.expiry.Reset(h.untilExpiry(sent))
+	case h.recordedLoss() == nil:
+		// A recorded loss only, not lost(): a renewal that got through
+		// late is judged by the deadline it sets, not the one it replaces.
+		h.expiry.Reset(h.extend(sent))
 	}
 	h.timer.Reset(c.renew)
 }
@@ -299,11 +315,22 @@ func (h *claimHold) giveUp(err error, msg string) {
 }
 
 // lost returns the error of a lost claim, or nil while it is held. A nil
-// hold (no claims) is never lost.
+// hold (no claims) is never lost. A claim past its local expiry is lost
+// even before the expiry timer has fired (see deadline): a commit or an
+// effect asks here first.
 func (h *claimHold) lost() error {
 	if h == nil {
 		return nil
 	}
+	if err := h.recordedLoss(); err != nil || claimClock() < h.deadline.Load() {
+		return err
+	}
+	h.expire()
+	return h.recordedLoss()
+}
+
+// recordedLoss is the recorded loss, without the deadline check.
+func (h *claimHold) recordedLoss() error {
 	h.lostMu.Lock()
 	defer h.lostMu.Unlock()
 	return h.lostErr

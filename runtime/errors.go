@@ -39,9 +39,16 @@ type StaleResumeError struct {
 	Status   string
 	Expected string // the stored wait key ("" when not waiting)
 	Got      string
+	// NoWait: the run's status is waiting but it holds no wait (another
+	// writer may store one so: the wait is nullable), so there is nothing
+	// to answer and Expected means nothing.
+	NoWait bool
 }
 
 func (e *StaleResumeError) Error() string {
+	if e.NoWait {
+		return fmt.Sprintf("stale resume of run %s: run is not waiting (status %s but no wait stored)", e.RunID, e.Status)
+	}
 	if e.Status != "waiting" {
 		return fmt.Sprintf("stale resume of run %s: run is not waiting (status %s)", e.RunID, e.Status)
 	}

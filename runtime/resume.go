@@ -104,7 +104,7 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 	// answered like any wait, as Python's resume refuses paused runs only.
 	w := run.Waiting
 	if run.Status != durable.RunWaiting || w == nil {
-		return run, &StaleResumeError{RunID: run.RunID, Status: string(run.Status), Got: p.WaitKey}
+		return run, &StaleResumeError{RunID: run.RunID, Status: string(run.Status), Got: p.WaitKey, NoWait: run.Status == durable.RunWaiting}
 	}
 	if p.WaitKey != "" && (w.WaitKey != "" || p.Strict) && p.WaitKey != w.WaitKey {
 		return run, &StaleResumeError{RunID: run.RunID, Status: string(run.Status), Expected: w.WaitKey, Got: p.WaitKey}

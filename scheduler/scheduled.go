@@ -64,7 +64,7 @@ func (s *Scheduled) Respond(ctx context.Context, runID string, payload map[strin
 		return nil, err
 	}
 	if run.Status != durable.RunWaiting || run.Waiting == nil {
-		return nil, &runtime.StaleResumeError{RunID: runID, Status: string(run.Status)}
+		return nil, &runtime.StaleResumeError{RunID: runID, Status: string(run.Status), NoWait: run.Status == durable.RunWaiting}
 	}
 	if run.Waiting.WaitKey == "" {
 		if run.Waiting.Reason == durable.WaitUntil {
