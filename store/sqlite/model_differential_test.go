@@ -71,8 +71,7 @@ func modelSnapshot(t *testing.T, s modelComparable, ids []string, now time.Time)
 	return b.String()
 }
 
-// Review (AREA=sqlite): no defect was found in store/sqlite; these tests
-// are the probes that found none, kept as regression checks. They compare
+// Model-based regression checks. They compare
 // the SQLite store with the memory store (the reference of the store
 // contract) over seeded random commits, appends, deletes and reads:
 // an owned store with a tiny cache (evictions) whose redo queue is held
