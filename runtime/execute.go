@@ -134,6 +134,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 				s.pending = slices.DeleteFunc(s.pending, func(r *durable.StepRecord) bool { return r == started })
 				return Outcome{}, false, err
 			}
+			s.openAttempt = started
 		}
 		if !ok {
 			out = Failed(fmt.Sprintf("No effect handler registered for %s", eff.Type))

@@ -104,8 +104,10 @@ func limitsOf(run *durable.RunState) map[string]any {
 }
 
 // pyInt is Python's int(v) of a JSON value: numbers truncated toward
-// zero, booleans 0 and 1, decimal strings parsed; ok is false where
-// Python's would raise.
+// zero, booleans 0 and 1, strings in int()'s base-10 syntax (sign,
+// surrounding whitespace, underscores, any Unicode decimal digits); ok is
+// false where Python's would raise. A number past int64, which Python
+// keeps exact, is clamped to it.
 func pyInt(v any) (int64, bool) {
 	switch x := v.(type) {
 	case bool:
@@ -114,7 +116,7 @@ func pyInt(v any) (int64, bool) {
 		}
 		return 0, true
 	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		n, err := pyval.ToIndex(x)
 		return n, err == nil
 	}
 	if n, ok := AsInt(v); ok {

@@ -68,3 +68,34 @@ func TestUpdateLimitsReadableValuesAccepted(t *testing.T) {
 		t.Errorf("tokens %v; want max 32768 (the default for null), estimated_used 1", tok)
 	}
 }
+
+// The reads are Python's int(x or default), so a string is read in int()'s
+// syntax: PEP 515 underscores, surrounding whitespace, a sign, any Unicode
+// decimal digits. pyInt used strconv.ParseInt, so UpdateLimits refused
+// "1_000" and "١٢٠" as not integers, and a run whose _limits a Python
+// runtime had set to them was governed by the defaults instead. Strings
+// int() refuses are still refused.
+func TestUpdateLimitsReadsPythonIntStringSyntax(t *testing.T) {
+	f, id := limitsRun(t, nil)
+	ctx := context.Background()
+	if err := f.rt.UpdateLimits(ctx, id, map[string]any{
+		"max_iterations": "1_000", "current_iteration": "١٢٠", "max_tokens": " +65_536\n",
+	}); err != nil {
+		t.Fatalf("UpdateLimits with int() strings: %v", err)
+	}
+	st, err := f.rt.GetLimitStatus(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := st["iterations"].(map[string]any); it["max"] != int64(1000) || it["current"] != int64(120) {
+		t.Errorf("iterations %v; want current 120 of max 1000", it)
+	}
+	if tok := st["tokens"].(map[string]any); tok["max"] != int64(65536) {
+		t.Errorf("tokens %v; want max 65536", tok)
+	}
+	for _, bad := range []string{"1__000", "_1", "1_", "+-1", "1 000"} {
+		if err := f.rt.UpdateLimits(ctx, id, map[string]any{"max_iterations": bad}); err == nil || !strings.Contains(err.Error(), "is not an integer") {
+			t.Errorf("UpdateLimits(max_iterations %q) = %v; want it refused as int() refuses it", bad, err)
+		}
+	}
+}

@@ -52,6 +52,10 @@ type session struct {
 	inFlight     StepPlan
 	inFlightNode string // "" when no effect is in flight
 	loadChecked  bool
+	// openAttempt is the STARTED record of an attempt committed before
+	// its effect left the process, until a commit takes its end along
+	// (or the session drops its work): failUnserialisable closes it.
+	openAttempt *durable.StepRecord
 	// failing is the error the session is failing the run with.
 	failing string
 	// stoppedBy says why the session stopped before its step budget at a
@@ -138,6 +142,7 @@ func (s *session) commit(ctx context.Context) error {
 	s.pending = s.pending[:0]
 	s.dirty = false
 	s.commits++
+	s.openAttempt = nil
 	return nil
 }
 
@@ -168,6 +173,7 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 	s.dirty = false
 	s.dropped = true
 	s.inFlightNode, s.loadChecked = "", false
+	s.openAttempt = nil
 	if cur.Status.Terminal() || IsPaused(cur) {
 		return errStop
 	}
@@ -182,13 +188,16 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 
 // failUnserialisable fails the run because a node or handler put a value
 // in vars (or the output) that is not JSON. The last checkpoint is kept as
-// the base so nothing durable is lost; the error names the key path.
+// the base so nothing durable is lost; the error names the key path. The
+// failure is recorded against the checkpoint's node, and an attempt whose
+// STARTED record that checkpoint holds is closed: its effect ran, but its
+// outcome is dropped with the working copy.
 func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 	cur, err := s.r.store.RunGet(ctx, s.run.RunID)
 	if err != nil {
 		return fmt.Errorf("reloading run %s: %w", s.run.RunID, err)
 	}
-	node := s.run.CurrentNode
+	closing := s.closeOpenAttempt(cause)
 	s.run = cur
 	s.pending = s.pending[:0]
 	s.inFlightNode, s.loadChecked = "", false
@@ -199,6 +208,12 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 		s.dropped = true
 		return errStop
 	}
+	// The run ends here: the plan in flight its checkpoint may hold is
+	// never replayed.
+	clearEffectInFlight(cur.Vars)
+	if closing != nil {
+		s.pending = append(s.pending, closing)
+	}
 	s.dirty = true
 	msg := cause.Error()
 	if s.failing != "" {
@@ -206,7 +221,37 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 		// one to record; the writes that were not JSON are dropped.
 		msg = s.failing
 	}
-	return s.fail(ctx, node, msg)
+	return s.fail(ctx, cur.CurrentNode, msg)
+}
+
+// closeOpenAttempt returns the record that ends the committed attempt
+// still open (openAttempt), if any, when the session's uncommitted work is
+// about to be dropped because of cause: its pending end record if that
+// says it failed or was cancelled, else a failed end naming cause, as
+// checkOutcomeJSON words a handler's result that is not JSON.
+func (s *session) closeOpenAttempt(cause error) *durable.StepRecord {
+	started := s.openAttempt
+	s.openAttempt = nil
+	if started == nil {
+		return nil
+	}
+	for _, r := range s.pending {
+		if r.StepID == started.StepID && r != started &&
+			(r.Status == durable.StepFailed || r.Status == durable.StepCancelled) {
+			return r
+		}
+	}
+	end := *started
+	end.EndedAt = s.r.now()
+	end.Seq = 0
+	end.Status = durable.StepFailed
+	end.Result = nil
+	var typ durable.EffectType
+	if started.Effect != nil {
+		typ = started.Effect.Type
+	}
+	end.Error = fmt.Sprintf("handler of %s wrote a value that is not JSON: %v", typ, cause)
+	return &end
 }
 
 // fail ends the run as failed with msg, recording a failed step (unless
