@@ -44,7 +44,8 @@ import (
 // Result: tool envelope (tool name recall_memory, call id memory) whose
 // output is the rendered text (return "rendered" or "both"; "" for
 // "meta") and whose meta is {matches, span_ids} for "meta"/"both" (plus
-// effort / warnings), only {effort?, warnings?} for "rendered", or null.
+// effort / warnings), null for "rendered" (as in Python: its warnings
+// lead the text instead).
 //
 // Rendered text (as the Python runtime writes it):
 //
