@@ -315,7 +315,8 @@ func listenerRunID(root string, i int) string { return root + "-listener-" + str
 // root's id when it has none, which is the session its session-scoped
 // events name), vars = copies of the root's _runtime and _limits, each
 // ticked to its first wait. Listeners already there (a continued run) are
-// left as they are.
+// left as they are, but for one still running (a kill before its first
+// wait, or during its handling of an event), which is ticked on.
 func (d *bundleDriver) startListeners(ctx context.Context, root string) error {
 	if len(d.listeners) == 0 {
 		return nil
@@ -327,7 +328,15 @@ func (d *bundleDriver) startListeners(ctx context.Context, root string) error {
 	session := cmp.Or(r.SessionID, r.RunID)
 	for i, wf := range d.listeners {
 		id := listenerRunID(root, i)
-		if _, err := d.rt.GetState(ctx, id); err == nil {
+		if l, err := d.rt.GetState(ctx, id); err == nil {
+			// A kill or an interrupt between its start and its first
+			// wait left it running: nothing else drives a listener, and
+			// the root's events would miss it.
+			if l.Status == durable.RunRunning {
+				if _, err := d.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+					return fmt.Errorf("continuing event listener %s: %w", wf, err)
+				}
+			}
 			continue
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err

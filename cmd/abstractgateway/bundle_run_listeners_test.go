@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/visualflow"
+	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
 
 // eventsFlow: the root emits "ping" (session scope) once and ends with
@@ -62,5 +65,72 @@ func TestBundleRunStartsAndStopsListeners(t *testing.T) {
 	if l.Status != durable.RunCancelled || l.ParentRunID != root || l.SessionID != root {
 		t.Errorf("listener run: status %s (want cancelled: the root completed), parent %q, session %q (want the root's id for both)",
 			l.Status, l.ParentRunID, l.SessionID)
+	}
+}
+
+// A process killed (or interrupted: Tick then fails on the cancelled
+// context) between startListeners' Start of a listener run and its first
+// Tick leaves the listener "running" at its entry, never parked on its
+// wait_event. The printed continue command (--run-id ROOT) must finish
+// the job: visualflow.md §5.7 says the host starts each listener AND ticks
+// it to its first wait so that the root's emit_event reaches it;
+// skipped as an existing listener, it would miss the root's "ping"
+// (delivered 0) and the on_event branch would never run: the state left
+// would not be resumable to the same outcome as an uninterrupted run
+// (which delivers 1, TestBundleRunStartsAndStopsListeners): the continued
+// run ticks such a listener on.
+func TestBundleRunContinueTicksAListenerLeftRunning(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := packFlows(t, dir, "evmain.json", map[string]string{"evmain.json": eventsFlow})
+	data := filepath.Join(dir, "data")
+	ctx := t.Context()
+
+	// The state a kill right after the listener's Start leaves behind.
+	b, err := bundle.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := visualflow.CompileBundle(b, visualflow.BundleOptions{ReactPlaceholders: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, ok := cb.Flow("evmain")
+	if !ok || len(fi.Listeners) != 1 {
+		t.Fatalf("flow evmain: listeners %v", fi.Listeners)
+	}
+	reg, _ := runtime.NewRegistry()
+	if err := cb.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := openDataStore(ctx, data, storeAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: ds.st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, "evmain"), Vars: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.Listeners[0], RunID: listenerRunID(root, 0),
+		ParentRunID: root, SessionID: root, Vars: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The continue command the interrupted process printed.
+	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", data, "--run-id", root)
+	res := cliResult(t, out)
+	if code != 0 || res["status"] != "completed" {
+		t.Fatalf("bundle run --run-id: exit %d\n%s%s", code, out, errOut)
+	}
+	output, _ := res["output"].(map[string]any)
+	if d, _ := output["delivered"].(float64); d != 1 {
+		t.Errorf("continued root's emit_event delivered %v, want 1 (the listener left running by the kill must be ticked to its wait_event)\n%s", output["delivered"], errOut)
 	}
 }
