@@ -53,7 +53,9 @@ func TestFilesFollowTheUmaskAsPythonsDo(t *testing.T) {
 	if err := st.CursorSave(ctx, store.DefaultConsumer, 1); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"run_r1.json", "ledger_r1.jsonl", "commands.jsonl", "commands_cursor.json"} {
+	// gateway_runner.lock too: a Python runner of another member of the
+	// group appends its pid line to it (spec gateway-api §8.2).
+	for _, name := range []string{"run_r1.json", "ledger_r1.jsonl", "commands.jsonl", "commands_cursor.json", "gateway_runner.lock"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

@@ -41,7 +41,13 @@
 // on <dir>/.abstractgateway-store.lock while open, so a second store on
 // the same directory, in this process or another, fails to open with
 // ErrDirInUse instead of corrupting it; the kernel drops the lock when
-// the process ends, however it ends. Python's store takes no such lock.
+// the process ends, however it ends. Python's store takes no such lock,
+// but its gateway runner holds one on <dir>/gateway_runner.lock for its
+// whole life (spec gateway-api §8.2), so the store locks that file too
+// (creating it, and appending a "pid=<n>" line as Python does): it fails
+// to open with ErrDirInUse while a Python runner works on the directory,
+// and a Python runner started while it is open is refused, so the two
+// never tick the same runs. A directory opened read-only takes neither.
 // Run versions (store optimistic
 // concurrency) are not part of the Python JSON, so they live in memory:
 // a run found on disk when the store opens is at version 1 and every
@@ -116,7 +122,7 @@ type Store struct {
 	// takes them shared.
 	stripes [64]sync.RWMutex
 
-	lock *os.File // the directory lock, held until Close
+	locks []*os.File // the directory's locks (lockDir), held until Close
 	// readOnly tells a directory this process may not write: what other
 	// processes left there (staged commits, spares) is not touched.
 	readOnly bool
@@ -168,12 +174,12 @@ func New(cfg Config) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("jsonfile: creating data dir: %w", err)
 	}
-	lock, readOnly, err := lockDir(dir)
+	locks, readOnly, err := lockDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("jsonfile: %w", err)
 	}
 	s := &Store{
-		lock:     lock,
+		locks:    locks,
 		readOnly: readOnly,
 		dir:      dir,
 		noSync:   cfg.NoSync,
@@ -212,17 +218,24 @@ func (s *Store) open() error {
 	return s.loadCommands()
 }
 
-// ErrDirInUse reports a data directory another open store holds.
-var ErrDirInUse = errors.New("data dir in use by another store")
+// ErrDirInUse reports a data directory another open store holds, or a
+// (Python) gateway runner: the error names the lock file found held.
+var ErrDirInUse = errors.New("data dir in use by another store or gateway runner")
 
 // lockPath is the lock file of a data directory; Python's layout has no
 // file of that name, and its readers ignore it.
 func lockPath(dir string) string { return filepath.Join(dir, ".abstractgateway-store.lock") }
 
-// unlock drops the directory lock.
+// runnerLockPath is the file a Python gateway runner locks for its whole
+// life (spec gateway-api §8.2), which the store locks too. None of the
+// store's scans (run files, cursors, temps, spares, staged commits) takes
+// it for one of its files.
+func runnerLockPath(dir string) string { return filepath.Join(dir, "gateway_runner.lock") }
+
+// unlock drops the directory's locks, last taken first.
 func (s *Store) unlock() {
-	if s.lock != nil {
-		_ = s.lock.Close()
+	for i := len(s.locks) - 1; i >= 0; i-- {
+		_ = s.locks[i].Close()
 	}
 }
 

@@ -186,7 +186,7 @@ func TestOpenKeepsFilesOfOtherShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept = append(kept, sub)
-	for _, name := range []string{"run_r1.json", "run_r2.json", "commands.jsonl", "commands_cursor.json", ".abstractgateway-store.lock"} {
+	for _, name := range []string{"run_r1.json", "run_r2.json", "commands.jsonl", "commands_cursor.json", ".abstractgateway-store.lock", "gateway_runner.lock"} {
 		kept = append(kept, filepath.Join(dir, name))
 	}
 	reopenKeeping(t, dir, kept)
