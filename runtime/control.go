@@ -565,6 +565,7 @@ func markCancelled(run *durable.RunState, cause cancelCause) {
 	run.Status = durable.RunCancelled
 	run.Error = cause.reason
 	run.Waiting = nil
+	clearEffectInFlight(run.Vars) // never replayed: a terminal state keeps no plan in flight
 	rt := namespace(run.Vars, "_runtime")
 	// The control namespace is created if missing, as Python's setdefault does.
 	delete(namespace(rt, "control"), "paused")

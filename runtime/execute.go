@@ -73,21 +73,31 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 	// saving the state: Python's key finds it, whatever the store. On an
 	// atomic store only an external effect is looked up for a run of ours
 	// (a local one costs nothing to do again).
+	if pythonRun {
+		// The state is Python's save: its time bounds the Python records
+		// it accounts for, whatever our saves do to updated_at from now.
+		if _, kept := keptPythonSave(run.Vars, run.UpdatedAt); !kept && !run.UpdatedAt.IsZero() {
+			notePythonSave(run.Vars, run.UpdatedAt, run.UpdatedAt)
+		}
+	}
 	if lookPython := pythonRun || !s.r.atomic || !ok || !h.Local; lookPython {
 		var prior *durable.StepRecord
 		var err error
+		pythonRecord := false // prior was found under Python's key
 		if !s.r.atomic || pythonRun {
 			prior, err = s.r.findCompleted(ctx, run.RunID, key)
 		}
 		if err == nil && prior == nil {
 			prior, err = s.r.findCompleted(ctx, run.RunID, PythonIdempotencyKey(run.RunID, plan.NodeID, plan.Effect))
-			if prior != nil && !run.UpdatedAt.IsZero() && !prior.EndedAt.After(run.UpdatedAt.Time) {
-				// Python's key has no step count: a record the stored state
-				// already accounts for (it ended before that state was
-				// saved) is an earlier turn of a loop, not this effect's
-				// completion left unsaved by a kill.
+			if bound := pythonSaveBound(run); prior != nil && !bound.IsZero() && !prior.EndedAt.After(bound.Time) {
+				// Python's key has no step count: a record that ended
+				// before the state's last Python save (same clock; our
+				// own saves keep that time, see pythonSaveKey) is
+				// accounted for by the state, an earlier turn of a loop,
+				// not this effect's completion left unsaved by a kill.
 				prior = nil
 			}
+			pythonRecord = prior != nil
 		}
 		if err != nil {
 			return Outcome{}, false, err
@@ -107,6 +117,11 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 				}); err != nil {
 					return Outcome{}, false, fmt.Errorf("replaying effect %s of run %s: %w", eff.Type, run.RunID, err)
 				}
+			}
+			if pythonRecord {
+				// Reused: the state accounts for it from now on, and a
+				// later turn of a loop must not reuse it again.
+				notePythonSave(run.Vars, prior.EndedAt, run.UpdatedAt)
 			}
 			out := Completed(pyjson.Clone(prior.Result))
 			s.trace(plan.NodeID, key, eff, out, true, start)

@@ -118,7 +118,9 @@ func (s *session) commit(ctx context.Context) error {
 		// Another runner owns the run now; its version of the run wins.
 		return err
 	}
+	prev := s.run.UpdatedAt
 	s.run.UpdatedAt = s.r.now()
+	keepPythonSave(s.run.Vars, prev, s.run.UpdatedAt)
 	if s.inFlightNode != "" {
 		// The store copies or encodes the run within RunCommit.
 		setEffectInFlight(s.run.Vars, s.inFlightNode, s.inFlight, s.run.UpdatedAt)
@@ -269,6 +271,11 @@ func (s *session) fail(ctx context.Context, nodeID, msg string) error {
 // atomic). On a non-atomic store a replay whose terminal records are
 // already in the ledger does not append them twice.
 func (s *session) finish(ctx context.Context, status durable.RunStatus, errMsg string, output map[string]any) error {
+	// The run ends here: a plan in flight (a retry's back-off or an
+	// attempt a cancel cut) is never replayed, and no terminal state
+	// keeps one, nor one its last checkpoint recorded.
+	s.inFlightNode = ""
+	clearEffectInFlight(s.run.Vars)
 	s.run.Status = status
 	s.run.Waiting = nil
 	s.run.Error = errMsg

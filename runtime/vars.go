@@ -269,10 +269,12 @@ func setEffectInFlight(vars map[string]any, node string, plan StepPlan, checkpoi
 // a plan in flight that the last checkpoint recorded along with it: our
 // own writes between ticks (a host's pause, resume-run or limits, a memory
 // note into the run) leave the plan to be executed again; only a save by a
-// runtime that does not know the key makes it stale.
+// runtime that does not know the key makes it stale. The time of a
+// Python save they write over is kept (keepPythonSave).
 func touchUpdated(run *durable.RunState, now durable.Time) {
 	prev := run.UpdatedAt
 	run.UpdatedAt = now
+	keepPythonSave(run.Vars, prev, now)
 	rt, _ := run.Vars["_runtime"].(map[string]any)
 	m, _ := rt[effectInFlightKey].(map[string]any)
 	if m == nil {
@@ -332,4 +334,74 @@ func takeEffectInFlight(vars map[string]any, node string, updatedAt durable.Time
 	next, _ := m["next_node"].(string)
 	return StepPlan{NodeID: planNode, NextNode: next,
 		Effect: &durable.Effect{Type: durable.EffectType(typ), Payload: payload, ResultKey: resultKey}}, true
+}
+
+// pythonSaveKey, under vars._runtime, keeps for a run the Python runtime
+// saved the time of that save ("at", on the Python host's clock) while
+// this runtime saves the run over it ("kept_at": the updated_at of the
+// save that kept it). Python's idempotency key has no step count: a
+// completed record found under it is this effect's completion a kill
+// left unsaved only if it ended after the state's last Python save, the
+// only save whose time is on the record's clock. Our own saves (a tick's
+// commits, a host's pause, resume-run or limits update) move updated_at
+// with our clock and must not move that bound: it is kept here. "at" is
+// raised to the end of a Python record we reused (the state accounts for
+// it from then on, and a later loop turn must not reuse it again). The
+// key holds while updated_at is kept_at; a save by Python since (which
+// keeps the key it does not know) makes updated_at the bound again. A run
+// we started (it has an effect_seq) and Python never saved gets no key.
+const pythonSaveKey = "python_save"
+
+// pythonSaveBound returns the time up to which the records the Python
+// runtime wrote are accounted for by run's state (see pythonSaveKey).
+func pythonSaveBound(run *durable.RunState) durable.Time {
+	if at, ok := keptPythonSave(run.Vars, run.UpdatedAt); ok {
+		return at
+	}
+	return run.UpdatedAt
+}
+
+// keptPythonSave returns the Python save time pythonSaveKey keeps, if a
+// save of ours with updated_at kept it.
+func keptPythonSave(vars map[string]any, updatedAt durable.Time) (durable.Time, bool) {
+	rt, _ := vars["_runtime"].(map[string]any)
+	m, _ := rt[pythonSaveKey].(map[string]any)
+	if m == nil {
+		return durable.Time{}, false
+	}
+	kept, _ := m["kept_at"].(string)
+	if t, err := durable.ParseTime(kept); err != nil || !t.Equal(updatedAt.Time) {
+		return durable.Time{}, false
+	}
+	at, _ := m["at"].(string)
+	t, err := durable.ParseTime(at)
+	if err != nil {
+		return durable.Time{}, false
+	}
+	return t, true
+}
+
+// notePythonSave records in vars that the records Python wrote up to at
+// are accounted for by the state saved at updatedAt (see pythonSaveKey).
+func notePythonSave(vars map[string]any, at, updatedAt durable.Time) {
+	if rt := namespace(vars, "_runtime"); rt != nil {
+		rt[pythonSaveKey] = map[string]any{"at": at.String(), "kept_at": updatedAt.String()}
+	}
+}
+
+// keepPythonSave is called when a save of ours moves a run's updated_at
+// from prev to now: the time of the Python runtime's last save is kept in
+// vars (pythonSaveKey) for a run Python saved last (one without an
+// effect_seq, or one whose key a Python save made stale), and carried
+// along once kept. A run of ours pays two map look-ups.
+func keepPythonSave(vars map[string]any, prev, now durable.Time) {
+	rt, _ := vars["_runtime"].(map[string]any)
+	if _, has := rt[pythonSaveKey]; (!has && hasEffectSeq(vars)) || prev.IsZero() {
+		return
+	}
+	at, ok := keptPythonSave(vars, prev)
+	if !ok {
+		at = prev // saved last by Python
+	}
+	notePythonSave(vars, at, now)
 }
