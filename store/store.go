@@ -85,7 +85,11 @@ type CommitParams struct {
 	// RandomID tells, with Create, that the caller has just generated
 	// Run.RunID at random (a UUID4): no run or ledger can have it yet, so
 	// a store may skip looking for one. A store that does look still
-	// returns ErrAlreadyExists.
+	// returns ErrAlreadyExists. Setting it for an id that is not new breaks
+	// the contract and is not recovered from: the SQLite store refuses it
+	// while the run is in its cache or redo log, but past that it may
+	// queue the create and then fail every later write when applying it.
+	// The runtime sets it only for the UUID4s it draws itself.
 	RandomID bool
 	// Handoff tells that the caller gives Run to the store: after a commit
 	// that succeeds, it neither reads nor changes Run again, and Run's

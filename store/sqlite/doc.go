@@ -26,7 +26,8 @@
 // fills them again when it opens the database), whenever our commit
 // changes run_json
 // (newer_python.go); migration 018 lets migration 014's paused-run
-// triggers match either spacing.
+// triggers match either spacing, and 019 makes them (and 016's) count only
+// the boolean true as a pause, as store.Deadline does.
 //
 // # Pages per commit
 //
@@ -185,8 +186,8 @@
 // database written by Python rebuilds wait_index in that form (migration
 // 003), adding the WAIT_EVENT timeouts Python does not index. Python
 // writes later deadlines as its nodes gave them; the rows in another form
-// are listed through a partial index (migration 015) and compared by
-// their parsed times.
+// (an all-zero fraction included) are listed through a partial index
+// (migrations 015, 020) and compared by their parsed times.
 //
 // # Cancellation
 //

@@ -37,8 +37,9 @@ type dbtx interface {
 
 // goMigrations are the data migrations done in Go, by version.
 var goMigrations = map[int]func(ctx context.Context, tx dbtx) error{
-	3: rebuildWaitIndex,
-	9: rebuildWaitIndex,
+	3:  rebuildWaitIndex,
+	9:  rebuildWaitIndex,
+	19: reindexWronglyPaused,
 }
 
 var migrationName = regexp.MustCompile(`^(\d{3})_([a-z0-9_]+)\.up\.sql$`)
@@ -238,6 +239,33 @@ func rebuildWaitIndex(ctx context.Context, tx dbtx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
 			VALUES (?, ?, ?, ?)`, r.RunID, until.String(), r.UpdatedAt.String(), waitIndexStatus(r.Waiting.Reason)); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// reindexWronglyPaused (migration 019) gives back their deadline row to
+// the waiting runs that migrations 014, 016 and 018's triggers and
+// clean-ups left out of wait_index as paused when control.paused was not
+// the boolean true (the number 1, say). Only the runs that could have been
+// taken out are read: waiting, without a row, with '"paused": true' in
+// their run_json (the triggers' text test); store.Deadline decides.
+func reindexWronglyPaused(ctx context.Context, tx dbtx) error {
+	runs, err := decodedRuns(ctx, tx, `SELECT run_json FROM runs WHERE status = 'waiting'
+		AND (instr(run_json, '"paused": true') > 0 OR instr(run_json, '"paused":true') > 0)
+		AND NOT EXISTS (SELECT 1 FROM wait_index w WHERE w.run_id = runs.run_id)`)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		until, ok := store.Deadline(r)
+		if !ok {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status)
+			VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+			r.RunID, until.String(), r.UpdatedAt.String(), waitIndexStatus(r.Waiting.Reason)); err != nil {
+			return fmt.Errorf("indexing the deadline of run %q: %w", r.RunID, err)
 		}
 	}
 	return nil

@@ -824,7 +824,11 @@ func (s *Store) commitFromCache(p *store.CommitParams, runJSON string, recs []en
 		return false, nil
 	}
 	if p.Create {
-		if !p.RandomID || s.cache.entry(r.RunID, false) != nil {
+		// A run with queued commits the cache has evicted goes the slow
+		// way too: its create would fail when applied, and with it the
+		// redo log. (One already in the database is not looked for: that
+		// is what RandomID spares.)
+		if !p.RandomID || s.cache.entry(r.RunID, false) != nil || rl.queuedRuns[r.RunID] > 0 {
 			return false, nil
 		}
 		return true, s.queueCommitLocked(p, runJSON, recs, 1, false)

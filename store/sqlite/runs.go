@@ -428,8 +428,8 @@ func (s *Store) RunNextDue(ctx context.Context) (durable.Time, error) {
 // deadline is still listed (a short listing tells the scheduler nothing
 // else is due). With rd.foreignDue it reads the wait_index rows whose
 // deadline is not in the canonical form (Python stores a WAIT_UNTIL's
-// until as the node gave it; migration 015): none unless Python writes to
-// the database, the query reading an empty partial index.
+// until as the node gave it; migrations 015, 020): none unless Python
+// writes to the database, the query reading an empty partial index.
 func (s *Store) dueRows(ctx context.Context, stmt *sql.Stmt, max int, skip func(runID string) bool, args ...any) ([]store.DueRun, error) {
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {

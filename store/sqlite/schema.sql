@@ -87,7 +87,7 @@ CREATE INDEX idx_runs_workflow_updated ON runs(workflow_id, list_updated_at DESC
   WHERE list_status IS NOT NULL;
 
 CREATE TRIGGER runs_event_deadline_foreign_update AFTER UPDATE OF workflow_id ON runs WHEN NEW.status = 'waiting' AND NEW.wait_reason = 'event'
-  BEGIN INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) SELECT NEW.run_id, json_extract(NEW.run_json, '$.waiting.until'), COALESCE(NEW.updated_at, ''), 'waiting_event' WHERE json_valid(NEW.run_json) AND COALESCE(json_extract(NEW.run_json, '$.waiting.until'), '') <> '' AND COALESCE(json_extract(NEW.run_json, '$.vars._runtime.control.paused'), 0) <> 1 ON CONFLICT (run_id) DO UPDATE SET next_due_iso = excluded.next_due_iso, updated_at_iso = excluded.updated_at_iso, status = excluded.status; END;
+  BEGIN INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) SELECT NEW.run_id, json_extract(NEW.run_json, '$.waiting.until'), COALESCE(NEW.updated_at, ''), 'waiting_event' WHERE json_valid(NEW.run_json) AND COALESCE(json_extract(NEW.run_json, '$.waiting.until'), '') <> '' AND json_type(NEW.run_json, '$.vars._runtime.control.paused') IS NOT 'true' ON CONFLICT (run_id) DO UPDATE SET next_due_iso = excluded.next_due_iso, updated_at_iso = excluded.updated_at_iso, status = excluded.status; END;
 
 CREATE TRIGGER runs_list_foreign_update AFTER UPDATE OF workflow_id ON runs
   BEGIN INSERT INTO runs_list_dirty (run_id) SELECT NEW.run_id WHERE NOT EXISTS (SELECT 1 FROM runs_list_dirty WHERE run_id = NEW.run_id); END;
@@ -125,12 +125,12 @@ CREATE TABLE "wait_index" (
 CREATE INDEX idx_wait_index_next_due ON wait_index(next_due_iso);
 
 CREATE TRIGGER wait_index_event_deadline_kept AFTER DELETE ON wait_index WHEN (SELECT status = 'waiting' AND wait_reason = 'event' FROM runs WHERE run_id = OLD.run_id)
-  BEGIN INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) SELECT r.run_id, json_extract(r.run_json, '$.waiting.until'), COALESCE(r.updated_at, ''), 'waiting_event' FROM runs r WHERE r.run_id = OLD.run_id AND json_valid(r.run_json) AND COALESCE(json_extract(r.run_json, '$.waiting.until'), '') <> '' AND COALESCE(json_extract(r.run_json, '$.vars._runtime.control.paused'), 0) <> 1; END;
+  BEGIN INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) SELECT r.run_id, json_extract(r.run_json, '$.waiting.until'), COALESCE(r.updated_at, ''), 'waiting_event' FROM runs r WHERE r.run_id = OLD.run_id AND json_valid(r.run_json) AND COALESCE(json_extract(r.run_json, '$.waiting.until'), '') <> '' AND json_type(r.run_json, '$.vars._runtime.control.paused') IS NOT 'true'; END;
 
-CREATE INDEX wait_index_foreign_form ON wait_index(run_id) WHERE NOT (next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]+00:00' OR next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]+00:00');
+CREATE INDEX wait_index_foreign_form ON wait_index(run_id) WHERE NOT (next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]+00:00' OR (next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]+00:00' AND next_due_iso NOT GLOB '*.000000+00:00'));
 
 CREATE TRIGGER wait_index_paused_foreign_insert AFTER INSERT ON wait_index WHEN (SELECT instr(run_json, '"paused": true') > 0 OR instr(run_json, '"paused":true') > 0 FROM runs WHERE run_id = NEW.run_id)
-  BEGIN DELETE FROM wait_index WHERE run_id = NEW.run_id AND (SELECT CASE WHEN json_valid(run_json) THEN json_extract(run_json, '$.vars._runtime.control.paused') END FROM runs WHERE run_id = NEW.run_id) = 1; END;
+  BEGIN DELETE FROM wait_index WHERE run_id = NEW.run_id AND (SELECT CASE WHEN json_valid(run_json) THEN json_type(run_json, '$.vars._runtime.control.paused') END FROM runs WHERE run_id = NEW.run_id) = 'true'; END;
 
 CREATE TRIGGER wait_index_paused_foreign_update AFTER UPDATE ON wait_index WHEN (SELECT instr(run_json, '"paused": true') > 0 OR instr(run_json, '"paused":true') > 0 FROM runs WHERE run_id = NEW.run_id)
-  BEGIN DELETE FROM wait_index WHERE run_id = NEW.run_id AND (SELECT CASE WHEN json_valid(run_json) THEN json_extract(run_json, '$.vars._runtime.control.paused') END FROM runs WHERE run_id = NEW.run_id) = 1; END;
+  BEGIN DELETE FROM wait_index WHERE run_id = NEW.run_id AND (SELECT CASE WHEN json_valid(run_json) THEN json_type(run_json, '$.vars._runtime.control.paused') END FROM runs WHERE run_id = NEW.run_id) = 'true'; END;

@@ -343,15 +343,18 @@ func (s *wstmt) queryValue(ctx context.Context, args ...any) (driver.Value, erro
 }
 
 // canonicalDue holds for a wait_index deadline in the form
-// durable.FormatTime writes (with or without a fraction), whose text order
-// is time order. Migration 015's partial index lists the rows where it
+// durable.FormatTime writes (no fraction for a whole second, else six
+// digits), whose text order is time order. An all-zero fraction (Python's
+// %f) is not that form: it sorts after the same instant written without
+// one, as Now is. Migration 020's partial index lists the rows where it
 // does not hold, and names the same text: the planner uses that index only
 // for a query whose condition matches it.
 const canonicalDue = `(next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]+00:00'` +
-	` OR next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]+00:00')`
+	` OR (next_due_iso GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]+00:00'` +
+	` AND next_due_iso NOT GLOB '*.000000+00:00'))`
 
 // foreignDueQuery lists the deadlines not in the canonical form, through
-// migration 015's partial index, mostly empty: INDEXED BY, as the planner
+// migration 020's partial index, mostly empty: INDEXED BY, as the planner
 // would rather scan idx_wait_index_next_due (every waiting run).
 const foreignDueQuery = `SELECT run_id, next_due_iso FROM wait_index INDEXED BY wait_index_foreign_form WHERE NOT ` + canonicalDue
 
@@ -384,7 +387,7 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	p(&r.runGet, `SELECT run_json, version FROM runs WHERE run_id = ?`)
 	// wait_index holds rows of waiting runs only (see dropStaleDeadlines):
 	// the due queries read its next_due_iso index alone, and the rows in
-	// another form through migration 015's partial index. listDue has no
+	// another form through migration 020's partial index. listDue has no
 	// LIMIT: the index gives its rows in order, and the reader stops once
 	// it has as many due runs as it wants, which a LIMIT could not count
 	// (a deadline no parser reads is passed over; see dueRows).
