@@ -1,7 +1,6 @@
 package memory_test
 
-// Tests added by mutation testing of the in-memory store: each guards a
-// promised behaviour no other test checked.
+// Tests from a mutation-testing review run to find code the other tests leave unchecked.
 
 import (
 	"errors"
@@ -13,58 +12,61 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// TestClaimExpiringExactlyNowCanBeTaken: a claim expires once its TTL has
-// passed, at expires_at <= now as the SQLite and PostgreSQL stores judge
-// it, so another owner takes it at exactly now + TTL.
-func TestClaimExpiringExactlyNowCanBeTaken(t *testing.T) {
-	t.Parallel()
+// A run handed over by a commit (Handoff) and not read yet must not be
+// handed out after a later commit without Handoff: RunCommit updates the
+// caller's object's Version in place, so a still-handed pointer would then
+// match the stored version, and RunGet would return the caller's own
+// (live, mutable) object instead of a private copy, against the store's
+// contract that reads are private (store.Store, aliasing_test.go).
+// Mutant killed: memory.go RunCommit `s.handed.Store(nil) // stale from now
+// on` skipped.
+func TestCommitWithoutHandoffDropsTheHandedRun(t *testing.T) {
 	ctx := t.Context()
 	s := memory.New()
-	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := s.RunClaim(ctx, &store.RunClaimParams{RunID: "r1", Owner: "a", TTL: 10 * time.Second, Now: now}); err != nil {
+	r := &durable.RunState{RunID: "run-h2", WorkflowID: "wf", Status: durable.RunRunning, Vars: map[string]any{"k": "v"}}
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, Handoff: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RunClaim(ctx, &store.RunClaimParams{RunID: "r1", Owner: "b", TTL: 10 * time.Second, Now: now.Add(10*time.Second - time.Nanosecond)}); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("claim by b before a's claim expires: %v, want ErrConflict", err)
+	// The caller commits the same object again, without Handoff.
+	r.Vars["k"] = "w"
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r}); err != nil {
+		t.Fatal(err)
 	}
-	if err := s.RunClaim(ctx, &store.RunClaimParams{RunID: "r1", Owner: "b", TTL: 10 * time.Second, Now: now.Add(10 * time.Second)}); err != nil {
-		t.Errorf("claim by b when a's claim expires: %v, want it taken", err)
+	got, err := s.RunGet(ctx, r.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == r {
+		t.Fatal("RunGet returned the caller's object after a commit without Handoff: reads must be private copies")
+	}
+	if got.Version != 2 || got.Vars["k"] != "w" {
+		t.Fatalf("read version %d vars %v, want 2 and k=w", got.Version, got.Vars)
 	}
 }
 
-// TestCommandAppendSetsSeqOnTheCommand: the seq is store-assigned onto the
-// caller's record, as every durable backend does, and equals the result's.
-func TestCommandAppendSetsSeqOnTheCommand(t *testing.T) {
-	t.Parallel()
+// A renewal only extends a claim its owner still holds (store.RunClaimParams
+// Renew): once another runner took the run over, the first owner's renew
+// fails with ErrConflict, even after the taker's claim has expired; it
+// must not silently re-acquire the run (its holder had lost it, and may
+// hold a stale working copy). Mutant killed: claims.go RunClaim, the
+// Renew check reduced to `!ok` (a renew of a claim held by another owner
+// fell through to the ordinary claim, which takes an expired one).
+func TestRenewAfterTakeoverConflicts(t *testing.T) {
+	ctx := t.Context()
 	s := memory.New()
-	for i := range 2 {
-		c := &durable.CommandRecord{RunID: "r1", Type: "pause"}
-		res, err := s.CommandAppend(t.Context(), c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.Accepted || c.Seq != res.Seq || c.Seq != int64(i+1) {
-			t.Errorf("append %d: result %+v, command seq %d; want accepted with seq %d on both", i+1, res, c.Seq, i+1)
-		}
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	claim := func(p store.RunClaimParams) error {
+		p.RunID, p.TTL = "run-c", time.Minute
+		return s.RunClaim(ctx, &p)
 	}
-}
-
-// TestCommandTSReadsBackInUTCToTheMicrosecond: what the store returns is
-// what a durable store reads back: a command's TS in UTC, to the
-// microsecond, whatever zone and precision it was given in.
-func TestCommandTSReadsBackInUTCToTheMicrosecond(t *testing.T) {
-	t.Parallel()
-	s := memory.New()
-	ts := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.FixedZone("X", -5*3600))
-	if _, err := s.CommandAppend(t.Context(), &durable.CommandRecord{RunID: "r1", Type: "pause", TS: durable.Time{Time: ts}}); err != nil {
+	if err := claim(store.RunClaimParams{Owner: "a", Now: t0}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := s.CommandListAfter(t.Context(), 0, 0)
-	if err != nil || len(got) != 1 {
-		t.Fatalf("CommandListAfter = %v, %v", got, err)
+	if err := claim(store.RunClaimParams{Owner: "b", Now: t0.Add(2 * time.Minute)}); err != nil {
+		t.Fatal(err) // a's claim expired: b takes the run
 	}
-	want := durable.NewTime(ts).Time
-	if tt := got[0].TS.Time; !tt.Equal(want) || tt.Location() != time.UTC || tt.Nanosecond() != want.Nanosecond() {
-		t.Errorf("TS read back = %v, want %v", tt, want)
+	err := claim(store.RunClaimParams{Owner: "a", Now: t0.Add(5 * time.Minute), Renew: true})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("renew by the former owner after a takeover: %v, want ErrConflict", err)
 	}
 }
