@@ -16,9 +16,10 @@ import (
 // (_jsonify). The literals: strings ('…', "…", triple-quoted, r/u/b
 // prefixes, implicit concatenation), bytes, ints (decimal, 0x, 0o, 0b,
 // underscores), floats, complex numbers (2j, 1+2j), True/False/None,
-// lists, tuples, sets (set() too) and dicts, with unary +/- and # comments.
-// Tuples become []any; the values JSON cannot hold (sets, bytes, complex
-// numbers) become their str(), e.g. "{1, 2}", "b'x'", "(1+2j)"; dict keys
+// Ellipsis (...), lists, tuples, sets (set() too) and dicts, with unary
+// +/- and # comments. Tuples become []any; the values JSON cannot hold
+// (sets, bytes, complex numbers, Ellipsis) become their str(), e.g.
+// "{1, 2}", "b'x'", "(1+2j)", "Ellipsis"; dict keys
 // become their str(). Set elements keep their order of appearance (CPython
 // orders them by hash).
 func ParseLiteral(s string) (any, error) {
@@ -57,11 +58,12 @@ func ParseLiteral(s string) (any, error) {
 // Python values of a parsed literal that are not JSON values as they
 // stand; jsonify turns them into JSON.
 type (
-	pyTuple []any
-	pySet   []any  // distinct elements, in order of appearance
-	pyBytes string // a byte string
-	pyDict  []pyKV // distinct keys, in order of appearance
-	pyKV    struct{ k, v any }
+	pyTuple    []any
+	pySet      []any  // distinct elements, in order of appearance
+	pyBytes    string // a byte string
+	pyDict     []pyKV // distinct keys, in order of appearance
+	pyKV       struct{ k, v any }
+	pyEllipsis struct{} // the ... literal (an ast.Constant for literal_eval)
 )
 
 type litParser struct {
@@ -191,6 +193,11 @@ func (p *litParser) unary(depth int) (any, error) {
 		return p.dict(depth)
 	case c == '\'' || c == '"':
 		return p.strings()
+	case strings.HasPrefix(p.s[p.i:], "..."):
+		// Python tokenizes "..." before any number, so "...5" is Ellipsis
+		// followed by junk, not a float.
+		p.i += 3
+		return pyEllipsis{}, nil
 	case c >= '0' && c <= '9' || c == '.':
 		return p.number()
 	case isIdentStart(c):
@@ -598,6 +605,24 @@ func (p *litParser) escape(b *strings.Builder, isBytes bool) error {
 		put(n)
 		return nil
 	}
+	if c == 'N' { // \N{NAME}; bytes literals keep it verbatim before here
+		name, ok := "", false
+		if p.peek() == '{' {
+			if end := strings.IndexByte(p.s[p.i:], '}'); end > 1 {
+				name, ok = p.s[p.i+1:p.i+end], true
+			}
+		}
+		if !ok {
+			return p.fail(`malformed \N character escape`)
+		}
+		r, found := lookupCharName(name)
+		if !found {
+			return p.fail(`unknown Unicode character name in \N{` + name + `}`)
+		}
+		p.i += len(name) + 2
+		b.WriteRune(r)
+		return nil
+	}
 	if c >= '0' && c <= '7' {
 		j := p.i - 1
 		end := j
@@ -617,7 +642,7 @@ func (p *litParser) escape(b *strings.Builder, isBytes bool) error {
 
 // jsonify makes a parsed literal JSON as the reference's parse_json does:
 // tuples become lists, dict keys their str(), and every other value JSON
-// has no type for (sets, bytes, complex numbers) its str().
+// has no type for (sets, bytes, complex numbers, Ellipsis) its str().
 func jsonify(v any) any {
 	switch x := v.(type) {
 	case pyTuple:
@@ -634,7 +659,7 @@ func jsonify(v any) any {
 			out[pyStr(kv.k)] = jsonify(kv.v)
 		}
 		return out
-	case pySet, pyBytes, complex128:
+	case pySet, pyBytes, complex128, pyEllipsis:
 		return pyStr(x)
 	}
 	return v
@@ -680,6 +705,8 @@ func pyRepr(v any) string {
 		return bytesRepr(string(x))
 	case complex128:
 		return complexRepr(x)
+	case pyEllipsis:
+		return "Ellipsis"
 	}
 	return Repr(v)
 }
@@ -747,6 +774,9 @@ func pyEqual(a, b any) bool {
 	case pyBytes:
 		y, ok := b.(pyBytes)
 		return ok && x == y
+	case pyEllipsis:
+		_, ok := b.(pyEllipsis)
+		return ok
 	case complex128:
 		if y, ok := b.(complex128); ok {
 			return x == y
@@ -758,7 +788,7 @@ func pyEqual(a, b any) bool {
 		return pyEqual(b, a)
 	}
 	switch b.(type) {
-	case pyTuple, pyBytes:
+	case pyTuple, pyBytes, pyEllipsis:
 		return false
 	}
 	return Equal(a, b)

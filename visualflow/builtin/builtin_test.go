@@ -363,25 +363,7 @@ func TestAgentNodes(t *testing.T) {
 			want: obj{"path": "a.txt", "limit": nil, "tool_call": obj{"name": "read_file", "arguments": obj{"path": "a.txt"}}}},
 		{name: "dedup", typ: "tools_allowlist", data: obj{"literalValue": arr{" a ", "b", "a", "", int64(1)}}, want: obj{"tools": arr{"a", "b"}}},
 		{name: "not list", typ: "tools_allowlist", data: obj{"literalValue": "a"}, want: obj{"tools": arr{}}},
-		{name: "empty", typ: "agent_trace_report", in: obj{"scratchpad": nil}, want: "# Agent trace\n\n_No steps recorded._"},
 	})
-}
-
-func TestAgentTraceReportSteps(t *testing.T) {
-	t.Parallel()
-	fn, _ := Lookup("agent_trace_report")
-	pad := obj{"node_traces": obj{"n1": obj{"steps": arr{
-		obj{"ts": "2", "status": "completed", "effect": obj{"type": "tool_calls", "payload": obj{"tool_calls": arr{}}}, "result": obj{"results": arr{}}},
-		obj{"ts": "1", "effect": obj{"type": "llm_call"}},
-	}}}}
-	got, err := fn(&Env{}, obj{"scratchpad": pad})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := got.(string)
-	if strings.Index(s, "llm_call") > strings.Index(s, "tool_calls") || !strings.Contains(s, "```json") {
-		t.Fatalf("report = %s", s)
-	}
 }
 
 func TestInternalAndLiteralNodes(t *testing.T) {
