@@ -27,7 +27,9 @@ import (
 //     Starlark's own attribute lookup and errors. getattr is wrapped the
 //     same way (builtinGetattr), so an alias (f = s.join) is checked too.
 //   - x % y becomes percentGuardName(x) % y: a string x is wrapped in a
-//     formatOperand, whose Binary checks what the formatting would build.
+//     formatOperand, whose Binary checks what the formatting would build
+//     (and a number x in an intModOperand or floatModOperand, for
+//     Python's float remainder: this one with or without a memory limit).
 //     (The right operand cannot be wrapped, as for *: Starlark formats
 //     with any right operand without asking it.) x %= y is rewritten as
 //     x = x % y, with the target's operands held in hidden locals, so
@@ -62,6 +64,11 @@ var guardedMethodNames = map[string]bool{
 	"update": true, "union": true, "symmetric_difference": true,
 	"split": true, "rsplit": true, "splitlines": true,
 	"codepoints": true, "codepoint_ords": true,
+	// Python's semantics (pyops.go): comparing as Python, a bool found
+	// under the int it equals.
+	"index": true, "remove": true, "get": true,
+	// Their key is walked first with the watchdog (pyops.go hashWalk).
+	"add": true, "discard": true, "pop": true, "setdefault": true,
 }
 
 // guardAmplifiers rewrites the method accesses, % and %= in n (a parsed
@@ -109,16 +116,18 @@ func guardCall(name string, args ...syntax.Expr) syntax.Expr {
 }
 
 // mayFormat reports whether x % y may be a formatting far larger than
-// its operands. Not when x is a number literal (never a format), nor when
-// y is a literal: a single argument that is not a tuple or a dict fills
-// one directive (Starlark fails at the second), so the result is about as
-// long as x. This keeps the guard out of i % 2 and s % 5 in loops.
+// its operands, or a float remainder (whose zero takes the divisor's
+// sign, floatModOperand). Not when x is a string literal and y a literal:
+// a single argument that is not a tuple or a dict fills one directive
+// (Starlark fails at the second), so the result is about as long as x;
+// nor when both are int literals.
 func mayFormat(b *syntax.BinaryExpr) bool {
-	if x, ok := unparen(b.X).(*syntax.Literal); ok && x.Token != syntax.STRING {
-		return false
+	x, xLiteral := unparen(b.X).(*syntax.Literal)
+	y, yLiteral := unparen(b.Y).(*syntax.Literal)
+	if !xLiteral || !yLiteral {
+		return true
 	}
-	_, yLiteral := unparen(b.Y).(*syntax.Literal)
-	return !yLiteral
+	return x.Token != syntax.STRING && (x.Token != syntax.INT || y.Token != syntax.INT)
 }
 
 func unparen(x syntax.Expr) syntax.Expr {
@@ -211,8 +220,15 @@ func newAmplifyGuards(th *starlark.Thread, g *guard) starlark.StringDict {
 			return x, nil
 		}),
 		percentGuardName: starlark.NewBuiltin(percentGuardName, func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-			if s, ok := args[0].(starlark.String); ok {
-				return formatOperand{s: s, th: th, g: g}, nil
+			switch x := args[0].(type) {
+			case starlark.String:
+				if g.maxItems >= 0 {
+					return formatOperand{s: x, th: th, g: g}, nil
+				}
+			case starlark.Int:
+				return intModOperand{x}, nil
+			case starlark.Float:
+				return floatModOperand{x}, nil
 			}
 			return args[0], nil
 		}),
@@ -242,13 +258,15 @@ var (
 		// A piece is a string in a []string, then a boxed Value in a list.
 		"split":      guardedBuiltin("split", checkSplit("str.split")),
 		"rsplit":     guardedBuiltin("rsplit", checkSplit("str.rsplit")),
-		"splitlines": guardedBuiltin("splitlines", checkSplitlines),
+		"splitlines": pythonBuiltin("splitlines", checkSplitlines, stringSplitlines),
 		// Iterables of no length: len(s) items, watched (watched.go).
 		"codepoints":     codepointsBuiltin("codepoints"),
 		"codepoint_ords": codepointsBuiltin("codepoint_ords"),
 	}
 	guardedListMethods = map[string]*starlark.Builtin{
 		"extend": guardedBuiltin("extend", checkItems("list.extend()")),
+		"index":  pythonBuiltin("index", nil, listIndex),
+		"remove": pythonBuiltin("remove", nil, listRemove),
 	}
 	// Their iterable arguments are watched (watched.go): colliding hashes
 	// make inserting them quadratic.
@@ -256,9 +274,15 @@ var (
 		"update":               watchingArgs(guardedBuiltin("update", checkItems("set.update()"))),
 		"union":                watchingArgs(guardedBuiltin("union", checkItems("set.union()"))),
 		"symmetric_difference": watchingArgs(guardedBuiltin("symmetric_difference", checkItems("set.symmetric_difference()"))),
+		"add":                  hashWalking("add"),
+		"discard":              hashWalking("discard"),
+		"remove":               hashWalking("remove"),
 	}
 	guardedDictMethods = map[string]*starlark.Builtin{
-		"update": watchingArgs(guardedBuiltin("update", checkItems("dict.update()"))),
+		"update":     watchingArgs(guardedBuiltin("update", checkItems("dict.update()"))),
+		"get":        pythonBuiltin("get", nil, dictGet),
+		"pop":        hashWalking("pop"),
+		"setdefault": hashWalking("setdefault"),
 	}
 )
 
@@ -280,10 +304,9 @@ func checkSplit(what string) methodCheck {
 	}
 }
 
-// checkSplitlines is checkSplit for s.splitlines (Starlark splits at
-// "\n" only).
+// checkSplitlines is checkSplit for s.splitlines.
 func checkSplitlines(th *starlark.Thread, g *guard, recv starlark.Value, _ starlark.Tuple, _ []starlark.Tuple) error {
-	return g.checkPieces(th, "str.splitlines", int64(strings.Count(string(recv.(starlark.String)), "\n"))+1)
+	return g.checkPieces(th, "str.splitlines", lineCount(string(recv.(starlark.String))))
 }
 
 // checkPieces refuses a split into n pieces past the memory limit.
@@ -350,18 +373,44 @@ func guardedMethod(x starlark.Value, name string) *starlark.Builtin {
 }
 
 func guardedBuiltin(name string, check methodCheck) *starlark.Builtin {
-	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		recv := b.Receiver()
-		if g := limitGuard(th); g != nil {
-			if err := check(th, g, recv, args, kwargs); err != nil {
-				return nil, err
-			}
-		}
-		m, err := recv.(starlark.HasAttrs).Attr(name)
+	return pythonBuiltin(name, check, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		m, err := b.Receiver().(starlark.HasAttrs).Attr(name)
 		if err != nil {
 			return nil, err
 		}
 		return m.(*starlark.Builtin).CallInternal(th, args, kwargs)
+	})
+}
+
+// hashWalking is the method name of a dict or set (Starlark's), whose
+// first argument, a key it hashes, is walked first with the watchdog
+// (pyops.go hashWalk).
+func hashWalking(name string) *starlark.Builtin {
+	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if len(args) > 0 {
+			if err := hashWalkKey(th, args[0]); err != nil {
+				return nil, err
+			}
+		}
+		m, err := b.Receiver().(starlark.HasAttrs).Attr(name)
+		if err != nil {
+			return nil, err
+		}
+		return m.(*starlark.Builtin).CallInternal(th, args, kwargs)
+	})
+}
+
+// pythonBuiltin is the method name done by impl (Python's semantics where
+// Starlark's differ), after check (when not nil, and the execution has a
+// memory limit).
+func pythonBuiltin(name string, check methodCheck, impl func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)) *starlark.Builtin {
+	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if g := limitGuard(th); g != nil && check != nil {
+			if err := check(th, g, b.Receiver(), args, kwargs); err != nil {
+				return nil, err
+			}
+		}
+		return impl(th, b, args, kwargs)
 	})
 }
 
@@ -423,6 +472,50 @@ func (f formatOperand) Binary(op syntax.Token, y starlark.Value, side starlark.S
 		}
 	}
 	return starlark.Binary(op, f.s, y)
+}
+
+// intModOperand and floatModOperand are the number x in
+// percentGuardName(x) % y, for Python's float remainder (percent). They
+// exist only while Starlark's Binary looks for a rule for them.
+type (
+	intModOperand   struct{ x starlark.Int }
+	floatModOperand struct{ x starlark.Float }
+)
+
+var (
+	_ starlark.HasBinary = intModOperand{}
+	_ starlark.HasBinary = floatModOperand{}
+)
+
+func (o intModOperand) String() string        { return o.x.String() }
+func (o intModOperand) Type() string          { return o.x.Type() }
+func (o intModOperand) Freeze()               {}
+func (o intModOperand) Truth() starlark.Bool  { return o.x.Truth() }
+func (o intModOperand) Hash() (uint32, error) { return o.x.Hash() }
+func (o intModOperand) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
+	return modBinary(o.x, op, y, side)
+}
+
+func (o floatModOperand) String() string        { return o.x.String() }
+func (o floatModOperand) Type() string          { return o.x.Type() }
+func (o floatModOperand) Freeze()               {}
+func (o floatModOperand) Truth() starlark.Bool  { return o.x.Truth() }
+func (o floatModOperand) Hash() (uint32, error) { return o.x.Hash() }
+func (o floatModOperand) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
+	return modBinary(o.x, op, y, side)
+}
+
+// modBinary is x % y as Python (percent) for the rewritten x % y, else
+// Starlark's x op y (y op x on the right side, which the rewrite never
+// produces).
+func modBinary(x starlark.Value, op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
+	if side == starlark.Right {
+		return starlark.Binary(op, y, x)
+	}
+	if op == syntax.PERCENT {
+		return percent(x, y)
+	}
+	return starlark.Binary(op, x, y)
 }
 
 // checkJoin refuses sep.join(iterable) when the string would be past the
@@ -515,7 +608,7 @@ func checkItems(what string) methodCheck {
 // its receiver's type (guardedMethod) is returned behind its check: an
 // alias of s.join is checked as s.join is.
 func builtinGetattr(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if limitGuard(th) != nil && len(kwargs) == 0 && (len(args) == 2 || len(args) == 3) {
+	if len(kwargs) == 0 && (len(args) == 2 || len(args) == 3) {
 		if name, ok := args[1].(starlark.String); ok {
 			if m := guardedMethod(args[0], string(name)); m != nil {
 				return m, nil
@@ -700,7 +793,15 @@ func (it *rangeIterator) Next(p *starlark.Value) bool {
 	if it.i++; it.g.stop.Load() != nil || (it.i&1023 == 0 && it.g.checkHeap(it.th)) {
 		return false
 	}
-	return it.it.Next(p)
+	if !it.it.Next(p) {
+		return false
+	}
+	// A watched iterable's items are hashed (set(l), dict.update(l)): a
+	// tuple is walked first with the watchdog (pyops.go hashWalk).
+	if _, ok := (*p).(starlark.Tuple); ok {
+		return (&comparer{g: it.g}).hashWalk(*p) == nil
+	}
+	return true
 }
 
 func (it *rangeIterator) Done() { it.it.Done() }

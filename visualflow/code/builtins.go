@@ -31,10 +31,11 @@ func predeclared() starlark.StringDict {
 		"tuple":      universeSized("tuple", nil),
 		"set":        universeSized("set", nil),
 		"dict":       universeSized("dict", nil),
-		"sorted":     universeSized("sorted", dropNoneKey),
+		"sorted":     sized("sorted", dropNoneKey, starlark.NewBuiltin("sorted", builtinSorted)),
 		"enumerate":  universeSized("enumerate", startAsPositional),
-		"max":        universeSized("max", withDefault),
-		"min":        universeSized("min", withDefault),
+		"max":        sized("max", withDefault, starlark.NewBuiltin("max", builtinMinMax)),
+		"min":        sized("min", withDefault, starlark.NewBuiltin("min", builtinMinMax)),
+		"hash":       starlark.NewBuiltin("hash", builtinHash),
 		"reversed":   universeSized("reversed", nil),
 		// The builtins whose result can be far larger than their
 		// arguments (amplify.go).
@@ -53,7 +54,11 @@ func predeclared() starlark.StringDict {
 // refused before Starlark allocates for all of it at once (a fatal
 // out-of-memory error otherwise: list(range(1 << 40))).
 func universeSized(name string, adapt func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, []starlark.Tuple, starlark.Value, error)) *starlark.Builtin {
-	inner := starlark.Universe[name]
+	return sized(name, adapt, starlark.Universe[name])
+}
+
+// sized is universeSized with inner in place of Starlark's builtin.
+func sized(name string, adapt func(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Tuple, []starlark.Tuple, starlark.Value, error), inner starlark.Value) *starlark.Builtin {
 	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		if adapt != nil {
 			var answer starlark.Value

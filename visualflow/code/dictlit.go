@@ -25,7 +25,9 @@ import (
 // operands are evaluated and inserted in Starlark's order, an error
 // coming where Starlark's would. On a key already present, the error is
 // Starlark's text unless the key's text is longer than maxKeyText: then
-// it quotes the key's beginning and says how long it is.
+// it quotes the key's beginning and says how long it is. The key is
+// walked with the watchdog before it is hashed (pyops.go hashWalk), so a
+// single computed key is rewritten too.
 
 // dictEntryGuardName is the predeclared name the rewritten code calls. It
 // is not an identifier, so user code can neither call, shadow nor
@@ -36,18 +38,27 @@ const dictEntryGuardName = "<dict entry>"
 // expression, before it is resolved) as the comment at the top of this
 // file says, and returns n, or what replaces it when n is such a literal.
 func guardDictLiterals(n syntax.Node) syntax.Node {
-	sub := func(x *syntax.Expr) {
-		if d, ok := (*x).(*syntax.DictExpr); ok {
-			*x = dictLiteralCalls(d)
+	return replaceExprs(n, func(x syntax.Expr) syntax.Expr {
+		if d, ok := x.(*syntax.DictExpr); ok {
+			return dictLiteralCalls(d)
 		}
-	}
+		return x
+	})
+}
+
+// replaceExprs replaces each expression x in n (n included) by
+// replace(x), which returns x itself to keep it, and returns n or its
+// replacement. A replacement is walked in turn: its operands are
+// replaced too.
+func replaceExprs(n syntax.Node, replace func(syntax.Expr) syntax.Expr) syntax.Node {
+	sub := func(x *syntax.Expr) { *x = replace(*x) }
 	subs := func(l []syntax.Expr) {
 		for i := range l {
 			sub(&l[i])
 		}
 	}
-	if d, ok := n.(*syntax.DictExpr); ok {
-		n = dictLiteralCalls(d)
+	if x, ok := n.(syntax.Expr); ok {
+		n = replace(x)
 	}
 	// The literals are replaced in their parents: each node that holds
 	// expressions has its own below.
@@ -116,8 +127,8 @@ func guardDictLiterals(n syntax.Node) syntax.Node {
 }
 
 // dictLiteralCalls returns the syntax building d: d itself when its keys
-// cannot repeat a long text (fewer than two entries, or all literals),
-// else the calls of dictEntryGuardName adding the entries from the first
+// are all literals (no long text can repeat, no hash is costly), else
+// the calls of dictEntryGuardName adding the entries from the first
 // key that is not a literal to a literal of those before it.
 func dictLiteralCalls(d *syntax.DictExpr) syntax.Expr {
 	first := -1
@@ -127,7 +138,7 @@ func dictLiteralCalls(d *syntax.DictExpr) syntax.Expr {
 			break
 		}
 	}
-	if len(d.List) < 2 || first < 0 {
+	if first < 0 {
 		return d
 	}
 	var x syntax.Expr = &syntax.DictExpr{Lbrace: d.Lbrace, List: d.List[:first:first], Rbrace: d.Lbrace}
@@ -144,6 +155,9 @@ func dictLiteralCalls(d *syntax.DictExpr) syntax.Expr {
 func newDictEntryGuard() *starlark.Builtin {
 	return starlark.NewBuiltin(dictEntryGuardName, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 		d, k, v := args[0].(*starlark.Dict), args[1], args[2] // as the rewrite passes them
+		if err := hashWalkKey(th, k); err != nil {
+			return nil, err
+		}
 		n := d.Len()
 		if err := d.SetKey(k, v); err != nil {
 			return nil, err // Starlark's text: an unhashable key

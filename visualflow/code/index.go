@@ -68,14 +68,25 @@ func (x dictIndex) Freeze()               { x.d.Freeze() }
 func (x dictIndex) Truth() starlark.Bool  { return x.d.Truth() }
 func (x dictIndex) Hash() (uint32, error) { return x.d.Hash() }
 
-// SetKey is the dict's, with its errors (a frozen dict, an unhashable key).
-func (x dictIndex) SetKey(k, v starlark.Value) error { return x.d.SetKey(k, v) }
+// SetKey is the dict's, with its errors (a frozen dict, an unhashable key),
+// a bool key updating the int key it equals (pyops.go dictSetKey). A
+// tuple key is walked first with the watchdog (hashWalk).
+func (x dictIndex) SetKey(k, v starlark.Value) error {
+	if err := hashWalkKey(x.th, k); err != nil {
+		return err
+	}
+	return dictSetKey(x.d, k, v)
+}
 
-// Get is the dict's lookup. A miss is reported by Starlark (found false:
+// Get is the dict's lookup (a bool found under the int it equals, a
+// tuple key walked first with the watchdog: pyops.go). A miss is reported by Starlark (found false:
 // its own error text) unless the key's text is longer than maxKeyText:
 // then the error quotes its beginning and says how long it is.
 func (x dictIndex) Get(k starlark.Value) (starlark.Value, bool, error) {
-	v, found, err := x.d.Get(k)
+	if err := hashWalkKey(x.th, k); err != nil {
+		return nil, false, err
+	}
+	v, found, err := dictLookup(x.d, k)
 	if err != nil || found {
 		return v, found, err
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -23,7 +25,9 @@ type Limits struct {
 	MaxSteps uint64
 	// MaxMemory is the approximate heap growth allowed, in bytes (checked
 	// every 5ms against the process heap, so concurrent work elsewhere in
-	// the process counts too). Default 256 MiB; -1 disables the watchdog.
+	// the process counts too; past it the heap is collected and checked
+	// again, so garbage does not count). Default 256 MiB; -1 disables the
+	// watchdog.
 	MaxMemory int64
 }
 
@@ -71,8 +75,10 @@ func Run(ctx context.Context, src, funcName string, input map[string]any, lim Li
 		if err != nil {
 			return nil, err
 		}
+		// The globals are left unfrozen, as Python's are: transform may
+		// update a module-level list or dict. Each Run executes the
+		// module afresh, so nothing is shared between runs.
 		globals, err := prog.Init(th, env)
-		globals.Freeze()
 		if err != nil {
 			return nil, err
 		}
@@ -213,13 +219,45 @@ func heapObjects() int64 {
 }
 
 // checkHeap stops th and reports true when the heap grew past the memory
-// limit since the execution started.
+// limit since the execution started. The heap read counts garbage not
+// yet collected, which in a busy process can be far more than the limit
+// while the code holds little: so past the limit it collects, and stops
+// th only when the heap is still past it.
 func (g *guard) checkHeap(th *starlark.Thread) bool {
-	if g.maxBytes < 0 || heapObjects()-g.heapBase <= g.maxBytes {
+	if g.maxBytes < 0 {
+		return false
+	}
+	cycles := gcCycles()
+	if heapObjects()-g.heapBase <= g.maxBytes {
+		return false
+	}
+	collect(cycles)
+	if heapObjects()-g.heapBase <= g.maxBytes {
 		return false
 	}
 	g.cancel(th, fmt.Sprintf("memory limit of %d MiB exceeded", g.maxBytes>>20))
 	return true
+}
+
+// collectMu serializes the collections of collect.
+var collectMu sync.Mutex
+
+// collect runs a garbage collection unless one completed since the GC
+// cycle count was cycles: the watchdogs of concurrent executions past
+// their limit share one collection instead of queueing one each.
+func collect(cycles uint64) {
+	collectMu.Lock()
+	defer collectMu.Unlock()
+	if gcCycles() == cycles {
+		runtime.GC()
+	}
+}
+
+// gcCycles is the number of completed GC cycles of the process.
+func gcCycles() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
 
 // guardKey is the thread-local name of the execution's guard.
@@ -292,24 +330,32 @@ func watch(ctx context.Context, th *starlark.Thread, g *guard, lim Limits, done 
 // guardCode rewrites the parsed code n (a file or an expression, before it
 // is resolved) so that the operations go.starlark.net does in one Go
 // allocation or loop, out of the watchdog's reach, are checked against the
-// memory limit first (repeat.go, amplify.go), and adds to env the
-// builtins the rewritten code calls. It returns n, or the expression
-// replacing it (a dict literal, dictlit.go). Without a memory limit it
-// does nothing: there is nothing to check against.
+// memory limit first (repeat.go, amplify.go), and so that comparisons,
+// %, splitlines, ... have Python's semantics (pyops.go), and adds to env
+// the builtins the rewritten code calls. It returns n, or the expression
+// replacing it (a dict literal, dictlit.go; a comparison, pyops.go).
+// Without a memory limit only the rewrites for Python's semantics are
+// made: there is nothing to check against.
 func guardCode(th *starlark.Thread, n syntax.Node, env starlark.StringDict) syntax.Node {
 	g, _ := th.Local(guardKey).(*guard)
-	if g == nil || g.maxItems < 0 {
-		return n
+	limited := g != nil && g.maxItems >= 0
+	if limited {
+		n = guardDictLiterals(n) // first: the others see the calls it writes
+		guardRepeats(n)
 	}
-	n = guardDictLiterals(n) // first: the others see the calls it writes
-	guardRepeats(n)
+	n = guardCompares(n)
 	guardAmplifiers(n)
-	guardIndexes(n) // last: also the indexes the others wrote
-	env[repeatGuardName] = newRepeatGuard(th)
-	env[indexGuardName] = newIndexGuard()
-	env[dictEntryGuardName] = newDictEntryGuard()
+	for name, b := range newCompareGuards(g) {
+		env[name] = b
+	}
 	for name, b := range newAmplifyGuards(th, g) {
 		env[name] = b
+	}
+	if limited {
+		guardIndexes(n) // last: also the indexes the others wrote
+		env[repeatGuardName] = newRepeatGuard(th)
+		env[indexGuardName] = newIndexGuard()
+		env[dictEntryGuardName] = newDictEntryGuard()
 	}
 	return n
 }
