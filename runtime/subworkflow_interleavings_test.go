@@ -83,77 +83,119 @@ func ilCheckNoOpenAttempt(t *testing.T, rt *Runtime, runID string) {
 	}
 }
 
-// Race: a cancel of the parent against the answer that ends its child.
-func TestInterleavingCancelParentRacesChildAnswer(t *testing.T) {
+// ilEachSetup calls race for rounds fresh parent/child pairs (the child
+// waiting on an answer) on each store, child sync and async.
+func ilEachSetup(t *testing.T, rounds int, race func(name string, async bool, i int, st store.Store, rt *Runtime, top, child string)) {
 	for name, mk := range ilStores(t) {
 		for _, async := range []bool{true, false} {
-			for i := 0; i < 6; i++ {
-				ctx := context.Background()
-				rt := errRuntime(t, mk(), Config{}, ilWorkflows(async)...)
+			for i := 0; i < rounds; i++ {
+				st := mk()
+				rt := errRuntime(t, st, Config{}, ilWorkflows(async)...)
 				top, child := ilSetup(t, rt)
-				var wg sync.WaitGroup
-				wg.Add(2)
-				var cerr, rerr error
-				go func() { defer wg.Done(); _, cerr = rt.Cancel(ctx, top, "stop") }()
-				go func() {
-					defer wg.Done()
-					_, rerr = rt.Resume(ctx, ResumeParams{RunID: child, WaitKey: "", Payload: map[string]any{"a": 1}})
-				}()
-				wg.Wait()
-				if cerr != nil {
-					t.Fatalf("%s: cancel: %v", name, cerr)
-				}
-				_ = rerr
-				ts, _ := rt.GetState(ctx, top)
-				cs, _ := rt.GetState(ctx, child)
-				if !ts.Status.Terminal() || !cs.Status.Terminal() {
-					t.Fatalf("%s async=%v: top %s child %s left unfinished", name, async, ts.Status, cs.Status)
-				}
-				ilCheckNoOpenAttempt(t, rt, top)
-				ilCheckNoOpenAttempt(t, rt, child)
+				race(name, async, i, st, rt, top, child)
 			}
 		}
 	}
+}
+
+// ilRace runs a and b at once and returns when both have.
+func ilRace(a, b func()) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); a() }()
+	go func() { defer wg.Done(); b() }()
+	wg.Wait()
+}
+
+// ilTickIntoChildEffect starts the top run of ilBlockingWorkflows and
+// ticks it in the background until its child's handler is entered; the
+// tick's end arrives on done.
+func ilTickIntoChildEffect(t *testing.T, rt *Runtime, entered <-chan struct{}) (top, child string, done <-chan *durable.RunState) {
+	ctx := context.Background()
+	top, err := rt.Start(ctx, StartParams{WorkflowID: "top"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan *durable.RunState, 1)
+	go func() { st, _ := rt.Tick(ctx, top, TickOptions{}); ended <- st }()
+	<-entered
+	kids, err := rt.store.RunListChildren(ctx, top, "")
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("children of %s: %v %v", top, kids, err)
+	}
+	return top, kids[0].RunID, ended
+}
+
+// ilAwaitPauseRequest spins, at most looks times, until a Pause of runID
+// has made its request to the tick driving it.
+func ilAwaitPauseRequest(rt *Runtime, runID string, looks int) {
+	for i := 0; i < looks; i++ {
+		l := rt.ref(runID)
+		l.sigMu.Lock()
+		n := l.pauseRequests
+		l.sigMu.Unlock()
+		rt.unref(runID, l)
+		if n > 0 {
+			return
+		}
+	}
+}
+
+// ilLedgerStatuses returns the statuses of runID's ledger records, in order.
+func ilLedgerStatuses(rt *Runtime, runID string) []string {
+	recs, _ := rt.store.LedgerList(context.Background(), &store.LedgerListParams{RunID: runID})
+	var sts []string
+	for _, r := range recs {
+		sts = append(sts, string(r.Status))
+	}
+	return sts
+}
+
+// Race: a cancel of the parent against the answer that ends its child.
+func TestInterleavingCancelParentRacesChildAnswer(t *testing.T) {
+	ilEachSetup(t, 6, func(name string, async bool, _ int, _ store.Store, rt *Runtime, top, child string) {
+		ctx := context.Background()
+		var cerr error
+		ilRace(func() { _, cerr = rt.Cancel(ctx, top, "stop") },
+			func() { _, _ = rt.Resume(ctx, ResumeParams{RunID: child, Payload: map[string]any{"a": 1}}) })
+		if cerr != nil {
+			t.Fatalf("%s: cancel: %v", name, cerr)
+		}
+		ts, _ := rt.GetState(ctx, top)
+		cs, _ := rt.GetState(ctx, child)
+		if !ts.Status.Terminal() || !cs.Status.Terminal() {
+			t.Fatalf("%s async=%v: top %s child %s left unfinished", name, async, ts.Status, cs.Status)
+		}
+		ilCheckNoOpenAttempt(t, rt, top)
+		ilCheckNoOpenAttempt(t, rt, child)
+	})
 }
 
 // Race: a pause of the parent against the answer that ends its child; then
 // ResumeRun (on a fresh Runtime over the same store, as after a restart)
 // must hand the parent its child's end and complete it.
 func TestInterleavingPauseParentRacesChildAnswer(t *testing.T) {
-	for name, mk := range ilStores(t) {
-		for _, async := range []bool{true, false} {
-			for i := 0; i < 6; i++ {
-				ctx := context.Background()
-				st := mk()
-				rt := errRuntime(t, st, Config{}, ilWorkflows(async)...)
-				top, child := ilSetup(t, rt)
-				var wg sync.WaitGroup
-				wg.Add(2)
-				var perr error
-				go func() { defer wg.Done(); _, perr = rt.Pause(ctx, top, "hold") }()
-				go func() {
-					defer wg.Done()
-					_, _ = rt.Resume(ctx, ResumeParams{RunID: child, Payload: map[string]any{"a": 1}})
-				}()
-				wg.Wait()
-				if perr != nil {
-					t.Fatalf("pause: %v", perr)
-				}
-				rt2 := errRuntime(t, st, Config{}, ilWorkflows(async)...)
-				if i%2 == 0 {
-					rt2 = rt
-				}
-				ts, err := rt2.ResumeRun(ctx, top)
-				if err != nil {
-					t.Fatalf("resume-run: %v", err)
-				}
-				if ts.Status != durable.RunCompleted {
-					t.Fatalf("%s async=%v i=%d: top %s (waiting %+v), want completed", name, async, i, ts.Status, ts.Waiting)
-				}
-				ilCheckNoOpenAttempt(t, rt, top)
-			}
+	ilEachSetup(t, 6, func(name string, async bool, i int, st store.Store, rt *Runtime, top, child string) {
+		ctx := context.Background()
+		var perr error
+		ilRace(func() { _, perr = rt.Pause(ctx, top, "hold") },
+			func() { _, _ = rt.Resume(ctx, ResumeParams{RunID: child, Payload: map[string]any{"a": 1}}) })
+		if perr != nil {
+			t.Fatalf("pause: %v", perr)
 		}
-	}
+		rt2 := rt
+		if i%2 == 1 {
+			rt2 = errRuntime(t, st, Config{}, ilWorkflows(async)...)
+		}
+		ts, err := rt2.ResumeRun(ctx, top)
+		if err != nil {
+			t.Fatalf("resume-run: %v", err)
+		}
+		if ts.Status != durable.RunCompleted {
+			t.Fatalf("%s async=%v i=%d: top %s (waiting %+v), want completed", name, async, i, ts.Status, ts.Waiting)
+		}
+		ilCheckNoOpenAttempt(t, rt, top)
+	})
 }
 
 func ilBlockingWorkflows(async bool) ([]*Workflow, map[durable.EffectType]Handler, chan struct{}, chan struct{}) {
@@ -184,12 +226,7 @@ func TestInterleavingPauseSyncChildMidEffect(t *testing.T) {
 			ctx := context.Background()
 			wfs, hs, entered, release := ilBlockingWorkflows(false)
 			rt := errRuntime(t, mk(), Config{Handlers: hs}, wfs...)
-			top, _ := rt.Start(ctx, StartParams{WorkflowID: "top"})
-			done := make(chan *durable.RunState, 1)
-			go func() { st, _ := rt.Tick(ctx, top, TickOptions{}); done <- st }()
-			<-entered
-			kids, _ := rt.store.RunListChildren(ctx, top, "")
-			child := kids[0].RunID
+			top, child, done := ilTickIntoChildEffect(t, rt, entered)
 			pid := child
 			if target == "top" {
 				pid = top
@@ -198,25 +235,14 @@ func TestInterleavingPauseSyncChildMidEffect(t *testing.T) {
 			go func() { _, err := rt.Pause(ctx, pid, "hold"); perr <- err }()
 			for !rt.Busy(pid) {
 			}
-			// give the pause time to make its request
-			for i := 0; i < 1000; i++ {
-				l := rt.ref(pid)
-				l.sigMu.Lock()
-				n := l.pauseRequests
-				l.sigMu.Unlock()
-				rt.unref(pid, l)
-				if n > 0 {
-					break
-				}
-			}
+			ilAwaitPauseRequest(rt, pid, 1000)
 			close(release)
 			st := <-done
 			if err := <-perr; err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%s %s: after pause top=%s", name, target, st.Status)
-			st, err := rt.ResumeRun(ctx, pid)
-			if err != nil {
+			if _, err := rt.ResumeRun(ctx, pid); err != nil {
 				t.Fatal(err)
 			}
 			ts, _ := rt.GetState(ctx, top)
@@ -236,12 +262,7 @@ func TestInterleavingCancelTopMidSyncChildEffect(t *testing.T) {
 			ctx := context.Background()
 			wfs, hs, entered, _ := ilBlockingWorkflows(async)
 			rt := errRuntime(t, mk(), Config{Handlers: hs}, wfs...)
-			top, _ := rt.Start(ctx, StartParams{WorkflowID: "top"})
-			done := make(chan *durable.RunState, 1)
-			go func() { st, _ := rt.Tick(ctx, top, TickOptions{}); done <- st }()
-			<-entered
-			kids, _ := rt.store.RunListChildren(ctx, top, "")
-			child := kids[0].RunID
+			top, child, done := ilTickIntoChildEffect(t, rt, entered)
 			if _, err := rt.Cancel(ctx, top, "stop"); err != nil {
 				t.Fatal(err)
 			}
@@ -251,18 +272,8 @@ func TestInterleavingCancelTopMidSyncChildEffect(t *testing.T) {
 			if ts.Status != durable.RunCancelled || cs.Status != durable.RunCancelled {
 				t.Fatalf("%s: top %s child %s", name, ts.Status, cs.Status)
 			}
-			recs, _ := rt.store.LedgerList(ctx, &store.LedgerListParams{RunID: child})
-			var sts []string
-			for _, r := range recs {
-				sts = append(sts, string(r.Status))
-			}
-			t.Logf("%s async=%v child ledger %v", name, async, sts)
-			recs, _ = rt.store.LedgerList(ctx, &store.LedgerListParams{RunID: top})
-			sts = nil
-			for _, r := range recs {
-				sts = append(sts, string(r.Status))
-			}
-			t.Logf("%s async=%v top ledger %v", name, async, sts)
+			t.Logf("%s async=%v child ledger %v", name, async, ilLedgerStatuses(rt, child))
+			t.Logf("%s async=%v top ledger %v", name, async, ilLedgerStatuses(rt, top))
 			ilCheckNoOpenAttempt(t, rt, top)
 			ilCheckNoOpenAttempt(t, rt, child)
 		}
@@ -270,60 +281,38 @@ func TestInterleavingCancelTopMidSyncChildEffect(t *testing.T) {
 }
 
 func TestInterleavingCancelChildRacesAnswer(t *testing.T) {
-	for name, mk := range ilStores(t) {
-		for _, async := range []bool{true, false} {
-			for i := 0; i < 6; i++ {
-				ctx := context.Background()
-				rt := errRuntime(t, mk(), Config{}, ilWorkflows(async)...)
-				top, child := ilSetup(t, rt)
-				var wg sync.WaitGroup
-				wg.Add(2)
-				go func() { defer wg.Done(); _, _ = rt.Cancel(ctx, child, "stop") }()
-				go func() {
-					defer wg.Done()
-					_, _ = rt.Resume(ctx, ResumeParams{RunID: child, Payload: map[string]any{"a": 1}})
-				}()
-				wg.Wait()
-				ts, _ := rt.GetState(ctx, top)
-				cs, _ := rt.GetState(ctx, child)
-				if ts.Status != durable.RunCompleted || !cs.Status.Terminal() {
-					t.Fatalf("%s async=%v: top %s child %s", name, async, ts.Status, cs.Status)
-				}
-			}
+	ilEachSetup(t, 6, func(name string, async bool, _ int, _ store.Store, rt *Runtime, top, child string) {
+		ctx := context.Background()
+		ilRace(func() { _, _ = rt.Cancel(ctx, child, "stop") },
+			func() { _, _ = rt.Resume(ctx, ResumeParams{RunID: child, Payload: map[string]any{"a": 1}}) })
+		ts, _ := rt.GetState(ctx, top)
+		cs, _ := rt.GetState(ctx, child)
+		if ts.Status != durable.RunCompleted || !cs.Status.Terminal() {
+			t.Fatalf("%s async=%v: top %s child %s", name, async, ts.Status, cs.Status)
 		}
-	}
+	})
 }
 
 func TestInterleavingCancelRacesResumeRun(t *testing.T) {
-	for name, mk := range ilStores(t) {
-		for _, async := range []bool{true, false} {
-			for i := 0; i < 6; i++ {
-				ctx := context.Background()
-				rt := errRuntime(t, mk(), Config{}, ilWorkflows(async)...)
-				top, child := ilSetup(t, rt)
-				if _, err := rt.Pause(ctx, top, ""); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := rt.Resume(ctx, ResumeParams{RunID: child, Payload: map[string]any{"a": 1}}); err != nil {
-					t.Fatal(err)
-				}
-				var wg sync.WaitGroup
-				wg.Add(2)
-				var cerr error
-				go func() { defer wg.Done(); _, cerr = rt.Cancel(ctx, top, "stop") }()
-				go func() { defer wg.Done(); _, _ = rt.ResumeRun(ctx, top) }()
-				wg.Wait()
-				if cerr != nil {
-					t.Fatal(cerr)
-				}
-				ts, _ := rt.GetState(ctx, top)
-				if !ts.Status.Terminal() {
-					t.Fatalf("%s async=%v: top %s", name, async, ts.Status)
-				}
-				ilCheckNoOpenAttempt(t, rt, top)
-			}
+	ilEachSetup(t, 6, func(name string, async bool, _ int, _ store.Store, rt *Runtime, top, child string) {
+		ctx := context.Background()
+		if _, err := rt.Pause(ctx, top, ""); err != nil {
+			t.Fatal(err)
 		}
-	}
+		if _, err := rt.Resume(ctx, ResumeParams{RunID: child, Payload: map[string]any{"a": 1}}); err != nil {
+			t.Fatal(err)
+		}
+		var cerr error
+		ilRace(func() { _, cerr = rt.Cancel(ctx, top, "stop") }, func() { _, _ = rt.ResumeRun(ctx, top) })
+		if cerr != nil {
+			t.Fatal(cerr)
+		}
+		ts, _ := rt.GetState(ctx, top)
+		if !ts.Status.Terminal() {
+			t.Fatalf("%s async=%v: top %s", name, async, ts.Status)
+		}
+		ilCheckNoOpenAttempt(t, rt, top)
+	})
 }
 
 func TestInterleavingTwoRunnersCancelParentRacesChildAnswer(t *testing.T) {
@@ -337,15 +326,9 @@ func TestInterleavingTwoRunnersCancelParentRacesChildAnswer(t *testing.T) {
 			a := errRuntime(t, st, Config{Claims: &Claims{Owner: "a"}}, ilWorkflows(async)...)
 			b := errRuntime(t, st, Config{Claims: &Claims{Owner: "b"}}, ilWorkflows(async)...)
 			top, child := ilSetup(t, a)
-			var wg sync.WaitGroup
-			wg.Add(2)
 			var cerr, rerr error
-			go func() { defer wg.Done(); _, cerr = a.Cancel(ctx, top, "stop") }()
-			go func() {
-				defer wg.Done()
-				_, rerr = b.Resume(ctx, ResumeParams{RunID: child, Payload: map[string]any{"a": 1}})
-			}()
-			wg.Wait()
+			ilRace(func() { _, cerr = a.Cancel(ctx, top, "stop") },
+				func() { _, rerr = b.Resume(ctx, ResumeParams{RunID: child, Payload: map[string]any{"a": 1}}) })
 			if cerr != nil {
 				t.Fatalf("cancel: %v", cerr)
 			}
@@ -368,28 +351,14 @@ func TestInterleavingPauseThenCancelMidSyncChildEffect(t *testing.T) {
 				ctx := context.Background()
 				wfs, hs, entered, _ := ilBlockingWorkflows(async)
 				rt := errRuntime(t, mk(), Config{Handlers: hs}, wfs...)
-				top, _ := rt.Start(ctx, StartParams{WorkflowID: "top"})
-				done := make(chan *durable.RunState, 1)
-				go func() { st, _ := rt.Tick(ctx, top, TickOptions{}); done <- st }()
-				<-entered
-				kids, _ := rt.store.RunListChildren(ctx, top, "")
-				child := kids[0].RunID
+				top, child, done := ilTickIntoChildEffect(t, rt, entered)
 				pid := child
 				if pauseTarget == "top" {
 					pid = top
 				}
 				perr := make(chan error, 1)
 				go func() { _, err := rt.Pause(ctx, pid, "hold"); perr <- err }()
-				for i := 0; i < 100000; i++ {
-					l := rt.ref(pid)
-					l.sigMu.Lock()
-					n := l.pauseRequests
-					l.sigMu.Unlock()
-					rt.unref(pid, l)
-					if n > 0 {
-						break
-					}
-				}
+				ilAwaitPauseRequest(rt, pid, 100000)
 				if _, err := rt.Cancel(ctx, top, "stop"); err != nil {
 					t.Fatal(err)
 				}
