@@ -106,6 +106,13 @@ type retryAt struct {
 	// unserved is the workflow a run held by passOverUnserved lacked:
 	// the hold ends as soon as the registry has it (see holds).
 	unserved string
+	// listed is the deadline of the wait the run was held in (zero when
+	// not known), and version the run's version after its last failed
+	// tick (0 when not known): a run since listed with another deadline,
+	// or changed by someone else (a host answered its wait), is in another
+	// wait, which the earlier wait's back-off does not hold (see held).
+	listed  durable.Time
+	version int64
 }
 
 // maxRetryDelay caps the back-off of a due run whose tick keeps failing
@@ -368,13 +375,13 @@ func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Du
 		s.mu.Unlock()
 		return 0
 	}
-	held := make(map[string]bool, len(s.retry))
+	held := make(map[string]retryAt, len(s.retry))
 	for id, r := range s.retry {
 		if !s.holds(r, now) {
 			wait = 0
 			continue
 		}
-		held[id] = true
+		held[id] = r
 		wait = min(wait, r.at.Sub(now))
 	}
 	s.mu.Unlock()
@@ -389,7 +396,7 @@ func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Du
 		return wait
 	}
 	for _, d := range due {
-		if held[d.RunID] {
+		if r, ok := held[d.RunID]; ok && r.holdsWait(d.Until) {
 			continue
 		}
 		return min(wait, max(d.Until.Sub(now), 0))
@@ -466,7 +473,7 @@ func (s *Scheduler) driveDue(ctx context.Context, due []store.DueRun, now time.T
 		if ctx.Err() != nil {
 			return ticked, unserved, ctx.Err()
 		}
-		if s.held(d.RunID, now) {
+		if s.held(ctx, d, now) {
 			continue
 		}
 		if s.rt.Busy(d.RunID) {
@@ -475,11 +482,11 @@ func (s *Scheduler) driveDue(ctx context.Context, due []store.DueRun, now time.T
 			// would hold every other due run up for as long, and that
 			// drive likely releases it. Tried again after a poll interval
 			// should it still be due.
-			s.retryLater(d.RunID, false)
+			s.retryLater(d.RunID, d.Until, false, 0)
 			continue
 		}
 		if wf, ok := s.unservedWorkflow(ctx, d.RunID); ok {
-			s.passOverUnserved(ctx, d.RunID, wf)
+			s.passOverUnserved(ctx, d, wf)
 			unserved++
 			continue
 		}
@@ -511,9 +518,10 @@ func (s *Scheduler) unservedWorkflow(ctx context.Context, runID string) (string,
 // when it first runs it, after Start's recovery may have held its runs). The first such run of each workflow is reported
 // with a warning and in Stats.Errors: a runner alone on its store learns
 // that runs of a workflow it lacks are due, and nothing drives them.
-func (s *Scheduler) passOverUnserved(ctx context.Context, runID, workflowID string) {
+func (s *Scheduler) passOverUnserved(ctx context.Context, d store.DueRun, workflowID string) {
+	runID := d.RunID
 	s.mu.Lock()
-	s.retry[runID] = retryAt{at: s.cfg.Clock().Add(maxRetryDelay), unserved: workflowID}
+	s.retry[runID] = retryAt{at: s.cfg.Clock().Add(maxRetryDelay), unserved: workflowID, listed: d.Until}
 	first := !s.warned[workflowID]
 	s.warned[workflowID] = true
 	s.mu.Unlock()
@@ -539,19 +547,47 @@ func (s *Scheduler) countUnheld(due []store.DueRun, now time.Time) int {
 	defer s.mu.Unlock()
 	n := 0
 	for _, d := range due {
-		if r, ok := s.retry[d.RunID]; !ok || !s.holds(r, now) {
+		if r, ok := s.retry[d.RunID]; !ok || !s.holds(r, now) || !r.holdsWait(d.Until) {
 			n++
 		}
 	}
 	return n
 }
 
-// held reports whether the run waits to be tried again later than now.
-func (s *Scheduler) held(runID string, now time.Time) bool {
+// held reports whether the listed due run waits to be tried again later
+// than now. The back-off of failed ticks holds only the wait they failed
+// to release: a hold is dropped when the run is listed with another
+// deadline or, read again, has changed since its last failed tick (moved
+// on into a new wait, perhaps with the same deadline). That read is made
+// only for runs held by failures, so rarely.
+func (s *Scheduler) held(ctx context.Context, d store.DueRun, now time.Time) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.retry[runID]
-	return ok && s.holds(r, now)
+	r, ok := s.retry[d.RunID]
+	hold := ok && s.holds(r, now)
+	if hold && !r.holdsWait(d.Until) {
+		delete(s.retry, d.RunID)
+		hold = false
+	}
+	s.mu.Unlock()
+	if !hold || r.failures == 0 || r.version == 0 {
+		return hold
+	}
+	cur, err := s.st.RunGet(ctx, d.RunID)
+	if err != nil || cur.Version == r.version {
+		return true // a store failing still, likely: keep backing off
+	}
+	s.mu.Lock()
+	if e, ok := s.retry[d.RunID]; ok && e.version == r.version {
+		delete(s.retry, d.RunID)
+	}
+	s.mu.Unlock()
+	return false
+}
+
+// holdsWait reports whether r is about the wait with deadline until: one
+// listed with another deadline is a new wait.
+func (r retryAt) holdsWait(until durable.Time) bool {
+	return r.listed.IsZero() || r.listed.Equal(until.Time)
 }
 
 // holds reports whether r holds its run at now: until r.at, and for a
@@ -590,16 +626,26 @@ func (s *Scheduler) forgetUnlisted(due []store.DueRun) {
 }
 
 // retryLater holds a due run the poll could not release: after a failed
-// tick for PollInterval, doubled with each failure in a row up to
-// maxRetryDelay; a run another runner held, or one its tick left due, for
-// PollInterval. It returns when the run is tried again.
-func (s *Scheduler) retryLater(runID string, failed bool) time.Time {
+// tick for PollInterval, doubled with each failure in a row (in the same
+// wait) up to maxRetryDelay; a run another runner held, or one its tick
+// left due, for PollInterval. listed is the deadline the due listing gave
+// (zero when the run was not listed) and version the run's version after
+// a failed tick (0 when not known). It returns when the run is tried
+// again.
+func (s *Scheduler) retryLater(runID string, listed durable.Time, failed bool, version int64) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.retry[runID]
+	if !listed.IsZero() {
+		if !r.holdsWait(listed) {
+			r = retryAt{} // the failures were of another wait
+		}
+		r.listed = listed
+	}
 	r.unserved = "" // held for this reason now
 	delay := s.cfg.PollInterval
 	if failed {
+		r.version = version
 		r.failures++
 		for i := 1; i < r.failures && delay < maxRetryDelay; i++ {
 			delay *= 2
@@ -635,8 +681,24 @@ func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time
 		s.mu.Unlock()
 		return
 	}
+	if err == nil && !listed.IsZero() && sameDeadline(st, listed) {
+		// Either the tick did not release the wait the listing said was
+		// due (the runtime's clock is behind ours, or another process's)
+		// or it released it into a new wait with the same deadline, due
+		// at once. A second tick tells them apart: it moves a run of the
+		// second kind on. One of the first kind is passed over for a poll
+		// interval instead of being listed again at once. The second
+		// tick's errors are handled as the first's below: it may fail past
+		// a checkpoint, leaving the run running.
+		again, aerr := s.rt.Tick(ctx, runID, runtime.TickOptions{})
+		if aerr == nil && again.Version == st.Version {
+			s.retryLater(runID, listed, false, 0)
+			return
+		}
+		st, err = again, aerr
+	}
 	if errors.Is(err, runtime.ErrRunClaimed) {
-		s.retryLater(runID, false)
+		s.retryLater(runID, listed, false, 0)
 		return
 	}
 	if err != nil && ctx.Err() != nil {
@@ -646,13 +708,17 @@ func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time
 		return
 	}
 	if err != nil {
-		at := s.retryLater(runID, true)
 		// A tick that failed after a checkpoint past the wait (a store
 		// error after an effect) leaves the run running and no longer
 		// due: drive it again after the back-off. When the store cannot
 		// say (the same outage, likely), drive it again too: a tick of a
 		// run that waits or ended by then does nothing.
 		cur, gerr := s.st.RunGet(ctx, runID)
+		var version int64
+		if gerr == nil {
+			version = cur.Version
+		}
+		at := s.retryLater(runID, listed, true, version)
 		if (gerr != nil && !errors.Is(gerr, store.ErrNotFound)) || (gerr == nil && cur.Status == durable.RunRunning) {
 			s.mu.Lock()
 			s.unfinished[runID] = at
@@ -660,20 +726,6 @@ func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time
 		}
 		s.failed(ctx, runID, err)
 		return
-	}
-	if until, ok := store.Deadline(st); ok && !listed.IsZero() && until.Equal(listed.Time) {
-		// Either the tick did not release the wait the listing said was
-		// due (the runtime's clock is behind ours, or another process's)
-		// or it released it into a new wait with the same deadline, due
-		// at once. A second tick tells them apart: it moves a run of the
-		// second kind on. One of the first kind is passed over for a poll
-		// interval instead of being listed again at once.
-		again, aerr := s.rt.Tick(ctx, runID, runtime.TickOptions{})
-		if aerr != nil || again.Version == st.Version {
-			s.retryLater(runID, false)
-			return
-		}
-		st = again
 	}
 	s.mu.Lock()
 	delete(s.retry, runID)
@@ -685,6 +737,12 @@ func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time
 	if s.cfg.OnRunResumed != nil {
 		s.callback(ctx, func() { s.cfg.OnRunResumed(st) })
 	}
+}
+
+// sameDeadline reports whether st waits until listed.
+func sameDeadline(st *durable.RunState, listed durable.Time) bool {
+	until, ok := store.Deadline(st)
+	return ok && until.Equal(listed.Time)
 }
 
 // callback runs a host callback: a panic in it is recorded, not let out
@@ -732,9 +790,17 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 		}
 		if s.rt.Busy(id) {
 			// Driven by the host in this process right now: see PollOnce.
-			// Kept, as that drive may leave it running too.
+			// Kept, as that drive may leave it running too. Its retry entry
+			// (a failure back-off) moves on with it: left at a passed time,
+			// it would count as a held run now free and keep the loop
+			// polling without pause (nextWait).
+			at := s.cfg.Clock().Add(s.cfg.PollInterval)
 			s.mu.Lock()
-			s.unfinished[id] = s.cfg.Clock().Add(s.cfg.PollInterval)
+			s.unfinished[id] = at
+			if r, ok := s.retry[id]; ok && r.at.Before(at) {
+				r.at = at
+				s.retry[id] = r
+			}
 			s.mu.Unlock()
 			continue
 		}
@@ -811,7 +877,9 @@ func listAll[T any](ctx context.Context, list func(limit int) ([]T, error)) ([]T
 // lacks are left as they are, for a runner that has them (runners sharing
 // a store may each serve some workflows). It is called by Start; hosts
 // may call it too. An error means the recovery is not done: a listing
-// failed, or ctx ended (a run it was ticking is left running).
+// failed, a waited child could not be read (its parent is checked again
+// by the next Recover), or ctx ended (a run it was ticking is left
+// running).
 func (s *Scheduler) Recover(ctx context.Context) error {
 	running, err := listAll(ctx, func(limit int) ([]store.RunIndexRow, error) {
 		return s.st.RunIndex(ctx, &store.RunIndexParams{Status: durable.RunRunning, Limit: limit})
@@ -837,6 +905,11 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing parents waiting on children: %w", err)
 	}
+	// A child that could not be read (a store briefly unavailable) leaves
+	// its parent unchecked: the recovery is not done, and is tried again.
+	// The other parents are checked meanwhile; the first error is kept.
+	var readErr error
+	unread := 0
 	for _, p := range parents {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -845,7 +918,14 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 		if child == "" {
 			continue
 		}
-		if c, err := s.st.RunGet(ctx, child); err == nil && c.Status.Terminal() {
+		c, err := s.st.RunGet(ctx, child)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			if unread++; readErr == nil {
+				readErr = fmt.Errorf("reading child %s of parent %s: %w", child, p.RunID, err)
+			}
+			continue
+		}
+		if err == nil && c.Status.Terminal() {
 			if err := s.rt.NotifyChildEnded(ctx, child); err != nil && !errors.Is(err, runtime.ErrRunClaimed) {
 				s.cfg.Logger.WarnContext(ctx, "resuming a parent whose child ended", slog.String("run_id", p.RunID), slog.String("error", err.Error()))
 				s.recordError(fmt.Sprintf("Run %s: resuming parent: %v", p.RunID, err))
@@ -854,5 +934,11 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 	}
 	// A tick ctx interrupted left its run running: the recovery is not
 	// done, whatever the listings after it (which may not look at ctx) say.
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if unread > 1 {
+		return fmt.Errorf("%w (and the children of %d more parents)", readErr, unread-1)
+	}
+	return readErr
 }

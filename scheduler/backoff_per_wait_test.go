@@ -1,0 +1,71 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
+	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// The failure back-off of a due run holds only the wait whose release
+// failed. A run whose timeout tick failed three times (a store refusing
+// writes for a while) is held for 4 poll intervals; the store recovers
+// and the host answers the wait, and the run enters a new wait whose
+// deadline (the same absolute time) has passed. That wait's release never
+// failed: it is released at the next poll (spec §5.2 "Poll cycle"), not
+// held up to maxRetryDelay by the earlier wait's back-off. The deadline
+// alone cannot tell the waits apart here: the run's version does.
+func TestBackoffOfAnEarlierWaitDoesNotHoldANewDueWait(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := runtimetest.NewClock(t0)
+	st := &switchableCommits{Store: memory.New()}
+	reg, _ := runtime.NewRegistry(sharedDeadlineFlow(t0.Add(time.Minute)))
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "shared_deadline"})
+	if got, _ := rt.Tick(ctx, id, runtime.TickOptions{}); got.Status != durable.RunWaiting {
+		t.Fatalf("setup: %s", got.Status)
+	}
+	const poll = time.Minute
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: poll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(2 * time.Minute) // wait a is due
+	st.fail.Store(true)
+	for i, hold := range []time.Duration{poll, 2 * poll, 4 * poll} {
+		if n, err := s.PollOnce(ctx); n != 1 || err != nil {
+			t.Fatalf("failing tick %d: PollOnce = %d, %v", i+1, n, err)
+		}
+		if i < 2 {
+			c.Advance(hold)
+		}
+	}
+	if got := s.Stats().RunsFailed; got != 3 {
+		t.Fatalf("setup: RunsFailed = %d, want 3", got)
+	}
+	st.fail.Store(false)
+	// The event arrives: the host answers wait a; the run enters wait b,
+	// whose deadline (the same absolute time) has passed.
+	cur, _ := rt.GetState(ctx, id)
+	after, err := rt.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: cur.Waiting.WaitKey, Payload: map[string]any{"x": 1}})
+	if err != nil || after.Status != durable.RunWaiting || after.CurrentNode != "b" {
+		t.Fatalf("setup: resume gave %v at %q, %v; want waiting at b", after.Status, after.CurrentNode, err)
+	}
+	c.Advance(poll) // a whole poll interval with wait b due
+	if _, err := s.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted {
+		t.Errorf("wait b has been due for a poll interval, yet after a Pass the run is %s at %q: held by the back-off of wait a's failed releases (another wait)",
+			got.Status, got.CurrentNode)
+	}
+}
