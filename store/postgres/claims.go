@@ -40,7 +40,7 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 		}
 		tag, err := conn.Exec(ctx, `UPDATE run_claims
 			SET expires_at = COALESCE($3::timestamptz, clock_timestamp()) + make_interval(secs => $4::double precision)
-			WHERE run_id = $1 AND owner = $2`, keyText(p.RunID), keyText(p.Owner), now, p.TTL.Seconds())
+			WHERE run_id = $1 AND owner = $2`, keyText(p.RunID), idText(p.Owner), now, p.TTL.Seconds())
 		if err != nil {
 			return fmt.Errorf("postgres: renewing the claim on run %s: %w", p.RunID, err)
 		}
@@ -61,14 +61,14 @@ func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
 				CASE WHEN t.takes THEN excluded.expires_at ELSE run_claims.expires_at END
 			FROM (SELECT `+claimTakes+` AS takes) AS t)
 		RETURNING owner`,
-		keyText(p.RunID), keyText(p.Owner), p.TTL.Seconds(), now, p.Force, nullKey(p.From)).Scan(&holder)
+		keyText(p.RunID), idText(p.Owner), p.TTL.Seconds(), now, p.Force, nullString(idText(p.From))).Scan(&holder)
 	if err != nil {
 		return fmt.Errorf("postgres: claiming run %s: %w", p.RunID, err)
 	}
 	// Compared as the column holds both: an owner that is not UTF-8 is
-	// stored with U+FFFD (keyText), which its raw bytes never equal.
-	if holder != keyText(p.Owner) {
-		return fmt.Errorf("postgres: %w", &store.ClaimHeldError{RunID: p.RunID, Owner: keyTextOf(holder)})
+	// stored escaped (idText), which its raw bytes never equal.
+	if holder != idText(p.Owner) {
+		return fmt.Errorf("postgres: %w", &store.ClaimHeldError{RunID: p.RunID, Owner: idTextOf(holder)})
 	}
 	return nil
 }
@@ -89,7 +89,7 @@ func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
 		return fmt.Errorf("postgres: releasing run %s: %w", runID, err)
 	}
 	defer done()
-	if _, err := conn.Exec(ctx, `DELETE FROM run_claims WHERE run_id = $1 AND owner = $2`, keyText(runID), keyText(owner)); err != nil {
+	if _, err := conn.Exec(ctx, `DELETE FROM run_claims WHERE run_id = $1 AND owner = $2`, keyText(runID), idText(owner)); err != nil {
 		return fmt.Errorf("postgres: releasing run %s: %w", runID, err)
 	}
 	return nil

@@ -142,7 +142,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 // CursorLoad implements store.CommandStore (0 when the consumer has none).
 func (s *Store) CursorLoad(ctx context.Context, consumer string) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT cursor FROM command_cursors WHERE consumer_id = $1`, keyText(consumer)).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT cursor FROM command_cursors WHERE consumer_id = $1`, idText(consumer)).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
@@ -161,7 +161,7 @@ func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) e
 	defer done()
 	_, err = conn.Exec(ctx, `INSERT INTO command_cursors (consumer_id, cursor, updated_at) VALUES ($1, $2, now())
 		ON CONFLICT (consumer_id) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`,
-		keyText(consumer), cursor)
+		idText(consumer), cursor)
 	if err != nil {
 		return fmt.Errorf("postgres: saving cursor %s: %w", consumer, err)
 	}

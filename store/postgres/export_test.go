@@ -19,3 +19,12 @@ func (s *Store) ClaimExpiry(ctx context.Context, runID string) (expires, serverN
 
 // BeginOnPool begins a transaction on one of the store's own connections.
 func (s *Store) BeginOnPool(ctx context.Context) (pgx.Tx, error) { return s.pool.Begin(ctx) }
+
+// MigrationSQL returns the up script of migration version.
+func MigrationSQL(version int) (string, error) {
+	ms, err := migrations()
+	if err != nil {
+		return "", err
+	}
+	return ms[version-1].sql, nil
+}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"encoding/hex"
 	"strings"
 	"unicode/utf8"
 )
@@ -88,6 +89,63 @@ func replaceInvalidBytes(s string) string {
 			b.WriteString(s[i : i+n])
 		}
 		i += n
+	}
+	return b.String()
+}
+
+// idText returns s as the columns holding ids that no JSON text spells
+// (run_claims.owner, command_cursors.consumer_id) hold it: keyText, but
+// each byte that is not UTF-8 becomes \x01\x03 and its two hex digits, so
+// that owners or consumers differing only in such bytes stay distinct, as
+// in the other stores (keyText's U+FFFD would make "runner-\xff" and
+// "runner-\xfe" one claim owner). A valid id is stored as keyText stores
+// it, as before this encoding.
+func idText(s string) string {
+	if utf8.ValidString(s) {
+		return keyText(s)
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteString("\x01\x03")
+			b.WriteString(hex.EncodeToString([]byte{s[i]}))
+		case r == 0:
+			b.WriteString("\x01\x01")
+		case r == 1:
+			b.WriteString("\x01\x02")
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// idTextOf returns the id an idText column's text t holds.
+func idTextOf(t string) string {
+	if strings.IndexByte(t, 1) < 0 {
+		return t
+	}
+	var b strings.Builder
+	b.Grow(len(t))
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c == 1 && i+3 < len(t) && t[i+1] == 3 {
+			if v, err := hex.DecodeString(t[i+2 : i+4]); err == nil {
+				b.Write(v)
+				i += 3
+				continue
+			}
+		}
+		if c == 1 && i+1 < len(t) && (t[i+1] == 1 || t[i+1] == 2) {
+			b.WriteByte(t[i+1] - 1)
+			i++
+			continue
+		}
+		b.WriteByte(c)
 	}
 	return b.String()
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // keyText is reversible, leaves strings without \x00 and \x01 as they
@@ -25,6 +26,31 @@ func FuzzKeyText(f *testing.F) {
 		}
 		if c, kc := strings.Compare(a, b), strings.Compare(ka, kb); c != kc {
 			t.Fatalf("order of %q, %q is %d; of their key texts %d", a, b, c, kc)
+		}
+	})
+}
+
+// idText is reversible and injective (also over bytes that are not
+// UTF-8, which keyText maps to U+FFFD), always valid UTF-8 without a NUL
+// (PostgreSQL's text), and keyText for valid strings, so that rows
+// written before it read the same.
+func FuzzIDText(f *testing.F) {
+	for _, s := range []string{"", "runner-1", "runner-\xff", "runner-\xfe", "\x01\x03ff", "\x00\xff\x01", "é\xc3", "\uFFFD"} {
+		f.Add(s, s+"\xff")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ka, kb := idText(a), idText(b)
+		if got := idTextOf(ka); got != a {
+			t.Fatalf("idTextOf(idText(%q)) = %q", a, got)
+		}
+		if (a == b) != (ka == kb) {
+			t.Fatalf("idText(%q) = %q, idText(%q) = %q", a, ka, b, kb)
+		}
+		if !utf8.ValidString(ka) || strings.IndexByte(ka, 0) >= 0 {
+			t.Fatalf("idText(%q) = %q: not valid UTF-8, or holds a NUL", a, ka)
+		}
+		if utf8.ValidString(a) && ka != keyText(a) {
+			t.Fatalf("idText(%q) = %q; want keyText's %q", a, ka, keyText(a))
 		}
 	})
 }

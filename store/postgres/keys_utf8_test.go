@@ -44,3 +44,25 @@ func TestInvalidUTF8InKeysAndIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestDistinctNonUTF8ConsumersKeepTheirCursors: consumer ids were stored
+// with U+FFFD for each byte that is not UTF-8 (keyText), so consumers
+// "c-\xff" and "c-\xfe" shared one command_cursors row: one consumer's
+// CursorSave moved the other's cursor, which then skipped commands it
+// never processed or re-read ones it did. Each keeps its own, as in the
+// memory store (store/storetest's Cursors/NonUTF8Consumers).
+func TestDistinctNonUTF8ConsumersKeepTheirCursors(t *testing.T) {
+	testURL(t)
+	t.Parallel()
+	ctx := t.Context()
+	s := openSchema(t, testSchema(t))
+	if err := s.CursorSave(ctx, "c-\xff", 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CursorSave(ctx, "c-\xfe", 9); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.CursorLoad(ctx, "c-\xff"); err != nil || got != 5 {
+		t.Errorf("CursorLoad(c-\\xff) = %d, %v; want 5 (another consumer's save moved it)", got, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -119,7 +120,15 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 			wake("", false) // a run id too long for a payload: every follower reads
 			continue
 		}
-		wake(keyTextOf(runID), deleted)
+		id := keyTextOf(runID)
+		wake(id, deleted)
+		if strings.ContainsRune(id, utf8.RuneError) {
+			// keyText spells every byte that is not UTF-8 as U+FFFD (a
+			// payload is text): the writer's run id may have held such
+			// bytes, which a follower of the run may use too, and it
+			// shares this ledger. Every follower reads from its cursor.
+			wake("", false)
+		}
 	}
 }
 

@@ -169,3 +169,35 @@ func TestListenerHeartbeatKeepsDelivering(t *testing.T) {
 		t.Fatalf("ListenLedger after its context ended = %v", err)
 	}
 }
+
+// TestFollowNonUTF8RunID: a notification's payload is text, so a run id
+// holding bytes that are not UTF-8 travels with U+FFFD for them (keyText),
+// which is not the id a follower of the run subscribed with: the wake-up
+// went to nobody, and the follower saw the other runner's appends only at
+// its next own read. A run id with U+FFFD may stand for such bytes (the
+// run's ledger is the same for both spellings), so every follower wakes.
+func TestFollowNonUTF8RunID(t *testing.T) {
+	testURL(t)
+	t.Parallel()
+	rs := openRunners(t, 2)
+	runner, gateway := rs[0], rs[1]
+	obs := observe.Wrap(gateway)
+	const runID = "run-\xff"
+	sub := obs.Subscribe(runID, 16)
+	defer sub.Cancel()
+
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	startFollow(t, ctx, obs)
+	r := testRun(runID)
+	if err := runner.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, Records: []*durable.StepRecord{testRecord(runID, "start")}}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, sub); ev.Records != nil || (ev.RunID != "" && ev.RunID != runID) {
+		t.Fatalf("event for the other store's append to %q: %+v; want a wake-up", runID, ev)
+	}
+	recs, err := gateway.LedgerList(ctx, &store.LedgerListParams{RunID: runID})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("the woken follower reads %d records (%v); want the appended one", len(recs), err)
+	}
+}

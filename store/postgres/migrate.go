@@ -8,18 +8,30 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 //go:embed migrations/*.up.sql
 var migrationFS embed.FS
 
-// migration is one numbered up script.
+// migration is one numbered step: its up script, then its Go part if
+// any.
 type migration struct {
 	version int
 	name    string
 	sql     string
+	goFunc  func(ctx context.Context, tx pgx.Tx) error
+}
+
+// goMigrations are the data migrations done in Go, by version: those
+// whose rules live in Go (store.Deadline), run after the version's script.
+var goMigrations = map[int]func(ctx context.Context, tx pgx.Tx) error{
+	4: restoreDueAt,
 }
 
 // migrations returns the embedded migrations in version order.
@@ -40,7 +52,7 @@ func migrations() ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, migration{version: v, name: name, sql: string(b)})
+		out = append(out, migration{version: v, name: name, sql: string(b), goFunc: goMigrations[v]})
 	}
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
 	for i, m := range out {
@@ -100,6 +112,11 @@ func (s *Store) migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return fmt.Errorf("applying %s: %w", m.name, err)
 			}
+			if m.goFunc != nil {
+				if err := m.goFunc(ctx, tx); err != nil {
+					return fmt.Errorf("applying %s: %w", m.name, err)
+				}
+			}
 			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`,
 				m.version, m.name); err != nil {
 				return fmt.Errorf("recording %s: %w", m.name, err)
@@ -113,6 +130,51 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if len(applied) > 0 {
 		s.log.InfoContext(ctx, "migrations applied", "migrations", applied)
+	}
+	return nil
+}
+
+// restoreDueAt (migration 004) sets due_at again on the waiting runs
+// whose deadline store.Deadline indexes but that have none: those
+// migration 002 judged paused when control.paused was not the boolean
+// true (the string "true"). Only runs that could be such are read
+// (waiting on a deadline, without due_at); rows that do not decode keep
+// theirs, as their reads skip them.
+func restoreDueAt(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `SELECT run_id, run_json FROM runs WHERE status = 'waiting'
+		AND wait_reason IN ('until', 'event') AND wait_until IS NOT NULL AND due_at IS NULL`)
+	if err != nil {
+		return fmt.Errorf("reading the runs waiting without due_at: %w", err)
+	}
+	type due struct {
+		runID string
+		at    time.Time
+	}
+	var fix []due
+	for rows.Next() {
+		var runID string
+		var text []byte
+		if err := rows.Scan(&runID, &text); err != nil {
+			rows.Close()
+			return err
+		}
+		r, err := durable.UnmarshalRun(text)
+		if err != nil {
+			continue
+		}
+		if until, ok := store.Deadline(r); ok {
+			fix = append(fix, due{runID, until.Time})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading the runs waiting without due_at: %w", err)
+	}
+	for _, d := range fix {
+		// run_id as the column holds it: the run's JSON spells it as read.
+		if _, err := tx.Exec(ctx, `UPDATE runs SET due_at = $2 WHERE run_id = $1`, d.runID, d.at); err != nil {
+			return fmt.Errorf("setting due_at of run %q: %w", d.runID, err)
+		}
 	}
 	return nil
 }

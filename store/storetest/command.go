@@ -270,6 +270,27 @@ func testCommandConcurrentAppend(t *testing.T, s store.Store) {
 
 var cursorTests = []subtest{
 	{"PerConsumer", testCursors},
+	{"NonUTF8Consumers", testCursorsNonUTF8Consumers},
+}
+
+// testCursorsNonUTF8Consumers: consumer ids are compared byte for byte,
+// also where they are not UTF-8 (a Go host builds them): two consumers
+// differing only in such bytes keep a cursor each. PostgreSQL once stored
+// both as one id (U+FFFD for the bad byte), so one consumer's save moved
+// the other's cursor, which then skipped or re-read commands.
+func testCursorsNonUTF8Consumers(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const a, b = "c-\xff", "c-\xfe"
+	for c, n := range map[string]int64{a: 5, b: 9} {
+		if err := s.CursorSave(ctx, c, n); err != nil {
+			t.Fatalf("CursorSave(%q): %v", c, err)
+		}
+	}
+	for c, want := range map[string]int64{a: 5, b: 9, "c-\uFFFD": 0} {
+		if got, err := s.CursorLoad(ctx, c); err != nil || got != want {
+			t.Errorf("CursorLoad(%q) = %d, %v; want %d", c, got, err, want)
+		}
+	}
 }
 
 func testCursors(t *testing.T, s store.Store) {

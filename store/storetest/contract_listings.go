@@ -668,3 +668,43 @@ func testClaimEdges(t *testing.T, s store.Store) {
 		t.Errorf("claim of run-2 released by b: %v", err)
 	}
 }
+
+// testClaimNonUTF8Owners: claim owners are compared byte for byte, also
+// where they are not UTF-8 (Claims.Owner as a host built it). PostgreSQL
+// once stored "runner-\xff" and "runner-\xfe" as one owner (U+FFFD for
+// the bad byte): the second runner's claim was taken as its holder's
+// renewal, so two runners drove the run at once, and either could release
+// the other's claim. A refused claim names the holder as it claimed, and
+// a forced claim From that holder takes the run.
+func testClaimNonUTF8Owners(t *testing.T, s store.Store) {
+	if !store.HasClaims(s) {
+		t.Skip("store does not implement store.RunClaimer")
+	}
+	c := s.(store.RunClaimer)
+	ctx := t.Context()
+	create(t, s, newRun("run-1", runOpts{}))
+	const a, b = "runner-\xff", "runner-\xfe"
+	cl := func(p store.RunClaimParams, now time.Duration) error {
+		p.RunID, p.TTL, p.Now = "run-1", 10*time.Second, base.Add(now)
+		return c.RunClaim(ctx, &p)
+	}
+	if err := cl(store.RunClaimParams{Owner: a}, 0); err != nil {
+		t.Fatalf("claim by %q: %v", a, err)
+	}
+	var held *store.ClaimHeldError
+	if err := cl(store.RunClaimParams{Owner: b}, time.Second); !errors.As(err, &held) || held.Owner != a {
+		t.Errorf("claim by %q while %q holds the run = %v; want a ClaimHeldError naming %q", b, a, err, a)
+	}
+	if err := c.RunRelease(ctx, "run-1", b); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl(store.RunClaimParams{Owner: a, Renew: true}, 2*time.Second); err != nil {
+		t.Errorf("renewal by %q after %q released = %v; want its claim kept", a, b, err)
+	}
+	if err := cl(store.RunClaimParams{Owner: b, Force: true, From: b}, 3*time.Second); !errors.As(err, &held) {
+		t.Errorf("forced claim from %q while %q holds the run = %v; want a ClaimHeldError", b, a, err)
+	}
+	if err := cl(store.RunClaimParams{Owner: b, Force: true, From: a}, 4*time.Second); err != nil {
+		t.Errorf("forced claim from the holder %q = %v; want it taken", a, err)
+	}
+}

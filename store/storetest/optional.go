@@ -56,6 +56,7 @@ var claimerTests = []subtest{
 	{"StoreClock", testClaimStoreClock},
 	{"Edges", testClaimEdges},
 	{"ExpiresAtTTL", testClaimExpiresAtTTL},
+	{"NonUTF8Owners", testClaimNonUTF8Owners},
 }
 
 // testClaimExpiresAtTTL: a claim is live until its TTL has passed and

@@ -3,14 +3,18 @@
 -- and the scheduler loop polled again at once. The commit that lifts a
 -- pause sets due_at again. Only runs with a due_at are read; a run_json
 -- PostgreSQL cannot read as json (its parser refuses the \u0000 a run's
--- strings may hold) keeps its due_at until its next commit.
+-- strings may hold) keeps its due_at until its next commit. Only the JSON
+-- boolean true is a pause (durable.RunState.HostPaused): #>> gives the
+-- string "true" as 'true' too, so the value's JSON type is tested.
 DO $$
 DECLARE
   r record;
+  paused json;
 BEGIN
   FOR r IN SELECT run_id, run_json FROM runs WHERE due_at IS NOT NULL LOOP
     BEGIN
-      IF (r.run_json::json #>> '{vars,_runtime,control,paused}') = 'true' THEN
+      paused := r.run_json::json #> '{vars,_runtime,control,paused}';
+      IF json_typeof(paused) = 'boolean' AND paused::text = 'true' THEN
         UPDATE runs SET due_at = NULL WHERE run_id = r.run_id;
       END IF;
     EXCEPTION WHEN data_exception THEN

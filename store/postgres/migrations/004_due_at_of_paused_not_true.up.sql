@@ -1,0 +1,5 @@
+-- Gives back their due_at to the waiting runs that migration 002 took it
+-- from as paused when vars._runtime.control.paused was the string "true",
+-- not the boolean true (no pause: store.Deadline indexes them), which
+-- RunListDue then never listed. Done in Go (restoreDueAt in migrate.go),
+-- so that store.Deadline alone decides, as RunCommit does.
