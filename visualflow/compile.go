@@ -1,6 +1,7 @@
 package visualflow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,7 +56,8 @@ type dataEdge struct {
 	srcPin string
 }
 
-// thenBranch is one ordered branch of a sequence or parallel node.
+// thenBranch is one declared branch of a sequence or parallel node;
+// Target is "" when the handle has no edge.
 type thenBranch struct {
 	Handle string
 	Target string
@@ -87,7 +89,7 @@ type node struct {
 	// exec successors (§3.4)
 	linear          string
 	branches        map[string]string
-	thens           []thenBranch
+	thens           []thenBranch // every declared then:* handle, sorted
 	loopTarget      string
 	doneTarget      string
 	completedTarget string
@@ -510,21 +512,26 @@ func (c *compiler) successors(n *node, edges []edge) error {
 	}
 	switch n.Type {
 	case "sequence", "parallel":
+		// Every declared then:* exec output, in the reference's order (by
+		// number; a suffix that is not a number after all numbered ones),
+		// connected or not: the frame's idx counts positions in this list.
 		declared := map[string]bool{}
 		type numbered struct {
-			n int
+			n int64
 			h string
 		}
 		var thens []numbered
 		for _, p := range n.Outputs {
 			if rest, ok := strings.CutPrefix(p.ID, "then:"); ok && p.Type == "execution" {
-				if k, err := strconv.Atoi(rest); err == nil {
-					declared[p.ID] = true
-					thens = append(thens, numbered{k, p.ID})
+				k, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+				if err != nil {
+					k = 1e9 // the reference's sort key for a non-numeric suffix
 				}
+				declared[p.ID] = true
+				thens = append(thens, numbered{k, p.ID})
 			}
 		}
-		slices.SortFunc(thens, func(a, b numbered) int { return a.n - b.n })
+		slices.SortStableFunc(thens, func(a, b numbered) int { return cmp.Compare(a.n, b.n) })
 		for h := range byHandle {
 			if declared[h] || (n.Type == "parallel" && h == "completed") {
 				continue
@@ -532,9 +539,7 @@ func (c *compiler) successors(n *node, edges []edge) error {
 			return c.errorf(n.ID, h, "Control node '%s' has unsupported execution outputs", n.ID)
 		}
 		for _, t := range thens {
-			if target, ok := byHandle[t.h]; ok {
-				n.thens = append(n.thens, thenBranch{Handle: t.h, Target: target})
-			}
+			n.thens = append(n.thens, thenBranch{Handle: t.h, Target: byHandle[t.h]})
 		}
 		n.completedTarget = byHandle["completed"]
 		return nil

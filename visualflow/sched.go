@@ -81,8 +81,8 @@ func (s *step) abortScheduler(n *node, msg string) runtime.StepPlan {
 	return s.failWith(n, msg)
 }
 
-// thenHandles lists the handles of n's "then" branches, in order, as the
-// frame stores them.
+// thenHandles lists every declared then:* handle of n, sorted, as the
+// reference stores it in the frame (connected or not).
 func thenHandles(n *node) []any {
 	handles := make([]any, len(n.thens))
 	for i, t := range n.thens {
@@ -91,17 +91,49 @@ func thenHandles(n *node) []any {
 	return handles
 }
 
+// nextBranch advances frame f of sequence or parallel n to the next
+// handle in f["then"] that has an edge and returns its target ("" when
+// none is left). As in the reference, idx counts positions in the
+// frame's own handle list and unconnected handles are skipped here, so a
+// frame written by Python (all declared handles) and one written by
+// earlier Go versions (connected handles only) both resume where they
+// stopped.
+func (s *step) nextBranch(n *node, f map[string]any) string {
+	handles, ok := f["then"].([]any)
+	if !ok {
+		handles = thenHandles(n)
+		f["then"] = handles
+	}
+	for idx := max(intOf(f["idx"]), 0); idx < len(handles); {
+		h, _ := handles[idx].(string)
+		idx++
+		if target := n.thenTarget(h); target != "" {
+			f["idx"] = int64(idx)
+			s.setHandle(h)
+			return target
+		}
+	}
+	return ""
+}
+
+// thenTarget is the target of n's then handle h ("" when unconnected or
+// not declared).
+func (n *node) thenTarget(h string) string {
+	for _, t := range n.thens {
+		if t.Handle == h && h != "" {
+			return t.Target
+		}
+	}
+	return ""
+}
+
 func (s *step) runSequence(n *node) runtime.StepPlan {
 	f, fresh := s.enterFrame(n, "sequence")
 	if fresh {
 		f["idx"], f["then"] = int64(0), thenHandles(n)
 	}
-	idx := intOf(f["idx"])
-	if idx < len(n.thens) {
-		b := n.thens[idx]
-		f["idx"] = int64(idx + 1)
-		s.setHandle(b.Handle)
-		return runtime.Next(b.Target)
+	if target := s.nextBranch(n, f); target != "" {
+		return runtime.Next(target)
 	}
 	return s.finish(n, "", "")
 }
@@ -115,12 +147,8 @@ func (s *step) runParallel(n *node) runtime.StepPlan {
 	if f["phase"] == "completed" {
 		return s.finish(n, "", "")
 	}
-	idx := intOf(f["idx"])
-	if idx < len(n.thens) {
-		b := n.thens[idx]
-		f["idx"] = int64(idx + 1)
-		s.setHandle(b.Handle)
-		return runtime.Next(b.Target)
+	if target := s.nextBranch(n, f); target != "" {
+		return runtime.Next(target)
 	}
 	if n.completedTarget != "" {
 		f["phase"] = "completed"
@@ -142,7 +170,7 @@ func (s *step) iterationRecord() (map[string]any, any) {
 func (s *step) runLoop(n *node) (runtime.StepPlan, error) {
 	f, fresh := s.enterFrame(n, "loop")
 	if fresh {
-		base := s.baseInput(n)
+		base := s.busInput() // never the caller's vars, as the reference (see runWhile)
 		resolved, err := s.resolveInputs(n, base)
 		if err != nil {
 			msg := "Loop items resolution failed: " + err.Error()
@@ -183,7 +211,7 @@ func (s *step) runLoop(n *node) (runtime.StepPlan, error) {
 func (s *step) runFor(n *node) (runtime.StepPlan, error) {
 	f, fresh := s.enterFrame(n, "for")
 	if fresh {
-		resolved, err := s.resolveInputs(n, s.baseInput(n))
+		resolved, err := s.resolveInputs(n, s.busInput()) // see runWhile
 		if err != nil {
 			err = fmt.Errorf("For range resolution failed: %w", err)
 			s.setFlowError(n.ID, err.Error())
@@ -245,7 +273,10 @@ func (s *step) runWhile(n *node) (runtime.StepPlan, error) {
 	if iters >= maxLoopIterations {
 		return s.abortScheduler(n, fmt.Sprintf("While loop exceeded max_iterations=%d", maxLoopIterations)), nil
 	}
-	base := s.baseInput(n)
+	// The reference resolves the schedulers' inputs on the bus or {}
+	// (run.vars.get("_last_output", {})): neither inputKey nor, before any
+	// node wrote the bus, the caller's vars feed items, range or condition.
+	base := s.busInput()
 	resolved, err := s.resolveInputs(n, base)
 	if err != nil {
 		msg := "While condition resolution failed: " + err.Error()
