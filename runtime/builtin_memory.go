@@ -231,6 +231,16 @@ func readOwner(ctx context.Context, req *EffectRequest, o memOwner) (*durable.Ru
 	return run, nil
 }
 
+// skipOnReplay reports whether a handler called again for a completed
+// record a replay reuses (req.ReplayedResult set) must leave run id
+// alone: only the requesting run's changes were lost with the state the
+// kill cut off; a write to another run was committed by its own commit
+// before the record, and making it again would undo what was done to
+// that run since.
+func skipOnReplay(req *EffectRequest, id string) bool {
+	return req.ReplayedResult != nil && id != req.Run.RunID
+}
+
 // writeOwner applies mutate to an owner run and persists it. The
 // requesting run is changed in place (saved with the step). Another run
 // is locked, loaded, mutated and committed with its version, again from a
@@ -529,29 +539,52 @@ func spansNewestFirst(spans []any) []any {
 	return out
 }
 
-// spanRefs reads span_ids (a list) or span_id (one value or a list).
-func spanRefs(p map[string]any) (refs []spanRef, given bool) {
-	raw, ok := p["span_ids"].([]any)
-	if !ok {
-		v, present := p["span_id"]
-		if !present || v == nil {
-			if v2, present2 := p["span_ids"]; present2 && v2 != nil {
-				raw = []any{v2}
-			} else {
-				return nil, false
-			}
-		} else if l, isList := v.([]any); isList {
-			raw = l
-		} else {
+// querySpanRefs reads MEMORY_QUERY's explicit span ids as Python does:
+// span_ids when it is a list, else span_id (one value or a list). A
+// span_ids that is not a list is ignored, so a lone string span_ids
+// leaves the query to its filters. given is false when neither names ids.
+func querySpanRefs(p map[string]any) (refs []spanRef, given bool) {
+	raw, isList := p["span_ids"].([]any)
+	if !isList {
+		v := p["span_id"]
+		if v == nil {
+			return nil, false
+		}
+		if raw, isList = v.([]any); !isList {
 			raw = []any{v}
 		}
 	}
+	return parseSpanRefs(raw), true
+}
+
+// rehydrateSpanRefs reads MEMORY_REHYDRATE's span ids as Python does:
+// span_ids, or the legacy span_id only when span_ids is absent or null;
+// a value that is not a list is one id. given is false when both are
+// absent or null.
+func rehydrateSpanRefs(p map[string]any) (refs []spanRef, given bool) {
+	v := p["span_ids"]
+	if v == nil {
+		v = p["span_id"]
+	}
+	if v == nil {
+		return nil, false
+	}
+	raw, isList := v.([]any)
+	if !isList {
+		raw = []any{v}
+	}
+	return parseSpanRefs(raw), true
+}
+
+// parseSpanRefs keeps the values of raw that are span ids.
+func parseSpanRefs(raw []any) []spanRef {
+	var refs []spanRef
 	for _, v := range raw {
 		if ref, ok := parseSpanRef(v); ok {
 			refs = append(refs, ref)
 		}
 	}
-	return refs, true
+	return refs
 }
 
 // cleanTags keeps the string→string entries of a tags object with a

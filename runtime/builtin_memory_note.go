@@ -175,23 +175,27 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		kept = map[string]any{"inserted": ins, "skipped": skip}
 	}
 
+	// A replay writes only the requesting run (see skipOnReplay).
 	if keep && owner.id == base.RunID {
-		err = writeOwner(ctx, req, owner, func(run *durable.RunState) error {
-			if err := addSpan(run); err != nil {
-				return err
+		if !skipOnReplay(req, owner.id) {
+			err := writeOwner(ctx, req, owner, func(run *durable.RunState) error {
+				if err := addSpan(run); err != nil {
+					return err
+				}
+				keepNote(run)
+				return nil
+			})
+			if err != nil {
+				return Outcome{}, err
 			}
-			keepNote(run)
-			return nil
-		})
-		if err != nil {
-			return Outcome{}, err
 		}
 	} else {
-		err = writeOwner(ctx, req, owner, addSpan)
-		if err != nil {
-			return Outcome{}, err
+		if !skipOnReplay(req, owner.id) {
+			if err := writeOwner(ctx, req, owner, addSpan); err != nil {
+				return Outcome{}, err
+			}
 		}
-		if keep {
+		if keep && !skipOnReplay(req, base.RunID) {
 			err := writeOwner(ctx, req, memOwner{id: base.RunID}, func(run *durable.RunState) error {
 				keepNote(run)
 				return nil
@@ -412,6 +416,9 @@ func memoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	now := memNow(req)
 	var applied []any
 	for _, o := range owners {
+		if skipOnReplay(req, o.id) {
+			continue
+		}
 		// Only an owner that holds the span is written, as Python saves
 		// only those: writing takes the owner's lock, which a parent
 		// whose tick runs this sync child holds (scope "all" names it as

@@ -234,6 +234,9 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	if !truthy(mode) {
 		mode = p["return_mode"]
 	}
+	if !truthy(mode) { // a falsy return_mode (false, 0, []) is not a mode
+		mode = nil
+	}
 	qp.returnMode = pyval.Lower(pyval.Strip(anyText(mode)))
 	if qp.returnMode == "" {
 		qp.returnMode = "rendered"
@@ -248,7 +251,7 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 		return nil, err
 	}
 
-	qp.explicit, qp.explicitGiven = spanRefs(p)
+	qp.explicit, qp.explicitGiven = querySpanRefs(p)
 	if qp.explicitGiven && qp.scope == "all" {
 		for _, ref := range qp.explicit {
 			if ref.isIdx {

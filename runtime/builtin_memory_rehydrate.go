@@ -49,7 +49,7 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	refs, given := spanRefs(p)
+	refs, given := rehydrateSpanRefs(p)
 	if !given {
 		return Outcome{}, failf("MEMORY_REHYDRATE requires payload.span_ids (or legacy span_id)")
 	}
@@ -97,6 +97,11 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	target, err := baseRun(ctx, req)
 	if err != nil {
 		return Outcome{}, err
+	}
+	if skipOnReplay(req, target.RunID) {
+		// Nothing of the requesting run's to redo; the recorded result
+		// stands.
+		return Completed(nil), nil
 	}
 	if err := loadSpanIndex(ctx, req.Runtime.Artifacts(), target); err != nil {
 		return Outcome{}, err

@@ -99,7 +99,8 @@ type Handler struct {
 	// dropped, no record is added, EffectRequest.ReplayedResult holds the
 	// recorded result); such a handler must be idempotent under its
 	// idempotency key, and under the recorded result when the record is
-	// Python's.
+	// Python's, and must then change only the requesting run: its writes
+	// to other runs were committed before the record.
 	RerunOnReplay bool
 }
 
