@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/observe"
 )
 
@@ -305,18 +303,43 @@ func printLedgerLine(out io.Writer, r *durable.StepRecord, run string) {
 	fmt.Fprintln(out, line)
 }
 
-// listenerRunID is the id of the run of the i-th listener of run root:
-// derived, so that a continued run finds its listeners instead of
-// starting them again.
+// listenerRunID is the id of the run of the i-th listener of run root
+// that this command starts: derived, for readable ledger lines (runLabel).
+// A continued run finds its listeners by listing the root's children
+// (listenerRuns), whatever ids they were started under.
 func listenerRunID(root string, i int) string { return root + "-listener-" + strconv.Itoa(i) }
+
+// listenerRuns returns the runs of the flow's listener workflows already
+// started for run root, by workflow id: its children whose workflow is a
+// listener's (visualflow.md §5.7), as any host started them (this command
+// under listenerRunID, Python's gateway under ids of its own). When a
+// workflow has several, the oldest comes first.
+func (d *bundleDriver) listenerRuns(ctx context.Context, root string) (map[string][]*durable.RunState, error) {
+	kids, err := d.rt.Store().RunListChildren(ctx, root, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing the event listeners of run %s: %w", root, err)
+	}
+	runs := map[string][]*durable.RunState{}
+	for _, wf := range d.listeners {
+		runs[wf] = nil
+	}
+	for _, k := range kids {
+		if list, ok := runs[k.WorkflowID]; ok {
+			runs[k.WorkflowID] = append(list, k)
+		}
+	}
+	return runs, nil
+}
 
 // startListeners starts the flow's event listeners as children of run
 // root, as the gateway does (visualflow.md §5.7): same session (the
 // root's id when it has none, which is the session its session-scoped
 // events name), vars = copies of the root's _runtime and _limits, each
-// ticked to its first wait. Listeners already there (a continued run) are
-// left as they are, but for one still running (a kill before its first
-// wait, or during its handling of an event), which is ticked on.
+// ticked to its first wait. A listener that root already has (a continued
+// run, whichever host started it) is left as it is, so that each on_event
+// node has one listener and an event runs its branch once; but one still
+// running (a kill before its first wait, or during its handling of an
+// event) is ticked on.
 func (d *bundleDriver) startListeners(ctx context.Context, root string) error {
 	if len(d.listeners) == 0 {
 		return nil
@@ -325,22 +348,26 @@ func (d *bundleDriver) startListeners(ctx context.Context, root string) error {
 	if err != nil {
 		return err
 	}
+	existing, err := d.listenerRuns(ctx, root)
+	if err != nil {
+		return err
+	}
 	session := cmp.Or(r.SessionID, r.RunID)
 	for i, wf := range d.listeners {
-		id := listenerRunID(root, i)
-		if l, err := d.rt.GetState(ctx, id); err == nil {
-			// A kill or an interrupt between its start and its first
-			// wait left it running: nothing else drives a listener, and
-			// the root's events would miss it.
-			if l.Status == durable.RunRunning {
-				if _, err := d.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-					return fmt.Errorf("continuing event listener %s: %w", wf, err)
+		if runs := existing[wf]; len(runs) > 0 {
+			for _, l := range runs {
+				// A kill or an interrupt between its start and its first
+				// wait left it running: nothing else drives a listener,
+				// and the root's events would miss it.
+				if l.Status == durable.RunRunning {
+					if _, err := d.rt.Tick(ctx, l.RunID, runtime.TickOptions{}); err != nil {
+						return fmt.Errorf("continuing event listener %s (run %s): %w", wf, l.RunID, err)
+					}
 				}
 			}
 			continue
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
 		}
+		id := listenerRunID(root, i)
 		vars := map[string]any{}
 		for _, k := range []string{"_runtime", "_limits"} {
 			if v, ok := r.Vars[k]; ok {
@@ -358,21 +385,25 @@ func (d *bundleDriver) startListeners(ctx context.Context, root string) error {
 	return nil
 }
 
-// stopListeners cancels the listeners of run root that have not ended,
-// once root has: they would wait for ever (Python's reason).
+// stopListeners cancels the listener runs of run root that have not
+// ended, once root has: they would wait for ever (Python's reason). Every
+// child of root running a listener workflow is one, whichever host
+// started it.
 func (d *bundleDriver) stopListeners(ctx context.Context, root string) error {
-	for i := range d.listeners {
-		id := listenerRunID(root, i)
-		r, err := d.rt.GetState(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if !r.Status.Terminal() {
-			if _, err := d.rt.Cancel(ctx, id, "Session completed"); err != nil {
-				return fmt.Errorf("stopping event listener run %s: %w", id, err)
+	if len(d.listeners) == 0 {
+		return nil
+	}
+	existing, err := d.listenerRuns(ctx, root)
+	if err != nil {
+		return err
+	}
+	for _, wf := range d.listeners {
+		for _, l := range existing[wf] {
+			if l.Status.Terminal() {
+				continue
+			}
+			if _, err := d.rt.Cancel(ctx, l.RunID, "Session completed"); err != nil {
+				return fmt.Errorf("stopping event listener run %s: %w", l.RunID, err)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/visualflow"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
@@ -132,5 +133,94 @@ func TestBundleRunContinueTicksAListenerLeftRunning(t *testing.T) {
 	output, _ := res["output"].(map[string]any)
 	if d, _ := output["delivered"].(float64); d != 1 {
 		t.Errorf("continued root's emit_event delivered %v, want 1 (the listener left running by the kill must be ticked to its wait_event)\n%s", output["delivered"], errOut)
+	}
+}
+
+// A root whose event listeners another host started (the Python gateway,
+// whose data dir `bundle run` works on; or any host following
+// visualflow.md §5.7) has them under ids that host chose (Python:
+// runtime.start's uuid), not "<root>-listener-<n>". Continuing the root
+// with `bundle run --run-id` adopts them (its children running a listener
+// workflow): §5.7 has ONE listener per on_event node, and a second one
+// would make the root's emit_event reach both (delivered 2) and run the
+// on_event branch twice. When the root completes, the adopted listener is
+// cancelled like one of ours, instead of waiting for ever.
+func TestBundleRunContinueAdoptsListenersOfAnotherHost(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := packFlows(t, dir, "evmain.json", map[string]string{"evmain.json": eventsFlow})
+	data := filepath.Join(dir, "data")
+	ctx := t.Context()
+
+	b, err := bundle.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := visualflow.CompileBundle(b, visualflow.BundleOptions{ReactPlaceholders: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, ok := cb.Flow("evmain")
+	if !ok || len(fi.Listeners) != 1 {
+		t.Fatalf("flow evmain: listeners %v", fi.Listeners)
+	}
+	reg, _ := runtime.NewRegistry()
+	if err := cb.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := openDataStore(ctx, data, storeAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: ds.st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the other host left: the root (not ticked yet: it was
+	// interrupted right after starting its listeners), and its listener,
+	// started under an id of its own and parked on its wait_event.
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, "evmain"), Vars: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lid, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.Listeners[0], ParentRunID: root, SessionID: root, Vars: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Tick(ctx, lid, runtime.TickOptions{}); err != nil || st.Waiting == nil {
+		t.Fatalf("listener %s not parked on its wait: %+v, %v", lid, st, err)
+	}
+	if err := ds.close(); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", data, "--run-id", root)
+	res := cliResult(t, out)
+	if code != 0 || res["status"] != "completed" {
+		t.Fatalf("bundle run --run-id: exit %d\n%s%s", code, out, errOut)
+	}
+	output, _ := res["output"].(map[string]any)
+	if d, _ := output["delivered"].(float64); d != 1 {
+		t.Errorf("continued root's emit_event delivered %v, want 1: the root already had its listener (%s), and a second one was started for the same on_event node\n%s",
+			output["delivered"], lid, errOut)
+	}
+	ds, err = openDataStore(ctx, data, storeAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds.close()
+	rows, err := ds.st.RunIndex(ctx, &store.RunIndexParams{WorkflowID: fi.Listeners[0], Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		ids := []string{}
+		for _, r := range rows {
+			ids = append(ids, r.RunID)
+		}
+		t.Errorf("root %s has %d listener runs for its one on_event node, want 1: %v", root, len(rows), ids)
+	}
+	if l, err := ds.st.RunGet(ctx, lid); err != nil || l.Status != durable.RunCancelled {
+		t.Errorf("adopted listener %s after the root completed: %+v, %v; want it cancelled", lid, l, err)
 	}
 }

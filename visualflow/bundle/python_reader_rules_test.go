@@ -3,8 +3,10 @@ package bundle
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -110,5 +112,45 @@ func TestDraftPrefixIsCaseInsensitive(t *testing.T) {
 	}
 	if got := latest(versions([2]string{"Draft.1", "2027-01-01"}, [2]string{"dev", "2026-01-01"})).Manifest.BundleVersion; got != "dev" {
 		t.Errorf("latest(Draft.1, dev) = %s, want the only published version dev", got)
+	}
+}
+
+// Python's reader decodes manifest.json and each flow with json.loads,
+// which reads the NaN, Infinity and -Infinity literals json.dumps writes
+// for such floats: a flow saved by a Python tool with one in a pin
+// default, or a manifest whose metadata holds one, loads there, so it
+// loads here (docs/compatibility.md, "NaN and ±Infinity"). The values are
+// json.Number("NaN") and so on; one that reaches a run's vars is refused
+// there, naming its path.
+func TestPythonNaNLiteralsInBundleAreRead(t *testing.T) {
+	flow := `{"id":"main","name":"main","entryNode":"s","nodes":[
+ {"id":"s","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"},{"id":"x","type":"number"}],"pinDefaults":{"x":NaN}}}],
+ "edges":[]}`
+	man := mustJSON(t, fixtureManifest(fixtureOptions{ID: "nan", Flows: []string{"main"}}))
+	b, err := ReadBytes(makeZip(t, map[string]string{"manifest.json": man, "flows/main.json": flow}), "nan.flow")
+	if err != nil {
+		t.Fatalf("flow with a NaN pin default (json.loads reads it): %v", err)
+	}
+	node := b.Flows["main"]["nodes"].([]any)[0].(map[string]any)
+	if x := node["data"].(map[string]any)["pinDefaults"].(map[string]any)["x"]; x != json.Number("NaN") {
+		t.Errorf("pin default x = %#v, want json.Number(\"NaN\")", x)
+	}
+	manInf := strings.Replace(man, `"metadata":{`, `"metadata":{"score":Infinity,"low":-Infinity,`, 1)
+	if manInf == man {
+		t.Fatalf("fixture manifest has no metadata object: %s", man)
+	}
+	b, err = ReadBytes(makeZip(t, map[string]string{"manifest.json": manInf, "flows/main.json": mustJSON(t, leafFlow("main"))}), "inf.flow")
+	if err != nil {
+		t.Fatalf("manifest with Infinity in its metadata (json.loads reads it): %v", err)
+	}
+	if got := b.Manifest.Metadata["score"]; got != json.Number("Infinity") {
+		t.Errorf("metadata score = %#v, want json.Number(\"Infinity\")", got)
+	}
+	// Other literals stay refused, as json.loads refuses them.
+	for _, lit := range []string{"nan", "Inf", "+Infinity", "undefined"} {
+		bad := strings.Replace(flow, "NaN", lit, 1)
+		if _, err := DecodeFlow([]byte(bad)); err == nil {
+			t.Errorf("flow with %s accepted; json.loads refuses it", lit)
+		}
 	}
 }

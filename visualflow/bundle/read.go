@@ -3,7 +3,6 @@ package bundle
 import (
 	"archive/zip"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
 // maxEntrySize bounds each file read from a bundle (64 MiB), and
@@ -70,18 +71,23 @@ func ReadZip(r io.ReaderAt, size int64, name string) (*Bundle, error) {
 	}
 	src := zipSource{files: map[string]*zip.File{}}
 	for _, f := range zr.File {
-		if strings.HasSuffix(f.Name, "/") && f.FileInfo().IsDir() {
+		// Python's zipfile ends an entry name at its first NUL byte, so
+		// "flows/main.json\x00x" is flows/main.json there: named so here
+		// too, such an entry is that file's duplicate when it has one.
+		entry, _, _ := strings.Cut(f.Name, "\x00")
+		if strings.HasSuffix(entry, "/") && f.FileInfo().IsDir() {
 			continue
 		}
-		if err := CheckPath(f.Name); err != nil {
-			return nil, fmt.Errorf("reading bundle %s: unsafe zip entry: %w", label(nil, name), err)
+		if err := CheckPath(entry); err != nil {
+			return nil, fmt.Errorf("reading bundle %s: unsafe zip entry %q: %w", label(nil, name), f.Name, err)
 		}
 		// Two entries for one path (a name repeated, or spelled with a
-		// backslash or a double slash) would let what a zip tool shows
-		// differ from what runs.
-		p := normPath(f.Name)
+		// backslash, a double slash or a NUL-terminated suffix) would let
+		// what a zip tool shows differ from what runs (Python's zipfile
+		// takes the last of them, this reader would take the first).
+		p := normPath(entry)
 		if _, dup := src.files[p]; dup {
-			return nil, fmt.Errorf("reading bundle %s: duplicate zip entry %q", label(nil, name), p)
+			return nil, fmt.Errorf("reading bundle %s: duplicate zip entry %q (entry %q)", label(nil, name), p, f.Name)
 		}
 		src.files[p] = f
 	}
@@ -232,21 +238,21 @@ func (b *budgeted) chargeDecoded(data []byte) error {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-// Estimated heap bytes of the Go values json decodes into an any
+// Estimated heap bytes of the Go values pyjson decodes into an any
 // (map[string]any, []any, string, json.Number), measured with Go 1.26
 // (decoded_budget_test.go checks them against the heap). The text itself
 // is counted once besides: strings and numbers keep a copy of it.
 const (
 	costValue  = 16  // the interface value in its array or map slot
 	costScalar = 16  // the boxed header of a string or json.Number
-	costArray  = 24  // the boxed slice header
+	costArray  = 88  // the boxed slice header and its first backing array (4 slots)
 	costObject = 48  // the map header
 	costSmall  = 288 // the one slot group of a map of 1 to 8 members
 	costMember = 64  // a member of a larger map: its slot, load and growth slack
 )
 
-// maxScanDepth is the nesting encoding/json accepts (deeper documents are
-// refused before any value is built), which bounds decodedCost's stack.
+// maxScanDepth is about the nesting the decoder accepts (pyjson refuses
+// deeper documents while decoding), which bounds decodedCost's stack.
 const maxScanDepth = 10000
 
 // decodedCost estimates the heap that decoding data (JSON text) into an
@@ -452,23 +458,40 @@ func DecodeFlow(data []byte) (map[string]any, error) {
 var errTrailingData = errors.New("trailing data after the JSON value")
 
 // decodeDocument decodes data, which must hold exactly one JSON value
-// (whitespace around it allowed), into v, numbers kept as json.Number.
-// Python's json.loads refuses anything after the value ("Extra data"), so
-// taking the first value of `{...} garbage` (or `{...}}`, which a
-// Decoder's More does not see) would accept a file the reference refuses.
+// (whitespace around it allowed), into v (a *any or a *map[string]any),
+// numbers kept as json.Number. It reads what Python's json.loads reads:
+// the NaN, Infinity and -Infinity literals that json.dumps writes for
+// such floats are numbers (json.Number("NaN") and so on), and anything
+// after the value is refused ("Extra data"), so that `{...} garbage`
+// or `{...}}` are not taken for their first value.
 func decodeDocument(data []byte, v any) error {
 	if !utf8.Valid(data) {
-		// Python's json.loads of the file's text would fail; Go's decoder
+		// Python's json.loads of the file's text would fail; the decoder
 		// would put U+FFFD in silently.
 		return errors.New("not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+	// A stream of values: whatever follows the first one (another value
+	// or text that is none) is trailing data.
+	val, err := pyjson.DecodeStream(data)
+	switch {
+	case len(val) > 1 || len(val) == 1 && err != nil:
 		return errTrailingData
+	case err != nil:
+		return err
+	case len(val) == 0:
+		return errors.New("no JSON value")
+	}
+	switch dst := v.(type) {
+	case *any:
+		*dst = val[0]
+	case *map[string]any:
+		obj, ok := val[0].(map[string]any)
+		if !ok && val[0] != nil {
+			return fmt.Errorf("expected a JSON object, got %s", pyjson.KindOf(val[0]))
+		}
+		*dst = obj
+	default:
+		return fmt.Errorf("decodeDocument: unsupported destination %T", v)
 	}
 	return nil
 }

@@ -97,6 +97,12 @@ func TestDuplicateEntriesAreRefused(t *testing.T) {
 		{"backslash alias", [][2]string{{"manifest.json", man}, {"flows/main.json", flow}, {`flows\main.json`, evil}}},
 		{"double slash alias", [][2]string{{"manifest.json", man}, {"flows/main.json", flow}, {"flows//main.json", evil}}},
 		{"exact duplicate", [][2]string{{"manifest.json", man}, {"flows/main.json", flow}, {"flows/main.json", evil}}},
+		// Python's zipfile ends a name at its first NUL byte and keeps the
+		// last entry of a name: it would run the second entry's flow, or
+		// read the second manifest.
+		{"NUL alias", [][2]string{{"manifest.json", man}, {"flows/main.json", flow}, {"flows/main.json\x00", evil}}},
+		{"NUL alias of the manifest", [][2]string{{"manifest.json", man}, {"flows/main.json", flow},
+			{"manifest.json\x00.txt", mustJSON(t, fixtureManifest(fixtureOptions{ID: "smuggled", Flows: []string{"main"}}))}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
