@@ -17,13 +17,30 @@ import (
 // prefixes, implicit concatenation), bytes, ints (decimal, 0x, 0o, 0b,
 // underscores), floats, complex numbers (2j, 1+2j), True/False/None,
 // Ellipsis (...), lists, tuples, sets (set() too) and dicts, with unary
-// +/- and # comments. Tuples become []any; the values JSON cannot hold
+// +/- (directly on a number only, parentheses aside) and # comments. As
+// for Python, the text is one logical line: outside brackets a newline
+// may only come before or after the literal, with blank or comment lines. Tuples become []any; the values JSON cannot hold
 // (sets, bytes, complex numbers, Ellipsis) become their str(), e.g.
 // "{1, 2}", "b'x'", "(1+2j)", "Ellipsis"; dict keys
 // become their str(). Set elements keep their order of appearance (CPython
 // orders them by hash).
 func ParseLiteral(s string) (any, error) {
+	// Python's tokenizer reads "\r\n" and a lone "\r" as "\n", in
+	// triple-quoted strings too.
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	if i := strings.IndexByte(s, 0); i >= 0 { // even in a comment or string
+		return nil, &SyntaxError{Msg: "source code string cannot contain null bytes", Offset: i}
+	}
 	p := &litParser{s: s}
+	// literal_eval strips spaces and tabs before the first line; blank
+	// and comment lines may come first, but the line with the literal
+	// must not be indented.
+	start := len(s) - len(strings.TrimLeft(s, " \t"))
+	i, why := p.nextLine(start, false)
+	if why != "" {
+		return nil, &SyntaxError{Msg: why, Offset: i}
+	}
+	p.i = i
 	p.skip()
 	v, err := p.expr(0)
 	if err != nil {
@@ -37,7 +54,7 @@ func ParseLiteral(s string) (any, error) {
 		for p.peek() == ',' {
 			p.i++
 			p.skip()
-			if p.i == len(p.s) {
+			if p.i == len(p.s) && !p.stopped() {
 				break // a trailing comma
 			}
 			e, err := p.expr(0)
@@ -49,8 +66,8 @@ func ParseLiteral(s string) (any, error) {
 		}
 		v = items
 	}
-	if p.i != len(p.s) {
-		return nil, p.fail("invalid syntax")
+	if p.i != len(p.s) || p.stopped() {
+		return nil, p.invalid()
 	}
 	return jsonify(v), nil
 }
@@ -67,32 +84,129 @@ type (
 )
 
 type litParser struct {
-	s string
-	i int
+	s        string
+	i        int
+	brackets int // open (, [ and { around p.i: newlines there are whitespace
+
+	// skip stopped at stopAt for the reason stopWhy (a newline ending
+	// the logical line, say); invalid reports it.
+	stopAt  int
+	stopWhy string
 }
 
 func (p *litParser) fail(msg string) error {
 	return &SyntaxError{Msg: msg, Offset: p.i}
 }
 
+// invalid reports invalid syntax at p.i, naming the cause when skip
+// stopped there or the character is one Python's tokenizer refuses.
+func (p *litParser) invalid() error {
+	if p.stopped() {
+		return p.fail(p.stopWhy)
+	}
+	if p.i < len(p.s) {
+		if c := p.s[p.i]; c < ' ' && c != '\t' && c != '\f' || c == 0x7f {
+			return p.fail(fmt.Sprintf("invalid non-printable character U+%04X", c))
+		}
+	}
+	return p.fail("invalid syntax")
+}
+
+// stopped reports that skip stopped at p.i for a reason it recorded.
+func (p *litParser) stopped() bool {
+	return p.stopWhy != "" && p.stopAt == p.i
+}
+
+// skip moves past what separates tokens: spaces, tabs, form feeds,
+// comments, backslash continuations and, inside brackets, newlines.
+// ast.literal_eval reads its text as ONE logical line, so outside
+// brackets a newline after a token ends the literal and only blank or
+// comment lines may follow it. skip stops at a newline followed by more
+// tokens, or at a continuation with nothing after it, and records why
+// for invalid.
 func (p *litParser) skip() {
 	for p.i < len(p.s) {
 		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r', '\f', '\v':
+		case ' ', '\t', '\f':
 			p.i++
 		case '#':
 			for p.i < len(p.s) && p.s[p.i] != '\n' {
 				p.i++
 			}
-		case '\\':
-			if p.i+1 < len(p.s) && p.s[p.i+1] == '\n' {
-				p.i += 2
+		case '\n':
+			if p.brackets > 0 {
+				p.i++
 				continue
 			}
-			return
+			next, why := p.nextLine(p.i+1, true)
+			if why != "" {
+				p.stopAt, p.stopWhy = p.i, why
+				return
+			}
+			p.i = next
+		case '\\':
+			if !strings.HasPrefix(p.s[p.i:], "\\\n") {
+				return
+			}
+			if p.i+2 == len(p.s) {
+				p.stopAt, p.stopWhy = p.i, "unexpected EOF while parsing"
+				return
+			}
+			p.i += 2
 		default:
 			return
 		}
+	}
+}
+
+// nextLine skips, from the start k of a line outside brackets, the blank
+// and comment lines as CPython's tokenizer does. It returns where the
+// next line's first token is (or len(p.s)), or a reason that line is an
+// error: an indented line, a continuation with nothing after it or,
+// when ended (a logical line was already read), any token at all.
+func (p *litParser) nextLine(k int, ended bool) (int, string) {
+	for {
+		// Whether the line is indented; as in CPython, an indent before
+		// a backslash continuation counts whatever follows it.
+		indented, contIndented := false, false
+	indent:
+		for ; k < len(p.s); k++ {
+			switch p.s[k] {
+			case ' ', '\t':
+				indented = true
+			case '\f':
+				indented = false // a form feed resets the column, as in CPython
+			case '\\':
+				if !strings.HasPrefix(p.s[k:], "\\\n") {
+					break indent
+				}
+				if k+2 == len(p.s) {
+					return k, "unexpected EOF while parsing"
+				}
+				contIndented = contIndented || indented
+				k++
+			default:
+				break indent
+			}
+		}
+		indented = indented || contIndented
+		switch {
+		case k == len(p.s) && indented:
+			return k, "unexpected indent"
+		case k == len(p.s):
+			return k, ""
+		case p.s[k] == '#' || p.s[k] == '\n': // a blank line
+			if end := strings.IndexByte(p.s[k:], '\n'); end >= 0 {
+				k += end + 1
+				continue
+			}
+			return len(p.s), ""
+		case ended:
+			return k, "invalid syntax: a newline outside brackets ends the literal (it must be one logical line)"
+		case indented:
+			return k, "unexpected indent"
+		}
+		return k, ""
 	}
 }
 
@@ -120,11 +234,7 @@ func (p *litParser) expr(depth int) (any, error) {
 		return nil, p.fail("malformed node or string")
 	}
 	p.i++
-	p.skip()
-	if c := p.peek(); !(c >= '0' && c <= '9' || c == '.') {
-		return nil, p.fail("malformed node or string")
-	}
-	right, err := p.number()
+	right, err := p.signOperand(depth + 1) // a number, maybe in parentheses, with no sign
 	if err != nil {
 		return nil, err
 	}
@@ -148,49 +258,46 @@ func (p *litParser) unary(depth int) (any, error) {
 	switch {
 	case c == '-' || c == '+':
 		p.i++
-		p.skip()
-		if d := p.peek(); d == '-' || d == '+' {
-			return nil, p.fail("malformed node or string") // one sign only, as ast.literal_eval
-		}
-		v, err := p.unary(depth + 1)
+		v, err := p.signOperand(depth + 1)
 		if err != nil {
 			return nil, err
 		}
 		if jn, ok := v.(json.Number); ok { // an int past int64: its digits kept
-			if s := string(jn); c == '-' {
-				if t, neg := strings.CutPrefix(s, "-"); neg {
-					return json.Number(t), nil
-				}
-				return json.Number("-" + s), nil
+			if c == '-' {
+				return json.Number("-" + string(jn)), nil
 			}
 			return jn, nil
-		}
-		if z, ok := v.(complex128); ok {
-			if c == '-' {
-				z = -z
-			}
-			return z, nil
-		}
-		n := asNumber(v)
-		if n.kind == notNumber || (n.kind == boolNumber) {
-			return nil, p.fail("malformed node or string")
 		}
 		if c == '+' {
 			return v, nil
 		}
-		if n.kind == floatNumber {
-			return -n.f, nil
+		switch x := v.(type) {
+		case complex128:
+			return -x, nil
+		case float64:
+			return -x, nil
+		case int64:
+			return -x, nil
 		}
-		return -n.i, nil
+		return nil, p.fail("malformed node or string")
 	case c == '[':
 		p.i++
-		return p.seq(']', depth)
+		p.brackets++
+		v, err := p.seq(']', depth)
+		p.brackets--
+		return v, err
 	case c == '(':
 		p.i++
-		return p.tuple(depth)
+		p.brackets++
+		v, err := p.tuple(depth)
+		p.brackets--
+		return v, err
 	case c == '{':
 		p.i++
-		return p.dict(depth)
+		p.brackets++
+		v, err := p.dict(depth)
+		p.brackets--
+		return v, err
 	case c == '\'' || c == '"':
 		return p.strings()
 	case strings.HasPrefix(p.s[p.i:], "..."):
@@ -221,7 +328,9 @@ func (p *litParser) unary(depth int) (any, error) {
 			p.skip()
 			if p.peek() == '(' {
 				p.i++
+				p.brackets++
 				p.skip()
+				p.brackets--
 				if p.peek() == ')' {
 					p.i++
 					return pySet{}, nil
@@ -230,7 +339,40 @@ func (p *litParser) unary(depth int) (any, error) {
 		}
 		return nil, p.fail("malformed node or string: name " + strconv.Quote(word))
 	}
-	return nil, p.fail("invalid syntax")
+	return nil, p.invalid()
+}
+
+// signOperand parses the operand of a unary sign. ast.literal_eval takes
+// a sign only directly on an int, float or complex constant; parentheses
+// make no AST node, so "-(1)" is fine, but "-(-1)", "-(1+2j)" and
+// "-True" are not.
+func (p *litParser) signOperand(depth int) (any, error) {
+	if depth > 500 {
+		return nil, p.fail("nesting too deep")
+	}
+	p.skip()
+	c := p.peek()
+	switch {
+	case c == '(':
+		p.i++
+		p.brackets++
+		v, err := p.signOperand(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		p.skip()
+		if p.peek() != ')' {
+			return nil, p.fail("malformed node or string")
+		}
+		p.i++
+		p.brackets--
+		return v, nil
+	case (c >= '0' && c <= '9' || c == '.') && !strings.HasPrefix(p.s[p.i:], "..."):
+		return p.number()
+	case p.i == len(p.s) || p.stopped():
+		return nil, p.invalid()
+	}
+	return nil, p.fail("malformed node or string")
 }
 
 func isIdentStart(c byte) bool {
@@ -267,7 +409,7 @@ func (p *litParser) seq(close byte, depth int) ([]any, error) {
 			p.i++
 			return out, nil
 		default:
-			return nil, p.fail("invalid syntax")
+			return nil, p.invalid()
 		}
 	}
 }
@@ -296,7 +438,7 @@ func (p *litParser) tuple(depth int) (any, error) {
 		}
 		return append(pyTuple{first}, rest...), nil
 	}
-	return nil, p.fail("invalid syntax")
+	return nil, p.invalid()
 }
 
 // dict parses "{…}": a dict, a set, or {}. Keys and set elements must be
@@ -328,7 +470,7 @@ func (p *litParser) dict(depth int) (any, error) {
 				return nil, err
 			}
 		default:
-			return nil, p.fail("invalid syntax")
+			return nil, p.invalid()
 		}
 		set := pySet{first}
 		for _, e := range elems {
@@ -362,7 +504,7 @@ func (p *litParser) dict(depth int) (any, error) {
 		case ',':
 			p.i++
 		default:
-			return nil, p.fail("invalid syntax")
+			return nil, p.invalid()
 		}
 		p.skip()
 		if p.peek() == '}' {
@@ -377,7 +519,7 @@ func (p *litParser) dict(depth int) (any, error) {
 		}
 		p.skip()
 		if p.peek() != ':' {
-			return nil, p.fail("invalid syntax")
+			return nil, p.invalid()
 		}
 	}
 }

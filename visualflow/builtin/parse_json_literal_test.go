@@ -42,3 +42,18 @@ func TestParseJSONNamedUnicodeEscape(t *testing.T) {
 			in: obj{"text": `{'x': '\N{NO SUCH CHARACTER NAME}'}`}, wantErr: `\N{NO SUCH CHARACTER NAME}`},
 	})
 }
+
+// The literal fallback reads one logical line, as ast.literal_eval does:
+// two quoted lines are not implicitly concatenated (Python fails with
+// "Invalid JSON"), while a literal spread over lines inside brackets
+// parses.
+func TestParseJSONLiteralIsOneLogicalLine(t *testing.T) {
+	runNodeCases(t, []nodeCase{
+		{name: "two quoted lines", typ: "parse_json",
+			in: obj{"text": "\"Hello\"\n\"World\""}, wantErr: "Invalid JSON"},
+		{name: "bare tuple across lines", typ: "parse_json",
+			in: obj{"text": "'a',\n'b'"}, wantErr: "Invalid JSON"},
+		{name: "dict across lines", typ: "parse_json",
+			in: obj{"text": "{'a': 1,\n 'b': (2,\n 3)}"}, want: obj{"a": int64(1), "b": arr{int64(2), int64(3)}}},
+	})
+}

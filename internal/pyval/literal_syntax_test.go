@@ -1,0 +1,96 @@
+package pyval
+
+import (
+	"strings"
+	"testing"
+)
+
+// ast.literal_eval parses its text with ast.parse(mode="eval"), so the
+// text is ONE logical line: outside brackets a newline after a token ends
+// it, and only blank or comment lines may follow. parse_json falls back to
+// literal_eval and fails with "Invalid JSON" then, so an LLM reply of two
+// quoted lines must not become one concatenated string. Newlines inside
+// brackets, backslash continuations and blank lines around the literal
+// are fine. Every case checked with CPython 3.11.
+func TestParseLiteralOneLogicalLine(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]any{
+		"'a' \\\n'b'":             "ab", // a continuation joins the lines
+		"\n1\n":                   int64(1),
+		" \n\t\n1\n \n":           int64(1), // blank lines may hold spaces
+		"['a',\n'b']":             []any{"a", "b"},
+		"('a'\n'b')":              "ab",
+		"{'k':\n1}\n\n":           map[string]any{"k": int64(1)},
+		"# c\n1":                  int64(1),
+		"1 # c\n# d\n":            int64(1),
+		"1,\n":                    []any{int64(1)},
+		"(1\n+2j)":                "(1+2j)",
+		"[-\n1]":                  []any{int64(-1)},
+		"set(\n)":                 "set()",
+		"\r\n1\r\n":               int64(1),
+		"['a',\r'b']":             []any{"a", "b"}, // a lone \r is a newline too
+		"'''a\r\nb'''":            "a\nb",          // also in a string
+		"\f1":                     int64(1),
+		"{'a': 1,\n 'b': [\n]}\n": map[string]any{"a": int64(1), "b": []any{}},
+	} {
+		got, err := ParseLiteral(in)
+		if err != nil || !Equal(got, want) {
+			t.Errorf("ParseLiteral(%q) = %s, %v; want %s", in, Repr(got), err, Repr(want))
+		}
+	}
+	for in, msg := range map[string]string{
+		"'a'\n'b'":             "newline outside brackets",
+		"\"Hello\"\n\"World\"": "newline outside brackets",
+		"'x'\r\n'y'":           "newline outside brackets",
+		"1,\n2":                "newline outside brackets",
+		"'a',\n'b'":            "newline outside brackets",
+		"1\n,2":                "newline outside brackets",
+		"1\n+2j":               "newline outside brackets",
+		"1 +\n2j":              "newline outside brackets",
+		"-\n1":                 "newline outside brackets",
+		"1 # c\n2":             "newline outside brackets",
+		"'a' \\\n\n'b'":        "newline outside brackets",
+		"\n 1":                 "unexpected indent",
+		"1\n ":                 "unexpected indent",
+		"1 \\\n":               "unexpected EOF",
+		"\v1":                  "non-printable character U+000B",
+		"[1\v]":                "non-printable character U+000B",
+		"1 # \x00":             "null bytes",
+	} {
+		if got, err := ParseLiteral(in); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseLiteral(%q) = %s, %v; want an error containing %q", in, Repr(got), err, msg)
+		}
+	}
+}
+
+// ast.literal_eval takes a unary +/- only directly on an int, float or
+// complex constant, and the right operand of the one allowed sum (1+2j)
+// must be such a constant too. Parentheses make no AST node, so "-(1)"
+// and "1+(2j)" are fine, but "-(-1)" and "-(1+2j)" put an operation under
+// the sign: ValueError("malformed node or string") in CPython 3.11.
+func TestParseLiteralSignOnlyOnNumber(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]any{
+		"-(1)":                       int64(-1),
+		"-((1))":                     int64(-1),
+		"+(1.5)":                     1.5,
+		"- ( 1\n)":                   int64(-1),
+		"-(0x10)":                    int64(-16),
+		"-(99999999999999999999999)": "-99999999999999999999999",
+		"-(1j)":                      "(-0-1j)",
+		"-(1)+2j":                    "(-1+2j)",
+		"(-1)+2j":                    "(-1+2j)",
+		"1+(2j)":                     "(1+2j)",
+		"1-((2j))":                   "(1-2j)",
+	} {
+		got, err := ParseLiteral(in)
+		if err != nil || Str(got) != Str(want) {
+			t.Errorf("ParseLiteral(%q) = %s, %v; want %s", in, Repr(got), err, Repr(want))
+		}
+	}
+	for _, in := range []string{"-(-1)", "+(-1)", "-(+1.5)", "-(1+2j)", "-(True)", "-(1,)", "--1", "1+-2j", "1+(-2j)", "-(...)", "-'a'"} {
+		if got, err := ParseLiteral(in); err == nil {
+			t.Errorf("ParseLiteral(%q) = %s, want an error (malformed node or string)", in, Repr(got))
+		}
+	}
+}
