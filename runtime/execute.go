@@ -9,11 +9,13 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 // execute runs the effect of plan with the retry policy and the ledger
 // pattern (STARTED, then COMPLETED / WAITING / FAILED with the same step
-// id), reusing a prior completed result on replay, and records the node
+// id), reusing a prior completed result (or, on a store without atomic
+// commits, a durable wait) on replay, and records the node
 // trace. It returns the final outcome (retries that all failed give
 // "Effect failed after N attempts: <last error>") and whether that outcome
 // came from outside the process: the caller must then make it durable
@@ -86,6 +88,20 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		pythonRecord := false // prior was found under Python's key
 		if !s.r.atomic || pythonRun {
 			prior, err = s.r.findCompleted(ctx, run.RunID, key)
+		}
+		if err == nil && prior == nil && !s.r.atomic && !(ok && h.RerunOnReplay) {
+			// A waiting end is the attempt's outcome as a completed one
+			// is; a kill may have cut the commit after its record, and
+			// calling the handler again would repeat what it did. Only
+			// under our own key: Python's has no step count (its record
+			// may be an earlier turn of a loop). Not for a RerunOnReplay
+			// handler, whose changes to the run the kill lost.
+			var w *durable.WaitState
+			if w, err = s.durableWait(ctx, key); err == nil && w != nil {
+				out := Waiting(w)
+				s.trace(plan.NodeID, key, eff, out, true, start)
+				return out, false, nil
+			}
 		}
 		if err == nil && prior == nil {
 			prior, err = s.r.findCompleted(ctx, run.RunID, PythonIdempotencyKey(run.RunID, plan.NodeID, plan.Effect))
@@ -487,4 +503,59 @@ func checkOutcomeJSON(out Outcome, t durable.EffectType) Outcome {
 		return Failed(fmt.Sprintf("handler of %s returned a value that is not JSON: %v", t, err))
 	}
 	return out
+}
+
+// tailWindow is how many of the last ledger records durableWait reads. A
+// waiting end record left without its state is the last effect record of
+// the commit a kill cut (a wait ends the stretch of work a commit holds),
+// and the session that replays it reads the ledger before its own first
+// commit: only status events of that commit and the few records others
+// append in between can follow it. (The JSON-file store numbers a run's
+// records from 1, so the window is the last tailWindow records.)
+const tailWindow = 64
+
+// durableWait returns the wait an attempt of the effect with key ended in
+// when the latest record under key in the ledger's tail is its waiting
+// end, or nil. On a store without atomic commits a kill between the
+// ledger append and the state write leaves that record durable with the
+// run still before the effect; the wait is its outcome, and calling the
+// handler again would repeat what it did (a job submitted twice). A
+// failed end is not reused: a failed attempt is retried under the same
+// key by contract, and a replay attempts the effect again (spec §2.11).
+// The tail is read once per loaded run: the records the session appends
+// later are under keys it has passed.
+func (s *session) durableWait(ctx context.Context, key string) (*durable.WaitState, error) {
+	if !s.tailRead {
+		runID := s.run.RunID
+		n, err := s.r.store.LedgerCount(ctx, runID)
+		if err != nil {
+			return nil, fmt.Errorf("counting the ledger of run %s: %w", runID, err)
+		}
+		recs, err := s.r.store.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: max(n-tailWindow, 0)})
+		if err != nil {
+			return nil, fmt.Errorf("reading the ledger of run %s: %w", runID, err)
+		}
+		s.tail = make(map[string]*durable.StepRecord, len(recs))
+		for _, r := range recs {
+			if r.IdempotencyKey != "" {
+				s.tail[r.IdempotencyKey] = r
+			}
+		}
+		s.tailRead = true
+	}
+	rec := s.tail[key]
+	if rec == nil || rec.Status != durable.StepWaiting {
+		return nil, nil
+	}
+	wm, err := s.recordWait(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	w, err := durable.DecodeWaitState(wm)
+	if err != nil || w == nil {
+		// Unreadable: the attempt is made again, as before records
+		// were looked up.
+		return nil, nil
+	}
+	return w, nil
 }

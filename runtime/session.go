@@ -52,6 +52,11 @@ type session struct {
 	inFlight     StepPlan
 	inFlightNode string // "" when no effect is in flight
 	loadChecked  bool
+	// tail maps the idempotency key of each of the last ledger records of
+	// the loaded run to the latest of them carrying it; tailRead is set
+	// once it was read (durableWait).
+	tail     map[string]*durable.StepRecord
+	tailRead bool
 	// openAttempt is the STARTED record of an attempt committed before
 	// its effect left the process, until a commit takes its end along
 	// (or the session drops its work): failUnserialisable closes it.
@@ -175,6 +180,7 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 	s.dirty = false
 	s.dropped = true
 	s.inFlightNode, s.loadChecked = "", false
+	s.tail, s.tailRead = nil, false
 	s.openAttempt = nil
 	if cur.Status.Terminal() || IsPaused(cur) {
 		return errStop
@@ -203,6 +209,7 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 	s.run = cur
 	s.pending = s.pending[:0]
 	s.inFlightNode, s.loadChecked = "", false
+	s.tail, s.tailRead = nil, false
 	if cur.Status.Terminal() || IsPaused(cur) {
 		// Another writer ended or paused the run meanwhile: that wins, as
 		// in onConflict, and the bad value was never durable anyway.

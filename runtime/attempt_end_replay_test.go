@@ -1,0 +1,176 @@
+package runtime_test
+
+// An effect attempt's end record (completed, waiting or failed, spec
+// runtime-model.md §2 ledger table) left durable without its state by a
+// kill on the JSON-file store (it appends a commit's records before it
+// writes the run file). A waiting end is the attempt's outcome as a
+// completed one is: the replay reuses it. A failed end is not: a failed
+// attempt is retried under the same key by contract, and a replay makes
+// the effect again (§2.11).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/jsonfile"
+)
+
+// jsonEndKillStore is the JSON-file store with a kill simulated at the
+// first commit carrying an end record of status end: the records are
+// appended, the run file is not written.
+type jsonEndKillStore struct {
+	*jsonfile.Store
+	end    durable.StepStatus
+	mu     sync.Mutex
+	killed bool
+}
+
+func (s *jsonEndKillStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	s.mu.Lock()
+	hit := false
+	if !s.killed && !p.Create {
+		for _, r := range p.Records {
+			hit = hit || (r.Status == s.end && r.Effect != nil)
+		}
+	}
+	s.killed = s.killed || hit
+	s.mu.Unlock()
+	if !hit {
+		return s.Store.RunCommit(ctx, p)
+	}
+	if err := s.Store.LedgerAppend(ctx, p.Run.RunID, p.Records); err != nil {
+		return err
+	}
+	return errSimulatedKill
+}
+
+// killAndReplay starts a run of a one-effect workflow (effect typ,
+// handled by h), kills the first tick at the commit of an end record of
+// status end, and ticks the run in a new process on the same directory.
+// It returns the run after the replay and its ledger.
+func killAndReplay(t *testing.T, end durable.StepStatus, typ durable.EffectType, h runtime.Handler) (*durable.RunState, []*durable.StepRecord) {
+	t.Helper()
+	ctx := context.Background()
+	wf := &runtime.Workflow{ID: "w", Entry: "act", Nodes: map[string]runtime.NodeFunc{
+		"act": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: typ, ResultKey: "r",
+				Payload: map[string]any{"prompt": "go?"}}, "done"), nil
+		},
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+	newRuntime := func(st store.Store) *runtime.Runtime {
+		reg, err := runtime.NewRegistry(wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg,
+			Handlers: map[durable.EffectType]runtime.Handler{typ: h}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	dir := t.TempDir()
+	js, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(&jsonEndKillStore{Store: js, end: end})
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, errSimulatedKill) {
+		t.Fatalf("first tick: %v, want the simulated kill", err)
+	}
+	if err := js.Close(); err != nil {
+		t.Fatal(err)
+	}
+	js2, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js2.Close() })
+	run, err := newRuntime(js2).Tick(ctx, id, runtime.TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := js2.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, recs
+}
+
+// countStatus counts the ledger records of effect typ with status st.
+func countStatus(recs []*durable.StepRecord, typ durable.EffectType, st durable.StepStatus) int {
+	n := 0
+	for _, r := range recs {
+		if r.Status == st && r.Effect != nil && r.Effect.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWaitingEndReusedAfterKill: a handler that submits a job and waits
+// for it (external) or asks a person (local) is not called again once its
+// waiting end is durable; the replay waits as recorded and the ledger
+// keeps one STARTED and one WAITING record.
+func TestWaitingEndReusedAfterKill(t *testing.T) {
+	for _, local := range []bool{false, true} {
+		name := map[bool]string{false: "external", true: "local"}[local]
+		t.Run(name, func(t *testing.T) {
+			var calls atomic.Int32
+			h := runtime.Handler{Local: local, Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+				n := calls.Add(1)
+				return runtime.Waiting(&durable.WaitState{Reason: durable.WaitJob, WaitKey: "job:" + req.IdempotencyKey,
+					ResumeToNode: req.ResumeTarget(), ResultKey: req.Effect.ResultKey,
+					Details: map[string]any{"call": int64(n)}}), nil
+			}}
+			run, recs := killAndReplay(t, durable.StepWaiting, "submit", h)
+			if got := calls.Load(); got != 1 {
+				t.Errorf("handler called %d times, want 1", got)
+			}
+			if run.Status != durable.RunWaiting || run.Waiting == nil || run.Waiting.Reason != durable.WaitJob {
+				t.Fatalf("after the replay: status %s, waiting %+v; want waiting on the job", run.Status, run.Waiting)
+			}
+			if c := fmt.Sprint(run.Waiting.Details["call"]); c != "1" {
+				t.Errorf("wait details %v, want those of the recorded wait (call 1)", run.Waiting.Details)
+			}
+			if s, w := countStatus(recs, "submit", durable.StepStarted), countStatus(recs, "submit", durable.StepWaiting); s != 1 || w != 1 {
+				t.Errorf("ledger holds %d STARTED and %d WAITING records of the effect, want 1 and 1", s, w)
+			}
+		})
+	}
+}
+
+// TestFailedEndRetriedAfterKill: a durable failed end does not stop the
+// replay: the effect is attempted again (attempts count from 1), as the
+// retry contract allows for a failed attempt.
+func TestFailedEndRetriedAfterKill(t *testing.T) {
+	var calls atomic.Int32
+	h := runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		if calls.Add(1) == 1 {
+			return runtime.Failed("transient"), nil
+		}
+		return runtime.Completed(map[string]any{"ok": true}), nil
+	}}
+	run, recs := killAndReplay(t, durable.StepFailed, "call", h)
+	if got := calls.Load(); got != 2 {
+		t.Errorf("handler called %d times, want 2 (the failed attempt is made again)", got)
+	}
+	mustComplete(t, run)
+	if n := countStatus(recs, "call", durable.StepFailed); n != 1 {
+		t.Errorf("ledger holds %d FAILED records, want 1", n)
+	}
+}
