@@ -361,12 +361,20 @@ func mediaType(ct string) string {
 // is changed in place. A ref met again inside its own content (a cycle,
 // which only damaged or hand-made artifacts hold) stays a ref there.
 func Restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool) (any, error) {
-	return restore(ctx, st, v, mine, map[string]bool{})
+	return restore(ctx, st, v, mine, false, map[string]bool{})
+}
+
+// RestoreReadable is Restore for best-effort readers (an export, a
+// display): a ref whose content is damaged (ErrDamaged) or does not
+// decode stays a ref, as a dangling one does, instead of failing the
+// whole value. Other store failures are still returned.
+func RestoreReadable(ctx context.Context, st Store, v any, mine func(*Metadata) bool) (any, error) {
+	return restore(ctx, st, v, mine, true, map[string]bool{})
 }
 
 // restore is Restore with the ids of the artifacts whose content it is
-// inside.
-func restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool, inside map[string]bool) (any, error) {
+// inside; lenient leaves the refs of unreadable content (RestoreReadable).
+func restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool, lenient bool, inside map[string]bool) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		if id, ok := RefID(x); ok && len(x) == 1 {
@@ -385,7 +393,7 @@ func restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool, in
 				return x, nil
 			}
 			_, content, err := st.Get(ctx, id)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, ErrNotFound) || lenient && errors.Is(err, ErrDamaged) {
 				return x, nil // metadata without its content: dangling too
 			}
 			if err != nil {
@@ -396,14 +404,17 @@ func restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool, in
 			}
 			decoded, err := pyjson.Decode(content)
 			if err != nil {
+				if lenient {
+					return x, nil
+				}
 				return nil, fmt.Errorf("decoding artifact %s: %w", id, err)
 			}
 			inside[id] = true
 			defer delete(inside, id)
-			return restore(ctx, st, decoded, mine, inside)
+			return restore(ctx, st, decoded, mine, lenient, inside)
 		}
 		for k, e := range x {
-			r, err := restore(ctx, st, e, mine, inside)
+			r, err := restore(ctx, st, e, mine, lenient, inside)
 			if err != nil {
 				return nil, err
 			}
@@ -411,7 +422,7 @@ func restore(ctx context.Context, st Store, v any, mine func(*Metadata) bool, in
 		}
 	case []any:
 		for i, e := range x {
-			r, err := restore(ctx, st, e, mine, inside)
+			r, err := restore(ctx, st, e, mine, lenient, inside)
 			if err != nil {
 				return nil, err
 			}

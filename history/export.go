@@ -260,24 +260,41 @@ func (e *exporter) ledger(ctx context.Context, runID string) ([]*durable.StepRec
 }
 
 // ledgerSection builds one run's entry of "ledgers" and its timeline
-// entries.
+// entries. Cursors are the store's (each record's Seq), the numbers a
+// client passes as `after` to follow the ledger: a record the store
+// cannot decode is skipped by LedgerList but keeps its number, so
+// numbering the records listed would drift from the store's after it.
 func (e *exporter) ledgerSection(ctx context.Context, runID string) (map[string]any, []any, error) {
 	recs, err := e.ledger(ctx, runID)
 	if err != nil {
 		return nil, nil, err
 	}
-	total := len(recs)
-	start := 0 // index of the first record kept
-	if e.tail > 0 && total > e.tail {
-		start = total - e.tail
+	// Counted after the listing, so it covers every record listed (and
+	// any skipped one); a record appended meanwhile only raises it.
+	count, err := e.src.Ledger.LedgerCount(ctx, runID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("counting ledger of run %s: %w", runID, err)
 	}
-	window := recs[start:]
+	window := recs
+	if e.tail > 0 && len(recs) > e.tail {
+		window = recs[len(recs)-e.tail:]
+	}
+	total := count
+	if n := len(recs); n > 0 {
+		total = max(total, recs[n-1].Seq)
+	}
+	start := total + 1 // an empty window starts past the end
+	if len(window) > 0 {
+		start = window[0].Seq
+	}
+	end := start - 1
 	items := make([]any, len(window))
 	timeline := make([]any, len(window))
 	for i, rec := range window {
-		cursor := start + i + 1 // absolute and 1-based, whatever the window
-		items[i] = map[string]any{"cursor": cursor, "record": rec.JSONValue(true)}
-		timeline[i] = timelineEntry(runID, cursor, rec)
+		wire := rec.JSONValue(true)
+		items[i] = map[string]any{"cursor": rec.Seq, "record": wire}
+		timeline[i] = timelineEntry(runID, rec, wireObject(wire))
+		end = rec.Seq
 	}
 	arts, err := e.runArtifacts(ctx, runID)
 	if err != nil {
@@ -286,20 +303,23 @@ func (e *exporter) ledgerSection(ctx context.Context, runID string) (map[string]
 	section := map[string]any{
 		"run_id":       runID,
 		"total":        total,
-		"cursor_start": start + 1,
-		"cursor_end":   start + len(window), // cursor_start-1 for an empty ledger
+		"cursor_start": start,
+		"cursor_end":   end,
 		"items":        items,
 		"artifacts":    arts,
 	}
 	return section, timeline, nil
 }
 
-// timelineEntry is the flat view of one record. A record without an end
+// timelineEntry is the flat view of one record, wire being its wire
+// object. The times are the record's texts as read, as Python copies
+// them (a foreign spelling such as "…Z" stays); a record without an end
 // (a STARTED record) ends when it started.
-func timelineEntry(runID string, cursor int, rec *durable.StepRecord) map[string]any {
+func timelineEntry(runID string, rec *durable.StepRecord, wire map[string]any) map[string]any {
 	ended := rec.EndedAt
-	if ended.IsZero() {
-		ended = rec.StartedAt
+	endedText := wire["ended_at"]
+	if s, _ := endedText.(string); s == "" {
+		ended, endedText = rec.StartedAt, wire["started_at"]
 	}
 	var duration any
 	if !rec.StartedAt.IsZero() && !ended.IsZero() {
@@ -311,12 +331,12 @@ func timelineEntry(runID string, cursor int, rec *durable.StepRecord) map[string
 	}
 	return map[string]any{
 		"run_id":      runID,
-		"cursor":      cursor,
+		"cursor":      rec.Seq,
 		"node_id":     blankToNil(rec.NodeID),
 		"status":      blankToNil(string(rec.Status)),
 		"effect_type": blankToNil(effectType),
-		"started_at":  timeValue(rec.StartedAt),
-		"ended_at":    timeValue(ended),
+		"started_at":  wire["started_at"],
+		"ended_at":    endedText,
 		"duration_ms": duration,
 	}
 }

@@ -113,3 +113,53 @@ func TestSessionAnswerOffloadedByRuntime(t *testing.T) {
 		t.Errorf("turn answer = %.60v; want the run's %d-byte answer", got, len(big))
 	}
 }
+
+// An offloaded run output whose artifact does not decode (a torn or
+// hand-edited file, a foreign writer) leaves its ref, as a missing one
+// does: the answer falls back to the ledger or null, and the export of
+// the intact runs and ledgers goes on. Python never reads output
+// artifacts, and its session turns degrade to "no answer" on any error.
+func TestSessionAnswerDamagedOffloadedOutput(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("A", 300)
+	arts := artifact.NewMemory()
+	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 200})
+	at := durable.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	run := &durable.RunState{RunID: "r1", WorkflowID: "job", Status: durable.RunCompleted, SessionID: "s1",
+		Vars: map[string]any{"prompt": "say it"},
+		Output: map[string]any{"answer": big,
+			"k1": strings.Repeat("1", 80), "k2": strings.Repeat("2", 80), "k3": strings.Repeat("3", 80)},
+		CreatedAt: at, UpdatedAt: at}
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := st.RunGet(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := artifact.RefID(stored.Output)
+	if !ok {
+		t.Fatalf("setup: want the output offloaded whole, got %v", stored.Output)
+	}
+	meta, err := arts.Metadata(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same id and tags, content no longer JSON.
+	if _, err := arts.Put(ctx, artifact.PutParams{ArtifactID: id, RunID: meta.RunID, Content: []byte(`{"answer": "torn`),
+		ContentType: meta.ContentType, Tags: meta.Tags}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st, Artifacts: arts}, "r1",
+		history.Options{IncludeSession: true, MaxInlineBytes: 200})
+	if err != nil {
+		t.Fatalf("Export failed because of one damaged output artifact: %v", err)
+	}
+	turns := list(t, obj(t, b["session"], "session")["turns"], "turns")
+	if len(turns) != 1 {
+		t.Fatalf("turns %v", turns)
+	}
+	if a := obj(t, turns[0], "turn")["answer"]; a != nil {
+		t.Errorf("answer = %v, want null (no ledger to fall back to)", a)
+	}
+}

@@ -33,6 +33,20 @@ type SnapshotParams struct {
 	Format string
 	// Now stamps the ref's created_at; time.Now when nil.
 	Now func() time.Time
+	// Host, when set, saves the ref through the runtime that runs the run
+	// (*runtime.Runtime is one): under the run's lock and claim, so the
+	// save waits for a tick in progress. Without it the run is committed
+	// directly, which makes the commit of a tick in progress conflict:
+	// the tick's work since its last commit is dropped and its effect in
+	// flight runs again.
+	Host VarsUpdater
+}
+
+// VarsUpdater changes a run's vars serialised with the run's ticks
+// (runtime.Runtime.UpdateVars): mutate changes vars in place and reports
+// whether it changed them; it may be called again after a conflict.
+type VarsUpdater interface {
+	UpdateVars(ctx context.Context, runID string, mutate func(vars map[string]any) (bool, error)) error
 }
 
 // PersistWorkflowSnapshot records which workflow definition a run
@@ -45,10 +59,10 @@ type SnapshotParams struct {
 //
 // It is idempotent: when the run already has a ref naming an artifact,
 // that ref is returned unchanged and nothing is written. The run is saved
-// without moving its updated_at; a concurrent commit of the run is
-// retried on the fresh state. A host running several runners should call
-// it while no runner ticks the run (right after Start, typically), since
-// the commit does not take the run's claim.
+// without moving its updated_at, through p.Host when set (which a host
+// running the run should set); without it a concurrent commit of the run
+// is retried on the fresh state, and the call must not overlap a tick of
+// the run (see SnapshotParams.Host).
 func PersistWorkflowSnapshot(ctx context.Context, runs store.RunStore, arts artifact.Store, p SnapshotParams) (map[string]any, error) {
 	rid, wid := pyval.Strip(p.RunID), pyval.Strip(p.WorkflowID)
 	switch {
@@ -102,6 +116,9 @@ func persistSnapshot(ctx context.Context, runs store.RunStore, arts artifact.Sto
 		"artifact_id": meta.ArtifactID,
 		"created_at":  durable.FormatTime(now(p.Now)),
 	}
+	if p.Host != nil {
+		return saveSnapshotRef(ctx, p.Host, rid, ref)
+	}
 	for attempt := 1; ; attempt++ {
 		setSnapshotRef(run, ref)
 		err := runs.RunCommit(ctx, &store.CommitParams{Run: run})
@@ -120,6 +137,25 @@ func persistSnapshot(ctx context.Context, runs store.RunStore, arts artifact.Sto
 			return existing, nil
 		}
 	}
+}
+
+// saveSnapshotRef writes ref through host, unless a ref was recorded
+// meanwhile, and returns the ref the run keeps.
+func saveSnapshotRef(ctx context.Context, host VarsUpdater, rid string, ref map[string]any) (map[string]any, error) {
+	var kept map[string]any
+	err := host.UpdateVars(ctx, rid, func(vars map[string]any) (bool, error) {
+		run := &durable.RunState{Vars: vars}
+		if kept = snapshotRef(run); kept != nil {
+			return false, nil
+		}
+		setSnapshotRef(run, ref)
+		kept = pyjson.CloneObject(ref)
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("saving run: %w", err)
+	}
+	return kept, nil
 }
 
 // setSnapshotRef writes ref to vars._runtime.workflow_snapshot, creating

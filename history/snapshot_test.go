@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/history"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
@@ -148,5 +149,80 @@ func TestPersistWorkflowSnapshotErrors(t *testing.T) {
 	ref, err := history.PersistWorkflowSnapshot(ctx, st, arts, history.SnapshotParams{RunID: id, WorkflowID: "job", Snapshot: map[string]any{}})
 	if err != nil || ref["format"] != "unknown" || ref["sha256"] != sha("{}") {
 		t.Fatalf("default format: %v %v", ref, err)
+	}
+}
+
+// A snapshot recorded while a tick of the run is inside an effect (an LLM
+// call takes seconds) must not make the tick's commit conflict: the
+// effect's outcome would be dropped and the effect run again. With
+// SnapshotParams.Host the ref is saved under the run's lock, after the
+// tick.
+func TestPersistWorkflowSnapshotDuringTickWaitsForIt(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	arts := artifact.NewMemory()
+	var (
+		rt      *runtime.Runtime
+		runID   string
+		calls   int
+		snapErr error
+		done    = make(chan struct{})
+	)
+	reg, err := runtime.NewRegistry(wf("w", "a", map[string]runtime.NodeFunc{
+		"a": node(func(*durable.RunState) runtime.StepPlan {
+			return runtime.Request(effect(durable.EffectLLMCall, map[string]any{"prompt": "p"}, "_temp.llm"), "b")
+		}),
+		"b": complete(map[string]any{"answer": "ok"}),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err = runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: arts,
+		Handlers: map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+			calls++
+			if calls == 1 {
+				// The host records the snapshot while the runner waits
+				// for the model. Saved directly, it would be done at
+				// once; through the runtime it waits for this tick.
+				go func() {
+					defer close(done)
+					_, snapErr = history.PersistWorkflowSnapshot(context.Background(), st, arts, history.SnapshotParams{
+						RunID: runID, WorkflowID: "w", Snapshot: snapshotDoc, Format: "visualflow", Host: rt})
+				}()
+				select {
+				case <-done:
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+			return runtime.Completed(map[string]any{"content": "reply"}), nil
+		}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID, err = rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, runID, runtime.TickOptions{}); err != nil {
+		t.Errorf("tick failed because the snapshot ref was committed meanwhile: %v", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("snapshot not saved after the tick")
+	}
+	if snapErr != nil {
+		t.Fatalf("PersistWorkflowSnapshot: %v", snapErr)
+	}
+	if calls != 1 {
+		t.Errorf("LLM effect executed %d times, want 1", calls)
+	}
+	r := state(t, rt, runID)
+	if r.Status != durable.RunCompleted {
+		t.Errorf("run status %s", r.Status)
+	}
+	ref, _ := r.Vars["_runtime"].(map[string]any)["workflow_snapshot"].(map[string]any)
+	if ref["sha256"] != sha(snapshotText) {
+		t.Errorf("snapshot ref %v", ref)
 	}
 }

@@ -116,12 +116,14 @@ const maxResolvedOutputBytes = 4 << 20
 // output replaced by a ref, and members replaced by refs (the usual shape
 // of a long answer: {"answer": <ref>}). Only this run's output artifacts
 // (tag source=run_output_offload) up to maxResolvedOutputBytes are read;
-// a missing, oversized or non-JSON artifact leaves its ref.
+// a missing, oversized, non-JSON, damaged or undecodable artifact leaves
+// its ref: one bad artifact must not fail the export of intact runs and
+// ledgers. Artifact store failures are still errors.
 func (e *exporter) resolveOutput(ctx context.Context, runID string, out map[string]any) (map[string]any, error) {
 	if out == nil || e.src.Artifacts == nil {
 		return out, nil
 	}
-	v, err := artifact.Restore(ctx, e.src.Artifacts, pyjson.CloneObject(out), func(m *artifact.Metadata) bool {
+	v, err := artifact.RestoreReadable(ctx, e.src.Artifacts, pyjson.CloneObject(out), func(m *artifact.Metadata) bool {
 		return m.Tags["source"] == offload.SourceRunOutput && m.RunID == runID && m.SizeBytes <= maxResolvedOutputBytes
 	})
 	if err != nil {
