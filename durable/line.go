@@ -208,7 +208,13 @@ func appendRunLine(buf []byte, r *RunState) ([]byte, error) {
 		} else {
 			wo.time("until", w.Until)
 		}
-		wo.nullStr("resume_to_node", w.ResumeToNode)
+		if w.ResumeToNode == "" && w.resumeToValue != nil {
+			if err := wo.value("resume_to_node", w.resumeToValue, "waiting.resume_to_node", 2); err != nil {
+				return buf, err
+			}
+		} else {
+			wo.nullStr("resume_to_node", w.ResumeToNode)
+		}
 		wo.nullStr("result_key", w.ResultKey)
 		wo.nullStr("prompt", w.Prompt)
 		if raw := w.rawChoices(); raw != nil {

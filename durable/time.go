@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Time is a UTC instant written as Python's isoformat() writes it
@@ -138,13 +139,15 @@ var timeLayouts = []string{
 
 // ParseTime parses an ISO-8601 timestamp as Python's
 // datetime.fromisoformat (3.11) reads one: any single character between
-// date and time (T, t, a space) and between a time and its zone, the
-// basic forms (20300101T000000), a Z or an offset of ±HH, ±HHMM, ±HH:MM or
-// ±HH:MM:SS (none means UTC), one or more fractional digits (cut to
-// microseconds), and ISO week dates (2026-W48-3, 2026W483, 2026-W48 for
-// its Monday; week 53 only in a year whose ISO calendar has one), but not
-// ordinal dates (2026-334), which Python refuses too. It also reads a
-// lower-case z, which Python refuses. Python's datetime.min, the zero Time, reads as one microsecond later.
+// date and time (T, t, a space, a non-ASCII one) and between a time and
+// its zone, the basic forms (20300101T000000), a Z or an offset of ±HH,
+// ±HHMM, ±HH:MM or ±HH:MM:SS (none means UTC), one or more fractional
+// digits (cut to microseconds) after a '.', a ',' or, as 3.11 reads
+// HH:MM:SS:f, a ':', and ISO week dates (2026-W48-3, 2026W483, 2026-W48
+// for its Monday; week 53 only in a year whose ISO calendar has one), but
+// not ordinal dates (2026-334), which Python refuses too. It also reads a
+// lower-case z, which Python refuses. Python's datetime.min, the zero
+// Time, reads as one microsecond later.
 func ParseTime(s string) (Time, error) {
 	v, offsetFrac, ok := extendedISO(strings.TrimSpace(s))
 	if ok {
@@ -180,7 +183,9 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 	if len(v) <= 10 {
 		return v, 0, true
 	}
-	date, clock := v[:10], v[11:] // any single separator
+	// Any single separator, a multi-byte character included: Python reads
+	// one code point there ("2030-01-01\u00a012:00").
+	date, clock := v[:10], v[10+sepLen(v[10:]):]
 	// The offset: Z or z, else the last + or - (the date is cut off).
 	var zone string
 	if n := len(clock); n > 0 && (clock[n-1] == 'Z' || clock[n-1] == 'z') {
@@ -215,7 +220,12 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 	// The clock as HH:MM:SS[.f]: from the basic forms (HHMM, HHMMSS), and
 	// from an hour or an hour and minutes, which Python reads with a
 	// fraction (12:30.5 is 12:30:00.5) and with any offset.
-	// Python takes a comma for the decimal sign too.
+	// Python takes a comma for the decimal sign too, and (3.11) a colon
+	// after HH:MM:SS: its H:M:S loop goes on at a ':' and the fraction is
+	// read from where the loop stops (12:00:00:5 is 12:00:00.5).
+	if len(clock) > 8 && clock[8] == ':' && clock[2] == ':' && clock[5] == ':' {
+		clock = clock[:8] + "." + clock[9:]
+	}
 	whole, frac, hasFrac := strings.Cut(strings.Replace(clock, ",", ".", 1), ".")
 	switch {
 	case allDigits(whole) && (len(whole) == 4 || len(whole) == 6):
@@ -284,10 +294,22 @@ func weekDate(v string) (_ string, ok bool) {
 	}
 	// What follows is a separator and a two-digit hour, or nothing:
 	// "2030W01-3" or "2030-W01-3-4" are not a week date and a time.
-	if rest := v[n:]; rest != "" && (len(rest) < 3 || !isDigit(rest[1]) || !isDigit(rest[2])) {
-		return "", false
+	if rest := v[n:]; rest != "" {
+		if hour := rest[sepLen(rest):]; len(hour) < 2 || !isDigit(hour[0]) || !isDigit(hour[1]) {
+			return "", false
+		}
 	}
 	return t.Format("2006-01-02") + v[n:], true
+}
+
+// sepLen is the length in bytes of the date-time separator at the start
+// of s: one character, which may take several bytes (1 for invalid UTF-8).
+func sepLen(s string) int {
+	if s[0] < utf8.RuneSelf {
+		return 1
+	}
+	_, n := utf8.DecodeRuneInString(s)
+	return n
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -13,7 +13,7 @@ type WaitState struct {
 	Reason        WaitReason
 	WaitKey       string // key a resumer must match; "" for time waits
 	Until         Time   // deadline: WAIT_UNTIL, or a WAIT_EVENT timeout
-	ResumeToNode  string // "" means a resume completes the run
+	ResumeToNode  string // "" means a resume completes the run; also "" for a non-string target read
 	ResultKey     string // where the resume payload is written
 	Prompt        string
 	Choices       []string // nil is null; display strings, see SetChoiceValues
@@ -24,6 +24,12 @@ type WaitState struct {
 	// (Python stores WAIT_UNTIL's until as the node gave it); Until is then
 	// zero, so the wait is never due, and a rewrite keeps the text.
 	untilText string
+
+	// resumeToValue keeps a resume_to_node read as a non-string JSON value
+	// (Python stores the payload's resume_to_node as given, 7 or true);
+	// ResumeToNode is then "", and a rewrite keeps the value while it is.
+	// Never modified in place: copies of the struct share it.
+	resumeToValue any
 
 	// choiceValues keeps a choices list that holds non-strings exactly as
 	// given (Python copies ASK_USER's list as is), so a rewrite loses
@@ -142,7 +148,7 @@ func (w *WaitState) JSONValue() any {
 		{Key: "reason", Value: string(w.Reason)},
 		{Key: "wait_key", Value: nullString(w.WaitKey)},
 		{Key: "until", Value: w.untilValue()},
-		{Key: "resume_to_node", Value: nullString(w.ResumeToNode)},
+		{Key: "resume_to_node", Value: w.resumeToNodeValue()},
 		{Key: "result_key", Value: nullString(w.ResultKey)},
 		{Key: "prompt", Value: nullString(w.Prompt)},
 		{Key: "choices", Value: choices},
@@ -158,6 +164,15 @@ func (w *WaitState) ReleasedWhenDue() bool {
 	return !w.Until.IsZero() && (w.Reason == WaitUntil || w.Reason == WaitEvent)
 }
 
+// resumeToNodeValue is the wire value of resume_to_node: the node, else
+// the non-string value read, else null.
+func (w *WaitState) resumeToNodeValue() any {
+	if w.ResumeToNode == "" && w.resumeToValue != nil {
+		return pyjson.Clone(w.resumeToValue) // shared by every copy of w
+	}
+	return nullString(w.ResumeToNode)
+}
+
 // untilValue is the wire value of until: the time, else the text read.
 func (w *WaitState) untilValue() any {
 	if w.Until.IsZero() && w.untilText != "" {
@@ -167,7 +182,8 @@ func (w *WaitState) untilValue() any {
 }
 
 // DecodeWaitState reads a wait object as the Python stores do: reason is
-// required and must be known; allow_free_text is true when missing, else
+// required and must be known; a resume_to_node that is not a string is
+// kept for the wire (ResumeToNode is ""); allow_free_text is true when missing, else
 // the truthiness of its value (null is false).
 func DecodeWaitState(v any) (*WaitState, error) {
 	if v == nil {
@@ -196,8 +212,14 @@ func DecodeWaitState(v any) (*WaitState, error) {
 		}
 		w.Until, w.untilText = Time{}, text
 	}
-	if w.ResumeToNode, err = getString(m, "resume_to_node"); err != nil {
-		return nil, err
+	// Python's wait handlers store payload.get("resume_to_node") unchecked
+	// and its stores read it back as is: keep any other value as read.
+	switch v := m["resume_to_node"].(type) {
+	case nil:
+	case string:
+		w.ResumeToNode = v
+	default:
+		w.resumeToValue = v
 	}
 	if w.ResultKey, err = getString(m, "result_key"); err != nil {
 		return nil, err

@@ -214,7 +214,8 @@ func (r *Runtime) sessionListeners(ctx context.Context, sessionID string) []stri
 			continue
 		}
 		n := strings.TrimPrefix(l.Waiting.WaitKey, prefix)
-		if !slices.Contains(names, n) && len(names) < 15 {
+		// An explicit wait key may end at the prefix: Python lists no empty name.
+		if n != "" && !slices.Contains(names, n) && len(names) < 15 {
 			names = append(names, n)
 		}
 	}
