@@ -10,9 +10,7 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -21,35 +19,6 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 )
-
-// jsonEndKillStore is the JSON-file store with a kill simulated at the
-// first commit carrying an end record of status end: the records are
-// appended, the run file is not written.
-type jsonEndKillStore struct {
-	*jsonfile.Store
-	end    durable.StepStatus
-	mu     sync.Mutex
-	killed bool
-}
-
-func (s *jsonEndKillStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	s.mu.Lock()
-	hit := false
-	if !s.killed && !p.Create {
-		for _, r := range p.Records {
-			hit = hit || (r.Status == s.end && r.Effect != nil)
-		}
-	}
-	s.killed = s.killed || hit
-	s.mu.Unlock()
-	if !hit {
-		return s.Store.RunCommit(ctx, p)
-	}
-	if err := s.Store.LedgerAppend(ctx, p.Run.RunID, p.Records); err != nil {
-		return err
-	}
-	return errSimulatedKill
-}
 
 // killAndReplay starts a run of a one-effect workflow (effect typ,
 // handled by h), kills the first tick at the commit of an end record of
@@ -84,22 +53,12 @@ func killAndReplay(t *testing.T, end durable.StepStatus, typ durable.EffectType,
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := newRuntime(&jsonEndKillStore{Store: js, end: end})
+	rt := newRuntime(&jsonKillStore{Store: js, at: func(r *durable.StepRecord) bool { return r.Status == end && r.Effect != nil }})
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, errSimulatedKill) {
-		t.Fatalf("first tick: %v, want the simulated kill", err)
-	}
-	if err := js.Close(); err != nil {
-		t.Fatal(err)
-	}
-	js2, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { js2.Close() })
+	js2 := killTickAndReopen(t, rt, id, js, dir)
 	run, err := newRuntime(js2).Tick(ctx, id, runtime.TickOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -183,13 +183,39 @@ func TestRehydratePreviewAsPython(t *testing.T) {
 // jsonKillStore is the JSON-file store (which appends a commit's records
 // before it writes the state file, store/jsonfile/jsonfile.go "Commit
 // order") with a kill simulated between the two at the first commit that
-// carries a completed record of effect type kill: the records are on
-// disk, the state file is not written.
+// carries a record at picks: the records are on disk, the state file is
+// not written.
 type jsonKillStore struct {
 	*jsonfile.Store
-	kill   durable.EffectType
+	at     func(*durable.StepRecord) bool
 	mu     sync.Mutex
 	killed bool
+}
+
+// completedOf picks the completed record of an effect of type typ.
+func completedOf(typ durable.EffectType) func(*durable.StepRecord) bool {
+	return func(r *durable.StepRecord) bool {
+		return r.Status == durable.StepCompleted && r.Effect != nil && r.Effect.Type == typ
+	}
+}
+
+// killTickAndReopen ticks run id on rt, whose store is a jsonKillStore
+// over js in dir, checks the tick died at the simulated kill, and opens
+// the directory again as a new process would.
+func killTickAndReopen(t *testing.T, rt *runtime.Runtime, id string, js *jsonfile.Store, dir string) *jsonfile.Store {
+	t.Helper()
+	if _, err := rt.Tick(context.Background(), id, runtime.TickOptions{}); !errors.Is(err, errSimulatedKill) {
+		t.Fatalf("first tick: %v, want the simulated kill", err)
+	}
+	if err := js.Close(); err != nil {
+		t.Fatal(err)
+	}
+	js2, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js2.Close() })
+	return js2
 }
 
 var errSimulatedKill = errors.New("simulated kill between the ledger append and the state write")
@@ -199,9 +225,7 @@ func (s *jsonKillStore) RunCommit(ctx context.Context, p *store.CommitParams) er
 	hit := false
 	if !s.killed && !p.Create {
 		for _, r := range p.Records {
-			if r.Status == durable.StepCompleted && r.Effect != nil && r.Effect.Type == s.kill {
-				hit = true
-			}
+			hit = hit || s.at(r)
 		}
 	}
 	if hit {
@@ -253,26 +277,14 @@ func TestNoteSpanSurvivesReplayOnJSONStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &jsonKillStore{Store: js, kill: durable.EffectMemoryNote}
+	st := &jsonKillStore{Store: js, at: completedOf(durable.EffectMemoryNote)}
 	arts := artifact.NewMemory() // the artifact store outlives the process
 	rt := memfxRuntime(t, st, arts, wf)
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, errSimulatedKill) {
-		t.Fatalf("first tick: %v, want the simulated kill", err)
-	}
-	if err := js.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// A new process on the same directory.
-	js2, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer js2.Close()
-	rt2 := memfxRuntime(t, js2, arts, wf)
+	rt2 := memfxRuntime(t, killTickAndReopen(t, rt, id, js, dir), arts, wf)
 	run, err := rt2.Tick(ctx, id, runtime.TickOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/artifact"
@@ -45,23 +44,12 @@ func TestMemoryTagReplayDoesNotUndoALaterEditOfAnotherOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	arts := artifact.NewMemory()
-	rt := memfxRuntime(t, &jsonKillStore{Store: js, kill: durable.EffectMemoryTag}, arts, wfs...)
+	rt := memfxRuntime(t, &jsonKillStore{Store: js, at: completedOf(durable.EffectMemoryTag)}, arts, wfs...)
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, errSimulatedKill) {
-		t.Fatalf("first tick: %v, want the simulated kill", err)
-	}
-	if err := js.Close(); err != nil {
-		t.Fatal(err)
-	}
-	js2, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer js2.Close()
-	rt2 := memfxRuntime(t, js2, arts, wfs...)
+	rt2 := memfxRuntime(t, killTickAndReopen(t, rt, id, js, dir), arts, wfs...)
 
 	global, err := rt2.GetState(ctx, runtime.GlobalMemoryOwnerID())
 	if err != nil {
@@ -136,7 +124,7 @@ func TestMemoryRehydrateReplayDoesNotInsertIntoAnotherRunTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := memfxRuntime(t, &jsonKillStore{Store: js, kill: durable.EffectMemoryRehydrate}, arts, wfs...)
+	rt := memfxRuntime(t, &jsonKillStore{Store: js, at: completedOf(durable.EffectMemoryRehydrate)}, arts, wfs...)
 	// The target: a finished run with an empty conversation.
 	target, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": []any{}}})
 	if err != nil {
@@ -151,18 +139,7 @@ func TestMemoryRehydrateReplayDoesNotInsertIntoAnotherRunTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); !errors.Is(err, errSimulatedKill) {
-		t.Fatalf("first tick: %v, want the simulated kill", err)
-	}
-	if err := js.Close(); err != nil {
-		t.Fatal(err)
-	}
-	js2, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer js2.Close()
-	rt2 := memfxRuntime(t, js2, arts, wfs...)
+	rt2 := memfxRuntime(t, killTickAndReopen(t, rt, id, js, dir), arts, wfs...)
 	run, err := rt2.Tick(ctx, id, runtime.TickOptions{})
 	if err != nil {
 		t.Fatal(err)
