@@ -110,6 +110,18 @@ func codeInTimedChild(t *testing.T, env string, asCap uint64, src string, lim Li
 	return res.Err, false, false, text, false
 }
 
+// wantLimitErrorInChild runs src in a child process (codeInTimedChild)
+// and, in the parent, fails t unless the code stopped with the sandbox's
+// limit error (wantChildLimitError). It must end the test or subtest.
+func wantLimitErrorInChild(t *testing.T, env string, asCap uint64, src string, lim Limits, wait time.Duration, what string) {
+	t.Helper()
+	errText, died, hung, out, child := codeInTimedChild(t, env, asCap, src, lim, wait)
+	if child {
+		return
+	}
+	wantChildLimitError(t, what, errText, died, hung, out)
+}
+
 // wantChildLimitError fails t when the child of codeInTimedChild hung or
 // died, or did not stop with the sandbox's limit error.
 func wantChildLimitError(t *testing.T, what, errText string, died, hung bool, out string) {

@@ -21,11 +21,7 @@ func TestCompareSharedListsHonoursTimeout(t *testing.T) {
 		"        x.append(base)\n" +
 		"        y.append(copy)\n" +
 		"    return x == y\n"
-	errText, died, hung, out, child := codeInTimedChild(t, "CODE_SHARED_EQ_CHILD", 0, src, Limits{Timeout: time.Second}, 15*time.Second)
-	if child {
-		return
-	}
-	wantChildLimitError(t, "x == y of lists sharing two equal 1M-item lists", errText, died, hung, out)
+	wantLimitErrorInChild(t, "CODE_SHARED_EQ_CHILD", 0, src, Limits{Timeout: time.Second}, 15*time.Second, "x == y of lists sharing two equal 1M-item lists")
 }
 
 // The same with sorted(): the sort compares the shared lists item by
@@ -37,11 +33,7 @@ func TestSortSharedListsHonoursTimeout(t *testing.T) {
 		"    for i in range(2000):\n" +
 		"        x.append(base)\n" +
 		"    return len(sorted(x))\n"
-	errText, died, hung, out, child := codeInTimedChild(t, "CODE_SHARED_SORT_CHILD", 0, src, Limits{Timeout: time.Second}, 15*time.Second)
-	if child {
-		return
-	}
-	wantChildLimitError(t, "sorted() of lists sharing one 1M-item list", errText, died, hung, out)
+	wantLimitErrorInChild(t, "CODE_SHARED_SORT_CHILD", 0, src, Limits{Timeout: time.Second}, 15*time.Second, "sorted() of lists sharing one 1M-item list")
 }
 
 // Hashing a tuple whose items share sub-tuples visits every path: after
@@ -57,9 +49,5 @@ func TestHashOfSharedTuplesHonoursTimeout(t *testing.T) {
 		"    d = {}\n" +
 		"    d[t] = 1\n" +
 		"    return len(d)\n"
-	errText, died, hung, out, child := codeInTimedChild(t, "CODE_SHARED_HASH_CHILD", 0, src, Limits{Timeout: time.Second}, 15*time.Second)
-	if child {
-		return
-	}
-	wantChildLimitError(t, "hash of a tuple sharing its sub-tuples 40 levels deep", errText, died, hung, out)
+	wantLimitErrorInChild(t, "CODE_SHARED_HASH_CHILD", 0, src, Limits{Timeout: time.Second}, 15*time.Second, "hash of a tuple sharing its sub-tuples 40 levels deep")
 }

@@ -26,11 +26,7 @@ func TestCollidingHashesStopAtTheTimeout(t *testing.T) {
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
 			src := "def f(_input):\n    l = [i << 32 for i in range(50000)]\n    " + body + "\n"
-			errText, died, hung, out, child := codeInTimedChild(t, "HASH_COLLIDE_CHILD", 0, src, Limits{Timeout: 500 * time.Millisecond}, 4*time.Second)
-			if child {
-				return
-			}
-			wantChildLimitError(t, name+" of colliding ints", errText, died, hung, out)
+			wantLimitErrorInChild(t, "HASH_COLLIDE_CHILD", 0, src, Limits{Timeout: 500 * time.Millisecond}, 4*time.Second, name+" of colliding ints")
 		})
 	}
 }
@@ -38,11 +34,7 @@ func TestCollidingHashesStopAtTheTimeout(t *testing.T) {
 // Without a memory limit the timeout still stops set() and dict().
 func TestCollidingHashesStopAtTheTimeoutWithoutMemoryLimit(t *testing.T) {
 	const src = "def f(_input):\n    l = [i << 32 for i in range(50000)]\n    return len(set(l))\n"
-	errText, died, hung, out, child := codeInTimedChild(t, "HASH_COLLIDE_NOMEM_CHILD", 0, src, Limits{Timeout: 500 * time.Millisecond, MaxMemory: -1}, 4*time.Second)
-	if child {
-		return
-	}
-	wantChildLimitError(t, "set() of colliding ints", errText, died, hung, out)
+	wantLimitErrorInChild(t, "HASH_COLLIDE_NOMEM_CHILD", 0, src, Limits{Timeout: 500 * time.Millisecond, MaxMemory: -1}, 4*time.Second, "set() of colliding ints")
 }
 
 // The watched iterables keep Starlark's results and errors.
