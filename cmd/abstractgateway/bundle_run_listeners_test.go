@@ -69,6 +69,52 @@ func TestBundleRunStartsAndStopsListeners(t *testing.T) {
 	}
 }
 
+// evmainState packs eventsFlow, opens a data dir for it as `bundle run`
+// would, and starts its root run (not ticked): the start of the state an
+// interrupted host leaves behind. The caller closes ds before running the
+// CLI on path and data.
+type evmainState struct {
+	path, data string
+	ds         *dataStore
+	rt         *runtime.Runtime
+	root       string
+	listenerWF string // the workflow id of the flow's one listener
+}
+
+func newEvmainState(t *testing.T) evmainState {
+	t.Helper()
+	ctx := t.Context()
+	dir := t.TempDir()
+	st := evmainState{path: packFlows(t, dir, "evmain.json", map[string]string{"evmain.json": eventsFlow}), data: filepath.Join(dir, "data")}
+	b, err := bundle.Read(st.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := visualflow.CompileBundle(b, visualflow.BundleOptions{ReactPlaceholders: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, ok := cb.Flow("evmain")
+	if !ok || len(fi.Listeners) != 1 {
+		t.Fatalf("flow evmain: listeners %v", fi.Listeners)
+	}
+	st.listenerWF = fi.Listeners[0]
+	reg, _ := runtime.NewRegistry()
+	if err := cb.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	if st.ds, err = openDataStore(ctx, st.data, storeAuto); err != nil {
+		t.Fatal(err)
+	}
+	if st.rt, err = runtime.New(runtime.Config{Store: st.ds.st, Registry: reg}); err != nil {
+		t.Fatal(err)
+	}
+	if st.root, err = st.rt.Start(ctx, runtime.StartParams{WorkflowID: bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, "evmain"), Vars: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // A process killed (or interrupted: Tick then fails on the cancelled
 // context) between startListeners' Start of a listener run and its first
 // Tick leaves the listener "running" at its entry, never parked on its
@@ -82,41 +128,10 @@ func TestBundleRunStartsAndStopsListeners(t *testing.T) {
 // run ticks such a listener on.
 func TestBundleRunContinueTicksAListenerLeftRunning(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := packFlows(t, dir, "evmain.json", map[string]string{"evmain.json": eventsFlow})
-	data := filepath.Join(dir, "data")
 	ctx := t.Context()
-
-	// The state a kill right after the listener's Start leaves behind.
-	b, err := bundle.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := visualflow.CompileBundle(b, visualflow.BundleOptions{ReactPlaceholders: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi, ok := cb.Flow("evmain")
-	if !ok || len(fi.Listeners) != 1 {
-		t.Fatalf("flow evmain: listeners %v", fi.Listeners)
-	}
-	reg, _ := runtime.NewRegistry()
-	if err := cb.Register(reg); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := openDataStore(ctx, data, storeAuto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := runtime.New(runtime.Config{Store: ds.st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, "evmain"), Vars: map[string]any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.Listeners[0], RunID: listenerRunID(root, 0),
+	ev := newEvmainState(t)
+	path, data, ds, rt, root := ev.path, ev.data, ev.ds, ev.rt, ev.root
+	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: ev.listenerWF, RunID: listenerRunID(root, 0),
 		ParentRunID: root, SessionID: root, Vars: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
@@ -147,43 +162,13 @@ func TestBundleRunContinueTicksAListenerLeftRunning(t *testing.T) {
 // cancelled like one of ours, instead of waiting for ever.
 func TestBundleRunContinueAdoptsListenersOfAnotherHost(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := packFlows(t, dir, "evmain.json", map[string]string{"evmain.json": eventsFlow})
-	data := filepath.Join(dir, "data")
 	ctx := t.Context()
-
-	b, err := bundle.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := visualflow.CompileBundle(b, visualflow.BundleOptions{ReactPlaceholders: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi, ok := cb.Flow("evmain")
-	if !ok || len(fi.Listeners) != 1 {
-		t.Fatalf("flow evmain: listeners %v", fi.Listeners)
-	}
-	reg, _ := runtime.NewRegistry()
-	if err := cb.Register(reg); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := openDataStore(ctx, data, storeAuto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := runtime.New(runtime.Config{Store: ds.st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// What the other host left: the root (not ticked yet: it was
 	// interrupted right after starting its listeners), and its listener,
 	// started under an id of its own and parked on its wait_event.
-	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, "evmain"), Vars: map[string]any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lid, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.Listeners[0], ParentRunID: root, SessionID: root, Vars: map[string]any{}})
+	ev := newEvmainState(t)
+	path, data, ds, rt, root := ev.path, ev.data, ev.ds, ev.rt, ev.root
+	lid, err := rt.Start(ctx, runtime.StartParams{WorkflowID: ev.listenerWF, ParentRunID: root, SessionID: root, Vars: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +194,7 @@ func TestBundleRunContinueAdoptsListenersOfAnotherHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ds.close()
-	rows, err := ds.st.RunIndex(ctx, &store.RunIndexParams{WorkflowID: fi.Listeners[0], Limit: 100})
+	rows, err := ds.st.RunIndex(ctx, &store.RunIndexParams{WorkflowID: ev.listenerWF, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
