@@ -383,8 +383,8 @@ func (r *Runtime) heldRun(ctx context.Context, runID string) *durable.RunState {
 // Busy reports whether this runtime is working on the run right now (a
 // tick, a resume or a host update holds or awaits its lock in this
 // process, or a Pause or Cancel has a stop request pending on it). A
-// scheduler's recovery passes over such a run: it is not interrupted, and
-// waiting for it would hold the recovery up.
+// scheduler does not wait for such a run, as that would hold its other
+// runs up: it drives the run later, once it is free.
 func (r *Runtime) Busy(runID string) bool {
 	r.locksMu.Lock()
 	defer r.locksMu.Unlock()

@@ -873,10 +873,13 @@ func listAll[T any](ctx context.Context, list func(limit int) ([]T, error)) ([]T
 
 // Recover continues runs a crash interrupted: runs still "running" are
 // ticked from their last checkpoint, and parents waiting on a child that
-// has ended are resumed. Running runs of workflows the runtime's registry
-// lacks are left as they are, for a runner that has them (runners sharing
-// a store may each serve some workflows). It is called by Start; hosts
-// may call it too. An error means the recovery is not done: a listing
+// has ended are resumed. A running run this runtime is working on right
+// now (Runtime.Busy: a tick, or a host update holding its lock) is not
+// waited for but queued, as for DriveSoon, for the loop (or the next
+// Pass) to drive once its lock is free. Running runs of workflows the
+// runtime's registry lacks are left as they are, for a runner that has
+// them (runners sharing a store may each serve some workflows). It is
+// called by Start; hosts may call it too. An error means the recovery is not done: a listing
 // failed, a waited child could not be read (its parent is checked again
 // by the next Recover), or ctx ended (a run it was ticking is left
 // running).
@@ -891,11 +894,25 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// A run this runtime is ticking right now was not interrupted:
-		// waiting for it would hold the recovery (and the loop) up.
-		if _, ok := s.rt.Registry().Get(r.WorkflowID); ok && !s.rt.Busy(r.RunID) {
-			s.drive(ctx, r.RunID, durable.Time{})
+		if _, ok := s.rt.Registry().Get(r.WorkflowID); !ok {
+			continue
 		}
+		if s.rt.Busy(r.RunID) {
+			// Its lock is held or awaited in this process: waiting for it
+			// would hold the recovery (and the loop) up. The holder may be
+			// a host update (UpdateLimits, UpdateVars, Pause) that does not
+			// tick the run, and without claims no other Recover comes: it
+			// is driven on once free, as a busy unfinished run is (a tick
+			// of a run another tick moved on meanwhile does nothing). A run
+			// already queued keeps its time (a failure back-off).
+			s.mu.Lock()
+			if _, queued := s.unfinished[r.RunID]; !queued {
+				s.unfinished[r.RunID] = s.cfg.Clock()
+			}
+			s.mu.Unlock()
+			continue
+		}
+		s.drive(ctx, r.RunID, durable.Time{})
 	}
 	parents, err := listAll(ctx, func(limit int) ([]*durable.RunState, error) {
 		return s.st.RunList(ctx, &store.RunListParams{
