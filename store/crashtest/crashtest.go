@@ -1,21 +1,27 @@
 // Package crashtest checks that the runtime survives a process kill at
 // every persistence point of a store.
 //
-// Store wraps a backend and counts persistence calls; at a chosen point it
-// "kills the process": the call (and every later one) fails with
-// ErrKilled. A kill can land before a write, after it (the write is
+// Store wraps a backend and counts persistence calls (commits, ledger
+// appends, run claims and releases, command and cursor writes, and the
+// artifact writes of an Artifacts wrapper sharing its counter); at a
+// chosen point it "kills the process": the call (and every later one)
+// fails with ErrKilled. A kill can land before a write, after it (the write is
 // durable but the caller never learns), or — for backends that do not
 // commit atomically — between the ledger append and the state save of a
 // commit, which is exactly what a crash inside the JSON-file store leaves.
 // Run drives a workload once per kill point, restarts on the same data,
 // and checks the invariants: the run ends with the same output, its
 // terminal ledger records appear exactly once, and no effect whose
-// completion was durable is executed again.
+// completion was durable is executed again. RunClaimsArtifacts does the
+// same with a runtime claiming its runs and writing artifacts (memory
+// notes, offloaded values): the restarted process is another claim owner,
+// and no artifact ref may dangle.
 package crashtest
 
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -44,6 +50,7 @@ type Store struct {
 	store.Wrapper
 	mu     sync.Mutex
 	calls  int
+	kinds  []string // the kind of each call, by index
 	killAt int
 	phase  Phase
 	dead   bool
@@ -60,6 +67,15 @@ func (s *Store) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls
+}
+
+// Kinds returns the kind of each persistence call made so far, by call
+// index: "commit", "append", "claim", "release", "command", "cursor" or
+// "artifact".
+func (s *Store) Kinds() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.kinds)
 }
 
 // Dead reports whether the kill happened.
@@ -87,8 +103,8 @@ func (s *Store) alive() error {
 	return nil
 }
 
-// point decides the fate of the next persistence call.
-func (s *Store) point() (kill bool, phase Phase, err error) {
+// point decides the fate of the next persistence call, of the given kind.
+func (s *Store) point(kind string) (kill bool, phase Phase, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dead {
@@ -96,6 +112,7 @@ func (s *Store) point() (kill bool, phase Phase, err error) {
 	}
 	n := s.calls
 	s.calls++
+	s.kinds = append(s.kinds, kind)
 	if n == s.killAt {
 		s.dead = true
 		return true, s.phase, nil
@@ -105,7 +122,7 @@ func (s *Store) point() (kill bool, phase Phase, err error) {
 
 // RunCommit is a persistence point.
 func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	kill, phase, err := s.point()
+	kill, phase, err := s.point("commit")
 	if err != nil {
 		return err
 	}
@@ -125,17 +142,62 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 
 // LedgerAppend is a persistence point.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
-	kill, phase, err := s.point()
+	return s.write("append", func() error { return s.Store.LedgerAppend(ctx, runID, records) })
+}
+
+// RunClaim is a persistence point: killed After, the claim is held by a
+// process that is gone, and another owner gets the run only once it
+// expired.
+func (s *Store) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
+	return s.write("claim", func() error { return s.Wrapper.RunClaim(ctx, p) })
+}
+
+// RunRelease is a persistence point.
+func (s *Store) RunRelease(ctx context.Context, runID, owner string) error {
+	return s.write("release", func() error { return s.Wrapper.RunRelease(ctx, runID, owner) })
+}
+
+// CommandAppend is a persistence point (the kernel makes none; a host's
+// command inbox does).
+func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (durable.CommandAppendResult, error) {
+	var res durable.CommandAppendResult
+	err := s.write("command", func() (err error) {
+		res, err = s.Store.CommandAppend(ctx, c)
+		return err
+	})
+	return res, err
+}
+
+// CommandDeleteByRun is a persistence point.
+func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, error) {
+	var n int
+	err := s.write("command", func() (err error) {
+		n, err = s.Store.CommandDeleteByRun(ctx, runID)
+		return err
+	})
+	return n, err
+}
+
+// CursorSave is a persistence point (made by a host's command consumer).
+func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) error {
+	return s.write("cursor", func() error { return s.Store.CursorSave(ctx, consumer, cursor) })
+}
+
+// write makes the single write do at a persistence point of the given
+// kind: a kill Before skips it, After does it and hides its result.
+// Between means Before for a single write: it has no halves.
+func (s *Store) write(kind string, do func() error) error {
+	kill, phase, err := s.point(kind)
 	if err != nil {
 		return err
 	}
-	if kill && phase == After {
-		_ = s.Store.LedgerAppend(ctx, runID, records)
+	if !kill {
+		return do()
 	}
-	if kill {
-		return ErrKilled
+	if phase == After {
+		_ = do()
 	}
-	return s.Store.LedgerAppend(ctx, runID, records)
+	return ErrKilled
 }
 
 // RunGet fails after the kill.
