@@ -7,8 +7,14 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
+// pySpace is a regexp class of the code points Python's str.isspace()
+// accepts.
+const pySpace = `[\t-\r \x1c-\x1f\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]`
+
 var (
-	placeholderRE = regexp.MustCompile(`\{\{\s*(.*?)\s*\}\}`)
+	// Python's \s on a str is str.isspace(): RE2's \s is ASCII only, so
+	// the class spells out the rest (NBSP, U+3000, \v, U+001C–U+001F…).
+	placeholderRE = regexp.MustCompile(`\{\{` + pySpace + `*(.*?)` + pySpace + `*\}\}`)
 	joinFilterRE  = regexp.MustCompile(`^join\((.*)\)$`)
 )
 
