@@ -67,8 +67,12 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	if v := in["prompt"]; v != nil {
 		task = pyval.Str(v)
 	}
-	provider := strings.ToLower(settingString(in, cfg, "provider", "provider_text"))
-	model := settingString(in, cfg, "model", "model_text")
+	provider, defProvider := settingString(in, cfg, "provider", "provider_text")
+	provider = strings.ToLower(provider)
+	model, defModel := settingString(in, cfg, "model", "model_text")
+	// A default marker asks for the defaults, so using them is no fallback
+	// worth a warning (Python: explicit_default).
+	explicitDefault := defProvider || defModel
 	rt, _ := s.vars["_runtime"].(map[string]any)
 	if provider == "" || model == "" {
 		fallbackProv := strings.ToLower(trimmed(rt["provider"]))
@@ -78,7 +82,7 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 		if model == "" && provider == fallbackProv && trimmed(rt["model"]) != "" {
 			model = trimmed(rt["model"])
 		}
-		if provider != "" && model != "" {
+		if provider != "" && model != "" && !explicitDefault {
 			s.warn("#FALLBACK: missing provider/model; using runtime defaults")
 		}
 	}
@@ -203,10 +207,7 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	if system != "" {
 		crt["system_prompt_extra"] = system
 	}
-	cacheBinding := in["prompt_cache_binding"]
-	if cacheBinding == "" {
-		cacheBinding = nil
-	}
+	cacheBinding := promptCacheBinding(in, cfg)
 	if cacheBinding != nil {
 		crt["prompt_cache_binding"] = cacheBinding
 	}
@@ -246,14 +247,38 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	return runtime.Request(eff, n.ID), nil
 }
 
-// settingString is the pin value (non-empty string) else agentConfig;
-// default aliases mean "use defaults".
-func settingString(in, cfg map[string]any, keys ...string) string {
-	v := stringPin(in, cfg, keys...)
+// settingString is the first pin alias holding a non-blank string, else
+// agentConfig, trimmed. A default marker gives "" and isDefault: the
+// caller uses the defaults without a fallback warning.
+func settingString(in, cfg map[string]any, keys ...string) (v string, isDefault bool) {
+	v = nonBlankPin(in, cfg, keys...)
 	if defaultModelAliases[strings.ToLower(v)] {
-		return ""
+		return "", true
 	}
-	return v
+	return v, false
+}
+
+// promptCacheBinding is the agent's prompt_cache_binding: the pin when the
+// inputs have the key, else agentConfig's; a non-empty object is kept, a
+// string is stripped and kept when not blank, anything else is dropped
+// (Python's agent handler), so the child and the structured pass get the
+// same value.
+func promptCacheBinding(in, cfg map[string]any) any {
+	v, ok := in["prompt_cache_binding"]
+	if !ok {
+		v = cfg["prompt_cache_binding"]
+	}
+	switch b := v.(type) {
+	case map[string]any:
+		if len(b) > 0 {
+			return pyval.DeepCopy(b)
+		}
+	case string:
+		if t := pyval.Strip(b); t != "" {
+			return t
+		}
+	}
+	return nil
 }
 
 func uniqueStrings(v any) []any {
@@ -294,12 +319,11 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 	}
 	output, _ := sub["output"].(map[string]any)
 	task, _ := ri["task"].(string)
+	// Python: str(output.answer or ""). A failed child resumes the parent
+	// with {success:false, error}: the agent still succeeds with an empty
+	// answer, and the failure stays on the child run (meta.sub_run_id).
 	answer := ""
-	success := true
-	if output["success"] == false && output["answer"] == nil {
-		success = false
-		answer = pyval.Str(orDefault(output["error"], "Agent subworkflow failed"))
-	} else if a := output["answer"]; pyval.Truthy(a) { // Python: str(answer or "")
+	if a := output["answer"]; pyval.Truthy(a) {
 		answer = pyval.Str(a)
 	}
 	var messages []any
@@ -356,8 +380,8 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 		s.appendAgentTurn(n, sub, task, answer)
 	}
 	b["answer"], b["scratchpad"] = answer, scratch
-	out := agentOutputs(answer, success, meta, scratch, calls, results)
-	if schema, ok := ri["response_schema"].(map[string]any); ok && len(schema) > 0 && success {
+	out := agentOutputs(answer, true, meta, scratch, calls, results)
+	if schema, ok := ri["response_schema"].(map[string]any); ok && len(schema) > 0 {
 		b["phase"], b["outputs"] = "structured", out
 		prompt := "Convert the Agent answer into a JSON object matching the required schema. Return JSON only.\n\nTask:\n" + task + "\n\nAnswer:\n" + answer
 		params := map[string]any{"temperature": orDefault(ri["temperature"], 0.7)}
@@ -377,7 +401,7 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 		eff := &durable.Effect{Type: durable.EffectLLMCall, Payload: payload, ResultKey: "_temp.agent." + n.ID + ".structured"}
 		return runtime.Request(eff, n.ID), nil
 	}
-	return s.agentDone(n, b, out, map[string]any{"success": success}), nil
+	return s.agentDone(n, b, out, map[string]any{"success": true}), nil
 }
 
 // agentAfterStructured finishes a structured-output agent.
@@ -412,17 +436,30 @@ func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect a
 	if effect != nil {
 		objectAt(s.tmp, "effects")[n.ID] = effect
 	}
+	// The pins carry the answer stripped: Python rebuilds them from the
+	// bucket at every later step with response = answer.strip(). The bus
+	// and a terminal completion keep the answer as the child gave it, as
+	// the reference's handler output does.
+	pins := out
+	if r, ok := out["response"].(string); ok {
+		if t := pyval.Strip(r); t != r {
+			pins = copyObject(out)
+			pins["response"] = t
+		}
+	}
 	if n.referenced["result"] {
 		// The legacy pin: the raw result when it says more than success,
 		// else the four main outputs.
+		var result any
 		if raw, ok := effect.(map[string]any); ok && hasKeyBesides(raw, "success") {
-			out["result"] = pyval.DeepCopy(raw)
+			result = pyval.DeepCopy(raw)
 		} else {
-			out["result"] = map[string]any{"response": out["response"], "success": out["success"],
+			result = map[string]any{"response": pins["response"], "success": out["success"],
 				"meta": out["meta"], "scratchpad": out["scratchpad"]}
 		}
+		out["result"], pins["result"] = result, result
 	}
-	s.setOutput(n.ID, out)
+	s.setOutput(n.ID, pins)
 	s.setBus(out)
 	s.setHandle("exec-out")
 	if n.linear != "" {

@@ -109,14 +109,33 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 	return p, nil
 }
 
-// stringPin returns the first pin alias holding a non-empty string, else
-// the config value.
+// stringPin is an llm_call setting (§5.4.1): the first pin alias holding
+// a string, even a blank one, else the config value; trimmed. A blank pin
+// thus overrides the node's configuration and leaves the setting to the
+// host defaults, as Python's isinstance(..., str) test does.
 func stringPin(in, cfg map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s, ok := in[k].(string); ok {
+			return strings.TrimSpace(s)
+		}
+	}
+	return configString(cfg, keys...)
+}
+
+// nonBlankPin is an agent setting (§5.6): the first pin alias holding a
+// non-blank string, else the config value; trimmed.
+func nonBlankPin(in, cfg map[string]any, keys ...string) string {
 	for _, k := range keys {
 		if s := trimmed(in[k]); s != "" {
 			return s
 		}
 	}
+	return configString(cfg, keys...)
+}
+
+// configString is the first config alias holding a non-blank string,
+// trimmed.
+func configString(cfg map[string]any, keys ...string) string {
 	for _, k := range keys {
 		if s := trimmed(cfg[k]); s != "" {
 			return s

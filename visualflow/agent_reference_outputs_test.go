@@ -1,0 +1,100 @@
+package visualflow
+
+import (
+	"context"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// outputReact is a ReAct stand-in that completes with output and, when
+// seen is not nil, records the vars it was started with.
+func outputReact(id string, output map[string]any, seen *map[string]any) *runtime.Workflow {
+	return &runtime.Workflow{ID: id, Entry: "done", Nodes: map[string]runtime.NodeFunc{
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			if seen != nil {
+				*seen = pyjson.CloneObject(run.Vars)
+			}
+			return runtime.Complete(pyjson.CloneObject(output)), nil
+		},
+	}}
+}
+
+// pinnedAgentFlow is start -> agent -> end, the end node reading the
+// agent's response (as r) and success (as ok) through data edges.
+func pinnedAgentFlow(agentData map[string]any, agentIn []string) map[string]any {
+	return rsFlow("vfe_agent", "start", []map[string]any{
+		rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
+		rsNode("ag", "agent", append([]string{"exec-in:exec"}, agentIn...),
+			[]string{"exec-out:exec", "response:string", "success:boolean", "meta:object"}, agentData),
+		rsNode("end", "on_flow_end", []string{"exec-in:exec", "r:string", "ok:boolean"}, nil, nil),
+	}, "start.exec-out>ag.exec-in", "ag.exec-out>end.exec-in", "ag.response>end.r", "ag.success>end.ok")
+}
+
+// runAgentFlow compiles flow, registers react and the effect handlers,
+// starts with vars and ticks to completion.
+func runAgentFlow(t *testing.T, flow map[string]any, react *runtime.Workflow, handlers map[durable.EffectType]runtime.Handler, vars map[string]any) *durable.RunState {
+	t.Helper()
+	wf, err := Compile(flow, CompileOptions{})
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	rt := newTestRuntime(t, memory.New(), handlers, wf, react)
+	id, err := rt.Start(context.Background(), runtime.StartParams{WorkflowID: wf.ID, Vars: vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.Tick(context.Background(), id, runtime.TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s), want completed", st.Status, st.Error)
+	}
+	return st
+}
+
+// A failed ReAct child resumes the parent with output {success:false,
+// error} (§5.5). The agent maps it like Python's phase "subworkflow":
+// answer = str(output.answer or "") and success true (§5.6), and with
+// include_context only a non-empty answer is appended to the parent
+// context, so the child's error text never becomes an assistant turn that
+// later llm_call/agent nodes would read as something the assistant said.
+func TestAgentFailedChildKeepsReferenceOutputs(t *testing.T) {
+	flow := pinnedAgentFlow(map[string]any{
+		"pinDefaults": map[string]any{"prompt": "do it", "include_context": true},
+		"agentConfig": map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-fail"},
+	}, []string{"prompt:string", "include_context:boolean"})
+	react := outputReact("react-fail", map[string]any{"success": false, "error": "boom"}, nil)
+	st := runAgentFlow(t, flow, react, nil, map[string]any{"context": map[string]any{"messages": []any{}}})
+	if st.Output["r"] != "" || st.Output["ok"] != true {
+		t.Errorf("agent outputs after a failed ReAct child: response=%#v success=%#v; want \"\" and true (spec §5.6)",
+			st.Output["r"], st.Output["ok"])
+	}
+	ctx, _ := st.Vars["context"].(map[string]any)
+	msgs, _ := ctx["messages"].([]any)
+	for _, m := range msgs {
+		if o, _ := m.(map[string]any); o["role"] == "assistant" {
+			t.Errorf("a failed child's turn appended an assistant message to the parent context: %s", jsonText(t, msgs))
+		}
+	}
+}
+
+// Python rebuilds an agent's pins from its bucket at every later step
+// (_sync_effect_results_to_node_outputs: response = answer.strip()), so
+// nodes reading agent.response through a data edge see the answer
+// stripped, e.g. without the trailing newline an LLM answer often has.
+func TestAgentResponsePinIsStrippedAnswer(t *testing.T) {
+	flow := pinnedAgentFlow(map[string]any{
+		"pinDefaults": map[string]any{"prompt": "do it"},
+		"agentConfig": map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-ws"},
+	}, []string{"prompt:string"})
+	react := outputReact("react-ws", map[string]any{"answer": "  forty-two\n", "iterations": int64(1), "messages": []any{}}, nil)
+	st := runAgentFlow(t, flow, react, nil, nil)
+	if st.Output["r"] != "forty-two" {
+		t.Errorf("end.r (wired from agent.response) = %q, want %q", st.Output["r"], "forty-two")
+	}
+}
