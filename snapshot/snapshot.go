@@ -89,6 +89,8 @@ func prepare(s *durable.Snapshot, now func() time.Time) error {
 	t := durable.NewTime(now())
 	if s.CreatedAt.IsZero() {
 		s.CreatedAt = t
+	} else {
+		s.CreatedAt = durable.NewTime(s.CreatedAt.Time) // UTC to the microsecond, as a JSON file keeps it
 	}
 	s.UpdatedAt = t
 	if s.Tags == nil {

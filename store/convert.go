@@ -30,8 +30,8 @@ func positiveInt(v any) (int64, bool) {
 			return 0, false
 		}
 		n = int64(x) // truncated, as Python's int()
-	case string: // Python's int() reads a decimal string too
-		i, err := strconv.ParseInt(pyval.Strip(x), 10, 64)
+	case string: // Python's int() reads a decimal string too (86_400, full-width digits)
+		i, err := pyval.ToInt(x)
 		if err != nil {
 			return 0, false
 		}
