@@ -130,15 +130,35 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		return Completed(map[string]any{"sub_run_id": childID, "async": true}), nil
 	}
 
-	child, err := req.drv.tick(context.WithValue(ctx, syncDepthKey{}, depth), childID, rt.maxSteps)
-	if err != nil {
-		// The child's own failures are its status; an error is the
-		// child's tick not getting through (another runner works on it
-		// or took it to cancel it, a store error, an interruption). The
-		// parent's tick stops at its checkpoint instead of failing, with
-		// the child left as its store holds it, and continues when it is
-		// ticked again.
-		return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): %w", errEffectInterrupted, wfID, childID, err)
+	childCtx := context.WithValue(ctx, syncDepthKey{}, depth)
+	var child *durable.RunState
+	for {
+		var err error
+		child, err = req.drv.tick(childCtx, childID, rt.maxSteps)
+		if err != nil {
+			// The child's own failures are its status; an error is the
+			// child's tick not getting through (another runner works on
+			// it or took it to cancel it, a store error, an
+			// interruption). The parent's tick stops at its checkpoint
+			// instead of failing, with the child left as its store holds
+			// it, and continues when it is ticked again.
+			return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): %w", errEffectInterrupted, wfID, childID, err)
+		}
+		if stop := req.drv.lastStop; child.Status != durable.RunRunning || (stop != stoppedPause && stop != stoppedCancel) {
+			break
+		}
+		// A Pause or Cancel stopped the child to commit its pause wait
+		// or its end, which it may fail to do (a store error, its caller
+		// giving up on the lock). What it left is read once it is done,
+		// as Python's sync tick sees only a persisted pause or cancel:
+		// paused, this run waits on the child; cancelled, the child's
+		// end is handled as any; still running (nothing landed), the
+		// child goes on. A cancel of this run's tree cuts ctx too: the
+		// attempt then ends cancelled (callHandler).
+		if err := rt.awaitStopRequests(ctx, childID); err != nil {
+			return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): waiting for the host call that stopped it: %w",
+				errEffectInterrupted, wfID, childID, err)
+		}
 	}
 	if child.Status.Terminal() && req.drv.lastDropped {
 		// Another runner ended the child while this one ran it (its
@@ -148,26 +168,11 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		// end (a scheduler's Recover ticks it if nothing else does).
 		return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s) was ended by another writer", errEffectInterrupted, wfID, childID)
 	}
-	if child.Status == durable.RunRunning {
-		switch req.drv.lastStop {
-		case stoppedCancel:
-			// A cancel stopped the child and commits it cancelled as soon
-			// as its tick returns: as for a child found cancelled
-			// (Python's wording).
-			return Failed("Unexpected subworkflow status: cancelled"), nil
-		case stoppedPause:
-			// A pause stopped the child and commits its pause wait as soon
-			// as its tick returns: wait on the child as on a waiting one,
-			// so its end (after ResumeRun) resumes this run.
-			req.drv.queue = append(req.drv.queue, followUp{kind: followParentResume, runID: childID})
-			sub := map[string]any{"reason": string(durable.WaitUser), "wait_key": "pause:" + childID}
-			return waitOn(map[string]any{"sub_waiting": sub}), nil
-		case stoppedGate:
-			// A closed step gate stopped the child's tick: this run's
-			// tick stops too, at its checkpoint, and calls the child
-			// again when it continues.
-			return Outcome{}, errEffectStopped
-		}
+	if child.Status == durable.RunRunning && req.drv.lastStop == stoppedGate {
+		// A closed step gate stopped the child's tick: this run's tick
+		// stops too, at its checkpoint, and calls the child again when
+		// it continues.
+		return Outcome{}, errEffectStopped
 	}
 	switch child.Status {
 	case durable.RunCompleted:

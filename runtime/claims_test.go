@@ -392,6 +392,29 @@ func TestTickLeavesADueRunItsHolderWorkedOn(t *testing.T) {
 	}
 }
 
+// A runner killed between a run's terminal commit and the release of its
+// claim left Ticks of that run refused with ErrRunClaimed for the claim's
+// whole TTL, though nothing is left to do: a Tick returns the ended run.
+func TestTickReturnsAnEndedRunHeldElsewhere(t *testing.T) {
+	t.Parallel()
+	st, rt, id := heldDueRun(t)
+	ctx := context.Background()
+	if err := st.RunRelease(ctx, id, "other"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil || got.Status != durable.RunCompleted {
+		t.Fatalf("Tick = %v, %v; want the run completed", got, err)
+	}
+	// Another runner claims the ended run and dies holding it.
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "other", TTL: time.Hour, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || got.Status != durable.RunCompleted || got.Output["ok"] != true {
+		t.Fatalf("Tick = %v, %v; want the completed run as stored", got, err)
+	}
+}
+
 // A pause of a waiting run whose holder stopped after committing the wait
 // failed with ErrRunClaimed for the claim's whole TTL. Host updates now
 // take a run still waiting unchanged after their wait, as resumes do.

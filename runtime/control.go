@@ -278,6 +278,10 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 		c.d.keepQueued(ctx)
 		return nil, err
 	}
+	// The runs are cancelled: the requests go before the follow-ups, so
+	// that a sync parent waiting on them (awaitStopRequests) is not kept
+	// waiting on follow-ups that may need its lock.
+	c.release()
 	c.d.drain(ctx) // a parent outside the cancelled tree learns its child ended
 	return r.GetState(ctx, runID)
 }
@@ -392,11 +396,13 @@ func (c *canceller) newChildren(ctx context.Context, id string) ([]string, error
 	return out, nil
 }
 
-// release withdraws the cancel's stop requests.
+// release withdraws the cancel's stop requests (once: a second call does
+// nothing).
 func (c *canceller) release() {
 	for _, withdraw := range c.withdraws {
 		withdraw()
 	}
+	c.withdraws = nil
 }
 
 // requestStop asks a tick of the run in this process to stop at its next
@@ -434,8 +440,40 @@ func (r *Runtime) requestStop(runID string, cancel cancelCause) (withdraw func()
 				l.cancelCauses = slices.Delete(l.cancelCauses, i, i+1)
 			}
 		}
+		if l.pauseRequests == 0 && l.stopsSettled != nil {
+			close(l.stopsSettled)
+			l.stopsSettled = nil
+		}
 		l.sigMu.Unlock()
 		r.unref(runID, l)
+	}
+}
+
+// awaitStopRequests waits until no pause or cancel request stands for
+// runID in this process: each is withdrawn once its call committed (or
+// found nothing to do) or gave up. A sync parent whose child such a
+// request stopped waits so to read what the call left in the store, as
+// Python's sync tick sees only a persisted pause or cancel. It returns
+// the context's cause if ctx ends first.
+func (r *Runtime) awaitStopRequests(ctx context.Context, runID string) error {
+	l := r.ref(runID)
+	defer r.unref(runID, l)
+	for {
+		l.sigMu.Lock()
+		if l.pauseRequests == 0 {
+			l.sigMu.Unlock()
+			return nil
+		}
+		if l.stopsSettled == nil {
+			l.stopsSettled = make(chan struct{})
+		}
+		settled := l.stopsSettled
+		l.sigMu.Unlock()
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
 }
 

@@ -222,6 +222,11 @@ type runLock struct {
 	// pauseWait cuts short the wait before a retry (backoff): a pause
 	// request ends it too, where it lets an attempt in flight finish.
 	pauseWait context.CancelCauseFunc
+	// stopsSettled, when set, is closed (and cleared) once no stop
+	// request stands (pauseRequests back to 0): a sync parent waits on it
+	// for the Pause or Cancel that stopped its child to commit or give
+	// up (awaitStopRequests).
+	stopsSettled chan struct{}
 	// memoryHeld is set while a memory effect of another run holds the
 	// lock to write into this run (lockOwner): a writer that finds it
 	// held by one waits for it, not only for a tick.

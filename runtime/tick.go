@@ -60,10 +60,17 @@ func (r *Runtime) Tick(ctx context.Context, runID string, opts TickOptions) (*du
 // releasing its claim would otherwise hold a due timer up for the
 // claim's whole TTL. A run that changed meanwhile (the holder ticked it,
 // the usual case when several schedulers poll one store) is left to it
-// as soon as that shows: ErrRunClaimed, as before the wait. Any other run
-// held elsewhere gives cause at once.
+// as soon as that shows: ErrRunClaimed, as before the wait. A run that
+// has ended is returned as stored. Any other run held elsewhere gives
+// cause at once.
 func (d *driver) tickHeldDue(ctx context.Context, runID string, maxSteps int, cause error) (*durable.RunState, error) {
 	seen, err := d.r.store.RunGet(ctx, runID)
+	if err == nil && seen.Status.Terminal() {
+		// Nothing is left to do on it, and no commit can change it: a
+		// runner killed between its terminal commit and its release
+		// would otherwise have Ticks refused for the claim's whole TTL.
+		return seen, nil
+	}
 	if err != nil || seen.Status != durable.RunWaiting || seen.Waiting == nil || !seen.Waiting.ReleasedWhenDue() ||
 		IsPaused(seen) || d.r.clock().Before(seen.Waiting.Until.Time) {
 		return nil, cause
