@@ -82,9 +82,14 @@ type node struct {
 	referenced  map[string]bool // own output pins read by some data edge
 	literal     map[string]any  // literal output {"value": …}
 	pureFn      builtin.Func    // pure/builtin implementation, if any
-	inputKey    string
-	outputKey   string
-	effectType  durable.EffectType
+	// pureViaFunction marks a pure node of a function-node type without a
+	// builtin (if, switch, code, function, on_flow_end, the file nodes...):
+	// it is evaluated by the function its exec form runs (§4.5), as the
+	// reference builds one handler per type for both roles.
+	pureViaFunction bool
+	inputKey        string
+	outputKey       string
+	effectType      durable.EffectType
 
 	// exec successors (§3.4)
 	linear          string
@@ -354,6 +359,7 @@ func (c *compiler) newNode(rn *rawNode) *node {
 		n.literal = map[string]any{"value": rn.Data["literalValue"]}
 	case kindPure:
 		n.pureFn, _ = builtin.Lookup(rn.Type)
+		n.pureViaFunction = n.pureFn == nil && slices.Contains(functionTypes, rn.Type)
 	case kindExec:
 		n.handler = handlerOf(rn.Type)
 		n.effectType = effectTypes[rn.Type]

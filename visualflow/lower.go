@@ -99,26 +99,32 @@ func (c *compiler) routesOf(t *rawNode, in []edge, byID map[string]*rawNode) ([]
 		seen[k] = true
 	}
 	var routes []route
-	if list, _ := t.Data["entryRoutes"].([]any); len(list) > 0 {
-		for i, raw := range list {
-			m, _ := raw.(map[string]any)
-			src := str(m["sourceNodeId"])
-			if src == "" {
-				src = str(m["source"])
-			}
-			h := str(m["sourceHandle"])
-			if h == "" {
-				h = "exec-out"
-			}
-			key := str(m["key"])
-			if key == "" {
-				key = src + "::" + h
-			}
-			if src == "" {
-				return nil, c.errorf(t.ID, "exec-in", "entryRoutes[%d] has no sourceNodeId", i)
-			}
-			routes = append(routes, route{Key: key, Source: src, Handle: h})
+	// Saved routes without a usable source are skipped, as the reference
+	// does; when none is left the routes come from the exec edges.
+	list, _ := t.Data["entryRoutes"].([]any)
+	for _, raw := range list {
+		m, ok := raw.(map[string]any)
+		if !ok {
+			continue
 		}
+		src := str(m["sourceNodeId"])
+		if src == "" {
+			src = str(m["source"])
+		}
+		if src == "" {
+			continue
+		}
+		h := str(m["sourceHandle"])
+		if h == "" {
+			h = "exec-out"
+		}
+		key := str(m["key"])
+		if key == "" {
+			key = src + "::" + h
+		}
+		routes = append(routes, route{Key: key, Source: src, Handle: h})
+	}
+	if len(routes) > 0 {
 		declared := map[[2]string]bool{}
 		for _, r := range routes {
 			declared[[2]string{r.Source, r.Handle}] = true
@@ -192,7 +198,7 @@ func (c *compiler) insertJoin(d *document, byID map[string]*rawNode, t *rawNode,
 	}
 	added = append(added, edge{joinID, "exec-out", t.ID, "exec-in"})
 
-	overrides, _ := t.Data["inputRouteOverrides"].(map[string]any)
+	overrides := routeOverrides(t)
 	routeIndex := map[string]int{}
 	for i, r := range routes {
 		routeIndex[r.Key] = i
@@ -207,17 +213,61 @@ func (c *compiler) insertJoin(d *document, byID map[string]*rawNode, t *rawNode,
 	return added, nil
 }
 
+// routeRef is the source of one input route override.
+type routeRef struct{ source, handle string }
+
+// routeOverrides returns the usable inputRouteOverrides of t, by pin and
+// (trimmed) route key. As the reference's _parse_input_route_overrides
+// does, it drops a per-route value that is not an object, a ref without
+// both a source node and a handle, and a pin left with no ref: stale
+// editor metadata (an emptied override) must not wire the pin to a mux,
+// which would make it connected and so no longer filled from the bus.
+func routeOverrides(t *rawNode) map[string]map[string]routeRef {
+	raw, _ := t.Data["inputRouteOverrides"].(map[string]any)
+	out := map[string]map[string]routeRef{}
+	for pinID, v := range raw {
+		perRoute, ok := v.(map[string]any)
+		if pinID == "" || !ok {
+			continue
+		}
+		refs := map[string]routeRef{}
+		// Sorted, so that keys equal once trimmed resolve the same way
+		// on every compile.
+		for _, key := range slices.Sorted(maps.Keys(perRoute)) {
+			m, ok := perRoute[key].(map[string]any)
+			if !ok || str(key) == "" {
+				continue
+			}
+			src := str(m["sourceNodeId"])
+			if src == "" {
+				src = str(m["source"])
+			}
+			h := str(m["sourceHandle"])
+			if h == "" {
+				h = str(m["handle"])
+			}
+			if src == "" || h == "" {
+				continue
+			}
+			refs[str(key)] = routeRef{src, h}
+		}
+		if len(refs) > 0 {
+			out[pinID] = refs
+		}
+	}
+	return out
+}
+
 // insertMux lowers the overrides of one input pin of t (§3.1 step 4):
 // wired lists the indexes in d.Edges of the data edges into the pin, the
 // one of which is rewired in place to the mux; the new edges are
 // appended to added.
-func (c *compiler) insertMux(d *document, byID map[string]*rawNode, t *rawNode, pinID string, raw any,
+func (c *compiler) insertMux(d *document, byID map[string]*rawNode, t *rawNode, pinID string, perRoute map[string]routeRef,
 	routeIndex map[string]int, nRoutes int, wired []int, added []edge) ([]edge, error) {
 	muxID := muxPrefix + t.ID + "__" + pinID
 	if byID[muxID] != nil {
 		return added, c.errorf(t.ID, pinID, "generated node id %q collides with an existing node", muxID)
 	}
-	perRoute, _ := raw.(map[string]any)
 	inputs := []pin{{"select", "number"}}
 	for i := range nRoutes {
 		inputs = append(inputs, pin{"in" + strconv.Itoa(i), "any"})
@@ -241,19 +291,11 @@ func (c *compiler) insertMux(d *document, byID map[string]*rawNode, t *rawNode, 
 		if !ok {
 			return added, c.errorf(t.ID, pinID, "inputRouteOverrides references unknown route key %q", key)
 		}
-		m, _ := perRoute[key].(map[string]any)
-		src := str(m["sourceNodeId"])
-		if src == "" {
-			src = str(m["source"])
+		ref := perRoute[key]
+		if byID[ref.source] == nil {
+			return added, c.errorf(t.ID, pinID, "inputRouteOverrides route %q references missing source node %q", key, ref.source)
 		}
-		h := str(m["sourceHandle"])
-		if h == "" {
-			h = str(m["handle"])
-		}
-		if byID[src] == nil {
-			return added, c.errorf(t.ID, pinID, "inputRouteOverrides route %q references missing source node %q", key, src)
-		}
-		added = append(added, edge{src, h, muxID, "in" + strconv.Itoa(idx)})
+		added = append(added, edge{ref.source, ref.handle, muxID, "in" + strconv.Itoa(idx)})
 	}
 	added = append(added, edge{muxID, "out", t.ID, pinID})
 	d.Nodes = append(d.Nodes, mux)

@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -173,6 +174,9 @@ func (s *step) evaluate(n *node) (any, error) {
 
 // callPure calls the implementation of a pure (or builtin) node.
 func (s *step) callPure(n *node, inputs map[string]any) (any, error) {
+	if n.pureViaFunction {
+		return s.callPureFunction(n, inputs)
+	}
 	if n.pureFn == nil {
 		return pureFallback(n, inputs), nil
 	}
@@ -190,8 +194,34 @@ func (s *step) callPure(n *node, inputs map[string]any) (any, error) {
 	return out, nil
 }
 
-// pureFallback evaluates pure nodes without a builtin implementation:
-// host catalogues (empty here) and unknown types (identity, §2).
+// callPureFunction evaluates a pure node of a function-node type with the
+// function its exec form runs (callFunction). Its output is what the exec
+// form would persist (a code node's record, not only its result); an error
+// propagates to the consumer as any pure node's. File nodes get the run's
+// workspace scope as in their exec form: the reference passes a pure node
+// only its pins, which would leave its file access unscoped.
+func (s *step) callPureFunction(n *node, inputs map[string]any) (any, error) {
+	if fileNodes[n.Type] {
+		s.withWorkspace(inputs)
+	}
+	result, rec, err := s.callFunction(n, inputs)
+	if err != nil {
+		var ne *nodeError
+		if !errors.As(err, &ne) {
+			err = &nodeError{msg: err.Error()}
+		}
+		return nil, err
+	}
+	if rec != nil {
+		return rec, nil
+	}
+	return result, nil
+}
+
+// pureFallback evaluates the pure nodes that have no function of their
+// own: host catalogues (empty here) and the types whose exec form is not a
+// function (unknown types, schedulers, effect, agent, subflow and writer
+// nodes: identity, §2; their effect or write never runs as a pure node).
 func pureFallback(n *node, inputs map[string]any) any {
 	switch n.Type {
 	case "provider_catalog":
