@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -205,49 +204,14 @@ func checkClaimsKill(t *testing.T, backend Backend, decorate Decorate, workflowI
 
 	st, closeFn = open(t)
 	defer closeFn()
-	durableDone := map[string]bool{}
-	for _, id := range allRuns(ctx, t, st) {
-		recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range recs {
-			if r.Status == durable.StepCompleted && r.IdempotencyKey != "" {
-				durableDone[r.IdempotencyKey] = true
-			}
-		}
-	}
-	before := map[string]int{}
-	for k := range durableDone {
-		before[k] = log.count(k)
-	}
+	done := durableEffects(ctx, t, st, allRuns(ctx, t, st), log)
 
 	// Second life: another owner, once the dead one's claims expired.
 	got, err := claimsLife(ctx, decorate(st, arts), arts, 2, workflowID, runID, log.add)
 	if err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
-	if got.Status != want.Status || !reflect.DeepEqual(normalize(got.Output), normalize(want.Output)) {
-		t.Fatalf("after restart: %s %v, want %s %v", got.Status, got.Output, want.Status, want.Output)
-	}
-	for k := range durableDone {
-		if log.count(k) != before[k] {
-			t.Errorf("effect %s re-executed after its completion was durable", k)
-		}
-	}
-	for _, id := range runIDs(ctx, t, st, runID) {
-		recs, _ := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
-		terminal := 0
-		for _, r := range recs {
-			if r.IdempotencyKey == "system:terminal_status:completed" {
-				terminal++
-			}
-		}
-		if terminal != 1 {
-			t.Errorf("run %s: %d terminal status records, want exactly 1", id, terminal)
-		}
-		checkOneCharge(ctx, t, st, id)
-	}
+	checkRestarted(ctx, t, st, runID, got, want, done, log)
 	if workflowID == "crash_noter" {
 		owner, err := st.RunGet(ctx, runtime.SessionMemoryRunID(noterSession))
 		if err != nil {

@@ -257,22 +257,7 @@ func checkKill(t *testing.T, backend Backend, workflowID, runID string, point in
 	// What was durable at the kill: completed effect keys.
 	st, closeFn = open(t)
 	defer closeFn()
-	durableDone := map[string]bool{}
-	for _, id := range runIDs(ctx, t, st, runID) {
-		recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range recs {
-			if r.Status == durable.StepCompleted && r.IdempotencyKey != "" {
-				durableDone[r.IdempotencyKey] = true
-			}
-		}
-	}
-	before := map[string]int{}
-	for k := range durableDone {
-		before[k] = log.count(k)
-	}
+	done := durableEffects(ctx, t, st, runIDs(ctx, t, st, runID), log)
 
 	// Second life: restart on the same data and finish.
 	rt = newRuntime(t, st, log.add)
@@ -283,11 +268,39 @@ func checkKill(t *testing.T, backend Backend, workflowID, runID string, point in
 	if err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
+	checkRestarted(ctx, t, st, runID, got, want, done, log)
+}
+
+// durableEffects returns the effects whose completion is durable in the
+// ledgers of ids, with how many times each had run when it was read.
+func durableEffects(ctx context.Context, t *testing.T, st store.Store, ids []string, log *effectLog) map[string]int {
+	t.Helper()
+	done := map[string]int{}
+	for _, id := range ids {
+		recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.Status == durable.StepCompleted && r.IdempotencyKey != "" {
+				done[r.IdempotencyKey] = log.count(r.IdempotencyKey)
+			}
+		}
+	}
+	return done
+}
+
+// checkRestarted checks the invariants after a restart: the run (got)
+// ended as the clean run (want), no effect of done ran again, and the run
+// and its children have one terminal status record and one key per node
+// visit (checkOneCharge).
+func checkRestarted(ctx context.Context, t *testing.T, st store.Store, runID string, got, want *durable.RunState, done map[string]int, log *effectLog) {
+	t.Helper()
 	if got.Status != want.Status || !reflect.DeepEqual(normalize(got.Output), normalize(want.Output)) {
 		t.Fatalf("after restart: %s %v, want %s %v", got.Status, got.Output, want.Status, want.Output)
 	}
-	for k := range durableDone {
-		if log.count(k) != before[k] {
+	for k, n := range done {
+		if log.count(k) != n {
 			t.Errorf("effect %s re-executed after its completion was durable", k)
 		}
 	}
