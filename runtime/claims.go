@@ -85,6 +85,13 @@ type claimer struct {
 	owner string
 	ttl   time.Duration
 	renew time.Duration
+
+	// kept maps the runs whose forced claim a failed cancel kept (see
+	// claimHold.keepOnRelease) to when that claim expires, in claimClock
+	// nanoseconds: this runner's own claims wait for it as another
+	// runner's do, except a cancel's forced one.
+	keptMu sync.Mutex
+	kept   map[string]int64
 }
 
 func newClaimer(st store.Store, c *Claims) (*claimer, error) {
@@ -98,6 +105,41 @@ func newClaimer(st store.Store, c *Claims) (*claimer, error) {
 	ttl := cmp.Or(c.TTL, time.Minute)
 	return &claimer{store: rc, owner: cmp.Or(c.Owner, "runner-"+NewUUID()), ttl: ttl,
 		renew: min(cmp.Or(c.RenewEvery, time.Second), ttl/3)}, nil
+}
+
+// keep records that runID's claim is kept unreleased until until
+// (claimClock), dropping entries whose time has passed.
+func (c *claimer) keep(runID string, until int64) {
+	c.keptMu.Lock()
+	defer c.keptMu.Unlock()
+	now := claimClock()
+	for id, t := range c.kept {
+		if t <= now {
+			delete(c.kept, id)
+		}
+	}
+	if c.kept == nil {
+		c.kept = map[string]int64{}
+	}
+	c.kept[runID] = until
+}
+
+// isKept reports whether runID's claim is kept by a failed cancel.
+func (c *claimer) isKept(runID string) bool {
+	c.keptMu.Lock()
+	defer c.keptMu.Unlock()
+	t, ok := c.kept[runID]
+	if ok && t <= claimClock() {
+		delete(c.kept, runID)
+	}
+	return ok && t > claimClock()
+}
+
+// unkeep forgets runID's kept claim: a forced claim takes the run again.
+func (c *claimer) unkeep(runID string) {
+	c.keptMu.Lock()
+	delete(c.kept, runID)
+	c.keptMu.Unlock()
 }
 
 // claim claims runID for this runtime when it claims runs. It returns the
@@ -117,7 +159,10 @@ func (r *Runtime) claimForcing(ctx context.Context, runID string) (context.Conte
 	work, hold, err := r.claimAs(ctx, runID, false, "")
 	if errors.Is(err, ErrRunClaimed) {
 		r.logger.InfoContext(ctx, "taking the run from the runner holding it", "run_id", runID)
-		return r.claimAs(ctx, runID, true, "")
+		work, hold, err = r.claimAs(ctx, runID, true, "")
+		if hold != nil {
+			hold.forced = true
+		}
 	}
 	return work, hold, err
 }
@@ -160,6 +205,12 @@ func (r *Runtime) claimAs(ctx context.Context, runID string, force bool, from st
 	c := r.claims
 	if c == nil {
 		return ctx, nil, nil
+	}
+	if force {
+		c.unkeep(runID)
+	} else if c.isKept(runID) {
+		return nil, nil, claimRefusedError{runID: runID, holder: c.owner,
+			err: fmt.Errorf("run %s: kept by a cancel that failed, until the runner it was taken from stops: %w", runID, ErrRunClaimed)}
 	}
 	sent := time.Now()
 	err := c.store.RunClaim(ctx, &store.RunClaimParams{RunID: runID, Owner: c.owner, TTL: c.ttl, Now: r.claimTime(), Force: force, From: from})
@@ -228,6 +279,11 @@ type claimHold struct {
 	runID  string
 	base   context.Context // the caller's values, without its cancellation
 	cancel context.CancelCauseFunc
+	// forced is set when the claim was taken from another runner's live
+	// claim (claimForcing); keep, by keepOnRelease, makes release leave
+	// it in the store until it expires.
+	forced bool
+	keep   bool
 
 	mu       sync.Mutex // serialises renewals with release
 	timer    *time.Timer
@@ -346,7 +402,20 @@ func (h *claimHold) or(err error) error {
 	return err
 }
 
-// release stops the renewals and drops the claim.
+// keepOnRelease makes release leave a forced claim in the store, not
+// renewed, until it expires, when the cancel it was taken for failed: the
+// runner it was taken from may still run its effect until it learns it
+// lost the run (at its next renewal, or once its own claim would have
+// expired), and releasing would let a third runner claim the run and run
+// that effect again beside it. A claim that was not forced is released.
+func (h *claimHold) keepOnRelease() {
+	if h != nil && h.forced {
+		h.keep = true
+	}
+}
+
+// release stops the renewals and drops the claim (keepOnRelease: leaves
+// it to expire).
 func (h *claimHold) release() {
 	if h == nil {
 		return
@@ -364,6 +433,13 @@ func (h *claimHold) release() {
 		return
 	}
 	c := h.r.claims
+	if h.keep {
+		// Its store expiry: a TTL after its last taking or renewal was
+		// sent, a tenth of the TTL after the local deadline.
+		c.keep(h.runID, h.deadline.Load()+int64(c.ttl/10))
+		h.r.logger.InfoContext(h.base, "keeping the claim taken for a cancel that failed until it expires", "run_id", h.runID)
+		return
+	}
 	if err := c.store.RunRelease(h.base, h.runID, c.owner); err != nil {
 		h.r.logger.WarnContext(h.base, "releasing run claim", "run_id", h.runID, "error", err)
 	}

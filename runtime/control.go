@@ -255,6 +255,13 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 // own, or a descendant cancelling an ancestor) is refused with
 // ErrOwnRunLocked before anything is stopped.
 //
+// With claims, a run another runner holds is taken from it (a forced
+// claim) and kept until its cancelled commit: that runner may run its
+// effect until its next renewal. A call that fails after taking a run
+// leaves its claim to expire (Claims.TTL) rather than releasing it, so
+// that no runner, this one included, ticks the run meanwhile; a Cancel
+// made again takes it back.
+//
 // Each run's cancelled commit records the run the call was aimed at and
 // the reason (vars._runtime.cancelled_with). A call stopped midway (its
 // process killed) leaves a parent in the tree waiting on a cancelled
@@ -477,72 +484,67 @@ func (r *Runtime) awaitStopRequests(ctx context.Context, runID string) error {
 	}
 }
 
-// cancelAttempts bounds cancelOne's attempts: one fails only when the
+// cancelAttempts bounds a cancel's commits: one conflicts only when the
 // runner a forced claim took the run from committed first, before it
-// learnt it lost the run, or when a cancel through another runner took
-// the run in turn (the next attempt finds it cancelled).
+// learnt it lost the run, or paused it through that runner; and its
+// claims: one is lost only when a cancel through another runner took the
+// run in turn (the next claim finds it cancelled).
 const cancelAttempts = 5
 
 // cancelOne cancels one run, taking it from another runner that holds it.
 func (r *Runtime) cancelOne(ctx context.Context, d *driver, runID string, cause cancelCause) error {
 	for attempt := 1; ; attempt++ {
 		err := r.cancelOnce(ctx, d, runID, cause)
-		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, ErrRunClaimed) || attempt == cancelAttempts {
+		if !errors.Is(err, ErrRunClaimed) || attempt == cancelAttempts {
 			return err
 		}
 	}
 }
 
-func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID string, cause cancelCause) error {
-	ctx, s, unlock, err := d.open(ctx, runID, claimForce)
+// cancelOnce cancels one run under one claim, forced from the runner that
+// holds it. A commit that conflicts is made again on the reloaded run
+// under the same claim: releasing it in between would leave the run
+// claimed by nobody while the runner it was taken from may still run its
+// effect (it learns it lost the run only at its next renewal), and a
+// third runner could claim it and run that effect again beside it.
+//
+// A cancel that fails once it took the run from another runner (its
+// context ended, a store error, its attempts used up) keeps the claim
+// until it expires, for the same reason (claimHold.keepOnRelease).
+func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID string, cause cancelCause) (err error) {
+	// Without its workflow (not registered in this runner): a cancel runs
+	// no node, and the run can still be cancelled under the forced claim.
+	ctx, s, unlock, err := d.openRun(ctx, runID, d.claimFor(claimForce), false)
 	if err != nil {
-		// A run whose workflow is not registered can still be cancelled.
-		var nf *WorkflowNotFoundError
-		if !errors.As(err, &nf) {
-			return err
-		}
-		var cancelled *durable.RunState
-		err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
-			if run.Status.Terminal() {
-				return false, nil, nil
-			}
-			ss := &session{r: r, run: run}
-			// The attempt in flight (the holder's, interrupted by the
-			// forced claim) ends cancelled here too.
-			end, err := ss.openAttemptEnd(ctx)
-			if err != nil {
-				return false, nil, err
-			}
-			markCancelled(run, cause)
-			cancelled = run
-			var recs []*durable.StepRecord
-			if end != nil {
-				recs = append(recs, end)
-			}
-			return true, append(recs, ss.statusEvent(durable.RunCancelled)), nil
-		})
-		if err == nil && cancelled != nil {
-			d.afterTerminal(cancelled) // a parent waiting on it is resumed with its end
-		}
 		return err
 	}
-	defer unlock()
-	if s.run.Status.Terminal() {
-		return nil
+	defer func() {
+		if err != nil {
+			s.claim.keepOnRelease()
+		}
+		unlock()
+	}()
+	for attempt := 1; ; attempt++ {
+		if s.run.Status.Terminal() {
+			return nil
+		}
+		if err := s.endOpenAttempt(ctx); err != nil {
+			return s.claimErr(err)
+		}
+		cerr := s.commitCancelled(ctx, cause)
+		if cerr != nil && !errors.Is(cerr, errStop) && !errors.Is(cerr, store.ErrConflict) {
+			return s.claimErr(cerr)
+		}
+		if s.run.Status.Terminal() {
+			return nil
+		}
+		// The commit conflicted (the session reloaded the run): with the
+		// runner the claim was taken from, which committed first, or a
+		// pause made through it that left the run live.
+		if attempt == cancelAttempts {
+			return fmt.Errorf("run %s changed while being cancelled: %w", runID, store.ErrConflict)
+		}
 	}
-	if err := s.endOpenAttempt(ctx); err != nil {
-		return s.claimErr(err)
-	}
-	if err := s.commitCancelled(ctx, cause); err != nil && !errors.Is(err, errStop) {
-		return s.claimErr(err)
-	}
-	if !s.run.Status.Terminal() {
-		// The commit conflicted with a writer that left the run live (a
-		// pause through the runner this cancel took the run from): the
-		// session reloaded it; cancel again.
-		return fmt.Errorf("run %s changed while being cancelled: %w", runID, store.ErrConflict)
-	}
-	return nil
 }
 
 // endOpenAttempt queues the end of an attempt left open by a runner the

@@ -273,10 +273,10 @@ func TestSyncChildEndingBeforeParentWaitCommitResumesParent(t *testing.T) {
 }
 
 // (4) control.go cancelOnce: a run whose workflow is not registered is
-// cancelled through hostUpdate, which never calls afterTerminal, so a
-// parent waiting on it is not resumed (Cancel's contract: "a parent left
-// waiting on a cancelled child is resumed with the child's end";
-// compatibility.md: cancelled child → output {"success": false, …}).
+// cancelled too (opened without its workflow), and a parent waiting on it
+// is resumed (Cancel's contract: "a parent left waiting on a cancelled
+// child is resumed with the child's end"; compatibility.md: cancelled
+// child → output {"success": false, …}).
 func TestCancelOfUnregisteredChildResumesItsParent(t *testing.T) {
 	ctx := context.Background()
 	rt := errRuntime(t, memory.New(), Config{}, asyncWaitParent(), askChild())

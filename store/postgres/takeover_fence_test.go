@@ -29,13 +29,11 @@ func otherWorkflowRuntime(t *testing.T, st *postgres.Store, owner string) *runti
 // TestCancelThroughRunnerWithoutTheWorkflowEndsTheAttempt: runner A works on a run
 // (its LLM call in flight); a host cancels it through runner C, which does
 // not serve the run's workflow (runners sharing a store may each serve some
-// workflows; runtime.cancelOnce: "A run whose workflow is not registered
-// can still be cancelled"). docs/architecture.md: a cancel through a runner
-// that does not hold the run "ends the attempt in flight as `cancelled` in
-// the ledger itself and commits at once" — which it does through a runner
-// that has the workflow (endOpenAttempt). The fallback for an unregistered
-// workflow (a hostUpdate writing only the status event) skips that: the
-// run ends cancelled with its attempt's STARTED record left without an end.
+// workflows: runtime.cancelOnce opens the run without its workflow, under
+// its forced claim). docs/architecture.md: a cancel through a runner that
+// does not hold the run "ends the attempt in flight as `cancelled` in the
+// ledger itself and commits at once": the run ends cancelled with its
+// attempt's STARTED record ended, not left open.
 func TestCancelThroughRunnerWithoutTheWorkflowEndsTheAttempt(t *testing.T) {
 	testURL(t)
 	schema := testSchema(t)
