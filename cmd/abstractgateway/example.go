@@ -147,6 +147,11 @@ func exampleRun(ctx context.Context, rt *runtime.Runtime, answer string, in io.R
 		case st.Status.Terminal():
 			b, _ := pyjson.Marshal(st.Output, pyjson.Style{Compact: true})
 			fmt.Fprintf(out, "run %s %s: %s\n", runID, st.Status, b)
+			if st.Status != durable.RunCompleted {
+				// A script running the example must not take a failed or
+				// cancelled run for success (exit 1, as bundle run).
+				return fmt.Errorf("run %s %s: %s", runID, st.Status, st.Error)
+			}
 			return nil
 		case runtime.IsPaused(st):
 			fmt.Fprintf(out, "run %s is paused by its host; nothing in this command lifts a pause\n", runID)
