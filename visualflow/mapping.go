@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
@@ -104,9 +105,9 @@ func (s *step) mapEffect(n *node, raw any, prior any) any {
 			merge()
 		}
 		out["timestamp"] = firstNonNull(rm, "timestamp", "scheduled_for")
-		if _, ok := out["recurrent"]; !ok {
-			out["recurrent"] = false // Q4
-		}
+		// Set after the merge: the reference overwrites whatever the
+		// outcome carried with the flag it derives from the config.
+		out["recurrent"] = scheduleRecurrentPin(eventConfig(n))
 	case "subflow":
 		return s.mapSubflow(n, out, raw)
 	default:
@@ -457,4 +458,28 @@ func mappedValue(n *node, mapped, raw any) any {
 		return raw
 	}
 	return nil
+}
+
+// brokenIntervalRE is the reference's interval pattern as it is written,
+// with doubled backslashes in a raw string: it matches a literal backslash
+// where a digit or space class was meant, so no real interval matches it.
+var brokenIntervalRE = regexp.MustCompile(`(?i)^\\s*\\d+(?:\\.\\d+)?\\s*(ms|s|m|h|d)\\s*$`)
+
+// scheduleRecurrentPin is on_schedule's `recurrent` output as the
+// reference computes it from eventConfig alone (§5.3, quirk Q4): true
+// unless config recurrent is set and falsy, and false whenever a
+// non-numeric, non-blank config schedule fails the broken interval
+// pattern, i.e. for every string schedule. A schedule given on the pin
+// (or the "15s" default) does not enter into it.
+func scheduleRecurrentPin(cfg map[string]any) bool {
+	recurrent := true
+	if v := cfg["recurrent"]; v != nil {
+		recurrent = pyval.Truthy(v)
+	}
+	if sc := cfg["schedule"]; sc != nil && !pyval.IsNumber(sc) {
+		if spec := pyval.Strip(pyval.StrOrEmpty(sc)); spec != "" && !brokenIntervalRE.MatchString(spec) {
+			recurrent = false
+		}
+	}
+	return recurrent
 }

@@ -67,12 +67,12 @@ func (s *step) runSubflow(n *node) (runtime.StepPlan, error) {
 	} else if len(base) == 0 {
 		child = copyObject(resolved)
 	}
+	// The first present key decides, as in the reference: a blank
+	// child_session_id means "no override" and does not fall through to a
+	// session_id further down the list.
 	session := ""
-	for _, k := range []string{"child_session_id", "childSessionId", "session_id", "sessionId"} {
-		if v := trimmed(resolved[k]); v != "" {
-			session = v
-			break
-		}
+	if v, ok := first(resolved, "child_session_id", "childSessionId", "session_id", "sessionId"); ok {
+		session = pyStripped(v)
 	}
 	for _, k := range droppedChildKeys {
 		delete(child, k)
@@ -81,9 +81,9 @@ func (s *step) runSubflow(n *node) (runtime.StepPlan, error) {
 	if v, ok := first(resolved, "inherit_context", "inheritContext"); ok {
 		inherit = pyval.CoerceBool(v)
 	} else if cfg, ok := n.Data["effectConfig"].(map[string]any); ok {
-		if v, ok := first(cfg, "inherit_context", "inheritContext"); ok {
-			inherit = pyval.CoerceBool(v)
-		}
+		// The configured default is bool() of the first non-null key (so
+		// the text "false" is true), unlike the pin's coercion above.
+		inherit = pyval.Truthy(firstNonNull(cfg, "inherit_context", "inheritContext"))
 	}
 	child, _ = pyval.DeepCopy(child).(map[string]any)
 	if inherit {
