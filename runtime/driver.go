@@ -40,6 +40,11 @@ type driver struct {
 	// gated lists the runs a closed step gate stopped in this call: each
 	// is left at its checkpoint, not driven again in the call.
 	gated map[string]bool
+	// rounds counts the ticks this call gave each run it drives (a
+	// follow-up's tick, a resume ticked by a child's end or an event),
+	// however the run came back to the queue: past maxFollowRounds it
+	// is kept for a later drive (roundsLeft).
+	rounds map[string]int
 	// budgetRun is the run a Tick or Resume was called on, and budgetLeft
 	// the steps its MaxSteps still allows it in this call: the steps it
 	// makes when a follow-up resumes it (its child's end, an event) count
@@ -65,11 +70,10 @@ const (
 )
 
 type followUp struct {
-	kind   followKind
-	runID  string
-	rounds int    // ticks already given to this run by this driver
-	retry  bool   // driven again by RetryFollowUps after a failure
-	gen    uint64 // of a retry: the kept entry's generation (followretry.go)
+	kind  followKind
+	runID string
+	retry bool   // driven again by RetryFollowUps after a failure
+	gen   uint64 // of a retry: the kept entry's generation (followretry.go)
 }
 
 // errRunBusy is why a follow-up was passed over: this process is working
@@ -90,7 +94,9 @@ func (d *driver) passOver(runID string) error {
 // maxFollowRounds bounds how many ticks (each up to the runtime's step
 // budget) one call gives a run it drives, so a workflow that loops forever
 // cannot hold its caller; the run is left running, checkpointed, and kept
-// for RetryFollowUps to drive on.
+// for RetryFollowUps to drive on. The ticks of resumes the call makes (a
+// child's end, an event) count: a loop over async subworkflows is bounded
+// too.
 const maxFollowRounds = 100
 
 // maxFollowUps bounds the follow-ups of one call, so a workflow that
@@ -127,6 +133,25 @@ func (d *driver) spend(runID string, n int) {
 // tick that used its MaxSteps leaves it (a later tick continues it).
 func (d *driver) spent(runID string) bool {
 	return runID != "" && runID == d.budgetRun && d.budgetLeft == 0
+}
+
+// roundsLeft reports whether this call may still tick runID
+// (maxFollowRounds), counting the tick it is about to give when so.
+func (d *driver) roundsLeft(runID string) bool {
+	if d.rounds[runID] >= maxFollowRounds {
+		return false
+	}
+	if d.rounds == nil {
+		d.rounds = map[string]int{}
+	}
+	d.rounds[runID]++
+	return true
+}
+
+// driveLater keeps runID for RetryFollowUps to drive: this call has
+// given it its rounds, and it goes on without holding the caller up.
+func (d *driver) driveLater(ctx context.Context, runID string) {
+	d.r.retryLater(ctx, followUp{kind: followTick, runID: runID}, false)
 }
 
 func (d *driver) touch(runID string) {
@@ -205,6 +230,10 @@ func (d *driver) drain(ctx context.Context) {
 			if err = d.passOver(f.runID); err != nil {
 				break
 			}
+			if !d.roundsLeft(f.runID) {
+				d.driveLater(ctx, f.runID)
+				break
+			}
 			var run *durable.RunState
 			run, err = d.tick(ctx, f.runID, d.r.maxSteps)
 			// A run the caller's step gate stopped is left at its
@@ -212,19 +241,16 @@ func (d *driver) drain(ctx context.Context) {
 			// One a cancel request stopped is about to be committed
 			// cancelled by that Cancel: a tick now would stop again, at
 			// once, as long as the request stands. It is kept for a
-			// later drive, should the Cancel give up.
+			// later drive, should the Cancel give up. A paused one is
+			// settled: no tick moves it while paused, and ResumeRun ticks
+			// it once the pause is lifted.
 			if err == nil && run != nil && run.Status == durable.RunRunning && d.lastStop == stoppedCancel {
-				d.r.retryLater(ctx, followUp{kind: followTick, runID: f.runID}, false)
-			} else if err == nil && run != nil && run.Status == durable.RunRunning && d.lastStop != stoppedGate && !d.spent(f.runID) {
-				if f.rounds+1 < maxFollowRounds {
-					// It used its step budget: give it another turn after
-					// the others.
-					d.queue = append(d.queue, followUp{kind: followTick, runID: f.runID, rounds: f.rounds + 1})
-				} else {
-					// This caller has given it enough: it goes on later,
-					// without holding the caller up.
-					d.r.retryLater(ctx, followUp{kind: followTick, runID: f.runID}, false)
-				}
+				d.driveLater(ctx, f.runID)
+			} else if err == nil && run != nil && run.Status == durable.RunRunning && !IsPaused(run) &&
+				d.lastStop != stoppedGate && !d.spent(f.runID) {
+				// It used its step budget: give it another turn after the
+				// others (kept for later once its rounds are used).
+				d.queue = append(d.queue, followUp{kind: followTick, runID: f.runID})
 			}
 			if err == nil && run != nil && run.Status.Terminal() && run.ParentRunID != "" {
 				// The child may have ended before its parent's wait was
@@ -336,8 +362,15 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 		return err
 	}
 	steps := 0 // a tick with the runtime's budget
-	if !served {
+	later := false
+	switch {
+	case !served:
 		steps = -1 // the resume committed without a tick, which runs none of its code
+	case !d.roundsLeft(parent.RunID):
+		// This call has given the parent its rounds (it loops over async
+		// subworkflows): the answer is committed without a tick, and the
+		// parent kept for a later drive.
+		steps, later = -1, true
 	}
 	payload := map[string]any{"sub_run_id": childID, "output": ChildOutput(child)}
 	if truthy(parent.Waiting.Details["include_traces"]) {
@@ -374,6 +407,12 @@ func (d *driver) resumeParent(ctx context.Context, childID string, retry bool) e
 			d.r.logger.InfoContext(ctx, "child ended; its parent, of a workflow this runtime does not serve, "+
 				"is resumed and left running for a runtime that serves it",
 				"run_id", parent.RunID, "workflow_id", parent.WorkflowID, "child_run_id", childID)
+		}
+		return err
+	}
+	if later {
+		if err == nil && st != nil && st.Status == durable.RunRunning && !d.spent(parent.RunID) && !d.gated[parent.RunID] {
+			d.driveLater(ctx, parent.RunID)
 		}
 		return err
 	}
