@@ -7,10 +7,13 @@
 // map[string]any. Typed slices, arrays, maps with string keys and named
 // number types are read element by element, so a float stays a float;
 // other Go values (structs above all) are converted through encoding/json
-// first, which writes an integral float field as an int.
+// first, which writes an integral float field as an int. A struct with no
+// field encoding/json writes (an error value) is refused, as Python's
+// json.dumps refuses an object it cannot encode, not stored as {}.
 package pyjson
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"errors"
@@ -111,6 +114,7 @@ func putEncoder(e *encoder) {
 	e.buf = nil
 	e.root = ""
 	e.checkOnly = false
+	e.locating = false
 	e.pointers = e.pointers[:0]
 	// Drop the references to the last value's keys (the stacks are empty
 	// again, but their arrays still hold them).
@@ -142,6 +146,9 @@ type encoder struct {
 	buf       []byte
 	st        Style
 	checkOnly bool
+	// locating is set while locate walks a struct or map encoding/json
+	// refused: members are checked one by one, not marshalled.
+	locating  bool
 	ancestors []container
 	// pointers are those being followed, each a level of the walk but
 	// not of the JSON: they count towards the nesting limit, not towards
@@ -505,7 +512,14 @@ func (e *encoder) foreign(v any, depth int) error {
 			return nil
 		}
 		if !marshals(v) { // a method on the pointer (*big.Int) is lost past it
+			if noJSONForm(rv.Type().Elem()) {
+				return e.noFormError(v)
+			}
 			return e.pointer(rv, depth)
+		}
+	case reflect.Struct:
+		if !marshals(v) && noJSONForm(rv.Type()) {
+			return e.noFormError(v)
 		}
 	}
 	if marshals(v) {
@@ -561,11 +575,32 @@ func marshals(v any) bool {
 }
 
 // viaEncodingJSON encodes v through encoding/json (structs, marshalers),
-// then as the value that gives.
+// then as the value that gives. encoding/json says neither where a bad
+// value sits in a struct or a map it walks nor that it wrote {} for a
+// member with no JSON form, so such a container is then walked member by
+// member (locate) to report the bad member's own path. A value that
+// encodes fine with no empty object in it is not walked.
 func (e *encoder) viaEncodingJSON(v any, depth int) error {
+	rv := reflect.ValueOf(v)
+	walkable := !marshals(v) && (rv.Kind() == reflect.Struct || rv.Kind() == reflect.Map)
+	if walkable && e.locating {
+		return e.members(rv, depth)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
+		if walkable {
+			if lerr := e.locate(rv, depth); lerr != nil {
+				return lerr
+			}
+		}
 		return &Error{Path: e.pathString(), Reason: fmt.Sprintf("%T: %v", v, err)}
+	}
+	if walkable && bytes.Contains(b, []byte("{}")) {
+		// Maybe a member with no JSON form written as {} (or only an
+		// empty map or string): walk to tell.
+		if lerr := e.locate(rv, depth); lerr != nil {
+			return lerr
+		}
 	}
 	t, err := Decode(b)
 	if err != nil {
