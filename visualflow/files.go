@@ -29,39 +29,45 @@ func (s *step) runFileNode(n *node, in map[string]any) (any, error) {
 	return nil, nodeErrorf("%s requires a host capability (PDF engine) that is not configured", n.Type)
 }
 
-// resolvePath resolves a user path against the workspace root when one is
-// set (refusing escapes) and returns (absolute, reported) paths. As
-// Python's (Path.resolve, not strict), symlinks are followed before the
-// check, so a link inside the workspace cannot lead out of it; a link
-// swapped between this check and the use is not caught (nor is it by
-// Python's).
+// resolvePath resolves a user path and returns (absolute, reported)
+// paths. With a workspace_root the workspace policy applies (spec
+// runtime-model §7.4, Python's resolve_user_workspace_path): symlinks are
+// followed as Path.resolve(strict=False) does, dangling ones included,
+// before the containment, access-mode and ignored-path checks, so no link
+// inside the workspace leads out of it; a link swapped between this check
+// and the use is not caught (nor is it by Python's).
 func resolvePath(node string, in map[string]any, raw any) (string, string, error) {
+	abs, shown, _, err := resolveScoped(node, in, raw)
+	return abs, shown, err
+}
+
+// resolveScoped is resolvePath also returning the workspace scope (nil
+// without a workspace_root), for callers that must apply it further.
+func resolveScoped(node string, in map[string]any, raw any) (string, string, *workspaceScope, error) {
 	p := trimmed(raw)
-	if p == "" {
-		return "", "", nodeErrorf("%s requires a non-empty path", node)
+	sc, err := workspaceScopeFrom(in)
+	if err != nil {
+		return "", "", nil, nodeErrorf("%s path rejected by workspace policy: %v", node, err)
 	}
-	if root := trimmed(in["workspace_root"]); root != "" {
-		root, err := filepath.Abs(expandHome(root))
+	if sc != nil && strings.HasPrefix(p, "@") {
+		// The policy takes "@path" handles (attachments, some UIs).
+		p = strings.TrimSpace(p[1:])
+	}
+	if p == "" {
+		return "", "", nil, nodeErrorf("%s requires a non-empty path", node)
+	}
+	if sc != nil {
+		abs, shown, err := sc.resolve(p)
 		if err != nil {
-			return "", "", nodeErrorf("%s: workspace root: %v", node, err)
+			return "", "", nil, nodeErrorf("%s path rejected by workspace policy: %v", node, err)
 		}
-		abs := p
-		if !filepath.IsAbs(p) {
-			abs = filepath.Join(root, p)
-		}
-		abs = filepath.Clean(abs)
-		realRoot, realAbs := resolveLinks(root), resolveLinks(abs)
-		if !beneath(root, abs) || !beneath(realRoot, realAbs) {
-			return "", "", nodeErrorf("%s path rejected by workspace policy: path escapes the workspace root", node)
-		}
-		rel, _ := filepath.Rel(root, abs)
-		return realAbs, filepath.ToSlash(rel), nil
+		return abs, shown, sc, nil
 	}
 	abs, err := filepath.Abs(expandHome(p))
 	if err != nil {
-		return "", "", nodeErrorf("%s: %v", node, err)
+		return "", "", nil, nodeErrorf("%s: %v", node, err)
 	}
-	return abs, abs, nil
+	return abs, abs, nil, nil
 }
 
 // expandHome expands a leading ~ to the user's home directory.
@@ -78,23 +84,6 @@ func expandHome(p string) string {
 func beneath(root, abs string) bool {
 	rel, err := filepath.Rel(root, abs)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// resolveLinks is abs with every symlink of its longest existing prefix
-// followed (the rest, not there yet, appended as it is).
-func resolveLinks(abs string) string {
-	rest := ""
-	for dir := abs; ; {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(real, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
 }
 
 // readWorkspaceFile resolves the node's file_path and reads that file: a
@@ -184,7 +173,7 @@ func writeFile(in map[string]any) (any, error) {
 }
 
 func listFolder(in map[string]any) (any, error) {
-	abs, shown, err := resolvePath("list_folder_files", in, in["folder_path"])
+	abs, shown, scope, err := resolveScoped("list_folder_files", in, in["folder_path"])
 	if err != nil {
 		return nil, err
 	}
@@ -217,6 +206,13 @@ func listFolder(in map[string]any) (any, error) {
 	truncated := false
 	err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || path == abs {
+			return nil
+		}
+		// Ignored paths are neither listed nor entered.
+		if scope != nil && scope.isIgnored(path) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
 			return nil
 		}
 		rel, _ := filepath.Rel(abs, path)
