@@ -43,7 +43,6 @@ type commandLog struct {
 	// commands_seq.json or a saved cursor; a seq is never issued twice,
 	// even after deletes.
 	lastSeq int64
-	tailNL  bool
 }
 
 func (s *Store) commandsPath() string { return filepath.Join(s.dir, commandsFile) }
@@ -68,7 +67,6 @@ func (s *Store) loadCommands() error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("jsonfile: reading %s: %w", path, err)
 	}
-	c.tailNL = len(data) == 0 || data[len(data)-1] == '\n'
 	var maxSeq int64
 	c.records, c.byID, maxSeq = s.indexCommands(path, data)
 	c.lastSeq = max(c.lastSeq, maxSeq)
@@ -223,23 +221,19 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	if err != nil {
 		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
 	}
-	if !l.tailNL {
-		line = append([]byte{'\n'}, line...)
-	}
 	_, statErr := os.Stat(s.commandsPath())
-	err = s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist), nil)
+	// ownLine: the file's tail is read at each append, not remembered,
+	// since a Python process (no runner) may append to commands.jsonl
+	// while the store is open, and be killed mid-line; and a failed append
+	// of ours may have left part of its line.
+	err = s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist), true, nil)
 	l.lastSeq = rec.Seq // handed out, whatever happened
 	if err != nil && !errors.Is(err, errAppendedUnsynced) {
-		// Part of the line may be in the file, even all of it if cutting
-		// it back failed: the next append starts on a new line rather than
-		// complete this one (readers skip an empty line).
-		l.tailNL = false
 		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
 	}
 	// The line is whole in the file: it is the command, even when only
 	// its new directory entry may not be durable (errAppendedUnsynced),
 	// which a retry with the same id must then find, as a reopen would.
-	l.tailNL = true
 	l.records = append(l.records, rec)
 	l.byID[rec.CommandID] = rec.Seq
 	if err != nil {
@@ -253,17 +247,27 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 // when the file is new (created), its directory entry is synced too. A
 // failed append is cut back off the file where it can be; callers must
 // still treat the file's tail as unknown (part of data may be in it).
-// beforeWrite, when not nil, is called just before the write with the
-// file's size (-1 when unknown) and the bytes about to be appended; an
-// error from it ends the append with nothing written.
-func (s *Store) appendFile(path string, data []byte, created bool, beforeWrite func(size int64, data []byte) error) error {
-	f, err := atomicfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
+// With ownLine, data starts a line of its own: a '\n' is written before
+// it, in the same write, unless the file is empty or its last byte (read
+// through the descriptor appended with) is one. beforeWrite, when not
+// nil, is called just before the write with the file's size (-1 when
+// unknown) and the bytes about to be appended; an error from it ends the
+// append with nothing written.
+func (s *Store) appendFile(path string, data []byte, created, ownLine bool, beforeWrite func(size int64, data []byte) error) error {
+	flag := os.O_WRONLY
+	if ownLine {
+		flag = os.O_RDWR // to read the last byte
+	}
+	f, err := atomicfile.OpenFile(path, flag|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
 	}
 	size := int64(-1)
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
+	}
+	if ownLine && size != 0 && !endsWithNewline(f, size) {
+		data = append([]byte{'\n'}, data...)
 	}
 	if beforeWrite != nil {
 		if err := beforeWrite(size, data); err != nil {
@@ -301,6 +305,19 @@ func (s *Store) appendFile(path string, data []byte, created bool, beforeWrite f
 		}
 	}
 	return nil
+}
+
+// endsWithNewline reports whether the file of size bytes ends with '\n'.
+// An unknown size (-1) or a failed read is false: an extra '\n' only
+// makes an empty line, which readers skip, where a missing one would glue
+// a line onto a torn tail.
+func endsWithNewline(f *os.File, size int64) bool {
+	if size <= 0 {
+		return false
+	}
+	var b [1]byte
+	n, err := f.ReadAt(b[:], size-1)
+	return n == 1 && err == nil && b[0] == '\n'
 }
 
 // errAppendedUnsynced reports an append whose data is in the file (and
@@ -421,14 +438,17 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 			return 0, fmt.Errorf("jsonfile: command delete: saving the last seq: %w", err)
 		}
 	}
-	if err := s.replaceFile(path, kept); err != nil {
+	// A fresh file, not a recycled spare (replaceFile): another process
+	// (Python, no runner) may hold commands.jsonl open to append, and its
+	// write must land in the displaced file, unlinked, as under Python's
+	// own delete_by_run, not in whatever file a recycled spare becomes.
+	if err := s.writeFile(path, kept); err != nil {
 		return 0, fmt.Errorf("jsonfile: command delete: %w", err)
 	}
 	// Memory is what the file now holds, so a reopen lists the same: a
 	// command id whose first line went (two writers' duplicates) is the
 	// line kept, as after Python's rebuild of its index.
 	l.records, l.byID, _ = s.indexCommands(path, kept)
-	l.tailNL = true
 	return n, nil
 }
 

@@ -312,11 +312,26 @@ func (s *Store) writeNew(path string, data []byte) error {
 
 // replaceFile atomically replaces the file at path, exchanging it with a
 // recycled spare file (see atomicfile.Recycler) instead of creating a
-// temp file for each write, with the same syncs as writeNew.
+// temp file for each write, with the same syncs as writeNew. The
+// displaced file is written again later as some other file, so path must
+// not be one that another process may hold open to append to
+// (commands.jsonl): use writeFile for that.
 func (s *Store) replaceFile(path string, data []byte) error {
 	err := s.spares.Replace(path, data)
 	if err != nil {
 		s.dirUnsynced.Store(true)
+	}
+	return err
+}
+
+// writeFile atomically replaces the file at path through a fresh temp
+// file and a rename, with the same syncs as writeNew; the displaced file
+// is only unlinked, so a write through a descriptor still open on it
+// never reaches another file.
+func (s *Store) writeFile(path string, data []byte) error {
+	err := atomicfile.Write(path, data, s.fileOpts())
+	if err != nil {
+		s.dirUnsynced.Store(true) // the rename may have happened before a failed directory sync
 	}
 	return err
 }

@@ -184,7 +184,7 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord,
 		buf = append([]byte{'\n'}, buf...)
 		prefix = 1
 	}
-	if err := s.appendFile(s.ledgerPath(runID), buf, st.size == 0, beforeWrite); err != nil {
+	if err := s.appendFile(s.ledgerPath(runID), buf, st.size == 0, false, beforeWrite); err != nil {
 		s.forgetLedger(runID)
 		return err
 	}
