@@ -20,31 +20,6 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// stopFailNode adapts a plan function to a NodeFunc.
-func stopFailNode(fn func(run *durable.RunState) StepPlan) NodeFunc {
-	return func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
-		return fn(run), nil
-	}
-}
-
-// stopFailClock is a settable clock.
-type stopFailClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *stopFailClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *stopFailClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // stopFailStore fails, with a plain store error, the commits that pause
 // run target or end it cancelled, once target is set and fail is on.
 type stopFailStore struct {
@@ -77,26 +52,17 @@ func stopFailTree(t *testing.T, st store.Store, cfg Config, leafEntry NodeFunc) 
 	t.Helper()
 	leaf := &Workflow{ID: "leaf", Entry: "first", Nodes: map[string]NodeFunc{
 		"first": leafEntry,
-		"mid":   stopFailNode(func(run *durable.RunState) StepPlan { return Next("done") }),
-		"done":  stopFailNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
+		"mid":   errNode(func(run *durable.RunState) StepPlan { return Next("done") }),
+		"done":  errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
 	}}
 	top := &Workflow{ID: "top", Entry: "spawn", Nodes: map[string]NodeFunc{
-		"spawn": stopFailNode(func(run *durable.RunState) StepPlan {
+		"spawn": errNode(func(run *durable.RunState) StepPlan {
 			return Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
 				Payload: map[string]any{"workflow_id": "leaf"}, ResultKey: "child"}, "done")
 		}),
-		"done": stopFailNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"child": run.Vars["child"]}) }),
+		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"child": run.Vars["child"]}) }),
 	}}
-	reg, err := NewRegistry(top, leaf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store, cfg.Registry = st, reg
-	rt, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
+	return errRuntime(t, st, cfg, top, leaf)
 }
 
 // awaitStopRequest waits (at most 5 s) until a Pause or Cancel of runID
@@ -126,11 +92,37 @@ func onlyChild(t *testing.T, rt *Runtime, parentID string) string {
 	return kids[0].RunID
 }
 
+// stopSyncChildMidTick starts "top" and ticks it in the background; once
+// its sync child has entered its first node or handler (entered), it aims
+// st at the child and calls stop on it (a Pause or Cancel), lets the child
+// go on (release) once the stop request stands, and returns when both the
+// parent's tick and stop have returned, with stop's error.
+func stopSyncChildMidTick(t *testing.T, rt *Runtime, st *stopFailStore, entered <-chan struct{}, release chan struct{},
+	stop func(child string) error) (topID, child string, stopErr error) {
+	t.Helper()
+	ctx := context.Background()
+	topID, err := rt.Start(ctx, StartParams{WorkflowID: "top"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _, _ = rt.Tick(ctx, topID, TickOptions{}); close(done) }()
+	<-entered
+	child = onlyChild(t, rt, topID)
+	st.aim(child)
+	errc := make(chan error, 1)
+	go func() { errc <- stop(child) }()
+	awaitStopRequest(t, rt, child)
+	close(release)
+	<-done
+	return topID, child, <-errc
+}
+
 // retryFollowUps runs the scheduler's loop (RetryFollowUps at each poll)
 // well past any back-off.
-func retryFollowUps(rt *Runtime, clk *stopFailClock) {
+func retryFollowUps(rt *Runtime, clk *busyClock) {
 	for i := 0; i < 20; i++ {
-		clk.advance(time.Minute)
+		clk.Advance(time.Minute)
 		rt.RetryFollowUps(context.Background())
 	}
 }
@@ -157,28 +149,18 @@ func TestPauseOfSyncChildStoppedMidTick(t *testing.T) {
 					return Failed("interrupted"), nil
 				}
 			}}
-			first := stopFailNode(func(run *durable.RunState) StepPlan {
+			first := errNode(func(run *durable.RunState) StepPlan {
 				return Request(&durable.Effect{Type: durable.EffectLLMCall, Payload: map[string]any{"prompt": "x"}, ResultKey: "r"}, "mid")
 			})
 			st := &stopFailStore{Store: memory.New(), fail: fail}
-			clk := &stopFailClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-			rt := stopFailTree(t, st, Config{Handlers: map[durable.EffectType]Handler{durable.EffectLLMCall: llm}, Clock: clk.now}, first)
+			clk := newBusyClock()
+			rt := stopFailTree(t, st, Config{Handlers: map[durable.EffectType]Handler{durable.EffectLLMCall: llm}, Clock: clk.Now}, first)
 
-			topID, err := rt.Start(ctx, StartParams{WorkflowID: "top"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan *durable.RunState, 1)
-			go func() { s, _ := rt.Tick(ctx, topID, TickOptions{}); done <- s }()
-			<-entered
-			child := onlyChild(t, rt, topID)
-			st.aim(child)
-			perr := make(chan error, 1)
-			go func() { _, err := rt.Pause(ctx, child, "hold"); perr <- err }()
-			awaitStopRequest(t, rt, child)
-			close(release)
-			<-done
-			if err := <-perr; (err != nil) != fail {
+			topID, child, err := stopSyncChildMidTick(t, rt, st, entered, release, func(id string) error {
+				_, err := rt.Pause(ctx, id, "hold")
+				return err
+			})
+			if (err != nil) != fail {
 				t.Fatalf("Pause: %v (commit failing: %v)", err, fail)
 			}
 
@@ -216,30 +198,20 @@ func TestCancelOfSyncChildStoppedMidTick(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			entered, release := make(chan struct{}, 4), make(chan struct{})
-			first := stopFailNode(func(run *durable.RunState) StepPlan {
+			first := errNode(func(run *durable.RunState) StepPlan {
 				entered <- struct{}{}
 				<-release
 				return Next("mid")
 			})
 			st := &stopFailStore{Store: memory.New(), fail: fail}
-			clk := &stopFailClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-			rt := stopFailTree(t, st, Config{Clock: clk.now}, first)
+			clk := newBusyClock()
+			rt := stopFailTree(t, st, Config{Clock: clk.Now}, first)
 
-			topID, err := rt.Start(ctx, StartParams{WorkflowID: "top"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan *durable.RunState, 1)
-			go func() { s, _ := rt.Tick(ctx, topID, TickOptions{}); done <- s }()
-			<-entered
-			child := onlyChild(t, rt, topID)
-			st.aim(child)
-			cerr := make(chan error, 1)
-			go func() { _, err := rt.Cancel(ctx, child, "stop child"); cerr <- err }()
-			awaitStopRequest(t, rt, child)
-			close(release)
-			<-done
-			if err := <-cerr; (err != nil) != fail {
+			topID, child, err := stopSyncChildMidTick(t, rt, st, entered, release, func(id string) error {
+				_, err := rt.Cancel(ctx, id, "stop child")
+				return err
+			})
+			if (err != nil) != fail {
 				t.Fatalf("Cancel: %v (commit failing: %v)", err, fail)
 			}
 			retryFollowUps(rt, clk)

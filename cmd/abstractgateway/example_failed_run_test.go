@@ -20,6 +20,23 @@ func runExampleCommand(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// exampleRuntimeIn opens the example's SQLite store in the data dir data,
+// as the example command does, with a runtime serving the example
+// workflow; the caller closes the store before running the command.
+func exampleRuntimeIn(t *testing.T, ctx context.Context, data string) (*runtime.Runtime, store.Store) {
+	t.Helper()
+	st, err := openStoreKind(ctx, data, storeSQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := runtime.NewRegistry(exampleWorkflow())
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, st
+}
+
 // The example used to end a run that fails (here: the continued run sits at a
 // node the example workflow does not have, as a data dir written by
 // another version of the example would hold; the kernel fails it with
@@ -33,15 +50,7 @@ func TestExampleFailedRunExitsNonZero(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	data := t.TempDir()
-	st, err := openStoreKind(ctx, data, storeSQLite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, _ := runtime.NewRegistry(exampleWorkflow())
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, st := exampleRuntimeIn(t, ctx, data)
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "example_order"})
 	if err != nil {
 		t.Fatal(err)

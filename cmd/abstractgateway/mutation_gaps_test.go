@@ -313,15 +313,7 @@ func TestDetectStoreRecognisesEachJSONFileOfThePythonLayout(t *testing.T) {
 func TestExampleContinuesTheWaitingRunBeforeARunningOne(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
-	st, err := openStoreKind(ctx, data, storeSQLite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, _ := runtime.NewRegistry(exampleWorkflow())
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, st := exampleRuntimeIn(t, ctx, data)
 	waiting, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "example_order"})
 	if err != nil {
 		t.Fatal(err)

@@ -35,11 +35,7 @@ const noterSession = "crash-sess"
 // a large payload and result, a sync child (claimed in turn), a note
 // into the session's memory owner run, then completion.
 func noterWorkflows() []*runtime.Workflow {
-	n := func(fn func(run *durable.RunState) runtime.StepPlan) runtime.NodeFunc {
-		return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			return fn(run), nil
-		}
-	}
+	n := planNode
 	noter := &runtime.Workflow{ID: "crash_noter", Entry: "note", Nodes: map[string]runtime.NodeFunc{
 		"note": n(func(run *durable.RunState) runtime.StepPlan {
 			return runtime.Request(&durable.Effect{Type: durable.EffectMemoryNote,

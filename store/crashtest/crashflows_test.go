@@ -311,9 +311,9 @@ func cfSnapshot(ctx context.Context, t *testing.T, st store.Store) map[string]cf
 	return out
 }
 
-// cfAllRuns is allRunIDs in order.
+// cfAllRuns is allRuns in order.
 func cfAllRuns(ctx context.Context, t *testing.T, st store.Store) []string {
-	ids := allRunIDs(ctx, t, st)
+	ids := allRuns(ctx, t, st)
 	sort.Strings(ids)
 	return ids
 }
@@ -530,7 +530,7 @@ var flowMemNote = &crashFlow{name: "memnote", exact: true,
 					Payload: map[string]any{"prompt": "go on?"}, ResultKey: "ans"}, "done")
 			}),
 			"done": cfNode(func(run *durable.RunState) runtime.StepPlan {
-				return runtime.Complete(map[string]any{"spans": int64(cfSpans(run)), "notes": int64(cfNotes(run))})
+				return runtime.Complete(map[string]any{"spans": int64(len(memorySpans(run))), "notes": int64(contextNotes(run))})
 			}),
 		}}
 		noter := &runtime.Workflow{ID: "mn_noter", Entry: "n1", Nodes: map[string]runtime.NodeFunc{
@@ -545,7 +545,7 @@ var flowMemNote = &crashFlow{name: "memnote", exact: true,
 			"pay": cfNode(func(run *durable.RunState) runtime.StepPlan { return cfCharge(31, "r", "done") }),
 			"done": cfNode(func(run *durable.RunState) runtime.StepPlan {
 				return runtime.Complete(map[string]any{"r": cfReceipt(run, "r"), "n1": run.Vars["n1"], "n2": run.Vars["n2"],
-					"own_spans": int64(cfSpans(run))})
+					"own_spans": int64(len(memorySpans(run)))})
 			}),
 		}}
 		return []*runtime.Workflow{target, noter}
@@ -575,30 +575,10 @@ var flowMemNote = &crashFlow{name: "memnote", exact: true,
 			t.Errorf("session owner %s: %v", owner, err)
 			return
 		}
-		if n := cfSpans(r); n != 1 {
+		if n := len(memorySpans(r)); n != 1 {
 			t.Errorf("session owner holds %d memory spans, want 1", n)
 		}
 	},
-}
-
-func cfSpans(run *durable.RunState) int {
-	rt, _ := run.Vars["_runtime"].(map[string]any)
-	l, _ := rt["memory_spans"].([]any)
-	return len(l)
-}
-
-func cfNotes(run *durable.RunState) int {
-	c, _ := run.Vars["context"].(map[string]any)
-	msgs, _ := c["messages"].([]any)
-	n := 0
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		md, _ := mm["metadata"].(map[string]any)
-		if md["kind"] == "memory_note" {
-			n++
-		}
-	}
-	return n
 }
 
 // Pause of a parent waiting on an async child; the child is answered and

@@ -40,15 +40,18 @@ func (l *effectLog) count(key string) int {
 	return l.calls[key]
 }
 
+// planNode adapts a plan function to a NodeFunc.
+func planNode(fn func(run *durable.RunState) runtime.StepPlan) runtime.NodeFunc {
+	return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+		return fn(run), nil
+	}
+}
+
 // workflow: pure steps, an external effect (a "charge"), a person's
 // answer, a local effect, a sync child run, a loop repeating an identical
 // charge twice, then completion.
 func workflows() []*runtime.Workflow {
-	n := func(fn func(run *durable.RunState) runtime.StepPlan) runtime.NodeFunc {
-		return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			return fn(run), nil
-		}
-	}
+	n := planNode
 	parent := &runtime.Workflow{ID: "crash_parent", Entry: "prep", Nodes: map[string]runtime.NodeFunc{
 		"prep": n(func(run *durable.RunState) runtime.StepPlan {
 			run.Vars["amount"] = int64(42)

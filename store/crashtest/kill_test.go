@@ -283,7 +283,7 @@ func realKill(t *testing.T, kind, dir string, want map[string]map[string]any) {
 	for _, r := range runs {
 		checkCompleted(ctx, t, st, r.RunID, want)
 	}
-	for _, id := range allRunIDs(ctx, t, st) {
+	for _, id := range allRuns(ctx, t, st) {
 		checkOneCharge(ctx, t, st, id)
 	}
 	counts := effectCounts(t, dir)
@@ -408,20 +408,6 @@ func checkCompleted(ctx context.Context, t *testing.T, st store.Store, id string
 	}
 }
 
-// allRunIDs lists every run in the store.
-func allRunIDs(ctx context.Context, t *testing.T, st store.Store) []string {
-	t.Helper()
-	runs, err := st.RunList(ctx, &store.RunListParams{Limit: 100000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]string, len(runs))
-	for i, r := range runs {
-		ids[i] = r.RunID
-	}
-	return ids
-}
-
 // checkLists checks, after a kill, that the store's lists agree with its
 // runs: every started run is listed, and the list of each status holds
 // exactly the runs RunGet finds in that status (a store that brings its
@@ -430,7 +416,7 @@ func checkLists(ctx context.Context, t *testing.T, st store.Store, gen int, star
 	t.Helper()
 	listed := map[string]bool{}
 	byStatus := map[durable.RunStatus]map[string]bool{}
-	for _, id := range allRunIDs(ctx, t, st) {
+	for _, id := range allRuns(ctx, t, st) {
 		listed[id] = true
 		r, err := st.RunGet(ctx, id)
 		if err != nil {
@@ -466,7 +452,7 @@ func checkLists(ctx context.Context, t *testing.T, st store.Store, gen int, star
 func completedKeys(ctx context.Context, t *testing.T, st store.Store) map[string]bool {
 	t.Helper()
 	keys := map[string]bool{}
-	for _, id := range allRunIDs(ctx, t, st) {
+	for _, id := range allRuns(ctx, t, st) {
 		recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
 		if err != nil {
 			t.Fatal(err)
@@ -591,7 +577,7 @@ func TestRealKillCancel(t *testing.T) {
 func checkCancelledTrees(ctx context.Context, t *testing.T, st store.Store, gen int, cancelled map[string]bool) {
 	t.Helper()
 	byID := map[string]*durable.RunState{}
-	for _, id := range allRunIDs(ctx, t, st) {
+	for _, id := range allRuns(ctx, t, st) {
 		r, err := st.RunGet(ctx, id)
 		if err != nil {
 			t.Fatal(err)

@@ -136,6 +136,51 @@ func tickOnRelease(st *forcedClaimStore, c *runtime.Runtime, runID string, cCall
 	}
 }
 
+// startTicking starts a run of wf through rt and ticks it in the
+// background once it is entered (closed by rt's handler); the returned
+// channel gets the tick's error.
+func startTicking(t *testing.T, rt *runtime.Runtime, wf *runtime.Workflow, entered <-chan struct{}) (string, <-chan error) {
+	t.Helper()
+	runID, err := rt.Start(context.Background(), runtime.StartParams{WorkflowID: wf.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.Tick(context.Background(), runID, runtime.TickOptions{})
+		done <- err
+	}()
+	<-entered
+	return runID, done
+}
+
+// slowCharge is a handler whose call takes a while (an LLM call, a
+// payment): recorded as who's, it closes entered at its first call and
+// returns once free is closed or its context ends.
+func slowCharge(calls *effectCalls, who string, entered, free chan struct{}) runtime.HandlerFunc {
+	var once sync.Once
+	return func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		calls.add(who, req)
+		once.Do(func() { close(entered) })
+		select {
+		case <-free:
+		case <-ctx.Done():
+		}
+		return runtime.Completed(map[string]any{"by": who}), nil
+	}
+}
+
+// failFirstForcedCommit makes st's first commit after a forced claim fail.
+func failFirstForcedCommit(st *forcedClaimStore) {
+	var failed atomic.Bool
+	st.beforeCommit = func() error {
+		if st.sawForce.Load() && failed.CompareAndSwap(false, true) {
+			return errors.New("store out of reach")
+		}
+		return nil
+	}
+}
+
 func chargeRequest(n int, next string) runtime.NodeFunc {
 	return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 		return runtime.Request(&durable.Effect{Type: "charge", Payload: map[string]any{"n": n}, ResultKey: "r"}, next), nil
@@ -159,16 +204,7 @@ func TestCancelThroughRunnerWithoutWorkflowKeepsForcedClaim(t *testing.T) {
 	var calls effectCalls
 	bEntered, bFree := make(chan struct{}), make(chan struct{})
 	cCalled := make(chan struct{}, 4)
-	var bOnce sync.Once
-	b := claimsRunner(t, "b", shared, func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		calls.add("b", req)
-		bOnce.Do(func() { close(bEntered) })
-		select { // a call that takes a while (an LLM call, a payment)
-		case <-bFree:
-		case <-ctx.Done():
-		}
-		return runtime.Completed(map[string]any{"by": "b"}), nil
-	}, wf)
+	b := claimsRunner(t, "b", shared, slowCharge(&calls, "b", bEntered, bFree), wf)
 	c := claimsRunner(t, "c", shared, func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 		calls.add("c", req)
 		cCalled <- struct{}{}
@@ -177,16 +213,7 @@ func TestCancelThroughRunnerWithoutWorkflowKeepsForcedClaim(t *testing.T) {
 	aStore := &forcedClaimStore{Store: shared}
 	a := claimsRunner(t, "a", aStore, nil, other) // serves another workflow only
 
-	runID, err := b.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bDone := make(chan error, 1)
-	go func() {
-		_, err := b.Tick(ctx, runID, runtime.TickOptions{})
-		bDone <- err
-	}()
-	<-bEntered
+	runID, bDone := startTicking(t, b, wf, bEntered)
 	waitC := tickOnRelease(aStore, c, runID, cCalled)
 
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -240,16 +267,7 @@ func TestCancelRetryAfterConflictKeepsForcedClaim(t *testing.T) {
 		return runtime.Completed(4), nil
 	}, wf)
 
-	runID, err := b.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bDone := make(chan error, 1)
-	go func() {
-		_, err := b.Tick(ctx, runID, runtime.TickOptions{})
-		bDone <- err
-	}()
-	<-bFirst
+	runID, bDone := startTicking(t, b, wf, bFirst)
 
 	// a's cancel commit (made after its forced claim and its read) waits
 	// until b, unaware, has committed its first call's end and started
@@ -294,16 +312,7 @@ func TestFailedCancelKeepsForcedClaimUntilItExpires(t *testing.T) {
 	shared := memory.New()
 	var calls effectCalls
 	bEntered, bFree := make(chan struct{}), make(chan struct{})
-	var bOnce sync.Once
-	b := claimsRunner(t, "b", shared, func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		calls.add("b", req)
-		bOnce.Do(func() { close(bEntered) })
-		select {
-		case <-bFree:
-		case <-ctx.Done():
-		}
-		return runtime.Completed(map[string]any{"by": "b"}), nil
-	}, wf)
+	b := claimsRunner(t, "b", shared, slowCharge(&calls, "b", bEntered, bFree), wf)
 	other := func(who string) runtime.HandlerFunc {
 		return func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 			calls.add(who, req)
@@ -314,28 +323,13 @@ func TestFailedCancelKeepsForcedClaimUntilItExpires(t *testing.T) {
 	aStore := &forcedClaimStore{Store: shared}
 	a := claimsRunner(t, "a", aStore, other("a"), wf)
 
-	runID, err := b.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bDone := make(chan error, 1)
-	go func() {
-		_, err := b.Tick(ctx, runID, runtime.TickOptions{})
-		bDone <- err
-	}()
-	<-bEntered
+	runID, bDone := startTicking(t, b, wf, bEntered)
 	defer func() {
 		close(bFree)
 		<-bDone
 	}()
 
-	var failed atomic.Bool
-	aStore.beforeCommit = func() error {
-		if aStore.sawForce.Load() && failed.CompareAndSwap(false, true) {
-			return errors.New("store out of reach")
-		}
-		return nil
-	}
+	failFirstForcedCommit(aStore)
 	if _, err := a.Cancel(ctx, runID, "stop"); err == nil {
 		t.Fatal("Cancel succeeded although its commit failed")
 	}
@@ -388,23 +382,8 @@ func TestFailedCancelForcedClaimExpires(t *testing.T) {
 	a := mk("a", aStore, func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 		return runtime.Completed(map[string]any{"by": "a"}), nil
 	})
-	runID, err := b.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bDone := make(chan error, 1)
-	go func() {
-		_, err := b.Tick(ctx, runID, runtime.TickOptions{})
-		bDone <- err
-	}()
-	<-bEntered
-	var failed atomic.Bool
-	aStore.beforeCommit = func() error {
-		if aStore.sawForce.Load() && failed.CompareAndSwap(false, true) {
-			return errors.New("store out of reach")
-		}
-		return nil
-	}
+	runID, bDone := startTicking(t, b, wf, bEntered)
+	failFirstForcedCommit(aStore)
 	if _, err := a.Cancel(ctx, runID, "stop"); err == nil {
 		t.Fatal("Cancel succeeded although its commit failed")
 	}
