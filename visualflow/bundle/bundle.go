@@ -34,7 +34,9 @@ func (b *Bundle) Ref() string {
 	return b.Manifest.BundleID + "@" + b.Manifest.BundleVersion
 }
 
-// IsDraft reports whether the version is a draft ("draft" or "draft.*").
+// IsDraft reports whether the version is a draft: it starts with "draft."
+// (case-insensitive); any other version, "draft" itself included, is
+// published.
 func (b *Bundle) IsDraft() bool {
 	return isDraftVersion(b.Manifest.BundleVersion)
 }

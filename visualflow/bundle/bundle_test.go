@@ -295,3 +295,21 @@ func packFlow(id, child string) map[string]any {
 	}
 	return f
 }
+
+// Only the artifact types gateway-api §2.4 lists (artifact, artifacts and
+// their _image/_audio/_text/_video forms) get an artifact-ref schema; any
+// other suffix is an unknown type, as in Python.
+func TestUnknownArtifactTypesAreUnknown(t *testing.T) {
+	for _, typ := range []string{"artifact_document", "artifacts_pdf", "artifact_", "artifact_images"} {
+		s := pinSchema(typ)
+		if len(s) != 1 || s["x-abstract-type"] != typ {
+			t.Errorf("pinSchema(%q) = %v, want only {x-abstract-type: %q}", typ, s, typ)
+		}
+	}
+	if s := pinSchema("Artifact_Image"); s["x-abstract-artifact-modality"] != "image" || s["type"] != "object" {
+		t.Errorf("pinSchema(Artifact_Image) = %v", s)
+	}
+	if s := pinSchema("artifacts_video"); s["x-abstract-artifact-modality"] != "video" || s["type"] != "array" {
+		t.Errorf("pinSchema(artifacts_video) = %v", s)
+	}
+}

@@ -105,6 +105,18 @@ var stringPinTypes = map[string]bool{
 	"provider_music": true, "model_music": true,
 }
 
+// isArtifactType reports whether the lower-cased pin type t is base
+// ("artifact" or "artifacts") or base_<modality> for a modality that
+// gateway-api §2.4 lists; any other suffix is an unknown type, as in
+// Python, which tests membership in the listed set.
+func isArtifactType(t, base string) bool {
+	if t == base {
+		return true
+	}
+	modality, ok := strings.CutPrefix(t, base+"_")
+	return ok && (modality == "image" || modality == "audio" || modality == "text" || modality == "video")
+}
+
 // pinSchema maps a pin type to its JSON-Schema fragment (§2.4).
 func pinSchema(typ string) map[string]any {
 	s := map[string]any{"x-abstract-type": typ}
@@ -122,12 +134,12 @@ func pinSchema(typ string) map[string]any {
 		s["type"] = "array"
 	case t == "object" || t == "dict" || t == "map" || t == "json":
 		s["type"] = "object"
-	case t == "artifact" || strings.HasPrefix(t, "artifact_"):
+	case isArtifactType(t, "artifact"):
 		modality := strings.TrimPrefix(strings.TrimPrefix(t, "artifact"), "_")
 		for k, v := range artifactRefSchema(modality) {
 			s[k] = v
 		}
-	case t == "artifacts" || strings.HasPrefix(t, "artifacts_"):
+	case isArtifactType(t, "artifacts"):
 		modality := strings.TrimPrefix(strings.TrimPrefix(t, "artifacts"), "_")
 		s["type"] = "array"
 		s["items"] = artifactRefSchema(modality)

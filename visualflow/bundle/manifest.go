@@ -48,7 +48,7 @@ func (m *Manifest) Entrypoint(flowID string) (Entrypoint, bool) {
 // aliases of §7.2 on read.
 func ParseManifest(data []byte) (Manifest, error) {
 	var raw map[string]any
-	if err := decodeDocument(data, &raw); errors.Is(err, errTrailingData) {
+	if err := decodeDocument(data, &raw); errors.Is(err, errTrailingData) || errors.Is(err, errBOM) {
 		return Manifest{}, fmt.Errorf("manifest.json: %w", err)
 	} else if err != nil {
 		return Manifest{}, fmt.Errorf("manifest.json is not a JSON object: %w", err)
@@ -113,12 +113,15 @@ func pickOK(raw map[string]any, keys ...string) (any, bool) {
 }
 
 // scalarString renders strings and numbers as text; other values give "".
+// A number reads as Python's str() of what json.loads built (the reader's
+// `str(raw.get(...))`): 1.10 is "1.1" and 1e2 is "100.0", so that a bundle
+// gets the ref, and workflow ids, that Python gives it.
 func scalarString(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
 	case json.Number:
-		return x.String()
+		return pyval.Str(x)
 	}
 	return ""
 }
@@ -226,8 +229,9 @@ func (m *Manifest) Validate() error {
 		m   map[string]string
 	}{{"flows", m.Flows}, {"artifacts", m.Artifacts}, {"assets", m.Assets}} {
 		for k, p := range f.m {
-			if k == "" {
-				return fmt.Errorf("manifest %s has an empty key", f.key)
+			// Python refuses a key blank once stripped (models.py validate).
+			if pyval.Strip(k) == "" {
+				return fmt.Errorf("manifest %s has an empty key %q", f.key, k)
 			}
 			if err := CheckPath(p); err != nil {
 				return fmt.Errorf("manifest %s[%q]: %w", f.key, k, err)

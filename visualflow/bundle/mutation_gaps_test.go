@@ -198,15 +198,22 @@ func TestLatestBreaksCreatedAtTieByVersion(t *testing.T) {
 	}
 }
 
-// IsDraft: "draft" itself is a draft version, and a non-draft one is
-// preferred over it.
-func TestPlainDraftVersionIsDraft(t *testing.T) {
-	b := &Bundle{Manifest: Manifest{BundleVersion: "draft"}}
-	if !b.IsDraft() {
-		t.Fatal(`IsDraft("draft") = false`)
+// IsDraft: only a version starting with "draft." (any case, surrounding
+// whitespace ignored) is a draft, as gateway-api §2 and Python's
+// _is_draft_bundle_version have it; a plain "draft" is published, so latest
+// does not pass it over for an older published version.
+func TestPlainDraftVersionIsPublished(t *testing.T) {
+	for v, want := range map[string]bool{
+		"draft": false, "drafty": false, "Draft.1": true, " draft.x ": true, "draft.": true, "1.0.0": false,
+	} {
+		if got := (&Bundle{Manifest: Manifest{BundleVersion: v}}).IsDraft(); got != want {
+			t.Errorf("IsDraft(%q) = %v, want %v", v, got, want)
+		}
 	}
-	if got := latest(versions([2]string{"draft", "2027-01-01"}, [2]string{"dev", "2026-01-01"})).Manifest.BundleVersion; got != "dev" {
-		t.Fatalf("latest(draft, dev) = %s, want the non-draft dev", got)
+	// Both published and not all semver: the greatest (created_at,
+	// version) wins, as Python's _pick_latest_version.
+	if got := latest(versions([2]string{"draft", "2027-01-01"}, [2]string{"dev", "2026-01-01"})).Manifest.BundleVersion; got != "draft" {
+		t.Errorf("latest(draft@2027, dev@2026) = %s, want draft", got)
 	}
 }
 

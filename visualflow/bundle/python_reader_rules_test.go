@@ -154,3 +154,166 @@ func TestPythonNaNLiteralsInBundleAreRead(t *testing.T) {
 		}
 	}
 }
+
+// A manifest whose flows or assets map has a key blank once stripped is
+// refused, as Python's validate refuses it ("manifest.<name> keys must be
+// non-empty strings"); Write, which validates the same way, does not
+// write such a bundle (Python could not open it).
+func TestBlankManifestMapKeyIsRefused(t *testing.T) {
+	m := fixtureManifest(fixtureOptions{ID: "blank", Flows: []string{"main"}})
+	m["flows"].(map[string]any)["  "] = "flows/main.json"
+	if _, err := ParseManifest([]byte(mustJSON(t, m))); err == nil {
+		t.Errorf(`ParseManifest accepted flows key "  "`)
+	}
+	m = fixtureManifest(fixtureOptions{ID: "blank", Flows: []string{"main"}})
+	m["assets"] = map[string]any{" ": "assets/x.txt"}
+	if _, err := ParseManifest([]byte(mustJSON(t, m))); err == nil {
+		t.Errorf(`ParseManifest accepted assets key " "`)
+	}
+	b := &Bundle{
+		Manifest: Manifest{
+			BundleFormatVersion: "1", BundleID: "blank", BundleVersion: "1.0.0",
+			Entrypoints: []Entrypoint{{FlowID: "main"}},
+		},
+		Flows:     map[string]map[string]any{"main": leafFlow("main"), " ": leafFlow("x")},
+		FlowBytes: map[string][]byte{},
+	}
+	if err := Write(&bytes.Buffer{}, b); err == nil {
+		t.Errorf(`Write wrote a manifest with flows key " "`)
+	}
+}
+
+// zipOfEntries zips entries in order; nonUTF8 entries are written without
+// the UTF-8 flag, as a legacy zip tool writes them.
+func zipOfEntries(t *testing.T, entries ...zipEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: zip.Deflate, NonUTF8: e.nonUTF8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(e.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+type zipEntry struct {
+	name, data string
+	nonUTF8    bool
+}
+
+// An entry without the UTF-8 flag is named by its bytes decoded as cp437,
+// as Python's zipfile names it: a legacy tool's "flows/caf\x82.json" is
+// flows/café.json, which the manifest names. Such an entry and a flagged
+// one of the same decoded name are duplicates.
+func TestLegacyCP437EntryNameIsFound(t *testing.T) {
+	man := mustJSON(t, fixtureManifest(fixtureOptions{ID: "legacy", Flows: []string{"main"}}))
+	man = strings.Replace(man, "flows/main.json", "flows/caf\u00e9.json", 1)
+	flow := mustJSON(t, leafFlow("main"))
+	data := zipOfEntries(t,
+		zipEntry{"manifest.json", man, false},
+		zipEntry{"flows/caf\x82.json", flow, true}, // 0x82 is 'é' in cp437
+	)
+	b, err := ReadBytes(data, "legacy.flow")
+	if err != nil {
+		t.Fatalf("flow entry with a cp437 name: %v", err)
+	}
+	if _, ok := b.Flows["main"]; !ok {
+		t.Errorf("flow main not loaded")
+	}
+
+	data = zipOfEntries(t,
+		zipEntry{"manifest.json", man, false},
+		zipEntry{"flows/caf\u00e9.json", flow, false},
+		zipEntry{"flows/caf\x82.json", flow, true},
+	)
+	if _, err := ReadBytes(data, "dup.flow"); err == nil || !strings.Contains(err.Error(), "duplicate") {
+		t.Errorf("UTF-8 and cp437 entries of one name: err = %v, want a duplicate entry error", err)
+	}
+}
+
+// The cp437 table matches Python's codec at its ends and a few points.
+func TestDecodeCP437(t *testing.T) {
+	if len(cp437Table) != 128 {
+		t.Fatalf("cp437 table has %d code points, want 128", len(cp437Table))
+	}
+	if got, want := decodeCP437("a\x80\x82\xb3\xe1\xfe\xff"), "aÇé│ß■\u00a0"; got != want {
+		t.Errorf("decodeCP437 = %q, want %q", got, want)
+	}
+}
+
+// A JSON file starting with a UTF-8 byte order mark is refused (as
+// Python's json.loads refuses it), with an error that names the mark
+// rather than showing its first byte.
+func TestBOMErrorNamesTheBOM(t *testing.T) {
+	man := mustJSON(t, fixtureManifest(fixtureOptions{ID: "x", Flows: []string{"main"}}))
+	flow := mustJSON(t, leafFlow("main"))
+	for name, files := range map[string]map[string]string{
+		"manifest": {"manifest.json": "\ufeff" + man, "flows/main.json": flow},
+		"flow":     {"manifest.json": man, "flows/main.json": "\ufeff" + flow},
+	} {
+		_, err := ReadBytes(makeZip(t, files), "x.flow")
+		if err == nil || !strings.Contains(err.Error(), "byte order mark") {
+			t.Errorf("%s with a BOM: err = %v, want one naming the byte order mark", name, err)
+		}
+	}
+}
+
+// A numeric bundle_version reads as Python's str() of the
+// number json.loads built, so that the bundle gets Python's ref and
+// workflow ids: 1.10 is "1.1", 1e2 is "100.0".
+func TestNumericBundleVersionReadAsPython(t *testing.T) {
+	for lit, want := range map[string]string{"1.10": "1.1", "1e2": "100.0", "2.50": "2.5", "3": "3", "12345678901234567890": "12345678901234567890"} {
+		m := fixtureManifest(fixtureOptions{ID: "num", Flows: []string{"main"}})
+		text := strings.Replace(mustJSON(t, m), `"bundle_version":"1.0.0"`, `"bundle_version":`+lit, 1)
+		if !strings.Contains(text, `"bundle_version":`+lit) {
+			t.Fatalf("fixture not rewritten: %s", text)
+		}
+		got, err := ParseManifest([]byte(text))
+		if err != nil {
+			t.Errorf("bundle_version %s: %v", lit, err)
+		} else if got.BundleVersion != want {
+			t.Errorf("bundle_version %s read as %q, want %q", lit, got.BundleVersion, want)
+		}
+	}
+}
+
+// Whitespace around the '@' and ':' of a reference is ignored, as Python's
+// _split_bundle_ref and _parse_namespaced_workflow_id strip each side.
+func TestReferenceSeparatorsIgnoreWhitespace(t *testing.T) {
+	r := registryOf(t, map[string][]byte{
+		"b1.flow": zipOfManifest(t, fixtureManifest(fixtureOptions{ID: "b", Version: "1.0.0"}), "main"),
+		"b2.flow": zipOfManifest(t, fixtureManifest(fixtureOptions{ID: "b", Version: "2.0.0"}), "main"),
+	})
+	for ref, want := range map[string]string{
+		"b @ 1.0.0": "b@1.0.0:main", "b@ ": "b@2.0.0:main", "b @1.0.0 : main": "b@1.0.0:main", "b : main": "b@2.0.0:main",
+	} {
+		b, flow, err := r.ResolveEntrypoint(ref, "")
+		if err != nil {
+			t.Errorf("ResolveEntrypoint(%q): %v", ref, err)
+			continue
+		}
+		if got := b.Ref() + ":" + flow; got != want {
+			t.Errorf("ResolveEntrypoint(%q) = %s, want %s", ref, got, want)
+		}
+	}
+}
+
+// Semver parts are compared as Python's unbounded ints (a part past 64
+// bits still parses), each part stripped as Python's _try_parse_semver.
+func TestSemverPartsAreUnbounded(t *testing.T) {
+	vs := versions([2]string{"1.99999999999999999999999", "2027"}, [2]string{"1.100000000000000000000000", "2026"}, [2]string{"1. 5", "2028"})
+	if got := latest(vs).Manifest.BundleVersion; got != "1.100000000000000000000000" {
+		t.Errorf("latest = %s, want the greatest semver 1.100000000000000000000000", got)
+	}
+	if p, ok := semverParts(" 01. 2 .003 "); !ok || p != [3]string{"1", "2", "3"} {
+		t.Errorf(`semverParts(" 01. 2 .003 ") = %v, %v`, p, ok)
+	}
+}

@@ -71,10 +71,10 @@ func ReadZip(r io.ReaderAt, size int64, name string) (*Bundle, error) {
 	}
 	src := zipSource{files: map[string]*zip.File{}}
 	for _, f := range zr.File {
-		// Python's zipfile ends an entry name at its first NUL byte, so
-		// "flows/main.json\x00x" is flows/main.json there: named so here
-		// too, such an entry is that file's duplicate when it has one.
-		entry, _, _ := strings.Cut(f.Name, "\x00")
+		entry, err := entryName(f)
+		if err != nil {
+			return nil, fmt.Errorf("reading bundle %s: zip entry %q: %w", label(nil, name), f.Name, err)
+		}
 		if strings.HasSuffix(entry, "/") && f.FileInfo().IsDir() {
 			continue
 		}
@@ -92,6 +92,24 @@ func ReadZip(r io.ReaderAt, size int64, name string) (*Bundle, error) {
 		src.files[p] = f
 	}
 	return readFrom(src, name)
+}
+
+// entryName is the name Python's zipfile gives f: its bytes decoded as
+// UTF-8 when the entry has the UTF-8 flag (general purpose bit 11), else
+// as code page 437 (a legacy tool's "flows/caf\x82.json" is
+// flows/café.json), and cut at the first NUL byte ("flows/main.json\x00x"
+// is flows/main.json, that file's duplicate when it has one). The flag
+// decides, not archive/zip's NonUTF8 guess, as in Python; a flagged name
+// that is not UTF-8 is refused, as Python's zipfile refuses the archive.
+func entryName(f *zip.File) (string, error) {
+	n := f.Name
+	if f.Flags&0x800 == 0 {
+		n = decodeCP437(n)
+	} else if !utf8.ValidString(n) {
+		return "", errors.New("the name is flagged UTF-8 but is not valid UTF-8")
+	}
+	n, _, _ = strings.Cut(n, "\x00")
+	return n, nil
 }
 
 // source abstracts zip archives and directories.
@@ -457,6 +475,10 @@ func DecodeFlow(data []byte) (map[string]any, error) {
 // errTrailingData reports a JSON document with something after its value.
 var errTrailingData = errors.New("trailing data after the JSON value")
 
+// errBOM reports a JSON document that starts with a UTF-8 byte order mark
+// (which some Windows editors write).
+var errBOM = errors.New("the file starts with a UTF-8 byte order mark (BOM), which JSON does not allow: save it as UTF-8 without BOM")
+
 // decodeDocument decodes data, which must hold exactly one JSON value
 // (whitespace around it allowed), into v (a *any or a *map[string]any),
 // numbers kept as json.Number. It reads what Python's json.loads reads:
@@ -465,6 +487,11 @@ var errTrailingData = errors.New("trailing data after the JSON value")
 // after the value is refused ("Extra data"), so that `{...} garbage`
 // or `{...}}` are not taken for their first value.
 func decodeDocument(data []byte, v any) error {
+	if bytes.HasPrefix(data, []byte("\ufeff")) {
+		// Refused as Python's json.loads refuses it, with an error that
+		// names the invisible mark rather than its first byte.
+		return errBOM
+	}
 	if !utf8.Valid(data) {
 		// Python's json.loads of the file's text would fail; the decoder
 		// would put U+FFFD in silently.

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // ErrNotFound is wrapped by Resolve errors for unknown bundles, versions
@@ -106,7 +108,10 @@ func (r *Registry) List() []*Bundle {
 // "bundle_id@version"; a trailing ".flow" is stripped.
 func (r *Registry) Resolve(ref string) (*Bundle, error) {
 	ref = strings.TrimSuffix(strings.TrimSpace(ref), ".flow")
+	// Each side of the '@' is stripped, as Python's _split_bundle_ref
+	// does: "b @ 1.0" is b@1.0, and "b@ " is b's latest.
 	id, version, _ := strings.Cut(ref, "@")
+	id, version = pyval.Strip(id), pyval.Strip(version)
 	if id == "" {
 		return nil, fmt.Errorf("resolving bundle: empty bundle reference")
 	}
@@ -142,7 +147,7 @@ func (r *Registry) ResolveEntrypoint(ref, flowID string) (*Bundle, string, error
 	if err != nil {
 		return nil, "", err
 	}
-	if _, _, refFlow, ok := SplitWorkflowID(ref); ok {
+	if _, refFlow, ok := splitRefFlow(ref); ok {
 		if flowID != "" && flowID != refFlow {
 			return nil, "", fmt.Errorf("resolving %s: flow %q conflicts with flow %q in the reference", ref, flowID, refFlow)
 		}
@@ -168,12 +173,8 @@ func (r *Registry) ResolveEntrypoint(ref, flowID string) (*Bundle, string, error
 // part of a workflow id. When ref resolved as an entrypoint name (only
 // then), namedFlow is that entrypoint's flow.
 func (r *Registry) resolveBundleRef(ref string) (b *Bundle, namedFlow string, err error) {
-	if bundleID, version, _, ok := SplitWorkflowID(ref); ok {
-		if version != "" {
-			b, err = r.Resolve(bundleID + "@" + version)
-		} else {
-			b, err = r.Resolve(bundleID)
-		}
+	if bundleRef, _, ok := splitRefFlow(ref); ok {
+		b, err = r.Resolve(bundleRef)
 		return b, "", err
 	}
 	r.mu.RLock()
@@ -190,6 +191,18 @@ func (r *Registry) resolveBundleRef(ref string) (b *Bundle, namedFlow string, er
 		return ep.b, ep.flowID, nil
 	}
 	return nil, "", err
+}
+
+// splitRefFlow splits "<bundle ref>:<flow>" on the first ':', each side
+// stripped, as Python's _parse_namespaced_workflow_id: "b@1.0 : main" names
+// flow main of b@1.0. ok is false unless both sides are non-empty.
+func splitRefFlow(ref string) (bundleRef, flowID string, ok bool) {
+	bundleRef, flowID, found := strings.Cut(ref, ":")
+	bundleRef, flowID = pyval.Strip(bundleRef), pyval.Strip(flowID)
+	if !found || bundleRef == "" || flowID == "" {
+		return "", "", false
+	}
+	return bundleRef, flowID, true
 }
 
 type namedEntrypoint struct {

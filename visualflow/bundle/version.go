@@ -1,33 +1,51 @@
 package bundle
 
 import (
-	"strconv"
+	"cmp"
 	"strings"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
-// isDraftVersion reports whether v names a draft: "draft", or a version
-// starting with "draft." in any case (gateway-api §2).
+// isDraftVersion reports whether v names a draft: a version starting with
+// "draft." in any case, surrounding whitespace ignored (gateway-api §2, as
+// Python's _is_draft_bundle_version). A plain "draft" is published.
 func isDraftVersion(v string) bool {
-	return v == "draft" || strings.HasPrefix(strings.ToLower(v), "draft.")
+	return strings.HasPrefix(pyval.Lower(pyval.Strip(v)), "draft.")
 }
 
-// semverParts parses a semver-like version: dot-separated non-negative
-// integers, compared on the first three (missing parts = 0).
-func semverParts(v string) ([3]uint64, bool) {
-	var out [3]uint64
+// semverParts parses a semver-like version as Python's _try_parse_semver:
+// dot-separated non-negative integers (each part stripped), compared on
+// the first three (missing parts = 0). Parts are kept as decimal digits
+// without leading zeros, so that numbers of any size compare as Python's
+// ints do.
+func semverParts(v string) ([3]string, bool) {
+	out := [3]string{"0", "0", "0"}
+	v = pyval.Strip(v)
 	if v == "" {
 		return out, false
 	}
 	for i, p := range strings.Split(v, ".") {
-		n, err := strconv.ParseUint(p, 10, 64)
-		if err != nil {
+		p = pyval.Strip(p)
+		if p == "" || strings.Trim(p, "0123456789") != "" {
 			return out, false
 		}
 		if i < 3 {
-			out[i] = n
+			if p = strings.TrimLeft(p, "0"); p == "" {
+				p = "0"
+			}
+			out[i] = p
 		}
 	}
 	return out, true
+}
+
+// cmpDigits compares two decimal numbers without leading zeros.
+func cmpDigits(a, b string) int {
+	if len(a) != len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	return strings.Compare(a, b)
 }
 
 // latest picks the newest of several versions of one bundle (§8.5):
@@ -64,8 +82,8 @@ func newer(a, b *Bundle, bySemver bool) bool {
 		pa, _ := semverParts(a.Manifest.BundleVersion)
 		pb, _ := semverParts(b.Manifest.BundleVersion)
 		for i := range pa {
-			if pa[i] != pb[i] {
-				return pa[i] > pb[i]
+			if c := cmpDigits(pa[i], pb[i]); c != 0 {
+				return c > 0
 			}
 		}
 		return false
