@@ -1,9 +1,11 @@
 package artifact
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -381,21 +383,18 @@ func (s *FS) Put(ctx context.Context, p PutParams) (*Metadata, error) {
 	return m.Clone(), nil
 }
 
+// writeBlob stores content as blob blobID. An existing blob is kept (spec
+// §4.8) only when it holds content, and is then synced: Python writes
+// blobs without fsync, so a power loss after its rename can leave the file
+// empty, short, or of full size with zeroed blocks (XFS, ext4 writeback),
+// and a blob it has just written may not be on disk yet. Kept damaged, it
+// would be the content of every artifact of these bytes.
 func (s *FS) writeBlob(blobID string, content []byte) error {
 	path, err := s.blobPath(blobID)
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(path); err != nil || fi.Size() != int64(len(content)) {
-		if err == nil {
-			// The id is the content's hash, so a blob of another size is
-			// damaged: Python writes blobs without fsync, and a power
-			// loss after its rename can leave the file empty or short.
-			// Kept, it would be the content of every artifact of these
-			// bytes.
-			slog.Warn("artifact store: rewriting a damaged blob",
-				slog.String("blob", path), slog.Int64("size", fi.Size()), slog.Int("want_size", len(content)))
-		}
+	if !keepBlob(path, content) {
 		if err := atomicfile.Write(path, content, atomicfile.Options{Perm: filePerm}); err != nil {
 			return err
 		}
@@ -403,6 +402,58 @@ func (s *FS) writeBlob(blobID string, content []byte) error {
 	// Synced even when the blob was there: its writer may have been
 	// killed between its rename and its sync.
 	return s.syncDir(s.blobs)
+}
+
+// blobChunk is how much of an existing blob keepBlob reads at a time.
+const blobChunk = 64 << 10
+
+// keepBlob reports whether the file at path holds exactly content and its
+// data has been synced. Any other outcome (missing, unreadable, other
+// bytes, a failed sync) means the caller rewrites the blob: the rewrite
+// is atomic and synced, so it is the safe answer whenever in doubt.
+func keepBlob(path string, content []byte) bool {
+	f, err := atomicfile.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	warn := func(why string, attrs ...any) bool {
+		slog.Warn("artifact store: rewriting a damaged blob",
+			append([]any{slog.String("blob", path), slog.String("reason", why)}, attrs...)...)
+		return false
+	}
+	if err != nil {
+		return warn("unreadable", slog.Any("error", err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return warn("unreadable", slog.Any("error", err))
+	}
+	// The id is the content's hash, so a blob of another size is damaged.
+	if fi.Size() != int64(len(content)) {
+		return warn("size differs", slog.Int64("size", fi.Size()), slog.Int("want_size", len(content)))
+	}
+	buf := make([]byte, min(len(content), blobChunk)+1) // +1: sees bytes past the end
+	for rest := content; ; {
+		n, err := io.ReadFull(f, buf[:min(len(rest)+1, len(buf))])
+		if n > len(rest) || !bytes.Equal(buf[:n], rest[:n]) {
+			return warn("content differs")
+		}
+		rest = rest[n:]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if len(rest) > 0 {
+				return warn("content differs")
+			}
+			break
+		}
+		if err != nil {
+			return warn("unreadable", slog.Any("error", err))
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return warn("sync failed", slog.Any("error", err))
+	}
+	return true
 }
 
 // writeMeta writes m's ref file, indexes it and upserts its catalog row.

@@ -159,8 +159,15 @@ func (p SearchParams) matches(m *Metadata) bool {
 	if p.CreatedBefore != "" && m.CreatedAt > p.CreatedBefore {
 		return false
 	}
+	// Keys as Python's _str_dict takes them: stripped, blank ones dropped
+	// (no stored tag has one: strDict drops it on write too). Values are
+	// compared as given, as Python's str(v) leaves a string.
 	for k, v := range p.Tags {
-		got, ok := m.Tags[strings.TrimSpace(k)]
+		k = pyval.Strip(k)
+		if k == "" {
+			continue
+		}
+		got, ok := m.Tags[k]
 		if !ok || got != v {
 			return false
 		}

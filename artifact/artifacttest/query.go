@@ -103,6 +103,11 @@ func testSearch(t *testing.T, st artifact.Store) {
 		{"ContentType", artifact.SearchParams{ContentType: "text/plain"}, []int{6, 4, 1}},
 		{"TagsAllMatch", artifact.SearchParams{Tags: map[string]string{"x": "1", "y": "2"}}, []int{4}},
 		{"TagValue", artifact.SearchParams{Tags: map[string]string{"x": "1"}}, []int{4, 3}},
+		// Filter keys as Python's _str_dict takes them: stripped, and a
+		// blank one dropped (it filters nothing, as no stored tag has one).
+		{"TagKeyStripped", artifact.SearchParams{Tags: map[string]string{" x ": "1"}}, []int{4, 3}},
+		{"TagBlankKeyIgnored", artifact.SearchParams{Tags: map[string]string{" ": "x", "y": "2"}}, []int{4}},
+		{"TagOnlyBlankKey", artifact.SearchParams{Tags: map[string]string{"": "x"}}, []int{6, 5, 4, 3, 2, 1}},
 		{"SemanticKind", artifact.SearchParams{SemanticKind: " EVIDENCE "}, []int{1}},
 		{"RenderKind", artifact.SearchParams{RenderKind: "text"}, []int{6, 4, 1}},
 		{"Modality", artifact.SearchParams{Modality: "voice"}, []int{5}},
@@ -142,6 +147,9 @@ func testCountFacetsStats(t *testing.T, st artifact.Store) {
 	fixture(t, st)
 	if n, err := st.Count(ctx, artifact.SearchParams{RunID: "ra", Limit: 1, Offset: 1}); err != nil || n != 3 {
 		t.Errorf("Count = %d, %v", n, err)
+	}
+	if n, err := st.Count(ctx, artifact.SearchParams{Tags: map[string]string{" ": "x"}}); err != nil || n != 6 {
+		t.Errorf("Count with a blank tag key = %d, %v; want 6 (the key is dropped)", n, err)
 	}
 	got, err := st.FacetCounts(ctx, "render_kind", artifact.SearchParams{})
 	want := []artifact.FacetCount{fc("text", 3), fc("audio", 1), fc("image", 1), fc("json", 1)}
