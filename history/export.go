@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,14 +80,16 @@ type Options struct {
 	Now func() time.Time
 }
 
-// exporter carries one export's inputs and the ledgers it has read (the
-// session turns read some of them again).
+// exporter carries one export's inputs and the exported tree's ledgers
+// (the session turns read some of them again).
 type exporter struct {
 	src  Source
 	opts Options
 	tail int // records kept per ledger; 0 keeps all
-	// ledgers keeps the records read, for the session turns to read again;
-	// nil (nothing kept) without a session section.
+	// ledgers keeps the whole ledgers of the exported run's tree, for the
+	// session turns to read again (one of them is usually that tree); nil
+	// (ledgers read as windows, nothing kept) without a session section.
+	// A turn's other ledgers are read for that turn only.
 	ledgers map[string][]*durable.StepRecord
 	// trees holds the run trees (the run, then its descendants breadth
 	// first) already listed, by root: the exported run's is usually one
@@ -108,9 +111,6 @@ func Export(ctx context.Context, src Source, runID string, opts Options) (map[st
 		return nil, errors.New("history: export: Source.Runs and Source.Ledger are required")
 	}
 	e := &exporter{src: src, opts: opts, trees: map[string][]string{}}
-	if opts.IncludeSession {
-		e.ledgers = map[string][]*durable.StepRecord{}
-	}
 	var err error
 	if e.tail, err = tailSize(opts); err != nil {
 		return nil, fmt.Errorf("history: export run %q: %w", id, err)
@@ -151,6 +151,9 @@ func (e *exporter) export(ctx context.Context, id string) (map[string]any, error
 		if ids, err = e.subtree(ctx, id); err != nil {
 			return nil, err
 		}
+	}
+	if e.opts.IncludeSession && pyval.Strip(run.SessionID) != "" {
+		e.ledgers = map[string][]*durable.StepRecord{}
 	}
 	ledgers := make(map[string]any, len(ids))
 	timeline := []any{}
@@ -242,9 +245,9 @@ func (e *exporter) subtree(ctx context.Context, root string) ([]string, error) {
 	return tree, nil
 }
 
-// ledger returns a run's records, read once per export: they are kept
-// only when the session section may read them again, so that a large
-// tree's ledgers are not all held at once.
+// ledger returns a run's whole ledger: the kept copy when the run is in
+// the exported tree and a session section reads it again, else read from
+// the store and not kept, so that ledgers are not all held at once.
 func (e *exporter) ledger(ctx context.Context, runID string) ([]*durable.StepRecord, error) {
 	if recs, ok := e.ledgers[runID]; ok {
 		return recs, nil
@@ -253,10 +256,70 @@ func (e *exporter) ledger(ctx context.Context, runID string) ([]*durable.StepRec
 	if err != nil {
 		return nil, fmt.Errorf("reading ledger of run %s: %w", runID, err)
 	}
+	return recs, nil
+}
+
+// ledgerWindow returns the records of a run's ledger section (the last
+// e.tail ones, or all) and the store's count of records. The whole
+// ledger is read only when it is kept for the session section or wanted
+// in full; otherwise only the tail is.
+func (e *exporter) ledgerWindow(ctx context.Context, runID string) ([]*durable.StepRecord, int64, error) {
+	if e.tail > 0 && e.ledgers == nil {
+		return e.tailWindow(ctx, runID)
+	}
+	recs, err := e.ledger(ctx, runID)
+	if err != nil {
+		return nil, 0, err
+	}
 	if e.ledgers != nil {
 		e.ledgers[runID] = recs
 	}
-	return recs, nil
+	// Counted after the listing, so it covers every record listed (and
+	// any skipped one); a record appended meanwhile only raises it.
+	count, err := e.src.Ledger.LedgerCount(ctx, runID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("counting ledger of run %s: %w", runID, err)
+	}
+	if e.tail > 0 && len(recs) > e.tail {
+		recs = recs[len(recs)-e.tail:]
+	}
+	return recs, count, nil
+}
+
+// tailWindow reads the last e.tail records of a run's ledger without the
+// rest. The store numbers records 1..count (their Seq, the cursor After
+// compares with), so the window is what follows count-tail, records
+// appended since the count included. A record the store cannot decode is
+// skipped but keeps its number: while the window is short, earlier pages
+// are read, newest first and growing, until it is full or the ledger's
+// start is reached, so that it holds the same records as the tail of the
+// whole listing.
+func (e *exporter) tailWindow(ctx context.Context, runID string) ([]*durable.StepRecord, int64, error) {
+	count, err := e.src.Ledger.LedgerCount(ctx, runID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("counting ledger of run %s: %w", runID, err)
+	}
+	after := max(0, count-int64(e.tail))
+	window, err := e.src.Ledger.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: after})
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading ledger of run %s: %w", runID, err)
+	}
+	if len(window) > e.tail {
+		window = window[len(window)-e.tail:]
+	}
+	for page := int64(e.tail - len(window)); len(window) < e.tail && after > 0; page *= 2 {
+		from := max(0, after-page)
+		recs, err := e.src.Ledger.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: from, Limit: int(after - from)})
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading ledger of run %s: %w", runID, err)
+		}
+		// Skipped records let a page run on past after, into the window.
+		recs = slices.DeleteFunc(recs, func(r *durable.StepRecord) bool { return r.Seq > after })
+		recs = recs[max(0, len(recs)-(e.tail-len(window))):]
+		window = append(recs, window...)
+		after = from
+	}
+	return window, count, nil
 }
 
 // ledgerSection builds one run's entry of "ledgers" and its timeline
@@ -265,23 +328,13 @@ func (e *exporter) ledger(ctx context.Context, runID string) ([]*durable.StepRec
 // cannot decode is skipped by LedgerList but keeps its number, so
 // numbering the records listed would drift from the store's after it.
 func (e *exporter) ledgerSection(ctx context.Context, runID string) (map[string]any, []any, error) {
-	recs, err := e.ledger(ctx, runID)
+	window, count, err := e.ledgerWindow(ctx, runID)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Counted after the listing, so it covers every record listed (and
-	// any skipped one); a record appended meanwhile only raises it.
-	count, err := e.src.Ledger.LedgerCount(ctx, runID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("counting ledger of run %s: %w", runID, err)
-	}
-	window := recs
-	if e.tail > 0 && len(recs) > e.tail {
-		window = recs[len(recs)-e.tail:]
-	}
 	total := count
-	if n := len(recs); n > 0 {
-		total = max(total, recs[n-1].Seq)
+	if n := len(window); n > 0 {
+		total = max(total, window[n-1].Seq)
 	}
 	start := total + 1 // an empty window starts past the end
 	if len(window) > 0 {

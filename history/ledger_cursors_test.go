@@ -5,12 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/history"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
+	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // reopenEdited closes st, applies edit to the run's ledger file and opens
@@ -161,5 +165,106 @@ func TestTimelineKeepsRecordTimeText(t *testing.T) {
 		if ent["duration_ms"] == nil {
 			t.Errorf("timeline[%d].duration_ms is null", i)
 		}
+	}
+}
+
+// A tail export reads only the window (count, then the records after
+// count-tail), yet must carry the same records as the tail of the whole
+// listing: when undecodable records inside the window are skipped, the
+// earlier records that fill it are read too, and cursors stay the
+// store's.
+func TestTailWindowFilledPastSkippedRecords(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(t, st, nil, newClock())
+	id := startTick(t, rt, runtime.StartParams{WorkflowID: "loop"})
+	// Damage records 6, 7, 8 and 10 (of 12): valid JSON, node_id not a string.
+	st = reopenEdited(t, st, dir, id, func(raw string) string {
+		lines := strings.SplitAfter(raw, "\n")
+		for _, i := range []int{5, 6, 7, 9} {
+			damaged := strings.Replace(lines[i], `"node_id": "step"`, `"node_id": 5`, 1)
+			if damaged == lines[i] {
+				t.Fatalf("could not damage line %d: %s", i, lines[i])
+			}
+			lines[i] = damaged
+		}
+		return strings.Join(lines, "")
+	})
+	all, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 8 {
+		t.Fatalf("precondition: 8 of 12 records decode, got %d", len(all))
+	}
+	for tail := 1; tail <= 10; tail++ {
+		b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st}, id, history.Options{LedgerMaxItems: tail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		led := ledgerOf(t, b, id)
+		want := all[max(0, len(all)-tail):]
+		got := cursors(t, led)
+		if len(got) != len(want) {
+			t.Fatalf("tail %d: cursors %v, want %d records", tail, got, len(want))
+		}
+		for i, rec := range want {
+			if got[i] != rec.Seq {
+				t.Errorf("tail %d: cursors %v, item %d want Seq %d", tail, got, i, rec.Seq)
+			}
+		}
+		if total := num(t, led["total"], "total"); total != 12 {
+			t.Errorf("tail %d: total %d, want 12", tail, total)
+		}
+	}
+}
+
+// listCountingLedger counts the records LedgerList returns.
+type listCountingLedger struct {
+	store.LedgerStore
+	mu     sync.Mutex
+	listed int
+}
+
+func (l *listCountingLedger) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*durable.StepRecord, error) {
+	recs, err := l.LedgerStore.LedgerList(ctx, p)
+	l.mu.Lock()
+	l.listed += len(recs)
+	l.mu.Unlock()
+	return recs, err
+}
+
+// A tail-mode export (the default, spec §6.2 "tail keeps the last
+// ledger_max_items records") exists to keep the bundle of a huge ledger
+// bounded: without a session section it reads only the window (count,
+// then the records after count-window), not the whole ledger to cut it
+// in memory. (Python reads the whole file: a resource difference only.)
+func TestTailExportReadsOnlyTheWindow(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	at := durable.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	putRunAsIs(t, mem, &durable.RunState{RunID: "r1", WorkflowID: "job", Status: durable.RunCompleted, CreatedAt: at, UpdatedAt: at})
+	var recs []*durable.StepRecord
+	for i := range 500 {
+		recs = append(recs, &durable.StepRecord{RunID: "r1", StepID: "s" + string(rune('A'+i%26)), NodeID: "n",
+			Status: durable.StepCompleted, StartedAt: at, EndedAt: at})
+	}
+	if err := mem.LedgerAppend(ctx, "r1", recs); err != nil {
+		t.Fatal(err)
+	}
+	led := &listCountingLedger{LedgerStore: mem}
+	b, err := history.Export(ctx, history.Source{Runs: mem, Ledger: led}, "r1", history.Options{LedgerMaxItems: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cursors(t, ledgerOf(t, b, "r1")); len(got) != 3 || got[0] != 498 {
+		t.Fatalf("cursors %v", got)
+	}
+	if led.listed > 3 {
+		t.Errorf("a tail export of 3 records decoded %d ledger records; want only the window", led.listed)
 	}
 }

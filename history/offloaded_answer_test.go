@@ -2,7 +2,9 @@ package history_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,5 +163,98 @@ func TestSessionAnswerDamagedOffloadedOutput(t *testing.T) {
 	}
 	if a := obj(t, turns[0], "turn")["answer"]; a != nil {
 		t.Errorf("answer = %v, want null (no ledger to fall back to)", a)
+	}
+}
+
+// readCountingArtifacts counts the content bytes read with Get.
+type readCountingArtifacts struct {
+	artifact.Store
+	mu    sync.Mutex
+	bytes int
+	gets  int
+}
+
+func (s *readCountingArtifacts) Get(ctx context.Context, id string) (*artifact.Metadata, []byte, error) {
+	m, b, err := s.Store.Get(ctx, id)
+	s.mu.Lock()
+	s.gets++
+	s.bytes += len(b)
+	s.mu.Unlock()
+	return m, b, err
+}
+
+// Finding a session turn's answer is a bounded read, never an artifact
+// walk (Python's _OFFLOADED_ANSWER_RESOLVE_MAX_BYTES, 4 MiB): only the
+// members the answer is read from are restored, under one total budget.
+// An agent output whose scratchpad holds many offloaded messages (6 MiB
+// here) was read back whole for each turn, although its answer is inline.
+func TestSessionAnswerReadsOnlyAnswerMembers(t *testing.T) {
+	ctx := context.Background()
+	inner := artifact.NewMemory()
+	arts := &readCountingArtifacts{Store: inner}
+	st := offload.Wrap(memory.New(), inner, offload.Config{MaxInlineBytes: 1024})
+	at := durable.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	var msgs []any
+	for i := range 6 {
+		msgs = append(msgs, map[string]any{"role": "tool", "content": strings.Repeat(string(rune('a'+i)), 1<<20)})
+	}
+	run := &durable.RunState{RunID: "r1", WorkflowID: "agent", Status: durable.RunCompleted, SessionID: "s1",
+		Vars:      map[string]any{"prompt": "go"},
+		Output:    map[string]any{"answer": "done", "scratchpad": map[string]any{"messages": msgs}},
+		CreatedAt: at, UpdatedAt: at}
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st, Artifacts: arts}, "r1",
+		history.Options{IncludeSession: true, MaxInlineBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := list(t, obj(t, b["session"], "session")["turns"], "turns")
+	if len(turns) != 1 || obj(t, turns[0], "turn")["answer"] != "done" {
+		t.Fatalf("turns %v", turns)
+	}
+	if limit := 4 << 20; arts.bytes > limit {
+		t.Errorf("finding the answer read %d artifacts, %d bytes; want at most %d bytes (Python: one artifact ≤ 4 MiB, none when the output is not replaced whole)",
+			arts.gets, arts.bytes, limit)
+	}
+}
+
+// The 4 MiB bound is one budget for the whole answer lookup, not one per
+// artifact: once the offloaded answer (3 MiB) is read, an offloaded meta
+// of over 3 MiB more stays a ref.
+func TestSessionAnswerResolveBudgetIsTotal(t *testing.T) {
+	ctx := context.Background()
+	inner := artifact.NewMemory()
+	arts := &readCountingArtifacts{Store: inner}
+	st := offload.Wrap(memory.New(), inner, offload.Config{MaxInlineBytes: 1024})
+	at := durable.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	answer := strings.Repeat("a", 3<<20)
+	// Small members only, so that meta itself is offloaded whole.
+	meta := map[string]any{}
+	for i := range 3 << 20 / 20 {
+		meta[fmt.Sprintf("k%07d", i)] = "vvvvvvvv"
+	}
+	run := &durable.RunState{RunID: "r1", WorkflowID: "job", Status: durable.RunCompleted, SessionID: "s1",
+		Vars:      map[string]any{"prompt": "go"},
+		Output:    map[string]any{"answer": answer, "meta": meta},
+		CreatedAt: at, UpdatedAt: at}
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st, Artifacts: arts}, "r1",
+		history.Options{IncludeSession: true, MaxInlineBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := obj(t, list(t, obj(t, b["session"], "session")["turns"], "turns")[0], "turn")
+	if turn["answer"] != answer {
+		t.Errorf("answer = %.40v…, want the offloaded 3 MiB answer", turn["answer"])
+	}
+	if meta := obj(t, turn["answer_meta"], "answer_meta"); !artifact.IsRef(meta) {
+		t.Errorf("answer_meta = %.80v, want the ref left in place (over budget)", meta)
+	}
+	if limit := 4 << 20; arts.bytes > limit {
+		t.Errorf("read %d artifacts, %d bytes; want at most %d bytes in all", arts.gets, arts.bytes, limit)
 	}
 }

@@ -143,29 +143,33 @@ func TestExportDoesNotRetainEarlierLedgers(t *testing.T) {
 	if len(kids) != 1 {
 		t.Fatalf("children %v", kids)
 	}
-	led := &cloningLedger{Store: mem, weak: map[string][]weak.Pointer[durable.StepRecord]{}}
-	alive := -1
-	led.onList = func(runID string) {
-		if runID != kids[0] {
-			return
-		}
-		runtime.GC()
-		runtime.GC()
-		alive = 0
-		for _, w := range led.weak[parent] {
-			if w.Value() != nil {
-				alive++
+	// A tail export reads only the window now; a full one reads the
+	// whole ledger: neither keeps the parent's records.
+	for _, opts := range []history.Options{{LedgerMaxItems: 1}, {LedgerMode: history.LedgerFull}} {
+		led := &cloningLedger{Store: mem, weak: map[string][]weak.Pointer[durable.StepRecord]{}}
+		alive := -1
+		led.onList = func(runID string) {
+			if runID != kids[0] {
+				return
+			}
+			runtime.GC()
+			runtime.GC()
+			alive = 0
+			for _, w := range led.weak[parent] {
+				if w.Value() != nil {
+					alive++
+				}
 			}
 		}
-	}
-	if _, err := history.Export(ctx, history.Source{Runs: mem, Ledger: led}, parent, history.Options{LedgerMaxItems: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(led.weak[parent]); n < 2 {
-		t.Fatalf("the parent has %d records", n)
-	}
-	if alive != 0 {
-		t.Fatalf("%d of the parent's %d records are still referenced while the child's ledger is read", alive, len(led.weak[parent]))
+		if _, err := history.Export(ctx, history.Source{Runs: mem, Ledger: led}, parent, opts); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(led.weak[parent]); n == 0 || opts.LedgerMode == history.LedgerFull && n < 2 {
+			t.Fatalf("%+v: the parent has %d records read", opts, n)
+		}
+		if alive != 0 {
+			t.Fatalf("%+v: %d of the parent's %d records are still referenced while the child's ledger is read", opts, alive, len(led.weak[parent]))
+		}
 	}
 }
 
@@ -237,5 +241,59 @@ func TestSnapshotEncodedOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("the snapshot was encoded %d times, want once", n)
+	}
+}
+
+// With IncludeSession, only the exported tree's ledgers are kept (a turn
+// usually reads them again); every other turn's records are read for
+// that turn (its answer and stats) and dropped, so an export holds one
+// turn tree at a time, not the whole session's ledgers (up to 200 turns
+// of up to 5000 runs). Here the first turn's records must be unreachable
+// while the second turn's ledger is read.
+func TestSessionDoesNotRetainEarlierTurnLedgers(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, id := range []string{"t1", "t2", "t3"} {
+		at := durable.NewTime(t0.Add(time.Duration(i) * time.Minute))
+		putRunAsIs(t, mem, &durable.RunState{RunID: id, WorkflowID: "chat", Status: durable.RunCompleted, SessionID: "s",
+			Vars:   map[string]any{"context": messages(user("q " + id))},
+			Output: map[string]any{"answer": "a " + id}, CreatedAt: at, UpdatedAt: at})
+		var recs []*durable.StepRecord
+		for j := range 4 {
+			recs = append(recs, &durable.StepRecord{RunID: id, StepID: id + string(rune('a'+j)), NodeID: "n",
+				Status: durable.StepCompleted, StartedAt: at, EndedAt: at})
+		}
+		if err := mem.LedgerAppend(ctx, id, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	led := &cloningLedger{Store: mem, weak: map[string][]weak.Pointer[durable.StepRecord]{}}
+	alive := -1
+	led.onList = func(runID string) {
+		if runID != "t2" {
+			return
+		}
+		runtime.GC()
+		runtime.GC()
+		alive = 0
+		for _, w := range led.weak["t1"] {
+			if w.Value() != nil {
+				alive++
+			}
+		}
+	}
+	b, err := history.Export(ctx, history.Source{Runs: mem, Ledger: led}, "t3", history.Options{IncludeSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turns := list(t, obj(t, b["session"], "session")["turns"], "turns"); len(turns) != 3 {
+		t.Fatalf("turns %v", turns)
+	}
+	if n := len(led.weak["t1"]); n != 4 {
+		t.Fatalf("turn t1 has %d records read", n)
+	}
+	if alive != 0 {
+		t.Errorf("%d of turn t1's %d records are still referenced while turn t2's ledger is read", alive, len(led.weak["t1"]))
 	}
 }

@@ -152,21 +152,27 @@ func (e *exporter) pickTurns(ctx context.Context, run *durable.RunState, session
 // what it cost.
 func (e *exporter) turn(ctx context.Context, r *durable.RunState) (map[string]any, error) {
 	prompt, promptMeta := extractPrompt(r.Vars)
-	answer, answerMeta, err := e.answer(ctx, r)
-	if err != nil {
-		return nil, err
-	}
 	tree, err := e.subtree(ctx, r.RunID)
 	if err != nil {
 		return nil, err
 	}
-	var records []*durable.StepRecord
-	for _, rid := range tree {
+	// The tree's records are read once, for the answer fallback and the
+	// stats, and dropped with this call (unless they are the exported
+	// tree's): a session's turns are not all held at once.
+	var records, own []*durable.StepRecord
+	for i, rid := range tree {
 		recs, err := e.ledger(ctx, rid)
 		if err != nil {
 			return nil, err
 		}
+		if i == 0 {
+			own = recs
+		}
 		records = append(records, recs...)
+	}
+	answer, answerMeta, err := e.answer(ctx, r, own)
+	if err != nil {
+		return nil, err
 	}
 	arts, err := e.treeArtifacts(ctx, tree)
 	if err != nil {

@@ -2,9 +2,12 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
@@ -88,51 +91,157 @@ func mergeMessageMeta(envelope map[string]any, msg map[string]any) map[string]an
 // answerKeys are the envelope members an answer is read from, in order.
 var answerKeys = []string{"response", "answer", "message", "text", "content"}
 
-// answer finds what a turn answered: from the run's output, else from its
-// ledger.
-func (e *exporter) answer(ctx context.Context, r *durable.RunState) (string, map[string]any, error) {
+// answer finds what a turn answered: from the run's output, else from
+// recs, the run's own ledger.
+func (e *exporter) answer(ctx context.Context, r *durable.RunState, recs []*durable.StepRecord) (string, map[string]any, error) {
 	out, err := e.resolveOutput(ctx, r.RunID, r.Output)
 	if err != nil {
 		return "", nil, err
 	}
 	text, meta := answerFromOutput(out)
-	if text != "" {
-		return text, meta, nil
-	}
-	recs, err := e.ledger(ctx, r.RunID)
-	if err != nil || len(recs) == 0 {
-		return text, meta, err // no ledger to read: the output's meta stays
+	if text != "" || len(recs) == 0 {
+		return text, meta, nil // no ledger to read: the output's meta stays
 	}
 	text, meta = answerFromLedger(recs)
 	return text, meta, nil
 }
 
-// maxResolvedOutputBytes bounds the offloaded output read to find an
-// answer.
+// maxResolvedOutputBytes bounds, in total, the offloaded output read to
+// find one turn's answer (Python's _OFFLOADED_ANSWER_RESOLVE_MAX_BYTES).
 const maxResolvedOutputBytes = 4 << 20
 
 // resolveOutput returns the run's output with what an offloading run
-// store moved out of it read back, for answer extraction only: the whole
-// output replaced by a ref, and members replaced by refs (the usual shape
-// of a long answer: {"answer": <ref>}). Only this run's output artifacts
-// (tag source=run_output_offload) up to maxResolvedOutputBytes are read;
-// a missing, oversized, non-JSON, damaged or undecodable artifact leaves
-// its ref: one bad artifact must not fail the export of intact runs and
-// ledgers. Artifact store failures are still errors.
+// store moved out of it read back where answerFromOutput looks: the whole
+// output replaced by a ref, then the result/output object, the answer
+// members (the usual shape of a long answer: {"answer": <ref>}) and meta,
+// in the order they are read. Nothing else is restored: the rest of an
+// output (an agent's scratchpad, say) may hold any number of refs, and
+// finding an answer is a bounded read, never an artifact walk. Only this
+// run's output artifacts (tag source=run_output_offload) are read, at
+// most maxResolvedOutputBytes in all; a missing, oversized, non-JSON,
+// damaged or undecodable artifact leaves its ref: one bad artifact must
+// not fail the export of intact runs and ledgers. Artifact store failures
+// are still errors. out itself is not changed.
 func (e *exporter) resolveOutput(ctx context.Context, runID string, out map[string]any) (map[string]any, error) {
 	if out == nil || e.src.Artifacts == nil {
 		return out, nil
 	}
-	v, err := artifact.RestoreReadable(ctx, e.src.Artifacts, pyjson.CloneObject(out), func(m *artifact.Metadata) bool {
-		return m.Tags["source"] == offload.SourceRunOutput && m.RunID == runID && m.SizeBytes <= maxResolvedOutputBytes
-	})
+	r := &outputReader{st: e.src.Artifacts, runID: runID, budget: maxResolvedOutputBytes}
+	resolved, err := r.resolve(ctx, out)
 	if err != nil {
-		return nil, fmt.Errorf("reading the offloaded output of run %s: %w", runID, err)
+		return nil, err
 	}
-	if m, ok := v.(map[string]any); ok {
-		return m, nil
+	root, _ := resolved.(map[string]any)
+	if root == nil {
+		return out, nil
 	}
-	return out, nil
+	root = maps.Clone(root) // members are replaced below; out stays as stored
+	// answerFromOutput's nested envelope: result, else output.
+	var nested map[string]any
+	for _, k := range []string{"result", "output"} {
+		v, err := r.member(ctx, root, k)
+		if err != nil {
+			return nil, err
+		}
+		if nested = object(v); nested != nil {
+			nested = maps.Clone(nested)
+			root[k] = nested
+			break
+		}
+	}
+found:
+	for _, m := range []map[string]any{root, nested} {
+		if m == nil {
+			continue
+		}
+		for _, k := range answerKeys {
+			v, err := r.member(ctx, m, k)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := nonBlankString(v); ok {
+				break found
+			}
+		}
+	}
+	for _, m := range []map[string]any{root, nested} {
+		if m == nil {
+			continue
+		}
+		v, err := r.member(ctx, m, "meta")
+		if err != nil {
+			return nil, err
+		}
+		if object(v) != nil {
+			break
+		}
+	}
+	return root, nil
+}
+
+// outputReader reads back the offloaded values of one run's output under
+// a total byte budget.
+type outputReader struct {
+	st     artifact.Store
+	runID  string
+	budget int64 // bytes still allowed
+}
+
+// member restores m[k] in place (m is the caller's copy) and returns it.
+func (r *outputReader) member(ctx context.Context, m map[string]any, k string) (any, error) {
+	v, ok := m[k]
+	if !ok {
+		return nil, nil
+	}
+	v, err := r.resolve(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	m[k] = v
+	return v, nil
+}
+
+// resolve returns the content of v when v is a ref ({"$artifact": id})
+// to one of the run's output artifacts that fits the budget: decoded
+// JSON, or text as a string. The refs inside that content stay refs.
+// Anything else, and an unreadable artifact, is returned as is.
+func (r *outputReader) resolve(ctx context.Context, v any) (any, error) {
+	ref, _ := v.(map[string]any)
+	id, ok := artifact.RefID(ref)
+	if !ok || len(ref) != 1 || !artifact.ValidID(id) {
+		return v, nil
+	}
+	meta, err := r.st.Metadata(ctx, id)
+	if errors.Is(err, artifact.ErrNotFound) {
+		return v, nil // dangling
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the offloaded output of run %s: %w", r.runID, err)
+	}
+	ct := meta.ContentType
+	if meta.Tags["source"] != offload.SourceRunOutput || meta.RunID != r.runID || meta.SizeBytes > r.budget ||
+		!strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/") {
+		return v, nil
+	}
+	_, content, err := r.st.Get(ctx, id)
+	if errors.Is(err, artifact.ErrNotFound) || errors.Is(err, artifact.ErrDamaged) {
+		return v, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the offloaded output of run %s: %w", r.runID, err)
+	}
+	if int64(len(content)) > r.budget {
+		return v, nil // larger than its metadata said
+	}
+	r.budget -= int64(len(content))
+	if strings.HasPrefix(ct, "text/") {
+		return string(content), nil
+	}
+	decoded, err := pyjson.Decode(content)
+	if err != nil {
+		return v, nil
+	}
+	return decoded, nil
 }
 
 // answerFromOutput reads the answer envelope of a run's output, or of its
