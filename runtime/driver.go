@@ -455,7 +455,10 @@ func (d *driver) driveResumedElsewhere(ctx context.Context, parent *durable.RunS
 
 // lastResumedWith reports whether the last record of run runID's ledger
 // is the resume of its wait on waitKey. Seq is a record's 1-based
-// position in its run's ledger: the last one is read alone.
+// position in its run's ledger: the last one is read alone. A store's
+// offloading may have replaced the record's effect payload by a ref (its
+// members each under the threshold, together over it), or the wait key
+// itself: those are read back from the run's ledger-offload artifacts.
 func (r *Runtime) lastResumedWith(ctx context.Context, runID, waitKey string) (bool, error) {
 	n, err := r.store.LedgerCount(ctx, runID)
 	if err != nil || n == 0 {
@@ -466,7 +469,23 @@ func (r *Runtime) lastResumedWith(ctx context.Context, runID, waitKey string) (b
 		return false, err
 	}
 	eff := recs[0].Effect
-	return eff != nil && eff.Type == durable.EffectResume && eff.Payload["wait_key"] == waitKey, nil
+	if eff == nil || eff.Type != durable.EffectResume {
+		return false, nil
+	}
+	wk := eff.Payload["wait_key"]
+	if _, isRef := artifact.RefID(eff.Payload); isRef && r.arts != nil {
+		p, err := artifact.Restore(ctx, r.arts, pyjson.CloneObject(eff.Payload), ledgerOffloadOf(runID))
+		if err != nil {
+			return false, fmt.Errorf("reading the offloaded resume record of run %s: %w", runID, err)
+		}
+		m, _ := p.(map[string]any)
+		wk = m["wait_key"]
+	} else if _, isRef := artifact.RefID(wk); isRef && r.arts != nil {
+		if wk, err = artifact.Restore(ctx, r.arts, pyjson.Clone(wk), ledgerOffloadOf(runID)); err != nil {
+			return false, fmt.Errorf("reading the offloaded wait key of run %s: %w", runID, err)
+		}
+	}
+	return wk == waitKey, nil
 }
 
 // restoreChildValues puts back into payload (the child's output and

@@ -377,27 +377,63 @@ func (s *session) syntheticToolCompletion(ctx context.Context, w *durable.WaitSt
 }
 
 // recordWait returns the wait object of a waiting record as listed (nil
-// when it has none). A store's offloading (store/offload, Python's
-// OffloadingLedgerStore) may have replaced the whole object by a ref, when
-// its members are each under the threshold but together over it: that ref
-// is read back from the run's ledger-offload artifacts.
+// when it has none), with the values a store's offloading (store/offload,
+// Python's OffloadingLedgerStore) moved out of it put back: it walks the
+// record depth first, so a large leaf (a prompt, a tool call's argument)
+// may be a ref inside an inline wait, and the whole object a ref when its
+// members are each under the threshold but together over it. Refs are
+// read back from the run's ledger-offload artifacts only; others (the
+// handler's own) stay.
 func (s *session) recordWait(ctx context.Context, rec *durable.StepRecord) (map[string]any, error) {
 	res, _ := rec.Result.(map[string]any)
 	v := res["wait"]
-	if _, isRef := artifact.RefID(v); !isRef || s.r.arts == nil {
+	if s.r.arts == nil || !holdsRef(v) {
 		wm, _ := v.(map[string]any)
 		return wm, nil
 	}
 	runID := s.run.RunID
-	restored, err := artifact.Restore(ctx, s.r.arts, v, func(m *artifact.Metadata) bool {
-		src := m.Tags["source"]
-		return m.RunID == runID && (src == artifact.SourceLedgerResult || src == artifact.SourceLedgerEffect)
-	})
+	// Restore changes its value in place: the record (in the session's
+	// tail, or the caller's list) keeps the wait as stored.
+	restored, err := artifact.Restore(ctx, s.r.arts, pyjson.Clone(v), ledgerOffloadOf(runID))
 	if err != nil {
 		return nil, fmt.Errorf("reading the offloaded wait of step %s in run %s: %w", rec.StepID, runID, err)
 	}
 	wm, _ := restored.(map[string]any)
 	return wm, nil
+}
+
+// ledgerOffloadOf accepts the artifacts a store's offloading made of run
+// runID's ledger records (either source: Python re-tagged a result's
+// artifact as an effect's).
+func ledgerOffloadOf(runID string) func(*artifact.Metadata) bool {
+	return func(m *artifact.Metadata) bool {
+		src := m.Tags["source"]
+		return m.RunID == runID && (src == artifact.SourceLedgerResult || src == artifact.SourceLedgerEffect)
+	}
+}
+
+// holdsRef reports whether v is or holds an artifact ref, without
+// allocating: most values hold none, and are then used as read instead
+// of copied and restored.
+func holdsRef(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := artifact.RefID(x); ok {
+			return true
+		}
+		for _, e := range x {
+			if holdsRef(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if holdsRef(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jsonInt reads a JSON integer, as Python's isinstance(v, int) accepts
