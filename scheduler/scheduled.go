@@ -90,6 +90,12 @@ func (s *Scheduled) driveOn(ctx context.Context, runID string, st *durable.RunSt
 		// caller's context ended (the run stays running then).
 		cur, gerr := s.GetState(context.WithoutCancel(ctx), runID)
 		if gerr != nil {
+			// The store cannot say (the same outage, likely): drive it
+			// on, as the scheduler's own drive does; a tick of a run
+			// that waits or ended by then does nothing.
+			if !errors.Is(gerr, store.ErrNotFound) {
+				s.Scheduler.DriveSoon(runID)
+			}
 			s.Scheduler.Wake()
 			return
 		}

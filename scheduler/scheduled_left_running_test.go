@@ -2,12 +2,15 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -109,4 +112,62 @@ func TestRunLeavingTheRunRunningHandsItToTheScheduler(t *testing.T) {
 		t.Fatalf("run %s after Run; want running, its step budget used", st.Status)
 	}
 	waitCompleted(t, sch, id, "Run")
+}
+
+// outageAfterCreate fails the next two run reads after a run is created:
+// a store briefly unavailable right after Start committed the run.
+type outageAfterCreate struct {
+	store.Wrapper
+	gets atomic.Int32
+}
+
+func (o *outageAfterCreate) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	create := p.Create
+	err := o.Store.RunCommit(ctx, p)
+	if err == nil && create {
+		o.gets.Store(2)
+	}
+	return err
+}
+
+func (o *outageAfterCreate) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	if o.gets.Add(-1) >= 0 {
+		return nil, errors.New("store unavailable")
+	}
+	return o.Store.RunGet(ctx, runID)
+}
+
+// Scheduled.Run starts a run, then an outage fails its tick and the read
+// of the state that would tell whether it was left running. Not knowing,
+// Run hands the run to the scheduler anyway (as the scheduler's own drive
+// does): without claims nothing else would drive it, and it would stay
+// running at its entry node once the store is back.
+func TestScheduledRunHandsOnARunItsOutageLeftRunning(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := &outageAfterCreate{Wrapper: store.Wrapper{Store: memory.New()}}
+	reg, _ := runtime.NewRegistry()
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scheduler.NewScheduled(ctx, rt, scheduler.Config{PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	id, _, err := sc.Run(ctx, twoStepChain("chain"), nil)
+	if err == nil || id == "" {
+		t.Fatalf("setup: Run = %q, %v; want the run started and its tick failed by the outage", id, err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if got, err := sc.GetState(ctx, id); err == nil && got.Status == durable.RunCompleted {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	got, _ := sc.GetState(ctx, id)
+	t.Fatalf("run %s is still %s at %q a second after the outage ended; want it driven on to completed",
+		id, got.Status, got.CurrentNode)
 }

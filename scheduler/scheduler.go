@@ -96,6 +96,10 @@ type Scheduler struct {
 	// warned holds the workflows this runtime does not serve whose due
 	// runs were reported once (passOverUnserved); one entry per workflow.
 	warned map[string]bool
+	// served holds the workflows the registry had when last looked at
+	// (driveNewlyServed): a workflow it gains after has its running runs
+	// driven, as Recover would have.
+	served map[string]bool
 }
 
 // retryAt is when a due run that could not be released is tried again,
@@ -138,7 +142,8 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1),
 		retry: map[string]retryAt{}, unfinished: map[string]time.Time{}, inCallback: map[chan struct{}]int{},
-		warned: map[string]bool{}}
+		warned: map[string]bool{}, served: map[string]bool{}}
+	s.markServed()
 	if ws := findWakeStore(s.st); ws != nil {
 		s.deadlines = ws.wake
 	}
@@ -307,10 +312,12 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}, recoverPending
 	}
 }
 
-// passOnce is one pass of the loop: the runs earlier drives left running,
-// the runtime's follow-ups due for a retry, then one poll of due runs,
-// whose count and error it returns.
+// passOnce is one pass of the loop: the running runs of workflows the
+// registry gained since, the runs earlier drives left running, the
+// runtime's follow-ups due for a retry, then one poll of due runs, whose
+// count and error it returns.
 func (s *Scheduler) passOnce(ctx context.Context) (int, error) {
+	s.driveNewlyServed(ctx)
 	s.driveUnfinished(ctx)
 	// Follow-ups the runtime could not finish (a child's tick or a
 	// parent's resume whose write failed): nothing else drives them in a
@@ -320,8 +327,8 @@ func (s *Scheduler) passOnce(ctx context.Context) (int, error) {
 }
 
 // Pass does at once what the loop does at the clock's current time,
-// until nothing due is left for it: drives the runs earlier drives left
-// running, retries the runtime's due follow-ups and polls due runs, again
+// until nothing due is left for it: drives the running runs of workflows
+// the registry gained since, the runs earlier drives left running, retries the runtime's due follow-ups and polls due runs, again
 // while a poll fills a batch, leaves a run due that is not held back for a
 // retry (a run released into a wait whose deadline has passed) or a drive
 // leaves a run running. It
@@ -819,6 +826,71 @@ func (s *Scheduler) DriveSoon(runID string) {
 	s.mu.Unlock()
 }
 
+// markServed records the workflows the registry has now as served (their
+// running runs are Recover's, or were driven already).
+func (s *Scheduler) markServed() {
+	ids := s.rt.Registry().IDs()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		s.served[id] = true
+	}
+}
+
+// driveNewlyServed queues for driving (as DriveSoon) the running runs of
+// each workflow the registry gained since it was last looked at. Such
+// runs were left running for a runtime that serves their workflow:
+// skipped by Recover, a parent whose child ended or an event listener
+// resumed without a tick. Without claims no other Recover comes, so
+// nothing else would drive them once the workflow is registered here
+// (by Scheduled.Run or by the host on the registry). Only the gained
+// workflows' running runs are listed, once each: no scan per pass.
+func (s *Scheduler) driveNewlyServed(ctx context.Context) {
+	ids := s.rt.Registry().IDs()
+	var gained []string
+	s.mu.Lock()
+	for _, id := range ids {
+		if !s.served[id] {
+			gained = append(gained, id)
+		}
+	}
+	if len(gained) > 0 || len(ids) != len(s.served) {
+		// A workflow unregistered is gained again when registered again:
+		// its runs may have been left running meanwhile.
+		s.served = make(map[string]bool, len(ids))
+		for _, id := range ids {
+			s.served[id] = true
+		}
+	}
+	s.mu.Unlock()
+	for _, wf := range gained {
+		running, err := listAll(ctx, func(limit int) ([]store.RunIndexRow, error) {
+			return s.st.RunIndex(ctx, &store.RunIndexParams{Status: durable.RunRunning, WorkflowID: wf, Limit: limit})
+		})
+		if err != nil {
+			// Looked at again by the next pass.
+			s.mu.Lock()
+			delete(s.served, wf)
+			s.mu.Unlock()
+			if ctx.Err() == nil {
+				s.cfg.Logger.WarnContext(ctx, "listing running runs of a workflow newly registered",
+					slog.String("workflow_id", wf), slog.String("error", err.Error()))
+				s.recordError(fmt.Sprintf("listing running runs of workflow %q: %v", wf, err))
+			}
+			continue
+		}
+		at := s.cfg.Clock()
+		s.mu.Lock()
+		for _, r := range running {
+			// A run already queued keeps its time (a failure back-off).
+			if _, queued := s.unfinished[r.RunID]; !queued {
+				s.unfinished[r.RunID] = at
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
 // nextUnfinished returns when the earliest unfinished run is to be
 // driven again.
 func (s *Scheduler) nextUnfinished() (time.Time, bool) {
@@ -878,12 +950,17 @@ func listAll[T any](ctx context.Context, list func(limit int) ([]T, error)) ([]T
 // waited for but queued, as for DriveSoon, for the loop (or the next
 // Pass) to drive once its lock is free. Running runs of workflows the
 // runtime's registry lacks are left as they are, for a runner that has
-// them (runners sharing a store may each serve some workflows). It is
+// them (runners sharing a store may each serve some workflows), or for
+// this one: the loop (or the next Pass) drives them once its registry
+// gains their workflow. It is
 // called by Start; hosts may call it too. An error means the recovery is not done: a listing
 // failed, a waited child could not be read (its parent is checked again
 // by the next Recover), or ctx ended (a run it was ticking is left
 // running).
 func (s *Scheduler) Recover(ctx context.Context) error {
+	// Workflows registered before the listing have their runs driven
+	// here, not again by driveNewlyServed.
+	s.markServed()
 	running, err := listAll(ctx, func(limit int) ([]store.RunIndexRow, error) {
 		return s.st.RunIndex(ctx, &store.RunIndexParams{Status: durable.RunRunning, Limit: limit})
 	})
