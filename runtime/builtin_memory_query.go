@@ -463,7 +463,7 @@ func newQueryOwner(run *durable.RunState) *queryOwner {
 			continue
 		}
 		if id, ok := meta["source_artifact_id"].(string); ok && id != "" {
-			qo.summaries[id] = anyText(mm["content"])
+			qo.summaries[id] = pyval.StrOrEmpty(mm["content"]) // str(content or "")
 		}
 	}
 	return qo
@@ -680,7 +680,7 @@ func (q *memQuery) deepScan(cands []map[string]any, qp *queryParams) []string {
 			if !truthy(mm["content"]) {
 				continue
 			}
-			if strings.Contains(pyval.Lower(anyText(mm["content"])), qp.query) {
+			if strings.Contains(pyval.Lower(pyval.Str(mm["content"])), qp.query) { // q in str(content).lower()
 				out = append(out, id)
 				break
 			}
@@ -884,10 +884,7 @@ func (q *memQuery) render(byID map[string]map[string]any, summaries map[string]s
 			if ts := strOrDefault(mm["timestamp"], ""); ts != "" {
 				prefix = "    - " + ts + " " + role + ": "
 			}
-			content := ""
-			if truthy(mm["content"]) {
-				content = anyText(mm["content"])
-			}
+			content := pyval.StrOrEmpty(mm["content"]) // str(content or "")
 			lines = append(lines, prefix+content)
 			rendered++
 			if limited {
@@ -930,8 +927,8 @@ func renderNote(payload map[string]any, spanLocation string) []string {
 	return lines
 }
 
-// strOrDefault is v when it is a non-empty string, else def (other
-// truthy values in their JSON form).
+// strOrDefault is Python's str(v or def): def for a falsy v, other values
+// as str() writes them (a list or object as its repr).
 func strOrDefault(v any, def string) string {
 	if s, ok := v.(string); ok {
 		if s == "" {
@@ -942,5 +939,5 @@ func strOrDefault(v any, def string) string {
 	if !truthy(v) {
 		return def
 	}
-	return anyText(v)
+	return pyval.Str(v)
 }

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"strconv"
+	"math"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/artifact"
@@ -74,12 +74,10 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		n, ok := int64(0), false
 		if v := p["max_messages"]; v != nil {
 			if _, isBool := v.(bool); !isBool {
-				if f, isNum := AsFloat(v); isNum {
+				// int(float(raw)): Python's float() syntax, and int()
+				// raises on inf/nan, so those fall back to the default.
+				if f, err := pyval.ToFloat(v); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
 					n, ok = pyval.SaturatedInt(f), true
-				} else if s, isStr := v.(string); isStr {
-					if f, err := strconv.ParseFloat(pyval.Strip(s), 64); err == nil {
-						n, ok = pyval.SaturatedInt(f), true
-					}
 				}
 			}
 		}
@@ -372,8 +370,9 @@ func rehydratePreview(msgs []any) string {
 			break
 		}
 		mm, _ := m.(map[string]any)
-		role := pyval.Strip(anyText(mm["role"]))
-		content := pyval.Strip(anyText(mm["content"]))
+		// Python: str(m.get(k) or "").strip(), a list content as its repr.
+		role := pyval.Strip(pyval.StrOrEmpty(mm["role"]))
+		content := pyval.Strip(pyval.StrOrEmpty(mm["content"]))
 		switch {
 		case content == "":
 		case strings.HasPrefix(content, "[MEMORY NOTE]") || role == "":

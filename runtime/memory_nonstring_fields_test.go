@@ -84,3 +84,66 @@ func TestMemoryNonStringFieldsReadAsPythonStr(t *testing.T) {
 			rh["inserted"], rh["skipped"])
 	}
 }
+
+// conversationSpanVars stores one conversation_span artifact holding msgs
+// and returns its id and run vars that list it in _runtime.memory_spans.
+func conversationSpanVars(t *testing.T, f *memFixture, msgs []any) (string, map[string]any) {
+	t.Helper()
+	meta, err := artifact.PutJSON(context.Background(), f.arts, map[string]any{"messages": msgs},
+		artifact.PutParams{Tags: map[string]string{"kind": "conversation_span"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	span := map[string]any{"kind": "conversation_span", "artifact_id": meta.ArtifactID, "created_at": "2026-01-01T00:00:01+00:00",
+		"from_timestamp": "2026-01-01T00:00:00+00:00", "to_timestamp": "2026-01-01T00:00:01+00:00",
+		"message_count": int64(len(msgs))}
+	return meta.ArtifactID, map[string]any{"_runtime": map[string]any{"memory_spans": []any{span}}}
+}
+
+// A message content that is not a string (the multimodal form
+// [{"type":"text","text":…}]) is read as Python's str(content), its repr,
+// by MEMORY_QUERY's deep scan (`q in str(content).lower()`) and rendered
+// text (`str(m.get("content") or "")`). A query quoting the user finds
+// the span because repr writes 'Bob said "ship it"', where JSON text would
+// escape the quotes.
+func TestMemoryQueryNonStringContentReadAsPythonStr(t *testing.T) {
+	f := memSetup(t, true)
+	id, vars := conversationSpanVars(t, f, []any{
+		map[string]any{"role": "user", "content": []any{map[string]any{"text": `Bob said "ship it"`}}},
+	})
+	run := f.runSteps(t, runtime.StartParams{Vars: vars},
+		step(durable.EffectMemoryQuery, map[string]any{"query": `said "ship it"`, "return": "both"}),
+		step(durable.EffectMemoryQuery, map[string]any{"span_id": id}),
+	)
+	mustComplete(t, run)
+	if got := spanIDs(t, res(t, run, 0)); len(got) != 1 {
+		t.Errorf("deep scan for %q found %v; want the span", `said "ship it"`, got)
+	}
+	want := `    - user: [{'text': 'Bob said "ship it"'}]`
+	if out, _ := res(t, run, 1)["output"].(string); !strings.Contains(out, want) {
+		t.Errorf("rendered text lacks Python's str(content) line %q:\n%s", want, out)
+	}
+}
+
+// MEMORY_REHYDRATE's per-span preview reads a non-string content as
+// Python's _preview_inserted does: role + ": " + str(content).strip().
+func TestMemoryRehydratePreviewNonStringContentAsPythonStr(t *testing.T) {
+	f := memSetup(t, true)
+	id, vars := conversationSpanVars(t, f, []any{
+		map[string]any{"role": "user", "content": []any{map[string]any{"text": "it is PELICAN"}},
+			"metadata": map[string]any{"message_id": "m1"}},
+	})
+	run := f.runSteps(t, runtime.StartParams{Vars: vars},
+		step(durable.EffectMemoryRehydrate, map[string]any{"span_ids": []any{id}}),
+	)
+	mustComplete(t, run)
+	r, _ := run.Vars["r0"].(map[string]any)
+	arts, _ := r["artifacts"].([]any)
+	if len(arts) != 1 {
+		t.Fatalf("artifacts = %v", r["artifacts"])
+	}
+	want := "user: [{'text': 'it is PELICAN'}]"
+	if got := arts[0].(map[string]any)["preview"]; got != want {
+		t.Errorf("preview = %q, want Python's %q", got, want)
+	}
+}

@@ -172,3 +172,25 @@ func TestMemoryFalsyQueryIsNoQuery(t *testing.T) {
 		t.Errorf("query=false: %v, want the one note (Python: no query)", got)
 	}
 }
+
+// With a recall_level, MEMORY_REHYDRATE reads max_messages as Python's
+// int(float(raw)) and falls back to the level's default (standard: 80),
+// without a warning, when that raises: int() of inf or nan does, so they
+// are not read as a huge count clamped to the cap (with a warning).
+func TestMemoryRehydrateRecallMaxMessagesInfNaNUseDefault(t *testing.T) {
+	for _, raw := range []string{"inf", "nan", " -Infinity "} {
+		f := memSetup(t, true)
+		run := f.runSteps(t, runtime.StartParams{},
+			step(durable.EffectMemoryRehydrate, map[string]any{
+				"span_ids": []any{"no_such_span"}, "recall_level": "standard", "max_messages": raw}),
+		)
+		mustComplete(t, run)
+		r, _ := run.Vars["r0"].(map[string]any)
+		eff, _ := r["effort"].(map[string]any)
+		applied, _ := eff["applied"].(map[string]any)
+		warns, _ := r["warnings"].([]any)
+		if got, _ := applied["max_messages"].(int64); got != 80 || len(warns) != 0 {
+			t.Errorf("max_messages %q: applied %v, warnings %v; want 80 and no warning", raw, applied["max_messages"], warns)
+		}
+	}
+}
