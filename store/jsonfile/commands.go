@@ -249,11 +249,12 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 // still treat the file's tail as unknown (part of data may be in it).
 // With ownLine, data starts a line of its own: a '\n' is written before
 // it, in the same write, unless the file is empty or its last byte (read
-// through the descriptor appended with) is one. beforeWrite, when not
-// nil, is called just before the write with the file's size (-1 when
-// unknown) and the bytes about to be appended; an error from it ends the
-// append with nothing written.
-func (s *Store) appendFile(path string, data []byte, created, ownLine bool, beforeWrite func(size int64, data []byte) error) error {
+// through the descriptor appended with) is one. A file found empty is
+// taken as created. beforeWrite, when not nil, is called just before the
+// write with the open file (readable with ownLine), its info (nil when
+// fstat failed) and the bytes about to be appended; an error from it
+// ends the append with nothing written.
+func (s *Store) appendFile(path string, data []byte, created, ownLine bool, beforeWrite func(f *os.File, fi fs.FileInfo, data []byte) error) error {
 	flag := os.O_WRONLY
 	if ownLine {
 		flag = os.O_RDWR // to read the last byte
@@ -263,14 +264,20 @@ func (s *Store) appendFile(path string, data []byte, created, ownLine bool, befo
 		return fmt.Errorf("opening %s: %w", path, err)
 	}
 	size := int64(-1)
-	if st, err := f.Stat(); err == nil {
-		size = st.Size()
+	fi, err := f.Stat()
+	if err == nil {
+		size = fi.Size()
+	} else {
+		fi = nil
 	}
+	// Its directory entry may be new (ours, or another process's that
+	// never synced it): synced as ours.
+	created = created || size == 0
 	if ownLine && size != 0 && !endsWithNewline(f, size) {
 		data = append([]byte{'\n'}, data...)
 	}
 	if beforeWrite != nil {
-		if err := beforeWrite(size, data); err != nil {
+		if err := beforeWrite(f, fi, data); err != nil {
 			_ = f.Close()
 			return err
 		}

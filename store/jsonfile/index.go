@@ -1,6 +1,7 @@
 package jsonfile
 
 import (
+	"io/fs"
 	"slices"
 	"time"
 
@@ -11,12 +12,19 @@ import (
 
 // runMeta is what the store keeps in memory for every run: the indexed
 // fields (a RunState without vars or output, which store.RunListParams
-// filters and store.IndexRow read), the sanitised lifecycle and the
-// version.
+// filters and store.IndexRow read), the sanitised lifecycle, the version,
+// and what identifies the run file they were taken from. Never changed
+// once in s.runs (readers use it outside s.mu): replaced whole.
 type runMeta struct {
 	stub      *durable.RunState
 	lifecycle map[string]any
 	version   int64
+	// stamp and sum are the run file's stamp (zero when unknown) and the
+	// FNV-1a of its bytes, as the store last wrote or read them: a file
+	// another process saved since is told by its stamp, and a save of the
+	// same bytes (which changes nothing) by its sum.
+	stamp fileStamp
+	sum   uint64
 	// due is the run's store.Deadline, worked out from the whole state
 	// (the stub has no vars).
 	due    durable.Time
@@ -54,6 +62,30 @@ type cachedRun struct {
 	// it replaces (stagedNameOf), known without reading the file again.
 	sum    uint64
 	summed bool
+}
+
+// fileStamp is what a stat says of a run file: enough to tell, without
+// reading it, that the file is still the one last written or read there
+// (see cachedRun).
+type fileStamp struct {
+	mtime time.Time
+	size  int64
+	file  fileID
+}
+
+func stampOf(fi fs.FileInfo) fileStamp {
+	return fileStamp{mtime: fi.ModTime(), size: fi.Size(), file: fileIDOf(fi)}
+}
+
+// matches reports whether fi is the file st was taken of; a zero st
+// (unknown) matches nothing.
+func (st fileStamp) matches(fi fs.FileInfo) bool {
+	return !st.mtime.IsZero() && st.mtime.Equal(fi.ModTime()) && st.size == fi.Size() && st.file == fileIDOf(fi)
+}
+
+// same reports whether st and o are stamps of the same file.
+func (st fileStamp) same(o fileStamp) bool {
+	return st.mtime.Equal(o.mtime) && st.size == o.size && st.file == o.file
 }
 
 // fileID tells files apart where modification times cannot: its device

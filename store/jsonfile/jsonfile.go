@@ -53,8 +53,21 @@
 // a run found on disk when the store opens is at version 1 and every
 // commit increments it. Indexes (status, wait keys, parent→children,
 // deadlines) and the command counter are also built once at open and kept
-// up to date by this process's writes; another process writing the same
-// directory is neither seen by the indexes nor serialised with. Beside
+// up to date by this process's writes. Another process writing the same
+// directory (Python without a runner: serve --no-runner, scripts) is not
+// serialised with, but the run side notices it: a run file it saved is
+// read again (the store knows the identity, modification time, size and
+// sum of the file it last wrote or read), and such a read (RunGet, a
+// listing that loads the run, a commit) indexes the new state at the next
+// version, so a commit of a state read before fails with
+// store.ErrConflict, one stat per commit, and the host's save wins; a
+// save the store has not read yet is not in the indexes (RunIndex,
+// RunListDue), and one landing between a commit's check and its rename
+// is still overwritten. A ledger is checked against its file (identity
+// and size) at each use and read again, from where it grew, when another
+// process appended to it, or whole when it was deleted or replaced; the
+// store's appends start a line of their own after a torn one. Commands
+// another process appends are not seen until the next open. Beside
 // them, the store keeps the last state and the ledger index (offsets,
 // completed keys) of the runs it used most recently, within
 // Config.CacheBytes; the rest is read from the files when needed.
@@ -79,6 +92,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
@@ -292,6 +306,21 @@ func checkID(kind, id string) error {
 	}
 	if strings.ContainsAny(id, "/\\\x00") || id == "." || id == ".." {
 		return fmt.Errorf("jsonfile: invalid %s id %q: %w", kind, id, store.ErrInvalidID)
+	}
+	return nil
+}
+
+// checkRunID is checkID for a run id, which must also be UTF-8: the run
+// file's JSON spells its run_id with U+FFFD for a byte that is not, so
+// the file named with the raw bytes would no longer match its run_id
+// once read back (after a reopen, the run would be lost). Consumer ids
+// name a file only, so checkID alone keeps them byte for byte.
+func checkRunID(id string) error {
+	if err := checkID("run", id); err != nil {
+		return err
+	}
+	if !utf8.ValidString(id) {
+		return fmt.Errorf("jsonfile: invalid run id %q: not UTF-8: %w", id, store.ErrInvalidID)
 	}
 	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -19,13 +21,21 @@ import (
 // that LedgerList(After) starts reading near the cursor.
 const markEvery = 64
 
-// ledgerState is what the store knows about a ledger file after one full
-// scan, kept up to date by its own appends. Guarded by the run's stripe.
+// ledgerState is what the store knows about a ledger file after one
+// scan, kept up to date by its own appends and checked against the file
+// (its identity and size) at each use, since another process (Python,
+// no runner) may append to it, or delete it, while the store is open.
+// Guarded by the run's stripe.
 type ledgerState struct {
-	count  int64 // JSON objects in the file: the Seq of the last record
-	size   int64 // bytes of the file covered by count
-	marks  []mark
-	tailNL bool // the file is empty or ends with '\n'
+	file  fileID // the file scanned; zero when there was none
+	count int64  // JSON objects in the file: the Seq of the last record
+	size  int64  // bytes of the file covered by count
+	marks []mark
+	// tailOff is where the file's last line starts when it has no '\n'
+	// yet (size otherwise), and tailSeq the records before it: a torn
+	// line may be one another process is still writing, so a file that
+	// grew is read again from there.
+	tailOff, tailSeq int64
 	// completed maps the idempotency key of each completed record to the
 	// seq of the first one, so replay look-ups never scan the file.
 	completed map[string]int64
@@ -69,20 +79,123 @@ func (st *ledgerState) startFor(after int64) mark {
 	return m
 }
 
-// ledgerLocked returns the state of a run's ledger, scanning the file on
-// first use. The caller holds the run's stripe exclusively.
+// ledgerLocked returns the state of a run's ledger, up to date with the
+// file: it is scanned on first use, and again (from where it grew, when
+// it only grew) when a stat finds it is not the file last seen. The
+// caller holds the run's stripe exclusively.
 func (s *Store) ledgerLocked(runID string) (*ledgerState, error) {
-	if st, ok := s.ledgers.Get(runID); ok {
-		return st, nil
-	}
-	st := &ledgerState{tailNL: true}
 	path := s.ledgerPath(runID)
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if st, ok := s.ledgers.Get(runID); ok {
+		fi, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return s.ledgerOf(runID, path, nil, nil)
+		case err != nil:
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		case st.file == fileIDOf(fi) && st.size == fi.Size():
+			return st, nil
+		}
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s.ledgerOf(runID, path, nil, nil)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return s.ledgerOf(runID, path, f, fi)
+}
+
+// ledgerOf returns the state of a run's ledger brought up to date with f,
+// the file open at its path (nil: there is none), of info fi, and caches
+// it. The caller holds the run's stripe exclusively.
+func (s *Store) ledgerOf(runID, path string, f *os.File, fi fs.FileInfo) (*ledgerState, error) {
+	st, ok := s.ledgers.Get(runID)
+	if !ok {
+		st = &ledgerState{}
+	}
+	if err := s.syncLedger(path, st, f, fi); err != nil {
+		s.forgetLedger(runID)
+		return nil, err
+	}
+	s.ledgers.Put(runID, st, st.cost())
+	return st, nil
+}
+
+// syncLedger brings st up to date with f (see ledgerOf). A file of the
+// same identity that grew is read from st's tail on; any other change (a
+// new file, a shorter one) is read whole.
+func (s *Store) syncLedger(path string, st *ledgerState, f *os.File, fi fs.FileInfo) error {
+	if f == nil {
+		if st.size != 0 || st.count != 0 || st.file != (fileID{}) {
+			*st = ledgerState{}
+		}
+		return nil
+	}
+	id, size := fileIDOf(fi), fi.Size()
+	if id == st.file && size == st.size {
+		return nil
+	}
+	from, seq := int64(0), int64(0)
+	if id == st.file && size > st.size {
+		from, seq = st.tailOff, st.tailSeq
+	}
+	data, err := readLedgerFrom(f, from, size)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if from > 0 && data[0] != '\n' {
+		// Not the line end the last scan ended on: another file under
+		// the same identity (a deleted ledger's inode number handed out
+		// again). Read it whole.
+		from, seq = 0, 0
+		if data, err = readLedgerFrom(f, 0, size); err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+	}
+	if from == 0 {
+		*st = ledgerState{}
+	} else {
+		data = data[1:]
+		// The torn tail is read again: drop what it gave.
+		st.marks = slices.DeleteFunc(st.marks, func(m mark) bool { return m.off >= from })
+		if st.count > seq {
+			maps.DeleteFunc(st.completed, func(_ string, n int64) bool { return n > seq })
+		}
+	}
+	st.file = id
+	s.scanLedger(path, st, data, from, seq)
+	return nil
+}
+
+// readLedgerFrom reads the bytes of f from off to size; from an off past
+// 0, it starts a byte earlier, at the '\n' the part before it should end
+// with. It returns less when the file has shrunk meanwhile.
+func readLedgerFrom(f *os.File, off, size int64) ([]byte, error) {
+	if off > 0 {
+		off--
+	}
+	data := make([]byte, max(size-off, 0))
+	n, err := f.ReadAt(data, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if off > 0 && n == 0 {
+		return []byte{0}, nil // shrunk: no line end there, read whole
+	}
+	return data[:n], nil
+}
+
+// scanLedger indexes data, the ledger's bytes from off on, preceded by
+// seq records, into st.
+func (s *Store) scanLedger(path string, st *ledgerState, data []byte, off, seq int64) {
 	lastOff := int64(-1)
-	st.count = s.walkLedger(path, data, 0, 0, func(seq, off int64, m map[string]any) bool {
+	fn := func(seq, off int64, m map[string]any) bool {
 		if off != lastOff { // the first object of a line
 			st.addMark(seq-1, off)
 			lastOff = off
@@ -93,11 +206,12 @@ func (s *Store) ledgerLocked(runID string) (*ledgerState, error) {
 			}
 		}
 		return true
-	})
-	st.size = int64(len(data))
-	st.tailNL = len(data) == 0 || data[len(data)-1] == '\n'
-	s.ledgers.Put(runID, st, st.cost())
-	return st, nil
+	}
+	whole := data[:bytes.LastIndexByte(data, '\n')+1]
+	st.tailSeq = s.walkLedger(path, whole, off, seq, fn)
+	st.tailOff = off + int64(len(whole))
+	st.count = s.walkLedger(path, data[len(whole):], st.tailOff, st.tailSeq, fn)
+	st.size = off + int64(len(data))
 }
 
 // forgetLedger drops the cached state so the next use rescans the file.
@@ -159,8 +273,12 @@ func (s *Store) decodeLine(path string, line []byte, off int64, final bool) []ma
 }
 
 // appendRecordsLocked appends records to a run's ledger in one write and
-// sets their Seq; beforeWrite is appendFile's. The caller holds the run's
-// stripe exclusively.
+// sets their Seq; beforeWrite is appendFile's, given the file's size. The
+// records start a line of their own whatever the file ends with, and the
+// ledger's state is checked against the file appended to (one fstat), so
+// that another process's append, torn line or delete since the last scan
+// leaves the records and their seqs as a reading of the file gives them.
+// The caller holds the run's stripe exclusively.
 func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord, beforeWrite func(size int64, data []byte) error) error {
 	pooled := pyjson.GetBuffer()
 	buf := *pooled
@@ -174,31 +292,40 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord,
 		}
 		buf = append(buf, '\n')
 	}
-	st, err := s.ledgerLocked(runID)
-	if err != nil {
-		return err
+	path := s.ledgerPath(runID)
+	var st *ledgerState
+	var base int64 // the file's size before the records
+	var written int
+	sync := func(f *os.File, fi fs.FileInfo, data []byte) error {
+		if fi == nil {
+			return errors.New("the ledger's size is unknown (fstat failed)")
+		}
+		var err error
+		if st, err = s.ledgerOf(runID, path, f, fi); err != nil {
+			return err
+		}
+		base, written = fi.Size(), len(data)
+		if beforeWrite != nil {
+			return beforeWrite(base, data)
+		}
+		return nil
 	}
-	prefix := 0
-	if !st.tailNL {
-		// Terminate a torn final line so it cannot swallow our first record.
-		buf = append([]byte{'\n'}, buf...)
-		prefix = 1
-	}
-	if err := s.appendFile(s.ledgerPath(runID), buf, st.size == 0, false, beforeWrite); err != nil {
+	if err := s.appendFile(path, buf, false, true, sync); err != nil {
 		s.forgetLedger(runID)
 		return err
 	}
+	prefix := int64(written - len(buf)) // ownLine's '\n'
 	for i, r := range records {
 		seq := st.count + int64(i) + 1
-		st.addMark(seq-1, st.size+int64(prefix+starts[i]))
+		st.addMark(seq-1, base+prefix+int64(starts[i]))
 		if r.Status == durable.StepCompleted {
 			st.noteCompleted(r.IdempotencyKey, seq)
 		}
 		r.Seq = seq
 	}
 	st.count += int64(len(records))
-	st.size += int64(len(buf))
-	st.tailNL = true
+	st.size = base + int64(written)
+	st.tailOff, st.tailSeq = st.size, st.count
 	// Again: its cost grew, and it may have been evicted meanwhile (it is
 	// still exact: appends to a run hold its stripe).
 	s.ledgers.Put(runID, st, st.cost())
@@ -207,7 +334,7 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord,
 
 // LedgerAppend implements store.LedgerStore.
 func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durable.StepRecord) error {
-	if err := checkID("run", runID); err != nil {
+	if err := checkRunID(runID); err != nil {
 		return fmt.Errorf("jsonfile: ledger append: %w", err)
 	}
 	if err := s.checkOpen(); err != nil {
@@ -229,10 +356,27 @@ func (s *Store) LedgerAppend(ctx context.Context, runID string, records []*durab
 }
 
 // readLedger reads the part of a run's ledger file after the record
-// seq 'after' and calls fn for every record from there, in order. The
-// caller holds the run's stripe exclusively.
+// seq 'after' and calls fn for every record from there, in order, up to
+// the end the file had when opened. The caller holds the run's stripe
+// exclusively.
 func (s *Store) readLedger(runID string, after int64, fn func(seq int64, m map[string]any) bool) error {
-	st, err := s.ledgerLocked(runID)
+	path := s.ledgerPath(runID)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		_, err := s.ledgerOf(runID, path, nil, nil)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer f.Close()
+	// The state is checked against the file read (one fstat), which
+	// another process may have appended to or replaced since.
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	st, err := s.ledgerOf(runID, path, f, fi)
 	if err != nil {
 		return err
 	}
@@ -240,16 +384,6 @@ func (s *Store) readLedger(runID string, after int64, fn func(seq int64, m map[s
 		return nil
 	}
 	start := st.startFor(max(after, 0))
-	path := s.ledgerPath(runID)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		s.forgetLedger(runID)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("opening %s: %w", path, err)
-	}
-	defer f.Close()
 	// The file is read a chunk at a time, so that a page (a Limit, or a
 	// look-up found early) reads about what it returns.
 	off, seq, end := start.off, start.seq, st.size
@@ -294,7 +428,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if checkID("run", p.RunID) != nil {
+	if checkRunID(p.RunID) != nil {
 		return nil, nil
 	}
 	lk := s.stripe(p.RunID)
@@ -324,7 +458,7 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	if checkID("run", runID) != nil {
+	if checkRunID(runID) != nil {
 		return 0, nil
 	}
 	lk := s.stripe(runID)
@@ -342,7 +476,7 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	if checkID("run", runID) != nil {
+	if checkRunID(runID) != nil {
 		return 0, nil
 	}
 	lk := s.stripe(runID)
@@ -375,7 +509,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if checkID("run", runID) != nil || key == "" {
+	if checkRunID(runID) != nil || key == "" {
 		return nil, nil
 	}
 	lk := s.stripe(runID)

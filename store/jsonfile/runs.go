@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,30 +28,53 @@ func (s *Store) loadRuns() error {
 	}
 	for _, path := range paths {
 		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "run_"), ".json")
-		if err := checkID("run", id); err != nil {
+		if err := checkRunID(id); err != nil {
 			// Another writer's file (Python takes any id its OS takes in a
 			// name): listed, it would be polled for ever and never be read
 			// or saved by id here.
 			s.log.Warn("skipping a run file whose id this store refuses", "file", path, "err", err)
 			continue
 		}
-		r, err := s.readRunFile(id, path)
+		r, data, fi, err := readRunFile(id, path)
 		if err != nil {
 			s.log.Warn("skipping unreadable run file", "file", path, "err", err)
 			continue
 		}
-		s.setLocked(id, newMeta(r, 1))
+		m := newMeta(r, 1)
+		m.stamp, m.sum = stampOf(fi), appendSum(data)
+		s.setLocked(id, m)
 	}
 	return nil
 }
 
-// readRunFile reads and decodes a run file; its run_id must match id.
-func (s *Store) readRunFile(id, path string) (*durable.RunState, error) {
-	data, err := os.ReadFile(path)
+// readRunFile reads and decodes a run file; its run_id must match id. It
+// returns the bytes read and the info of the file they were read from.
+func readRunFile(id, path string) (*durable.RunState, []byte, fs.FileInfo, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return decodeRunFile(id, data)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	data := make([]byte, 0, fi.Size()+512) // +512: it may have grown since
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if len(data) == cap(data) {
+			data = slices.Grow(data, 4096)
+		}
+	}
+	r, err := decodeRunFile(id, data)
+	return r, data, fi, err
 }
 
 // decodeRunFile decodes the bytes of run id's file, read whole.
@@ -72,7 +96,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		return errors.New("jsonfile: commit: run is required")
 	}
 	id := p.Run.RunID
-	if err := checkID("run", id); err != nil {
+	if err := checkRunID(id); err != nil {
 		return err
 	}
 	if p.Create && len(id)+len("run_.json.")+32+len(".tmp") > maxNameLen {
@@ -117,6 +141,27 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	case cur.version != p.Run.Version:
 		return fmt.Errorf("jsonfile: committing run %s at version %d (stored %d): %w",
 			id, p.Run.Version, cur.version, store.ErrConflict)
+	default:
+		// Another process (Python, no lock) may have saved the run since
+		// the store last wrote or read it: its save must win, as it does
+		// in the SQLite store, not be overwritten by a state read before.
+		// One stat per commit; the file is read only when it changed.
+		fi, err := os.Stat(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("jsonfile: committing run %s: %w", id, err)
+		}
+		if err == nil && !cur.stamp.matches(fi) {
+			if _, err := s.readRunLocked(id, path); err != nil {
+				return fmt.Errorf("jsonfile: committing run %s: %s is unreadable: %w", id, path, err)
+			}
+			s.mu.RLock()
+			cur = s.runs[id]
+			s.mu.RUnlock()
+			if cur.version != p.Run.Version {
+				return fmt.Errorf("jsonfile: committing run %s at version %d: another process saved it since (now version %d): %w",
+					id, p.Run.Version, cur.version, store.ErrConflict)
+			}
+		}
 	}
 
 	buf := pyjson.GetBuffer()
@@ -192,11 +237,15 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	// encoded; if it did, the file is simply read next time.
 	run, cacheErr := frozen.NewStoredRun(p.Run)
 	c := &cachedRun{run: run, size: -1}
-	if fi, err := os.Stat(path); err == nil && cacheErr == nil {
-		c.mtime, c.size, c.file = fi.ModTime(), fi.Size(), fileIDOf(fi)
-		c.sum, c.summed = appendSum(data), true
-	}
 	meta := newMeta(p.Run, p.Run.Version)
+	meta.sum = appendSum(data)
+	if fi, err := os.Stat(path); err == nil {
+		meta.stamp = stampOf(fi)
+		if cacheErr == nil {
+			c.mtime, c.size, c.file = fi.ModTime(), fi.Size(), fileIDOf(fi)
+			c.sum, c.summed = meta.sum, true
+		}
+	}
 	s.mu.Lock()
 	s.setLocked(id, meta)
 	if c.size >= 0 {
@@ -235,7 +284,7 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if checkID("run", runID) != nil {
+	if checkRunID(runID) != nil {
 		return nil, fmt.Errorf("jsonfile: run %q: %w", runID, store.ErrNotFound)
 	}
 	lk := s.stripe(runID)
@@ -262,20 +311,54 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 	if meta != nil && c != nil && c.mtime.Equal(fi.ModTime()) && c.size == fi.Size() && c.file == fileIDOf(fi) {
 		return c.run.Thaw(), nil
 	}
-	r, err := s.readRunFile(id, path)
+	r, err := s.readRunLocked(id, path)
 	if err != nil {
 		return nil, fmt.Errorf("jsonfile: reading run %s: %s is unreadable: %w", id, path, err)
 	}
-	s.mu.Lock()
-	if meta = s.runs[id]; meta == nil {
-		// Written by someone else since open: adopt it at version 1.
-		meta = newMeta(r, 1)
-		s.setLocked(id, meta)
-	}
-	r.Version = meta.version
-	s.cache.Put(id, &cachedRun{mtime: fi.ModTime(), size: fi.Size(), file: fileIDOf(fi), run: frozen.NewRun(r)}, fi.Size())
-	s.mu.Unlock()
 	return r, nil
+}
+
+// readRunLocked reads a run's file and makes the store's metadata and
+// cache follow it: a file the store did not load is adopted at version 1,
+// and one whose bytes are not those the store last wrote or read there
+// (another process saved the run) is indexed anew at the next version, so
+// that the listings agree with the state read and a commit of a state
+// read before conflicts. Only the file still at the path once read is
+// indexed, so that of two readers (the stripe is shared) of two foreign
+// saves, the older cannot come last. The caller holds the run's stripe.
+func (s *Store) readRunLocked(id, path string) (*durable.RunState, error) {
+	for attempt := 1; ; attempt++ {
+		r, data, fi, err := readRunFile(id, path)
+		if err != nil {
+			return nil, err
+		}
+		stamp, sum := stampOf(fi), appendSum(data)
+		s.mu.Lock()
+		meta := s.runs[id]
+		if meta == nil || !meta.stamp.same(stamp) { // the index changes: only to the file at the path
+			if now, err := os.Stat(path); attempt < 3 && (err != nil || !stamp.matches(now)) {
+				s.mu.Unlock()
+				continue // replaced again while read: read the newer one
+			}
+		}
+		switch {
+		case meta == nil:
+			// Written by someone else since open: adopt it at version 1.
+			meta = newMeta(r, 1)
+		case meta.sum != sum:
+			meta = newMeta(r, meta.version+1)
+		default:
+			// The same bytes (saved again, copied back): the same state.
+			m := *meta
+			meta = &m
+		}
+		meta.stamp, meta.sum = stamp, sum
+		s.setLocked(id, meta)
+		r.Version = meta.version
+		s.cache.Put(id, &cachedRun{mtime: fi.ModTime(), size: fi.Size(), file: fileIDOf(fi), run: frozen.NewRun(r)}, fi.Size())
+		s.mu.Unlock()
+		return r, nil
+	}
 }
 
 // loadMany loads the full states of metas (already filtered, sorted and
@@ -402,7 +485,7 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 	if err := s.checkOpen(); err != nil {
 		return false, err
 	}
-	if checkID("run", runID) != nil {
+	if checkRunID(runID) != nil {
 		return false, nil
 	}
 	lk := s.stripe(runID)

@@ -165,7 +165,7 @@ func parseStagedName(name string) (c stagedCommit, ok bool) {
 		return c, false
 	}
 	c = stagedCommit{id: rest[:i], size: size, after: after, sum: sum}
-	return c, checkID("run", c.id) == nil
+	return c, checkRunID(c.id) == nil
 }
 
 // stagedIno returns the run file's inode number a staged name of the

@@ -1,0 +1,133 @@
+package jsonfile
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// A Python process that runs no runner (a host cancelling a run, a
+// script) may save run_<id>.json while this store is open: Python's
+// stores take no lock and save last-write-wins (spec §4.3). These tests
+// play that process with pythonSave.
+
+// TestForeignSaveMakesStaleCommitConflict: a commit of a state read
+// before another process saved the run is refused with store.ErrConflict
+// (the host's save wins, as the SQLite store's migration 017 makes it),
+// not written over that save; the state read again commits.
+func TestForeignSaveMakesStaleCommitConflict(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: identityRun("r1", "mine", durable.RunRunning), Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := s.RunGet(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := identityRun("r1", "cancelled by python", durable.RunCancelled)
+	py.UpdatedAt = durable.NewTime(time.Date(2026, 5, 1, 12, 0, 1, 0, time.UTC))
+	pythonSave(t, s.runPath("r1"), py)
+
+	mine.CurrentNode = "next"
+	err = s.RunCommit(ctx, &store.CommitParams{Run: mine, Records: []*durable.StepRecord{identityRec("r1", 1, durable.StepCompleted, "k1")}})
+	if !errors.Is(err, store.ErrConflict) {
+		got, _ := s.RunGet(ctx, "r1")
+		t.Fatalf("commit of a state read before a foreign save: err %v, want store.ErrConflict; run now %s (tag %v)",
+			err, got.Status, got.Vars["tag"])
+	}
+	if n, err := s.LedgerCount(ctx, "r1"); err != nil || n != 0 {
+		t.Errorf("ledger after the refused commit: %d records, %v; want none appended", n, err)
+	}
+	again, err := s.RunGet(ctx, "r1")
+	if err != nil || again.Status != durable.RunCancelled || again.Version <= mine.Version {
+		t.Fatalf("RunGet after the conflict = %v (version %d), %v; want the cancelled state at a later version than %d",
+			again.Status, again.Version, err, mine.Version)
+	}
+	again.Vars["seen"] = true
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: again}); err != nil {
+		t.Errorf("commit of the state read again: %v", err)
+	}
+}
+
+// TestSameBytesForeignRewriteIsNoConflict: a new file at the run's path
+// holding the bytes the store last wrote (a copy put back, a save of the
+// same state) changes nothing, so a commit of the state read before is
+// not refused.
+func TestSameBytesForeignRewriteIsNoConflict(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: identityRun("r1", "mine", durable.RunRunning), Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := s.RunGet(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(s.runPath("r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := s.runPath("r1") + ".copy"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, s.runPath("r1")); err != nil {
+		t.Fatal(err)
+	}
+	mine.CurrentNode = "next"
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: mine}); err != nil {
+		t.Errorf("commit after a rewrite of the same bytes: %v", err)
+	}
+}
+
+// TestIndexFollowsForeignSaveReadByRunGet: once RunGet has read a run
+// file another process rewrote, the listings agree with it: RunIndex and
+// RunList(status) show the new status, and RunListDue no longer hands
+// out the wait the new state ended (spec §4.1: due runs are waiting
+// ones; Python's queries scan the files).
+func TestIndexFollowsForeignSaveReadByRunGet(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	w := identityRun("r1", "waiting", durable.RunWaiting)
+	w.Waiting = &durable.WaitState{Reason: durable.WaitUntil, Until: durable.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: w, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	py := identityRun("r1", "cancelled by python", durable.RunCancelled)
+	py.UpdatedAt = durable.NewTime(time.Date(2026, 5, 1, 12, 0, 1, 0, time.UTC))
+	pythonSave(t, s.runPath("r1"), py)
+
+	got, err := s.RunGet(ctx, "r1")
+	if err != nil || got.Status != durable.RunCancelled {
+		t.Fatalf("RunGet after the foreign save: %v, %v", got, err)
+	}
+	rows, err := s.RunIndex(ctx, &store.RunIndexParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Status != durable.RunCancelled {
+		t.Errorf("RunIndex after RunGet read the cancelled state: %+v, want r1 cancelled", rows)
+	}
+	due, err := s.RunListDue(ctx, &store.RunListDueParams{Now: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 0 {
+		t.Errorf("RunListDue after RunGet read the cancelled state: %+v, want none", due)
+	}
+	cancelled, err := s.RunList(ctx, &store.RunListParams{Status: durable.RunCancelled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cancelled) != 1 {
+		t.Errorf("RunList(status=cancelled) after RunGet read the cancelled state: %d runs, want 1", len(cancelled))
+	}
+}
