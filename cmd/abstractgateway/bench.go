@@ -29,6 +29,7 @@ type benchConfig struct {
 	repeats        int
 	isolate        bool
 	ceilingSeconds float64
+	ceilingSamples int
 	child          bool
 }
 
@@ -67,7 +68,9 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (cfg benchConfig, 
 	fs.StringVar(&cfg.dir, "dir", "", "directory for the stores and the ceiling files (default: a temporary directory, removed at the end)")
 	fs.IntVar(&cfg.repeats, "repeats", 3, "samples per (workload, store); the line reports the median")
 	fs.BoolVar(&cfg.isolate, "isolate", true, "measure each (store, workload, repeat) in a fresh child process (W1 and W4 share one)")
-	fs.Float64Var(&cfg.ceilingSeconds, "ceiling-seconds", 2, "duration of each ceiling measurement, taken before and after the workloads (0 skips them)")
+	fs.Float64Var(&cfg.ceilingSeconds, "ceiling-seconds", 3, "seconds of each ceiling sample (0 skips the ceilings); a ceiling line reports the median "+
+		"of the samples before the workloads, of those after, and, as ops_per_s (what the go_vs_* ratios divide by), of all of them")
+	fs.IntVar(&cfg.ceilingSamples, "ceiling-samples", 3, "ceiling samples taken before the workloads, and again after")
 	fs.BoolVar(&cfg.child, benchChildFlag, false, "internal: measure in this process and print raw samples")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -108,8 +111,8 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (cfg benchConfig, 
 			return bad("unknown workload %q (want %s)", w, strings.Join(benchwork.Workloads, ", "))
 		}
 	}
-	if cfg.runs <= 0 || cfg.repeats <= 0 || !(cfg.ceilingSeconds >= 0) || math.IsInf(cfg.ceilingSeconds, 0) {
-		return bad("--runs and --repeats must be positive and --ceiling-seconds a finite number, not negative")
+	if cfg.runs <= 0 || cfg.repeats <= 0 || cfg.ceilingSamples <= 0 || !(cfg.ceilingSeconds >= 0) || math.IsInf(cfg.ceilingSeconds, 0) {
+		return bad("--runs, --repeats and --ceiling-samples must be positive and --ceiling-seconds a finite number, not negative")
 	}
 	if cfg.child && (len(cfg.stores) != 1 || cfg.dir == "") {
 		return bad("--%s needs one store and --dir", benchChildFlag)
@@ -151,10 +154,23 @@ func benchChild(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer) 
 
 // ceilingLine is the JSON line of one ceiling measurement.
 type ceilingLine struct {
-	Ceiling string    `json:"ceiling"`
-	OpsPerS float64   `json:"ops_per_s"`
-	Samples []float64 `json:"samples"` // before and after the workloads
-	Seconds float64   `json:"seconds"` // duration of each sample
+	Ceiling string `json:"ceiling"`
+	// OpsPerS is the median of every sample, before and after: the value
+	// the go_vs_ceiling ratios divide by. Neither phase alone: the disk
+	// drifts during an invocation, and the median of both is what
+	// bench/peer/compare.py quotes too.
+	OpsPerS float64 `json:"ops_per_s"`
+	// Samples are the ops/s of each sample in the order taken: the
+	// SamplesPerPhase before the workloads, then as many after.
+	Samples []float64 `json:"samples"`
+	// Seconds is the duration of each sample.
+	Seconds float64 `json:"seconds"`
+	// SamplesPerPhase is --ceiling-samples.
+	SamplesPerPhase int `json:"samples_per_phase"`
+	// BeforeOpsPerS and AfterOpsPerS are the medians of each phase, as
+	// the bench README's ceiling table quotes them.
+	BeforeOpsPerS float64 `json:"before_ops_per_s"`
+	AfterOpsPerS  float64 `json:"after_ops_per_s"`
 }
 
 // benchParent runs the whole benchmark: ceilings, the repeats (the outer
@@ -170,19 +186,24 @@ func benchParent(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer)
 		return fmt.Errorf("creating %s: %w", cfg.dir, err)
 	}
 
+	// Each phase takes its samples round by round (one of every ceiling,
+	// then the next), so that a slow moment of the disk lands on one
+	// sample of every ceiling rather than on every sample of one.
 	ceilings := map[string][]float64{}
 	measureCeilings := func(when string) error {
 		if cfg.ceilingSeconds == 0 {
 			return nil
 		}
 		d := time.Duration(cfg.ceilingSeconds * float64(time.Second))
-		for _, name := range benchwork.Ceilings {
-			ops, err := benchwork.MeasureCeiling(ctx, name, cfg.dir, d)
-			if err != nil {
-				return err
+		for i := 1; i <= cfg.ceilingSamples; i++ {
+			for _, name := range benchwork.Ceilings {
+				ops, err := benchwork.MeasureCeiling(ctx, name, cfg.dir, d)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "bench: ceiling %s (%s, %d/%d): %.0f ops/s\n", name, when, i, cfg.ceilingSamples, ops)
+				ceilings[name] = append(ceilings[name], ops)
 			}
-			fmt.Fprintf(stderr, "bench: ceiling %s (%s): %.0f ops/s\n", name, when, ops)
-			ceilings[name] = append(ceilings[name], ops)
 		}
 		return nil
 	}
@@ -226,12 +247,13 @@ func benchParent(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer)
 	enc := json.NewEncoder(stdout)
 	for _, name := range benchwork.Ceilings {
 		if s := ceilings[name]; len(s) > 0 {
-			if err := enc.Encode(ceilingLine{Ceiling: name, OpsPerS: mean(s), Samples: s, Seconds: cfg.ceilingSeconds}); err != nil {
+			n := min(cfg.ceilingSamples, len(s))
+			if err := enc.Encode(ceilingLine{Ceiling: name, OpsPerS: median(s), Samples: s, Seconds: cfg.ceilingSeconds,
+				SamplesPerPhase: cfg.ceilingSamples, BeforeOpsPerS: median(s[:n]), AfterOpsPerS: median(s[n:])}); err != nil {
 				return fmt.Errorf("writing a ceiling line: %w", err)
 			}
 		}
 	}
-	fullCeiling := mean(ceilings[benchwork.CeilingSQLiteFullExclusive]) // the store opens its file exclusively
 	for _, st := range cfg.stores {
 		for _, w := range benchwork.Workloads {
 			k := [2]string{w, st}
@@ -242,8 +264,19 @@ func benchParent(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer)
 			if line == nil {
 				continue
 			}
-			if st == benchwork.StoreSQLiteFull && w != benchwork.W4LedgerRead {
-				line.SetCeiling(fullCeiling)
+			// The store opens its file exclusively: its commits are
+			// compared with the exclusive ceiling of the same
+			// synchronous setting. W4 does not commit.
+			if w != benchwork.W4LedgerRead {
+				switch st {
+				case benchwork.StoreSQLite:
+					c := benchwork.CeilingSQLiteNormalExclusive
+					line.SetCeiling(c, median(ceilings[c]))
+				case benchwork.StoreSQLiteFull:
+					c := benchwork.CeilingSQLiteFullExclusive
+					line.SetCeiling(c, median(ceilings[c]))
+					line.SetFdatasyncInplace(median(ceilings[benchwork.CeilingFdatasyncInplace]))
+				}
 			}
 			if err := enc.Encode(line); err != nil {
 				return fmt.Errorf("writing a result line: %w", err)
@@ -328,14 +361,13 @@ func benchSample(ctx context.Context, cfg benchConfig, st string, group []string
 	return samples, nil
 }
 
-// mean returns the arithmetic mean, rounded to 0.1, or 0 for none.
-func mean(xs []float64) float64 {
+// median returns the median (the mean of the middle two of an even
+// count), rounded to 0.1, or 0 for none.
+func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	return float64(int64(sum/float64(len(xs))*10+0.5)) / 10
+	s := slices.Sorted(slices.Values(xs))
+	m := (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+	return math.Round(m*10) / 10
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -169,55 +170,91 @@ func TestBenchWorkloadFailingInOneRepeatPrintsNoNumber(t *testing.T) {
 	}
 }
 
-// TestBenchCeilingLinesAndGoVsCeiling: each ceiling line's ops_per_s is
-// the mean of its before/after samples; only the sqlite_full lines carry
-// commits_per_s (commits_per_run × runs_per_s) and go_vs_ceiling, the
-// ratio to the sqlite_wal_full_exclusive ceiling (the store's own
-// locking mode).
+// TestBenchCeilingLinesAndGoVsCeiling: the ceilings follow the bench
+// README's protocol (--ceiling-samples samples of each before the
+// workloads and as many after); each ceiling line lists them in that
+// order, the median of each phase (before_ops_per_s, after_ops_per_s) and
+// as ops_per_s the median of all of them, which the ratios divide by.
+// Commits are compared with the ceiling of the store's own synchronous
+// setting and locking mode (exclusive): sqlite lines with
+// sqlite_wal_normal_exclusive, sqlite_full lines with
+// sqlite_wal_full_exclusive and also, as go_vs_fdatasync_inplace, with
+// fdatasync_inplace (what a redo-log FULL commit costs). Memory lines
+// carry no ratio.
 func TestBenchCeilingLinesAndGoVsCeiling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the ceilings")
 	}
 	var stdout, stderr bytes.Buffer
 	code := runBench(context.Background(), []string{
-		"--stores", "memory,sqlite_full", "--workloads", "w1_chain", "--runs", "5", "--repeats", "1",
-		"--isolate=false", "--ceiling-seconds", "0.05", "--dir", t.TempDir(),
+		"--stores", "memory,sqlite,sqlite_full", "--workloads", "w1_chain", "--runs", "5", "--repeats", "1",
+		"--isolate=false", "--ceiling-seconds", "0.01", "--ceiling-samples", "2", "--dir", t.TempDir(),
 	}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	ceilings, lines := benchLines(t, stdout.String())
-	if len(ceilings) != len(benchwork.Ceilings) || len(lines) != 2 {
+	if len(ceilings) != len(benchwork.Ceilings) || len(lines) != 3 {
 		t.Fatalf("%d ceiling lines, %d workload lines:\n%s", len(ceilings), len(lines), stdout.String())
 	}
 	for name, c := range ceilings {
-		s, _ := c["samples"].([]any)
-		if len(s) != 2 {
-			t.Errorf("%s: samples %v, want before and after", name, c["samples"])
+		var s []float64
+		for _, x := range c["samples"].([]any) {
+			s = append(s, x.(float64))
+		}
+		if len(s) != 4 || c["samples_per_phase"] != 2.0 {
+			t.Errorf("%s: samples %v per phase %v, want 2 before and 2 after", name, s, c["samples_per_phase"])
 			continue
 		}
-		mean := (s[0].(float64) + s[1].(float64)) / 2
-		if got := c["ops_per_s"].(float64); math.Abs(got-mean) > 0.051 {
-			t.Errorf("%s: ops_per_s %v, want the mean of %v = %.2f", name, got, s, mean)
+		mid := func(a, b float64) float64 { return math.Round((a+b)/2*10) / 10 }
+		all := slices.Sorted(slices.Values(s))
+		for field, want := range map[string]float64{
+			"before_ops_per_s": mid(s[0], s[1]), "after_ops_per_s": mid(s[2], s[3]), "ops_per_s": mid(all[1], all[2]),
+		} {
+			if got := c[field].(float64); math.Abs(got-want) > 0.051 {
+				t.Errorf("%s: %s %v, want %v (samples %v)", name, field, got, want, s)
+			}
 		}
 	}
 	mem := lines["w1_chain/memory"]
-	if _, ok := mem["go_vs_ceiling"]; ok {
-		t.Errorf("memory line carries go_vs_ceiling: %v", mem)
+	for _, f := range []string{"go_vs_ceiling", "go_vs_ceiling_of", "go_vs_fdatasync_inplace", "commits_per_s"} {
+		if _, ok := mem[f]; ok {
+			t.Errorf("memory line carries %s: %v", f, mem)
+		}
 	}
-	if _, ok := mem["commits_per_s"]; ok {
-		t.Errorf("memory line carries commits_per_s: %v", mem)
+	ratio := func(l map[string]any, field, ceiling string) {
+		t.Helper()
+		cps, _ := l["commits_per_s"].(float64)
+		got, _ := l[field].(float64)
+		wantCPS := math.Round(l["commits_per_run"].(float64)*l["runs_per_s"].(float64)*10) / 10
+		ceil := ceilings[ceiling]["ops_per_s"].(float64)
+		if want := math.Round(cps/ceil*1000) / 1000; cps != wantCPS || got != want {
+			t.Errorf("%s/%s: commits_per_s %v %s %v; want %v and %v (÷ %s %v)", l["workload"], l["store"],
+				cps, field, got, wantCPS, want, ceiling, ceil)
+		}
 	}
-	full := lines["w1_chain/sqlite_full"]
-	cps, _ := full["commits_per_s"].(float64)
-	ratio, _ := full["go_vs_ceiling"].(float64)
-	wantCPS := math.Round(full["commits_per_run"].(float64)*full["runs_per_s"].(float64)*10) / 10
-	ceil := ceilings[benchwork.CeilingSQLiteFullExclusive]["ops_per_s"].(float64)
-	wantRatio := math.Round(cps/ceil*1000) / 1000
-	if cps != wantCPS || ratio != wantRatio {
-		t.Errorf("sqlite_full: commits_per_s %v go_vs_ceiling %v; want %v and %v (÷ %s %v; %s is %v)", cps, ratio,
-			wantCPS, wantRatio, benchwork.CeilingSQLiteFullExclusive, ceil,
-			benchwork.CeilingSQLiteFull, ceilings[benchwork.CeilingSQLiteFull]["ops_per_s"])
+	normal, full := lines["w1_chain/sqlite"], lines["w1_chain/sqlite_full"]
+	ratio(normal, "go_vs_ceiling", benchwork.CeilingSQLiteNormalExclusive)
+	ratio(full, "go_vs_ceiling", benchwork.CeilingSQLiteFullExclusive)
+	ratio(full, "go_vs_fdatasync_inplace", benchwork.CeilingFdatasyncInplace)
+	if normal["go_vs_ceiling_of"] != benchwork.CeilingSQLiteNormalExclusive || full["go_vs_ceiling_of"] != benchwork.CeilingSQLiteFullExclusive {
+		t.Errorf("go_vs_ceiling_of: sqlite %v, sqlite_full %v", normal["go_vs_ceiling_of"], full["go_vs_ceiling_of"])
+	}
+	if _, ok := normal["go_vs_fdatasync_inplace"]; ok {
+		t.Errorf("sqlite (NORMAL) line carries go_vs_fdatasync_inplace: %v", normal)
+	}
+}
+
+// TestBenchCeilingDefaults: by default each ceiling is sampled as the
+// bench README's table was, 3 × 3 s before the workloads and as many
+// after.
+func TestBenchCeilingDefaults(t *testing.T) {
+	cfg, code := parseBenchFlags(nil, io.Discard, io.Discard)
+	if code != -1 || cfg.ceilingSeconds != 3 || cfg.ceilingSamples != 3 {
+		t.Fatalf("defaults: code %d, --ceiling-seconds %v, --ceiling-samples %v; want 3 and 3", code, cfg.ceilingSeconds, cfg.ceilingSamples)
+	}
+	if _, code := parseBenchFlags([]string{"--ceiling-samples", "0"}, io.Discard, io.Discard); code != 2 {
+		t.Errorf("--ceiling-samples 0: code %d, want a usage error (2)", code)
 	}
 }
 

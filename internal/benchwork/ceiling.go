@@ -35,6 +35,13 @@ const (
 	CeilingFsyncAppend = "fsync_append"
 	// CeilingFdatasyncAppend is the same with fdatasync.
 	CeilingFdatasyncAppend = "fdatasync_append"
+	// CeilingFdatasyncInplace is the same 200 bytes rewritten at offset 0
+	// of a file that already holds them, each followed by fdatasync: the
+	// size never changes, so the sync writes data only. This is what a
+	// FULL commit of the SQLite store costs (a redo-log record written
+	// into blocks zeroed when the log was created, then fdatasynced:
+	// store/sqlite/redo.go).
+	CeilingFdatasyncInplace = "fdatasync_inplace"
 	// CeilingFileCreate is new 1 KB files per second: create, write,
 	// close and rename into place, without fsync (how a JSON store,
 	// Python's included, writes a run's first file).
@@ -50,7 +57,7 @@ const (
 // Only the ones this platform can measure are listed (platformCeilings).
 var Ceilings = append([]string{CeilingSQLiteFull, CeilingSQLiteNormal, CeilingSQLiteOff,
 	CeilingSQLiteFullExclusive, CeilingSQLiteNormalExclusive, CeilingFsyncAppend, CeilingFdatasyncAppend,
-	CeilingFileCreate}, platformCeilings...)
+	CeilingFdatasyncInplace, CeilingFileCreate}, platformCeilings...)
 
 // ceilingPayload is the 200 bytes each ceiling operation writes.
 var ceilingPayload = func() []byte {
@@ -85,9 +92,11 @@ func MeasureCeiling(ctx context.Context, name, dir string, d time.Duration) (_ f
 	case CeilingSQLiteNormalExclusive:
 		ops, elapsed, err = sqliteCeiling(ctx, tmp, "NORMAL", true, d)
 	case CeilingFsyncAppend:
-		ops, elapsed, err = appendCeiling(ctx, tmp, (*os.File).Sync, d)
+		ops, elapsed, err = syncCeiling(ctx, tmp, false, (*os.File).Sync, d)
 	case CeilingFdatasyncAppend:
-		ops, elapsed, err = appendCeiling(ctx, tmp, fdatasync, d)
+		ops, elapsed, err = syncCeiling(ctx, tmp, false, fdatasync, d)
+	case CeilingFdatasyncInplace:
+		ops, elapsed, err = syncCeiling(ctx, tmp, true, fdatasync, d)
 	case CeilingFileCreate:
 		ops, elapsed, err = fileCreateCeiling(ctx, tmp, d)
 	case CeilingPageTouch:
@@ -157,14 +166,30 @@ func sqliteCeiling(ctx context.Context, dir, sync string, exclusive bool, d time
 	}
 }
 
-// appendCeiling appends 200 bytes with O_APPEND and syncs after each
-// write.
-func appendCeiling(ctx context.Context, dir string, sync func(*os.File) error, d time.Duration) (_ int, _ time.Duration, err error) {
-	f, err := os.OpenFile(filepath.Join(dir, "append.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+// syncCeiling writes 200 bytes and syncs after each write: appended with
+// O_APPEND (the file grows), or, inplace, with pwrite at offset 0 of a
+// file that was given those bytes (and synced) before the clock starts,
+// so that no timed write changes its size.
+func syncCeiling(ctx context.Context, dir string, inplace bool, sync func(*os.File) error, d time.Duration) (_ int, _ time.Duration, err error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if inplace {
+		flags = os.O_WRONLY | os.O_CREATE
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "sync.log"), flags, 0o644)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer func() { err = errors.Join(err, f.Close()) }()
+	write := f.Write
+	if inplace {
+		write = func(p []byte) (int, error) { return f.WriteAt(p, 0) }
+		if _, err := write(ceilingPayload); err != nil {
+			return 0, 0, err
+		}
+		if err := f.Sync(); err != nil {
+			return 0, 0, err
+		}
+	}
 	n := 0
 	start := time.Now()
 	deadline := start.Add(d)
@@ -172,7 +197,7 @@ func appendCeiling(ctx context.Context, dir string, sync func(*os.File) error, d
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err
 		}
-		if _, err := f.Write(ceilingPayload); err != nil {
+		if _, err := write(ceilingPayload); err != nil {
 			return 0, 0, err
 		}
 		if err := sync(f); err != nil {

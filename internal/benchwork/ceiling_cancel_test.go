@@ -2,6 +2,7 @@ package benchwork
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 )
@@ -27,5 +28,20 @@ func TestCeilingStopsOnCancel(t *testing.T) {
 			t.Errorf("ceiling %s, its context ended after 20ms: %.0f ops/s after %v, want the context's error",
 				name, ops, time.Since(start).Round(time.Millisecond))
 		}
+	}
+}
+
+// TestFdatasyncInplaceCeiling: the bench README's six ceilings include
+// fdatasync_inplace (pwrite of one record at offset 0 + fdatasync), the
+// cost of a FULL commit of the SQLite store (a redo-log record written
+// into existing blocks and fdatasynced: store/sqlite/redo.go), which
+// sqlite_full lines compare with in go_vs_fdatasync_inplace.
+func TestFdatasyncInplaceCeiling(t *testing.T) {
+	if !slices.Contains(Ceilings, CeilingFdatasyncInplace) {
+		t.Errorf("Ceilings = %v: %s is not measured", Ceilings, CeilingFdatasyncInplace)
+	}
+	ops, err := MeasureCeiling(context.Background(), CeilingFdatasyncInplace, t.TempDir(), 50*time.Millisecond)
+	if err != nil || ops <= 0 {
+		t.Fatalf("MeasureCeiling(%s) = %v, %v; want a positive rate", CeilingFdatasyncInplace, ops, err)
 	}
 }

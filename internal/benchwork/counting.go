@@ -64,8 +64,12 @@ type Counts struct {
 }
 
 // Commits is the number of store write calls: RunCommit, LedgerAppend,
-// RunClaim and RunRelease. On SQLite each is one transaction (one fsync
-// with synchronous=FULL).
+// RunClaim and RunRelease, each durable when it returns. On the SQLite
+// store with its redo log (the default), a RunCommit of a run its cache
+// knows, or of a new run, is one durable redo-log write (one fdatasync
+// with synchronous=FULL), batched into SQLite transactions in the
+// background; other writes, and every write of a shared store, are one
+// SQLite transaction each (one WAL fsync with FULL).
 func (c Counts) Commits() int64 {
 	return c.Ops[OpRunCommit] + c.Ops[OpLedgerAppend] + c.Ops[OpRunClaim] + c.Ops[OpRunRelease]
 }

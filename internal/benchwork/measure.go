@@ -53,10 +53,19 @@ type Sample struct {
 	Cycles             *int     `json:"cycles,omitempty"`
 	ImmediateFallbacks *int     `json:"immediate_fallbacks,omitempty"`
 
-	// GoVsCeiling (the workloads that commit, W1 to W3b, on sqlite_full):
-	// commits/s achieved ÷ the sqlite_wal_full_exclusive ceiling (the
-	// store's own locking mode) measured in the same invocation.
+	// GoVsCeiling (the workloads that commit, W1 to W3b, on sqlite and
+	// sqlite_full): commits/s achieved ÷ the commit ceiling of the same
+	// synchronous setting and locking mode as the store
+	// (sqlite_wal_normal_exclusive, sqlite_wal_full_exclusive), measured
+	// in the same invocation.
 	GoVsCeiling *float64 `json:"go_vs_ceiling,omitempty"`
+	// GoVsCeilingOf names the ceiling GoVsCeiling divides by.
+	GoVsCeilingOf string `json:"go_vs_ceiling_of,omitempty"`
+	// GoVsFdatasyncInplace (sqlite_full): commits/s ÷ the
+	// fdatasync_inplace ceiling, what the store's FULL commit (a redo-log
+	// record written into existing blocks and fdatasynced) costs on this
+	// disk; it may differ from GoVsCeiling either way.
+	GoVsFdatasyncInplace *float64 `json:"go_vs_fdatasync_inplace,omitempty"`
 	// CommitsPerS is commits_per_run × runs_per_s (set with GoVsCeiling).
 	CommitsPerS *float64 `json:"commits_per_s,omitempty"`
 
@@ -308,14 +317,31 @@ func Median(samples []*Sample) *Sample {
 	return &med
 }
 
-// SetCeiling sets GoVsCeiling and CommitsPerS: the commits per second the
-// sample achieved over a commit ceiling (ops/s). It does nothing when
+// SetCeiling sets GoVsCeiling, GoVsCeilingOf and CommitsPerS: the
+// commits per second the sample achieved over the commit ceiling name
+// (ops/s). It does nothing when ops is not positive (not measured).
+func (s *Sample) SetCeiling(name string, ops float64) {
+	if ratio := s.commitsOver(ops); ratio != nil {
+		s.GoVsCeiling, s.GoVsCeilingOf = ratio, name
+	}
+}
+
+// SetFdatasyncInplace sets GoVsFdatasyncInplace and CommitsPerS from the
+// fdatasync_inplace ceiling (ops/s); nothing when ops is not positive.
+func (s *Sample) SetFdatasyncInplace(ops float64) {
+	if ratio := s.commitsOver(ops); ratio != nil {
+		s.GoVsFdatasyncInplace = ratio
+	}
+}
+
+// commitsOver sets CommitsPerS and returns it ÷ ceiling, or nil when
 // ceiling is not positive.
-func (s *Sample) SetCeiling(ceiling float64) {
+func (s *Sample) commitsOver(ceiling float64) *float64 {
 	if ceiling <= 0 {
-		return
+		return nil
 	}
 	cps := round(s.CommitsPerRun*s.RunsPerS, 1)
 	ratio := round(cps/ceiling, 3)
-	s.CommitsPerS, s.GoVsCeiling = &cps, &ratio
+	s.CommitsPerS = &cps
+	return &ratio
 }

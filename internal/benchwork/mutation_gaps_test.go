@@ -203,20 +203,24 @@ func TestMedianOfAnEvenCountIsTheLowerOne(t *testing.T) {
 }
 
 // TestSetCeilingIgnoresAMissingCeiling: with no ceiling measured
-// (--ceiling-seconds 0: mean 0) SetCeiling does nothing, so no
-// go_vs_ceiling or commits_per_s appears on the line.
+// (--ceiling-seconds 0: median 0) SetCeiling and SetFdatasyncInplace do
+// nothing, so no go_vs_ceiling, go_vs_fdatasync_inplace or commits_per_s
+// appears on the line.
 func TestSetCeilingIgnoresAMissingCeiling(t *testing.T) {
 	for _, c := range []float64{0, -1} {
 		s := &Sample{CommitsPerRun: 2, RunsPerS: 100}
-		s.SetCeiling(c)
-		if s.GoVsCeiling != nil || s.CommitsPerS != nil {
-			t.Errorf("SetCeiling(%v) set go_vs_ceiling %v, commits_per_s %v", c, s.GoVsCeiling, s.CommitsPerS)
+		s.SetCeiling(CeilingSQLiteFullExclusive, c)
+		s.SetFdatasyncInplace(c)
+		if s.GoVsCeiling != nil || s.GoVsCeilingOf != "" || s.GoVsFdatasyncInplace != nil || s.CommitsPerS != nil {
+			t.Errorf("ceilings %v: %+v, want no ratio", c, s)
 		}
 	}
 	s := &Sample{CommitsPerRun: 2, RunsPerS: 100}
-	s.SetCeiling(400)
-	if s.CommitsPerS == nil || *s.CommitsPerS != 200 || *s.GoVsCeiling != 0.5 {
-		t.Errorf("SetCeiling(400) on 2 commits/run × 100 runs/s: %+v", s)
+	s.SetCeiling(CeilingSQLiteFullExclusive, 400)
+	s.SetFdatasyncInplace(800)
+	if s.CommitsPerS == nil || *s.CommitsPerS != 200 || *s.GoVsCeiling != 0.5 ||
+		s.GoVsCeilingOf != CeilingSQLiteFullExclusive || *s.GoVsFdatasyncInplace != 0.25 {
+		t.Errorf("ceilings 400 and 800 on 2 commits/run × 100 runs/s: %+v", s)
 	}
 }
 
