@@ -7,6 +7,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // Some operations build a result far larger than their operands, each
@@ -69,6 +71,8 @@ var guardedMethodNames = map[string]bool{
 	"index": true, "remove": true, "get": true,
 	// Their key is walked first with the watchdog (pyops.go hashWalk).
 	"add": true, "discard": true, "pop": true, "setdefault": true,
+	// Python's semantics (pycase.go): full case mapping, LIFO popitem.
+	"upper": true, "lower": true, "popitem": true,
 }
 
 // guardAmplifiers rewrites the method accesses, % and %= in n (a parsed
@@ -262,6 +266,8 @@ var (
 		// Iterables of no length: len(s) items, watched (watched.go).
 		"codepoints":     codepointsBuiltin("codepoints"),
 		"codepoint_ords": codepointsBuiltin("codepoint_ords"),
+		"upper":          pythonBuiltin("upper", checkCase("upper", pyval.Upper), stringCase(pyval.Upper)),
+		"lower":          pythonBuiltin("lower", checkCase("lower", pyval.Lower), stringCase(pyval.Lower)),
 	}
 	guardedListMethods = map[string]*starlark.Builtin{
 		"extend": guardedBuiltin("extend", checkItems("list.extend()")),
@@ -283,6 +289,7 @@ var (
 		"get":        pythonBuiltin("get", nil, dictGet),
 		"pop":        hashWalking("pop"),
 		"setdefault": hashWalking("setdefault"),
+		"popitem":    pythonBuiltin("popitem", nil, dictPopitem),
 	}
 )
 

@@ -3,6 +3,8 @@ package code
 import (
 	"regexp"
 	"strings"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 var keywords = map[string]bool{
@@ -45,21 +47,58 @@ func FunctionName(name string) string {
 
 // BuildBody generates the module for a body-only code node:
 // def <fn>(_input): with one local per parameter, then the indented body
-// (an empty body returns _input).
+// (an empty body returns _input). As Python's wrapper, the body is first
+// dedented (textwrap.dedent) and stripped, and CRLF line ends become LF.
+// A tab in a line's indentation counts as four spaces (editors' habit;
+// Python would count up to the next multiple of eight); tabs elsewhere,
+// in string literals, are kept.
 func BuildBody(fn, body string, params []string) string {
 	var b strings.Builder
 	b.WriteString("def " + fn + "(_input):\n")
 	for _, p := range params {
 		b.WriteString("    " + Ident(p) + " = _input.get(" + quote(p) + ")\n")
 	}
-	if strings.TrimSpace(body) == "" {
+	body = strings.ReplaceAll(pyval.Strip(dedent(body)), "\r\n", "\n")
+	if body == "" {
 		b.WriteString("    return _input\n")
 		return b.String()
 	}
-	for _, line := range strings.Split(strings.ReplaceAll(body, "\t", "    "), "\n") {
-		b.WriteString("    " + line + "\n")
+	for _, line := range strings.Split(body, "\n") {
+		text := strings.TrimLeft(line, " \t")
+		indent := strings.ReplaceAll(line[:len(line)-len(text)], "\t", "    ")
+		b.WriteString("    " + indent + text + "\n")
 	}
 	return b.String()
+}
+
+// dedent is Python's textwrap.dedent: lines of only spaces and tabs
+// become empty, and the longest leading whitespace common to the other
+// lines is removed from them.
+func dedent(s string) string {
+	lines := strings.Split(s, "\n")
+	margin, found := "", false
+	for i, l := range lines {
+		ws := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		switch {
+		case len(ws) == len(l):
+			lines[i] = ""
+		case !found:
+			margin, found = ws, true
+		default:
+			n := 0
+			for n < len(margin) && n < len(ws) && margin[n] == ws[n] {
+				n++
+			}
+			margin = margin[:n]
+		}
+	}
+	if margin == "" {
+		return strings.Join(lines, "\n")
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, margin)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func quote(s string) string {

@@ -141,12 +141,23 @@ func withoutKwarg(kwargs []starlark.Tuple, name string, drop func(starlark.Value
 // builtinInt is Starlark's int() except for one string argument, which is
 // read with Python's syntax: surrounding whitespace and underscores
 // between digits are allowed, and the value may be of any size.
+//
+// A string of more than maxIntDigits digits in a base that is not a power
+// of two is refused as Python refuses it (intdigits.go).
 func builtinInt(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if s, ok := soleString(args, kwargs); ok {
+		if err := checkIntStringDigits(s, 10); err != nil {
+			return nil, err
+		}
 		if z, ok := pyval.ParseBigInt(s); ok {
 			return starlark.MakeBigInt(z), nil
 		}
 		return nil, fmt.Errorf("invalid literal for int() with base 10: %s", pyval.QuoteString(s))
+	}
+	if s, base, ok := stringAndBase(args, kwargs); ok {
+		if err := checkIntStringDigits(s, base); err != nil {
+			return nil, err
+		}
 	}
 	return starlark.Call(th, starlark.Universe["int"], args, kwargs)
 }
@@ -162,6 +173,30 @@ func builtinFloat(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return starlark.Float(f), nil
 	}
 	return starlark.Call(th, starlark.Universe["float"], args, kwargs)
+}
+
+// stringAndBase returns the arguments of int(s, base) or int(s,
+// base=base) with a string s and an int base; not ok otherwise (Starlark
+// reports the errors).
+func stringAndBase(args starlark.Tuple, kwargs []starlark.Tuple) (string, int, bool) {
+	var baseArg starlark.Value
+	switch {
+	case len(args) == 2 && len(kwargs) == 0:
+		baseArg = args[1]
+	case len(args) == 1 && len(kwargs) == 1 && kwargs[0][0] == starlark.String("base"):
+		baseArg = kwargs[0][1]
+	default:
+		return "", 0, false
+	}
+	s, ok := args[0].(starlark.String)
+	if !ok {
+		return "", 0, false
+	}
+	base, err := starlark.AsInt32(baseArg)
+	if err != nil {
+		return "", 0, false
+	}
+	return string(s), base, true
 }
 
 // soleString returns the argument of a call with one positional string.

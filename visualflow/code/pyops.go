@@ -98,13 +98,19 @@ func newCompareGuards(g *guard) starlark.StringDict {
 				r, err = c.contains(args[1], args[0])
 				r = r != (op == syntax.NOT_IN)
 			default:
-				r, err = c.compare(op, args[0], args[1], starlark.CompareLimit)
+				r, err = c.compare(op, args[0], args[1], maxCompareDepth)
 			}
 			return starlark.Bool(r), err
 		})
 	}
 	return env
 }
+
+// maxCompareDepth is how deep compare goes into nested lists, tuples and
+// dicts, as Python's default recursion limit lets it (go.starlark.net's
+// own CompareLimit, 10, refuses ordinary JSON documents); it also bounds
+// the Go recursion. The same bound as str()'s (maxReprDepth).
+const maxCompareDepth = 1000
 
 // comparer compares values as Python does, checking the watchdog's stop
 // every stopEvery items.
@@ -272,7 +278,7 @@ func (c *comparer) contains(y, x starlark.Value) (bool, error) {
 			if same(x, e) {
 				return true, nil
 			}
-			if eq, err := c.compare(syntax.EQL, x, e, starlark.CompareLimit); err != nil || eq {
+			if eq, err := c.compare(syntax.EQL, x, e, maxCompareDepth); err != nil || eq {
 				return eq, err
 			}
 		}
@@ -307,16 +313,26 @@ func (c *comparer) contains(y, x starlark.Value) (bool, error) {
 // code: a tuple sharing its sub-tuples costs a hash of 2^depth calls,
 // which go.starlark.net makes in one Go call the watchdog cannot stop.
 // When the walk ends in time, the hash costs no more than it did.
+// Past maxCompareDepth nested tuples it fails, as Python's recursion
+// limit would: the walk, and Starlark's hash after it, are Go recursion,
+// which a tuple nested millions deep would take past the stack's limit.
 func (c *comparer) hashWalk(x starlark.Value) error {
+	return c.hashWalkDepth(x, maxCompareDepth)
+}
+
+func (c *comparer) hashWalkDepth(x starlark.Value, depth int) error {
 	t, ok := x.(starlark.Tuple)
 	if !ok {
 		return nil
+	}
+	if depth < 1 {
+		return errors.New("maximum recursion depth exceeded while hashing a tuple")
 	}
 	for _, e := range t {
 		if err := c.tick(); err != nil {
 			return err
 		}
-		if err := c.hashWalk(e); err != nil {
+		if err := c.hashWalkDepth(e, depth-1); err != nil {
 			return err
 		}
 	}
@@ -387,9 +403,16 @@ func builtinSorted(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 		return nil, err
 	}
 	var values []starlark.Value
+	if n := starlark.Len(iterable); n > 0 {
+		values = make([]starlark.Value, 0, n)
+	}
 	iter := iterable.Iterate()
 	var x starlark.Value
 	for iter.Next(&x) {
+		if err := pulse(th, len(values)); err != nil {
+			iter.Done()
+			return nil, err
+		}
 		values = append(values, x)
 	}
 	iter.Done()
@@ -409,30 +432,52 @@ func builtinSorted(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	for i := range order {
 		order[i] = i
 	}
-	var sortErr error
+	// less checks the watchdog's stop (c.tick) at every comparison, not
+	// only inside containers: sorting millions of numbers is one Go call.
+	// An error ends the sort at once (sortAbort), rather than letting it
+	// finish its O(n log n) calls.
 	less := func(i, j int) bool {
-		if sortErr != nil {
-			return false
+		if err := c.tick(); err != nil {
+			panic(sortAbort{err})
 		}
-		lt, err := c.compare(syntax.LT, keys[order[i]], keys[order[j]], starlark.CompareLimit)
+		lt, err := c.compare(syntax.LT, keys[order[i]], keys[order[j]], maxCompareDepth)
 		if err != nil {
-			sortErr = err
+			panic(sortAbort{err})
 		}
 		return lt
 	}
-	if reverse { // stable, equal items in their order, as Python's
-		sort.SliceStable(order, func(i, j int) bool { return less(j, i) })
-	} else {
-		sort.SliceStable(order, less)
-	}
-	if sortErr != nil {
-		return nil, sortErr
+	if err := sortStable(order, less, reverse); err != nil {
+		return nil, err
 	}
 	out := make([]starlark.Value, len(values))
 	for i, k := range order {
 		out[i] = values[k]
 	}
 	return starlark.NewList(out), nil
+}
+
+// sortAbort carries the error that ends a sort out of sort.SliceStable.
+type sortAbort struct{ err error }
+
+// sortStable sorts order by less (reversed when reverse: equal items stay
+// in their order, as in Python), returning the error of a less that
+// panicked with a sortAbort.
+func sortStable(order []int, less func(i, j int) bool, reverse bool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a, ok := r.(sortAbort)
+			if !ok {
+				panic(r)
+			}
+			err = a.err
+		}
+	}()
+	if reverse {
+		sort.SliceStable(order, func(i, j int) bool { return less(j, i) })
+	} else {
+		sort.SliceStable(order, less)
+	}
+	return nil
 }
 
 // builtinMinMax is Starlark's min or max (b's name) with Python's
@@ -475,11 +520,14 @@ func builtinMinMax(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	c := newComparer(th)
 	var x starlark.Value
 	for iter.Next(&x) {
+		if err := c.tick(); err != nil {
+			return nil, err
+		}
 		k, err := keyOf(x)
 		if err != nil {
 			return nil, err
 		}
-		if better, err := c.compare(op, k, extremeKey, starlark.CompareLimit); err != nil {
+		if better, err := c.compare(op, k, extremeKey, maxCompareDepth); err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		} else if better {
 			extremum, extremeKey = x, k
@@ -518,7 +566,7 @@ func listIndex(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		if same(e, value) {
 			return starlark.MakeInt(i), nil
 		}
-		if eq, err := c.compare(syntax.EQL, e, value, starlark.CompareLimit); err != nil {
+		if eq, err := c.compare(syntax.EQL, e, value, maxCompareDepth); err != nil {
 			return nil, fmt.Errorf("index: %v", err)
 		} else if eq {
 			return starlark.MakeInt(i), nil
@@ -551,7 +599,7 @@ func listRemove(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		eq := same(e, value)
 		if !eq {
 			var err error
-			if eq, err = c.compare(syntax.EQL, e, value, starlark.CompareLimit); err != nil {
+			if eq, err = c.compare(syntax.EQL, e, value, maxCompareDepth); err != nil {
 				return nil, fmt.Errorf("remove: %v", err)
 			}
 		}

@@ -140,6 +140,11 @@ func (w *reprWriter) write(x starlark.Value) error {
 		sb.WriteString(pyval.QuoteString(string(v))) // pyval.Repr of a string
 	case starlark.Float:
 		sb.WriteString(pyval.Repr(float64(v)))
+	case starlark.Int:
+		if err := checkIntDigits(v); err != nil {
+			return err // Python's limit; writing it would not stop in time
+		}
+		sb.WriteString(v.String())
 	case *starlark.List:
 		sb.WriteByte('[')
 		for i := 0; i < v.Len(); i++ {
@@ -198,7 +203,7 @@ func (w *reprWriter) write(x starlark.Value) error {
 			}
 		}
 		sb.WriteByte('}')
-	default: // None, True/False, ints: the same text in both languages
+	default: // None, True/False: the same text in both languages
 		sb.WriteString(x.String())
 	}
 	return nil

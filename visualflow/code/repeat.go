@@ -169,7 +169,7 @@ func (g *guard) checkRepeatText(th *starlark.Thread, seq starlark.Value, c int64
 		return nil // a string's or bytes' size is its text's
 	}
 	z := newTextSize(th, &guard{maxBytes: g.maxBytes / c})
-	z.python, z.lower = true, true
+	z.python, z.lower, z.measureOnly = true, true, true
 	z.value(seq)
 	if z.err != nil {
 		return z.err

@@ -1,6 +1,7 @@
 package code
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -48,7 +49,24 @@ type textSize struct {
 	// (pystr.go), which writes strings, floats, sets and functions
 	// differently: a string as at least itself and its quotes.
 	python bool
+
+	// depth is how many containers enclose the value being measured: the
+	// walk is Go recursion, which a value nested millions deep would take
+	// past the goroutine stack's limit (a fatal error). Past maxReprDepth
+	// the text cannot be written (Python raises RecursionError, and
+	// Starlark's own writer would overflow the stack), so the count fails
+	// with errTooDeep; ints past maxIntDigits digits likewise fail with
+	// Python's error (errIntDigits).
+	depth int
+	// measureOnly is set when the text is only measured, never written (a
+	// repeat's, repeat.go): values nested too deep are then left out of
+	// the count, which stays a lower bound, and long ints are counted.
+	measureOnly bool
 }
+
+// errTooDeep is Python's RecursionError for writing a value nested past
+// maxReprDepth.
+var errTooDeep = errors.New("maximum recursion depth exceeded while getting the repr of an object")
 
 // extraWork is how many more items textSize visits past the limit to
 // name the size.
@@ -129,6 +147,12 @@ func (z *textSize) value(x starlark.Value) {
 			z.add(5)
 		}
 	case starlark.Int:
+		if !z.measureOnly {
+			if err := checkIntDigits(x); err != nil {
+				z.err = err
+				return
+			}
+		}
 		z.add(intTextLen(x, 10))
 	case starlark.Float:
 		if z.python {
@@ -235,6 +259,16 @@ type tupleKey struct {
 // when it is on the path (onPath, nil for types never on it), else the
 // memoised size or write's count.
 func (z *textSize) container(key any, onPath starlark.Value, cut string, write func()) {
+	if z.depth >= maxReprDepth {
+		if z.measureOnly {
+			z.lower = true
+		} else {
+			z.err = errTooDeep
+		}
+		return
+	}
+	z.depth++
+	defer func() { z.depth-- }()
 	if onPath != nil && z.path[onPath] > 0 {
 		z.add(int64(len(cut)))
 		z.cuts++
@@ -416,6 +450,9 @@ func (z *textSize) percent(format string, x starlark.Value) {
 				base = 8
 			} else if c == 'x' || c == 'X' {
 				base = 16
+			} else if err := checkIntDigits(n); err != nil {
+				z.err = err
+				return
 			}
 			z.add(intTextLen(n, base))
 		case 'e', 'f', 'g', 'E', 'F', 'G':
