@@ -652,18 +652,32 @@ func (r *Runtime) storedCancelMarker(ctx context.Context, run *durable.RunState)
 		return root, reason, nil
 	}
 	rt, _ := run.Vars["_runtime"].(map[string]any)
-	with := pyjson.Clone(rt[cancelledWithKey])
-	if with == nil {
-		return root, reason, nil
-	}
-	with, err = artifact.Restore(ctx, r.arts, with, func(m *artifact.Metadata) bool {
-		return m.RunID == run.RunID && m.Tags["source"] == artifact.SourceRunVars
-	})
+	with, err := r.restoreStoredVars(ctx, run, rt[cancelledWithKey], false)
 	if err != nil {
 		return "", "", fmt.Errorf("restoring the cancel marker of run %s: %w", run.RunID, err)
 	}
 	root, reason = markerFields(with)
 	return root, reason, nil
+}
+
+// restoreStoredVars returns a copy of v, a value read from run's stored
+// vars, with the refs an offloading store left there restored through the
+// runtime's artifact store. Only artifacts of run's own vars offload
+// (artifact.SourceRunVars) are read: a ref the workflow itself put in its
+// vars, or one of another run's artifacts, stays a ref. Readable leaves
+// the ref of damaged content as it is (artifact.RestoreReadable) rather
+// than failing. Without an artifact store v is returned as is.
+func (r *Runtime) restoreStoredVars(ctx context.Context, run *durable.RunState, v any, readable bool) (any, error) {
+	if r.arts == nil || v == nil {
+		return v, nil
+	}
+	restore := artifact.Restore
+	if readable {
+		restore = artifact.RestoreReadable
+	}
+	return restore(ctx, r.arts, pyjson.Clone(v), func(m *artifact.Metadata) bool {
+		return m.RunID == run.RunID && m.Tags["source"] == artifact.SourceRunVars
+	})
 }
 
 // cancelCovering returns the cancel that ended child, when it was aimed at

@@ -162,7 +162,17 @@ func (r *Runtime) checkIdentity(ctx context.Context, want *durable.RunState) err
 	gm, _ := got.Vars["_meta"].(map[string]any)
 	wm, _ := want.Vars["_meta"].(map[string]any)
 	for _, key := range [...]string{"occurrence", "creation_digest"} {
-		a, b := gm[key], wm[key]
+		// An earlier version's offloading store could leave a ref in place
+		// of a finished run's member (a small threshold; they now stay
+		// inline): the value it stands for is compared. _meta itself is
+		// never a ref, offloading starting at depth 2 under vars. Damaged
+		// content stays a ref, and a conflict (an answer); a read that did
+		// not get through is a store failure.
+		a, err := r.restoreStoredVars(ctx, got, gm[key], true)
+		if err != nil {
+			return fmt.Errorf("restoring vars._meta.%s of existing run %s: %w", key, want.RunID, storeFailure{err})
+		}
+		b := wm[key]
 		if a == nil && b == nil {
 			continue
 		}
