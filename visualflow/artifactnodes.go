@@ -112,40 +112,54 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 		"filename":       filename,
 		"source_path":    meta.Tags["path"],
 		"content":        nil,
-		"text":           nil,
+		"text":           "",
 		"json":           nil,
-		"binary_base64":  nil,
+		"binary_base64":  "",
 		"is_binary":      false,
 		"truncated":      false,
 	}
+	// The projection cascade of the reference: JSON, else text, else any
+	// UTF-8, else base64. A branch that fails leaves content unset (or
+	// marks the bytes binary) for the next one; decoding is strict UTF-8,
+	// so bytes that are not UTF-8 come back losslessly as base64.
 	warnings := []any{}
 	ct := baseContentType(meta.ContentType)
-	setText := func(text string) {
-		if utf8.RuneCountInString(text) > artifactTextMaxChars {
-			total := utf8.RuneCountInString(text)
-			text = cutRunes(text, artifactTextMaxChars)
-			warnings = append(warnings, fmt.Sprintf("#TRUNCATION: artifact text cut to %d of %d characters", artifactTextMaxChars, total))
-			out["truncated"] = true
-		}
-		out["text"] = text
-		out["content"] = text
-	}
-	switch {
-	case ct == "application/json" || family == "json":
-		text := strings.ToValidUTF8(string(data), "\uFFFD")
-		if v, err := pyval.LoadsJSON(text); err == nil {
-			out["text"] = text
-			out["json"] = v
-			out["content"] = pyval.DeepCopy(v)
+	var content any
+	isBinary := false
+	if ct == "application/json" || family == "json" {
+		if err := utf8DecodeError(data); err != nil {
+			warnings = append(warnings, "JSON projection failed: "+err.Error())
+		} else if v, err := pyval.LoadsJSON(string(data)); err != nil {
+			warnings = append(warnings, "JSON projection failed: "+err.Error())
 		} else {
-			warnings = append(warnings, fmt.Sprintf("#FALLBACK: artifact %s is not valid JSON (%v); returned as text", id, err))
-			setText(text)
+			out["text"], out["json"] = string(data), v
+			content = pyval.DeepCopy(v)
 		}
-	case strings.HasPrefix(ct, "text/") || family == "text" || family == "code":
-		setText(strings.ToValidUTF8(string(data), "\uFFFD"))
-	case utf8.Valid(data):
-		setText(string(data))
-	default:
+	}
+	if content == nil && (strings.HasPrefix(ct, "text/") || family == "text" || family == "code") {
+		// A text artifact is returned whole: only the last-resort branch cuts.
+		if err := utf8DecodeError(data); err != nil {
+			warnings = append(warnings, "UTF-8 text projection failed: "+err.Error())
+			isBinary = true
+		} else {
+			out["text"] = string(data)
+			content = string(data)
+		}
+	}
+	if content == nil && !isBinary {
+		if utf8.Valid(data) {
+			text := string(data)
+			if total := utf8.RuneCountInString(text); total > artifactTextMaxChars {
+				text = cutRunes(text, artifactTextMaxChars)
+				warnings = append(warnings, fmt.Sprintf("#TRUNCATION: artifact text cut to %d of %d characters", artifactTextMaxChars, total))
+				out["truncated"] = true
+			}
+			out["text"], content = text, text
+		} else {
+			isBinary = true
+		}
+	}
+	if isBinary || content == nil {
 		chunk := data
 		if len(chunk) > artifactBinaryMaxBytes {
 			chunk = chunk[:artifactBinaryMaxBytes]
@@ -154,9 +168,10 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 		}
 		b64 := base64.StdEncoding.EncodeToString(chunk)
 		out["binary_base64"] = b64
-		out["content"] = map[string]any{"encoding": "base64", "data": b64}
-		out["is_binary"] = true
+		content = map[string]any{"encoding": "base64", "data": b64}
+		isBinary = true
 	}
+	out["content"], out["is_binary"] = content, isBinary
 	out["warnings"] = warnings
 	return out, nil
 }
@@ -191,17 +206,77 @@ func exportArtifact(ctx context.Context, st artifact.Store, in map[string]any) (
 	}, nil
 }
 
-// artifactInputID reads an artifact input: a ref object ($artifact or
-// artifact_id, §4.9) or a bare id string.
+// artifactInputID reads an artifact input: a ref object or a bare id
+// string. An object's id is `$artifact or artifact_id` (§4.9) with
+// Python's `or`, so an empty "$artifact" (the editor's literal default)
+// falls through to artifact_id.
 func artifactInputID(node string, v any) (string, error) {
-	if s, ok := v.(string); ok {
+	raw := v
+	if m, ok := v.(map[string]any); ok {
+		raw = m[artifact.RefKey]
+		if !pyval.Truthy(raw) {
+			raw = m["artifact_id"]
+		}
+	}
+	if s, ok := raw.(string); ok {
 		if id := strings.TrimSpace(s); id != "" {
 			return id, nil
 		}
-	} else if id, ok := artifact.MediaRefID(v); ok && strings.TrimSpace(id) != "" {
-		return strings.TrimSpace(id), nil
 	}
 	return "", nodeErrorf("%s requires an artifact (an artifact ref object or an artifact id)", node)
+}
+
+// utf8DecodeError is nil when data is UTF-8, else the error Python's
+// bytes.decode("utf-8") raises for it, which read_artifact's warnings
+// quote: the first bad byte (or bytes) and why.
+func utf8DecodeError(data []byte) error {
+	for i := 0; i < len(data); {
+		if r, size := utf8.DecodeRune(data[i:]); r != utf8.RuneError || size > 1 {
+			i += size
+			continue
+		}
+		b := data[i]
+		need := 0
+		switch {
+		case b >= 0xC2 && b <= 0xDF:
+			need = 1
+		case b >= 0xE0 && b <= 0xEF:
+			need = 2
+		case b >= 0xF0 && b <= 0xF4:
+			need = 3
+		default:
+			return fmt.Errorf("'utf-8' codec can't decode byte 0x%02x in position %d: invalid start byte", b, i)
+		}
+		// n is the length of the valid prefix of the broken sequence.
+		n := 1
+		for ; n <= need && i+n < len(data); n++ {
+			lo, hi := byte(0x80), byte(0xBF)
+			if n == 1 {
+				switch b {
+				case 0xE0:
+					lo = 0xA0
+				case 0xED:
+					hi = 0x9F
+				case 0xF0:
+					lo = 0x90
+				case 0xF4:
+					hi = 0x8F
+				}
+			}
+			if c := data[i+n]; c < lo || c > hi {
+				break
+			}
+		}
+		reason := "invalid continuation byte"
+		if i+n == len(data) {
+			reason = "unexpected end of data"
+		}
+		if n == 1 {
+			return fmt.Errorf("'utf-8' codec can't decode byte 0x%02x in position %d: %s", b, i, reason)
+		}
+		return fmt.Errorf("'utf-8' codec can't decode bytes in position %d-%d: %s", i, i+n-1, reason)
+	}
+	return nil
 }
 
 // loadArtifact gets an artifact, mapping store errors to node errors.

@@ -140,13 +140,13 @@ func TestArtifactNodesRoundTrip(t *testing.T) {
 	}{
 		{name: "text", file: "notes.txt", data: []byte("héllo\nworld"), check: func(t *testing.T, out map[string]any) {
 			want := map[string]any{"import_ct": "text/plain", "content_type": "text/plain", "content_family": "text",
-				"text": "héllo\nworld", "content": "héllo\nworld", "json": nil, "binary_base64": nil,
+				"text": "héllo\nworld", "content": "héllo\nworld", "json": nil, "binary_base64": "",
 				"is_binary": false, "truncated": false, "filename": "notes.txt"}
 			checkFields(t, out, want)
 		}},
 		{name: "json", file: "data.json", data: []byte(`{"a": [1, "x"]}`), check: func(t *testing.T, out map[string]any) {
 			checkFields(t, out, map[string]any{"import_ct": "application/json", "content_family": "json",
-				"text": `{"a": [1, "x"]}`, "is_binary": false, "binary_base64": nil})
+				"text": `{"a": [1, "x"]}`, "is_binary": false, "binary_base64": ""})
 			if got := jsonText(t, out["json"]); got != jsonText(t, map[string]any{"a": []any{int64(1), "x"}}) {
 				t.Errorf("json = %s", got)
 			}
@@ -157,7 +157,7 @@ func TestArtifactNodesRoundTrip(t *testing.T) {
 		{name: "binary", file: "blob.bin", data: big, check: func(t *testing.T, out map[string]any) {
 			b64 := base64.StdEncoding.EncodeToString(big[:131072])
 			checkFields(t, out, map[string]any{"import_ct": "application/octet-stream", "content_family": "other",
-				"is_binary": true, "truncated": true, "binary_base64": b64, "text": nil, "json": nil})
+				"is_binary": true, "truncated": true, "binary_base64": b64, "text": "", "json": nil})
 			if c, _ := out["content"].(map[string]any); c["encoding"] != "base64" || c["data"] != b64 {
 				t.Errorf("content = %v", out["content"])
 			}
@@ -338,5 +338,118 @@ func TestArtifactNodeErrors(t *testing.T) {
 				t.Errorf("output %s, want error %q", jsonText(t, st.Output), tc.want)
 			}
 		})
+	}
+}
+
+// read_artifact cuts only its last-resort UTF-8 projection: a text/*
+// artifact is returned whole (spec §6.10), so a long imported log or CSV
+// keeps its end.
+func TestReadArtifactTextPlainNotTruncated(t *testing.T) {
+	t.Parallel()
+	arts := artifact.NewMemory()
+	text := strings.Repeat("a", artifactTextMaxChars+100)
+	meta, err := arts.Put(context.Background(), artifact.PutParams{Content: []byte(text), ContentType: "text/plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := readArtifact(context.Background(), arts, map[string]any{"artifact": meta.ArtifactID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := r.(map[string]any)
+	got, _ := out["text"].(string)
+	content, _ := out["content"].(string)
+	if len(got) != len(text) || len(content) != len(text) || out["truncated"] != false {
+		t.Errorf("%d-char text/plain artifact: text %d chars, content %d chars, truncated %v; want the whole text",
+			len(text), len(got), len(content), out["truncated"])
+	}
+}
+
+// The text and binary_base64 projections are strings, "" for the branch
+// not taken, never null, so a string node wired to them gets "".
+func TestReadArtifactEmptyProjectionsAreStrings(t *testing.T) {
+	t.Parallel()
+	arts := artifact.NewMemory()
+	bin, err := arts.Put(context.Background(), artifact.PutParams{Content: []byte{0xff, 0xfe, 0x00, 0x81}, ContentType: "application/octet-stream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt, err := arts.Put(context.Background(), artifact.PutParams{Content: []byte("hello"), ContentType: "text/plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := readArtifact(context.Background(), arts, map[string]any{"artifact": bin.ArtifactID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.(map[string]any)["text"]; v != "" {
+		t.Errorf("binary artifact: text = %#v, want \"\"", v)
+	}
+	r, err = readArtifact(context.Background(), arts, map[string]any{"artifact": txt.ArtifactID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.(map[string]any)["binary_base64"]; v != "" {
+		t.Errorf("text artifact: binary_base64 = %#v, want \"\"", v)
+	}
+}
+
+// Text and JSON artifacts whose bytes are not UTF-8 are decoded strictly:
+// the failure is a warning quoting Python's decode error and the bytes
+// come back losslessly as base64, not as text with U+FFFD.
+func TestReadArtifactInvalidUTF8IsBinary(t *testing.T) {
+	t.Parallel()
+	arts := artifact.NewMemory()
+	cases := []struct {
+		contentType string
+		data        []byte
+		warning     string
+	}{
+		{"text/csv", []byte("caf\xe9;na\xefve\n"),
+			"UTF-8 text projection failed: 'utf-8' codec can't decode byte 0xe9 in position 3: invalid continuation byte"},
+		{"application/json", []byte("{\"a\": \"\xe2\x82\""),
+			"JSON projection failed: 'utf-8' codec can't decode bytes in position 7-8: invalid continuation byte"},
+		{"text/plain", []byte("ok\xe2\x82"),
+			"UTF-8 text projection failed: 'utf-8' codec can't decode bytes in position 2-3: unexpected end of data"},
+		{"text/plain", []byte("\x80"),
+			"UTF-8 text projection failed: 'utf-8' codec can't decode byte 0x80 in position 0: invalid start byte"},
+	}
+	for _, tc := range cases {
+		meta, err := arts.Put(context.Background(), artifact.PutParams{Content: tc.data, ContentType: tc.contentType})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := readArtifact(context.Background(), arts, map[string]any{"artifact": meta.ArtifactID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := r.(map[string]any)
+		if out["is_binary"] != true || out["binary_base64"] != base64.StdEncoding.EncodeToString(tc.data) || out["text"] != "" {
+			t.Errorf("%s %q: is_binary %v, binary_base64 %#v, text %#v; want the bytes as base64",
+				tc.contentType, tc.data, out["is_binary"], out["binary_base64"], out["text"])
+		}
+		if w, _ := out["warnings"].([]any); len(w) != 1 || w[0] != tc.warning {
+			t.Errorf("%s %q: warnings = %#v, want [%q]", tc.contentType, tc.data, out["warnings"], tc.warning)
+		}
+	}
+}
+
+// An artifact input object's id is `$artifact or artifact_id` with
+// Python's `or` (spec §4.9): an empty "$artifact", the editor literal's
+// default, falls through to artifact_id.
+func TestArtifactInputEmptyDollarFallsBackToArtifactID(t *testing.T) {
+	t.Parallel()
+	arts := artifact.NewMemory()
+	meta, err := arts.Put(context.Background(), artifact.PutParams{Content: []byte("hello"), ContentType: "text/plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := map[string]any{"$artifact": "", "artifact_id": meta.ArtifactID, "content_type": "text/plain"}
+	r, err := readArtifact(context.Background(), arts, map[string]any{"artifact": ref})
+	if err != nil {
+		t.Fatalf("read_artifact of %v: %v; want the artifact named by artifact_id", ref, err)
+	}
+	if got := r.(map[string]any)["text"]; got != "hello" {
+		t.Errorf("text = %#v, want \"hello\"", got)
 	}
 }

@@ -294,8 +294,13 @@ func mapMedia(out, raw map[string]any, nodeType, modality, primary string) {
 func mapResidency(out map[string]any, raw any, referenced map[string]bool) {
 	rm, ok := raw.(map[string]any)
 	if !ok {
-		out["success"], out["error"] = false, pyval.Str(orDefault(raw, ""))
-		out["affected_models"], out["models"], out["warnings"], out["result"] = []any{}, []any{}, []any{}, raw
+		// str(raw) as the error, and as the one warning unless raw is null.
+		warnings := []any{}
+		if raw != nil {
+			warnings = []any{pyval.Str(raw)}
+		}
+		out["success"], out["error"] = false, pyval.Str(raw)
+		out["affected_models"], out["models"], out["warnings"], out["result"] = []any{}, []any{}, warnings, raw
 		return
 	}
 	switch {
@@ -309,8 +314,8 @@ func mapResidency(out map[string]any, raw any, referenced map[string]bool) {
 	var affected []any
 	if l, ok := rm["affected_models"].([]any); ok {
 		affected = l
-	} else if rm["runtime"] != nil {
-		affected = []any{rm["runtime"]}
+	} else if rt, ok := rm["runtime"].(map[string]any); ok {
+		affected = []any{rt}
 	} else if l, ok := rm["models"].([]any); ok {
 		affected = l
 	} else {
@@ -322,15 +327,20 @@ func mapResidency(out map[string]any, raw any, referenced map[string]bool) {
 	} else {
 		out["models"] = affected
 	}
-	e, _ := rm["error"].(string)
-	out["error"] = e
+	out["error"] = ""
+	if pyval.Truthy(rm["error"]) {
+		out["error"] = pyval.Str(rm["error"])
+	}
 	if w, ok := rm["warnings"].([]any); ok {
 		out["warnings"] = w
 	} else {
 		out["warnings"] = []any{}
 	}
 	out["result"] = raw
-	for _, k := range []string{"runtime", "loaded_new", "unloaded"} {
+	if _, ok := rm["runtime"].(map[string]any); ok && referenced["runtime"] {
+		out["runtime"] = rm["runtime"]
+	}
+	for _, k := range []string{"loaded_new", "unloaded"} {
 		if referenced[k] {
 			out[k] = rm[k]
 		}

@@ -13,7 +13,7 @@ const (
 	fInt
 	fFloat
 	fBool
-	fObject
+	fObject   // non-empty object
 	fNonEmpty // non-empty object or list
 )
 
@@ -35,7 +35,7 @@ var imageFields = []mediaField{
 	f("width", fInt), f("height", fInt), f("seed", fInt), f("steps", fInt),
 	f("guidance_scale", fFloat, "guidance_scale", "guidanceScale"),
 	f("guidance_2", fFloat, "guidance_2", "guidance2", "guidanceTwo"),
-	f("extra", fNonEmpty),
+	f("extra", fObject),
 }
 
 var videoFields = []mediaField{
@@ -43,14 +43,14 @@ var videoFields = []mediaField{
 	f("steps", fInt), f("fps", fInt), f("num_frames", fInt, "num_frames", "numFrames", "frames"),
 	f("guidance_scale", fFloat, "guidance_scale", "guidanceScale"),
 	f("guidance_2", fFloat, "guidance_2", "guidance2", "guidanceTwo"),
-	f("flow_shift", fFloat, "flow_shift", "flowShift"), f("extra", fNonEmpty),
+	f("flow_shift", fFloat, "flow_shift", "flowShift"), f("extra", fObject),
 }
 
 var voiceFields = []mediaField{
 	f("voice", fString), f("profile", fString), f("instructions", fString),
 	f("quality_preset", fString, "quality_preset", "qualityPreset", "quality"),
 	f("provider", fString, "tts_provider", "ttsProvider", "provider_voice"),
-	f("model", fString, "tts_model", "ttsModel", "model_voice"), f("speed", fFloat), f("extra", fNonEmpty),
+	f("model", fString, "tts_model", "ttsModel", "model_voice"), f("speed", fFloat), f("extra", fObject),
 }
 
 var musicFields = []mediaField{
@@ -61,12 +61,12 @@ var musicFields = []mediaField{
 	f("num_inference_steps", fInt, "num_inference_steps", "numInferenceSteps"), f("guidance_scale", fFloat),
 	f("instrumental", fBool), f("enhance_prompt", fBool), f("structure_prompt", fBool), f("auto_lyrics", fBool), f("planning", fBool),
 	f("provider", fString, "music_provider", "musicProvider", "provider_music"),
-	f("model", fString, "music_model", "musicModel", "model_music"), f("extra", fNonEmpty),
+	f("model", fString, "music_model", "musicModel", "model_music"), f("extra", fObject),
 	f("composition_plan", fNonEmpty), f("positive_styles", fNonEmpty), f("negative_styles", fNonEmpty),
 }
 
 var upscaleFields = []mediaField{
-	f("scale", fString), f("output_format", fString), f("seed", fInt), f("quantize", fInt), f("softness", fFloat), f("extra", fNonEmpty),
+	f("scale", fString), f("output_format", fString), f("seed", fInt), f("quantize", fInt), f("softness", fFloat), f("extra", fObject),
 }
 
 var transcribeFields = []mediaField{
@@ -79,20 +79,12 @@ var transcribeFields = []mediaField{
 func applyFields(spec, in, cfg map[string]any, fields []mediaField) {
 	for _, fd := range fields {
 		v := pick(in, cfg, fd.aliases...)
-		if fd.kind == fBool {
-			if b := firstNonNull(in, fd.aliases...); b != nil {
-				spec[fd.key] = pyval.CoerceBool(b)
-				continue
-			}
-			if b := firstNonNull(cfg, fd.aliases...); b != nil {
-				spec[fd.key] = pyval.CoerceBool(b)
-			}
-			continue
-		}
 		if v == nil {
 			continue
 		}
 		switch fd.kind {
+		case fBool:
+			spec[fd.key] = pyval.CoerceBool(v)
 		case fString:
 			if s := trimmed(v); s != "" {
 				spec[fd.key] = s
@@ -104,6 +96,10 @@ func applyFields(spec, in, cfg map[string]any, fields []mediaField) {
 		case fFloat:
 			if x, ok := floatOK(v); ok {
 				spec[fd.key] = x
+			}
+		case fObject:
+			if m, ok := v.(map[string]any); ok && len(m) > 0 {
+				spec[fd.key] = m
 			}
 		case fNonEmpty:
 			switch x := v.(type) {
@@ -121,11 +117,14 @@ func applyFields(spec, in, cfg map[string]any, fields []mediaField) {
 }
 
 // mediaPayload builds the llm_call payload of a media generation node
-// (§6.11).
+// (§6.11). Every setting, the prompt included, is read pins ▸ config
+// (pick: null and "" skipped), as the reference's _input_or_config does.
 func mediaPayload(t string, in, cfg map[string]any) (map[string]any, error) {
 	spec := map[string]any{}
+	// media is sent by the node types that take input media, even empty.
 	var media []any
-	prompt := firstNonNull(in, "prompt", "text")
+	withMedia := false
+	var prompt any
 	format := func(def string) {
 		v := pick(in, cfg, "format", "response_format")
 		s := strings.ToLower(trimmed(v))
@@ -145,14 +144,16 @@ func mediaPayload(t string, in, cfg map[string]any) (map[string]any, error) {
 			if x, ok := floatOK(pick(in, cfg, "strength")); ok {
 				spec["strength"] = x
 			}
+			withMedia = true
 			if src := mediaItem(pick(in, cfg, sourceKeys...), "source"); src != nil {
 				media = append(media, src)
 			}
 			if m := mediaItem(pick(in, cfg, "mask_artifact", "mask_image", "maskImage", "image_mask", "mask"), "mask"); m != nil {
 				media = append(media, m)
 			}
+			prompt = pick(in, cfg, "prompt", "text")
 		} else {
-			prompt = in["prompt"]
+			prompt = pick(in, cfg, "prompt")
 		}
 	case "upscale_image", "image_upscale":
 		spec["modality"], spec["task"] = "image", "image_upscale"
@@ -161,16 +162,18 @@ func mediaPayload(t string, in, cfg map[string]any) (map[string]any, error) {
 		if r, ok := upscaleResolution(pick(in, cfg, "resolution")); ok {
 			spec["resolution"] = r
 		}
-		if v, ok := first(in, "vae_tiling"); ok {
-			spec["vae_tiling"] = pyval.CoerceBool(v)
-		} else if v, ok := first(cfg, "vae_tiling"); ok {
-			spec["vae_tiling"] = pyval.CoerceBool(v)
+		// Sent when either spelling is present anywhere, valued pins ▸ config.
+		_, inPins := first(in, "vae_tiling", "vaeTiling")
+		_, inCfg := first(cfg, "vae_tiling", "vaeTiling")
+		if inPins || inCfg {
+			spec["vae_tiling"] = pyval.CoerceBool(pick(in, cfg, "vae_tiling", "vaeTiling"))
 		}
 		setProviderModel(spec, in, cfg, "image")
+		withMedia = true
 		if src := mediaItem(pick(in, cfg, sourceKeys...), "source"); src != nil {
 			media = append(media, src)
 		}
-		prompt = in["prompt"]
+		prompt = pick(in, cfg, "prompt")
 	case "generate_video", "text_to_video", "image_to_video":
 		spec["modality"], spec["task"] = "video", "text_to_video"
 		format("mp4")
@@ -178,42 +181,54 @@ func mediaPayload(t string, in, cfg map[string]any) (map[string]any, error) {
 		imageCommon(spec, in, cfg, "video")
 		if t == "image_to_video" {
 			spec["task"] = "image_to_video"
+			withMedia = true
 			if src := mediaItem(pick(in, cfg, sourceKeys...), "source"); src != nil {
 				media = append(media, src)
 			}
 		}
+		prompt = pick(in, cfg, "prompt", "text")
 	case "generate_voice":
 		spec["modality"], spec["task"] = "voice", "tts"
 		format("wav")
 		applyFields(spec, in, cfg, voiceFields)
-		prompt = firstNonNull(in, "text", "prompt")
+		prompt = pick(in, cfg, "text", "prompt")
 	case "generate_music":
-		if v := pick(in, cfg, "music_backend", "musicBackend", "backend_music"); v != nil {
+		// Only a non-blank string is a (refused) legacy backend selector.
+		if trimmed(pick(in, cfg, "music_backend", "musicBackend", "backend_music")) != "" {
 			return nil, fmt.Errorf("music_backend is not supported; use music_provider to select the provider")
 		}
 		spec["modality"], spec["task"] = "music", "music_generation"
 		format("wav")
 		applyFields(spec, in, cfg, musicFields)
-		prompt = in["prompt"]
+		prompt = pick(in, cfg, "prompt", "text")
 	case "transcribe_audio":
 		spec["modality"], spec["task"] = "text", "transcription"
 		applyFields(spec, in, cfg, transcribeFields)
-		audio := firstNonNull(in, "audio_artifact", "artifact", "audio")
+		audio := pick(in, cfg, "audio_artifact", "artifact", "audio")
 		if s, ok := audio.(string); ok && strings.TrimSpace(s) != "" && !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") {
 			audio = map[string]any{"$artifact": strings.TrimSpace(s), "type": "audio"}
 		}
-		if audio != nil {
+		withMedia = true
+		if pyval.Truthy(audio) {
 			media = append(media, audio)
 		}
-		prompt = orDefault(spec["prompt"], "Transcribe this audio.")
+		prompt = spec["prompt"]
+		if !pyval.Truthy(prompt) {
+			prompt = "Transcribe this audio."
+		}
 	default:
 		return nil, fmt.Errorf("no payload builder for node type %q", t)
 	}
-	p := map[string]any{"prompt": pyval.Str(orDefault(prompt, "")), "system_prompt": "", "tools": []any{}, "params": map[string]any{}, "output": spec}
-	if prompt == nil {
-		p["prompt"] = ""
+	// str(prompt or ""): a falsy value (0, false, {}) is an empty prompt.
+	text := ""
+	if pyval.Truthy(prompt) {
+		text = pyval.Str(prompt)
 	}
-	if media != nil {
+	p := map[string]any{"prompt": text, "system_prompt": "", "tools": []any{}, "params": map[string]any{}, "output": spec}
+	if withMedia {
+		if media == nil {
+			media = []any{}
+		}
 		p["media"] = media
 	}
 	return p, nil
@@ -337,7 +352,7 @@ func mediaItem(v any, role string) any {
 			return nil
 		}
 		switch {
-		case strings.HasPrefix(s, "data:"), strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
+		case strings.HasPrefix(strings.ToLower(s), "data:"), strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
 			return map[string]any{"type": "image", "role": role, "url": s}
 		case strings.HasPrefix(s, "/"), strings.HasPrefix(s, "~"):
 			return map[string]any{"type": "image", "role": role, "file_path": s}

@@ -14,11 +14,10 @@ func memoryPayload(t string, in, cfg map[string]any) map[string]any {
 	}
 	switch t {
 	case "memory_note":
-		note := ""
-		if v := in["content"]; v != nil {
-			note = pyval.Str(v)
-		}
-		p["note"] = note
+		// The note goes through as given (the reference's
+		// input_data.get("content", "")): the runtime's str(note or "")
+		// decides what counts as empty, so 0 or false is no note.
+		p["note"] = getOr(in, "content", "")
 		if tags, ok := in["tags"].(map[string]any); ok {
 			p["tags"] = tags
 		} else {
@@ -40,9 +39,12 @@ func memoryPayload(t string, in, cfg map[string]any) map[string]any {
 		}
 	case "memory_query":
 		p["query"] = orDefault(in["query"], "")
+		// Python int(limit): bools count, "2.5" fails; any failure is 10.
 		limit := int64(10)
-		if i, ok := intOK(in["limit"]); ok {
-			limit = i
+		if v := in["limit"]; v != nil {
+			if i, err := pyval.ToInt(v); err == nil {
+				limit = i
+			}
 		}
 		p["limit_spans"], p["return"] = limit, "both"
 		setTrimmed("recall_level", in["recall_level"])
@@ -71,8 +73,11 @@ func memoryPayload(t string, in, cfg map[string]any) map[string]any {
 		if v, ok := in["merge"]; ok {
 			p["merge"] = pyval.CoerceBool(v)
 		}
+		// str(scope).strip() or None: a blank scope is not sent.
 		if s, ok := in["scope"].(string); ok {
-			p["scope"] = s
+			if t := pyval.Strip(s); t != "" {
+				p["scope"] = t
+			}
 		}
 	case "memory_compact":
 		if v := in["preserve_recent"]; v != nil {
@@ -134,7 +139,8 @@ func memoryPayload(t string, in, cfg map[string]any) map[string]any {
 		if f, ok := floatOK(in["min_score"]); ok {
 			p["min_score"] = f
 		}
-		if i, ok := intOK(in["limit"]); ok {
+		// limit is int(limit), unlike the two int(float()) settings above.
+		if i, ok := strictIntOK(in["limit"]); ok {
 			p["limit"] = i
 		}
 	case "memory_kg_resolve":
