@@ -325,6 +325,13 @@ func checkRunID(id string) error {
 	return nil
 }
 
+// runNameFits and ledgerNameFits report whether run id's run or ledger
+// file name fits maxNameLen: no file can exist under a longer one, so
+// reads answer "absent" for it, as the other stores do for an unknown id,
+// rather than the file system's "file name too long".
+func runNameFits(id string) bool    { return len("run_")+len(id)+len(".json") <= maxNameLen }
+func ledgerNameFits(id string) bool { return len("ledger_")+len(id)+len(".jsonl") <= maxNameLen }
+
 func (s *Store) runPath(id string) string    { return filepath.Join(s.dir, "run_"+id+".json") }
 func (s *Store) ledgerPath(id string) string { return filepath.Join(s.dir, "ledger_"+id+".jsonl") }
 

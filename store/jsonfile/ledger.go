@@ -428,7 +428,7 @@ func (s *Store) LedgerList(ctx context.Context, p *store.LedgerListParams) ([]*d
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if checkRunID(p.RunID) != nil {
+	if checkRunID(p.RunID) != nil || !ledgerNameFits(p.RunID) {
 		return nil, nil
 	}
 	lk := s.stripe(p.RunID)
@@ -458,7 +458,7 @@ func (s *Store) LedgerCount(ctx context.Context, runID string) (int64, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	if checkRunID(runID) != nil {
+	if checkRunID(runID) != nil || !ledgerNameFits(runID) {
 		return 0, nil
 	}
 	lk := s.stripe(runID)
@@ -476,7 +476,7 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	if checkRunID(runID) != nil {
+	if checkRunID(runID) != nil || !ledgerNameFits(runID) {
 		return 0, nil
 	}
 	lk := s.stripe(runID)
@@ -509,7 +509,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if checkRunID(runID) != nil || key == "" {
+	if checkRunID(runID) != nil || !ledgerNameFits(runID) || key == "" {
 		return nil, nil
 	}
 	lk := s.stripe(runID)

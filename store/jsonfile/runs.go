@@ -284,7 +284,7 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	if checkRunID(runID) != nil {
+	if checkRunID(runID) != nil || !runNameFits(runID) {
 		return nil, fmt.Errorf("jsonfile: run %q: %w", runID, store.ErrNotFound)
 	}
 	lk := s.stripe(runID)
@@ -485,7 +485,7 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 	if err := s.checkOpen(); err != nil {
 		return false, err
 	}
-	if checkRunID(runID) != nil {
+	if checkRunID(runID) != nil || !runNameFits(runID) {
 		return false, nil
 	}
 	lk := s.stripe(runID)
