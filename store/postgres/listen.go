@@ -83,7 +83,14 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	// Connecting and LISTEN are bounded as the wait for notifications is
+	// (two heartbeats, at least listenSetupFloor: a loaded server may be
+	// slow to accept): a path that goes silent while Follow reconnects
+	// would otherwise hold the listener until TCP gives up (minutes).
+	setupBound := max(2*s.heartbeat, listenSetupFloor)
+	setup, cancelSetup := context.WithTimeout(ctx, setupBound)
+	defer cancelSetup()
+	conn, err := pgx.ConnectConfig(setup, cfg)
 	if err != nil {
 		return fmt.Errorf("postgres: connecting to listen for ledger appends: %w", err)
 	}
@@ -93,9 +100,13 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 		defer cancel()
 		_ = conn.Close(cctx)
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ledgerChannel}.Sanitize()); err != nil {
-		return fmt.Errorf("postgres: listening for ledger appends: %w", err)
+	if _, err := conn.Exec(setup, "LISTEN "+pgx.Identifier{ledgerChannel}.Sanitize()); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("postgres: listening for ledger appends (within %s): %w", setupBound, err)
 	}
+	cancelSetup()
 	if ready != nil {
 		ready()
 	}
@@ -131,6 +142,9 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 		}
 	}
 }
+
+// listenSetupFloor is the least time a listener's connect and LISTEN get.
+const listenSetupFloor = 5 * time.Second
 
 // nextNotification waits for the listening connection's next
 // notification, pinging the server each time the connection has been
