@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/visualflow"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
@@ -39,21 +41,31 @@ types, effects, inputs, entrypoints) and the effects it needs.
 		fmt.Fprintf(stderr, "bundle inspect: %v\n", err)
 		return 1
 	}
-	type flowOut struct {
-		*visualflow.FlowInfo
-		Entrypoint  bool           `json:"entrypoint"`
-		Name        string         `json:"name,omitempty"`
-		Interfaces  []string       `json:"interfaces,omitempty"`
-		InputSchema map[string]any `json:"input_schema"`
-	}
 	m := b.Manifest
-	var flows []flowOut
+	var flows []any
 	for _, fi := range cb.Flows {
-		fo := flowOut{FlowInfo: fi, InputSchema: bundle.InputSchema(b.Flows[fi.FlowID])}
+		// The flow's summary as its JSON fields, then the input schema,
+		// whose pin defaults are written as Python would.
+		text, err := json.Marshal(fi)
+		if err != nil {
+			fmt.Fprintf(stderr, "bundle inspect: describing flow %s: %v\n", fi.FlowID, err)
+			return 1
+		}
+		fo, err := pyjson.DecodeObject(text)
+		if err != nil {
+			fmt.Fprintf(stderr, "bundle inspect: describing flow %s: %v\n", fi.FlowID, err)
+			return 1
+		}
+		fo["input_schema"] = nonFiniteAsLiterals(bundle.InputSchema(b.Flows[fi.FlowID]))
+		fo["entrypoint"] = false
 		if ep, ok := m.Entrypoint(fi.FlowID); ok {
-			fo.Entrypoint = true
-			fo.Name = ep.Name
-			fo.Interfaces = ep.Interfaces
+			fo["entrypoint"] = true
+			if ep.Name != "" {
+				fo["name"] = ep.Name
+			}
+			if len(ep.Interfaces) > 0 {
+				fo["interfaces"] = ep.Interfaces
+			}
 		}
 		flows = append(flows, fo)
 	}
@@ -70,11 +82,47 @@ types, effects, inputs, entrypoints) and the effects it needs.
 		"bundle": b.Ref(), "bundle_id": m.BundleID, "bundle_version": m.BundleVersion, "created_at": m.CreatedAt,
 		"default_entrypoint": m.DefaultEntrypoint, "flows": flows, "effects": needs, "workflows": len(cb.Workflows),
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	// pyjson, as bundle run's output: pin defaults may hold NaN or
+	// ±Infinity (Python tools write them), which it writes as Python does.
+	text, err := pyjson.Marshal(out, pyjson.Style{SortKeys: true, Indent: 2})
+	if err != nil {
+		fmt.Fprintf(stderr, "bundle inspect: encoding the description of %s: %v\n", b.Ref(), err)
+		return 1
+	}
+	if _, err := fmt.Fprintf(stdout, "%s\n", text); err != nil {
 		fmt.Fprintf(stderr, "bundle inspect: writing the description of %s: %v\n", b.Ref(), err)
 		return 1
 	}
 	return 0
+}
+
+// nonFiniteAsLiterals returns v with every NaN or ±Inf float replaced by
+// the literal Python's json.dumps writes for it (NaN, Infinity,
+// -Infinity): pin defaults of flows Python tools wrote may hold them, and
+// the encoder refuses such floats where they would become run state.
+func nonFiniteAsLiterals(v any) any {
+	switch x := v.(type) {
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return json.Number("NaN")
+		case math.IsInf(x, 1):
+			return json.Number("Infinity")
+		case math.IsInf(x, -1):
+			return json.Number("-Infinity")
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = nonFiniteAsLiterals(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = nonFiniteAsLiterals(e)
+		}
+		return out
+	}
+	return v
 }
