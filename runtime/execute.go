@@ -26,8 +26,10 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 	eff := plan.Effect
 	// At the depth a checkpoint holds it, the deepest place it is
 	// written (vars._runtime.effect_in_flight.effect.payload).
+	// A payload refused here fails the run before any attempt, as a node
+	// error does: through s.fail, so the ledger names the node and why.
 	if err := pyjson.CheckMember(eff.Payload, "effect.payload", 5); err != nil {
-		return Failed(fmt.Sprintf("effect of node %q: %v", plan.NodeID, err)), false, nil
+		return Outcome{}, false, s.fail(ctx, plan.NodeID, fmt.Sprintf("effect of node %q: %v", plan.NodeID, err))
 	}
 	if eff.Payload != nil && !pyjson.IsNormalizedObject(eff.Payload) {
 		// In the types a replay reads back from the store ([]string as
@@ -36,7 +38,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		// would miss the completed result and run the effect again.
 		norm, err := pyjson.NormalizeObject(eff.Payload)
 		if err != nil {
-			return Failed(fmt.Sprintf("effect of node %q: %v", plan.NodeID, err)), false, nil
+			return Outcome{}, false, s.fail(ctx, plan.NodeID, fmt.Sprintf("effect of node %q: %v", plan.NodeID, err))
 		}
 		e := *eff
 		e.Payload = norm

@@ -215,6 +215,7 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 		// in onConflict, and the bad value was never durable anyway.
 		s.dirty = false
 		s.dropped = true
+		s.openAttempt = nil
 		return errStop
 	}
 	// The run ends here: the plan in flight its checkpoint may hold is
@@ -237,10 +238,10 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 // still open (openAttempt), if any, when the session's uncommitted work is
 // about to be dropped because of cause: its pending end record if that
 // says it failed or was cancelled, else a failed end naming cause, as
-// checkOutcomeJSON words a handler's result that is not JSON.
+// checkOutcomeJSON words a handler's result that is not JSON. The attempt
+// stays open until that record is committed (keepAttemptEnd keeps it).
 func (s *session) closeOpenAttempt(cause error) *durable.StepRecord {
 	started := s.openAttempt
-	s.openAttempt = nil
 	if started == nil {
 		return nil
 	}
@@ -273,10 +274,32 @@ func (s *session) fail(ctx context.Context, nodeID, msg string) error {
 	return s.finish(ctx, durable.RunFailed, msg, nil)
 }
 
+// keepAttemptEnd appends to dst the records of pending that end the
+// attempt this session committed the STARTED record of (openAttempt) and
+// returns dst. A replay that finds the terminal records of a commit a kill
+// cut already in the ledger drops what it queued again, but the attempt
+// it made itself is new: its STARTED record is durable, and without its
+// end the ledger would show it in flight for ever (Python appends the end
+// of every attempt it starts). dst may share pending's array: it never
+// grows past the record being read.
+func (s *session) keepAttemptEnd(dst, pending []*durable.StepRecord) []*durable.StepRecord {
+	started := s.openAttempt
+	if started == nil {
+		return dst
+	}
+	for _, r := range pending {
+		if r != started && r.StepID == started.StepID {
+			dst = append(dst, r)
+		}
+	}
+	return dst
+}
+
 // finish moves the run to a terminal status and commits it together with
 // the terminal records (ledger before state, one commit where the store is
 // atomic). On a non-atomic store a replay whose terminal records are
-// already in the ledger does not append them twice.
+// already in the ledger does not append them twice; it appends only the
+// end of the attempt it made itself (keepAttemptEnd).
 func (s *session) finish(ctx context.Context, status durable.RunStatus, errMsg string, output map[string]any) error {
 	// The run ends here: a plan in flight (a retry's back-off or an
 	// attempt a cancel cut) is never replayed, and no terminal state
@@ -300,7 +323,7 @@ func (s *session) finish(ctx context.Context, status durable.RunStatus, errMsg s
 			return s.failedCommit
 		}
 		if prior != nil {
-			s.pending = s.pending[:0]
+			s.pending = s.keepAttemptEnd(s.pending[:0], s.pending)
 		}
 	}
 	s.dirty = true
