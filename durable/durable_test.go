@@ -240,8 +240,17 @@ func FuzzRunStoredCopy(f *testing.F) {
 // in any location.
 func TestFormatTimeMatchesTheLayout(t *testing.T) {
 	t.Parallel()
+	// Instants outside years 1–9999 in UTC are written clamped to them,
+	// what Python's datetime holds (TestTimePastYear9999IsClamped).
+	lo := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	hi := time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
 	reference := func(ts time.Time) string {
 		ts = ts.UTC()
+		if ts.Before(lo) {
+			ts = lo
+		} else if ts.After(hi) {
+			ts = hi
+		}
 		s := ts.Format("2006-01-02T15:04:05")
 		if us := ts.Nanosecond() / 1000; us != 0 {
 			s += fmt.Sprintf(".%06d", us)

@@ -16,12 +16,43 @@ import (
 // offset meaning UTC, a space for the T), and times compare as instants.
 type Time struct{ time.Time }
 
-// NewTime truncates t to microseconds (what the wire keeps) in UTC.
+// NewTime truncates t to microseconds (what the wire keeps) in UTC, and
+// clamps it to the instants Python's datetime holds in UTC: one past
+// 9999-12-31T23:59:59.999999 reads as that instant, one before 0001-01-01
+// as 0001-01-01T00:00:00.000001 (the first that is not the zero Time, as
+// ParseTime reads datetime.min). Written as is, such an instant would be
+// text neither Python nor ParseTime reads, and which Python's string
+// comparisons sort wrongly ("10000-…" before "2026-…"): a deadline hours
+// past the end of year 9999, which a node can give with an offset, is
+// "never" either way. Clamping here, not only when writing, keeps the
+// value in memory equal to what a read of the written text gives.
 func NewTime(t time.Time) Time {
 	if t.IsZero() {
 		return Time{}
 	}
-	return Time{t.UTC().Truncate(time.Microsecond)}
+	t = clampTime(t.UTC().Truncate(time.Microsecond))
+	if t.IsZero() {
+		t = t.Add(time.Microsecond) // minWireTime is the zero Time, "no time"
+	}
+	return Time{t}
+}
+
+// maxWireTime and minWireTime bound the instants the wire form holds:
+// Python's datetime.max and datetime.min, in UTC.
+var (
+	maxWireTime = time.Date(9999, time.December, 31, 23, 59, 59, 999999000, time.UTC)
+	minWireTime = time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// clampTime brings t within [minWireTime, maxWireTime].
+func clampTime(t time.Time) time.Time {
+	if t.After(maxWireTime) {
+		return maxWireTime
+	}
+	if t.Before(minWireTime) {
+		return minWireTime
+	}
+	return t
 }
 
 // String returns the Python isoformat text, or "" for the zero Time.
@@ -100,26 +131,24 @@ func (t *Time) UnmarshalText(data []byte) error {
 	return nil
 }
 
-// FormatTime formats t in UTC the way Python's isoformat() does.
+// FormatTime formats t in UTC the way Python's isoformat() does, clamped
+// to the years 1–9999 Python's datetime holds (see NewTime).
 func FormatTime(t time.Time) string {
 	var buf [32]byte
 	return string(appendTime(buf[:0], t))
 }
 
-// appendTime appends FormatTime(t) to b. Years 0–9999 (all Python
-// writes) are formatted by hand, in a third of AppendFormat's time:
-// a commit formats a dozen timestamps.
+// appendTime appends FormatTime(t) to b, formatted by hand in a third of
+// AppendFormat's time (a commit formats a dozen timestamps). An instant
+// outside years 1–9999 in UTC is written clamped, as NewTime clamps it.
 func appendTime(b []byte, t time.Time) []byte {
-	t = t.UTC()
-	if year, month, day := t.Date(); year >= 0 && year <= 9999 {
-		hour, minute, second := t.Clock()
-		b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
-			byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
-			byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
-			byte('0'+second/10), byte('0'+second%10))
-	} else {
-		b = t.AppendFormat(b, "2006-01-02T15:04:05")
-	}
+	t = clampTime(t.UTC())
+	year, month, day := t.Date()
+	hour, minute, second := t.Clock()
+	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+second/10), byte('0'+second%10))
 	if us := t.Nanosecond() / 1000; us != 0 {
 		b = append(b, '.')
 		b = append(b, byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),

@@ -10,8 +10,9 @@ import (
 // Clone returns a deep copy of a generic JSON tree. Maps and slices are
 // copied; scalars are shared (they are immutable). Values outside the
 // generic tree are returned as they are, and so are containers nested past
-// the encoder's limit: no store takes such a value, so sharing them is
-// moot. A value that contains itself is copied container by container,
+// the decoder's limit: no document holds such a value, so sharing them is
+// moot (a value read from a document is copied whole, even one deeper
+// than the encoder writes). A value that contains itself is copied container by container,
 // each once, so the copy has the same cycles (which the encoder refuses,
 // naming the path) and shares no container with the original.
 func Clone(v any) any {
@@ -57,7 +58,7 @@ const shallowPath = 32
 // cloner copies a tree, keeping the containers on the path from the root
 // to the one being copied. A container met again on its own path is a
 // cycle: copied branch by branch, a container held twice by itself would
-// unfold into 2^maxDepth branches. The walk then stops (cyclic) and
+// unfold into 2^maxDecodeDepth branches. The walk then stops (cyclic) and
 // Clone starts over with cloneGraph.
 type cloner struct {
 	path   [shallowPath]container
@@ -108,7 +109,7 @@ func (c *cloner) value(v any, depth int) any {
 }
 
 func (c *cloner) object(m map[string]any, depth int) map[string]any {
-	if m == nil || depth > maxDepth || c.cyclic {
+	if m == nil || depth > maxDecodeDepth || c.cyclic {
 		return m
 	}
 	id := mapID(m)
@@ -131,7 +132,7 @@ func (c *cloner) object(m map[string]any, depth int) map[string]any {
 }
 
 func (c *cloner) array(a []any, depth int) []any {
-	if a == nil || depth > maxDepth || c.cyclic {
+	if a == nil || depth > maxDecodeDepth || c.cyclic {
 		return a
 	}
 	out := make([]any, len(a))

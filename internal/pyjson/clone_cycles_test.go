@@ -83,7 +83,7 @@ func TestCloneOfValueHoldingItselfTwiceEnds(t *testing.T) {
 // another value, copied too.
 func TestCloneCopiesDeepAndPrefixValues(t *testing.T) {
 	var v any = int64(1)
-	for range maxDepth - 1 {
+	for range maxDecodeDepth - 1 {
 		v = []any{v}
 	}
 	start := time.Now()
@@ -154,7 +154,7 @@ func TestCloneOfCyclicValueSharesNoShallowContainer(t *testing.T) {
 	y := []any{int64(1)}
 	x := []any{y}
 	var chain any = x
-	for range maxDepth - 1 { // x at depth maxDepth under root[0]
+	for range maxDecodeDepth - 1 { // x at depth maxDecodeDepth under root[0]
 		chain = []any{chain}
 	}
 	root := []any{chain, x, nil}

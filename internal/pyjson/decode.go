@@ -128,7 +128,7 @@ func (d *decoder) skipSpace() {
 }
 
 func (d *decoder) value(depth int) (any, error) {
-	if depth > maxDepth {
+	if depth > maxDecodeDepth {
 		return nil, d.errorf("nesting too deep")
 	}
 	if d.pos >= len(d.data) {

@@ -1,6 +1,8 @@
 package pyjson
 
 import (
+	"bytes"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -34,5 +36,37 @@ func TestEncoderDecoderDepthAgree(t *testing.T) {
 	}
 	if _, err := Marshal(bad, Line); err == nil {
 		t.Errorf("Marshal one level past the limit succeeded; the decoder refuses it")
+	}
+}
+
+// The deepest document the encoder writes is one CPython's json.loads
+// reads from a call chain 80 frames deep (a store's load under a runner
+// or web server), where json.loads raises RecursionError near the
+// recursion limit of 1000 frames; the decoder reads deeper documents.
+func TestMaxDepthIsPythonReadable(t *testing.T) {
+	if maxDecodeDepth < maxDepth {
+		t.Fatalf("maxDecodeDepth %d < maxDepth %d", maxDecodeDepth, maxDepth)
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	var v any = int64(1) // the scalar at maxDepth
+	for range maxDepth {
+		v = []any{v}
+	}
+	for _, st := range []Style{Line, Pretty} {
+		doc, err := Marshal(v, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const script = "import json, sys\n" +
+			"def load(n, s):\n    return json.loads(s) if n == 0 else load(n - 1, s)\n" +
+			"load(80, sys.stdin.read())\n"
+		cmd := exec.Command(py, "-c", script)
+		cmd.Stdin = bytes.NewReader(doc)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("python3 json.loads of a document nested %d levels: %v\n%.300s", maxDepth, err, out)
+		}
 	}
 }

@@ -159,10 +159,21 @@ type encoder struct {
 	keys []string
 }
 
-// MaxDepth is how deep values nest in a document this package encodes.
+// MaxDepth is how deep values nest in a document this package encodes:
+// a value at depth MaxDepth+1 (the root at 0) is refused, naming its path.
 const MaxDepth = maxDepth
 
-const maxDepth = 10000
+// maxDepth keeps every document written readable by Python, which shares
+// the data: CPython's json.loads (and json.dumps) raise RecursionError
+// (uncaught by its stores) near the interpreter's recursion limit, 1000
+// frames less those already on the stack (a runner's or a web server's
+// call chain, a few dozen; the pure-Python indent encoder of run files
+// takes a frame per level). 900 leaves that room.
+const maxDepth = 900
+
+// maxDecodeDepth is how deep a document the decoder reads: more than
+// maxDepth, so a document another writer nested deeper still loads.
+const maxDecodeDepth = 10000
 
 // pathElem is one step of the key path of the value being encoded. The
 // encoder keeps a stack of them and formats it only when an error needs
