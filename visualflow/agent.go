@@ -473,7 +473,9 @@ func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect a
 }
 
 // appendAgentTurn appends the agent turn to the parent context: the task
-// and the answer, each stripped and left out when empty, as Python's.
+// and the answer, each stripped and left out when empty, as Python's. Each
+// message's metadata names the node and the child run (sub_run_id only
+// when known), which hosts use to attribute and filter turns.
 func (s *step) appendAgentTurn(n *node, sub map[string]any, task, answer string) {
 	subID := pyval.Str(sub["sub_run_id"])
 	ctx := objectAt(s.vars, "context")
@@ -488,7 +490,11 @@ func (s *step) appendAgentTurn(n *node, sub map[string]any, task, answer string)
 	}
 	add := func(role, text, id string) {
 		if text = pyval.Strip(text); text != "" {
-			msgs = append(msgs, map[string]any{"role": role, "content": text, "metadata": map[string]any{"kind": "agent_turn", "message_id": prefix + id}})
+			md := map[string]any{"kind": "agent_turn", "node_id": n.ID, "message_id": prefix + id}
+			if subID != "" {
+				md["sub_run_id"] = subID
+			}
+			msgs = append(msgs, map[string]any{"role": role, "content": text, "metadata": md})
 		}
 	}
 	add("user", task, "task")

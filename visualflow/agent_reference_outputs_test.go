@@ -98,3 +98,32 @@ func TestAgentResponsePinIsStrippedAnswer(t *testing.T) {
 		t.Errorf("end.r (wired from agent.response) = %q, want %q", st.Output["r"], "forty-two")
 	}
 }
+
+// With include_context the agent appends its task and answer to the
+// parent's context.messages. Python (compiler.py, agent handler, phase
+// "subworkflow", _append) gives each such message the metadata
+// {kind:"agent_turn", node_id, message_id:"agent:<sub_run_id>:<node>:task|answer",
+// sub_run_id}, which hosts sharing the context (gateway, AbstractCode) use
+// to tell which node and which child run produced a turn.
+func TestAgentContextTurnMetadata(t *testing.T) {
+	flow := pinnedAgentFlow(map[string]any{
+		"pinDefaults": map[string]any{"prompt": "do it", "include_context": true},
+		"agentConfig": map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-meta"},
+	}, []string{"prompt:string", "include_context:boolean"})
+	react := outputReact("react-meta", map[string]any{"answer": "done", "iterations": int64(1), "messages": []any{}}, nil)
+	st := runAgentFlow(t, flow, react, nil, map[string]any{"context": map[string]any{"messages": []any{}}})
+	ctx, _ := st.Vars["context"].(map[string]any)
+	msgs, _ := ctx["messages"].([]any)
+	if len(msgs) != 2 {
+		t.Fatalf("parent context messages = %s, want the task and the answer", jsonText(t, msgs))
+	}
+	for i, suffix := range []string{"task", "answer"} {
+		o, _ := msgs[i].(map[string]any)
+		md, _ := o["metadata"].(map[string]any)
+		sub, _ := md["sub_run_id"].(string)
+		if md["kind"] != "agent_turn" || md["node_id"] != "ag" || sub == "" || md["message_id"] != "agent:"+sub+":ag:"+suffix {
+			t.Errorf("%s message metadata = %s; want kind agent_turn, node_id \"ag\", sub_run_id and message_id agent:<sub_run_id>:ag:%s",
+				suffix, jsonText(t, md), suffix)
+		}
+	}
+}

@@ -42,7 +42,11 @@ type FlowInfo struct {
 	Agents   []AgentInfo `json:"agents,omitempty"`
 	// Listeners lists derived on_event listener workflow ids.
 	Listeners []string `json:"listeners,omitempty"`
-	// NeedsLLM reports whether running the flow needs an llm_call handler.
+	// NeedsLLM reports whether running the flow needs an llm_call handler:
+	// its own reachable nodes (llm_call or agent) or those of any flow of
+	// the bundle it starts as a subflow, at any depth. Unlike Effects, it
+	// looks through subflows, since a host decides from it whether to
+	// wire an LLM for the whole run.
 	NeedsLLM bool `json:"needs_llm"`
 
 	// subflowNodes pairs every reachable subflow node with its reference,
@@ -160,7 +164,36 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	propagateNeedsLLM(cb.Flows)
 	return cb, nil
+}
+
+// propagateNeedsLLM marks as needing an LLM every flow that starts, through
+// subflows of the bundle at any depth, a flow that needs one. It walks the
+// subflow edges backwards from the flows that need one themselves, so that
+// cycles end and each edge is looked at once. References outside the
+// bundle are not known here and are not followed.
+func propagateNeedsLLM(flows []*FlowInfo) {
+	parents := map[string][]*FlowInfo{}
+	var queue []*FlowInfo
+	for _, fi := range flows {
+		for _, sub := range fi.Subflows {
+			parents[sub] = append(parents[sub], fi)
+		}
+		if fi.NeedsLLM {
+			queue = append(queue, fi)
+		}
+	}
+	for len(queue) > 0 {
+		fi := queue[0]
+		queue = queue[1:]
+		for _, p := range parents[fi.WorkflowID] {
+			if !p.NeedsLLM {
+				p.NeedsLLM = true
+				queue = append(queue, p)
+			}
+		}
+	}
 }
 
 // checkSubflows refuses subflow nodes of info that start a flow of this

@@ -159,7 +159,7 @@ func bundleRunMain(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return fail(err)
 	}
 	if fi, ok := cb.Flow(ep); ok && fi.NeedsLLM {
-		fmt.Fprintf(stderr, "bundle run: note: flow %s uses llm_call; no LLM provider is wired in this command yet, so LLM steps fail\n", ep)
+		fmt.Fprintf(stderr, "bundle run: note: flow %s uses llm_call (itself or in a subflow); no LLM provider is wired in this command yet, so LLM steps fail\n", ep)
 	}
 	ds, err := openDataStore(ctx, f.dataDir, f.store)
 	if err != nil {
