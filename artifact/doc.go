@@ -16,7 +16,7 @@
 // FileArtifactStore layout, so both runtimes can read each other's
 // artifacts:
 //
-//	<dir>/artifacts/blobs/<blob_id>.bin       content, written once per blob
+//	<dir>/artifacts/blobs/<blob_id>.bin       content, kept once written (one that differs is rewritten)
 //	<dir>/artifacts/refs/<artifact_id>.meta   Metadata JSON (indent 2)
 //	<dir>/artifacts/<artifact_id>.bin/.meta   legacy v0 layout, read only
 //	<dir>/artifacts/artifact_catalog.sqlite3  Python's catalog (CatalogFile)
@@ -36,7 +36,8 @@
 // # Offloading
 //
 // Offload walks a JSON value and moves oversized strings, objects and
-// arrays (and any []byte) into the store, leaving refs in their place. The
+// arrays into the store (a []byte as the base64 string the stores write,
+// past the threshold like any string), leaving refs in their place. The
 // store/offload package applies it to ledger records and terminal run
 // states at the persistence boundary.
 package artifact

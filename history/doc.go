@@ -7,8 +7,9 @@
 // descendants (breadth first over parent links), each run's ledger window
 // with absolute 1-based cursors, a flat timeline, bounded summaries of the
 // artifacts each run owns and, on request, the turns of the run's session.
-// The only write is the best-effort offloading of oversized input values
-// into the artifact store, as in Python.
+// The only write is the offloading of oversized input values into the
+// artifact store, as in Python; unlike Python, its failure fails the
+// export.
 //
 // The bundle is returned as a generic JSON tree in the form
 // internal/pyjson.Decode produces (objects as map[string]any, arrays as

@@ -20,7 +20,9 @@
 // attempts per the EffectPolicy, and writes a completed result at the
 // effect's ResultKey. Built in: ask_user, answer_user, wait_event (with an
 // optional deadline), wait_until, emit_event, start_subworkflow,
-// vars_query and the memory primitives.
+// vars_query, memory_note, memory_query, memory_tag and memory_rehydrate;
+// the other effect types (llm_call, tool_calls, memory_compact, memory_kg_*
+// …) need a handler in Config.Handlers.
 //
 // # Durability
 //

@@ -1,6 +1,8 @@
 // Package scheduler drives runs in the background: it releases waits whose
 // deadline has passed (WAIT_UNTIL, WAIT_EVENT timeouts) by ticking their
-// runs, and at start it picks up runs a crash left running. Due runs come
+// runs, and at start (and, when its runtime claims runs, every
+// RecoverInterval, so runs a dead runner left are taken over) it picks up
+// runs a crash left running. Due runs come
 // from the store's deadline index, never from a scan of every run, and the
 // loop sleeps until the next deadline (or the poll interval, whichever is
 // first) instead of polling blindly.
