@@ -91,8 +91,11 @@
 // read far more often than written. A commit that leaves a run waiting
 // keeps only its state and last seq: the run is idle until its wait
 // resolves, and its records, which no write needs, are cached again by
-// the next read of its ledger. Lists and due queries
-// always run SQL.
+// the next read of its ledger. LedgerFindCompleted on a ledger out of the
+// cache (and in a shared store) goes through a separate, bounded index of
+// completed keys (keyindex.go) that reads only the rows appended since the
+// run's previous look-up, so a run waiting in a long loop is not rescanned
+// whole at every turn. Lists and due queries always run SQL.
 //
 // An owning store also batches its WAL writes (walbuf.go): SQLite writes
 // each page of a commit to the WAL with two write calls; a thin VFS over

@@ -24,3 +24,8 @@ func RedoQueueLen(s *Store) int {
 	defer s.redo.mu.Unlock()
 	return len(s.redo.pending)
 }
+
+// FindCompletedReads returns the number of ledger rows LedgerFindCompleted
+// has read through its key index, and how many times it scanned a run's
+// whole ledger in the database instead.
+func FindCompletedReads(s *Store) (rows, scans int64) { return s.findRows.Load(), s.findScans.Load() }

@@ -324,14 +324,16 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 		_, err = s.w.headDelete.exec(ctx, runID)
 		return err
 	}, func() { s.cache.ledgerDeleted(runID) })
+	s.keys.forget(runID) // whether or not the delete committed: a look-up reads again
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: deleting ledger of %s: %w", runID, err)
 	}
 	return n, nil
 }
 
-// LedgerFindCompleted implements store.LedgerFinder with a scan of the
-// run's records (narrowed by the primary key), or of its cached ledger.
+// LedgerFindCompleted implements store.LedgerFinder from the run's cached
+// ledger, or else from the keyIndex, which reads only the rows appended
+// since the run's last look-up.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
 	if idempotencyKey == "" {
 		return nil, nil // names no effect (store.FindCompleted)
@@ -359,7 +361,10 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 	}); known {
 		return found, nil
 	}
-	found, err = s.scanCompleted(ctx, rd, runID, idempotencyKey)
+	found, answered, err := s.findIndexed(ctx, rd, runID, idempotencyKey)
+	if err == nil && !answered {
+		found, err = s.scanCompleted(ctx, rd, runID, idempotencyKey)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: finding completed record %q of %s: %w", idempotencyKey, runID, err)
 	}
@@ -373,6 +378,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey s
 // ledger without such rows, and the answer from that cache must be the
 // same as this one, whether or not the ledger was listed first.
 func (s *Store) scanCompleted(ctx context.Context, rd *reading, runID, idempotencyKey string) (*durable.StepRecord, error) {
+	s.findScans.Add(1)
 	rows, err := rd.findCompleted.QueryContext(ctx, runID, idempotencyKey)
 	if err != nil {
 		return nil, err

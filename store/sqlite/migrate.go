@@ -329,6 +329,9 @@ func (s *Store) indexPythonRows(ctx context.Context) error {
 		}
 	}
 	_, err := s.wconn.ExecContext(ctx, "COMMIT")
+	if s.keys != nil {
+		s.keys.clear() // rows it read without their keys have them now
+	}
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite"
@@ -132,6 +133,7 @@ type Store struct {
 	rdb             *sql.DB
 	r               readerStmts
 	cache           *hotCache
+	keys            *keyIndex         // completed keys of ledgers out of the cache (keyindex.go)
 	ckpt            *idleCheckpointer // nil when checkpoints are SQLite's
 	redo            *redoLog          // nil in a shared store, without a cache, or with NoRedoLog
 
@@ -148,6 +150,11 @@ type Store struct {
 	// schemaSeen is the schema_version a shared store's last committed
 	// transaction saw (sharedTx), owned by the writer turn.
 	schemaSeen int64
+
+	// findRows counts the ledger rows the keyIndex has read and findScans
+	// the look-ups that scanned a run's whole ledger (scanCompleted), for
+	// the tests that check a look-up does not rescan a long ledger.
+	findRows, findScans atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -209,6 +216,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if !cfg.Shared && cfg.CacheBytes >= 0 {
 		s.cache = newHotCache(cmp.Or(cfg.CacheBytes, DefaultCacheBytes))
 	}
+	s.keys = newKeyIndex()
 	if err := s.open(ctx, syncMode, !cfg.NoRedoLog); err != nil {
 		if s.redo != nil {
 			s.stopApplying()

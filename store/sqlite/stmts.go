@@ -369,6 +369,8 @@ type readerStmts struct {
 	ledgerList    *sql.Stmt
 	ledgerCount   *sql.Stmt
 	findCompleted *sql.Stmt
+	completedKeys *sql.Stmt
+	recordAt      *sql.Stmt
 	cmdListAfter  *sql.Stmt
 	cmdLastSeq    *sql.Stmt
 	cursorLoad    *sql.Stmt
@@ -401,6 +403,10 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	// (scanCompleted), and the next may.
 	p(&r.findCompleted, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND completed_key = ?
 		ORDER BY seq ASC`)
+	// Every row from a seq on, so that the keyIndex knows how far it has
+	// read (and, in a shared store, that its last row is still there).
+	p(&r.completedKeys, `SELECT seq, completed_key FROM ledger WHERE run_id = ? AND seq >= ? ORDER BY seq ASC`)
+	p(&r.recordAt, `SELECT record_json FROM ledger WHERE run_id = ? AND seq = ?`)
 	p(&r.cmdListAfter, `SELECT seq, command_id, run_id, type, payload_json, ts, client_id
 		FROM commands WHERE seq > ? ORDER BY seq ASC LIMIT ?`)
 	p(&r.cmdLastSeq, `SELECT COALESCE(MAX(seq), 0) FROM commands`)
@@ -410,6 +416,7 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 
 func (r *readerStmts) close() error {
 	return closeStmts(r.runGet, r.listDue, r.nextDue, r.foreignDue, r.ledgerList, r.ledgerCount, r.findCompleted,
+		r.completedKeys, r.recordAt,
 		r.cmdListAfter, r.cmdLastSeq, r.cursorLoad)
 }
 
