@@ -14,7 +14,8 @@ import (
 )
 
 // runVarWriter executes set_var, set_vars and set_var_property (§6.6).
-// The bus is untouched.
+// The bus is untouched; a terminal writer completes the run with it under
+// "result", as the reference's variable adapters do.
 func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 	resolved, err := s.resolveInputs(n, s.busInput())
 	if err != nil {
@@ -93,19 +94,29 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 		rec = map[string]any{"value": obj}
 	}
 	s.setOutput(n.ID, rec)
-	return s.next(n, rec), nil
+	// The reference's terminal output echoes the record except set_var's
+	// value: {success, result} / {success, updates, result} /
+	// {success, value, result}.
+	out := map[string]any{"success": true, "result": s.vars["_last_output"]}
+	if n.Type != "set_var" {
+		maps.Copy(out, rec)
+	}
+	return s.next(n, out), nil
 }
 
 // errNoSegment is the reference's error for a variable name made only of
 // dots, which passes the non-empty check but names nothing.
 const errNoSegment = "Variable name must be non-empty"
 
-// next continues to the linear successor or completes with rec.
-func (s *step) next(n *node, rec map[string]any) runtime.StepPlan {
+// next continues to the linear successor or completes the run with out,
+// the node's terminal output. Each writer shapes out as the reference
+// does rather than through completeResult: their terminal outputs are not
+// their persisted records.
+func (s *step) next(n *node, out map[string]any) runtime.StepPlan {
 	if n.linear != "" {
 		return runtime.Next(n.linear)
 	}
-	return runtime.Complete(completeResult(rec))
+	return runtime.Complete(out)
 }
 
 // varName reads a name or key input as the reference does: a string, or
@@ -149,7 +160,9 @@ func zeroFor(n *node) any {
 	return nil
 }
 
-// runAddMessage appends a message to vars.context.messages (§6.6).
+// runAddMessage appends a message to vars.context.messages (§6.6). A
+// terminal add_message completes with {success, message} only, not its
+// record (which holds a copy of the whole conversation).
 func (s *step) runAddMessage(n *node) (runtime.StepPlan, error) {
 	resolved, err := s.resolveInputs(n, s.busInput())
 	if err != nil {
@@ -176,7 +189,7 @@ func (s *step) runAddMessage(n *node) (runtime.StepPlan, error) {
 	}
 	rec := map[string]any{"message": msg, "context": pyval.DeepCopy(ctx), "task": task, "messages": pyval.DeepCopy(ctx["messages"])}
 	s.setOutput(n.ID, rec)
-	return s.next(n, rec), nil
+	return s.next(n, map[string]any{"success": true, "message": msg}), nil
 }
 
 func randomHex(n int) string {
@@ -187,7 +200,9 @@ func randomHex(n int) string {
 
 // runMemact is the MemAct composer (§6.8). The composition algorithm
 // belongs to the memory module, which this runtime does not have: the
-// node reports ok=false with an explanatory error and continues.
+// node reports ok=false with an explanatory error and continues. A
+// terminal composer completes with its record as-is (no success key: the
+// record reports ok).
 func (s *step) runMemact(n *node) (runtime.StepPlan, error) {
 	resolved, err := s.resolveInputs(n, s.busInput())
 	if err != nil {
@@ -196,11 +211,11 @@ func (s *step) runMemact(n *node) (runtime.StepPlan, error) {
 	kg := firstNonNull(resolved, "kg_result", "raw", "result")
 	msg := "memact_compose is not supported by this runtime (no MemAct memory module)"
 	if _, ok := kg.(map[string]any); !ok {
-		msg = fmt.Sprintf("memact_compose requires a dict kg_result (got %s)", pyval.TypeName(kg))
+		msg = "memact_compose requires a dict kg_result (connect memory_kg_query.raw or output)"
 	}
 	rec := map[string]any{"ok": false, "error": msg, "delta": map[string]any{}, "trace": map[string]any{},
 		"active_memory": map[string]any{}, "memact_system_prompt": "", "memact_blocks": []any{}}
 	s.setBus(rec)
 	s.setOutput(n.ID, rec)
-	return s.next(n, rec), nil
+	return s.next(n, copyObject(rec)), nil
 }
