@@ -3,7 +3,9 @@ package bundle
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"io"
 	"slices"
 	"strings"
@@ -315,5 +317,60 @@ func TestSemverPartsAreUnbounded(t *testing.T) {
 	}
 	if p, ok := semverParts(" 01. 2 .003 "); !ok || p != [3]string{"1", "2", "3"} {
 		t.Errorf(`semverParts(" 01. 2 .003 ") = %v, %v`, p, ok)
+	}
+}
+
+// Info-ZIP's zip (Linux distributions, macOS) writes a non-ASCII entry
+// name as UTF-8 without the UTF-8 flag and adds a Unicode Path extra field
+// (0x7075: version 1, CRC-32 of the header name, the UTF-8 name); Python's
+// zipfile names the entry by it, and so does the reader.
+func TestInfoZipUnicodePathExtraFieldNamesEntry(t *testing.T) {
+	man := mustJSON(t, fixtureManifest(fixtureOptions{ID: "infozip", Flows: []string{"main"}}))
+	man = strings.Replace(man, "flows/main.json", "flows/caf\u00e9.json", 1)
+	flow := mustJSON(t, leafFlow("main"))
+
+	name := "flows/caf\u00e9.json" // raw UTF-8 bytes in the header, bit 11 clear
+	var extra bytes.Buffer
+	body := append([]byte{1}, binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE([]byte(name)))...)
+	body = append(body, name...)
+	extra.Write(binary.LittleEndian.AppendUint16(nil, 0x7075))
+	extra.Write(binary.LittleEndian.AppendUint16(nil, uint16(len(body))))
+	extra.Write(body)
+
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range []struct {
+		h    *zip.FileHeader
+		data string
+	}{
+		{&zip.FileHeader{Name: "manifest.json", Method: zip.Deflate}, man},
+		{&zip.FileHeader{Name: name, Method: zip.Deflate, NonUTF8: true, Extra: extra.Bytes()}, flow},
+	} {
+		w, err := zw.CreateHeader(e.h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(e.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The writer must really have left bit 11 clear.
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zr.File[1].Flags&0x800 != 0 {
+		t.Fatalf("fixture: flow entry has the UTF-8 flag")
+	}
+
+	b, err := ReadBytes(buf.Bytes(), "infozip.flow")
+	if err != nil {
+		t.Fatalf("Info-ZIP bundle with a Unicode Path extra field: %v (Python's zipfile names the entry flows/café.json)", err)
+	}
+	if _, ok := b.Flows["main"]; !ok {
+		t.Errorf("flow main not loaded")
 	}
 }

@@ -3,8 +3,10 @@ package bundle
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -94,22 +96,55 @@ func ReadZip(r io.ReaderAt, size int64, name string) (*Bundle, error) {
 	return readFrom(src, name)
 }
 
-// entryName is the name Python's zipfile gives f: its bytes decoded as
-// UTF-8 when the entry has the UTF-8 flag (general purpose bit 11), else
-// as code page 437 (a legacy tool's "flows/caf\x82.json" is
-// flows/café.json), and cut at the first NUL byte ("flows/main.json\x00x"
-// is flows/main.json, that file's duplicate when it has one). The flag
-// decides, not archive/zip's NonUTF8 guess, as in Python; a flagged name
-// that is not UTF-8 is refused, as Python's zipfile refuses the archive.
+// entryName is the name f is read under: its bytes as UTF-8 when the
+// entry has the UTF-8 flag (general purpose bit 11); else the UTF-8 name
+// of an Info-ZIP Unicode Path extra field (0x7075) whose CRC matches the
+// header name, as Python's zipfile reads it (the standard zip tool writes
+// non-ASCII names that way); else the bytes themselves when they are
+// UTF-8 (other tools' unflagged UTF-8 names, which loaded before); else
+// code page 437, as Python's zipfile decodes a legacy tool's name
+// ("flows/caf\x82.json" is flows/café.json). The name is cut at the first
+// NUL byte ("flows/main.json\x00x" is flows/main.json, that file's
+// duplicate when it has one). A flagged name that is not UTF-8 is
+// refused, as Python's zipfile refuses the archive.
 func entryName(f *zip.File) (string, error) {
 	n := f.Name
-	if f.Flags&0x800 == 0 {
-		n = decodeCP437(n)
+	if f.Flags&0x800 != 0 {
+		if !utf8.ValidString(n) {
+			return "", errors.New("the name is flagged UTF-8 but is not valid UTF-8")
+		}
+	} else if u := unicodePathExtra(f); u != "" {
+		n = u
 	} else if !utf8.ValidString(n) {
-		return "", errors.New("the name is flagged UTF-8 but is not valid UTF-8")
+		n = decodeCP437(n)
 	}
 	n, _, _ = strings.Cut(n, "\x00")
 	return n, nil
+}
+
+// unicodePathExtra returns the UTF-8 name of f's Info-ZIP Unicode Path
+// extra field (tag 0x7075: version 1, CRC-32 of the header name, name),
+// or "" when f has none that applies to its header name.
+func unicodePathExtra(f *zip.File) string {
+	extra := f.Extra
+	for len(extra) >= 4 {
+		tag := binary.LittleEndian.Uint16(extra)
+		size := int(binary.LittleEndian.Uint16(extra[2:]))
+		extra = extra[4:]
+		if size > len(extra) {
+			return ""
+		}
+		body := extra[:size]
+		extra = extra[size:]
+		if tag != 0x7075 || len(body) < 5 || body[0] != 1 {
+			continue
+		}
+		if binary.LittleEndian.Uint32(body[1:]) != crc32.ChecksumIEEE([]byte(f.Name)) || !utf8.Valid(body[5:]) {
+			return ""
+		}
+		return string(body[5:])
+	}
+	return ""
 }
 
 // source abstracts zip archives and directories.
