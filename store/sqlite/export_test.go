@@ -1,5 +1,7 @@
 package sqlite
 
+import "context"
+
 // CanonicalDue exposes canonicalDue to the external tests, which check it
 // against migration 015's index.
 const CanonicalDue = canonicalDue
@@ -29,3 +31,15 @@ func RedoQueueLen(s *Store) int {
 // has read through its key index, and how many times it scanned a run's
 // whole ledger in the database instead.
 func FindCompletedReads(s *Store) (rows, scans int64) { return s.findRows.Load(), s.findScans.Load() }
+
+// KeyIndexReadThrough is how far the key index counts runID's ledger as
+// read after reading it from seq from on.
+func KeyIndexReadThrough(s *Store, ctx context.Context, runID string, from int64) (int64, error) {
+	rd, err := s.read(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer rd.release()
+	_, last, err := s.completedKeysFrom(ctx, rd, runID, from)
+	return last, err
+}

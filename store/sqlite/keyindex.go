@@ -153,7 +153,10 @@ var errRowGone = errors.New("indexed ledger row deleted")
 // completedKeysFrom reads the completed keys of runID's rows from seq from
 // on (all rows when from is 0) and returns them with the last seq read
 // (from when none). Row from must still be there (errRowGone): else the
-// ledger was deleted, by another process, since it was read.
+// ledger was deleted, by another process, since it was read. A Python row
+// whose key no process has filled in yet (python_unindexed) ends what
+// counts as read just before it, so that the next look-up reads it again,
+// with its key once indexPythonRows (of any process) has run.
 func (s *Store) completedKeysFrom(ctx context.Context, rd *reading, runID string, from int64) ([]keySeq, int64, error) {
 	rows, err := rd.completedKeys.QueryContext(ctx, runID, from)
 	if err != nil {
@@ -162,10 +165,12 @@ func (s *Store) completedKeysFrom(ctx context.Context, rd *reading, runID string
 	defer rows.Close()
 	var out []keySeq
 	last, first := from, true
+	var pendingAt int64 // the first row still to be indexed, 0 when none
 	for rows.Next() {
 		var seq int64
 		var key sql.RawBytes // NULL: not a completed record
-		if err := rows.Scan(&seq, &key); err != nil {
+		var pending bool
+		if err := rows.Scan(&seq, &key, &pending); err != nil {
 			return nil, 0, err
 		}
 		s.findRows.Add(1)
@@ -174,6 +179,9 @@ func (s *Store) completedKeysFrom(ctx context.Context, rd *reading, runID string
 		}
 		first = false
 		last = seq
+		if pending && pendingAt == 0 {
+			pendingAt = seq
+		}
 		if len(key) > 0 {
 			out = append(out, keySeq{key: string(key), seq: seq})
 		}
@@ -183,6 +191,9 @@ func (s *Store) completedKeysFrom(ctx context.Context, rd *reading, runID string
 	}
 	if first && from > 0 {
 		return nil, 0, errRowGone
+	}
+	if pendingAt > 0 {
+		last = pendingAt - 1 // seqs are contiguous: that row exists (or 0: all rows)
 	}
 	return out, last, nil
 }

@@ -404,8 +404,11 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	p(&r.findCompleted, `SELECT seq, record_json FROM ledger WHERE run_id = ? AND completed_key = ?
 		ORDER BY seq ASC`)
 	// Every row from a seq on, so that the keyIndex knows how far it has
-	// read (and, in a shared store, that its last row is still there).
-	p(&r.completedKeys, `SELECT seq, completed_key FROM ledger WHERE run_id = ? AND seq >= ? ORDER BY seq ASC`)
+	// read (and, in a shared store, that its last row is still there), and
+	// whether a row without a key is a Python row still to be indexed
+	// (python_unindexed, listed in the same transaction as the row).
+	p(&r.completedKeys, `SELECT seq, completed_key, completed_key IS NULL AND EXISTS (SELECT 1 FROM python_unindexed u
+		WHERE u.run_id = ledger.run_id AND u.seq = ledger.seq) FROM ledger WHERE run_id = ? AND seq >= ? ORDER BY seq ASC`)
 	p(&r.recordAt, `SELECT record_json FROM ledger WHERE run_id = ? AND seq = ?`)
 	p(&r.cmdListAfter, `SELECT seq, command_id, run_id, type, payload_json, ts, client_id
 		FROM commands WHERE seq > ? ORDER BY seq ASC LIMIT ?`)
