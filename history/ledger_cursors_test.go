@@ -41,6 +41,21 @@ func reopenEdited(t *testing.T, st *jsonfile.Store, dir, runID string, edit func
 	return st
 }
 
+// tickedJSONFileRun opens a jsonfile store in a fresh directory and runs
+// workflowID there, ticking it once: the store, its directory and the
+// run's id.
+func tickedJSONFileRun(t *testing.T, workflowID string) (*jsonfile.Store, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(t, st, nil, newClock())
+	id := startTick(t, rt, runtime.StartParams{WorkflowID: workflowID})
+	return st, dir, id
+}
+
 // Bundle cursors are the store's ledger cursors (each record's Seq), the
 // numbers a client passes as `after` to follow the ledger from the bundle
 // (gateway-api §3.7/§3.9). A record the store skips (JSON that does not
@@ -49,13 +64,7 @@ func reopenEdited(t *testing.T, st *jsonfile.Store, dir, runID string, edit func
 // client a record the bundle already held.
 func TestBundleCursorsAreStoreCursorsAfterSkippedRecord(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := newRuntime(t, st, nil, newClock())
-	id := startTick(t, rt, runtime.StartParams{WorkflowID: "loop"})
+	st, dir, id := tickedJSONFileRun(t, "loop")
 	// The second record is valid JSON whose node_id is not a string.
 	st = reopenEdited(t, st, dir, id, func(raw string) string {
 		lines := strings.SplitAfter(raw, "\n")
@@ -127,13 +136,7 @@ func TestBundleCursorsAreStoreCursorsAfterSkippedRecord(t *testing.T) {
 // record carried next to it, not a re-formatted instant.
 func TestTimelineKeepsRecordTimeText(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := newRuntime(t, st, nil, newClock())
-	id := startTick(t, rt, runtime.StartParams{WorkflowID: "job"})
+	st, dir, id := tickedJSONFileRun(t, "job")
 	st = reopenEdited(t, st, dir, id, func(raw string) string {
 		return strings.ReplaceAll(raw, `+00:00"`, `Z"`)
 	})
@@ -175,13 +178,7 @@ func TestTimelineKeepsRecordTimeText(t *testing.T) {
 // store's.
 func TestTailWindowFilledPastSkippedRecords(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := newRuntime(t, st, nil, newClock())
-	id := startTick(t, rt, runtime.StartParams{WorkflowID: "loop"})
+	st, dir, id := tickedJSONFileRun(t, "loop")
 	// Damage records 6, 7, 8 and 10 (of 12): valid JSON, node_id not a string.
 	st = reopenEdited(t, st, dir, id, func(raw string) string {
 		lines := strings.SplitAfter(raw, "\n")

@@ -183,25 +183,19 @@ func (s *readCountingArtifacts) Get(ctx context.Context, id string) (*artifact.M
 	return m, b, err
 }
 
-// Finding a session turn's answer is a bounded read, never an artifact
-// walk (Python's _OFFLOADED_ANSWER_RESOLVE_MAX_BYTES, 4 MiB): only the
-// members the answer is read from are restored, under one total budget.
-// An agent output whose scratchpad holds many offloaded messages (6 MiB
-// here) was read back whole for each turn, although its answer is inline.
-func TestSessionAnswerReadsOnlyAnswerMembers(t *testing.T) {
+// exportSessionCountingReads commits a completed run "r1" of workflowID
+// in session "s1" with output, through a store that offloads values over
+// 1 KiB, and exports it with its session, uncut: the bundle and the
+// artifact store counting what the export read.
+func exportSessionCountingReads(t *testing.T, workflowID string, output map[string]any) (map[string]any, *readCountingArtifacts) {
+	t.Helper()
 	ctx := context.Background()
 	inner := artifact.NewMemory()
 	arts := &readCountingArtifacts{Store: inner}
 	st := offload.Wrap(memory.New(), inner, offload.Config{MaxInlineBytes: 1024})
 	at := durable.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	var msgs []any
-	for i := range 6 {
-		msgs = append(msgs, map[string]any{"role": "tool", "content": strings.Repeat(string(rune('a'+i)), 1<<20)})
-	}
-	run := &durable.RunState{RunID: "r1", WorkflowID: "agent", Status: durable.RunCompleted, SessionID: "s1",
-		Vars:      map[string]any{"prompt": "go"},
-		Output:    map[string]any{"answer": "done", "scratchpad": map[string]any{"messages": msgs}},
-		CreatedAt: at, UpdatedAt: at}
+	run := &durable.RunState{RunID: "r1", WorkflowID: workflowID, Status: durable.RunCompleted, SessionID: "s1",
+		Vars: map[string]any{"prompt": "go"}, Output: output, CreatedAt: at, UpdatedAt: at}
 	if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +204,21 @@ func TestSessionAnswerReadsOnlyAnswerMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b, arts
+}
+
+// Finding a session turn's answer is a bounded read, never an artifact
+// walk (Python's _OFFLOADED_ANSWER_RESOLVE_MAX_BYTES, 4 MiB): only the
+// members the answer is read from are restored, under one total budget.
+// An agent output whose scratchpad holds many offloaded messages (6 MiB
+// here) was read back whole for each turn, although its answer is inline.
+func TestSessionAnswerReadsOnlyAnswerMembers(t *testing.T) {
+	var msgs []any
+	for i := range 6 {
+		msgs = append(msgs, map[string]any{"role": "tool", "content": strings.Repeat(string(rune('a'+i)), 1<<20)})
+	}
+	b, arts := exportSessionCountingReads(t, "agent",
+		map[string]any{"answer": "done", "scratchpad": map[string]any{"messages": msgs}})
 	turns := list(t, obj(t, b["session"], "session")["turns"], "turns")
 	if len(turns) != 1 || obj(t, turns[0], "turn")["answer"] != "done" {
 		t.Fatalf("turns %v", turns)
@@ -224,29 +233,13 @@ func TestSessionAnswerReadsOnlyAnswerMembers(t *testing.T) {
 // artifact: once the offloaded answer (3 MiB) is read, an offloaded meta
 // of over 3 MiB more stays a ref.
 func TestSessionAnswerResolveBudgetIsTotal(t *testing.T) {
-	ctx := context.Background()
-	inner := artifact.NewMemory()
-	arts := &readCountingArtifacts{Store: inner}
-	st := offload.Wrap(memory.New(), inner, offload.Config{MaxInlineBytes: 1024})
-	at := durable.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	answer := strings.Repeat("a", 3<<20)
 	// Small members only, so that meta itself is offloaded whole.
 	meta := map[string]any{}
 	for i := range 3 << 20 / 20 {
 		meta[fmt.Sprintf("k%07d", i)] = "vvvvvvvv"
 	}
-	run := &durable.RunState{RunID: "r1", WorkflowID: "job", Status: durable.RunCompleted, SessionID: "s1",
-		Vars:      map[string]any{"prompt": "go"},
-		Output:    map[string]any{"answer": answer, "meta": meta},
-		CreatedAt: at, UpdatedAt: at}
-	if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st, Artifacts: arts}, "r1",
-		history.Options{IncludeSession: true, MaxInlineBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, arts := exportSessionCountingReads(t, "job", map[string]any{"answer": answer, "meta": meta})
 	turn := obj(t, list(t, obj(t, b["session"], "session")["turns"], "turns")[0], "turn")
 	if turn["answer"] != answer {
 		t.Errorf("answer = %.40v…, want the offloaded 3 MiB answer", turn["answer"])

@@ -48,12 +48,28 @@ func killAndReplay(t *testing.T, end durable.StepStatus, typ durable.EffectType,
 		}
 		return rt
 	}
+	run, id, js2 := replayAfterKill(t, newRuntime, func(r *durable.StepRecord) bool { return r.Status == end && r.Effect != nil })
+	recs, err := js2.LedgerList(ctx, &store.LedgerListParams{RunID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, recs
+}
+
+// replayAfterKill starts workflow "w" on the runtime newRuntime makes over
+// a JSON-file store in a fresh directory, kills the first tick at the
+// commit of a record at picks, and ticks the run once on a new runtime
+// over the directory reopened. It returns the run after that replay, its
+// id and the reopened store.
+func replayAfterKill(t *testing.T, newRuntime func(store.Store) *runtime.Runtime, at func(*durable.StepRecord) bool) (*durable.RunState, string, *jsonfile.Store) {
+	t.Helper()
+	ctx := context.Background()
 	dir := t.TempDir()
 	js, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := newRuntime(&jsonKillStore{Store: js, at: func(r *durable.StepRecord) bool { return r.Status == end && r.Effect != nil }})
+	rt := newRuntime(&jsonKillStore{Store: js, at: at})
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
 	if err != nil {
 		t.Fatal(err)
@@ -63,11 +79,7 @@ func killAndReplay(t *testing.T, end durable.StepStatus, typ durable.EffectType,
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := js2.LedgerList(ctx, &store.LedgerListParams{RunID: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return run, recs
+	return run, id, js2
 }
 
 // countStatus counts the ledger records of effect typ with status st.

@@ -10,7 +10,6 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
-	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/offload"
 )
 
@@ -37,7 +36,6 @@ func TestDurableWaitRestoresNestedOffloadedValues(t *testing.T) {
 // durableWaitOffloaded runs the kill and the replay with either a large
 // tool-call argument or a large prompt in the wait.
 func durableWaitOffloaded(t *testing.T, bigPrompt bool) {
-	ctx := context.Background()
 	content := strings.Repeat("c", 700)
 	prompt := "go?"
 	if bigPrompt {
@@ -74,23 +72,9 @@ func durableWaitOffloaded(t *testing.T, bigPrompt bool) {
 		}
 		return rt
 	}
-	dir := t.TempDir()
-	js, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := newRuntime(&jsonKillStore{Store: js, at: func(r *durable.StepRecord) bool {
+	run, _, _ := replayAfterKill(t, newRuntime, func(r *durable.StepRecord) bool {
 		return r.Status == durable.StepWaiting && r.Effect != nil
-	}})
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	js2 := killTickAndReopen(t, rt, id, js, dir)
-	run, err := newRuntime(js2).Tick(ctx, id, runtime.TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	if got := calls.Load(); got != 1 {
 		t.Errorf("handler called %d times, want 1 (the durable waiting end is reused)", got)
 	}

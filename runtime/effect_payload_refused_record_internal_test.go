@@ -18,12 +18,7 @@ import (
 // step.
 func TestRefusedEffectPayloadFailureIsRecorded(t *testing.T) {
 	ctx := context.Background()
-	wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
-		"a": errNode(func(run *durable.RunState) StepPlan {
-			return Request(&durable.Effect{Type: "llm", Payload: map[string]any{"temperature": math.NaN()}}, "b")
-		}),
-		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-	}}
+	wf := effectThenComplete(&durable.Effect{Type: "llm", Payload: map[string]any{"temperature": math.NaN()}})
 	calls := 0
 	rt := errRuntime(t, memory.New(), Config{Handlers: map[durable.EffectType]Handler{
 		"llm": {Func: func(context.Context, *EffectRequest) (Outcome, error) {
@@ -31,14 +26,7 @@ func TestRefusedEffectPayloadFailureIsRecorded(t *testing.T) {
 			return Completed(map[string]any{}), nil
 		}},
 	}}, wf)
-	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := rt.Tick(ctx, id, TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, st := startTickW(t, rt)
 	if st.Status != durable.RunFailed || !strings.Contains(st.Error, "temperature") || calls != 0 {
 		t.Fatalf("status %s error %q, handler called %d times; want failed naming the payload path, no call", st.Status, st.Error, calls)
 	}

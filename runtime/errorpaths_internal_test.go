@@ -41,6 +41,34 @@ func errNode(fn func(run *durable.RunState) StepPlan) NodeFunc {
 	}
 }
 
+// effectThenComplete is workflow "w": node a requests eff and goes on to
+// node b, which completes the run with an empty output.
+func effectThenComplete(eff *durable.Effect) *Workflow {
+	return &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
+		"a": errNode(func(run *durable.RunState) StepPlan {
+			e := *eff // each request its own effect, as when built in the node
+			return Request(&e, "b")
+		}),
+		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
+	}}
+}
+
+// startTickW starts workflow "w" on rt and ticks it once: the run's id
+// and the state the tick left.
+func startTickW(t *testing.T, rt *Runtime) (string, *durable.RunState) {
+	t.Helper()
+	ctx := context.Background()
+	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.Tick(ctx, id, TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, st
+}
+
 // On a non-atomic store a commit can fail after appending its records.
 // The tick must not commit them again (it retried them once, appending the
 // terminal status event twice); the next tick starts from what the store

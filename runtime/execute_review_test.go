@@ -162,23 +162,11 @@ func TestExecutePauseDuringRetryBackoffKeepsThePlan(t *testing.T) {
 // error and a run error ending in ": ".
 func TestExecuteFailedWithoutMessageIsUnknownError(t *testing.T) {
 	ctx := context.Background()
-	wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
-		"a": errNode(func(run *durable.RunState) StepPlan {
-			return Request(&durable.Effect{Type: "x", Payload: map[string]any{}}, "b")
-		}),
-		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-	}}
+	wf := effectThenComplete(&durable.Effect{Type: "x", Payload: map[string]any{}})
 	rt := errRuntime(t, memory.New(), Config{Handlers: map[durable.EffectType]Handler{
 		"x": {Func: func(context.Context, *EffectRequest) (Outcome, error) { return Failed(""), nil }},
 	}}, wf)
-	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := rt.Tick(ctx, id, TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, st := startTickW(t, rt)
 	recs, err := rt.GetLedger(ctx, id)
 	if err != nil {
 		t.Fatal(err)

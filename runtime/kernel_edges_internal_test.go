@@ -16,7 +16,6 @@ import (
 // written only if the outcome is completed and the result is non-null. A
 // handler completing with a null result leaves result_key as it was.
 func TestNullResultWritesNothingAtResultKey(t *testing.T) {
-	ctx := context.Background()
 	wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
 		"a": errNode(func(run *durable.RunState) StepPlan {
 			namespace(run.Vars, "_temp")["res"] = "before"
@@ -30,14 +29,7 @@ func TestNullResultWritesNothingAtResultKey(t *testing.T) {
 	rt := errRuntime(t, memory.New(), Config{Handlers: map[durable.EffectType]Handler{
 		"x": {Func: func(context.Context, *EffectRequest) (Outcome, error) { return Completed(nil), nil }},
 	}}, wf)
-	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := rt.Tick(ctx, id, TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, st := startTickW(t, rt)
 	if st.Status != durable.RunCompleted || st.Output["res"] != "before" || st.Output["present"] != true {
 		t.Fatalf("after an effect completed with a null result: status %s, output %v; want completed with _temp.res still \"before\"",
 			st.Status, st.Output)
@@ -88,12 +80,7 @@ func TestConflictWithAnotherWritersPauseStopsQuietly(t *testing.T) {
 // as a tool result, the {mode, results} object the run sees.
 func TestResumeRecordHoldsTheStoredPayload(t *testing.T) {
 	ctx := context.Background()
-	wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
-		"a": errNode(func(run *durable.RunState) StepPlan {
-			return Request(&durable.Effect{Type: "sub", Payload: map[string]any{}}, "b")
-		}),
-		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-	}}
+	wf := effectThenComplete(&durable.Effect{Type: "sub", Payload: map[string]any{}})
 	rt := errRuntime(t, memory.New(), Config{Handlers: map[durable.EffectType]Handler{
 		"sub": {Func: func(context.Context, *EffectRequest) (Outcome, error) {
 			return Waiting(&durable.WaitState{Reason: durable.WaitSubworkflow, WaitKey: "subworkflow:child-1",

@@ -56,12 +56,7 @@ func TestReplayedFailedAttemptKeepsItsEnd(t *testing.T) {
 	}{{"failed", false}, {"not JSON", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
-				"a": errNode(func(run *durable.RunState) StepPlan {
-					return Request(&durable.Effect{Type: "llm", Payload: map[string]any{"prompt": "q"}, ResultKey: "r"}, "b")
-				}),
-				"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
-			}}
+			wf := effectThenComplete(&durable.Effect{Type: "llm", Payload: map[string]any{"prompt": "q"}, ResultKey: "r"})
 			ks := &killedCommitStore{Wrapper: store.Wrapper{Store: memory.New()}}
 			ks.killOn = func(p *store.CommitParams) bool {
 				for _, r := range p.Records {

@@ -40,6 +40,31 @@ func leftRunningByCrash(t *testing.T, st store.Store, wf string) string {
 	return id
 }
 
+// runtimeWithNoWorkflows is a runtime over st whose registry holds no
+// workflow yet, and that registry.
+func runtimeWithNoWorkflows(t *testing.T, st store.Store) (*runtime.Runtime, *runtime.Registry) {
+	t.Helper()
+	reg, _ := runtime.NewRegistry()
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, reg
+}
+
+// fastPollingScheduled is a Scheduled, polling every 5 ms, over a runtime
+// on st whose registry holds no workflow yet.
+func fastPollingScheduled(t *testing.T, st store.Store) *scheduler.Scheduled {
+	t.Helper()
+	rt, _ := runtimeWithNoWorkflows(t, st)
+	sc, err := scheduler.NewScheduled(context.Background(), rt, scheduler.Config{PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sc.Close() })
+	return sc
+}
+
 // A host using Scheduled lets Run register each workflow when it first
 // runs it. Start's Recover skipped the run a crash left running, its
 // workflow not registered yet, and without claims no other Recover comes:
@@ -49,27 +74,14 @@ func TestScheduledRunContinuesRunsLeftRunningOfTheWorkflowItRegisters(t *testing
 	ctx := context.Background()
 	st := memory.New()
 	left := leftRunningByCrash(t, st, "chain")
-	reg, _ := runtime.NewRegistry()
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := scheduler.NewScheduled(ctx, rt, scheduler.Config{PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
+	sc := fastPollingScheduled(t, st)
 	if _, s, err := sc.Run(ctx, twoStepChain("chain"), nil); err != nil || s.Status != durable.RunCompleted {
 		t.Fatalf("Run: %v %v", s, err)
 	}
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
-		if got, _ := sc.GetState(ctx, left); got.Status == durable.RunCompleted {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	got, ok := completesWithin(sc.Runtime, left, time.Second)
+	if ok {
+		return
 	}
-	got, _ := sc.GetState(ctx, left)
 	t.Fatalf("run %s a crash left running is still %s at %q a second after Scheduled.Run registered its "+
 		"workflow; want it continued to completed", left, got.Status, got.CurrentNode)
 }
@@ -83,11 +95,7 @@ func TestRunsLeftRunningAreDrivenOnceTheHostRegistersTheirWorkflow(t *testing.T)
 	ctx := context.Background()
 	st := memory.New()
 	left := leftRunningByCrash(t, st, "chain")
-	reg, _ := runtime.NewRegistry()
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, reg := runtimeWithNoWorkflows(t, st)
 	s, err := scheduler.New(scheduler.Config{Runtime: rt})
 	if err != nil {
 		t.Fatal(err)

@@ -145,29 +145,15 @@ func (o *outageAfterCreate) RunGet(ctx context.Context, runID string) (*durable.
 func TestScheduledRunHandsOnARunItsOutageLeftRunning(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := &outageAfterCreate{Wrapper: store.Wrapper{Store: memory.New()}}
-	reg, _ := runtime.NewRegistry()
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := scheduler.NewScheduled(ctx, rt, scheduler.Config{PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
+	sc := fastPollingScheduled(t, &outageAfterCreate{Wrapper: store.Wrapper{Store: memory.New()}})
 	id, _, err := sc.Run(ctx, twoStepChain("chain"), nil)
 	if err == nil || id == "" {
 		t.Fatalf("setup: Run = %q, %v; want the run started and its tick failed by the outage", id, err)
 	}
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
-		if got, err := sc.GetState(ctx, id); err == nil && got.Status == durable.RunCompleted {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	got, ok := completesWithin(sc.Runtime, id, time.Second)
+	if ok {
+		return
 	}
-	got, _ := sc.GetState(ctx, id)
 	t.Fatalf("run %s is still %s at %q a second after the outage ended; want it driven on to completed",
 		id, got.Status, got.CurrentNode)
 }

@@ -252,9 +252,21 @@ func TestImportIsReplaySafe(t *testing.T) {
 
 func TestReadArtifactTextTruncation(t *testing.T) {
 	t.Parallel()
-	arts := artifact.NewMemory()
 	text := strings.Repeat("é", artifactTextMaxChars+10)
-	meta, err := arts.Put(context.Background(), artifact.PutParams{Content: []byte(text), ContentType: "application/octet-stream"})
+	out := putAndReadArtifact(t, artifact.NewMemory(), []byte(text), "application/octet-stream")
+	if s, _ := out["text"].(string); len([]rune(s)) != artifactTextMaxChars || out["truncated"] != true || out["is_binary"] != false {
+		t.Errorf("text runes %d, truncated %v", len([]rune(s)), out["truncated"])
+	}
+	if w, _ := out["warnings"].([]any); len(w) != 1 || !strings.HasPrefix(fmt.Sprint(w[0]), "#TRUNCATION:") {
+		t.Errorf("warnings = %v", out["warnings"])
+	}
+}
+
+// putAndReadArtifact stores content as contentType in arts and returns
+// what read_artifact gives for its id.
+func putAndReadArtifact(t *testing.T, arts artifact.Store, content []byte, contentType string) map[string]any {
+	t.Helper()
+	meta, err := arts.Put(context.Background(), artifact.PutParams{Content: content, ContentType: contentType})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,13 +274,7 @@ func TestReadArtifactTextTruncation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := r.(map[string]any)
-	if s, _ := out["text"].(string); len([]rune(s)) != artifactTextMaxChars || out["truncated"] != true || out["is_binary"] != false {
-		t.Errorf("text runes %d, truncated %v", len([]rune(s)), out["truncated"])
-	}
-	if w, _ := out["warnings"].([]any); len(w) != 1 || !strings.HasPrefix(fmt.Sprint(w[0]), "#TRUNCATION:") {
-		t.Errorf("warnings = %v", out["warnings"])
-	}
+	return r.(map[string]any)
 }
 
 // singleNodeFlow is start → <typ> → end, the node's inputs from vars.
@@ -346,17 +352,8 @@ func TestArtifactNodeErrors(t *testing.T) {
 // keeps its end.
 func TestReadArtifactTextPlainNotTruncated(t *testing.T) {
 	t.Parallel()
-	arts := artifact.NewMemory()
 	text := strings.Repeat("a", artifactTextMaxChars+100)
-	meta, err := arts.Put(context.Background(), artifact.PutParams{Content: []byte(text), ContentType: "text/plain"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := readArtifact(context.Background(), arts, map[string]any{"artifact": meta.ArtifactID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := r.(map[string]any)
+	out := putAndReadArtifact(t, artifact.NewMemory(), []byte(text), "text/plain")
 	got, _ := out["text"].(string)
 	content, _ := out["content"].(string)
 	if len(got) != len(text) || len(content) != len(text) || out["truncated"] != false {
@@ -415,15 +412,7 @@ func TestReadArtifactInvalidUTF8IsBinary(t *testing.T) {
 			"UTF-8 text projection failed: 'utf-8' codec can't decode byte 0x80 in position 0: invalid start byte"},
 	}
 	for _, tc := range cases {
-		meta, err := arts.Put(context.Background(), artifact.PutParams{Content: tc.data, ContentType: tc.contentType})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := readArtifact(context.Background(), arts, map[string]any{"artifact": meta.ArtifactID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := r.(map[string]any)
+		out := putAndReadArtifact(t, arts, tc.data, tc.contentType)
 		if out["is_binary"] != true || out["binary_base64"] != base64.StdEncoding.EncodeToString(tc.data) || out["text"] != "" {
 			t.Errorf("%s %q: is_binary %v, binary_base64 %#v, text %#v; want the bytes as base64",
 				tc.contentType, tc.data, out["is_binary"], out["binary_base64"], out["text"])

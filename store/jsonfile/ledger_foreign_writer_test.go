@@ -33,6 +33,18 @@ func foreignAppend(t *testing.T, path, data string) {
 	}
 }
 
+// openWithR1Ledger opens a store in a new directory and appends recs to
+// run r1's ledger: the store and its directory.
+func openWithR1Ledger(t *testing.T, recs ...*durable.StepRecord) (*Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	if err := s.LedgerAppend(t.Context(), "r1", recs); err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
+}
+
 func stepIDs(recs []*durable.StepRecord) []string {
 	var out []string
 	for _, r := range recs {
@@ -49,11 +61,7 @@ func stepIDs(recs []*durable.StepRecord) []string {
 // effect lost: the replay look-up runs it again).
 func TestLedgerAppendAfterForeignTornTail(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	s := openInternal(t, dir)
-	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{identityRec("r1", 1, durable.StepCompleted, "k1")}); err != nil {
-		t.Fatal(err)
-	}
+	s, dir := openWithR1Ledger(t, identityRec("r1", 1, durable.StepCompleted, "k1"))
 	foreignAppend(t, filepath.Join(dir, "ledger_r1.jsonl"),
 		`{"step_id": "py-torn", "run_id": "r1", "node_id": "n", "status": "comp`)
 	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{identityRec("r1", 2, durable.StepCompleted, "k2")}); err != nil {
@@ -82,11 +90,7 @@ func TestLedgerAppendAfterForeignTornTail(t *testing.T) {
 // list cut at the size of the first scan.
 func TestLedgerListAfterForeignAppendShowsOwnRecord(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	s := openInternal(t, dir)
-	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{identityRec("r1", 1, durable.StepCompleted, "k1")}); err != nil {
-		t.Fatal(err)
-	}
+	s, dir := openWithR1Ledger(t, identityRec("r1", 1, durable.StepCompleted, "k1"))
 	foreignAppend(t, filepath.Join(dir, "ledger_r1.jsonl"),
 		`{"step_id": "py", "run_id": "r1", "node_id": "n", "status": "started"}`+"\n")
 	own := identityRec("r1", 2, durable.StepCompleted, "k2")
@@ -115,12 +119,8 @@ func TestLedgerListAfterForeignAppendShowsOwnRecord(t *testing.T) {
 // the first read) once it is whole.
 func TestLedgerReadsSeeForeignAppendWithoutOwnAppend(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
+	s, dir := openWithR1Ledger(t, identityRec("r1", 1, durable.StepCompleted, "k1"))
 	path := filepath.Join(dir, "ledger_r1.jsonl")
-	s := openInternal(t, dir)
-	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{identityRec("r1", 1, durable.StepCompleted, "k1")}); err != nil {
-		t.Fatal(err)
-	}
 	if r, err := s.LedgerFindCompleted(ctx, "r1", "py-key"); err != nil || r != nil {
 		t.Fatalf("LedgerFindCompleted before the foreign append = %v, %v", r, err)
 	}
@@ -145,13 +145,8 @@ func TestLedgerReadsSeeForeignAppendWithoutOwnAppend(t *testing.T) {
 // by the deleted file's size and count.
 func TestLedgerAppendAfterForeignDelete(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	s := openInternal(t, dir)
-	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{
-		identityRec("r1", 1, durable.StepCompleted, "k1"), identityRec("r1", 2, durable.StepCompleted, "k2"),
-	}); err != nil {
-		t.Fatal(err)
-	}
+	s, dir := openWithR1Ledger(t,
+		identityRec("r1", 1, durable.StepCompleted, "k1"), identityRec("r1", 2, durable.StepCompleted, "k2"))
 	if err := os.Remove(filepath.Join(dir, "ledger_r1.jsonl")); err != nil {
 		t.Fatal(err)
 	}

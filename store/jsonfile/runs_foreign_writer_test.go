@@ -15,27 +15,40 @@ import (
 // stores take no lock and save last-write-wins (spec §4.3). These tests
 // play that process with pythonSave.
 
+// openWithRunningRun opens a store in a new directory, creates run r1
+// running there and returns the store and r1 as read back.
+func openWithRunningRun(t *testing.T) (*Store, *durable.RunState) {
+	t.Helper()
+	s := openInternal(t, t.TempDir())
+	if err := s.RunCommit(t.Context(), &store.CommitParams{Run: identityRun("r1", "mine", durable.RunRunning), Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := s.RunGet(t.Context(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, mine
+}
+
+// pythonCancels saves r1 cancelled over s's file, as Python would.
+func pythonCancels(t *testing.T, s *Store) {
+	t.Helper()
+	py := identityRun("r1", "cancelled by python", durable.RunCancelled)
+	py.UpdatedAt = durable.NewTime(time.Date(2026, 5, 1, 12, 0, 1, 0, time.UTC))
+	pythonSave(t, s.runPath("r1"), py)
+}
+
 // TestForeignSaveMakesStaleCommitConflict: a commit of a state read
 // before another process saved the run is refused with store.ErrConflict
 // (the host's save wins, as the SQLite store's migration 017 makes it),
 // not written over that save; the state read again commits.
 func TestForeignSaveMakesStaleCommitConflict(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	s := openInternal(t, dir)
-	if err := s.RunCommit(ctx, &store.CommitParams{Run: identityRun("r1", "mine", durable.RunRunning), Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	mine, err := s.RunGet(ctx, "r1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	py := identityRun("r1", "cancelled by python", durable.RunCancelled)
-	py.UpdatedAt = durable.NewTime(time.Date(2026, 5, 1, 12, 0, 1, 0, time.UTC))
-	pythonSave(t, s.runPath("r1"), py)
+	s, mine := openWithRunningRun(t)
+	pythonCancels(t, s)
 
 	mine.CurrentNode = "next"
-	err = s.RunCommit(ctx, &store.CommitParams{Run: mine, Records: []*durable.StepRecord{identityRec("r1", 1, durable.StepCompleted, "k1")}})
+	err := s.RunCommit(ctx, &store.CommitParams{Run: mine, Records: []*durable.StepRecord{identityRec("r1", 1, durable.StepCompleted, "k1")}})
 	if !errors.Is(err, store.ErrConflict) {
 		got, _ := s.RunGet(ctx, "r1")
 		t.Fatalf("commit of a state read before a foreign save: err %v, want store.ErrConflict; run now %s (tag %v)",
@@ -61,15 +74,7 @@ func TestForeignSaveMakesStaleCommitConflict(t *testing.T) {
 // not refused.
 func TestSameBytesForeignRewriteIsNoConflict(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	s := openInternal(t, dir)
-	if err := s.RunCommit(ctx, &store.CommitParams{Run: identityRun("r1", "mine", durable.RunRunning), Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	mine, err := s.RunGet(ctx, "r1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, mine := openWithRunningRun(t)
 	data, err := os.ReadFile(s.runPath("r1"))
 	if err != nil {
 		t.Fatal(err)
@@ -101,9 +106,7 @@ func TestIndexFollowsForeignSaveReadByRunGet(t *testing.T) {
 	if err := s.RunCommit(ctx, &store.CommitParams{Run: w, Create: true}); err != nil {
 		t.Fatal(err)
 	}
-	py := identityRun("r1", "cancelled by python", durable.RunCancelled)
-	py.UpdatedAt = durable.NewTime(time.Date(2026, 5, 1, 12, 0, 1, 0, time.UTC))
-	pythonSave(t, s.runPath("r1"), py)
+	pythonCancels(t, s)
 
 	got, err := s.RunGet(ctx, "r1")
 	if err != nil || got.Status != durable.RunCancelled {

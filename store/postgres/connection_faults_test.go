@@ -34,7 +34,8 @@ type cutProxy struct {
 	conns  []net.Conn
 	cuts   int
 
-	silent atomic.Bool // swallow everything both ways, closing nothing
+	silent    atomic.Bool // swallow everything both ways, closing nothing
+	silenceAt []byte      // silence each connection from its first request carrying this on
 
 	wg sync.WaitGroup
 }
@@ -78,6 +79,16 @@ func (p *cutProxy) armDrop(marker string) {
 // without closing anything: a network path that drops packets silently.
 func (p *cutProxy) silence() { p.silent.Store(true) }
 
+// silenceOn makes the proxy swallow every byte of each connection both
+// ways, closing nothing, from the first request on it that carries marker
+// (that request included): a network path that starts dropping packets
+// silently at that moment.
+func (p *cutProxy) silenceOn(marker string) {
+	p.mu.Lock()
+	p.silenceAt = []byte(marker)
+	p.mu.Unlock()
+}
+
 // cutCount returns how many replies were cut.
 func (p *cutProxy) cutCount() int {
 	p.mu.Lock()
@@ -100,7 +111,8 @@ func (p *cutProxy) accept() {
 		p.mu.Lock()
 		p.conns = append(p.conns, c, s)
 		p.mu.Unlock()
-		var cutNext atomic.Bool // this connection's next reply is to be dropped
+		var cutNext atomic.Bool    // this connection's next reply is to be dropped
+		var connSilent atomic.Bool // this connection has carried the silenceOn marker
 		p.wg.Add(2)
 		go func() { // client to server
 			defer p.wg.Done()
@@ -109,7 +121,14 @@ func (p *cutProxy) accept() {
 			buf := make([]byte, 256<<10)
 			for {
 				n, err := c.Read(buf)
-				if n > 0 && p.silent.Load() {
+				if n > 0 {
+					p.mu.Lock()
+					if p.silenceAt != nil && bytes.Contains(buf[:n], p.silenceAt) {
+						connSilent.Store(true)
+					}
+					p.mu.Unlock()
+				}
+				if n > 0 && (p.silent.Load() || connSilent.Load()) {
 					n = 0
 				}
 				if n > 0 {
@@ -143,7 +162,7 @@ func (p *cutProxy) accept() {
 			buf := make([]byte, 256<<10)
 			for {
 				n, err := s.Read(buf)
-				if n > 0 && p.silent.Load() {
+				if n > 0 && (p.silent.Load() || connSilent.Load()) {
 					n = 0
 				}
 				if n > 0 {
