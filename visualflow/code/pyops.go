@@ -109,8 +109,8 @@ func newCompareGuards(g *guard) starlark.StringDict {
 // maxCompareDepth is how deep compare goes into nested lists, tuples and
 // dicts, as Python's default recursion limit lets it (go.starlark.net's
 // own CompareLimit, 10, refuses ordinary JSON documents); it also bounds
-// the Go recursion. The same bound as str()'s (maxReprDepth).
-const maxCompareDepth = 1000
+// the Go recursion. The same bound as str()'s.
+const maxCompareDepth = maxReprDepth
 
 // comparer compares values as Python does, checking the watchdog's stop
 // every stopEvery items.
