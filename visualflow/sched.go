@@ -145,17 +145,23 @@ func (s *step) runParallel(n *node) runtime.StepPlan {
 		f["completed_target"] = nullable(n.completedTarget)
 	}
 	if f["phase"] == "completed" {
+		// A frame an earlier Go version saved: it stayed on the stack while
+		// its completed chain ran, so control coming back means that chain
+		// has ended.
 		return s.finish(n, "", "")
 	}
 	if target := s.nextBranch(n, f); target != "" {
 		return runtime.Next(target)
 	}
-	if n.completedTarget != "" {
-		f["phase"] = "completed"
-		s.setHandle("completed")
-		return runtime.Next(n.completedTarget)
+	// As the reference, the parallel finishes before its completed chain
+	// runs: that chain is outside the block, so a node ending or failing
+	// there ends the run (or returns to an enclosing block) as it would
+	// without the parallel. The frame's target wins, as in the reference.
+	target := n.completedTarget
+	if ct, ok := f["completed_target"].(string); ok && ct != "" {
+		target = ct
 	}
-	return s.finish(n, "", "")
+	return s.finish(n, target, "completed")
 }
 
 // iterationRecord copies the bus (or wraps it as {"input": bus}).
