@@ -40,7 +40,8 @@ type commandLog struct {
 	records []*durable.CommandRecord
 	byID    map[string]int64
 	// lastSeq is the highest seq issued, found at open in the file,
-	// commands_seq.json or a saved cursor; a seq is never issued twice,
+	// commands_seq.json or a saved cursor, and in the file again at each
+	// delete (another process's appends); a seq is never issued twice,
 	// even after deletes.
 	lastSeq int64
 }
@@ -397,6 +398,7 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	kept := make([]byte, 0, len(data))
 	n := 0
 	var keptMax int64 // the highest seq left in the file
+	var fileMax int64 // the highest seq in the file read, deleted ones included
 	for rest := data; len(rest) > 0; {
 		line, tail, _ := bytes.Cut(rest, []byte{'\n'})
 		rest = tail
@@ -415,11 +417,15 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 		var keep [][]byte
 		for _, obj := range objs {
 			m, err := pyjson.DecodeObject(obj)
+			seq, hasSeq := seqOf(m)
+			if hasSeq {
+				fileMax = max(fileMax, seq)
+			}
 			if rid, isStr := m["run_id"].(string); err == nil && isStr && pyval.Strip(rid) == runID { // Python strips it too
 				n++
 				continue
 			}
-			if seq, ok := seqOf(m); ok {
+			if hasSeq {
 				keptMax = max(keptMax, seq)
 			}
 			keep = append(keep, obj)
@@ -431,6 +437,10 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 			kept = append(append(kept, obj...), '\n')
 		}
 	}
+	// Another process (Python, no runner) may have appended commands
+	// since the store read the file: their seqs are taken too, whether
+	// they stay (memory is rebuilt from the file below) or go.
+	l.lastSeq = max(l.lastSeq, fileMax)
 	if n == 0 {
 		return 0, nil
 	}
@@ -455,7 +465,9 @@ func (s *Store) CommandDeleteByRun(ctx context.Context, runID string) (int, erro
 	// Memory is what the file now holds, so a reopen lists the same: a
 	// command id whose first line went (two writers' duplicates) is the
 	// line kept, as after Python's rebuild of its index.
-	l.records, l.byID, _ = s.indexCommands(path, kept)
+	var maxSeq int64
+	l.records, l.byID, maxSeq = s.indexCommands(path, kept)
+	l.lastSeq = max(l.lastSeq, maxSeq) // as at open, should the two readings differ
 	return n, nil
 }
 

@@ -2,6 +2,7 @@ package jsonfile
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -115,5 +116,94 @@ func TestCommandDeleteByRunLeavesForeignAppendDescriptorHarmless(t *testing.T) {
 	// The rewritten commands.jsonl holds the kept command only.
 	if data, _ := os.ReadFile(filepath.Join(dir, commandsFile)); bytes.Contains(data, []byte(`"py1"`)) || !bytes.Contains(data, []byte(`"c2"`)) {
 		t.Errorf("commands.jsonl after the rewrite:\n%s", data)
+	}
+}
+
+// appendForeignCommand appends a command line as Python's
+// JsonlCommandStore.append writes it, from a process whose counter was
+// rebuilt from the file.
+func appendForeignCommand(t *testing.T, dir, id, runID string, seq int) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, commandsFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	line := fmt.Sprintf(`{"command_id": %q, "run_id": %q, "type": "resume", "payload": {}, "ts": "2026-01-01T00:00:00+00:00", "client_id": null, "seq": %d}`+"\n", id, runID, seq)
+	if _, err := f.WriteString(line); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendCommands appends commands (id, run id) through the store.
+func appendCommands(t *testing.T, s *Store, idRun ...string) {
+	t.Helper()
+	for i := 0; i < len(idRun); i += 2 {
+		if _, err := s.CommandAppend(t.Context(), &durable.CommandRecord{CommandID: idRun[i], RunID: idRun[i+1], Type: "pause"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCommandDeleteByRunKeepsForeignSeqsTaken: CommandDeleteByRun re-reads
+// commands.jsonl and so takes in a command a Python process appended
+// meanwhile (seq 3). Its seq is then taken: the store's next command must
+// get a seq above it, or two commands share seq 3 and a runner whose
+// cursor reached 3 (it applied the Python command) never applies ours.
+func TestCommandDeleteByRunKeepsForeignSeqsTaken(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	appendCommands(t, s, "c1", "keep", "c2", "gone")
+	appendForeignCommand(t, dir, "py3", "keep", 3)
+
+	if n, err := s.CommandDeleteByRun(ctx, "gone"); err != nil || n != 1 {
+		t.Fatalf("delete: %d, %v", n, err)
+	}
+	// The runner applies what follows its cursor 1: the Python command.
+	recs, next, err := s.CommandListAfter(ctx, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].CommandID != "py3" || next != 3 {
+		t.Fatalf("after the delete, listed %d commands, next %d; want py3 at seq 3", len(recs), next)
+	}
+	res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c4", RunID: "keep", Type: "cancel"})
+	if err != nil || !res.Accepted {
+		t.Fatalf("append: %+v, %v", res, err)
+	}
+	if res.Seq <= 3 {
+		t.Errorf("c4 got seq %d, which py3 (read back by the delete) holds; want a seq > 3", res.Seq)
+	}
+	recs, _, err = s.CommandListAfter(ctx, next, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].CommandID != "c4" {
+		t.Errorf("after cursor %d: %d commands; want c4 alone", next, len(recs))
+	}
+}
+
+// TestCommandDeleteByRunSavesDeletedForeignSeq: a command a Python
+// process appended, deleted by the same CommandDeleteByRun, had its seq
+// handed out too (a consumer may have read it): commands_seq.json,
+// written before the rewrite, must hold it, so that neither this store
+// nor a reopened one issues it again.
+func TestCommandDeleteByRunSavesDeletedForeignSeq(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	appendCommands(t, s, "c1", "keep", "c2", "gone")
+	appendForeignCommand(t, dir, "py3", "gone", 3)
+
+	if n, err := s.CommandDeleteByRun(ctx, "gone"); err != nil || n != 2 {
+		t.Fatalf("delete: %d, %v", n, err)
+	}
+	if n, ok := s.readNumberFile(filepath.Join(dir, seqFile), "seq"); !ok || n != 3 {
+		t.Errorf("%s holds %d (ok %v); want 3, py3's seq", seqFile, n, ok)
+	}
+	res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c4", RunID: "keep", Type: "cancel"})
+	if err != nil || res.Seq != 4 {
+		t.Errorf("append: %+v, %v; want seq 4", res, err)
 	}
 }

@@ -205,7 +205,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			// had, then report the error.
 			appendErr = err
 		case staged != "":
-			return fmt.Errorf("jsonfile: committing run %s: %w", id, errors.Join(err, s.unstage(id, staged, ledgerSize)))
+			return fmt.Errorf("jsonfile: committing run %s: %w", id, errors.Join(err, s.unstage(id, staged, ledgerSize, p.Records)))
 		default:
 			return fmt.Errorf("jsonfile: committing run %s: %w", id, err)
 		}
@@ -214,7 +214,7 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	var writeErr error
 	switch {
 	case staged != "":
-		writeErr = s.promote(id, staged, path, ledgerSize)
+		writeErr = s.promote(id, staged, path, ledgerSize, p.Records)
 	case p.Create:
 		writeErr = s.writeNew(path, data)
 	default:

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 )
 
@@ -226,7 +227,7 @@ func cutRunField(rest string) (string, runField) {
 // the run file unchanged, the commit is undone whole: the records it
 // appended are cut off the ledger (it was size before them), then the
 // staged file is dropped, in the order unstage keeps and for its reason.
-func (s *Store) promote(id, staged, path string, size int64) error {
+func (s *Store) promote(id, staged, path string, size int64, records []*durable.StepRecord) error {
 	err := s.spares.Promote(staged, path)
 	if err == nil {
 		return nil
@@ -236,7 +237,7 @@ func (s *Store) promote(id, staged, path string, size int64) error {
 		return err // in place: the records belong to it
 	}
 	s.killPointForTest("promote failed")
-	return errors.Join(err, s.unstage(id, staged, size))
+	return errors.Join(err, s.unstage(id, staged, size, records))
 }
 
 // unstage abandons a staged commit whose append or promote failed: the
@@ -248,9 +249,15 @@ func (s *Store) promote(id, staged, path string, size int64) error {
 // same reason a cut that fails keeps the staged name: the records may
 // still be in the ledger, and the next open judges them as after a crash
 // (finishing the commit if they landed whole, cutting them off if not).
-func (s *Store) unstage(id, staged string, size int64) error {
+// Once the cut is done, the records lose the Seq the append gave them:
+// they are not in the ledger, as after an append that failed, and a
+// caller (observe) takes a Seq to mean the record was appended.
+func (s *Store) unstage(id, staged string, size int64, records []*durable.StepRecord) error {
 	if err := s.cutLedger(id, size); err != nil {
 		return fmt.Errorf("%w (%s kept for the next open to finish or undo)", err, filepath.Base(staged))
+	}
+	for _, r := range records {
+		r.Seq = 0
 	}
 	s.spares.Unstage(staged)
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/observe"
 )
 
 // reviewTerminalKeys lists the statuses of the terminal records in a run's
@@ -276,6 +277,52 @@ func TestStagedPromoteFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAllOrNothing(t, dir, commitErr) // the run file is the old one: running, no terminal record
+}
+
+// TestStagedPromoteFailureNotifiesNothing: when Promote fails and the
+// commit is undone (its records cut back off the ledger), the records
+// must lose the Seq the append gave them, as after an append that failed:
+// observe takes a Seq to mean "in the ledger" and would otherwise notify
+// subscribers of a terminal record the ledger does not hold.
+func TestStagedPromoteFailureNotifiesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, run := stagedFaultSetup(t, dir)
+	symlinkRunFileWhenAppended(t, st, filepath.Join(dir, "run_r1.json"))
+	obs := observe.Wrap(st)
+	sub := obs.Subscribe("", 16)
+	defer sub.Cancel()
+
+	run.Status = durable.RunCompleted
+	terminal := terminalRecordOf()
+	commitErr := obs.RunCommit(ctx, &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminal}})
+	if commitErr == nil || !strings.Contains(commitErr.Error(), "not a regular file") {
+		t.Fatalf("RunCommit: %v, want Promote's refusal", commitErr)
+	}
+	st.killForTest = nil
+	if terminal.Seq != 0 {
+		t.Errorf("the undone record keeps seq %d; want 0 (not in the ledger)", terminal.Seq)
+	}
+	recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inLedger := map[int64]string{}
+	for _, r := range recs {
+		inLedger[r.Seq] = r.IdempotencyKey
+	}
+	for done := false; !done; {
+		select {
+		case ev := <-sub.C:
+			for _, r := range ev.Records {
+				if key, ok := inLedger[r.Seq]; !ok || key != r.IdempotencyKey {
+					t.Errorf("notified record seq %d (%s), which the undone commit cut off the ledger", r.Seq, r.IdempotencyKey)
+				}
+			}
+		default:
+			done = true
+		}
+	}
 }
 
 // TestStagedRecoverySymlinkedLedger: the recovery reads the

@@ -46,13 +46,19 @@ func TestStagedPromoteAndCutFailKeepsStagedName(t *testing.T) {
 		}
 	}
 	run.Status = durable.RunCompleted
-	commitErr := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
+	terminal := terminalRecordOf()
+	commitErr := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminal}})
 	if undo == nil {
 		t.Fatal("the commit did not reach its promote failed point")
 	}
 	undo()
 	if commitErr == nil {
 		t.Fatal("RunCommit succeeded")
+	}
+	if terminal.Seq == 0 {
+		// The cut failed: the record is still in the ledger, and its Seq
+		// says so (observe notifies it).
+		t.Error("the record lost its Seq although the cut failed")
 	}
 	t.Logf("RunCommit: %v", commitErr)
 	_ = st.Close()
