@@ -10,7 +10,11 @@
 // and when it is full the notification is dropped and the subscription is
 // marked lagged. Followers therefore treat a notification as a wake-up and
 // read the ledger from their cursor (LedgerList with After), which also
-// covers what happened before they subscribed.
+// covers what happened before they subscribed, and read once more when
+// Lagged reports a drop. A delete (Event.Deleted) is never dropped, since
+// no read from a cursor reveals it: it takes the place of the oldest
+// buffered notification that is not a delete, and when the buffer holds
+// nothing but deletes, they are merged into one for every run.
 package observe
 
 import (
@@ -18,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,7 +37,10 @@ import (
 // missed; the follower reads from its cursor. An event with Deleted set
 // says the run's ledger was deleted, through this store or (Follow) by
 // another process: a ledger that grows again starts at seq 1, below the
-// follower's cursor, so the follower reads it from the start. Each follower's Records are its own.
+// follower's cursor, so the follower reads it from the start; with an
+// empty RunID (deletes merged in a full buffer), any of the ledgers it
+// follows may have been deleted, and it reads each from the start. Each
+// follower's Records are its own.
 type Event struct {
 	RunID   string
 	Records []*durable.StepRecord
@@ -47,6 +55,9 @@ type Subscription struct {
 	runID  string
 	lagged atomic.Bool
 	cancel func()
+	// mu serializes the sends to c, so that a delete that makes room in a
+	// full buffer (sendDeleted) finds the room still free.
+	mu sync.Mutex
 }
 
 // Lagged reports (and clears) whether events were dropped because the
@@ -138,11 +149,57 @@ func (s *Store) send(ev Event) {
 				e.Records[i] = r.Clone()
 			}
 		}
+		sub.mu.Lock()
 		select {
 		case sub.c <- e:
 		default:
-			sub.lagged.Store(true)
+			if e.Deleted {
+				sub.sendDeleted(e)
+			} else {
+				sub.lagged.Store(true)
+			}
 		}
+		sub.mu.Unlock()
+	}
+}
+
+// sendDeleted delivers a delete that found the buffer full: a follower
+// that lagged reads from its cursor, which a delete moves back to the
+// start, so the delete must reach it. It is dropped only when a buffered
+// delete already covers its run; otherwise it replaces the oldest event
+// that is not a delete, or, when every buffered event is one, all of them
+// are merged into one for every run (an empty RunID). sub.mu is held, so
+// no other send takes the room made; the follower may take events
+// meanwhile, which only makes more.
+func (sub *Subscription) sendDeleted(e Event) {
+	var queued []Event
+	for drained := false; !drained; {
+		select {
+		case ev := <-sub.c:
+			queued = append(queued, ev)
+		default:
+			drained = true
+		}
+	}
+	covered, other := false, -1
+	for i, ev := range queued {
+		covered = covered || ev.Deleted && (ev.RunID == "" || ev.RunID == e.RunID)
+		if !ev.Deleted && other < 0 {
+			other = i
+		}
+	}
+	switch {
+	case covered:
+	case len(queued) < cap(sub.c): // the follower made room meanwhile
+		queued = append(queued, e)
+	case other >= 0:
+		queued = append(slices.Delete(queued, other, other+1), e)
+		sub.lagged.Store(true)
+	default:
+		queued = []Event{{Deleted: true}}
+	}
+	for _, ev := range queued {
+		sub.c <- ev // fits: only this send fills c, and it held these
 	}
 }
 
