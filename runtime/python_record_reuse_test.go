@@ -16,6 +16,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
 )
 
 // loopFxWorkflow repeats node "a"'s LLM_CALL "one" (handoffFxRun's effect)
@@ -121,6 +122,91 @@ func TestReusedPythonRecordNotReusedAgainByLaterLoopTurn(t *testing.T) {
 			}
 			if *calls != 1 {
 				t.Fatalf("LLM calls made by Go: %d; want 1 (turn 0 reuses Python's record, turn 1 calls)", *calls)
+			}
+		})
+	}
+}
+
+// A run Python left waiting on a TOOL_CALLS wait (no effect_seq, its
+// waiting record under Python's key) is answered through our runtime:
+// Resume commits the synthetic completed record under that key (spec §2.6
+// step 5), ending after Python's save. The run then loops back to the same
+// tool call before any other effect. The record was taken for a Python
+// completion a kill left unsaved and reused: the host's first answer
+// became the second turn's result and the handler was never called. It
+// happened only when the resume and the next tick were separate commits
+// (a gateway commits the answer, a runner ticks); the resume now raises the
+// kept Python save time to the record's end. The same for a denied
+// approval_required wait.
+func TestPythonToolWaitAnswerNotReusedByLaterLoopTurn(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mode   string
+		answer map[string]any
+	}{
+		"passthrough answer": {"passthrough", map[string]any{"mode": "executed", "results": []any{map[string]any{
+			"call_id": "c1", "name": "ls", "success": false, "output": nil, "error": "turn 1 failed"}}}},
+		"denied approval": {"approval_required", map[string]any{"approved": false}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			eff := func() *durable.Effect {
+				return &durable.Effect{Type: durable.EffectToolCalls, ResultKey: "tool_results", Payload: map[string]any{
+					"tool_calls": []any{map[string]any{"name": "ls", "call_id": "c1", "arguments": map[string]any{}}},
+				}}
+			}
+			// "tools" calls the tool; "check" loops back to it once.
+			wf := &runtime.Workflow{ID: "pyloop", Entry: "tools", Nodes: map[string]runtime.NodeFunc{
+				"tools": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+					return runtime.Request(eff(), "check")
+				}),
+				"check": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+					if run.Vars["turned"] == nil {
+						run.Vars["turned"] = true
+						return runtime.Next("tools")
+					}
+					return runtime.Complete(map[string]any{"done": true})
+				}),
+			}}
+			f := setup(t, wf)
+			const runID = "py-run-1"
+			waitFor := func(resumeTo string) *durable.WaitState {
+				return &durable.WaitState{Reason: durable.WaitEvent, WaitKey: "tool_calls:" + runID + ":tools",
+					ResumeToNode: resumeTo, ResultKey: "tool_results", AllowFreeText: true,
+					Details: map[string]any{"mode": tc.mode, "tool_calls": eff().Payload["tool_calls"]}}
+			}
+			calls := 0
+			f.rt.SetHandler(durable.EffectToolCalls, waitingHandler(func(req *runtime.EffectRequest) *durable.WaitState {
+				calls++
+				return waitFor(req.DefaultNext)
+			}))
+
+			// The run as Python saved it, a minute before our clock.
+			pySave := durable.NewTime(f.now.Add(-time.Minute))
+			wait := waitFor("check")
+			run := &durable.RunState{RunID: runID, WorkflowID: "pyloop", Status: durable.RunWaiting, CurrentNode: "tools",
+				Vars: map[string]any{"context": map[string]any{"task": "", "messages": []any{}}, "scratchpad": map[string]any{},
+					"_runtime": map[string]any{}, "_temp": map[string]any{}, "_limits": map[string]any{}},
+				Waiting: wait, CreatedAt: pySave, UpdatedAt: pySave}
+			started := &durable.StepRecord{RunID: runID, StepID: "s1", NodeID: "tools", Status: durable.StepStarted,
+				Effect: eff(), StartedAt: pySave, Attempt: 1, IdempotencyKey: runtime.PythonIdempotencyKey(runID, "tools", eff())}
+			waiting := *started
+			waiting.Status, waiting.EndedAt, waiting.Result = durable.StepWaiting, pySave, map[string]any{"wait": wait.Map()}
+			if err := f.st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: []*durable.StepRecord{started, &waiting}}); err != nil {
+				t.Fatal(err)
+			}
+
+			// The answer committed alone, then a tick.
+			if _, err := f.rt.Resume(ctx, runtime.ResumeParams{RunID: runID, MaxSteps: -1,
+				WaitKey: wait.WaitKey, Payload: tc.answer}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := f.rt.Tick(ctx, runID, runtime.TickOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls != 1 || st.Status != durable.RunWaiting {
+				t.Fatalf("second turn: handler called %d times, run %s; want 1 call and the run waiting again "+
+					"(the first turn's answer must not be reused)", calls, st.Status)
 			}
 		})
 	}

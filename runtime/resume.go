@@ -373,6 +373,11 @@ func (s *session) syntheticToolCompletion(ctx context.Context, w *durable.WaitSt
 	done.Effect = waiting.Effect.Clone()
 	done.Result = pyjson.Clone(stored)
 	s.pending = append(s.pending, done)
+	// The state committed with the record accounts for it: a later turn
+	// of a loop must not take it, found under Python's key (the waiting
+	// record's, for a run Python left), for a Python completion a kill
+	// left unsaved.
+	notePythonRecordKept(s.run, done.EndedAt)
 	return nil
 }
 

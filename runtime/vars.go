@@ -345,8 +345,9 @@ func takeEffectInFlight(vars map[string]any, node string, updatedAt durable.Time
 // only save whose time is on the record's clock. Our own saves (a tick's
 // commits, a host's pause, resume-run or limits update) move updated_at
 // with our clock and must not move that bound: it is kept here. "at" is
-// raised to the end of a Python record we reused (the state accounts for
-// it from then on, and a later loop turn must not reuse it again). The
+// raised to the end of a Python record we reused, or of the synthetic
+// tool completion a resume wrote (notePythonRecordKept): the state
+// accounts for it from then on, and a later loop turn must not reuse it. The
 // key holds while updated_at is kept_at; a save by Python since (which
 // keeps the key it does not know) makes updated_at the bound again. A run
 // we started (it has an effect_seq) and Python never saved gets no key.
@@ -387,6 +388,22 @@ func notePythonSave(vars map[string]any, at, updatedAt durable.Time) {
 	if rt := namespace(vars, "_runtime"); rt != nil {
 		rt[pythonSaveKey] = map[string]any{"at": at.String(), "kept_at": updatedAt.String()}
 	}
+}
+
+// notePythonRecordKept raises the Python save bound of a run Python saved
+// (one keepPythonSave keeps the bound for) to end, the end of a record
+// under Python's key that the state saved next accounts for. The bound
+// never moves back. A run of ours needs nothing: its bound is its
+// updated_at, which that save moves past end.
+func notePythonRecordKept(run *durable.RunState, end durable.Time) {
+	rt, _ := run.Vars["_runtime"].(map[string]any)
+	if _, has := rt[pythonSaveKey]; !has && hasEffectSeq(run.Vars) {
+		return
+	}
+	if bound := pythonSaveBound(run); bound.After(end.Time) {
+		end = bound
+	}
+	notePythonSave(run.Vars, end, run.UpdatedAt)
 }
 
 // keepPythonSave is called when a save of ours moves a run's updated_at
