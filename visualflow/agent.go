@@ -89,10 +89,20 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	if provider == "" || model == "" {
 		msg := "Agent node missing provider/model configuration"
 		s.setFlowError(n.ID, msg)
-		out := agentOutputs("Agent configuration error: missing provider/model", false,
-			agentMeta(orDefault(nullable(provider), "unknown"), orDefault(nullable(model), "unknown"), "", 0, 0),
+		const response = "Agent configuration error: missing provider/model"
+		prov, mod := orDefault(nullable(provider), "unknown"), orDefault(nullable(model), "unknown")
+		out := agentOutputs(response, false, agentMeta(prov, mod, "", 0, 0),
 			map[string]any{"node_id": n.ID, "steps": []any{}, "tool_calls": []any{}, "tool_results": []any{}}, []any{}, []any{})
-		return s.agentDone(n, b, out, nil), nil
+		// The reference stores this error object as the node's outcome, so
+		// the outputKey var and the legacy result pin carry it and a flow
+		// can detect the misconfiguration from them.
+		ctx, _ := in["context"].(map[string]any)
+		if ctx == nil {
+			ctx = map[string]any{}
+		}
+		outcome := map[string]any{"response": response, "task": task, "context": pyval.DeepCopy(ctx),
+			"success": false, "error": "missing provider/model", "provider": prov, "model": mod}
+		return s.agentDone(n, b, out, outcome), nil
 	}
 	var tools []any
 	if v, ok := in["tools"]; ok {

@@ -42,3 +42,41 @@ func TestAgent_OutputKeyWritesMappedValue(t *testing.T) {
 		})
 	}
 }
+
+// TestAgent_MissingProviderWritesErrorObjectAtOutputKey: an agent with no
+// provider or model does not fail the run; the reference
+// (compiler.py _create_visual_agent_effect_handler, phase init) stores
+// the error object {response, task, context, success: false, error,
+// provider, model} at _temp.effects.<N>, and the next node's sync writes
+// it at the node's outputKey (spec §5.3). A flow reading that var must
+// see the failure.
+func TestAgent_MissingProviderWritesErrorObjectAtOutputKey(t *testing.T) {
+	t.Parallel()
+	src := `{"id":"ag","entryNode":"start","nodes":[
+ {"id":"start","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
+ {"id":"agent","type":"agent","data":{
+   "inputs":[{"id":"exec-in","type":"execution"},{"id":"prompt","type":"string"}],
+   "outputs":[{"id":"exec-out","type":"execution"},{"id":"response","type":"string"}],
+   "pinDefaults":{"prompt":"do it"},
+   "outputKey":"saved",
+   "agentConfig":{"_react_workflow_id":"react-ag"}}},
+ {"id":"end","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"}]}}],
+ "edges":[{"source":"start","sourceHandle":"exec-out","target":"agent","targetHandle":"exec-in"},
+ {"source":"agent","sourceHandle":"exec-out","target":"end","targetHandle":"exec-in"}]}`
+	_, st := runFlows(t, []string{src}, []*runtime.Workflow{fakeReact("react-ag", "one")}, nil, nil)
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status = %s (%s)", st.Status, st.Error)
+	}
+	want := map[string]any{
+		"response": "Agent configuration error: missing provider/model",
+		"task":     "do it",
+		"context":  map[string]any{},
+		"success":  false,
+		"error":    "missing provider/model",
+		"provider": "unknown",
+		"model":    "unknown",
+	}
+	if got, w := jsonText(t, st.Vars["saved"]), jsonText(t, want); got != w {
+		t.Fatalf("vars.saved (agent outputKey) = %s, want the error object %s", got, w)
+	}
+}

@@ -75,20 +75,24 @@ func (s *step) runOnSchedule(n *node) (runtime.StepPlan, error) {
 	if err != nil {
 		resolved = map[string]any{}
 	}
-	cfg := eventConfig(n)
-	// A blank pin (an empty default or start parameter) leaves the
-	// configured schedule in force, as the reference's `pin or config`.
-	spec := trimmed(resolved["schedule"])
-	if spec == "" {
-		spec = trimmed(cfg["schedule"])
+	// As the reference's str(pin or config).strip(): an empty pin (an empty
+	// default or start parameter) leaves the configured schedule (default
+	// 15s) in force, but a whitespace-only pin is truthy, wins, and fails
+	// the run instead of silently using the config.
+	spec := "15s"
+	if c, _ := eventConfig(n)["schedule"].(string); pyval.Strip(c) != "" {
+		spec = pyval.Strip(c)
+	}
+	if v := resolved["schedule"]; pyval.Truthy(v) {
+		spec = pyval.Strip(pyval.Str(v))
 	}
 	if spec == "" {
-		spec = "15s"
+		return runtime.StepPlan{}, fmt.Errorf("on_schedule node '%s' missing schedule", n.ID)
 	}
 	// As the reference: the config counts only as a real boolean, and a pin
 	// value is read with Python's bool(), so the text "false" is true.
 	recurrent := true
-	if v, ok := cfg["recurrent"].(bool); ok {
+	if v, ok := eventConfig(n)["recurrent"].(bool); ok {
 		recurrent = v
 	}
 	if v := resolved["recurrent"]; v != nil {
@@ -122,14 +126,12 @@ func (s *step) runEmitEvent(n *node) (runtime.StepPlan, error) {
 		resolved = map[string]any{}
 	}
 	cfg, _ := n.Data["effectConfig"].(map[string]any)
+	// A whitespace-only name pin is truthy and hides the configured name,
+	// so it fails the run as in the reference rather than emitting under
+	// the config name.
 	name := eventName(resolved, cfg)
 	if name == "" {
-		// The reference fails here when a blank pin hides the config name;
-		// the configured name is the more useful reading.
-		name = pyval.Strip(configEventName(cfg))
-	}
-	if name == "" {
-		return runtime.StepPlan{}, fmt.Errorf("node %s (emit_event): event name is required", n.ID)
+		return runtime.StepPlan{}, fmt.Errorf("emit_event node '%s' missing event name", n.ID)
 	}
 	scope := cfg["scope"]
 	if v, ok := resolved["scope"]; ok {

@@ -184,3 +184,23 @@ func TestEmitEvent_SessionPinReplacesConfigLikeThePythonReference(t *testing.T) 
 		})
 	}
 }
+
+// TestEmitEvent_WhitespaceNamePinFailsRun: the reference reads the event
+// name as str(pin name or pin event_name or config name).strip()
+// (event_adapter.create_emit_event_node_handler), so a whitespace-only
+// name pin is truthy, hides effectConfig.name, strips to empty and the
+// step raises "emit_event node '<id>' missing event name": the run fails
+// (spec §5.7) rather than emitting under the configured name.
+func TestEmitEvent_WhitespaceNamePinFailsRun(t *testing.T) {
+	t.Parallel()
+	flow := rsFlow("em", "start", []map[string]any{
+		rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
+		rsNode("emit", "emit_event", []string{"exec-in:exec", "name:string", "payload:any"},
+			[]string{"exec-out:exec"}, map[string]any{"pinDefaults": map[string]any{"name": "  "},
+				"effectConfig": map[string]any{"name": "ping"}}),
+	}, "start.exec-out>emit.exec-in")
+	_, st := startRunWith(t, flow, CompileOptions{}, map[string]any{})
+	if st.Status != durable.RunFailed || !strings.Contains(st.Error, "emit_event node 'emit' missing event name") {
+		t.Fatalf("status %s (error %q), want failed with \"emit_event node 'emit' missing event name\"", st.Status, st.Error)
+	}
+}

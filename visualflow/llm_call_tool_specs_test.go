@@ -37,3 +37,24 @@ func TestLLMCall_ToolSpecObjectsReducedToNameDescriptionParameters(t *testing.T)
 		t.Fatalf("llm_call payload tools =\n%s\nwant (reference _strip_tool_spec)\n%s", got, w)
 	}
 }
+
+// TestLLMCall_MixedToolsListReadAsNames: the reference
+// (executor.py _create_llm_call_handler._normalize_tools) takes the tools
+// value as ToolSpecs only when every entry is an object; otherwise it
+// reads it as tool names, so a ToolSpec object in a mixed list is
+// dropped. The llm_call payload (ledger, provider request) must match.
+func TestLLMCall_MixedToolsListReadAsNames(t *testing.T) {
+	t.Parallel()
+	tools := `[{"name":"calc","description":"adds","parameters":{"type":"object"}}, "other"]`
+	flow := effectWiredFlow("llm_call", `{"prompt":"hi","tools":`+tools+`}`, `{}`, "response")
+	sc := &scripted{results: []any{map[string]any{"content": "x"}}}
+	_, st := runFlows(t, []string{flow}, nil, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: sc.handler()}, nil)
+	if st.Status != durable.RunCompleted || len(sc.payloads) != 1 {
+		t.Fatalf("status %s (%s), llm calls %d", st.Status, st.Error, len(sc.payloads))
+	}
+	// No tool catalogue in these options: a name is sent as {"name": x}.
+	want := []any{map[string]any{"name": "other"}}
+	if got, w := jsonText(t, sc.payloads[0]["tools"]), jsonText(t, want); got != w {
+		t.Fatalf("llm_call payload tools = %s, want %s (the object of a mixed list dropped)", got, w)
+	}
+}

@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,9 +12,10 @@ import (
 // TestOnSchedule_BlankSchedulePinFallsBackToEventConfig: on_schedule's
 // schedule is "pin else eventConfig.schedule (default 15s)" (spec §5.7);
 // the reference reads it as str(schedule_pin or config_schedule or "")
-// (event_adapter.create_on_schedule_node_handler), so a blank pin value
+// (event_adapter.create_on_schedule_node_handler), so an empty pin value
 // (an empty pin default, an empty start parameter) leaves the configured
-// schedule in force instead of the 15s default.
+// schedule in force instead of the 15s default. A whitespace-only pin is
+// not empty: see TestOnSchedule_WhitespaceSchedulePinFailsRun.
 func TestOnSchedule_BlankSchedulePinFallsBackToEventConfig(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -22,7 +24,6 @@ func TestOnSchedule_BlankSchedulePinFallsBackToEventConfig(t *testing.T) {
 		want          time.Duration
 	}{
 		{"blank pin uses the config", "", "1h", time.Hour},
-		{"whitespace pin uses the config", "  ", "1h", time.Hour},
 		{"pin wins over the config", "5m", "1h", 5 * time.Minute},
 		{"neither gives 15s", "", nil, 15 * time.Second},
 	}
@@ -104,5 +105,26 @@ func TestOnSchedule_RecurrentReadsLikeThePythonReference(t *testing.T) {
 				t.Fatalf("recurrent = %v, want %v (control stack %v)", got, c.want, stack)
 			}
 		})
+	}
+}
+
+// TestOnSchedule_WhitespaceSchedulePinFailsRun: in the reference's
+// str(schedule_pin or config_schedule or "").strip() a whitespace-only
+// pin is truthy, so it wins over eventConfig.schedule, strips to empty,
+// and the step raises "on_schedule node '<id>' missing schedule": the run
+// fails (spec §4.8) instead of silently waiting on the configured
+// schedule.
+func TestOnSchedule_WhitespaceSchedulePinFailsRun(t *testing.T) {
+	t.Parallel()
+	flow := rsFlow("sch", "sched", []map[string]any{
+		rsNode("sched", "on_schedule", []string{"schedule:string", "recurrent:boolean"},
+			[]string{"exec-out:exec", "timestamp:string", "recurrent:boolean"},
+			map[string]any{"pinDefaults": map[string]any{"schedule": "   "}, "eventConfig": map[string]any{"schedule": "1h"}}),
+		rsNode("sv", "set_var", []string{"exec-in:exec", "name:string", "value:any"}, []string{"exec-out:exec"},
+			map[string]any{"pinDefaults": map[string]any{"name": "ticked", "value": true}}),
+	}, "sched.exec-out>sv.exec-in")
+	_, st := startRunWith(t, flow, CompileOptions{}, map[string]any{})
+	if st.Status != durable.RunFailed || !strings.Contains(st.Error, "on_schedule node 'sched' missing schedule") {
+		t.Fatalf("status %s (error %q), want failed with \"on_schedule node 'sched' missing schedule\"", st.Status, st.Error)
 	}
 }

@@ -266,29 +266,44 @@ func useSessionAttachments(in map[string]any) (value, ok bool) {
 	return false, false
 }
 
-// toolSpecs turns the tools value into ToolSpecs.
+// toolSpecs turns the tools value into ToolSpecs. As the reference's
+// _normalize_tools, the list is read as ToolSpec objects only when every
+// entry is an object; otherwise it is read as tool names and any object
+// in it is dropped, so a mixed list sends the same tools as in Python.
 func (s *step) toolSpecs(v any) []any {
 	out := []any{}
 	list, _ := v.([]any)
-	for _, t := range list {
-		switch x := t.(type) {
-		case map[string]any:
-			if spec, ok := strippedToolSpec(x); ok {
-				out = append(out, spec)
-			}
-		case string:
-			name := strings.TrimSpace(x)
-			if name == "" {
-				continue
-			}
-			if s.p.opts.ToolSpec == nil {
-				out = append(out, map[string]any{"name": name})
-			} else if spec, ok := s.p.opts.ToolSpec(name); ok {
+	if len(list) > 0 && allObjects(list) {
+		for _, t := range list {
+			if spec, ok := strippedToolSpec(t.(map[string]any)); ok {
 				out = append(out, spec)
 			}
 		}
+		return out
+	}
+	for _, t := range list {
+		x, _ := t.(string)
+		name := strings.TrimSpace(x)
+		if name == "" {
+			continue
+		}
+		if s.p.opts.ToolSpec == nil {
+			out = append(out, map[string]any{"name": name})
+		} else if spec, ok := s.p.opts.ToolSpec(name); ok {
+			out = append(out, spec)
+		}
 	}
 	return out
+}
+
+// allObjects reports whether every entry of list is an object.
+func allObjects(list []any) bool {
+	for _, t := range list {
+		if _, ok := t.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // strippedToolSpec reduces a ToolSpec object to {name, description,
