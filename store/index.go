@@ -88,9 +88,10 @@ func (p *RunListParams) Matches(r *durable.RunState) bool {
 }
 
 // Matches reports whether row passes the filters of p (Limit aside). The
-// session id is compared trimmed on both sides, as Python's in-memory and
-// JSON stores compare it: a run Python stored with a padded session id is
-// found by that id, trimmed or not.
+// session id is compared trimmed on both sides, and RootOnly keeps a run
+// whose parent id is blank once trimmed, as Python's in-memory and JSON
+// stores do: a run Python stored with a padded session id is found by
+// that id, trimmed or not, and one with a whitespace parent id is a root.
 func (p *RunIndexParams) Matches(row *RunIndexRow) bool {
 	if p.Status != "" && row.Status != p.Status {
 		return false
@@ -101,7 +102,7 @@ func (p *RunIndexParams) Matches(row *RunIndexRow) bool {
 	if sid := pyval.Strip(p.SessionID); sid != "" && pyval.Strip(row.SessionID) != sid {
 		return false
 	}
-	if p.RootOnly && row.ParentRunID != "" {
+	if p.RootOnly && pyval.Strip(row.ParentRunID) != "" {
 		return false
 	}
 	return true

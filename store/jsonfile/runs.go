@@ -99,6 +99,11 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if err := checkRunID(id); err != nil {
 		return err
 	}
+	if p.Create {
+		if err := store.CheckNewRunIDs(p.Run); err != nil {
+			return fmt.Errorf("jsonfile: %w", err)
+		}
+	}
 	if p.Create && len(id)+len("run_.json.")+32+len(".tmp") > maxNameLen {
 		// Refused before anything is written: a new run file is written
 		// to run_<id>.json.<32 hex>.tmp (atomicfile), a name the file

@@ -74,6 +74,11 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if p.Run == nil || p.Run.RunID == "" {
 		return fmt.Errorf("memory: commit: run id is required")
 	}
+	if p.Create {
+		if err := store.CheckNewRunIDs(p.Run); err != nil {
+			return fmt.Errorf("memory: creating run: %w", err)
+		}
+	}
 	id := p.Run.RunID
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -178,6 +178,8 @@ func TestListenerHeartbeatKeepsDelivering(t *testing.T) {
 // went to nobody, and the follower saw the other runner's appends only at
 // its next own read. A run id with U+FFFD may stand for such bytes (the
 // run's ledger is the same for both spellings), so every follower wakes.
+// No run can be created under such an id (store.ErrInvalidID), but a
+// ledger can be appended to under one, as here.
 func TestFollowNonUTF8RunID(t *testing.T) {
 	testURL(t)
 	t.Parallel()
@@ -191,8 +193,7 @@ func TestFollowNonUTF8RunID(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	startFollow(t, ctx, obs)
-	r := testRun(runID)
-	if err := runner.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, Records: []*durable.StepRecord{testRecord(runID, "start")}}); err != nil {
+	if err := runner.LedgerAppend(ctx, runID, []*durable.StepRecord{testRecord(runID, "start")}); err != nil {
 		t.Fatal(err)
 	}
 	if ev := next(t, sub); ev.Records != nil || (ev.RunID != "" && ev.RunID != runID) {

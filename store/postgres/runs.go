@@ -52,6 +52,11 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if p.Run == nil || p.Run.RunID == "" {
 		return errors.New("postgres: commit: run id is required")
 	}
+	if p.Create {
+		if err := store.CheckNewRunIDs(p.Run); err != nil {
+			return fmt.Errorf("postgres: creating run: %w", err)
+		}
+	}
 	r := p.Run
 	args, err := runArgs(r)
 	if err != nil {

@@ -27,6 +27,11 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	if p.Run == nil || p.Run.RunID == "" {
 		return errors.New("sqlite: commit: run id is required")
 	}
+	if p.Create {
+		if err := store.CheckNewRunIDs(p.Run); err != nil {
+			return fmt.Errorf("sqlite: creating run: %w", err)
+		}
+	}
 	r := p.Run
 	buf := pyjson.GetBuffer()
 	defer pyjson.PutBuffer(buf)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -23,6 +24,44 @@ var runCommitTests = []subtest{
 	{"CloseTwice", testCloseTwice},
 	{"AfterDeleteIsNotFound", testCommitAfterDelete},
 	{"RandomID", testCommitRandomID},
+	{"NonUTF8RunID", testCommitNonUTF8RunID},
+}
+
+// testCommitNonUTF8RunID: a run id or parent id that is not UTF-8 is
+// refused at create with store.ErrInvalidID, leaving nothing stored. A run's JSON spells
+// such a byte as U+FFFD, so a store that kept the run under the raw bytes
+// would return it under another id: the runtime's commit of the state it
+// read would be ErrNotFound and a waiting run would stay due forever.
+func testCommitNonUTF8RunID(t *testing.T, s store.Store) {
+	for _, random := range []bool{false, true} {
+		r := newRun("r\xff", runOpts{Wait: untilWait(0)})
+		err := s.RunCommit(t.Context(), &store.CommitParams{Run: r, Create: true, RandomID: random,
+			Records: []*durable.StepRecord{newRecord("r\xff", "start", durable.StepStarted)}})
+		if !errors.Is(err, store.ErrInvalidID) {
+			t.Errorf("create of run %q (RandomID %v): %v, want store.ErrInvalidID", r.RunID, random, err)
+		}
+	}
+	for _, id := range []string{"r\xff", "r\uFFFD"} {
+		if _, err := s.RunGet(t.Context(), id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("RunGet(%q) after the refused create: %v, want store.ErrNotFound", id, err)
+		}
+	}
+	if due, err := s.RunListDue(t.Context(), &store.RunListDueParams{Now: base.Add(time.Hour)}); err != nil || len(due) != 0 {
+		t.Errorf("RunListDue after the refused create = %v, %v; want none", due, err)
+	}
+	if n := len(ledger(t, s, "r\xff")); n != 0 {
+		t.Errorf("ledger of the refused run has %d records, want none", n)
+	}
+	// No run has such an id, so no child names one as its parent: stores
+	// read the parent back with U+FFFD and would list the child under
+	// either spelling.
+	kid := newRun("kid-nu", runOpts{Parent: "p\xff"})
+	if err := s.RunCommit(t.Context(), &store.CommitParams{Run: kid, Create: true}); !errors.Is(err, store.ErrInvalidID) {
+		t.Errorf("create of a child of %q: %v, want store.ErrInvalidID", kid.ParentRunID, err)
+	}
+	if _, err := s.RunGet(t.Context(), "kid-nu"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RunGet of the refused child: %v, want store.ErrNotFound", err)
+	}
 }
 
 // testCommitCancelledContextOutcome: a commit made with a cancelled
