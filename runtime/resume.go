@@ -134,34 +134,56 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 	}
 	base := s.commits
 	// lost reports a resume whose first commit, the one carrying its
-	// records, was discarded: another runner ended or paused the run
-	// first (a cancel that took the run from this runner), so the run was
-	// no longer waiting when the answer came.
+	// records, was discarded because another writer answered the wait
+	// first: the run reloaded is ended or paused (a cancel that took the
+	// run from this runner), or live but no longer on this wait (a writer
+	// without this runtime's run lock, such as a second runtime or a
+	// Python host on the same store, resumed it). A conflict once that
+	// commit landed is not a lost resume: the answer is in.
 	lost := func() error {
 		if !s.dropped || s.commits != base {
 			return nil
 		}
-		if IsPaused(s.run) {
+		cur := s.run
+		if IsPaused(cur) {
 			return fmt.Errorf("resume of run %s: %w", run.RunID, ErrRunPaused)
 		}
-		return &StaleResumeError{RunID: run.RunID, Status: string(s.run.Status), Expected: w.WaitKey, Got: p.WaitKey}
+		if cur.Status == durable.RunWaiting && cur.Waiting != nil && cur.Waiting.WaitKey == w.WaitKey {
+			// The same wait still (another writer changed only, say,
+			// the run's limits): the conflict error stands, worth a retry.
+			return nil
+		}
+		stale := &StaleResumeError{RunID: run.RunID, Status: string(cur.Status), Expected: w.WaitKey, Got: p.WaitKey,
+			NoWait: cur.Status == durable.RunWaiting && cur.Waiting == nil}
+		if cur.Waiting != nil {
+			stale.Expected = cur.Waiting.WaitKey
+		}
+		return stale
+	}
+	// failed is the error of a resume that failed with err: a lost resume
+	// is reported as such, not as the conflict that revealed it.
+	failed := func(err error) error {
+		if l := lost(); l != nil {
+			return l
+		}
+		return s.claimErr(err)
 	}
 	if err := s.applyResume(ctx, w, payload); err != nil && !errors.Is(err, errStop) {
-		return s.run, s.claimErr(err)
+		return s.run, failed(err)
 	}
 	if s.run.Status != durable.RunRunning {
 		return s.run, lost()
 	}
 	if p.MaxSteps < 0 {
 		if err := s.flush(ctx); err != nil && !errors.Is(err, errStop) {
-			return s.run, s.claimErr(err)
+			return s.run, failed(err)
 		}
 		return s.run, lost()
 	}
 	err = s.steps(ctx, d.r.steps(p.MaxSteps))
 	d.noteStop(s)
 	if err != nil && !errors.Is(err, errStop) {
-		return s.run, s.claimErr(err)
+		return s.run, failed(err)
 	}
 	return s.run, lost()
 }
