@@ -57,24 +57,105 @@ func agentConfig(n *node) map[string]any {
 	return cfg
 }
 
-func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
-	in, err := s.resolveInputs(n, s.busInput())
-	if err != nil {
-		in = map[string]any{}
-	}
-	cfg := agentConfig(n)
+// agentInputs is the agent's resolved_inputs as Python's agent input
+// normaliser builds them: task, context, provider and model (the pin
+// strings, else null), system and tools always, the optional overrides
+// only when their pin is present. The bucket stores this shape so a run
+// saved by either runtime continues in the other; every phase resolves the
+// settings from it and agentConfig (agentSettings). thinking,
+// provider_text and model_text are passed through too, which Python's
+// handler also reads when present.
+func agentInputs(in, cfg map[string]any) map[string]any {
 	task := ""
 	if v := in["prompt"]; v != nil {
 		task = pyval.Str(v)
 	}
-	provider, defProvider := settingString(in, cfg, "provider", "provider_text")
+	ctx, _ := in["context"].(map[string]any)
+	if ctx == nil {
+		ctx = map[string]any{}
+	}
+	system := ""
+	if s, ok := in["system"].(string); ok {
+		system = s
+	} else if pyval.Truthy(in["system"]) {
+		system = pyval.Str(in["system"])
+	}
+	tools := uniqueStrings(cfg["tools"])
+	if v, ok := in["tools"]; ok {
+		tools = uniqueStrings(v)
+	}
+	stringOrNull := func(v any) any {
+		if s, ok := v.(string); ok {
+			return s
+		}
+		return nil
+	}
+	out := map[string]any{"task": task, "context": pyval.DeepCopy(ctx), "provider": stringOrNull(in["provider"]),
+		"model": stringOrNull(in["model"]), "system": system, "tools": tools}
+	for _, k := range []string{"max_iterations", "temperature", "seed", "thinking", "provider_text", "model_text"} {
+		if v, ok := in[k]; ok {
+			out[k] = pyval.DeepCopy(v)
+		}
+	}
+	if v, ok := first(in, "max_in_tokens", "max_input_tokens", "maxInputTokens"); ok {
+		out["max_input_tokens"] = v
+	}
+	if v, ok := first(in, "max_out_tokens", "max_output_tokens", "maxOutputTokens"); ok {
+		out["max_output_tokens"] = v
+	}
+	if _, ok := in["prompt_cache_binding"]; ok {
+		if b := promptCacheBinding(in, nil); b != nil {
+			out["prompt_cache_binding"] = b
+		}
+	}
+	if v, ok := first(in, "resp_schema", "response_schema"); ok {
+		if schema := normalizeSchema(v); len(schema) > 0 {
+			out["response_schema"] = schema
+		}
+	}
+	if v, ok := first(in, "include_context", "use_context"); ok {
+		out["include_context"] = pyval.CoerceBool(v)
+	}
+	if b, ok := useSessionAttachments(in); ok {
+		out["use_session_attachments"] = b
+	}
+	return out
+}
+
+// agentSettings are the agent's settings (§5.6 "pin value else
+// agentConfig value"), resolved at every phase from the bucket's
+// resolved_inputs as Python's handler does.
+type agentSettings struct {
+	task, system, provider, model, reactID string
+	context                                map[string]any
+	tools                                  []any
+	include                                bool
+	schema                                 map[string]any
+	temp                                   float64
+	seed                                   int64
+	thinking, cacheBinding                 any
+}
+
+func (s *step) agentSettings(n *node, ri map[string]any) agentSettings {
+	cfg := agentConfig(n)
+	st := agentSettings{reactID: n.reactWorkflowID(s.p.flowID), temp: 0.7, seed: -1}
+	st.task = pyval.Str(orDefault(firstTruthy(ri, "task", "prompt"), ""))
+	st.context, _ = ri["context"].(map[string]any)
+	if st.context == nil {
+		// Runs saved by earlier versions kept the child context here.
+		st.context, _ = ri["context_extra"].(map[string]any)
+	}
+	if v := ri["system"]; v != nil {
+		st.system = pyval.Str(v)
+	}
+	provider, defProvider := settingString(ri, cfg, "provider", "provider_text")
 	provider = strings.ToLower(provider)
-	model, defModel := settingString(in, cfg, "model", "model_text")
+	model, defModel := settingString(ri, cfg, "model", "model_text")
 	// A default marker asks for the defaults, so using them is no fallback
 	// worth a warning (Python: explicit_default).
 	explicitDefault := defProvider || defModel
-	rt, _ := s.vars["_runtime"].(map[string]any)
 	if provider == "" || model == "" {
+		rt, _ := s.vars["_runtime"].(map[string]any)
 		fallbackProv := strings.ToLower(trimmed(rt["provider"]))
 		if provider == "" && fallbackProv != "" {
 			provider = fallbackProv
@@ -86,6 +167,66 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 			s.warn("#FALLBACK: missing provider/model; using runtime defaults")
 		}
 	}
+	st.provider, st.model = provider, model
+	if v, ok := ri["tools"]; ok {
+		st.tools = uniqueStrings(v)
+	} else {
+		st.tools = uniqueStrings(cfg["tools"])
+	}
+	if v, ok := first(ri, "include_context", "use_context"); ok {
+		st.include = pyval.CoerceBool(v)
+	} else if v, ok := first(cfg, "include_context", "use_context"); ok {
+		st.include = pyval.CoerceBool(v)
+	}
+	st.schema = normalizeSchema(firstNonNull(ri, "resp_schema", "response_schema"))
+	if st.schema == nil {
+		if os, ok := cfg["outputSchema"].(map[string]any); ok && pyval.Truthy(os["enabled"]) {
+			st.schema, _ = os["jsonSchema"].(map[string]any)
+		}
+	}
+	if f, ok := floatOK(firstNonNull(ri, "temperature")); ok {
+		st.temp = f
+	} else if f, ok := floatOK(cfg["temperature"]); ok {
+		st.temp = f
+	}
+	if i, ok := intOK(firstNonNull(ri, "seed")); ok {
+		st.seed = i
+	} else if i, ok := intOK(cfg["seed"]); ok {
+		st.seed = i
+	}
+	if th, ok := thinkingValue(firstNonNull(ri, "thinking")); ok {
+		st.thinking = th
+	} else if th, ok := thinkingValue(cfg["thinking"]); ok {
+		st.thinking = th
+	}
+	st.cacheBinding = promptCacheBinding(ri, cfg)
+	return st
+}
+
+// firstTruthy is the first value of keys that Python's `or` would pick.
+func firstTruthy(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v := m[k]; pyval.Truthy(v) {
+			return v
+		}
+	}
+	return nil
+}
+
+func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
+	in, err := s.resolveInputs(n, s.busInput())
+	if err != nil {
+		in = map[string]any{}
+	}
+	cfg := agentConfig(n)
+	ri := agentInputs(in, cfg)
+	b["resolved_inputs"] = ri
+	set := s.agentSettings(n, ri)
+	task, provider, model := set.task, set.provider, set.model
+	ctxPin := set.context
+	if ctxPin == nil {
+		ctxPin = map[string]any{}
+	}
 	if provider == "" || model == "" {
 		msg := "Agent node missing provider/model configuration"
 		s.setFlowError(n.ID, msg)
@@ -96,48 +237,9 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 		// The reference stores this error object as the node's outcome, so
 		// the outputKey var and the legacy result pin carry it and a flow
 		// can detect the misconfiguration from them.
-		ctx, _ := in["context"].(map[string]any)
-		if ctx == nil {
-			ctx = map[string]any{}
-		}
-		outcome := map[string]any{"response": response, "task": task, "context": pyval.DeepCopy(ctx),
+		outcome := map[string]any{"response": response, "task": task, "context": pyval.DeepCopy(ctxPin),
 			"success": false, "error": "missing provider/model", "provider": prov, "model": mod}
 		return s.agentDone(n, b, out, outcome), nil
-	}
-	var tools []any
-	if v, ok := in["tools"]; ok {
-		tools = uniqueStrings(v)
-	} else {
-		tools = uniqueStrings(cfg["tools"])
-	}
-	include := false
-	if v, ok := first(in, "include_context", "use_context"); ok {
-		include = pyval.CoerceBool(v)
-	} else if v, ok := first(cfg, "include_context", "use_context"); ok {
-		include = pyval.CoerceBool(v)
-	}
-	schema := normalizeSchema(firstNonNull(in, "resp_schema", "response_schema"))
-	if schema == nil {
-		if os, ok := cfg["outputSchema"].(map[string]any); ok && pyval.Truthy(os["enabled"]) {
-			schema, _ = os["jsonSchema"].(map[string]any)
-		}
-	}
-	temp := 0.7
-	if f, ok := floatOK(firstNonNull(in, "temperature")); ok {
-		temp = f
-	} else if f, ok := floatOK(cfg["temperature"]); ok {
-		temp = f
-	}
-	seed := int64(-1)
-	if i, ok := intOK(firstNonNull(in, "seed")); ok {
-		seed = i
-	} else if i, ok := intOK(cfg["seed"]); ok {
-		seed = i
-	}
-	ctxPin, _ := in["context"].(map[string]any)
-	system := ""
-	if v := in["system"]; v != nil {
-		system = pyval.Str(v)
 	}
 	// Child vars (§5.6).
 	limits := map[string]any{"max_iterations": int64(50), "current_iteration": int64(0), "max_tokens": int64(32768),
@@ -148,17 +250,17 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 			limits[k] = pyval.DeepCopy(v)
 		}
 	}
-	if i, ok := positiveInt(firstNonNull(in, "max_iterations")); ok {
+	if i, ok := positiveInt(firstNonNull(ri, "max_iterations")); ok {
 		limits["max_iterations"] = i
 	} else if i, ok := positiveInt(cfg["max_iterations"]); ok {
 		limits["max_iterations"] = i
 	}
-	if i, ok := positiveInt(firstNonNull(in, "max_in_tokens", "max_input_tokens", "maxInputTokens")); ok {
+	if i, ok := positiveInt(firstNonNull(ri, "max_input_tokens")); ok {
 		limits["max_input_tokens"] = i
 	} else if i, ok := positiveInt(firstNonNull(cfg, "max_input_tokens", "maxInputTokens")); ok {
 		limits["max_input_tokens"] = i
 	}
-	if i, ok := positiveInt(firstNonNull(in, "max_out_tokens", "max_output_tokens", "maxOutputTokens")); ok {
+	if i, ok := positiveInt(firstNonNull(ri, "max_output_tokens")); ok {
 		limits["max_output_tokens"] = i
 	} else if i, ok := positiveInt(firstNonNull(cfg, "max_output_tokens", "maxOutputTokens")); ok {
 		limits["max_output_tokens"] = i
@@ -169,8 +271,9 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 			childCtx[k] = pyval.DeepCopy(v)
 		}
 	}
+	rt, _ := s.vars["_runtime"].(map[string]any)
 	var msgs []any
-	if include {
+	if set.include {
 		pctx, _ := s.vars["context"].(map[string]any)
 		msgs = activeContext(pctx, s.vars)
 		att, _ := pctx["attachments"].([]any)
@@ -180,14 +283,18 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 			}
 		}
 	}
-	if pm, ok := ctxPin["messages"].([]any); ok && len(pm) > 0 {
-		msgs, _ = pyval.DeepCopy(pm).([]any)
+	// The pin's messages replace the inherited history only when some of
+	// its entries are message objects; other entries are dropped.
+	if list, ok := ctxPin["messages"].([]any); ok {
+		if pm := objectList(list); len(pm) > 0 {
+			msgs, _ = pyval.DeepCopy(pm).([]any)
+		}
 	}
 	if msgs == nil {
 		msgs = []any{}
 	}
 	childCtx["task"], childCtx["messages"] = task, msgs
-	crt := map[string]any{"inbox": []any{}, "provider": provider, "model": model, "allowed_tools": tools}
+	crt := map[string]any{"inbox": []any{}, "provider": provider, "model": model, "allowed_tools": set.tools}
 	// Media input policy: only non-blank strings are inherited, and an
 	// absent or null stt_language falls back to audio_language.
 	if ap := pyStripped(rt["audio_policy"]); ap != "" {
@@ -200,30 +307,28 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	if l := pyStripped(lang); l != "" {
 		crt["stt_language"] = l
 	}
-	var thinking any // the node's own setting, which the structured pass sends too
-	if th, ok := thinkingValue(firstNonNull(in, "thinking")); ok {
-		crt["thinking"], thinking = th, th
-	} else if th, ok := thinkingValue(cfg["thinking"]); ok {
-		crt["thinking"], thinking = th, th
-	} else if v, ok := rt["thinking"]; ok {
-		crt["thinking"] = v
+	// The node's own thinking, else the parent's, normalised alike: a bool
+	// or a non-blank stripped string, otherwise no override.
+	if set.thinking != nil {
+		crt["thinking"] = set.thinking
+	} else if th, ok := thinkingValue(rt["thinking"]); ok {
+		crt["thinking"] = th
 	}
-	if temp != 0.7 {
-		crt["temperature"] = temp
+	if set.temp != 0.7 {
+		crt["temperature"] = set.temp
 	}
-	if seed >= 0 {
-		crt["seed"] = seed
+	if set.seed >= 0 {
+		crt["seed"] = set.seed
 	}
-	if system != "" {
-		crt["system_prompt_extra"] = system
+	if set.system != "" {
+		crt["system_prompt_extra"] = set.system
 	}
-	cacheBinding := promptCacheBinding(in, cfg)
-	if cacheBinding != nil {
-		crt["prompt_cache_binding"] = cacheBinding
+	if set.cacheBinding != nil {
+		crt["prompt_cache_binding"] = set.cacheBinding
 	}
 	// The child's LLM calls read this run-level override; without it the
 	// runtime indexes session attachments for tool-using agents.
-	if b, ok := useSessionAttachments(in); ok {
+	if b, ok := useSessionAttachments(ri); ok {
 		crt["control"] = map[string]any{"include_session_attachments_index": b}
 	}
 	// The scratchpad budget is int(max_iterations or 25): a parent limit
@@ -240,17 +345,10 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 		"_limits": limits, "context": childCtx, "_temp": map[string]any{}, "_runtime": crt,
 		"scratchpad": map[string]any{"iteration": int64(0), "max_iterations": maxIt},
 	}
-	reactID := n.reactWorkflowID(s.p.flowID)
 	b["phase"] = "subworkflow"
-	b["resolved_inputs"] = map[string]any{
-		"task": task, "provider": provider, "model": model, "system": system, "tools": tools,
-		"include_context": include, "temperature": temp, "seed": seed, "response_schema": schema,
-		"context_extra": pyval.DeepCopy(childCtx), "workflow_id": reactID,
-		"thinking": thinking, "prompt_cache_binding": cacheBinding,
-	}
-	s.setOutput(n.ID, map[string]any{"status": "running", "task": task, "context": pyval.DeepCopy(childCtx),
+	s.setOutput(n.ID, map[string]any{"status": "running", "task": task, "context": pyval.DeepCopy(ctxPin),
 		"response": "", "success": nil, "meta": nil, "scratchpad": nil})
-	payload := map[string]any{"workflow_id": reactID, "vars": childVars, "async": true, "wait": true, "include_traces": true}
+	payload := map[string]any{"workflow_id": set.reactID, "vars": childVars, "async": true, "wait": true, "include_traces": true}
 	payload["type"] = string(durable.EffectStartSubworkflow)
 	payload["resume_to_node"] = n.ID
 	eff := &durable.Effect{Type: durable.EffectStartSubworkflow, Payload: payload, ResultKey: "_temp.agent." + n.ID + ".sub"}
@@ -320,15 +418,19 @@ func agentOutputs(response any, success bool, meta, scratchpad map[string]any, c
 		"tool_calls": calls, "tool_results": results}
 }
 
-// agentAfterChild processes the ReAct child's output.
+// agentAfterChild processes the ReAct child's output. It keeps in the
+// bucket what the pins are rebuilt from (§5.6): scratchpad, answer,
+// messages, success, provider, model, iterations, sub_run_id and
+// output_mode, as Python's handler does.
 func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, error) {
 	ri, _ := b["resolved_inputs"].(map[string]any)
 	sub, _ := b["sub"].(map[string]any)
 	if sub == nil {
 		return runtime.StepPlan{}, fmt.Errorf("node %s (agent): resumed without the ReAct child's result", n.ID)
 	}
+	set := s.agentSettings(n, ri)
 	output, _ := sub["output"].(map[string]any)
-	task, _ := ri["task"].(string)
+	task := set.task
 	// Python: str(output.answer or ""). A failed child resumes the parent
 	// with {success:false, error}: the agent still succeeds with an empty
 	// answer, and the failure stays on the child run (meta.sub_run_id).
@@ -338,6 +440,7 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 	}
 	var messages []any
 	if list, ok := output["messages"].([]any); ok {
+		messages = []any{}
 		for _, m := range list {
 			if o, ok := m.(map[string]any); ok {
 				messages = append(messages, o)
@@ -347,16 +450,77 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 		}
 	} else {
 		messages = []any{}
-		if task != "" {
+		if pyval.Strip(task) != "" {
 			messages = append(messages, map[string]any{"role": "user", "content": task})
 		}
-		if answer != "" {
+		if pyval.Strip(answer) != "" {
 			messages = append(messages, map[string]any{"role": "assistant", "content": answer})
 		}
 	}
+	subRunID, _ := sub["sub_run_id"].(string)
 	traces, _ := sub["node_traces"].(map[string]any)
 	steps := flattenSteps(traces)
-	calls, results := []any{}, []any{}
+	scratch := map[string]any{"sub_run_id": nullable(subRunID), "workflow_id": set.reactID, "task": task,
+		"messages": messages, "node_traces": orDefault(traces, map[string]any{}), "steps": steps}
+	extra := map[string]any{}
+	for k, v := range set.context {
+		if k != "task" && k != "messages" {
+			extra[k] = pyval.DeepCopy(v)
+		}
+	}
+	if len(extra) > 0 {
+		scratch["context_extra"] = extra
+	}
+	b["scratchpad"], b["messages"], b["answer"], b["success"] = scratch, messages, answer, true
+	b["provider"], b["model"], b["output_mode"] = set.provider, set.model, "unstructured"
+	iterations := output["iterations"]
+	if iterations != nil {
+		b["iterations"] = iterations
+	}
+	if subRunID != "" {
+		b["sub_run_id"] = subRunID
+	}
+	calls, results := agentToolActivity(steps)
+	scratchOut := copyObject(scratch)
+	scratchOut["tool_calls"], scratchOut["tool_results"] = calls, results
+	meta := agentMeta(set.provider, set.model, "unstructured", len(calls), len(results))
+	if subRunID != "" {
+		meta["sub_run_id"] = subRunID
+	}
+	if iterations != nil {
+		meta["iterations"] = iterations
+	}
+	if set.include {
+		s.appendAgentTurn(n, sub, task, answer)
+	}
+	if len(set.schema) > 0 {
+		b["phase"] = "structured"
+		prompt := "Convert the Agent answer into a JSON object matching the required schema. Return JSON only.\n\nTask:\n" + task + "\n\nAnswer:\n" + answer
+		params := map[string]any{"temperature": set.temp}
+		if set.seed >= 0 {
+			params["seed"] = set.seed
+		}
+		if set.thinking != nil {
+			params["thinking"] = set.thinking
+		}
+		if set.cacheBinding != nil {
+			params["prompt_cache_binding"] = set.cacheBinding
+		}
+		payload := map[string]any{
+			"type": "llm_call", "messages": []any{map[string]any{"role": "user", "content": prompt}},
+			"system_prompt": set.system, "provider": set.provider, "model": set.model,
+			"response_schema": set.schema, "response_schema_name": "Agent_" + n.ID, "params": params, "resume_to_node": n.ID,
+		}
+		eff := &durable.Effect{Type: durable.EffectLLMCall, Payload: payload, ResultKey: "_temp.agent." + n.ID + ".structured"}
+		return runtime.Request(eff, n.ID), nil
+	}
+	out := agentOutputs(answer, true, meta, scratchOut, calls, results)
+	return s.agentDone(n, b, out, map[string]any{"success": true}), nil
+}
+
+// agentToolActivity is the tool calls and results of the child's steps.
+func agentToolActivity(steps []any) (calls, results []any) {
+	calls, results = []any{}, []any{}
 	for _, st := range steps {
 		sm, _ := st.(map[string]any)
 		eff, _ := sm["effect"].(map[string]any)
@@ -370,52 +534,15 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 			results = append(results, objectList(r["results"])...)
 		}
 	}
-	scratch := map[string]any{"sub_run_id": sub["sub_run_id"], "workflow_id": ri["workflow_id"], "task": task,
-		"messages": messages, "node_traces": orDefault(traces, map[string]any{}), "steps": steps,
-		"tool_calls": calls, "tool_results": results}
-	if ce, ok := ri["context_extra"].(map[string]any); ok {
-		extra := copyObject(ce)
-		delete(extra, "task")
-		delete(extra, "messages")
-		if len(extra) > 0 {
-			scratch["context_extra"] = extra
-		}
-	}
-	meta := agentMeta(ri["provider"], ri["model"], "unstructured", len(calls), len(results))
-	meta["sub_run_id"] = sub["sub_run_id"]
-	if it := output["iterations"]; it != nil {
-		meta["iterations"] = it
-	}
-	if ri["include_context"] == true {
-		s.appendAgentTurn(n, sub, task, answer)
-	}
-	b["answer"], b["scratchpad"] = answer, scratch
-	out := agentOutputs(answer, true, meta, scratch, calls, results)
-	if schema, ok := ri["response_schema"].(map[string]any); ok && len(schema) > 0 {
-		b["phase"], b["outputs"] = "structured", out
-		prompt := "Convert the Agent answer into a JSON object matching the required schema. Return JSON only.\n\nTask:\n" + task + "\n\nAnswer:\n" + answer
-		params := map[string]any{"temperature": orDefault(ri["temperature"], 0.7)}
-		if seed, ok := intOK(ri["seed"]); ok && seed >= 0 {
-			params["seed"] = seed
-		}
-		for _, k := range []string{"thinking", "prompt_cache_binding"} {
-			if v := ri[k]; v != nil {
-				params[k] = v
-			}
-		}
-		payload := map[string]any{
-			"type": "llm_call", "messages": []any{map[string]any{"role": "user", "content": prompt}},
-			"system_prompt": ri["system"], "provider": ri["provider"], "model": ri["model"],
-			"response_schema": schema, "response_schema_name": "Agent_" + n.ID, "params": params, "resume_to_node": n.ID,
-		}
-		eff := &durable.Effect{Type: durable.EffectLLMCall, Payload: payload, ResultKey: "_temp.agent." + n.ID + ".structured"}
-		return runtime.Request(eff, n.ID), nil
-	}
-	return s.agentDone(n, b, out, map[string]any{"success": true}), nil
+	return calls, results
 }
 
-// agentAfterStructured finishes a structured-output agent.
+// agentAfterStructured finishes a structured-output agent from the bucket,
+// as Python's phase "structured": its meta has no iterations (the pins
+// get them back from the bucket, see agentDone).
 func (s *step) agentAfterStructured(n *node, b map[string]any) (runtime.StepPlan, error) {
+	ri, _ := b["resolved_inputs"].(map[string]any)
+	set := s.agentSettings(n, ri)
 	res, _ := b["structured"].(map[string]any)
 	// The content is parsed only when data is absent or null; a data (or
 	// parsed content) that is not an object gives {}.
@@ -427,36 +554,40 @@ func (s *step) agentAfterStructured(n *node, b map[string]any) (runtime.StepPlan
 	if data == nil {
 		data = map[string]any{}
 	}
-	out, _ := b["outputs"].(map[string]any)
-	out = copyObject(out)
-	text, _ := pyval.Dumps(data, pyval.Compact)
-	out["response"], out["data"] = text, data
-	if meta, ok := out["meta"].(map[string]any); ok {
-		meta = copyObject(meta)
-		meta["output_mode"] = "structured"
-		out["meta"] = meta
+	scratch, _ := b["scratchpad"].(map[string]any)
+	if scratch == nil {
+		scratch = map[string]any{"node_id": n.ID, "steps": []any{}}
 	}
+	steps, _ := scratch["steps"].([]any)
+	calls, results := agentToolActivity(steps)
+	scratchOut := copyObject(scratch)
+	if _, ok := scratchOut["messages"]; !ok {
+		if msgs, ok := b["messages"].([]any); ok {
+			scratchOut["messages"] = slices.Clone(msgs)
+		}
+	}
+	scratchOut["tool_calls"], scratchOut["tool_results"] = calls, results
+	meta := agentMeta(set.provider, set.model, "structured", len(calls), len(results))
+	if sr := pyStripped(scratchOut["sub_run_id"]); sr != "" {
+		meta["sub_run_id"] = sr
+	}
+	text, _ := pyval.Dumps(data, pyval.Compact)
+	out := agentOutputs(text, true, meta, scratchOut, calls, results)
+	out["data"] = data
+	b["output_mode"] = "structured"
 	return s.agentDone(n, b, out, data), nil
 }
 
 // agentDone stores the outputs, sets the bus and continues.
 func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect any) runtime.StepPlan {
 	b["phase"] = "done"
-	b["success"] = out["success"]
+	if _, ok := b["success"]; !ok {
+		b["success"] = out["success"]
+	}
 	if effect != nil {
 		objectAt(s.tmp, "effects")[n.ID] = effect
 	}
-	// The pins carry the answer stripped: Python rebuilds them from the
-	// bucket at every later step with response = answer.strip(). The bus
-	// and a terminal completion keep the answer as the child gave it, as
-	// the reference's handler output does.
-	pins := out
-	if r, ok := out["response"].(string); ok {
-		if t := pyval.Strip(r); t != r {
-			pins = copyObject(out)
-			pins["response"] = t
-		}
-	}
+	pins := agentPins(b, out, effect)
 	if n.referenced["result"] {
 		// The legacy pin: the raw result when it says more than success,
 		// else the four main outputs.
@@ -464,8 +595,8 @@ func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect a
 		if raw, ok := effect.(map[string]any); ok && hasKeyBesides(raw, "success") {
 			result = pyval.DeepCopy(raw)
 		} else {
-			result = map[string]any{"response": pins["response"], "success": out["success"],
-				"meta": out["meta"], "scratchpad": out["scratchpad"]}
+			result = map[string]any{"response": pins["response"], "success": pins["success"],
+				"meta": pins["meta"], "scratchpad": pins["scratchpad"]}
 		}
 		out["result"], pins["result"] = result, result
 	}
@@ -480,6 +611,47 @@ func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect a
 		final["data"] = d
 	}
 	return runtime.Complete(final)
+}
+
+// agentPins is the agent's pins as Python rebuilds them at every later
+// step from the bucket and the outcome raw (_sync_effect_results_to_node_outputs):
+// the answer stripped, the bucket's iterations, and raw's success,
+// provider, model, iterations and sub_run_id overriding the handler's.
+// For a structured agent raw is the data, so a schema with a `success`
+// field sets the success pin. The bus and a terminal completion keep the
+// handler's outputs, as the reference's do.
+func agentPins(b, out map[string]any, effect any) map[string]any {
+	pins := copyObject(out)
+	if r, ok := out["response"].(string); ok {
+		pins["response"] = pyval.Strip(r)
+	}
+	meta, _ := out["meta"].(map[string]any)
+	if meta == nil {
+		return pins
+	}
+	meta = copyObject(meta)
+	if v, has := b["iterations"]; has {
+		if it, ok := intOK(v); ok {
+			meta["iterations"] = it
+		} else {
+			delete(meta, "iterations")
+		}
+	}
+	if raw, ok := effect.(map[string]any); ok {
+		for _, k := range []string{"provider", "model", "sub_run_id"} {
+			if v := pyStripped(raw[k]); v != "" {
+				meta[k] = v
+			}
+		}
+		if it, ok := intOK(raw["iterations"]); ok {
+			meta["iterations"] = it
+		}
+		if v, ok := raw["success"]; ok {
+			pins["success"] = pyval.Truthy(v)
+		}
+	}
+	pins["meta"] = meta
+	return pins
 }
 
 // appendAgentTurn appends the agent turn to the parent context: the task
