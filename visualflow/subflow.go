@@ -107,11 +107,16 @@ func (s *step) inheritContext(child map[string]any) {
 	cctx := objectAt(child, "context")
 	cmsgs, _ := cctx["messages"].([]any)
 	var childSys, childRest, parentSys, parentRest []any
+	// Only message objects take part, as the reference's merge: a stray
+	// string or null in the child's messages is dropped.
 	split := func(list []any, sys, rest *[]any) {
 		for _, m := range list {
-			if o, ok := m.(map[string]any); ok && o["role"] == "system" {
+			o, ok := m.(map[string]any)
+			switch {
+			case !ok:
+			case o["role"] == "system":
 				*sys = append(*sys, m)
-			} else {
+			default:
 				*rest = append(*rest, m)
 			}
 		}
@@ -122,14 +127,15 @@ func (s *step) inheritContext(child map[string]any) {
 	merged := []any{}
 	for _, group := range [][]any{childSys, parentSys, parentRest, childRest} {
 		for _, m := range group {
-			if o, ok := m.(map[string]any); ok {
-				if md, ok := o["metadata"].(map[string]any); ok {
-					if id, ok := md["message_id"].(string); ok && id != "" {
-						if seen[id] {
-							continue
-						}
-						seen[id] = true
+			// An id is compared stripped; a blank one is no id (never
+			// de-duplicated), as the reference's _msg_id.
+			md, _ := m.(map[string]any)["metadata"].(map[string]any)
+			if raw, ok := md["message_id"].(string); ok {
+				if id := pyval.Strip(raw); id != "" {
+					if seen[id] {
+						continue
 					}
+					seen[id] = true
 				}
 			}
 			merged = append(merged, m)
