@@ -43,10 +43,13 @@ func (s *step) mapEffect(n *node, raw any, prior any) any {
 			break
 		}
 		merge()
-		ref := firstObject(rm, "audio_artifact", "artifact", "artifact_ref")
-		out["audio_artifact"], out["artifact_ref"] = ref, ref
-		if ref != nil {
-			out["artifact_id"] = artifactID(ref)
+		// Python's `a or b or c`, then only an object replaces the merged
+		// values: a host resuming with an artifact id text keeps that text.
+		if ref, ok := pyval.GetOr(rm, "audio_artifact", "artifact", "artifact_ref").(map[string]any); ok {
+			out["audio_artifact"], out["artifact_ref"] = ref, ref
+			if id := pyStripped(pyval.GetOr(ref, "$artifact", "artifact_id")); id != "" {
+				out["artifact_id"] = id
+			}
 		}
 	case "llm_call":
 		mapLLM(out, rm, n.referenced)
@@ -114,15 +117,6 @@ func (s *step) mapEffect(n *node, raw any, prior any) any {
 		mapMemory(out, n.Type, raw, rm)
 	}
 	return out
-}
-
-func firstObject(m map[string]any, keys ...string) any {
-	for _, k := range keys {
-		if o, ok := m[k].(map[string]any); ok {
-			return o
-		}
-	}
-	return nil
 }
 
 // artifactID returns the id of an artifact ref.
@@ -235,19 +229,28 @@ func mapLLM(out, raw map[string]any, referenced map[string]bool) {
 		mode = "structured"
 	}
 	meta := map[string]any{"schema": "abstractflow.llm_call.v1.meta", "version": int64(1), "output_mode": mode, "tool_calls": int64(len(calls))}
-	for _, k := range []string{"provider", "model", "finish_reason", "usage", "gen_time", "ttft_ms"} {
-		if v, ok := raw[k]; ok && v != nil {
+	// As Python fills it: texts only when non-blank (trimmed), usage only
+	// as an object, timings unless null or a boolean.
+	for _, k := range []string{"provider", "model", "finish_reason"} {
+		if v := pyStripped(raw[k]); v != "" {
 			meta[k] = v
 		}
 	}
-	tid := raw["trace_id"]
-	if tid == nil {
-		if md, ok := raw["metadata"].(map[string]any); ok {
-			tid = md["trace_id"]
-		}
+	if u, ok := raw["usage"].(map[string]any); ok {
+		meta["usage"] = copyObject(u)
 	}
-	if tid != nil {
+	tid := pyStripped(raw["trace_id"])
+	if tid == "" {
+		md, _ := raw["metadata"].(map[string]any)
+		tid = pyStripped(md["trace_id"])
+	}
+	if tid != "" {
 		meta["trace"] = map[string]any{"trace_id": tid}
+	}
+	for _, k := range []string{"gen_time", "ttft_ms"} {
+		if v := raw[k]; v != nil && !isBool(v) {
+			meta[k] = v
+		}
 	}
 	out["meta"] = meta
 	if referenced["result"] {
@@ -358,11 +361,19 @@ func mapCallTool(out, raw map[string]any) {
 	case len(results) == 0:
 		out["success"], out["result"] = false, "Missing tool result"
 	default:
-		r, _ := results[0].(map[string]any)
-		if r["success"] == true {
+		r, ok := results[0].(map[string]any)
+		switch {
+		case !ok:
+			out["success"], out["result"] = false, "Missing tool result"
+		case r["success"] == true:
 			out["success"], out["result"] = true, r["output"]
-		} else {
-			out["success"], out["result"] = false, orDefault(r["error"], "Tool execution failed")
+		default:
+			// Python's `error or "..."`: an empty error text gets the default too.
+			msg := r["error"]
+			if !pyval.Truthy(msg) {
+				msg = "Tool execution failed"
+			}
+			out["success"], out["result"] = false, msg
 		}
 	}
 }
@@ -453,7 +464,12 @@ func mappedValue(n *node, mapped, raw any) any {
 		return raw
 	case "generate_image", "edit_image", "image_to_image", "upscale_image", "image_upscale",
 		"generate_video", "text_to_video", "image_to_video", "generate_voice", "generate_music":
-		return pyval.GetOr(m, "artifact_ref", "artifact_id") // Python's `a or b`
+		// Python's `artifact_ref or artifact_id`, None when the outcome
+		// names no artifact (mapMedia's "" id is not a value to write).
+		if v := pyval.GetOr(m, "artifact_ref", "artifact_id"); pyval.Truthy(v) {
+			return v
+		}
+		return nil
 	case "listen_voice":
 		if a := m["audio_artifact"]; pyval.Truthy(a) {
 			return a
