@@ -139,7 +139,9 @@ type agentSettings struct {
 func (s *step) agentSettings(n *node, ri map[string]any) agentSettings {
 	cfg := agentConfig(n)
 	st := agentSettings{reactID: n.reactWorkflowID(s.p.flowID), temp: 0.7, seed: -1}
-	st.task = pyval.Str(orDefault(firstTruthy(ri, "task", "prompt"), ""))
+	if v := pyval.GetOr(ri, "task", "prompt"); pyval.Truthy(v) { // str(task or prompt or "")
+		st.task = pyval.Str(v)
+	}
 	st.context, _ = ri["context"].(map[string]any)
 	if st.context == nil {
 		// Runs saved by earlier versions kept the child context here.
@@ -201,16 +203,6 @@ func (s *step) agentSettings(n *node, ri map[string]any) agentSettings {
 	}
 	st.cacheBinding = promptCacheBinding(ri, cfg)
 	return st
-}
-
-// firstTruthy is the first value of keys that Python's `or` would pick.
-func firstTruthy(m map[string]any, keys ...string) any {
-	for _, k := range keys {
-		if v := m[k]; pyval.Truthy(v) {
-			return v
-		}
-	}
-	return nil
 }
 
 func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {

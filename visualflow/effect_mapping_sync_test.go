@@ -6,7 +6,6 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // These tests pin the effect outcome → pin mapping (spec §5.3) to the
@@ -21,26 +20,6 @@ func syncFlow(typ string, fxIn, fxOut []string, fxData map[string]any, pin strin
 		rsNode("fx", typ, append([]string{"exec-in:exec"}, fxIn...), append([]string{"exec-out:exec"}, fxOut...), fxData),
 		rsNode("end", "on_flow_end", []string{"exec-in:exec", "got:any"}, nil, nil),
 	}, "start.exec-out>fx.exec-in", "fx.exec-out>end.exec-in", "fx."+pin+">end.got")
-}
-
-// syncRun compiles and starts flow with handlers and vars, and ticks it.
-func syncRun(t *testing.T, flow map[string]any, handlers map[durable.EffectType]runtime.Handler, vars map[string]any) (*runtime.Runtime, *durable.RunState) {
-	t.Helper()
-	wf, err := Compile(flow, CompileOptions{})
-	if err != nil {
-		t.Fatalf("compile: %v", err)
-	}
-	rt := newTestRuntime(t, memory.New(), handlers, wf)
-	ctx := context.Background()
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt, st
 }
 
 // syncResult answers LLM and tool effects with r.
@@ -59,7 +38,7 @@ func TestListenVoiceKeepsNonObjectAudioArtifact(t *testing.T) {
 	t.Parallel()
 	flow := syncFlow("listen_voice", []string{"prompt:string"}, []string{"audio_artifact:object", "text:string"},
 		map[string]any{"outputKey": "saved"}, "audio_artifact")
-	rt, st := syncRun(t, flow, nil, nil)
+	rt, st := startRunWith(t, flow, CompileOptions{}, nil)
 	if st.Status != durable.RunWaiting || st.Waiting == nil {
 		t.Fatalf("status %s, want waiting on listen_voice", st.Status)
 	}
@@ -122,7 +101,7 @@ func TestMediaWithoutArtifactLeavesOutputKey(t *testing.T) {
 	t.Parallel()
 	flow := syncFlow("generate_image", []string{"prompt:string"}, []string{"image_artifact:object", "success:boolean"},
 		map[string]any{"outputKey": "saved", "pinDefaults": map[string]any{"prompt": "a cat"}}, "success")
-	_, st := syncRun(t, flow, syncResult(map[string]any{"outputs": map[string]any{}}), map[string]any{"saved": "previous"})
+	_, st := startRunHandled(t, flow, CompileOptions{}, syncResult(map[string]any{"outputs": map[string]any{}}), map[string]any{"saved": "previous"})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -150,7 +129,7 @@ func TestCallToolFailureText(t *testing.T) {
 			t.Parallel()
 			flow := syncFlow("call_tool", []string{"tool_call:object"}, []string{"result:any", "success:boolean"},
 				map[string]any{"pinDefaults": map[string]any{"tool_call": map[string]any{"name": "t", "arguments": map[string]any{}}}}, "result")
-			_, st := syncRun(t, flow, syncResult(tc.raw), nil)
+			_, st := startRunHandled(t, flow, CompileOptions{}, syncResult(tc.raw), nil)
 			if st.Status != durable.RunCompleted {
 				t.Fatalf("status %s (%s)", st.Status, st.Error)
 			}
@@ -169,7 +148,7 @@ func TestLLMMetaSkipsBlankFields(t *testing.T) {
 	flow := syncFlow("llm_call", []string{"prompt:string"}, []string{"response:string", "meta:object"},
 		map[string]any{"pinDefaults": map[string]any{"prompt": "hi"},
 			"effectConfig": map[string]any{"provider": "p", "model": "m"}}, "meta")
-	_, st := syncRun(t, flow, syncResult(map[string]any{
+	_, st := startRunHandled(t, flow, CompileOptions{}, syncResult(map[string]any{
 		"content": "hello", "provider": "", "model": " m1 ", "finish_reason": 3, "usage": "n/a",
 		"gen_time": true, "ttft_ms": int64(12), "trace_id": "", "metadata": map[string]any{"trace_id": "t-1"},
 	}), nil)

@@ -76,11 +76,17 @@ func mustFlow(t testing.TB, src string) map[string]any {
 // startRunWith compiles flow with opts, starts it with vars and ticks it.
 func startRunWith(t *testing.T, flow map[string]any, opts CompileOptions, vars map[string]any) (*runtime.Runtime, *durable.RunState) {
 	t.Helper()
+	return startRunHandled(t, flow, opts, nil, vars)
+}
+
+// startRunHandled is startRunWith with effect handlers.
+func startRunHandled(t *testing.T, flow map[string]any, opts CompileOptions, handlers map[durable.EffectType]runtime.Handler, vars map[string]any) (*runtime.Runtime, *durable.RunState) {
+	t.Helper()
 	wf, err := Compile(flow, opts)
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
-	rt := newTestRuntime(t, memory.New(), nil, wf)
+	rt := newTestRuntime(t, memory.New(), handlers, wf)
 	ctx := context.Background()
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: vars})
 	if err != nil {

@@ -23,22 +23,22 @@ import (
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 )
 
-type rvEnv struct {
+type handoffEnv struct {
 	t   *testing.T
 	dir string
 }
 
-func newRvEnv(t *testing.T) *rvEnv {
+func newHandoffEnv(t *testing.T) *handoffEnv {
 	iopPython(t)
-	return &rvEnv{t: t, dir: t.TempDir()}
+	return &handoffEnv{t: t, dir: t.TempDir()}
 }
 
-func (e *rvEnv) py(args ...string) map[string]any {
+func (e *handoffEnv) py(args ...string) map[string]any {
 	t := e.t
 	t.Helper()
 	py, src := iopPython(t)
 	script := filepath.Join(t.TempDir(), "rv.py")
-	if err := os.WriteFile(script, []byte(rvScript), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(handoffScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(py, append([]string{script, args[0], e.dir}, args[1:]...)...)
@@ -56,7 +56,7 @@ func (e *rvEnv) py(args ...string) map[string]any {
 	return m
 }
 
-func (e *rvEnv) open() store.Store {
+func (e *handoffEnv) open() store.Store {
 	e.t.Helper()
 	st, err := jsonfile.New(jsonfile.Config{Dir: e.dir, NoSync: true})
 	if err != nil {
@@ -65,7 +65,7 @@ func (e *rvEnv) open() store.Store {
 	return st
 }
 
-func rvWorkflows() []*runtime.Workflow {
+func handoffWorkflows() []*runtime.Workflow {
 	n := compatNode
 	ask := n(func(run *durable.RunState) runtime.StepPlan {
 		return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, ResultKey: "answer",
@@ -137,9 +137,9 @@ func rvWorkflows() []*runtime.Workflow {
 	return reg
 }
 
-func (e *rvEnv) runtime(st store.Store) *runtime.Runtime {
+func (e *handoffEnv) runtime(st store.Store) *runtime.Runtime {
 	e.t.Helper()
-	reg, err := runtime.NewRegistry(rvWorkflows()...)
+	reg, err := runtime.NewRegistry(handoffWorkflows()...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -150,8 +150,8 @@ func (e *rvEnv) runtime(st store.Store) *runtime.Runtime {
 	return rt
 }
 
-// rvJSON renders a value as Python's json.dumps(sort_keys) would, for comparisons.
-func rvJSON(t *testing.T, v any) string {
+// handoffJSON renders a value as Python's json.dumps(sort_keys) would, for comparisons.
+func handoffJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := pyjson.Marshal(v, pyjson.Line)
 	if err != nil {
@@ -160,8 +160,8 @@ func rvJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// rvScrub replaces the values of volatile keys (ids, times) by a marker.
-func rvScrub(v any) any {
+// handoffScrub replaces the values of volatile keys (ids, times) by a marker.
+func handoffScrub(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
@@ -170,21 +170,21 @@ func rvScrub(v any) any {
 			case "sub_run_id", "emitted_at", "run_id", "session_id", "until", "delivered_to", "wait_key":
 				out[k] = "<" + k + ">"
 			default:
-				out[k] = rvScrub(val)
+				out[k] = handoffScrub(val)
 			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i := range x {
-			out[i] = rvScrub(x[i])
+			out[i] = handoffScrub(x[i])
 		}
 		return out
 	}
 	return v
 }
 
-func (e *rvEnv) pyRun(id string) map[string]any {
+func (e *handoffEnv) pyRun(id string) map[string]any {
 	e.t.Helper()
 	d := e.py("dump", id)
 	r, _ := d[id].(map[string]any)
@@ -195,7 +195,7 @@ func (e *rvEnv) pyRun(id string) map[string]any {
 	return run
 }
 
-const rvScript = `import json, os, sys
+const handoffScript = `import json, os, sys
 from dataclasses import asdict
 from abstractruntime.core import models
 from abstractruntime.core import runtime as runtime_mod
@@ -315,14 +315,14 @@ def main():
 main()
 `
 
-func rvStatus(t *testing.T, m map[string]any, want string) {
+func handoffStatus(t *testing.T, m map[string]any, want string) {
 	t.Helper()
 	if m["status"] != want {
 		t.Fatalf("python: %v, want status %s", m, want)
 	}
 }
 
-func (e *rvEnv) goRun(id string) *durable.RunState {
+func (e *handoffEnv) goRun(id string) *durable.RunState {
 	e.t.Helper()
 	st := e.open()
 	defer closeStore(st)
@@ -333,7 +333,7 @@ func (e *rvEnv) goRun(id string) *durable.RunState {
 	return r
 }
 
-func rvOut(t *testing.T, v any) string {
+func handoffOut(t *testing.T, v any) string {
 	t.Helper()
 	b, err := pyjson.Marshal(v, pyjson.Line)
 	if err != nil {
@@ -343,10 +343,10 @@ func rvOut(t *testing.T, v any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rvJSON(t, rvScrub(m))
+	return handoffJSON(t, handoffScrub(m))
 }
 
-func rvEq(t *testing.T, what, got, want string) {
+func handoffEq(t *testing.T, what, got, want string) {
 	t.Helper()
 	if got != want {
 		t.Errorf("%s:\n got  %s\n want %s", what, got, want)
@@ -362,15 +362,15 @@ func rvEq(t *testing.T, what, got, want string) {
 func TestPythonInteropHandoffs(t *testing.T) {
 	t.Parallel()
 	t.Run("sync_child", func(t *testing.T) {
-		ref := newRvEnv(t)
+		ref := newHandoffEnv(t)
 		r := ref.py("start", "rv_parent_sync", "{}", "s1")
 		pid, cid := r["run_id"].(string), r["children"].([]any)[0].(string)
 		ref.py("resume", cid, `{"text":"yes"}`)
 		ref.py("resume_parent", cid)
 		pyParent := ref.pyRun(pid)
-		want := rvOut(t, pyParent["output"])
+		want := handoffOut(t, pyParent["output"])
 
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		r = e.py("start", "rv_parent_sync", "{}", "s1")
 		pid, cid = r["run_id"].(string), r["children"].([]any)[0].(string)
 		st := e.open()
@@ -382,21 +382,21 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		}
 		closeStore(st)
 		gp := e.goRun(pid)
-		rvEq(t, "py->go parent", string(gp.Status)+" "+rvOut(t, gp.Output), "completed "+want)
+		handoffEq(t, "py->go parent", string(gp.Status)+" "+handoffOut(t, gp.Output), "completed "+want)
 		pp := e.pyRun(pid)
-		rvEq(t, "python reads parent", pyStr(pp["status"]), "completed")
+		handoffEq(t, "python reads parent", pyStr(pp["status"]), "completed")
 	})
 	t.Run("async_child", func(t *testing.T) {
-		ref := newRvEnv(t)
+		ref := newHandoffEnv(t)
 		r := ref.py("start", "rv_parent_async", "{}", "s1")
 		pid, cid := r["run_id"].(string), r["children"].([]any)[0].(string)
 		ref.py("tick", cid)
 		ref.py("resume", cid, `{"text":"yes"}`)
 		ref.py("resume_parent", cid)
 		pyParent := ref.pyRun(pid)
-		want := rvOut(t, pyParent["output"])
+		want := handoffOut(t, pyParent["output"])
 
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		r = e.py("start", "rv_parent_async", "{}", "s1")
 		pid, cid = r["run_id"].(string), r["children"].([]any)[0].(string)
 		st := e.open()
@@ -411,10 +411,10 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		}
 		closeStore(st)
 		gp := e.goRun(pid)
-		rvEq(t, "py->go parent", string(gp.Status)+" "+rvOut(t, gp.Output), "completed "+want)
+		handoffEq(t, "py->go parent", string(gp.Status)+" "+handoffOut(t, gp.Output), "completed "+want)
 	})
 	t.Run("go_sync_child_py_resumes", func(t *testing.T) {
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		st := e.open()
 		rt := e.runtime(st)
 		pid, _ := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "rv_parent_sync", SessionID: "s1"})
@@ -431,51 +431,51 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		c2, _ := st.RunGet(t.Context(), cid2)
 		rt.Resume(t.Context(), runtime.ResumeParams{RunID: cid2, WaitKey: c2.Waiting.WaitKey, Payload: map[string]any{"text": "yes"}})
 		p2, _ = st.RunGet(t.Context(), pid2)
-		want := string(p2.Status) + " " + rvOut(t, p2.Output)
+		want := string(p2.Status) + " " + handoffOut(t, p2.Output)
 		closeStore(st)
 		e.py("resume", cid, `{"text":"yes"}`)
 		e.py("resume_parent", cid)
 		pp := e.pyRun(pid)
-		rvEq(t, "go->py parent", pyStr(pp["status"])+" "+rvOut(t, pp["output"]), want)
+		handoffEq(t, "go->py parent", pyStr(pp["status"])+" "+handoffOut(t, pp["output"]), want)
 		gp := e.goRun(pid)
-		rvEq(t, "go reads parent", string(gp.Status)+" "+rvOut(t, gp.Output), want)
+		handoffEq(t, "go reads parent", string(gp.Status)+" "+handoffOut(t, gp.Output), want)
 	})
 	t.Run("until", func(t *testing.T) {
-		ref := newRvEnv(t)
+		ref := newHandoffEnv(t)
 		until := time.Now().UTC().Add(2 * time.Second).Format("2006-01-02T15:04:05.000000+00:00")
 		r := ref.py("start", "rv_until", `{"until":"`+until+`"}`, "s1")
 		pyID := r["run_id"].(string)
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		r = e.py("start", "rv_until", `{"until":"`+until+`"}`, "s1")
 		id := r["run_id"].(string)
 		st := e.open()
 		rt := e.runtime(st)
 		gid, _ := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "rv_until", SessionID: "s1", Vars: map[string]any{"until": until}})
 		g, _ := rt.Tick(t.Context(), gid, runtime.TickOptions{})
-		rvEq(t, "go until wait", string(g.Status), "waiting")
+		handoffEq(t, "go until wait", string(g.Status), "waiting")
 		time.Sleep(2500 * time.Millisecond)
 		g, err := rt.Tick(t.Context(), id, runtime.TickOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		goOut := string(g.Status) + " " + rvOut(t, g.Output)
+		goOut := string(g.Status) + " " + handoffOut(t, g.Output)
 		closeStore(st)
 		ref.py("poll")
 		pp := ref.pyRun(pyID)
-		want := pyStr(pp["status"]) + " " + rvOut(t, pp["output"])
-		rvEq(t, "py->go until", goOut, want)
+		want := pyStr(pp["status"]) + " " + handoffOut(t, pp["output"])
+		handoffEq(t, "py->go until", goOut, want)
 		e.py("poll")
 		pp = e.pyRun(gid)
-		rvEq(t, "go->py until", pyStr(pp["status"])+" "+rvOut(t, pp["output"]), want)
+		handoffEq(t, "go->py until", pyStr(pp["status"])+" "+handoffOut(t, pp["output"]), want)
 	})
 	t.Run("event", func(t *testing.T) {
-		ref := newRvEnv(t)
+		ref := newHandoffEnv(t)
 		pyID := ref.py("start", "rv_event", `{}`, "s1")["run_id"].(string)
 		ref.py("emit", "go", "s1", `{"x":1}`)
 		ref.py("tick", pyID)
 		pp := ref.pyRun(pyID)
-		want := pyStr(pp["status"]) + " " + rvOut(t, pp["output"])
-		e := newRvEnv(t)
+		want := pyStr(pp["status"]) + " " + handoffOut(t, pp["output"])
+		e := newHandoffEnv(t)
 		id := e.py("start", "rv_event", `{}`, "s1")["run_id"].(string)
 		st := e.open()
 		rt := e.runtime(st)
@@ -488,24 +488,24 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		_ = g
 		closeStore(st)
 		g = e.goRun(id)
-		rvEq(t, "py->go event", string(g.Status)+" "+rvOut(t, g.Output), want)
+		handoffEq(t, "py->go event", string(g.Status)+" "+handoffOut(t, g.Output), want)
 		e.py("emit", "go", "s2", `{"x":1}`)
 		e.py("tick", gid)
 		pp = e.pyRun(gid)
-		rvEq(t, "go->py event", pyStr(pp["status"])+" "+rvOut(t, pp["output"]), want)
+		handoffEq(t, "go->py event", pyStr(pp["status"])+" "+handoffOut(t, pp["output"]), want)
 	})
 	t.Run("emit_listener", func(t *testing.T) {
-		ref := newRvEnv(t)
+		ref := newHandoffEnv(t)
 		lid := ref.py("start", "rv_event", `{}`, "s1")["run_id"].(string)
 		mid := ref.py("start", "rv_emit", `{}`, "s1")["run_id"].(string)
-		rvEq(t, "py listener after emit", pyStr(ref.pyRun(lid)["status"]), "running")
+		handoffEq(t, "py listener after emit", pyStr(ref.pyRun(lid)["status"]), "running")
 		ref.py("tick", lid)
 		pp := ref.pyRun(lid)
-		wantL := pyStr(pp["status"]) + " " + rvOut(t, pp["output"])
+		wantL := pyStr(pp["status"]) + " " + handoffOut(t, pp["output"])
 		pm := ref.pyRun(mid)
-		wantM := pyStr(pm["status"]) + " " + rvOut(t, pm["output"])
+		wantM := pyStr(pm["status"]) + " " + handoffOut(t, pm["output"])
 
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		lid = e.py("start", "rv_event", `{}`, "s1")["run_id"].(string)
 		mid = e.py("start", "rv_emit", `{}`, "s1")["run_id"].(string)
 		st := e.open()
@@ -514,7 +514,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rvEq(t, "py->go listener", string(g.Status)+" "+rvOut(t, g.Output), wantL)
+		handoffEq(t, "py->go listener", string(g.Status)+" "+handoffOut(t, g.Output), wantL)
 		// go listener, python emitter
 		gl, _ := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "rv_event", SessionID: "s3"})
 		rt.Tick(t.Context(), gl, runtime.TickOptions{})
@@ -524,20 +524,20 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		gm2, _ := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "rv_emit", SessionID: "s4"})
 		m2, _ := rt.Tick(t.Context(), gm2, runtime.TickOptions{})
 		l2, _ := st.RunGet(t.Context(), gl2)
-		rvEq(t, "go-only listener", string(l2.Status)+" "+rvOut(t, l2.Output), wantL)
-		rvEq(t, "go-only emitter", string(m2.Status)+" "+rvOut(t, m2.Output), wantM)
+		handoffEq(t, "go-only listener", string(l2.Status)+" "+handoffOut(t, l2.Output), wantL)
+		handoffEq(t, "go-only emitter", string(m2.Status)+" "+handoffOut(t, m2.Output), wantM)
 		closeStore(st)
 		pm3 := e.py("start", "rv_emit", `{}`, "s3")
 		_ = mid
-		rvEq(t, "go listener as python reads", pyStr(e.pyRun(gl)["status"]), "running")
+		handoffEq(t, "go listener as python reads", pyStr(e.pyRun(gl)["status"]), "running")
 		e.py("tick", gl)
 		pl := e.pyRun(gl)
-		rvEq(t, "go->py listener", pyStr(pl["status"])+" "+rvOut(t, pl["output"]), wantL)
+		handoffEq(t, "go->py listener", pyStr(pl["status"])+" "+handoffOut(t, pl["output"]), wantL)
 		pm = e.pyRun(pm3["run_id"].(string))
-		rvEq(t, "py emitter on go listener", pyStr(pm["status"])+" "+rvOut(t, pm["output"]), wantM)
+		handoffEq(t, "py emitter on go listener", pyStr(pm["status"])+" "+handoffOut(t, pm["output"]), wantM)
 	})
 	t.Run("pause", func(t *testing.T) {
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		st := e.open()
 		rt := e.runtime(st)
 		gid, _ := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "rv_ask", SessionID: "s1"})
@@ -552,14 +552,14 @@ func TestPythonInteropHandoffs(t *testing.T) {
 			t.Fatalf("pause: %+v %v", p2, err)
 		}
 		closeStore(st)
-		rvEq(t, "py resume_run", pyStr(e.py("resume_run", gid)["status"]), "running")
-		rvEq(t, "py tick", pyStr(e.py("tick", gid)["status"]), "waiting")
+		handoffEq(t, "py resume_run", pyStr(e.py("resume_run", gid)["status"]), "running")
+		handoffEq(t, "py tick", pyStr(e.py("tick", gid)["status"]), "waiting")
 		e.py("resume_run", gid2)
 		e.py("emit", "go", "s1", `{}`)
-		rvEq(t, "go-paused listener, resumed and emitted to by python", pyStr(e.pyRun(gid2)["status"]), "completed")
+		handoffEq(t, "go-paused listener, resumed and emitted to by python", pyStr(e.pyRun(gid2)["status"]), "completed")
 	})
 	t.Run("py_paused_parent", func(t *testing.T) {
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		r := e.py("start", "rv_parent_sync", "{}", "s1")
 		pid, cid := r["run_id"].(string), r["children"].([]any)[0].(string)
 		e.py("pause", pid)
@@ -579,12 +579,12 @@ func TestPythonInteropHandoffs(t *testing.T) {
 			t.Fatal(err)
 		}
 		p, _ = st.RunGet(t.Context(), pid)
-		rvEq(t, "python-paused parent after ResumeRun", string(p.Status)+" "+rvOut(t, p.Output), `completed {"child": {"output": {"answer": {"text": "yes"}}, "sub_run_id": "<sub_run_id>"}}`)
+		handoffEq(t, "python-paused parent after ResumeRun", string(p.Status)+" "+handoffOut(t, p.Output), `completed {"child": {"output": {"answer": {"text": "yes"}}, "sub_run_id": "<sub_run_id>"}}`)
 		closeStore(st)
 	})
 	for _, wf := range []string{"rv_parent_sync", "rv_parent_async"} {
 		t.Run("py_child_done_parent_left_"+wf, func(t *testing.T) {
-			e := newRvEnv(t)
+			e := newHandoffEnv(t)
 			r := e.py("start", wf, "{}", "s1")
 			pid, cid := r["run_id"].(string), r["children"].([]any)[0].(string)
 			if wf == "rv_parent_async" {
@@ -602,12 +602,12 @@ func TestPythonInteropHandoffs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rvEq(t, "parent after Recover", string(p.Status)+" "+rvOut(t, p.Output), `completed {"child": {"output": {"answer": {"text": "yes"}}, "sub_run_id": "<sub_run_id>"}}`)
+			handoffEq(t, "parent after Recover", string(p.Status)+" "+handoffOut(t, p.Output), `completed {"child": {"output": {"answer": {"text": "yes"}}, "sub_run_id": "<sub_run_id>"}}`)
 			closeStore(st)
 		})
 	}
 	t.Run("go_async_py_resumes", func(t *testing.T) {
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		st := e.open()
 		rt := e.runtime(st)
 		pid, _ := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "rv_parent_async", SessionID: "s1"})
@@ -625,10 +625,10 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		e.py("resume", cid, `{"text":"yes"}`)
 		e.py("resume_parent", cid)
 		pp := e.pyRun(pid)
-		rvEq(t, "go->py async parent", pyStr(pp["status"])+" "+rvOut(t, pp["output"]), `completed {"child": {"output": {"answer": {"text": "yes"}}, "sub_run_id": "<sub_run_id>"}}`)
+		handoffEq(t, "go->py async parent", pyStr(pp["status"])+" "+handoffOut(t, pp["output"]), `completed {"child": {"output": {"answer": {"text": "yes"}}, "sub_run_id": "<sub_run_id>"}}`)
 	})
 	t.Run("open_store_py_cancel", func(t *testing.T) {
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		st := e.open()
 		defer closeStore(st)
 		rt := e.runtime(st)
@@ -667,7 +667,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		}
 	})
 	t.Run("py_cancelled_parent", func(t *testing.T) {
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		r := e.py("start", "rv_parent_sync", "{}", "s1")
 		pid, cid := r["run_id"].(string), r["children"].([]any)[0].(string)
 		e.py("cancel", pid)
@@ -682,14 +682,14 @@ func TestPythonInteropHandoffs(t *testing.T) {
 			_ = err
 		}
 		p, _ := st.RunGet(t.Context(), pid)
-		rvEq(t, "python-cancelled parent", string(p.Status), "cancelled")
+		handoffEq(t, "python-cancelled parent", string(p.Status), "cancelled")
 	})
 	t.Run("special_vars", func(t *testing.T) {
-		ref := newRvEnv(t)
+		ref := newHandoffEnv(t)
 		rid := ref.py("start_special")["run_id"].(string)
 		ref.py("resume", rid, `{"text":"yes"}`)
 		want := ref.py("vars_repr", rid)
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		id := e.py("start_special")["run_id"].(string)
 		st := e.open()
 		rt := e.runtime(st)
@@ -701,11 +701,11 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		_ = r
 		closeStore(st)
 		got := e.py("vars_repr", id)
-		rvEq(t, "vars after our resume", pyStr(got["repr"]), pyStr(want["repr"]))
+		handoffEq(t, "vars after our resume", pyStr(got["repr"]), pyStr(want["repr"]))
 
 	})
 	t.Run("chain_values", func(t *testing.T) {
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		st := e.open()
 		weird := map[string]any{
 			"f1": 1.0, "f2": 1e20, "f3": 1e21, "f4": 1e16, "f5": 1e-7, "f6": 5e-324, "f7": 123456789012345680.0, "f8": 0.1,
@@ -751,7 +751,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		}
 	})
 	t.Run("py_chain_values", func(t *testing.T) {
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		id := e.py("start_special")["run_id"].(string)
 		st := e.open()
 		recs, err := st.LedgerList(t.Context(), &store.LedgerListParams{RunID: id})
@@ -781,15 +781,15 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		}
 	})
 	t.Run("nested", func(t *testing.T) {
-		ref := newRvEnv(t)
+		ref := newHandoffEnv(t)
 		r := ref.py("start", "rv_gp", "{}", "s1")
 		gp, p, c := r["run_id"].(string), r["children"].([]any)[0].(string), r["grandchildren"].([]any)[0].(string)
 		ref.py("resume", c, `{"text":"yes"}`)
 		ref.py("resume_parent", c)
 		ref.py("resume_parent", p)
 		pr := ref.pyRun(gp)
-		want := pyStr(pr["status"]) + " " + rvOut(t, pr["output"])
-		e := newRvEnv(t)
+		want := pyStr(pr["status"]) + " " + handoffOut(t, pr["output"])
+		e := newHandoffEnv(t)
 		r = e.py("start", "rv_gp", "{}", "s1")
 		gp, p, c = r["run_id"].(string), r["children"].([]any)[0].(string), r["grandchildren"].([]any)[0].(string)
 		st := e.open()
@@ -800,22 +800,22 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rvEq(t, "nested py->go", string(g.Status)+" "+rvOut(t, g.Output), want)
+		handoffEq(t, "nested py->go", string(g.Status)+" "+handoffOut(t, g.Output), want)
 		closeStore(st)
 	})
 	t.Run("parent_until", func(t *testing.T) {
 		until := time.Now().UTC().Add(2 * time.Second).Format("2006-01-02T15:04:05.000000+00:00")
-		ref := newRvEnv(t)
+		ref := newHandoffEnv(t)
 		r := ref.py("start", "rv_parent_until", `{"until":"`+until+`"}`, "s1")
 		p, c := r["run_id"].(string), r["children"].([]any)[0].(string)
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		r = e.py("start", "rv_parent_until", `{"until":"`+until+`"}`, "s1")
 		p2 := r["run_id"].(string)
 		time.Sleep(2500 * time.Millisecond)
 		ref.py("poll")
 		ref.py("resume_parent", c)
 		pr := ref.pyRun(p)
-		want := pyStr(pr["status"]) + " " + rvOut(t, pr["output"])
+		want := pyStr(pr["status"]) + " " + handoffOut(t, pr["output"])
 		st := e.open()
 		rt := e.runtime(st)
 		sch, _ := scheduler.New(scheduler.Config{Runtime: rt})
@@ -824,7 +824,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		if err != nil || n != 1 {
 			t.Fatalf("poll: %d %v", n, err)
 		}
-		rvEq(t, "parent of due child py->go", string(g.Status)+" "+rvOut(t, g.Output), want)
+		handoffEq(t, "parent of due child py->go", string(g.Status)+" "+handoffOut(t, g.Output), want)
 		closeStore(st)
 	})
 	t.Run("ledger_shape", func(t *testing.T) {
@@ -854,7 +854,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 			return out
 		}
 		for _, wf := range []string{"rv_ask", "rv_parent_sync"} {
-			ref := newRvEnv(t)
+			ref := newHandoffEnv(t)
 			r := ref.py("start", wf, "{}", "s1")
 			id := r["run_id"].(string)
 			target := id
@@ -867,7 +867,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 			}
 			d := ref.py("dump", id)[id].(map[string]any)
 			want := strings.Join(shape(d["ledger"].([]any)), " ")
-			e := newRvEnv(t)
+			e := newHandoffEnv(t)
 			r = e.py("start", wf, "{}", "s1")
 			id = r["run_id"].(string)
 			target = id
@@ -880,23 +880,23 @@ func TestPythonInteropHandoffs(t *testing.T) {
 			rt.Resume(t.Context(), runtime.ResumeParams{RunID: target, WaitKey: w.Waiting.WaitKey, Payload: map[string]any{"text": "yes"}})
 			closeStore(st)
 			d = e.py("dump", id)[id].(map[string]any)
-			rvEq(t, wf+" ledger py->go", strings.Join(shape(d["ledger"].([]any)), " "), want)
+			handoffEq(t, wf+" ledger py->go", strings.Join(shape(d["ledger"].([]any)), " "), want)
 		}
 	})
 	t.Run("open_store_py_resumes", func(t *testing.T) {
-		e := newRvEnv(t)
+		e := newHandoffEnv(t)
 		st := e.open()
 		defer closeStore(st)
 		rt := e.runtime(st)
 		a, _ := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "rv_ask", SessionID: "s1"})
 		ra, _ := rt.Tick(t.Context(), a, runtime.TickOptions{})
 		n0, _ := st.LedgerCount(t.Context(), a)
-		rvEq(t, "python resume while our store is open", pyStr(e.py("resume", a, `{"text":"py"}`)["status"]), "completed")
+		handoffEq(t, "python resume while our store is open", pyStr(e.py("resume", a, `{"text":"py"}`)["status"]), "completed")
 		if _, err := rt.Resume(t.Context(), runtime.ResumeParams{RunID: a, WaitKey: ra.Waiting.WaitKey, Payload: map[string]any{"text": "go"}}); err == nil {
 			t.Errorf("our resume of a run Python completed meanwhile succeeded")
 		}
 		g, _ := st.RunGet(t.Context(), a)
-		rvEq(t, "our view", string(g.Status)+" "+rvOut(t, g.Output), `completed {"answer": {"text": "py"}}`)
+		handoffEq(t, "our view", string(g.Status)+" "+handoffOut(t, g.Output), `completed {"answer": {"text": "py"}}`)
 		recs, _ := st.LedgerList(t.Context(), &store.LedgerListParams{RunID: a})
 		if int64(len(recs)) <= n0 || !hashchain.VerifyLedgerChain(recs).OK {
 			t.Errorf("ledger after python appended: %d records (had %d)", len(recs), n0)

@@ -22,26 +22,12 @@ func TestRunIndexFindsPaddedStoredSessionInMemoryAndJSON(t *testing.T) {
 	for name, open := range strippingStores() {
 		t.Run(name, func(t *testing.T) {
 			s, reopen := open(t)
-			at := durable.NewTime(time.Date(2026, 11, 29, 22, 46, 49, 0, time.UTC))
 			for _, r := range []struct{ id, session string }{{"spaced", " s1 "}, {"tabbed", "s1\t"}, {"other", "s2"}} {
-				run := &durable.RunState{RunID: r.id, WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "n",
-					Vars: map[string]any{}, CreatedAt: at, UpdatedAt: at, SessionID: r.session}
-				if err := s.RunCommit(t.Context(), &store.CommitParams{Run: run, Create: true}); err != nil {
-					t.Fatalf("create %s: %v", r.id, err)
-				}
+				createIndexed(t, s, &durable.RunState{RunID: r.id, SessionID: r.session})
 			}
 			s = reopen()
 			for _, filter := range []string{" s1 ", "s1", "s1\t"} {
-				rows, err := s.RunIndex(t.Context(), &store.RunIndexParams{SessionID: filter})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var got []string
-				for _, r := range rows {
-					got = append(got, r.RunID)
-				}
-				slices.Sort(got)
-				if want := []string{"spaced", "tabbed"}; !slices.Equal(got, want) {
+				if got, want := indexedIDs(t, s, &store.RunIndexParams{SessionID: filter}), []string{"spaced", "tabbed"}; !slices.Equal(got, want) {
 					t.Errorf("RunIndex(SessionID %q) = %v, want %v (the runs stored in sessions %q and %q)",
 						filter, got, want, " s1 ", "s1\t")
 				}
@@ -86,27 +72,40 @@ func TestRunIndexRootOnlyTakesBlankParentAsRoot(t *testing.T) {
 	for name, open := range strippingStores() {
 		t.Run(name, func(t *testing.T) {
 			s, reopen := open(t)
-			at := durable.NewTime(time.Date(2026, 11, 29, 22, 46, 49, 0, time.UTC))
 			for _, r := range []struct{ id, parent string }{{"root", ""}, {"spaced", " \t"}, {"unit-sep", "\x1f"}, {"child", "root"}} {
-				run := &durable.RunState{RunID: r.id, WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "n",
-					Vars: map[string]any{}, CreatedAt: at, UpdatedAt: at, ParentRunID: r.parent}
-				if err := s.RunCommit(t.Context(), &store.CommitParams{Run: run, Create: true}); err != nil {
-					t.Fatalf("create %s: %v", r.id, err)
-				}
+				createIndexed(t, s, &durable.RunState{RunID: r.id, ParentRunID: r.parent})
 			}
 			s = reopen()
-			rows, err := s.RunIndex(t.Context(), &store.RunIndexParams{RootOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, r := range rows {
-				got = append(got, r.RunID)
-			}
-			slices.Sort(got)
+			got := indexedIDs(t, s, &store.RunIndexParams{RootOnly: true})
 			if want := []string{"root", "spaced", "unit-sep"}; !slices.Equal(got, want) {
 				t.Errorf("RunIndex(RootOnly) = %v, want %v (blank parents are roots)", got, want)
 			}
 		})
 	}
+}
+
+// createIndexed creates run r (its id and session or parent set) as a
+// running run of workflow wf.
+func createIndexed(t *testing.T, s store.Store, r *durable.RunState) {
+	t.Helper()
+	at := durable.NewTime(time.Date(2026, 11, 29, 22, 46, 49, 0, time.UTC))
+	r.WorkflowID, r.Status, r.CurrentNode, r.Vars, r.CreatedAt, r.UpdatedAt = "wf", durable.RunRunning, "n", map[string]any{}, at, at
+	if err := s.RunCommit(t.Context(), &store.CommitParams{Run: r, Create: true}); err != nil {
+		t.Fatalf("create %s: %v", r.RunID, err)
+	}
+}
+
+// indexedIDs lists the run ids RunIndex gives for p, sorted.
+func indexedIDs(t *testing.T, s store.Store, p *store.RunIndexParams) []string {
+	t.Helper()
+	rows, err := s.RunIndex(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range rows {
+		ids = append(ids, r.RunID)
+	}
+	slices.Sort(ids)
+	return ids
 }
