@@ -183,16 +183,16 @@ func waitEventPayload(in map[string]any) map[string]any {
 	if s, ok := in["prompt"].(string); ok && strings.TrimSpace(s) != "" {
 		p["prompt"] = s
 	}
+	// A list stays a list, empty when no entry is non-blank text, as the
+	// reference sends it (the wait then stores choices [] rather than null).
 	if list, ok := in["choices"].([]any); ok {
-		var cs []any
+		cs := []any{}
 		for _, c := range list {
-			if s, ok := c.(string); ok && strings.TrimSpace(s) != "" {
+			if s, ok := c.(string); ok && pyval.Strip(s) != "" {
 				cs = append(cs, s)
 			}
 		}
-		if len(cs) > 0 {
-			p["choices"] = cs
-		}
+		p["choices"] = cs
 	}
 	// A null pin counts as unset, as the reference reads it: the alias,
 	// then the default true.
