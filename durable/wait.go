@@ -164,6 +164,34 @@ func (w *WaitState) ReleasedWhenDue() bool {
 	return !w.Until.IsZero() && (w.Reason == WaitUntil || w.Reason == WaitEvent)
 }
 
+// SetResumeToValue sets the resume target from a wait payload's
+// resume_to_node, stored as given as Python's wait handlers do: a string
+// names the node (ResumeToNode); any other JSON value (7, true) is kept
+// for the wire only, ResumeToNode staying "", so a resume treats it as no
+// target (docs/compatibility.md); nil clears the target. The value is
+// copied.
+func (w *WaitState) SetResumeToValue(v any) {
+	w.ResumeToNode, w.resumeToValue = "", nil
+	switch x := v.(type) {
+	case nil:
+	case string:
+		w.ResumeToNode = x
+	default:
+		if n, err := pyjson.Normalize(x); err == nil {
+			w.resumeToValue = n
+		} else {
+			// Kept so the commit names what cannot be encoded.
+			w.resumeToValue = pyjson.Clone(x)
+		}
+	}
+}
+
+// ResumeToNodeValue returns the wire value of resume_to_node: the node,
+// else a non-string value set or read (a copy), else nil.
+func (w *WaitState) ResumeToNodeValue() any {
+	return w.resumeToNodeValue()
+}
+
 // resumeToNodeValue is the wire value of resume_to_node: the node, else
 // the non-string value read, else null.
 func (w *WaitState) resumeToNodeValue() any {

@@ -84,3 +84,40 @@ func waitKeyJSON(s string) string {
 	}
 	return `"` + s + `"`
 }
+
+// SetResumeToValue is how a wait handler stores payload.resume_to_node as
+// given: a string names the node; any other value is kept for both
+// encodings, as one read from a store is, with ResumeToNode "", and is
+// copied (the payload may change after). nil clears the target.
+func TestWaitSetResumeToValue(t *testing.T) {
+	t.Parallel()
+	var w durable.WaitState
+	w.Reason = durable.WaitUser
+	w.SetResumeToValue("n2")
+	if w.ResumeToNode != "n2" || w.ResumeToNodeValue() != "n2" {
+		t.Fatalf("string target: %q %v", w.ResumeToNode, w.ResumeToNodeValue())
+	}
+	given := []any{"x", int64(7)}
+	w.SetResumeToValue(given)
+	given[0] = "changed"
+	if w.ResumeToNode != "" {
+		t.Fatalf("non-string target: ResumeToNode = %q, want \"\"", w.ResumeToNode)
+	}
+	r := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunWaiting, CurrentNode: "n1",
+		Vars: map[string]any{}, Waiting: &w}
+	line, err := durable.MarshalRun(r, pyjson.Line)
+	if err != nil || !strings.Contains(string(line), `"resume_to_node": ["x", 7], `) {
+		t.Fatalf("line encoding (%v): %s", err, line)
+	}
+	back, err := durable.UnmarshalRun(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := pyjson.Marshal(back.Waiting.ResumeToNodeValue(), pyjson.Line); string(text) != `["x", 7]` {
+		t.Fatalf("read back: %s", text)
+	}
+	w.SetResumeToValue(nil)
+	if w.ResumeToNode != "" || w.ResumeToNodeValue() != nil {
+		t.Fatalf("nil target: %q %v", w.ResumeToNode, w.ResumeToNodeValue())
+	}
+}

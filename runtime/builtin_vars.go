@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
@@ -102,7 +103,8 @@ func pyStrOr(v any, def string) string {
 func pyStrOrEmpty(v any) string { return pyStrOr(v, "") }
 
 // pathToken is one step of a vars path: a key, or a list index when index
-// is set (the text kept for messages).
+// is set (text is then the index as Python's int() reads it: ASCII, no
+// leading zeros, of any size).
 type pathToken struct {
 	text  string
 	index bool
@@ -110,9 +112,12 @@ type pathToken struct {
 
 // parsePath splits a vars path as Python's parse_vars_path does: JSON
 // pointer form (/a/0/c, ~1 and ~0 unescaped) or dot form with [i]
-// indices (a.b[0].c); empty segments are skipped and an all-digit segment
-// (bare, in a pointer, or in brackets) is an index.
-func parsePath(path string) []pathToken {
+// indices (a.b[0].c); empty segments are skipped. A bare or pointer
+// segment is an index when str.isdigit() holds for it, a bracketed one
+// when it is decimal digits (the regex \[(\d+)\]); both count every
+// Unicode decimal digit. An isdigit() segment int() refuses ('²') is
+// Python's ValueError.
+func parsePath(path string) ([]pathToken, error) {
 	var toks []pathToken
 	if strings.HasPrefix(path, "/") {
 		for _, part := range strings.Split(path, "/") {
@@ -120,16 +125,24 @@ func parsePath(path string) []pathToken {
 				continue
 			}
 			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-			toks = append(toks, pathToken{text: part, index: isDigits(part)})
+			tok, err := segmentToken(part)
+			if err != nil {
+				return nil, err
+			}
+			toks = append(toks, tok)
 		}
-		return toks
+		return toks, nil
 	}
 	for _, part := range strings.Split(path, ".") {
 		if part == "" {
 			continue
 		}
-		if !strings.Contains(part, "[") && isDigits(part) {
-			toks = append(toks, pathToken{text: part, index: true})
+		if !strings.Contains(part, "[") && pyIsDigit(part) {
+			tok, err := segmentToken(part)
+			if err != nil {
+				return nil, err
+			}
+			toks = append(toks, tok)
 			continue
 		}
 		// Runs of characters other than brackets are keys; "[digits]" is
@@ -144,8 +157,12 @@ func parsePath(path string) []pathToken {
 				continue
 			}
 			if part[0] == '[' {
-				if j := strings.IndexByte(part, ']'); j > 1 && isDigits(part[1:j]) {
-					toks = append(toks, pathToken{text: part[1:j], index: true})
+				if j := strings.IndexByte(part, ']'); j > 1 && pyIsDecimal(part[1:j]) {
+					tok, err := segmentToken(part[1:j])
+					if err != nil {
+						return nil, err
+					}
+					toks = append(toks, tok)
 					part = part[j+1:]
 					continue
 				}
@@ -153,7 +170,74 @@ func parsePath(path string) []pathToken {
 			part = part[1:]
 		}
 	}
-	return toks
+	return toks, nil
+}
+
+// segmentToken is Python's `int(part) if part.isdigit() else part`.
+func segmentToken(part string) (pathToken, error) {
+	if !pyIsDigit(part) {
+		return pathToken{text: part}, nil
+	}
+	n, ok := pyval.ParseBigInt(part)
+	if !ok {
+		return pathToken{}, fmt.Errorf("invalid literal for int() with base 10: %s", pyval.Repr(part))
+	}
+	return pathToken{text: n.String(), index: true}, nil
+}
+
+// pyIsDecimal is Python's str.isdecimal() (and what the regex \d+ matches
+// whole): non-empty, every rune a Unicode decimal digit (Nd). int() reads
+// every such string.
+func pyIsDecimal(s string) bool {
+	for _, r := range s {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// pyIsDigit is Python's str.isdigit(): non-empty, every rune a decimal
+// digit or a digit-only numeral (pyDigitOnly), which int() refuses.
+func pyIsDigit(s string) bool {
+	for _, r := range s {
+		if !unicode.IsDigit(r) && !unicode.Is(pyDigitOnly, r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// pyDigitOnly holds the characters of Unicode Numeric_Type=Digit that are
+// not decimal digits: superscripts, subscripts, circled and parenthesised
+// digits and the like (listed from Python's unicodedata: c.isdigit() and
+// not c.isdecimal()).
+var pyDigitOnly = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{Lo: 0x00b2, Hi: 0x00b3, Stride: 1},
+		{Lo: 0x00b9, Hi: 0x00b9, Stride: 1},
+		{Lo: 0x1369, Hi: 0x1371, Stride: 1},
+		{Lo: 0x19da, Hi: 0x19da, Stride: 1},
+		{Lo: 0x2070, Hi: 0x2070, Stride: 1},
+		{Lo: 0x2074, Hi: 0x2079, Stride: 1},
+		{Lo: 0x2080, Hi: 0x2089, Stride: 1},
+		{Lo: 0x2460, Hi: 0x2468, Stride: 1},
+		{Lo: 0x2474, Hi: 0x247c, Stride: 1},
+		{Lo: 0x2488, Hi: 0x2490, Stride: 1},
+		{Lo: 0x24ea, Hi: 0x24ea, Stride: 1},
+		{Lo: 0x24f5, Hi: 0x24fd, Stride: 1},
+		{Lo: 0x24ff, Hi: 0x24ff, Stride: 1},
+		{Lo: 0x2776, Hi: 0x277e, Stride: 1},
+		{Lo: 0x2780, Hi: 0x2788, Stride: 1},
+		{Lo: 0x278a, Hi: 0x2792, Stride: 1},
+	},
+	R32: []unicode.Range32{
+		{Lo: 0x10a40, Hi: 0x10a43, Stride: 1},
+		{Lo: 0x10e60, Hi: 0x10e68, Stride: 1},
+		{Lo: 0x11052, Hi: 0x1105a, Stride: 1},
+		{Lo: 0x1f100, Hi: 0x1f10a, Stride: 1},
+	},
+	LatinOffset: 2,
 }
 
 // ResolvePath reads a path of vars (see parsePath), with Python's
@@ -169,7 +253,11 @@ func ResolvePath(root map[string]any, path string) (any, error) {
 		}
 		return strings.Join(walked, ".")
 	}
-	for _, tok := range parsePath(path) {
+	toks, err := parsePath(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, tok := range toks {
 		if tok.index {
 			list, ok := cur.([]any)
 			if !ok {
@@ -177,7 +265,7 @@ func ResolvePath(root map[string]any, path string) (any, error) {
 			}
 			i, err := strconv.Atoi(tok.text)
 			if err != nil || i >= len(list) {
-				return nil, fmt.Errorf("Index %s out of range at %s (len=%d)", indexText(tok.text), at(), len(list))
+				return nil, fmt.Errorf("Index %s out of range at %s (len=%d)", tok.text, at(), len(list))
 			}
 			cur = list[i]
 			walked = append(walked, strconv.Itoa(i))
@@ -197,12 +285,4 @@ func ResolvePath(root map[string]any, path string) (any, error) {
 		}
 	}
 	return cur, nil
-}
-
-// indexText is an index as Python prints int(digits): no leading zeros.
-func indexText(digits string) string {
-	if t := strings.TrimLeft(digits, "0"); t != "" {
-		return t
-	}
-	return "0"
 }

@@ -46,9 +46,10 @@ func handleAskUser(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		key = pyval.Str(v) // Python: str(wait_key), a number included
 	}
 	w := &durable.WaitState{
-		Reason: durable.WaitUser, WaitKey: key, ResumeToNode: req.ResumeTarget(),
+		Reason: durable.WaitUser, WaitKey: key,
 		ResultKey: req.Effect.ResultKey, Prompt: prompt, AllowFreeText: allow,
 	}
+	req.setResumeTarget(w)
 	if list, ok := p["choices"].([]any); ok {
 		w.SetChoiceValues(list) // copied as is, as Python does
 	}
@@ -89,7 +90,9 @@ func handleAnswerUser(ctx context.Context, req *EffectRequest) (Outcome, error) 
 	s := pyval.Str(msg)
 	level := "message"
 	lv, _ := p["level"].(string)
-	switch strings.ToLower(strings.TrimSpace(lv)) {
+	// Python: str(level).strip().lower(), with its own whitespace and
+	// case mapping ("warning\x1f" is a warning, "WARNİNG" is not).
+	switch pyval.Lower(pyval.Strip(lv)) {
 	case "warning", "warn":
 		level = "warning"
 	case "error":
@@ -130,10 +133,11 @@ func handleWaitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		}
 	}
 	w := &durable.WaitState{
-		Reason: durable.WaitEvent, WaitKey: key, ResumeToNode: req.ResumeTarget(),
+		Reason: durable.WaitEvent, WaitKey: key,
 		ResultKey: req.Effect.ResultKey, AllowFreeText: true,
 		Choices: cleanStrings(p["choices"]),
 	}
+	req.setResumeTarget(w)
 	if s, ok := p["prompt"].(string); ok && pyval.Strip(s) != "" {
 		w.Prompt = s
 	}
@@ -198,10 +202,12 @@ func handleWaitUntil(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if !req.Runtime.clock().Before(until.Time) {
 		return Completed(map[string]any{"until": raw, "ready": true}), nil
 	}
-	return Waiting(&durable.WaitState{
-		Reason: durable.WaitUntil, Until: until, ResumeToNode: req.ResumeTarget(),
+	w := &durable.WaitState{
+		Reason: durable.WaitUntil, Until: until,
 		ResultKey: req.Effect.ResultKey, AllowFreeText: true,
-	}), nil
+	}
+	req.setResumeTarget(w)
+	return Waiting(w), nil
 }
 
 // EventKey builds evt:<scope>:<scope_id>:<name> (scope, scope id and name

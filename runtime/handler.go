@@ -66,12 +66,26 @@ type EffectRequest struct {
 	tickCtx context.Context
 }
 
-// ResumeTarget returns payload.resume_to_node when set, else DefaultNext.
+// ResumeTarget returns payload.resume_to_node when it is a non-empty
+// string, else DefaultNext. The wait handlers use setResumeTarget, which
+// keeps a non-string target as Python does.
 func (r *EffectRequest) ResumeTarget() string {
 	if s, ok := r.Effect.Payload["resume_to_node"].(string); ok && s != "" {
 		return s
 	}
 	return r.DefaultNext
+}
+
+// setResumeTarget sets w's resume target as Python's wait handlers do,
+// payload.get("resume_to_node") or next_node: a truthy value as given (a
+// non-string one is stored for the wire but names no node, see
+// durable.WaitState.SetResumeToValue), else DefaultNext.
+func (r *EffectRequest) setResumeTarget(w *durable.WaitState) {
+	if v := r.Effect.Payload["resume_to_node"]; truthy(v) {
+		w.SetResumeToValue(v)
+		return
+	}
+	w.ResumeToNode = r.DefaultNext
 }
 
 // HandlerFunc executes one effect attempt. ctx is cancelled (with cause

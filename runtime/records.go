@@ -94,7 +94,7 @@ func (s *session) resumeRecord(ctx context.Context, w *durable.WaitState, payloa
 		Payload: map[string]any{
 			"wait_reason":    string(w.Reason),
 			"wait_key":       nullable(w.WaitKey),
-			"resume_to_node": nullable(w.ResumeToNode),
+			"resume_to_node": w.ResumeToNodeValue(), // a non-string one as stored, as Python writes it
 			"result_key":     nullable(w.ResultKey),
 			"payload":        payload,
 		},
