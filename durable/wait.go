@@ -148,7 +148,7 @@ func (w *WaitState) JSONValue() any {
 		{Key: "reason", Value: string(w.Reason)},
 		{Key: "wait_key", Value: nullString(w.WaitKey)},
 		{Key: "until", Value: w.untilValue()},
-		{Key: "resume_to_node", Value: w.resumeToNodeValue()},
+		{Key: "resume_to_node", Value: w.ResumeToNodeValue()},
 		{Key: "result_key", Value: nullString(w.ResultKey)},
 		{Key: "prompt", Value: nullString(w.Prompt)},
 		{Key: "choices", Value: choices},
@@ -189,12 +189,6 @@ func (w *WaitState) SetResumeToValue(v any) {
 // ResumeToNodeValue returns the wire value of resume_to_node: the node,
 // else a non-string value set or read (a copy), else nil.
 func (w *WaitState) ResumeToNodeValue() any {
-	return w.resumeToNodeValue()
-}
-
-// resumeToNodeValue is the wire value of resume_to_node: the node, else
-// the non-string value read, else null.
-func (w *WaitState) resumeToNodeValue() any {
 	if w.ResumeToNode == "" && w.resumeToValue != nil {
 		return pyjson.Clone(w.resumeToValue) // shared by every copy of w
 	}
