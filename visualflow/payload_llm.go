@@ -46,23 +46,21 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 	if seed, ok := strictIntOK(rawSeed); ok && seed >= 0 {
 		params["seed"] = seed
 	}
-	if th, ok := thinkingValue(in["thinking"]); ok {
-		params["thinking"] = th
-	} else if th, ok := thinkingValue(cfg["thinking"]); ok {
+	// A present thinking pin wins even when null or blank (no thinking):
+	// the config is the default only when the input has no such key.
+	rawThinking, ok := in["thinking"]
+	if !ok {
+		rawThinking = cfg["thinking"]
+	}
+	if th, ok := thinkingValue(rawThinking); ok {
 		params["thinking"] = th
 	}
 	if i, ok := llmTokenLimit(in, cfg, "max_out_tokens", "max_output_tokens", "maxOutputTokens"); ok {
 		params["max_output_tokens"] = i
 	}
-	switch b := in["prompt_cache_binding"].(type) {
-	case map[string]any:
-		if len(b) > 0 {
-			params["prompt_cache_binding"] = b
-		}
-	case string:
-		if strings.TrimSpace(b) != "" {
-			params["prompt_cache_binding"] = b
-		}
+	// llm_call has no config default for the binding, hence the nil cfg.
+	if b := promptCacheBinding(in, nil); b != nil {
+		params["prompt_cache_binding"] = b
 	}
 	if b, ok := useSessionAttachments(in); ok {
 		params["include_session_attachments_index"] = b
@@ -76,18 +74,22 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 		include = pyval.CoerceBool(v)
 	}
 	p["include_context"] = include
-	if v := firstNonNull(in, "output", "outputs"); v != nil {
+	// The output request is taken by key presence, as in Python: a null
+	// output pin is sent as null (a plain text call) rather than falling
+	// back to the config's request.
+	if v, ok := first(in, "output", "outputs"); ok {
 		p["output"] = v
-	} else if v := firstNonNull(cfg, "output", "outputs"); v != nil {
+	} else if v, ok := first(cfg, "output", "outputs"); ok {
 		p["output"] = v
 	}
-	if schema := normalizeSchema(firstNonNull(in, "resp_schema", "response_schema")); schema != nil {
-		if ref, _ := schema["$ref"].(string); strings.HasPrefix(ref, "abstractsemantics:") {
+	rawSchema, _ := first(in, "resp_schema", "response_schema")
+	if schema := normalizeSchema(rawSchema); schema != nil {
+		if ref, _ := schema["$ref"].(string); strings.HasPrefix(pyval.Strip(ref), "abstractsemantics:") {
 			return nil, fmt.Errorf("response schema %q needs a semantics resolver, which this runtime does not have", ref)
 		}
 		p["response_schema"] = schema
 		p["response_schema_name"] = "LLM_StructuredOutput"
-		if pyval.Truthy(cfg["structured_output_fallback"]) {
+		if pyval.CoerceBool(cfg["structured_output_fallback"]) {
 			p["structured_output_fallback"] = true
 		}
 	}
@@ -324,18 +326,16 @@ func strippedToolSpec(x map[string]any) (map[string]any, bool) {
 }
 
 // normalizeSchema unwraps {type:"json_schema", json_schema:{schema}}; an
-// empty schema is none.
+// empty schema is none. As the reference's _normalize_response_schema, a
+// wrapper whose json_schema has no schema object is none too, never sent
+// as if it were the JSON Schema itself.
 func normalizeSchema(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	if m == nil {
 		return nil
 	}
-	if m["type"] == "json_schema" {
-		if js, ok := m["json_schema"].(map[string]any); ok {
-			if inner, ok := js["schema"].(map[string]any); ok {
-				m = inner
-			}
-		}
+	if js, ok := m["json_schema"].(map[string]any); ok && m["type"] == "json_schema" {
+		m, _ = js["schema"].(map[string]any)
 	}
 	if len(m) == 0 {
 		return nil
