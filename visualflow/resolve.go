@@ -14,10 +14,13 @@ func (s *step) env(n *node) *builtin.Env {
 }
 
 // baseInput is step 2 of §4.2: vars[inputKey], else the bus, else the
-// whole vars object.
+// whole vars object. vars[inputKey] is a copy: the node's output record
+// may hold parts of its input, and a later dotted set_var writes into
+// the vars' objects in place, which would rewrite that record in a
+// straight run but not across a restart.
 func (s *step) baseInput(n *node) any {
 	if n.inputKey != "" {
-		return s.vars[n.inputKey]
+		return pyval.DeepCopy(s.vars[n.inputKey])
 	}
 	if v, ok := s.vars["_last_output"]; ok {
 		return v

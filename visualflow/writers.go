@@ -49,7 +49,7 @@ func (s *step) runVarWriter(n *node) (runtime.StepPlan, error) {
 		// one leaves the vars untouched.
 		named := map[string]any{}
 		for _, k := range slices.Sorted(maps.Keys(updates)) {
-			name := strings.TrimSpace(k)
+			name := pyval.Strip(k)
 			path, msg := checkVarName(name, "Set Variables requires non-empty variable names in updates.")
 			if msg != "" {
 				return s.failWith(n, msg), nil
@@ -120,9 +120,10 @@ func (s *step) next(n *node, out map[string]any) runtime.StepPlan {
 }
 
 // varName reads a name or key input as the reference does: a string, or
-// str() of a truthy non-string (a 0/False/null name is empty), trimmed.
+// str() of a truthy non-string (a 0/False/null name is empty), stripped
+// as Python's str.strip() (which also removes U+001C..U+001F).
 func varName(v any) string {
-	return strings.TrimSpace(pyval.StrOrEmpty(v))
+	return pyval.Strip(pyval.StrOrEmpty(v))
 }
 
 // checkVarName returns the segments the variable name writes
@@ -183,11 +184,11 @@ func (s *step) runAddMessage(n *node) (runtime.StepPlan, error) {
 	ctx := objectAt(s.vars, "context")
 	msgs, _ := ctx["messages"].([]any)
 	ctx["messages"] = append(msgs, msg)
-	task := ""
-	if t := ctx["task"]; t != nil {
-		task = pyval.Str(t)
-	}
-	rec := map[string]any{"message": msg, "context": pyval.DeepCopy(ctx), "task": task, "messages": pyval.DeepCopy(ctx["messages"])}
+	// str(task or ""): a falsy non-string task (0, False, []) is "".
+	task := pyval.StrOrEmpty(ctx["task"])
+	// The record's message is a copy: the one in vars.context.messages
+	// can be changed in place by later nodes.
+	rec := map[string]any{"message": pyval.DeepCopy(msg), "context": pyval.DeepCopy(ctx), "task": task, "messages": pyval.DeepCopy(ctx["messages"])}
 	s.setOutput(n.ID, rec)
 	return s.next(n, map[string]any{"success": true, "message": msg}), nil
 }

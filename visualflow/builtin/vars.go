@@ -3,23 +3,23 @@ package builtin
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // varName reads a variable-name input as the reference does: a string,
-// or str() of a truthy non-string (a 0/False/null name is empty), trimmed.
+// or str() of a truthy non-string (a 0/False/null name is empty), stripped
+// as Python's str.strip() (which also removes U+001C..U+001F).
 func varName(v any) string {
-	return strings.TrimSpace(pyval.StrOrEmpty(v))
+	return pyval.Strip(pyval.StrOrEmpty(v))
 }
 
 // configName reads the name of a var_decl/bool_var configuration: only a
-// string counts, trimmed.
+// string counts, stripped as Python's str.strip().
 func configName(v any) string {
 	s, _ := v.(string)
-	return strings.TrimSpace(s)
+	return pyval.Strip(s)
 }
 
 // getVarNode reads the live run var at the dotted path in the name input;
@@ -120,7 +120,7 @@ func boolVarNode(env *Env, inputs map[string]any) (any, error) {
 	def := false
 	switch x := lit.(type) {
 	case string:
-		name = strings.TrimSpace(x)
+		name = pyval.Strip(x)
 	case map[string]any:
 		name = configName(x["name"])
 		if b, ok := x["default"].(bool); ok {
