@@ -236,7 +236,7 @@ func listenVoicePayload(in, cfg map[string]any) map[string]any {
 // trimmed returns a trimmed string value, "" for non-strings.
 func trimmed(v any) string {
 	s, _ := v.(string)
-	return strings.TrimSpace(s)
+	return pyval.Strip(s)
 }
 
 // floatOK is float(v) for non-null, non-NaN values.

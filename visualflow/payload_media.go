@@ -125,13 +125,14 @@ func mediaPayload(t string, in, cfg map[string]any) (map[string]any, error) {
 	var media []any
 	withMedia := false
 	var prompt any
+	// str(value or default).strip().lower(): a non-string value is
+	// stringified, a falsy one is the default.
 	format := func(def string) {
-		v := pick(in, cfg, "format", "response_format")
-		s := strings.ToLower(trimmed(v))
-		if s == "" {
-			s = def
+		var v any = def
+		if x := pick(in, cfg, "format", "response_format"); pyval.Truthy(x) {
+			v = x
 		}
-		spec["format"] = s
+		spec["format"] = strings.ToLower(pyval.Strip(pyval.Str(v)))
 	}
 	switch t {
 	case "generate_image", "edit_image", "image_to_image":
@@ -205,8 +206,8 @@ func mediaPayload(t string, in, cfg map[string]any) (map[string]any, error) {
 		spec["modality"], spec["task"] = "text", "transcription"
 		applyFields(spec, in, cfg, transcribeFields)
 		audio := pick(in, cfg, "audio_artifact", "artifact", "audio")
-		if s, ok := audio.(string); ok && strings.TrimSpace(s) != "" && !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") {
-			audio = map[string]any{"$artifact": strings.TrimSpace(s), "type": "audio"}
+		if s, ok := audio.(string); ok && pyval.Strip(s) != "" && !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~") {
+			audio = map[string]any{"$artifact": pyval.Strip(s), "type": "audio"}
 		}
 		withMedia = true
 		if pyval.Truthy(audio) {
@@ -261,17 +262,18 @@ func setProviderModel(spec, in, cfg map[string]any, modality string) {
 	}
 }
 
-// parseSeeds accepts a list of ints or a JSON/comma-separated string.
+// parseSeeds accepts a list or a JSON/comma-separated string whose every
+// item is int(float(item)), as the reference's _normalize_seed_list: any
+// item that is not (a blank comma part included) drops the whole list.
 func parseSeeds(v any) ([]any, bool) {
 	if s, ok := v.(string); ok {
 		if parsed, err := pyval.LoadsJSON(s); err == nil {
 			v = parsed
 		} else {
-			var list []any
-			for _, part := range strings.Split(s, ",") {
-				if p := strings.TrimSpace(part); p != "" {
-					list = append(list, p)
-				}
+			parts := strings.Split(s, ",")
+			list := make([]any, len(parts))
+			for i, part := range parts {
+				list[i] = pyval.Strip(part)
 			}
 			v = list
 		}
@@ -282,11 +284,8 @@ func parseSeeds(v any) ([]any, bool) {
 	}
 	out := make([]any, 0, len(list))
 	for _, x := range list {
-		if _, isBool := x.(bool); isBool {
-			return nil, false
-		}
-		i, err := pyval.ToInt(x)
-		if err != nil {
+		i, ok := intOK(x)
+		if !ok {
 			return nil, false
 		}
 		out = append(out, i)
@@ -317,7 +316,7 @@ func loraAdapters(v any) []any {
 
 func upscaleResolution(v any) (any, bool) {
 	if s, ok := v.(string); ok {
-		t := strings.TrimSpace(s)
+		t := pyval.Strip(s)
 		if num, ok := strings.CutSuffix(strings.ToLower(t), "x"); ok {
 			if f, err := pyval.ToFloat(num); err == nil && f > 0 {
 				return t, true
@@ -347,7 +346,7 @@ func mediaItem(v any, role string) any {
 		}
 		return item
 	case string:
-		s := strings.TrimSpace(x)
+		s := pyval.Strip(x)
 		if s == "" {
 			return nil
 		}

@@ -1,6 +1,9 @@
 package visualflow
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // Media prompts are read pins ▸ config like every other media setting
 // (spec §6.11), skipping null and "" pins, with the reference's alias
@@ -138,5 +141,74 @@ func TestMusicBoolsAndBackend(t *testing.T) {
 	}
 	if _, err := mediaPayload("generate_music", map[string]any{"music_backend": "acestep"}, map[string]any{}); err == nil {
 		t.Error("music_backend \"acestep\": no error, want the unsupported-selector error")
+	}
+}
+
+// Seeds are read item by item as int(float(item)), the reference's
+// _coerce_int (spec §6.11 "integers via int(float())"): "2.5", "3.0" and
+// "1e3" are seeds, not a reason to drop the flow's seeds.
+func TestMediaSeedsItemsAreIntOfFloat(t *testing.T) {
+	cases := []struct {
+		seeds any
+		want  []any
+	}{
+		{"1, 2.5", []any{int64(1), int64(2)}},
+		{[]any{"3.0", "4"}, []any{int64(3), int64(4)}},
+		{"[\"1e3\"]", []any{int64(1000)}},
+	}
+	for _, tc := range cases {
+		p, err := mediaPayload("generate_image", map[string]any{"prompt": "x", "seeds": tc.seeds}, map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p["output"].(map[string]any)["seeds"]
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("seeds %#v: output.seeds = %#v, want %#v", tc.seeds, got, tc.want)
+		}
+	}
+}
+
+// A comma-separated seeds string keeps its empty parts, which are not
+// ints, so "1,2," or "1,,2" sends no seeds at all (spec §6.11 "any
+// non-int → ignored entirely"), as the reference's _normalize_seed_list.
+func TestMediaSeedsBlankCommaPartDropsAll(t *testing.T) {
+	for _, s := range []string{"1,2,", "1,,2"} {
+		p, err := mediaPayload("generate_video", map[string]any{"prompt": "x", "seeds": s}, map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := p["output"].(map[string]any)["seeds"]; ok {
+			t.Errorf("seeds %q: output.seeds = %#v, want no seeds (an empty part is not an int)", s, got)
+		}
+	}
+}
+
+// Media string settings are stripped like Python's str.strip(), which
+// also removes U+001C..U+001F (strings.TrimSpace does not): an artifact id
+// or provider must not carry them.
+func TestMediaStripsLikePython(t *testing.T) {
+	p, err := mediaPayload("edit_image", map[string]any{"prompt": "x", "image_artifact": "art-1\x1f", "image_provider": "\x1eprov"}, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	media := p["media"].([]any)
+	if len(media) != 1 || media[0].(map[string]any)["$artifact"] != "art-1" {
+		t.Errorf("edit_image media = %#v, want one item with $artifact \"art-1\"", media)
+	}
+	if got := p["output"].(map[string]any)["provider"]; got != "prov" {
+		t.Errorf("edit_image provider = %#v, want \"prov\"", got)
+	}
+}
+
+// The media format is str(value or default).strip().lower() in the
+// reference: a non-string format is stringified, not replaced by the
+// default.
+func TestMediaFormatNonStringIsStringified(t *testing.T) {
+	p, err := mediaPayload("generate_voice", map[string]any{"text": "hi", "format": int64(3)}, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p["output"].(map[string]any)["format"]; got != "3" {
+		t.Errorf("format = %#v, want \"3\" (str(3))", got)
 	}
 }

@@ -28,17 +28,19 @@ func memoryPayload(t string, in, cfg map[string]any) map[string]any {
 		}
 		setTrimmed("location", in["location"])
 		setTrimmed("scope", in["scope"])
-		keep := false
-		if v, ok := first(in, "keep_in_context", "keepInContext"); ok {
-			keep = pyval.CoerceBool(v)
-		} else if v, ok := first(cfg, "keep_in_context", "keepInContext"); ok {
-			keep = pyval.CoerceBool(v)
+		// A present pin decides even when null; the config falls back
+		// past a null keep_in_context (config.get(...) is None checks).
+		keepV, ok := first(in, "keep_in_context", "keepInContext")
+		if !ok {
+			keepV = firstNonNull(cfg, "keep_in_context", "keepInContext")
 		}
+		keep := pyval.CoerceBool(keepV)
 		if keep {
 			p["keep_in_context"] = true
 		}
 	case "memory_query":
-		p["query"] = orDefault(in["query"], "")
+		// input_data.get("query", ""): a present null is sent as null.
+		p["query"] = getOr(in, "query", "")
 		// Python int(limit): bools count, "2.5" fails; any failure is 10.
 		limit := int64(10)
 		if v := in["limit"]; v != nil {

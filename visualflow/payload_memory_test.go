@@ -69,3 +69,39 @@ func TestMemoryNoteContentPassedRaw(t *testing.T) {
 		t.Errorf("no content: note = %#v, want \"\"", p["note"])
 	}
 }
+
+// Memory string fields are stripped like Python's str.strip(), which also
+// removes U+001C..U+001F: a scope of "\x1f" is blank (not sent) and
+// "\x1chome\x1d" is "home".
+func TestMemoryStripsLikePython(t *testing.T) {
+	q := memoryPayload("memory_query", map[string]any{"query": "q", "scope": "\x1f", "recall_level": "\x1c"}, map[string]any{})
+	if v, ok := q["scope"]; ok {
+		t.Errorf("memory_query scope \"\\x1f\" sent as %#v; want not sent", v)
+	}
+	if v, ok := q["recall_level"]; ok {
+		t.Errorf("memory_query recall_level \"\\x1c\" sent as %#v; want not sent", v)
+	}
+	n := memoryPayload("memory_note", map[string]any{"content": "c", "location": "\x1chome\x1d"}, map[string]any{})
+	if n["location"] != "home" {
+		t.Errorf("memory_note location = %#v, want \"home\"", n["location"])
+	}
+}
+
+// memory_note's config fallback reads keep_in_context and, when that is
+// null, keepInContext (the reference checks config.get(...) is None), so
+// a null keep_in_context in config does not hide keepInContext: true.
+func TestMemoryNoteKeepInContextNullConfigFallsBack(t *testing.T) {
+	p := memoryPayload("memory_note", map[string]any{"content": "c"}, map[string]any{"keep_in_context": nil, "keepInContext": true})
+	if p["keep_in_context"] != true {
+		t.Errorf("keep_in_context = %#v, want true (null keep_in_context falls back to keepInContext)", p["keep_in_context"])
+	}
+}
+
+// memory_query's query is input_data.get("query", ""): a present null pin
+// is recorded as null in the payload (ledger, effect identity), not "".
+func TestMemoryQueryPresentNullQueryKept(t *testing.T) {
+	p := memoryPayload("memory_query", map[string]any{"query": nil}, map[string]any{})
+	if v, ok := p["query"]; !ok || v != nil {
+		t.Errorf("query = %#v, want null (key present with null)", v)
+	}
+}
