@@ -182,7 +182,7 @@ func exportArtifact(ctx context.Context, st artifact.Store, in map[string]any) (
 	if err != nil {
 		return nil, err
 	}
-	abs, shown, err := resolvePath(name, in, in["file_path"])
+	abs, shown, err := resolvePath(name, in, "file_path")
 	if err != nil {
 		return nil, err
 	}

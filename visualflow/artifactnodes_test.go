@@ -325,7 +325,7 @@ func TestArtifactNodeErrors(t *testing.T) {
 		{"export_no_artifact", "export_artifact", []string{"artifact", "file_path"}, map[string]any{"artifact": nil, "file_path": "o.txt"}, false,
 			"export_artifact requires an artifact (an artifact ref object or an artifact id)"},
 		{"export_empty_path", "export_artifact", []string{"artifact", "file_path"}, map[string]any{"artifact": "abc", "file_path": ""}, false,
-			"export_artifact requires a non-empty path"},
+			"export_artifact requires a non-empty 'file_path' input."},
 		{"import_missing_file", "import_workspace_file", []string{"file_path"}, map[string]any{"file_path": "nope.txt"}, false,
 			"File not found: nope.txt"},
 		{"import_escape", "import_workspace_file", []string{"file_path"}, map[string]any{"file_path": "../x"}, false,

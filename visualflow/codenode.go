@@ -9,15 +9,28 @@ import (
 	"github.com/abstractframework/abstractgateway/visualflow/code"
 )
 
-// runCode executes a code node in the Starlark sandbox (§6.9).
-func (s *step) runCode(n *node, in map[string]any) (any, map[string]any, error) {
-	perm := "sandbox"
-	if v, ok := in["permissions"]; ok && v != nil {
-		perm = pyval.Str(v)
+// defaultCode is the source of a code node with neither codeBody nor
+// code (Python's data.get("code", ...) default): the identity.
+const defaultCode = "def transform(_input):\n    return _input\n"
+
+// runCode executes a code node in the Starlark sandbox (§6.9). An object
+// input is passed without its permissions key; any other input (a scalar
+// bus when no pin resolved) is passed as is, as Python does.
+func (s *step) runCode(n *node, in any) (any, map[string]any, error) {
+	m, isObject := in.(map[string]any)
+	var permissions any
+	if v, ok := m["permissions"]; ok && v != nil {
+		permissions = v
 	} else if v, ok := n.pinDefaults["permissions"]; ok && v != nil {
-		perm = pyval.Str(v)
+		permissions = v
 	}
-	switch strings.ToLower(strings.TrimSpace(perm)) {
+	// Python: str(permissions or "sandbox"), then normalize_code_permissions
+	// (lower-cased, "-" read as "_").
+	perm := "sandbox"
+	if pyval.Truthy(permissions) {
+		perm = pyval.Str(permissions)
+	}
+	switch strings.ReplaceAll(strings.ToLower(strings.TrimSpace(perm)), "-", "_") {
 	case "sandbox", "safe", "protected", "restricted", "sandboxed", "":
 		perm = "sandbox"
 	case "full_access", "full", "unrestricted":
@@ -28,10 +41,14 @@ func (s *step) runCode(n *node, in map[string]any) (any, map[string]any, error) 
 	default:
 		return s.codeFailure("unknown permissions value '"+perm+"' (use sandbox or full_access)", perm, 0)
 	}
-	args := copyObject(in)
-	delete(args, "permissions")
+	args := in
+	if isObject {
+		obj := copyObject(m)
+		delete(obj, "permissions")
+		args = obj
+	}
 	fn := code.FunctionName(trimmed(n.Data["functionName"]))
-	var src string
+	src := defaultCode
 	if body, ok := n.Data["codeBody"].(string); ok {
 		var params []string
 		for _, p := range n.pinOrder {
@@ -40,8 +57,8 @@ func (s *step) runCode(n *node, in map[string]any) (any, map[string]any, error) 
 			}
 		}
 		src = code.BuildBody(fn, body, params)
-	} else {
-		src, _ = n.Data["code"].(string)
+	} else if v, has := n.Data["code"]; has {
+		src, _ = v.(string)
 	}
 	result, st, err := code.Run(s.ctx, src, fn, args, code.Limits{})
 	if err != nil {
@@ -72,12 +89,10 @@ func (s *step) codeFailure(msg, perm string, d time.Duration) (any, map[string]a
 // as a module, data.expression as an expression, else the identity.
 func (s *step) runLegacyFunction(n *node, in any) (any, map[string]any, error) {
 	if src, ok := n.Data["code"].(string); ok && strings.TrimSpace(src) != "" {
-		m, _ := in.(map[string]any)
-		if m == nil {
-			m = map[string]any{"input": in}
-		}
+		// transform gets the input as is (Python's create_code_handler),
+		// an object or a scalar bus alike.
 		fn := code.FunctionName(trimmed(n.Data["functionName"]))
-		r, _, err := code.Run(s.ctx, src, fn, m, code.Limits{})
+		r, _, err := code.Run(s.ctx, src, fn, in, code.Limits{})
 		if err != nil {
 			return nil, nil, nodeErrorf("%s", err.Error())
 		}

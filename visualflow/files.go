@@ -35,16 +35,17 @@ func (s *step) runFileNode(n *node, in map[string]any) (any, error) {
 // followed as Path.resolve(strict=False) does, dangling ones included,
 // before the containment, access-mode and ignored-path checks, so no link
 // inside the workspace leads out of it; a link swapped between this check
-// and the use is not caught (nor is it by Python's).
-func resolvePath(node string, in map[string]any, raw any) (string, string, error) {
-	abs, shown, _, err := resolveScoped(node, in, raw)
+// and the use is not caught (nor is it by Python's). pin names the input
+// holding the path.
+func resolvePath(node string, in map[string]any, pin string) (string, string, error) {
+	abs, shown, _, err := resolveScoped(node, in, pin)
 	return abs, shown, err
 }
 
 // resolveScoped is resolvePath also returning the workspace scope (nil
 // without a workspace_root), for callers that must apply it further.
-func resolveScoped(node string, in map[string]any, raw any) (string, string, *workspaceScope, error) {
-	p := trimmed(raw)
+func resolveScoped(node string, in map[string]any, pin string) (string, string, *workspaceScope, error) {
+	p := trimmed(in[pin])
 	sc, err := workspaceScopeFrom(in)
 	if err != nil {
 		return "", "", nil, nodeErrorf("%s path rejected by workspace policy: %v", node, err)
@@ -54,7 +55,7 @@ func resolveScoped(node string, in map[string]any, raw any) (string, string, *wo
 		p = strings.TrimSpace(p[1:])
 	}
 	if p == "" {
-		return "", "", nil, nodeErrorf("%s requires a non-empty path", node)
+		return "", "", nil, nodeErrorf("%s requires a non-empty '%s' input.", node, pin)
 	}
 	if sc != nil {
 		abs, shown, err := sc.resolve(p)
@@ -88,18 +89,19 @@ func beneath(root, abs string) bool {
 
 // readWorkspaceFile resolves the node's file_path and reads that file: a
 // missing path is "File not found", anything but a regular file (a
-// directory, a FIFO that would block the read, a device) "Not a file".
+// directory, a FIFO that would block the read, a device) "Not a file";
+// both name the path as the flow gave it, as Python's do.
 func readWorkspaceFile(node string, in map[string]any) (abs, shown string, data []byte, err error) {
-	abs, shown, err = resolvePath(node, in, in["file_path"])
+	abs, shown, err = resolvePath(node, in, "file_path")
 	if err != nil {
 		return "", "", nil, err
 	}
 	info, err := os.Stat(abs)
 	if err != nil {
-		return "", "", nil, nodeErrorf("File not found: %s", shown)
+		return "", "", nil, nodeErrorf("File not found: %s", trimmed(in["file_path"]))
 	}
 	if !info.Mode().IsRegular() {
-		return "", "", nil, nodeErrorf("Not a file: %s", shown)
+		return "", "", nil, nodeErrorf("Not a file: %s", trimmed(in["file_path"]))
 	}
 	if data, err = os.ReadFile(abs); err != nil {
 		return "", "", nil, nodeErrorf("%s: %v", node, err)
@@ -133,7 +135,7 @@ func readFile(in map[string]any) (any, error) {
 }
 
 func writeFile(in map[string]any) (any, error) {
-	abs, shown, err := resolvePath("write_file", in, in["file_path"])
+	abs, shown, err := resolvePath("write_file", in, "file_path")
 	if err != nil {
 		return nil, err
 	}
@@ -173,12 +175,12 @@ func writeFile(in map[string]any) (any, error) {
 }
 
 func listFolder(in map[string]any) (any, error) {
-	abs, shown, scope, err := resolveScoped("list_folder_files", in, in["folder_path"])
+	abs, shown, scope, err := resolveScoped("list_folder_files", in, "folder_path")
 	if err != nil {
 		return nil, err
 	}
 	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
-		return nil, nodeErrorf("Folder not found: %s", shown)
+		return nil, nodeErrorf("Folder not found: %s", trimmed(in["folder_path"]))
 	}
 	recursive := pyval.Truthy(in["recursive"])
 	includeDirs := pyval.Truthy(in["include_directories"])
@@ -202,63 +204,98 @@ func listFolder(in map[string]any) (any, error) {
 		}
 	}
 	delete(exts, "")
-	entries, files := []any{}, []any{}
-	truncated := false
-	err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || path == abs {
-			return nil
-		}
+	l := lister{scope: scope, shown: shown, recursive: recursive, includeDirs: includeDirs,
+		limit: limit, maxDepth: maxDepth, exts: exts, entries: []any{}, files: []any{}}
+	l.walk(abs, "", 0)
+	files, entries, truncated := l.files, l.entries, l.truncated
+	return map[string]any{"folder_path": shown, "files": files, "entries": entries, "count": int64(len(files)), "truncated": truncated}, nil
+}
+
+// lister walks a folder as Python's os.walk top-down does: a folder's
+// sub-folders (as folder entries) and own files are listed before anything
+// inside its sub-folders, so "the first limit files" are the shallow ones.
+type lister struct {
+	scope                  *workspaceScope
+	shown                  string
+	recursive, includeDirs bool
+	limit, maxDepth        int
+	exts                   map[string]bool
+	entries, files         []any
+	truncated              bool
+}
+
+// add appends an entry and reports whether the listing is full (Python
+// sets truncated once len(entries) >= limit after an append).
+func (l *lister) add(e map[string]any) bool {
+	l.entries = append(l.entries, e)
+	if len(l.entries) >= l.limit {
+		l.truncated = true
+		return true
+	}
+	return false
+}
+
+// walk lists dir (rel to the listed folder, at depth, the listed folder
+// being 0) and reports whether the listing is full. Unreadable folders
+// are skipped, as os.walk does without onerror.
+func (l *lister) walk(dir, rel string, depth int) bool {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	var subdirs []string
+	var fileEntries []fs.DirEntry
+	for _, d := range des {
+		path := filepath.Join(dir, d.Name())
 		// Ignored paths are neither listed nor entered.
-		if scope != nil && scope.isIgnored(path) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+		if l.scope != nil && l.scope.isIgnored(path) {
+			continue
 		}
-		rel, _ := filepath.Rel(abs, path)
-		depth := strings.Count(rel, string(filepath.Separator)) + 1
-		// Python counts the listed folder as depth 0 and enters a
-		// subfolder while its depth is at most max_depth.
-		if d.IsDir() && (!recursive || (maxDepth > 0 && depth > maxDepth)) {
-			if includeDirs {
-				if len(entries) >= limit {
-					truncated = true
-					return fs.SkipAll
-				}
-				entries = append(entries, map[string]any{"path": joinShown(shown, rel), "name": d.Name(), "kind": "folder", "family": "other"})
-			}
-			return fs.SkipDir
+		isDir := d.IsDir()
+		if d.Type()&fs.ModeSymlink != 0 {
+			// os.walk lists a link to a folder among the folders but
+			// does not follow it (followlinks=False).
+			info, err := os.Stat(path)
+			isDir = err == nil && info.IsDir()
+		}
+		if !isDir {
+			fileEntries = append(fileEntries, d)
+			continue
+		}
+		// A folder deeper than max_depth is neither listed nor entered.
+		if l.maxDepth > 0 && depth+1 > l.maxDepth {
+			continue
+		}
+		if l.includeDirs && l.add(map[string]any{"path": joinShown(l.shown, filepath.Join(rel, d.Name())), "name": d.Name(), "kind": "folder", "family": "folder"}) {
+			return true
 		}
 		if d.IsDir() {
-			if includeDirs {
-				if len(entries) >= limit {
-					truncated = true
-					return fs.SkipAll
-				}
-				entries = append(entries, map[string]any{"path": joinShown(shown, rel), "name": d.Name(), "kind": "folder", "family": "other"})
-			}
-			return nil
+			subdirs = append(subdirs, d.Name())
 		}
+	}
+	for _, d := range fileEntries {
 		ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(d.Name())), ".")
-		if len(exts) > 0 && !exts[ext] {
-			return nil
+		if len(l.exts) > 0 && !l.exts[ext] {
+			continue
 		}
-		if len(entries) >= limit {
-			truncated = true
-			return fs.SkipAll
-		}
-		e := map[string]any{"path": joinShown(shown, rel), "name": d.Name(), "kind": "file", "family": "other"}
-		if info, err := d.Info(); err == nil {
+		e := map[string]any{"path": joinShown(l.shown, filepath.Join(rel, d.Name())), "name": d.Name(), "kind": "file", "family": "other"}
+		if info, err := os.Stat(filepath.Join(dir, d.Name())); err == nil {
 			e["size_bytes"] = info.Size()
 		}
-		entries = append(entries, e)
-		files = append(files, e["path"])
-		return nil
-	})
-	if err != nil {
-		return nil, nodeErrorf("list_folder_files: %v", err)
+		l.files = append(l.files, e["path"])
+		if l.add(e) {
+			return true
+		}
 	}
-	return map[string]any{"folder_path": shown, "files": files, "entries": entries, "count": int64(len(files)), "truncated": truncated}, nil
+	if !l.recursive {
+		return false
+	}
+	for _, name := range subdirs {
+		if l.walk(filepath.Join(dir, name), filepath.Join(rel, name), depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 func joinShown(base, rel string) string {

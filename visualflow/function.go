@@ -149,7 +149,7 @@ func (s *step) callFunction(n *node, in any) (result any, rec map[string]any, er
 		}
 		return switchNode(n, m), nil, nil
 	case "code":
-		return s.runCode(n, m)
+		return s.runCode(n, in)
 	case "function":
 		return s.runLegacyFunction(n, in)
 	}

@@ -57,7 +57,9 @@ var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: t
 var ErrLimit = errors.New("sandbox limit exceeded")
 
 // Run executes src (a module defining funcName) and calls funcName(input).
-func Run(ctx context.Context, src, funcName string, input map[string]any, lim Limits) (any, Stats, error) {
+// input is any value ToStarlark takes: a node's input object, or a scalar
+// or list bus handed over as is.
+func Run(ctx context.Context, src, funcName string, input any, lim Limits) (any, Stats, error) {
 	arg, err := ToStarlark(input)
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("converting input: %w", err)
