@@ -110,7 +110,7 @@ func (s *step) buildPayload(n *node, in map[string]any) (map[string]any, error) 
 func answerLevel(v any) string {
 	l := ""
 	if v != nil {
-		l = strings.ToLower(strings.TrimSpace(pyval.Str(v)))
+		l = pyval.Lower(pyval.Strip(pyval.Str(v)))
 	}
 	switch l {
 	case "warn", "warning":
@@ -180,7 +180,7 @@ func waitEventPayload(in map[string]any) map[string]any {
 		key = "default"
 	}
 	p := map[string]any{"wait_key": key}
-	if s, ok := in["prompt"].(string); ok && strings.TrimSpace(s) != "" {
+	if s, ok := in["prompt"].(string); ok && pyval.Strip(s) != "" {
 		p["prompt"] = s
 	}
 	// A list stays a list, empty when no entry is non-blank text, as the

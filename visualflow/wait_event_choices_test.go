@@ -52,3 +52,33 @@ func TestWaitEventEmptyChoicesListIsKept(t *testing.T) {
 		}
 	}
 }
+
+// Prompts and levels are judged blank with Python's strip(), which also
+// removes U+001C–U+001F: a wait_event prompt of "\x1f" is no prompt, and
+// an answer_user level "warning\x1f" is a warning.
+func TestEffectPayloadTextStrippedAsPython(t *testing.T) {
+	if got := answerLevel("WARNING\x1f"); got != "warning" {
+		t.Errorf("answerLevel(%q) = %q, want warning", "WARNING\x1f", got)
+	}
+	flow := rsFlow("wep", "start", []map[string]any{
+		rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
+		rsNode("wait", "wait_event", []string{"exec-in:exec", "event_key:string", "prompt:string"},
+			[]string{"exec-out:exec", "event_data:any"}, map[string]any{"pinDefaults": map[string]any{
+				"event_key": "k", "prompt": "\x1f"}}),
+	}, "start.exec-out>wait.exec-in")
+	rt, st := startRunWith(t, flow, CompileOptions{}, map[string]any{})
+	if st.Status != durable.RunWaiting {
+		t.Fatalf("status %s (%s), want waiting", st.Status, st.Error)
+	}
+	recs, err := rt.GetLedger(context.Background(), st.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Effect != nil && r.Effect.Type == durable.EffectWaitEvent {
+			if p, has := r.Effect.Payload["prompt"]; has {
+				t.Errorf("wait_event payload prompt = %q, want none (blank after Python's strip)", p)
+			}
+		}
+	}
+}
