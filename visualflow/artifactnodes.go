@@ -99,7 +99,7 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 	if err != nil {
 		return nil, err
 	}
-	filename := meta.Tags["filename"]
+	filename := pyval.Strip(meta.Tags["filename"])
 	family := contentFamily(meta.ContentType, filename)
 	ref := artifactRefObject(meta)
 	out := map[string]any{
@@ -110,7 +110,7 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 		"content_family": family,
 		"size_bytes":     meta.SizeBytes,
 		"filename":       filename,
-		"source_path":    meta.Tags["path"],
+		"source_path":    sourcePathTag(meta),
 		"content":        nil,
 		"text":           "",
 		"json":           nil,
@@ -291,6 +291,16 @@ func loadArtifact(ctx context.Context, st artifact.Store, node, id string) (*art
 	return meta, data, nil
 }
 
+// sourcePathTag is an artifact's source path as the reference reads it:
+// the path tag, else the source_path tag, stripped.
+func sourcePathTag(m *artifact.Metadata) string {
+	p := m.Tags["path"]
+	if p == "" {
+		p = m.Tags["source_path"]
+	}
+	return pyval.Strip(p)
+}
+
 // artifactRefObject is the artifact ref of §4.9, empty fields omitted.
 func artifactRefObject(m *artifact.Metadata) map[string]any {
 	ref := artifact.Ref(m.ArtifactID)
@@ -299,8 +309,8 @@ func artifactRefObject(m *artifact.Metadata) map[string]any {
 		"run_id":       m.RunID,
 		"content_type": m.ContentType,
 		"modality":     m.Tags["modality"],
-		"filename":     m.Tags["filename"],
-		"source_path":  m.Tags["path"],
+		"filename":     pyval.Strip(m.Tags["filename"]),
+		"source_path":  sourcePathTag(m),
 	} {
 		if v != "" {
 			ref[k] = v
