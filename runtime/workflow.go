@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -125,6 +126,11 @@ func (w *Workflow) Validate() error {
 type Registry struct {
 	mu sync.RWMutex
 	m  map[string]*Workflow
+	// regs numbers each registration (seq counts them), so that a
+	// watcher sees an id unregistered and registered again between two
+	// looks (Registrations).
+	regs map[string]uint64
+	seq  uint64
 }
 
 // NewRegistry returns a registry holding the given workflows.
@@ -145,14 +151,23 @@ func (r *Registry) Register(w *Workflow) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string]*Workflow{}
-	}
 	if _, ok := r.m[w.ID]; ok {
 		return fmt.Errorf("workflow %q is already registered", w.ID)
 	}
-	r.m[w.ID] = w
+	r.add(w)
 	return nil
+}
+
+// add stores w under a new registration number; r.mu is held.
+func (r *Registry) add(w *Workflow) {
+	if r.m == nil {
+		r.m = map[string]*Workflow{}
+	}
+	if r.regs == nil {
+		r.regs = map[string]uint64{}
+	}
+	r.seq++
+	r.m[w.ID], r.regs[w.ID] = w, r.seq
 }
 
 // Put registers w, replacing a workflow with the same id.
@@ -162,10 +177,7 @@ func (r *Registry) Put(w *Workflow) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string]*Workflow{}
-	}
-	r.m[w.ID] = w
+	r.add(w)
 	return nil
 }
 
@@ -177,6 +189,7 @@ func (r *Registry) Unregister(id string) error {
 		return fmt.Errorf("workflow %q is not registered", id)
 	}
 	delete(r.m, id)
+	delete(r.regs, id)
 	return nil
 }
 
@@ -194,6 +207,16 @@ func (r *Registry) Lookup(id string) (*Workflow, error) {
 		return w, nil
 	}
 	return nil, &WorkflowNotFoundError{WorkflowID: id}
+}
+
+// Registrations returns each registered id with the number of its
+// registration. Every Register or Put takes a new number, so an id
+// unregistered and registered again (or replaced) between two calls shows
+// a different one although the ids are the same.
+func (r *Registry) Registrations() map[string]uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return maps.Clone(r.regs)
 }
 
 // IDs returns the registered ids, sorted.

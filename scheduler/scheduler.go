@@ -101,7 +101,7 @@ type Scheduler struct {
 	// served holds the workflows the registry had when last looked at
 	// (driveNewlyServed): a workflow it gains after has its running runs
 	// driven, as Recover would have.
-	served map[string]bool
+	served map[string]uint64
 }
 
 // retryAt is when a due run that could not be released is tried again,
@@ -144,7 +144,7 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	s := &Scheduler{cfg: cfg, rt: cfg.Runtime, st: cfg.Runtime.Store(), wake: make(chan struct{}, 1),
 		retry: map[string]retryAt{}, unfinished: map[string]time.Time{}, inCallback: map[chan struct{}]int{},
-		warned: map[string]bool{}, served: map[string]bool{}}
+		warned: map[string]bool{}, served: map[string]uint64{}}
 	s.markServed()
 	if ws := findWakeStore(s.st); ws != nil {
 		s.deadlines = ws.wake
@@ -831,12 +831,10 @@ func (s *Scheduler) DriveSoon(runID string) {
 // markServed records the workflows the registry has now as served (their
 // running runs are Recover's, or were driven already).
 func (s *Scheduler) markServed() {
-	ids := s.rt.Registry().IDs()
+	regs := s.rt.Registry().Registrations()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range ids {
-		s.served[id] = true
-	}
+	s.served = regs
 }
 
 // driveNewlyServed queues for driving (as DriveSoon) the running runs of
@@ -845,26 +843,23 @@ func (s *Scheduler) markServed() {
 // skipped by Recover, a parent whose child ended or an event listener
 // resumed without a tick. Without claims no other Recover comes, so
 // nothing else would drive them once the workflow is registered here
-// (by Scheduled.Run or by the host on the registry). Only the gained
-// workflows' running runs are listed, once each: no scan per pass.
+// (by Scheduled.Run or by the host on the registry). A workflow counts as
+// gained when its registration is new, so one unregistered and
+// registered again between two passes (its runs may have been left
+// running meanwhile) is too. Only the gained workflows' running runs are
+// listed, once each: no scan per pass.
 func (s *Scheduler) driveNewlyServed(ctx context.Context) {
-	ids := s.rt.Registry().IDs()
+	regs := s.rt.Registry().Registrations()
 	var gained []string
 	s.mu.Lock()
-	for _, id := range ids {
-		if !s.served[id] {
+	for id, reg := range regs {
+		if s.served[id] != reg {
 			gained = append(gained, id)
 		}
 	}
-	if len(gained) > 0 || len(ids) != len(s.served) {
-		// A workflow unregistered is gained again when registered again:
-		// its runs may have been left running meanwhile.
-		s.served = make(map[string]bool, len(ids))
-		for _, id := range ids {
-			s.served[id] = true
-		}
-	}
+	s.served = regs
 	s.mu.Unlock()
+	slices.Sort(gained)
 	for _, wf := range gained {
 		running, err := listAll(ctx, func(limit int) ([]store.RunIndexRow, error) {
 			return s.st.RunIndex(ctx, &store.RunIndexParams{Status: durable.RunRunning, WorkflowID: wf, Limit: limit})
