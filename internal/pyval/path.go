@@ -59,7 +59,7 @@ func (t pathToken) index() (int, bool) {
 // pathTokens splits a path into runs of characters other than '.', '[',
 // ']' and bracketed digit indexes.
 func pathTokens(path string) []pathToken {
-	p := strings.TrimSpace(path)
+	p := Strip(path)
 	var out []pathToken
 	for i := 0; i < len(p); {
 		switch p[i] {
@@ -90,7 +90,7 @@ func pathTokens(path string) []pathToken {
 		for j < len(p) && p[j] != '.' && p[j] != '[' && p[j] != ']' {
 			j++
 		}
-		if k := strings.TrimSpace(p[i:j]); k != "" {
+		if k := Strip(p[i:j]); k != "" {
 			out = append(out, pathToken{key: k})
 		}
 		i = j
@@ -153,7 +153,7 @@ var ErrEmptyPath = errors.New("empty path")
 // Appendix B, as outputKey and the set node write). Every segment counts,
 // empty ones too ("a..b" writes a[""].b), as in the reference.
 func SetDotted(root map[string]any, path string, v any) error {
-	if strings.TrimSpace(path) == "" {
+	if Strip(path) == "" {
 		return ErrEmptyPath
 	}
 	return SetIn(root, strings.Split(path, "."), v)

@@ -1,7 +1,5 @@
 package pyval
 
-import "strings"
-
 // Truthy reports Python truthiness: false for None, False, 0, 0.0, "", []
 // and {}; true otherwise (the string "false" is true).
 func Truthy(v any) bool {
@@ -45,7 +43,7 @@ func CoerceBoolTri(v any) (value bool, ok bool) {
 	case bool:
 		return x, true
 	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
+		switch Lower(Strip(x)) {
 		case "", "false", "0", "no", "off":
 			return false, true
 		case "true", "1", "yes", "on":

@@ -1,10 +1,6 @@
 package builtin
 
-import (
-	"strings"
-
-	"github.com/abstractframework/abstractgateway/internal/pyval"
-)
+import "github.com/abstractframework/abstractgateway/internal/pyval"
 
 // makeContextNode: {"context": {...context_extra, task, messages}}.
 func makeContextNode(_ *Env, inputs map[string]any) (any, error) {
@@ -22,10 +18,10 @@ func makeContextNode(_ *Env, inputs map[string]any) (any, error) {
 // nonBlank returns the trimmed string when v is a non-blank string.
 func nonBlank(v any) (string, bool) {
 	s, ok := v.(string)
-	if !ok || strings.TrimSpace(s) == "" {
+	if !ok || pyval.Strip(s) == "" {
 		return "", false
 	}
-	return strings.TrimSpace(s), true
+	return pyval.Strip(s), true
 }
 
 // metaCount converts numbers and numeric strings to ints (bools ignored).
@@ -34,10 +30,10 @@ func metaCount(v any) (int64, bool) {
 	case bool, nil:
 		return 0, false
 	case string:
-		if strings.TrimSpace(x) == "" {
+		if pyval.Strip(x) == "" {
 			return 0, false
 		}
-		n, err := pyval.ToIntViaFloat(strings.TrimSpace(x))
+		n, err := pyval.ToIntViaFloat(pyval.Strip(x))
 		return n, err == nil
 	}
 	if !pyval.IsNumber(v) {
@@ -69,7 +65,7 @@ func makeMetaNode(_ *Env, inputs map[string]any) (any, error) {
 	}
 	for _, k := range []string{"provider", "model"} {
 		if v := inputs[k]; v != nil {
-			if s := strings.TrimSpace(pyval.Str(v)); s != "" {
+			if s := pyval.Strip(pyval.Str(v)); s != "" {
 				out[k] = s
 			}
 		}
@@ -113,7 +109,7 @@ func makeMetaNode(_ *Env, inputs map[string]any) (any, error) {
 	case []any:
 		list := []any{}
 		for _, x := range w {
-			if s := pyval.Str(x); strings.TrimSpace(s) != "" {
+			if s := pyval.Str(x); pyval.Strip(s) != "" {
 				list = append(list, s)
 			}
 		}
@@ -161,14 +157,14 @@ func toolParametersNode(env *Env, inputs map[string]any) (any, error) {
 		raw = cfg["name"]
 	}
 	name, _ := raw.(string)
-	name = strings.TrimSpace(name)
+	name = pyval.Strip(name)
 	out := map[string]any{}
 	args := map[string]any{}
 	// Only the declared input pins are parameters (none without pin
 	// metadata): other inputs, such as bus keys of an exec-pinned node,
 	// are not tool arguments.
 	for _, pin := range pinOrder(env, inputs) {
-		if pin = strings.TrimSpace(pin); pin == "" {
+		if pin = pyval.Strip(pin); pin == "" {
 			continue
 		}
 		v := inputs[pin]

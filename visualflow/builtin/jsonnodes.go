@@ -109,7 +109,7 @@ func stringifyJSONNode(_ *Env, inputs map[string]any) (any, error) {
 	}
 	mode := ""
 	if m, ok := inputs["mode"].(string); ok {
-		mode = strings.ToLower(pyval.Strip(m))
+		mode = pyval.Lower(pyval.Strip(m))
 	}
 	indent, hasIndent := int64(0), false
 	if raw := inputs["indent"]; raw != nil {

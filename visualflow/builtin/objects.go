@@ -177,7 +177,7 @@ func breakObjectNode(env *Env, inputs map[string]any) (any, error) {
 		path, _ := p.(string)
 		// Paths are trimmed, as the reference normalises them: the pin
 		// " name " is the pin "name".
-		if path = strings.TrimSpace(path); path == "" {
+		if path = pyval.Strip(path); path == "" {
 			continue
 		}
 		v, _ := pyval.GetDotted(obj, path)
@@ -225,7 +225,7 @@ func addSchemaFields(baseRaw, addRaw any) map[string]any {
 		list, _ := raw.([]any)
 		for _, it := range list {
 			s, ok := it.(string)
-			if !ok || strings.TrimSpace(s) == "" || seen[s] || (onlyAdded && !added[s]) {
+			if !ok || pyval.Strip(s) == "" || seen[s] || (onlyAdded && !added[s]) {
 				continue
 			}
 			seen[s] = true

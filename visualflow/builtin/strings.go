@@ -162,7 +162,7 @@ func replaceNode(_ *Env, inputs map[string]any) (any, error) {
 	rawMode, hasMode := inputs["mode"]
 	mode := "all"
 	if hasMode && rawMode != nil {
-		mode = strings.ToLower(pyval.Strip(pyval.Str(rawMode)))
+		mode = pyval.Lower(pyval.Strip(pyval.Str(rawMode)))
 	}
 	switch mode {
 	case "first", "once", "1":

@@ -24,7 +24,7 @@ func formatToolResultsNode(_ *Env, inputs map[string]any) (any, error) {
 		}
 		lines = append(lines, formatToolResult(item))
 	}
-	return strings.TrimSpace(strings.Join(lines, "\n")), nil
+	return pyval.Strip(strings.Join(lines, "\n")), nil
 }
 
 func formatToolResult(item map[string]any) string {
@@ -34,14 +34,14 @@ func formatToolResult(item map[string]any) string {
 	} else if pyval.Truthy(item["tool"]) {
 		name = pyval.Str(item["tool"])
 	}
-	name = strings.TrimSpace(name)
+	name = pyval.Strip(name)
 	if name == "" {
 		name = "tool"
 	}
 	success, isBool := item["success"].(bool)
 	errText := ""
 	if e := item["error"]; e != nil {
-		errText = strings.TrimSpace(pyval.Str(e))
+		errText = pyval.Strip(pyval.Str(e))
 	}
 	output := item["output"]
 	args, _ := item["arguments"].(map[string]any)
@@ -68,7 +68,7 @@ func formatToolResult(item map[string]any) string {
 	default:
 		obs = clampText(oneLine(pyval.Str(output)), 420)
 	}
-	if strings.TrimSpace(obs) == "" {
+	if pyval.Strip(obs) == "" {
 		obs = "(no output)"
 	}
 	return "- " + toolSignature(name, args, outObj) + " [" + status + "] : " + obs
@@ -79,7 +79,7 @@ func toolSignature(tool string, args, out map[string]any) string {
 	seen := map[string]bool{}
 	for _, m := range []map[string]any{args, out} {
 		for _, k := range pyval.SortedKeys(m) {
-			if t := strings.TrimSpace(k); t != "" && !seen[k] {
+			if t := pyval.Strip(k); t != "" && !seen[k] {
 				seen[k] = true
 				order = append(order, t)
 			}
@@ -124,11 +124,11 @@ func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\r", "\n")
 	var parts []string
 	for _, p := range strings.Split(s, "\n") {
-		if strings.TrimSpace(p) != "" {
+		if pyval.Strip(p) != "" {
 			parts = append(parts, p)
 		}
 	}
-	return strings.TrimSpace(strings.Join(parts, " "))
+	return pyval.Strip(strings.Join(parts, " "))
 }
 
 // clampText trims s and cuts it to maxLen code points (ending in "…").
