@@ -207,8 +207,7 @@ func listFolder(in map[string]any) (any, error) {
 	l := lister{scope: scope, shown: shown, recursive: recursive, includeDirs: includeDirs,
 		limit: limit, maxDepth: maxDepth, exts: exts, entries: []any{}, files: []any{}}
 	l.walk(abs, "", 0)
-	files, entries, truncated := l.files, l.entries, l.truncated
-	return map[string]any{"folder_path": shown, "files": files, "entries": entries, "count": int64(len(files)), "truncated": truncated}, nil
+	return map[string]any{"folder_path": shown, "files": l.files, "entries": l.entries, "count": int64(len(l.files)), "truncated": l.truncated}, nil
 }
 
 // lister walks a folder as Python's os.walk top-down does: a folder's

@@ -150,16 +150,6 @@ func (e *handoffEnv) runtime(st store.Store) *runtime.Runtime {
 	return rt
 }
 
-// handoffJSON renders a value as Python's json.dumps(sort_keys) would, for comparisons.
-func handoffJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := pyjson.Marshal(v, pyjson.Line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // handoffScrub replaces the values of volatile keys (ids, times) by a marker.
 func handoffScrub(v any) any {
 	switch x := v.(type) {
@@ -335,15 +325,11 @@ func (e *handoffEnv) goRun(id string) *durable.RunState {
 
 func handoffOut(t *testing.T, v any) string {
 	t.Helper()
-	b, err := pyjson.Marshal(v, pyjson.Line)
+	m, err := pyjson.Decode([]byte(iopJSON(t, v)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := pyjson.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return handoffJSON(t, handoffScrub(m))
+	return iopJSON(t, handoffScrub(m))
 }
 
 func handoffEq(t *testing.T, what, got, want string) {
