@@ -92,3 +92,10 @@ func flockFile(path string, flag int, perm fs.FileMode) (f *os.File, writable bo
 	}
 	return f, writable, nil
 }
+
+// unlockFile releases f's flock before it is closed. Closing alone is not
+// enough: a child this process forked and that has not exec'd yet holds a
+// copy of the descriptor, and with it the lock, so a Python runner started
+// right after Close would be refused. LOCK_UN acts on the open file
+// description, whoever else holds it.
+func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

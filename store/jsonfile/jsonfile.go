@@ -249,6 +249,7 @@ func runnerLockPath(dir string) string { return filepath.Join(dir, "gateway_runn
 // unlock drops the directory's locks, last taken first.
 func (s *Store) unlock() {
 	for i := len(s.locks) - 1; i >= 0; i-- {
+		unlockFile(s.locks[i])
 		_ = s.locks[i].Close()
 	}
 }
