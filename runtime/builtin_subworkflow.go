@@ -111,11 +111,12 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		for k, v := range extra {
 			details[k] = v
 		}
-		return Waiting(&durable.WaitState{
+		w := &durable.WaitState{
 			Reason: durable.WaitSubworkflow, WaitKey: SubworkflowWaitKey(childID),
-			ResumeToNode: req.ResumeTarget(), ResultKey: req.Effect.ResultKey,
-			AllowFreeText: true, Details: details,
-		})
+			ResultKey: req.Effect.ResultKey, AllowFreeText: true, Details: details,
+		}
+		req.setResumeTarget(w)
+		return Waiting(w)
 	}
 	if async {
 		req.drv.enqueueTick(childID)

@@ -67,8 +67,8 @@ type EffectRequest struct {
 }
 
 // ResumeTarget returns payload.resume_to_node when it is a non-empty
-// string, else DefaultNext. The wait handlers use setResumeTarget, which
-// keeps a non-string target as Python does.
+// string, else DefaultNext. The built-in waiting handlers use
+// setResumeTarget, which keeps a non-string target as Python does.
 func (r *EffectRequest) ResumeTarget() string {
 	if s, ok := r.Effect.Payload["resume_to_node"].(string); ok && s != "" {
 		return s

@@ -2,7 +2,8 @@ package runtime_test
 
 // The resume target of a wait is "payload.resume_to_node if truthy, else
 // the plan's next_node" (spec §3.1; runtime.py _handle_ask_user,
-// _handle_wait_event, _handle_wait_until). Python stores a truthy
+// _handle_wait_event, _handle_wait_until, _handle_start_subworkflow).
+// Python stores a truthy
 // non-string target (7, true) as given, in the run's wait, the WAITING
 // record and the resume record. Ours stores it the same way and, as for
 // such a target read from a store (docs/compatibility.md), a resume
@@ -29,7 +30,12 @@ func resumeTargetFixture(t *testing.T, eff *durable.Effect) (*fixture, string, *
 			return runtime.Complete(map[string]any{"at": "done"})
 		}),
 	}}
-	f := setup(t, wf)
+	child := &runtime.Workflow{ID: "child", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "child"}}, "")
+		}),
+	}}
+	f := setup(t, wf, child)
 	ctx := context.Background()
 	id, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
 	if err != nil {
@@ -65,6 +71,8 @@ func TestNonStringResumeToNodeKeptAsGiven(t *testing.T) {
 		{"wait_event true", &durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"wait_key": "e", "resume_to_node": true}}, "true"},
 		{"wait_until list", &durable.Effect{Type: durable.EffectWaitUntil, Payload: map[string]any{"until": "2099-01-01T00:00:00+00:00", "resume_to_node": []any{"x"}}}, `["x"]`},
 		{"ask_user 0", &durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "Q", "resume_to_node": int64(0)}}, `"done"`},
+		{"start_subworkflow async+wait 7", &durable.Effect{Type: durable.EffectStartSubworkflow, Payload: map[string]any{
+			"workflow_id": "child", "async": true, "wait": true, "resume_to_node": int64(7)}}, "7"},
 	} {
 		f, id, st := resumeTargetFixture(t, c.eff)
 		if got := wireText(t, st.Waiting.ResumeToNodeValue()); got != c.want {
