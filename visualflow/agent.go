@@ -64,8 +64,9 @@ func agentConfig(n *node) map[string]any {
 // saved by either runtime continues in the other; every phase resolves the
 // settings from it and agentConfig (agentSettings). thinking,
 // provider_text and model_text are passed through too, which Python's
-// handler also reads when present.
-func agentInputs(in, cfg map[string]any) map[string]any {
+// handler also reads when present. A response schema naming an
+// `abstractsemantics:` ref is an error, as in Python's normaliser.
+func agentInputs(in, cfg map[string]any) (map[string]any, error) {
 	task := ""
 	if v := in["prompt"]; v != nil {
 		task = pyval.Str(v)
@@ -110,6 +111,9 @@ func agentInputs(in, cfg map[string]any) map[string]any {
 	}
 	if v, ok := first(in, "resp_schema", "response_schema"); ok {
 		if schema := normalizeSchema(v); len(schema) > 0 {
+			if err := semanticsRefError(schema); err != nil {
+				return nil, err
+			}
 			out["response_schema"] = schema
 		}
 	}
@@ -119,7 +123,7 @@ func agentInputs(in, cfg map[string]any) map[string]any {
 	if b, ok := useSessionAttachments(in); ok {
 		out["use_session_attachments"] = b
 	}
-	return out
+	return out, nil
 }
 
 // agentSettings are the agent's settings (§5.6 "pin value else
@@ -211,7 +215,10 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 		in = map[string]any{}
 	}
 	cfg := agentConfig(n)
-	ri := agentInputs(in, cfg)
+	ri, err := agentInputs(in, cfg)
+	if err != nil {
+		return runtime.StepPlan{}, fmt.Errorf("agent node '%s': %w", n.ID, err)
+	}
 	b["resolved_inputs"] = ri
 	set := s.agentSettings(n, ri)
 	task, provider, model := set.task, set.provider, set.model

@@ -1,11 +1,14 @@
 package visualflow
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // Provider/model values default, __default__, __abstractcore_default__ and
@@ -81,5 +84,38 @@ func TestAgentPromptCacheBindingLikeReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A response schema pin that is an `abstractsemantics:` $ref fails the
+// agent node, naming the ref, as Python's agent input normaliser raises
+// when it cannot resolve it: the ReAct child never starts, and no
+// structured pass gets an unresolved schema.
+func TestAgentSemanticsRefSchemaFailsNode(t *testing.T) {
+	flow := pinnedAgentFlow(map[string]any{
+		"pinDefaults": map[string]any{"prompt": "do it", "resp_schema": map[string]any{"$ref": " abstractsemantics:kg_assertion_schema_v0"}},
+		"agentConfig": map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-sem"},
+	}, []string{"prompt:string", "resp_schema:object"})
+	var seen map[string]any
+	react := outputReact("react-sem", map[string]any{"answer": "ok", "iterations": int64(1), "messages": []any{}}, &seen)
+	wf, err := Compile(flow, CompileOptions{})
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	rt := newTestRuntime(t, memory.New(), nil, wf, react)
+	ctx := context.Background()
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != durable.RunFailed || !strings.Contains(st.Error, "abstractsemantics:kg_assertion_schema_v0") {
+		t.Fatalf("status %s error %q; want failed naming the schema ref", st.Status, st.Error)
+	}
+	if seen != nil {
+		t.Errorf("the ReAct child ran (vars %v); want the agent to fail before starting it", seen)
 	}
 }

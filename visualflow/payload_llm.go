@@ -84,8 +84,8 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 	}
 	rawSchema, _ := first(in, "resp_schema", "response_schema")
 	if schema := normalizeSchema(rawSchema); schema != nil {
-		if ref, _ := schema["$ref"].(string); strings.HasPrefix(pyval.Strip(ref), "abstractsemantics:") {
-			return nil, fmt.Errorf("response schema %q needs a semantics resolver, which this runtime does not have", ref)
+		if err := semanticsRefError(schema); err != nil {
+			return nil, err
 		}
 		p["response_schema"] = schema
 		p["response_schema_name"] = "LLM_StructuredOutput"
@@ -341,6 +341,17 @@ func normalizeSchema(v any) map[string]any {
 		return nil
 	}
 	return m
+}
+
+// semanticsRefError refuses a response schema that is an
+// `abstractsemantics:` $ref: the reference resolves it with the
+// abstractsemantics package and raises when it cannot (no silent
+// fallback to an unconstrained answer); this runtime has no resolver.
+func semanticsRefError(schema map[string]any) error {
+	if ref, _ := schema["$ref"].(string); strings.HasPrefix(pyval.Strip(ref), "abstractsemantics:") {
+		return fmt.Errorf("response schema %q needs a semantics resolver, which this runtime does not have", ref)
+	}
+	return nil
 }
 
 // thinkingValue accepts a bool or a non-empty trimmed string.
