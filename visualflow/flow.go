@@ -52,8 +52,7 @@ func parseDocument(flow map[string]any) *document {
 		if !ok {
 			continue
 		}
-		id, _ := m["id"].(string)
-		id = strings.TrimSpace(id)
+		id := bundle.IDText(m["id"])
 		if id == "" {
 			continue
 		}
@@ -72,7 +71,7 @@ func parseDocument(flow map[string]any) *document {
 		if !ok {
 			continue
 		}
-		e := edge{str(m["source"]), str(m["sourceHandle"]), str(m["target"]), str(m["targetHandle"])}
+		e := edge{bundle.IDText(m["source"]), str(m["sourceHandle"]), bundle.IDText(m["target"]), str(m["targetHandle"])}
 		if e.Source == "" || e.Target == "" || e.SourceHandle == "" || e.TargetHandle == "" {
 			continue
 		}

@@ -1,16 +1,31 @@
 package bundle
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
+)
 
 // FlowID returns the id of a VisualFlow document: the first non-empty of
-// id, flow_id, workflow_id (trimmed).
+// id, flow_id, workflow_id, as text (IDText).
 func FlowID(flow map[string]any) string {
 	for _, k := range []string{"id", "flow_id", "workflow_id"} {
-		if s, ok := flow[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
+		if s := IDText(flow[k]); s != "" {
+			return s
 		}
 	}
 	return ""
+}
+
+// IDText reads a flow, node or edge-endpoint id as Python's loader does,
+// str(v or "").strip(): ids are strings in the editor's files, but a
+// hand-written flow's number ids (1, 2) name nodes "1" and "2" instead of
+// being dropped.
+func IDText(v any) string {
+	if !pyval.Truthy(v) {
+		return ""
+	}
+	return pyval.Strip(pyval.Str(v))
 }
 
 // nodeList returns the node objects of a flow (non-objects skipped).
@@ -25,11 +40,8 @@ func nodeList(flow map[string]any) []map[string]any {
 	return out
 }
 
-// nodeID returns a node's trimmed id.
-func nodeID(node map[string]any) string {
-	s, _ := node["id"].(string)
-	return strings.TrimSpace(s)
-}
+// nodeID returns a node's id as text (IDText).
+func nodeID(node map[string]any) string { return IDText(node["id"]) }
 
 // NodeType returns a node's normalised type: "NodeType.X" becomes "x", an
 // object {"value": t} uses t, and an empty type falls back to

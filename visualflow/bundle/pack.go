@@ -269,8 +269,7 @@ func reachableExecNodes(flow map[string]any) []map[string]any {
 		if !ok || edge["targetHandle"] != "exec-in" {
 			continue
 		}
-		src, _ := edge["source"].(string)
-		dst, _ := edge["target"].(string)
+		src, dst := IDText(edge["source"]), IDText(edge["target"])
 		if exec[src] == nil || exec[dst] == nil {
 			continue
 		}
