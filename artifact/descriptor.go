@@ -112,7 +112,7 @@ func normalizeDescriptor(d Descriptor, declared bool, contentType, runID string,
 	tag := func(keys ...string) string {
 		for _, k := range keys {
 			if v := tags[k]; v != "" {
-				return strings.TrimSpace(v)
+				return pyval.Strip(v) // Python _str_or_none: str.strip()
 			}
 		}
 		return ""

@@ -83,3 +83,55 @@ func TestSearchKindLowersAsPython(t *testing.T) {
 		t.Errorf("search semantic_kind %q found %d artifacts; Python finds the one whose kind is %q", "ΟΔΟΣ", len(got), "οδος")
 	}
 }
+
+// Python strips descriptor ids with str.strip() (_str_or_none in
+// _normalize_descriptor and ArtifactDescriptor.from_dict, the same in
+// ArtifactAccessStats.from_dict/record), and str.strip() treats the
+// information separators U+001C..U+001F as whitespace. normalizeDescriptor's
+// tag() and descriptorFromJSON must strip them too: a session_id tag
+// "s1\x1f" gives Python descriptor session_id "s1", found by
+// search(session_id="s1") and faceted as "s1".
+func TestDescriptorIDsStripAsPython(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range map[string]artifact.Store{"memory": artifact.NewMemory(), "fs": newTestFS(t)} {
+		m, err := st.Put(ctx, artifact.PutParams{
+			Content:     []byte("x"),
+			ContentType: "text/plain",
+			RunID:       "r1",
+			Tags:        map[string]string{"session_id": "s1\x1f", "workflow_id": "\x1cwf"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Descriptor.SessionID != "s1" || m.Descriptor.WorkflowID != "wf" {
+			t.Errorf("%s: descriptor session_id/workflow_id = %q/%q; Python _str_or_none gives \"s1\"/\"wf\"",
+				name, m.Descriptor.SessionID, m.Descriptor.WorkflowID)
+		}
+		found, err := st.Search(ctx, artifact.SearchParams{SessionID: "s1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found) != 1 {
+			t.Errorf("%s: Search(session_id=s1) found %d artifacts; Python finds the one tagged \"s1\\x1f\"", name, len(found))
+		}
+		d, err := st.Put(ctx, artifact.PutParams{
+			Content:    []byte("y"),
+			RunID:      "r1",
+			Descriptor: map[string]any{"node_id": "n1\x1e", "classification_source": "producer\x1d"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Descriptor.NodeID != "n1" || d.Descriptor.ClassificationSource != "producer" {
+			t.Errorf("%s: declared descriptor node_id/classification_source = %q/%q; Python from_dict strips them to \"n1\"/\"producer\"",
+				name, d.Descriptor.NodeID, d.Descriptor.ClassificationSource)
+		}
+		a, err := st.RecordAccess(ctx, artifact.AccessParams{ID: d.ArtifactID, ActorID: "u1\x1f"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Access.LastActorID != "u1" {
+			t.Errorf("%s: access last_actor_id = %q; Python record() stores _str_or_none(actor_id) = \"u1\"", name, a.Access.LastActorID)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // FS is the file-backed Store, with the layout of the Python
@@ -307,6 +308,14 @@ func (s *FS) blobPath(blobID string) (string, error) {
 
 // readMeta reads an artifact's metadata from disk: refs first, then the
 // legacy layout.
+//
+// A .meta file that exists but does not decode reads as ErrNotFound, its
+// cause kept in the error text: Python's _read_metadata_path returns None
+// for it (get_metadata and load give None, exists False), and the lists
+// skip it, so a single read must not find an artifact the lists do not.
+// The legacy file is not tried then (Python's refs path wins when it
+// exists), and the damaged file is left as it is. Failing to read the file
+// (permissions, I/O) stays an error: a transient fault is not an absence.
 func (s *FS) readMeta(ctx context.Context, id string) (*Metadata, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
@@ -315,12 +324,16 @@ func (s *FS) readMeta(ctx context.Context, id string) (*Metadata, error) {
 		return nil, err
 	}
 	for _, p := range []string{s.refPath(id), s.legacyMetaPath(id)} {
-		m, err := readMetaFile(p)
+		b, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("artifact %s: %w", id, err)
+		}
+		m, err := ParseMetadata(b)
+		if err != nil {
+			return nil, fmt.Errorf("artifact %s: metadata file %s unreadable (%v): %w", id, p, err, ErrNotFound)
 		}
 		if m.ArtifactID != id {
 			// The id names the files read and written from here on (a
@@ -335,7 +348,7 @@ func (s *FS) readMeta(ctx context.Context, id string) (*Metadata, error) {
 
 // contentPath is the blob of m, or the legacy .bin when m has no blob id.
 func (s *FS) contentPath(m *Metadata) (string, error) {
-	if b := strings.TrimSpace(m.BlobID); b != "" {
+	if b := pyval.Strip(m.BlobID); b != "" { // Python: blob_id.strip()
 		return s.blobPath(b)
 	}
 	return s.legacyBinPath(m.ArtifactID), nil

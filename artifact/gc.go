@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // GCReport is the result of FS.GC, in the Python report's JSON shape.
@@ -47,7 +49,7 @@ func (s *FS) GC(ctx context.Context, dryRun bool) (*GCReport, error) {
 	}
 	referenced := map[string]bool{}
 	for _, m := range metas {
-		if b := strings.TrimSpace(m.BlobID); b != "" {
+		if b := pyval.Strip(m.BlobID); b != "" { // as contentPath reads it
 			referenced[b] = true
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
@@ -255,16 +254,16 @@ func descriptorFromJSON(m map[string]any) Descriptor {
 		RenderKind:           lowerTrim(pyStr(m["render_kind"])),
 		Modality:             lowerTrim(pyStr(m["modality"])),
 		Task:                 lowerTrim(pyStr(m["task"])),
-		ClassificationSource: strings.TrimSpace(pyStr(m["classification_source"])),
-		SessionID:            strings.TrimSpace(pyStr(m["session_id"])),
-		WorkflowID:           strings.TrimSpace(pyStr(m["workflow_id"])),
-		NodeID:               strings.TrimSpace(pyStr(m["node_id"])),
-		StepID:               strings.TrimSpace(pyStr(m["step_id"])),
-		EffectID:             strings.TrimSpace(pyStr(m["effect_id"])),
-		TurnID:               strings.TrimSpace(pyStr(m["turn_id"])),
-		LedgerCursor:         strings.TrimSpace(pyStr(m["ledger_cursor"])),
-		ParentRunID:          strings.TrimSpace(pyStr(m["parent_run_id"])),
-		ActorID:              strings.TrimSpace(pyStr(m["actor_id"])),
+		ClassificationSource: pyval.Strip(pyStr(m["classification_source"])),
+		SessionID:            pyval.Strip(pyStr(m["session_id"])),
+		WorkflowID:           pyval.Strip(pyStr(m["workflow_id"])),
+		NodeID:               pyval.Strip(pyStr(m["node_id"])),
+		StepID:               pyval.Strip(pyStr(m["step_id"])),
+		EffectID:             pyval.Strip(pyStr(m["effect_id"])),
+		TurnID:               pyval.Strip(pyStr(m["turn_id"])),
+		LedgerCursor:         pyval.Strip(pyStr(m["ledger_cursor"])),
+		ParentRunID:          pyval.Strip(pyStr(m["parent_run_id"])),
+		ActorID:              pyval.Strip(pyStr(m["actor_id"])),
 		Producer:             objectOrEmpty(m["producer"]),
 		Provenance:           objectOrEmpty(m["provenance"]),
 		Generation:           objectOrEmpty(m["generation"]),
@@ -306,11 +305,11 @@ func accessFromJSON(v any) AccessStats {
 		ContentAccessCount:  count("content_access_count"),
 		PreviewCount:        count("preview_count"),
 		DownloadCount:       count("download_count"),
-		LastAccessedAt:      strings.TrimSpace(pyStr(m["last_accessed_at"])),
-		LastAction:          strings.TrimSpace(pyStr(m["last_action"])),
-		LastActorID:         strings.TrimSpace(pyStr(m["last_actor_id"])),
-		LastSessionID:       strings.TrimSpace(pyStr(m["last_session_id"])),
-		LastRunID:           strings.TrimSpace(pyStr(m["last_run_id"])),
+		LastAccessedAt:      pyval.Strip(pyStr(m["last_accessed_at"])),
+		LastAction:          pyval.Strip(pyStr(m["last_action"])),
+		LastActorID:         pyval.Strip(pyStr(m["last_actor_id"])),
+		LastSessionID:       pyval.Strip(pyStr(m["last_session_id"])),
+		LastRunID:           pyval.Strip(pyStr(m["last_run_id"])),
 		Actions:             map[string]int{},
 	}
 	if acts, ok := m["actions"].(map[string]any); ok {
@@ -346,9 +345,9 @@ func (a *AccessStats) record(p AccessParams, now string) {
 	}
 	a.LastAccessedAt = cmpOr(p.At, now)
 	a.LastAction = action
-	a.LastActorID = strings.TrimSpace(p.ActorID)
-	a.LastSessionID = strings.TrimSpace(p.SessionID)
-	a.LastRunID = strings.TrimSpace(p.RunID)
+	a.LastActorID = pyval.Strip(p.ActorID)
+	a.LastSessionID = pyval.Strip(p.SessionID)
+	a.LastRunID = pyval.Strip(p.RunID)
 }
 
 func nullString(s string) any {
@@ -468,7 +467,7 @@ func intValue(v any) (int64, bool) {
 	case int64:
 		return x, true
 	case string:
-		i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		i, err := pyval.ToInt(x) // int("7\x1f"), int("1_000") read as Python's
 		return i, err == nil
 	case bool:
 		if x {

@@ -50,7 +50,7 @@ func MaxInlineBytes(n int) int {
 	if n != 0 {
 		return n
 	}
-	if raw := strings.TrimSpace(os.Getenv(EnvMaxInlineBytes)); raw != "" {
+	if raw := pyval.Strip(os.Getenv(EnvMaxInlineBytes)); raw != "" {
 		if v, err := pyval.ToInt(raw); err == nil { // Python's int(): "1_000" reads
 			return int(v)
 		}
@@ -112,7 +112,7 @@ func Offload(ctx context.Context, st Store, value any, opts OffloadOptions) (any
 		return value, nil
 	}
 	w := offloader{ctx: ctx, st: st, opts: opts, limit: limit}
-	out, _, err := w.walk(value, strings.TrimSpace(opts.RootPath), true)
+	out, _, err := w.walk(value, pyval.Strip(opts.RootPath), true)
 	if err != nil {
 		return value, err
 	}

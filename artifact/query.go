@@ -236,7 +236,7 @@ var descriptorFacets = map[string]func(*Descriptor) string{
 // (content_type, run_id, artifact_id, created_at, blob_id), "tag:<name>"
 // or "metadata:<key>". Unknown fields give "".
 func FacetValue(m *Metadata, field string) string {
-	field = strings.TrimSpace(field)
+	field = pyval.Strip(field)
 	if f, ok := descriptorFacets[field]; ok {
 		return f(&m.Descriptor)
 	}

@@ -13,7 +13,8 @@ import (
 
 // Sentinel errors, tested with errors.Is.
 var (
-	// ErrNotFound: no artifact has this id (or its content is gone).
+	// ErrNotFound: no artifact has this id (or its content is gone, or
+	// FS cannot decode its metadata file, as Python reads it as None).
 	ErrNotFound = errors.New("artifact not found")
 	// ErrInvalidID: the id is empty or has characters outside
 	// [a-zA-Z0-9_-] (see ValidID).
