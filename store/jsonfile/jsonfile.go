@@ -63,7 +63,11 @@
 // store.ErrConflict, one stat per commit, and the host's save wins; a
 // save the store has not read yet is not in the indexes (RunIndex,
 // RunListDue), and one landing between a commit's check and its rename
-// is still overwritten. A ledger is checked against its file (identity
+// is still overwritten. A run file another process deleted is forgotten
+// (metadata, indexes, cache; not its ledger) once the store finds it
+// gone: at a read of the run, in RunIndex and RunListDue (which stat the
+// files of the runs they list) and at a create of the same id, which
+// then writes it anew. A ledger is checked against its file (identity
 // and size) at each use and read again, from where it grew, when another
 // process appended to it, or whole when it was deleted or replaced; the
 // store's appends start a line of their own after a torn one. Commands

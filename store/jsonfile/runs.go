@@ -126,6 +126,18 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 	cur := s.runs[id]
 	s.mu.RUnlock()
 	path := s.runPath(id)
+	if p.Create && cur != nil {
+		// Known, but its file may have been deleted by another process
+		// (Python serve --no-runner, a script, a user) since: the run no
+		// longer exists, and a create writes it, as Python's does. The
+		// ledger is kept and appended to, as after RunDelete.
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			s.mu.Lock()
+			s.setLocked(id, nil)
+			s.mu.Unlock()
+			cur = nil
+		}
+	}
 	switch {
 	case p.Create && cur != nil:
 		return fmt.Errorf("jsonfile: creating run %s: %w", id, store.ErrAlreadyExists)
@@ -304,6 +316,7 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 	path := s.runPath(id)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		s.forgetGoneLocked(id)
 		return nil, fmt.Errorf("jsonfile: run %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
@@ -321,6 +334,45 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 		return nil, fmt.Errorf("jsonfile: reading run %s: %s is unreadable: %w", id, path, err)
 	}
 	return r, nil
+}
+
+// forgetGoneLocked drops run id from the metadata, the indexes and the
+// cache when its file is gone, and reports whether it did: another
+// process (Python serve --no-runner, a script, a user) deleted it, and
+// the listings must agree with RunGet, as Python's do (they scan the run
+// files). The file is looked at again under s.mu, so that a reader
+// sharing the stripe that has just adopted a file put back there is not
+// undone. The caller holds the run's stripe, shared or not; the store's
+// own saves hold it exclusively and never leave the path empty (they
+// exchange or rename over the file), so only a delete is seen here. The
+// ledger file and its index are left alone, as RunDelete leaves them.
+func (s *Store) forgetGoneLocked(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runs[id] == nil {
+		return false
+	}
+	if _, err := os.Stat(s.runPath(id)); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	s.setLocked(id, nil)
+	return true
+}
+
+// dropGone stats the files of runs ids and forgets those found gone
+// (forgetGoneLocked); it reports whether it forgot any.
+func (s *Store) dropGone(ids []string) bool {
+	dropped := false
+	for _, id := range ids {
+		if _, err := os.Stat(s.runPath(id)); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		lk := s.stripe(id)
+		lk.RLock()
+		dropped = s.forgetGoneLocked(id) || dropped
+		lk.RUnlock()
+	}
+	return dropped
 }
 
 // readRunLocked reads a run's file and makes the store's metadata and
@@ -420,9 +472,23 @@ func (s *Store) RunListDue(ctx context.Context, p *store.RunListDueParams) ([]st
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.idx.due.ListDue(p.Now, store.EffectiveLimit(p.Limit)), nil
+	// A run whose file another process deleted is not handed to the
+	// scheduler (Python's list_due_wait_until scans the files): it is
+	// dropped and the listing made again, so that it stays full (a short
+	// one tells the scheduler no other run is due). One stat per run
+	// listed; each pass that lists again has forgotten one run at least.
+	for {
+		s.mu.RLock()
+		due := s.idx.due.ListDue(p.Now, store.EffectiveLimit(p.Limit))
+		s.mu.RUnlock()
+		ids := make([]string, len(due))
+		for i, d := range due {
+			ids[i] = d.RunID
+		}
+		if !s.dropGone(ids) {
+			return due, nil
+		}
+	}
 }
 
 // RunNextDue implements store.RunStore.
@@ -461,22 +527,35 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 }
 
 // RunIndex implements store.RunStore from the in-memory metadata, without
-// reading run files.
+// reading run files (it stats those of the rows listed).
 func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.RunIndexRow, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
 	var metas []*runMeta
-	for _, m := range s.runs {
-		row := store.IndexRow(m.stub)
-		if p.Matches(&row) {
-			metas = append(metas, m)
+	for {
+		s.mu.RLock()
+		metas = metas[:0]
+		for _, m := range s.runs {
+			row := store.IndexRow(m.stub)
+			if p.Matches(&row) {
+				metas = append(metas, m)
+			}
+		}
+		s.mu.RUnlock()
+		slices.SortFunc(metas, byUpdatedDesc)
+		metas = metas[:min(len(metas), store.EffectiveLimit(p.Limit))]
+		// As RunListDue: a run whose file was deleted is not listed (nor
+		// takes the place of one that is), as Python's scan of the files
+		// does not list it.
+		ids := make([]string, len(metas))
+		for i, m := range metas {
+			ids[i] = m.stub.RunID
+		}
+		if !s.dropGone(ids) {
+			break
 		}
 	}
-	s.mu.RUnlock()
-	slices.SortFunc(metas, byUpdatedDesc)
-	metas = metas[:min(len(metas), store.EffectiveLimit(p.Limit))]
 	rows := make([]store.RunIndexRow, len(metas))
 	for i, m := range metas {
 		rows[i] = store.IndexRow(m.stub)
