@@ -520,7 +520,9 @@ func TestSandboxRangeIsStarlarkRange(t *testing.T) {
 // growing there and the code fails with the limit error. (Unstopped, this
 // one would allocate over 1 GiB; range(1 << 40) would exhaust the
 // process.) Stopped by the heap's growth, not refused before, it
-// allocates a little past the limit.
+// allocates past the limit, by how long the watchdog waits to be
+// scheduled: on a loaded machine (2 cores, other test processes) that
+// reached 258 MiB, so the bound is half of the unstopped allocation.
 func TestListExtendedByRangeStopsAtMemoryLimit(t *testing.T) {
 	src := "def f(_input):\n    x = []\n    x += range(1 << 25)\n    return len(x)\n"
 	var err error
@@ -531,7 +533,7 @@ func TestListExtendedByRangeStopsAtMemoryLimit(t *testing.T) {
 	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "memory limit") {
 		t.Fatalf("got %v, err = %v; want the memory limit error", got, err)
 	}
-	if alloc > 256<<20 {
+	if alloc > 512<<20 {
 		t.Errorf("the process allocated %d MiB under an 8 MiB limit", alloc>>20)
 	}
 }
