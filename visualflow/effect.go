@@ -134,8 +134,13 @@ func (s *step) waitUntilPayload(in, cfg map[string]any) (map[string]any, error) 
 		return map[string]any{"until": until}, nil
 	}
 	// An unreadable duration waits 0 seconds, but "nan" reads as a float
-	// and fails below, as Python's timedelta raises on it.
+	// and fails below, as Python's timedelta raises on it. The reference
+	// catches only TypeError/ValueError, so an int too large for a float
+	// (OverflowError) fails the node.
 	secs, err := pyval.ToFloat(d)
+	if errors.Is(err, pyval.ErrIntTooLargeForFloat) {
+		return nil, fmt.Errorf("wait_until: duration: %w", err)
+	}
 	if err != nil {
 		secs = 0
 	}

@@ -308,9 +308,10 @@ func (s *step) runWhile(n *node) (runtime.StepPlan, error) {
 	return runtime.Next(n.loopTarget), nil
 }
 
-// intOf reads a stored integer (any JSON number kind); 0 otherwise.
+// intOf reads a stored counter as the reference does, int(x) (any JSON
+// number kind); 0 otherwise.
 func intOf(v any) int {
-	i, err := pyval.ToIntViaFloat(v)
+	i, err := pyval.ToInt(v)
 	if err != nil {
 		return 0
 	}

@@ -1,6 +1,8 @@
 package pyval
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -13,7 +15,9 @@ import (
 // ToFloat implements Python's float(x): numbers and bools convert directly;
 // strings may have surrounding whitespace and use decimal or exponent
 // notation, "inf"/"infinity"/"nan" (any case, optional sign) and underscores
-// between digits. Anything else is an error with Python's message.
+// between digits. Anything else is an error with Python's message, as is
+// an int beyond the float64 range (Python's OverflowError; a numeric
+// string that large reads as inf, as in Python).
 func ToFloat(v any) (float64, error) {
 	if s, ok := v.(string); ok {
 		f, ok := parsePyFloat(s)
@@ -25,6 +29,9 @@ func ToFloat(v any) (float64, error) {
 	n := asNumber(v)
 	if n.kind == notNumber {
 		return 0, fmt.Errorf("float() argument must be a string or a real number, not '%s'", TypeName(v))
+	}
+	if n.big && math.IsInf(n.f, 0) {
+		return 0, ErrIntTooLargeForFloat
 	}
 	return n.float(), nil
 }
@@ -81,16 +88,41 @@ func ToIndex(v any) (int64, error) {
 	return math.MaxInt64, nil
 }
 
-// ToIntViaFloat implements int(float(x)), which accepts "2.5" → 2.
+// ErrIntTooLargeForFloat is ToFloat's error for an int beyond the float64
+// range: Python raises it as OverflowError, which code catching only
+// TypeError/ValueError lets through.
+var ErrIntTooLargeForFloat = errors.New("int too large to convert to float")
+
+// ToIntViaFloat implements int(float(x)), which accepts "2.5" → 2. Like
+// Python it rounds an int to a float64 first (2**53+1 → 2**53). A result
+// past int64, which Python keeps as a big int, is an error; IntViaFloat
+// returns it.
 func ToIntViaFloat(v any) (int64, error) {
-	if IsInt(v) {
-		return ToInt(v)
-	}
 	f, err := ToFloat(v)
 	if err != nil {
 		return 0, err
 	}
 	return FloatToInt(f)
+}
+
+// IntViaFloat is int(float(x)) as a Python int value: an int64, or past
+// the int64 range a json.Number of its exact digits (how this package
+// carries big ints), so 1e20 gives 100000000000000000000.
+func IntViaFloat(v any) (any, error) {
+	f, err := ToFloat(v)
+	if err != nil {
+		return nil, err
+	}
+	i, err := FloatToInt(f)
+	if err == nil {
+		return i, nil
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, err
+	}
+	// A float64 this large is an integer already, so the conversion is exact.
+	b, _ := new(big.Float).SetFloat64(f).Int(nil)
+	return json.Number(b.String()), nil
 }
 
 // SaturatedInt is f truncated toward zero to an int64, clamped at its

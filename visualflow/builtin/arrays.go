@@ -158,14 +158,14 @@ func elementIndex(raw any) int64 {
 		if !pyval.IsNumber(raw) {
 			return 0
 		}
-		if i, err := pyval.ToInt(raw); err == nil {
-			return i
-		}
-		v, err := pyval.ToFloat(raw)
+		// int() of a number: past int64 (1e20, a 400-digit int) it is
+		// out of range of every array, so ToIndex's saturation is exact
+		// enough; inf and nan are unconvertible.
+		i, err := pyval.ToIndex(raw)
 		if err != nil {
 			return 0
 		}
-		f = v
+		return i
 	}
 	switch {
 	case math.IsNaN(f) || math.IsInf(f, 0):

@@ -19,6 +19,7 @@
 package builtin
 
 import (
+	"math/big"
 	"math/rand/v2"
 	"sort"
 	"time"
@@ -56,6 +57,32 @@ func (e *Env) int64N(n int64) int64 {
 		return e.Rand.Int64N(n)
 	}
 	return rand.Int64N(n)
+}
+
+// bigIntN draws uniformly from [0, n), n > 0, for ranges past int64:
+// rejection sampling on n.BitLen() random bits, so each try succeeds with
+// probability above one half.
+func (e *Env) bigIntN(n *big.Int) *big.Int {
+	bits := n.BitLen()
+	words := (bits + 63) / 64
+	r, w := new(big.Int), new(big.Int)
+	for {
+		r.SetUint64(0)
+		for range words {
+			r.Lsh(r, 64).Or(r, w.SetUint64(e.uint64()))
+		}
+		r.Rsh(r, uint(words*64-bits))
+		if r.Cmp(n) < 0 {
+			return r
+		}
+	}
+}
+
+func (e *Env) uint64() uint64 {
+	if e != nil && e.Rand != nil {
+		return e.Rand.Uint64()
+	}
+	return rand.Uint64()
 }
 
 func (e *Env) float64() float64 {

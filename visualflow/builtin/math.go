@@ -1,9 +1,11 @@
 package builtin
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
@@ -112,25 +114,48 @@ func roundNode(_ *Env, inputs map[string]any) (any, error) {
 }
 
 // randomIntNode: uniform int in [min, max] (bounds via int(float(x)),
-// fallbacks 0 and 100, swapped when reversed).
+// fallbacks 0 and 100, swapped when reversed). As in Python, an int bound
+// is rounded to a float64 first and a bound past int64 (1e20) stays exact,
+// so the draw falls back to math/big when the range leaves int64.
 func randomIntNode(env *Env, inputs map[string]any) (any, error) {
-	lo, err := pyval.ToIntViaFloat(get(inputs, "min", int64(0)))
-	if err != nil {
-		lo = 0
-	}
-	hi, err := pyval.ToIntViaFloat(get(inputs, "max", int64(100)))
-	if err != nil {
-		hi = 100
-	}
-	if hi < lo {
+	lo := intBoundViaFloat(get(inputs, "min", int64(0)), 0)
+	hi := intBoundViaFloat(get(inputs, "max", int64(100)), 100)
+	if hi.Cmp(lo) < 0 {
 		lo, hi = hi, lo
 	}
-	span := uint64(hi - lo)
-	if span >= math.MaxInt64 {
-		// Range too wide for Int64N: fall back to a float draw.
-		return lo + int64(env.float64()*float64(span)), nil
+	span := new(big.Int).Sub(hi, lo)
+	span.Add(span, big.NewInt(1))
+	if lo.IsInt64() && hi.IsInt64() && span.IsInt64() {
+		return lo.Int64() + env.int64N(span.Int64()), nil
 	}
-	return lo + env.int64N(int64(span)+1), nil
+	return pyInt(new(big.Int).Add(lo, env.bigIntN(span))), nil
+}
+
+// intBoundViaFloat is int(float(v)) as a big int, def when Python's
+// conversion raises.
+func intBoundViaFloat(v any, def int64) *big.Int {
+	r, err := pyval.IntViaFloat(v)
+	if err != nil {
+		return big.NewInt(def)
+	}
+	switch x := r.(type) {
+	case int64:
+		return big.NewInt(x)
+	case json.Number:
+		if b, ok := new(big.Int).SetString(string(x), 10); ok {
+			return b
+		}
+	}
+	return big.NewInt(def)
+}
+
+// pyInt is b as this package's Python int: int64, or json.Number digits
+// past the int64 range.
+func pyInt(b *big.Int) any {
+	if b.IsInt64() {
+		return b.Int64()
+	}
+	return json.Number(b.String())
 }
 
 // randomFloatNode: min + (max-min)*U[0,1) (fallbacks 0 and 1).

@@ -17,7 +17,11 @@ import (
 // deliberate difference: JSON blocks and same-timestamp steps follow
 // sorted key order, as Go maps keep no insertion order.
 func agentTraceReportNode(_ *Env, inputs map[string]any) (any, error) {
-	return renderAgentTrace(inputs["scratchpad"]), nil
+	report, err := renderAgentTrace(inputs["scratchpad"])
+	if err != nil {
+		return nil, err
+	}
+	return report, nil
 }
 
 // traceStep is one node-trace entry with the node that recorded it.
@@ -26,11 +30,11 @@ type traceStep struct {
 	entry    map[string]any
 }
 
-func renderAgentTrace(scratchpad any) string {
+func renderAgentTrace(scratchpad any) (string, error) {
 	const title = "# Agent Trace Report"
 	pad, ok := scratchpad.(map[string]any)
 	if !ok {
-		return title + "\n\n_No scratchpad provided._\n"
+		return title + "\n\n_No scratchpad provided._\n", nil
 	}
 	traces, ok := pad["node_traces"].(map[string]any)
 	if !ok {
@@ -38,7 +42,7 @@ func renderAgentTrace(scratchpad any) string {
 		_, hasSteps := pad["steps"]
 		_, hasNode := pad["node_id"]
 		if !hasSteps || !hasNode {
-			return title + "\n\n_No node_traces found in scratchpad._\n"
+			return title + "\n\n_No node_traces found in scratchpad._\n", nil
 		}
 		traces = map[string]any{pyval.Str(pad["node_id"]): pad}
 	}
@@ -53,13 +57,16 @@ func renderAgentTrace(scratchpad any) string {
 
 	steps := collectTraceSteps(traces)
 	if len(steps) == 0 {
-		return strings.Join(append(lines, "_No trace steps found._", ""), "\n")
+		return strings.Join(append(lines, "_No trace steps found._", ""), "\n"), nil
 	}
 	lines = append(lines, "## Timeline", "")
 	for i, st := range steps {
-		lines = renderTraceStep(lines, i+1, st)
+		var err error
+		if lines, err = renderTraceStep(lines, i+1, st); err != nil {
+			return "", err
+		}
 	}
-	return pyval.RStrip(strings.Join(lines, "\n")) + "\n"
+	return pyval.RStrip(strings.Join(lines, "\n")) + "\n", nil
 }
 
 // collectTraceSteps flattens node_traces into steps sorted by their ISO
@@ -82,14 +89,20 @@ func collectTraceSteps(traces map[string]any) []traceStep {
 }
 
 // renderTraceStep appends the section of one step to lines.
-func renderTraceStep(lines []string, idx int, st traceStep) []string {
+func renderTraceStep(lines []string, idx int, st traceStep) ([]string, error) {
 	status, _ := st.entry["status"].(string)
 	effect, _ := st.entry["effect"].(map[string]any)
 	effectType, _ := effect["type"].(string)
 	lines = append(lines, fmt.Sprintf("### %d. `%s` — `%s` (%s)", idx, st.node, effectType, status))
 	if d := st.entry["duration_ms"]; pyval.IsNumber(d) {
-		// Python's isinstance(d, (int, float)) admits bools too.
-		if f, _ := pyval.ToFloat(d); f >= 0 {
+		// Python's isinstance(d, (int, float)) admits bools too; d >= 0
+		// compares exactly, then float(d) fails the report for an int
+		// past the float range.
+		if c, ok := pyval.Compare(d, int64(0)); ok && c >= 0 {
+			f, err := pyval.ToFloat(d)
+			if err != nil {
+				return nil, err
+			}
 			s, _ := pyval.FormatValue(f, ".3f")
 			lines = append(lines, "- **duration_ms**: "+s)
 		}
@@ -99,20 +112,20 @@ func renderTraceStep(lines []string, idx int, st traceStep) []string {
 		if err, ok := st.entry["error"]; ok && err != nil {
 			lines = append(lines, "", "**Error**", codeBlock(err, "text"))
 		}
-		return append(lines, "")
+		return append(lines, ""), nil
 	}
 
 	result, _ := st.entry["result"].(map[string]any)
 	switch effectType {
 	case "llm_call":
-		return renderLLMStep(lines, result)
+		return renderLLMStep(lines, result), nil
 	case "tool_calls":
-		return renderToolCallsStep(lines, effect, result)
+		return renderToolCallsStep(lines, effect, result), nil
 	}
 	if result != nil {
 		lines = append(lines, "", "**Result (raw)**", codeBlock(result, "json"), "")
 	}
-	return lines
+	return lines, nil
 }
 
 // renderLLMStep shows only what the model produced and the tools it asked
