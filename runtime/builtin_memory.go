@@ -22,8 +22,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -469,36 +471,60 @@ type spanRef struct {
 	id    string
 	index int64
 	isIdx bool
+	text  string // an index as Python's str() writes it: "True", "007"
 }
 
 func (s spanRef) String() string {
 	if s.isIdx {
-		return strconv.FormatInt(s.index, 10)
+		return s.text
 	}
 	return s.id
 }
 
-// parseSpanRef reads one span id: an integer or a digit string is an
-// index, another non-blank string an artifact id; ok is false otherwise.
+// parseSpanRef reads one span id as Python's isinstance checks do: an int
+// or a digit string is an index, another non-blank string an artifact id;
+// ok is false otherwise. A bool is an int in Python (True is index 1);
+// a float is not, even 1.0 (json.Number "1.0" after a store round trip,
+// as float64(1) is in memory).
 func parseSpanRef(v any) (spanRef, bool) {
-	if s, isStr := v.(string); isStr {
-		s = pyval.Strip(s)
+	switch x := v.(type) {
+	case string:
+		s := pyval.Strip(x)
 		if s == "" {
 			return spanRef{}, false
 		}
 		if isDigits(s) {
 			n, err := strconv.ParseInt(s, 10, 64)
-			return spanRef{index: n, isIdx: true}, err == nil
+			if err != nil { // past int64: out of range as an index anyway
+				n = math.MaxInt64
+			}
+			return spanRef{index: n, isIdx: true, text: s}, true
 		}
 		return spanRef{id: s}, true
-	}
-	if _, isBool := v.(bool); isBool {
+	case bool:
+		if x {
+			return spanRef{index: 1, isIdx: true, text: "True"}, true
+		}
+		return spanRef{index: 0, isIdx: true, text: "False"}, true
+	case json.Number:
+		if lit := string(x); isDigits(strings.TrimPrefix(lit, "-")) {
+			// An integer literal (past int64 too: Python's int has no
+			// bound, and such an index is out of range).
+			n, err := strconv.ParseInt(lit, 10, 64)
+			if err != nil {
+				n = math.MaxInt64
+				if lit[0] == '-' {
+					n = math.MinInt64
+				}
+				return spanRef{index: n, isIdx: true, text: lit}, true
+			}
+			return spanRef{index: n, isIdx: true, text: strconv.FormatInt(n, 10)}, true
+		}
 		return spanRef{}, false
 	}
-	if f, ok := AsFloat(v); ok {
-		if n, exact := AsInt(v); exact && float64(n) == f {
-			return spanRef{index: n, isIdx: true}, true
-		}
+	if pyval.IsInt(v) {
+		n, _ := AsInt(v)
+		return spanRef{index: n, isIdx: true, text: strconv.FormatInt(n, 10)}, true
 	}
 	return spanRef{}, false
 }
@@ -539,11 +565,11 @@ func spansNewestFirst(spans []any) []any {
 	return out
 }
 
-// querySpanRefs reads MEMORY_QUERY's explicit span ids as Python does:
+// querySpanIDs reads MEMORY_QUERY's explicit span ids as Python does:
 // span_ids when it is a list, else span_id (one value or a list). A
 // span_ids that is not a list is ignored, so a lone string span_ids
 // leaves the query to its filters. given is false when neither names ids.
-func querySpanRefs(p map[string]any) (refs []spanRef, given bool) {
+func querySpanIDs(p map[string]any) (raw []any, given bool) {
 	raw, isList := p["span_ids"].([]any)
 	if !isList {
 		v := p["span_id"]
@@ -554,7 +580,7 @@ func querySpanRefs(p map[string]any) (refs []spanRef, given bool) {
 			raw = []any{v}
 		}
 	}
-	return parseSpanRefs(raw), true
+	return raw, true
 }
 
 // rehydrateSpanRefs reads MEMORY_REHYDRATE's span ids as Python does:

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -47,10 +48,8 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	name := pyStrOr(p["tool_name"], "remember_note")
 	callID := pyStrOr(p["call_id"], "memory")
 
-	noteText := pyval.Strip(pyStrOrEmpty(p["note"])) // str(note or "").strip()
-	if noteText == "" {
-		return Outcome{}, failf("MEMORY_NOTE requires payload.note (non-empty string)")
-	}
+	// Python resolves the base run and the scope owner before it reads
+	// the note, so an unknown target or scope is reported first.
 	base, err := baseRun(ctx, req)
 	if err != nil {
 		return Outcome{}, err
@@ -58,6 +57,10 @@ func memoryNote(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	owner, err := req.Runtime.memoryOwner(ctx, base, normScope(p["scope"]))
 	if err != nil {
 		return Outcome{}, err
+	}
+	noteText := pyval.Strip(pyStrOrEmpty(p["note"])) // str(note or "").strip()
+	if noteText == "" {
+		return Outcome{}, failf("MEMORY_NOTE requires payload.note (non-empty string)")
 	}
 
 	location := ""
@@ -289,23 +292,18 @@ func anyText(v any) string {
 	return string(b)
 }
 
-// idList normalises a list of ids: trimmed non-blank strings and integers
-// as text, first occurrence kept.
+// idList is MEMORY_NOTE's _norm_list: non-blank strings (stripped) and
+// ints as str() writes them, a bool included ("True"), first occurrence
+// kept; floats and other values are dropped.
 func idList(v any) []string {
-	l, _ := v.([]any)
-	var out []string
-	for _, x := range l {
-		switch y := x.(type) {
-		case string:
-			out = append(out, y)
-		case bool:
-		default:
-			if n, ok := AsInt(y); ok {
-				out = append(out, anyText(n))
-			}
-		}
-	}
-	return dedupStrings(out)
+	return dedupStrings(renderedIDs(v))
+}
+
+// isIntLiteral reports a JSON integer past int64 (json.Number digits),
+// which Python reads as an int.
+func isIntLiteral(v any) bool {
+	n, ok := v.(json.Number)
+	return ok && isDigits(strings.TrimPrefix(string(n), "-"))
 }
 
 // coerceBool reads a boolish flag: booleans, non-zero numbers, and the
@@ -473,7 +471,7 @@ func memoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	if len(applied) == 0 {
 		if ref.isIdx {
-			return Outcome{}, failf("Unknown span index: %d", ref.index)
+			return Outcome{}, failf("Unknown span index: %s", ref)
 		}
 		return Outcome{}, failf("Unknown span_id: %s", ref.id)
 	}

@@ -251,13 +251,26 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 		return nil, err
 	}
 
-	qp.explicit, qp.explicitGiven = querySpanRefs(p)
+	var rawIDs []any
+	rawIDs, qp.explicitGiven = querySpanIDs(p)
 	if qp.explicitGiven && qp.scope == "all" {
-		for _, ref := range qp.explicit {
-			if ref.isIdx {
+		// Python takes every value that is not an index (an int, a bool
+		// included, or a digit string) as the artifact id str(x) names,
+		// so 1.0 is the id "1.0" here where other scopes drop it.
+		for _, x := range rawIDs {
+			ref, ok := parseSpanRef(x)
+			if ok && ref.isIdx {
 				return nil, failf("memory_query scope='all' requires explicit span_ids as artifact ids (no indices)")
 			}
+			if !ok {
+				ref = spanRef{id: pyval.Strip(pyval.Str(x))}
+			}
+			if ref.id != "" {
+				qp.explicit = append(qp.explicit, ref)
+			}
 		}
+	} else if qp.explicitGiven {
+		qp.explicit = parseSpanRefs(rawIDs)
 	}
 
 	qp.query = pyval.Lower(pyval.Strip(pyStrOrEmpty(p["query"]))) // a falsy query is none
@@ -917,7 +930,7 @@ func renderNote(payload map[string]any, spanLocation string) []string {
 		lines = append(lines, "    sources.run_id: "+run)
 	}
 	for _, k := range []string{"span_ids", "message_ids"} {
-		if ids := idList(src[k]); len(ids) > 0 {
+		if ids := renderedIDs(src[k]); len(ids) > 0 {
 			if len(ids) > 12 {
 				ids = ids[:12]
 			}
@@ -925,6 +938,27 @@ func renderNote(payload map[string]any, spanLocation string) []string {
 		}
 	}
 	return lines
+}
+
+// renderedIDs is the renderer's [str(x) for x in ids if isinstance(x,
+// (str, int))]: unlike MEMORY_NOTE's idList it neither strips nor
+// deduplicates, which shows in a note artifact another writer stored.
+func renderedIDs(v any) []string {
+	l, _ := v.([]any)
+	var out []string
+	for _, x := range l {
+		switch y := x.(type) {
+		case string:
+			out = append(out, y)
+		case bool:
+			out = append(out, pyval.Str(y))
+		default:
+			if pyval.IsInt(y) || isIntLiteral(y) {
+				out = append(out, pyval.Str(y))
+			}
+		}
+	}
+	return out
 }
 
 // strOrDefault is Python's str(v or def): def for a falsy v, other values

@@ -194,3 +194,23 @@ func TestMemoryRehydrateRecallMaxMessagesInfNaNUseDefault(t *testing.T) {
 		}
 	}
 }
+
+// _handle_memory_note resolves target_run_id ("Unknown target_run_id:
+// <id>") and the scope owner ("Unknown memory scope: <s>") before it reads
+// the note, so a payload with both an unknown target or scope and an empty
+// note reports the target or scope.
+func TestMemoryNoteResolvesTargetAndScopeBeforeNote(t *testing.T) {
+	f := memSetup(t, true)
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryNote, map[string]any{"note": "", "target_run_id": "no_such_run"}),
+	)
+	if run.Status != durable.RunFailed || !strings.Contains(run.Error, "Unknown target_run_id: no_such_run") {
+		t.Errorf("status %s error %q; want failed \"Unknown target_run_id: no_such_run\"", run.Status, run.Error)
+	}
+	run = f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryNote, map[string]any{"note": " ", "scope": "bogus"}),
+	)
+	if run.Status != durable.RunFailed || !strings.Contains(run.Error, "Unknown memory scope: bogus") {
+		t.Errorf("status %s error %q; want failed \"Unknown memory scope: bogus\"", run.Status, run.Error)
+	}
+}

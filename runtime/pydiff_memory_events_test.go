@@ -103,8 +103,10 @@ func runStepList(t *testing.T, steps ...any) *durable.RunState {
 }
 
 func stepSpec(typ string, payload string) any {
-	var p map[string]any
-	if err := jsonUnmarshal(payload, &p); err != nil {
+	// Decoded as the runtime decodes JSON (Python's json.loads): 1 is an
+	// int and 1.0 a float, which span ids tell apart.
+	p, err := pyjson.DecodeObject([]byte(payload))
+	if err != nil {
 		panic(err)
 	}
 	return map[string]any{"type": typ, "payload": p}
