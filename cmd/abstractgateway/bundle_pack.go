@@ -17,7 +17,8 @@ import (
 const bundlePackUsage = `usage: abstractgateway bundle pack [-o out.flow] [-flows DIR] [-id ID] [-version V] [-entrypoint FLOW]... root-flow.json
 
 Builds a .flow bundle from a root VisualFlow JSON file and the subflows it
-references, compiles it to check it, and writes it. A bundle id may hold
+references, compiles it to check it, and writes it (creating the output
+file's directory when missing). A bundle id may hold
 only A-Z a-z 0-9 _ - and a version only those and '.', as a registry
 requires (spec visualflow §7.2).
 
@@ -112,6 +113,12 @@ func bundlePackMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := checkNotAnInput(path, packInputs(root, dir, b)); err != nil {
 		fmt.Fprintf(stderr, "bundle pack: %v\n", err)
+		return 1
+	}
+	// -o dist/x.flow creates dist/ as Python's packer does
+	// (out.parent.mkdir(parents=True, exist_ok=True)).
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		fmt.Fprintf(stderr, "bundle pack: creating the output directory: %v\n", err)
 		return 1
 	}
 	if err := bundle.WriteFile(path, b); err != nil {

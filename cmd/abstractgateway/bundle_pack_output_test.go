@@ -37,3 +37,36 @@ func TestPackRefusesToOverwriteAFlowItPacks(t *testing.T) {
 		}
 	}
 }
+
+// bundle pack -o into a directory that does not exist yet (dist/, out/).
+//
+// Reference: lpalbou/AbstractRuntime
+// src/abstractruntime/workflow_bundle/packer.py, pack_workflow_bundle:
+// `out.parent.mkdir(parents=True, exist_ok=True)` before writing the zip;
+// AbstractFlow's `abstractflow bundle pack --out out/my_bundle.flow` (and
+// the workflow-bundles doc's example out_path="out/my_bundle.flow") rely
+// on it.
+//
+// bundle pack used to fail with exit 1 and "creating temp file for …: no
+// such file or directory", after having read and compiled the bundle.
+func TestPackCreatesTheOutputDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"greet.json": askFlow, "shout.json": shoutFlow} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "dist", "nested", "greet.flow")
+	code, stdout, stderr := call(t, "pack", "-o", out, filepath.Join(src, "greet.json"))
+	if code != 0 {
+		t.Fatalf("pack -o %s (parent missing): exit %d\n%s%s", out, code, stdout, stderr)
+	}
+	if code, stdout, stderr := call(t, "validate", out); code != 0 {
+		t.Errorf("the packed bundle does not validate: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

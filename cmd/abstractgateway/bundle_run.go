@@ -30,10 +30,13 @@ const followBuffer = 4096
 const bundleRunUsage = `usage: abstractgateway bundle run FILE[:flow] [--input JSON] [--answer TEXT]...
                                [--data-dir DIR] [--store auto|sqlite|json] [--run-id ID]
 
-Runs an entrypoint of a bundle in this process, prints ledger records to
-stderr as they are written, answers ask_user waits with the --answer values
-in order (then on the terminal, when stdin is one), sleeps through
-wait_until waits, and prints the run as JSON on stdout at the end.
+Runs an entrypoint of a bundle in this process: the flow named by FILE:flow
+or --flow, else the bundle's only entrypoint, else its default_entrypoint
+(a bundle with several entrypoints and no default needs the flow named).
+Prints ledger records to stderr as they are written, answers ask_user
+waits (the run's, its subflows' and its event listeners') with the
+--answer values in order (then on the terminal, when stdin is one), sleeps
+through wait_until waits, and prints the run as JSON on stdout at the end.
 
 The run is kept in the embedded SQLite store, or in the JSON-file store
 (see --store), in --data-dir with a file artifact store beside it (default:
@@ -82,7 +85,7 @@ type runFlags struct {
 func parseRunFlags(args []string, stdout, stderr io.Writer) (f runFlags, code int, ok bool) {
 	fs := flag.NewFlagSet("bundle run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.flow, "flow", "", "entrypoint flow id (default: FILE:flow, else the bundle's default entrypoint)")
+	fs.StringVar(&f.flow, "flow", "", "entrypoint flow id (default: FILE:flow, else the bundle's only or default entrypoint)")
 	fs.StringVar(&f.input, "input", "{}", "run input vars as a JSON object")
 	fs.StringVar(&f.dataDir, "data-dir", "", "data directory of the store and the artifacts (default: a temporary directory)")
 	storeName := fs.String("store", string(storeAuto), storeFlagUsage)
@@ -146,10 +149,10 @@ func bundleRunMain(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return fail(err)
 	}
 	if ep == "" {
-		ep = b.Manifest.DefaultEntrypoint
-	}
-	if ep == "" && len(b.Manifest.Entrypoints) > 0 {
-		ep = b.Manifest.Entrypoints[0].FlowID
+		if ep, err = defaultEntrypoint(b); err != nil {
+			fmt.Fprintf(stderr, "bundle run: %v\n", err)
+			return 2
+		}
 	}
 	if _, ok := b.Manifest.Entrypoint(ep); !ok {
 		return fail(fmt.Errorf("bundle %s: flow %q is not an entrypoint", b.Ref(), ep))
@@ -220,6 +223,29 @@ func bundleRunMain(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return exitWaiting
 	}
 	return 1
+}
+
+// defaultEntrypoint is the flow bundle run starts when none is named: the
+// bundle's only entrypoint, else its default_entrypoint. Otherwise it
+// refuses, as the gateway's start_run does (gateway-api §3.2 "Flow
+// selection rules"), rather than take the manifest's first: which flow
+// runs must not depend on the order of a list.
+func defaultEntrypoint(b *bundle.Bundle) (string, error) {
+	m := b.Manifest
+	switch {
+	case len(m.Entrypoints) == 1:
+		return m.Entrypoints[0].FlowID, nil
+	case m.DefaultEntrypoint != "":
+		return m.DefaultEntrypoint, nil
+	case len(m.Entrypoints) == 0:
+		return "", fmt.Errorf("bundle %s has no entrypoint", b.Ref())
+	}
+	ids := make([]string, len(m.Entrypoints))
+	for i, e := range m.Entrypoints {
+		ids[i] = e.FlowID
+	}
+	return "", fmt.Errorf("bundle %s has %d entrypoints (%s) and no default_entrypoint: "+
+		"name the flow to run as FILE:flow or with --flow flow", b.Ref(), len(ids), strings.Join(ids, ", "))
 }
 
 // printRunJSON prints the outcome of a run on stdout.

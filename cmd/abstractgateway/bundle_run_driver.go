@@ -95,16 +95,39 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 		// (it used a tick's budget), or waits for a person or a time: tick
 		// it, answer it or sleep through it, and the kernel resumes the
 		// runs above it.
-		target, terr := d.deepestWaiting(ctx, st)
+		chain, terr := d.deepestWaiting(ctx, st)
 		if terr != nil {
 			return st, terr
 		}
+		if chain != nil && runtime.IsPaused(chain) {
+			fmt.Fprintf(d.out, "… run %s is paused by its host (nothing in this command lifts a pause)\n", chain.RunID)
+			return st, nil
+		}
+		target := chain
+		if chain != nil && !due(chain) {
+			// The chain waits for something from outside it, such as an
+			// event: one of the run's event listeners may be what gives
+			// it, once its branch is driven like the chain (it asks the
+			// user, sleeps or is running). Python's runner ticks every
+			// run, listeners included (gateway-api §8.3).
+			if target, terr = d.listenerToDrive(ctx, id); terr != nil {
+				return st, terr
+			}
+		}
 		if target == nil {
-			// Nothing to drive, unless deepestWaiting resumed the chain
-			// (its end reaching this run): go on from the run as it is.
+			// Nothing to drive, unless deepestWaiting resumed a chain (its
+			// end reaching this run or a listener): go on from the run as
+			// it is.
 			now, gerr := d.rt.GetState(ctx, id)
-			if gerr != nil || now.Version == st.Version {
+			if gerr != nil {
 				return st, gerr
+			}
+			if now.Version == st.Version {
+				if chain != nil && chain.Waiting != nil {
+					w := chain.Waiting
+					fmt.Fprintf(d.out, "… waiting for %s %q (nothing in this command can deliver it)\n", w.Reason, w.WaitKey)
+				}
+				return st, nil
 			}
 			st = now
 			continue
@@ -112,40 +135,112 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		w := target.Waiting
-		switch {
-		case target.Status == durable.RunRunning:
-			var ts *durable.RunState
-			if ts, err = d.rt.Tick(ctx, target.RunID, runtime.TickOptions{}); err == nil &&
-				ts.Status == durable.RunRunning && ts.UpdatedAt.Equal(target.UpdatedAt.Time) {
-				return st, fmt.Errorf("run %s: a tick made no progress", target.RunID)
-			}
-		case runtime.IsPaused(target):
-			fmt.Fprintf(d.out, "… run %s is paused by its host (nothing in this command lifts a pause)\n", target.RunID)
-			return st, nil
-		case w.Reason == durable.WaitUser && w.WaitKey != "":
-			text, ok := d.answer(ctx, w)
-			if !ok {
-				d.unanswered = w
-				return st, ctx.Err()
-			}
-			_, err = d.rt.Resume(ctx, runtime.ResumeParams{RunID: target.RunID, WaitKey: w.WaitKey,
-				Payload: map[string]any{"response": text}})
-		case !w.Until.IsZero():
-			fmt.Fprintf(d.out, "… waiting until %s\n", w.Until)
-			if err := sleepUntil(ctx, w.Until.Time); err != nil {
-				return st, err
-			}
-			_, err = d.rt.Tick(ctx, target.RunID, runtime.TickOptions{})
-		default:
-			fmt.Fprintf(d.out, "… waiting for %s %q (nothing in this command can deliver it)\n", w.Reason, w.WaitKey)
-			return st, nil
+		answered, serr := d.step(ctx, target)
+		if serr != nil || !answered {
+			return st, serr
 		}
-		if err == nil {
-			st, err = d.rt.GetState(ctx, id)
-		}
+		st, err = d.rt.GetState(ctx, id)
 	}
 	return st, err
+}
+
+// dueAt reports whether the driver can move r, a run that waits on no
+// child, and from when: at once (zero time) when it is running or asks a
+// question, at its time for a wait_until. ok is false when r is paused or
+// waits for anything else (an event, a job).
+func dueAt(r *durable.RunState) (at time.Time, ok bool) {
+	switch w := r.Waiting; {
+	case r.Status == durable.RunRunning:
+		return time.Time{}, true
+	case w == nil || runtime.IsPaused(r):
+		return time.Time{}, false
+	case w.Reason == durable.WaitUser && w.WaitKey != "":
+		return time.Time{}, true
+	case !w.Until.IsZero():
+		return w.Until.Time, true
+	}
+	return time.Time{}, false
+}
+
+// due reports whether the driver can move r (see dueAt).
+func due(r *durable.RunState) bool {
+	_, ok := dueAt(r)
+	return ok
+}
+
+// step moves target, a run dueAt accepts, on: ticks it when running,
+// answers its question (answered is false when there is no answer to
+// give), or sleeps until its time and ticks it. The kernel resumes the
+// runs waiting on it.
+func (d *bundleDriver) step(ctx context.Context, target *durable.RunState) (answered bool, err error) {
+	w := target.Waiting
+	switch {
+	case target.Status == durable.RunRunning:
+		ts, err := d.rt.Tick(ctx, target.RunID, runtime.TickOptions{})
+		if err == nil && ts.Status == durable.RunRunning && ts.UpdatedAt.Equal(target.UpdatedAt.Time) {
+			return true, fmt.Errorf("run %s: a tick made no progress", target.RunID)
+		}
+		return true, err
+	case w.Reason == durable.WaitUser:
+		text, ok := d.answer(ctx, w)
+		if !ok {
+			d.unanswered = w
+			return false, ctx.Err()
+		}
+		_, err := d.rt.Resume(ctx, runtime.ResumeParams{RunID: target.RunID, WaitKey: w.WaitKey,
+			Payload: map[string]any{"response": text}})
+		return true, err
+	default:
+		fmt.Fprintf(d.out, "… waiting until %s\n", w.Until)
+		if err := sleepUntil(ctx, w.Until.Time); err != nil {
+			return true, err
+		}
+		_, err := d.rt.Tick(ctx, target.RunID, runtime.TickOptions{})
+		return true, err
+	}
+}
+
+// listenerToDrive returns the run to drive among run root's event
+// listeners that have not ended (each followed down the subflows it waits
+// on, as the root is): the first, in the order of the flow's listeners
+// (oldest run first), that is running or asks a question, else the one
+// whose wait_until is due first; nil when every listener waits for
+// something this command cannot give (an event, most often its own).
+func (d *bundleDriver) listenerToDrive(ctx context.Context, root string) (*durable.RunState, error) {
+	if len(d.listeners) == 0 {
+		return nil, nil
+	}
+	runs, err := d.listenerRuns(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	var next *durable.RunState
+	var nextAt time.Time
+	for _, wf := range d.listeners {
+		for _, l := range runs[wf] {
+			if !unfinished(l) {
+				continue
+			}
+			target, err := d.deepestWaiting(ctx, l)
+			if err != nil {
+				return nil, err
+			}
+			if target == nil {
+				continue // its chain cannot go on (or went on: the caller sees it)
+			}
+			at, ok := dueAt(target)
+			if !ok {
+				continue
+			}
+			if at.IsZero() {
+				return target, nil
+			}
+			if next == nil || at.Before(nextAt) {
+				next, nextAt = target, at
+			}
+		}
+	}
+	return next, nil
 }
 
 // deepestWaiting follows the chain of runs waiting on a child from st (a

@@ -209,3 +209,70 @@ func TestBundleRunContinueAdoptsListenersOfAnotherHost(t *testing.T) {
 		t.Errorf("adopted listener %s after the root completed: %+v, %v; want it cancelled", lid, l, err)
 	}
 }
+
+// evqFlow: the root emits "ping" (session scope) and waits for the event
+// "pong" of its session (run R1, whose session is its id); the flow's
+// on_event "ping" listener asks the user a question and emits "pong" with
+// the answer.
+const evqFlow = `{"id":"evq","name":"evq","entryNode":"start","nodes":[
+ {"id":"start","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
+ {"id":"emit","type":"emit_event","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"payload","type":"any"}],
+   "outputs":[{"id":"exec-out","type":"execution"},{"id":"delivered","type":"number"}],"effectConfig":{"name":"ping","scope":"session"}}},
+ {"id":"wait","type":"wait_event","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"event_key","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"},{"id":"event_data","type":"any"}],"pinDefaults":{"event_key":"evt:session:R1:pong"}}},
+ {"id":"end","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"got","type":"any"}]}},
+ {"id":"listen","type":"on_event","data":{"inputs":[],"outputs":[{"id":"exec-out","type":"execution"},{"id":"payload","type":"object"}],"eventConfig":{"name":"ping","scope":"session"}}},
+ {"id":"ask","type":"ask_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"prompt","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"},{"id":"response","type":"string"}],"pinDefaults":{"prompt":"Name?"}}},
+ {"id":"emit2","type":"emit_event","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"payload","type":"any"}],
+   "outputs":[{"id":"exec-out","type":"execution"}],"effectConfig":{"name":"pong","scope":"session"}}}],
+ "edges":[{"source":"start","sourceHandle":"exec-out","target":"emit","targetHandle":"exec-in"},
+ {"source":"emit","sourceHandle":"exec-out","target":"wait","targetHandle":"exec-in"},
+ {"source":"wait","sourceHandle":"exec-out","target":"end","targetHandle":"exec-in"},
+ {"source":"wait","sourceHandle":"event_data","target":"end","targetHandle":"got"},
+ {"source":"listen","sourceHandle":"exec-out","target":"ask","targetHandle":"exec-in"},
+ {"source":"ask","sourceHandle":"exec-out","target":"emit2","targetHandle":"exec-in"},
+ {"source":"ask","sourceHandle":"response","target":"emit2","targetHandle":"payload"}]}`
+
+// A question asked by one of the run's event listeners.
+//
+// Reference: the Python gateway's runner ticks every run of the data dir
+// (spec gateway-api §8.3/8.4), listener children included, so the
+// listener's ask_user wait is a pending wait like any other: answered, the
+// listener emits "pong" and the root completes (visualflow.md §5.7:
+// listeners are children of the run in its session).
+//
+// bundle run used to drive only the root and the chain of subflows it
+// waits on: the listener's "Name?" was never asked although --answer bob
+// was there for it, the root's wait_event was reported as "nothing in
+// this command can deliver it" (exit 3), and every continuation with
+// --run-id did the same.
+func TestBundleRunAnswersAListenersQuestion(t *testing.T) {
+	t.Parallel()
+	path := packFlows(t, t.TempDir(), "evq.json", map[string]string{"evq.json": evqFlow})
+	data := t.TempDir()
+	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", data, "--run-id", "R1", "--answer", "bob")
+	res := cliResult(t, out)
+	if code != 0 || res["status"] != "completed" {
+		t.Fatalf("listener asks \"Name?\" with --answer bob given: exit %d, status %v; want 0, completed\n%s%s",
+			code, res["status"], out, errOut)
+	}
+	if !strings.Contains(out, "bob") {
+		t.Errorf("the root's output does not carry the answer the listener emitted:\n%s", out)
+	}
+}
+
+// A listener's question with no answer given stops the command like the
+// root's own would (exit 3, naming the question); the printed continue
+// command with --answer then finishes the run.
+func TestBundleRunContinuesAtAListenersUnansweredQuestion(t *testing.T) {
+	t.Parallel()
+	path := packFlows(t, t.TempDir(), "evq.json", map[string]string{"evq.json": evqFlow})
+	data := t.TempDir()
+	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", data, "--run-id", "R1")
+	if code != exitWaiting || !strings.Contains(errOut, `waits for an answer to "Name?"`) {
+		t.Fatalf("listener asks \"Name?\", no --answer: exit %d; want %d and the question named\n%s%s", code, exitWaiting, out, errOut)
+	}
+	code, out, errOut = cliRun(t, strings.NewReader(""), path, "--data-dir", data, "--run-id", "R1", "--answer", "bob")
+	if res := cliResult(t, out); code != 0 || res["status"] != "completed" || !strings.Contains(out, "bob") {
+		t.Fatalf("continued with --answer bob: exit %d, status %v\n%s%s", code, res["status"], out, errOut)
+	}
+}

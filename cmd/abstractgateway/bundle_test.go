@@ -193,3 +193,47 @@ func TestBundle_Usage(t *testing.T) {
 		t.Fatalf("run without path: code %d", code)
 	}
 }
+
+// A bundle with several entrypoints and no default_entrypoint, run without
+// naming a flow (no FILE:flow, no --flow).
+//
+// Reference: lpalbou/AbstractGateway src/abstractgateway/hosts/bundle_host.py,
+// start_run (spec gateway-api §3.2 "Flow selection rules"): with no flow_id
+// the host takes the bundle's only entrypoint, else
+// manifest.default_entrypoint, else refuses with ValueError "Bundle
+// '<id>@<ver>' has N entrypoints; specify flow_id to select which
+// entrypoint to start (or set manifest.default_entrypoint)". Nothing runs.
+//
+// bundle run used to fall back to the manifest's first entrypoint: which
+// flow ran depended on the order of the list, and a user who forgot the
+// flow got some other workflow's run instead of a usage error (exit 2)
+// naming the entrypoints to choose from.
+func TestBundleRunRefusesToChooseAmongSeveralEntrypoints(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "two@1.flow")
+	second := strings.Replace(shoutFlow, `"id":"shout"`, `"id":"shout2"`, 1)
+	writeZip(t, p, map[string]string{
+		"manifest.json": `{"bundle_format_version":"1","bundle_id":"two","bundle_version":"1",
+			"entrypoints":[{"flow_id":"shout"},{"flow_id":"shout2"}],
+			"flows":{"shout":"flows/shout.json","shout2":"flows/shout2.json"}}`,
+		"flows/shout.json":  shoutFlow,
+		"flows/shout2.json": second,
+	})
+	code, out, errOut := cliRun(t, strings.NewReader(""), p, "--input", `{"text":"hi"}`)
+	if code != 2 || strings.TrimSpace(out) != "" {
+		t.Fatalf("bundle with 2 entrypoints and no default_entrypoint, no flow named: exit %d, ran a flow anyway:\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"shout", "shout2"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the refusal does not name entrypoint %q to choose from:\n%s", want, errOut)
+		}
+	}
+	// Naming the flow, either way, runs it.
+	for _, args := range [][]string{{p + ":shout2"}, {p, "--flow", "shout2"}} {
+		code, out, errOut = cliRun(t, strings.NewReader(""), append(args, "--input", `{"text":"hi"}`)...)
+		if code != 0 || !strings.Contains(out, `"two@1:shout2"`) {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
