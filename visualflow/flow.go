@@ -47,6 +47,7 @@ func parseDocument(flow map[string]any) *document {
 	d.EntryNode, _ = flow["entryNode"].(string)
 	d.EntryNode = strings.TrimSpace(d.EntryNode)
 	nodes, _ := flow["nodes"].([]any)
+	typeByID := map[string]string{}
 	for _, raw := range nodes {
 		m, ok := raw.(map[string]any)
 		if !ok {
@@ -60,8 +61,11 @@ func parseDocument(flow map[string]any) *document {
 		if data == nil {
 			data = map[string]any{}
 		}
+		typ := bundle.NodeType(m)
+		typeByID[id] = typ
+		migratePromptPins(typ, data)
 		d.Nodes = append(d.Nodes, &rawNode{
-			ID: id, Type: bundle.NodeType(m), Data: data,
+			ID: id, Type: typ, Data: data,
 			Inputs: parsePins(data["inputs"]), Outputs: parsePins(data["outputs"]),
 		})
 	}
@@ -75,9 +79,92 @@ func parseDocument(flow map[string]any) *document {
 		if e.Source == "" || e.Target == "" || e.SourceHandle == "" || e.TargetHandle == "" {
 			continue
 		}
+		if typeByID[e.Source] == "on_flow_start" && legacyPromptPins[e.SourceHandle] {
+			e.SourceHandle = "prompt"
+		}
+		if promptInputNode(typeByID[e.Target]) && legacyPromptPins[e.TargetHandle] {
+			e.TargetHandle = "prompt"
+		}
 		d.Edges = append(d.Edges, e)
 	}
 	return d
+}
+
+// legacyPromptPins are the deprecated ids of the prompt pin, in the order
+// the reference renames them (a "request" default beats a "task" one).
+var legacyPromptPins = map[string]bool{"request": true, "task": true}
+
+// legacyPromptOrder is legacyPromptPins in rename order.
+var legacyPromptOrder = [...]string{"request", "task"}
+
+// promptInputNode reports whether nodes of type typ take the prompt as an
+// input pin that may carry a legacy id.
+func promptInputNode(typ string) bool { return typ == "agent" || typ == "llm_call" }
+
+// migratePromptPins renames the deprecated prompt pin ids "request" and
+// "task" to "prompt" in data, as the reference's load_visualflow_json does
+// (_migrate_node_prompt_pins), so flows saved before the rename still feed
+// their prompt: on_flow_start's outputs, agent's and llm_call's inputs, and
+// the pinDefaults keys of those nodes. Only these node types: other nodes'
+// "request"/"task" pins are unrelated. Edges are renamed by parseDocument.
+func migratePromptPins(typ string, data map[string]any) {
+	key := "inputs"
+	switch {
+	case typ == "on_flow_start":
+		key = "outputs"
+	case !promptInputNode(typ):
+		return
+	}
+	if pins, ok := data[key].([]any); ok {
+		data[key] = renamePromptPinIDs(pins)
+	}
+	if defaults, ok := data["pinDefaults"].(map[string]any); ok {
+		for _, old := range legacyPromptOrder {
+			v, has := defaults[old]
+			if !has {
+				continue
+			}
+			if _, taken := defaults["prompt"]; !taken {
+				defaults["prompt"] = v
+			}
+			delete(defaults, old)
+		}
+	}
+}
+
+// renamePromptPinIDs renames legacy prompt pins in a pin list (and their
+// label when it was the old id), keeping the first pin of each id: the
+// reference's _rename_pin_ids drops later duplicates of any id in the
+// list, so a legacy pin next to a "prompt" one disappears.
+func renamePromptPinIDs(pins []any) []any {
+	out := make([]any, 0, len(pins))
+	seen := map[string]bool{}
+	for _, p := range pins {
+		m, ok := p.(map[string]any)
+		if !ok {
+			out = append(out, p)
+			continue
+		}
+		id, _ := m["id"].(string)
+		next := id
+		if legacyPromptPins[id] {
+			next = "prompt"
+		}
+		if next != "" {
+			if seen[next] {
+				continue
+			}
+			seen[next] = true
+		}
+		if next != id {
+			m["id"] = next
+			if label, ok := m["label"].(string); ok && label == id {
+				m["label"] = next
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func parsePins(v any) []pin {

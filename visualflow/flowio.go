@@ -47,26 +47,20 @@ func flowStart(n *node, in any) any {
 	return out
 }
 
-// flowEnd builds the run output of on_flow_end (§4.10).
+// flowEnd is the result of on_flow_end (§4.10): the declared data pins'
+// values, or a copy of the input without pins, as the reference's
+// _create_flow_end_handler returns it. success is not added here: the node
+// output, the bus and outputKey keep this shape, and only the run output
+// gets success (completeResult, the reference's setdefault), so a declared
+// success pin still wins there, even when null.
 func flowEnd(n *node, in map[string]any) map[string]any {
 	pins := dataPins(n.Inputs)
 	if len(pins) == 0 {
-		out := copyObject(in)
-		if _, ok := out["success"]; !ok {
-			out["success"] = true
-		}
-		return out
+		return copyObject(in)
 	}
-	out := map[string]any{}
-	hasSuccess := false
+	out := make(map[string]any, len(pins))
 	for _, p := range pins {
 		out[p] = in[p]
-		if p == "success" {
-			hasSuccess = true
-		}
-	}
-	if !hasSuccess {
-		out["success"] = true
 	}
 	return out
 }
