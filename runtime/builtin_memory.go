@@ -1,6 +1,6 @@
 package runtime
 
-// Shared machinery of the built-in memory effects (MEMORY_NOTE,
+// Shared machinery of the built-in memory effects (MEMORY_NOTE, MEMORY_COMPACT,
 // MEMORY_QUERY, MEMORY_TAG, MEMORY_REHYDRATE): scope owner runs, the span
 // index in vars._runtime.memory_spans, versioned writes to other runs,
 // recall-level budgets and the tool-style result envelope.
@@ -199,7 +199,12 @@ func (r *Runtime) rootRunID(ctx context.Context, run *durable.RunState) (string,
 // Python's str(target_run_id or run.run_id).strip(): a number names the
 // run of its text, not the requesting run.
 func baseRun(ctx context.Context, req *EffectRequest) (*durable.RunState, error) {
-	id := pyval.Strip(pyStrOrEmpty(req.Effect.Payload["target_run_id"]))
+	return baseRunByID(ctx, req, pyval.Strip(pyStrOrEmpty(req.Effect.Payload["target_run_id"])))
+}
+
+// baseRunByID is baseRun for a target id already read ("" = the
+// requesting run).
+func baseRunByID(ctx context.Context, req *EffectRequest, id string) (*durable.RunState, error) {
 	if id == "" || id == req.Run.RunID {
 		return req.Run, nil
 	}

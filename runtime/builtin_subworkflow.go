@@ -131,49 +131,9 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		return Completed(map[string]any{"sub_run_id": childID, "async": true}), nil
 	}
 
-	childCtx := context.WithValue(ctx, syncDepthKey{}, depth)
-	var child *durable.RunState
-	for {
-		var err error
-		child, err = req.drv.tick(childCtx, childID, rt.maxSteps)
-		if err != nil {
-			// The child's own failures are its status; an error is the
-			// child's tick not getting through (another runner works on
-			// it or took it to cancel it, a store error, an
-			// interruption). The parent's tick stops at its checkpoint
-			// instead of failing, with the child left as its store holds
-			// it, and continues when it is ticked again.
-			return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): %w", errEffectInterrupted, wfID, childID, err)
-		}
-		if stop := req.drv.lastStop; child.Status != durable.RunRunning || (stop != stoppedPause && stop != stoppedCancel) {
-			break
-		}
-		// A Pause or Cancel stopped the child to commit its pause wait
-		// or its end, which it may fail to do (a store error, its caller
-		// giving up on the lock). What it left is read once it is done,
-		// as Python's sync tick sees only a persisted pause or cancel:
-		// paused, this run waits on the child; cancelled, the child's
-		// end is handled as any; still running (nothing landed), the
-		// child goes on. A cancel of this run's tree cuts ctx too: the
-		// attempt then ends cancelled (callHandler).
-		if err := rt.awaitStopRequests(ctx, childID); err != nil {
-			return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s): waiting for the host call that stopped it: %w",
-				errEffectInterrupted, wfID, childID, err)
-		}
-	}
-	if child.Status.Terminal() && req.drv.lastDropped {
-		// Another runner ended the child while this one ran it (its
-		// commit conflicted): a cancel of this run's tree, which ends the
-		// children first, may be on its way to this run and must find it
-		// at its checkpoint, not failed. The next tick reads the child's
-		// end (a scheduler's Recover ticks it if nothing else does).
-		return Outcome{}, fmt.Errorf("%w: subworkflow %s (run %s) was ended by another writer", errEffectInterrupted, wfID, childID)
-	}
-	if child.Status == durable.RunRunning && req.drv.lastStop == stoppedGate {
-		// A closed step gate stopped the child's tick: this run's tick
-		// stops too, at its checkpoint, and calls the child again when
-		// it continues.
-		return Outcome{}, errEffectStopped
+	child, err := driveSyncChild(ctx, req, "subworkflow "+wfID, childID)
+	if err != nil {
+		return Outcome{}, err
 	}
 	switch child.Status {
 	case durable.RunCompleted:
@@ -218,6 +178,61 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		// The effect fails, wrapped as a tool result or not (as Python's).
 		return Failed(fmt.Sprintf("Unexpected subworkflow status: %s", child.Status)), nil
 	}
+}
+
+// driveSyncChild ticks a child run inline (one sync nesting level deeper
+// than ctx) until it stops, and returns it as its tick left it. An error
+// stops the requesting run's tick at its checkpoint (errEffectInterrupted,
+// errEffectStopped): the child's tick did not get through, or another
+// writer ended it, and the effect asks for the child again when the run
+// continues. what names the child in those errors.
+func driveSyncChild(ctx context.Context, req *EffectRequest, what, childID string) (*durable.RunState, error) {
+	rt := req.Runtime
+	childCtx := context.WithValue(ctx, syncDepthKey{}, syncDepth(ctx)+1)
+	var child *durable.RunState
+	for {
+		var err error
+		child, err = req.drv.tick(childCtx, childID, rt.maxSteps)
+		if err != nil {
+			// The child's own failures are its status; an error is the
+			// child's tick not getting through (another runner works on
+			// it or took it to cancel it, a store error, an
+			// interruption). The parent's tick stops at its checkpoint
+			// instead of failing, with the child left as its store holds
+			// it, and continues when it is ticked again.
+			return nil, fmt.Errorf("%w: %s (run %s): %w", errEffectInterrupted, what, childID, err)
+		}
+		if stop := req.drv.lastStop; child.Status != durable.RunRunning || (stop != stoppedPause && stop != stoppedCancel) {
+			break
+		}
+		// A Pause or Cancel stopped the child to commit its pause wait
+		// or its end, which it may fail to do (a store error, its caller
+		// giving up on the lock). What it left is read once it is done,
+		// as Python's sync tick sees only a persisted pause or cancel:
+		// paused, this run waits on the child; cancelled, the child's
+		// end is handled as any; still running (nothing landed), the
+		// child goes on. A cancel of this run's tree cuts ctx too: the
+		// attempt then ends cancelled (callHandler).
+		if err := rt.awaitStopRequests(ctx, childID); err != nil {
+			return nil, fmt.Errorf("%w: %s (run %s): waiting for the host call that stopped it: %w",
+				errEffectInterrupted, what, childID, err)
+		}
+	}
+	if child.Status.Terminal() && req.drv.lastDropped {
+		// Another runner ended the child while this one ran it (its
+		// commit conflicted): a cancel of this run's tree, which ends the
+		// children first, may be on its way to this run and must find it
+		// at its checkpoint, not failed. The next tick reads the child's
+		// end (a scheduler's Recover ticks it if nothing else does).
+		return nil, fmt.Errorf("%w: %s (run %s) was ended by another writer", errEffectInterrupted, what, childID)
+	}
+	if child.Status == durable.RunRunning && req.drv.lastStop == stoppedGate {
+		// A closed step gate stopped the child's tick: this run's tick
+		// stops too, at its checkpoint, and calls the child again when
+		// it continues.
+		return nil, errEffectStopped
+	}
+	return child, nil
 }
 
 // maxSyncSubworkflowDepth bounds how deeply sync subworkflows nest within

@@ -27,6 +27,7 @@ func builtinHandlers() map[durable.EffectType]Handler {
 		durable.EffectMemoryQuery:      {Func: handleMemoryQuery},
 		durable.EffectMemoryTag:        {Func: handleMemoryTag, RerunOnReplay: true},
 		durable.EffectMemoryRehydrate:  {Func: handleMemoryRehydrate, RerunOnReplay: true},
+		durable.EffectMemoryCompact:    {Func: handleMemoryCompact, RerunOnReplay: true},
 	}
 }
 

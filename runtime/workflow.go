@@ -122,6 +122,15 @@ func (w *Workflow) Validate() error {
 	return nil
 }
 
+// builtinWorkflows are the workflows of the runs the runtime's own
+// effects start (MEMORY_COMPACT's summariser child): Get finds them in
+// every registry, so any runner ticks, recovers and resumes such a child
+// as it does a host's, while IDs and Registrations list only what a host
+// registered. A host workflow registered under the same id wins.
+var builtinWorkflows = map[string]*Workflow{
+	CompactionLLMWorkflowID: compactionLLMWorkflow(),
+}
+
 // Registry maps workflow ids to workflows. It is safe for concurrent use.
 type Registry struct {
 	mu sync.RWMutex
@@ -193,11 +202,15 @@ func (r *Registry) Unregister(id string) error {
 	return nil
 }
 
-// Get returns the workflow registered under id.
+// Get returns the workflow registered under id, else the runtime's own
+// workflow of that id (builtinWorkflows), which every registry serves.
 func (r *Registry) Get(id string) (*Workflow, bool) {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	w, ok := r.m[id]
+	r.mu.RUnlock()
+	if !ok {
+		w, ok = builtinWorkflows[id]
+	}
 	return w, ok
 }
 
