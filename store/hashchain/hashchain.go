@@ -84,7 +84,8 @@ func (s *Store) chained(ctx context.Context, runID string, fresh bool, records [
 	return write()
 }
 
-// head returns the record_hash of the run's last record ("" when empty).
+// head returns the record_hash of the run's last readable record ("" when
+// none).
 func (s *Store) head(ctx context.Context, runID string, fresh bool) (string, error) {
 	if fresh {
 		return "", nil
@@ -96,14 +97,24 @@ func (s *Store) head(ctx context.Context, runID string, fresh bool) (string, err
 	if n == 0 {
 		return "", nil
 	}
-	last, err := s.Store.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: n - 1, Limit: 1})
-	if err != nil {
-		return "", fmt.Errorf("hashchain: reading ledger head of run %s: %w", runID, err)
+	// n is the last seq: read that one record, the common case. When its
+	// row does not decode (a torn append the listing skips), chain to the
+	// last record the listing returns, as Python's _get_head takes
+	// inner.list(run_id)[-1]: a window doubling backwards from the end
+	// finds it without reading the whole ledger of a long run.
+	for w := int64(1); ; w *= 2 {
+		after := max(n-w, 0)
+		recs, err := s.Store.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: after})
+		if err != nil {
+			return "", fmt.Errorf("hashchain: reading ledger head of run %s: %w", runID, err)
+		}
+		if len(recs) > 0 {
+			return recs[len(recs)-1].RecordHash, nil
+		}
+		if after == 0 {
+			return "", nil // no readable record
+		}
 	}
-	if len(last) == 0 {
-		return "", nil
-	}
-	return last[0].RecordHash, nil
 }
 
 // stripe returns the lock of runID's stripe.

@@ -34,7 +34,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/artifact"
@@ -159,7 +161,13 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 }
 
 // restore returns v with the refs this decorator made of a result
-// replaced by their content (artifact.Restore). An artifact is this
+// replaced by their content. It is best effort, as Python's
+// find_completed_result rehydration keeps a ref it cannot resolve: a ref
+// to damaged or undecodable content stays a ref
+// (artifact.RestoreReadable), or one bad blob would fail every tick of
+// the run that replays the effect; other artifact store errors (I/O)
+// are still returned, so a transient fault is retried rather than
+// replayed with a ref in place of the value. An artifact is this
 // decorator's if its source tag is one of the ledger's. Ids are content
 // addressed per run: we give a later payload holding the same text an id
 // of its own (artifact.Offload), but Python (and our releases before that)
@@ -168,7 +176,7 @@ func (s *Store) LedgerFindCompleted(ctx context.Context, runID, key string) (*du
 // another run's offloaded values (every offloaded artifact carries the run
 // of its record).
 func (s *Store) restore(ctx context.Context, runID string, v any) (any, error) {
-	return artifact.Restore(ctx, s.artifacts, v, func(m *artifact.Metadata) bool {
+	return artifact.RestoreReadable(ctx, s.artifacts, v, func(m *artifact.Metadata) bool {
 		src := m.Tags["source"]
 		return m.RunID == runID && (src == SourceLedgerResult || src == SourceLedgerEffect)
 	})
@@ -258,7 +266,12 @@ func (s *Store) offloadRun(ctx context.Context, run *durable.RunState) (*durable
 		return run, false
 	}
 	var vars map[string]any
-	for key, v := range run.Vars {
+	// In key order, not Go's random map order: namespaces holding the same
+	// large value share one content-addressed artifact whose path tag is
+	// the last one stored, and the same run state must always give the
+	// same tag (Python walks vars in insertion order).
+	for _, key := range slices.Sorted(maps.Keys(run.Vars)) {
+		v := run.Vars[key]
 		if !strings.HasPrefix(key, "_") {
 			continue
 		}

@@ -370,3 +370,31 @@ func TestStore_OffloadFailureStoresInline(t *testing.T) {
 		t.Errorf("stored = %+v", stored[0])
 	}
 }
+
+// Ids are content addressed per run, so two private namespaces holding the
+// same large text share one artifact whose "path" tag is the one stored
+// last. The vars were walked in Go's random map order, so the tag flipped
+// between vars._a.x and vars._b.x from one save of the same state to the
+// next; they are now walked in key order (Python: insertion order).
+func TestStore_SharedVarsArtifactTagIsDeterministic(t *testing.T) {
+	ctx := context.Background()
+	big := strings.Repeat("Z", 150)
+	seen := map[string]bool{}
+	for range 40 {
+		arts := artifact.NewMemory()
+		st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 100})
+		run := &durable.RunState{RunID: "r", WorkflowID: "w", Status: durable.RunCompleted, CurrentNode: "n",
+			Vars: map[string]any{"_a": map[string]any{"x": big}, "_b": map[string]any{"x": big}}}
+		if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := arts.Metadata(ctx, artifact.ComputeID("r", []byte(big)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[m.Tags["path"]] = true
+	}
+	if len(seen) != 1 {
+		t.Errorf("path tag of the shared artifact over 40 identical saves: %v; want one value", seen)
+	}
+}

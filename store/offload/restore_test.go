@@ -12,6 +12,8 @@ package offload_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -142,5 +144,58 @@ func TestFindCompletedKeepsDanglingRefs(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.Result, map[string]any{"image": dangling}) {
 		t.Errorf("result = %v, want the dangling ref kept", got.Result)
+	}
+}
+
+// failingArtifacts answers every Get with err.
+type failingArtifacts struct {
+	artifact.Store
+	err error
+}
+
+func (f failingArtifacts) Get(ctx context.Context, id string) (*artifact.Metadata, []byte, error) {
+	return nil, nil, fmt.Errorf("artifact %s: %w", id, f.err)
+}
+
+// appendOffloadedResult stores a completed record whose result text is
+// offloaded, and returns the offloading store.
+func appendOffloadedResult(t *testing.T) (*offload.Store, artifact.Store) {
+	t.Helper()
+	arts := artifact.NewMemory()
+	st := offload.Wrap(memory.New(), arts, offload.Config{MaxInlineBytes: 100})
+	rec := &durable.StepRecord{RunID: "r", StepID: "s1", NodeID: "n", Status: durable.StepCompleted, Attempt: 1,
+		IdempotencyKey: "k1", Result: map[string]any{"text": strings.Repeat("A", 150), "ok": true}}
+	if err := st.LedgerAppend(context.Background(), "r", []*durable.StepRecord{rec}); err != nil {
+		t.Fatal(err)
+	}
+	return st, arts
+}
+
+// Python's find_completed_result rehydrates best effort: any resolution
+// failure keeps the ref in place. A damaged offloaded artifact (a blob a
+// power loss left short) failed the look-up, and with it every tick of
+// the run replaying that effect; the ref is now kept.
+func TestFindCompletedKeepsRefOfDamagedArtifact(t *testing.T) {
+	st, arts := appendOffloadedResult(t)
+	reader := offload.Wrap(st.Inner(), failingArtifacts{arts, artifact.ErrDamaged}, offload.Config{MaxInlineBytes: 100})
+	got, err := reader.LedgerFindCompleted(context.Background(), "r", "k1")
+	if err != nil || got == nil {
+		t.Fatalf("LedgerFindCompleted with a damaged offloaded artifact = %v, %v; want the record with the ref kept", got, err)
+	}
+	m, _ := got.Result.(map[string]any)
+	if _, ok := artifact.RefID(m["text"]); !ok || m["ok"] != true {
+		t.Errorf("result = %.200v; want text kept as the ref and ok restored as stored", got.Result)
+	}
+}
+
+// An artifact store failure that is not damage (an I/O fault, perhaps
+// transient) still fails the look-up: the tick is retried rather than the
+// effect replayed with a ref where its value was.
+func TestFindCompletedFailsOnArtifactReadError(t *testing.T) {
+	st, arts := appendOffloadedResult(t)
+	errIO := errors.New("disk unavailable")
+	reader := offload.Wrap(st.Inner(), failingArtifacts{arts, errIO}, offload.Config{MaxInlineBytes: 100})
+	if got, err := reader.LedgerFindCompleted(context.Background(), "r", "k1"); !errors.Is(err, errIO) {
+		t.Fatalf("LedgerFindCompleted with a failing artifact store = %v, %v; want the read error", got, err)
 	}
 }
