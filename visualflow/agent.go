@@ -490,7 +490,7 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 		meta["iterations"] = iterations
 	}
 	if set.include {
-		s.appendAgentTurn(n, sub, task, answer)
+		s.appendAgentTurn(n, b, sub, task, answer, calls, results)
 	}
 	if len(set.schema) > 0 {
 		b["phase"] = "structured"
@@ -653,34 +653,180 @@ func agentPins(b, out map[string]any, effect any) map[string]any {
 	return pins
 }
 
-// appendAgentTurn appends the agent turn to the parent context: the task
-// and the answer, each stripped and left out when empty, as Python's. Each
-// message's metadata names the node and the child run (sub_run_id only
-// when known), which hosts use to attribute and filter turns.
-func (s *step) appendAgentTurn(n *node, sub map[string]any, task, answer string) {
-	subID := pyval.Str(sub["sub_run_id"])
+// appendAgentTurn appends the agent turn to the parent context as
+// Python's handler does (phase "subworkflow"): the task as a user message,
+// a compact transcript of the child's tool results (so an outer loop
+// re-invoking the agent sees the evidence and does not repeat the calls),
+// then the answer. Each message's metadata names the node and the child run
+// (sub_run_id only when known), which hosts use to attribute and filter
+// turns; message ids agent:<sub run, else this run>:<node>:<suffix> keep
+// each message once. The bucket's context_appended_sub_run_id (Python's
+// key) marks the sub run as appended; a child result without a string
+// sub_run_id appends nothing, as in Python (None == the absent marker).
+func (s *step) appendAgentTurn(n *node, b, sub map[string]any, task, answer string, calls, results []any) {
+	subID, isStr := sub["sub_run_id"].(string)
+	var subRun any
+	if isStr {
+		subRun = subID
+	}
+	if b["context_appended_sub_run_id"] == subRun {
+		return
+	}
 	ctx := objectAt(s.vars, "context")
 	msgs, _ := ctx["messages"].([]any)
-	prefix := "agent:" + subID + ":" + n.ID + ":"
-	for _, m := range msgs {
-		if o, ok := m.(map[string]any); ok {
-			if md, ok := o["metadata"].(map[string]any); ok && (md["message_id"] == prefix+"answer" || md["message_id"] == prefix+"task") {
-				return // once per sub run
-			}
-		}
+	owner := subID
+	if owner == "" {
+		owner = s.run.RunID
 	}
-	add := func(role, text, id string) {
-		if text = pyval.Strip(text); text != "" {
-			md := map[string]any{"kind": "agent_turn", "node_id": n.ID, "message_id": prefix + id}
-			if subID != "" {
-				md["sub_run_id"] = subID
+	prefix := "agent:" + owner + ":" + n.ID + ":"
+	has := func(id string) bool {
+		for _, m := range msgs {
+			if o, ok := m.(map[string]any); ok {
+				if md, ok := o["metadata"].(map[string]any); ok && md["message_id"] == id {
+					return true
+				}
 			}
-			msgs = append(msgs, map[string]any{"role": role, "content": text, "metadata": md})
 		}
+		return false
+	}
+	add := func(role, text, suffix string) {
+		if text = pyval.Strip(text); text == "" || has(prefix+suffix) {
+			return
+		}
+		md := map[string]any{"kind": "agent_turn", "node_id": n.ID, "message_id": prefix + suffix}
+		if subID != "" {
+			md["sub_run_id"] = subID
+		}
+		msgs = append(msgs, map[string]any{"role": role, "content": text, "metadata": md})
 	}
 	add("user", task, "task")
+	for _, o := range agentToolObservations(n.ID, prefix, subID, calls, results) {
+		if md := o["metadata"].(map[string]any); !has(md["message_id"].(string)) {
+			msgs = append(msgs, o)
+		}
+	}
 	add("assistant", answer, "answer")
+	if msgs == nil {
+		msgs = []any{}
+	}
 	ctx["messages"] = msgs
+	b["context_appended_sub_run_id"] = subID
+}
+
+// maxToolObservations is how many tool results the parent context gets
+// per agent turn (Python's max_results); the rest are summarised.
+const maxToolObservations = 20
+
+// agentToolObservations renders the child's tool results as Python's
+// _append_tool_observations: assistant messages (some OpenAI-compatible
+// servers are strict about role "tool") "[<tool>]: <details>" or
+// "[<tool>]: Error: <details>", details being an args=<sorted JSON> line
+// when the matching call (by call_id) has arguments, then the output
+// (pretty JSON for objects and lists) or, on failure, the error, truncated
+// to 2000 characters; then a summary when more than 20 results. Message
+// ids are idPrefix + tool:<call_id or index> (tool:omitted for the
+// summary).
+func agentToolObservations(nodeID, idPrefix, subID string, calls, results []any) []map[string]any {
+	if len(results) == 0 {
+		return nil
+	}
+	callByID := map[string]map[string]any{}
+	for _, c := range calls {
+		if cm, ok := c.(map[string]any); ok {
+			if id := pyval.Strip(pyStrOr(cm["call_id"], "")); id != "" {
+				callByID[id] = cm
+			}
+		}
+	}
+	var out []map[string]any
+	for i, r := range results[:min(len(results), maxToolObservations)] {
+		rm, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		name := pyval.Strip(pyStrOr(rm["name"], "tool"))
+		if name == "" {
+			name = "tool"
+		}
+		callID := pyval.Strip(pyStrOr(rm["call_id"], ""))
+		success := pyval.Truthy(rm["success"])
+		var args map[string]any
+		if c, ok := callByID[callID]; ok && callID != "" {
+			if a, ok := c["arguments"].(map[string]any); ok && len(a) > 0 {
+				args = a
+			}
+		}
+		rendered := pyStrOr(rm["output"], "")
+		switch rm["output"].(type) {
+		case map[string]any, []any:
+			if js, err := pyval.Dumps(rm["output"], pyval.DumpOptions{Indent: 2}); err == nil {
+				rendered = js
+			}
+		}
+		rendered = pyval.Strip(rendered)
+		details := rendered
+		if !success {
+			details = pyval.Strip(pyStrOr(rm["error"], rendered))
+		}
+		if args != nil {
+			argsText, err := pyval.Dumps(args, pyval.Spaced)
+			if err != nil {
+				argsText = pyval.Str(args)
+			}
+			details = pyval.Strip("args=" + argsText + "\n" + details)
+		}
+		details = truncateObservation(details, 2000)
+		content := "[" + name + "]: " + details
+		if !success {
+			content = "[" + name + "]: Error: " + details
+		}
+		suffix := "tool:" + callID
+		if callID == "" {
+			suffix = fmt.Sprintf("tool:%d", i)
+		}
+		md := map[string]any{"kind": "tool_observation", "node_id": nodeID, "message_id": idPrefix + suffix,
+			"tool_name": name, "success": success}
+		if callID != "" {
+			md["call_id"] = callID
+		}
+		if subID != "" {
+			md["sub_run_id"] = subID
+		}
+		out = append(out, map[string]any{"role": "assistant", "content": content, "metadata": md})
+	}
+	if omitted := len(results) - maxToolObservations; omitted > 0 {
+		out = append(out, map[string]any{"role": "assistant",
+			"content": fmt.Sprintf("[tools]: (omitted %d additional tool results for brevity; see sub_run_id=%s)", omitted, subID),
+			"metadata": map[string]any{"kind": "tool_observation_summary", "node_id": nodeID,
+				"message_id": idPrefix + "tool:omitted", "sub_run_id": subID}})
+	}
+	return out
+}
+
+// pyStrOr is str(v or def): def for a falsy v, else v's Python str.
+func pyStrOr(v any, def string) string {
+	if !pyval.Truthy(v) {
+		return def
+	}
+	return pyval.Str(v)
+}
+
+// truncateObservation is Python's _truncate: text longer than maxChars
+// characters keeps its head, right-stripped, and a
+// "\n… (truncated, 12,345 chars total)" suffix, within maxChars.
+func truncateObservation(text string, maxChars int) string {
+	n := pyval.Len(text)
+	if maxChars <= 0 || n <= maxChars {
+		return text
+	}
+	total, _ := pyval.FormatValue(int64(n), ",")
+	suffix := "\n… (truncated, " + total + " chars total)"
+	keep := maxChars - pyval.Len(suffix)
+	if keep < 200 {
+		keep, suffix = maxChars, ""
+	}
+	end := int64(keep)
+	return pyval.RStrip(pyval.Slice(text, 0, &end)) + suffix
 }
 
 // flattenSteps returns every node-trace step sorted by ts.
