@@ -54,8 +54,9 @@ func InputSchema(flow map[string]any) map[string]any {
 
 // StartPins returns the InputPins of the flow's first on_flow_start node
 // (gateway-api.md §2.2): {id, label, type, schema?, default?} for each
-// data output (type "execution" and ids "exec-out"/"exec" skipped).
-// default is present only when pinDefaults has the key.
+// data output (type "execution" and ids "exec-out"/"exec" skipped), id,
+// label and type stripped. default is present only when pinDefaults has
+// the (stripped) id.
 func StartPins(flow map[string]any) []map[string]any {
 	var start map[string]any
 	for _, n := range nodeList(flow) {
@@ -76,14 +77,22 @@ func StartPins(flow map[string]any) []map[string]any {
 		if !ok {
 			continue
 		}
-		id, _ := p["id"].(string)
-		typ, _ := p["type"].(string)
+		// Read as Python's _extract_entrypoint_inputs_from_visualflow:
+		// id and type are str(x or "").strip(), an untyped pin is
+		// "unknown", and a blank or missing label falls back to the id.
+		id := pyval.Strip(pyval.StrOrEmpty(p["id"]))
+		typ := pyval.Strip(pyval.StrOrEmpty(p["type"]))
 		if id == "" || typ == "execution" || id == "exec-out" || id == "exec" {
 			continue
 		}
-		lbl, ok := p["label"].(string)
-		if !ok {
-			lbl = id
+		if typ == "" {
+			typ = "unknown"
+		}
+		lbl := id
+		if l := p["label"]; pyval.Truthy(l) {
+			if s := pyval.Strip(pyval.Str(l)); s != "" {
+				lbl = s
+			}
 		}
 		pin := map[string]any{"id": id, "label": lbl, "type": typ}
 		if s, ok := p["schema"].(map[string]any); ok {
@@ -117,10 +126,16 @@ func isArtifactType(t, base string) bool {
 	return ok && (modality == "image" || modality == "audio" || modality == "text" || modality == "video")
 }
 
-// pinSchema maps a pin type to its JSON-Schema fragment (§2.4).
+// pinSchema maps a pin type to its JSON-Schema fragment (§2.4), as
+// Python's _json_schema_for_visualflow_pin_type: x-abstract-type is the
+// stripped type, absent when blank.
 func pinSchema(typ string) map[string]any {
-	s := map[string]any{"x-abstract-type": typ}
-	t := strings.ToLower(strings.TrimSpace(typ))
+	s := map[string]any{}
+	raw := pyval.Strip(typ)
+	if raw != "" {
+		s["x-abstract-type"] = raw
+	}
+	t := pyval.Lower(raw)
 	switch {
 	case stringPinTypes[t]:
 		s["type"] = "string"
@@ -152,9 +167,12 @@ func pinSchema(typ string) map[string]any {
 
 func artifactRefSchema(modality string) map[string]any {
 	props := map[string]any{}
-	for _, k := range []string{"$artifact", "artifact_id", "run_id", "artifact_run_id", "content_type", "filename", "source_path", "modality"} {
+	for _, k := range []string{"artifact_id", "run_id", "artifact_run_id", "content_type", "filename", "source_path", "modality"} {
 		props[k] = map[string]any{"type": "string"}
 	}
+	// The reference is required and never empty, as in the reference's
+	// schema: a client validating against it refuses {"$artifact": ""}.
+	props["$artifact"] = map[string]any{"type": "string", "minLength": int64(1)}
 	s := map[string]any{
 		"type":                 "object",
 		"required":             []any{"$artifact"},

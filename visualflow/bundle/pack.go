@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/visualflow/builtin"
 )
 
@@ -17,10 +19,11 @@ type PackOptions struct {
 	BundleID string
 	// BundleVersion defaults to "0.0.0".
 	BundleVersion string
-	// Entrypoints lists entrypoint flow ids; default [root id].
+	// Entrypoints lists entrypoint flow ids, each stripped, blank ones
+	// dropped (an error if all are); default [root id].
 	Entrypoints []string
-	// DefaultEntrypoint must be an entrypoint; default the root id when it
-	// is an entrypoint, else the first entrypoint.
+	// DefaultEntrypoint (stripped) must be an entrypoint; blank means the
+	// root id when it is an entrypoint, else the first entrypoint.
 	DefaultEntrypoint string
 	// Metadata is copied into the manifest (default {}).
 	Metadata map[string]any
@@ -133,11 +136,13 @@ func packManifest(b *Bundle, rootID string, opts PackOptions) (Manifest, error) 
 	if opts.Now != nil {
 		now = opts.Now
 	}
+	// created_at is written as Python's datetime.isoformat() writes it
+	// (durable.FormatTime): no fraction at a whole second.
 	m := Manifest{
 		BundleFormatVersion: FormatVersion,
-		BundleID:            strings.TrimSpace(opts.BundleID),
+		BundleID:            pyval.Strip(opts.BundleID),
 		BundleVersion:       strings.TrimSpace(opts.BundleVersion),
-		CreatedAt:           now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
+		CreatedAt:           durable.FormatTime(now()),
 		Flows:               map[string]string{},
 		Artifacts:           map[string]string{},
 		Assets:              map[string]string{},
@@ -155,9 +160,20 @@ func packManifest(b *Bundle, rootID string, opts PackOptions) (Manifest, error) 
 	for id := range b.Flows {
 		m.Flows[id] = "flows/" + id + ".json"
 	}
-	eps := opts.Entrypoints
-	if len(eps) == 0 {
-		eps = []string{rootID}
+	// Entrypoint ids are stripped and blank ones dropped, as Python's
+	// pack_workflow_bundle does; ids given but all blank are an error
+	// there, not a fallback to the root.
+	eps := []string{rootID}
+	if len(opts.Entrypoints) > 0 {
+		eps = nil
+		for _, id := range opts.Entrypoints {
+			if id = pyval.Strip(id); id != "" {
+				eps = append(eps, id)
+			}
+		}
+		if len(eps) == 0 {
+			return Manifest{}, fmt.Errorf("no valid entrypoints specified")
+		}
 	}
 	for _, id := range eps {
 		flow, ok := b.Flows[id]
@@ -166,12 +182,12 @@ func packManifest(b *Bundle, rootID string, opts PackOptions) (Manifest, error) 
 		}
 		m.Entrypoints = append(m.Entrypoints, entrypointOf(id, flow))
 	}
-	switch {
-	case opts.DefaultEntrypoint != "":
-		if _, ok := m.Entrypoint(opts.DefaultEntrypoint); !ok {
-			return Manifest{}, fmt.Errorf("default entrypoint %q is not an entrypoint", opts.DefaultEntrypoint)
+	switch de := pyval.Strip(opts.DefaultEntrypoint); {
+	case de != "":
+		if _, ok := m.Entrypoint(de); !ok {
+			return Manifest{}, fmt.Errorf("default entrypoint %q is not an entrypoint", de)
 		}
-		m.DefaultEntrypoint = opts.DefaultEntrypoint
+		m.DefaultEntrypoint = de
 	default:
 		if _, ok := m.Entrypoint(rootID); ok {
 			m.DefaultEntrypoint = rootID

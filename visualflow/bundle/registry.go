@@ -105,9 +105,15 @@ func (r *Registry) List() []*Bundle {
 }
 
 // Resolve finds a bundle by "bundle_id" (latest version) or
-// "bundle_id@version"; a trailing ".flow" is stripped.
+// "bundle_id@version"; a trailing ".flow" (any case) is stripped from a
+// ref naming no path.
 func (r *Registry) Resolve(ref string) (*Bundle, error) {
-	ref = strings.TrimSuffix(strings.TrimSpace(ref), ".flow")
+	ref = pyval.Strip(ref)
+	// As Python's _split_bundle_ref: "mybundle.FLOW" names bundle mybundle,
+	// while "dir/x.flow" is a path, not a bundle id, and stays as it is.
+	if isFlowFileName(ref) {
+		ref = ref[:len(ref)-len(".flow")]
+	}
 	// Each side of the '@' is stripped, as Python's _split_bundle_ref
 	// does: "b @ 1.0" is b@1.0, and "b@ " is b's latest.
 	id, version, _ := strings.Cut(ref, "@")
@@ -142,7 +148,7 @@ func (r *Registry) Resolve(ref string) (*Bundle, error) {
 // flowID, when non-empty, must be an entrypoint; otherwise the default
 // entrypoint, else the first entrypoint, is used.
 func (r *Registry) ResolveEntrypoint(ref, flowID string) (*Bundle, string, error) {
-	ref = strings.TrimSpace(ref)
+	ref = pyval.Strip(ref)
 	b, namedFlow, err := r.resolveBundleRef(ref)
 	if err != nil {
 		return nil, "", err
@@ -177,11 +183,15 @@ func (r *Registry) resolveBundleRef(ref string) (b *Bundle, namedFlow string, er
 		b, err = r.Resolve(bundleRef)
 		return b, "", err
 	}
-	r.mu.RLock()
-	byFile := r.byFile[filepath.Base(ref)]
-	r.mu.RUnlock()
-	if byFile != nil && strings.HasSuffix(ref, ".flow") {
-		return byFile, "", nil
+	// A ".flow" file name is looked up in the registry directory, as
+	// Python's resolve_entrypoint does; a path ("dir/x.flow") is not.
+	if isFlowFileName(ref) {
+		r.mu.RLock()
+		byFile := r.byFile[ref]
+		r.mu.RUnlock()
+		if byFile != nil {
+			return byFile, "", nil
+		}
 	}
 	b, err = r.Resolve(ref)
 	if err == nil || !errors.Is(err, ErrNotFound) {
@@ -191,6 +201,14 @@ func (r *Registry) resolveBundleRef(ref string) (b *Bundle, namedFlow string, er
 		return ep.b, ep.flowID, nil
 	}
 	return nil, "", err
+}
+
+// isFlowFileName reports whether ref ends in ".flow", in any case, and
+// names no path (no '/' or '\\'): Python's test
+// `s.lower().endswith(".flow") and "/" not in s and "\\" not in s`.
+func isFlowFileName(ref string) bool {
+	n := len(ref) - len(".flow")
+	return n >= 0 && strings.EqualFold(ref[n:], ".flow") && !strings.ContainsAny(ref, `/\`)
 }
 
 // splitRefFlow splits "<bundle ref>:<flow>" on the first ':', each side
