@@ -12,6 +12,14 @@ type Effect struct {
 
 	emptyNotNull emptyFields // a result_key read as "" (see StepRecord)
 
+	// absent records which of type, payload and result_key the object
+	// read lacked (another writer's resume effect has no result_key).
+	// Python hashes a stored record as json.loads gives it, so a member
+	// still absent and still at the decoder's default ("", {} or null) is
+	// written and hashed without it, as StepRecord.absent does for the
+	// record's own members. An effect built in Go lacks none.
+	absent effectMembers
+
 	// payloadRead keeps a payload read that was not an object (null, a
 	// list: Python records a node's payload as given), so a record Python
 	// wrote and hashed is written back as it was while Payload stays
@@ -51,6 +59,30 @@ func (e *Effect) payloadCopy() any {
 	return e.payloadValue()
 }
 
+// effectMembers is a set of Effect's wire members.
+type effectMembers uint8
+
+const (
+	effType effectMembers = 1 << iota
+	effPayload
+	effResultKey
+)
+
+// writesType, writesPayload and writesResultKey report whether the member
+// is written: unless it was read absent and still holds the decoder's
+// default (see absent).
+func (e *Effect) writesType() bool {
+	return e.absent&effType == 0 || e.Type != ""
+}
+
+func (e *Effect) writesPayload() bool {
+	return e.absent&effPayload == 0 || len(e.Payload) != 0
+}
+
+func (e *Effect) writesResultKey() bool {
+	return e.absent&effResultKey == 0 || e.ResultKey != ""
+}
+
 // Clone returns a deep copy of e.
 func (e *Effect) Clone() *Effect {
 	if e == nil {
@@ -63,18 +95,24 @@ func (e *Effect) Clone() *Effect {
 	return &c
 }
 
-// JSONValue returns the wire object {type, payload, result_key}, followed
-// by the members a newer writer added, if it was read with some. A payload
-// that is not an object and those members are copies (see payloadRead):
-// copies of e share them.
+// JSONValue returns the wire object {type, payload, result_key} (less the
+// members it was read without, see absent), followed by the members a
+// newer writer added, if it was read with some. A payload that is not an
+// object and those members are copies (see payloadRead): copies of e
+// share them.
 func (e *Effect) JSONValue() any {
 	if e == nil {
 		return nil
 	}
-	o := pyjson.Ordered{
-		{Key: "type", Value: string(e.Type)},
-		{Key: "payload", Value: e.payloadCopy()},
-		{Key: "result_key", Value: e.emptyNotNull.str(emptyResultKey, e.ResultKey)},
+	o := make(pyjson.Ordered, 0, 3+len(e.extra))
+	if e.writesType() {
+		o = append(o, pyjson.KV{Key: "type", Value: string(e.Type)})
+	}
+	if e.writesPayload() {
+		o = append(o, pyjson.KV{Key: "payload", Value: e.payloadCopy()})
+	}
+	if e.writesResultKey() {
+		o = append(o, pyjson.KV{Key: "result_key", Value: e.emptyNotNull.str(emptyResultKey, e.ResultKey)})
 	}
 	for _, k := range pyjson.SortedKeys(e.extra) {
 		o = append(o, pyjson.KV{Key: k, Value: pyjson.Clone(e.extra[k])})
@@ -91,7 +129,14 @@ func decodeEffect(v any) (*Effect, error) {
 		return nil, fieldError("effect", "an object or null", v)
 	}
 	var e Effect
-	var err error
+	for _, a := range [...]struct {
+		key string
+		m   effectMembers
+	}{{"type", effType}, {"payload", effPayload}, {"result_key", effResultKey}} {
+		if _, ok := m[a.key]; !ok {
+			e.absent |= a.m
+		}
+	}
 	t, err := getString(m, "type")
 	if err != nil {
 		return nil, err
@@ -102,7 +147,7 @@ func decodeEffect(v any) (*Effect, error) {
 	} else if v, present := m["payload"]; present {
 		e.Payload, e.payloadRead, e.payloadNotDict = map[string]any{}, v, true
 	} else {
-		e.Payload = map[string]any{} // absent: written {}, as before
+		e.Payload = map[string]any{} // absent: not written while empty (see absent)
 	}
 	if e.ResultKey, err = getString(m, "result_key"); err != nil {
 		return nil, err

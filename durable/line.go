@@ -61,6 +61,15 @@ func (o *lineObject) any(k string, v any) {
 	o.null(k)
 }
 
+// strOrNull is str writing "" as null when keepNull is set.
+func (o *lineObject) strOrNull(k, v string, keepNull bool) {
+	if v == "" && keepNull {
+		o.null(k)
+		return
+	}
+	o.str(k, v)
+}
+
 // nullStrKeep is nullStr writing "" as "" when keepEmpty is set.
 func (o *lineObject) nullStrKeep(k, v string, keepEmpty bool) {
 	if v == "" && keepEmpty {
@@ -122,21 +131,28 @@ func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
 	}
 	o := lineObject{buf: buf}
 	o.open()
-	o.str("run_id", s.RunID)
-	o.str("step_id", s.StepID)
-	o.str("node_id", s.NodeID)
-	o.str("status", string(s.Status))
+	o.strOrNull("run_id", s.RunID, s.nullRead&nullRunID != 0)
+	o.strOrNull("step_id", s.StepID, s.nullRead&nullStepID != 0)
+	o.strOrNull("node_id", s.NodeID, s.nullRead&nullNodeID != 0)
+	o.strOrNull("status", string(s.Status), s.nullRead&nullStatus != 0)
 	if s.Effect == nil {
 		o.null("effect")
 	} else {
 		o.key("effect")
 		e := lineObject{buf: o.buf}
 		e.open()
-		e.str("type", string(s.Effect.Type))
-		if err := e.value("payload", s.Effect.payloadValue(), "effect.payload", 2); err != nil {
-			return buf, err
+		// Members the effect was read without stay out (Effect.absent).
+		if s.Effect.writesType() {
+			e.str("type", string(s.Effect.Type))
 		}
-		e.any("result_key", s.Effect.emptyNotNull.str(emptyResultKey, s.Effect.ResultKey))
+		if s.Effect.writesPayload() {
+			if err := e.value("payload", s.Effect.payloadValue(), "effect.payload", 2); err != nil {
+				return buf, err
+			}
+		}
+		if s.Effect.writesResultKey() {
+			e.any("result_key", s.Effect.emptyNotNull.str(emptyResultKey, s.Effect.ResultKey))
+		}
 		for _, k := range pyjson.SortedKeys(s.Effect.extra) {
 			e.anyKey(k)
 			var err error
@@ -219,6 +235,10 @@ func appendRunLine(buf []byte, r *RunState) ([]byte, error) {
 		wo.nullStr("prompt", w.Prompt)
 		if raw := w.rawChoices(); raw != nil {
 			if err := wo.value("choices", raw, "waiting.choices", 2); err != nil {
+				return buf, err
+			}
+		} else if w.Choices == nil && w.choicesOther != nil {
+			if err := wo.value("choices", w.choicesOther, "waiting.choices", 2); err != nil {
 				return buf, err
 			}
 		} else if w.Choices == nil {

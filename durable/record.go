@@ -58,6 +58,13 @@ type StepRecord struct {
 	// go unnoticed (see SetPrevHash).
 	emptyNotNull emptyFields
 
+	// nullRead records which of RunID, StepID, NodeID and Status were read
+	// as null: the mirror of emptyNotNull for the members written as
+	// strings. Python's StepRecord holds what it was given (node_id=None)
+	// and hashes it as stored, so such a member is written null while the
+	// field is still "", or the writer's chain would not verify.
+	nullRead nullFields
+
 	// absent records which members the object read lacked (an older
 	// Python writer has no session_id, attempt or idempotency_key).
 	// Python hashes and keeps a stored record as json.loads gives it, so a
@@ -94,13 +101,18 @@ type StepRecord struct {
 
 // Derived returns a shallow copy of r for a new record made from it (a
 // cancelled end of a STARTED record read back): it writes every member,
-// whatever members r was read without, and attempt as the integer
+// whatever members r (or its effect) was read without, and attempt as the integer
 // Attempt, however r spelled it. started_at and ended_at stay as read
 // until set, as a Python record finished in place keeps its started_at.
 func (r *StepRecord) Derived() StepRecord {
 	c := *r
 	c.absent = 0
 	c.attemptRead = keptAttempt{}
+	if r.Effect != nil && r.Effect.absent != 0 {
+		e := *r.Effect
+		e.absent = 0
+		c.Effect = &e
+	}
 	return c
 }
 
@@ -126,10 +138,10 @@ func (s *StepRecord) JSONValue(withHash bool) pyjson.Ordered {
 			o = append(o, pyjson.KV{Key: key, Value: v})
 		}
 	}
-	member(recRunID, "run_id", s.RunID)
-	member(recStepID, "step_id", s.StepID)
-	member(recNodeID, "node_id", s.NodeID)
-	member(recStatus, "status", string(s.Status))
+	member(recRunID, "run_id", s.nullRead.str(nullRunID, s.RunID))
+	member(recStepID, "step_id", s.nullRead.str(nullStepID, s.StepID))
+	member(recNodeID, "node_id", s.nullRead.str(nullNodeID, s.NodeID))
+	member(recStatus, "status", s.nullRead.str(nullStatus, string(s.Status)))
 	member(recEffect, "effect", s.Effect.JSONValue())
 	member(recResult, "result", s.Result)
 	member(recError, "error", s.emptyNotNull.str(emptyError, s.Error))
@@ -417,17 +429,21 @@ func (s *StepRecord) set(key string, v any) error {
 	case "run_id":
 		m = recRunID
 		s.RunID, err = asString(key, v)
+		s.nullRead.note(nullRunID, v)
 	case "step_id":
 		m = recStepID
 		s.StepID, err = asString(key, v)
+		s.nullRead.note(nullStepID, v)
 	case "node_id":
 		m = recNodeID
 		s.NodeID, err = asString(key, v)
+		s.nullRead.note(nullNodeID, v)
 	case "status":
 		m = recStatus
 		var st string
 		st, err = asString(key, v)
 		s.Status = StepStatus(st)
+		s.nullRead.note(nullStatus, v)
 	case "effect":
 		m = recEffect
 		s.Effect, err = decodeEffect(v)
@@ -516,6 +532,35 @@ const (
 	emptyIdempotencyKey
 	emptyPrevHash
 )
+
+// nullFields is a set of string fields read as null rather than a string.
+type nullFields uint8
+
+const (
+	nullRunID nullFields = 1 << iota
+	nullStepID
+	nullNodeID
+	nullStatus
+)
+
+// note adds f when the JSON value v read for it is null, and removes it
+// otherwise: of a repeated key the last value counts.
+func (n *nullFields) note(f nullFields, v any) {
+	if v == nil {
+		*n |= f
+	} else {
+		*n &^= f
+	}
+}
+
+// str is the JSON value of field f holding s: s, or null for "" when null
+// was what was read.
+func (n nullFields) str(f nullFields, s string) any {
+	if s == "" && n&f != 0 {
+		return nil
+	}
+	return s
+}
 
 // note adds f when the JSON value v read for it is "", and removes it
 // otherwise: of a repeated key the last value counts.

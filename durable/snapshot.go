@@ -13,17 +13,29 @@ type Snapshot struct {
 	StepID      string
 	Name        string
 	Description string
-	Tags        []string
+	Tags        []string // the string tags; see tagsRead
 	CreatedAt   Time
 	UpdatedAt   Time
 	RunState    map[string]any // the full RunState JSON object
+
+	// tagsRead keeps a tags list read with non-string elements as given
+	// (Python's stores keep list(tags) whole and write it back), while
+	// Tags holds its strings for filtering; written in place of Tags while
+	// Tags still holds those strings. nil when every tag is a string.
+	// Never modified in place: copies of the struct share it.
+	tagsRead []any
 }
 
 // JSONValue returns the wire object (Python key order).
 func (s *Snapshot) JSONValue() pyjson.Ordered {
-	tags := make([]any, len(s.Tags))
-	for i, t := range s.Tags {
-		tags[i] = t
+	var tags []any
+	if raw := s.rawTags(); raw != nil {
+		tags = pyjson.Clone(raw).([]any)
+	} else {
+		tags = make([]any, len(s.Tags))
+		for i, t := range s.Tags {
+			tags[i] = t
+		}
 	}
 	state := s.RunState
 	if state == nil {
@@ -40,6 +52,27 @@ func (s *Snapshot) JSONValue() pyjson.Ordered {
 		{Key: "updated_at", Value: s.UpdatedAt.jsonValue()},
 		{Key: "run_state", Value: state},
 	}
+}
+
+// rawTags returns tagsRead while Tags still holds its strings, in order:
+// a caller that assigned Tags since has replaced the list.
+func (s *Snapshot) rawTags() []any {
+	if s.tagsRead == nil {
+		return nil
+	}
+	i := 0
+	for _, t := range s.tagsRead {
+		if ts, ok := t.(string); ok {
+			if i >= len(s.Tags) || s.Tags[i] != ts {
+				return nil
+			}
+			i++
+		}
+	}
+	if i != len(s.Tags) {
+		return nil
+	}
+	return s.tagsRead
 }
 
 // SnapshotFromJSON builds a Snapshot from a decoded JSON object.
@@ -70,10 +103,16 @@ func SnapshotFromJSON(m map[string]any) (*Snapshot, error) {
 		return nil, err
 	}
 	if tags, ok := m["tags"].([]any); ok {
+		allStrings := true
 		for _, t := range tags {
 			if ts, ok := t.(string); ok {
 				s.Tags = append(s.Tags, ts)
+			} else {
+				allStrings = false
 			}
+		}
+		if !allStrings {
+			s.tagsRead = pyjson.Clone(tags).([]any) // the others are kept for the wire
 		}
 	}
 	if s.CreatedAt, err = getTime(m, "created_at"); err != nil {

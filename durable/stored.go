@@ -183,12 +183,12 @@ func (r *RunState) StoredHead() (RunState, bool) {
 	c.Vars, c.Output = nil, nil
 	c.CreatedAt, c.UpdatedAt = NewTime(r.CreatedAt.Time), NewTime(r.UpdatedAt.Time)
 	if w := r.Waiting; w != nil {
-		// A resume_to_node kept as read (not a string) is the caller's own
-		// value: like outputRead, only a plain one is shared; the rest
+		// A resume_to_node or choices kept as read (not a string, not a
+		// list) is the caller's own value: like outputRead, only a plain one is shared; the rest
 		// takes the round trip, which copies it or names what cannot be
 		// encoded.
 		if !validUTF8(string(w.Reason), w.WaitKey, w.ResumeToNode, w.ResultKey, w.Prompt, w.untilText) ||
-			!validUTF8(w.Choices...) || !plainRead(w.resumeToValue) {
+			!validUTF8(w.Choices...) || !plainRead(w.resumeToValue) || !plainRead(w.choicesOther) {
 			return RunState{}, false
 		}
 		cw := *w

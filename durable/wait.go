@@ -36,6 +36,12 @@ type WaitState struct {
 	// nothing; nil when every choice is a string. Never modified in place:
 	// copies of the struct share it.
 	choiceValues []any
+
+	// choicesOther keeps a choices member read that is neither a list nor
+	// null ("yes/no", an object): Python's stores read it as given and
+	// write it back, so a rewrite keeps it while Choices is nil. Never
+	// modified in place: copies of the struct share it.
+	choicesOther any
 }
 
 // SetChoiceValues sets the choices from a JSON list. Strings are kept as
@@ -43,7 +49,7 @@ type WaitState struct {
 // whole for the wire, and Choices gets their JSON text for display. nil
 // sets null.
 func (w *WaitState) SetChoiceValues(list []any) {
-	w.choiceValues = nil
+	w.choiceValues, w.choicesOther = nil, nil
 	if list == nil {
 		w.Choices = nil
 		return
@@ -133,6 +139,8 @@ func (w *WaitState) JSONValue() any {
 	var choices any
 	if raw := w.rawChoices(); raw != nil {
 		choices = pyjson.Clone(raw) // shared by every copy of w
+	} else if w.Choices == nil && w.choicesOther != nil {
+		choices = pyjson.Clone(w.choicesOther) // shared by every copy of w
 	} else if w.Choices != nil {
 		cs := make([]any, len(w.Choices))
 		for i, c := range w.Choices {
@@ -205,7 +213,8 @@ func (w *WaitState) untilValue() any {
 
 // DecodeWaitState reads a wait object as the Python stores do: reason is
 // required and must be known; a resume_to_node that is not a string is
-// kept for the wire (ResumeToNode is ""); allow_free_text is true when missing, else
+// kept for the wire (ResumeToNode is ""), as is a choices member that is
+// not a list (Choices is nil); allow_free_text is true when missing, else
 // the truthiness of its value (null is false).
 func DecodeWaitState(v any) (*WaitState, error) {
 	if v == nil {
@@ -249,8 +258,14 @@ func DecodeWaitState(v any) (*WaitState, error) {
 	if w.Prompt, err = getString(m, "prompt"); err != nil {
 		return nil, err
 	}
-	if c, ok := m["choices"].([]any); ok {
+	// Python's stores read choices as given: a value that is not a list
+	// is kept for the wire only (Choices stays nil), not dropped.
+	switch c := m["choices"].(type) {
+	case nil:
+	case []any:
 		w.SetChoiceValues(c)
+	default:
+		w.choicesOther = c
 	}
 	// Python's stores read bool(waiting.get("allow_free_text", True)):
 	// only a missing member is true; null is false, any other value

@@ -1,0 +1,113 @@
+package durable_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// checkHashedAndWrittenAsRead checks that line, read both ways, hashes as
+// want (Python's compute_record_hash text: json.dumps(clean,
+// sort_keys=True, separators=(",", ":"), ensure_ascii=False)) and is
+// written back unchanged, also from its StoredCopy.
+func checkHashedAndWrittenAsRead(t *testing.T, line, want string) {
+	t.Helper()
+	for how, rec := range decodeBothWays(t, line) {
+		cp, err := rec.StoredCopy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, r := range map[string]*durable.StepRecord{how: rec, how + " StoredCopy": cp} {
+			got, err := pyjson.Marshal(r.JSONValue(false), pyjson.Canonical)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != want {
+				t.Errorf("%s: hashed text:\n got %s\nwant %s (Python's)", name, got, want)
+			}
+			out, err := durable.MarshalRecord(r, pyjson.Line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != line {
+				t.Errorf("%s: rewrite:\n got %s\nwant %s", name, out, line)
+			}
+		}
+	}
+}
+
+// Python's ledger_chain.compute_record_hash hashes a stored record as
+// json.loads gives it, so an effect read without result_key (another
+// writer's resume record) or payload is hashed and written without it,
+// as the record's own absent members are; filled in, a valid Python chain
+// would be reported tampered and the line rewritten with members it never
+// had.
+func TestRecordEffectMissingMembersHashedAndWrittenAsRead(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r1", "step_id": "s1", "node_id": "n", "status": "completed", "effect": {"type": "resume", "payload": {"wait_key": "k"}}, "result": {"resumed": true}, "error": null, "started_at": "2026-11-29T22:46:49.642457+00:00", "ended_at": "2026-11-29T22:46:49.643752+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": "x", "signature": null}`
+	want := `{"actor_id":null,"attempt":1,"effect":{"payload":{"wait_key":"k"},"type":"resume"},"ended_at":"2026-11-29T22:46:49.643752+00:00","error":null,"idempotency_key":null,"node_id":"n","prev_hash":null,"result":{"resumed":true},"run_id":"r1","session_id":null,"started_at":"2026-11-29T22:46:49.642457+00:00","status":"completed","step_id":"s1"}`
+	checkHashedAndWrittenAsRead(t, in, want)
+
+	noPayload := strings.Replace(in, `"payload": {"wait_key": "k"}`, `"result_key": "out"`, 1)
+	checkHashedAndWrittenAsRead(t, noPayload, strings.Replace(want, `"payload":{"wait_key":"k"},"type":"resume"`, `"result_key":"out","type":"resume"`, 1))
+}
+
+// A member read absent is written once it is set, and a record derived
+// from one (a cancelled end) writes the whole effect, as Go's own do.
+func TestRecordEffectMissingMembersWrittenOnceSetOrDerived(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r1", "step_id": "s1", "node_id": "n", "status": "started", "effect": {"type": "resume"}, "result": null, "error": null, "started_at": null, "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}`
+	rec, err := durable.UnmarshalRecord([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rec.Derived()
+	rec.Effect.ResultKey = "out"
+	rec.Effect.Payload["k"] = "v"
+	out, err := durable.MarshalRecord(rec, pyjson.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"effect": {"type": "resume", "payload": {"k": "v"}, "result_key": "out"}`; !strings.Contains(string(out), want) {
+		t.Errorf("set members not written: %s", out)
+	}
+	d.Effect.ResultKey = ""
+	out, err = durable.MarshalRecord(&d, pyjson.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"effect": {"type": "resume", "payload": {"k": "v"}, "result_key": null}`; !strings.Contains(string(out), want) {
+		t.Errorf("derived record: %s", out)
+	}
+}
+
+// Python's StepRecord holds node_id as the plan gave it, None included,
+// and hashes the stored null: a record read with node_id (or run_id,
+// step_id, status) null hashes and writes null, not "".
+func TestRecordNullStringMembersHashedAndWrittenAsRead(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r1", "step_id": "s1", "node_id": null, "status": "completed", "effect": null, "result": {"completed": true}, "error": null, "started_at": "2026-11-29T22:46:49.642457+00:00", "ended_at": "2026-11-29T22:46:49.643752+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": "x", "signature": null}`
+	want := `{"actor_id":null,"attempt":1,"effect":null,"ended_at":"2026-11-29T22:46:49.643752+00:00","error":null,"idempotency_key":null,"node_id":null,"prev_hash":null,"result":{"completed":true},"run_id":"r1","session_id":null,"started_at":"2026-11-29T22:46:49.642457+00:00","status":"completed","step_id":"s1"}`
+	checkHashedAndWrittenAsRead(t, in, want)
+
+	allNull := strings.NewReplacer(`"run_id": "r1"`, `"run_id": null`, `"step_id": "s1"`, `"step_id": null`,
+		`"status": "completed"`, `"status": null`).Replace(in)
+	checkHashedAndWrittenAsRead(t, allNull, strings.NewReplacer(`"run_id":"r1"`, `"run_id":null`,
+		`"step_id":"s1"`, `"step_id":null`, `"status":"completed"`, `"status":null`).Replace(want))
+
+	// Set to a value, the field is written as it.
+	rec, err := durable.UnmarshalRecord([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.NodeID = "m"
+	out, err := durable.MarshalRecord(rec, pyjson.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"node_id": "m"`) {
+		t.Errorf("node_id set: %s", out)
+	}
+}
