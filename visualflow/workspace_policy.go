@@ -58,7 +58,7 @@ func workspaceScopeFrom(in map[string]any) (*workspaceScope, error) {
 		if err != nil {
 			return nil, fmt.Errorf("workspace base dir: %w", err)
 		}
-		root = filepath.Join(base, root)
+		root = joinUncleaned(base, root)
 	}
 	root, err := resolveNoStrict(root)
 	if err != nil {
@@ -66,6 +66,11 @@ func workspaceScopeFrom(in map[string]any) (*workspaceScope, error) {
 	}
 	if info, err := os.Stat(root); err == nil && !info.IsDir() {
 		return nil, fmt.Errorf("workspace_root must be a directory (got file): %s", raw)
+	}
+	// Created if missing (spec §7.4, as Python's scope does), so a new
+	// run's workspace lists as empty instead of failing "Folder not found".
+	if err := os.MkdirAll(root, 0o777); err != nil {
+		return nil, fmt.Errorf("workspace_root: %w", err)
 	}
 	sc := &workspaceScope{root: root}
 	if sc.mode, err = accessMode(in["workspace_access_mode"]); err != nil {
@@ -162,7 +167,7 @@ func policyPaths(root, key string, v any) ([]string, error) {
 		}
 		p := expandHome(e)
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(root, p)
+			p = joinUncleaned(root, p)
 		}
 		r, err := resolveNoStrict(p)
 		if err != nil {
@@ -215,7 +220,7 @@ func (sc *workspaceScope) resolve(text string) (string, string, error) {
 				rel = strings.Join(parts[1:], "/")
 			}
 		}
-		r, err := resolveNoStrict(filepath.Join(root, filepath.FromSlash(rel)))
+		r, err := resolveNoStrict(joinUncleaned(root, filepath.FromSlash(rel)))
 		if err != nil {
 			return "", "", err
 		}
@@ -276,6 +281,14 @@ func joinVirtual(mount, rel string) string {
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// joinUncleaned joins base and rel as Python's base / rel does, keeping
+// rel's ".." segments for resolveNoStrict: filepath.Join would cancel
+// "link/.." as text, before the link is followed, and so name another
+// file than the path does ("dirlink/../x" is x beside the link's target).
+func joinUncleaned(base, rel string) string {
+	return strings.TrimRight(base, string(filepath.Separator)) + string(filepath.Separator) + rel
 }
 
 // resolveNoStrict is Python's Path.resolve(strict=False) (realpath) of an
