@@ -38,6 +38,17 @@ func pinnedAgentFlow(agentData map[string]any, agentIn []string) map[string]any 
 // starts with vars and ticks to completion.
 func runAgentFlow(t *testing.T, flow map[string]any, react *runtime.Workflow, handlers map[durable.EffectType]runtime.Handler, vars map[string]any) *durable.RunState {
 	t.Helper()
+	st := tickAgentFlow(t, flow, react, handlers, vars)
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s), want completed", st.Status, st.Error)
+	}
+	return st
+}
+
+// tickAgentFlow is runAgentFlow up to the end of the first tick, whatever
+// the run's status then.
+func tickAgentFlow(t *testing.T, flow map[string]any, react *runtime.Workflow, handlers map[durable.EffectType]runtime.Handler, vars map[string]any) *durable.RunState {
+	t.Helper()
 	wf, err := Compile(flow, CompileOptions{})
 	if err != nil {
 		t.Fatalf("compile: %v", err)
@@ -50,9 +61,6 @@ func runAgentFlow(t *testing.T, flow map[string]any, react *runtime.Workflow, ha
 	st, err := rt.Tick(context.Background(), id, runtime.TickOptions{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if st.Status != durable.RunCompleted {
-		t.Fatalf("status %s (%s), want completed", st.Status, st.Error)
 	}
 	return st
 }

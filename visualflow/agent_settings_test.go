@@ -1,14 +1,12 @@
 package visualflow
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // Provider/model values default, __default__, __abstractcore_default__ and
@@ -98,20 +96,7 @@ func TestAgentSemanticsRefSchemaFailsNode(t *testing.T) {
 	}, []string{"prompt:string", "resp_schema:object"})
 	var seen map[string]any
 	react := outputReact("react-sem", map[string]any{"answer": "ok", "iterations": int64(1), "messages": []any{}}, &seen)
-	wf, err := Compile(flow, CompileOptions{})
-	if err != nil {
-		t.Fatalf("compile: %v", err)
-	}
-	rt := newTestRuntime(t, memory.New(), nil, wf, react)
-	ctx := context.Background()
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := tickAgentFlow(t, flow, react, nil, nil)
 	if st.Status != durable.RunFailed || !strings.Contains(st.Error, "abstractsemantics:kg_assertion_schema_v0") {
 		t.Fatalf("status %s error %q; want failed naming the schema ref", st.Status, st.Error)
 	}

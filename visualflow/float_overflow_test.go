@@ -1,13 +1,10 @@
 package visualflow
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // hugeInt is 10**400, past the float64 range: Python's float() of it
@@ -32,26 +29,9 @@ func TestForHugeIntStartIsNotNumeric(t *testing.T) {
 // float(duration), so the OverflowError of a 400-digit duration fails the
 // node (an unreadable duration, by contrast, waits 0 seconds).
 func TestWaitUntilHugeIntDurationFails(t *testing.T) {
-	flow := effectWiredFlow("wait_until", `{"duration":`+hugeInt+`}`, `{}`, "until")
-	wf, err := Compile(mustFlow(t, flow), CompileOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := newTestRuntime(t, memory.New(), nil, wf)
-	ctx := context.Background()
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: map[string]any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err == nil && st != nil {
-		if st.Status != durable.RunFailed {
-			t.Fatalf("status = %s, want failed (waiting %+v)", st.Status, st.Waiting)
-		}
-		err = errString(st.Error)
-	}
-	if err == nil || !strings.Contains(err.Error(), "int too large to convert to float") {
-		t.Fatalf("error = %v, want Python's OverflowError \"int too large to convert to float\"", err)
+	msg := waitUntilFailure(t, `{"duration":`+hugeInt+`}`, `{}`)
+	if !strings.Contains(msg, "int too large to convert to float") {
+		t.Fatalf("error = %q, want Python's OverflowError \"int too large to convert to float\"", msg)
 	}
 }
 

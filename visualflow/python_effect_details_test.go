@@ -8,7 +8,6 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // Details of the effect nodes checked against the Python compiler
@@ -355,31 +354,22 @@ func TestLLMInjectedSystemPromptStripped(t *testing.T) {
 func TestWaitUntilNaNDurationFails(t *testing.T) {
 	for _, unit := range []string{"seconds", "minutes", "hours"} {
 		t.Run(unit, func(t *testing.T) {
-			flow := effectWiredFlow("wait_until", `{"duration":"nan"}`, `{"durationType":"`+unit+`"}`, "until")
-			wf, err := Compile(mustFlow(t, flow), CompileOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt := newTestRuntime(t, memory.New(), nil, wf)
-			ctx := context.Background()
-			id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: map[string]any{}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := rt.Tick(ctx, id, runtime.TickOptions{})
-			if err == nil && st != nil {
-				if st.Status != durable.RunFailed {
-					t.Fatalf("status = %s, want failed (waiting %+v)", st.Status, st.Waiting)
-				}
-				err = errString(st.Error)
-			}
-			if err == nil || !strings.Contains(err.Error(), "cannot convert float NaN to integer") {
-				t.Fatalf("error = %v, want Python's \"cannot convert float NaN to integer\"", err)
+			msg := waitUntilFailure(t, `{"duration":"nan"}`, `{"durationType":"`+unit+`"}`)
+			if !strings.Contains(msg, "cannot convert float NaN to integer") {
+				t.Fatalf("error = %q, want Python's \"cannot convert float NaN to integer\"", msg)
 			}
 		})
 	}
 }
 
-type errString string
-
-func (e errString) Error() string { return string(e) }
+// waitUntilFailure runs a wait_until node with the given pin defaults and
+// config and returns the error the run failed with; a run that ends
+// otherwise fails the test.
+func waitUntilFailure(t *testing.T, defaults, cfg string) string {
+	t.Helper()
+	_, st := startRunWith(t, mustFlow(t, effectWiredFlow("wait_until", defaults, cfg, "until")), CompileOptions{}, map[string]any{})
+	if st.Status != durable.RunFailed {
+		t.Fatalf("status = %s, want failed (waiting %+v)", st.Status, st.Waiting)
+	}
+	return st.Error
+}

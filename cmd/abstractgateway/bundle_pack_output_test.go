@@ -52,17 +52,8 @@ func TestPackRefusesToOverwriteAFlowItPacks(t *testing.T) {
 func TestPackCreatesTheOutputDirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{"greet.json": askFlow, "shout.json": shoutFlow} {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	out := filepath.Join(dir, "dist", "nested", "greet.flow")
-	code, stdout, stderr := call(t, "pack", "-o", out, filepath.Join(src, "greet.json"))
+	code, stdout, stderr := call(t, "pack", "-o", out, writeGreetSources(t, dir))
 	if code != 0 {
 		t.Fatalf("pack -o %s (parent missing): exit %d\n%s%s", out, code, stdout, stderr)
 	}

@@ -42,6 +42,18 @@ func call(t *testing.T, args ...string) (int, string, string) {
 // packGreet packs the test flows into dir and returns the bundle path.
 func packGreet(t *testing.T, dir string) string {
 	t.Helper()
+	out := filepath.Join(dir, "greet@1.0.0.flow")
+	code, stdout, stderr := call(t, "pack", "-o", out, "-version", "1.0.0", writeGreetSources(t, dir))
+	if code != 0 {
+		t.Fatalf("pack: code %d: %s%s", code, stdout, stderr)
+	}
+	return out
+}
+
+// writeGreetSources writes the test flows (greet.json, which calls
+// shout.json) into dir/src and returns the root flow's path.
+func writeGreetSources(t *testing.T, dir string) string {
+	t.Helper()
 	src := filepath.Join(dir, "src")
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		t.Fatal(err)
@@ -51,12 +63,7 @@ func packGreet(t *testing.T, dir string) string {
 			t.Fatal(err)
 		}
 	}
-	out := filepath.Join(dir, "greet@1.0.0.flow")
-	code, stdout, stderr := call(t, "pack", "-o", out, "-version", "1.0.0", filepath.Join(src, "greet.json"))
-	if code != 0 {
-		t.Fatalf("pack: code %d: %s%s", code, stdout, stderr)
-	}
-	return out
+	return filepath.Join(src, "greet.json")
 }
 
 // writeZip writes a zip with the given files.
