@@ -159,6 +159,23 @@ type encoder struct {
 	keys []string
 }
 
+// MaxIntDigits is the most decimal digits of an integer this package
+// encodes: CPython (3.11, and 3.10.7 on) converts no longer integer to or
+// from text (int_max_str_digits), so json.dumps refuses it and json.loads
+// of a document holding one raises. Refused like NaN, so that Python can
+// always read what we write. Numbers with a fraction or an exponent are
+// floats to Python, and not limited.
+const MaxIntDigits = 4300
+
+// intDigits is the number of digits of an integer literal (sign left
+// out), 0 for a literal with a fraction or an exponent.
+func intDigits(lit string) int {
+	if strings.ContainsAny(lit, ".eE") {
+		return 0
+	}
+	return len(strings.TrimPrefix(lit, "-"))
+}
+
 // MaxDepth is how deep values nest in a document this package encodes:
 // a value at depth MaxDepth+1 (the root at 0) is refused, naming its path.
 const MaxDepth = maxDepth
@@ -222,6 +239,11 @@ func (e *encoder) value(v any, depth int) error {
 	case json.Number:
 		if !validNumber(string(x)) {
 			return &Error{Path: e.pathString(), Reason: fmt.Sprintf("invalid number literal %q", string(x))}
+		}
+		if len(x) > MaxIntDigits {
+			if n := intDigits(string(x)); n > MaxIntDigits {
+				return &Error{Path: e.pathString(), Reason: fmt.Sprintf("integer of %d digits: Python reads and writes at most %d", n, MaxIntDigits)}
+			}
 		}
 		if e.st.PyNumbers && !e.checkOnly {
 			// What Python writes for the number it parses: json.dumps of
