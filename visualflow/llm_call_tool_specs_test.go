@@ -58,3 +58,42 @@ func TestLLMCall_MixedToolsListReadAsNames(t *testing.T) {
 		t.Fatalf("llm_call payload tools = %s, want %s (the object of a mixed list dropped)", got, w)
 	}
 }
+
+// The host catalogue given as CompileOptions.ToolSpec is the one
+// format_tool_results reads its primary-argument order from (the
+// reference: the host's default tool specs), so a compiled flow renders
+// write_file by its required file_path rather than the sorted-first
+// argument.
+func TestFormatToolResults_UsesCompileToolCatalogue(t *testing.T) {
+	t.Parallel()
+	flow := rsFlow("ftr", "S", []map[string]any{
+		rsNode("S", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
+		rsNode("D", "format_tool_results", []string{"tool_results:array"}, []string{"result:string"},
+			map[string]any{"pinDefaults": map[string]any{"tool_results": []any{map[string]any{
+				"name": "write_file", "success": true, "output": "ok",
+				"arguments": map[string]any{"content": "hello", "file_path": "notes.md"}}}}}),
+		rsNode("E", "on_flow_end", []string{"exec-in:exec", "r:string"}, nil, nil),
+	}, "S.exec-out>E.exec-in", "D.result>E.r")
+	catalogue := func(name string) (map[string]any, bool) {
+		if name != "write_file" {
+			return nil, false
+		}
+		return map[string]any{"name": name, "required_args": []any{"file_path", "content"}}, true
+	}
+	for _, tc := range []struct {
+		name string
+		opts CompileOptions
+		want string
+	}{
+		{"with a catalogue", CompileOptions{ToolSpec: catalogue}, "- write_file(notes.md) [SUCCESS] : ok"},
+		{"without", CompileOptions{}, "- write_file(hello) [SUCCESS] : ok"},
+	} {
+		_, st := startRunWith(t, flow, tc.opts, nil)
+		if st.Status != durable.RunCompleted {
+			t.Fatalf("%s: status %s (%s)", tc.name, st.Status, st.Error)
+		}
+		if st.Output["r"] != tc.want {
+			t.Errorf("%s: digest = %q, want %q", tc.name, st.Output["r"], tc.want)
+		}
+	}
+}

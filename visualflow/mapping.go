@@ -54,15 +54,21 @@ func (s *step) mapEffect(n *node, raw any, prior any) any {
 	case "llm_call":
 		mapLLM(out, rm, n.referenced)
 	case "generate_image", "edit_image", "image_to_image", "upscale_image", "image_upscale":
-		mapMedia(out, rm, n.Type, "image", "image_artifact")
+		mapMedia(out, raw, n.Type, "image", "image_artifact")
 	case "generate_video", "text_to_video", "image_to_video":
-		mapMedia(out, rm, n.Type, "video", "video_artifact")
+		mapMedia(out, raw, n.Type, "video", "video_artifact")
 	case "generate_voice":
-		mapMedia(out, rm, n.Type, "voice", "audio_artifact")
+		mapMedia(out, raw, n.Type, "voice", "audio_artifact")
 	case "generate_music":
-		mapMedia(out, rm, n.Type, "music", "music_artifact")
-		out["audio_artifact"] = out["music_artifact"]
+		mapMedia(out, raw, n.Type, "music", "music_artifact")
 	case "transcribe_audio":
+		// The reference's placeholder record, written afresh before each
+		// run: it has no artifact_id/artifact_ref, so those pins stay
+		// absent unless the outcome names an artifact.
+		out["text"], out["transcript_artifact"], out["success"] = "", nil, nil
+		if !isObj {
+			break
+		}
 		// Always a string: str(text.content), else str(content), else "".
 		text := ""
 		if tm, ok := rm["text"].(map[string]any); ok && tm["content"] != nil {
@@ -72,9 +78,10 @@ func (s *step) mapEffect(n *node, raw any, prior any) any {
 			text = pyval.Str(rm["content"])
 		}
 		out["text"] = text
-		ref := firstArtifact(rm)
-		out["transcript_artifact"], out["artifact_ref"] = ref, ref
-		out["artifact_id"] = artifactID(ref)
+		if ref := firstArtifact(rm); ref != nil {
+			out["transcript_artifact"], out["artifact_ref"] = ref, ref
+			out["artifact_id"] = artifactID(ref)
+		}
 		out["success"] = true
 		out["meta"] = map[string]any{"schema": "abstractflow.transcribe_audio.v1.meta", "version": int64(1), "modality": "text", "task": "transcription"}
 		out["raw"] = raw
@@ -266,28 +273,45 @@ func mapLLM(out, raw map[string]any, referenced map[string]bool) {
 	}
 }
 
-func mapMedia(out, raw map[string]any, nodeType, modality, primary string) {
-	outputs, ok := raw["outputs"].(map[string]any)
+// mapMedia maps a media generation outcome. The reference's media
+// handlers replace the node's record before each run with placeholders
+// ({<primary>: None, artifact_ref: None, artifact_id: "", success: None},
+// music with audio_artifact too), and the mapping then sets the artifact
+// pins only from an artifact the outcome names: a run that produces none
+// shows the placeholders, never a previous run's artifact.
+func mapMedia(out map[string]any, raw any, nodeType, modality, primary string) {
+	out[primary], out["artifact_ref"], out["artifact_id"], out["success"] = nil, nil, "", nil
+	if nodeType == "generate_music" {
+		out["audio_artifact"] = nil
+	}
+	rm, ok := raw.(map[string]any)
+	if !ok {
+		return // the reference maps only an object outcome
+	}
+	outputs, ok := rm["outputs"].(map[string]any)
 	if !ok {
 		outputs = map[string]any{}
 	}
 	out["outputs"] = outputs
-	if r, ok := raw["resources"].(map[string]any); ok {
+	if r, ok := rm["resources"].(map[string]any); ok {
 		out["resources"] = r
 	}
-	ref := firstArtifact(raw)
-	out["artifact_ref"], out[primary] = ref, ref
-	// Only a content type the ref states replaces the pin's value.
-	if rm, ok := ref.(map[string]any); ok {
-		if ct := pyStripped(rm["content_type"]); ct != "" {
+	ref := firstArtifact(rm)
+	if ref != nil {
+		out["artifact_ref"], out[primary] = ref, ref
+		if nodeType == "generate_music" {
+			out["audio_artifact"] = ref
+		}
+		// Only a content type the ref states replaces the pin's value.
+		if ct := pyStripped(ref.(map[string]any)["content_type"]); ct != "" {
 			out["content_type"] = ct
 		}
+		out["artifact_id"] = artifactID(ref)
 	}
-	out["artifact_id"] = artifactID(ref)
 	out["success"] = ref != nil
 	meta := map[string]any{"schema": "abstractflow." + nodeType + ".v1.meta", "version": int64(1), "modality": modality}
 	for _, k := range []string{"provider", "model"} {
-		if v := raw[k]; v != nil {
+		if v := rm[k]; v != nil {
 			meta[k] = v
 		}
 	}
@@ -443,7 +467,7 @@ func mapMemory(out map[string]any, t string, raw any, rm map[string]any) {
 var mainPin = map[string]string{
 	"ask_user": "response", "llm_call": "response",
 	"tool_calls": "results", "memory_query": "results", "call_tool": "result",
-	"subflow": "output", "wait_event": "event_data", "transcribe_audio": "text",
+	"subflow": "output", "wait_event": "event_data",
 	"memory_note": "note_id", "memory_compact": "span_id", "memory_tag": "rendered",
 	"memory_kg_assert": "assertion_ids", "memory_kg_query": "items", "memory_kg_resolve": "candidates",
 }
@@ -468,6 +492,12 @@ func mappedValue(n *node, mapped, raw any) any {
 		// names no artifact (mapMedia's "" id is not a value to write).
 		if v := pyval.GetOr(m, "artifact_ref", "artifact_id"); pyval.Truthy(v) {
 			return v
+		}
+		return nil
+	case "transcribe_audio":
+		// The text, when the outcome is an object the mapping read.
+		if _, ok := raw.(map[string]any); ok {
+			return m["text"]
 		}
 		return nil
 	case "listen_voice":

@@ -10,7 +10,7 @@ import (
 
 // env returns the builtin environment of a node for this step.
 func (s *step) env(n *node) *builtin.Env {
-	return &builtin.Env{Vars: s.vars, NodeID: n.ID, NodeType: n.Type, Data: n.Data, Now: s.now}
+	return &builtin.Env{Vars: s.vars, NodeID: n.ID, NodeType: n.Type, Data: n.Data, Now: s.now, ToolSpec: s.p.opts.ToolSpec}
 }
 
 // baseInput is step 2 of §4.2: vars[inputKey], else the bus, else the

@@ -43,6 +43,10 @@ type Env struct {
 	Now func() time.Time
 	// Rand is the random source; nil means the math/rand/v2 global source.
 	Rand *rand.Rand
+	// ToolSpec is the host's tool catalogue (CompileOptions.ToolSpec):
+	// tool name to its ToolSpec object. format_tool_results reads the
+	// primary argument order from it; may be nil.
+	ToolSpec func(name string) (map[string]any, bool)
 }
 
 func (e *Env) now() time.Time {

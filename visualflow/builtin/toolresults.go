@@ -8,13 +8,16 @@ import (
 )
 
 // formatToolResultsNode renders tool results as "- <sig> [<STATUS>] : <obs>"
-// lines. Without a host tool catalogue the primary-argument key order is
-// the argument keys then the output keys, each sorted (the reference uses
-// the tool spec's required args and dict insertion order).
-func formatToolResultsNode(_ *Env, inputs map[string]any) (any, error) {
+// lines. The signature's primary argument is picked in the key order of
+// primaryKeyOrder, from the host tool catalogue when there is one.
+func formatToolResultsNode(env *Env, inputs map[string]any) (any, error) {
 	raw := inputs["tool_results"]
 	if raw == nil {
 		raw = inputs["results"]
+	}
+	var catalogue func(string) (map[string]any, bool)
+	if env != nil {
+		catalogue = env.ToolSpec
 	}
 	var lines []string
 	for _, it := range listOf(raw) {
@@ -22,12 +25,12 @@ func formatToolResultsNode(_ *Env, inputs map[string]any) (any, error) {
 		if !ok {
 			continue
 		}
-		lines = append(lines, formatToolResult(item))
+		lines = append(lines, formatToolResult(item, catalogue))
 	}
 	return pyval.Strip(strings.Join(lines, "\n")), nil
 }
 
-func formatToolResult(item map[string]any) string {
+func formatToolResult(item map[string]any, catalogue func(string) (map[string]any, bool)) string {
 	name := ""
 	if pyval.Truthy(item["name"]) {
 		name = pyval.Str(item["name"])
@@ -71,11 +74,41 @@ func formatToolResult(item map[string]any) string {
 	if pyval.Strip(obs) == "" {
 		obs = "(no output)"
 	}
-	return "- " + toolSignature(name, args, outObj) + " [" + status + "] : " + obs
+	return "- " + toolSignature(name, primaryKeyOrder(catalogue, name, args, outObj), args, outObj) + " [" + status + "] : " + obs
 }
 
-func toolSignature(tool string, args, out map[string]any) string {
+// primaryKeyOrder is the order in which a call's primary argument is
+// looked for, as the reference's _primary_key_order: the tool spec's
+// required_args, else its parameters' keys, else (no spec, or one naming
+// no key) the call's argument keys then its output keys. The reference's
+// catalogue is the host's default tool specs; ours is the host's
+// CompileOptions.ToolSpec. Go objects have no insertion order, so the
+// parameters' and the call's keys are taken sorted.
+func primaryKeyOrder(catalogue func(string) (map[string]any, bool), tool string, args, out map[string]any) []string {
 	var order []string
+	if catalogue != nil {
+		if spec, ok := catalogue(tool); ok {
+			if req, ok := spec["required_args"].([]any); ok {
+				for _, k := range req {
+					if s, ok := k.(string); ok && pyval.Strip(s) != "" {
+						order = append(order, pyval.Strip(s))
+					}
+				}
+			}
+			if len(order) == 0 {
+				if params, ok := spec["parameters"].(map[string]any); ok {
+					for _, k := range pyval.SortedKeys(params) {
+						if t := pyval.Strip(k); t != "" {
+							order = append(order, t)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(order) > 0 {
+		return order
+	}
 	seen := map[string]bool{}
 	for _, m := range []map[string]any{args, out} {
 		for _, k := range pyval.SortedKeys(m) {
@@ -85,6 +118,12 @@ func toolSignature(tool string, args, out map[string]any) string {
 			}
 		}
 	}
+	return order
+}
+
+// toolSignature is "tool(<primary>)": the first non-null value under the
+// order's keys in the arguments, else in the output; "tool()" if none.
+func toolSignature(tool string, order []string, args, out map[string]any) string {
 	for _, m := range []map[string]any{args, out} {
 		for _, k := range order {
 			if v, ok := m[k]; ok && v != nil {
