@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -45,15 +47,62 @@ func compactionLLMWorkflow() *Workflow {
 }
 
 // compactionMaxTokens is Python's best-effort summary budget:
-// int(_limits.max_output_tokens) when that is set and int() takes it.
-func compactionMaxTokens(limits any) (int64, bool) {
+// int(_limits.max_output_tokens) when that is set and int() takes it, a
+// value past int64 kept exact as Python's int keeps it.
+func compactionMaxTokens(limits any) (any, bool) {
 	m, _ := limits.(map[string]any)
 	v := m["max_output_tokens"]
 	if v == nil {
-		return 0, false
+		return nil, false
 	}
+	n, err := pyBigInt(v)
+	if err != nil {
+		return nil, false
+	}
+	return pyIntValue(n), true
+}
+
+// pyBigInt is Python's int(v) of any size: ToInt's ints, bools, floats
+// (truncated) and base-10 strings, without its int64 bound.
+func pyBigInt(v any) (*big.Int, error) {
 	n, err := pyval.ToInt(v)
-	return n, err == nil
+	if err == nil {
+		return big.NewInt(n), nil
+	}
+	switch x := v.(type) {
+	case string:
+		if b, ok := pyval.ParseBigInt(x); ok {
+			return b, nil
+		}
+		return nil, err
+	case json.Number: // an int literal is exact; a float one goes through float
+		if b, ok := new(big.Int).SetString(string(x), 10); ok {
+			return b, nil
+		}
+	case uint64:
+		return new(big.Int).SetUint64(x), nil
+	case uint:
+		return new(big.Int).SetUint64(uint64(x)), nil
+	}
+	f, ferr := pyval.IntViaFloat(v) // a float past int64: its exact digits
+	if ferr != nil {
+		return nil, err
+	}
+	if num, ok := f.(json.Number); ok {
+		if b, ok := new(big.Int).SetString(string(num), 10); ok {
+			return b, nil
+		}
+	}
+	return nil, err
+}
+
+// pyIntValue is n as a JSON value: an int64, or past its range a
+// json.Number of the exact digits (how big ints are carried).
+func pyIntValue(n *big.Int) any {
+	if n.IsInt64() {
+		return n.Int64()
+	}
+	return json.Number(n.String())
 }
 
 // compactionUnavailable are the words of an LLM answer that is a
@@ -73,16 +122,27 @@ var compactionUnavailable = []string{
 // handler), archived as a JSON artifact {messages, span, created_at}
 // tagged kind=conversation_span, and indexed as a conversation_span span.
 //
-// Durability: the child's id (childRunID), the artifact id and the
-// generated message ids derive from the effect's idempotency key. A
-// replay after a kill (the child done, the requesting run's commit lost)
-// finds the child ended and reads its answer instead of calling the LLM
-// again, finds the artifact and keeps it as archived, and a target run
-// that already holds the span (its write landed before the kill) is not
-// compacted again: the result is rebuilt from its span. A completed
-// record replayed without its state (RerunOnReplay) makes the requesting
-// run's changes again under the recorded ids, from the recorded child,
-// without driving it.
+// Durability: a pass is named by the effect's idempotency key and a
+// digest of the older messages it removes (as read, before the ids and
+// timestamps it generates): the artifact id derives from both, the
+// summariser child's id from the artifact id and the attempt
+// (childRunID), and the ids of messages that had none from both. So a
+// replay of the same attempt over an unchanged target (a kill after the
+// child ended, the requesting run's commit lost) finds the ended child
+// and reads its answer instead of calling the LLM again, and finds the
+// archive and keeps it as stored; while a target whose older part
+// changed meanwhile (a retry after "the messages … changed" or "owner
+// busy", a replay after it got a message) gets a new child and a new
+// archive holding exactly the messages removed, as Python archives
+// split.older_messages on every run of the handler. The summary message
+// id derives from the key alone: the write puts it in the target's span
+// index, which is how a replay (the target's write landed, the older
+// messages and their digest gone from it) knows not to compact again; it
+// then rebuilds the result from that span. Only one pass of an effect
+// lands (the write checks under the owner's lock), so the id stays
+// unique. A completed record replayed without its state (RerunOnReplay)
+// makes the requesting run's changes again under the recorded ids, from
+// the recorded child, without driving it.
 func handleMemoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	out, err := memoryCompact(ctx, req)
 	var cancelled compactCancelled
@@ -99,7 +159,7 @@ func handleMemoryCompact(ctx context.Context, req *EffectRequest) (Outcome, erro
 type compactRequest struct {
 	toolName, callID string
 	targetID         string
-	preserveRecent   int64
+	preserveRecent   *big.Int // Python's int, any size, >= 0
 	mode             string
 	focus            string // "" = None
 }
@@ -112,14 +172,17 @@ func readCompactRequest(p map[string]any) compactRequest {
 	if v := p["target_run_id"]; v != nil { // str(x).strip() or None
 		c.targetID = pyval.Strip(pyval.Str(v))
 	}
-	// int(payload.get("preserve_recent", 6) or 6), 6 when int() refuses.
-	c.preserveRecent = 6
+	// int(payload.get("preserve_recent", 6) or 6), 6 when int() refuses;
+	// kept exact past int64 (1e20 is 10**20, more than any run's messages).
+	c.preserveRecent = big.NewInt(6)
 	if v := p["preserve_recent"]; truthy(v) {
-		if n, err := pyval.ToInt(v); err == nil {
+		if n, err := pyBigInt(v); err == nil {
 			c.preserveRecent = n
 		}
 	}
-	c.preserveRecent = max(c.preserveRecent, 0)
+	if c.preserveRecent.Sign() < 0 {
+		c.preserveRecent = new(big.Int)
+	}
 	c.mode = pyval.Lower(pyval.Strip(pyStrOr(p["compression_mode"], "standard")))
 	if c.mode != "light" && c.mode != "standard" && c.mode != "heavy" {
 		c.mode = "standard"
@@ -149,12 +212,10 @@ func memoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		return Completed(nil), nil
 	}
 	key := req.IdempotencyKey
-	childID := childRunID(req.Run.RunID, key, req.Attempt)
-	artID := ""
+	childID, artID, summaryID := "", "", ""
 	if key != "" {
-		artID = artifact.ComputeID(target.RunID, []byte("memory_compact\x00"+key))
+		summaryID = derivedMessageID("memory_summary\x00" + key)
 	}
-	summaryID := ""
 	replay := req.ReplayedResult != nil
 	if replay {
 		rec := recordedMeta(req.ReplayedResult)
@@ -174,9 +235,12 @@ func memoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if err := loadSpanIndex(ctx, arts, target); err != nil {
 		return Outcome{}, err
 	}
-	if span := findSpan(spanList(target), artID); span != nil {
+	if span := findLanded(spanList(target), artID, summaryID); span != nil {
 		// The compaction landed already (a replay after the target's write
 		// was committed): its result again, nothing compacted twice.
+		if !replay {
+			childID = compactionChildID(req, spanArtifactID(span))
+		}
 		return compactedAgain(ctx, req, c, span, childID)
 	}
 
@@ -188,11 +252,27 @@ func memoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if len(raw) == 0 {
 		return Completed(toolResult(c.callID, c.toolName, true, "No messages to compact.", "")), nil
 	}
-	now := memNow(req)
-	split := splitForCompaction(normalizeMessages(raw, key, now), c.preserveRecent)
+	normalized := normalizeMessages(raw)
+	split := splitForCompaction(normalized, c.preserveRecent)
 	if len(split.older) == 0 {
 		return Completed(toolResult(c.callID, c.toolName, true,
-			fmt.Sprintf("Nothing to compact (non-system messages <= preserve_recent=%d).", c.preserveRecent), "")), nil
+			fmt.Sprintf("Nothing to compact (non-system messages <= preserve_recent=%s).", c.preserveRecent), "")), nil
+	}
+	// The pass: the key and what it removes, read before anything is
+	// generated for it (a replay's clock differs).
+	olderJSON, err := pyjson.Marshal(split.older, pyjson.Canonical)
+	if err != nil {
+		return Outcome{}, err
+	}
+	digest := sha256.Sum256(olderJSON)
+	pass := key + "\x00older " + hex.EncodeToString(digest[:])
+	now := memNow(req)
+	fillGenerated(normalized, key, pass, now)
+	if !replay {
+		if key != "" {
+			artID = artifact.ComputeID(target.RunID, []byte("memory_compact\x00"+pass))
+		}
+		childID = compactionChildID(req, artID)
 	}
 
 	// 1) The summary, from the child run.
@@ -210,7 +290,8 @@ func memoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		return Outcome{}, err
 	}
 
-	// 2) The archive: kept as first stored when a replay finds it.
+	// 2) The archive: kept as first stored when a replay finds it (its
+	// id names these very older messages).
 	spanMeta := spanMetaOf(split.older)
 	createdAt := now
 	stored := false
@@ -229,7 +310,7 @@ func memoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if !stored {
 		tags := map[string]string{
 			"kind": "conversation_span", "compression_mode": c.mode,
-			"preserve_recent": strconv.FormatInt(c.preserveRecent, 10),
+			"preserve_recent": c.preserveRecent.String(),
 		}
 		if c.focus != "" {
 			tags["focus"] = c.focus
@@ -249,7 +330,7 @@ func memoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	count, _ := AsInt(spanMeta["message_count"])
 	summaryMeta := map[string]any{
 		"message_id": summaryID, "kind": "memory_summary", "compression_mode": c.mode,
-		"preserve_recent": c.preserveRecent, "source_artifact_id": artID,
+		"preserve_recent": pyIntValue(c.preserveRecent), "source_artifact_id": artID,
 		"source_message_count":   count,
 		"source_from_timestamp":  spanMeta["from_timestamp"],
 		"source_to_timestamp":    spanMeta["to_timestamp"],
@@ -280,12 +361,14 @@ func memoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	var landed map[string]any
 	err = writeOwner(ctx, req, memOwner{id: target.RunID}, func(run *durable.RunState) error {
+		landed = nil
 		if err := loadSpanIndex(ctx, arts, run); err != nil {
 			return err
 		}
-		if findSpan(spanList(run), artID) != nil {
-			return nil // landed already
+		if landed = findLanded(spanList(run), artID, summaryID); landed != nil {
+			return nil // this effect's compaction is there already
 		}
 		rc := namespace(run.Vars, "context")
 		if run != req.Run {
@@ -305,6 +388,10 @@ func memoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	})
 	if err != nil {
 		return Outcome{}, err
+	}
+	if landed != nil && spanArtifactID(landed) != artID {
+		// Another pass of this effect got there first: its result.
+		return compactedAgain(ctx, req, c, landed, compactionChildID(req, spanArtifactID(landed)))
 	}
 	text := fmt.Sprintf("Compacted %d messages into span_id=%s.", len(split.older), artID)
 	return Completed(memoryEnvelope(c.callID, c.toolName, true, text, "",
@@ -337,7 +424,7 @@ func compactMeta(c compactRequest, childID, artID, summaryID string, sum compact
 	}
 	return map[string]any{
 		"llm_run_id": nullable(childID), "span_id": artID, "summary_message_id": summaryID,
-		"preserve_recent": c.preserveRecent, "compression_mode": c.mode, "focus": nullable(c.focus),
+		"preserve_recent": pyIntValue(c.preserveRecent), "compression_mode": c.mode, "focus": nullable(c.focus),
 		"key_points": kp, "confidence": sum.confidence,
 	}
 }
@@ -354,13 +441,40 @@ func recordedMeta(result any) map[string]any {
 	return meta
 }
 
-// normalizeMessages is Python's normalize_messages: copies of the object
-// messages with a string role (default "user") and content, an object
-// metadata with a message_id, and a timestamp. The ids it makes derive
-// from key, so a replay names the messages as the first pass did.
-func normalizeMessages(raw []any, key, now string) []any {
+// compactionChildID is the summariser child of a pass archiving under
+// artID: one per archive and attempt (a retry asks the LLM again, as
+// Python does), the same for a replay of the attempt. Without a key
+// there is nothing to find again: a fresh id.
+func compactionChildID(req *EffectRequest, artID string) string {
+	if req.IdempotencyKey == "" {
+		return NewUUID()
+	}
+	return childRunID(req.Run.RunID, req.IdempotencyKey+"\x00memory_compact "+artID, req.Attempt)
+}
+
+// findLanded is the span a pass of this effect put in the index: the
+// recorded archive's (artID) or the one naming the effect's summary
+// message id, or nil.
+func findLanded(spans []any, artID, summaryID string) map[string]any {
+	if s := findSpan(spans, artID); s != nil {
+		return s
+	}
+	for _, s := range spans {
+		m, _ := s.(map[string]any)
+		if id, _ := m["summary_message_id"].(string); id != "" && id == summaryID {
+			return m
+		}
+	}
+	return nil
+}
+
+// normalizeMessages is Python's normalize_messages without what it
+// generates: copies of the object messages with a string role (default
+// "user") and content and an object metadata. fillGenerated then adds
+// the missing message ids and timestamps, once the pass is known.
+func normalizeMessages(raw []any) []any {
 	out := make([]any, 0, len(raw))
-	for i, x := range raw {
+	for _, x := range raw {
 		m, ok := x.(map[string]any)
 		if !ok {
 			continue
@@ -372,28 +486,36 @@ func normalizeMessages(raw []any, key, now string) []any {
 		} else {
 			m["content"] = pyval.Str(m["content"])
 		}
-		meta, ok := m["metadata"].(map[string]any)
-		if !ok {
-			meta = map[string]any{}
-			m["metadata"] = meta
-		}
-		if id, ok := meta["message_id"].(string); !ok || id == "" {
-			meta["message_id"] = messageIDFor(key, i)
-		}
-		if ts, ok := m["timestamp"].(string); !ok || pyval.Strip(ts) == "" {
-			m["timestamp"] = now
+		if _, ok := m["metadata"].(map[string]any); !ok {
+			m["metadata"] = map[string]any{}
 		}
 		out = append(out, m)
 	}
 	return out
 }
 
+// fillGenerated gives the normalised messages lacking them a message_id
+// (derived from the pass, so a replay of it names them as the first did)
+// and a timestamp (now).
+func fillGenerated(messages []any, key, pass, now string) {
+	for i, x := range messages {
+		m := x.(map[string]any)
+		meta := m["metadata"].(map[string]any)
+		if id, ok := meta["message_id"].(string); !ok || id == "" {
+			meta["message_id"] = messageIDFor(key, pass, i)
+		}
+		if ts, ok := m["timestamp"].(string); !ok || pyval.Strip(ts) == "" {
+			m["timestamp"] = now
+		}
+	}
+}
+
 // messageIDFor names the i-th message of a compaction that had none.
-func messageIDFor(key string, i int) string {
+func messageIDFor(key, pass string, i int) string {
 	if key == "" {
 		return "msg_" + strings.ReplaceAll(NewUUID(), "-", "")
 	}
-	return derivedMessageID("memory_compact message\x00" + key + "\x00" + strconv.Itoa(i))
+	return derivedMessageID("memory_compact message\x00" + pass + "\x00" + strconv.Itoa(i))
 }
 
 // derivedMessageID is a stable "msg_<32 hex>" id, the shape of Python's
@@ -404,7 +526,7 @@ func derivedMessageID(seed string) string {
 }
 
 // splitForCompaction is Python's split_for_compaction.
-func splitForCompaction(messages []any, preserve int64) compactSplit {
+func splitForCompaction(messages []any, preserve *big.Int) compactSplit {
 	var s compactSplit
 	var conversation []any
 	for _, m := range messages {
@@ -415,12 +537,12 @@ func splitForCompaction(messages []any, preserve int64) compactSplit {
 		}
 	}
 	switch {
-	case preserve == 0:
+	case preserve.Sign() == 0:
 		s.older = conversation
-	case int64(len(conversation)) <= preserve:
+	case big.NewInt(int64(len(conversation))).Cmp(preserve) <= 0:
 		s.recent = conversation
-	default:
-		cut := len(conversation) - int(preserve)
+	default: // preserve < len(conversation): an int
+		cut := len(conversation) - int(preserve.Int64())
 		s.older, s.recent = conversation[:cut], conversation[cut:]
 	}
 	return s

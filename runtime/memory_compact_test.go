@@ -25,12 +25,14 @@ import (
 )
 
 // scriptedLLM is an LLM_CALL handler answering content, recording the
-// payloads it was sent.
+// payloads it was sent; onCall, when set, runs inside each call (its
+// 1-based number given) before it answers.
 type scriptedLLM struct {
 	mu       sync.Mutex
 	content  any
 	payloads []map[string]any
 	runs     []*durable.RunState
+	onCall   func(n int)
 }
 
 func (l *scriptedLLM) handler() runtime.Handler {
@@ -39,6 +41,9 @@ func (l *scriptedLLM) handler() runtime.Handler {
 		defer l.mu.Unlock()
 		l.payloads = append(l.payloads, req.Effect.Payload)
 		l.runs = append(l.runs, req.Run)
+		if l.onCall != nil {
+			l.onCall(len(l.payloads))
+		}
 		return runtime.Completed(map[string]any{"content": l.content, "model": "scripted"}), nil
 	}}
 }
@@ -52,6 +57,13 @@ func (l *scriptedLLM) calls() int {
 // compactRuntime is a runtime over st with an artifact store, the "mem"
 // workflows and, unless llm is nil, the scripted LLM_CALL handler.
 func compactRuntime(t *testing.T, st store.Store, arts artifact.Store, llm *scriptedLLM) *runtime.Runtime {
+	t.Helper()
+	return retryingCompactRuntime(t, st, arts, llm, 0)
+}
+
+// retryingCompactRuntime is compactRuntime with a retry policy of
+// attempts tries per effect (0: the default) and no wait between them.
+func retryingCompactRuntime(t *testing.T, st store.Store, arts artifact.Store, llm *scriptedLLM, attempts int) *runtime.Runtime {
 	t.Helper()
 	// once compacts with the payload of vars.payload, then completes; a
 	// replay's tests use it (the "mem" workflow counts its steps in a
@@ -77,6 +89,10 @@ func compactRuntime(t *testing.T, st store.Store, arts artifact.Store, llm *scri
 		now = now.Add(time.Second)
 		return now
 	}}
+	if attempts > 0 {
+		cfg.Policy = runtime.RetryPolicy{DefaultAttempts: attempts}
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error { return nil }
+	}
 	if llm != nil {
 		cfg.Handlers = map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: llm.handler()}
 	}
@@ -563,5 +579,248 @@ func TestMemoryCompactReplayOfRecordRedoesTheChanges(t *testing.T) {
 	}
 	if all, _ := arts.ListByRun(ctx, id); len(all) != 1 {
 		t.Errorf("%d artifacts, want the one archive", len(all))
+	}
+}
+
+// archivedOrKept is the contents of every message run holds in its
+// context or in an archive its span index names.
+func archivedOrKept(t *testing.T, arts artifact.Store, run *durable.RunState) map[string]bool {
+	t.Helper()
+	kept := map[string]bool{}
+	for _, m := range messagesOf(run) {
+		kept[m.(map[string]any)["content"].(string)] = true
+	}
+	for _, s := range spansOf(run) {
+		id := s.(map[string]any)["artifact_id"].(string)
+		_, body, err := arts.Get(context.Background(), id)
+		if err != nil {
+			t.Fatalf("archive %s: %v", id, err)
+		}
+		var archived map[string]any
+		if err := json.Unmarshal(body, &archived); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range archived["messages"].([]any) {
+			kept[m.(map[string]any)["content"].(string)] = true
+		}
+	}
+	return kept
+}
+
+// appendTurn commits a user message "turn 8" to run id, as another
+// writer would.
+func appendTurn(t *testing.T, st store.Store, id string) {
+	t.Helper()
+	ctx := context.Background()
+	run, err := st.RunGet(ctx, id)
+	if err != nil {
+		t.Fatalf("loading %s: %v", id, err)
+	}
+	c := run.Vars["context"].(map[string]any)
+	c["messages"] = append(c["messages"].([]any), map[string]any{"role": "user", "content": "turn 8"})
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: run}); err != nil {
+		t.Fatalf("committing %s: %v", id, err)
+	}
+}
+
+// A retried attempt after the first one archived the older messages and
+// then failed on the target's write (another writer added a message
+// meanwhile: "… changed during the compaction; retry") compacts what the
+// target holds now, under a new child and a new archive holding exactly
+// the messages it removes (as Python archives split.older_messages on
+// every run of the handler): no message leaves the context unarchived.
+func TestMemoryCompactRetryAfterTargetChangedArchivesWhatItRemoves(t *testing.T) {
+	st := memory.New()
+	arts := artifact.NewMemory()
+	var target string
+	llm := &scriptedLLM{content: `{"summary": "earlier talk"}`, onCall: func(n int) {
+		if n == 1 {
+			appendTurn(t, st, target) // while the first attempt's LLM call runs
+		}
+	}}
+	rt := retryingCompactRuntime(t, st, arts, llm, 2)
+	target = startMem(t, rt, map[string]any{"context": map[string]any{"messages": conversation(8)}})
+	mustComplete(t, tickDone(t, rt, target))
+
+	b := startMem(t, rt, nil, step(durable.EffectMemoryCompact, map[string]any{
+		"target_run_id": target, "preserve_recent": 2,
+	}))
+	run := tickDone(t, rt, b)
+	mustComplete(t, run)
+	if llm.calls() != 2 || llm.runs[0].RunID == llm.runs[1].RunID {
+		t.Fatalf("LLM called %d times; want the first attempt to fail on the changed target and a second one in a new child",
+			llm.calls())
+	}
+	a, err := rt.GetState(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := archivedOrKept(t, arts, a)
+	for i := range 9 {
+		if want := fmt.Sprintf("turn %d", i); !kept[want] {
+			t.Errorf("%s is neither in the target's context nor in an archive (output %q, spans %s)",
+				want, res(t, run, 0)["output"], jsonOf(t, spansOf(a)))
+		}
+	}
+	meta := metaOf(t, res(t, run, 0))
+	if res(t, run, 0)["output"] != "Compacted 7 messages into span_id="+meta["span_id"].(string)+"." ||
+		meta["llm_run_id"] != llm.runs[1].RunID {
+		t.Errorf("result %v; want the second attempt's 7 messages and child", res(t, run, 0))
+	}
+}
+
+// failTargetCommit fails, once, a commit of run id that is not a create:
+// a kill between MEMORY_COMPACT's archive and its write of the target.
+type failTargetCommit struct {
+	store.Store
+	mu     sync.Mutex
+	id     string
+	failed bool
+	cancel context.CancelFunc
+}
+
+func (s *failTargetCommit) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	s.mu.Lock()
+	hit := !s.failed && s.id != "" && !p.Create && p.Run.RunID == s.id
+	s.failed = s.failed || hit
+	s.mu.Unlock()
+	if hit {
+		s.cancel() // the process dies here
+		return context.Canceled
+	}
+	return s.Store.RunCommit(ctx, p)
+}
+
+// startCompactOnce starts a "compact-once" run compacting with payload.
+func startCompactOnce(t *testing.T, rt *runtime.Runtime, payload map[string]any) string {
+	t.Helper()
+	id, err := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "compact-once", Vars: map[string]any{
+		"payload": payload,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// The replay variant: a kill after the archive and before the target's
+// write; the target gets a message before the replay. The replay does
+// not reuse the first child's summary and archive (turns 0..5): it
+// summarises and archives what it removes now (turns 0..6).
+func TestMemoryCompactReplayAfterTargetChangedArchivesWhatItRemoves(t *testing.T) {
+	ctx := context.Background()
+	fs := &failTargetCommit{Store: memory.New()}
+	arts := artifact.NewMemory()
+	llm := &scriptedLLM{content: `{"summary": "earlier talk"}`}
+	rt := compactRuntime(t, fs, arts, llm)
+	target := startMem(t, rt, map[string]any{"context": map[string]any{"messages": conversation(8)}})
+	mustComplete(t, tickDone(t, rt, target))
+	b := startCompactOnce(t, rt, map[string]any{"target_run_id": target, "preserve_recent": 2})
+	kctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fs.mu.Lock()
+	fs.id, fs.cancel = target, cancel
+	fs.mu.Unlock()
+	if r, err := rt.Tick(kctx, b, runtime.TickOptions{}); err == nil && r.Status != durable.RunRunning {
+		t.Fatalf("first tick: %s %q, want the simulated kill", r.Status, r.Error)
+	}
+	if r, _ := fs.RunGet(ctx, b); r.Status != durable.RunRunning {
+		t.Fatalf("B after the kill: %s %q, want running", r.Status, r.Error)
+	}
+	appendTurn(t, fs, target)
+
+	llm2 := &scriptedLLM{content: `{"summary": "second"}`}
+	rt2 := compactRuntime(t, fs, arts, llm2)
+	run := tickDone(t, rt2, b)
+	mustComplete(t, run)
+	if llm2.calls() != 1 {
+		t.Errorf("replay called the LLM %d times; want once (the first child summarised other messages)", llm2.calls())
+	}
+	a, err := rt2.GetState(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := archivedOrKept(t, arts, a)
+	for i := range 9 {
+		if want := fmt.Sprintf("turn %d", i); !kept[want] {
+			t.Errorf("%s is neither in the target's context nor in an archive after the replay; target messages %s spans %s",
+				want, jsonOf(t, messagesOf(a)), jsonOf(t, spansOf(a)))
+		}
+	}
+	if msgs := messagesOf(a); len(msgs) != 4 || !strings.HasSuffix(msgs[1].(map[string]any)["content"].(string), ": second") {
+		t.Errorf("target messages %s; want system, the replay's summary, 2 recent", jsonOf(t, msgs))
+	}
+}
+
+// A kill after the target run's write landed and before the requesting
+// run's commit: the replay finds the span in the target (its older
+// messages gone) and answers the first pass's result again, without a
+// second LLM call, archive or compaction.
+func TestMemoryCompactReplayAfterTargetWriteLandedCompactsOnce(t *testing.T) {
+	ctx := context.Background()
+	arts := artifact.NewMemory()
+	llm := &scriptedLLM{content: `{"summary": "once", "key_points": ["k"], "confidence": 0.5}`}
+	fs := &failCommitStore{Store: memory.New()}
+	rt := compactRuntime(t, fs, arts, llm)
+	target := startMem(t, rt, map[string]any{"context": map[string]any{"messages": conversation(8)}})
+	mustComplete(t, tickDone(t, rt, target))
+	// Without the span found, the replay would answer "Nothing to compact".
+	b := startCompactOnce(t, rt, map[string]any{"target_run_id": target, "preserve_recent": 1})
+	if _, err := rt.Tick(ctx, b, runtime.TickOptions{}); !errors.Is(err, errCommitLost) {
+		t.Fatalf("first tick: %v, want the simulated kill", err)
+	}
+	first, _ := rt.GetState(ctx, target)
+	firstJSON := jsonOf(t, first.Vars)
+	spans := spansOf(first)
+	if len(spans) != 1 {
+		t.Fatalf("target spans after the kill %v; want the landed one", spans)
+	}
+	span := spans[0].(map[string]any)
+
+	rt2 := compactRuntime(t, fs, arts, llm)
+	run := tickDone(t, rt2, b)
+	mustComplete(t, run)
+	if llm.calls() != 1 {
+		t.Errorf("LLM called %d times, want once", llm.calls())
+	}
+	again, _ := rt2.GetState(ctx, target)
+	if jsonOf(t, again.Vars) != firstJSON {
+		t.Errorf("target changed by the replay: %s", jsonOf(t, again.Vars))
+	}
+	if all, _ := arts.ListByRun(ctx, target); len(all) != 1 {
+		t.Errorf("%d archives, want one", len(all))
+	}
+	meta := metaOf(t, res(t, run, 0))
+	if meta["span_id"] != span["artifact_id"] || meta["summary_message_id"] != span["summary_message_id"] ||
+		meta["llm_run_id"] != llm.runs[0].RunID || jsonOf(t, meta["key_points"]) != `["k"]` ||
+		res(t, run, 0)["output"] != "Compacted 7 messages into span_id="+span["artifact_id"].(string)+"." {
+		t.Errorf("replayed result %s; want the first pass's", jsonOf(t, res(t, run, 0)))
+	}
+}
+
+// Python's int() keeps ints past int64: preserve_recent 1e20 is 10**20,
+// more than any run's messages, so nothing is compacted and the answer
+// gives its digits; _limits.max_output_tokens 1e20 asks the LLM for
+// max_tokens 10**20.
+func TestMemoryCompactKeepsIntsPastInt64(t *testing.T) {
+	llm := &scriptedLLM{content: `{"summary": "x"}`}
+	rt := compactRuntime(t, memory.New(), artifact.NewMemory(), llm)
+	id := startMem(t, rt, map[string]any{"context": map[string]any{"messages": conversation(8)}},
+		step(durable.EffectMemoryCompact, map[string]any{"preserve_recent": 1e20}))
+	run := tickDone(t, rt, id)
+	mustComplete(t, run)
+	want := "Nothing to compact (non-system messages <= preserve_recent=100000000000000000000)."
+	if r := res(t, run, 0); llm.calls() != 0 || r["output"] != want || len(messagesOf(run)) != 9 {
+		t.Errorf("preserve_recent 1e20: LLM calls %d, output %q, %d messages left; want no call, %q, the 9 messages",
+			llm.calls(), r["output"], len(messagesOf(run)), want)
+	}
+
+	id = startMem(t, rt, map[string]any{
+		"context": map[string]any{"messages": conversation(8)},
+		"_limits": map[string]any{"max_output_tokens": 1e20},
+	}, step(durable.EffectMemoryCompact, map[string]any{"preserve_recent": "2"}))
+	mustComplete(t, tickDone(t, rt, id))
+	if llm.calls() != 1 || jsonOf(t, llm.payloads[0]["params"]) != `{"max_tokens":100000000000000000000}` {
+		t.Errorf("LLM payloads %s; want params max_tokens 100000000000000000000", jsonOf(t, llm.payloads))
 	}
 }
