@@ -305,34 +305,15 @@ func pyCorpus() []pyCase {
 // TestEncodingMatchesPythonJSONDumps is the differential described above.
 func TestEncodingMatchesPythonJSONDumps(t *testing.T) {
 	t.Parallel()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found: cannot compare with Python's json.dumps")
-	}
 	cases := pyCorpus()
 	req := make([][2]any, len(cases))
 	for i, c := range cases {
 		req[i] = [2]any{c.text, c.ordered}
 	}
-	in, err := json.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(t.TempDir(), "dumps.py")
-	if err := os.WriteFile(script, []byte(pyDifferentialScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, script)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python3: %v\n%s", err, stderr.String())
-	}
 	var got []map[string]string
-	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(cases) {
-		t.Fatalf("python3 output: %v (%d results for %d texts)", err, len(got), len(cases))
+	runPython(t, pyDifferentialScript, req, &got)
+	if len(got) != len(cases) {
+		t.Fatalf("python3 output: %d results for %d texts", len(got), len(cases))
 	}
 
 	var diffs []string
@@ -494,4 +475,33 @@ func pyHasLoneSurrogate(b []byte) bool {
 		return true
 	}
 	return false
+}
+
+// runPython runs script with python3, the JSON of req on its stdin, and
+// decodes its stdout into resp; the test is skipped without python3.
+func runPython(t *testing.T, script string, req, resp any) {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found: cannot compare with Python's json module")
+	}
+	in, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "diff.py")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, path)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3: %v\n%s", err, stderr.String())
+	}
+	if err := json.Unmarshal(out, resp); err != nil {
+		t.Fatalf("python3 output: %v", err)
+	}
 }

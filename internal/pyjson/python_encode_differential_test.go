@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,10 +161,6 @@ func (g valueGen) value(depth int) any {
 // ints, strings with every kind of code point, non-ASCII keys, empty
 // containers) written in every style the code uses with Python's dumps.
 func TestEncodeMatchesPythonOnGeneratedValues(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found: cannot compare with Python's json.dumps")
-	}
 	styles := []struct {
 		st   pyjson.Style
 		opts map[string]any
@@ -194,23 +187,8 @@ func TestEncodeMatchesPythonOnGeneratedValues(t *testing.T) {
 			req = append(req, []any{pyTagged(v), s.opts})
 		}
 	}
-	in, _ := json.Marshal(req)
-	script := filepath.Join(t.TempDir(), "d.py")
-	if err := os.WriteFile(script, []byte(encodeDiffScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, script)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python3: %v\n%s", err, stderr.String())
-	}
 	var got []string
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	runPython(t, encodeDiffScript, req, &got)
 	n := 0
 	for i, v := range values {
 		for j, s := range styles {
@@ -236,10 +214,6 @@ func TestEncodeMatchesPythonOnGeneratedValues(t *testing.T) {
 // TestDecodeLiteralsMatchPython: decoding odd number literals
 // and re-encoding canonically, compared with json.dumps(json.loads(t)).
 func TestDecodeLiteralsMatchPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found")
-	}
 	texts := []string{
 		"1e-99999999999999999999", "1e99999999999999999999", "0e99999999999999999999", "-0e-99999999999999999999",
 		"1" + strings.Repeat("0", 400) + ".0", "0." + strings.Repeat("0", 400) + "1", "2.4703282292062328e-324",
@@ -255,17 +229,8 @@ for t in json.loads(sys.stdin.read()):
     except Exception as e: out.append("ERR " + type(e).__name__)
 print(json.dumps(out))
 `
-	in, _ := json.Marshal(texts)
-	cmd := exec.Command(py, "-c", script)
-	cmd.Stdin = bytes.NewReader(in)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got []string
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	runPython(t, script, texts, &got)
 	for i, text := range texts {
 		v, err := pyjson.Decode([]byte(text))
 		if strings.HasPrefix(got[i], "ERR") {
