@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -55,54 +54,11 @@ func compactionMaxTokens(limits any) (any, bool) {
 	if v == nil {
 		return nil, false
 	}
-	n, err := pyBigInt(v)
+	n, err := pyval.ToBigInt(v)
 	if err != nil {
 		return nil, false
 	}
-	return pyIntValue(n), true
-}
-
-// pyBigInt is Python's int(v) of any size: ToInt's ints, bools, floats
-// (truncated) and base-10 strings, without its int64 bound.
-func pyBigInt(v any) (*big.Int, error) {
-	n, err := pyval.ToInt(v)
-	if err == nil {
-		return big.NewInt(n), nil
-	}
-	switch x := v.(type) {
-	case string:
-		if b, ok := pyval.ParseBigInt(x); ok {
-			return b, nil
-		}
-		return nil, err
-	case json.Number: // an int literal is exact; a float one goes through float
-		if b, ok := new(big.Int).SetString(string(x), 10); ok {
-			return b, nil
-		}
-	case uint64:
-		return new(big.Int).SetUint64(x), nil
-	case uint:
-		return new(big.Int).SetUint64(uint64(x)), nil
-	}
-	f, ferr := pyval.IntViaFloat(v) // a float past int64: its exact digits
-	if ferr != nil {
-		return nil, err
-	}
-	if num, ok := f.(json.Number); ok {
-		if b, ok := new(big.Int).SetString(string(num), 10); ok {
-			return b, nil
-		}
-	}
-	return nil, err
-}
-
-// pyIntValue is n as a JSON value: an int64, or past its range a
-// json.Number of the exact digits (how big ints are carried).
-func pyIntValue(n *big.Int) any {
-	if n.IsInt64() {
-		return n.Int64()
-	}
-	return json.Number(n.String())
+	return pyval.BigIntValue(n), true
 }
 
 // compactionUnavailable are the words of an LLM answer that is a
@@ -176,7 +132,7 @@ func readCompactRequest(p map[string]any) compactRequest {
 	// kept exact past int64 (1e20 is 10**20, more than any run's messages).
 	c.preserveRecent = big.NewInt(6)
 	if v := p["preserve_recent"]; truthy(v) {
-		if n, err := pyBigInt(v); err == nil {
+		if n, err := pyval.ToBigInt(v); err == nil {
 			c.preserveRecent = n
 		}
 	}
@@ -330,7 +286,7 @@ func memoryCompact(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	count, _ := AsInt(spanMeta["message_count"])
 	summaryMeta := map[string]any{
 		"message_id": summaryID, "kind": "memory_summary", "compression_mode": c.mode,
-		"preserve_recent": pyIntValue(c.preserveRecent), "source_artifact_id": artID,
+		"preserve_recent": pyval.BigIntValue(c.preserveRecent), "source_artifact_id": artID,
 		"source_message_count":   count,
 		"source_from_timestamp":  spanMeta["from_timestamp"],
 		"source_to_timestamp":    spanMeta["to_timestamp"],
@@ -424,7 +380,7 @@ func compactMeta(c compactRequest, childID, artID, summaryID string, sum compact
 	}
 	return map[string]any{
 		"llm_run_id": nullable(childID), "span_id": artID, "summary_message_id": summaryID,
-		"preserve_recent": pyIntValue(c.preserveRecent), "compression_mode": c.mode, "focus": nullable(c.focus),
+		"preserve_recent": pyval.BigIntValue(c.preserveRecent), "compression_mode": c.mode, "focus": nullable(c.focus),
 		"key_points": kp, "confidence": sum.confidence,
 	}
 }

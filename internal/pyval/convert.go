@@ -125,6 +125,49 @@ func IntViaFloat(v any) (any, error) {
 	return json.Number(b.String()), nil
 }
 
+// ToBigInt is Python's int(v) of any size: ToInt's ints, bools, floats
+// (truncated) and base-10 strings, without its int64 bound.
+func ToBigInt(v any) (*big.Int, error) {
+	n, err := ToInt(v)
+	if err == nil {
+		return big.NewInt(n), nil
+	}
+	switch x := v.(type) {
+	case string:
+		if b, ok := ParseBigInt(x); ok {
+			return b, nil
+		}
+		return nil, err
+	case json.Number: // an int literal is exact; a float one goes through float
+		if b, ok := new(big.Int).SetString(string(x), 10); ok {
+			return b, nil
+		}
+	case uint64:
+		return new(big.Int).SetUint64(x), nil
+	case uint:
+		return new(big.Int).SetUint64(uint64(x)), nil
+	}
+	f, ferr := IntViaFloat(v) // a float past int64: its exact digits
+	if ferr != nil {
+		return nil, err
+	}
+	if num, ok := f.(json.Number); ok {
+		if b, ok := new(big.Int).SetString(string(num), 10); ok {
+			return b, nil
+		}
+	}
+	return nil, err
+}
+
+// BigIntValue is n as a Python int value: an int64, or past its range a
+// json.Number of the exact digits (how this package carries big ints).
+func BigIntValue(n *big.Int) any {
+	if n.IsInt64() {
+		return n.Int64()
+	}
+	return json.Number(n.String())
+}
+
 // SaturatedInt is f truncated toward zero to an int64, clamped at its
 // bounds (infinities included), where Python's int(f) gives a big int and
 // Go's conversion of an out-of-range float is undefined (MinInt64 on

@@ -128,7 +128,7 @@ func randomIntNode(env *Env, inputs map[string]any) (any, error) {
 	if lo.IsInt64() && hi.IsInt64() && span.IsInt64() {
 		return lo.Int64() + env.int64N(span.Int64()), nil
 	}
-	return pyInt(new(big.Int).Add(lo, env.bigIntN(span))), nil
+	return pyval.BigIntValue(new(big.Int).Add(lo, env.bigIntN(span))), nil
 }
 
 // intBoundViaFloat is int(float(v)) as a big int, def when Python's
@@ -147,15 +147,6 @@ func intBoundViaFloat(v any, def int64) *big.Int {
 		}
 	}
 	return big.NewInt(def)
-}
-
-// pyInt is b as this package's Python int: int64, or json.Number digits
-// past the int64 range.
-func pyInt(b *big.Int) any {
-	if b.IsInt64() {
-		return b.Int64()
-	}
-	return json.Number(b.String())
 }
 
 // randomFloatNode: min + (max-min)*U[0,1) (fallbacks 0 and 1).
