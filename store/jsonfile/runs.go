@@ -337,7 +337,8 @@ func (s *Store) loadRunLocked(id string) (*durable.RunState, error) {
 }
 
 // forgetGoneLocked drops run id from the metadata, the indexes and the
-// cache when its file is gone, and reports whether it did: another
+// cache when its file is gone, and reports whether the run is unknown to
+// the store now (forgotten here or by another reader before): another
 // process (Python serve --no-runner, a script, a user) deleted it, and
 // the listings must agree with RunGet, as Python's do (they scan the run
 // files). The file is looked at again under s.mu, so that a reader
@@ -350,7 +351,7 @@ func (s *Store) forgetGoneLocked(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runs[id] == nil {
-		return false
+		return true
 	}
 	if _, err := os.Stat(s.runPath(id)); !errors.Is(err, fs.ErrNotExist) {
 		return false
@@ -360,7 +361,9 @@ func (s *Store) forgetGoneLocked(id string) bool {
 }
 
 // dropGone stats the files of runs ids and forgets those found gone
-// (forgetGoneLocked); it reports whether it forgot any.
+// (forgetGoneLocked); it reports whether any of them is unknown to the
+// store now, whoever forgot it: a listing taken before holds a gone run
+// (in the place of a live one) and must be made again.
 func (s *Store) dropGone(ids []string) bool {
 	dropped := false
 	for _, id := range ids {
