@@ -50,6 +50,15 @@ bundle entrypoint, and a run created with --run-id needs the same --input.
 When the command exits leaving a run waiting, or is interrupted (Ctrl-C,
 SIGTERM), it prints the command that continues it.
 
+A question asked by an event listener or a subflow rather than the run is
+prompted with the id of its run ("? [ID] Name?"). When the run ends, its
+event listeners still in a branch are driven until they finish it or
+wait for an event, and those waiting for an event are then cancelled
+("Session completed"). A listener's question left unanswered then keeps
+the listeners as they are: the run's JSON shows it completed, but the
+command exits 3 and prints the command that continues it (a failed or
+cancelled run still exits 1).
+
 ` + storeHelp + `
 Exit code: 0 completed, 1 failed, cancelled or an error, 2 usage, 3 still waiting.
 
@@ -208,19 +217,27 @@ func bundleRunMain(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		}
 		fail(err)
 		if d.runID != "" {
-			f.printContinue(stderr, ds, d.runID, d.unanswered)
+			f.printContinue(stderr, ds, d.runID, d.unanswered, d.unansweredRun)
 		}
 		return 1
 	}
 	if err := printRunJSON(stdout, run); err != nil {
 		return fail(err)
 	}
-	switch run.Status {
-	case durable.RunCompleted:
-		return 0
-	case durable.RunWaiting, durable.RunRunning:
-		f.printContinue(stderr, ds, run.RunID, d.unanswered)
+	switch {
+	case run.Status == durable.RunWaiting || run.Status == durable.RunRunning ||
+		run.Status == durable.RunCompleted && d.unanswered != nil:
+		// A completed run whose listener asks a question nobody answered
+		// is not done with: its session stays open (listeners not
+		// stopped) until the question is answered, as a waiting run's.
+		f.printContinue(stderr, ds, run.RunID, d.unanswered, d.unansweredRun)
 		return exitWaiting
+	case run.Status == durable.RunCompleted:
+		return 0
+	case d.unanswered != nil:
+		// Failed or cancelled: that is the outcome, but the listener's
+		// question can still be answered by continuing the run.
+		f.printContinue(stderr, ds, run.RunID, d.unanswered, d.unansweredRun)
 	}
 	return 1
 }
@@ -268,14 +285,18 @@ func printRunJSON(stdout io.Writer, run *durable.RunState) error {
 
 // printContinue tells, on stderr, how to continue run id, which the
 // data dir keeps (or that it was not kept: a temporary data dir).
-func (f *runFlags) printContinue(stderr io.Writer, ds *dataStore, id string, question *durable.WaitState) {
+func (f *runFlags) printContinue(stderr io.Writer, ds *dataStore, id string, question *durable.WaitState, asker string) {
 	if ds.temp {
 		fmt.Fprintf(stderr, "bundle run: run %s was kept in a temporary data dir, removed on exit; "+
 			"give --data-dir DIR to keep a run that can be continued\n", id)
 		return
 	}
 	fmt.Fprintf(stderr, "bundle run: run %s is kept in %s; continue it with:\n  %s\n", id, f.dataDir, f.continueCommand(id))
-	if question != nil {
+	switch {
+	case question != nil && asker != "":
+		fmt.Fprintf(stderr, "  (its run %s waits for an answer to %q: add --answer TEXT, or type it at the prompt)\n",
+			asker, question.Prompt)
+	case question != nil:
 		fmt.Fprintf(stderr, "  (it waits for an answer to %q: add --answer TEXT, or type it at the prompt)\n", question.Prompt)
 	}
 }

@@ -37,8 +37,11 @@ type bundleDriver struct {
 	// runID is set by run as soon as the run exists, so a caller can name
 	// the run even when driving it failed or was interrupted.
 	runID string
-	// unanswered is the question run stopped at for want of an answer.
-	unanswered *durable.WaitState
+	// unanswered is the question run stopped at for want of an answer,
+	// and unansweredRun the run that asks it when not the root (one of
+	// its listeners or subflows).
+	unanswered    *durable.WaitState
+	unansweredRun string
 	// started, when set, is told the run's id as soon as the run exists.
 	started func(id string)
 	// listeners are the entry flow's event listener workflows, started
@@ -87,7 +90,7 @@ func (d *bundleDriver) run(ctx context.Context, workflowID string, vars map[stri
 		d.printRecords()
 		if !unfinished(st) {
 			if st.Status.Terminal() {
-				return st, d.stopListeners(ctx, id)
+				return st, d.closeSession(ctx, id)
 			}
 			return st, nil // waits for something it cannot give
 		}
@@ -182,9 +185,10 @@ func (d *bundleDriver) step(ctx context.Context, target *durable.RunState) (answ
 		}
 		return true, err
 	case w.Reason == durable.WaitUser:
-		text, ok := d.answer(ctx, w)
+		asker := d.askerLabel(target.RunID)
+		text, ok := d.answer(ctx, w, asker)
 		if !ok {
-			d.unanswered = w
+			d.unanswered, d.unansweredRun = w, asker
 			return false, ctx.Err()
 		}
 		_, err := d.rt.Resume(ctx, runtime.ResumeParams{RunID: target.RunID, WaitKey: w.WaitKey,
@@ -324,12 +328,27 @@ func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
 	}
 }
 
+// askerLabel is "" for run id when it is the root, else id itself: a
+// question a listener or a subflow asks is prompted with the id of its
+// run, so the user can tell whose it is (the root's may come before or
+// after it, and a listener's may come after the root has completed).
+func (d *bundleDriver) askerLabel(id string) string {
+	if id == d.runID {
+		return ""
+	}
+	return id
+}
+
 // answer returns the next scripted answer, else one read from the
-// terminal; ok is false when there is none (or ctx ended).
-func (d *bundleDriver) answer(ctx context.Context, w *durable.WaitState) (string, bool) {
+// terminal; ok is false when there is none (or ctx ended). asker, when
+// set, is the run asking w (see askerLabel).
+func (d *bundleDriver) answer(ctx context.Context, w *durable.WaitState, asker string) (string, bool) {
 	prompt := w.Prompt
 	if len(w.Choices) > 0 {
 		prompt += " " + fmt.Sprint(w.Choices)
+	}
+	if asker != "" {
+		prompt = "[" + asker + "] " + prompt
 	}
 	if len(d.answers) > 0 {
 		text := d.answers[0]
@@ -480,10 +499,41 @@ func (d *bundleDriver) startListeners(ctx context.Context, root string) error {
 	return nil
 }
 
-// stopListeners cancels the listener runs of run root that have not
-// ended, once root has: they would wait for ever (Python's reason). Every
-// child of root running a listener workflow is one, whichever host
-// started it.
+// closeSession ends the session of run root once root has ended, as
+// AbstractFlow's VisualSessionRunner does: the listeners still in a
+// branch (one the root's own emit_event may have started) are driven
+// until none can move, so that branch finishes rather than being cut
+// off; then the idle ones are stopped (stopListeners). A listener's
+// question with no answer to give stops it there, listeners left as they
+// are (d.unanswered is set): the command exits waiting, and continuing
+// the run answers the question and closes the session then.
+func (d *bundleDriver) closeSession(ctx context.Context, root string) error {
+	for {
+		target, err := d.listenerToDrive(ctx, root)
+		if err != nil {
+			return err
+		}
+		if target == nil {
+			return d.stopListeners(ctx, root)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// The records of the last step come before a prompt.
+		d.printRecords()
+		if answered, err := d.step(ctx, target); err != nil || !answered {
+			return err
+		}
+	}
+}
+
+// stopListeners cancels the listener runs of run root that wait on an
+// event, once root has ended and closeSession has driven the others as
+// far as they go: they would wait for ever ("Session completed",
+// Python's reason). Every child of root running a listener workflow is
+// one, whichever host started it. A listener waiting for anything else
+// (a job, a paused run, a subflow waiting on what this command cannot
+// give) is left as it is, as Python's runner leaves it.
 func (d *bundleDriver) stopListeners(ctx context.Context, root string) error {
 	if len(d.listeners) == 0 {
 		return nil
@@ -494,7 +544,7 @@ func (d *bundleDriver) stopListeners(ctx context.Context, root string) error {
 	}
 	for _, wf := range d.listeners {
 		for _, l := range existing[wf] {
-			if l.Status.Terminal() {
+			if l.Status != durable.RunWaiting || l.Waiting == nil || l.Waiting.Reason != durable.WaitEvent {
 				continue
 			}
 			if _, err := d.rt.Cancel(ctx, l.RunID, "Session completed"); err != nil {

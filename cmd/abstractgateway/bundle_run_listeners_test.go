@@ -276,3 +276,112 @@ func TestBundleRunContinuesAtAListenersUnansweredQuestion(t *testing.T) {
 		t.Fatalf("continued with --answer bob: exit %d, status %v\n%s%s", code, res["status"], out, errOut)
 	}
 }
+
+// lateFlow: the root emits "ping" (session scope) and ends at once; the
+// flow's on_event "ping" listener sleeps 0.3 s (wait_until) in its
+// branch, then answers the user "listener branch finished".
+const lateFlow = `{"id":"late","name":"late","entryNode":"start","nodes":[
+ {"id":"start","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
+ {"id":"emit","type":"emit_event","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"payload","type":"any"}],
+   "outputs":[{"id":"exec-out","type":"execution"},{"id":"delivered","type":"number"}],"effectConfig":{"name":"ping","scope":"session"}}},
+ {"id":"end","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"delivered","type":"number"}]}},
+ {"id":"listen","type":"on_event","data":{"inputs":[],"outputs":[{"id":"exec-out","type":"execution"},{"id":"payload","type":"object"}],"eventConfig":{"name":"ping","scope":"session"}}},
+ {"id":"nap","type":"wait_until","data":{"pinDefaults":{"duration":0.3},"inputs":[{"id":"exec-in","type":"execution"},{"id":"duration","type":"number"}],"outputs":[{"id":"exec-out","type":"execution"}]}},
+ {"id":"latenote","type":"answer_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"message","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"}],"pinDefaults":{"message":"listener branch finished"}}}],
+ "edges":[{"source":"start","sourceHandle":"exec-out","target":"emit","targetHandle":"exec-in"},
+ {"source":"emit","sourceHandle":"exec-out","target":"end","targetHandle":"exec-in"},
+ {"source":"emit","sourceHandle":"delivered","target":"end","targetHandle":"delivered"},
+ {"source":"listen","sourceHandle":"exec-out","target":"nap","targetHandle":"exec-in"},
+ {"source":"nap","sourceHandle":"exec-out","target":"latenote","targetHandle":"exec-in"}]}`
+
+// The root completes while its listener is in the middle of the branch
+// the root's own event started (its wait_until inside the branch).
+//
+// Reference: AbstractFlow's VisualSessionRunner.run (the runner that
+// "executes the root run and drives session-level listener runs"): when
+// the root is COMPLETED it closes the session only "if all children are
+// idle listeners (WAITING EVENT) or terminal"; otherwise it "keep[s]
+// driving until children settle into waits/terminal" (_tick_child ticks
+// a child waiting on UNTIL), and then cancels only the listeners waiting
+// on an EVENT ("Session completed"). So the branch finishes: the
+// answer_user node "latenote" runs.
+//
+// bundle run used to cancel every listener not ended as soon as the root
+// was: the listener, parked on the wait_until of the branch the root's
+// ping started, was cancelled and "latenote" never ran: the event the
+// root delivered (delivered 1) was silently half-handled.
+func TestBundleRunFinishesAListenerBranchAfterTheRunCompletes(t *testing.T) {
+	t.Parallel()
+	path := packFlows(t, t.TempDir(), "late.json", map[string]string{"late.json": lateFlow})
+	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", t.TempDir())
+	res := cliResult(t, out)
+	if code != 0 || res["status"] != "completed" {
+		t.Fatalf("exit %d, status %v\n%s%s", code, res["status"], out, errOut)
+	}
+	if !strings.Contains(errOut, "latenote") {
+		t.Errorf("the listener's branch (started by the root's ping) was cut off when the root completed: "+
+			"node latenote never ran; the reference drives non-idle listeners until they settle and cancels only those waiting on an event\n%s", errOut)
+	}
+}
+
+// askLateFlow: like lateFlow, but the listener's branch asks the user
+// "Name?" and answers with the response; the root emits and ends.
+const askLateFlow = `{"id":"asklate","name":"asklate","entryNode":"start","nodes":[
+ {"id":"start","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
+ {"id":"emit","type":"emit_event","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"payload","type":"any"}],
+   "outputs":[{"id":"exec-out","type":"execution"},{"id":"delivered","type":"number"}],"effectConfig":{"name":"ping","scope":"session"}}},
+ {"id":"end","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"delivered","type":"number"}]}},
+ {"id":"listen","type":"on_event","data":{"inputs":[],"outputs":[{"id":"exec-out","type":"execution"},{"id":"payload","type":"object"}],"eventConfig":{"name":"ping","scope":"session"}}},
+ {"id":"ask","type":"ask_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"prompt","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"},{"id":"response","type":"string"}],"pinDefaults":{"prompt":"Name?"}}},
+ {"id":"greetnote","type":"answer_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"message","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"}]}}],
+ "edges":[{"source":"start","sourceHandle":"exec-out","target":"emit","targetHandle":"exec-in"},
+ {"source":"emit","sourceHandle":"exec-out","target":"end","targetHandle":"exec-in"},
+ {"source":"emit","sourceHandle":"delivered","target":"end","targetHandle":"delivered"},
+ {"source":"listen","sourceHandle":"exec-out","target":"ask","targetHandle":"exec-in"},
+ {"source":"ask","sourceHandle":"exec-out","target":"greetnote","targetHandle":"exec-in"},
+ {"source":"ask","sourceHandle":"response","target":"greetnote","targetHandle":"message"}]}`
+
+// Same with a question: the listener asks "Name?" in the branch the
+// root's ping started and --answer bob is given for it. The root
+// completing first used to get the listener cancelled: the question was
+// never put, the answer silently unused, exit 0. The reference
+// (VisualSessionRunner.run) never cancels a listener that is not idle
+// (waiting on an event); the command, which answers listeners' questions
+// from --answer (bundle run usage text), answers it, prompting it with
+// the listener's run id.
+func TestBundleRunAnswersAListenersQuestionAskedAfterTheRunCompletes(t *testing.T) {
+	t.Parallel()
+	path := packFlows(t, t.TempDir(), "asklate.json", map[string]string{"asklate.json": askLateFlow})
+	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", t.TempDir(), "--answer", "bob")
+	res := cliResult(t, out)
+	if code != 0 || res["status"] != "completed" {
+		t.Fatalf("exit %d, status %v\n%s%s", code, res["status"], out, errOut)
+	}
+	if !strings.Contains(errOut, "-listener-0] Name?\n> bob") || !strings.Contains(errOut, "greetnote") {
+		t.Errorf("the listener's question \"Name?\" (asked in the branch the root's ping started) was dropped by the "+
+			"session close although --answer bob was given for it\n%s", errOut)
+	}
+}
+
+// With no answer for the listener's question asked after the root
+// completed, the session stays open: the command exits 3 (the run's JSON
+// says completed), names the listener's run and its question, and does
+// not cancel the listener; continuing the run answers the question,
+// finishes the branch and closes the session.
+func TestBundleRunContinuesAtAListenersQuestionAskedAfterTheRunCompletes(t *testing.T) {
+	t.Parallel()
+	path := packFlows(t, t.TempDir(), "asklate.json", map[string]string{"asklate.json": askLateFlow})
+	data := t.TempDir()
+	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", data, "--run-id", "R1")
+	if res := cliResult(t, out); code != exitWaiting || res["status"] != "completed" ||
+		!strings.Contains(errOut, "? [R1-listener-0] Name?\n(no --answer left") ||
+		!strings.Contains(errOut, `its run R1-listener-0 waits for an answer to "Name?"`) {
+		t.Fatalf("listener asks \"Name?\" after the root completed, no --answer: exit %d, status %v; "+
+			"want %d, completed, the listener's question named\n%s%s", code, res["status"], exitWaiting, out, errOut)
+	}
+	code, out, errOut = cliRun(t, strings.NewReader(""), path, "--data-dir", data, "--run-id", "R1", "--answer", "bob")
+	if res := cliResult(t, out); code != 0 || res["status"] != "completed" || !strings.Contains(errOut, "greetnote") {
+		t.Fatalf("continued with --answer bob: exit %d, status %v; want 0, completed, greetnote run\n%s%s",
+			code, res["status"], out, errOut)
+	}
+}
