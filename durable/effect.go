@@ -20,6 +20,10 @@ type Effect struct {
 	// record's own members. An effect built in Go lacks none.
 	absent effectMembers
 
+	// typeNull records a type read as null (the mirror of
+	// StepRecord.nullRead): written null while Type is still "".
+	typeNull bool
+
 	// payloadRead keeps a payload read that was not an object (null, a
 	// list: Python records a node's payload as given), so a record Python
 	// wrote and hashed is written back as it was while Payload stays
@@ -83,6 +87,15 @@ func (e *Effect) writesResultKey() bool {
 	return e.absent&effResultKey == 0 || e.ResultKey != ""
 }
 
+// typeValue is the wire value of type: null when it was read so and is
+// still "" (typeNull).
+func (e *Effect) typeValue() any {
+	if e.Type == "" && e.typeNull {
+		return nil
+	}
+	return string(e.Type)
+}
+
 // Clone returns a deep copy of e.
 func (e *Effect) Clone() *Effect {
 	if e == nil {
@@ -106,7 +119,7 @@ func (e *Effect) JSONValue() any {
 	}
 	o := make(pyjson.Ordered, 0, 3+len(e.extra))
 	if e.writesType() {
-		o = append(o, pyjson.KV{Key: "type", Value: string(e.Type)})
+		o = append(o, pyjson.KV{Key: "type", Value: e.typeValue()})
 	}
 	if e.writesPayload() {
 		o = append(o, pyjson.KV{Key: "payload", Value: e.payloadCopy()})
@@ -142,6 +155,9 @@ func decodeEffect(v any) (*Effect, error) {
 		return nil, err
 	}
 	e.Type = EffectType(t)
+	if v, present := m["type"]; present && v == nil {
+		e.typeNull = true
+	}
 	if p, ok := m["payload"].(map[string]any); ok {
 		e.Payload = p
 	} else if v, present := m["payload"]; present {

@@ -143,7 +143,7 @@ func appendRecordLine(buf []byte, s *StepRecord) ([]byte, error) {
 		e.open()
 		// Members the effect was read without stay out (Effect.absent).
 		if s.Effect.writesType() {
-			e.str("type", string(s.Effect.Type))
+			e.strOrNull("type", string(s.Effect.Type), s.Effect.typeNull)
 		}
 		if s.Effect.writesPayload() {
 			if err := e.value("payload", s.Effect.payloadValue(), "effect.payload", 2); err != nil {

@@ -111,3 +111,13 @@ func TestRecordNullStringMembersHashedAndWrittenAsRead(t *testing.T) {
 		t.Errorf("node_id set: %s", out)
 	}
 }
+
+// An effect type read as null (another writer's record) is hashed and
+// written back null, as the record's own null ids are: decoded to "" and
+// written "type": "", a valid chain was reported tampered.
+func TestRecordEffectNullTypeHashedAndWrittenAsRead(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r1", "step_id": "s1", "node_id": "n", "status": "completed", "effect": {"type": null, "payload": {"wait_key": "k"}, "result_key": null}, "result": null, "error": null, "started_at": "2026-11-29T22:46:49.642457+00:00", "ended_at": "2026-11-29T22:46:49.643752+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": "x", "signature": null}`
+	want := `{"actor_id":null,"attempt":1,"effect":{"payload":{"wait_key":"k"},"result_key":null,"type":null},"ended_at":"2026-11-29T22:46:49.643752+00:00","error":null,"idempotency_key":null,"node_id":"n","prev_hash":null,"result":null,"run_id":"r1","session_id":null,"started_at":"2026-11-29T22:46:49.642457+00:00","status":"completed","step_id":"s1"}`
+	checkHashedAndWrittenAsRead(t, in, want)
+}
