@@ -81,31 +81,42 @@ func goneRaceSetup(t *testing.T) (*Store, func()) {
 // deterministic: the test holds a's stripe (as that goroutine does) and
 // forgets a while the listing waits for it.
 func TestDueListingRelistsWhenAGoneRunIsForgottenElsewhere(t *testing.T) {
+	ids := listedDuringForget(t, func(s *Store) ([]string, error) {
+		due, err := s.RunListDue(t.Context(), &store.RunListDueParams{Now: time.Now(), Limit: 2})
+		var ids []string
+		for _, d := range due {
+			ids = append(ids, d.RunID)
+		}
+		return ids, err
+	})
+	if !slices.Equal(ids, []string{"b", "c"}) {
+		t.Errorf("RunListDue(limit 2) racing another forget of a = %v, want [b c] (a's file is gone)", ids)
+	}
+}
+
+// listedDuringForget runs list over goneRaceSetup's store and, while the
+// listing waits in dropGone for a's stripe, forgets a as a RunGet of a
+// holding the stripe shared would; it returns the ids listed.
+func listedDuringForget(t *testing.T, list func(*Store) ([]string, error)) []string {
+	t.Helper()
 	s, unlock := goneRaceSetup(t)
 	type result struct {
-		due []store.DueRun
+		ids []string
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		due, err := s.RunListDue(t.Context(), &store.RunListDueParams{Now: time.Now(), Limit: 2})
-		done <- result{due, err}
+		ids, err := list(s)
+		done <- result{ids, err}
 	}()
 	waitBlockedIn(t, "(*Store).dropGone")
-	// A RunGet of a holding the stripe shared would do just this.
 	s.forgetGoneLocked("a")
 	unlock()
 	res := <-done
 	if res.err != nil {
 		t.Fatal(res.err)
 	}
-	var ids []string
-	for _, d := range res.due {
-		ids = append(ids, d.RunID)
-	}
-	if !slices.Equal(ids, []string{"b", "c"}) {
-		t.Errorf("RunListDue(limit 2) racing another forget of a = %v, want [b c] (a's file is gone)", ids)
-	}
+	return res.ids
 }
 
 // TestIndexRelistsWhenAGoneRunIsForgottenElsewhere: the same race in RunIndex
@@ -115,27 +126,14 @@ func TestDueListingRelistsWhenAGoneRunIsForgottenElsewhere(t *testing.T) {
 // the gone run, in place of c. Python's list_run_index scans the run
 // files and does not list it.
 func TestIndexRelistsWhenAGoneRunIsForgottenElsewhere(t *testing.T) {
-	s, unlock := goneRaceSetup(t)
-	type result struct {
-		rows []store.RunIndexRow
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
+	ids := listedDuringForget(t, func(s *Store) ([]string, error) {
 		rows, err := s.RunIndex(t.Context(), &store.RunIndexParams{Limit: 2})
-		done <- result{rows, err}
-	}()
-	waitBlockedIn(t, "(*Store).dropGone")
-	s.forgetGoneLocked("a")
-	unlock()
-	res := <-done
-	if res.err != nil {
-		t.Fatal(res.err)
-	}
-	var ids []string
-	for _, r := range res.rows {
-		ids = append(ids, r.RunID)
-	}
+		var ids []string
+		for _, r := range rows {
+			ids = append(ids, r.RunID)
+		}
+		return ids, err
+	})
 	if !slices.Equal(ids, []string{"b", "c"}) {
 		t.Errorf("RunIndex(limit 2) racing another forget of a = %v, want [b c] (a's file is gone)", ids)
 	}
