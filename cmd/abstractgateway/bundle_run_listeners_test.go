@@ -277,22 +277,31 @@ func TestBundleRunContinuesAtAListenersUnansweredQuestion(t *testing.T) {
 	}
 }
 
-// lateFlow: the root emits "ping" (session scope) and ends at once; the
-// flow's on_event "ping" listener sleeps 0.3 s (wait_until) in its
-// branch, then answers the user "listener branch finished".
-const lateFlow = `{"id":"late","name":"late","entryNode":"start","nodes":[
+// pingThenEndFlow is a flow whose root emits "ping" (session scope) and
+// ends at once, with an on_event "ping" listener node "listen" whose
+// branch is the given nodes and edges (JSON list items, the first edge
+// from "listen").
+func pingThenEndFlow(id, branchNodes, branchEdges string) string {
+	return `{"id":"` + id + `","name":"` + id + `","entryNode":"start","nodes":[
  {"id":"start","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
  {"id":"emit","type":"emit_event","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"payload","type":"any"}],
    "outputs":[{"id":"exec-out","type":"execution"},{"id":"delivered","type":"number"}],"effectConfig":{"name":"ping","scope":"session"}}},
  {"id":"end","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"delivered","type":"number"}]}},
  {"id":"listen","type":"on_event","data":{"inputs":[],"outputs":[{"id":"exec-out","type":"execution"},{"id":"payload","type":"object"}],"eventConfig":{"name":"ping","scope":"session"}}},
- {"id":"nap","type":"wait_until","data":{"pinDefaults":{"duration":0.3},"inputs":[{"id":"exec-in","type":"execution"},{"id":"duration","type":"number"}],"outputs":[{"id":"exec-out","type":"execution"}]}},
- {"id":"latenote","type":"answer_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"message","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"}],"pinDefaults":{"message":"listener branch finished"}}}],
+ ` + branchNodes + `],
  "edges":[{"source":"start","sourceHandle":"exec-out","target":"emit","targetHandle":"exec-in"},
  {"source":"emit","sourceHandle":"exec-out","target":"end","targetHandle":"exec-in"},
  {"source":"emit","sourceHandle":"delivered","target":"end","targetHandle":"delivered"},
- {"source":"listen","sourceHandle":"exec-out","target":"nap","targetHandle":"exec-in"},
- {"source":"nap","sourceHandle":"exec-out","target":"latenote","targetHandle":"exec-in"}]}`
+ ` + branchEdges + `]}`
+}
+
+// lateFlow: the listener of pingThenEndFlow sleeps 0.3 s (wait_until) in
+// its branch, then answers the user "listener branch finished".
+var lateFlow = pingThenEndFlow("late",
+	`{"id":"nap","type":"wait_until","data":{"pinDefaults":{"duration":0.3},"inputs":[{"id":"exec-in","type":"execution"},{"id":"duration","type":"number"}],"outputs":[{"id":"exec-out","type":"execution"}]}},
+ {"id":"latenote","type":"answer_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"message","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"}],"pinDefaults":{"message":"listener branch finished"}}}`,
+	`{"source":"listen","sourceHandle":"exec-out","target":"nap","targetHandle":"exec-in"},
+ {"source":"nap","sourceHandle":"exec-out","target":"latenote","targetHandle":"exec-in"}`)
 
 // The root completes while its listener is in the middle of the branch
 // the root's own event started (its wait_until inside the branch).
@@ -324,22 +333,14 @@ func TestBundleRunFinishesAListenerBranchAfterTheRunCompletes(t *testing.T) {
 	}
 }
 
-// askLateFlow: like lateFlow, but the listener's branch asks the user
-// "Name?" and answers with the response; the root emits and ends.
-const askLateFlow = `{"id":"asklate","name":"asklate","entryNode":"start","nodes":[
- {"id":"start","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
- {"id":"emit","type":"emit_event","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"payload","type":"any"}],
-   "outputs":[{"id":"exec-out","type":"execution"},{"id":"delivered","type":"number"}],"effectConfig":{"name":"ping","scope":"session"}}},
- {"id":"end","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"delivered","type":"number"}]}},
- {"id":"listen","type":"on_event","data":{"inputs":[],"outputs":[{"id":"exec-out","type":"execution"},{"id":"payload","type":"object"}],"eventConfig":{"name":"ping","scope":"session"}}},
- {"id":"ask","type":"ask_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"prompt","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"},{"id":"response","type":"string"}],"pinDefaults":{"prompt":"Name?"}}},
- {"id":"greetnote","type":"answer_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"message","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"}]}}],
- "edges":[{"source":"start","sourceHandle":"exec-out","target":"emit","targetHandle":"exec-in"},
- {"source":"emit","sourceHandle":"exec-out","target":"end","targetHandle":"exec-in"},
- {"source":"emit","sourceHandle":"delivered","target":"end","targetHandle":"delivered"},
- {"source":"listen","sourceHandle":"exec-out","target":"ask","targetHandle":"exec-in"},
+// askLateFlow: the listener of pingThenEndFlow asks the user "Name?" and
+// answers with the response.
+var askLateFlow = pingThenEndFlow("asklate",
+	`{"id":"ask","type":"ask_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"prompt","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"},{"id":"response","type":"string"}],"pinDefaults":{"prompt":"Name?"}}},
+ {"id":"greetnote","type":"answer_user","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"message","type":"string"}],"outputs":[{"id":"exec-out","type":"execution"}]}}`,
+	`{"source":"listen","sourceHandle":"exec-out","target":"ask","targetHandle":"exec-in"},
  {"source":"ask","sourceHandle":"exec-out","target":"greetnote","targetHandle":"exec-in"},
- {"source":"ask","sourceHandle":"response","target":"greetnote","targetHandle":"message"}]}`
+ {"source":"ask","sourceHandle":"response","target":"greetnote","targetHandle":"message"}`)
 
 // Same with a question: the listener asks "Name?" in the branch the
 // root's ping started and --answer bob is given for it. The root
