@@ -72,9 +72,11 @@ type Options struct {
 	// LedgerMaxItems is the tail window: 0 means DefaultLedgerMaxItems,
 	// negative keeps every record (as a non-positive Python limit does).
 	LedgerMaxItems int
-	// MaxInlineBytes is the offload threshold of input_data: 0 means the
-	// ABSTRACTRUNTIME_MAX_INLINE_BYTES variable or 262144, negative
-	// disables offloading.
+	// MaxInlineBytes is the offload threshold of input_data: 0 means
+	// artifact.DefaultMaxInlineBytes (262144), negative disables
+	// offloading. ABSTRACTRUNTIME_MAX_INLINE_BYTES is not read: as in
+	// Python, it tunes the offloading stores, not the bundle, which stays
+	// bounded whatever the stores do.
 	MaxInlineBytes int
 	// Now stamps generated_at; time.Now when nil.
 	Now func() time.Time
@@ -429,9 +431,13 @@ func (e *exporter) inputData(ctx context.Context, run *durable.RunState) (map[st
 	if e.src.Artifacts == nil {
 		return input, nil
 	}
+	limit := e.opts.MaxInlineBytes
+	if limit == 0 {
+		limit = artifact.DefaultMaxInlineBytes
+	}
 	out, err := artifact.Offload(ctx, e.src.Artifacts, input, artifact.OffloadOptions{
 		RunID:          run.RunID,
-		MaxInlineBytes: e.opts.MaxInlineBytes,
+		MaxInlineBytes: limit,
 		BaseTags:       map[string]string{"source": "history_bundle", "kind": "input_data"},
 		RootPath:       "input_data",
 	})

@@ -523,3 +523,36 @@ func TestExportArtifactSummaries(t *testing.T) {
 		t.Fatalf("%d summaries, first %v, %v", len(sums), obj(t, sums[0], "s0")["artifact_id"], obj(t, sums[1], "s1")["artifact_id"])
 	}
 }
+
+// The input_data offload threshold of a bundle is Python's constant
+// (history_bundle.py passes DEFAULT_MAX_INLINE_BYTES): the
+// ABSTRACTRUNTIME_MAX_INLINE_BYTES variable, which tunes the offloading
+// stores, neither moves small values into artifacts nor lets a large one
+// stay inline.
+func TestExportOffloadThresholdIgnoresStoreVariable(t *testing.T) {
+	ctx := context.Background()
+	small := strings.Repeat("s", 100)
+	big := strings.Repeat("b", 300_000)
+	for _, env := range []string{"16", "0", "-1"} {
+		t.Run("env="+env, func(t *testing.T) {
+			t.Setenv(artifact.EnvMaxInlineBytes, env)
+			st := memory.New()
+			run := review2Run("r1", "", time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+			run.Vars = map[string]any{"small": small, "big": big}
+			if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st, Artifacts: artifact.NewMemory()}, "r1", history.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			input := obj(t, b["input_data"], "input_data")
+			if input["small"] != small {
+				t.Errorf("input_data.small = %.60v, want the 100-byte value inline", input["small"])
+			}
+			if ref, _ := input["big"].(map[string]any); ref["$artifact"] == nil {
+				t.Errorf("input_data.big is %T, want a {\"$artifact\"} ref past 262144 bytes", input["big"])
+			}
+		})
+	}
+}
