@@ -233,7 +233,7 @@ func (s *step) functionSuccess(n *node, result any, rec map[string]any) runtime.
 func (s *step) branch(n *node, result any) runtime.StepPlan {
 	m, _ := result.(map[string]any)
 	b, ok := m["branch"].(string)
-	if !ok {
+	if !ok || b == "" { // Python's `not isinstance(branch, str) or not branch`
 		return s.failWith(n, "Branching node did not return a string 'branch' value")
 	}
 	if t, ok := n.branches[b]; ok {
