@@ -302,9 +302,14 @@ func toolCallsPayload(in, cfg map[string]any, single bool) map[string]any {
 		calls = []any{}
 	}
 	p := map[string]any{"tool_calls": calls}
-	if v, ok := first(in, "allowed_tools", "allowedTools"); ok {
-		p["allowed_tools"] = cleanStrings(v)
-	} else if v, ok := first(cfg, "allowed_tools", "allowedTools"); ok {
+	// Either key being present (even as null) means the pins specify the
+	// allowlist, but its value is the first non-null alias, as in the
+	// reference's get("allowed_tools") then get("allowedTools"): a null
+	// allowed_tools next to a listed allowedTools must still restrict the
+	// call.
+	if _, ok := first(in, "allowed_tools", "allowedTools"); ok {
+		p["allowed_tools"] = cleanStrings(firstNonNull(in, "allowed_tools", "allowedTools"))
+	} else if v := firstNonNull(cfg, "allowed_tools", "allowedTools"); v != nil {
 		if _, isList := v.([]any); isList {
 			p["allowed_tools"] = cleanStrings(v)
 		}
@@ -325,10 +330,16 @@ func cleanStrings(v any) []any {
 	return out
 }
 
-// modelResidencyPayload builds the model_residency payload (§6.9).
+// modelResidencyPayload builds the model_residency payload (§6.9). Each
+// setting is "pins ▸ config" (pick); as in the reference, operation is
+// str(value or "list_loaded").strip() and the text settings are kept
+// only as non-blank strings, stripped.
 func modelResidencyPayload(in, cfg map[string]any) map[string]any {
-	op := pick(in, cfg, "operation")
-	if op == nil {
+	op := "list_loaded"
+	if v := pick(in, cfg, "operation"); pyval.Truthy(v) {
+		op = pyval.Strip(pyval.Str(v))
+	}
+	if op == "" {
 		op = "list_loaded"
 	}
 	p := map[string]any{"operation": op}
@@ -337,8 +348,8 @@ func modelResidencyPayload(in, cfg map[string]any) map[string]any {
 		"runtime_id": {"runtime_id", "runtimeId"}, "base_url": {"base_url", "baseUrl"},
 		"provider_api_key": {"provider_api_key", "api_key", "apiKey"}, "cache_policy": {"cache_policy", "cachePolicy"},
 	} {
-		if v := pick(in, cfg, aliases...); v != nil {
-			p[key] = v
+		if s := trimmed(pick(in, cfg, aliases...)); s != "" {
+			p[key] = s
 		}
 	}
 	if f, ok := floatOK(pick(in, cfg, "timeout_s", "timeout", "timeoutS")); ok {
@@ -347,10 +358,18 @@ func modelResidencyPayload(in, cfg map[string]any) map[string]any {
 	if o, ok := pick(in, cfg, "options").(map[string]any); ok {
 		p["options"] = o
 	}
-	for _, k := range []string{"pin", "required"} {
-		if v, ok := in[k]; ok {
-			p[k] = pyval.CoerceBool(v)
-		} else if v, ok := cfg[k]; ok {
+	// pin / required are sent when either side names them, but their value
+	// still goes through pick: a null or "" pin falls back to the config,
+	// then to the default (pin true, required false), rather than reading
+	// as false.
+	for k, def := range map[string]bool{"pin": true, "required": false} {
+		_, inPins := in[k]
+		_, inCfg := cfg[k]
+		if inPins || inCfg {
+			v := pick(in, cfg, k)
+			if v == nil {
+				v = def
+			}
 			p[k] = pyval.CoerceBool(v)
 		}
 	}

@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -372,4 +373,80 @@ func waitUntilFailure(t *testing.T, defaults, cfg string) string {
 		t.Fatalf("status = %s, want failed (waiting %+v)", st.Status, st.Waiting)
 	}
 	return st.Error
+}
+
+// Reference: AbstractRuntime visual/executor.py
+// _create_model_residency_handler sends `pin` as
+// _coerce_bool(_input_or_config(payload, config, "pin", default=True)) and
+// `required` as _coerce_bool(_input_or_config(..., "required",
+// default=False)) whenever the key is present in the pins or the config.
+// _input_or_config skips a null (or "") pin value and falls back to the
+// config, then to the default: a null `pin` pin sends pin: true, and a null
+// `required` pin with effectConfig.required true sends required: true.
+func TestModelResidencyNullPinFallsBackToConfigThenDefault(t *testing.T) {
+	p := modelResidencyPayload(map[string]any{"pin": nil}, map[string]any{})
+	if p["pin"] != true {
+		t.Errorf("pin pin null, no config: payload pin = %#v, want true (the default)", p["pin"])
+	}
+	p = modelResidencyPayload(map[string]any{"pin": ""}, map[string]any{"pin": false})
+	if p["pin"] != false {
+		t.Errorf("pin pin \"\", config false: payload pin = %#v, want false (from config)", p["pin"])
+	}
+	p = modelResidencyPayload(map[string]any{"required": nil}, map[string]any{"required": true})
+	if p["required"] != true {
+		t.Errorf("required pin null, config true: payload required = %#v, want true (from config)", p["required"])
+	}
+	p = modelResidencyPayload(map[string]any{}, map[string]any{"pin": nil})
+	if p["pin"] != true {
+		t.Errorf("config pin null: payload pin = %#v, want true (the default)", p["pin"])
+	}
+}
+
+// Reference: visual/executor.py _create_model_residency_handler reads
+// operation as str(value or "list_loaded").strip(), and task, provider,
+// model, runtime_id, base_url, provider_api_key, cache_policy through
+// _nonempty_str (a non-blank string, stripped; anything else is left out of
+// the payload).
+func TestModelResidencyTextSettingsAreStrippedStrings(t *testing.T) {
+	in := map[string]any{
+		"operation": " load ", "provider": "  ollama ", "model": int64(7),
+		"task": "   ", "base_url": map[string]any{"x": 1}, "cache_policy": " keep ",
+	}
+	p := modelResidencyPayload(in, map[string]any{"task": "tts"})
+	want := map[string]any{"operation": "load", "provider": "ollama", "cache_policy": "keep"}
+	got := map[string]any{}
+	for _, k := range []string{"operation", "task", "provider", "model", "runtime_id", "base_url", "provider_api_key", "cache_policy"} {
+		if v, ok := p[k]; ok {
+			got[k] = v
+		}
+	}
+	// task: the pin "   " is not null/"" so it wins over the config and
+	// then fails _nonempty_str: no task at all.
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("payload text settings = %#v, want %#v", got, want)
+	}
+	p = modelResidencyPayload(map[string]any{"operation": int64(5)}, map[string]any{})
+	if p["operation"] != "5" {
+		t.Errorf("operation pin 5: payload operation = %#v, want \"5\" (str())", p["operation"])
+	}
+}
+
+// Reference: visual/executor.py _create_tool_calls_handler /
+// _create_call_tool_handler read the configured allowlist as
+// config.get("allowed_tools"), and when that is None config.get("allowedTools")
+// (the same for the pins). A config holding allowed_tools: null next to
+// allowedTools: ["calc"] therefore sends allowed_tools ["calc"] rather
+// than dropping (config) or emptying (pins) the allowlist.
+func TestToolCallsAllowlistAliasAfterNullKey(t *testing.T) {
+	cfg := map[string]any{"allowed_tools": nil, "allowedTools": []any{"calc"}}
+	for _, single := range []bool{false, true} {
+		p := toolCallsPayload(map[string]any{}, cfg, single)
+		if !reflect.DeepEqual(p["allowed_tools"], []any{"calc"}) {
+			t.Errorf("single=%v: config allowed_tools null + allowedTools [calc]: payload allowed_tools = %#v, want [calc]", single, p["allowed_tools"])
+		}
+		p = toolCallsPayload(map[string]any{"allowed_tools": nil, "allowedTools": []any{"calc"}}, map[string]any{}, single)
+		if !reflect.DeepEqual(p["allowed_tools"], []any{"calc"}) {
+			t.Errorf("single=%v: pins allowed_tools null + allowedTools [calc]: payload allowed_tools = %#v, want [calc]", single, p["allowed_tools"])
+		}
+	}
 }
