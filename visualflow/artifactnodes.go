@@ -1,6 +1,7 @@
 package visualflow
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -100,7 +101,10 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 		return nil, err
 	}
 	filename := pyval.Strip(meta.Tags["filename"])
-	family := contentFamily(meta.ContentType, filename)
+	// The family comes from the name alone (file name, else source path,
+	// else id), as the reference's: a content type only steers the
+	// projection below.
+	family := artifactFamily(cmp.Or(filename, sourcePathTag(meta), meta.ArtifactID))
 	ref := artifactRefObject(meta)
 	out := map[string]any{
 		"artifact":       ref,
@@ -346,49 +350,4 @@ func cutRunes(s string, n int) string {
 		i++
 	}
 	return s
-}
-
-var (
-	codeExts = map[string]bool{"py": true, "js": true, "mjs": true, "cjs": true, "ts": true, "tsx": true, "jsx": true,
-		"go": true, "rs": true, "java": true, "kt": true, "c": true, "h": true, "cc": true, "cpp": true, "hpp": true,
-		"cs": true, "rb": true, "php": true, "swift": true, "scala": true, "sh": true, "bash": true, "zsh": true,
-		"ps1": true, "sql": true, "lua": true, "r": true, "pl": true, "css": true, "scss": true, "vue": true, "svelte": true}
-	textExts = map[string]bool{"txt": true, "md": true, "markdown": true, "rst": true, "csv": true, "tsv": true,
-		"log": true, "yaml": true, "yml": true, "toml": true, "ini": true, "cfg": true, "conf": true, "xml": true,
-		"html": true, "htm": true, "jsonl": true, "ndjson": true}
-	documentExts = map[string]bool{"pdf": true, "doc": true, "docx": true, "odt": true, "rtf": true, "epub": true,
-		"ppt": true, "pptx": true, "odp": true, "xls": true, "xlsx": true, "ods": true}
-	archiveExts = map[string]bool{"zip": true, "tar": true, "gz": true, "tgz": true, "bz2": true, "xz": true,
-		"7z": true, "rar": true, "zst": true}
-)
-
-// contentFamily classifies an artifact for read_artifact's projection:
-// json, image, video, audio, code, text, document, archive or other (the
-// family names of §6.10), from its content type then its file name.
-func contentFamily(contentType, filename string) string {
-	ct := baseContentType(contentType)
-	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(filename)), ".")
-	switch {
-	case ct == "application/json" || strings.HasSuffix(ct, "+json") || ext == "json":
-		return "json"
-	case strings.HasPrefix(ct, "image/"):
-		return "image"
-	case strings.HasPrefix(ct, "video/"):
-		return "video"
-	case strings.HasPrefix(ct, "audio/"):
-		return "audio"
-	case codeExts[ext] || ct == "application/javascript" || ct == "text/javascript" || ct == "text/x-python" ||
-		ct == "application/x-sh" || ct == "text/x-go" || ct == "text/css":
-		return "code"
-	case strings.HasPrefix(ct, "text/") || textExts[ext] || ct == "application/xml" || ct == "application/yaml" ||
-		ct == "application/x-yaml" || ct == "application/toml":
-		return "text"
-	case documentExts[ext] || ct == "application/pdf" || ct == "application/msword" || ct == "application/rtf" ||
-		strings.HasPrefix(ct, "application/vnd.openxmlformats-officedocument.") || strings.HasPrefix(ct, "application/vnd.oasis.opendocument."):
-		return "document"
-	case archiveExts[ext] || ct == "application/zip" || ct == "application/gzip" || ct == "application/x-tar" ||
-		ct == "application/x-7z-compressed" || ct == "application/x-bzip2" || ct == "application/x-xz":
-		return "archive"
-	}
-	return "other"
 }

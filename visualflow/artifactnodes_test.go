@@ -156,7 +156,7 @@ func TestArtifactNodesRoundTrip(t *testing.T) {
 		}},
 		{name: "binary", file: "blob.bin", data: big, check: func(t *testing.T, out map[string]any) {
 			b64 := base64.StdEncoding.EncodeToString(big[:131072])
-			checkFields(t, out, map[string]any{"import_ct": "application/octet-stream", "content_family": "other",
+			checkFields(t, out, map[string]any{"import_ct": "application/octet-stream", "content_family": "document",
 				"is_binary": true, "truncated": true, "binary_base64": b64, "text": "", "json": nil})
 			if c, _ := out["content"].(map[string]any); c["encoding"] != "base64" || c["data"] != b64 {
 				t.Errorf("content = %v", out["content"])
@@ -167,7 +167,9 @@ func TestArtifactNodesRoundTrip(t *testing.T) {
 			}
 		}},
 		{name: "pin_content_type", file: "page.dat", contentType: " Text/HTML ", data: []byte("<p>hi</p>"), check: func(t *testing.T, out map[string]any) {
-			checkFields(t, out, map[string]any{"import_ct": "text/html", "content_family": "text", "text": "<p>hi</p>"})
+			// The family is the name's (unknown suffix: document); the
+			// text/html content type still selects the text projection.
+			checkFields(t, out, map[string]any{"import_ct": "text/html", "content_family": "document", "text": "<p>hi</p>", "content": "<p>hi</p>"})
 		}},
 	}
 	for _, tc := range cases {

@@ -182,8 +182,19 @@ func listFolder(in map[string]any) (any, error) {
 	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
 		return nil, nodeErrorf("Folder not found: %s", trimmed(in["folder_path"]))
 	}
+	// The walk and the ignore rules see the folder resolved (Python walks
+	// the resolved path); a scoped path is resolved already.
+	if real, err := resolveNoStrict(abs); err == nil {
+		abs = real
+	}
 	recursive := pyval.Truthy(in["recursive"])
 	includeDirs := pyval.Truthy(in["include_directories"])
+	family := "any"
+	if v := in["family"]; pyval.Truthy(v) {
+		if f := pyval.Lower(pyval.Strip(pyval.Str(v))); f != "" {
+			family = f
+		}
+	}
 	limit := 500
 	if i, ok := intOK(in["limit"]); ok {
 		limit = max(1, min(int(i), 5000))
@@ -204,8 +215,9 @@ func listFolder(in map[string]any) (any, error) {
 		}
 	}
 	delete(exts, "")
-	l := lister{scope: scope, shown: shown, recursive: recursive, includeDirs: includeDirs,
-		limit: limit, maxDepth: maxDepth, exts: exts, entries: []any{}, files: []any{}}
+	l := lister{scope: scope, ignore: loadAbstractIgnore(abs), shown: shown, recursive: recursive,
+		includeDirs: includeDirs, limit: limit, maxDepth: maxDepth, family: family, exts: exts,
+		entries: []any{}, files: []any{}}
 	l.walk(abs, "", 0)
 	return map[string]any{"folder_path": shown, "files": l.files, "entries": l.entries, "count": int64(len(l.files)), "truncated": l.truncated}, nil
 }
@@ -213,11 +225,15 @@ func listFolder(in map[string]any) (any, error) {
 // lister walks a folder as Python's os.walk top-down does: a folder's
 // sub-folders (as folder entries) and own files are listed before anything
 // inside its sub-folders, so "the first limit files" are the shallow ones.
+// Entries the .abstractignore rules or the workspace's ignored paths hide
+// are neither listed, counted toward limit, nor entered.
 type lister struct {
 	scope                  *workspaceScope
+	ignore                 *abstractIgnore
 	shown                  string
 	recursive, includeDirs bool
 	limit, maxDepth        int
+	family                 string
 	exts                   map[string]bool
 	entries, files         []any
 	truncated              bool
@@ -234,6 +250,22 @@ func (l *lister) add(e map[string]any) bool {
 	return false
 }
 
+// hidden reports whether the ignore rules hide the entry at path. Python
+// matches the resolved path; the walked folder is resolved already, so
+// only a link needs resolving (a link leading out of the ignore root is
+// matched by its absolute target).
+func (l *lister) hidden(path string, d fs.DirEntry, isDir bool) bool {
+	if l.scope != nil && l.scope.isIgnored(path) {
+		return true
+	}
+	if d.Type()&fs.ModeSymlink != 0 {
+		if real, err := resolveNoStrict(path); err == nil {
+			path = real
+		}
+	}
+	return l.ignore.ignored(path, isDir)
+}
+
 // walk lists dir (rel to the listed folder, at depth, the listed folder
 // being 0) and reports whether the listing is full. Unreadable folders
 // are skipped, as os.walk does without onerror.
@@ -246,10 +278,6 @@ func (l *lister) walk(dir, rel string, depth int) bool {
 	var fileEntries []fs.DirEntry
 	for _, d := range des {
 		path := filepath.Join(dir, d.Name())
-		// Ignored paths are neither listed nor entered.
-		if l.scope != nil && l.scope.isIgnored(path) {
-			continue
-		}
 		isDir := d.IsDir()
 		if d.Type()&fs.ModeSymlink != 0 {
 			// os.walk lists a link to a folder among the folders but
@@ -261,8 +289,9 @@ func (l *lister) walk(dir, rel string, depth int) bool {
 			fileEntries = append(fileEntries, d)
 			continue
 		}
-		// A folder deeper than max_depth is neither listed nor entered.
-		if l.maxDepth > 0 && depth+1 > l.maxDepth {
+		// An ignored folder, or one deeper than max_depth, is neither
+		// listed nor entered.
+		if l.hidden(path, d, true) || l.maxDepth > 0 && depth+1 > l.maxDepth {
 			continue
 		}
 		if l.includeDirs && l.add(map[string]any{"path": joinShown(l.shown, filepath.Join(rel, d.Name())), "name": d.Name(), "kind": "folder", "family": "folder"}) {
@@ -273,12 +302,28 @@ func (l *lister) walk(dir, rel string, depth int) bool {
 		}
 	}
 	for _, d := range fileEntries {
-		ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(d.Name())), ".")
-		if len(l.exts) > 0 && !l.exts[ext] {
+		path := filepath.Join(dir, d.Name())
+		if l.hidden(path, d, false) {
 			continue
 		}
-		e := map[string]any{"path": joinShown(l.shown, filepath.Join(rel, d.Name())), "name": d.Name(), "kind": "file", "family": "other"}
-		if info, err := os.Stat(filepath.Join(dir, d.Name())); err == nil {
+		// Filters as the reference's file_matches_filters: extension
+		// first, then family (computed once, it may read the file).
+		suffix := nameSuffix(d.Name())
+		if len(l.exts) > 0 && !l.exts[suffix] {
+			continue
+		}
+		family := ""
+		familyOf := func() string {
+			if family == "" {
+				family = fileFamily(path)
+			}
+			return family
+		}
+		if !familyFilterMatches(l.family, suffix, familyOf) {
+			continue
+		}
+		e := map[string]any{"path": joinShown(l.shown, filepath.Join(rel, d.Name())), "name": d.Name(), "kind": "file", "family": familyOf()}
+		if info, err := os.Stat(path); err == nil {
 			e["size_bytes"] = info.Size()
 		}
 		l.files = append(l.files, e["path"])
