@@ -95,3 +95,15 @@ func TestLLMCallSemanticsRefWithSurroundingSpaceFailsStep(t *testing.T) {
 		t.Fatalf("status %s, llm calls %d; want the step to fail before the call", st.Status, len(sc.payloads))
 	}
 }
+
+// executor.py _create_llm_call_handler: the config default reads
+// config.get("include_context") and, only when that is None,
+// config.get("use_context"). A node config {"include_context": null,
+// "use_context": true} therefore includes the context.
+func TestLLMCallNullIncludeContextConfigFallsBackToUseContext(t *testing.T) {
+	t.Parallel()
+	p := runLLMCallPayload(t, `{"prompt":"hi"}`, `{"include_context":null,"use_context":true}`)
+	if got := p["include_context"]; got != true {
+		t.Fatalf("payload include_context = %#v, want true (config use_context when include_context is null)", got)
+	}
+}

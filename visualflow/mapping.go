@@ -422,31 +422,54 @@ func mapMemory(out map[string]any, t string, raw any, rm map[string]any) {
 		}
 		return []any{}
 	}
+	// Python's _get_span_id: a non-blank text, trimmed, else None.
+	spanID := func() any {
+		if s, ok := meta["span_id"].(string); ok {
+			if s = pyval.Strip(s); s != "" {
+				return s
+			}
+		}
+		return nil
+	}
+	// rendered is the first result's output only when it is a text.
+	rendered := func() string {
+		s, _ := r0["output"].(string)
+		return s
+	}
+	// An object outcome's count/ok (and rehydrate's counters) are
+	// raw.get(...), null when missing; only a non-object outcome gets the
+	// zero values.
+	_, isObj := raw.(map[string]any)
 	switch t {
 	case "memory_note":
-		out["note_id"] = meta["span_id"]
+		out["note_id"] = spanID()
 	case "memory_compact":
-		out["span_id"] = meta["span_id"]
+		out["span_id"] = spanID()
 	case "memory_query":
-		out["rendered"] = orDefault(r0["output"], "")
+		out["rendered"] = rendered()
 		out["results"] = listOr(meta["matches"])
 		out["span_ids"] = listOr(meta["span_ids"])
 	case "memory_tag":
-		out["rendered"] = orDefault(r0["output"], "")
+		out["rendered"] = rendered()
 		out["success"] = r0["success"] == true
 		out["results"] = listOr(rm["results"])
 	case "memory_rehydrate":
-		out["inserted"] = orDefault(rm["inserted"], int64(0))
-		out["skipped"] = orDefault(rm["skipped"], int64(0))
-		out["artifacts"] = listOr(rm["artifacts"])
+		if isObj {
+			out["inserted"], out["skipped"], out["artifacts"] = rm["inserted"], rm["skipped"], rm["artifacts"]
+		} else {
+			out["inserted"], out["skipped"], out["artifacts"] = int64(0), int64(0), []any{}
+		}
 	case "memory_kg_assert":
 		out["assertion_ids"] = listOr(rm["assertion_ids"])
-		out["count"] = orDefault(rm["count"], int64(0))
-		out["ok"] = orDefault(rm["ok"], false)
+		countOK(out, rm, isObj)
 	case "memory_kg_query":
 		out["items"] = listOr(rm["items"])
-		out["count"] = orDefault(rm["count"], int64(0))
-		out["ok"] = orDefault(rm["ok"], false)
+		countOK(out, rm, isObj)
+		if !isObj {
+			out["packets"], out["packed_count"], out["active_memory_text"] = []any{}, int64(0), ""
+			out["estimated_tokens"], out["dropped"] = int64(0), int64(0)
+			break
+		}
 		for _, k := range []string{"packets_version", "packets", "packed_count", "active_memory_text", "estimated_tokens", "dropped", "warnings"} {
 			if v, ok := rm[k]; ok {
 				out[k] = v
@@ -454,12 +477,21 @@ func mapMemory(out map[string]any, t string, raw any, rm map[string]any) {
 		}
 	case "memory_kg_resolve":
 		out["candidates"] = listOr(rm["candidates"])
-		out["count"] = orDefault(rm["count"], int64(0))
-		out["ok"] = orDefault(rm["ok"], false)
+		countOK(out, rm, isObj)
 		if v, ok := rm["warnings"]; ok {
 			out["warnings"] = v
 		}
 	}
+}
+
+// countOK sets the KG nodes' count and ok pins: raw.get(...) for an object
+// outcome (null when missing), 0 and false otherwise.
+func countOK(out, rm map[string]any, isObj bool) {
+	if isObj {
+		out["count"], out["ok"] = rm["count"], rm["ok"]
+		return
+	}
+	out["count"], out["ok"] = int64(0), false
 }
 
 // mainPin is the pin an effect node's main value is read from, for the

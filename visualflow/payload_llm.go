@@ -70,7 +70,9 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 	include := false
 	if v, ok := first(in, "include_context", "use_context"); ok {
 		include = pyval.CoerceBool(v)
-	} else if v, ok := first(cfg, "include_context", "use_context"); ok {
+	} else if v := firstNonNull(cfg, "include_context", "use_context"); v != nil {
+		// The config side is get-then-get-if-None: a null include_context
+		// falls back to use_context.
 		include = pyval.CoerceBool(v)
 	}
 	p["include_context"] = include

@@ -125,14 +125,17 @@ func mediaPayload(t string, in, cfg map[string]any) (map[string]any, error) {
 	var media []any
 	withMedia := false
 	var prompt any
-	// str(value or default).strip().lower(): a non-string value is
-	// stringified, a falsy one is the default.
+	// str(value or default).strip().lower() or default: a non-string value
+	// is stringified, and a falsy or blank one is the default.
 	format := func(def string) {
-		var v any = def
+		f := ""
 		if x := pick(in, cfg, "format", "response_format"); pyval.Truthy(x) {
-			v = x
+			f = pyval.Lower(pyval.Strip(pyval.Str(x)))
 		}
-		spec["format"] = strings.ToLower(pyval.Strip(pyval.Str(v)))
+		if f == "" {
+			f = def
+		}
+		spec["format"] = f
 	}
 	switch t {
 	case "generate_image", "edit_image", "image_to_image":

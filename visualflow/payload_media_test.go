@@ -212,3 +212,25 @@ func TestMediaFormatNonStringIsStringified(t *testing.T) {
 		t.Errorf("format = %#v, want \"3\" (str(3))", got)
 	}
 }
+
+// executor.py _create_generate_image_handler (and every media handler):
+// fmt = str(_input_or_config(..., default="png") or "png").strip().lower() or "png".
+// A blank-but-not-empty format pin ("  ") is returned by _input_or_config,
+// stripped to "" and then replaced by the default through the trailing
+// `or "png"`.
+func TestMediaBlankFormatFallsBackToDefault(t *testing.T) {
+	t.Parallel()
+	for typ, want := range map[string]string{
+		"generate_image": "png", "upscale_image": "png", "generate_video": "mp4",
+		"generate_voice": "wav", "generate_music": "wav",
+	} {
+		p, err := mediaPayload(typ, map[string]any{"prompt": "x", "format": "  \t"}, map[string]any{})
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		spec, _ := p["output"].(map[string]any)
+		if got := spec["format"]; got != want {
+			t.Errorf("%s: output.format = %#v, want %q", typ, got, want)
+		}
+	}
+}
