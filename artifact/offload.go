@@ -350,7 +350,7 @@ func childPath(path, key string) string {
 // mediaType is a content type without its parameters.
 func mediaType(ct string) string {
 	t, _, _ := strings.Cut(ct, ";")
-	return strings.ToLower(strings.TrimSpace(t))
+	return strings.ToLower(pyval.Strip(t))
 }
 
 // Restore returns v with the refs ({"$artifact": id}) whose artifact mine

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // StepRecord is one append-only ledger entry. The STARTED record of an
@@ -279,7 +280,7 @@ func floatInt(f float64) (int, bool) {
 // underscores between them. It reports false for any other text (Python
 // raises ValueError) and for a value past the Go int range.
 func pyIntText(s string) (int, bool) {
-	s = strings.TrimSpace(s)
+	s = pyval.Strip(s)
 	digits := strings.TrimLeft(s, "+-")
 	if len(s)-len(digits) > 1 || digits == "" {
 		return 0, false

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -168,7 +167,7 @@ func eventDeadline(p map[string]any, now time.Time) (durable.Time, error) {
 		if !ok {
 			return durable.Time{}, fmt.Errorf("until must be an ISO timestamp, not %T", v)
 		}
-		if strings.TrimSpace(s) != "" {
+		if pyval.Strip(s) != "" {
 			return durable.ParseTime(s)
 		}
 	}
@@ -193,7 +192,7 @@ func eventDeadline(p map[string]any, now time.Time) (durable.Time, error) {
 func handleWaitUntil(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	p := req.Effect.Payload
 	raw, ok := p["until"].(string)
-	if !ok || strings.TrimSpace(raw) == "" {
+	if !ok || pyval.Strip(raw) == "" {
 		return Failed("wait_until requires payload.until (ISO timestamp)"), nil
 	}
 	until, err := durable.ParseTime(raw)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -88,17 +87,17 @@ func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
 	// Present from the start in our runs: its absence marks a run the
 	// Python runtime started and we have not stepped (see execute).
 	rt["effect_seq"] = json.Number("0")
-	if s := strings.TrimSpace(r.limits.Provider); s != "" {
+	if s := pyval.Strip(r.limits.Provider); s != "" {
 		if _, ok := rt["provider"]; !ok {
 			rt["provider"] = s
 		}
 	}
-	if s := strings.TrimSpace(r.limits.Model); s != "" {
+	if s := pyval.Strip(r.limits.Model); s != "" {
 		if _, ok := rt["model"]; !ok {
 			rt["model"] = s
 		}
 	}
-	if ts := strings.TrimSpace(r.limits.ToolSupport); ts != "" {
+	if ts := pyval.Strip(r.limits.ToolSupport); ts != "" {
 		// Two setdefaults: a run that brings one keeps it and gets the other.
 		if _, ok := rt["tool_support"]; !ok {
 			rt["tool_support"] = ts

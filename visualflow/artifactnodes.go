@@ -223,7 +223,7 @@ func artifactInputID(node string, v any) (string, error) {
 		}
 	}
 	if s, ok := raw.(string); ok {
-		if id := strings.TrimSpace(s); id != "" {
+		if id := pyval.Strip(s); id != "" {
 			return id, nil
 		}
 	}
@@ -337,7 +337,7 @@ func guessContentType(filename string) string {
 // baseContentType is a content type lower-cased without parameters.
 func baseContentType(ct string) string {
 	ct, _, _ = strings.Cut(ct, ";")
-	return strings.ToLower(strings.TrimSpace(ct))
+	return strings.ToLower(pyval.Strip(ct))
 }
 
 // cutRunes returns the first n characters of s.

@@ -30,7 +30,7 @@ func (s *step) runCode(n *node, in any) (any, map[string]any, error) {
 	if pyval.Truthy(permissions) {
 		perm = pyval.Str(permissions)
 	}
-	switch strings.ReplaceAll(strings.ToLower(strings.TrimSpace(perm)), "-", "_") {
+	switch strings.ReplaceAll(strings.ToLower(pyval.Strip(perm)), "-", "_") {
 	case "sandbox", "safe", "protected", "restricted", "sandboxed", "":
 		perm = "sandbox"
 	case "full_access", "full", "unrestricted":
@@ -88,7 +88,7 @@ func (s *step) codeFailure(msg, perm string, d time.Duration) (any, map[string]a
 // runLegacyFunction executes the legacy function node (§6.9): data.code
 // as a module, data.expression as an expression, else the identity.
 func (s *step) runLegacyFunction(n *node, in any) (any, map[string]any, error) {
-	if src, ok := n.Data["code"].(string); ok && strings.TrimSpace(src) != "" {
+	if src, ok := n.Data["code"].(string); ok && pyval.Strip(src) != "" {
 		// transform gets the input as is (Python's create_code_handler),
 		// an object or a scalar bus alike.
 		fn := code.FunctionName(trimmed(n.Data["functionName"]))
@@ -98,7 +98,7 @@ func (s *step) runLegacyFunction(n *node, in any) (any, map[string]any, error) {
 		}
 		return r, nil, nil
 	}
-	if expr, ok := n.Data["expression"].(string); ok && strings.TrimSpace(expr) != "" {
+	if expr, ok := n.Data["expression"].(string); ok && pyval.Strip(expr) != "" {
 		names := map[string]any{"x": in, "input": in}
 		if m, ok := in.(map[string]any); ok {
 			for k, v := range m {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/visualflow/builtin"
 )
@@ -529,7 +530,7 @@ func (c *compiler) successors(n *node, edges []edge) error {
 		var thens []numbered
 		for _, p := range n.Outputs {
 			if rest, ok := strings.CutPrefix(p.ID, "then:"); ok && p.Type == "execution" {
-				k, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+				k, err := strconv.ParseInt(pyval.Strip(rest), 10, 64)
 				if err != nil {
 					k = 1e9 // the reference's sort key for a non-numeric suffix
 				}

@@ -1,8 +1,6 @@
 package visualflow
 
 import (
-	"strings"
-
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
@@ -45,7 +43,7 @@ func parseDocument(flow map[string]any) *document {
 	flow, _ = pyval.Normalize(flow).(map[string]any)
 	d := &document{ID: bundle.FlowID(flow)}
 	d.EntryNode, _ = flow["entryNode"].(string)
-	d.EntryNode = strings.TrimSpace(d.EntryNode)
+	d.EntryNode = pyval.Strip(d.EntryNode)
 	nodes, _ := flow["nodes"].([]any)
 	typeByID := map[string]string{}
 	for _, raw := range nodes {
@@ -188,5 +186,5 @@ func parsePins(v any) []pin {
 // str returns v trimmed when it is a string, else "".
 func str(v any) string {
 	s, _ := v.(string)
-	return strings.TrimSpace(s)
+	return pyval.Strip(s)
 }

@@ -120,7 +120,7 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 func stringPin(in, cfg map[string]any, keys ...string) string {
 	for _, k := range keys {
 		if s, ok := in[k].(string); ok {
-			return strings.TrimSpace(s)
+			return pyval.Strip(s)
 		}
 	}
 	return configString(cfg, keys...)
@@ -287,7 +287,7 @@ func (s *step) toolSpecs(v any) []any {
 	}
 	for _, t := range list {
 		x, _ := t.(string)
-		name := strings.TrimSpace(x)
+		name := pyval.Strip(x)
 		if name == "" {
 			continue
 		}
@@ -362,7 +362,7 @@ func thinkingValue(v any) (any, bool) {
 	case bool:
 		return x, true
 	case string:
-		if t := strings.TrimSpace(x); t != "" {
+		if t := pyval.Strip(x); t != "" {
 			return t, true
 		}
 	}

@@ -102,7 +102,7 @@ func workspaceScopeFrom(in map[string]any) (*workspaceScope, error) {
 // source-checkout guess).
 func workspaceBaseDir() (string, error) {
 	for _, k := range []string{"ABSTRACT_WORKSPACE_BASE_DIR", "ABSTRACTFLOW_WORKSPACE_BASE_DIR"} {
-		if v := strings.TrimSpace(os.Getenv(k)); v != "" {
+		if v := pyval.Strip(os.Getenv(k)); v != "" {
 			return filepath.Abs(expandHome(v))
 		}
 	}
@@ -115,7 +115,7 @@ func accessMode(v any) (string, error) {
 	if v == nil || v == false || v == "" {
 		return modeWorkspaceOnly, nil
 	}
-	s := strings.ToLower(strings.TrimSpace(pyval.Str(v)))
+	s := strings.ToLower(pyval.Strip(pyval.Str(v)))
 	switch s {
 	case "":
 		return modeWorkspaceOnly, nil
@@ -146,7 +146,7 @@ func policyPaths(root, key string, v any) ([]string, error) {
 			entries = append(entries, s)
 		}
 	case string:
-		text := strings.TrimSpace(x)
+		text := pyval.Strip(x)
 		if strings.HasPrefix(text, "[") {
 			arr, err := pyval.LoadsJSON(text)
 			list, ok := arr.([]any)
@@ -161,7 +161,7 @@ func policyPaths(root, key string, v any) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		e = strings.TrimSpace(e)
+		e = pyval.Strip(e)
 		if e == "" {
 			continue
 		}
@@ -389,7 +389,7 @@ func workspaceMounts(dirs []string) map[string]string {
 func mountSlug(name string) string {
 	var b strings.Builder
 	prevDash := false
-	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
+	for _, r := range strings.ToLower(pyval.Strip(name)) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
 			b.WriteRune(r)
 			prevDash = r == '-'

@@ -62,7 +62,7 @@ func typeString(v any) string {
 	case map[string]any:
 		s, _ = x["value"].(string)
 	}
-	s = strings.TrimSpace(s)
+	s = pyval.Strip(s)
 	if rest, ok := strings.CutPrefix(s, "NodeType."); ok {
 		return strings.ToLower(rest)
 	}

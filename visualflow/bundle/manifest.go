@@ -57,11 +57,11 @@ func ParseManifest(data []byte) (Manifest, error) {
 		return Manifest{}, errors.New("manifest.json is not a JSON object")
 	}
 	m := Manifest{
-		BundleFormatVersion: strings.TrimSpace(scalarString(pick(raw, "bundle_format_version", "bundleFormatVersion"))),
-		BundleID:            strings.TrimSpace(scalarString(pick(raw, "bundle_id", "bundleId"))),
-		BundleVersion:       strings.TrimSpace(scalarString(pick(raw, "bundle_version", "bundleVersion"))),
+		BundleFormatVersion: pyval.Strip(scalarString(pick(raw, "bundle_format_version", "bundleFormatVersion"))),
+		BundleID:            pyval.Strip(scalarString(pick(raw, "bundle_id", "bundleId"))),
+		BundleVersion:       pyval.Strip(scalarString(pick(raw, "bundle_version", "bundleVersion"))),
 		CreatedAt:           scalarString(pick(raw, "created_at", "createdAt")),
-		DefaultEntrypoint: strings.TrimSpace(scalarString(pick(raw, "default_entrypoint", "defaultEntrypoint",
+		DefaultEntrypoint: pyval.Strip(scalarString(pick(raw, "default_entrypoint", "defaultEntrypoint",
 			"default_entrypoint_flow_id", "defaultEntrypointFlowId"))),
 	}
 	if m.BundleVersion == "" { // absent, null or blank, as Python's reader has it
@@ -138,7 +138,7 @@ func parseEntrypoints(v any) ([]Entrypoint, error) {
 			return nil, fmt.Errorf("manifest entrypoints[%d] must be an object", i)
 		}
 		ep := Entrypoint{
-			FlowID:      strings.TrimSpace(scalarString(pick(obj, "flow_id", "flowId"))),
+			FlowID:      pyval.Strip(scalarString(pick(obj, "flow_id", "flowId"))),
 			Description: scalarString(obj["description"]),
 			Interfaces:  []string{},
 		}
@@ -164,7 +164,7 @@ func parseEntrypoints(v any) ([]Entrypoint, error) {
 				if !ok {
 					return nil, fmt.Errorf("manifest entrypoints[%d].interfaces must be an array of strings", i)
 				}
-				if s = strings.TrimSpace(s); s != "" {
+				if s = pyval.Strip(s); s != "" {
 					ep.Interfaces = append(ep.Interfaces, s)
 				}
 			}
@@ -199,10 +199,10 @@ func (m *Manifest) Validate() error {
 	if m.BundleFormatVersion != FormatVersion {
 		return fmt.Errorf("unsupported bundle_format_version %q (want %q)", m.BundleFormatVersion, FormatVersion)
 	}
-	if strings.TrimSpace(m.BundleID) == "" {
+	if pyval.Strip(m.BundleID) == "" {
 		return errors.New("manifest bundle_id is required")
 	}
-	if strings.TrimSpace(m.BundleVersion) == "" {
+	if pyval.Strip(m.BundleVersion) == "" {
 		return errors.New("manifest bundle_version must be non-empty")
 	}
 	if len(m.Entrypoints) == 0 {
@@ -210,7 +210,7 @@ func (m *Manifest) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, ep := range m.Entrypoints {
-		if strings.TrimSpace(ep.FlowID) == "" {
+		if pyval.Strip(ep.FlowID) == "" {
 			return fmt.Errorf("manifest entrypoints[%d].flow_id is required", i)
 		}
 		if seen[ep.FlowID] {

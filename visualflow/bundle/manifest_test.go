@@ -124,3 +124,19 @@ func TestDecodeFlow_TrailingData(t *testing.T) {
 		t.Errorf("a final newline: %v", err)
 	}
 }
+
+// Manifest texts are stripped as Python's str.strip() strips them, which
+// also removes the separators U+001C–U+001F (Go's unicode.IsSpace does
+// not count them).
+func TestParseManifest_StripsAsPython(t *testing.T) {
+	t.Parallel()
+	raw := `{"bundle_format_version":"1","bundle_id":"\u001fdemo\u001c","bundle_version":"\u001e1.0",
+	  "entrypoints":[{"flow_id":"f1\u001d"}],"flows":{"f1":"flows/f1.json"}}`
+	m, err := ParseManifest([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BundleID != "demo" || m.BundleVersion != "1.0" || m.Entrypoints[0].FlowID != "f1" {
+		t.Fatalf("manifest = %+v, want the ids stripped of U+001C–U+001F", m)
+	}
+}

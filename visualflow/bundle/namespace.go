@@ -84,7 +84,7 @@ func Namespace(b *Bundle) (map[string]map[string]any, error) {
 					if !ok {
 						continue
 					}
-					if ref := strings.TrimSpace(s); ref != "" {
+					if ref := pyval.Strip(s); ref != "" {
 						if _, inBundle := m.Flows[ref]; inBundle {
 							data[k] = WorkflowID(m.BundleID, m.BundleVersion, ref)
 						}

@@ -118,8 +118,8 @@ func subflowRefs(flow map[string]any) ([]string, error) {
 		data := nodeData(node)
 		ref := ""
 		for _, k := range []string{"subflowId", "flowId"} {
-			if s, ok := data[k].(string); ok && strings.TrimSpace(s) != "" {
-				ref = strings.TrimSpace(s)
+			if s, ok := data[k].(string); ok && pyval.Strip(s) != "" {
+				ref = pyval.Strip(s)
 				break
 			}
 		}
@@ -141,7 +141,7 @@ func packManifest(b *Bundle, rootID string, opts PackOptions) (Manifest, error) 
 	m := Manifest{
 		BundleFormatVersion: FormatVersion,
 		BundleID:            pyval.Strip(opts.BundleID),
-		BundleVersion:       strings.TrimSpace(opts.BundleVersion),
+		BundleVersion:       pyval.Strip(opts.BundleVersion),
 		CreatedAt:           durable.FormatTime(now()),
 		Flows:               map[string]string{},
 		Artifacts:           map[string]string{},
@@ -203,14 +203,14 @@ func packManifest(b *Bundle, rootID string, opts PackOptions) (Manifest, error) 
 
 func entrypointOf(id string, flow map[string]any) Entrypoint {
 	ep := Entrypoint{FlowID: id, Name: id, Interfaces: []string{}}
-	if s, ok := flow["name"].(string); ok && strings.TrimSpace(s) != "" {
+	if s, ok := flow["name"].(string); ok && pyval.Strip(s) != "" {
 		ep.Name = s
 	}
 	ep.Description, _ = flow["description"].(string)
 	if list, ok := flow["interfaces"].([]any); ok {
 		for _, x := range list {
-			if s, ok := x.(string); ok && strings.TrimSpace(s) != "" {
-				ep.Interfaces = append(ep.Interfaces, strings.TrimSpace(s))
+			if s, ok := x.(string); ok && pyval.Strip(s) != "" {
+				ep.Interfaces = append(ep.Interfaces, pyval.Strip(s))
 			}
 		}
 	}

@@ -240,7 +240,7 @@ func (r *Registry) entrypointByName(name string) (namedEntrypoint, bool) {
 	for _, versions := range r.byID {
 		b := latest(versions)
 		for _, ep := range b.Manifest.Entrypoints {
-			if strings.EqualFold(strings.TrimSpace(ep.Name), name) {
+			if strings.EqualFold(pyval.Strip(ep.Name), name) {
 				found = append(found, namedEntrypoint{b: b, flowID: ep.FlowID})
 			}
 		}

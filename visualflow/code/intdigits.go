@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	"go.starlark.net/starlark"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // Converting between an int and its decimal text is one math/big call,
@@ -45,7 +47,7 @@ func checkIntDigits(x starlark.Int) error {
 // that is not a number gets this error rather than the syntax error.
 func checkIntStringDigits(s string, base int) error {
 	if base == 0 {
-		t := strings.TrimLeft(strings.TrimSpace(s), "+-")
+		t := strings.TrimLeft(pyval.Strip(s), "+-")
 		if len(t) > 1 && t[0] == '0' && strings.ContainsRune("bBoOxX", rune(t[1])) {
 			return nil
 		}
