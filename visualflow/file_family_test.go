@@ -1,6 +1,7 @@
 package visualflow
 
 import (
+	"math/rand"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ func TestFileSuffixIsPythonPathSuffix(t *testing.T) {
 	for name, want := range map[string]string{
 		".env": "", "prod.env": "env", "a.tar.gz": "gz", "file.": "", "a..b": "b",
 		"dir/x.PY": "py", ".a.b": "b", "noext": "", "dir.d/": "d",
+		"x.İNI": "i\u0307ni", // Python's full lower-case mapping
 	} {
 		if got := nameSuffix(name); got != want {
 			t.Errorf("nameSuffix(%q) = %q, want %q", name, got, want)
@@ -58,5 +60,36 @@ func TestArtifactFamilyIsNameBased(t *testing.T) {
 		if got := artifactFamily(name); got != want {
 			t.Errorf("artifactFamily(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// Differential: the suffix the family is read from (Path(name).suffix
+// lowered, dot removed) for odd names.
+func TestFileSuffixMatchesPythonOnRandomNames(t *testing.T) {
+	r := rand.New(rand.NewSource(99))
+	alpha := []string{"a", ".", ".", "P", "Y", "x", " ", "é", "İ", "K", "ẞ", "Σ", "gz", "tar"}
+	names := []string{"a.tar.gz", "A.PY", ".env", "x.", "..", "...", "a..b", ".a.b", "noext", "x.İNI", "x.JSON", "x.K"}
+	for range 3000 {
+		n := randGlobString(r, alpha, 6)
+		if n == "" || n == "." || n == ".." {
+			continue
+		}
+		names = append(names, n)
+	}
+	var got struct {
+		Suffix []string `json:"suffix"`
+	}
+	runIgnoreReferencePy(t, map[string]any{"glob": []any{}, "rules": []any{}, "suffix": names}, &got)
+	bad := 0
+	for i, n := range names {
+		if ours := nameSuffix(n); ours != got.Suffix[i] {
+			bad++
+			if bad <= 15 {
+				t.Errorf("suffix of %q: python %q, ours %q", n, got.Suffix[i], ours)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d/%d suffix mismatches", bad, len(names))
 	}
 }

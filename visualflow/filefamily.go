@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // File families (spec §6.10) as the reference classifies them
@@ -58,7 +60,9 @@ func extSet(s string) map[string]bool {
 
 // nameSuffix is Python's Path(name).suffix.lower().lstrip("."): the text
 // after the last dot of the last path component, "" when the dot leads
-// the name (".env" has none) or ends it.
+// the name (".env" has none) or ends it. The lowering is Python's full
+// mapping ("İ" becomes "i" + U+0307), so such a suffix is one no table
+// knows, as in the reference.
 func nameSuffix(name string) string {
 	name = strings.TrimRight(name, "/")
 	name = name[strings.LastIndexByte(name, '/')+1:]
@@ -66,7 +70,7 @@ func nameSuffix(name string) string {
 	if i <= 0 || i == len(name)-1 {
 		return ""
 	}
-	return strings.ToLower(name[i+1:])
+	return pyval.Lower(name[i+1:])
 }
 
 // familyOfSuffix classifies by suffix; ok is false for a suffix no table

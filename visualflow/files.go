@@ -2,6 +2,7 @@ package visualflow
 
 import (
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,7 @@ func resolveScoped(node string, in map[string]any, pin string) (string, string, 
 	}
 	if sc != nil && strings.HasPrefix(p, "@") {
 		// The policy takes "@path" handles (attachments, some UIs).
-		p = strings.TrimSpace(p[1:])
+		p = pyval.Strip(p[1:])
 	}
 	if p == "" {
 		return "", "", nil, nodeErrorf("%s requires a non-empty '%s' input.", node, pin)
@@ -195,31 +196,48 @@ func listFolder(in map[string]any) (any, error) {
 			family = f
 		}
 	}
+	// limit and max_depth are read with Python's int(x) (the reference
+	// falls back on any error): true is 1, a float is truncated, "2.5"
+	// and "1e0" are not ints and give the default. An int past int64,
+	// which Python keeps exact, clamps the same.
 	limit := 500
-	if i, ok := intOK(in["limit"]); ok {
-		limit = max(1, min(int(i), 5000))
+	if i, err := pyval.ToIndex(in["limit"]); err == nil {
+		limit = int(max(1, min(i, 5000)))
 	}
 	maxDepth := 0
-	if i, ok := intOK(in["max_depth"]); ok && i > 0 {
-		maxDepth = int(i)
+	if i, err := pyval.ToIndex(in["max_depth"]); err == nil && i > 0 {
+		maxDepth = int(min(i, math.MaxInt32))
 	}
-	exts := map[string]bool{}
-	switch x := in["extensions"].(type) {
-	case []any:
-		for _, e := range x {
-			exts[strings.TrimPrefix(strings.ToLower(trimmed(e)), ".")] = true
-		}
-	case string:
-		for _, e := range strings.FieldsFunc(x, func(r rune) bool { return r == ',' || r == '\n' }) {
-			exts[strings.TrimPrefix(strings.ToLower(strings.TrimSpace(e)), ".")] = true
-		}
-	}
-	delete(exts, "")
+	exts := listExtensions(in["extensions"])
 	l := lister{scope: scope, ignore: loadAbstractIgnore(abs), shown: shown, recursive: recursive,
 		includeDirs: includeDirs, limit: limit, maxDepth: maxDepth, family: family, exts: exts,
 		entries: []any{}, files: []any{}}
 	l.walk(abs, "", 0)
 	return map[string]any{"folder_path": shown, "files": l.files, "entries": l.entries, "count": int64(len(l.files)), "truncated": l.truncated}, nil
+}
+
+// listExtensions is the reference's _parse_extensions: the items of a
+// list as str(item or ""), any other non-None value as str(value) split
+// on commas and newlines; each Python-stripped and lowered (the full
+// mapping, as the suffixes it is compared with), one leading dot dropped.
+func listExtensions(v any) map[string]bool {
+	var items []string
+	switch x := v.(type) {
+	case nil:
+	case []any:
+		for _, e := range x {
+			items = append(items, pyval.StrOrEmpty(e))
+		}
+	default:
+		items = strings.Split(strings.ReplaceAll(pyval.Str(x), "\n", ","), ",")
+	}
+	exts := map[string]bool{}
+	for _, e := range items {
+		if e = strings.TrimPrefix(pyval.Lower(pyval.Strip(e)), "."); e != "" {
+			exts[e] = true
+		}
+	}
+	return exts
 }
 
 // lister walks a folder as Python's os.walk top-down does: a folder's

@@ -349,3 +349,61 @@ func TestListFolderFilesFamilyPinInFlow(t *testing.T) {
 		t.Fatalf("files = %v, want [%s]", files, want)
 	}
 }
+
+// The handler (AbstractRuntime visualflow_compiler/visual/executor.py,
+// _create_list_folder_files_handler) reads limit and max_depth with
+// Python's int(x) inside try/except: int(True) is 1 and int("2.5") raises
+// (so the default 500 applies), int("1e0") too. So limit true lists one file,
+// limit "2.5" lists all three, and max_depth true is a depth of 1.
+func TestListFolderFilesLimitAndDepthReadAsPythonInt(t *testing.T) {
+	dir := listTree(t, map[string]string{"a.txt": "x", "b.txt": "x", "c.txt": "x", "s/t/u.txt": "x"})
+	for _, tc := range []struct {
+		in   map[string]any
+		want int
+	}{
+		{map[string]any{"limit": true}, 1},
+		{map[string]any{"limit": "2.5"}, 3},
+		{map[string]any{"limit": "1e0"}, 3},
+		// max_depth 1: s/ is listed, s/t/ (depth 2) is neither listed nor entered.
+		{map[string]any{"recursive": true, "max_depth": true, "include_directories": true}, 4},
+	} {
+		in := map[string]any{"folder_path": dir}
+		for k, v := range tc.in {
+			in[k] = v
+		}
+		got, _ := listRel(t, dir, in)
+		if len(got) != tc.want {
+			t.Errorf("%v: listed %v (%d entries), Python lists %d", tc.in, got, len(got), tc.want)
+		}
+	}
+}
+
+// _parse_extensions (same file) takes str(item or "") of each list item
+// and str(value) of a non-list, non-None value, so extensions [7] or 7
+// keep only files with suffix "7".
+func TestListFolderFilesNonStringExtensions(t *testing.T) {
+	dir := listTree(t, map[string]string{"a.txt": "x", "b.7": "x"})
+	for _, exts := range []any{[]any{int64(7)}, int64(7)} {
+		got, _ := listRel(t, dir, map[string]any{"folder_path": dir, "extensions": exts})
+		want := []string{"b.7"}
+		if !slices.Equal(got, want) {
+			t.Errorf("extensions %#v: listed %v, Python lists %v", exts, got, want)
+		}
+	}
+}
+
+// guess_file_family / file_matches_filters lower the suffix with Python's
+// str.lower(), the full case mapping: "İ" (U+0130) becomes "i" + U+0307, so
+// "notes.İNI" has suffix "i̇ni", no table knows it, and the content decides
+// (text here), and the extension filter "ini" does not keep the file.
+func TestListFolderFilesSuffixFullLowercase(t *testing.T) {
+	dir := listTree(t, map[string]string{"notes.İNI": "plain"})
+	_, out := listRel(t, dir, map[string]any{"folder_path": dir})
+	es := out["entries"].([]any)
+	if len(es) != 1 || es[0].(map[string]any)["family"] != "text" {
+		t.Errorf("entries %v: Python's family is text", es)
+	}
+	if got, _ := listRel(t, dir, map[string]any{"folder_path": dir, "extensions": "ini"}); len(got) != 0 {
+		t.Errorf("extensions ini listed %v; Python's suffix is %q", got, "i\u0307ni")
+	}
+}
