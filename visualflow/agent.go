@@ -81,9 +81,9 @@ func agentInputs(in, cfg map[string]any) (map[string]any, error) {
 	} else if pyval.Truthy(in["system"]) {
 		system = pyval.Str(in["system"])
 	}
-	tools := uniqueStrings(cfg["tools"])
+	tools := agentToolNames(cfg["tools"])
 	if v, ok := in["tools"]; ok {
-		tools = uniqueStrings(v)
+		tools = agentToolNames(v)
 	}
 	stringOrNull := func(v any) any {
 		if s, ok := v.(string); ok {
@@ -163,25 +163,31 @@ func (s *step) agentSettings(n *node, ri map[string]any) agentSettings {
 	if provider == "" || model == "" {
 		rt, _ := s.vars["_runtime"].(map[string]any)
 		fallbackProv := strings.ToLower(trimmed(rt["provider"]))
+		usedFallback := false
 		if provider == "" && fallbackProv != "" {
-			provider = fallbackProv
+			provider, usedFallback = fallbackProv, true
 		}
 		if model == "" && provider == fallbackProv && trimmed(rt["model"]) != "" {
-			model = trimmed(rt["model"])
+			model, usedFallback = trimmed(rt["model"]), true
 		}
-		if provider != "" && model != "" && !explicitDefault {
+		// Warned whenever a runtime default was taken, even if the other
+		// half stays missing and the node then reports its configuration
+		// error (Python: used_fallback).
+		if usedFallback && !explicitDefault {
 			s.warn("#FALLBACK: missing provider/model; using runtime defaults")
 		}
 	}
 	st.provider, st.model = provider, model
 	if v, ok := ri["tools"]; ok {
-		st.tools = uniqueStrings(v)
+		st.tools = agentToolNames(v)
 	} else {
-		st.tools = uniqueStrings(cfg["tools"])
+		st.tools = agentToolNames(cfg["tools"])
 	}
+	// The pins go by key presence; the config checkbox is get-then-get-if-
+	// None, so a null include_context falls back to use_context.
 	if v, ok := first(ri, "include_context", "use_context"); ok {
 		st.include = pyval.CoerceBool(v)
-	} else if v, ok := first(cfg, "include_context", "use_context"); ok {
+	} else if v := firstNonNull(cfg, "include_context", "use_context"); v != nil {
 		st.include = pyval.CoerceBool(v)
 	}
 	st.schema = normalizeSchema(firstNonNull(ri, "resp_schema", "response_schema"))
@@ -190,14 +196,23 @@ func (s *step) agentSettings(n *node, ri map[string]any) agentSettings {
 			st.schema, _ = os["jsonSchema"].(map[string]any)
 		}
 	}
-	if f, ok := floatOK(firstNonNull(ri, "temperature")); ok {
-		st.temp = f
-	} else if f, ok := floatOK(cfg["temperature"]); ok {
+	// As the seed: a pin that is set is used, and an unreadable one
+	// gives the default 0.7; only a null pin falls back to agentConfig.
+	temp := firstNonNull(ri, "temperature")
+	if temp == nil {
+		temp = cfg["temperature"]
+	}
+	if f, ok := floatOK(temp); ok {
 		st.temp = f
 	}
-	if i, ok := intOK(firstNonNull(ri, "seed")); ok {
-		st.seed = i
-	} else if i, ok := intOK(cfg["seed"]); ok {
+	// The seed is Python's int(value), not int(float(value)): "7.5" gives
+	// no seed. A pin that is set is used even when unreadable; only a null
+	// pin falls back to agentConfig (documented).
+	seed := firstNonNull(ri, "seed")
+	if seed == nil {
+		seed = cfg["seed"]
+	}
+	if i, ok := strictIntOK(seed); ok {
 		st.seed = i
 	}
 	if th, ok := thinkingValue(firstNonNull(ri, "thinking")); ok {
@@ -319,7 +334,7 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	if set.seed >= 0 {
 		crt["seed"] = set.seed
 	}
-	if set.system != "" {
+	if pyval.Strip(set.system) != "" { // a blank system pin adds nothing
 		crt["system_prompt_extra"] = set.system
 	}
 	if set.cacheBinding != nil {
@@ -388,6 +403,22 @@ func promptCacheBinding(in, cfg map[string]any) any {
 	return nil
 }
 
+// agentToolNames is the agent's allowed tools as Python's agent input
+// normaliser reads them: a list's (or a single value's) non-blank strings,
+// stripped, in order, without repeats; null gives none.
+func agentToolNames(v any) []any {
+	if v == nil {
+		return []any{}
+	}
+	if _, isList := v.([]any); !isList {
+		v = []any{v}
+	}
+	return uniqueStrings(v)
+}
+
+// uniqueStrings is a list's non-blank strings, stripped, in order, without
+// repeats; anything but a list gives none (as the reference's host reads
+// agentConfig.tools when it registers the ReAct workflows).
 func uniqueStrings(v any) []any {
 	out := []any{}
 	seen := map[string]bool{}
@@ -586,7 +617,7 @@ func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect a
 	if effect != nil {
 		objectAt(s.tmp, "effects")[n.ID] = effect
 	}
-	pins := agentPins(b, out, effect)
+	pins := agentPins(b, out, effect, s.nodeTrace(n.ID))
 	if n.referenced["result"] {
 		// The legacy pin: the raw result when it says more than success,
 		// else the four main outputs.
@@ -617,12 +648,31 @@ func (s *step) agentDone(n *node, b map[string]any, out map[string]any, effect a
 // the answer stripped, the bucket's iterations, and raw's success,
 // provider, model, iterations and sub_run_id overriding the handler's.
 // For a structured agent raw is the data, so a schema with a `success`
-// field sets the success pin. The bus and a terminal completion keep the
-// handler's outputs, as the reference's do.
-func agentPins(b, out map[string]any, effect any) map[string]any {
+// field sets the success pin. Without a bucket scratchpad (the
+// configuration error) the scratchpad pin is the node's trace when it has
+// one (Python's get_node_trace; a loop's earlier pass leaves one), and a scratchpad without a messages list gets the
+// bucket's messages, else raw.context.messages, else the minimal
+// transcript (raw.task stripped, then the response). The bus and a
+// terminal completion keep the handler's outputs, as the reference's do.
+func agentPins(b, out map[string]any, effect any, trace map[string]any) map[string]any {
 	pins := copyObject(out)
 	if r, ok := out["response"].(string); ok {
 		pins["response"] = pyval.Strip(r)
+	}
+	raw, _ := effect.(map[string]any)
+	if b["scratchpad"] == nil && trace != nil {
+		base, _ := pyval.DeepCopy(trace).(map[string]any)
+		steps, _ := base["steps"].([]any)
+		calls, results := agentToolActivity(steps)
+		base["tool_calls"], base["tool_results"] = calls, results
+		pins["scratchpad"], pins["tool_calls"], pins["tool_results"] = base, calls, results
+	}
+	if sp, ok := pins["scratchpad"].(map[string]any); ok {
+		if _, isList := sp["messages"].([]any); !isList {
+			sp = copyObject(sp)
+			sp["messages"] = agentPinMessages(b, raw, pyStripped(pins["response"]))
+			pins["scratchpad"] = sp
+		}
 	}
 	meta, _ := out["meta"].(map[string]any)
 	if meta == nil {
@@ -636,7 +686,7 @@ func agentPins(b, out map[string]any, effect any) map[string]any {
 			delete(meta, "iterations")
 		}
 	}
-	if raw, ok := effect.(map[string]any); ok {
+	if raw != nil {
 		for _, k := range []string{"provider", "model", "sub_run_id"} {
 			if v := pyStripped(raw[k]); v != "" {
 				meta[k] = v
@@ -651,6 +701,47 @@ func agentPins(b, out map[string]any, effect any) map[string]any {
 	}
 	pins["meta"] = meta
 	return pins
+}
+
+// agentPinMessages is the scratchpad pin's messages when the scratchpad
+// has none (Python's sync): the bucket's messages, else raw's
+// context.messages (non-objects as assistant text), else the task and the
+// response as a minimal transcript.
+func agentPinMessages(b, raw map[string]any, response string) []any {
+	normalize := func(v any) []any {
+		list, _ := v.([]any)
+		out := []any{}
+		for _, m := range list {
+			if o, ok := m.(map[string]any); ok {
+				out = append(out, copyObject(o))
+			} else {
+				out = append(out, map[string]any{"role": "assistant", "content": pyval.Str(m)})
+			}
+		}
+		return out
+	}
+	msgs := normalize(b["messages"])
+	if len(msgs) == 0 && raw != nil {
+		ctx, _ := raw["context"].(map[string]any)
+		msgs = normalize(ctx["messages"])
+	}
+	if len(msgs) == 0 {
+		if task := pyStripped(raw["task"]); task != "" {
+			msgs = append(msgs, map[string]any{"role": "user", "content": task})
+		}
+		if response != "" {
+			msgs = append(msgs, map[string]any{"role": "assistant", "content": response})
+		}
+	}
+	return msgs
+}
+
+// nodeTrace is the node's trace in vars._runtime.node_traces, nil if none.
+func (s *step) nodeTrace(nodeID string) map[string]any {
+	rt, _ := s.vars["_runtime"].(map[string]any)
+	traces, _ := rt["node_traces"].(map[string]any)
+	t, _ := traces[nodeID].(map[string]any)
+	return t
 }
 
 // appendAgentTurn appends the agent turn to the parent context as

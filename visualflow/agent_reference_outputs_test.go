@@ -135,3 +135,61 @@ func TestAgentContextTurnMetadata(t *testing.T) {
 		}
 	}
 }
+
+// The missing provider/model outcome's scratchpad pin has the reference's
+// minimal transcript (its _sync_effect_results_to_node_outputs fills
+// scratchpad.messages when the scratchpad has none, from the bucket's
+// messages, else raw.context.messages, else [{user, raw.task stripped},
+// {assistant, response}]), so a downstream reader of
+// agent.scratchpad.messages sees the task and the error.
+func TestAgentConfigErrorScratchpadHasTranscript(t *testing.T) {
+	cfg := map[string]any{"_react_workflow_id": "react-cfg"}
+	flow := rsFlow("vfe_agent_cfg", "start", []map[string]any{
+		rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
+		rsNode("ag", "agent", []string{"exec-in:exec", "prompt:string"},
+			[]string{"exec-out:exec", "response:string", "scratchpad:object"},
+			map[string]any{"pinDefaults": map[string]any{"prompt": "  do it "}, "agentConfig": cfg}),
+		rsNode("end", "on_flow_end", []string{"exec-in:exec", "sp:object"}, nil, nil),
+	}, "start.exec-out>ag.exec-in", "ag.exec-out>end.exec-in", "ag.scratchpad>end.sp")
+	react := outputReact("react-cfg", map[string]any{"answer": "A"}, nil)
+	st := runAgentFlow(t, flow, react, nil, nil)
+	sp, _ := st.Output["sp"].(map[string]any)
+	want := []any{map[string]any{"role": "user", "content": "do it"},
+		map[string]any{"role": "assistant", "content": "Agent configuration error: missing provider/model"}}
+	if got := jsonText(t, sp["messages"]); got != jsonText(t, want) {
+		t.Errorf("agent.scratchpad.messages = %s\nwant %s (reference _minimal_transcript for the configuration-error outcome)",
+			got, jsonText(t, want))
+	}
+}
+
+// When the node already has a trace (a loop's earlier pass), the
+// configuration error's scratchpad pin is that trace (the reference's
+// get_node_trace fallback for a bucket without a scratchpad), with the
+// tool activity and minimal transcript added.
+func TestAgentConfigErrorScratchpadIsNodeTrace(t *testing.T) {
+	cfg := map[string]any{"_react_workflow_id": "react-cfg"}
+	flow := rsFlow("vfe_agent_trace", "start", []map[string]any{
+		rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
+		rsNode("ag", "agent", []string{"exec-in:exec", "prompt:string"},
+			[]string{"exec-out:exec", "scratchpad:object"},
+			map[string]any{"pinDefaults": map[string]any{"prompt": "do it"}, "agentConfig": cfg}),
+		rsNode("end", "on_flow_end", []string{"exec-in:exec", "sp:object"}, nil, nil),
+	}, "start.exec-out>ag.exec-in", "ag.exec-out>end.exec-in", "ag.scratchpad>end.sp")
+	step := map[string]any{"ts": "2024-01-01T00:00:00Z", "status": "completed",
+		"effect": map[string]any{"type": "start_subworkflow", "payload": map[string]any{}}}
+	vars := map[string]any{"_runtime": map[string]any{"node_traces": map[string]any{
+		"ag": map[string]any{"node_id": "ag", "steps": []any{step}, "updated_at": "2024-01-01T00:00:00Z"}}}}
+	react := outputReact("react-cfg", map[string]any{"answer": "A"}, nil)
+	st := runAgentFlow(t, flow, react, nil, vars)
+	sp, _ := st.Output["sp"].(map[string]any)
+	steps, _ := sp["steps"].([]any)
+	if len(steps) != 1 || sp["updated_at"] != "2024-01-01T00:00:00Z" {
+		t.Errorf("agent.scratchpad = %s; want the node's trace (one step, its updated_at)", jsonText(t, sp))
+	}
+	if got := jsonText(t, sp["tool_calls"]); got != jsonText(t, []any{}) {
+		t.Errorf("agent.scratchpad.tool_calls = %s, want []", got)
+	}
+	if msgs, _ := sp["messages"].([]any); len(msgs) != 2 {
+		t.Errorf("agent.scratchpad.messages = %s, want the minimal transcript", jsonText(t, sp["messages"]))
+	}
+}
