@@ -606,18 +606,7 @@ func TestKernelOffloadAgree(t *testing.T) {
 }
 
 func kdRandom(t *testing.T, deco func(name string, s store.Store) store.Store) {
-	seeds, ops := 12, 60
-	first := uint64(1)
-	if s := os.Getenv("KDIFF_SEED"); s != "" {
-		fmt.Sscan(s, &first)
-		seeds = 1
-	}
-	if s := os.Getenv("KDIFF_SEEDS"); s != "" {
-		fmt.Sscan(s, &seeds)
-	}
-	if s := os.Getenv("KDIFF_OPS"); s != "" {
-		fmt.Sscan(s, &ops)
-	}
+	first, seeds, ops := randomRunSize("KDIFF", 12, 60)
 	for seed := first; seed < first+uint64(seeds); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			h := &kdHarness{t: t, ctx: context.Background(), bs: kdOpen(t, deco)}
@@ -775,4 +764,23 @@ func TestDecoratedBackendsAgree(t *testing.T) {
 	for seed := first; seed < first+uint64(seeds); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { sdRunSeed(t, seed, 60, f) })
 	}
+}
+
+// randomRunSize is the first seed, the number of seeds and the operations
+// per seed of a random differential: the defaults given, unless
+// <prefix>_SEED (one seed, to replay a failure), <prefix>_SEEDS or
+// <prefix>_OPS say otherwise.
+func randomRunSize(prefix string, seeds, ops int) (first uint64, n, perSeed int) {
+	first = 1
+	if s := os.Getenv(prefix + "_SEED"); s != "" {
+		fmt.Sscan(s, &first)
+		seeds = 1
+	}
+	if s := os.Getenv(prefix + "_SEEDS"); s != "" {
+		fmt.Sscan(s, &seeds)
+	}
+	if s := os.Getenv(prefix + "_OPS"); s != "" {
+		fmt.Sscan(s, &ops)
+	}
+	return first, seeds, ops
 }

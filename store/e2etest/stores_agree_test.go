@@ -597,17 +597,7 @@ func TestStoresAgreeOnRandomOperations(t *testing.T) {
 	if raceEnabled {
 		seeds = 2 // the race detector slows the runtime several times
 	}
-	first := uint64(1)
-	if s := os.Getenv("AGREE_SEED"); s != "" {
-		fmt.Sscan(s, &first)
-		seeds = 1
-	}
-	if s := os.Getenv("AGREE_SEEDS"); s != "" {
-		fmt.Sscan(s, &seeds)
-	}
-	if s := os.Getenv("AGREE_OPS"); s != "" {
-		fmt.Sscan(s, &ops)
-	}
+	first, seeds, ops := randomRunSize("AGREE", seeds, ops)
 	for seed := first; seed < first+uint64(seeds); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			h := &agreeHarness{t: t, ctx: context.Background(), bs: agreeOpen(t), r: rand.New(rand.NewPCG(seed, 7)), keys: map[string][]string{}, stats: map[string]int{}}
