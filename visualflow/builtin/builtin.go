@@ -41,6 +41,9 @@ type Env struct {
 	Data map[string]any
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Zone is the host's time zone, which system_datetime reports the
+	// clock's instant in; nil means time.Local.
+	Zone *time.Location
 	// Rand is the random source; nil means the math/rand/v2 global source.
 	Rand *rand.Rand
 	// ToolSpec is the host's tool catalogue (CompileOptions.ToolSpec):

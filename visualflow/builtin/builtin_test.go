@@ -387,7 +387,7 @@ func TestSystemDatetimeNode(t *testing.T) {
 	t.Parallel()
 	fn, _ := Lookup("system_datetime")
 	zone := time.FixedZone("XST", -(3*3600 + 30*60))
-	env := &Env{Now: func() time.Time { return time.Date(2026, 6, 14, 1, 1, 40, 0, zone) }}
+	env := &Env{Now: func() time.Time { return time.Date(2026, 6, 14, 1, 1, 40, 0, zone) }, Zone: zone}
 	got, err := fn(env, obj{})
 	if err != nil {
 		t.Fatal(err)
