@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"mime"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,8 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
-// Projection limits of read_artifact (§6.10).
+// Projection limits of read_artifact (§6.10). As the reference's, the
+// text limit is tested on the byte length but cuts characters.
 const (
 	artifactTextMaxChars   = 262144
 	artifactBinaryMaxBytes = 131072
@@ -101,6 +101,9 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 		return nil, err
 	}
 	filename := pyval.Strip(meta.Tags["filename"])
+	// The reference reads the content type stripped and lower-cased (the
+	// ref object keeps it raw) and outputs it, else the default.
+	ct := strings.ToLower(pyval.Strip(meta.ContentType))
 	// The family comes from the name alone (file name, else source path,
 	// else id), as the reference's: a content type only steers the
 	// projection below.
@@ -110,7 +113,7 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 		"artifact":       ref,
 		"artifact_ref":   pyval.DeepCopy(ref),
 		"artifact_id":    meta.ArtifactID,
-		"content_type":   meta.ContentType,
+		"content_type":   cmp.Or(ct, artifact.DefaultContentType),
 		"content_family": family,
 		"size_bytes":     meta.SizeBytes,
 		"filename":       filename,
@@ -125,9 +128,10 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 	// The projection cascade of the reference: JSON, else text, else any
 	// UTF-8, else base64. A branch that fails leaves content unset (or
 	// marks the bytes binary) for the next one; decoding is strict UTF-8,
-	// so bytes that are not UTF-8 come back losslessly as base64.
+	// so bytes that are not UTF-8 come back losslessly as base64. JSON is
+	// projected for exactly "application/json": with parameters (a
+	// charset) the reference's equality fails and the text branches read it.
 	warnings := []any{}
-	ct := baseContentType(meta.ContentType)
 	var content any
 	isBinary := false
 	if ct == "application/json" || family == "json" {
@@ -152,13 +156,16 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 	}
 	if content == nil && !isBinary {
 		if utf8.Valid(data) {
+			// Only content is cut, and only when the bytes exceed the
+			// limit (the reference compares len(raw), then slices the
+			// text): the text output keeps it whole.
 			text := string(data)
-			if total := utf8.RuneCountInString(text); total > artifactTextMaxChars {
-				text = cutRunes(text, artifactTextMaxChars)
-				warnings = append(warnings, fmt.Sprintf("#TRUNCATION: artifact text cut to %d of %d characters", artifactTextMaxChars, total))
+			out["text"], content = text, text
+			if len(data) > artifactTextMaxChars {
+				content = cutRunes(text, artifactTextMaxChars)
+				warnings = append(warnings, fmt.Sprintf("#TRUNCATION: text projection truncated to %d bytes.", artifactTextMaxChars))
 				out["truncated"] = true
 			}
-			out["text"], content = text, text
 		} else {
 			isBinary = true
 		}
@@ -167,7 +174,7 @@ func readArtifact(ctx context.Context, st artifact.Store, in map[string]any) (an
 		chunk := data
 		if len(chunk) > artifactBinaryMaxBytes {
 			chunk = chunk[:artifactBinaryMaxBytes]
-			warnings = append(warnings, fmt.Sprintf("#TRUNCATION: binary artifact cut to %d of %d bytes (base64)", artifactBinaryMaxBytes, len(data)))
+			warnings = append(warnings, fmt.Sprintf("#TRUNCATION: binary projection truncated to %d bytes before base64 encoding.", artifactBinaryMaxBytes))
 			out["truncated"] = true
 		}
 		b64 := base64.StdEncoding.EncodeToString(chunk)
@@ -322,16 +329,6 @@ func artifactRefObject(m *artifact.Metadata) map[string]any {
 	}
 	ref["size_bytes"] = m.SizeBytes
 	return ref
-}
-
-// guessContentType guesses a content type from a file name
-// (mime.TypeByExtension, lower-cased, parameters such as charset dropped
-// like Python's mimetypes.guess_type), else application/octet-stream.
-func guessContentType(filename string) string {
-	if ct := baseContentType(mime.TypeByExtension(filepath.Ext(filename))); ct != "" {
-		return ct
-	}
-	return artifact.DefaultContentType
 }
 
 // baseContentType is a content type lower-cased without parameters.

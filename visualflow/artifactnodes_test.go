@@ -252,15 +252,109 @@ func TestImportIsReplaySafe(t *testing.T) {
 	}
 }
 
+// The last-resort UTF-8 projection (reference: _create_read_artifact_handler)
+// cuts only content to 262144 characters; the text output keeps the whole
+// decoded text, and the warning has the reference's wording.
 func TestReadArtifactTextTruncation(t *testing.T) {
 	t.Parallel()
 	text := strings.Repeat("é", artifactTextMaxChars+10)
 	out := putAndReadArtifact(t, artifact.NewMemory(), []byte(text), "application/octet-stream")
-	if s, _ := out["text"].(string); len([]rune(s)) != artifactTextMaxChars || out["truncated"] != true || out["is_binary"] != false {
-		t.Errorf("text runes %d, truncated %v", len([]rune(s)), out["truncated"])
+	if s, _ := out["text"].(string); s != text {
+		t.Errorf("text pin has %d chars, want the whole %d-char text", len([]rune(s)), len([]rune(text)))
 	}
-	if w, _ := out["warnings"].([]any); len(w) != 1 || !strings.HasPrefix(fmt.Sprint(w[0]), "#TRUNCATION:") {
-		t.Errorf("warnings = %v", out["warnings"])
+	if s, _ := out["content"].(string); len([]rune(s)) != artifactTextMaxChars || out["truncated"] != true || out["is_binary"] != false {
+		t.Errorf("content runes %d, truncated %v, is_binary %v", len([]rune(s)), out["truncated"], out["is_binary"])
+	}
+	want := "#TRUNCATION: text projection truncated to 262144 bytes."
+	if w, _ := out["warnings"].([]any); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings = %#v, want [%q]", out["warnings"], want)
+	}
+}
+
+// The text limit is tested on the byte length (len(raw)), then the text is
+// cut in characters: 200000 two-byte characters (400000 bytes) are
+// reported truncated though content keeps every character.
+func TestReadArtifactTextLimitIsOnBytes(t *testing.T) {
+	t.Parallel()
+	text := strings.Repeat("é", 200000)
+	out := putAndReadArtifact(t, artifact.NewMemory(), []byte(text), "application/octet-stream")
+	if out["truncated"] != true {
+		t.Errorf("truncated = %v, want true (len(raw)=%d > 262144)", out["truncated"], len(text))
+	}
+	if s, _ := out["content"].(string); s != text {
+		t.Errorf("content has %d runes, want all 200000", len([]rune(s)))
+	}
+}
+
+// The binary projection's warning has the reference's exact wording.
+func TestReadArtifactBinaryTruncationWarningText(t *testing.T) {
+	t.Parallel()
+	data := bytes.Repeat([]byte{0xff}, 150000)
+	out := putAndReadArtifact(t, artifact.NewMemory(), data, "application/octet-stream")
+	want := "#TRUNCATION: binary projection truncated to 131072 bytes before base64 encoding."
+	if w, _ := out["warnings"].([]any); len(w) != 1 || w[0] != want {
+		t.Errorf("warnings = %#v, want [%q]", out["warnings"], want)
+	}
+}
+
+// The content_type output is the stored type stripped and lower-cased
+// (str(meta.content_type or "").strip().lower()), else the default; the
+// ref object keeps the stored value.
+func TestReadArtifactContentTypeOutputNormalised(t *testing.T) {
+	t.Parallel()
+	out := putAndReadArtifact(t, artifact.NewMemory(), []byte("hi"), " Text/Plain ")
+	if out["content_type"] != "text/plain" {
+		t.Errorf("content_type = %#v, want \"text/plain\"", out["content_type"])
+	}
+	if ref, _ := out["artifact"].(map[string]any); ref["content_type"] != " Text/Plain " {
+		t.Errorf("ref content_type = %#v, want the stored value", ref["content_type"])
+	}
+}
+
+// JSON is projected only for a content type equal to "application/json"
+// (or a json-family name): "application/json; charset=utf-8" with a name of
+// unknown family falls to the UTF-8 branch (content = text, json = null).
+func TestReadArtifactJSONWithParametersIsText(t *testing.T) {
+	t.Parallel()
+	out := putAndReadArtifact(t, artifact.NewMemory(), []byte(`{"a": 1}`), "application/json; charset=utf-8")
+	if out["content"] != `{"a": 1}` || out["json"] != nil {
+		t.Errorf("content %#v json %#v, want the text and null", out["content"], out["json"])
+	}
+}
+
+// The JSON projection warning quotes Python's JSONDecodeError text,
+// "<msg>: line L column C (char N)".
+func TestReadArtifactJSONWarningText(t *testing.T) {
+	t.Parallel()
+	out := putAndReadArtifact(t, artifact.NewMemory(), []byte(""), "application/json")
+	want := "JSON projection failed: Expecting value: line 1 column 1 (char 0)"
+	if w, _ := out["warnings"].([]any); len(w) == 0 || w[0] != want {
+		t.Errorf("warnings = %#v, want first %q", out["warnings"], want)
+	}
+}
+
+// import_workspace_file guesses as mimetypes.guess_type(filename), which
+// strips a compression suffix and types the inner name: "notes.txt.gz" is
+// stored as text/plain.
+func TestImportGuessTypeUnderCompressionSuffix(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "notes.txt.gz"), []byte{0x1f, 0x8b, 0x08, 0x00}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	arts := artifact.NewMemory()
+	vars := map[string]any{"file_path": "notes.txt.gz", "workspace_root": root}
+	runArtifactFlow(t, singleNodeFlow("import_workspace_file", "file_path"), arts, vars)
+	all, err := arts.ListAll(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || all[0].ContentType != "text/plain" {
+		var cts []string
+		for _, m := range all {
+			cts = append(cts, m.ContentType)
+		}
+		t.Errorf("stored content types %v, want [text/plain]", cts)
 	}
 }
 

@@ -1,9 +1,12 @@
 package visualflow
 
 import (
+	"cmp"
+	"errors"
 	"io/fs"
 	"math"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 
@@ -65,21 +68,51 @@ func resolveScoped(node string, in map[string]any, pin string) (string, string, 
 		}
 		return abs, shown, sc, nil
 	}
-	abs, err := filepath.Abs(expandHome(p))
+	p, err = expandHome(p)
+	if err != nil {
+		return "", "", nil, nodeErrorf("%v", err) // Python's RuntimeError, unwrapped
+	}
+	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", "", nil, nodeErrorf("%s: %v", node, err)
 	}
 	return abs, abs, nil, nil
 }
 
-// expandHome expands a leading ~ to the user's home directory.
-func expandHome(p string) string {
-	if strings.HasPrefix(p, "~") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, strings.TrimPrefix(p, "~"))
-		}
+// errNoHome is pathlib's error for a "~" it cannot expand.
+var errNoHome = errors.New("Could not determine home directory.")
+
+// expandHome is Python's Path.expanduser: "~" and "~/…" start at $HOME
+// (else the current user's home), "~name/…" at that user's home; a user
+// (or home) that cannot be found is an error, as pathlib's RuntimeError,
+// never a guess ("~name" is not "$HOME/name").
+func expandHome(p string) (string, error) {
+	if !strings.HasPrefix(p, "~") {
+		return p, nil
 	}
-	return p
+	end := strings.IndexByte(p, '/')
+	if end < 0 {
+		end = len(p)
+	}
+	var home string
+	if end == 1 {
+		if h, ok := os.LookupEnv("HOME"); ok {
+			home = h
+		} else if u, err := user.Current(); err == nil {
+			home = u.HomeDir
+		} else {
+			return "", errNoHome
+		}
+	} else {
+		u, err := user.Lookup(p[1:end])
+		if err != nil {
+			return "", errNoHome
+		}
+		home = u.HomeDir
+	}
+	// posixpath.expanduser: the home without trailing slashes, "/" if
+	// nothing is left.
+	return cmp.Or(strings.TrimRight(home, "/")+p[end:], "/"), nil
 }
 
 // beneath reports whether abs is root or inside it (both clean).
@@ -115,8 +148,8 @@ func readFile(in map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !isUTF8(data) {
-		return nil, nodeErrorf("read_file: %s is not valid UTF-8", shown)
+	if err := utf8DecodeError(data); err != nil {
+		return nil, nodeErrorf("Cannot read '%s' as UTF-8: %v", trimmed(in["file_path"]), err)
 	}
 	// Python reads in text mode: \r\n and \r become \n.
 	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
@@ -124,7 +157,8 @@ func readFile(in map[string]any) (any, error) {
 	if strings.EqualFold(filepath.Ext(abs), ".json") {
 		v, err := pyval.LoadsJSON(text)
 		if err != nil {
-			return nil, nodeErrorf("Invalid JSON in %s: %v", shown, err)
+			// The path as the flow gave it, and Python's JSONDecodeError text.
+			return nil, nodeErrorf("Invalid JSON in '%s': %v", trimmed(in["file_path"]), err)
 		}
 		content = v
 	} else if t := strings.TrimLeft(text, " \t\r\n"); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
@@ -146,7 +180,7 @@ func writeFile(in map[string]any) (any, error) {
 		if s, ok := content.(string); ok {
 			v, err := pyval.LoadsJSON(s)
 			if err != nil {
-				return nil, nodeErrorf("write_file: content for %s is not valid JSON: %v", shown, err)
+				return nil, nodeErrorf("write_file JSON content must be valid JSON: %v", err)
 			}
 			content = v
 		}
@@ -363,5 +397,3 @@ func (l *lister) walk(dir, rel string, depth int) bool {
 func joinShown(base, rel string) string {
 	return filepath.ToSlash(filepath.Join(base, rel))
 }
-
-func isUTF8(b []byte) bool { return strings.ToValidUTF8(string(b), "\uFFFD") == string(b) }

@@ -52,7 +52,10 @@ func workspaceScopeFrom(in map[string]any) (*workspaceScope, error) {
 	if raw == "" {
 		return nil, nil
 	}
-	root := expandHome(raw)
+	root, err := expandHome(raw)
+	if err != nil {
+		return nil, err
+	}
 	if !filepath.IsAbs(root) {
 		base, err := workspaceBaseDir()
 		if err != nil {
@@ -60,7 +63,7 @@ func workspaceScopeFrom(in map[string]any) (*workspaceScope, error) {
 		}
 		root = joinUncleaned(base, root)
 	}
-	root, err := resolveNoStrict(root)
+	root, err = resolveNoStrict(root)
 	if err != nil {
 		return nil, fmt.Errorf("workspace_root: %w", err)
 	}
@@ -103,7 +106,11 @@ func workspaceScopeFrom(in map[string]any) (*workspaceScope, error) {
 func workspaceBaseDir() (string, error) {
 	for _, k := range []string{"ABSTRACT_WORKSPACE_BASE_DIR", "ABSTRACTFLOW_WORKSPACE_BASE_DIR"} {
 		if v := pyval.Strip(os.Getenv(k)); v != "" {
-			return filepath.Abs(expandHome(v))
+			p, err := expandHome(v)
+			if err != nil {
+				return "", err
+			}
+			return filepath.Abs(p)
 		}
 	}
 	return os.Getwd()
@@ -165,7 +172,10 @@ func policyPaths(root, key string, v any) ([]string, error) {
 		if e == "" {
 			continue
 		}
-		p := expandHome(e)
+		p, err := expandHome(e)
+		if err != nil {
+			return nil, err
+		}
 		if !filepath.IsAbs(p) {
 			p = joinUncleaned(root, p)
 		}
@@ -188,7 +198,11 @@ func policyPaths(root, key string, v any) ([]string, error) {
 func (sc *workspaceScope) resolve(text string) (string, string, error) {
 	text = strings.ReplaceAll(text, `\`, "/")
 	var abs, virt string
-	if p := expandHome(text); filepath.IsAbs(p) {
+	p, err := expandHome(text)
+	if err != nil {
+		return "", "", err
+	}
+	if filepath.IsAbs(p) {
 		r, err := resolveNoStrict(p)
 		if err != nil {
 			return "", "", err

@@ -13,18 +13,45 @@ import (
 // SyntaxError describes where JSON or Python-literal text failed to parse.
 type SyntaxError struct {
 	Msg    string
-	Offset int
+	Offset int // in bytes
+	// Line, Column (both from 1) and Pos (in characters) locate a JSON
+	// error as Python's json.JSONDecodeError does; Line is 0 for a
+	// Python-literal error.
+	Line, Column, Pos int
 }
 
-// Error implements error.
+// Error implements error. A JSON error reads as str() of Python's
+// json.JSONDecodeError, "<msg>: line L column C (char N)", which the
+// reference's node errors and warnings quote.
 func (e *SyntaxError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s: line %d column %d (char %d)", e.Msg, e.Line, e.Column, e.Pos)
+	}
 	return fmt.Sprintf("%s: char %d", e.Msg, e.Offset)
+}
+
+// jsonError is a JSON syntax error at byte offset off of doc, located as
+// JSONDecodeError locates it: its line, and its column and position in
+// characters (Python counts code points, not bytes).
+func jsonError(doc, msg string, off int) *SyntaxError {
+	before := doc[:off]
+	lineStart := strings.LastIndexByte(before, '\n') + 1
+	return &SyntaxError{
+		Msg:    msg,
+		Offset: off,
+		Line:   strings.Count(before, "\n") + 1,
+		Column: utf8.RuneCountInString(before[lineStart:]) + 1,
+		Pos:    utf8.RuneCountInString(before),
+	}
 }
 
 // LoadsJSON parses JSON text like Python's json.loads: surrounding
 // whitespace is allowed, NaN/Infinity/-Infinity are accepted, integers
 // become int64 (json.Number beyond its range) and other numbers float64.
 func LoadsJSON(s string) (any, error) {
+	if strings.HasPrefix(s, "\ufeff") { // json.loads refuses a str with a BOM
+		return nil, jsonError(s, "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)
+	}
 	p := &jsonParser{s: s}
 	p.skipWS()
 	v, err := p.value(0)
@@ -33,7 +60,7 @@ func LoadsJSON(s string) (any, error) {
 	}
 	p.skipWS()
 	if p.i != len(p.s) {
-		return nil, &SyntaxError{Msg: "Extra data", Offset: p.i}
+		return nil, jsonError(p.s, "Extra data", p.i)
 	}
 	return v, nil
 }
@@ -56,7 +83,14 @@ type jsonParser struct {
 }
 
 func (p *jsonParser) fail(msg string) error {
-	return &SyntaxError{Msg: msg, Offset: p.i}
+	return p.failAt(msg, p.i)
+}
+
+// failAt reports an error at byte offset i, for the messages Python
+// places elsewhere than the parser's position (a string's opening quote,
+// an escape's backslash).
+func (p *jsonParser) failAt(msg string, i int) error {
+	return jsonError(p.s, msg, i)
 }
 
 func (p *jsonParser) skipWS() {
@@ -232,11 +266,12 @@ func (p *jsonParser) number() (any, error) {
 }
 
 func (p *jsonParser) str() (string, error) {
-	p.i++ // opening quote
+	quote := p.i
+	p.i++
 	var b strings.Builder
 	for {
 		if p.i >= len(p.s) {
-			return "", p.fail("Unterminated string starting at")
+			return "", p.failAt("Unterminated string starting at", quote)
 		}
 		c := p.s[p.i]
 		switch {
@@ -244,7 +279,7 @@ func (p *jsonParser) str() (string, error) {
 			p.i++
 			return b.String(), nil
 		case c == '\\':
-			if err := p.escape(&b); err != nil {
+			if err := p.escape(&b, quote); err != nil {
 				return "", err
 			}
 		case c < 0x20:
@@ -257,9 +292,13 @@ func (p *jsonParser) str() (string, error) {
 	}
 }
 
-func (p *jsonParser) escape(b *strings.Builder) error {
+// escape decodes the escape at p.i in the string opened at quote. Errors
+// sit where Python's put them: the quote for an unterminated string, the
+// backslash for an unknown escape, the 'u' for a bad \uXXXX.
+func (p *jsonParser) escape(b *strings.Builder, quote int) error {
+	start := p.i
 	if p.i+1 >= len(p.s) {
-		return p.fail("Unterminated string starting at")
+		return p.failAt("Unterminated string starting at", quote)
 	}
 	c := p.s[p.i+1]
 	p.i += 2
@@ -279,7 +318,7 @@ func (p *jsonParser) escape(b *strings.Builder) error {
 	case 'u':
 		r, ok := p.hex4()
 		if !ok {
-			return p.fail("Invalid \\uXXXX escape")
+			return p.failAt("Invalid \\uXXXX escape", start+1)
 		}
 		if utf16.IsSurrogate(r) && strings.HasPrefix(p.s[p.i:], `\u`) {
 			save := p.i
@@ -294,7 +333,7 @@ func (p *jsonParser) escape(b *strings.Builder) error {
 		}
 		b.WriteRune(r)
 	default:
-		return p.fail("Invalid \\escape")
+		return p.failAt("Invalid \\escape", start)
 	}
 	return nil
 }
