@@ -85,3 +85,79 @@ func TestCodeNodeWithoutCodeIsIdentity(t *testing.T) {
 		t.Fatalf("out = %s, want the input {x: 3}", jsonText(t, st.Output["out"]))
 	}
 }
+
+// Permission errors are raised by the reference's code_executor.py, not by
+// the sandbox, so their texts do not depend on RestrictedPython vs
+// Starlark:
+//   - normalize_code_permissions: CodeExecutionError(f"Unsupported code
+//     execution permissions: {permissions!r}") — the raw value's repr;
+//   - ensure_code_permissions_allowed: "full_access code execution is
+//     disabled by host policy. Set ABSTRACTRUNTIME_CODE_FULL_ACCESS=1 only
+//     for trusted local deployments."
+//
+// The function-node wrapper stores str(exc) in _flow_error, the record's
+// error and the run output's error.
+func TestCodePermissionErrorsUseReferenceTexts(t *testing.T) {
+	cases := []struct {
+		name string
+		perm any
+		want string
+	}{
+		{"unknown string", "Weird", "Unsupported code execution permissions: 'Weird'"},
+		{"unknown int", 5, "Unsupported code execution permissions: 5"},
+		{"full access without opt-in", "full", "full_access code execution is disabled by host policy. Set ABSTRACTRUNTIME_CODE_FULL_ACCESS=1 only for trusted local deployments."},
+	}
+	t.Setenv("ABSTRACTRUNTIME_CODE_FULL_ACCESS", "")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data := map[string]any{"code": "def transform(_input):\n    return 1\n", "pinDefaults": map[string]any{"permissions": c.perm}}
+			_, st := startRunWith(t, codeFlowWith(data, []string{"permissions:string"}), CompileOptions{}, map[string]any{})
+			if st.Vars["_flow_error"] != c.want {
+				t.Errorf("_flow_error = %q, want %q", st.Vars["_flow_error"], c.want)
+			}
+			if st.Output["error"] != c.want {
+				t.Errorf("output error = %q, want %q", st.Output["error"], c.want)
+			}
+		})
+	}
+}
+
+// When the permissions value is unknown, the reference's handler has set
+// `_last_permissions` to None before normalize_code_permissions raises, so
+// _create_data_aware_handler's failure record has an `execution` without
+// a `permissions` key: the rejected raw value is no mode the code ran
+// under.
+func TestCodeUnknownPermissionsRecordNoMode(t *testing.T) {
+	data := map[string]any{"code": "def transform(_input):\n    return 1\n", "pinDefaults": map[string]any{"permissions": "Weird"}}
+	_, st := startRunWith(t, codeFlowWith(data, []string{"permissions:string"}), CompileOptions{}, map[string]any{})
+	rec := codeNodeRecord(st)
+	if rec == nil || rec["success"] != false {
+		t.Fatalf("record = %s, want a failure record", jsonText(t, rec))
+	}
+	exec, _ := rec["execution"].(map[string]any)
+	if exec == nil {
+		t.Fatalf("record has no execution: %s", jsonText(t, rec))
+	}
+	if p, has := exec["permissions"]; has {
+		t.Fatalf("execution.permissions = %v, want no permissions key (the value was rejected)", p)
+	}
+}
+
+// The legacy `function` node takes the code path whenever data has a
+// `code` key (executor.py _create_handler: `if "code" in data:
+// create_code_handler(data["code"], ...)`), an empty one included: ""
+// defines no function, so the node fails ("Function 'transform' not
+// defined in code") and `expression` is not consulted.
+func TestLegacyFunctionEmptyCodeTakesCodePath(t *testing.T) {
+	flow := rsFlow("fn_empty_code", "start", []map[string]any{
+		rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
+		rsNode("f", "function", []string{"exec-in:exec"}, []string{"exec-out:exec"},
+			map[string]any{"code": "", "expression": "1 + 1"}),
+		rsNode("end", "on_flow_end", []string{"exec-in:exec"}, nil, nil),
+	}, "start.exec-out>f.exec-in", "f.exec-out>end.exec-in")
+	_, st := startRunWith(t, flow, CompileOptions{}, map[string]any{})
+	if st.Output["success"] != false || st.Vars["_flow_error_node"] != "f" {
+		t.Fatalf("output = %s, _last_output = %v; want the function node to fail (empty code defines no transform)",
+			jsonText(t, st.Output), st.Vars["_last_output"])
+	}
+}

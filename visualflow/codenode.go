@@ -25,7 +25,8 @@ func (s *step) runCode(n *node, in any) (any, map[string]any, error) {
 		permissions = v
 	}
 	// Python: str(permissions or "sandbox"), then normalize_code_permissions
-	// (lower-cased, "-" read as "_").
+	// (lower-cased, "-" read as "_") and ensure_code_permissions_allowed,
+	// with their CodeExecutionError texts.
 	perm := "sandbox"
 	if pyval.Truthy(permissions) {
 		perm = pyval.Str(permissions)
@@ -36,10 +37,13 @@ func (s *step) runCode(n *node, in any) (any, map[string]any, error) {
 	case "full_access", "full", "unrestricted":
 		perm = "full_access"
 		if !s.p.opts.CodeFullAccess && !pyval.CoerceBool(os.Getenv("ABSTRACTRUNTIME_CODE_FULL_ACCESS")) {
-			return s.codeFailure("permissions=full_access requires host opt-in (ABSTRACTRUNTIME_CODE_FULL_ACCESS)", perm, 0)
+			return s.codeFailure("full_access code execution is disabled by host policy. "+
+				"Set ABSTRACTRUNTIME_CODE_FULL_ACCESS=1 only for trusted local deployments.", perm, 0)
 		}
 	default:
-		return s.codeFailure("unknown permissions value '"+perm+"' (use sandbox or full_access)", perm, 0)
+		// The reference fails before it records a mode: the execution
+		// names none (""). The text is the repr of the raw value.
+		return s.codeFailure("Unsupported code execution permissions: "+pyval.Repr(permissions), "", 0)
 	}
 	args := in
 	if isObject {
@@ -75,9 +79,15 @@ func (s *step) runCode(n *node, in any) (any, map[string]any, error) {
 	return result, rec, nil
 }
 
+// execution is a code node's execution metrics; perm is the mode it ran
+// under, "" for none (a rejected permissions value).
 func execution(d time.Duration, perm string) map[string]any {
 	ms := float64(d.Microseconds()) / 1000
-	return map[string]any{"duration_ms": ms, "cpu_time_ms": ms, "permissions": perm}
+	ex := map[string]any{"duration_ms": ms, "cpu_time_ms": ms}
+	if perm != "" {
+		ex["permissions"] = perm
+	}
+	return ex
 }
 
 func (s *step) codeFailure(msg, perm string, d time.Duration) (any, map[string]any, error) {
@@ -88,7 +98,10 @@ func (s *step) codeFailure(msg, perm string, d time.Duration) (any, map[string]a
 // runLegacyFunction executes the legacy function node (§6.9): data.code
 // as a module, data.expression as an expression, else the identity.
 func (s *step) runLegacyFunction(n *node, in any) (any, map[string]any, error) {
-	if src, ok := n.Data["code"].(string); ok && pyval.Strip(src) != "" {
+	// Python: `if "code" in data` — a present code key takes the code path
+	// even when empty (it then defines no function, and the node fails).
+	if v, has := n.Data["code"]; has {
+		src, _ := v.(string)
 		// transform gets the input as is (Python's create_code_handler),
 		// an object or a scalar bus alike.
 		fn := code.FunctionName(trimmed(n.Data["functionName"]))

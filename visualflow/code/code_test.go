@@ -44,7 +44,7 @@ func TestRun_Sandbox(t *testing.T) {
 		{"steps", "def transform(_input):\n    while True:\n        pass", "execution steps", Limits{MaxSteps: 10000}, true},
 		{"timeout", "def transform(_input):\n    while True:\n        pass", "timeout", Limits{Timeout: 50 * time.Millisecond, MaxSteps: 1 << 62}, true},
 		{"memory", "def transform(_input):\n    x = []\n    for i in range(100000000):\n        x.append('abcdefghijklmnopqrstuvwxyz' * 10)\n    return len(x)", "memory limit", Limits{MaxMemory: 32 << 20, MaxSteps: 1 << 62, Timeout: 30 * time.Second}, true},
-		{"missing function", "def other(_input):\n    return 1", "does not define function 'transform'", Limits{}, false},
+		{"missing function", "def other(_input):\n    return 1", "Function 'transform' not defined in code", Limits{}, false},
 		{"runtime error", "def transform(_input):\n    return 1 // 0", "division by zero", Limits{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

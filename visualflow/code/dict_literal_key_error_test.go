@@ -32,7 +32,7 @@ func TestDuplicateKeyOfHugeTextIsNotWrittenWhole(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "duplicate key") {
 		t.Fatalf("err = %.200v, want the duplicate key error", err)
 	}
-	if msg := err.Error(); len(msg) > 2*maxKeyText || !strings.HasPrefix(msg, `duplicate key: ("aaa`) || !strings.Contains(msg, "more than 1024 bytes") {
+	if msg := err.Error(); len(msg) > 2*maxKeyText || !strings.HasPrefix(msg, runtimeError+`duplicate key: ("aaa`) || !strings.Contains(msg, "more than 1024 bytes") {
 		t.Errorf("err = %.200q... (%d bytes); want the key's beginning and its size, under %d bytes", msg, len(msg), 2*maxKeyText)
 	}
 }

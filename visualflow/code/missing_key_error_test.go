@@ -29,7 +29,7 @@ func TestMissingKeyOfHugeTextIsNotWrittenWhole(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not in dict") {
 		t.Fatalf("err = %v, want the missing key error", err)
 	}
-	if msg := err.Error(); len(msg) > 2*maxKeyText || !strings.HasPrefix(msg, `key ("aaa`) || !strings.Contains(msg, "more than 1024 bytes") {
+	if msg := err.Error(); len(msg) > 2*maxKeyText || !strings.HasPrefix(msg, runtimeError+`key ("aaa`) || !strings.Contains(msg, "more than 1024 bytes") {
 		t.Errorf("err = %.200q... (%d bytes); want the key's beginning and its size, under %d bytes", msg, len(msg), 2*maxKeyText)
 	}
 	if alloc > 64<<20 {
@@ -97,7 +97,7 @@ func TestLongErrorMessageIsCut(t *testing.T) {
 	if err == nil || errors.Is(err, ErrLimit) {
 		t.Fatalf("err = %v, want fail's error", err)
 	}
-	if msg := err.Error(); len(msg) > maxMessage+64 || !strings.HasSuffix(msg, "… (100006 bytes)") || !strings.HasPrefix(msg, "fail: xxx") {
+	if msg := err.Error(); len(msg) > maxMessage+64 || !strings.HasSuffix(msg, "… (100006 bytes)") || !strings.HasPrefix(msg, runtimeError+"fail: xxx") {
 		t.Errorf("err = %.100q... (%d bytes); want it cut to %d bytes with its size", msg, len(msg), maxMessage)
 	}
 }

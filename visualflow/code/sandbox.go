@@ -59,14 +59,26 @@ var ErrLimit = errors.New("sandbox limit exceeded")
 // Run executes src (a module defining funcName) and calls funcName(input).
 // input is any value ToStarlark takes: a node's input object, or a scalar
 // or list bus handed over as is.
+//
+// Its errors carry the texts of the reference's CodeExecutionError, by
+// the phase that failed: "Syntax error: <e>" (parsing), "Execution error:
+// <e>" (running the module), "Function '<name>' not defined in code",
+// "'<name>' is not a callable function", "Runtime error: <e>" (the call,
+// limits included). An error converting the result, a step of ours the
+// reference does not have, keeps its own text.
 func Run(ctx context.Context, src, funcName string, input any, lim Limits) (any, Stats, error) {
 	arg, err := ToStarlark(input)
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("converting input: %w", err)
 	}
-	return execute(ctx, lim, func(th *starlark.Thread) (starlark.Value, error) {
+	// prefix is the wrapper of the phase running; execute turns the
+	// phase's error into its message (limits, cleaning, cap), so the
+	// wrapper is added after it.
+	prefix := ""
+	v, st, err := execute(ctx, lim, func(th *starlark.Thread) (starlark.Value, error) {
 		// starlark.ExecFileOptions, with the code guarded between parsing
 		// and resolving.
+		prefix = syntaxError
 		f, err := fileOptions.Parse("code", src, 0)
 		if err != nil {
 			return nil, err
@@ -75,21 +87,36 @@ func Run(ctx context.Context, src, funcName string, input any, lim Limits) (any,
 		guardCode(th, f, env)
 		prog, err := starlark.FileProgram(f, env.Has)
 		if err != nil {
+			prefix, err = resolveFailure(src, err)
 			return nil, err
 		}
 		// The globals are left unfrozen, as Python's are: transform may
 		// update a module-level list or dict. Each Run executes the
 		// module afresh, so nothing is shared between runs.
+		prefix = executionError
 		globals, err := prog.Init(th, env)
 		if err != nil {
 			return nil, err
 		}
+		prefix = ""
 		fn, ok := globals[funcName]
-		if !ok {
-			return nil, fmt.Errorf("code does not define function '%s'", funcName)
+		if !ok || fn == starlark.None { // Python: local_vars.get(name) is None
+			return nil, fmt.Errorf("Function '%s' not defined in code", funcName)
 		}
-		return starlark.Call(th, fn, starlark.Tuple{arg}, nil)
+		if _, ok := fn.(starlark.Callable); !ok {
+			return nil, fmt.Errorf("'%s' is not a callable function", funcName)
+		}
+		prefix = runtimeError
+		v, err := starlark.Call(th, fn, starlark.Tuple{arg}, nil)
+		if err == nil {
+			prefix = "" // what fails now is the result's conversion
+		}
+		return v, err
 	})
+	if err != nil && prefix != "" {
+		err = fmt.Errorf("%s%w", prefix, err) // errors.Is(err, ErrLimit) still holds
+	}
+	return v, st, err
 }
 
 // Eval evaluates one expression with the given names bound.
