@@ -238,6 +238,9 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 			if zone[0] == '-' {
 				f = -f
 			}
+			if whole[1:] == "00:00:00" {
+				f = 0 // Python 3.11 reads a zero offset as UTC, dropping its fraction
+			}
 			zone, offsetFrac = whole, f
 		}
 	}

@@ -57,3 +57,22 @@ func TestParseTimeColonFractionAsPython311(t *testing.T) {
 		}
 	}
 }
+
+// A zero offset with a fraction (±00:00:00.f, ±000000.f) is UTC for
+// Python 3.11's fromisoformat, which drops the fraction of an offset whose
+// whole seconds are zero; a non-zero offset keeps it. Expected values are
+// python3 3.11.7's.
+func TestParseTimeZeroOffsetFractionIsUTC(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]string{
+		"2030-01-01T00:00:00-00:00:00.5":      "2030-01-01T00:00:00+00:00",
+		"2030-01-01T00:00:00+000000.25":       "2030-01-01T00:00:00+00:00",
+		"2030-01-01T12:00:00-00:00:00.999999": "2030-01-01T12:00:00+00:00",
+		"2030-01-01T00:00:00+00:00:01.5":      "2029-12-31T23:59:58.500000+00:00",
+	} {
+		got, err := durable.ParseTime(s)
+		if err != nil || got.String() != want {
+			t.Errorf("ParseTime(%q) = %q, %v; want %s", s, got.String(), err, want)
+		}
+	}
+}

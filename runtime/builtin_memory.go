@@ -670,11 +670,19 @@ func payloadInt(v any, def int64) int64 {
 	case bool:
 		return 1
 	case string:
-		n, err := strconv.ParseInt(pyval.Strip(x), 10, 64)
-		if err != nil {
+		// Python's int(): underscores and any Unicode decimal digits
+		// read; a value past int64 saturates (no practical limit).
+		b, ok := pyval.ParseBigInt(x)
+		if !ok {
 			return def
 		}
-		return n
+		switch {
+		case b.IsInt64():
+			return b.Int64()
+		case b.Sign() < 0:
+			return math.MinInt64
+		}
+		return math.MaxInt64
 	}
 	if f, ok := AsFloat(v); ok {
 		if n, exact := AsInt(v); exact {

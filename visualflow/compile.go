@@ -347,6 +347,13 @@ func (c *compiler) newNode(rn *rawNode) *node {
 		referenced: map[string]bool{}, branches: map[string]string{},
 	}
 	n.pinDefaults, _ = rn.Data["pinDefaults"].(map[string]any)
+	if _, ok := n.pinDefaults[""]; ok {
+		// The reference's loader keeps only non-empty keys
+		// (_normalize_pin_defaults): a "" default would reach the node's
+		// inputs and count as a resolved input.
+		n.pinDefaults = maps.Clone(n.pinDefaults)
+		delete(n.pinDefaults, "")
+	}
 	for _, p := range rn.Inputs {
 		if p.Type != "execution" {
 			n.declaredIn[p.ID] = true
