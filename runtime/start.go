@@ -108,7 +108,13 @@ func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
 	}
 	id := p.RunID
 	if id != "" {
-		namespace(vars, "_meta")["creation_digest"] = creationDigest(p)
+		// The digest lives in vars._meta; a caller's _meta that is not an
+		// object is its own value, kept (Python's start copies vars as
+		// given), and the run then carries no digest.
+		meta, present := vars["_meta"]
+		if _, isObject := meta.(map[string]any); isObject || !present {
+			namespace(vars, "_meta")["creation_digest"] = creationDigest(p)
+		}
 	} else {
 		id = r.newID()
 	}
