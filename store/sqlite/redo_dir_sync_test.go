@@ -55,7 +55,10 @@ func TestFullCommitRedoLogCreationSyncsItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	trace := filepath.Join(t.TempDir(), "trace.txt")
-	cmd := exec.Command(strace, "-f", "-qq", "-e", "trace=open,openat,fsync,fdatasync,close", "-o", trace,
+	// -y prints each fd argument with its path: the syncs name their
+	// files themselves, with no fd bookkeeping to race with other threads'
+	// closes (an fd closed and reused while strace splits the close).
+	cmd := exec.Command(strace, "-f", "-qq", "-y", "-e", "trace=open,openat,fsync,fdatasync", "-o", trace,
 		os.Args[0], "-test.run=^TestFullCommitRedoLogCreationSyncsItsDirectory$", "-test.count=1")
 	cmd.Env = append(os.Environ(), redoDirsyncChildEnv+"="+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -70,10 +73,8 @@ func TestFullCommitRedoLogCreationSyncsItsDirectory(t *testing.T) {
 	}
 	defer f.Close()
 	redo := filepath.Join(dir, "runtime.sqlite3-redo")
-	openRe := regexp.MustCompile(`^(\d+)\s+open(?:at)?\((?:AT_FDCWD, )?"([^"]*)", ([^)]*)\) = (\d+)`)
-	syncRe := regexp.MustCompile(`^(\d+)\s+f(?:data)?sync\((\d+)\)\s+= 0`)
-	closeRe := regexp.MustCompile(`^(\d+)\s+close\((\d+)\)`)
-	fds := map[string]string{} // fd → path (one process: threads share fds)
+	openRe := regexp.MustCompile(`^\d+\s+open(?:at)?\((?:AT_FDCWD(?:<[^>]*>)?, )?"([^"]*)", ([^)]*)\) = \d+`)
+	syncRe := regexp.MustCompile(`^\d+\s+f(?:data)?sync\(\d+<([^>]*)>\)\s+= 0`)
 	created, dirSynced, redoSynced := false, false, false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -90,18 +91,13 @@ func TestFullCommitRedoLogCreationSyncsItsDirectory(t *testing.T) {
 			delete(unfinished, m[1])
 		}
 		if m := openRe.FindStringSubmatch(line); m != nil {
-			fds[m[4]] = m[2]
-			if m[2] == redo && strings.Contains(m[3], "O_CREAT") {
+			if m[1] == redo && strings.Contains(m[2], "O_CREAT") {
 				created = true
 			}
 			continue
 		}
-		if m := closeRe.FindStringSubmatch(line); m != nil {
-			delete(fds, m[2])
-			continue
-		}
 		if m := syncRe.FindStringSubmatch(line); m != nil && created {
-			switch strings.TrimSuffix(fds[m[2]], "/") {
+			switch strings.TrimSuffix(m[1], "/") {
 			case dir:
 				dirSynced = true
 			case redo:
