@@ -180,18 +180,16 @@ func (r *Registry) ResolveEntrypoint(ref, flowID string) (*Bundle, string, error
 // then), namedFlow is that entrypoint's flow.
 func (r *Registry) resolveBundleRef(ref string) (b *Bundle, namedFlow string, err error) {
 	if bundleRef, _, ok := splitRefFlow(ref); ok {
+		// "x.flow:main" names flow main of the file x.flow, whatever
+		// bundle id it holds, as Python's resolve_entrypoint splits first.
+		if byFile := r.fileBundle(bundleRef); byFile != nil {
+			return byFile, "", nil
+		}
 		b, err = r.Resolve(bundleRef)
 		return b, "", err
 	}
-	// A ".flow" file name is looked up in the registry directory, as
-	// Python's resolve_entrypoint does; a path ("dir/x.flow") is not.
-	if isFlowFileName(ref) {
-		r.mu.RLock()
-		byFile := r.byFile[ref]
-		r.mu.RUnlock()
-		if byFile != nil {
-			return byFile, "", nil
-		}
+	if byFile := r.fileBundle(ref); byFile != nil {
+		return byFile, "", nil
 	}
 	b, err = r.Resolve(ref)
 	if err == nil || !errors.Is(err, ErrNotFound) {
@@ -201,6 +199,18 @@ func (r *Registry) resolveBundleRef(ref string) (b *Bundle, namedFlow string, er
 		return ep.b, ep.flowID, nil
 	}
 	return nil, "", err
+}
+
+// fileBundle returns the bundle read from the registry directory's file
+// named ref, when ref is a ".flow" file name (a path, "dir/x.flow", is
+// not looked up), as Python's resolve_entrypoint does; else nil.
+func (r *Registry) fileBundle(ref string) *Bundle {
+	if !isFlowFileName(ref) {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byFile[ref]
 }
 
 // isFlowFileName reports whether ref ends in ".flow", in any case, and
