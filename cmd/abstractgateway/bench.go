@@ -28,7 +28,7 @@ type benchConfig struct {
 	dir            string
 	repeats        int
 	isolate        bool
-	ceilingSeconds float64
+	ceilingSeconds float64 // at most maxCeilingSeconds
 	ceilingSamples int
 	child          bool
 }
@@ -55,6 +55,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	return 0
 }
+
+// maxCeilingSeconds bounds --ceiling-seconds.
+const maxCeilingSeconds = 24 * 60 * 60
 
 // parseBenchFlags parses and checks the flags; code is -1 when the
 // command should go on. Help (-h) is printed on stdout.
@@ -113,6 +116,11 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (cfg benchConfig, 
 	}
 	if cfg.runs <= 0 || cfg.repeats <= 0 || cfg.ceilingSamples <= 0 || !(cfg.ceilingSeconds >= 0) || math.IsInf(cfg.ceilingSeconds, 0) {
 		return bad("--runs, --repeats and --ceiling-samples must be positive and --ceiling-seconds a finite number, not negative")
+	}
+	if cfg.ceilingSeconds > maxCeilingSeconds {
+		// Longer samples would overflow a time.Duration, and no ceiling
+		// needs a day to settle.
+		return bad("--ceiling-seconds %g is more than a day (%d s)", cfg.ceilingSeconds, maxCeilingSeconds)
 	}
 	if cfg.child && (len(cfg.stores) != 1 || cfg.dir == "") {
 		return bad("--%s needs one store and --dir", benchChildFlag)

@@ -80,3 +80,23 @@ func TestBench_BadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchRefusesCeilingSecondsPastADay: a sample length that would
+// overflow a time.Duration (past ~9.2e9 s) would make every ceiling
+// sample one operation while its line claimed the flag's seconds; the
+// flag is bounded by a day, and the error names it.
+func TestBenchRefusesCeilingSecondsPastADay(t *testing.T) {
+	for _, v := range []string{"86401", "1e10", "1e300"} {
+		var stdout, stderr bytes.Buffer
+		if _, code := parseBenchFlags([]string{"--ceiling-seconds", v}, &stdout, &stderr); code != 2 {
+			t.Errorf("--ceiling-seconds %s: code %d, want 2", v, code)
+		}
+		if !strings.Contains(stderr.String(), "--ceiling-seconds") {
+			t.Errorf("--ceiling-seconds %s: error %q does not name the flag", v, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if _, code := parseBenchFlags([]string{"--ceiling-seconds", "86400"}, &stdout, &stderr); code != -1 {
+		t.Errorf("--ceiling-seconds 86400: code %d (%s), want accepted", code, stderr.String())
+	}
+}
