@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -51,8 +52,10 @@ func MaxInlineBytes(n int) int {
 		return n
 	}
 	if raw := pyval.Strip(os.Getenv(EnvMaxInlineBytes)); raw != "" {
-		if v, err := pyval.ToInt(raw); err == nil { // Python's int(): "1_000" reads
-			return int(v)
+		// Python's int(): "1_000" reads, and a literal past int64 is
+		// kept as the clamped bound (never offload, or off), not dropped.
+		if v, err := pyval.ToIndex(raw); err == nil {
+			return int(max(min(v, math.MaxInt), math.MinInt))
 		}
 	}
 	return DefaultMaxInlineBytes
