@@ -31,6 +31,21 @@ func (e *WorkflowNotFoundError) Error() string {
 	return fmt.Sprintf("workflow %q is not registered", e.WorkflowID)
 }
 
+// RunNotServedError reports a live run whose workflow the registry lacks:
+// the run was opened to work on it and left as it was. It unwraps to the
+// WorkflowNotFoundError.
+type RunNotServedError struct {
+	RunID      string
+	WorkflowID string
+}
+
+func (e *RunNotServedError) Error() string {
+	return "run " + e.RunID + ": " + e.Unwrap().Error()
+}
+
+// Unwrap returns the registry's error.
+func (e *RunNotServedError) Unwrap() error { return &WorkflowNotFoundError{WorkflowID: e.WorkflowID} }
+
 // StaleResumeError reports a resume of a run that no longer waits on the
 // given key: it was resumed already, waits for something else, or ended.
 // A wait is resumed at most once.

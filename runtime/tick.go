@@ -213,10 +213,10 @@ func (d *driver) openRun(ctx context.Context, runID string, claim claimFunc, nee
 	if run.Status.Terminal() {
 		return work, s, unlock, nil
 	}
-	wf, err := d.r.registry.Lookup(run.WorkflowID)
-	if err != nil && needWorkflow {
+	wf, ok := d.r.registry.Get(run.WorkflowID)
+	if !ok && needWorkflow {
 		unlock()
-		return ctx, nil, nil, fmt.Errorf("run %s: %w", runID, err)
+		return ctx, nil, nil, &RunNotServedError{RunID: runID, WorkflowID: run.WorkflowID}
 	}
 	s.wf = wf
 	return work, s, unlock, nil

@@ -494,12 +494,23 @@ func (s *Scheduler) driveDue(ctx context.Context, due []store.DueRun, now time.T
 			s.retryLater(d.RunID, d.Until, false, 0)
 			continue
 		}
-		if wf, ok := s.unservedWorkflow(ctx, d.RunID); ok {
+		if s.rt.ClaimOwner() != "" {
+			// A tick claims a run before it reads it: one of a workflow
+			// this runtime lacks would be held (or, due, taken over) from
+			// the runner that serves it. Its workflow is read first.
+			if wf, ok := s.unservedWorkflow(ctx, d.RunID); ok {
+				s.passOverUnserved(ctx, d, wf)
+				unserved++
+				continue
+			}
+		}
+		if wf, ok := s.driveServed(ctx, d.RunID, d.Until); !ok {
+			// Without claims the tick reads the run and leaves it as it
+			// was when its workflow is missing: no read beforehand.
 			s.passOverUnserved(ctx, d, wf)
 			unserved++
 			continue
 		}
-		s.drive(ctx, d.RunID, d.Until)
 		ticked++
 	}
 	return ticked, unserved, nil
@@ -675,9 +686,26 @@ func (s *Scheduler) retryLater(runID string, listed durable.Time, failed bool, v
 // is left to it (the runtime claims runs when several runners share the
 // store).
 func (s *Scheduler) drive(ctx context.Context, runID string, listed durable.Time) {
+	st, err := s.rt.Tick(ctx, runID, runtime.TickOptions{})
+	s.driveOn(ctx, runID, listed, st, err)
+}
+
+// driveServed is drive, except that a live run whose workflow the
+// runtime's registry lacks is left untouched and reported: ok is false
+// and workflowID names the missing workflow.
+func (s *Scheduler) driveServed(ctx context.Context, runID string, listed durable.Time) (workflowID string, ok bool) {
+	st, err := s.rt.Tick(ctx, runID, runtime.TickOptions{})
+	if notServed, is := errors.AsType[*runtime.RunNotServedError](err); is && notServed.RunID == runID {
+		return notServed.WorkflowID, false
+	}
+	s.driveOn(ctx, runID, listed, st, err)
+	return "", true
+}
+
+// driveOn is drive after the run's first tick, which gave st and err.
+func (s *Scheduler) driveOn(ctx context.Context, runID string, listed durable.Time, st *durable.RunState, err error) {
 	// A run that uses its whole step budget is ticked again (a bounded
 	// number of times): nothing else would wake it, as it no longer waits.
-	st, err := s.rt.Tick(ctx, runID, runtime.TickOptions{})
 	for i := 1; err == nil && st.Status == durable.RunRunning && !runtime.IsPaused(st) && i < maxTicksPerDrive && ctx.Err() == nil; i++ {
 		st, err = s.rt.Tick(ctx, runID, runtime.TickOptions{})
 	}

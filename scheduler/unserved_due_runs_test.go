@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
 	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -178,5 +180,42 @@ func TestUnservedDueRunIsDrivenOnceItsWorkflowIsRegistered(t *testing.T) {
 		if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted {
 			t.Fatalf("run %s of the workflow registered since is %s; want completed", id, got.Status)
 		}
+	}
+}
+
+// With claims, a tick claims a run before it reads it: a runner lacking
+// a due run's workflow reads the run first and leaves it alone, neither
+// holding it nor taking it over from the runner that holds it (a takeover
+// commits the run unchanged, moving its version on, and takes the claim).
+func TestPollWithClaimsLeavesAHeldUnservedDueRunToItsHolder(t *testing.T) {
+	t.Parallel()
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := memory.New()
+	_, theirs, _ := sharedDueRuns(t, c, st, 1)
+	ctx := context.Background()
+	id := theirs[0]
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "them", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := st.RunGet(ctx, id)
+	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now, Claims: &runtime.Claims{Owner: "me", TTL: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Second})
+	if _, err := s.PollOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := st.RunGet(ctx, id)
+	if after.Version != before.Version || after.Status != durable.RunWaiting {
+		t.Fatalf("unserved run moved from version %d to %d (%s): this runner took it over", before.Version, after.Version, after.Status)
+	}
+	err = st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "someone else", TTL: time.Hour})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("claim by a third runner: %v; want a conflict with the holder's live claim", err)
+	}
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "them", TTL: time.Hour}); err != nil {
+		t.Fatalf("the holder's renewal: %v; its claim was taken", err)
 	}
 }
