@@ -37,6 +37,21 @@ func NewScheduled(ctx context.Context, rt *runtime.Runtime, cfg Config) (*Schedu
 // used) is handed to the scheduler, which drives it on in the background.
 // A workflow already registered under wf's id is kept.
 func (s *Scheduled) Run(ctx context.Context, wf *runtime.Workflow, vars map[string]any) (string, *durable.RunState, error) {
+	return s.RunWith(ctx, wf, RunParams{Vars: vars})
+}
+
+// RunParams are the options of RunWith.
+type RunParams struct {
+	Vars      map[string]any
+	ActorID   string
+	SessionID string
+	// MaxSteps caps the first tick's steps; 0 means the runtime's budget.
+	MaxSteps int
+}
+
+// RunWith is Run with an actor, a session and a step cap for the first
+// tick (Python's run(workflow, vars, actor_id, max_steps)).
+func (s *Scheduled) RunWith(ctx context.Context, wf *runtime.Workflow, p RunParams) (string, *durable.RunState, error) {
 	if _, ok := s.Registry().Get(wf.ID); !ok {
 		// A concurrent Run may register it between the Get and here.
 		if err := s.Registry().Register(wf); err != nil {
@@ -45,11 +60,11 @@ func (s *Scheduled) Run(ctx context.Context, wf *runtime.Workflow, vars map[stri
 			}
 		}
 	}
-	id, err := s.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: vars})
+	id, err := s.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: p.Vars, ActorID: p.ActorID, SessionID: p.SessionID})
 	if err != nil {
 		return "", nil, err
 	}
-	st, err := s.Tick(ctx, id, runtime.TickOptions{})
+	st, err := s.Tick(ctx, id, runtime.TickOptions{MaxSteps: p.MaxSteps})
 	s.driveOn(ctx, id, st, err)
 	return id, st, err
 }

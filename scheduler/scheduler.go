@@ -48,6 +48,9 @@ type Config struct {
 	// Clock returns the current time; the runtime's clock when nil
 	// (runtime.Runtime.Now), by which its ticks judge deadlines.
 	Clock func() time.Time
+	// MaxErrorsKept is how many of the latest errors Stats keeps.
+	// Default (0 or less) 100.
+	MaxErrorsKept int
 }
 
 // maxTicksPerDrive bounds the ticks one drive gives a run that keeps
@@ -62,7 +65,7 @@ type Stats struct {
 	RunsFailed  int64
 	PollCycles  int64
 	LastPollAt  time.Time
-	Errors      []string // the last 100
+	Errors      []string // the latest Config.MaxErrorsKept
 }
 
 // Scheduler is the background driver. Start it once; Stop is safe to
@@ -133,6 +136,9 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, time.Second)
 	cfg.BatchSize = cmp.Or(cfg.BatchSize, 100)
+	if cfg.MaxErrorsKept <= 0 {
+		cfg.MaxErrorsKept = 100
+	}
 	if cfg.RecoverInterval == 0 && cfg.Runtime.ClaimOwner() != "" {
 		cfg.RecoverInterval = 15 * time.Second
 	}
@@ -249,6 +255,14 @@ var closedChan = func() chan struct{} {
 	close(c)
 	return c
 }()
+
+// Running reports whether the loop is running: started and not stopped
+// since (Python's is_running).
+func (s *Scheduler) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}
 
 // Wake makes the loop poll now (e.g. after a new deadline was written by
 // this process).
@@ -945,8 +959,8 @@ func (s *Scheduler) recordError(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats.Errors = append(s.stats.Errors, durable.FormatTime(s.cfg.Clock())+": "+msg)
-	if n := len(s.stats.Errors); n > 100 {
-		s.stats.Errors = s.stats.Errors[n-100:]
+	if n := len(s.stats.Errors); n > s.cfg.MaxErrorsKept {
+		s.stats.Errors = s.stats.Errors[n-s.cfg.MaxErrorsKept:]
 	}
 }
 
