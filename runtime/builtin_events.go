@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -78,6 +79,9 @@ func handleEmitEvent(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	// recorded (as in Python); 0, the default, leaves it to be driven
 	// after this tick.
 	maxSteps := max(payloadInt(p["max_steps"], 0), 0)
+	if f, ok := AsFloat(p["max_steps"]); ok && math.IsInf(f, 0) {
+		maxSteps = 0 // Python's int(inf) raises, and its handler reads 0
+	}
 	// A listener ticked here is not the emitter's descendant: a cancel of
 	// the emitter stops the delivery, never a listener's effect.
 	listenerCtx := ctx

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 
@@ -166,8 +167,10 @@ func AsFloat(v any) (float64, bool) {
 	case float64:
 		return x, true
 	case json.Number:
+		// Past the float range it is ±Inf, as Python's json.loads reads
+		// 1e400 (ParseFloat gives ±Inf with ErrRange).
 		f, err := x.Float64()
-		return f, err == nil
+		return f, err == nil || math.IsInf(f, 0)
 	}
 	return 0, false
 }
