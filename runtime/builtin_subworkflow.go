@@ -44,9 +44,11 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 	if !truthy(p["workflow_id"]) {
 		return fail("start_subworkflow requires payload.workflow_id")
 	}
-	wfID := pyval.Str(p["workflow_id"]) // a number is an id no workflow has
-	if _, ok := rt.registry.Get(wfID); !ok {
-		return fail(fmt.Sprintf("Workflow '%s' not found in registry", wfID))
+	// Python's registry is a dict of string ids: a number (5) finds no
+	// workflow, not even one registered as "5".
+	wfID, isText := p["workflow_id"].(string)
+	if _, ok := rt.registry.Get(wfID); !ok || !isText {
+		return fail(fmt.Sprintf("Workflow '%s' not found in registry", pyval.Str(p["workflow_id"])))
 	}
 	vars, _ := p["vars"].(map[string]any)
 	childVars := pyjson.CloneObject(vars)
@@ -72,9 +74,11 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 	depth := syncDepth(ctx) + 1
 	if !async && depth > maxSyncSubworkflowDepth {
 		// Checked before the child is created: past the limit no child is
-		// made only to be left unticked.
-		return fail(fmt.Sprintf("Subworkflow '%s' failed: sync subworkflows nested deeper than the limit of %d levels",
-			wfID, maxSyncSubworkflowDepth))
+		// made only to be left unticked. Python's RecursionError is caught
+		// around the child's tick and fails the effect, never wrapped as a
+		// tool result.
+		return Failed(fmt.Sprintf("Subworkflow '%s' failed: sync subworkflows nested deeper than the limit of %d levels",
+			wfID, maxSyncSubworkflowDepth)), nil
 	}
 	session := trimmedOr(firstPresent(p, "session_id", "sessionId"), req.Run.SessionID)
 	childID := stringOr(p["run_id"], "")
@@ -186,13 +190,19 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 // errEffectStopped): the child's tick did not get through, or another
 // writer ended it, and the effect asks for the child again when the run
 // continues. what names the child in those errors.
+// syncChildMaxSteps is a sync child's step budget: Python ticks it with
+// tick's default, whatever budget the host ticks its runs with, and a
+// child still running after it fails the effect (Unexpected subworkflow
+// status: running).
+const syncChildMaxSteps = 100
+
 func driveSyncChild(ctx context.Context, req *EffectRequest, what, childID string) (*durable.RunState, error) {
 	rt := req.Runtime
 	childCtx := context.WithValue(ctx, syncDepthKey{}, syncDepth(ctx)+1)
 	var child *durable.RunState
 	for {
 		var err error
-		child, err = req.drv.tick(childCtx, childID, rt.maxSteps)
+		child, err = req.drv.tick(childCtx, childID, syncChildMaxSteps)
 		if err != nil {
 			// The child's own failures are its status; an error is the
 			// child's tick not getting through (another runner works on
