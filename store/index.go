@@ -53,15 +53,31 @@ func hostPaused(r *durable.RunState) bool {
 	if r.HostPaused() {
 		return true
 	}
-	raw := r.Vars["_runtime"]
-	if raw == nil || pyjson.IsNormalized(raw) {
-		return false
+	// Only _runtime.control.paused counts: the value where that path
+	// leaves plain maps is normalised, not the whole of _runtime (the
+	// kernel's own holds Go ints, and every indexed commit asks).
+	path := []string{"_runtime", "control", "paused"}
+	v := any(r.Vars)
+	for len(path) > 0 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			break
+		}
+		v, path = m[path[0]], path[1:]
 	}
-	n, err := pyjson.Normalize(raw)
+	if _, plain := v.(bool); v == nil || len(path) == 0 && plain {
+		return false // what HostPaused read
+	}
+	n, err := pyjson.Normalize(v)
 	if err != nil {
 		return false
 	}
-	return (&durable.RunState{Vars: map[string]any{"_runtime": n}}).HostPaused()
+	for _, key := range path {
+		m, _ := n.(map[string]any)
+		n = m[key]
+	}
+	paused, _ := n.(bool)
+	return paused
 }
 
 // Matches reports whether r passes the filters of p (Limit aside).
