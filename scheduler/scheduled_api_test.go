@@ -2,9 +2,7 @@ package scheduler_test
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
 	"github.com/abstractframework/abstractgateway/scheduler"
-	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -41,25 +38,12 @@ func TestSchedulerRunningFollowsStartAndStop(t *testing.T) {
 	}
 }
 
-// failingCommits fails every RunCommit once failing is set.
-type failingCommits struct {
-	store.Store
-	failing atomic.Bool
-}
-
-func (s *failingCommits) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	if s.failing.Load() {
-		return errors.New("injected: commit refused")
-	}
-	return s.Store.RunCommit(ctx, p)
-}
-
 // Stats keeps the latest Config.MaxErrorsKept errors (100 by default).
 func TestStatsKeepsTheLatestMaxErrorsKept(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ kept, want int }{{3, 3}, {0, 5}} {
 		c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		st := &failingCommits{Store: memory.New()}
+		st := &switchableCommits{Store: memory.New()}
 		reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
 		rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
 		ctx := context.Background()
@@ -73,7 +57,7 @@ func TestStatsKeepsTheLatestMaxErrorsKept(t *testing.T) {
 			c.Advance(time.Millisecond) // due in this order
 		}
 		c.Advance(2 * time.Minute)
-		st.failing.Store(true)
+		st.fail.Store(true)
 		s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, MaxErrorsKept: tc.kept})
 		if _, err := s.PollOnce(ctx); err != nil {
 			t.Fatal(err)
