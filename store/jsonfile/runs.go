@@ -464,10 +464,23 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(metas, byUpdatedDesc)
-	// A run may change between the index snapshot and its load: what is
-	// returned must match in the state returned.
-	return slices.DeleteFunc(s.loadMany(metas[:min(len(metas), store.EffectiveLimit(p.Limit))]),
-		func(r *durable.RunState) bool { return !p.Matches(r) }), nil
+	// A run may change between the index snapshot and its load (another
+	// process deleted or saved it): what is returned must match in the
+	// state returned, and a run dropped so leaves its place to the next
+	// candidate, as Python's scan reads on until it has limit runs (a short
+	// page tells a caller paging through the listing that it is done).
+	limit := store.EffectiveLimit(p.Limit)
+	var out []*durable.RunState
+	for len(metas) > 0 && len(out) < limit {
+		batch := metas[:min(len(metas), limit-len(out))]
+		metas = metas[len(batch):]
+		for _, r := range s.loadMany(batch) {
+			if p.Matches(r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
 }
 
 // RunListDue implements store.RunStore from the deadline index.
