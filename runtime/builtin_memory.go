@@ -487,30 +487,39 @@ func (s spanRef) String() string {
 }
 
 // parseSpanRef reads one span id as Python's isinstance checks do: an int
-// or a digit string is an index, another non-blank string an artifact id;
-// ok is false otherwise. A bool is an int in Python (True is index 1);
-// a float is not, even 1.0 (json.Number "1.0" after a store round trip,
-// as float64(1) is in memory).
-func parseSpanRef(v any) (spanRef, bool) {
+// or a digit string (str.isdigit(), so any Unicode decimal digits too) is
+// an index, another non-blank string an artifact id; ok is false
+// otherwise. A bool is an int in Python (True is index 1); a float is not,
+// even 1.0 (json.Number "1.0" after a store round trip, as float64(1) is
+// in memory). A digit string int() refuses (superscripts: isdigit() but not
+// decimal) is Python's ValueError, returned as err with the ref marked an
+// index.
+func parseSpanRef(v any) (ref spanRef, ok bool, err error) {
 	switch x := v.(type) {
 	case string:
 		s := pyval.Strip(x)
 		if s == "" {
-			return spanRef{}, false
+			return spanRef{}, false, nil
 		}
-		if isDigits(s) {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil { // past int64: out of range as an index anyway
-				n = math.MaxInt64
+		if pyIsDigit(s) {
+			// Python reads int(s) and names the index by it: "007" is 7.
+			n, valid := pyval.ParseBigInt(s)
+			if !valid {
+				return spanRef{isIdx: true, text: s}, true,
+					failf("invalid literal for int() with base 10: %s", pyval.Repr(s))
 			}
-			return spanRef{index: n, isIdx: true, text: s}, true
+			idx := int64(math.MaxInt64) // past int64: out of range as an index anyway
+			if n.IsInt64() {
+				idx = n.Int64()
+			}
+			return spanRef{index: idx, isIdx: true, text: n.String()}, true, nil
 		}
-		return spanRef{id: s}, true
+		return spanRef{id: s}, true, nil
 	case bool:
 		if x {
-			return spanRef{index: 1, isIdx: true, text: "True"}, true
+			return spanRef{index: 1, isIdx: true, text: "True"}, true, nil
 		}
-		return spanRef{index: 0, isIdx: true, text: "False"}, true
+		return spanRef{index: 0, isIdx: true, text: "False"}, true, nil
 	case json.Number:
 		if lit := string(x); isDigits(strings.TrimPrefix(lit, "-")) {
 			// An integer literal (past int64 too: Python's int has no
@@ -521,19 +530,21 @@ func parseSpanRef(v any) (spanRef, bool) {
 				if lit[0] == '-' {
 					n = math.MinInt64
 				}
-				return spanRef{index: n, isIdx: true, text: lit}, true
+				return spanRef{index: n, isIdx: true, text: lit}, true, nil
 			}
-			return spanRef{index: n, isIdx: true, text: strconv.FormatInt(n, 10)}, true
+			return spanRef{index: n, isIdx: true, text: strconv.FormatInt(n, 10)}, true, nil
 		}
-		return spanRef{}, false
+		return spanRef{}, false, nil
 	}
 	if pyval.IsInt(v) {
 		n, _ := AsInt(v)
-		return spanRef{index: n, isIdx: true, text: strconv.FormatInt(n, 10)}, true
+		return spanRef{index: n, isIdx: true, text: strconv.FormatInt(n, 10)}, true, nil
 	}
-	return spanRef{}, false
+	return spanRef{}, false, nil
 }
 
+// isDigits reports a non-empty run of ASCII digits (a JSON integer
+// literal's); span id strings use pyIsDigit.
 func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -591,31 +602,37 @@ func querySpanIDs(p map[string]any) (raw []any, given bool) {
 // rehydrateSpanRefs reads MEMORY_REHYDRATE's span ids as Python does:
 // span_ids, or the legacy span_id only when span_ids is absent or null;
 // a value that is not a list is one id. given is false when both are
-// absent or null.
-func rehydrateSpanRefs(p map[string]any) (refs []spanRef, given bool) {
+// absent or null; err is parseSpanRefs'.
+func rehydrateSpanRefs(p map[string]any) (refs []spanRef, given bool, err error) {
 	v := p["span_ids"]
 	if v == nil {
 		v = p["span_id"]
 	}
 	if v == nil {
-		return nil, false
+		return nil, false, nil
 	}
 	raw, isList := v.([]any)
 	if !isList {
 		raw = []any{v}
 	}
-	return parseSpanRefs(raw), true
+	refs, err = parseSpanRefs(raw)
+	return refs, true, err
 }
 
-// parseSpanRefs keeps the values of raw that are span ids.
-func parseSpanRefs(raw []any) []spanRef {
+// parseSpanRefs keeps the values of raw that are span ids. err is the
+// first digit string int() refuses: Python's resolution raises on it.
+func parseSpanRefs(raw []any) ([]spanRef, error) {
 	var refs []spanRef
 	for _, v := range raw {
-		if ref, ok := parseSpanRef(v); ok {
+		ref, ok, err := parseSpanRef(v)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			refs = append(refs, ref)
 		}
 	}
-	return refs
+	return refs, nil
 }
 
 // cleanTags keeps the string→string entries of a tags object with a

@@ -396,7 +396,10 @@ func memoryTag(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if len(tags) == 0 {
 		return Outcome{}, failf("MEMORY_TAG requires at least one non-empty string tag")
 	}
-	ref, ok := parseSpanRef(rawID)
+	ref, ok, err := parseSpanRef(rawID)
+	if err != nil {
+		return Outcome{}, err
+	}
 	if !ok {
 		if s, isStr := rawID.(string); isStr && pyval.Strip(s) == "" {
 			return Outcome{}, failf("MEMORY_TAG requires a non-empty span_id")

@@ -90,6 +90,7 @@ type queryParams struct {
 	scope          string
 	explicit       []spanRef
 	explicitGiven  bool
+	explicitErr    error // a digit string int() refuses
 	effort         *effort
 }
 
@@ -171,6 +172,9 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 
 	var selected []string
+	if qp.explicitErr != nil {
+		return Outcome{}, qp.explicitErr
+	}
 	if qp.explicitGiven {
 		// As Python resolves them: indices count the first owner's
 		// non-evidence spans newest first (out of range: dropped); ids
@@ -237,7 +241,7 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	if !truthy(mode) { // a falsy return_mode (false, 0, []) is not a mode
 		mode = nil
 	}
-	qp.returnMode = pyval.Lower(pyval.Strip(anyText(mode)))
+	qp.returnMode = pyval.Lower(pyval.Strip(pyval.StrOrEmpty(mode))) // str(): ['meta'], not JSON
 	if qp.returnMode == "" {
 		qp.returnMode = "rendered"
 	}
@@ -258,8 +262,10 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 		// included, or a digit string) as the artifact id str(x) names,
 		// so 1.0 is the id "1.0" here where other scopes drop it.
 		for _, x := range rawIDs {
-			ref, ok := parseSpanRef(x)
-			if ok && ref.isIdx {
+			// A digit string int() refuses is still an index to
+			// isdigit(), so it is refused here, not raised.
+			ref, ok, err := parseSpanRef(x)
+			if (ok && ref.isIdx) || err != nil {
 				return nil, failf("memory_query scope='all' requires explicit span_ids as artifact ids (no indices)")
 			}
 			if !ok {
@@ -270,7 +276,9 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 			}
 		}
 	} else if qp.explicitGiven {
-		qp.explicit = parseSpanRefs(rawIDs)
+		// Python raises int()'s error when it resolves the ids, after
+		// loading the owners: kept until then.
+		qp.explicit, qp.explicitErr = parseSpanRefs(rawIDs)
 	}
 
 	qp.query = pyval.Lower(pyval.Strip(pyStrOrEmpty(p["query"]))) // a falsy query is none
@@ -289,11 +297,14 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	qp.connected = truthy(p["connected"])
 	qp.neighborHops = max(payloadInt(p["neighbor_hops"], 1), 0)
 	if l, ok := p["connect_by"].([]any); ok {
+		// Python keeps str/int/float items (a bool is an int) as str()
+		// writes them: true names the tag key "True".
 		for _, x := range l {
-			if s := pyval.Strip(anyText(x)); s != "" {
-				if _, isObj := x.(map[string]any); !isObj {
-					qp.connectBy = append(qp.connectBy, anyText(x))
-				}
+			if _, isStr := x.(string); !isStr && !pyval.IsNumber(x) {
+				continue
+			}
+			if s := pyval.Str(x); pyval.Strip(s) != "" {
+				qp.connectBy = append(qp.connectBy, s)
 			}
 		}
 	} else {
@@ -838,14 +849,16 @@ func (q *memQuery) render(byID map[string]map[string]any, summaries map[string]s
 		} else if s, ok := span["message_count"].(string); ok {
 			count = s
 		}
-		location := pyval.Strip(strOrDefault(span["location"], ""))
+		// Python writes created_by and location only for strings, and a
+		// note shows its payload's location unless the span has one.
+		location := strippedString(span["location"])
 		lines = append(lines, "", "["+strconv.Itoa(i+1)+"] span_id="+id+" kind="+kind+" msgs="+count+
 			" created_at="+strOrDefault(span["created_at"], ""))
 		from, to := strOrDefault(span["from_timestamp"], ""), strOrDefault(span["to_timestamp"], "")
 		if from != "" || to != "" {
 			lines = append(lines, "    time_range: "+from+" .. "+to)
 		}
-		if by := pyval.Strip(strOrDefault(span["created_by"], "")); by != "" {
+		if by := strippedString(span["created_by"]); by != "" {
 			lines = append(lines, "    created_by: "+by)
 		}
 		if location != "" {
@@ -862,8 +875,10 @@ func (q *memQuery) render(byID map[string]map[string]any, summaries map[string]s
 				lines = append(lines, "    tags: "+strings.Join(kv, ", "))
 			}
 		}
-		if s := pyval.Strip(summaries[id]); s != "" {
-			lines = append(lines, "    summary: "+s)
+		// Python tests the summary before stripping it: a blank one
+		// still gives an empty line.
+		if s := summaries[id]; s != "" {
+			lines = append(lines, "    summary: "+pyval.Strip(s))
 		}
 		if limited && remaining <= 0 {
 			continue
@@ -921,7 +936,7 @@ func renderNote(payload map[string]any, spanLocation string) []string {
 		lines = append(lines, "    (note payload missing note text)")
 	}
 	if spanLocation == "" {
-		if loc := pyval.Strip(strOrDefault(payload["location"], "")); loc != "" {
+		if loc := strippedString(payload["location"]); loc != "" {
 			lines = append(lines, "    location: "+loc)
 		}
 	}
@@ -959,6 +974,12 @@ func renderedIDs(v any) []string {
 		}
 	}
 	return out
+}
+
+// strippedString is a string value stripped, "" for any other value.
+func strippedString(v any) string {
+	s, _ := v.(string)
+	return pyval.Strip(s)
 }
 
 // strOrDefault is Python's str(v or def): def for a falsy v, other values

@@ -49,11 +49,13 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	refs, given := rehydrateSpanRefs(p)
+	// refErr (a digit string int() refuses) fails the effect where
+	// Python's resolution raises it: once the target run is loaded.
+	refs, given, refErr := rehydrateSpanRefs(p)
 	if !given {
 		return Outcome{}, failf("MEMORY_REHYDRATE requires payload.span_ids (or legacy span_id)")
 	}
-	if len(refs) == 0 { // a valid no-op: a recall that found nothing
+	if len(refs) == 0 && refErr == nil { // a valid no-op: a recall that found nothing
 		return Completed(map[string]any{"inserted": int64(0), "skipped": int64(0), "artifacts": []any{}}), nil
 	}
 	// Python: str(x or default).strip() or default.
@@ -95,6 +97,9 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	target, err := baseRun(ctx, req)
 	if err != nil {
 		return Outcome{}, err
+	}
+	if refErr != nil {
+		return Outcome{}, refErr
 	}
 	if skipOnReplay(req, target.RunID) {
 		// Nothing of the requesting run's to redo; the recorded result
