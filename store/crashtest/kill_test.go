@@ -37,9 +37,30 @@ const (
 	envChildCancel = "CRASHTEST_CHILD_CANCEL"
 )
 
-// TestMain turns the test binary into TestRealKill's child process when
-// the environment asks for it.
+// The environment of a child life of TestRealKillEveryPoint and its kin
+// (realkill_every_point_test.go): the store kind, the data directory, the
+// kill point and phase, the workflow, and the decorator stack of the
+// claims scenarios.
+const (
+	pointEnvKind  = "CRASHTEST_KILL_KIND"
+	pointEnvDir   = "CRASHTEST_KILL_DIR"
+	pointEnvPoint = "CRASHTEST_KILL_POINT"
+	pointEnvPhase = "CRASHTEST_KILL_PHASE"
+	pointEnvWF    = "CRASHTEST_KILL_WF"
+	pointEnvStack = "CRASHTEST_KILL_STACK"
+)
+
+// killEveryPointChild is that child life; nil in race builds, which leave
+// those tests out.
+var killEveryPointChild func() int
+
+// TestMain turns the test binary into TestRealKill's child process, or
+// into a child life of TestRealKillEveryPoint, when the environment asks
+// for it.
 func TestMain(m *testing.M) {
+	if os.Getenv(pointEnvKind) != "" && killEveryPointChild != nil {
+		os.Exit(killEveryPointChild())
+	}
 	if kind := os.Getenv(envChildStore); kind != "" {
 		if os.Getenv(envChildCancel) != "" {
 			os.Exit(childCancelMain(kind, os.Getenv(envChildDir), os.Getenv(envChildGen)))
@@ -62,10 +83,14 @@ func openKind(ctx context.Context, kind, dir string) (store.Store, error) {
 	switch kind {
 	case "sqlite":
 		return sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "runtime.sqlite3")})
+	case "sqlite_full":
+		return sqlite.New(ctx, sqlite.Config{Path: filepath.Join(dir, "runtime.sqlite3"), Synchronous: "FULL"})
 	case "json":
 		// A killed process loses nothing the kernel has accepted: fsync
 		// matters for power loss, not here.
 		return jsonfile.New(jsonfile.Config{Dir: filepath.Join(dir, "store"), NoSync: true})
+	case "json_fsync":
+		return jsonfile.New(jsonfile.Config{Dir: filepath.Join(dir, "store")}) // the default configuration
 	case "postgres":
 		schema, err := os.ReadFile(filepath.Join(dir, "schema"))
 		if err != nil {
