@@ -2,6 +2,7 @@ package durable
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -230,6 +231,40 @@ func (r *RunState) checkDecoded() error {
 		r.Vars = map[string]any{}
 	}
 	return nil
+}
+
+// CheckReadable returns why this package's decoders (and Python's
+// RunState.from_dict) would refuse r once written, or nil: a run needs an
+// id, a known status, and a known reason for its wait if it has one. A
+// store checks it before writing, so that it never writes a run it could
+// not read back: such a run would be lost (not loadable, resumable nor
+// cancellable).
+func (r *RunState) CheckReadable() error {
+	if r.RunID == "" {
+		return fmt.Errorf("the run has no id")
+	}
+	if !r.Status.Valid() {
+		return fmt.Errorf("run status %q is not one of %s", r.Status, oneOf(RunStatuses()))
+	}
+	if r.Waiting != nil && !r.Waiting.Reason.Valid() {
+		return fmt.Errorf("wait reason %q is not one of %s", r.Waiting.Reason, oneOf(WaitReasons()))
+	}
+	return nil
+}
+
+// oneOf spells the values as a list in an error: "a, b or c".
+func oneOf[T ~string](values []T) string {
+	var b strings.Builder
+	for i, v := range values {
+		switch {
+		case i == len(values)-1 && i > 0:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(string(v))
+	}
+	return b.String()
 }
 
 // set assigns one member of the wire object, replacing what an earlier

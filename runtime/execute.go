@@ -398,6 +398,15 @@ func (s *session) callHandler(ctx context.Context, h Handler, req *EffectRequest
 		// checkpoint): the attempt is recorded cancelled, never run.
 		return Outcome{Status: outcomeCancelled, Error: "cancelled"}, nil
 	}
+	// Handlers get the run too: what one did to the fields the kernel
+	// owns is undone (after a panic too, so deferred first), and fails
+	// the attempt as a bad outcome does.
+	before := kernelFieldsOf(req.Run)
+	defer func() {
+		if changed := before.restore(req.Run); changed != "" && err == nil && out.Status != outcomeCancelled {
+			out = Failed(fmt.Sprintf("effect handler for %s %s", req.Effect.Type, changed))
+		}
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			// Judged as a returned error is: a panic of a handler whose

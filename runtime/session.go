@@ -153,10 +153,20 @@ func (s *session) commit(ctx context.Context) error {
 	return nil
 }
 
-// checkJSON checks vars where the run's JSON holds them (one level down)
+// errUnreadableRun marks a working copy that no store could read back.
+var errUnreadableRun = errors.New("the run's state could not be read back once stored")
+
+// checkJSON checks that the run can be read back once stored (its status
+// and wait reason), vars where the run's JSON holds them (one level down)
 // and the output where the completion record does (result.output, two),
 // so that the nesting limit is the stores'.
 func (s *session) checkJSON() error {
+	if err := s.run.CheckReadable(); err != nil {
+		// Node and handler calls undo such writes (kernelFields); this
+		// is the last guard: a store refuses the run, as it could not
+		// read it back.
+		return fmt.Errorf("%w: %w", errUnreadableRun, err)
+	}
 	if err := pyjson.CheckMember(s.run.Vars, "vars", 1); err != nil {
 		return err
 	}
@@ -195,7 +205,8 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 }
 
 // failUnserialisable fails the run because a node or handler put a value
-// in vars (or the output) that is not JSON. The last checkpoint is kept as
+// in vars (or the output) that is not JSON, or left the run in a state no
+// store could read back (checkJSON). The last checkpoint is kept as
 // the base so nothing durable is lost; the error names the key path. The
 // failure is recorded against the checkpoint's node, and an attempt whose
 // STARTED record that checkpoint holds is closed: its effect ran, but its
@@ -260,7 +271,11 @@ func (s *session) closeOpenAttempt(cause error) *durable.StepRecord {
 	if started.Effect != nil {
 		typ = started.Effect.Type
 	}
-	end.Error = fmt.Sprintf("handler of %s wrote a value that is not JSON: %v", typ, cause)
+	if errors.Is(cause, errUnreadableRun) {
+		end.Error = fmt.Sprintf("handler of %s left the run in a state that cannot be stored: %v", typ, cause)
+	} else {
+		end.Error = fmt.Sprintf("handler of %s wrote a value that is not JSON: %v", typ, cause)
+	}
 	return &end
 }
 

@@ -367,9 +367,13 @@ func (s *session) step(ctx context.Context) error {
 	}
 	if !replay {
 		var err error
+		before := kernelFieldsOf(run)
 		nc := s.nodeCall(ctx)
 		plan, err = callNode(nc, node, run, s.rc)
 		nc.ended.Store(true)
+		// Whatever the node did to the fields the kernel owns is undone
+		// first: the session commits, locks and reports under them.
+		changed := before.restore(run)
 		if err != nil && ctx.Err() != nil {
 			// Interrupted with its caller, not failed: the run stays at its
 			// last checkpoint.
@@ -378,6 +382,9 @@ func (s *session) step(ctx context.Context) error {
 		}
 		if err != nil {
 			return s.fail(ctx, nodeID, fmt.Sprintf("node %q failed: %v", nodeID, err))
+		}
+		if changed != "" {
+			return s.fail(ctx, nodeID, fmt.Sprintf("node %q %s", nodeID, changed))
 		}
 	}
 	if plan.NodeID == "" {

@@ -24,3 +24,14 @@ func CheckNewRunIDs(r *durable.RunState) error {
 	}
 	return nil
 }
+
+// CheckRunReadable refuses a run that no store could read back (an unknown
+// status or wait reason: see durable.RunState.CheckReadable). Backends call
+// it on every commit, before writing anything: written, the run would
+// answer "not found" or "unreadable" from then on, and be lost.
+func CheckRunReadable(r *durable.RunState) error {
+	if err := r.CheckReadable(); err != nil {
+		return fmt.Errorf("refusing to write a run that could not be read back: %w", err)
+	}
+	return nil
+}

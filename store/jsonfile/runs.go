@@ -104,6 +104,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			return fmt.Errorf("jsonfile: %w", err)
 		}
 	}
+	if err := store.CheckRunReadable(p.Run); err != nil {
+		return fmt.Errorf("jsonfile: committing run %s: %w", id, err)
+	}
 	if p.Create && len(id)+len("run_.json.")+32+len(".tmp") > maxNameLen {
 		// Refused before anything is written: a new run file is written
 		// to run_<id>.json.<32 hex>.tmp (atomicfile), a name the file

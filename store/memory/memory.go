@@ -79,6 +79,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			return fmt.Errorf("memory: creating run: %w", err)
 		}
 	}
+	if err := store.CheckRunReadable(p.Run); err != nil {
+		return fmt.Errorf("memory: committing run %s: %w", p.Run.RunID, err)
+	}
 	id := p.Run.RunID
 	s.mu.Lock()
 	defer s.mu.Unlock()

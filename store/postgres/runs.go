@@ -57,6 +57,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			return fmt.Errorf("postgres: creating run: %w", err)
 		}
 	}
+	if err := store.CheckRunReadable(p.Run); err != nil {
+		return fmt.Errorf("postgres: committing run %s: %w", p.Run.RunID, err)
+	}
 	r := p.Run
 	args, err := runArgs(r)
 	if err != nil {

@@ -32,6 +32,9 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 			return fmt.Errorf("sqlite: creating run: %w", err)
 		}
 	}
+	if err := store.CheckRunReadable(p.Run); err != nil {
+		return fmt.Errorf("sqlite: committing run %s: %w", p.Run.RunID, err)
+	}
 	r := p.Run
 	buf := pyjson.GetBuffer()
 	defer pyjson.PutBuffer(buf)

@@ -25,6 +25,48 @@ var runCommitTests = []subtest{
 	{"AfterDeleteIsNotFound", testCommitAfterDelete},
 	{"RandomID", testCommitRandomID},
 	{"NonUTF8RunID", testCommitNonUTF8RunID},
+	{"RefusesUnreadable", testCommitRefusesUnreadable},
+}
+
+// testCommitRefusesUnreadable: a run with a status or wait reason no
+// decoder knows (Python's RunState.from_dict raises on both) is refused at
+// create and at commit, naming it, and nothing of that commit is stored:
+// written, the run would answer "not found" or "unreadable" from then on.
+func testCommitRefusesUnreadable(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	bad := newRun("run-bogus", runOpts{Status: "bogus"})
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: bad, Create: true}); err == nil || !strings.Contains(err.Error(), `"bogus"`) {
+		t.Fatalf("create with status bogus: error %v, want one naming the status", err)
+	}
+	if _, err := s.RunGet(ctx, "run-bogus"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("refused create left a run: %v", err)
+	}
+	r := newRun("run-ok", runOpts{})
+	create(t, s, r, newRecord("run-ok", "start", durable.StepStarted))
+	before := runJSON(t, get(t, s, "run-ok"))
+	for _, edit := range []func(r *durable.RunState){
+		func(r *durable.RunState) { r.Status = "bogus" },
+		func(r *durable.RunState) {
+			r.Status = durable.RunWaiting
+			r.Waiting = &durable.WaitState{Reason: "bogus", WaitKey: "k"}
+		},
+	} {
+		c := r.Clone()
+		edit(c)
+		err := s.RunCommit(ctx, &store.CommitParams{Run: c, Records: []*durable.StepRecord{newRecord("run-ok", "n", durable.StepCompleted)}})
+		if err == nil || !strings.Contains(err.Error(), `"bogus"`) {
+			t.Errorf("commit of status %s wait %v: error %v, want one naming the bad value", c.Status, c.Waiting, err)
+		}
+		if c.Version != 1 {
+			t.Errorf("refused commit changed Version to %d", c.Version)
+		}
+	}
+	if got := runJSON(t, get(t, s, "run-ok")); got != before {
+		t.Errorf("refused commits changed the run:\n got %s\nwant %s", got, before)
+	}
+	if n := len(ledger(t, s, "run-ok")); n != 1 {
+		t.Errorf("refused commits left %d ledger records, want 1", n)
+	}
 }
 
 // testCommitNonUTF8RunID: a run id or parent id that is not UTF-8 is
