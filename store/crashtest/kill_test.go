@@ -414,6 +414,13 @@ func checkCompleted(ctx context.Context, t *testing.T, st store.Store, id string
 		!reflect.DeepEqual(normalize(r.Output, "sub_run_id"), normalize(want[r.WorkflowID], "sub_run_id")) {
 		t.Errorf("run %s: %s %v, want completed %v", id, r.Status, r.Output, want[r.WorkflowID])
 	}
+	checkLedgerEndsOnce(ctx, t, st, id)
+}
+
+// checkLedgerEndsOnce checks that run id's ledger has its seqs in order
+// and exactly one terminal status record.
+func checkLedgerEndsOnce(ctx context.Context, t *testing.T, st store.Store, id string) {
+	t.Helper()
 	recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
 	if err != nil {
 		t.Errorf("ledger of %s: %v", id, err)

@@ -43,22 +43,14 @@ func everyPointChildMain() int {
 	if os.Getenv(pointEnvStack) != "" {
 		return claimsPointChildMain()
 	}
-	kind := os.Getenv(pointEnvKind)
 	ctx := context.Background()
-	dir := os.Getenv(pointEnvDir)
-	point, _ := strconv.Atoi(os.Getenv(pointEnvPoint))
-	phase, _ := strconv.Atoi(os.Getenv(pointEnvPhase))
-	wf := os.Getenv(pointEnvWF)
-	logEffect, err := effectLogger(dir)
+	c, err := openPointChild(ctx)
 	if err != nil {
 		return childFail(err)
 	}
-	st, err := openKind(ctx, kind, dir)
-	if err != nil {
-		return childFail(err)
-	}
-	killer := Wrap(st, point, Phase(phase))
-	rt, err := buildRuntime(killer, logEffect, nil)
+	point, wf := c.point, c.wf
+	killer := Wrap(c.st, point, c.phase)
+	rt, err := buildRuntime(killer, c.logEffect, nil)
 	if err != nil {
 		return childFail(err)
 	}
@@ -70,6 +62,30 @@ func everyPointChildMain() int {
 	}
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {}
+}
+
+// pointChild is what a child life reads from its environment and opens.
+type pointChild struct {
+	dir, wf   string
+	point     int
+	phase     Phase
+	logEffect func(key string)
+	st        store.Store
+}
+
+func openPointChild(ctx context.Context) (*pointChild, error) {
+	c := &pointChild{dir: os.Getenv(pointEnvDir), wf: os.Getenv(pointEnvWF)}
+	c.point, _ = strconv.Atoi(os.Getenv(pointEnvPoint))
+	phase, _ := strconv.Atoi(os.Getenv(pointEnvPhase))
+	c.phase = Phase(phase)
+	var err error
+	if c.logEffect, err = effectLogger(c.dir); err != nil {
+		return nil, err
+	}
+	if c.st, err = openKind(ctx, os.Getenv(pointEnvKind), c.dir); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 func TestRealKillEveryPoint(t *testing.T) {
@@ -193,19 +209,7 @@ func checkRealKillAt(t *testing.T, kind, wf string, point int, phase Phase, want
 		t.Errorf("%d repeated executions for one kill: %v", reruns, after)
 	}
 	for _, id := range runIDs(ctx, t, st, "crash-run") {
-		recs, _ := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
-		terminal := 0
-		for i, r := range recs {
-			if r.Seq != int64(i+1) {
-				t.Errorf("run %s: record %d has seq %d", id, i, r.Seq)
-			}
-			if r.IdempotencyKey == "system:terminal_status:completed" {
-				terminal++
-			}
-		}
-		if terminal != 1 {
-			t.Errorf("run %s: %d terminal status records, want exactly 1", id, terminal)
-		}
+		checkLedgerEndsOnce(ctx, t, st, id)
 		checkOneCharge(ctx, t, st, id)
 	}
 }
@@ -214,29 +218,20 @@ func checkRealKillAt(t *testing.T, kind, wf string, point int, phase Phase, want
 // scenarios over an on-disk artifact store (artifact.FS), optionally the
 // offload+hashchain stack: SIGKILL right after the kill point.
 func claimsPointChildMain() int {
-	kind := os.Getenv(pointEnvKind)
 	ctx := context.Background()
-	dir := os.Getenv(pointEnvDir)
-	point, _ := strconv.Atoi(os.Getenv(pointEnvPoint))
-	phase, _ := strconv.Atoi(os.Getenv(pointEnvPhase))
-	wf := os.Getenv(pointEnvWF)
-	logEffect, err := effectLogger(dir)
+	c, err := openPointChild(ctx)
 	if err != nil {
 		return childFail(err)
 	}
-	st, err := openKind(ctx, kind, dir)
+	arts, err := artifact.NewFS(c.dir)
 	if err != nil {
 		return childFail(err)
 	}
-	arts, err := artifact.NewFS(dir)
-	if err != nil {
-		return childFail(err)
-	}
-	killer := Wrap(st, point, Phase(phase))
+	killer := Wrap(c.st, c.point, c.phase)
 	killArts := WrapArtifacts(arts, killer)
-	_, _ = claimsLife(ctx, stackDecorate(os.Getenv(pointEnvStack))(killer, killArts), killArts, 1, wf, "crash-run", logEffect)
+	_, _ = claimsLife(ctx, stackDecorate(os.Getenv(pointEnvStack))(killer, killArts), killArts, 1, c.wf, "crash-run", c.logEffect)
 	if !killer.Dead() {
-		return childFail(fmt.Errorf("kill at %d never happened", point))
+		return childFail(fmt.Errorf("kill at %d never happened", c.point))
 	}
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {}
@@ -336,16 +331,7 @@ func realKillEveryPointClaims(t *testing.T, kind, stack, wf string) {
 					}
 				}
 				for _, id := range runIDs(ctx, t, st, "crash-run") {
-					recs, _ := st.LedgerList(ctx, &store.LedgerListParams{RunID: id})
-					terminal := 0
-					for _, r := range recs {
-						if r.IdempotencyKey == "system:terminal_status:completed" {
-							terminal++
-						}
-					}
-					if terminal != 1 {
-						t.Errorf("run %s: %d terminal status records, want exactly 1", id, terminal)
-					}
+					checkLedgerEndsOnce(ctx, t, st, id)
 					checkOneCharge(ctx, t, st, id)
 				}
 				owner, err := st.RunGet(ctx, runtime.SessionMemoryRunID(noterSession))
