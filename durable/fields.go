@@ -52,6 +52,28 @@ func asTime(key string, v any) (Time, error) {
 	return t, nil
 }
 
+// asTimeOrText is asTime keeping a string ParseTime cannot read, as
+// text with the zero Time, instead of refusing it: Python's stores pass
+// created_at/updated_at through as given, so a run or snapshot whose
+// timestamp is other text (a hand edit, another writer) stays readable.
+func asTimeOrText(key string, v any) (Time, string, error) {
+	t, err := asTime(key, v)
+	if s, ok := v.(string); ok && err != nil {
+		return Time{}, s, nil
+	}
+	return t, "", err
+}
+
+// timeOrText is the wire value of a timestamp kept as text when read
+// (see asTimeOrText): the text while t stays zero, else t's. A caller
+// that assigns t replaces the text.
+func timeOrText(t Time, text string) any {
+	if t.IsZero() && text != "" {
+		return text
+	}
+	return t.jsonValue()
+}
+
 func getObject(m map[string]any, key string) (map[string]any, error) {
 	return asObject(key, m[key])
 }

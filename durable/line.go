@@ -114,6 +114,15 @@ func (o *lineObject) keptTime(k string, t Time, kept *keptTime) {
 	o.time(k, t)
 }
 
+// timeOrText writes t, or the text kept while t is zero (see timeOrText).
+func (o *lineObject) timeOrText(k string, t Time, text string) {
+	if t.IsZero() && text != "" {
+		o.str(k, text)
+		return
+	}
+	o.time(k, t)
+}
+
 // value writes a JSON value; path names it in errors, depth is its level.
 func (o *lineObject) value(k string, v any, path string, depth int) error {
 	o.key(k)
@@ -274,8 +283,8 @@ func appendRunLine(buf []byte, r *RunState) ([]byte, error) {
 		return buf, err
 	}
 	o.nullStrKeep("error", r.Error, r.emptyNotNull&emptyError != 0)
-	o.time("created_at", r.CreatedAt)
-	o.time("updated_at", r.UpdatedAt)
+	o.timeOrText("created_at", r.CreatedAt, r.createdText)
+	o.timeOrText("updated_at", r.UpdatedAt, r.updatedText)
 	o.nullStrKeep("actor_id", r.ActorID, r.emptyNotNull&emptyActor != 0)
 	o.nullStrKeep("session_id", r.SessionID, r.emptyNotNull&emptySession != 0)
 	o.nullStrKeep("parent_run_id", r.ParentRunID, r.emptyNotNull&emptyParent != 0)

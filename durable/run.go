@@ -40,6 +40,12 @@ type RunState struct {
 	// ParentRunID were read as "" rather than null, so a run Python wrote
 	// with actor_id="" is written back as it was (see StepRecord).
 	emptyNotNull emptyFields
+
+	// createdText and updatedText keep a created_at/updated_at read as
+	// text ParseTime cannot read (Python's stores keep the string as
+	// given), written back while CreatedAt/UpdatedAt stay zero; a commit
+	// assigns UpdatedAt, which then wins (see timeOrText).
+	createdText, updatedText string
 }
 
 // HostPaused reports whether a host paused the run
@@ -86,8 +92,8 @@ func (r *RunState) JSONValue() pyjson.Ordered {
 		{Key: "waiting", Value: r.Waiting.JSONValue()},
 		{Key: "output", Value: output},
 		{Key: "error", Value: r.emptyNotNull.str(emptyError, r.Error)},
-		{Key: "created_at", Value: r.CreatedAt.jsonValue()},
-		{Key: "updated_at", Value: r.UpdatedAt.jsonValue()},
+		{Key: "created_at", Value: timeOrText(r.CreatedAt, r.createdText)},
+		{Key: "updated_at", Value: timeOrText(r.UpdatedAt, r.updatedText)},
 		{Key: "actor_id", Value: r.emptyNotNull.str(emptyActor, r.ActorID)},
 		{Key: "session_id", Value: r.emptyNotNull.str(emptySession, r.SessionID)},
 		{Key: "parent_run_id", Value: r.emptyNotNull.str(emptyParent, r.ParentRunID)},
@@ -146,8 +152,9 @@ func (r *RunState) decoded(err error) (*RunState, error) {
 // statuses and wait reasons become the package's constants.
 func (r *RunState) detachStrings() {
 	r.Status = canonicalStatus(r.Status)
-	var fields [11]*string
-	f := append(fields[:0], &r.RunID, &r.WorkflowID, &r.CurrentNode, &r.Error, &r.ActorID, &r.SessionID, &r.ParentRunID)
+	var fields [13]*string
+	f := append(fields[:0], &r.RunID, &r.WorkflowID, &r.CurrentNode, &r.Error, &r.ActorID, &r.SessionID, &r.ParentRunID,
+		&r.createdText, &r.updatedText)
 	if w := r.Waiting; w != nil {
 		w.Reason = canonicalReason(w.Reason)
 		f = append(f, &w.WaitKey, &w.ResumeToNode, &w.ResultKey, &w.Prompt)
@@ -295,9 +302,9 @@ func (r *RunState) set(key string, v any) error {
 		r.Error, err = asString(key, v)
 		r.emptyNotNull.note(emptyError, v)
 	case "created_at":
-		r.CreatedAt, err = asTime(key, v)
+		r.CreatedAt, r.createdText, err = asTimeOrText(key, v)
 	case "updated_at":
-		r.UpdatedAt, err = asTime(key, v)
+		r.UpdatedAt, r.updatedText, err = asTimeOrText(key, v)
 	case "actor_id":
 		r.ActorID, err = asString(key, v)
 		r.emptyNotNull.note(emptyActor, v)

@@ -24,6 +24,11 @@ type Snapshot struct {
 	// Tags still holds those strings. nil when every tag is a string.
 	// Never modified in place: copies of the struct share it.
 	tagsRead []any
+
+	// createdText and updatedText keep a created_at/updated_at read as
+	// text ParseTime cannot read (Python's JsonSnapshotStore keeps any
+	// non-empty string), written back while CreatedAt/UpdatedAt stay zero.
+	createdText, updatedText string
 }
 
 // JSONValue returns the wire object (Python key order).
@@ -48,10 +53,19 @@ func (s *Snapshot) JSONValue() pyjson.Ordered {
 		{Key: "name", Value: s.Name},
 		{Key: "description", Value: nullString(s.Description)},
 		{Key: "tags", Value: tags},
-		{Key: "created_at", Value: s.CreatedAt.jsonValue()},
-		{Key: "updated_at", Value: s.UpdatedAt.jsonValue()},
+		{Key: "created_at", Value: timeOrText(s.CreatedAt, s.createdText)},
+		{Key: "updated_at", Value: timeOrText(s.UpdatedAt, s.updatedText)},
 		{Key: "run_state", Value: state},
 	}
+}
+
+// CreatedAtText reports the created_at text kept as read, written while
+// CreatedAt is zero: a store keeps it on a save, as Python's does.
+func (s *Snapshot) CreatedAtText() string {
+	if !s.CreatedAt.IsZero() {
+		return ""
+	}
+	return s.createdText
 }
 
 // rawTags returns tagsRead while Tags still holds its strings, in order:
@@ -115,10 +129,10 @@ func SnapshotFromJSON(m map[string]any) (*Snapshot, error) {
 			s.tagsRead = pyjson.Clone(tags).([]any) // the others are kept for the wire
 		}
 	}
-	if s.CreatedAt, err = getTime(m, "created_at"); err != nil {
+	if s.CreatedAt, s.createdText, err = asTimeOrText("created_at", m["created_at"]); err != nil {
 		return nil, err
 	}
-	if s.UpdatedAt, err = getTime(m, "updated_at"); err != nil {
+	if s.UpdatedAt, s.updatedText, err = asTimeOrText("updated_at", m["updated_at"]); err != nil {
 		return nil, err
 	}
 	if s.RunState, err = getObject(m, "run_state"); err != nil {

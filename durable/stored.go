@@ -176,12 +176,20 @@ func (r *RunState) StoredCopy() (*RunState, error) {
 // plain scalar (see plainRead).
 func (r *RunState) StoredHead() (RunState, bool) {
 	if !validUTF8(r.RunID, r.WorkflowID, string(r.Status), r.CurrentNode, r.Error, r.ActorID, r.SessionID,
-		r.ParentRunID) || !plainRead(r.outputRead) {
+		r.ParentRunID, r.createdText, r.updatedText) || !plainRead(r.outputRead) {
 		return RunState{}, false
 	}
 	c := *r
 	c.Vars, c.Output = nil, nil
 	c.CreatedAt, c.UpdatedAt = NewTime(r.CreatedAt.Time), NewTime(r.UpdatedAt.Time)
+	// A timestamp text is written only while its Time is zero: once a
+	// Time is set, the copy read back has no text.
+	if !c.CreatedAt.IsZero() {
+		c.createdText = ""
+	}
+	if !c.UpdatedAt.IsZero() {
+		c.updatedText = ""
+	}
 	if w := r.Waiting; w != nil {
 		// A resume_to_node or choices kept as read (not a string, not a
 		// list) is the caller's own value: like outputRead, only a plain one is shared; the rest

@@ -87,7 +87,7 @@ func prepare(s *durable.Snapshot, now func() time.Time) error {
 		now = time.Now
 	}
 	t := durable.NewTime(now())
-	if s.CreatedAt.IsZero() {
+	if s.CreatedAt.IsZero() && s.CreatedAtText() == "" { // a created_at read as other text is kept
 		s.CreatedAt = t
 	} else {
 		s.CreatedAt = durable.NewTime(s.CreatedAt.Time) // UTC to the microsecond, as a JSON file keeps it
