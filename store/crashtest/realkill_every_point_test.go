@@ -154,12 +154,8 @@ func realKillEveryPoint(t *testing.T, kind, wf string) {
 func checkRealKillAt(t *testing.T, kind, wf string, point int, phase Phase, want *durable.RunState) {
 	ctx := context.Background()
 	dir := killDataDir(t, kind)
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.count=1")
-	cmd.Env = append(os.Environ(), pointEnvKind+"="+kind, pointEnvDir+"="+dir, pointEnvPoint+"="+strconv.Itoa(point),
-		pointEnvPhase+"="+strconv.Itoa(int(phase)), pointEnvWF+"="+wf)
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
-		t.Fatalf("child did not die by the kill: %v\n%s", err, out)
+	if !spawnKilledLife(t, kind, dir, wf, "", point, phase) {
+		t.Fatalf("child life (kill %d %s): the kill never happened", point, phase)
 	}
 
 	st, err := openKind(ctx, kind, dir)
@@ -287,12 +283,8 @@ func realKillEveryPointClaims(t *testing.T, kind, stack, wf string) {
 		for _, phase := range phases {
 			t.Run(fmt.Sprintf("kill-%02d-%s-%s", point, k, phase), func(t *testing.T) {
 				dir := killDataDir(t, kind)
-				cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.count=1")
-				cmd.Env = append(os.Environ(), pointEnvKind+"="+kind, pointEnvDir+"="+dir, pointEnvPoint+"="+strconv.Itoa(point),
-					pointEnvPhase+"="+strconv.Itoa(int(phase)), pointEnvWF+"="+wf, pointEnvStack+"="+stack)
-				out, err := cmd.CombinedOutput()
-				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
-					t.Fatalf("child did not die by the kill: %v\n%s", err, out)
+				if !spawnKilledLife(t, kind, dir, wf, stack, point, phase) {
+					t.Fatalf("child life (kill %d %s): the kill never happened", point, phase)
 				}
 				st, err := openKind(ctx, kind, dir)
 				if err != nil {
@@ -347,13 +339,17 @@ func realKillEveryPointClaims(t *testing.T, kind, stack, wf string) {
 	}
 }
 
-// spawnKilledLife runs one child life on dir killed at point/phase; it reports
+// spawnKilledLife runs one child life on dir killed at point/phase (stack,
+// when not "", names the claims scenarios' decorator stack); it reports
 // whether the kill happened (false: the life ended without reaching it).
-func spawnKilledLife(t *testing.T, kind, dir, wf string, point int, phase Phase) bool {
+func spawnKilledLife(t *testing.T, kind, dir, wf, stack string, point int, phase Phase) bool {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.count=1")
 	cmd.Env = append(os.Environ(), pointEnvKind+"="+kind, pointEnvDir+"="+dir, pointEnvPoint+"="+strconv.Itoa(point),
 		pointEnvPhase+"="+strconv.Itoa(int(phase)), pointEnvWF+"="+wf)
+	if stack != "" {
+		cmd.Env = append(cmd.Env, pointEnvStack+"="+stack)
+	}
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)
 	if ok && ee.ExitCode() == -1 {
@@ -378,7 +374,7 @@ func TestRealDoubleKill(t *testing.T) {
 			want := referenceOutputs(t)[wf]
 			for p := 0; ; p++ {
 				base := t.TempDir()
-				if !spawnKilledLife(t, kind, base, wf, p, doubleKillPhase(kind)) {
+				if !spawnKilledLife(t, kind, base, wf, "", p, doubleKillPhase(kind)) {
 					break
 				}
 				for q := 0; ; q++ {
@@ -386,7 +382,7 @@ func TestRealDoubleKill(t *testing.T) {
 					if err := os.CopyFS(dir, os.DirFS(base)); err != nil {
 						t.Fatal(err)
 					}
-					if !spawnKilledLife(t, kind, dir, wf, q, doubleKillPhase(kind)) {
+					if !spawnKilledLife(t, kind, dir, wf, "", q, doubleKillPhase(kind)) {
 						t.Logf("p%d: %d second-life points", p, q)
 						break
 					}
