@@ -1,0 +1,5 @@
+//go:build !race
+
+package code
+
+const raceEnabled = false
