@@ -575,10 +575,13 @@ func childCancelMain(kind, dir, gen string) int {
 // cancelled ancestor, and every tree whose cancel returned has ended.
 func TestRealKillCancel(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{"sqlite", "json"} {
+	for _, kind := range []string{"sqlite", "json", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
+			if kind == "postgres" {
+				preparePostgres(t, dir)
+			}
 			ctx := context.Background()
 			cancelled := map[string]bool{}
 			for gen := range 6 {
