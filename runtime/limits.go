@@ -317,9 +317,14 @@ func checkLimitValue(key string, v any) error {
 		}
 		return fmt.Errorf("%s = None is not a number", key)
 	}
+	// The path names where the value would be stored, as Start names a
+	// var it refuses (vars._limits.max_tokens[0]).
+	if err := pyjson.CheckMember(v, "vars._limits."+key, 2); err != nil {
+		return err
+	}
 	n, err := pyjson.Normalize(v) // a host's int32 or float32 as a number
 	if err != nil {
-		return fmt.Errorf("%s: %w", key, err)
+		return fmt.Errorf("vars._limits.%s: %w", key, err)
 	}
 	if !threshold && !truthy(n) {
 		return nil
