@@ -20,9 +20,10 @@
 // attempts per the EffectPolicy, and writes a completed result at the
 // effect's ResultKey. Built in: ask_user, answer_user, wait_event (with an
 // optional deadline), wait_until, emit_event, start_subworkflow,
-// vars_query, memory_note, memory_query, memory_tag and memory_rehydrate;
-// the other effect types (llm_call, tool_calls, memory_compact, memory_kg_*
-// …) need a handler in Config.Handlers.
+// vars_query, memory_note, memory_query, memory_tag, memory_rehydrate and
+// memory_compact (which summarises through the llm_call handler); the
+// other effect types (llm_call, tool_calls, memory_kg_* …) need a handler
+// in Config.Handlers.
 //
 // # Durability
 //
