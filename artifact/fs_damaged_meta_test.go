@@ -79,3 +79,28 @@ func TestFSDamagedMetaReadsAsNotFound(t *testing.T) {
 		t.Errorf("blob of the damaged artifact: %v", err)
 	}
 }
+
+// A metadata file is trusted for the path of the content it points to: a
+// legacy-layout .meta (no blob_id) whose artifact_id is not a valid id makes
+// Get read a file outside the store (fs.go contentPath uses m.ArtifactID,
+// which ParseMetadata never validates).
+func TestMetaFileCannotNameAnotherArtifact(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := artifact.NewFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "outside.bin") // <dir>/artifacts/../outside.bin
+	if err := os.WriteFile(secret, []byte("SECRET"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	meta := `{"artifact_id": "../outside", "content_type": "text/plain", "size_bytes": 6}`
+	if err := os.WriteFile(filepath.Join(dir, "artifacts", "x1.meta"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, content, err := st.Get(context.Background(), "x1")
+	if err == nil {
+		t.Fatalf("Get(x1) read %q from a file outside the artifact directory", content)
+	}
+}

@@ -2,6 +2,8 @@ package artifact_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/artifact"
@@ -89,5 +91,64 @@ func TestFSFollowsOtherStoresUpdatesAndDeletes(t *testing.T) {
 	}
 	if n, err := reader.Count(ctx, artifact.SearchParams{RunID: "run-1"}); err != nil || n != 1 {
 		t.Fatalf("Count after another store deleted one = %d, %v; want 1", n, err)
+	}
+}
+
+// FS's doc: lists and searches answer from an in-process index that, when
+// the refs directory changed, follows "what other processes wrote there
+// (new, rewritten and removed .meta files)"; Python answers them from the
+// catalog, whose row any process's delete removes. An artifact of the
+// legacy v0 layout (artifacts/<id>.meta + .bin, which Delete supports)
+// deleted through another store stays in this store's listings for good:
+// its delete touches no file in refs/, and refresh only ever drops ids it
+// indexed from refs/.
+func TestFSForgetsLegacyArtifactAnotherStoreDeleted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "artifacts")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	legacy := `{"artifact_id": "legacy1", "content_type": "text/plain", "size_bytes": 2,
+		"created_at": "2025-01-01T00:00:00+00:00", "run_id": "old", "tags": {}}`
+	if err := os.WriteFile(filepath.Join(root, "legacy1.meta"), []byte(legacy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "legacy1.bin"), []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := artifact.NewFS(dir) // e.g. the gateway
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, err := artifact.NewFS(dir) // e.g. the runner process
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := reader.Count(ctx, artifact.SearchParams{RunID: "old"}); err != nil || n != 1 {
+		t.Fatalf("Count before the delete = %d, %v; want 1", n, err)
+	}
+	if ok, err := writer.Delete(ctx, "legacy1"); err != nil || !ok {
+		t.Fatalf("Delete through the other store = %v, %v", ok, err)
+	}
+	if ok, err := reader.Exists(ctx, "legacy1"); err != nil || ok {
+		t.Fatalf("Exists after the delete = %v, %v; want false", ok, err)
+	}
+	byRun, err := reader.ListByRun(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := reader.ListAll(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := reader.Count(ctx, artifact.SearchParams{RunID: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byRun) != 0 || len(all) != 0 || n != 0 {
+		t.Fatalf("legacy artifact deleted by another store still listed: ListByRun=%d ListAll=%d Count=%d, want 0 each",
+			len(byRun), len(all), n)
 	}
 }

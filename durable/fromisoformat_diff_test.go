@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 )
@@ -120,5 +121,41 @@ func TestParseTimeDifferential(t *testing.T) {
 	if len(bad) > 0 {
 		t.Errorf("%d of %d timestamps Python reads are refused or read differently, e.g.:\n%s",
 			len(bad), len(ins), strings.Join(bad[:min(10, len(bad))], "\n"))
+	}
+}
+
+// TestParseTimeReadsEverySpellingPythonReads: spellings Python 3.11's
+// datetime.fromisoformat reads (its C parser) read as the same instant
+// (compatibility.md: a deadline in any such spelling is compared as an
+// instant). Expected values are Python's, converted to UTC.
+func TestParseTimeReadsEverySpellingPythonReads(t *testing.T) {
+	t.Parallel()
+	at := func(h, m, s, us int) time.Time { return time.Date(2030, 1, 1, h, m, s, us*1000, time.UTC) }
+	for in, want := range map[string]time.Time{
+		// A basic date then any single character, a digit included
+		// (time.go:113 leaves a basic date followed by a digit as it is).
+		"2030010101200":  at(12, 0, 0, 0),
+		"20300101012:00": at(12, 0, 0, 0),
+		// A fraction of a minute: Python reads HH:MM.fff.
+		"2030-01-01T12:30.5":       at(12, 30, 0, 500000),
+		"2030-01-01T12:30.5+00:00": at(12, 30, 0, 500000),
+		// An offset with seconds after a time without seconds (no
+		// HH or HH:MM layout carries a Z07:00:00 zone).
+		"2030-01-01T12+05:30:15":    at(6, 29, 45, 0),
+		"2030-01-01T12:30+05:30:15": at(6, 59, 45, 0),
+		// A fraction of an hour, as Python reads HH.fff.
+		"2030-01-01T12.5": at(12, 0, 0, 500000),
+		// Week dates split where Python splits them: a digit after
+		// YYYY-Www-D makes the hyphen the separator (Monday of week 1 of
+		// 2030 is 2029-12-31); YYYYWwwD then a digit separator.
+		"2030-W01-2012": time.Date(2029, 12, 31, 20, 12, 0, 0, time.UTC),
+		"2030-W01-2T12": at(12, 0, 0, 0),
+		"2030W012012":   at(12, 0, 0, 0),
+		"2030W01T1230":  time.Date(2029, 12, 31, 12, 30, 0, 0, time.UTC),
+	} {
+		got, err := durable.ParseTime(in)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("ParseTime(%q) = %v, %v; Python reads %s", in, got, err, durable.FormatTime(want))
+		}
 	}
 }

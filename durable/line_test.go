@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +123,81 @@ func TestLineEncoding_NestingLimit(t *testing.T) {
 		r := &RunState{RunID: "r", Vars: m, Waiting: &WaitState{Reason: WaitUser, Details: m}}
 		sameLine(t, "run", func(b []byte) ([]byte, error) { return appendRunLine(b, r) }, r.JSONValue())
 	}
+}
+
+// outputRead keeps a non-object output Python stored "while Output stays
+// nil": once the runtime sets Output, that is what every style writes, the
+// Line fast path included.
+func TestOutputSetAfterNonObjectReadIsWrittenInEveryStyle(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r", "workflow_id": "wf", "status": "completed", "current_node": "end", "vars": {}, "output": "done"}`
+	run, err := UnmarshalRun([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := MarshalRun(run, pyjson.Line); !strings.Contains(string(b), `"output": "done"`) {
+		t.Fatalf("the output read is not written back: %s", b)
+	}
+	run.Output = map[string]any{"x": json.Number("1")}
+	for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical, pyjson.Pretty} {
+		b, err := MarshalRun(run, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(strings.Fields(string(b)), "")
+		if !strings.Contains(got, `"output":{"x":1}`) || strings.Contains(got, `"done"`) {
+			t.Errorf("style %+v: the output set is not what is written: %s", st, b)
+		}
+	}
+	sameLine(t, "run", func(b []byte) ([]byte, error) { return appendRunLine(b, run) }, run.JSONValue())
+}
+
+// Members a newer writer added to an effect are written back by the Line
+// fast path exactly as by the generic encoder: names that need escaping
+// stay valid JSON, and their values keep their depth in the record (the
+// nesting limit is the generic encoder's).
+func TestLineEncodingOfEffectExtraMembers(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r", "step_id": "s", "node_id": "n", "status": "started", ` +
+		`"effect": {"type": "emit_event", "payload": {}, "result_key": null, "a\"b": 1, "new\nline": {"x": [1]}, "é": "ü"}}`
+	rec, err := UnmarshalRecord([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLine(t, "effect extra names", func(b []byte) ([]byte, error) { return appendRecordLine(b, rec) }, rec.JSONValue(true))
+	b, err := MarshalRecord(rec, pyjson.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := UnmarshalRecord(b)
+	if err != nil {
+		t.Fatalf("the Line encoding of effect extra members does not decode: %v\n%s", err, b)
+	}
+	if got := back.Effect.Map(); got["a\"b"] == nil || got["new\nline"] == nil || got["é"] != "ü" {
+		t.Errorf("effect extra members after a round trip: %#v", got)
+	}
+
+	for _, levels := range []int{pyjson.MaxDepth - 3, pyjson.MaxDepth - 2, pyjson.MaxDepth - 1} {
+		var v any = "leaf"
+		for range levels {
+			v = []any{v}
+		}
+		deep := &StepRecord{RunID: "r", Effect: &Effect{Type: EffectEmitEvent, extra: map[string]any{"deep": v}}}
+		_, lineErr := appendRecordLine(nil, deep)
+		_, genericErr := genericLine(deep.JSONValue(true))
+		if (lineErr == nil) != (genericErr == nil) {
+			t.Errorf("%d levels in an effect extra member: Line fast path error %v, generic encoder's error %v",
+				levels, lineErr != nil, genericErr != nil)
+		}
+	}
+}
+
+// The Line fast path gives the generic encoder's errors, paths included:
+// a bad value in an effect's extra member is named under "effect." (it
+// was not, before; Effect.extra only ever holds decoded JSON today, so no
+// exported call reached it).
+func TestLineEncodingEffectExtraErrorPathHasEffectPrefix(t *testing.T) {
+	t.Parallel()
+	rec := &StepRecord{RunID: "r", Effect: &Effect{Type: EffectEmitEvent, extra: map[string]any{"x": map[string]any{"f": func() {}}}}}
+	sameLine(t, "effect extra error", func(b []byte) ([]byte, error) { return appendRecordLine(b, rec) }, rec.JSONValue(true))
 }

@@ -111,7 +111,7 @@ func TestDuplicateKeysLastWins(t *testing.T) {
 // hashed with that number (a command got a negative seq). Promise: spec
 // §8.1 ("never round-trip numbers through float64 … big ints lose
 // precision"), the brief (wrong types: a clear error naming the field, or
-// Python's leniency), wire_mutation_gaps_test.go ("read it as Python's
+// Python's leniency), wire_fields_internal_test.go ("read it as Python's
 // int() does").
 func TestOutOfRangeIntegersAreNotWrapped(t *testing.T) {
 	t.Parallel()

@@ -121,3 +121,56 @@ func TestRecordEffectNullTypeHashedAndWrittenAsRead(t *testing.T) {
 	want := `{"actor_id":null,"attempt":1,"effect":{"payload":{"wait_key":"k"},"result_key":null,"type":null},"ended_at":"2026-11-29T22:46:49.643752+00:00","error":null,"idempotency_key":null,"node_id":"n","prev_hash":null,"result":null,"run_id":"r1","session_id":null,"started_at":"2026-11-29T22:46:49.642457+00:00","status":"completed","step_id":"s1"}`
 	checkHashedAndWrittenAsRead(t, in, want)
 }
+
+// An effect read with a payload that is not an object keeps it for a
+// rewrite only "while Payload stays empty": a payload the runtime sets
+// afterwards is what is written (and hashed).
+func TestEffectPayloadSetAfterNonObjectReadIsWritten(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r", "step_id": "s", "node_id": "n", "status": "started", "effect": {"type": "wait_event", "payload": null, "result_key": "evt"}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}`
+	rec, err := durable.UnmarshalRecord([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Effect.Payload = map[string]any{"event": "go"}
+	for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical} {
+		b, err := durable.MarshalRecord(rec, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"event"`) || strings.Contains(string(b), `"payload": null`) || strings.Contains(string(b), `"payload":null`) {
+			t.Errorf("style %+v: the new payload is not written: %s", st, b)
+		}
+	}
+	if m := rec.Effect.Map(); m["payload"] == nil {
+		t.Errorf("Effect.Map payload = nil; want the new payload")
+	}
+}
+
+// An effect's members written by a newer peer are kept when the record is
+// re-encoded or hashed (Effect.extra, like StepRecord.Extra).
+func TestEffectUnknownMembersKeptOnRewrite(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r", "step_id": "s", "node_id": "n", "status": "started", "effect": {"type": "llm_call", "payload": {"p": 1}, "result_key": "out", "priority": 5, "tags": ["x"]}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}`
+	rec, err := durable.UnmarshalRecord([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := durable.MarshalRecord(rec, pyjson.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != in {
+		t.Errorf("Line re-encoding\n got %s\nwant %s", out, in)
+	}
+	canon, err := durable.MarshalRecord(rec, pyjson.Canonical)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(canon), `"priority":5`) || !strings.Contains(string(canon), `"tags":["x"]`) {
+		t.Errorf("canonical text (hashed) lost the effect's extra members: %s", canon)
+	}
+	if m := rec.Effect.Map(); m["priority"] == nil {
+		t.Errorf("Effect.Map lost the extra member: %v", m)
+	}
+}

@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -49,6 +50,33 @@ func TestWaitChoicesNotAListKeptOnRewrite(t *testing.T) {
 		r.Waiting.SetChoiceValues([]any{"a"})
 		if out, _ := durable.MarshalRun(r, pyjson.Line); !strings.Contains(string(out), `"choices": ["a"]`) {
 			t.Errorf("%s: choices set: %s", choices, out)
+		}
+	}
+}
+
+// A caller that assigns Choices after SetChoiceValues replaces the list
+// (rawChoices): a longer list must not be written, nor listed by
+// ChoiceValues, as the old non-string values.
+func TestChoicesAssignedAfterSetChoiceValuesReplaceTheList(t *testing.T) {
+	t.Parallel()
+	w := &durable.WaitState{Reason: durable.WaitUser, WaitKey: "k"}
+	w.SetChoiceValues([]any{json.Number("1"), "b"})
+	if got := w.ChoiceValues(); len(got) != 2 || got[0] != json.Number("1") {
+		t.Fatalf("ChoiceValues after SetChoiceValues = %#v", got)
+	}
+	w.Choices = append(w.Choices, "c")
+	got := w.ChoiceValues()
+	if len(got) != 3 || got[0] != "1" || got[1] != "b" || got[2] != "c" {
+		t.Errorf("ChoiceValues after Choices grew = %#v; want [\"1\" \"b\" \"c\"]", got)
+	}
+	run := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunWaiting, Vars: map[string]any{}, Waiting: w}
+	for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical} {
+		b, err := durable.MarshalRun(run, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), `"c"]`) {
+			t.Errorf("style %+v: the assigned choices are not written: %s", st, b)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // runInChildProcess runs the calling test in a child process of the test binary
@@ -275,5 +276,56 @@ func TestBadInputCyclicNamedMapIsReportedAsCycle(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, "cycle") || len(msg) > 500 {
 		t.Errorf("error (%d bytes) ends %q; want it to name the cycle at vars.a.x", len(msg), msg[max(0, len(msg)-60):])
+	}
+}
+
+func kcNest(n int) any {
+	var v any = "leaf"
+	for i := 0; i < n; i++ {
+		v = map[string]any{"d": v}
+	}
+	return v
+}
+
+// session.checkJSON (session.go) checks vars at nesting depth 0, but the
+// stores encode them one level down (the run object holds them:
+// durable/line.go encodes vars at depth 1). A node that nests a value
+// exactly to the limit passes the kernel's check, which is meant to fail
+// the run with an error naming the path (failUnserialisable), and is
+// then refused by the store at every commit: the run is never failed,
+// stays running at its last checkpoint and every Tick errors, for ever.
+// One level deeper the same workflow fails cleanly.
+func TestCoreVarsAtDepthLimitFailRunNotStuck(t *testing.T) {
+	ctx := context.Background()
+	sq, err := sqlite.New(ctx, sqlite.Config{Path: t.TempDir() + "/db.sqlite"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sq.Close()
+	wf := &runtime.Workflow{ID: "deep", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			run.Vars["deep"] = kcNest(10000) // innermost object at depth 10000 below vars
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+	reg, _ := runtime.NewRegistry(wf)
+	rt, err := runtime.New(runtime.Config{Store: sq, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "deep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		_, err = rt.Tick(ctx, id, runtime.TickOptions{})
+	}
+	run, gerr := rt.GetState(ctx, id)
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	if run.Status != durable.RunFailed {
+		t.Errorf("run is %s at %q after two ticks (last tick error: %.160v); want failed with the path of the too-deep value",
+			run.Status, run.CurrentNode, err)
 	}
 }

@@ -360,3 +360,102 @@ func statusOf(s *durable.RunState) durable.RunStatus {
 	}
 	return s.Status
 }
+
+// openAttemptEnd: Cancel ends an attempt an interrupted tick left open
+// with a "cancelled" end record, error "cancelled", as an attempt
+// cancelled in flight ends.
+func TestCancelEndsAnOpenAttemptAsCancelled(t *testing.T) {
+	ctx := context.Background()
+	entered := make(chan struct{}, 1)
+	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		entered <- struct{}{}
+		<-hctx.Done()
+		return Failed("llm call: " + hctx.Err().Error()), nil
+	}
+	st := memory.New()
+	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}},
+		kfxCallThenDone("llm", map[string]any{"prompt": "q"}))
+	id := kfxStart(t, rt, StartParams{})
+	interruptTick(t, rt, id, entered)
+	if _, err := rt.Cancel(ctx, id, ""); err != nil {
+		t.Fatal(err)
+	}
+	var started *durable.StepRecord
+	for _, r := range kfxLedger(t, st, id) {
+		if r.Effect == nil || r.Effect.Type != "llm" {
+			continue
+		}
+		switch r.Status {
+		case durable.StepStarted:
+			started = r
+		case durable.StepCancelled:
+			if started == nil || r.StepID != started.StepID || r.Error != "cancelled" || r.EndedAt.IsZero() {
+				t.Errorf("end of the open attempt: step %s error %q ended_at %v; want step %v, error \"cancelled\", an end time",
+					r.StepID, r.Error, r.EndedAt, started)
+			}
+			return
+		}
+	}
+	t.Fatal("no cancelled end of the open attempt in the ledger")
+}
+
+// Cancel cancels the context of an effect in flight through
+// cancelInflight, which exists only while a handler runs. A cancel
+// requested while the step's node function ran (or while the STARTED
+// checkpoint was committed) found none, so the effect started after the
+// cancel and ran to its end uncancelled (an LLM call of minutes held
+// Cancel that long), its attempt recorded "completed". A cancel request
+// now makes the attempt end cancelled before its handler starts.
+func TestCancelRequestedBeforeTheHandlerCancelsIt(t *testing.T) {
+	ctx := context.Background()
+	var rt *Runtime
+	cancelDone := make(chan error, 1)
+	var once sync.Once
+	var called, sawCancel atomic.Bool
+	wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
+		"a": errNode(func(run *durable.RunState) StepPlan {
+			id := run.RunID
+			// A host cancels the run while this node function runs.
+			hostStopsOnce(&once, rt, id, cancelDone, func() error {
+				_, err := rt.Cancel(context.Background(), id, "stop")
+				return err
+			})
+			return Request(&durable.Effect{Type: "slow"}, "b")
+		}),
+		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
+	}}
+	rt = errRuntime(t, memory.New(), Config{}, wf)
+	rt.SetHandler("slow", Handler{Func: func(ctx context.Context, req *EffectRequest) (Outcome, error) {
+		called.Store(true)
+		select {
+		case <-ctx.Done():
+			sawCancel.Store(true)
+			return Outcome{}, ctx.Err()
+		case <-time.After(2 * time.Second): // the external call finishes
+			return Completed(map[string]any{"done": true}), nil
+		}
+	}})
+	id, _ := rt.Start(ctx, StartParams{WorkflowID: "w"})
+	if _, err := rt.Tick(ctx, id, TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-cancelDone; err != nil {
+		t.Fatal(err)
+	}
+	st, _ := rt.GetState(ctx, id)
+	if st.Status != durable.RunCancelled {
+		t.Fatalf("status %s, want cancelled", st.Status)
+	}
+	recs, _ := rt.GetLedger(ctx, id)
+	var end durable.StepStatus
+	for _, r := range recs {
+		if r.Effect != nil && r.Effect.Type == "slow" && r.Status != durable.StepStarted {
+			end = r.Status
+		}
+	}
+	if end != durable.StepCancelled || called.Load() && !sawCancel.Load() {
+		t.Fatalf("an effect started after Cancel was requested ran uncancelled to its end (handler saw ctx cancelled: %v, "+
+			"attempt recorded %q); want its context cancelled and the attempt recorded cancelled (or never started)",
+			sawCancel.Load(), end)
+	}
+}

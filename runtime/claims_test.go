@@ -1077,3 +1077,47 @@ func TestClaimGivenUpWhenRenewalsCannotReachTheStore(t *testing.T) {
 		t.Fatalf("stored run %v (%v): the abandoned tick committed", got.Status, err)
 	}
 }
+
+// flakyRenewals fails the first renewal of a claim (a store briefly out
+// of reach), then lets renewals through.
+type flakyRenewals struct {
+	*memory.Store
+	renewals atomic.Int32
+}
+
+func (s *flakyRenewals) RunClaim(ctx context.Context, p *store.RunClaimParams) error {
+	if p.Renew && s.renewals.Add(1) == 1 {
+		return errors.New("injected: store briefly out of reach")
+	}
+	return s.Store.RunClaim(ctx, p)
+}
+
+// A renewal that fails for another reason than a lost claim is retried
+// at the next period (claimHold): one failed renewal does not stop the
+// renewals, so an effect outlasting the TTL still completes.
+func TestClaimRenewalRetriedAfterATransientFailure(t *testing.T) {
+	t.Parallel()
+	st := &flakyRenewals{Store: memory.New()}
+	const ttl = 300 * time.Millisecond
+	slow := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		select {
+		case <-time.After(3 * ttl):
+			return runtime.Completed(map[string]any{"text": "done"}), nil
+		case <-ctx.Done():
+			return runtime.Outcome{}, context.Cause(ctx)
+		}
+	}
+	rt := claimingRuntime(t, st, runtime.Claims{Owner: "a", TTL: ttl, RenewEvery: 50 * time.Millisecond}, slowCall(), slow)
+	ctx := context.Background()
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || got.Status != durable.RunCompleted {
+		t.Fatalf("Tick = %v, %v; want the run completed (renewals go on after one failed)", got, err)
+	}
+	if n := st.renewals.Load(); n < 3 {
+		t.Fatalf("%d renewals during an effect of 3 TTLs; want them to go on after the failed first", n)
+	}
+}

@@ -34,3 +34,24 @@ func TestStaleRetryDoesNotSettleARecreatedEntry(t *testing.T) {
 		t.Fatalf("%d follow-ups kept; the stale retry settled the entry kept after it was taken", n)
 	}
 }
+
+// followRetry.gen: "a retry settles the entry only if nothing kept it
+// again meanwhile": a follow-up kept again while its retry runs stays kept
+// when that retry succeeds.
+func TestRetryDoesNotSettleAFollowUpKeptAgainWhileItRan(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	rt := errRuntime(t, memory.New(), Config{Clock: func() time.Time { return now }})
+	f := followUp{kind: followTick, runID: "r1"}
+	rt.retryLater(ctx, f, false)
+	now = now.Add(time.Hour)
+	due := rt.takeDueRetries()
+	if len(due) != 1 {
+		t.Fatalf("due retries: %d, want 1", len(due))
+	}
+	rt.retryLater(ctx, f, false) // kept again (a new failure) while the retry runs
+	rt.settleFollowUp(ctx, due[0], nil)
+	if n := rt.PendingFollowUps(); n != 1 {
+		t.Fatalf("%d follow-ups kept; the retry settled an entry kept again after it was taken", n)
+	}
+}

@@ -144,3 +144,49 @@ func TestFollowUpRetriesFollowTheRuntimeClock(t *testing.T) {
 		t.Fatalf("parent %s after the retry, want completed", p.Status)
 	}
 }
+
+// A call gives an async child that never waits maxFollowRounds (100)
+// ticks of its step budget, then keeps it for RetryFollowUps instead of
+// holding the caller up (architecture: "100 rounds of the step budget").
+func TestFollowUpGivesALoopingChildAHundredTicks(t *testing.T) {
+	t.Parallel()
+	var steps atomic.Int64
+	parent := &runtime.Workflow{ID: "parent", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+		"spawn": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
+				Payload: map[string]any{"workflow_id": "loop", "async": true}}, "end")
+		}),
+		"end": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"ok": true})
+		}),
+	}}
+	loop := &runtime.Workflow{ID: "loop", Entry: "l", Nodes: map[string]runtime.NodeFunc{
+		"l": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			steps.Add(1)
+			return runtime.Next("l")
+		}),
+	}}
+	rt, _, _ := scheduledRuntime(t, 1, parent, loop)
+	ctx := context.Background()
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The parent's own tick budget is 1 step: tick it until it has
+	// started the child and completed.
+	for i := 0; i < 5; i++ {
+		p, err := rt.Tick(ctx, id, runtime.TickOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status == durable.RunCompleted {
+			break
+		}
+	}
+	if n := steps.Load(); n != 100 {
+		t.Fatalf("the call drove its looping child %d one-step ticks; want 100", n)
+	}
+	if n := rt.PendingFollowUps(); n != 1 {
+		t.Fatalf("%d follow-ups kept; want the child's tick kept for a retry", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -166,5 +167,57 @@ func TestWaitUntilDeadlineEqualToNow(t *testing.T) {
 	now = now.Add(time.Second) // exactly the deadline
 	if st, err = rt.Tick(ctx, id2, TickOptions{}); err != nil || st.Status != durable.RunCompleted {
 		t.Fatalf("tick at exactly the deadline: %s, %v; want the wait released and the run completed", st.Status, err)
+	}
+}
+
+// A resume whose answer was committed (the checkpoint before the next
+// node's effect) succeeded, even when a later commit of the steps that
+// follow is dropped because another writer ended the run meanwhile: only
+// a resume whose FIRST commit (the one carrying its records) was discarded
+// is stale (resume.go resumeClaiming, lost). It fails if lost() drops
+// `|| s.commits != base` (the accepted answer is reported stale).
+func TestResumeAcceptedBeforeALaterDroppedCommitIsNotStale(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	wf := &Workflow{ID: "w", Entry: "ask", Nodes: map[string]NodeFunc{
+		"ask": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "q"}, ResultKey: "a"}, "call")
+		}),
+		"call": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: "llm", Payload: map[string]any{}, ResultKey: "r"}, "done")
+		}),
+		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
+	}}
+	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		// Another writer (a Python host's cancel) ends the run meanwhile.
+		cur, err := st.RunGet(hctx, req.Run.RunID)
+		if err != nil {
+			return Outcome{}, err
+		}
+		cur.Status = durable.RunCancelled
+		cur.Waiting = nil
+		if err := st.RunCommit(hctx, &store.CommitParams{Run: cur}); err != nil {
+			return Outcome{}, err
+		}
+		return Completed(map[string]any{"ok": true}), nil
+	}
+	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}}, wf)
+	id, err := rt.Start(ctx, StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := rt.Tick(ctx, id, TickOptions{}); err != nil || run.Status != durable.RunWaiting {
+		t.Fatalf("tick: %v, %v", run, err)
+	}
+	run, err := rt.Resume(ctx, ResumeParams{RunID: id, WaitKey: "user:" + id + ":ask", Payload: map[string]any{"answer": "yes"}})
+	if err != nil {
+		t.Fatalf("resume whose answer was committed reported %v", err)
+	}
+	if run.Status != durable.RunCancelled {
+		t.Fatalf("status %s, want the other writer's cancelled", run.Status)
+	}
+	got, _ := st.RunGet(ctx, id)
+	if got.Vars["a"] == nil {
+		t.Fatalf("the answer was not committed: vars %v", got.Vars)
 	}
 }

@@ -6,12 +6,15 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // truncateText (builtin_memory_note.go) trims the cut text with
@@ -212,5 +215,131 @@ func TestMemoryNoteResolvesTargetAndScopeBeforeNote(t *testing.T) {
 	)
 	if run.Status != durable.RunFailed || !strings.Contains(run.Error, "Unknown memory scope: bogus") {
 		t.Errorf("status %s error %q; want failed \"Unknown memory scope: bogus\"", run.Status, run.Error)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// MEMORY_QUERY has no target_run_id (spec §3.8 lists none; Python's
+// _handle_memory_query queries `run`, the requesting run, and its
+// session/global owners). A payload carrying one (tool calls often forward
+// it to every memory effect) must not switch the query to another run.
+//
+// Python: run A stores two notes; run B queries {"target_run_id": A,
+// "return": "meta"} → meta {"matches": [], "span_ids": []}. Here B gets
+// A's two notes.
+func TestPyFidelityMemoryQueryIgnoresTargetRunID(t *testing.T) {
+	f := memSetup(t, true)
+	a := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryNote, map[string]any{"note": "alpha note"}),
+		step(durable.EffectMemoryNote, map[string]any{"note": "beta note"}))
+	mustComplete(t, a)
+	b := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryQuery, map[string]any{"target_run_id": a.RunID, "return": "meta"}))
+	mustComplete(t, b)
+	if ids := spanIDs(t, res(t, b, 0)); len(ids) != 0 {
+		t.Errorf("query of run B with target_run_id=A returned A's spans %v; Python queries B (no matches)", ids)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// MEMORY_QUERY reads the recall level from recall_level, else recallLevel
+// (Python: `if recall_level_raw is None: recall_level_raw =
+// payload.get("recallLevel")`), as MEMORY_REHYDRATE here already does.
+//
+// Python: {"recallLevel": "urgent", "return": "meta"} → meta carries
+// "effort": {"recall_level": "urgent", "applied": {... "limit_spans": 2 ...}}
+// and three clamp warnings. Here the alias is ignored: no effort.
+func TestPyFidelityMemoryQueryRecallLevelAlias(t *testing.T) {
+	f := memSetup(t, true)
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryQuery, map[string]any{"recallLevel": "urgent", "return": "meta"}))
+	mustComplete(t, run)
+	meta := metaOf(t, res(t, run, 0))
+	eff, _ := meta["effort"].(map[string]any)
+	if eff["recall_level"] != "urgent" {
+		t.Errorf("meta %v; Python applies recallLevel=urgent (effort.recall_level \"urgent\")", meta)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// MEMORY_QUERY return mode: `str(payload.get("return") or
+// payload.get("return_mode") or "rendered")` — a falsy "return" falls
+// back to return_mode.
+//
+// Python: {"return": "", "return_mode": "meta"} → output "" and meta
+// {"matches": [], "span_ids": []}. Here the mode is "rendered": output
+// "No matching memory spans." and meta null.
+func TestPyFidelityMemoryQueryEmptyReturnFallsBackToReturnMode(t *testing.T) {
+	f := memSetup(t, true)
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryQuery, map[string]any{"return": "", "return_mode": "meta"}))
+	mustComplete(t, run)
+	r := res(t, run, 0)
+	if r["output"] != "" || r["meta"] == nil {
+		t.Errorf("output %q meta %v; Python (return_mode meta): output \"\" and meta {matches: [], span_ids: []}", r["output"], r["meta"])
+	}
+}
+
+// ---------------------------------------------------------------------------
+// parse_recall_level refuses only booleans as "recall_level must be a
+// string"; another value is read as str(raw): recall_level 3 fails with
+// "Unknown recall_level: 3" (Python: run failed "Effect failed after 1
+// attempts: Unknown recall_level: 3"). Here: "recall_level must be a
+// string".
+func TestPyFidelityMemoryQueryNumericRecallLevelError(t *testing.T) {
+	f := memSetup(t, true)
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryQuery, map[string]any{"recall_level": int64(3)}))
+	if run.Status != durable.RunFailed || !strings.Contains(run.Error, "Unknown recall_level: 3") {
+		t.Errorf("status %s error %q; Python fails with \"Unknown recall_level: 3\"", run.Status, run.Error)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Memory writes into an ordinary owner run (target_run_id, or the root run
+// of scope "session" without a session id) give up after ~100 ms of the
+// owner's lock being held (lockOwner: ownerLockTries × ownerLockPause) and
+// fail the effect with "memory owner run … is busy (a step of it is
+// executing)". The lock is also held by another memory effect writing the
+// same owner (writeOwner holds it across load → commit), so two runs that
+// note into the same idle run at the same time fail whenever one commit
+// takes longer than that (a loaded database): no step of the owner is
+// executing, and nothing conflicts. Python has no such failure.
+type slowCommitStore struct {
+	store.Store
+	slowID string
+	delay  func()
+}
+
+func (s *slowCommitStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run != nil && p.Run.RunID == s.slowID && s.delay != nil {
+		s.delay()
+	}
+	return s.Store.RunCommit(ctx, p)
+}
+
+func TestPyFidelityConcurrentNotesIntoIdleRunDoNotFailBusy(t *testing.T) {
+	ss := &slowCommitStore{Store: memory.New()}
+	f := memSetupStore(t, ss, true)
+	owner := f.runSteps(t, runtime.StartParams{})
+	mustComplete(t, owner)
+	ss.slowID = owner.RunID
+	ss.delay = func() { time.Sleep(250 * time.Millisecond) } // a slow commit of the owner
+
+	results := make(chan *durable.RunState, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			results <- f.runSteps(t, runtime.StartParams{},
+				step(durable.EffectMemoryNote, map[string]any{"note": fmt.Sprintf("note %d", i), "target_run_id": owner.RunID}))
+		}()
+	}
+	for i := 0; i < 2; i++ {
+		run := <-results
+		if run.Status != durable.RunCompleted {
+			t.Errorf("note into idle run %s: %s %q", owner.RunID, run.Status, run.Error)
+		}
+	}
+	if n := len(spansOf(f.state(t, owner.RunID))); n != 2 {
+		t.Errorf("owner has %d spans, want 2", n)
 	}
 }

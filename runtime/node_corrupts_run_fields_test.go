@@ -280,3 +280,73 @@ func TestHandlerChangingKernelFieldsFailsRun(t *testing.T) {
 		}
 	}
 }
+
+// A handler's waiting outcome whose WaitState has no (or an unknown)
+// reason was committed as is: callHandler checked only that the wait was
+// not nil. Every store's decoder refuses such a wait, so once the run was
+// read back from disk it could not be loaded at all any more. The kernel
+// now fails the attempt, as for a waiting outcome without a wait.
+func TestHandlersWaitWithoutValidReasonLeavesRunUnreadable(t *testing.T) {
+	for _, backend := range []string{"jsonfile", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			open := func() (interface{ Close() error }, *runtime.Runtime) {
+				wf := oneEffect("w", func() *durable.Effect {
+					return &durable.Effect{Type: "host_wait", ResultKey: "r", Payload: map[string]any{}}
+				})
+				reg, err := runtime.NewRegistry(wf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var cfg runtime.Config
+				var closer interface{ Close() error }
+				switch backend {
+				case "jsonfile":
+					st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.Store, closer = st, st
+				default:
+					st, err := sqlite.New(ctx, sqlite.Config{Path: dir + "/db.sqlite"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.Store, closer = st, st
+				}
+				cfg.Registry = reg
+				rt, err := runtime.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A host handler that forgets the reason (the zero WaitState
+				// fields are otherwise all legal).
+				rt.SetHandler("host_wait", waitingHandler(func(req *runtime.EffectRequest) *durable.WaitState {
+					return &durable.WaitState{WaitKey: "k", ResumeToNode: req.DefaultNext, ResultKey: "r"}
+				}))
+				return closer, rt
+			}
+			st, rt := open()
+			id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+				t.Fatalf("tick: %v", err)
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			st2, rt2 := open()
+			defer st2.Close()
+			got, err := rt2.GetState(ctx, id)
+			if err != nil {
+				t.Fatalf("the run the kernel committed cannot be read back: %v", err)
+			}
+			if got.Status == durable.RunWaiting {
+				t.Fatalf("run waits on a wait without a valid reason: %+v", got.Waiting)
+			}
+		})
+	}
+}

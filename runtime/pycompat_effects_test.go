@@ -271,3 +271,88 @@ func TestPyVarsQueryResolutionMessages(t *testing.T) {
 		}
 	}
 }
+
+// ---------------------------------------------------------------------------
+// ASK_USER prompt that is not a string: Python stores str(prompt).
+//
+// Python: ASK_USER {"prompt": ["a"]} waits with "prompt": "['a']";
+// {"prompt": {"x": 1}} with "prompt": "{'x': 1}"; {"prompt": true} with
+// "prompt": "True". Ours uses fmt.Sprint: "[a]", "map[x:1]", "true".
+func TestPyEffectsAskUserNonStringPromptIsPythonStr(t *testing.T) {
+	for _, c := range []struct {
+		prompt any
+		want   string
+	}{
+		{[]any{"a"}, "['a']"},
+		{map[string]any{"x": 1}, "{'x': 1}"},
+		{true, "True"},
+	} {
+		f := newPyFix(t, oneEffectWorkflow("x", durable.EffectAskUser, map[string]any{"prompt": c.prompt})...)
+		st := pyStartTick(t, f, "x", runtime.StartParams{})
+		if st.Status != durable.RunWaiting || st.Waiting == nil {
+			t.Fatalf("prompt %#v: status %s error %q", c.prompt, st.Status, st.Error)
+		}
+		if st.Waiting.Prompt != c.want {
+			t.Errorf("prompt %#v: waiting.prompt %q; Python: %q", c.prompt, st.Waiting.Prompt, c.want)
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// WAIT_EVENT with a truthy non-string name: Python's
+// `name = payload.get("name") or payload.get("event_name")` keeps the 5,
+// which is not a string, so the effect fails; ours skips the non-string
+// name and waits on event_name.
+//
+// Python: WAIT_EVENT {"name": 5, "event_name": "ev"} -> run "failed",
+// error "Effect failed after 1 attempts: wait_event requires
+// payload.wait_key or payload.name".
+func TestPyEffectsWaitEventNonStringNameDoesNotFallBackToEventName(t *testing.T) {
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectWaitEvent, map[string]any{"name": 5, "event_name": "ev"})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
+	want := "Effect failed after 1 attempts: wait_event requires payload.wait_key or payload.name"
+	if st.Status != durable.RunFailed || st.Error != want {
+		key := ""
+		if st.Waiting != nil {
+			key = st.Waiting.WaitKey
+		}
+		t.Fatalf("status %s error %q wait_key %q; Python: failed with %q", st.Status, st.Error, key, want)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// WAIT_EVENT with a whitespace-only scope: Python's build_event_wait_key
+// takes str(scope or "session") = "  ", strips it to "" and refuses it as
+// an unknown scope; ours reads a blank scope as "session" and waits.
+//
+// Python: WAIT_EVENT {"name": "ev", "scope": "  "} -> run "failed", error
+// "Effect failed after 1 attempts: wait_event invalid payload: unknown
+// event scope: '  '".
+func TestPyEffectsWaitEventBlankScopeIsUnknown(t *testing.T) {
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectWaitEvent, map[string]any{"name": "ev", "scope": "  "})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
+	want := "Effect failed after 1 attempts: wait_event invalid payload: unknown event scope: '  '"
+	if st.Status != durable.RunFailed || st.Error != want {
+		key := ""
+		if st.Waiting != nil {
+			key = st.Waiting.WaitKey
+		}
+		t.Fatalf("status %s error %q wait_key %q; Python: failed with %q", st.Status, st.Error, key, want)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The unknown-scope error quotes the scope with Python's repr(): a scope
+// holding a single quote is shown in double quotes.
+//
+// Python: WAIT_EVENT {"name": "ev", "scope": ["session"]} -> error
+// "Effect failed after 1 attempts: wait_event invalid payload: unknown
+// event scope: \"['session']\"". Ours: '['session']'.
+func TestPyEffectsWaitEventUnknownScopeErrorUsesRepr(t *testing.T) {
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectWaitEvent, map[string]any{"name": "ev", "scope": []any{"session"}})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
+	want := `Effect failed after 1 attempts: wait_event invalid payload: unknown event scope: "['session']"`
+	if st.Error != want {
+		t.Fatalf("error %q; Python: %q", st.Error, want)
+	}
+}

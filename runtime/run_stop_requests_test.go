@@ -370,3 +370,29 @@ func TestLimitStatusFromHandlerGoroutineReadsTheStore(t *testing.T) {
 	}
 	<-readDone
 }
+
+// Spec §2.10: pause stores the (trimmed) pause_reason; resume_run
+// "removes paused and pause_reason, sets resumed_at".
+func TestResumeRunRemovesThePauseReason(t *testing.T) {
+	ctx := context.Background()
+	rt := errRuntime(t, memory.New(), Config{}, kfxCallThenDone(durable.EffectAskUser, map[string]any{"prompt": "?"}))
+	id := kfxStart(t, rt, StartParams{})
+	run, err := rt.Pause(ctx, id, "  maintenance  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctl := controlOf(run.Vars); ctl["pause_reason"] != "maintenance" {
+		t.Errorf("paused: pause_reason %q, want the trimmed reason", ctl["pause_reason"])
+	}
+	run, err = rt.ResumeRun(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := controlOf(run.Vars)
+	if _, has := ctl["pause_reason"]; has {
+		t.Errorf("after resume_run: control %v still holds pause_reason", ctl)
+	}
+	if _, has := ctl["paused"]; has || ctl["resumed_at"] == nil {
+		t.Errorf("after resume_run: control %v, want no paused and a resumed_at", ctl)
+	}
+}

@@ -189,3 +189,220 @@ func TestSyncSubworkflowDepthLimitFailsEvenWhenWrapped(t *testing.T) {
 			depth, inner.Status, inner.Vars["sub"])
 	}
 }
+
+func e2Results(t *testing.T, v any) []map[string]any {
+	t.Helper()
+	m, _ := v.(map[string]any)
+	list, _ := m["results"].([]any)
+	var out []map[string]any
+	for _, x := range list {
+		e, _ := x.(map[string]any)
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no results in %v", v)
+	}
+	return out
+}
+
+// e2Ask: child workflow that asks the user, then completes.
+func e2Ask() *runtime.Workflow {
+	return &runtime.Workflow{ID: "cask", Entry: "c0", Nodes: map[string]runtime.NodeFunc{
+		"c0": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "q?"}, ResultKey: "ans"}, "c1"), nil
+		},
+		"c1": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"answer": run.Vars["ans"]}), nil
+		},
+	}}
+}
+
+// e2Out: child workflow that completes at once with out.
+func e2Out(out map[string]any) *runtime.Workflow {
+	return &runtime.Workflow{ID: "cout", Entry: "c0", Nodes: map[string]runtime.NodeFunc{
+		"c0": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(out), nil
+		},
+	}}
+}
+
+// e2HostResumedWrap parks a parent on an async+wait wrapped subworkflow
+// and resumes the parent with the host's payload (Python hosts do so via
+// runtime.resume / resume_subworkflow_parent). It returns vars.r and the
+// child's run id.
+func e2HostResumedWrap(t *testing.T, payload map[string]any) (any, string) {
+	t.Helper()
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
+		"workflow_id": "cask", "async": true, "wait": true, "wrap_as_tool_result": true,
+	}, e2Ask())...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
+	if st.Status != durable.RunWaiting || st.Waiting == nil {
+		t.Fatalf("parent %s %v, want waiting on the child", st.Status, st.Error)
+	}
+	child, _ := st.Waiting.Details["sub_run_id"].(string)
+	ctx := context.Background()
+	if _, err := f.rt.Resume(ctx, runtime.ResumeParams{RunID: st.RunID, WaitKey: st.Waiting.WaitKey, Payload: payload}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.rt.GetState(ctx, st.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Vars["r"], child
+}
+
+// ---------------------------------------------------------------------------
+// START_SUBWORKFLOW wrap_as_tool_result: the child's "report" is kept
+// stripped, and only when it is not blank (_tool_output_for_subworkflow
+// and the resume path alike: `if isinstance(r, str) and r.strip(): report
+// = r.strip()`).
+//
+// Python (sync child completing with {"answer": "a", "report": X}):
+// X = "  r  " -> output {"answer": "a", "rendered": "a", "report": "r",
+// "sub_run_id": ...}; X = "   " or "" -> no "report" key.
+// Ours keeps "  r  ", "   " and "".
+func TestPyEffectsSubworkflowWrapReportIsStrippedAndBlankDropped(t *testing.T) {
+	for _, c := range []struct {
+		report string
+		want   any // nil: absent
+	}{{"  r  ", "r"}, {"   ", nil}, {"", nil}} {
+		f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
+			"workflow_id": "cout", "wrap_as_tool_result": true,
+		}, e2Out(map[string]any{"answer": "a", "report": c.report}))...)
+		st := pyStartTick(t, f, "x", runtime.StartParams{})
+		out, _ := e2Results(t, st.Vars["r"])[0]["output"].(map[string]any)
+		got, has := out["report"]
+		if c.want == nil && has {
+			t.Errorf("report %q: output.report = %q; Python leaves it out", c.report, got)
+		}
+		if c.want != nil && got != c.want {
+			t.Errorf("report %q: output.report = %#v; Python: %q", c.report, got, c.want)
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// START_SUBWORKFLOW tool_name / call_id given as numbers: Python takes
+// str(tool_name_raw or "").strip(), so 5 is the name "5".
+//
+// Python: {"workflow_id": "cout", "wrap_as_tool_result": true,
+// "tool_name": 5, "call_id": 7} completes with results[0] "name": "5",
+// "call_id": "7" (and a waiting parent's details "tool_name": "5",
+// "call_id": "7"). Ours: "start_subworkflow" and "subworkflow".
+func TestPyEffectsSubworkflowNumericToolNameAndCallID(t *testing.T) {
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
+		"workflow_id": "cout", "wrap_as_tool_result": true, "tool_name": 5, "call_id": 7,
+	}, e2Out(map[string]any{"answer": "a"}))...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
+	e := e2Results(t, st.Vars["r"])[0]
+	if e["name"] != "5" || e["call_id"] != "7" {
+		t.Fatalf(`results[0] name %q call_id %q; Python: "name": "5", "call_id": "7"`, e["name"], e["call_id"])
+	}
+}
+
+// ---------------------------------------------------------------------------
+// A sync child that COMPLETES with an output holding "success": false:
+// Python's handler renders it as a successful tool result (only its resume
+// path reads the failure envelope); ours reports a failed call.
+//
+// Python: child completes with {"success": false}; parent vars.r =
+// {"mode": "executed", "results": [{"call_id": "subworkflow", "error":
+// null, "name": "start_subworkflow", "output": {"answer": "{\"success\":
+// false}", "rendered": "{\"success\": false}", "sub_run_id": ...},
+// "success": true}]}. Ours: "success": false, "error": "Subworkflow
+// failed", "output": null.
+func TestPyEffectsSubworkflowSyncWrapCompletedChildIsSuccess(t *testing.T) {
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
+		"workflow_id": "cout", "wrap_as_tool_result": true,
+	}, e2Out(map[string]any{"success": false}))...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
+	e := e2Results(t, st.Vars["r"])[0]
+	out, _ := e["output"].(map[string]any)
+	if e["success"] != true || e["error"] != nil || out["answer"] != `{"success": false}` {
+		t.Fatalf(`results[0] = %v; Python: success true, error null, output.answer "{\"success\": false}"`, e)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// START_SUBWORKFLOW with a workflow_id that is not a string: Python looks
+// it up and reports it missing.
+//
+// Python: {"workflow_id": 5} -> run failed, error "Effect failed after 1
+// attempts: Workflow '5' not found in registry"; with wrap_as_tool_result
+// the result's error is "Workflow '5' not found in registry". Ours says
+// "start_subworkflow requires payload.workflow_id".
+func TestPyEffectsSubworkflowNonStringWorkflowIDNotFound(t *testing.T) {
+	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{"workflow_id": 5})...)
+	st := pyStartTick(t, f, "x", runtime.StartParams{})
+	want := "Effect failed after 1 attempts: Workflow '5' not found in registry"
+	if st.Error != want {
+		t.Fatalf("error %q; Python: %q", st.Error, want)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Resume of a wrapped subworkflow wait with a string output: Python strips
+// it, and a blank one is rendered as its JSON text.
+//
+// Python (parent waiting on async+wait+wrap; resume payload {"sub_run_id":
+// "S", "output": X}): X = " yo " -> output.answer "yo"; X = "   " ->
+// "\"   \""; X = "" -> "\"\"". Ours: " yo ", "   ", "".
+func TestPyEffectsSubworkflowResumeWrapStringOutput(t *testing.T) {
+	for _, c := range []struct{ out, want string }{{" yo ", "yo"}, {"   ", `"   "`}, {"", `""`}} {
+		r, _ := e2HostResumedWrap(t, map[string]any{"sub_run_id": "S", "output": c.out})
+		out, _ := e2Results(t, r)[0]["output"].(map[string]any)
+		if out["answer"] != c.want || out["rendered"] != c.want {
+			t.Errorf("output %q: answer %q rendered %q; Python: %q", c.out, out["answer"], out["rendered"], c.want)
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Resume of a wrapped subworkflow wait: Python's sub_run_id is
+// str(payload.sub_run_id or details.sub_run_id or "").strip().
+//
+// Python: payload {"output": {"answer": "a"}} (no sub_run_id, as a host
+// may send) -> output.sub_run_id = the child's id from the wait details;
+// {"sub_run_id": "", ...} -> the child's id; {"sub_run_id": 5, ...} ->
+// "5"; {"sub_run_id": " S ", ...} -> "S". Ours: "", "", "", " S ".
+func TestPyEffectsSubworkflowResumeWrapSubRunID(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sub  any // absent when "absent"
+		want string
+	}{
+		{"absent", "absent", "<child>"},
+		{"empty", "", "<child>"},
+		{"number", 5, "5"},
+		{"padded", " S ", "S"},
+	} {
+		p := map[string]any{"output": map[string]any{"answer": "a"}}
+		if c.sub != "absent" {
+			p["sub_run_id"] = c.sub
+		}
+		r, child := e2HostResumedWrap(t, p)
+		want := c.want
+		if want == "<child>" {
+			want = child
+		}
+		out, _ := e2Results(t, r)[0]["output"].(map[string]any)
+		if out["sub_run_id"] != want {
+			t.Errorf("%s: output.sub_run_id %q; Python: %q", c.name, out["sub_run_id"], want)
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Resume of a wrapped subworkflow wait with a failure envelope whose
+// error is not a string: Python takes str(error or "Subworkflow failed").
+//
+// Python: payload {"sub_run_id": "S", "output": {"success": false,
+// "error": 7}} -> results[0] "success": false, "error": "7". Ours:
+// "Subworkflow failed".
+func TestPyEffectsSubworkflowResumeWrapNonStringError(t *testing.T) {
+	r, _ := e2HostResumedWrap(t, map[string]any{"sub_run_id": "S", "output": map[string]any{"success": false, "error": 7}})
+	e := e2Results(t, r)[0]
+	if e["success"] != false || e["error"] != "7" {
+		t.Fatalf(`results[0] = %v; Python: "success": false, "error": "7"`, e)
+	}
+}

@@ -233,3 +233,87 @@ func TestCancelOfSyncChildStoppedMidTick(t *testing.T) {
 		})
 	}
 }
+
+// A sync child cancelled while its effect runs returns from its tick
+// still "running" (the cancel commits after): the parent failed with
+// "Unexpected subworkflow status: running" although the child was
+// cancelled (Python, whose inline tick returns the persisted cancelled
+// child, says "cancelled").
+func TestSyncChildCancelledMidEffectIsNotReportedRunning(t *testing.T) {
+	ctx := context.Background()
+	started := make(chan string, 1)
+	child := &Workflow{ID: "child", Entry: "a", Nodes: map[string]NodeFunc{
+		"a": errNode(func(run *durable.RunState) StepPlan { return Request(&durable.Effect{Type: "slow"}, "b") }),
+		"b": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
+	}}
+	rt := errRuntime(t, memory.New(), Config{}, syncParentOf(), child)
+	rt.SetHandler("slow", Handler{Func: func(ctx context.Context, req *EffectRequest) (Outcome, error) {
+		started <- req.Run.RunID
+		<-ctx.Done()
+		return Outcome{}, ctx.Err()
+	}})
+	pid, _ := rt.Start(ctx, StartParams{WorkflowID: "parent"})
+	done := make(chan error, 1)
+	go func() { _, err := rt.Tick(ctx, pid, TickOptions{}); done <- err }()
+	cid := <-started
+	if cs, err := rt.Cancel(ctx, cid, "stop child"); err != nil || cs.Status != durable.RunCancelled {
+		t.Fatalf("cancel child: %v %v", cs, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	ps, _ := rt.GetState(ctx, pid)
+	if strings.Contains(ps.Error, "status: running") {
+		t.Fatalf("parent %s with %q, but its child %s is cancelled (not running)", ps.Status, ps.Error, cid)
+	}
+}
+
+// A host pausing a sync child while its step ran stopped the child's tick
+// and the parent's, which was left "running" at its START_SUBWORKFLOW
+// node (not waiting on the child, as Python's parent would be). When the
+// host then lifted the pause and the child completed, resumeParent found
+// the parent not waiting and did nothing: nothing in a live process drove
+// it again. The parent now waits on a paused child as on a waiting one.
+func TestPausedSyncChildEndResumesItsParent(t *testing.T) {
+	ctx := context.Background()
+	var rt *Runtime
+	paused := make(chan error, 1)
+	child := selfPausingChild(&rt, paused)
+	parent := &Workflow{ID: "parent", Entry: "ask", Nodes: map[string]NodeFunc{
+		"ask": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "go?"}, ResultKey: "a"}, "spawn")
+		}),
+		"spawn": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+				Payload: map[string]any{"workflow_id": "child"}, ResultKey: "child"}, "done")
+		}),
+		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"child": run.Vars["child"]}) }),
+	}}
+	rt = errRuntime(t, memory.New(), Config{}, parent, child)
+	pid, _ := rt.Start(ctx, StartParams{WorkflowID: "parent"})
+	ps, err := rt.Tick(ctx, pid, TickOptions{})
+	if err != nil || ps.Status != durable.RunWaiting {
+		t.Fatalf("parent: %v %v", ps, err)
+	}
+	// The host answers; the parent goes on into its sync child, which
+	// another host pauses mid-step.
+	if _, err := rt.Resume(ctx, ResumeParams{RunID: pid, WaitKey: ps.Waiting.WaitKey, Payload: map[string]any{"text": "yes"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-paused; err != nil {
+		t.Fatal(err)
+	}
+	kids, err := rt.store.RunListChildren(ctx, pid, "")
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("children %v %v", kids, err)
+	}
+	cs, err := rt.ResumeRun(ctx, kids[0].RunID)
+	if err != nil || cs.Status != durable.RunCompleted {
+		t.Fatalf("child after ResumeRun: %v %v", cs, err)
+	}
+	ps, _ = rt.GetState(ctx, pid)
+	if ps.Status != durable.RunCompleted {
+		t.Fatalf("parent is %s at node %q although its sync child %s has completed; want it resumed with the child's end",
+			ps.Status, ps.CurrentNode, cs.RunID)
+	}
+}

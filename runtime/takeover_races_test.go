@@ -343,3 +343,56 @@ func thirdRunnerFirstCase(t *testing.T, bInner, cInner claimingStore) {
 			"C handed the run back to the runner that had died holding it", got, err, cErr, holder)
 	}
 }
+
+// A host update that takes an idle waiting run from its holder is fenced
+// at the version it saw idle: a holder that commits the run between the
+// last look at it and the taking keeps it, and the update gives up with
+// ErrRunClaimed (claimTaking: "a run that moved on meanwhile is not
+// taken").
+func TestTakeoverFenceRefusesARunCommittedAfterItsLastLook(t *testing.T) {
+	t.Parallel()
+	mem, rt0, id := heldListener(t) // waiting run held by "other"
+	hs := &hookStore{Store: mem}
+	var refusals, getsAfter atomic.Int32
+	var committed atomic.Bool
+	hs.claim = func(p *store.RunClaimParams) {
+		if p.Owner == "me" && !p.Force {
+			refusals.Add(1) // every claim of "me" is refused while "other" holds the run
+		}
+	}
+	rt, err := runtime.New(runtime.Config{Store: hs, Registry: rt0.Registry(), Claims: &runtime.Claims{Owner: "me"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// claimHeld reads the run once after its first refusal (what it saw
+	// idle), once more after its wait (still idle?), then the taking reads
+	// it: "other" commits right after that second look.
+	hs.get = func() {
+		if refusals.Load() > 0 && getsAfter.Add(1) == 3 && committed.CompareAndSwap(false, true) {
+			cur, err := mem.RunGet(context.Background(), id)
+			if err == nil {
+				cur.Vars["touched"] = true
+				err = mem.RunCommit(context.Background(), &store.CommitParams{Run: cur})
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	ctx := context.Background()
+	_, err = rt.Pause(ctx, id, "maintenance")
+	if !committed.Load() {
+		t.Fatal("setup: the holder's commit was never made")
+	}
+	if !errors.Is(err, runtime.ErrRunClaimed) {
+		t.Fatalf("Pause of a run its holder committed just before the taking = %v; want ErrRunClaimed", err)
+	}
+	got, _ := mem.RunGet(ctx, id)
+	if runtime.IsPaused(got) || got.Vars["touched"] != true {
+		t.Fatalf("the run: paused=%v touched=%v; want it as its holder left it", runtime.IsPaused(got), got.Vars["touched"])
+	}
+	// The holder still holds it: a claim by another runner is refused.
+	if err := mem.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "third", TTL: time.Hour, Now: time.Now()}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("claim by a third runner after the refused takeover: %v; want it held by its holder", err)
+	}
+}

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -117,5 +118,42 @@ func TestHandlerNonJSONVarsWriteClosesAttemptAndFailsAtItsNode(t *testing.T) {
 				t.Errorf("failed run keeps the handler's non-JSON write: vars %v", stored.Vars)
 			}
 		})
+	}
+}
+
+// NodeFunc's doc (workflow.go) promises that "a returned error fails the
+// run with the error recorded in its ledger". When the failing node had
+// also written a value that is not JSON (a handle it was building), fail
+// -> finish -> flush -> failUnserialisable (session.go) reloads the run,
+// drops the pending failure record and fails the run with the JSON error
+// alone: the node's own error (the cause) is recorded nowhere, neither in
+// run.error nor in the ledger. The same happens to a panicking node.
+func TestCoreNodeErrorKeptWhenItsWritesAreNotJSON(t *testing.T) {
+	ctx := context.Background()
+	wf := &runtime.Workflow{ID: "e", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			run.Vars["conn"] = make(chan int) // half-built state
+			return runtime.StepPlan{}, errors.New("database unreachable")
+		},
+	}}
+	f := setup(t, wf)
+	id, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run, _ := f.rt.GetState(ctx, id)
+	recs, _ := f.rt.GetLedger(ctx, id)
+	inLedger := false
+	for _, r := range recs {
+		if strings.Contains(r.Error, "database unreachable") {
+			inLedger = true
+		}
+	}
+	if run.Status != durable.RunFailed || !strings.Contains(run.Error, "database unreachable") || !inLedger {
+		t.Errorf("run %s with error %q (node error in ledger: %v); want it failed with the node's error %q recorded",
+			run.Status, run.Error, inLedger, "database unreachable")
 	}
 }

@@ -1,11 +1,17 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // §3.9: VARS_QUERY's output is Python's json.dumps(out, ensure_ascii=False,
@@ -83,5 +89,43 @@ func TestVarsQueryFalsyTargetRunIDIsARunID(t *testing.T) {
 		if r := res(t, run, 0); r["success"] != true {
 			t.Errorf("target_run_id %#v: %v; want the calling run's vars", target, r["error"])
 		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// VARS_QUERY answers "Unknown target_run_id: <id>" for every error of the
+// store's read of the target, not only for a missing run: a transient
+// store failure (I/O, a cancelled context, a database restart) is reported
+// as a completed effect claiming the run does not exist, and never retried.
+// Python's handler lets the store's exception escape (the effect fails:
+// "Effect handler raised exception: …", subject to the retry policy); the
+// memory effects here make the same distinction (baseRun: ErrNotFound →
+// "Unknown target_run_id", other errors → "loading target run …").
+type flakyGetStore struct {
+	store.Store
+	failID string
+}
+
+func (s *flakyGetStore) RunGet(ctx context.Context, id string) (*durable.RunState, error) {
+	if id == s.failID {
+		return nil, errors.New("injected: database connection reset")
+	}
+	return s.Store.RunGet(ctx, id)
+}
+
+func TestPyFidelityVarsQueryStoreErrorIsNotUnknownRun(t *testing.T) {
+	fs := &flakyGetStore{Store: memory.New()}
+	f := memSetupStore(t, fs, false)
+	other := f.runSteps(t, runtime.StartParams{Vars: map[string]any{"scratchpad": map[string]any{"x": int64(1)}}})
+	mustComplete(t, other)
+	fs.failID = other.RunID
+	run := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectVarsQuery, map[string]any{"target_run_id": other.RunID, "path": "scratchpad.x"}))
+	if run.Status != durable.RunCompleted {
+		return // the failure surfaced (failed effect): fine
+	}
+	r := res(t, run, 0)
+	if msg := fmt.Sprint(r["error"]); strings.HasPrefix(msg, "Unknown target_run_id") {
+		t.Errorf("store failure reported as %q (success %v): run %s exists; the read failed", msg, r["success"], other.RunID)
 	}
 }

@@ -61,3 +61,27 @@ func TestPackCreatesTheOutputDirectory(t *testing.T) {
 		t.Errorf("the packed bundle does not validate: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// Without the fix, `bundle pack` derives its default output file name from
+// the bundle id without checking it: `-id ../escaped` writes
+// ../escaped@0.0.0.flow outside the current directory, `-id a/b` fails with a
+// temp-file error about a missing directory. A bundle id no registry accepts
+// (spec §7.2: [A-Za-z0-9_-]) should be refused, or at least not become a
+// path. Not parallel: it changes the working directory.
+func TestCLI_PackDefaultOutputStaysInTheCurrentDirectory(t *testing.T) {
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "shout.json")
+	if err := os.WriteFile(src, []byte(shoutFlow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	code, out, errOut := call(t, "pack", "-id", "../escaped", src)
+	if _, err := os.Stat(filepath.Join(root, "escaped@0.0.0.flow")); err == nil {
+		t.Errorf("bundle pack -id ../escaped (exit %d) wrote %s outside the current directory %s\n%s%s",
+			code, filepath.Join(root, "escaped@0.0.0.flow"), work, out, errOut)
+	}
+}

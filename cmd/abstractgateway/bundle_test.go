@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -243,4 +244,22 @@ func TestBundleRunRefusesToChooseAmongSeveralEntrypoints(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
+}
+
+// cliRun runs "bundle run" in-process with the given stdin.
+func cliRun(t *testing.T, stdin io.Reader, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := bundleRunWith(context.Background(), args, stdin, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// cliResult decodes the run JSON bundle run prints on stdout.
+func cliResult(t *testing.T, stdout string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatalf("bundle run stdout is not JSON: %v\n%s", err, stdout)
+	}
+	return m
 }

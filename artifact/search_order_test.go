@@ -3,7 +3,6 @@ package artifact_test
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -71,28 +70,4 @@ func idsOf(ms []*artifact.Metadata) []string {
 		out = append(out, m.ArtifactID)
 	}
 	return out
-}
-
-// TestOffloadStringAtTheThresholdStaysInline: a string is offloaded when
-// it is longer than the threshold (Python: len(encoded) >
-// max_inline_bytes); one of exactly the threshold stays inline, as a
-// container whose JSON is exactly that long does.
-func TestOffloadStringAtTheThresholdStaysInline(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	st := artifact.NewMemory()
-	at := strings.Repeat("é", 50) // 100 bytes in UTF-8
-	over := at + "x"
-	out, err := artifact.Offload(ctx, st, map[string]any{"at": at, "over": over},
-		artifact.OffloadOptions{MaxInlineBytes: 100, RootPath: "v"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := out.(map[string]any)
-	if m["at"] != at {
-		t.Errorf("a %d-byte string at a 100-byte threshold became %v; want it inline", len(at), m["at"])
-	}
-	if !artifact.IsRef(m["over"]) {
-		t.Errorf("a %d-byte string stayed inline (%d bytes); want a ref", len(over), len(over))
-	}
 }

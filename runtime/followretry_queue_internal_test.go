@@ -1,7 +1,7 @@
 package runtime
 
-// Tests added by a mutation-testing round over the kernel's follow-up
-// retries (followretry.go): each guards a promise of its doc comments.
+// The kernel's queue of follow-up retries (followretry.go): back-off, due
+// times, its cap and forgetting deleted runs, as its doc comments promise.
 
 import (
 	"context"

@@ -6,7 +6,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,28 @@ import (
 	"github.com/abstractframework/abstractgateway/visualflow"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
+
+// Without the fix, stdin redirected from /dev/null (cron, systemd, nohup,
+// `</dev/null`) is taken for a terminal (isTerminal only checks
+// ModeCharDevice): the command prints an interactive "> " prompt, reads EOF
+// and exits 3 without the documented "(no --answer left and stdin is not a
+// terminal)" explanation.
+func TestCLI_DevNullStdinIsNotATerminal(t *testing.T) {
+	t.Parallel()
+	path := packGreet(t, t.TempDir())
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	code, _, errOut := cliRun(t, devnull, path)
+	if code != exitWaiting {
+		t.Fatalf("exit %d, want %d", code, exitWaiting)
+	}
+	if !strings.Contains(errOut, "stdin is not a terminal") {
+		t.Errorf("stdin=/dev/null was treated as a terminal (prompted and read EOF) instead of saying no answer is left:\n%q", errOut)
+	}
+}
 
 type syncBuf struct {
 	mu sync.Mutex
@@ -126,58 +147,4 @@ func TestBundleRunPromptEndsOnCancel(t *testing.T) {
 	}()
 	waitFor(t, func() bool { return strings.Contains(out.String(), "? Mood?") })
 	checkPromptExit(t, cancel, pw, done)
-}
-
-const napParentFlow = `{"id":"parent","name":"parent","entryNode":"start","nodes":[
- {"id":"start","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
- {"id":"sub","type":"subflow","data":{"subflowId":"nap","inputs":[{"id":"exec-in","type":"execution"}],"outputs":[{"id":"exec-out","type":"execution"},{"id":"done","type":"boolean"}]}},
- {"id":"end","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"done","type":"boolean"}]}}],
- "edges":[{"source":"start","sourceHandle":"exec-out","target":"sub","targetHandle":"exec-in"},
- {"source":"sub","sourceHandle":"exec-out","target":"end","targetHandle":"exec-in"},
- {"source":"sub","sourceHandle":"done","target":"end","targetHandle":"done"}]}`
-
-const napChildFlow = `{"id":"nap","nodes":[
- {"id":"s","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
- {"id":"wait","type":"wait_until","data":{"pinDefaults":{"duration":0.2},"inputs":[{"id":"exec-in","type":"execution"},{"id":"duration","type":"number"}],"outputs":[{"id":"exec-out","type":"execution"}]}},
- {"id":"e","type":"on_flow_end","data":{"pinDefaults":{"done":true},"inputs":[{"id":"exec-in","type":"execution"},{"id":"done","type":"boolean"}]}}],
- "edges":[{"source":"s","sourceHandle":"exec-out","target":"wait","targetHandle":"exec-in"},
- {"source":"wait","sourceHandle":"exec-out","target":"e","targetHandle":"exec-in"}]}`
-
-// bundle run promises to sleep through wait_until waits, but when the
-// wait_until was inside a subflow the driver only handled a child waiting
-// for the user: it gave up and exited 3 "still waiting" with a run that
-// would complete in 0.2 s.
-func TestBundleRunSleepsThroughASubflowsTimer(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{"parent.json": napParentFlow, "nap.json": napChildFlow} {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	flow := filepath.Join(dir, "parent@1.0.0.flow")
-	if code, out, errOut := call(t, "pack", "-o", flow, "-version", "1.0.0", filepath.Join(src, "parent.json")); code != 0 {
-		t.Fatalf("pack: %d %s %s", code, out, errOut)
-	}
-	code, out, errOut := call(t, "run", flow)
-	if code != 0 || !strings.Contains(out, `"status": "completed"`) {
-		t.Fatalf("bundle run of a subflow with a 0.2s wait_until: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
-}
-
-// bench: --ceiling-seconds accepted NaN and Inf (the check was only
-// "< 0"); the ceiling lines then carried "seconds": NaN/+Inf, which json
-// cannot encode, so the command failed only after the whole benchmark ran.
-func TestBenchRejectsNonFiniteCeilingSeconds(t *testing.T) {
-	t.Parallel()
-	for _, v := range []string{"NaN", "Inf"} {
-		var stderr bytes.Buffer
-		if _, code := parseBenchFlags([]string{"--ceiling-seconds", v}, io.Discard, &stderr); code != 2 {
-			t.Errorf("--ceiling-seconds %s: parse code %d, want 2 (usage error)", v, code)
-		}
-	}
 }

@@ -1,0 +1,123 @@
+package durable_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+)
+
+// RunState.Vars is "never nil once created" and checkDecoded's rule is
+// "vars default to {}": a run stored without vars (or with null) decodes,
+// through every entry point, to an empty, writable object.
+func TestDecodedRunWithoutVarsHasEmptyVars(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		`{"run_id": "r1", "workflow_id": "wf", "status": "running", "current_node": "a"}`,
+		`{"run_id": "r1", "workflow_id": "wf", "status": "running", "current_node": "a", "vars": null}`,
+	} {
+		run, err := durable.UnmarshalRun([]byte(in))
+		if err != nil {
+			t.Fatalf("UnmarshalRun(%s): %v", in, err)
+		}
+		if run.Vars == nil || len(run.Vars) != 0 {
+			t.Errorf("UnmarshalRun(%s).Vars = %#v; want an empty non-nil object", in, run.Vars)
+		}
+		run, err = durable.UnmarshalRunString(in)
+		if err != nil || run.Vars == nil {
+			t.Errorf("UnmarshalRunString(%s): vars %#v, err %v; want an empty non-nil object", in, run.Vars, err)
+		}
+		m, err := pyjson.DecodeObject([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err = durable.RunFromJSON(m)
+		if err != nil || run.Vars == nil {
+			t.Errorf("RunFromJSON(%s): vars %#v, err %v; want an empty non-nil object", in, run.Vars, err)
+		}
+	}
+}
+
+// Python's Snapshot.from_dict indexes snapshot_id and run_id, so a file
+// without them is refused (snapshot.go), not read as an id-less snapshot.
+func TestSnapshotFromJSONRequiresIDs(t *testing.T) {
+	t.Parallel()
+	full := map[string]any{"snapshot_id": "s1", "run_id": "r1", "name": "n", "run_state": map[string]any{}}
+	if _, err := durable.SnapshotFromJSON(full); err != nil {
+		t.Fatalf("SnapshotFromJSON(full) = %v", err)
+	}
+	for _, k := range []string{"snapshot_id", "run_id"} {
+		m := map[string]any{}
+		for kk, v := range full {
+			if kk != k {
+				m[kk] = v
+			}
+		}
+		if _, err := durable.SnapshotFromJSON(m); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("SnapshotFromJSON without %s = %v; want an error naming it", k, err)
+		}
+	}
+}
+
+// Spec §1.9: a command's payload defaults to {}; a stored command without
+// command_id (its idempotency key) is refused.
+func TestCommandFromJSONDefaultsPayloadAndRequiresID(t *testing.T) {
+	t.Parallel()
+	c, err := durable.CommandFromJSON(map[string]any{"command_id": "c1", "run_id": "r", "type": "pause", "seq": json.Number("3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Payload == nil || len(c.Payload) != 0 || c.Seq != 3 {
+		t.Errorf("CommandFromJSON without payload = %+v; want payload {} and seq 3", c)
+	}
+	c, err = durable.CommandFromJSON(map[string]any{"command_id": "c1", "run_id": "r", "type": "pause", "payload": nil})
+	if err != nil || c.Payload == nil {
+		t.Errorf("CommandFromJSON with payload null = %+v, %v; want payload {}", c, err)
+	}
+	if _, err := durable.CommandFromJSON(map[string]any{"run_id": "r", "type": "pause"}); err == nil || !strings.Contains(err.Error(), "command_id") {
+		t.Errorf("CommandFromJSON without command_id = %v; want an error naming it", err)
+	}
+}
+
+// Each of the run's nullable strings read as "" is written back as "" on
+// its own: the flag of one field must not decide another's.
+func TestRunEachEmptyStringFieldKeptOnItsOwn(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"error": `"boom"`, "actor_id": `"a1"`, "session_id": `"s1"`, "parent_run_id": `"p1"`}
+	for _, empty := range []string{"error", "actor_id", "session_id", "parent_run_id"} {
+		var b strings.Builder
+		b.WriteString(`{"run_id": "r", "workflow_id": "wf", "status": "running", "current_node": "a", "vars": {}, "waiting": null, "output": null`)
+		for _, k := range []string{"error", "actor_id", "session_id", "parent_run_id"} {
+			v := base[k]
+			if k == empty {
+				v = `""`
+			} else if k != "error" {
+				v = "null" // the others null: only the field read as "" is ""
+			}
+			b.WriteString(`, "` + k + `": ` + v)
+		}
+		b.WriteString(`}`)
+		run, err := durable.UnmarshalRun([]byte(b.String()))
+		if err != nil {
+			t.Fatalf("%s: %v", b.String(), err)
+		}
+		for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical, pyjson.Pretty} {
+			out, err := durable.MarshalRun(run, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.NewReplacer(" ", "", "\n", "").Replace(string(out))
+			for _, k := range []string{"actor_id", "session_id", "parent_run_id"} {
+				want := `"` + k + `":null`
+				if k == empty {
+					want = `"` + k + `":""`
+				}
+				if !strings.Contains(text, want) {
+					t.Errorf("%s read as \"\", style %+v: want %s in %s", empty, st, want, out)
+				}
+			}
+		}
+	}
+}
