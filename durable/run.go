@@ -70,6 +70,14 @@ func (r *RunState) Clone() *RunState {
 	return &c
 }
 
+// CreatedAtValue is created_at as the run's JSON has it: the time's
+// isoformat text, the text kept as read when it was no ISO time, or nil.
+func (r *RunState) CreatedAtValue() any { return timeOrText(r.CreatedAt, r.createdText) }
+
+// UpdatedAtValue is updated_at as the run's JSON has it (see
+// CreatedAtValue).
+func (r *RunState) UpdatedAtValue() any { return timeOrText(r.UpdatedAt, r.updatedText) }
+
 // JSONValue returns the run as an ordered wire object (Python key order);
 // an output kept as read (not an object) is a copy.
 func (r *RunState) JSONValue() pyjson.Ordered {

@@ -333,3 +333,19 @@ func checkRecords(t *testing.T, st store.LedgerStore, ledger map[string]any, run
 		}
 	}
 }
+
+func review2Run(id, parent string, at time.Time) *durable.RunState {
+	return &durable.RunState{RunID: id, WorkflowID: "w", Status: durable.RunCompleted, CurrentNode: "n",
+		Vars: map[string]any{}, ParentRunID: parent, CreatedAt: durable.NewTime(at), UpdatedAt: durable.NewTime(at)}
+}
+
+// putRunAsIs creates r in st as it is (times included).
+func putRunAsIs(t *testing.T, st store.RunStore, r *durable.RunState) {
+	t.Helper()
+	if r.Vars == nil {
+		r.Vars = map[string]any{}
+	}
+	if err := st.RunCommit(context.Background(), &store.CommitParams{Run: r, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -78,3 +78,38 @@ func TestSessionChatTurnsNotCrowdedOutByOtherRuns(t *testing.T) {
 		})
 	}
 }
+
+// docs/compatibility.md: "Session turns created after the exported run are
+// cut before the bounded load window, so they cannot crowd out earlier
+// turns"; spec §6.2: turns are the session's root runs "created at or
+// before the exported run ... last session_turn_limit". The cut was applied
+// to the rows of one RunIndex call limited to max(1000, 5*limit) rows,
+// newest first: with 1000 later root runs in the session, the exported
+// run's own turn (and every earlier one) was never seen and the session
+// section was empty.
+func TestSessionTurnsNotCrowdedOutByLaterRuns(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(id string, at time.Time) {
+		putRunAsIs(t, st, &durable.RunState{RunID: id, WorkflowID: "job", Status: durable.RunCompleted, SessionID: "s",
+			CreatedAt: durable.NewTime(at), UpdatedAt: durable.NewTime(at), Vars: map[string]any{"task": id}})
+	}
+	mk("early", t0)
+	mk("exported", t0.Add(time.Second))
+	for i := range 1000 {
+		mk(fmt.Sprintf("later%04d", i), t0.Add(time.Duration(i+2)*time.Second))
+	}
+	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st}, "exported", history.Options{IncludeSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := list(t, obj(t, b["session"], "session")["turns"], "turns")
+	var ids []any
+	for _, tr := range turns {
+		ids = append(ids, obj(t, tr, "turn")["run_id"])
+	}
+	if len(ids) != 2 || ids[0] != "early" || ids[1] != "exported" {
+		t.Fatalf("session turns %v, want [early exported]: later runs crowded out the earlier turns", ids)
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/artifact"
+	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/history"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
@@ -211,5 +213,73 @@ func TestExportSessionTurnKinds(t *testing.T) {
 	}
 	if b["session"] != nil {
 		t.Fatalf("session of a run without one: %v", b["session"])
+	}
+}
+
+// Python _best_effort_session_turns: `answer, answer_meta =
+// _extract_answer_from_run_output(r)`, and only `if not answer` AND the
+// ledger is non-empty (`if ledger:`) are both replaced by the ledger's.
+// A run whose output carries meta but no answer text, and whose ledger is
+// empty (never ticked, or pruned by retention), keeps the output's meta.
+// Our answer() replaced the meta with the ledger's nil whatever the
+// ledger held.
+func TestAnswerMetaKeptWhenLedgerEmpty(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	at := durable.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	putRunAsIs(t, st, &durable.RunState{RunID: "r1", WorkflowID: "job", Status: durable.RunCompleted, SessionID: "s",
+		CreatedAt: at, UpdatedAt: at, Output: map[string]any{"meta": map[string]any{"model": "m"}}})
+	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st}, "r1", history.Options{IncludeSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := list(t, obj(t, b["session"], "session")["turns"], "turns")
+	if len(turns) != 1 {
+		t.Fatalf("turns %v", turns)
+	}
+	turn := obj(t, turns[0], "turn")
+	if turn["answer"] != nil {
+		t.Fatalf("answer %v, want null", turn["answer"])
+	}
+	if got, ok := turn["answer_meta"].(map[string]any); !ok || got["model"] != "m" {
+		t.Fatalf("answer_meta %v, want the output's meta {model: m} (Python keeps it when the ledger is empty)", turn["answer_meta"])
+	}
+}
+
+// A session turn's created_at/updated_at are the run's texts as stored.
+// Python (abstractruntime/history_bundle.py, _best_effort_session_turns)
+// writes `str(r.created_at or "").strip() or None`, so a run read with a
+// created_at that is text but no ISO time (which our stores keep as read,
+// docs/compatibility.md, and which the bundle's "run" section shows) has
+// that text in its turn. Writing the parsed times instead gave the turn
+// created_at: null while the "run" section of the same run showed the text.
+func TestSessionTurnKeepsCreatedAtTextAsStored(t *testing.T) {
+	ctx := context.Background()
+	const text, text2 = "yesterday at noon", "today"
+	run, err := durable.UnmarshalRunString(`{"run_id": "r1", "workflow_id": "w", "status": "completed",
+		"current_node": "n", "vars": {"prompt": "hi"}, "waiting": null, "output": {"answer": "yo"},
+		"error": null, "created_at": "` + text + `", "updated_at": "` + text2 + `",
+		"actor_id": null, "session_id": "s1", "parent_run_id": null}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New()
+	putRunAsIs(t, st, run)
+	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st}, "r1", history.Options{IncludeSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := obj(t, b["run"], "run")["created_at"]; got != text {
+		t.Fatalf("run.created_at = %v, want %q", got, text)
+	}
+	turns := list(t, obj(t, b["session"], "session")["turns"], "turns")
+	if len(turns) != 1 {
+		t.Fatalf("turns = %v, want the run", turns)
+	}
+	if got := obj(t, turns[0], "turn")["created_at"]; got != text {
+		t.Errorf("turn created_at = %#v, want %q (Python: str(r.created_at).strip() or None)", got, text)
+	}
+	if got := obj(t, turns[0], "turn")["updated_at"]; got != text2 {
+		t.Errorf("turn updated_at = %#v, want %q (Python: str(r.updated_at).strip() or None)", got, text2)
 	}
 }

@@ -226,3 +226,41 @@ func TestPersistWorkflowSnapshotDuringTickWaitsForIt(t *testing.T) {
 		t.Errorf("snapshot ref %v", ref)
 	}
 }
+
+// countedDoc counts its JSON encodings.
+type countedDoc struct{ n *int }
+
+func (d countedDoc) MarshalJSON() ([]byte, error) {
+	*d.n++
+	return []byte(`{"nodes":[1,2,3]}`), nil
+}
+
+// PersistWorkflowSnapshot encoded the snapshot canonically to hash it,
+// then artifact.PutJSON encoded it again to store the very same canonical
+// bytes (compat doc: the artifact's bytes are the canonical JSON the
+// sha256 tag hashes). A VisualFlow document was encoded twice; the bytes
+// already made are now stored with artifact Put (content type
+// application/json).
+func TestSnapshotEncodedOnce(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	arts := artifact.NewMemory()
+	at := durable.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	putRunAsIs(t, st, &durable.RunState{RunID: "r1", WorkflowID: "job", Status: durable.RunRunning, CreatedAt: at, UpdatedAt: at})
+	n := 0
+	ref, err := history.PersistWorkflowSnapshot(ctx, st, arts, history.SnapshotParams{
+		RunID: "r1", WorkflowID: "job", Snapshot: map[string]any{"flow": countedDoc{&n}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, content, err := arts.Get(ctx, ref["artifact_id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"flow":{"nodes":[1,2,3]}}`; string(content) != want || ref["sha256"] != sha(want) {
+		t.Fatalf("stored %s sha %v", content, ref["sha256"])
+	}
+	if n != 1 {
+		t.Fatalf("the snapshot was encoded %d times, want once", n)
+	}
+}

@@ -17,12 +17,14 @@ func blankToNil(s string) any {
 	return s
 }
 
-// timeValue is the wire text of t, or null for the zero Time.
-func timeValue(t durable.Time) any {
-	if t.IsZero() {
-		return nil
+// storedTime is a run's created_at/updated_at as Python's turns write
+// it, `str(x or "").strip() or None`: a text kept as read (no ISO time)
+// stays, trimmed.
+func storedTime(v any) any {
+	if s, ok := v.(string); ok {
+		return blankToNil(s)
 	}
-	return t.String()
+	return v
 }
 
 // millis is t in Unix milliseconds, the resolution Python compares
