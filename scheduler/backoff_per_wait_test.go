@@ -2,6 +2,8 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
 	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -68,4 +71,61 @@ func TestBackoffOfAnEarlierWaitDoesNotHoldANewDueWait(t *testing.T) {
 		t.Errorf("wait b has been due for a poll interval, yet after a Pass the run is %s at %q: held by the back-off of wait a's failed releases (another wait)",
 			got.Status, got.CurrentNode)
 	}
+}
+
+// switchableCommits fails RunCommit while fail is set.
+type switchableCommits struct {
+	*memory.Store
+	fail atomic.Bool
+}
+
+func (s *switchableCommits) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if s.fail.Load() {
+		return errors.New("injected: commit failed")
+	}
+	return s.Store.RunCommit(ctx, p)
+}
+
+// A due run's retry back-off doubles only with failures in a row: a tick
+// that succeeds in between starts it again from PollInterval.
+func TestDueRunBackoffRestartsAfterASuccessfulTick(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := runtimetest.NewClock(t0)
+	st := &switchableCommits{Store: memory.New()}
+	reg, _ := runtime.NewRegistry(chainFlow(t0))
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "chain"})
+	if got, _ := rt.Tick(ctx, id, runtime.TickOptions{}); got.Status != durable.RunWaiting {
+		t.Fatalf("setup: %s", got.Status)
+	}
+	const poll = time.Minute
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: poll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(10 * time.Minute) // all three waits are due
+	pollOnce := func(want int, what string) {
+		t.Helper()
+		if n, err := s.PollOnce(ctx); n != want || err != nil {
+			t.Fatalf("%s: PollOnce = %d, %v; want %d", what, n, err, want)
+		}
+	}
+	st.fail.Store(true)
+	pollOnce(1, "first tick, failing") // held for one PollInterval
+	st.fail.Store(false)
+	c.Advance(poll)
+	pollOnce(1, "second tick, succeeding") // w1 released into w2, due
+	if got, _ := rt.GetState(ctx, id); got.CurrentNode != "w2" {
+		t.Fatalf("setup: the successful tick left the run at %q; want w2", got.CurrentNode)
+	}
+	st.fail.Store(true)
+	pollOnce(1, "third tick, failing") // a first failure in a row again
+	st.fail.Store(false)
+	c.Advance(poll)
+	pollOnce(1, "one PollInterval after a failure that followed a success")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,4 +112,58 @@ func TestRunLeftRunningByADriveIsDrivenAgain(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("run still %s with n=%v after 3s of polling: left running after its drive, never ticked again", st.Status, st.Vars["n"])
+}
+
+// outageStore is a store that, once armed, fails every RunCommit and RunGet
+// for a short window: a transient outage of the database.
+type outageStore struct {
+	store.Wrapper
+	mu    sync.Mutex
+	armed bool
+	until time.Time
+}
+
+func (o *outageStore) down() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.armed {
+		o.armed = false
+		o.until = time.Now().Add(50 * time.Millisecond)
+	}
+	return time.Now().Before(o.until)
+}
+
+func (o *outageStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if o.down() {
+		return errors.New("injected: store unreachable")
+	}
+	return o.Wrapper.RunCommit(ctx, p)
+}
+
+func (o *outageStore) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	o.mu.Lock()
+	down := time.Now().Before(o.until)
+	o.mu.Unlock()
+	if down {
+		return nil, errors.New("injected: store unreachable")
+	}
+	return o.Wrapper.RunGet(ctx, runID)
+}
+
+// TestRunLeftRunningDuringAnOutageIsDrivenAgain: a due run's tick
+// releases the wait, checkpoints it running before an external effect,
+// and the commit after the effect fails because the store became
+// unreachable for 50ms. drive then reads the run back to decide whether
+// to drive it again later, but that read failed too (the same outage),
+// and drive dropped the run: it was running, no longer due, and without
+// claims Recover only runs at Start, so nothing drove it again though the
+// store was back a moment later. drive now drives it again when it cannot
+// read it.
+func TestRunLeftRunningDuringAnOutageIsDrivenAgain(t *testing.T) {
+	flaky := &outageStore{Wrapper: store.Wrapper{Store: memory.New()}}
+	runLeftRunningIsDrivenAgain(t, flaky, func() {
+		flaky.mu.Lock()
+		flaky.armed = true // the commit of this effect's completion fails, and reads for 50ms
+		flaky.mu.Unlock()
+	})
 }

@@ -109,3 +109,51 @@ func TestScheduledRunWithPassesActorSessionAndStepCap(t *testing.T) {
 		t.Fatal("RunWith did not register the workflow")
 	}
 }
+
+// TestStatsErrorsAreTheLast100AndACopy: Stats.Errors holds the last 100
+// errors (the newest kept), and Stats returns a copy the caller may
+// change.
+func TestStatsErrorsAreTheLast100AndACopy(t *testing.T) {
+	t.Parallel()
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := memory.New()
+	gone := waitFlow(time.Minute)
+	gone.ID = "gone"
+	old, _ := runtime.NewRegistry(gone)
+	before, _ := runtime.New(runtime.Config{Store: st, Registry: old, Clock: c.Now})
+	ctx := context.Background()
+	var ids []string
+	for range 101 {
+		id, err := before.Start(ctx, runtime.StartParams{WorkflowID: "gone"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := before.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		c.Advance(time.Millisecond) // due in this order
+	}
+	rt, _ := runtime.New(runtime.Config{Store: refusing(st, "gone"), Registry: old, Clock: c.Now}) // every tick fails
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 200})
+	c.Advance(2 * time.Minute)
+	if n, err := s.PollOnce(ctx); err != nil || n != 101 {
+		t.Fatalf("poll ticked %d (%v); want 101", n, err)
+	}
+	errs := s.Stats().Errors
+	if len(errs) != 100 {
+		t.Fatalf("%d errors kept; want 100", len(errs))
+	}
+	if !strings.Contains(errs[99], ids[100]) {
+		t.Fatalf("last error %q; want the newest failure (run %s)", errs[99], ids[100])
+	}
+	for _, e := range errs {
+		if strings.Contains(e, ids[0]) {
+			t.Fatalf("the oldest failure (run %s) is still kept: %q", ids[0], e)
+		}
+	}
+	errs[0] = "changed by the caller"
+	if got := s.Stats().Errors[0]; got == "changed by the caller" {
+		t.Fatal("Stats returned the scheduler's own Errors slice, not a copy")
+	}
+}

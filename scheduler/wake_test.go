@@ -2,12 +2,15 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/scheduler"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
@@ -45,4 +48,96 @@ func TestWakeStorePassesStoredRecordsOn(t *testing.T) {
 			t.Errorf("record %d notified with result %.60v…, stored %v (the ref)", i+1, got, stored[i].Result)
 		}
 	}
+}
+
+// failingCommitStore fails every RunCommit.
+type failingCommitStore struct{ *memory.Store }
+
+func (s failingCommitStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	return errors.New("injected: commit failed")
+}
+
+// A WakeStore signals a deadline only once the commit that wrote it went
+// through: a failed commit wrote none, and must not make the loop poll.
+func TestWakeStoreDoesNotSignalAFailedCommit(t *testing.T) {
+	t.Parallel()
+	ws := scheduler.NewWakeStore(failingCommitStore{memory.New()})
+	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
+	rt, err := runtime.New(runtime.Config{Store: ws, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	deadline := time.Now().Add(2 * time.Second)
+	for s.Stats().PollCycles < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the loop is asleep for its hour
+	before := s.Stats().PollCycles
+	run := &durable.RunState{RunID: "r1", WorkflowID: "wait", Status: durable.RunWaiting,
+		Waiting: &durable.WaitState{Reason: durable.WaitUntil, Until: durable.NewTime(time.Now().Add(time.Minute))},
+		Vars:    map[string]any{}}
+	if err := ws.RunCommit(ctx, &store.CommitParams{Run: run}); err == nil {
+		t.Fatal("setup: the commit did not fail")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if after := s.Stats().PollCycles; after != before {
+		t.Fatalf("the loop polled %d more times after a failed commit; want none (a wake for a deadline never written)",
+			after-before)
+	}
+}
+
+// Scheduled.Respond wakes the loop: an answer whose run then waits on a
+// new deadline (written by this process) is released on time, not after
+// the loop's PollInterval sleep.
+func TestScheduledRespondWakesTheLoopForTheNextDeadline(t *testing.T) {
+	t.Parallel()
+	wf := &runtime.Workflow{ID: "ask_then_wait", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitEvent,
+				Payload: map[string]any{"wait_key": "answer"}, ResultKey: "a"}, "wait"), nil
+		},
+		"wait": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
+				Payload: map[string]any{"until": durable.FormatTime(rc.Now().Add(100 * time.Millisecond))}}, "done"), nil
+		},
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+	reg, _ := runtime.NewRegistry(wf)
+	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg}) // no WakeStore
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sd, err := scheduler.NewScheduled(ctx, rt, scheduler.Config{PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sd.Close()
+	id, st, err := sd.Run(ctx, wf, nil)
+	if err != nil || st.Status != durable.RunWaiting {
+		t.Fatalf("Run = %v, %v", st, err)
+	}
+	time.Sleep(50 * time.Millisecond) // the loop goes to sleep for its hour
+	if st, err := sd.Respond(ctx, id, map[string]any{"text": "yes"}); err != nil || st.Status != durable.RunWaiting {
+		t.Fatalf("Respond = %v, %v; want the run waiting on its timer", st, err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if st, _ := rt.GetState(ctx, id); st.Status == durable.RunCompleted {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the timer written by Respond's tick was not released within 3s: the loop slept on (Respond did not wake it)")
 }

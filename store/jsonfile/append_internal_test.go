@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -126,5 +127,56 @@ func TestFailedCommandAppendLeavesNothing(t *testing.T) {
 	}
 	if len(all) != 1 || all[0].CommandID != "c2" || all[0].Seq != res.Seq {
 		t.Fatalf("commands after a reopen = %+v, want only c2 at seq %d", all, res.Seq)
+	}
+}
+
+func mutSteps(t *testing.T, s *Store, runID string) []string {
+	t.Helper()
+	recs, err := s.LedgerList(t.Context(), &store.LedgerListParams{RunID: runID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.StepID)
+	}
+	return out
+}
+
+// A ledger append that fails partway and cannot be cut back (its file
+// descriptor is gone) leaves a torn line; the store forgets what it knew
+// of the file, so the next append starts on a new line and its record is
+// read back, in process and after a reopen.
+func TestLedgerAppendAfterAnUncutTornWrite(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	ctx := t.Context()
+	rec := func(step string) []*durable.StepRecord {
+		return []*durable.StepRecord{{RunID: "r1", StepID: step, NodeID: "n", Status: durable.StepCompleted}}
+	}
+	if err := s.LedgerAppend(ctx, "r1", rec("s1")); err != nil {
+		t.Fatal(err)
+	}
+	s.writeForTest = func(f *os.File, data []byte) (int, error) {
+		s.writeForTest = nil
+		n, _ := f.Write(data[:len(data)/2])
+		_ = f.Close() // the truncate that would cut it back fails
+		return n, errors.New("disk full (test)")
+	}
+	if err := s.LedgerAppend(ctx, "r1", rec("torn")); err == nil {
+		t.Fatal("the torn ledger append reported success")
+	}
+	if err := s.LedgerAppend(ctx, "r1", rec("s2")); err != nil {
+		t.Fatal(err)
+	}
+	if got := mutSteps(t, s, "r1"); !slices.Equal(got, []string{"s1", "s2"}) {
+		t.Errorf("ledger in process = %v, want [s1 s2]", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mutSteps(t, openInternal(t, dir), "r1"); !slices.Equal(got, []string{"s1", "s2"}) {
+		t.Errorf("ledger after a reopen = %v, want [s1 s2]", got)
 	}
 }

@@ -3,10 +3,13 @@ package jsonfile
 import (
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -132,5 +135,110 @@ func TestIndexFollowsForeignSaveReadByRunGet(t *testing.T) {
 	}
 	if len(cancelled) != 1 {
 		t.Errorf("RunList(status=cancelled) after RunGet read the cancelled state: %d runs, want 1", len(cancelled))
+	}
+}
+
+func mutRun(id, tag string) *durable.RunState {
+	now := durable.NewTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	return &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "start",
+		Vars: map[string]any{"tag": tag}, CreatedAt: now, UpdatedAt: now}
+}
+
+func mutWrite(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run file that appears after the store opened (written by another
+// process) is adopted at version 1, as a run found at open is (package
+// doc), and commits at that version.
+func TestRunFileWrittenAfterOpenIsAtVersionOne(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	ctx := t.Context()
+	b, err := durable.MarshalRun(mutRun("ext", "from elsewhere"), pyjson.Pretty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutWrite(t, filepath.Join(dir, "run_ext.json"), string(b))
+	got, err := s.RunGet(ctx, "ext")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 1 {
+		t.Errorf("adopted run at version %d, want 1", got.Version)
+	}
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: got}); err != nil || got.Version != 2 {
+		t.Errorf("commit of the adopted run: %v, version %d; want nil, 2", err, got.Version)
+	}
+}
+
+// readRunFile: "its run_id must match id". A run file whose run_id names
+// another run (a copy under the wrong name) is unreadable: RunGet reports
+// an error naming the file rather than another run's state, and listings
+// do not show the other run twice.
+func TestRunFileOfAnotherRunIsUnreadable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b, err := durable.MarshalRun(mutRun("x", "x's state"), pyjson.Pretty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutWrite(t, filepath.Join(dir, "run_x.json"), string(b))
+	wrong := filepath.Join(dir, "run_y.json")
+	mutWrite(t, wrong, string(b))
+	s := openInternal(t, dir)
+	ctx := t.Context()
+	got, err := s.RunGet(ctx, "y")
+	if err == nil || errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), wrong) {
+		t.Errorf("RunGet(y) of a file holding run x = %v, %v; want an error naming %s", got, err, wrong)
+	}
+	list, err := s.RunList(ctx, &store.RunListParams{})
+	if err != nil || len(list) != 1 || list[0].RunID != "x" {
+		var ids []string
+		for _, r := range list {
+			ids = append(ids, r.RunID)
+		}
+		t.Errorf("RunList = %v, %v; want only x", ids, err)
+	}
+}
+
+// The cached state is "valid while the file keeps the same modification
+// time and size" (cachedRun): a rewrite by another process within the
+// file system's timestamp granularity (same mtime) but of another size
+// is read again.
+func TestRunFileRewrittenWithSameMtimeIsReadAgain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	ctx := t.Context()
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: mutRun("r1", "mine"), Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RunGet(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "run_r1.json")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := durable.MarshalRun(mutRun("r1", "rewritten by another process"), pyjson.Pretty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutWrite(t, path, string(b))
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RunGet(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Vars["tag"] != "rewritten by another process" {
+		t.Errorf("RunGet after a same-mtime rewrite of another size: tag %q; want the file's", got.Vars["tag"])
 	}
 }

@@ -33,3 +33,28 @@ func TestSubscribersGetTheirOwnRecords(t *testing.T) {
 		t.Fatalf("follower b reads text %v node %q after follower a changed its own event: the records are shared", got, evB.Records[0].NodeID)
 	}
 }
+
+// TestEventRecordsAreTheStoredOnes: an event carries the records as
+// stored, not the caller's values: a caller that reuses or changes its
+// records after the append does not change what subscribers got.
+func TestEventRecordsAreTheStoredOnes(t *testing.T) {
+	t.Parallel()
+	obs := observe.Wrap(memory.New())
+	sub := obs.Subscribe("r", 4)
+	defer sub.Cancel()
+	r := rec("r")
+	r.Result = map[string]any{"answer": "stored"}
+	if err := obs.LedgerAppend(context.Background(), "r", []*durable.StepRecord{r}); err != nil {
+		t.Fatal(err)
+	}
+	r.NodeID = "changed-after"
+	r.Result = map[string]any{"answer": "changed-after"}
+	ev := <-sub.C
+	if len(ev.Records) != 1 {
+		t.Fatalf("event %+v", ev)
+	}
+	got := ev.Records[0]
+	if got.NodeID != "n" || got.Result.(map[string]any)["answer"] != "stored" || got.Seq != 1 {
+		t.Fatalf("event record node %q result %v seq %d; want the record as stored (n, stored, 1)", got.NodeID, got.Result, got.Seq)
+	}
+}

@@ -2,6 +2,7 @@ package observe_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -70,5 +71,41 @@ func TestSubscriberSeesTheRecordsOfAHalfFailedCommit(t *testing.T) {
 			t.Errorf("ledger record seq %d (%s %s) was never delivered to the subscriber (%d events in all)",
 				r.Seq, r.NodeID, r.IdempotencyKey, events)
 		}
+	}
+}
+
+// refusingLedger fails every append without storing anything (a write
+// whose answer was lost looks the same: no Seq on the records).
+type refusingLedger struct{ store.Store }
+
+func (refusingLedger) LedgerAppend(context.Context, string, []*durable.StepRecord) error {
+	return errors.New("connection reset")
+}
+
+// TestFailedAppendWakesWithoutRecords: after a write that failed with
+// its records left without a Seq, observe notifies no records (only
+// those the store appended, given a Seq, are "as stored") but wakes the
+// run's followers, since the write may have committed all the same
+// (observe.Store.notifyAppended).
+func TestFailedAppendWakesWithoutRecords(t *testing.T) {
+	t.Parallel()
+	obs := observe.Wrap(refusingLedger{memory.New()})
+	sub := obs.Subscribe("r", 4)
+	defer sub.Cancel()
+	if err := obs.LedgerAppend(context.Background(), "r", []*durable.StepRecord{rec("r")}); err == nil {
+		t.Fatal("the refused append returned no error")
+	}
+	select {
+	case ev := <-sub.C:
+		if ev.RunID != "r" || ev.Records != nil {
+			t.Fatalf("event after a failed append = %+v (%d records); want a wake-up of run r without records", ev, len(ev.Records))
+		}
+	default:
+		t.Fatal("no wake-up after an append whose outcome is unknown")
+	}
+	select {
+	case ev := <-sub.C:
+		t.Fatalf("second event %+v; want one wake-up", ev)
+	default:
 	}
 }

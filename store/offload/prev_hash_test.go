@@ -53,3 +53,37 @@ func TestCallerRecordGetsTheStoredEmptyPrevHash(t *testing.T) {
 		}
 	}
 }
+
+// TestCallerRecordsGetTheChainHashes: offload copies back to the
+// caller's records what the inner stores set on the copies they stored
+// (copySeq: the seq and the hashes a hash-chaining store computed), on
+// both write paths.
+func TestCallerRecordsGetTheChainHashes(t *testing.T) {
+	ctx := context.Background()
+	inner := memory.New()
+	st := offload.Wrap(hashchain.Wrap(inner), artifact.NewMemory(), offload.Config{MaxInlineBytes: 100})
+	rec := func(step string) *durable.StepRecord {
+		return &durable.StepRecord{RunID: "r", StepID: step, NodeID: "n", Status: durable.StepCompleted,
+			Result: map[string]any{"content": strings.Repeat(step, 1000)}}
+	}
+	first := rec("a")
+	if err := st.RunCommit(ctx, &store.CommitParams{Create: true,
+		Run:     &durable.RunState{RunID: "r", WorkflowID: "w", Status: durable.RunRunning, Vars: map[string]any{}},
+		Records: []*durable.StepRecord{first}}); err != nil {
+		t.Fatal(err)
+	}
+	second := rec("b")
+	if err := st.LedgerAppend(ctx, "r", []*durable.StepRecord{second}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := inner.LedgerList(ctx, &store.LedgerListParams{RunID: "r"})
+	if err != nil || len(stored) != 2 {
+		t.Fatalf("stored %d records (%v)", len(stored), err)
+	}
+	for i, r := range []*durable.StepRecord{first, second} {
+		if r.RecordHash == "" || r.RecordHash != stored[i].RecordHash || r.PrevHash != stored[i].PrevHash {
+			t.Errorf("caller's record %d: prev %q hash %q; stored prev %q hash %q", i, r.PrevHash, r.RecordHash,
+				stored[i].PrevHash, stored[i].RecordHash)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/offload"
 )
@@ -197,5 +198,43 @@ func TestFindCompletedFailsOnArtifactReadError(t *testing.T) {
 	reader := offload.Wrap(st.Inner(), failingArtifacts{arts, errIO}, offload.Config{MaxInlineBytes: 100})
 	if got, err := reader.LedgerFindCompleted(context.Background(), "r", "k1"); !errors.Is(err, errIO) {
 		t.Fatalf("LedgerFindCompleted with a failing artifact store = %v, %v; want the read error", got, err)
+	}
+}
+
+// TestFindCompletedRestoresAResultReTaggedByALaterPayload: artifact ids
+// are content addressed per run, and Python's offloader (as this one did
+// before it salted the id of a second source) stores a later record's
+// effect payload holding the same large text as an earlier result under
+// the result's id, re-tagging that artifact source=ledger_effect_offload
+// (offload.Store.restore says so). The completed record's result must
+// still be restored from such a ledger, not handed to the replay as a ref.
+func TestFindCompletedRestoresAResultReTaggedByALaterPayload(t *testing.T) {
+	ctx := context.Background()
+	arts := artifact.NewMemory()
+	inner := memory.New()
+	st := offload.Wrap(inner, arts, offload.Config{MaxInlineBytes: 100})
+	text := strings.Repeat("z", 1000)
+	// As the ledger and artifacts were left: the result's artifact, last
+	// written by the next record's payload offload.
+	id := artifact.ComputeID("r1", []byte(text))
+	if _, err := arts.Put(ctx, artifact.PutParams{Content: []byte(text), ContentType: "text/plain", RunID: "r1", ArtifactID: id,
+		Tags: map[string]string{"source": offload.SourceLedgerEffect, "path": "ledger.effect.payload.prompt", "kind": "text"}}); err != nil {
+		t.Fatal(err)
+	}
+	done := &durable.StepRecord{RunID: "r1", StepID: "s1", NodeID: "a", Status: durable.StepCompleted, IdempotencyKey: "k",
+		Result: map[string]any{"content": artifact.Ref(id)}}
+	next := &durable.StepRecord{RunID: "r1", StepID: "s2", NodeID: "b", Status: durable.StepStarted,
+		Effect: &durable.Effect{Type: durable.EffectLLMCall, Payload: map[string]any{"prompt": artifact.Ref(id)}, ResultKey: "x"}}
+	if err := inner.RunCommit(ctx, &store.CommitParams{Create: true,
+		Run:     &durable.RunState{RunID: "r1", WorkflowID: "w", Status: durable.RunRunning, Vars: map[string]any{}},
+		Records: []*durable.StepRecord{done, next}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.LedgerFindCompleted(ctx, "r1", "k")
+	if err != nil || got == nil {
+		t.Fatalf("find completed: %v, %v", got, err)
+	}
+	if c := got.Result.(map[string]any)["content"]; c != text {
+		t.Fatalf("restored result content = %v; want the %d-byte text", c, len(text))
 	}
 }

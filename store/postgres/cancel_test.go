@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/postgres"
 )
 
 // TestCommitOutlivesCancellation: a commit whose caller cancels it while
@@ -107,4 +109,59 @@ func waitForBlocked(t *testing.T, conn *pgx.Conn, n int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("fewer than %d sessions waited on the locks within 10 s", n)
+}
+
+// TestCancelledWriteWaitingForAConnection: the caller's cancellation
+// "counts only until the write begins" (Store.writing), yet the write's
+// context dropped it before the connection was even acquired, so a write
+// whose caller gave up while it queued for a pool connection (every
+// connection busy, e.g. behind slow lock waits) stayed blocked for up to
+// WriteTimeout (30 s by default) and was then committed after all.
+func TestCancelledWriteWaitingForAConnection(t *testing.T) {
+	testURL(t)
+	t.Parallel()
+	schema := testSchema(t)
+	s, err := postgres.New(t.Context(), postgres.Config{URL: testURL(t), Schema: schema,
+		Logger: testLogger(t), MaxConns: 1, WriteTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	// The pool's only connection is busy.
+	tx, err := s.BeginOnPool(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			_ = tx.Rollback(context.Background())
+		}
+	}
+	defer release()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.RunCommit(ctx, &store.CommitParams{Run: testRun("queued"), Create: true})
+	}()
+	time.Sleep(200 * time.Millisecond) // queued for the connection
+	start := time.Now()
+	cancel()
+	var commitErr error
+	select {
+	case commitErr = <-done:
+		t.Logf("RunCommit returned %v %v after its caller cancelled", commitErr, time.Since(start).Round(time.Millisecond))
+	case <-time.After(2 * time.Second):
+		// Free the connection: the cancelled write goes ahead.
+		release()
+		commitErr = <-done
+		t.Errorf("RunCommit, cancelled while it waited for a pool connection, was still blocked 2 s later; "+
+			"once a connection freed up it returned %v", commitErr)
+	}
+	release()
+	if commitErr != nil && !errors.Is(commitErr, context.Canceled) {
+		t.Errorf("RunCommit cancelled before it began = %v; want context.Canceled", commitErr)
+	}
 }

@@ -152,3 +152,61 @@ func TestLedgerDeleteDuringAppend(t *testing.T) {
 			deleted, seqs, count, rec.Seq)
 	}
 }
+
+// TestClaimRefusalNamesTheHolder: a refused claim is a
+// store.ClaimHeldError whose Owner names the runner holding the run (the
+// runtime passes it on as RunClaimParams.From, where "" means "take it
+// from anyone"). RunClaim read the holder in a statement of its own,
+// after the refused upsert committed, so a holder that released the run
+// in between left Owner "" (and one that was replaced named the wrong
+// runner). The upsert now returns the holder itself.
+func TestClaimRefusalNamesTheHolder(t *testing.T) {
+	testURL(t)
+	t.Parallel()
+	rs := openRunners(t, 2)
+	holderStore, taker := rs[0], rs[1]
+	ctx := t.Context()
+
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// A runner that takes the run briefly (an event delivery, a
+			// tick between waits) and lets it go.
+			if err := holderStore.RunClaim(ctx, &store.RunClaimParams{RunID: "r", Owner: "holder", TTL: time.Minute}); err == nil {
+				_ = holderStore.RunRelease(ctx, "r", "holder")
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+
+	// Before the fix about one refusal in three named no one, the first
+	// within ~0.1 s: 300 refusals or 5 s, whichever comes first.
+	refused := 0
+	deadline := time.Now().Add(5 * time.Second)
+	for refused < 300 && time.Now().Before(deadline) {
+		err := taker.RunClaim(ctx, &store.RunClaimParams{RunID: "r", Owner: "taker", TTL: time.Minute})
+		if err == nil {
+			if err := taker.RunRelease(ctx, "r", "taker"); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var held *store.ClaimHeldError
+		if !errors.As(err, &held) {
+			t.Fatalf("claim: %v; want nil or a ClaimHeldError", err)
+		}
+		refused++
+		if held.Owner != "holder" {
+			t.Fatalf("claim refused %d times; this refusal names owner %q (%v), want %q: the only other runner",
+				refused, held.Owner, err, "holder")
+		}
+	}
+	t.Logf("%d refusals, each naming the holder", refused)
+}

@@ -212,3 +212,24 @@ func TestHotCache_HandoffIsReadOnce(t *testing.T) {
 		t.Fatal("the last handed-over state is not read back")
 	}
 }
+
+// A commit without records that leaves a run waiting keeps the run's last
+// seq as it was (cache.parked): the next records continue the ledger's
+// seqs, on a store that commits straight into the database.
+func TestWaitingCommitWithoutRecordsKeepsLedgerSeqs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := mutOpen(t, Config{Path: filepath.Join(t.TempDir(), "runtime.sqlite3"), NoRedoLog: true})
+	r := redoRun("dddd")
+	commitSteps(t, s, r, durable.RunRunning, true, "a")
+	r.Waiting = &durable.WaitState{Reason: durable.WaitUser, WaitKey: "k"}
+	commitSteps(t, s, r, durable.RunWaiting, false)
+	r.Waiting = nil
+	commitSteps(t, s, r, durable.RunRunning, false, "b")
+	if got, want := ledgerSteps(t, s, r.RunID), "1:a 2:b "; got != want {
+		t.Fatalf("ledger = %q, want %q", got, want)
+	}
+	if n, err := s.LedgerCount(ctx, r.RunID); err != nil || n != 2 {
+		t.Fatalf("LedgerCount = %d, %v; want 2", n, err)
+	}
+}

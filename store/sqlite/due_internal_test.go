@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,5 +71,42 @@ func TestDue_StaleDeadlineDroppedAtOpen(t *testing.T) {
 	var rows int
 	if err := s.wconn.QueryRowContext(ctx, `SELECT COUNT(*) FROM wait_index`).Scan(&rows); err != nil || rows != 1 {
 		t.Fatalf("wait_index holds %d rows (%v), want 1", rows, err)
+	}
+}
+
+// TestCachedWaitingRunLeavesTheDueListWhenResumed guards hotCache.unindexed
+// (which lets a commit skip deleting a wait_index row the run does not
+// have): a run the cache holds waiting with a deadline has a row, and the
+// commit that resumes it through the database (no redo log) deletes it,
+// so the run is no longer listed due.
+func TestCachedWaitingRunLeavesTheDueListWhenResumed(t *testing.T) {
+	ctx := t.Context()
+	s, err := New(ctx, Config{Path: filepath.Join(t.TempDir(), "db.sqlite3"), NoRedoLog: true, IdleCheckpoint: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.cache == nil {
+		t.Fatal("an owned store has no cache")
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := redoRun(strings.Repeat("u", 32))
+	r.Waiting = &durable.WaitState{Reason: durable.WaitUntil, Until: durable.Time{Time: base.Add(time.Second)}}
+	commitSteps(t, s, r, durable.RunWaiting, true, "a")
+	list := func() []store.DueRun {
+		t.Helper()
+		due, err := s.RunListDue(ctx, &store.RunListDueParams{Now: base.Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return due
+	}
+	if due := list(); len(due) != 1 || due[0].RunID != r.RunID {
+		t.Fatalf("waiting run: due %v, want it", due)
+	}
+	r.Waiting = nil
+	commitSteps(t, s, r, durable.RunRunning, false, "b")
+	if due := list(); len(due) != 0 {
+		t.Fatalf("resumed run: due %v, want none", due)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,4 +258,48 @@ func TestLists_PythonWrites(t *testing.T) {
 		t.Fatalf("after Python's writes: %d unlisted, %d recorded; want 1, 1", u, r)
 	}
 	checkLists(t, s, runs)
+}
+
+// A commit that fails after it recorded its run as stale for the lists
+// (here: a ledger insert a trigger refuses) is rolled back with that
+// record; the store must not remember the run as recorded, or the next
+// commit skips recording it and the lists by status stay stale.
+func TestListsExactAfterARolledBackCommit(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	s := mutOpen(t, Config{Path: path})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := mutRawDB(t, path)
+	if _, err := db.Exec(`CREATE TRIGGER refuse_boom BEFORE INSERT ON ledger
+		WHEN NEW.record_json LIKE '%boom%' BEGIN SELECT RAISE(ABORT, 'boom refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	s = mutOpen(t, Config{Path: path, NoRedoLog: true})
+	r := redoRun("ffff")
+	commitSteps(t, s, r, durable.RunRunning, true, "a")
+	if runs, err := s.RunList(ctx, &store.RunListParams{Status: durable.RunRunning}); err != nil || len(runs) != 1 {
+		t.Fatalf("RunList(running) = %d runs, %v; want 1", len(runs), err)
+	}
+	failing := *r
+	failing.Status = durable.RunCompleted
+	err := s.RunCommit(ctx, &store.CommitParams{Run: &failing,
+		Records: []*durable.StepRecord{{RunID: r.RunID, StepID: "boom", Status: durable.StepCompleted}}})
+	if err == nil || !strings.Contains(err.Error(), "boom refused") {
+		t.Fatalf("commit with a refused record: %v, want the trigger's error", err)
+	}
+	commitSteps(t, s, r, durable.RunCompleted, false, "b")
+	runs, err := s.RunList(ctx, &store.RunListParams{Status: durable.RunCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].RunID != r.RunID {
+		t.Fatalf("RunList(completed) = %d runs, want run %s", len(runs), r.RunID)
+	}
+	if runs, err := s.RunList(ctx, &store.RunListParams{Status: durable.RunRunning}); err != nil || len(runs) != 0 {
+		t.Fatalf("RunList(running) = %d runs, %v; want none", len(runs), err)
+	}
 }

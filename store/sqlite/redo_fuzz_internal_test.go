@@ -223,3 +223,18 @@ func writeFile(t *testing.T, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestRedoValuesKeepWideIntegers guards the encoding of a Go int bound
+// to a statement: it is read back as the same int64, all 64 bits.
+func TestRedoValuesKeepWideIntegers(t *testing.T) {
+	for _, v := range []int{math.MaxInt, math.MinInt, 1 << 40, -1} {
+		var e redoEncoder
+		if err := e.value(v); err != nil {
+			t.Fatal(err)
+		}
+		d := &redoDecoder{b: e.b}
+		if got := d.value(); d.err != nil || got != int64(v) || len(d.b) != 0 {
+			t.Fatalf("int %d read back as %#v (%v, %d bytes left)", v, got, d.err, len(d.b))
+		}
+	}
+}

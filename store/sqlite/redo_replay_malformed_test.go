@@ -87,3 +87,89 @@ func closedStoreWithRedoRecord(t *testing.T, payload []byte) string {
 	}
 	return path
 }
+
+// TestRedoDecoderRefusesACountPastThePayload guards redoDecoder.count: a
+// damaged list length (here 2^62 records or values) is malformed, an
+// error, not an allocation of that many items (a panic or an
+// out-of-memory kill at open).
+func TestRedoDecoderRefusesACountPastThePayload(t *testing.T) {
+	huge := func(e *redoEncoder) { e.uvarint(1 << 62) }
+	for name, build := range map[string]func(e *redoEncoder){
+		"records": func(e *redoEncoder) { e.b = append(e.b, redoAppend); e.str("r"); e.varint(1); huge(e) },
+		"values":  func(e *redoEncoder) { e.b = append(e.b, redoCommit); e.str("r"); e.b = append(e.b, 0); huge(e) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var e redoEncoder
+			build(&e)
+			e.b = append(e.b, 0, 0, 0)
+			var err error
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("decoding a count of 2^62 panicked: %v", p)
+					}
+				}()
+				_, err = decodeRedoOp(e.b[0], &redoDecoder{b: e.b[1:]})
+			}()
+			if err == nil {
+				t.Fatal("a record whose count exceeds its payload decoded")
+			}
+		})
+	}
+}
+
+// TestRedoDecodeRefusesTrailingBytes guards decodeRedoOp's check that a
+// record holds nothing past its op: such bytes mean the record is not
+// what the writer wrote, and the replay must not apply it.
+func TestRedoDecodeRefusesTrailingBytes(t *testing.T) {
+	for _, op := range []*redoOp{
+		{runID: "r", create: true, run: []any{"wf", int64(1)}, firstSeq: 1, recs: []encodedRecord{{json: "{}"}}, deadline: 2},
+		{runID: "r", firstSeq: 3, recs: []encodedRecord{{json: "{}", completedKey: "k"}}},
+	} {
+		var e redoEncoder
+		if err := op.encode(&e); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := decodeRedoOp(e.b[0], &redoDecoder{b: e.b[1:]}); err != nil {
+			t.Fatalf("the op itself: %v", err)
+		}
+		long := append(append([]byte(nil), e.b[1:]...), 0)
+		if _, err := decodeRedoOp(e.b[0], &redoDecoder{b: long}); err == nil {
+			t.Fatalf("a record of kind %d with a trailing byte decoded", e.b[0])
+		}
+	}
+}
+
+// TestRedoOpenRefusesAnEmptyRecord guards openRedo's refusal of a record
+// without a kind byte (and redoScan's passing on its callback's error):
+// the open fails instead of stopping the replay there and dropping the
+// records after it.
+func TestRedoOpenRefusesAnEmptyRecord(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "empty.sqlite3")
+	s, err := New(ctx, Config{Path: path, NoRedoLog: true, IdleCheckpoint: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := openRedoFile(path+redoSuffix, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.append(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(ctx, Config{Path: path, IdleCheckpoint: -1})
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("a redo log holding an empty record opened")
+	}
+	if !strings.Contains(err.Error(), "empty") {
+		t.Fatalf("open: %v, want the empty record named", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -56,5 +57,34 @@ func TestSchemaVersionReadOnlyBySharedWrites(t *testing.T) {
 				t.Errorf("PRAGMA schema_version ran %d times for 3 commits; want 0 for an owned store, one per write for a shared one", got)
 			}
 		})
+	}
+}
+
+// A database whose schema_migrations names a version newer than this
+// binary's newest migration (by one) is refused at open, not written.
+func TestOpenRefusesSchemaOneVersionNewer(t *testing.T) {
+	t.Parallel()
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	s := mutOpen(t, Config{Path: path})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := mutRawDB(t, path)
+	if _, err := db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', '2030-01-01T00:00:00+00:00')`,
+		len(ms)+1); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	s, err = New(t.Context(), Config{Path: path, IdleCheckpoint: -1})
+	if err == nil {
+		_ = s.Close()
+		t.Fatalf("New opened a database at schema version %d, newer than the binary's %d", len(ms)+1, len(ms))
+	}
+	if !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("New: %v, want the newer-schema refusal", err)
 	}
 }

@@ -1,8 +1,9 @@
 package memory_test
 
-// Regression tests from a review of the in-memory store: each failed
-// before its fix (the comments describe the code they were written
-// against).
+// The memory store keeps values as a durable store would: deep copies in
+// the decoder's Go types, and a refusal of what no durable store can
+// encode. Each test's comment describes the code it was written against,
+// before the fix it pins.
 
 import (
 	"context"

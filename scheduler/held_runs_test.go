@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,32 +13,92 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// TestNextWaitIsZeroWhenARunIsDueNow: after a poll that did not fill a
-// batch, a run that is due now (it fell due since the listing) and is not
-// waiting for a retry makes the loop poll at once, not after
-// PollInterval (Scheduler.nextWait).
-func TestNextWaitIsZeroWhenARunIsDueNow(t *testing.T) {
-	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	rt, _ := setup(t, c, waitFlow(time.Minute))
+// atFlow is workflow "at": it waits until the time in vars["until"]
+// (WAIT_UNTIL), then completes.
+func atFlow() *runtime.Workflow {
+	return &runtime.Workflow{ID: "at", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: durable.EffectWaitUntil,
+				Payload: map[string]any{"until": run.Vars["until"]}}, "done"), nil
+		},
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(map[string]any{"ok": true}), nil
+		},
+	}}
+}
+
+// heldAndTwoDue sets up, with BatchSize 1 and a scheduler clock ahead of
+// the runtime's: run h held back for a retry (its listed deadline, 1m,
+// was not released by the runtime, whose clock was behind), then runs a
+// and b due at 10s and 20s, before h's deadline. The runtime's clock is
+// then moved on, so ticks release what is due.
+func heldAndTwoDue(t *testing.T) (s *scheduler.Scheduler, rt *runtime.Runtime, h, a, b string) {
+	t.Helper()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rc := runtimetest.NewClock(t0)
+	sc := runtimetest.NewClock(t0.Add(2 * time.Minute))
+	rt, _ = setup(t, rc, atFlow())
 	ctx := context.Background()
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+	start := func(until time.Duration) string {
+		id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "at",
+			Vars: map[string]any{"until": durable.FormatTime(t0.Add(until))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil || st.Status != durable.RunWaiting {
+			t.Fatalf("setup: run not waiting: %v %v", st, err)
+		}
+		return id
+	}
+	var err error
+	s, err = scheduler.New(scheduler.Config{Runtime: rt, Clock: sc.Now, BatchSize: 1, PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-		t.Fatal(err)
+	h = start(time.Minute)
+	if n, err := s.PollOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("setup: first poll = %d, %v", n, err)
 	}
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
+	if st, _ := rt.GetState(ctx, h); st.Status != durable.RunWaiting {
+		t.Fatalf("setup: the runtime (clock behind) released h: %s", st.Status)
 	}
-	if w := scheduler.NextWait(s, ctx); w != time.Minute {
-		t.Fatalf("before the deadline the loop would sleep %v; want until it (1m)", w)
+	a, b = start(10*time.Second), start(20*time.Second)
+	rc.Advance(5 * time.Minute)
+	return s, rt, h, a, b
+}
+
+// PollOnce ticks at most BatchSize runs, even when the listing it read
+// (BatchSize plus the held runs, to read past them) holds more that are
+// not held.
+func TestPollOnceTicksAtMostBatchSizeWhenAHeldRunIsNotListed(t *testing.T) {
+	t.Parallel()
+	s, rt, _, a, b := heldAndTwoDue(t)
+	ctx := context.Background()
+	if n, err := s.PollOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("PollOnce = %d, %v; want 1 (BatchSize)", n, err)
 	}
-	c.Advance(2 * time.Minute)
-	if w := scheduler.NextWait(s, ctx); w != 0 {
-		t.Fatalf("with a run due now and nothing held, the loop would sleep %v; want 0", w)
+	sa, _ := rt.GetState(ctx, a)
+	sb, _ := rt.GetState(ctx, b)
+	if sa.Status != durable.RunCompleted || sb.Status != durable.RunWaiting {
+		t.Fatalf("after one poll of batch 1: a %s, b %s; want a completed and b still waiting", sa.Status, sb.Status)
+	}
+}
+
+// A run held back for a retry stays held when a poll's listing was cut
+// at its limit and did not reach it: only a complete listing says a run
+// is no longer due (forgetUnlisted).
+func TestHeldRunStaysHeldPastATruncatedListing(t *testing.T) {
+	t.Parallel()
+	s, rt, h, _, _ := heldAndTwoDue(t)
+	ctx := context.Background()
+	for i := 0; i < 4; i++ {
+		if _, err := s.PollOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, _ := rt.GetState(ctx, h); st.Status != durable.RunWaiting {
+		t.Fatalf("run h, held for a retry an hour away, was ticked within the hour (%s): a truncated listing "+
+			"that did not list it dropped its hold", st.Status)
 	}
 }
 
@@ -80,54 +139,6 @@ func TestDueRunItsTickDidNotReleaseIsHeld(t *testing.T) {
 	}
 	if w := scheduler.NextWait(s, ctx); w <= 0 {
 		t.Fatalf("loop would sleep %v; want until the run's retry", w)
-	}
-}
-
-// TestStatsErrorsAreTheLast100AndACopy: Stats.Errors holds the last 100
-// errors (the newest kept), and Stats returns a copy the caller may
-// change.
-func TestStatsErrorsAreTheLast100AndACopy(t *testing.T) {
-	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := memory.New()
-	gone := waitFlow(time.Minute)
-	gone.ID = "gone"
-	old, _ := runtime.NewRegistry(gone)
-	before, _ := runtime.New(runtime.Config{Store: st, Registry: old, Clock: c.Now})
-	ctx := context.Background()
-	var ids []string
-	for range 101 {
-		id, err := before.Start(ctx, runtime.StartParams{WorkflowID: "gone"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := before.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-		c.Advance(time.Millisecond) // due in this order
-	}
-	rt, _ := runtime.New(runtime.Config{Store: refusing(st, "gone"), Registry: old, Clock: c.Now}) // every tick fails
-	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 200})
-	c.Advance(2 * time.Minute)
-	if n, err := s.PollOnce(ctx); err != nil || n != 101 {
-		t.Fatalf("poll ticked %d (%v); want 101", n, err)
-	}
-	errs := s.Stats().Errors
-	if len(errs) != 100 {
-		t.Fatalf("%d errors kept; want 100", len(errs))
-	}
-	if !strings.Contains(errs[99], ids[100]) {
-		t.Fatalf("last error %q; want the newest failure (run %s)", errs[99], ids[100])
-	}
-	for _, e := range errs {
-		if strings.Contains(e, ids[0]) {
-			t.Fatalf("the oldest failure (run %s) is still kept: %q", ids[0], e)
-		}
-	}
-	errs[0] = "changed by the caller"
-	if got := s.Stats().Errors[0]; got == "changed by the caller" {
-		t.Fatal("Stats returned the scheduler's own Errors slice, not a copy")
 	}
 }
 

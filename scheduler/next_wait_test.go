@@ -2,9 +2,6 @@ package scheduler_test
 
 import (
 	"context"
-	"errors"
-	"github.com/abstractframework/abstractgateway/store"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +11,35 @@ import (
 	"github.com/abstractframework/abstractgateway/scheduler"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
+
+// TestNextWaitIsZeroWhenARunIsDueNow: after a poll that did not fill a
+// batch, a run that is due now (it fell due since the listing) and is not
+// waiting for a retry makes the loop poll at once, not after
+// PollInterval (Scheduler.nextWait).
+func TestNextWaitIsZeroWhenARunIsDueNow(t *testing.T) {
+	t.Parallel()
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	rt, _ := setup(t, c, waitFlow(time.Minute))
+	ctx := context.Background()
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := scheduler.NextWait(s, ctx); w != time.Minute {
+		t.Fatalf("before the deadline the loop would sleep %v; want until it (1m)", w)
+	}
+	c.Advance(2 * time.Minute)
+	if w := scheduler.NextWait(s, ctx); w != 0 {
+		t.Fatalf("with a run due now and nothing held, the loop would sleep %v; want 0", w)
+	}
+}
 
 // TestHeldRunDoesNotDelayLaterDeadline: one due run whose tick fails (the
 // store refuses its commits) is held for its retry. Another run's
@@ -46,58 +72,4 @@ func TestHeldRunDoesNotDelayLaterDeadline(t *testing.T) {
 	if w := scheduler.NextWait(s, ctx); w > 100*time.Millisecond {
 		t.Fatalf("loop would sleep %v; the healthy run falls due in 100ms (the held run's retry is in 1s)", w)
 	}
-}
-
-// outageStore is a store that, once armed, fails every RunCommit and RunGet
-// for a short window: a transient outage of the database.
-type outageStore struct {
-	store.Wrapper
-	mu    sync.Mutex
-	armed bool
-	until time.Time
-}
-
-func (o *outageStore) down() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.armed {
-		o.armed = false
-		o.until = time.Now().Add(50 * time.Millisecond)
-	}
-	return time.Now().Before(o.until)
-}
-
-func (o *outageStore) RunCommit(ctx context.Context, p *store.CommitParams) error {
-	if o.down() {
-		return errors.New("injected: store unreachable")
-	}
-	return o.Wrapper.RunCommit(ctx, p)
-}
-
-func (o *outageStore) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
-	o.mu.Lock()
-	down := time.Now().Before(o.until)
-	o.mu.Unlock()
-	if down {
-		return nil, errors.New("injected: store unreachable")
-	}
-	return o.Wrapper.RunGet(ctx, runID)
-}
-
-// TestRunLeftRunningDuringAnOutageIsDrivenAgain: a due run's tick
-// releases the wait, checkpoints it running before an external effect,
-// and the commit after the effect fails because the store became
-// unreachable for 50ms. drive then reads the run back to decide whether
-// to drive it again later, but that read failed too (the same outage),
-// and drive dropped the run: it was running, no longer due, and without
-// claims Recover only runs at Start, so nothing drove it again though the
-// store was back a moment later. drive now drives it again when it cannot
-// read it.
-func TestRunLeftRunningDuringAnOutageIsDrivenAgain(t *testing.T) {
-	flaky := &outageStore{Wrapper: store.Wrapper{Store: memory.New()}}
-	runLeftRunningIsDrivenAgain(t, flaky, func() {
-		flaky.mu.Lock()
-		flaky.armed = true // the commit of this effect's completion fails, and reads for 50ms
-		flaky.mu.Unlock()
-	})
 }
