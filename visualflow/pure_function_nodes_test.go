@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
 )
 
 // A node whose saved pins hold no execution pin is pure (§2 rule 3: the
@@ -90,5 +92,41 @@ func TestPureEffectNodeRunsNoEffect(t *testing.T) {
 	_, st := startRunWith(t, flow, CompileOptions{}, nil)
 	if st.Status != "completed" || jsonText(t, st.Output) != jsonText(t, map[string]any{"asked": map[string]any{"prompt": "hi"}, "success": true}) {
 		t.Fatalf("status %s, output %s", st.Status, jsonText(t, st.Output))
+	}
+}
+
+// §4.5: a pure node's connected pin whose source has produced nothing is
+// absent: its pinDefaults entry is not applied (wires always win).
+func TestPureNodeIgnoresDefaultOfConnectedUnresolvedPin(t *testing.T) {
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		mvsGetVar("gv", "x"),
+		mvsSetVar("A", "seen", nil),
+		mvsSetVar("B", "b", map[string]any{"value": "later"}),
+	}, "start.exec-out>A.exec-in", "A.exec-out>B.exec-in", "gv.value>A.value", "B.value>gv.name")
+	st := mvsRun(t, flow, map[string]any{"x": "secret"})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if v, ok := st.Vars["seen"]; !ok || v != nil {
+		t.Fatalf("vars.seen = %s, want null (get_var's name is wired to a node that has not run)", jsonText(t, st.Vars["seen"]))
+	}
+}
+
+// §4.5: pulling pin "output" of a scalar result yields the whole value,
+// as pin "result" does.
+func TestPullOutputPinOfScalarIsWholeValue(t *testing.T) {
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		rsNode("sum", "add", []string{"a:number", "b:number"}, []string{"output:number"},
+			map[string]any{"pinDefaults": map[string]any{"a": int64(1), "b": int64(2)}}),
+		rsNode("end", "on_flow_end", []string{"exec-in:exec", "total:number"}, nil, nil),
+	}, "start.exec-out>end.exec-in", "sum.output>end.total")
+	st := mvsRun(t, flow, map[string]any{})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if got := jsonText(t, st.Output["total"]); got != "3.0" {
+		t.Fatalf("output = %s, want total 3.0 (pin output of a scalar is the whole value)", jsonText(t, st.Output))
 	}
 }

@@ -3,6 +3,8 @@ package visualflow
 import (
 	"strings"
 	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
 )
 
 // routeOverrideFlow is start → sequence(then:0, then:1) → T twice, T a
@@ -84,5 +86,66 @@ func TestEntryRoutesWithoutSourceAreSkipped(t *testing.T) {
 	partial := []any{map[string]any{"sourceNodeId": "seq", "sourceHandle": "then:0"}, map[string]any{"sourceHandle": "then:1"}}
 	if _, err := Compile(routeOverrideFlow(nil, partial), CompileOptions{}); err == nil || !strings.Contains(err.Error(), "entryRoutes mismatch") {
 		t.Fatalf("partial entryRoutes: err %v, want entryRoutes mismatch", err)
+	}
+}
+
+// §3.1 step 2: entryRoutes naming a route that is not an incoming exec
+// edge is stale metadata and refused, even when every edge is listed.
+func TestEntryRoutesWithAnExtraRouteAreRefused(t *testing.T) {
+	x := mvsSetVar("X", "v", map[string]any{"value": int64(1)})
+	x["data"].(map[string]any)["entryRoutes"] = []any{
+		map[string]any{"sourceNodeId": "if", "sourceHandle": "true"},
+		map[string]any{"sourceNodeId": "if", "sourceHandle": "false"},
+		map[string]any{"sourceNodeId": "start", "sourceHandle": "exec-out"},
+	}
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		rsNode("if", "if", []string{"exec-in:exec", "condition:boolean"}, []string{"true:exec", "false:exec"}, nil),
+		x,
+	}, "start.exec-out>if.exec-in", "if.true>X.exec-in", "if.false>X.exec-in")
+	_, err := Compile(flow, CompileOptions{})
+	if err == nil || !strings.Contains(err.Error(), "entryRoutes mismatch") {
+		t.Fatalf("compile error = %v, want an entryRoutes mismatch", err)
+	}
+}
+
+// overrideFlow is if(condition) → X (on_flow_end, pin via with the given
+// pinDefaults) from both branches, via overridden for route if::true only.
+func overrideFlow(cond bool, override map[string]any, xDefaults map[string]any) map[string]any {
+	x := viaEnd()
+	d := x["data"].(map[string]any)
+	d["inputRouteOverrides"] = map[string]any{"via": map[string]any{"if::true": override}}
+	if xDefaults != nil {
+		d["pinDefaults"] = xDefaults
+	}
+	return rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		rsNode("if", "if", []string{"exec-in:exec", "condition:boolean"}, []string{"true:exec", "false:exec"},
+			map[string]any{"pinDefaults": map[string]any{"condition": cond}}),
+		x, mvsLiteral("lit", "overridden"),
+	}, "start.exec-out>if.exec-in", "if.true>X.exec-in", "if.false>X.exec-in")
+}
+
+// §3.1 step 4: an overridden pin with no data edge keeps its pinDefaults
+// value (as the mux fallback) on routes without an override.
+func TestOverriddenPinKeepsItsDefaultOnOtherRoutes(t *testing.T) {
+	st := mvsRun(t, overrideFlow(false, map[string]any{"sourceNodeId": "lit", "sourceHandle": "value"}, map[string]any{"via": "dflt"}), map[string]any{})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if st.Output["via"] != "dflt" {
+		t.Fatalf("output = %s, want via = dflt (the pin default through the mux fallback)", jsonText(t, st.Output))
+	}
+}
+
+// §3.1 step 4: an override names its source as sourceNodeId (alias
+// source) and sourceHandle (alias handle).
+func TestRouteOverrideAcceptsSourceAndHandleAliases(t *testing.T) {
+	st := mvsRun(t, overrideFlow(true, map[string]any{"source": "lit", "handle": "value"}, nil), map[string]any{})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if st.Output["via"] != "overridden" {
+		t.Fatalf("output = %s, want via = overridden (override given as {source, handle})", jsonText(t, st.Output))
 	}
 }

@@ -124,3 +124,150 @@ func TestSchedulers_WithoutBusIgnoreCallerVars(t *testing.T) {
 		})
 	}
 }
+
+// §4.6.7: re-entering a while through an explicit exec edge restarts its
+// frame, so its index starts again at 0 on every re-entry.
+func TestWhileReenteredByExecEdgeRestartsIndex(t *testing.T) {
+	flow := `{"id": "f", "entryNode": "start", "nodes": [
+	  {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}]}},
+	  {"id": "gn", "type": "get_var", "data": {"pinDefaults": {"name": "n"}, "inputs": [{"id": "name", "type": "string"}], "outputs": [{"id": "value", "type": "any"}]}},
+	  {"id": "lt", "type": "compare", "data": {"pinDefaults": {"b": 3, "op": "<"},
+	    "inputs": [{"id": "a", "type": "number"}, {"id": "b", "type": "number"}, {"id": "op", "type": "string"}], "outputs": [{"id": "result", "type": "boolean"}]}},
+	  {"id": "plus", "type": "add", "data": {"pinDefaults": {"b": 1},
+	    "inputs": [{"id": "a", "type": "number"}, {"id": "b", "type": "number"}], "outputs": [{"id": "result", "type": "number"}]}},
+	  {"id": "W", "type": "while", "data": {
+	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "condition", "type": "boolean"}],
+	    "outputs": [{"id": "loop", "type": "execution"}, {"id": "done", "type": "execution"}, {"id": "item", "type": "any"}, {"id": "index", "type": "number"}]}},
+	  {"id": "inc", "type": "set_var", "data": {"pinDefaults": {"name": "n"},
+	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
+	    "outputs": [{"id": "exec-out", "type": "execution"}]}},
+	  {"id": "rec", "type": "set_var", "data": {"pinDefaults": {"name": "idx"},
+	    "inputs": [{"id": "exec-in", "type": "execution"}, {"id": "name", "type": "string"}, {"id": "value", "type": "any"}],
+	    "outputs": [{"id": "exec-out", "type": "execution"}]}},
+	  {"id": "end", "type": "on_flow_end", "data": {"inputs": [{"id": "exec-in", "type": "execution"}]}}
+	],
+	"edges": [
+	  {"source": "start", "sourceHandle": "exec-out", "target": "W", "targetHandle": "exec-in"},
+	  {"source": "gn", "sourceHandle": "value", "target": "lt", "targetHandle": "a"},
+	  {"source": "lt", "sourceHandle": "result", "target": "W", "targetHandle": "condition"},
+	  {"source": "gn", "sourceHandle": "value", "target": "plus", "targetHandle": "a"},
+	  {"source": "plus", "sourceHandle": "result", "target": "inc", "targetHandle": "value"},
+	  {"source": "W", "sourceHandle": "index", "target": "rec", "targetHandle": "value"},
+	  {"source": "W", "sourceHandle": "loop", "target": "inc", "targetHandle": "exec-in"},
+	  {"source": "inc", "sourceHandle": "exec-out", "target": "rec", "targetHandle": "exec-in"},
+	  {"source": "rec", "sourceHandle": "exec-out", "target": "W", "targetHandle": "exec-in"},
+	  {"source": "W", "sourceHandle": "done", "target": "end", "targetHandle": "exec-in"}
+	]}`
+	st := runFlowOnce(t, flow, map[string]any{"n": int64(0)})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if got := jsonText(t, st.Vars["n"]); got != "3.0" {
+		t.Fatalf("vars.n = %s, want 3.0 (three passes)", got)
+	}
+	if got := jsonText(t, st.Vars["idx"]); got != "0" {
+		t.Fatalf("while index on the last explicit re-entry = %s, want 0 (the frame restarts)", got)
+	}
+}
+
+// §4.6.2: entering a scheduler on its return deletes return_to. A stale
+// return_to left by an implicit branch end would make a later explicit
+// re-entry (the chat-loop pattern) look like a return, so the while would
+// continue its frame instead of restarting it at index 0.
+func TestWhileExplicitReentryAfterImplicitReturnRestartsIndex(t *testing.T) {
+	// while n < 3: n += 1; idx = W.index; if n < 2 the branch ends
+	// (implicit return to W), else an exec edge goes back to W.
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		mvsGetVar("gn", "n"),
+		mvsCompare("lt3", "<", 3),
+		mvsCompare("lt2", "<", 2),
+		rsNode("plus", "add", []string{"a:number", "b:number"}, []string{"result:number"},
+			map[string]any{"pinDefaults": map[string]any{"b": int64(1)}}),
+		mvsWhile("W", map[string]any{}),
+		mvsSetVar("inc", "n", nil),
+		mvsSetVar("rec", "idx", nil),
+		rsNode("chk", "if", []string{"exec-in:exec", "condition:boolean"}, []string{"true:exec", "false:exec"}, nil),
+	},
+		"start.exec-out>W.exec-in",
+		"gn.value>lt3.a", "lt3.result>W.condition",
+		"gn.value>plus.a", "plus.result>inc.value",
+		"W.index>rec.value",
+		"gn.value>lt2.a", "lt2.result>chk.condition",
+		"W.loop>inc.exec-in", "inc.exec-out>rec.exec-in", "rec.exec-out>chk.exec-in",
+		"chk.false>W.exec-in",
+	)
+	st := mvsRun(t, flow, map[string]any{"n": int64(0)})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if got := jsonText(t, st.Vars["n"]); got != "3.0" {
+		t.Fatalf("vars.n = %s, want 3.0", got)
+	}
+	if got := jsonText(t, st.Vars["idx"]); got != "0" {
+		t.Fatalf("while index after the last explicit re-entry = %s, want 0 (an implicit return earlier must not make later explicit re-entries count as returns)", got)
+	}
+}
+
+// §4.6.2: an explicit re-entry restarts the frame without pushing the
+// scheduler on the stack again, so a while re-entered by exec edges inside
+// a Sequence branch, once its condition is false and with no done edge,
+// hands control back to the Sequence, which runs its next branch.
+func TestWhileReenteredByExecEdgeInsideSequenceReturnsToSequence(t *testing.T) {
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		rsNode("seq", "sequence", []string{"exec-in:exec"}, []string{"then:0:exec", "then:1:exec"}, nil),
+		mvsGetVar("gn", "n"),
+		mvsCompare("lt3", "<", 3),
+		rsNode("plus", "add", []string{"a:number", "b:number"}, []string{"result:number"},
+			map[string]any{"pinDefaults": map[string]any{"b": int64(1)}}),
+		mvsWhile("W", map[string]any{}),
+		mvsSetVar("inc", "n", nil),
+		mvsSetVar("second", "second", map[string]any{"value": true}),
+	},
+		"start.exec-out>seq.exec-in",
+		"seq.then:0>W.exec-in", "seq.then:1>second.exec-in",
+		"gn.value>lt3.a", "lt3.result>W.condition",
+		"gn.value>plus.a", "plus.result>inc.value",
+		"W.loop>inc.exec-in", "inc.exec-out>W.exec-in",
+	)
+	st := mvsRun(t, flow, map[string]any{"n": int64(0)})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if st.Vars["second"] != true || st.Output["success"] != true {
+		t.Fatalf("vars.second = %#v, output = %s; want the Sequence's then:1 run and success", st.Vars["second"], jsonText(t, st.Output))
+	}
+	if got := jsonText(t, st.Vars["n"]); got != "3.0" {
+		t.Fatalf("vars.n = %s, want 3.0", got)
+	}
+}
+
+// §4.6.2: a finishing scheduler deletes its frame and leaves the stack, so
+// that once every control block is done the run vars hold no frame and an
+// empty stack.
+func TestFinishedSchedulersLeaveNoFramesOrStack(t *testing.T) {
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		rsNode("seq", "sequence", []string{"exec-in:exec"}, []string{"then:0:exec", "then:1:exec"}, nil),
+		rsNode("L", "loop", []string{"exec-in:exec", "items:array"}, []string{"loop:exec", "done:exec", "item:any", "index:number"},
+			map[string]any{"pinDefaults": map[string]any{"items": []any{int64(1), int64(2)}}}),
+		mvsSetVar("body", "last", nil),
+		mvsSetVar("second", "second", map[string]any{"value": true}),
+	},
+		"start.exec-out>seq.exec-in",
+		"seq.then:0>L.exec-in", "seq.then:1>second.exec-in",
+		"L.loop>body.exec-in", "L.item>body.value",
+	)
+	st := mvsRun(t, flow, map[string]any{})
+	if st.Status != durable.RunCompleted || st.Vars["second"] != true {
+		t.Fatalf("status %s (%s), vars.second = %#v", st.Status, st.Error, st.Vars["second"])
+	}
+	c := mvsControl(st)
+	if frames, _ := c["frames"].(map[string]any); len(frames) != 0 {
+		t.Errorf("_temp._control.frames = %s, want {} (finished schedulers delete their frames)", jsonText(t, c["frames"]))
+	}
+	if stack, _ := c["stack"].([]any); len(stack) != 0 {
+		t.Errorf("_temp._control.stack = %s, want []", jsonText(t, c["stack"]))
+	}
+}

@@ -1,6 +1,13 @@
 package visualflow
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/runtime"
+)
 
 // subflowParentFlow is start (pin session_id) → subflow "child" with the
 // given extra input pins, pinDefaults and effectConfig (JSON fragments).
@@ -44,5 +51,78 @@ func TestSubflow_InheritContextConfigNullFallsBack(t *testing.T) {
 		if msgs, _ := ctx["messages"].([]any); len(msgs) != 1 {
 			t.Fatalf("effectConfig {%s}: child vars = %s, want the parent's message inherited", cfg, jsonText(t, cv))
 		}
+	}
+}
+
+// subflowCall runs parent (a flow calling workflow "child") with a
+// start_subworkflow handler that records its payloads and completes.
+func subflowCall(t *testing.T, parent string, vars map[string]any) (map[string]any, *durable.RunState) {
+	t.Helper()
+	var payloads []map[string]any
+	h := runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		payloads = append(payloads, pyjson.CloneObject(req.Effect.Payload))
+		return runtime.Completed(map[string]any{"sub_run_id": "child-1", "output": map[string]any{"success": true}}), nil
+	}}
+	_, st := runFlows(t, []string{parent}, nil, map[durable.EffectType]runtime.Handler{durable.EffectStartSubworkflow: h}, vars)
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if len(payloads) != 1 {
+		t.Fatalf("start_subworkflow payloads = %d, want 1", len(payloads))
+	}
+	return payloads[0], st
+}
+
+// subflowParent is start (pins prompt, session_id) → subflow "child"
+// with the given extra input pins and pinDefaults.
+func subflowParent(inputs, defaults string) string {
+	return `{"id": "parent", "entryNode": "start", "nodes": [
+	  {"id": "start", "type": "on_flow_start", "data": {"outputs": [{"id": "exec-out", "type": "execution"}, {"id": "prompt", "type": "string"}, {"id": "session_id", "type": "string"}]}},
+	  {"id": "sub", "type": "subflow", "data": {"subflowId": "child", "pinDefaults": {` + defaults + `},
+	    "inputs": [{"id": "exec-in", "type": "execution"}` + inputs + `],
+	    "outputs": [{"id": "exec-out", "type": "execution"}, {"id": "output", "type": "any"}]}}
+	],
+	"edges": [{"source": "start", "sourceHandle": "exec-out", "target": "sub", "targetHandle": "exec-in"}]}`
+}
+
+// §5.5: inherit_context is not a forwarded pin, so a subflow whose only
+// declared input is inherit_context passes all of the resolved input
+// (bus keys included) as child vars.
+func TestSubflowWithoutForwardedPinsPassesResolvedInput(t *testing.T) {
+	p, _ := subflowCall(t, subflowParent(`, {"id": "inherit_context", "type": "boolean"}`, `"inherit_context": false`),
+		map[string]any{"prompt": "hi"})
+	vars, _ := p["vars"].(map[string]any)
+	if vars["prompt"] != "hi" {
+		t.Fatalf("child vars = %s, want the resolved input (prompt=hi)", jsonText(t, p["vars"]))
+	}
+	if _, ok := vars["inherit_context"]; ok {
+		t.Fatalf("child vars = %s keep inherit_context", jsonText(t, p["vars"]))
+	}
+}
+
+// §5.5: session_id (and its aliases) chooses the child session and is
+// dropped from the child vars.
+func TestSubflowSessionKeysAreDroppedFromChildVars(t *testing.T) {
+	p, _ := subflowCall(t, subflowParent(``, ``), map[string]any{"prompt": "hi", "session_id": "s-9"})
+	if p["session_id"] != "s-9" {
+		t.Fatalf("payload = %s, want session_id s-9", jsonText(t, p))
+	}
+	vars, _ := p["vars"].(map[string]any)
+	if _, ok := vars["session_id"]; ok || vars["prompt"] != "hi" {
+		t.Fatalf("child vars = %s, want prompt kept and session_id dropped", jsonText(t, p["vars"]))
+	}
+}
+
+// §5.5: inherit_context from the pin (coerced) merges the parent's active
+// context into the child's.
+func TestSubflowInheritContextPinMergesParentContext(t *testing.T) {
+	msg := map[string]any{"role": "user", "content": "earlier"}
+	p, _ := subflowCall(t, subflowParent(`, {"id": "inherit_context", "type": "boolean"}`, `"inherit_context": "true"`),
+		map[string]any{"prompt": "hi", "context": map[string]any{"messages": []any{msg}}})
+	vars, _ := p["vars"].(map[string]any)
+	ctx, _ := vars["context"].(map[string]any)
+	msgs, _ := ctx["messages"].([]any)
+	if len(msgs) != 1 || jsonText(t, msgs[0]) != jsonText(t, msg) {
+		t.Fatalf("child vars = %s, want context.messages = [the parent's message]", jsonText(t, p["vars"]))
 	}
 }

@@ -3,6 +3,7 @@ package visualflow
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -215,5 +216,26 @@ func TestWorkspaceScopeKeptAfterScalarBus(t *testing.T) {
 	if st.Output["content"] == "TOP SECRET" || st.Output["success"] != false {
 		t.Errorf("read_file of %s outside workspace_root %s after a scalar bus: output %s, want a workspace-policy rejection",
 			secret, root, jsonText(t, st.Output))
+	}
+}
+
+// §6.10: a file node's base input gets the run's workspace keys only when
+// not already present: a workspace_root on the bus wins over the var.
+func TestFileNodeKeepsWorkspaceRootFromItsInput(t *testing.T) {
+	varRoot, busRoot := t.TempDir(), t.TempDir()
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		rsNode("code", "code", []string{"exec-in:exec"}, []string{"exec-out:exec", "output:any"},
+			map[string]any{"codeBody": "return {'workspace_root': " + strconv.Quote(busRoot) + "}"}),
+		rsNode("wf", "write_file", []string{"exec-in:exec", "file_path:string", "content:string"}, []string{"exec-out:exec", "file_path:string"},
+			map[string]any{"pinDefaults": map[string]any{"file_path": "f.txt", "content": "x"}}),
+	}, "start.exec-out>code.exec-in", "code.exec-out>wf.exec-in")
+	st := mvsRun(t, flow, map[string]any{"workspace_root": varRoot})
+	if st.Status != durable.RunCompleted || st.Output["success"] != true {
+		t.Fatalf("status %s (%s), output %s", st.Status, st.Error, jsonText(t, st.Output))
+	}
+	if _, err := os.Stat(filepath.Join(busRoot, "f.txt")); err != nil {
+		_, errVar := os.Stat(filepath.Join(varRoot, "f.txt"))
+		t.Fatalf("f.txt not written under the bus's workspace_root (%v); under the var's: %v", err, errVar == nil)
 	}
 }

@@ -91,3 +91,20 @@ func TestTerminalMemactRunOutput(t *testing.T) {
 		t.Errorf("error = %q, want %q", st.Output["error"], want)
 	}
 }
+
+// §4.4: memact_compose writes its record to the bus, so a data-less
+// on_flow_end after it ends the run with that record.
+func TestMemactComposeWritesTheBus(t *testing.T) {
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		rsNode("mc", "memact_compose", []string{"exec-in:exec", "kg_result:object"}, []string{"exec-out:exec", "ok:boolean"}, nil),
+		rsNode("end", "on_flow_end", []string{"exec-in:exec"}, nil, nil),
+	}, "start.exec-out>mc.exec-in", "mc.exec-out>end.exec-in")
+	st := mvsRun(t, flow, map[string]any{})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if st.Output["ok"] != false || st.Output["error"] == nil {
+		t.Fatalf("output = %s, want memact_compose's record (ok:false, error) from the bus", jsonText(t, st.Output))
+	}
+}

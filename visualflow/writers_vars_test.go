@@ -2,6 +2,8 @@ package visualflow
 
 import (
 	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
 )
 
 // Variable names and keys are read with Python's str.strip()
@@ -82,4 +84,42 @@ func TestDottedSetVarDoesNotRewriteEarlierRecord(t *testing.T) {
 		t.Errorf("straight run: got = %s, want {\"hp\": 1} (fnc's record as written)", got)
 	}
 	compareStraightAndRestarted(t, goldenCase{Flow: flow, Vars: newVars()})
+}
+
+// §6.6: set_var with no value defaults it by the declared value pin type;
+// number → 0.
+func TestSetVarAbsentNumberValueIsZero(t *testing.T) {
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		rsNode("w", "set_var", []string{"exec-in:exec", "name:string", "value:number"}, []string{"exec-out:exec"},
+			map[string]any{"pinDefaults": map[string]any{"name": "n"}}),
+	}, "start.exec-out>w.exec-in")
+	st := mvsRun(t, flow, map[string]any{})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	if got := jsonText(t, st.Vars["n"]); got != "0" {
+		t.Fatalf("vars.n = %s, want 0 (number pin zero value)", got)
+	}
+}
+
+// §6.6: add_message with no role appends a message with role "user".
+func TestAddMessageRoleDefaultsToUser(t *testing.T) {
+	flow := rsFlow("f", "start", []map[string]any{
+		mvsStart(),
+		rsNode("am", "add_message", []string{"exec-in:exec", "role:string", "content:string"}, []string{"exec-out:exec", "message:object"},
+			map[string]any{"pinDefaults": map[string]any{"content": "hi"}}),
+	}, "start.exec-out>am.exec-in")
+	st := mvsRun(t, flow, map[string]any{})
+	if st.Status != durable.RunCompleted {
+		t.Fatalf("status %s (%s)", st.Status, st.Error)
+	}
+	ctx, _ := st.Vars["context"].(map[string]any)
+	msgs, _ := ctx["messages"].([]any)
+	if len(msgs) != 1 {
+		t.Fatalf("vars.context = %s, want one message", jsonText(t, st.Vars["context"]))
+	}
+	if m, _ := msgs[0].(map[string]any); m["role"] != "user" || m["content"] != "hi" {
+		t.Fatalf("message = %s, want role user, content hi", jsonText(t, msgs[0]))
+	}
 }

@@ -1,6 +1,7 @@
 package atomicfile_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -165,5 +166,19 @@ func TestGlobReadsTheDirectoryLiterally(t *testing.T) {
 	}
 	if got, err := atomicfile.Glob(filepath.Join(t.TempDir(), "missing"), "*"); err != nil || got != nil {
 		t.Errorf("Glob(missing dir) = %q, %v; want nothing", got, err)
+	}
+}
+
+// Glob takes filepath.Match syntax and, like filepath.Glob, reports a
+// malformed pattern instead of listing nothing.
+func TestGlobReportsABadPattern(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "run_a.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := atomicfile.Glob(dir, "run_[.json")
+	if !errors.Is(err, filepath.ErrBadPattern) {
+		t.Errorf("Glob with a bad pattern = %q, %v; want filepath.ErrBadPattern", got, err)
 	}
 }

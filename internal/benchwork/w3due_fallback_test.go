@@ -66,3 +66,23 @@ func TestW3DueImmediateFallbackIsCountedNotAFailure(t *testing.T) {
 		t.Fatalf("a W3b run that completed at once, which RunW3Due counts in immediate_fallbacks as the README says, fails verification: %v", err)
 	}
 }
+
+// TestW3DuePhasesAddUpToSeconds: the README's W3b "seconds = phase A +
+// phase B (both also reported: phase_a_s, phase_b_s)"; the untimed gap
+// is in neither.
+func TestW3DuePhasesAddUpToSeconds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a W3b wait (250 ms)")
+	}
+	env := memoryEnv(t)
+	out, err := RunW3Due(context.Background(), env, 3, &Stopwatch{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.PhaseA <= 0 || out.PhaseB <= 0 || out.PhaseA+out.PhaseB != out.Elapsed {
+		t.Fatalf("phase A %v + phase B %v != seconds %v", out.PhaseA, out.PhaseB, out.Elapsed)
+	}
+	if out.Elapsed >= DueDelay {
+		t.Fatalf("seconds %v include the untimed %v gap", out.Elapsed, DueDelay)
+	}
+}

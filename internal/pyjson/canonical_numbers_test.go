@@ -43,3 +43,16 @@ func TestTypedFloatCanonicalLikePython(t *testing.T) {
 		t.Errorf("got %s (err %v), Python writes %s", got, err, want)
 	}
 }
+
+// repr(float) pads a one-digit exponent to two digits whatever its value:
+// 1e-09, not 1e-9 (canonical text, hash chain).
+func TestFormatFloatPadsEverySingleDigitExponent(t *testing.T) {
+	t.Parallel()
+	for f, want := range map[float64]string{
+		1e-9: "1e-09", 2.5e-9: "2.5e-09", 1e-6: "1e-06", 1e-10: "1e-10", 1e+300: "1e+300",
+	} {
+		if got := FormatFloat(f); got != want {
+			t.Errorf("FormatFloat(%v) = %q; want %q (Python repr)", f, got, want)
+		}
+	}
+}

@@ -70,3 +70,23 @@ func TestMaxDepthIsPythonReadable(t *testing.T) {
 		}
 	}
 }
+
+// The decoder reads a document nested past the encoder's MaxDepth (one
+// another writer nested deeper still loads) and refuses one nested one
+// level past its own limit (TestEncoderDecoderDepthAgree checks that all
+// the encoder writes reads back).
+func TestDecodeRefusesOneLevelPastDecodeLimit(t *testing.T) {
+	t.Parallel()
+	doc := func(arrays int) []byte {
+		return []byte(strings.Repeat("[", arrays) + "1" + strings.Repeat("]", arrays))
+	}
+	if _, err := Decode(doc(MaxDepth + 1)); err != nil {
+		t.Fatalf("Decode with the scalar at MaxDepth+1: %v", err)
+	}
+	if _, err := Decode(doc(maxDecodeDepth)); err != nil {
+		t.Fatalf("Decode with the scalar at maxDecodeDepth: %v", err)
+	}
+	if _, err := Decode(doc(maxDecodeDepth + 1)); err == nil || !strings.Contains(err.Error(), "nesting too deep") {
+		t.Errorf("Decode with the scalar at maxDecodeDepth+1 = %v; want nesting too deep", err)
+	}
+}

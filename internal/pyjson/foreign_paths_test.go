@@ -151,3 +151,21 @@ func TestValueWithNoJSONFormIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Check names the path of the offending value: a bad member of an object
+// whose other members are fine is reported at root.key, whatever the order
+// the members are visited in (map order varies from call to call).
+func TestCheckNamesTheBadMemberAmongGoodOnes(t *testing.T) {
+	t.Parallel()
+	m := map[string]any{"bad": map[string]any{"x": nanValue()}}
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"} {
+		m[k] = map[string]any{"ok": int64(1)}
+	}
+	for range 30 {
+		err := Check(m, "vars")
+		var je *Error
+		if !errors.As(err, &je) || je.Path != "vars.bad.x" {
+			t.Fatalf("Check = %v; want the path vars.bad.x", err)
+		}
+	}
+}

@@ -142,3 +142,60 @@ func TestPointerMarshalerIsHonoured(t *testing.T) {
 		t.Errorf("Marshal = %s, %v; want {\"n\": 5, \"none\": null}", b, err)
 	}
 }
+
+type namedMap map[string]any
+
+type namedSlice []any
+
+// Check and the encoder report a cycle (not a nesting error MaxDepth levels
+// later) for a value that contains itself through a named map or slice
+// type, which the encoder reads member by member.
+func TestCycleThroughNamedTypesIsReported(t *testing.T) {
+	t.Parallel()
+	m := namedMap{"a": int64(1)}
+	m["self"] = m
+	s := namedSlice{int64(1), nil}
+	s[1] = s
+	for name, v := range map[string]any{"map": m, "slice": s} {
+		err := Check(v, "v")
+		if err == nil || !strings.Contains(err.Error(), "cycle") {
+			t.Errorf("Check(%s containing itself) = %v; want a cycle error", name, err)
+		}
+		if _, err := Marshal(v, Line); err == nil || !strings.Contains(err.Error(), "cycle") {
+			t.Errorf("Marshal(%s containing itself) = %v; want a cycle error", name, err)
+		}
+	}
+}
+
+// Typed slices are read element by element "so a float stays a float",
+// also behind a pointer (encoding/json would write 1.0 as 1).
+func TestPointerToTypedValuesKeepsFloats(t *testing.T) {
+	t.Parallel()
+	fs := []float64{1, 2.5}
+	f := 3.0
+	for v, want := range map[any]string{
+		&fs: `[1.0, 2.5]`,
+		&f:  `3.0`,
+	} {
+		b, err := Marshal(v, Line)
+		if err != nil || string(b) != want {
+			t.Errorf("Marshal(%T) = %s, %v; want %s", v, b, err, want)
+		}
+	}
+}
+
+// A nil pointer is written as null, as encoding/json (which the package
+// doc defers to for other Go values) writes it, not as an object.
+func TestNilPointerIsNull(t *testing.T) {
+	t.Parallel()
+	type rec struct{ A int }
+	for _, v := range []any{(*int)(nil), (*rec)(nil), (*map[string]any)(nil)} {
+		b, err := Marshal(map[string]any{"p": v}, Line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != `{"p": null}` {
+			t.Errorf("Marshal of a nil %T = %s; want {\"p\": null}", v, b)
+		}
+	}
+}

@@ -192,3 +192,21 @@ func TestTypedContainersKeepFloats(t *testing.T) {
 		t.Errorf("Line = %s, %v\nwant %s", got, err, want)
 	}
 }
+
+// Ordered is "written in the given order, or sorted when the style sorts
+// keys": the canonical text (the hash chain hashes a record's ordered
+// object) has its keys sorted, nested ones included.
+func TestCanonicalSortsOrderedMembers(t *testing.T) {
+	t.Parallel()
+	v := Ordered{{Key: "run_id", Value: "r"}, {Key: "effect", Value: Ordered{{Key: "type", Value: "x"}, {Key: "payload", Value: map[string]any{}}}}, {Key: "attempt", Value: 1}}
+	b, err := Marshal(v, Canonical)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"attempt":1,"effect":{"payload":{},"type":"x"},"run_id":"r"}`; string(b) != want {
+		t.Errorf("Canonical of Ordered = %s; want %s", b, want)
+	}
+	if b, _ := Marshal(v, Line); string(b) != `{"run_id": "r", "effect": {"type": "x", "payload": {}}, "attempt": 1}` {
+		t.Errorf("Line of Ordered = %s; want the given order", b)
+	}
+}

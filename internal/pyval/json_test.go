@@ -131,3 +131,23 @@ func TestFormatString(t *testing.T) {
 		}
 	}
 }
+
+// Guards json.dumps' short escapes for control characters: \b and \f, and
+// \u00XX for the others.
+func TestDumpsControlCharacterEscapes(t *testing.T) {
+	t.Parallel()
+	got, err := Dumps("\b\f\x01\x1f", Spaced)
+	if want := `"\b\f\u0001\u001f"`; err != nil || got != want {
+		t.Errorf("Dumps = %s, %v; want %s", got, err, want)
+	}
+}
+
+// Guards the default item separator when pretty-printing: "," for any
+// Indent > 0 (json.dumps(..., indent=1)), so lines carry no trailing space.
+func TestDumpsIndentOneUsesCommaItemSeparator(t *testing.T) {
+	t.Parallel()
+	got, err := Dumps([]any{int64(1), map[string]any{"a": int64(2)}}, DumpOptions{Indent: 1})
+	if want := "[\n 1,\n {\n  \"a\": 2\n }\n]"; err != nil || got != want {
+		t.Errorf("Dumps(indent=1) = %q, %v; want %q", got, err, want)
+	}
+}

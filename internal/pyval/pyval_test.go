@@ -357,3 +357,15 @@ func TestBigIntegersKeepTheirDigits(t *testing.T) {
 		}
 	}
 }
+
+// Guards DeepCopy of nil containers: a copy of a nil list or map is nil
+// too (json.Marshal writes null, not [] or {}).
+func TestDeepCopyKeepsNilContainersNil(t *testing.T) {
+	t.Parallel()
+	if got := DeepCopy([]any(nil)).([]any); got != nil {
+		t.Errorf("DeepCopy(nil list) = %#v, want nil", got)
+	}
+	if got := DeepCopy(map[string]any(nil)).(map[string]any); got != nil {
+		t.Errorf("DeepCopy(nil map) = %#v, want nil", got)
+	}
+}

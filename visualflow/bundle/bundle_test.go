@@ -184,6 +184,15 @@ func TestNamespace(t *testing.T) {
 	}
 }
 
+// SplitWorkflowID: an id whose bundle part is empty is not namespaced.
+func TestSplitWorkflowIDRefusesEmptyBundleID(t *testing.T) {
+	for _, id := range []string{"@1.0:flow", "@:flow"} {
+		if b, v, f, ok := SplitWorkflowID(id); ok {
+			t.Errorf("SplitWorkflowID(%q) = %q, %q, %q, true; want ok=false", id, b, v, f)
+		}
+	}
+}
+
 func TestPack(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -150,3 +150,12 @@ func mustJSONNoT(v any) string {
 	}
 	return string(b)
 }
+
+// manifestWith returns fixtureManifest(o) with the given keys replaced.
+func manifestWith(o fixtureOptions, set map[string]any) map[string]any {
+	m := fixtureManifest(o)
+	for k, v := range set {
+		m[k] = v
+	}
+	return m
+}

@@ -140,3 +140,34 @@ func TestParseManifest_StripsAsPython(t *testing.T) {
 		t.Fatalf("manifest = %+v, want the ids stripped of U+001C–U+001F", m)
 	}
 }
+
+// A null snake_case key does not hide its camelCase alias: pickOK takes
+// "the first alias present with a non-null value".
+func TestManifestNullSnakeCaseKeyFallsBackToCamelCaseAlias(t *testing.T) {
+	m := manifestWith(fixtureOptions{ID: "x"}, map[string]any{
+		"bundle_id": nil, "bundleId": "camel",
+		"bundle_version": nil, "bundleVersion": "2.0.0",
+	})
+	got, err := ParseManifest([]byte(mustJSON(t, m)))
+	if err != nil {
+		t.Fatalf("ParseManifest: %v", err)
+	}
+	if got.BundleID != "camel" || got.BundleVersion != "2.0.0" {
+		t.Fatalf("bundle_id, bundle_version = %q, %q; want the camelCase aliases camel, 2.0.0", got.BundleID, got.BundleVersion)
+	}
+}
+
+// §7.2: an entrypoint description is a string (default ""); another type
+// makes the manifest invalid.
+func TestManifestEntrypointDescriptionMustBeString(t *testing.T) {
+	m := fixtureManifest(fixtureOptions{ID: "x"})
+	m["entrypoints"] = []any{map[string]any{"flow_id": "main", "description": 5}}
+	if _, err := ParseManifest([]byte(mustJSON(t, m))); err == nil || !strings.Contains(err.Error(), "description must be a string") {
+		t.Fatalf("ParseManifest with a numeric description: err = %v", err)
+	}
+	m["entrypoints"] = []any{map[string]any{"flow_id": "main", "description": nil}}
+	got, err := ParseManifest([]byte(mustJSON(t, m)))
+	if err != nil || got.Entrypoints[0].Description != "" {
+		t.Fatalf("null description: %+v, %v; want \"\"", got.Entrypoints, err)
+	}
+}

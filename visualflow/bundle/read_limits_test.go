@@ -139,3 +139,97 @@ func TestManifestThatIsNotUTF8IsRefused(t *testing.T) {
 		t.Fatalf("manifest with invalid UTF-8 accepted; bundle id read as %q", b.Manifest.BundleID)
 	}
 }
+
+// deflateZeros returns a raw deflate stream of n zero bytes (n = k MiB +
+// r, r < 1 MiB), built from self-contained blocks so it is cheap.
+func deflateZeros(t *testing.T, mib, extra int) ([]byte, uint32) {
+	t.Helper()
+	block := func(data []byte) []byte {
+		var b bytes.Buffer
+		fw, err := flate.NewWriter(&b, flate.BestSpeed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.Write(data)
+		fw.Flush()
+		return b.Bytes()
+	}
+	chunk := make([]byte, 1<<20)
+	one := block(chunk)
+	var comp bytes.Buffer
+	var crc uint32
+	for range mib {
+		comp.Write(one)
+		crc = crc32.Update(crc, crc32.IEEETable, chunk)
+	}
+	if extra > 0 {
+		comp.Write(block(make([]byte, extra)))
+		crc = crc32.Update(crc, crc32.IEEETable, make([]byte, extra))
+	}
+	comp.Write([]byte{0x03, 0x00}) // the final, empty block
+	return comp.Bytes(), crc
+}
+
+// An entry one byte over maxEntrySize (64 MiB) is refused, not read
+// truncated or accepted.
+func TestReadRefusesEntryOneByteOverEntryLimit(t *testing.T) {
+	comp, crc := deflateZeros(t, maxEntrySize>>20, 1)
+	m := fixtureManifest(fixtureOptions{ID: "big"})
+	m["assets"] = map[string]any{"blob": "assets/blob.bin"}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, data := range map[string]string{"manifest.json": mustJSON(t, m), "flows/main.json": mustJSON(t, leafFlow("main"))} {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(data))
+	}
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "assets/blob.bin", Method: zip.Deflate,
+		CRC32: crc, CompressedSize64: uint64(len(comp)), UncompressedSize64: maxEntrySize + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(comp)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadBytes(buf.Bytes(), "big.flow")
+	if err == nil || !strings.Contains(err.Error(), "file larger than") {
+		n := -1
+		if b != nil {
+			n = len(b.Assets["blob"])
+		}
+		t.Fatalf("an asset of maxEntrySize+1 bytes: err = %v (asset of %d bytes); want it refused", err, n)
+	}
+}
+
+// An entry declaring an absurd size (past int64) is refused as too large
+// from its declared size, before anything is inflated: the size must not
+// wrap to a negative count that lets the bundle through the budget.
+func TestReadRefusesEntryDeclaringSizePastInt64(t *testing.T) {
+	m := fixtureManifest(fixtureOptions{ID: "liar"})
+	m["assets"] = map[string]any{"blob": "assets/blob.bin"}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, data := range map[string]string{"manifest.json": mustJSON(t, m), "flows/main.json": mustJSON(t, leafFlow("main"))} {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(data))
+	}
+	payload := []byte("tiny")
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "assets/blob.bin", Method: zip.Store,
+		CRC32: crc32.ChecksumIEEE(payload), CompressedSize64: uint64(len(payload)), UncompressedSize64: 1<<63 + 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(payload)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadBytes(buf.Bytes(), "liar.flow"); err == nil || !strings.Contains(err.Error(), "larger than 256 MiB in all") {
+		t.Fatalf("an entry declaring 2^63+7 bytes: err = %v; want it refused as too large", err)
+	}
+}

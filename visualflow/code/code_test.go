@@ -78,3 +78,22 @@ func TestBuildBodyAndEval(t *testing.T) {
 		t.Fatalf("eval = %v, %v", v, err)
 	}
 }
+
+// evalOK evaluates expr with names bound and fails the test on error.
+func evalOK(t *testing.T, expr string, names map[string]any) any {
+	t.Helper()
+	v, _, err := Eval(context.Background(), expr, names, Limits{})
+	if err != nil {
+		t.Fatalf("Eval(%q): %v", expr, err)
+	}
+	return v
+}
+
+func runSource(t *testing.T, src string, input map[string]any) any {
+	t.Helper()
+	got, _, err := Run(context.Background(), src, "f", input, Limits{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return got
+}

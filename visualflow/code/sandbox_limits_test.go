@@ -212,3 +212,45 @@ func TestGarbageDoesNotCountAgainstMemoryLimit(t *testing.T) {
 		t.Fatalf("got %#v", got)
 	}
 }
+
+// Guards Limits.MaxMemory = -1, which disables the memory watchdog: a run
+// whose heap grows is not cancelled for it.
+func TestNegativeMaxMemoryDisablesWatchdog(t *testing.T) {
+	t.Parallel()
+	src := "def transform(_input):\n    x = []\n    for i in range(300000):\n        x.append('abcdefghij' * 4)\n    return len(x)"
+	got, _, err := Run(context.Background(), src, "transform", map[string]any{}, Limits{MaxMemory: -1, Timeout: 30 * time.Second})
+	if err != nil || got != int64(300000) {
+		t.Fatalf("got %v, %v; want 300000", got, err)
+	}
+}
+
+// Guards cancellation through the context: a cancelled context stops a
+// running program with a limit error well before its timeout.
+func TestContextCancellationStopsRun(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err := Run(ctx, "def transform(_input):\n    while True:\n        pass", "transform", map[string]any{},
+		Limits{Timeout: 10 * time.Second, MaxSteps: 1 << 62})
+	if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "context cancelled") {
+		t.Fatalf("err = %v, want a limit error for the cancelled context", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("cancellation took %s", d)
+	}
+}
+
+// Guards the default step budget of 10,000,000 (Limits doc comment): a
+// runaway loop under zero Limits stops on steps, well before the timeout.
+func TestDefaultStepBudgetIsTenMillion(t *testing.T) {
+	t.Parallel()
+	_, st, err := Run(context.Background(), "def transform(_input):\n    while True:\n        pass", "transform", map[string]any{},
+		Limits{Timeout: 20 * time.Second})
+	if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "exceeded 10000000 execution steps") {
+		t.Fatalf("err = %v, want the 10,000,000 step limit", err)
+	}
+	if st.Steps < 10_000_000 || st.Steps > 10_100_000 {
+		t.Fatalf("steps = %d", st.Steps)
+	}
+}
