@@ -132,8 +132,11 @@ type EffectPolicy interface {
 type RetryPolicy struct {
 	DefaultAttempts int                        // 0 means 1
 	Attempts        map[durable.EffectType]int // per effect type overrides
-	Base            time.Duration              // 0 means 1s
-	Max             time.Duration              // 0 means 60s
+	// Base is the first wait between attempts, doubled after each: 0
+	// means 1s; negative means no wait (Python's backoff_base=0.0, which a
+	// zero here cannot say since it means the default).
+	Base time.Duration
+	Max  time.Duration // the longest wait; 0 means 60s
 }
 
 // NoRetry executes every effect once.
@@ -159,7 +162,10 @@ func (p RetryPolicy) MaxAttempts(e *durable.Effect) int {
 // Backoff implements EffectPolicy.
 func (p RetryPolicy) Backoff(e *durable.Effect, attempt int) time.Duration {
 	base, maxD := p.Base, p.Max
-	if base <= 0 {
+	if base < 0 {
+		return 0
+	}
+	if base == 0 {
 		base = time.Second
 	}
 	if maxD <= 0 {
