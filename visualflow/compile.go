@@ -157,7 +157,9 @@ type compiler struct {
 }
 
 // Compile turns one VisualFlow document into a runtime workflow (§3).
-// Errors are *CompileError values naming the flow, node and pin.
+// flow is the decoded JSON object; bundle.DecodeFlow decodes text as the
+// bundle reader does, numbers kept as json.Number. Errors are
+// *CompileError values naming the flow, node and pin.
 func Compile(flow map[string]any, opts CompileOptions) (*runtime.Workflow, error) {
 	g, err := compileGraph(flow, opts)
 	if err != nil {
