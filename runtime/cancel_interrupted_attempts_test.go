@@ -122,7 +122,7 @@ func TestCancelThatGivesUpStillEndsTheRunItInterrupted(t *testing.T) {
 	}
 	events := 0
 	for _, r := range recs {
-		if r.IdempotencyKey == terminalKey(durable.RunCancelled) {
+		if r.IdempotencyKey == TerminalStatusKey(durable.RunCancelled) {
 			events++
 		}
 	}

@@ -99,7 +99,7 @@ func TestFailedCommitIsNotRetriedInTheSameTick(t *testing.T) {
 	}
 	terminal, steps := 0, map[string]int{}
 	for _, r := range recs {
-		if r.IdempotencyKey == terminalKey(durable.RunCompleted) {
+		if r.IdempotencyKey == TerminalStatusKey(durable.RunCompleted) {
 			terminal++
 		}
 		steps[r.StepID]++
@@ -125,7 +125,7 @@ func TestFailedCommitIsNotRetriedInTheSameTick(t *testing.T) {
 	}
 	terminal = 0
 	for _, r := range recs {
-		if r.IdempotencyKey == terminalKey(durable.RunCompleted) {
+		if r.IdempotencyKey == TerminalStatusKey(durable.RunCompleted) {
 			terminal++
 		}
 	}

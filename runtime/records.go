@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"strings"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
@@ -32,6 +33,28 @@ func (s *session) completionRecord(nodeID string, output map[string]any) *durabl
 	return rec
 }
 
+// StatusEventName is the event name of the record the kernel appends when
+// a run ends: an emit_event record (scope session, payload {"text":
+// <status>}) with the idempotency key TerminalStatusKey(status), as
+// Python's runtime writes it. It is the ledger's last record of the run.
+const StatusEventName = "abstract.status"
+
+// TerminalStatusKey is the idempotency key of the terminal status record
+// of a run that ended with status.
+func TerminalStatusKey(status durable.RunStatus) string {
+	return terminalKeyPrefix + string(status)
+}
+
+const terminalKeyPrefix = "system:terminal_status:"
+
+// IsTerminalStatusRecord reports whether rec is the record the kernel
+// appends when a run ends (StatusEventName), not an event a workflow
+// emitted.
+func IsTerminalStatusRecord(rec *durable.StepRecord) bool {
+	return rec != nil && rec.Effect != nil && rec.Effect.Type == durable.EffectEmitEvent &&
+		strings.HasPrefix(rec.IdempotencyKey, terminalKeyPrefix) && rec.Effect.Payload["name"] == StatusEventName
+}
+
 // statusEvent is the terminal abstract.status event record.
 func (s *session) statusEvent(status durable.RunStatus) *durable.StepRecord {
 	rec := s.baseRecord(s.run.CurrentNode, durable.StepCompleted)
@@ -55,17 +78,13 @@ var statusEvents = func() map[durable.RunStatus]statusEventParts {
 	for _, st := range durable.RunStatuses() {
 		text := string(st)
 		out[st] = statusEventParts{
-			payload: map[string]any{"name": "abstract.status", "scope": "session", "payload": map[string]any{"text": text}},
-			result:  map[string]any{"emitted": true, "name": "abstract.status", "payload": map[string]any{"text": text}},
-			key:     terminalKey(st),
+			payload: map[string]any{"name": StatusEventName, "scope": "session", "payload": map[string]any{"text": text}},
+			result:  map[string]any{"emitted": true, "name": StatusEventName, "payload": map[string]any{"text": text}},
+			key:     TerminalStatusKey(st),
 		}
 	}
 	return out
 }()
-
-func terminalKey(status durable.RunStatus) string {
-	return "system:terminal_status:" + string(status)
-}
 
 // failureRecord records a node error (effect null), which the Python code
 // raised to the caller instead of recording.

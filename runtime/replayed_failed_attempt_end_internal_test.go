@@ -60,7 +60,7 @@ func TestReplayedFailedAttemptKeepsItsEnd(t *testing.T) {
 			ks := &killedCommitStore{Wrapper: store.Wrapper{Store: memory.New()}}
 			ks.killOn = func(p *store.CommitParams) bool {
 				for _, r := range p.Records {
-					if r.IdempotencyKey == terminalKey(durable.RunFailed) {
+					if r.IdempotencyKey == TerminalStatusKey(durable.RunFailed) {
 						return true
 					}
 				}

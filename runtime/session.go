@@ -329,7 +329,7 @@ func (s *session) finish(ctx context.Context, status durable.RunStatus, errMsg s
 	}
 	s.pending = append(s.pending, s.statusEvent(status))
 	if !s.r.atomic {
-		prior, err := s.r.findCompleted(ctx, s.run.RunID, terminalKey(status))
+		prior, err := s.r.findCompleted(ctx, s.run.RunID, TerminalStatusKey(status))
 		if err != nil {
 			// Not knowing whether the terminal records are there, commit
 			// nothing (as after a failed commit): the next tick starts

@@ -6,6 +6,7 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/runtime"
 )
 
 // Verified is what the untimed check of a workload's runs found.
@@ -165,8 +166,7 @@ func checkLedger(recs []*durable.StepRecord) error {
 		}
 	}
 	last := recs[len(recs)-1]
-	if last.Effect == nil || last.Effect.Type != durable.EffectEmitEvent ||
-		last.Effect.Payload["name"] != "abstract.status" || last.IdempotencyKey != "system:terminal_status:completed" {
+	if !runtime.IsTerminalStatusRecord(last) || last.IdempotencyKey != runtime.TerminalStatusKey(durable.RunCompleted) {
 		return fmt.Errorf("last record is not the terminal status event: node %s status %s", last.NodeID, last.Status)
 	}
 	return nil
