@@ -41,7 +41,9 @@ type Config struct {
 	RecoverInterval time.Duration
 	// Logger receives operational logs; discarded when nil.
 	Logger *slog.Logger
-	// OnRunResumed, when set, is called with the state after each tick.
+	// OnRunResumed (Python's on_run_resumed), when set, is called with the
+	// state after each tick the scheduler makes: a released wait or a
+	// recovered run, whatever status the tick ended in.
 	OnRunResumed func(*durable.RunState)
 	// OnRunFailed, when set, is called when ticking a run fails.
 	OnRunFailed func(runID string, err error)

@@ -7,6 +7,8 @@
 //	<dir>/commands.jsonl             one CommandRecord per line, including seq
 //	<dir>/commands_cursor.json       {"cursor": n, "updated_at": iso} of store.DefaultConsumer
 //	<dir>/commands_cursor_<c>.json   the cursor of any other consumer c
+//	<dir>/.abstractgateway-store.lock, <dir>/gateway_runner.lock
+//	                                 locked while a store is open (below); the files stay
 //
 // Durability. A new run file is written to run_<id>.json.<32 hex>.tmp in
 // the same directory, fsynced, renamed to the target and the directory is
