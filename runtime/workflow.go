@@ -21,6 +21,11 @@ import (
 // completion was durable is not executed again, and one interrupted
 // mid-attempt is called again with the same idempotency key (at least
 // once).
+//
+// Values in vars are JSON values: a number a node stored as an int may
+// read back as a json.Number or float64 once the run was stored or
+// resumed (an effect result, a child's vars, another process), so read
+// numbers with AsInt or AsFloat rather than a type assertion.
 type NodeFunc func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error)
 
 // StepPlan is what a node returns for one step.
