@@ -20,8 +20,8 @@ import (
 //
 // Selection:
 //   - span_id / span_ids: explicit artifact ids or 1-based indices into the
-//     owner's memory_spans in stored order (indices refused for scope
-//     "all"); no other filter applies.
+//     owner's non-evidence spans newest first, as Python counts them
+//     (indices refused for scope "all"); no other filter applies.
 //   - otherwise, per owner, spans newest first (created_at descending)
 //     filtered by since/until (closed-interval intersection with
 //     [from_timestamp, to_timestamp]; spans without both are excluded),

@@ -23,7 +23,23 @@
 // vars_query, memory_note, memory_query, memory_tag, memory_rehydrate and
 // memory_compact (which summarises through the llm_call handler); the
 // other effect types (llm_call, tool_calls, memory_kg_* …) need a handler
-// in Config.Handlers.
+// in Config.Handlers. The payload keys each handler reads and the result
+// it writes, or the wait it enters and what its resume writes, are
+// documented on the durable.Effect* constants (durable.EffectAskUser …).
+//
+// An effect whose plan has no NextNode completes the run with
+// {"success": true, "result": <result>}. A wait with no resume target
+// (no payload resume_to_node, no NextNode) completes the run when it is
+// resumed, with {"success": true, "result": <what the resume wrote at the
+// result key, or the payload when there is none>}; a released wait_until
+// is the exception: its node runs again. When a run ends (completed,
+// failed or cancelled) the kernel appends, in the commit that ends it, a
+// last ledger record: an emit_event record with payload {"name":
+// "abstract.status", "scope": "session", "payload": {"text": <status>}},
+// result {"emitted": true, "name": "abstract.status", "payload": {"text":
+// <status>}} and idempotency key system:terminal_status:<status>
+// (StatusEventName, TerminalStatusKey, IsTerminalStatusRecord). It is a
+// record only: no waiting run is resumed by it.
 //
 // # Durability
 //

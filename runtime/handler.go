@@ -49,8 +49,13 @@ type EffectRequest struct {
 	DefaultNext    string
 	IdempotencyKey string
 	StepID         string
-	Attempt        int
-	Runtime        *Runtime
+	// Attempt is the 1-based number of this attempt of the effect under
+	// the runtime's EffectPolicy: 1, then 2, … for each retry of a failed
+	// attempt. It counts from 1 again when the run is replayed after a
+	// crash or an interruption. A RerunOnReplay call (ReplayedResult set)
+	// gets the attempt of the completed record it replays.
+	Attempt int
+	Runtime *Runtime
 	// ReplayedResult is set only when a RerunOnReplay handler is called
 	// again for a completed record a replay reuses: the result that record
 	// holds. A record Python wrote was made under its own key, not
