@@ -158,6 +158,13 @@ func RecordHash(r *durable.StepRecord) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// ChainError.Type values, as Python's report spells them.
+const (
+	PrevHashMismatch   = "prev_hash_mismatch"   // prev_hash is not the previous record's record_hash
+	MissingRecordHash  = "missing_record_hash"  // a record without record_hash
+	RecordHashMismatch = "record_hash_mismatch" // record_hash is not the hash of the record
+)
+
 // ChainError is one problem found by VerifyLedgerChain. Its JSON has the
 // keys of its type, as Python's report has them, with null for "":
 // {index, type, expected_prev_hash, actual_prev_hash} for a
@@ -167,7 +174,7 @@ func RecordHash(r *durable.StepRecord) (string, error) {
 // record (written as "").
 type ChainError struct {
 	Index           int    `json:"index"`
-	Type            string `json:"type"` // prev_hash_mismatch | missing_record_hash | record_hash_mismatch
+	Type            string `json:"type"` // PrevHashMismatch, MissingRecordHash or RecordHashMismatch
 	ExpectedPrev    string `json:"expected_prev_hash,omitempty"`
 	ActualPrev      string `json:"actual_prev_hash,omitempty"`
 	ActualPrevEmpty bool   `json:"-"`
@@ -184,7 +191,7 @@ func (e ChainError) MarshalJSON() ([]byte, error) {
 		return &s
 	}
 	switch e.Type {
-	case "prev_hash_mismatch":
+	case PrevHashMismatch:
 		actual := null(e.ActualPrev)
 		if e.ActualPrev == "" && e.ActualPrevEmpty {
 			actual = &e.ActualPrev
@@ -195,7 +202,7 @@ func (e ChainError) MarshalJSON() ([]byte, error) {
 			ExpectedPrev *string `json:"expected_prev_hash"`
 			ActualPrev   *string `json:"actual_prev_hash"`
 		}{e.Index, e.Type, null(e.ExpectedPrev), actual})
-	case "record_hash_mismatch":
+	case RecordHashMismatch:
 		return json.Marshal(struct {
 			Index    int     `json:"index"`
 			Type     string  `json:"type"`
@@ -234,15 +241,15 @@ func VerifyLedgerChain(records []*durable.StepRecord) Report {
 		// expected is null or a record_hash, never "": a prev_hash stored
 		// as "" is a broken link, as in Python.
 		if empty := r.PrevHashEmptyNotNull(); r.PrevHash != expected || empty {
-			add(ChainError{Index: i, Type: "prev_hash_mismatch", ExpectedPrev: expected, ActualPrev: r.PrevHash, ActualPrevEmpty: empty})
+			add(ChainError{Index: i, Type: PrevHashMismatch, ExpectedPrev: expected, ActualPrev: r.PrevHash, ActualPrevEmpty: empty})
 		}
 		if r.RecordHash == "" {
-			add(ChainError{Index: i, Type: "missing_record_hash"})
+			add(ChainError{Index: i, Type: MissingRecordHash})
 			break
 		}
 		computed, err := RecordHash(r)
 		if err != nil || computed != r.RecordHash {
-			add(ChainError{Index: i, Type: "record_hash_mismatch", Stored: r.RecordHash, Computed: computed})
+			add(ChainError{Index: i, Type: RecordHashMismatch, Stored: r.RecordHash, Computed: computed})
 		}
 		expected = r.RecordHash
 		walked = r.RecordHash
