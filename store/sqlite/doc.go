@@ -33,10 +33,12 @@
 //
 // In WAL mode a commit costs roughly one page write per b-tree it
 // touches, so migration 004 trims what every commit maintains: ledger
-// seqs come from the primary key instead of ledger_heads (Python
-// back-fills ledger_heads from MAX(seq) when it opens a database; a
-// shared store, beside which a Python process may be open, keeps it
-// current), the
+// seqs come from the primary key instead of ledger_heads (the store
+// raises the heads from MAX(seq) when it opens and when it closes the
+// file, since Python 0.4.28 numbers and counts records by them and does
+// not rebuild them, so a file this store was killed on must be opened by
+// it once before Python 0.4.28 appends to it; a shared store, beside
+// which a Python process may be open, keeps them current), the
 // index duplicating the ledger's primary key and two runs indexes no
 // query of this store uses are dropped, and the parent index only holds
 // child runs. A 10-node chain run (start + completion) went from 18.4 to

@@ -293,8 +293,10 @@ func decodedRuns(ctx context.Context, tx dbtx, query string) ([]*durable.RunStat
 }
 
 // backfillLedgerHeads raises every ledger head to the highest seq of its
-// run, as the Python store does on every open, so that a database whose
-// ledger was written without heads keeps allocating increasing seqs.
+// run, as Python releases after 0.4.28 do on every open, so that a
+// database whose ledger was written without heads keeps allocating
+// increasing seqs. Python 0.4.28 does not, so an owning store runs it at
+// Close too.
 // indexPythonRows gives the rows migration 013's triggers listed (Python
 // wrote them with NaN or Infinity, which the writer's SQLite could not
 // read) their wait_key or completed_key, as 011 did for older rows, and

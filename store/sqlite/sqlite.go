@@ -396,6 +396,16 @@ func (s *Store) Close() error {
 				s.log.Warn("bringing run lists up to date at close failed", "error", err)
 			}
 		}
+		if !s.shared && s.wconn != nil {
+			// An owning store leaves ledger_heads behind (doc.go, "Pages
+			// per commit"), but Python 0.4.28 numbers the records it
+			// appends from them and counts a run's records by them, and
+			// does not rebuild them when it opens the file: after a clean
+			// close the file is Python's to use as is.
+			if err := s.backfillLedgerHeads(context.Background()); err != nil {
+				s.log.Warn("bringing ledger heads up to date at close failed", "error", err)
+			}
+		}
 		s.closed = true
 		s.closeErr = errors.Join(redoErr, s.closeAll())
 		<-s.wsem

@@ -99,8 +99,9 @@ func (w *writerStmts) statements() []writerStmt {
 		{&w.runVersion, "runVersion", `SELECT version FROM runs WHERE run_id = ?`},
 		{&w.runDelete, "runDelete", `DELETE FROM runs WHERE run_id = ?`},
 		// Seqs come from the primary key (run_id, seq), not from ledger_heads:
-		// keeping the head row current cost two extra pages per commit. Python
-		// back-fills ledger_heads from MAX(seq) whenever it opens a database.
+		// keeping the head row current cost two extra pages per commit. An
+		// owning store raises the heads when it opens and closes the file
+		// (backfillLedgerHeads), as Python 0.4.28 trusts them.
 		{&w.lastSeq, "lastSeq", `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`},
 		{&w.ledgerInsert, "ledgerInsert", `INSERT INTO ledger (run_id, seq, record_json, completed_key) VALUES (?, ?, ?, ?)`},
 		{&w.ledgerDelete, "ledgerDelete", `DELETE FROM ledger WHERE run_id = ?`},
