@@ -713,28 +713,6 @@ func payloadInt(v any, def int64) int64 {
 	return def
 }
 
-// strictInt reads an integer (a number, truncated, or a numeric string)
-// without payloadInt's falsy-means-default rule: 0 stays 0.
-func strictInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case bool:
-		return 0, false
-	case string:
-		n, err := strconv.ParseInt(pyval.Strip(x), 10, 64)
-		return n, err == nil
-	}
-	if f, ok := AsFloat(v); ok {
-		if n, exact := AsInt(v); exact {
-			return n, true
-		}
-		if f != f {
-			return 0, false
-		}
-		return pyval.SaturatedInt(f), true
-	}
-	return 0, false
-}
-
 // memoryEnvelope is the tool-style envelope of the memory effects: the
 // one result has a "meta" member (null when meta is nil).
 func memoryEnvelope(callID, name string, success bool, output any, errMsg string, meta map[string]any) map[string]any {

@@ -61,10 +61,12 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	// Python: str(x or default).strip() or default.
 	placement := cmp.Or(pyval.Strip(pyStrOr(p["placement"], "after_summary")), "after_summary")
 	dedupBy := cmp.Or(pyval.Strip(pyStrOr(p["dedup_by"], "message_id")), "message_id")
-	// -1 means no cap.
+	// -1 means no cap. Python reads the cap with int(): a bool is 0 or
+	// 1, a string in int()'s syntax is its number; what int() refuses
+	// (or a negative cap) leaves the messages uncapped.
 	maxMessages := int64(-1)
 	if v := p["max_messages"]; v != nil {
-		if n, ok := strictInt(v); ok && n >= 0 {
+		if n, ok := pyInt(v); ok && n >= 0 {
 			maxMessages = n
 		}
 	}
@@ -114,8 +116,9 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	for _, s := range spans {
 		if id := spanArtifactID(s); id != "" {
 			if _, seen := kinds[id]; !seen {
-				k, _ := s.(map[string]any)["kind"].(string)
-				kinds[id] = pyval.Strip(k)
+				// str(s.get("kind") or "").strip(): a kind 7 is "7",
+				// which is no kind rehydrate loads.
+				kinds[id] = pyval.Strip(pyStrOrEmpty(s.(map[string]any)["kind"]))
 			}
 		}
 	}
