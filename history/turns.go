@@ -323,10 +323,11 @@ func turnStats(recs []*durable.StepRecord) map[string]any {
 			}
 			seen = true
 		}
-		if rec.Status != durable.StepCompleted || rec.Effect == nil {
+		// Python strips both before comparing, as the timeline does.
+		if durable.StepStatus(pyval.Strip(string(rec.Status))) != durable.StepCompleted || rec.Effect == nil {
 			continue
 		}
-		switch rec.Effect.Type {
+		switch durable.EffectType(pyval.Strip(string(rec.Effect.Type))) {
 		case durable.EffectLLMCall:
 			llmCalls++
 			if u := recordUsage(rec.Result); u != nil {
