@@ -428,7 +428,11 @@ func TestPythonInteropHandoffs(t *testing.T) {
 	})
 	t.Run("until", func(t *testing.T) {
 		ref := newHandoffEnv(t)
-		until := time.Now().UTC().Add(2 * time.Second).Format("2006-01-02T15:04:05.000000+00:00")
+		// Far enough ahead that both Python starts (slow on a loaded
+		// machine) reach the wait before it is due: a WAIT_UNTIL already
+		// past completes at once and leaves nothing due to poll.
+		untilAt := time.Now().UTC().Add(6 * time.Second)
+		until := untilAt.Format("2006-01-02T15:04:05.000000+00:00")
 		r := ref.py("start", "rv_until", `{"until":"`+until+`"}`, "s1")
 		pyID := r["run_id"].(string)
 		e := newHandoffEnv(t)
@@ -439,7 +443,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		gid, _ := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "rv_until", SessionID: "s1", Vars: map[string]any{"until": until}})
 		g, _ := rt.Tick(t.Context(), gid, runtime.TickOptions{})
 		handoffEq(t, "go until wait", string(g.Status), "waiting")
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(time.Until(untilAt) + 500*time.Millisecond)
 		g, err := rt.Tick(t.Context(), id, runtime.TickOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -790,14 +794,18 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		closeStore(st)
 	})
 	t.Run("parent_until", func(t *testing.T) {
-		until := time.Now().UTC().Add(2 * time.Second).Format("2006-01-02T15:04:05.000000+00:00")
+		// Far enough ahead that both Python starts (slow on a loaded
+		// machine) reach the wait before it is due: a WAIT_UNTIL already
+		// past completes at once and leaves nothing due to poll.
+		untilAt := time.Now().UTC().Add(6 * time.Second)
+		until := untilAt.Format("2006-01-02T15:04:05.000000+00:00")
 		ref := newHandoffEnv(t)
 		r := ref.py("start", "rv_parent_until", `{"until":"`+until+`"}`, "s1")
 		p, c := r["run_id"].(string), r["children"].([]any)[0].(string)
 		e := newHandoffEnv(t)
 		r = e.py("start", "rv_parent_until", `{"until":"`+until+`"}`, "s1")
 		p2 := r["run_id"].(string)
-		time.Sleep(2500 * time.Millisecond)
+		time.Sleep(time.Until(untilAt) + 500*time.Millisecond)
 		ref.py("poll")
 		ref.py("resume_parent", c)
 		pr := ref.pyRun(p)
