@@ -80,6 +80,7 @@ func (s *Store) appendRecords(ctx context.Context, runID string, recs []encodedR
 			return 0, fmt.Errorf("inserting ledger record: %w", err)
 		}
 	}
+	s.ledgerGrown = true
 	if s.shared {
 		if _, err := s.w.headRaise.exec(ctx, runID, first+int64(len(recs))-1); err != nil {
 			return 0, fmt.Errorf("recording the ledger head: %w", err)

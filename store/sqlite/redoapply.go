@@ -237,6 +237,7 @@ func (s *Store) applyOp(ctx context.Context, op *redoOp) error {
 			return fmt.Errorf("inserting ledger record: %w", err)
 		}
 	}
+	s.ledgerGrown = s.ledgerGrown || len(op.recs) > 0
 	switch op.deadline {
 	case 1:
 		_, err := s.w.waitUpsert.exec(ctx, op.wait...)

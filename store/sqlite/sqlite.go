@@ -122,6 +122,10 @@ type Store struct {
 	wsem  chan struct{} // held while a goroutine uses wconn (the writer turn)
 	w     writerStmts
 	rw    readerStmts // the read statements, prepared on wconn
+	// ledgerGrown is set, in the writer turn, once a ledger record is
+	// inserted: an owning store's Close raises ledger_heads only then
+	// (the open raised them already).
+	ledgerGrown bool
 	// closed is set by Close while it holds wsem.
 	closed bool
 
@@ -396,7 +400,7 @@ func (s *Store) Close() error {
 				s.log.Warn("bringing run lists up to date at close failed", "error", err)
 			}
 		}
-		if !s.shared && s.wconn != nil {
+		if !s.shared && s.wconn != nil && s.ledgerGrown {
 			// An owning store leaves ledger_heads behind (doc.go, "Pages
 			// per commit"), but Python 0.4.28 numbers the records it
 			// appends from them and counts a run's records by them, and
