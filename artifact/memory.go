@@ -29,6 +29,10 @@ func NewMemory() *Memory {
 	return &Memory{now: time.Now, items: map[string]*memItem{}}
 }
 
+// Close does nothing: a Memory holds no resource. It is there so that
+// Memory is a Store.
+func (s *Memory) Close() error { return nil }
+
 // SetClock replaces the clock that stamps created_at and access times
 // (time.Now by default).
 func (s *Memory) SetClock(now func() time.Time) {

@@ -71,6 +71,11 @@ type Store interface {
 	// Stats returns the total count and bytes of the matching artifacts
 	// and the facet counts of each field in facets.
 	Stats(ctx context.Context, facets []string, p SearchParams) (*Stats, error)
+	// Close releases what the store holds open (FS: its connection to
+	// Python's artifact catalog). It is safe to call twice, and the store
+	// stays usable: a host that shares one store between components may
+	// close it at shutdown without ordering their last calls.
+	Close() error
 }
 
 // PutParams is the input of Store.Put.

@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) artifact.Store) {
 		{"UpdateMetadata", testUpdateMetadata},
 		{"ResultsAreCopies", testCopies},
 		{"Concurrent", testConcurrent},
+		{"CloseTwiceStaysUsable", testCloseTwice},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -406,5 +407,28 @@ func testConcurrent(t *testing.T, st artifact.Store) {
 	wg.Wait()
 	if n, err := st.Count(ctx, artifact.SearchParams{RunID: "r"}); err != nil || n != 24 {
 		t.Errorf("Count = %d, %v; want 24", n, err)
+	}
+}
+
+// testCloseTwice checks the Close contract: a second Close is not an
+// error, and a closed store still reads what it held and takes writes.
+func testCloseTwice(t *testing.T, st artifact.Store) {
+	ctx := context.Background()
+	before := mustPut(t, st, artifact.PutParams{Content: []byte("kept"), RunID: "run-close"})
+	for i := 1; i <= 2; i++ {
+		if err := st.Close(); err != nil {
+			t.Fatalf("Close #%d: %v", i, err)
+		}
+	}
+	if _, got, err := st.Get(ctx, before.ArtifactID); err != nil || string(got) != "kept" {
+		t.Fatalf("Get after Close = %q, %v; want the stored content", got, err)
+	}
+	after := mustPut(t, st, artifact.PutParams{Content: []byte("later"), RunID: "run-close"})
+	list, err := st.ListByRun(ctx, "run-close")
+	if err != nil {
+		t.Fatalf("ListByRun after Close: %v", err)
+	}
+	if ids := idsOf(list); len(ids) != 2 || !(ids[0] == after.ArtifactID || ids[1] == after.ArtifactID) {
+		t.Errorf("ListByRun after Close = %v, want %s and %s", ids, before.ArtifactID, after.ArtifactID)
 	}
 }
