@@ -14,8 +14,8 @@ import (
 
 // Spec §3.1: ASK_USER's allow_free_text defaults to true.
 func TestAskUserAllowsFreeTextByDefault(t *testing.T) {
-	rt := errRuntime(t, memory.New(), Config{}, kfxCallThenDone(durable.EffectAskUser, map[string]any{"prompt": "Continue?"}))
-	id := kfxStart(t, rt, StartParams{})
+	rt := errRuntime(t, memory.New(), Config{}, callThenDoneWorkflow(durable.EffectAskUser, map[string]any{"prompt": "Continue?"}))
+	id := startRun(t, rt, StartParams{})
 	run, err := rt.Tick(context.Background(), id, TickOptions{})
 	if err != nil || run.Status != durable.RunWaiting {
 		t.Fatalf("tick: %v %v", run, err)
@@ -28,10 +28,10 @@ func TestAskUserAllowsFreeTextByDefault(t *testing.T) {
 // Spec §3.3: WAIT_EVENT keeps prompt only when it is a non-blank string.
 func TestWaitEventDropsABlankPrompt(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	rt := kfxEventRuntime(t, now, func(*durable.RunState) map[string]any {
+	rt := eventRuntime(t, now, func(*durable.RunState) map[string]any {
 		return map[string]any{"name": "ping", "prompt": "   "}
 	}, nil)
-	run := kfxWaitEventRun(t, rt)
+	run := waitingListener(t, rt)
 	if run.Waiting.Prompt != "" {
 		t.Errorf("wait prompt %q, want none for a blank prompt", run.Waiting.Prompt)
 	}
@@ -49,8 +49,8 @@ func TestWaitEventDeadlineFromZeroTimeoutAndBlankUntil(t *testing.T) {
 		{map[string]any{"name": "ping", "timeout_s": int64(0)}, now},
 		{map[string]any{"name": "ping", "until": "  ", "timeout_s": int64(5)}, now.Add(5 * time.Second)},
 	} {
-		rt := kfxEventRuntime(t, now, func(*durable.RunState) map[string]any { return c.payload }, nil)
-		run := kfxWaitEventRun(t, rt)
+		rt := eventRuntime(t, now, func(*durable.RunState) map[string]any { return c.payload }, nil)
+		run := waitingListener(t, rt)
 		if !run.Waiting.Until.Time.Equal(c.want) {
 			t.Errorf("payload %v: wait until %v, want %v", c.payload, run.Waiting.Until, c.want)
 		}

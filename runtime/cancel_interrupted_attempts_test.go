@@ -68,7 +68,8 @@ func countCancelledEnds(ends map[string][]durable.StepStatus) int {
 // A Cancel whose caller stops waiting for the tick (its context ends while
 // a handler that ignores its context runs) has already cancelled the
 // effect's context, so the tick records the attempt "cancelled" and drops
-// the handler's result. Found by a review: nothing then committed the run
+// the handler's result. The bug this guards against: nothing then
+// committed the run
 // cancelled; it stayed running at the effect, and the next tick ran the
 // effect again under the same key (the handler ran twice). The tick that
 // records the cancelled attempt now commits the run cancelled with it.
@@ -147,7 +148,8 @@ func TestCancelThatGivesUpStillEndsTheRunItInterrupted(t *testing.T) {
 //
 // A handler of an async child that cancels its parent (the whole session:
 // an agent's "stop" tool) makes Cancel walk the tree down to the caller's
-// own run. Found by a review: the walk cancelled the caller's effect
+// own run. The bug this guards against: the walk cancelled the caller's
+// effect
 // context, was then refused (ErrOwnRunLocked) on that run and gave up: the
 // attempt ended "cancelled", the child stayed running, and the driver
 // ticked it again, the handler running 100 times in one Tick. The walk is
@@ -230,8 +232,8 @@ func (c *runGetCounter) count(runID string) int {
 // Promise: the same as above, from the driver's side (driver.drain): a
 // run whose tick a cancel request stopped is about to be committed
 // cancelled by that Cancel; ticking it again at once would only stop it
-// again (found by a review: the refused Cancel above made drain tick the
-// child 100 times in one call). It is kept for a later retry instead.
+// again (with the refused Cancel above, drain ticked the child 100 times
+// in one call). It is kept for a later retry instead.
 func TestDrainDoesNotTickAgainARunACancelStopped(t *testing.T) {
 	ctx := context.Background()
 	var childID string
@@ -289,8 +291,8 @@ func TestDrainDoesNotTickAgainARunACancelStopped(t *testing.T) {
 // under a cancelled parent cancels itself" (tick.go
 // endUnderCancelledParent). A parent cancelled without its children (a
 // Python host's cancel_run, spec runtime-model.md §2.8: "Children are not
-// cancelled") leaves its child waiting for a person. Found by a review:
-// the answer's Resume drove the child on under its cancelled parent, and
+// cancelled") leaves its child waiting for a person. The bug this guards
+// against: the answer's Resume drove the child on under its cancelled parent, and
 // its next effect ran. The resume now cancels the child first and is
 // refused as stale.
 func TestResumeOfAChildUnderACancelledParentCancelsIt(t *testing.T) {
@@ -374,14 +376,14 @@ func TestCancelEndsAnOpenAttemptAsCancelled(t *testing.T) {
 	}
 	st := memory.New()
 	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}},
-		kfxCallThenDone("llm", map[string]any{"prompt": "q"}))
-	id := kfxStart(t, rt, StartParams{})
+		callThenDoneWorkflow("llm", map[string]any{"prompt": "q"}))
+	id := startRun(t, rt, StartParams{})
 	interruptTick(t, rt, id, entered)
 	if _, err := rt.Cancel(ctx, id, ""); err != nil {
 		t.Fatal(err)
 	}
 	var started *durable.StepRecord
-	for _, r := range kfxLedger(t, st, id) {
+	for _, r := range listLedger(t, st, id) {
 		if r.Effect == nil || r.Effect.Type != "llm" {
 			continue
 		}

@@ -1,7 +1,7 @@
 package runtime_test
 
-// Failing tests from an adversarial review of run control (Start, Tick,
-// Pause/ResumeRun, Cancel, limits, retries, idempotency keys).
+// Edge cases of run control (Start, Tick, Pause/ResumeRun, Cancel, limits,
+// retries, idempotency keys), each checked against the promise it quotes.
 
 import (
 	"context"

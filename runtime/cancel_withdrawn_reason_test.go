@@ -15,8 +15,8 @@ import (
 // Cancel A gives up (its context ends while a node runs) before anything
 // is cut; Cancel B, under way, is the one that cancels the run. The effect
 // cut after A withdrew recorded A's reason, so B returned the run
-// cancelled with a reason not its own, from a call that reported failure
-// (found by a review). A withdrawn cancel's reason now goes with it.
+// cancelled with a reason not its own, from a call that reported failure.
+// A withdrawn cancel's reason must go with it.
 func TestCancelReasonOfAWithdrawnCancelIsNotUsed(t *testing.T) {
 	ctx := context.Background()
 	release := make(chan struct{})

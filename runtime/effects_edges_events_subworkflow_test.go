@@ -1,8 +1,8 @@
 package runtime_test
 
-// Review of the built-in effects (events, waits, subworkflows, vars and
-// memory): each test fails on the current code for the reason its comment
-// states, and passes once that is fixed.
+// Edge cases of the built-in effects (events, waits, subworkflows, vars
+// and memory): each test's comment states the rule it checks and the bug
+// it guards against.
 
 import (
 	"context"

@@ -1,7 +1,8 @@
 package runtime_test
 
-// From a review of waits and cross-run effects: the test failed on the
-// code it was written against for the reason its comment states.
+// Waits and cross-run effects: cancelling an emitter does not cancel the
+// effect of a listener its EMIT_EVENT runs inline; the test's comment
+// states the rule it checks.
 
 import (
 	"context"

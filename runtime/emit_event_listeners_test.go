@@ -14,10 +14,10 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// kfxWaitEventRun starts and ticks a "listen" run and returns it waiting.
-func kfxWaitEventRun(t *testing.T, rt *Runtime) *durable.RunState {
+// waitingListener starts and ticks a "listen" run and returns it waiting.
+func waitingListener(t *testing.T, rt *Runtime) *durable.RunState {
 	t.Helper()
-	id := kfxStart(t, rt, StartParams{WorkflowID: "listen"})
+	id := startRun(t, rt, StartParams{WorkflowID: "listen"})
 	run, err := rt.Tick(context.Background(), id, TickOptions{})
 	if err != nil || run.Status != durable.RunWaiting {
 		t.Fatalf("tick: %v %v", run, err)
@@ -25,10 +25,10 @@ func kfxWaitEventRun(t *testing.T, rt *Runtime) *durable.RunState {
 	return run
 }
 
-// kfxEventRuntime registers a listener workflow "listen" (WAIT_EVENT with
+// eventRuntime registers a listener workflow "listen" (WAIT_EVENT with
 // the payload listen gives) and an emitter "emit" (EMIT_EVENT with the
 // payload emit gives, result at vars.r).
-func kfxEventRuntime(t *testing.T, now time.Time, listen func(run *durable.RunState) map[string]any, emit map[string]any) *Runtime {
+func eventRuntime(t *testing.T, now time.Time, listen func(run *durable.RunState) map[string]any, emit map[string]any) *Runtime {
 	t.Helper()
 	listener := &Workflow{ID: "listen", Entry: "w", Nodes: map[string]NodeFunc{
 		"w": errNode(func(run *durable.RunState) StepPlan {
@@ -63,14 +63,14 @@ func TestEventKeyGlobalScopeIDIsGlobal(t *testing.T) {
 func TestEmitEventSkipsPausedListeners(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	rt := kfxEventRuntime(t, now, func(*durable.RunState) map[string]any {
+	rt := eventRuntime(t, now, func(*durable.RunState) map[string]any {
 		return map[string]any{"name": "ping", "scope": "global"}
 	}, map[string]any{"name": "ping", "scope": "global"})
-	l := kfxWaitEventRun(t, rt)
+	l := waitingListener(t, rt)
 	if _, err := rt.Pause(ctx, l.RunID, ""); err != nil {
 		t.Fatal(err)
 	}
-	id := kfxStart(t, rt, StartParams{WorkflowID: "emit"})
+	id := startRun(t, rt, StartParams{WorkflowID: "emit"})
 	run, err := rt.Tick(ctx, id, TickOptions{})
 	if err != nil || run.Status != durable.RunCompleted {
 		t.Fatalf("emitter: %v %v", run, err)
@@ -91,14 +91,14 @@ func TestEmitEventListsAtMostFifteenSessionListeners(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	n := 0
-	rt := kfxEventRuntime(t, now, func(*durable.RunState) map[string]any {
+	rt := eventRuntime(t, now, func(*durable.RunState) map[string]any {
 		n++
 		return map[string]any{"name": "ev" + string(rune('a'+n)), "session_id": "s1"}
 	}, map[string]any{"name": "nobody", "session_id": "s1"})
 	for range 16 {
-		kfxWaitEventRun(t, rt)
+		waitingListener(t, rt)
 	}
-	id := kfxStart(t, rt, StartParams{WorkflowID: "emit", SessionID: "s1"})
+	id := startRun(t, rt, StartParams{WorkflowID: "emit", SessionID: "s1"})
 	run, err := rt.Tick(ctx, id, TickOptions{})
 	if err != nil || run.Status != durable.RunCompleted {
 		t.Fatalf("emitter: %v %v", run, err)
@@ -109,15 +109,15 @@ func TestEmitEventListsAtMostFifteenSessionListeners(t *testing.T) {
 	}
 }
 
-// kfxPauseOnList pauses a run right after the first RunList of event
+// pauseOnListenerList pauses a run right after the first RunList of event
 // listeners, so a delivery finds it paused meanwhile.
-type kfxPauseOnList struct {
+type pauseOnListenerList struct {
 	store.Store
 	once  sync.Once
 	pause func()
 }
 
-func (s *kfxPauseOnList) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
+func (s *pauseOnListenerList) RunList(ctx context.Context, p *store.RunListParams) ([]*durable.RunState, error) {
 	runs, err := s.Store.RunList(ctx, p)
 	if p.WaitReason == durable.WaitEvent && len(runs) > 0 {
 		s.once.Do(s.pause)
@@ -135,9 +135,9 @@ func TestEmitEventToAListenerPausedMeanwhileIsNoError(t *testing.T) {
 		}),
 		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
 	}}
-	st := &kfxPauseOnList{Store: memory.New()}
+	st := &pauseOnListenerList{Store: memory.New()}
 	rt := errRuntime(t, st, Config{}, listener)
-	l := kfxStart(t, rt, StartParams{WorkflowID: "listen"})
+	l := startRun(t, rt, StartParams{WorkflowID: "listen"})
 	if run, err := rt.Tick(ctx, l, TickOptions{}); err != nil || run.Status != durable.RunWaiting {
 		t.Fatalf("listener: %v %v", run, err)
 	}

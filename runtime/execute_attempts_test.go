@@ -18,9 +18,9 @@ import (
 	"github.com/abstractframework/abstractgateway/store/storetest"
 )
 
-// kfxCallThenDone: node "call" requests one effect of type typ with
+// callThenDoneWorkflow: node "call" requests one effect of type typ with
 // payload into vars.r and moves to "done", which completes.
-func kfxCallThenDone(typ durable.EffectType, payload map[string]any) *Workflow {
+func callThenDoneWorkflow(typ durable.EffectType, payload map[string]any) *Workflow {
 	return &Workflow{ID: "w", Entry: "call", Nodes: map[string]NodeFunc{
 		"call": errNode(func(run *durable.RunState) StepPlan {
 			return Request(&durable.Effect{Type: typ, Payload: payload, ResultKey: "r"}, "done")
@@ -29,8 +29,8 @@ func kfxCallThenDone(typ durable.EffectType, payload map[string]any) *Workflow {
 	}}
 }
 
-// kfxStart starts workflow "w" on rt.
-func kfxStart(t *testing.T, rt *Runtime, p StartParams) string {
+// startRun starts workflow "w" on rt.
+func startRun(t *testing.T, rt *Runtime, p StartParams) string {
 	t.Helper()
 	if p.WorkflowID == "" {
 		p.WorkflowID = "w"
@@ -42,8 +42,8 @@ func kfxStart(t *testing.T, rt *Runtime, p StartParams) string {
 	return id
 }
 
-// kfxLedger lists the run's ledger from the store.
-func kfxLedger(t *testing.T, st store.Store, id string) []*durable.StepRecord {
+// listLedger lists the run's ledger from the store.
+func listLedger(t *testing.T, st store.Store, id string) []*durable.StepRecord {
 	t.Helper()
 	recs, err := st.LedgerList(context.Background(), &store.LedgerListParams{RunID: id})
 	if err != nil {
@@ -52,8 +52,8 @@ func kfxLedger(t *testing.T, st store.Store, id string) []*durable.StepRecord {
 	return recs
 }
 
-// kfxLastTrace is the last node trace entry of node.
-func kfxLastTrace(t *testing.T, run *durable.RunState, node string) map[string]any {
+// lastNodeTrace is the last node trace entry of node.
+func lastNodeTrace(t *testing.T, run *durable.RunState, node string) map[string]any {
 	t.Helper()
 	rt, _ := run.Vars["_runtime"].(map[string]any)
 	traces, _ := rt["node_traces"].(map[string]any)
@@ -86,7 +86,7 @@ func TestExternalEffectNotStartedForACallerThatWentAway(t *testing.T) {
 	}}
 	st := memory.New()
 	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}}, wf)
-	id := kfxStart(t, rt, StartParams{})
+	id := startRun(t, rt, StartParams{})
 	_, err := rt.Tick(tctx, id, TickOptions{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("tick of a caller gone: err %v, want context.Canceled", err)
@@ -94,7 +94,7 @@ func TestExternalEffectNotStartedForACallerThatWentAway(t *testing.T) {
 	if n := calls.Load(); n != 0 {
 		t.Fatalf("the external handler ran %d times for a caller that went away; want 0", n)
 	}
-	for _, r := range kfxLedger(t, st, id) {
+	for _, r := range listLedger(t, st, id) {
 		if r.Effect != nil && r.Effect.Type == "llm" {
 			t.Errorf("ledger holds a %s record of the effect that was never started", r.Status)
 		}
@@ -129,7 +129,7 @@ func TestEffectCancelledDuringItsNodeNeverRunsTheHandler(t *testing.T) {
 	}}
 	st := memory.New()
 	rt = errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}}, wf)
-	id = kfxStart(t, rt, StartParams{})
+	id = startRun(t, rt, StartParams{})
 	_, _ = rt.Tick(context.Background(), id, TickOptions{})
 	if err := <-cancelled; err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestEffectCancelledDuringItsNodeNeverRunsTheHandler(t *testing.T) {
 		t.Errorf("run %s, want cancelled", run.Status)
 	}
 	var got []durable.StepStatus
-	for _, r := range kfxLedger(t, st, id) {
+	for _, r := range listLedger(t, st, id) {
 		if r.Effect != nil && r.Effect.Type == "llm" {
 			got = append(got, r.Status)
 		}
@@ -160,13 +160,13 @@ func TestStartedRecordHasNoEndedAt(t *testing.T) {
 	}
 	st := memory.New()
 	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}},
-		kfxCallThenDone("llm", map[string]any{"prompt": "q"}))
-	id := kfxStart(t, rt, StartParams{})
+		callThenDoneWorkflow("llm", map[string]any{"prompt": "q"}))
+	id := startRun(t, rt, StartParams{})
 	if _, err := rt.Tick(context.Background(), id, TickOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	seen := 0
-	for _, r := range kfxLedger(t, st, id) {
+	for _, r := range listLedger(t, st, id) {
 		if r.Effect == nil || r.Effect.Type != "llm" {
 			continue
 		}
@@ -202,7 +202,7 @@ func TestFailedAttemptIsDurableBeforeTheRetryBackoff(t *testing.T) {
 	var id string
 	var during []string
 	sleep := func(sctx context.Context, d time.Duration) error {
-		for _, r := range kfxLedger(t, st, id) {
+		for _, r := range listLedger(t, st, id) {
 			if r.Effect != nil && r.Effect.Type == "llm" {
 				during = append(during, string(r.Status))
 			}
@@ -213,8 +213,8 @@ func TestFailedAttemptIsDurableBeforeTheRetryBackoff(t *testing.T) {
 		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
 		Policy:   RetryPolicy{DefaultAttempts: 2},
 		Sleep:    sleep,
-	}, kfxCallThenDone("llm", map[string]any{"prompt": "q"}))
-	id = kfxStart(t, rt, StartParams{})
+	}, callThenDoneWorkflow("llm", map[string]any{"prompt": "q"}))
+	id = startRun(t, rt, StartParams{})
 	run, err := rt.Tick(context.Background(), id, TickOptions{})
 	if err != nil || run.Status != durable.RunCompleted {
 		t.Fatalf("tick: %v %v", run, err)
@@ -245,7 +245,7 @@ func TestExternalCompletionIsDurableBeforeTheNextNodeRuns(t *testing.T) {
 			if err == nil {
 				storedNode = cur.CurrentNode
 			}
-			for _, r := range kfxLedger(t, st, id) {
+			for _, r := range listLedger(t, st, id) {
 				if r.Effect != nil && r.Effect.Type == "llm" && r.Status == durable.StepCompleted {
 					completed = true
 				}
@@ -254,7 +254,7 @@ func TestExternalCompletionIsDurableBeforeTheNextNodeRuns(t *testing.T) {
 		}),
 	}}
 	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}}, wf)
-	id = kfxStart(t, rt, StartParams{})
+	id = startRun(t, rt, StartParams{})
 	if _, err := rt.Tick(context.Background(), id, TickOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -275,8 +275,8 @@ func TestReusedResultIsTracedAsReused(t *testing.T) {
 	// Commit 1: the STARTED checkpoint; commit 2: the completion.
 	st := &storetest.HalfCommit{Store: memory.New(), FailAt: 2}
 	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}},
-		kfxCallThenDone("llm", map[string]any{"prompt": "q"}))
-	id := kfxStart(t, rt, StartParams{})
+		callThenDoneWorkflow("llm", map[string]any{"prompt": "q"}))
+	id := startRun(t, rt, StartParams{})
 	if _, err := rt.Tick(context.Background(), id, TickOptions{}); err == nil {
 		t.Fatal("first tick: no error from the half commit")
 	}
@@ -287,7 +287,7 @@ func TestReusedResultIsTracedAsReused(t *testing.T) {
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("handler ran %d times, want 1 (the completed record reused)", n)
 	}
-	if e := kfxLastTrace(t, run, "call"); e["reused_prior_result"] != true {
+	if e := lastNodeTrace(t, run, "call"); e["reused_prior_result"] != true {
 		t.Errorf("trace of the reused effect: reused_prior_result = %v, want true", e["reused_prior_result"])
 	}
 }
@@ -321,8 +321,8 @@ func TestCancelCutsTheRetryBackoffShortWithoutATickError(t *testing.T) {
 		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
 		Policy:   RetryPolicy{DefaultAttempts: 3},
 		Sleep:    sleep,
-	}, kfxCallThenDone("llm", map[string]any{}))
-	id = kfxStart(t, rt, StartParams{})
+	}, callThenDoneWorkflow("llm", map[string]any{}))
+	id = startRun(t, rt, StartParams{})
 	start := time.Now()
 	_, terr := rt.Tick(context.Background(), id, TickOptions{})
 	if err := <-cancelled; err != nil {
@@ -366,8 +366,8 @@ func TestPauseDuringAFailingAttemptSkipsTheBackoff(t *testing.T) {
 		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
 		Policy:   RetryPolicy{DefaultAttempts: 3},
 		Sleep:    sleep,
-	}, kfxCallThenDone("llm", map[string]any{}))
-	id = kfxStart(t, rt, StartParams{})
+	}, callThenDoneWorkflow("llm", map[string]any{}))
+	id = startRun(t, rt, StartParams{})
 	if _, err := rt.Tick(context.Background(), id, TickOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,14 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-func mutFollowRuntime(t *testing.T, now *time.Time) *Runtime {
+// runtimeWithClock is a runtime on a memory store whose clock reads *now.
+func runtimeWithClock(t *testing.T, now *time.Time) *Runtime {
 	t.Helper()
 	return errRuntime(t, memory.New(), Config{Clock: func() time.Time { return *now }})
 }
 
-func mutDueIn(rt *Runtime, f followUp, now time.Time) time.Duration {
+// followRetryDueIn is how long after now the queued follow-up f falls due.
+func followRetryDueIn(rt *Runtime, f followUp, now time.Time) time.Duration {
 	rt.followRetries.mu.Lock()
 	defer rt.followRetries.mu.Unlock()
 	return rt.followRetries.entries[followKey{f.kind, f.runID}].due.Sub(now)
@@ -29,24 +31,24 @@ func mutDueIn(rt *Runtime, f followUp, now time.Time) time.Duration {
 func TestFollowUpBackoffDoublesOnlyOnFailureAndIsCapped(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	rt := mutFollowRuntime(t, &now)
+	rt := runtimeWithClock(t, &now)
 	f := followUp{kind: followTick, runID: "r1"}
 	rt.retryLater(ctx, f, false)
-	if d := mutDueIn(rt, f, now); d != followRetryFirst {
+	if d := followRetryDueIn(rt, f, now); d != followRetryFirst {
 		t.Fatalf("first keep due in %v, want %v", d, followRetryFirst)
 	}
 	rt.retryLater(ctx, f, false) // kept again, not a new failure
-	if d := mutDueIn(rt, f, now); d != followRetryFirst {
+	if d := followRetryDueIn(rt, f, now); d != followRetryFirst {
 		t.Errorf("kept again without failing: due in %v, want the back-off unchanged (%v)", d, followRetryFirst)
 	}
 	rt.retryLater(ctx, f, true)
-	if d := mutDueIn(rt, f, now); d != 2*followRetryFirst {
+	if d := followRetryDueIn(rt, f, now); d != 2*followRetryFirst {
 		t.Errorf("failed again: due in %v, want %v", d, 2*followRetryFirst)
 	}
 	for range 20 {
 		rt.retryLater(ctx, f, true)
 	}
-	if d := mutDueIn(rt, f, now); d != followRetryMax {
+	if d := followRetryDueIn(rt, f, now); d != followRetryMax {
 		t.Errorf("after many failures: due in %v, want the cap %v", d, followRetryMax)
 	}
 }
@@ -55,7 +57,7 @@ func TestFollowUpBackoffDoublesOnlyOnFailureAndIsCapped(t *testing.T) {
 // exactly now included.
 func TestFollowUpDueExactlyNowIsTaken(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	rt := mutFollowRuntime(t, &now)
+	rt := runtimeWithClock(t, &now)
 	rt.retryLater(context.Background(), followUp{kind: followTick, runID: "r1"}, false)
 	now = now.Add(followRetryFirst - time.Nanosecond)
 	if due := rt.takeDueRetries(); len(due) != 0 {
@@ -71,7 +73,7 @@ func TestFollowUpDueExactlyNowIsTaken(t *testing.T) {
 func TestFollowUpRetriesFullDropsTheOldest(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	rt := mutFollowRuntime(t, &now)
+	rt := runtimeWithClock(t, &now)
 	for i := range maxFollowRetries {
 		rt.retryLater(ctx, followUp{kind: followTick, runID: fmt.Sprintf("r%d", i)}, false)
 		now = now.Add(time.Millisecond)
@@ -97,7 +99,7 @@ func TestFollowUpRetriesFullDropsTheOldest(t *testing.T) {
 func TestFollowUpOfADeletedRunIsForgotten(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	rt := mutFollowRuntime(t, &now)
+	rt := runtimeWithClock(t, &now)
 	rt.retryLater(ctx, followUp{kind: followTick, runID: "gone"}, false)
 	now = now.Add(time.Hour)
 	due := rt.takeDueRetries()

@@ -1,7 +1,7 @@
 package runtime
 
-// A closed step gate and a parent resumed by its child's end (found by a
-// review of subworkflows; the test failed before its fix).
+// A closed step gate and a parent resumed by its child's end: the gate is
+// not asked again for the resumed parent.
 
 import (
 	"context"

@@ -10,8 +10,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// Tests added by a review of the suites (mutation testing): each one
-// fails on a plausible kernel bug that no other test caught.
+// Kernel edge cases (result_key writes and the like): each test fails on
+// a plausible kernel bug that no other test catches.
 
 // The result_key write rule (spec §1.3): on the effect path the result is
 // written only if the outcome is completed and the result is non-null. A

@@ -1,7 +1,7 @@
 package runtime_test
 
-// Edges of the JSON-safe memory effects found by a review; each test
-// failed before its fix, for the reason its comment gives.
+// Edges of the JSON-safe memory effects where ours must write what Python
+// writes; each test's comment gives the rule it checks.
 
 import (
 	"context"

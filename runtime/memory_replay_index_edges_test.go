@@ -1,9 +1,9 @@
 package runtime_test
 
-// Regression tests from an adversarial review of the JSON-safe memory
-// primitives (area "memfx": MEMORY_NOTE, MEMORY_QUERY, MEMORY_TAG,
-// MEMORY_REHYDRATE in runtime/builtin_memory*.go). Each fails on the code
-// it was written against for the reason its comment gives.
+// Regression tests of the JSON-safe memory primitives (MEMORY_NOTE,
+// MEMORY_QUERY, MEMORY_TAG, MEMORY_REHYDRATE in
+// runtime/builtin_memory*.go): replay, indexes and edge inputs. Each
+// test's comment gives the rule it checks.
 
 import (
 	"context"

@@ -1,8 +1,7 @@
 package runtime_test
 
-// Failing tests from an adversarial review of the TOOL_CALLS / handler /
-// memory / VARS_QUERY area (area "toolmem"). Each fails on the code it was
-// written against for the reason its comment gives.
+// Edge cases of TOOL_CALLS, effect handlers, memory and VARS_QUERY: typed
+// values and stripped strings. Each test's comment gives the rule it checks.
 
 import (
 	"context"

@@ -1,8 +1,8 @@
 package runtime_test
 
 // Tests that the built-in effects (spec §3.1–§3.9, §1.13, §1.14 and
-// the limits API) behave as the Python kernel does where a review found
-// ours did not.
+// the limits API) behave as the Python kernel does, on the inputs where
+// the two are most likely to differ.
 
 import (
 	"context"

@@ -1,7 +1,7 @@
 package runtime_test
 
-// Tests of the runtime loop against the spec (§2, §1.5–§1.7), from a
-// review: each failed before its fix and names the rule it checks.
+// Tests of the runtime loop against the spec (§2, §1.5–§1.7): each names
+// the rule it checks.
 
 import (
 	"context"

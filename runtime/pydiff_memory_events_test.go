@@ -1,10 +1,9 @@
 package runtime_test
 
-// A second differential round against the Python kernel: memory
-// primitives with an artifact store, EMIT_EVENT to several listeners in
-// another session, async subworkflows, replay. Each test encodes what the
-// Python kernel wrote for the same workflow where ours wrote something else
-// (each failed before its fix). The values came from scripts run outside
+// Ours against the Python kernel: memory primitives with an artifact
+// store, EMIT_EVENT to several listeners in another session, async
+// subworkflows, replay. Each test encodes what the Python kernel wrote
+// for the same workflow. The values came from scripts run outside
 // the repository with the Python kernel's in-memory run, ledger and
 // artifact stores; its memory helpers (recall levels, span listing and
 // resolution) were taken from the public AbstractRuntime repository, whose

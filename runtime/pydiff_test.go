@@ -1,8 +1,7 @@
 package runtime_test
 
 // Differential tests against the Python AbstractRuntime kernel: each test
-// encodes what the Python kernel wrote for the same workflow, where a
-// review found ours wrote something else (each failed before its fix). The
+// encodes what the Python kernel wrote for the same workflow. The
 // values came from scripts run outside the repository against the Python
 // source the benchmarks use (bench/peer): the same scenarios on both
 // kernels with their JSON-file stores, every run file and ledger dumped

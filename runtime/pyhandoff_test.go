@@ -11,9 +11,9 @@ import (
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 )
 
-// Runs handed between the Python runtime and ours, from a review that drove
-// both on the same data; each test failed before its fix and embeds the
-// bytes Python wrote.
+// Runs handed between the Python runtime and ours on the same data: each
+// test embeds the bytes Python wrote and checks that ours carries the run
+// on as Python would.
 
 // handoffLoopWorkflow is a chat loop registered identically on both sides:
 // "llm" calls the model with "turn:<last user text>" (or completes on

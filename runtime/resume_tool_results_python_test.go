@@ -13,9 +13,9 @@ import (
 	"github.com/abstractframework/abstractgateway/runtime"
 )
 
-// e2WaitDetailsResume waits on a WAIT_EVENT carrying details and resumes
+// resumeEventWaitWithDetails waits on a WAIT_EVENT carrying details and resumes
 // it with payload, returning vars.r.
-func e2WaitDetailsResume(t *testing.T, details, payload map[string]any) any {
+func resumeEventWaitWithDetails(t *testing.T, details, payload map[string]any) any {
 	t.Helper()
 	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectWaitEvent, map[string]any{"wait_key": "k", "details": details})...)
 	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
@@ -52,20 +52,20 @@ func e2WaitDetailsResume(t *testing.T, details, payload map[string]any) any {
 func TestPyEffectsResumeMergeOfFixedToolResults(t *testing.T) {
 	payload := func() map[string]any { return map[string]any{"results": []any{map[string]any{"a": 1}}} }
 	t.Run("empty fixed maps", func(t *testing.T) {
-		r := e2WaitDetailsResume(t, map[string]any{"blocked_by_index": map[string]any{}, "original_call_count": 3}, payload())
+		r := resumeEventWaitWithDetails(t, map[string]any{"blocked_by_index": map[string]any{}, "original_call_count": 3}, payload())
 		if got, want := canonJSON(t, r), `{"results":[{"a":1}]}`; got != want {
 			t.Errorf("vars.r = %s; Python: %s", got, want)
 		}
 	})
 	t.Run("non-object entry", func(t *testing.T) {
-		r := e2WaitDetailsResume(t, map[string]any{"blocked_by_index": map[string]any{"0": "x"}, "original_call_count": 2}, payload())
+		r := resumeEventWaitWithDetails(t, map[string]any{"blocked_by_index": map[string]any{"0": "x"}, "original_call_count": 2}, payload())
 		want := `{"mode":"executed","results":[{"a":1},{"call_id":"","error":"Missing tool result","name":"","output":null,"runtime_call_id":null,"success":false}]}`
 		if got := canonJSON(t, r); got != want {
 			t.Errorf("vars.r = %s; Python: %s", got, want)
 		}
 	})
 	t.Run("pre-executed wins", func(t *testing.T) {
-		r := e2WaitDetailsResume(t, map[string]any{
+		r := resumeEventWaitWithDetails(t, map[string]any{
 			"blocked_by_index":     map[string]any{"0": map[string]any{"b": 1}},
 			"pre_results_by_index": map[string]any{"0": map[string]any{"p": 1}},
 			"original_call_count":  2,
@@ -92,7 +92,7 @@ func TestPyEffectsResumeMergeOfFixedToolResults(t *testing.T) {
 // "runtime_call_id": null}).
 func TestPyEffectsApprovalDenialEntriesAsPython(t *testing.T) {
 	t.Run("numeric runtime_call_id", func(t *testing.T) {
-		r := e2WaitDetailsResume(t, map[string]any{"mode": "approval_required", "tool_calls": []any{
+		r := resumeEventWaitWithDetails(t, map[string]any{"mode": "approval_required", "tool_calls": []any{
 			map[string]any{"call_id": "7", "name": "t", "runtime_call_id": 7},
 		}}, map[string]any{"approved": false, "reason": "no"})
 		want := `{"mode":"executed","results":[{"call_id":"7","error":"no","name":"t","output":null,"runtime_call_id":7,"success":false}]}`
@@ -101,7 +101,7 @@ func TestPyEffectsApprovalDenialEntriesAsPython(t *testing.T) {
 		}
 	})
 	t.Run("odd calls", func(t *testing.T) {
-		r := e2WaitDetailsResume(t, map[string]any{"mode": "approval_required", "tool_calls": []any{
+		r := resumeEventWaitWithDetails(t, map[string]any{"mode": "approval_required", "tool_calls": []any{
 			map[string]any{"call_id": 0, "name": 7, "runtime_call_id": 9}, "junk",
 		}}, map[string]any{"approved": false})
 		want := `{"mode":"executed","results":[{"call_id":"","error":"Denied by user","name":"7","output":null,"runtime_call_id":9,"success":false}]}`
@@ -115,7 +115,7 @@ func TestPyEffectsApprovalDenialEntriesAsPython(t *testing.T) {
 	// "name": "t", "output": null, "runtime_call_id": null, "success":
 	// false}]}; ours stores the payload {"approved": 0} as is.
 	t.Run("mode spelling", func(t *testing.T) {
-		r := e2WaitDetailsResume(t, map[string]any{"mode": " Approval_Required ", "tool_calls": []any{
+		r := resumeEventWaitWithDetails(t, map[string]any{"mode": " Approval_Required ", "tool_calls": []any{
 			map[string]any{"call_id": "c1", "name": "t"},
 		}}, map[string]any{"approved": 0})
 		want := `{"mode":"executed","results":[{"call_id":"c1","error":"Denied by user","name":"t","output":null,"runtime_call_id":null,"success":false}]}`

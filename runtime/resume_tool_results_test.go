@@ -15,10 +15,10 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// kfxResumedValue parks a run in the wait a handler returns (reason,
+// resumedValue parks a run in the wait a handler returns (reason,
 // details) and resumes it with payload; it returns what the resume stored
 // at the result key.
-func kfxResumedValue(t *testing.T, reason durable.WaitReason, details, payload map[string]any) any {
+func resumedValue(t *testing.T, reason durable.WaitReason, details, payload map[string]any) any {
 	t.Helper()
 	ctx := context.Background()
 	handler := func(context.Context, *EffectRequest) (Outcome, error) {
@@ -31,7 +31,7 @@ func kfxResumedValue(t *testing.T, reason durable.WaitReason, details, payload m
 		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
 	}}
 	rt := errRuntime(t, memory.New(), Config{Handlers: map[durable.EffectType]Handler{"host": {Func: handler}}}, wf)
-	id := kfxStart(t, rt, StartParams{})
+	id := startRun(t, rt, StartParams{})
 	if run, err := rt.Tick(ctx, id, TickOptions{}); err != nil || run.Status != durable.RunWaiting {
 		t.Fatalf("tick: %v %v", run, err)
 	}
@@ -49,7 +49,7 @@ func TestWrappedSubworkflowResumeKeepsAToolResultPayload(t *testing.T) {
 	payload := map[string]any{"mode": "executed", "results": []any{
 		map[string]any{"call_id": "c1", "name": "agent", "success": true, "output": "done", "error": nil},
 	}}
-	got := kfxResumedValue(t, durable.WaitSubworkflow, map[string]any{"wrap_as_tool_result": true, "sub_run_id": "child-1"}, payload)
+	got := resumedValue(t, durable.WaitSubworkflow, map[string]any{"wrap_as_tool_result": true, "sub_run_id": "child-1"}, payload)
 	m, _ := got.(map[string]any)
 	res, _ := m["results"].([]any)
 	first, _ := res[0].(map[string]any)
@@ -71,7 +71,7 @@ func TestToolWaitResumeWithAllResultsIsNotMerged(t *testing.T) {
 		map[string]any{"call_id": "h0", "success": true},
 		map[string]any{"call_id": "h1", "success": true},
 	}}
-	got := kfxResumedValue(t, durable.WaitEvent, details, payload)
+	got := resumedValue(t, durable.WaitEvent, details, payload)
 	m, _ := got.(map[string]any)
 	res, _ := m["results"].([]any)
 	var ids []any
@@ -93,13 +93,13 @@ func TestApprovalWaitResumeReadsApprovedOnly(t *testing.T) {
 			map[string]any{"call_id": "c1", "name": "rm"},
 		}}
 	}
-	got := kfxResumedValue(t, durable.WaitUser, details(), map[string]any{"approved": false, "reason": "  not now  "})
+	got := resumedValue(t, durable.WaitUser, details(), map[string]any{"approved": false, "reason": "  not now  "})
 	m, _ := got.(map[string]any)
 	res, _ := m["results"].([]any)
 	if len(res) != 1 || res[0].(map[string]any)["error"] != "not now" {
 		t.Errorf("denied with a padded reason: stored %v, want one failed call with error %q", got, "not now")
 	}
-	got = kfxResumedValue(t, durable.WaitUser, details(), map[string]any{"note": "hello"})
+	got = resumedValue(t, durable.WaitUser, details(), map[string]any{"note": "hello"})
 	if m, _ := got.(map[string]any); len(m) != 1 || m["note"] != "hello" {
 		t.Errorf("resumed without approved: stored %v, want the payload as given", got)
 	}
@@ -123,8 +123,8 @@ func TestSyntheticToolCompletionKeepsTheWaitingAttempt(t *testing.T) {
 		Handlers: map[durable.EffectType]Handler{durable.EffectToolCalls: {Func: handler}},
 		Policy:   RetryPolicy{DefaultAttempts: 2},
 		Sleep:    func(context.Context, time.Duration) error { return nil },
-	}, kfxCallThenDone(durable.EffectToolCalls, map[string]any{"tool_calls": []any{map[string]any{"call_id": "c1", "name": "x"}}}))
-	id := kfxStart(t, rt, StartParams{})
+	}, callThenDoneWorkflow(durable.EffectToolCalls, map[string]any{"tool_calls": []any{map[string]any{"call_id": "c1", "name": "x"}}}))
+	id := startRun(t, rt, StartParams{})
 	if run, err := rt.Tick(ctx, id, TickOptions{}); err != nil || run.Status != durable.RunWaiting {
 		t.Fatalf("tick: %v %v", run, err)
 	}
@@ -132,7 +132,7 @@ func TestSyntheticToolCompletionKeepsTheWaitingAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var waitingKey string
-	for _, r := range kfxLedger(t, st, id) {
+	for _, r := range listLedger(t, st, id) {
 		if r.Effect == nil || r.Effect.Type != durable.EffectToolCalls {
 			continue
 		}

@@ -375,8 +375,8 @@ func TestLimitStatusFromHandlerGoroutineReadsTheStore(t *testing.T) {
 // "removes paused and pause_reason, sets resumed_at".
 func TestResumeRunRemovesThePauseReason(t *testing.T) {
 	ctx := context.Background()
-	rt := errRuntime(t, memory.New(), Config{}, kfxCallThenDone(durable.EffectAskUser, map[string]any{"prompt": "?"}))
-	id := kfxStart(t, rt, StartParams{})
+	rt := errRuntime(t, memory.New(), Config{}, callThenDoneWorkflow(durable.EffectAskUser, map[string]any{"prompt": "?"}))
+	id := startRun(t, rt, StartParams{})
 	run, err := rt.Pause(ctx, id, "  maintenance  ")
 	if err != nil {
 		t.Fatal(err)

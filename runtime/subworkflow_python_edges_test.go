@@ -190,7 +190,9 @@ func TestSyncSubworkflowDepthLimitFailsEvenWhenWrapped(t *testing.T) {
 	}
 }
 
-func e2Results(t *testing.T, v any) []map[string]any {
+// toolResults is the "results" entries of a wrapped tool result v; it
+// fails the test when there are none.
+func toolResults(t *testing.T, v any) []map[string]any {
 	t.Helper()
 	m, _ := v.(map[string]any)
 	list, _ := m["results"].([]any)
@@ -205,8 +207,8 @@ func e2Results(t *testing.T, v any) []map[string]any {
 	return out
 }
 
-// e2Ask: child workflow that asks the user, then completes.
-func e2Ask() *runtime.Workflow {
+// askingChild: child workflow that asks the user, then completes.
+func askingChild() *runtime.Workflow {
 	return &runtime.Workflow{ID: "cask", Entry: "c0", Nodes: map[string]runtime.NodeFunc{
 		"c0": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "q?"}, ResultKey: "ans"}, "c1"), nil
@@ -217,8 +219,8 @@ func e2Ask() *runtime.Workflow {
 	}}
 }
 
-// e2Out: child workflow that completes at once with out.
-func e2Out(out map[string]any) *runtime.Workflow {
+// completingChild: child workflow that completes at once with out.
+func completingChild(out map[string]any) *runtime.Workflow {
 	return &runtime.Workflow{ID: "cout", Entry: "c0", Nodes: map[string]runtime.NodeFunc{
 		"c0": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 			return runtime.Complete(out), nil
@@ -226,15 +228,15 @@ func e2Out(out map[string]any) *runtime.Workflow {
 	}}
 }
 
-// e2HostResumedWrap parks a parent on an async+wait wrapped subworkflow
+// hostResumedWrappedChild parks a parent on an async+wait wrapped subworkflow
 // and resumes the parent with the host's payload (Python hosts do so via
 // runtime.resume / resume_subworkflow_parent). It returns vars.r and the
 // child's run id.
-func e2HostResumedWrap(t *testing.T, payload map[string]any) (any, string) {
+func hostResumedWrappedChild(t *testing.T, payload map[string]any) (any, string) {
 	t.Helper()
 	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 		"workflow_id": "cask", "async": true, "wait": true, "wrap_as_tool_result": true,
-	}, e2Ask())...)
+	}, askingChild())...)
 	st := pyStartTick(t, f, "x", runtime.StartParams{SessionID: "s1"})
 	if st.Status != durable.RunWaiting || st.Waiting == nil {
 		t.Fatalf("parent %s %v, want waiting on the child", st.Status, st.Error)
@@ -268,9 +270,9 @@ func TestPyEffectsSubworkflowWrapReportIsStrippedAndBlankDropped(t *testing.T) {
 	}{{"  r  ", "r"}, {"   ", nil}, {"", nil}} {
 		f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 			"workflow_id": "cout", "wrap_as_tool_result": true,
-		}, e2Out(map[string]any{"answer": "a", "report": c.report}))...)
+		}, completingChild(map[string]any{"answer": "a", "report": c.report}))...)
 		st := pyStartTick(t, f, "x", runtime.StartParams{})
-		out, _ := e2Results(t, st.Vars["r"])[0]["output"].(map[string]any)
+		out, _ := toolResults(t, st.Vars["r"])[0]["output"].(map[string]any)
 		got, has := out["report"]
 		if c.want == nil && has {
 			t.Errorf("report %q: output.report = %q; Python leaves it out", c.report, got)
@@ -292,9 +294,9 @@ func TestPyEffectsSubworkflowWrapReportIsStrippedAndBlankDropped(t *testing.T) {
 func TestPyEffectsSubworkflowNumericToolNameAndCallID(t *testing.T) {
 	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 		"workflow_id": "cout", "wrap_as_tool_result": true, "tool_name": 5, "call_id": 7,
-	}, e2Out(map[string]any{"answer": "a"}))...)
+	}, completingChild(map[string]any{"answer": "a"}))...)
 	st := pyStartTick(t, f, "x", runtime.StartParams{})
-	e := e2Results(t, st.Vars["r"])[0]
+	e := toolResults(t, st.Vars["r"])[0]
 	if e["name"] != "5" || e["call_id"] != "7" {
 		t.Fatalf(`results[0] name %q call_id %q; Python: "name": "5", "call_id": "7"`, e["name"], e["call_id"])
 	}
@@ -314,9 +316,9 @@ func TestPyEffectsSubworkflowNumericToolNameAndCallID(t *testing.T) {
 func TestPyEffectsSubworkflowSyncWrapCompletedChildIsSuccess(t *testing.T) {
 	f := newPyFix(t, oneEffectWorkflow("x", durable.EffectStartSubworkflow, map[string]any{
 		"workflow_id": "cout", "wrap_as_tool_result": true,
-	}, e2Out(map[string]any{"success": false}))...)
+	}, completingChild(map[string]any{"success": false}))...)
 	st := pyStartTick(t, f, "x", runtime.StartParams{})
-	e := e2Results(t, st.Vars["r"])[0]
+	e := toolResults(t, st.Vars["r"])[0]
 	out, _ := e["output"].(map[string]any)
 	if e["success"] != true || e["error"] != nil || out["answer"] != `{"success": false}` {
 		t.Fatalf(`results[0] = %v; Python: success true, error null, output.answer "{\"success\": false}"`, e)
@@ -349,8 +351,8 @@ func TestPyEffectsSubworkflowNonStringWorkflowIDNotFound(t *testing.T) {
 // "\"   \""; X = "" -> "\"\"". Ours: " yo ", "   ", "".
 func TestPyEffectsSubworkflowResumeWrapStringOutput(t *testing.T) {
 	for _, c := range []struct{ out, want string }{{" yo ", "yo"}, {"   ", `"   "`}, {"", `""`}} {
-		r, _ := e2HostResumedWrap(t, map[string]any{"sub_run_id": "S", "output": c.out})
-		out, _ := e2Results(t, r)[0]["output"].(map[string]any)
+		r, _ := hostResumedWrappedChild(t, map[string]any{"sub_run_id": "S", "output": c.out})
+		out, _ := toolResults(t, r)[0]["output"].(map[string]any)
 		if out["answer"] != c.want || out["rendered"] != c.want {
 			t.Errorf("output %q: answer %q rendered %q; Python: %q", c.out, out["answer"], out["rendered"], c.want)
 		}
@@ -380,12 +382,12 @@ func TestPyEffectsSubworkflowResumeWrapSubRunID(t *testing.T) {
 		if c.sub != "absent" {
 			p["sub_run_id"] = c.sub
 		}
-		r, child := e2HostResumedWrap(t, p)
+		r, child := hostResumedWrappedChild(t, p)
 		want := c.want
 		if want == "<child>" {
 			want = child
 		}
-		out, _ := e2Results(t, r)[0]["output"].(map[string]any)
+		out, _ := toolResults(t, r)[0]["output"].(map[string]any)
 		if out["sub_run_id"] != want {
 			t.Errorf("%s: output.sub_run_id %q; Python: %q", c.name, out["sub_run_id"], want)
 		}
@@ -400,8 +402,8 @@ func TestPyEffectsSubworkflowResumeWrapSubRunID(t *testing.T) {
 // "error": 7}} -> results[0] "success": false, "error": "7". Ours:
 // "Subworkflow failed".
 func TestPyEffectsSubworkflowResumeWrapNonStringError(t *testing.T) {
-	r, _ := e2HostResumedWrap(t, map[string]any{"sub_run_id": "S", "output": map[string]any{"success": false, "error": 7}})
-	e := e2Results(t, r)[0]
+	r, _ := hostResumedWrappedChild(t, map[string]any{"sub_run_id": "S", "output": map[string]any{"success": false, "error": 7}})
+	e := toolResults(t, r)[0]
 	if e["success"] != false || e["error"] != "7" {
 		t.Fatalf(`results[0] = %v; Python: "success": false, "error": "7"`, e)
 	}

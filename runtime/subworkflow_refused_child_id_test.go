@@ -21,7 +21,7 @@ import (
 // a file) must fail the effect. Start (runtime/start.go) wrapped every
 // RunCommit error as storeFailure, so the tick was interrupted at the same
 // node again and again and the parent stayed running for ever without a
-// record of why (found by a review). Stores now say store.ErrInvalidID,
+// record of why. Stores say store.ErrInvalidID,
 // which Start passes on as an answer.
 func TestSubworkflowNamingAChildIDTheStoreRefusesFails(t *testing.T) {
 	for name, childID := range map[string]string{

@@ -12,9 +12,9 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// kfxChildRun has a parent (vars pvars, session sid) start child "c" with
+// spawnedChild has a parent (vars pvars, session sid) start child "c" with
 // payload sync and returns the child's state.
-func kfxChildRun(t *testing.T, pvars map[string]any, sid string, payload map[string]any) *durable.RunState {
+func spawnedChild(t *testing.T, pvars map[string]any, sid string, payload map[string]any) *durable.RunState {
 	t.Helper()
 	ctx := context.Background()
 	var childID string
@@ -32,7 +32,7 @@ func kfxChildRun(t *testing.T, pvars map[string]any, sid string, payload map[str
 		"a": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"ok": true}) }),
 	}}
 	rt := errRuntime(t, memory.New(), Config{}, parent, child)
-	id := kfxStart(t, rt, StartParams{Vars: pvars, SessionID: sid})
+	id := startRun(t, rt, StartParams{Vars: pvars, SessionID: sid})
 	run, err := rt.Tick(ctx, id, TickOptions{})
 	if err != nil || run.Status != durable.RunCompleted || childID == "" {
 		t.Fatalf("parent tick: %v %v (child %q)", run, err, childID)
@@ -47,7 +47,7 @@ func kfxChildRun(t *testing.T, pvars map[string]any, sid string, payload map[str
 // Spec §3.6: the parent's workspace_* vars are copied into the child
 // "unless the child sets them".
 func TestSubworkflowChildKeepsTheWorkspaceItSets(t *testing.T) {
-	c := kfxChildRun(t, map[string]any{"workspace_root": "/parent", "workspace_access_mode": "rw"}, "",
+	c := spawnedChild(t, map[string]any{"workspace_root": "/parent", "workspace_access_mode": "rw"}, "",
 		map[string]any{"workflow_id": "c", "vars": map[string]any{"workspace_root": "/child"}})
 	if c.Vars["workspace_root"] != "/child" {
 		t.Errorf("child workspace_root %v, want /child (set by the child)", c.Vars["workspace_root"])
@@ -59,23 +59,23 @@ func TestSubworkflowChildKeepsTheWorkspaceItSets(t *testing.T) {
 
 // Spec §3.6: session_id defaults to the parent's session_id.
 func TestSubworkflowChildInheritsTheParentsSession(t *testing.T) {
-	c := kfxChildRun(t, nil, "sess-1", map[string]any{"workflow_id": "c"})
+	c := spawnedChild(t, nil, "sess-1", map[string]any{"workflow_id": "c"})
 	if c.SessionID != "sess-1" {
 		t.Errorf("child session %q, want the parent's sess-1", c.SessionID)
 	}
 }
 
-// kfxWrappedSyncChild has a parent start child "c" (whose node returns
+// wrappedSyncChildResult has a parent start child "c" (whose node returns
 // plan) synchronously, wrapped as a tool result, and returns vars.r.
-func kfxWrappedSyncChild(t *testing.T, plan func() (StepPlan, error)) map[string]any {
+func wrappedSyncChildResult(t *testing.T, plan func() (StepPlan, error)) map[string]any {
 	t.Helper()
 	ctx := context.Background()
-	parent := kfxCallThenDone(durable.EffectStartSubworkflow, map[string]any{"workflow_id": "c", "wrap_as_tool_result": true})
+	parent := callThenDoneWorkflow(durable.EffectStartSubworkflow, map[string]any{"workflow_id": "c", "wrap_as_tool_result": true})
 	child := &Workflow{ID: "c", Entry: "a", Nodes: map[string]NodeFunc{
 		"a": func(context.Context, *durable.RunState, *RunContext) (StepPlan, error) { return plan() },
 	}}
 	rt := errRuntime(t, memory.New(), Config{}, parent, child)
-	id := kfxStart(t, rt, StartParams{})
+	id := startRun(t, rt, StartParams{})
 	run, err := rt.Tick(ctx, id, TickOptions{})
 	if err != nil || run.Status != durable.RunCompleted {
 		t.Fatalf("parent: %v %v", run, err)
@@ -91,7 +91,7 @@ func kfxWrappedSyncChild(t *testing.T, plan func() (StepPlan, error)) map[string
 // Spec §3.6: a sync child that failed gives, wrapped, an error tool
 // result (the parent's effect completes).
 func TestWrappedSyncSubworkflowFailureIsAnErrorToolResult(t *testing.T) {
-	e := kfxWrappedSyncChild(t, func() (StepPlan, error) { return StepPlan{}, errors.New("boom") })
+	e := wrappedSyncChildResult(t, func() (StepPlan, error) { return StepPlan{}, errors.New("boom") })
 	if e["success"] != false || e["error"] == nil {
 		t.Errorf("tool result entry %v, want success false with the child's error", e)
 	}
@@ -104,7 +104,7 @@ func TestWrappedSubworkflowReportLengthCountsCharacters(t *testing.T) {
 	for range 3000 {
 		report += "é" // 3000 characters, 6000 bytes
 	}
-	e := kfxWrappedSyncChild(t, func() (StepPlan, error) {
+	e := wrappedSyncChildResult(t, func() (StepPlan, error) {
 		return Complete(map[string]any{"answer": "ok", "report": report}), nil
 	})
 	out, _ := e["output"].(map[string]any)

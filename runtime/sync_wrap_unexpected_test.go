@@ -17,7 +17,7 @@ import (
 // handler returns EffectOutcome.failed there whatever wrap_as_tool_result
 // says. Ours completed the effect with an error tool result, so an
 // agent node carried on as if the call had been answered; so did the
-// branch for a sync child a host cancels (found by a review).
+// branch for a sync child a host cancels.
 func TestSyncWrappedChildStillRunningFailsTheEffect(t *testing.T) {
 	loop := &runtime.Workflow{ID: "loop", Entry: "l", Nodes: map[string]runtime.NodeFunc{
 		"l": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {

@@ -19,7 +19,7 @@ import (
 // that holder". A resume-run always concerns a paused run, and
 // idleWaiting refused every paused run, so claimHeld never took one: a
 // ResumeRun of a paused run whose holder stopped after committing failed
-// with ErrRunClaimed for the claim's whole TTL (found by a review).
+// with ErrRunClaimed for the claim's whole TTL.
 func TestResumeRunTakesAnIdlePausedRunFromItsHolder(t *testing.T) {
 	t.Parallel()
 	st, rt, id := heldListener(t) // waiting on an event, held by "other" for an hour
@@ -78,7 +78,7 @@ func (s *forceAfterParentEnds) RunClaim(ctx context.Context, p *store.RunClaimPa
 // failed the parent with "Unexpected subworkflow status: cancelled",
 // committing it failed before the cancel reached the parent: the
 // cancelled root ended failed. The parent now stops at its checkpoint for
-// the cancel to end it (found by a review).
+// the cancel to end it.
 func TestCancelThroughAnotherRunnerLeavesTheParentCancelled(t *testing.T) {
 	t.Parallel()
 	st := &forceAfterParentEnds{Wrapper: store.Wrapper{Store: memory.New()}}

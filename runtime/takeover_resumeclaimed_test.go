@@ -13,7 +13,7 @@ import (
 )
 
 // Resume took every ErrRunClaimed from its first attempt for "another
-// runner holds the run" (found by a review of the takeover change) and
+// runner holds the run" and
 // tried again through its takeover. But ErrRunClaimed also comes out of an
 // attempt that did claim the run and committed the answer: its steps
 // then stopped on a run another runner holds (a sync child held

@@ -40,7 +40,7 @@ func (s *hookStore) RunCommit(ctx context.Context, p *store.CommitParams) error 
 	return s.Store.RunCommit(ctx, p)
 }
 
-// Found by the multi-runner soak: b takes over a due timer run from a
+// A multi-runner race: b takes over a due timer run from a
 // dead holder; c, in its own tickHeldDue, was refused by b on its last
 // wait, named b as the holder and forced the claim from b (From: "b")
 // before b's first commit. c's version check then failed, c released, and

@@ -66,7 +66,7 @@ func (s *busyHolderStore) RunGet(ctx context.Context, runID string) (*durable.Ru
 
 // A Tick of a due run another runner holds read it, then waited through
 // the whole of claimWaits (~1.3 s, 9 claims) for the holder before it
-// compared the version (found by a review of the takeover change). When
+// compared the version. When
 // the holder is ticking the run (the usual race of schedulers that all
 // wake at the same deadline), the run has changed a few milliseconds in
 // and the outcome is settled: the scheduler's serial PollOnce stalled

@@ -29,7 +29,7 @@ func (s *fenceGate) RunCommit(ctx context.Context, p *store.CommitParams) error 
 }
 
 // A forced take took the claim from whoever held it then, not from the
-// holder seen idle (found by a review of the takeover change). Runners
+// holder seen idle. Runners
 // that give up on a dead holder give up together: every scheduler wakes
 // at the run's deadline and all wait through the same claimWaits. Here
 // runners b and c both find the timer run idle behind the dead runner

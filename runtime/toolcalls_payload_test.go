@@ -11,10 +11,10 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// kfxToolCallsRun runs one TOOL_CALLS effect with payload at node "call"
+// runToolCalls runs one TOOL_CALLS effect with payload at node "call"
 // (looping back to it loops times) and returns the run and the payloads
 // the handler received.
-func kfxToolCallsRun(t *testing.T, payload map[string]any, loops int) (*durable.RunState, []map[string]any) {
+func runToolCalls(t *testing.T, payload map[string]any, loops int) (*durable.RunState, []map[string]any) {
 	t.Helper()
 	var seen []map[string]any
 	handler := func(ctx context.Context, req *EffectRequest) (Outcome, error) {
@@ -35,7 +35,7 @@ func kfxToolCallsRun(t *testing.T, payload map[string]any, loops int) (*durable.
 		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{}) }),
 	}}
 	rt := errRuntime(t, memory.New(), Config{Handlers: map[durable.EffectType]Handler{durable.EffectToolCalls: {Func: handler}}}, wf)
-	id := kfxStart(t, rt, StartParams{})
+	id := startRun(t, rt, StartParams{})
 	run, err := rt.Tick(context.Background(), id, TickOptions{})
 	if err != nil || run.Status != durable.RunCompleted {
 		t.Fatalf("tick: %v %v", run, err)
@@ -46,7 +46,7 @@ func kfxToolCallsRun(t *testing.T, payload map[string]any, loops int) (*durable.
 // toolCallID: "call_id, or id when call_id is absent or null": a call
 // whose call_id is null is not missing its id, and keeps id as call_id.
 func TestToolCallWithNullCallIDUsesItsID(t *testing.T) {
-	run, seen := kfxToolCallsRun(t, map[string]any{"tool_calls": []any{
+	run, seen := runToolCalls(t, map[string]any{"tool_calls": []any{
 		map[string]any{"call_id": nil, "id": "abc", "name": "x"},
 	}}, 1)
 	if w := run.Vars["_flow_warnings"]; w != nil {
@@ -61,7 +61,7 @@ func TestToolCallWithNullCallIDUsesItsID(t *testing.T) {
 // warnToolCallIDs: "the ids given to more than one call": an id given
 // three times is listed once.
 func TestToolCallIDGivenThreeTimesIsListedOnce(t *testing.T) {
-	run, _ := kfxToolCallsRun(t, map[string]any{"tool_calls": []any{
+	run, _ := runToolCalls(t, map[string]any{"tool_calls": []any{
 		map[string]any{"call_id": "a", "name": "x"},
 		map[string]any{"call_id": "a", "name": "x"},
 		map[string]any{"call_id": "a", "name": "x"},
@@ -76,7 +76,7 @@ func TestToolCallIDGivenThreeTimesIsListedOnce(t *testing.T) {
 // warnToolCallIDs/addFlowWarning: vars._flow_warnings is "a list of
 // unique strings": a loop repeating the same calls warns once.
 func TestToolCallWarningsAreNotRepeatedByALoop(t *testing.T) {
-	run, seen := kfxToolCallsRun(t, map[string]any{"tool_calls": []any{
+	run, seen := runToolCalls(t, map[string]any{"tool_calls": []any{
 		map[string]any{"name": "x"},
 	}}, 3)
 	if len(seen) != 3 {
@@ -93,7 +93,7 @@ func TestToolCallWarningsAreNotRepeatedByALoop(t *testing.T) {
 // allowed_tools" (trimmed, blanks dropped), the authored effect left as is.
 func TestToolCallsHandlerGetsCanonicalAllowedTools(t *testing.T) {
 	authored := []any{" search", "read", "search", "", "read "}
-	_, seen := kfxToolCallsRun(t, map[string]any{
+	_, seen := runToolCalls(t, map[string]any{
 		"tool_calls":    []any{map[string]any{"call_id": "c1", "name": "read"}},
 		"allowed_tools": authored,
 	}, 1)

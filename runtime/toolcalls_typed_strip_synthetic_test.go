@@ -1,7 +1,8 @@
 package runtime_test
 
-// Failing tests from an adversarial review of the kernel's TOOL_CALLS
-// plumbing (runtime/toolcalls.go, the tool parts of runtime/resume.go).
+// Edge cases of the kernel's TOOL_CALLS plumbing (runtime/toolcalls.go,
+// the tool parts of runtime/resume.go): typed values, stripped strings and
+// synthetic records.
 
 import (
 	"context"

@@ -1,8 +1,7 @@
 package runtime_test
 
-// Failing tests from an adversarial review of the kernel's core loop
-// (area "kernelcore"). Each fails on the code it was written against for
-// the reason its comment gives.
+// Edge cases of the kernel's core loop: typed values and the step gate.
+// Each test's comment gives the rule it checks.
 
 import (
 	"context"

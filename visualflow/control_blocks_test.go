@@ -113,13 +113,13 @@ func TestWhileGuardRunsExactlyTenThousandIterations(t *testing.T) {
 func TestSwitchUnconnectedDefaultOrCaseEndsCleanly(t *testing.T) {
 	for _, tc := range []struct{ value, branch string }{{"zzz", "default"}, {"x", "case:a"}} {
 		flow := rsFlow("f", "start", []map[string]any{
-			mvsStart(),
+			startNode(),
 			rsNode("sw", "switch", []string{"exec-in:exec", "value:any"}, []string{"default:exec", "case:a:exec", "case:b:exec"},
 				map[string]any{"pinDefaults": map[string]any{"value": tc.value},
 					"switchConfig": map[string]any{"cases": []any{map[string]any{"id": "a", "value": "x"}, map[string]any{"id": "b", "value": "y"}}}}),
-			mvsSetVar("b", "took", map[string]any{"value": "b"}),
+			setVarNode("b", "took", map[string]any{"value": "b"}),
 		}, "start.exec-out>sw.exec-in", "sw.case:b>b.exec-in")
-		st := mvsRun(t, flow, map[string]any{})
+		st := runFlow(t, flow, map[string]any{})
 		if st.Status != durable.RunCompleted {
 			t.Fatalf("%s: status %s (%s)", tc.branch, st.Status, st.Error)
 		}

@@ -122,13 +122,13 @@ func ledgerKinds(recs []*durable.StepRecord) []string {
 	return out
 }
 
-// mvsStart is an on_flow_start with no data pins.
-func mvsStart() map[string]any {
+// startNode is an on_flow_start with no data pins.
+func startNode() map[string]any {
 	return rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil)
 }
 
-// mvsSetVar is a set_var writing name (value from its pins or defaults).
-func mvsSetVar(id, name string, defaults map[string]any) map[string]any {
+// setVarNode is a set_var writing name (value from its pins or defaults).
+func setVarNode(id, name string, defaults map[string]any) map[string]any {
 	d := map[string]any{"name": name}
 	for k, v := range defaults {
 		d[k] = v
@@ -137,36 +137,39 @@ func mvsSetVar(id, name string, defaults map[string]any) map[string]any {
 		map[string]any{"pinDefaults": d})
 }
 
-// mvsLiteral is a literal_string node.
-func mvsLiteral(id, value string) map[string]any {
+// literalStringNode is a literal_string node.
+func literalStringNode(id, value string) map[string]any {
 	return rsNode(id, "literal_string", nil, []string{"value:string"}, map[string]any{"literalValue": value})
 }
 
-// mvsCompare is a compare node "a <op> b" with b and op as defaults.
-func mvsCompare(id, op string, b int) map[string]any {
+// compareNode is a compare node "a <op> b" with b and op as defaults.
+func compareNode(id, op string, b int) map[string]any {
 	return rsNode(id, "compare", []string{"a:number", "b:number", "op:string"}, []string{"result:boolean"},
 		map[string]any{"pinDefaults": map[string]any{"b": int64(b), "op": op}})
 }
 
-// mvsGetVar is a get_var pure node reading name.
-func mvsGetVar(id, name string) map[string]any {
+// getVarNode is a get_var pure node reading name.
+func getVarNode(id, name string) map[string]any {
 	return rsNode(id, "get_var", []string{"name:string"}, []string{"value:any"},
 		map[string]any{"pinDefaults": map[string]any{"name": name}})
 }
 
-// mvsWhile is a while node.
-func mvsWhile(id string, defaults map[string]any) map[string]any {
+// whileNode is a while node.
+func whileNode(id string, defaults map[string]any) map[string]any {
 	return rsNode(id, "while", []string{"exec-in:exec", "condition:boolean"},
 		[]string{"loop:exec", "done:exec", "item:any", "index:number"}, map[string]any{"pinDefaults": defaults})
 }
 
-func mvsRun(t *testing.T, flow map[string]any, vars map[string]any) *durable.RunState {
+// runFlow compiles flow, starts it with vars, ticks it once and returns
+// the run state.
+func runFlow(t *testing.T, flow map[string]any, vars map[string]any) *durable.RunState {
 	t.Helper()
 	_, st := startRunWith(t, flow, CompileOptions{}, vars)
 	return st
 }
 
-func mvsControl(st *durable.RunState) map[string]any {
+// tempControl is the run's _temp._control map (nil when absent).
+func tempControl(st *durable.RunState) map[string]any {
 	tmp, _ := st.Vars["_temp"].(map[string]any)
 	c, _ := tmp["_control"].(map[string]any)
 	return c

@@ -17,7 +17,7 @@ func viaFlow(sched map[string]any, h1, h2 string, target map[string]any, pin str
 		id + "::" + h1: map[string]any{"sourceNodeId": "lit1", "sourceHandle": "value"},
 		id + "::" + h2: map[string]any{"sourceNodeId": "lit2", "sourceHandle": "value"},
 	}}
-	return rsFlow("f", "start", []map[string]any{mvsStart(), sched, target, mvsLiteral("lit1", h1), mvsLiteral("lit2", h2)},
+	return rsFlow("f", "start", []map[string]any{startNode(), sched, target, literalStringNode("lit1", h1), literalStringNode("lit2", h2)},
 		"start.exec-out>"+id+".exec-in", id+"."+h1+">X.exec-in", id+"."+h2+">X.exec-in")
 }
 
@@ -31,7 +31,7 @@ func viaEnd() map[string]any {
 func TestLoopDoneRecordsDoneHandleForTheJoin(t *testing.T) {
 	loop := rsNode("L", "loop", []string{"exec-in:exec", "items:array"}, []string{"loop:exec", "done:exec", "item:any"},
 		map[string]any{"pinDefaults": map[string]any{"items": []any{}}})
-	st := mvsRun(t, viaFlow(loop, "loop", "done", viaEnd(), "via"), map[string]any{})
+	st := runFlow(t, viaFlow(loop, "loop", "done", viaEnd(), "via"), map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -45,7 +45,7 @@ func TestLoopDoneRecordsDoneHandleForTheJoin(t *testing.T) {
 // overridden input of the handle dispatched (then:0 first).
 func TestSequenceRecordsThenHandleForTheJoin(t *testing.T) {
 	seq := rsNode("S", "sequence", []string{"exec-in:exec"}, []string{"then:0:exec", "then:1:exec"}, nil)
-	st := mvsRun(t, viaFlow(seq, "then:1", "then:0", viaEnd(), "via"), map[string]any{})
+	st := runFlow(t, viaFlow(seq, "then:1", "then:0", viaEnd(), "via"), map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -60,7 +60,7 @@ func TestSequenceRecordsThenHandleForTheJoin(t *testing.T) {
 // overridden input on its second (last) entry.
 func TestParallelRecordsCompletedHandleForTheJoin(t *testing.T) {
 	par := rsNode("P", "parallel", []string{"exec-in:exec"}, []string{"then:0:exec", "completed:exec"}, nil)
-	st := mvsRun(t, viaFlow(par, "then:0", "completed", mvsSetVar("X", "via", nil), "value"), map[string]any{})
+	st := runFlow(t, viaFlow(par, "then:0", "completed", setVarNode("X", "via", nil), "value"), map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -73,12 +73,12 @@ func TestParallelRecordsCompletedHandleForTheJoin(t *testing.T) {
 // sets prev_exec_handle = "exec-out".
 func TestJoinRecordsItsRouteAndExecOutHandle(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("if", "if", []string{"exec-in:exec", "condition:boolean"}, []string{"true:exec", "false:exec"},
 			map[string]any{"pinDefaults": map[string]any{"condition": false}}),
-		mvsSetVar("X", "v", map[string]any{"value": int64(1)}),
+		setVarNode("X", "v", map[string]any{"value": int64(1)}),
 	}, "start.exec-out>if.exec-in", "if.true>X.exec-in", "if.false>X.exec-in")
-	st := mvsRun(t, flow, map[string]any{})
+	st := runFlow(t, flow, map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}

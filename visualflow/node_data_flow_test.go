@@ -49,7 +49,7 @@ func TestDeclaredPinDefaultBeatsBusKey(t *testing.T) {
 // entry ends the run with the caller's vars, not the runtime's _temp.
 func TestWholeVarsBaseInputLeavesOutTemp(t *testing.T) {
 	flow := rsFlow("f", "end", []map[string]any{rsNode("end", "on_flow_end", []string{"exec-in:exec"}, nil, nil)})
-	st := mvsRun(t, flow, map[string]any{"a": int64(1)})
+	st := runFlow(t, flow, map[string]any{"a": int64(1)})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -92,12 +92,12 @@ func TestFlowWarningsAreDeduplicated(t *testing.T) {
 // dotted path in vars.
 func TestFunctionNodeOutputKeyWritesResult(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("p", "parse_json", []string{"exec-in:exec", "text:string"}, []string{"exec-out:exec", "result:any"},
 			map[string]any{"outputKey": "res.parsed", "pinDefaults": map[string]any{"text": `{"x": 1}`}}),
 		rsNode("end", "on_flow_end", []string{"exec-in:exec"}, nil, nil),
 	}, "start.exec-out>p.exec-in", "p.exec-out>end.exec-in")
-	st := mvsRun(t, flow, map[string]any{})
+	st := runFlow(t, flow, map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -112,13 +112,13 @@ func TestFunctionNodeOutputKeyWritesResult(t *testing.T) {
 // the live var) must not change the context it output.
 func TestOnUserRequestContextIsNotChangedByLaterWrites(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("req", "on_user_request", []string{"exec-in:exec"}, []string{"exec-out:exec", "message:string", "context:object"},
 			map[string]any{"inputKey": "req"}),
-		mvsSetVar("w", "req.context.task", map[string]any{"value": "changed"}),
+		setVarNode("w", "req.context.task", map[string]any{"value": "changed"}),
 		rsNode("end", "on_flow_end", []string{"exec-in:exec", "context:object"}, nil, nil),
 	}, "start.exec-out>req.exec-in", "req.exec-out>w.exec-in", "w.exec-out>end.exec-in", "req.context>end.context")
-	st := mvsRun(t, flow, map[string]any{"req": map[string]any{"message": "hi", "context": map[string]any{"task": "t"}}})
+	st := runFlow(t, flow, map[string]any{"req": map[string]any{"message": "hi", "context": map[string]any{"task": "t"}}})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}

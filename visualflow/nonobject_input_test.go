@@ -7,8 +7,8 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 )
 
-// Behaviours of the Python reference that a review found ours lacked; each
-// test failed before its fix.
+// Nodes whose input bus is not an object (a list or a scalar) read it as
+// the Python reference does.
 
 // runFlowOnce compiles and runs flow to its first stop.
 func runFlowOnce(t *testing.T, src string, vars map[string]any) *durable.RunState {

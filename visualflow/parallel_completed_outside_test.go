@@ -26,19 +26,19 @@ func TestParallelCompletedChainEndsOutsideTheParallel(t *testing.T) {
 			map[string]any{"pinDefaults": map[string]any{"a": int64(1), "b": int64(2)}})
 	}
 	// Reference output: the same terminal node reached without a parallel.
-	plain := rsFlow("plain", "start", []map[string]any{mvsStart(), terminal()}, "start.exec-out>X.exec-in")
-	want := mvsRun(t, plain, map[string]any{})
+	plain := rsFlow("plain", "start", []map[string]any{startNode(), terminal()}, "start.exec-out>X.exec-in")
+	want := runFlow(t, plain, map[string]any{})
 	if want.Status != durable.RunCompleted {
 		t.Fatalf("plain flow: status %s (%s)", want.Status, want.Error)
 	}
 
 	par := rsFlow("par", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("P", "parallel", []string{"exec-in:exec"}, []string{"then:0:exec", "completed:exec"}, nil),
 		setFlagNode("A", "a_ran"),
 		terminal(),
 	}, "start.exec-out>P.exec-in", "P.then:0>A.exec-in", "P.completed>X.exec-in")
-	got := mvsRun(t, par, map[string]any{})
+	got := runFlow(t, par, map[string]any{})
 	if got.Status != durable.RunCompleted {
 		t.Fatalf("parallel flow: status %s (%s)", got.Status, got.Error)
 	}
@@ -48,7 +48,7 @@ func TestParallelCompletedChainEndsOutsideTheParallel(t *testing.T) {
 	if a, b := jsonText(t, got.Output), jsonText(t, want.Output); a != b {
 		t.Errorf("run output after the completed chain = %s\nwant %s (the terminal node's own completion: the parallel finished before its completed chain, spec §4.6.2)", a, b)
 	}
-	if c := mvsControl(got); c != nil {
+	if c := tempControl(got); c != nil {
 		if st, _ := c["stack"].([]any); len(st) != 0 {
 			t.Errorf("control stack at the end = %v, want empty", st)
 		}
@@ -69,12 +69,12 @@ func TestParallelCompletedChainFailureFailsTheRun(t *testing.T) {
 	div := rsNode("X", "divide", []string{"exec-in:exec", "a:number", "b:number"}, []string{"exec-out:exec", "result:number"},
 		map[string]any{"pinDefaults": map[string]any{"a": int64(1), "b": int64(0)}})
 	par := rsFlow("par", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("P", "parallel", []string{"exec-in:exec"}, []string{"then:0:exec", "completed:exec"}, nil),
 		setFlagNode("A", "a_ran"),
 		div,
 	}, "start.exec-out>P.exec-in", "P.then:0>A.exec-in", "P.completed>X.exec-in")
-	got := mvsRun(t, par, map[string]any{})
+	got := runFlow(t, par, map[string]any{})
 	if got.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", got.Status, got.Error)
 	}

@@ -99,12 +99,12 @@ func TestPureEffectNodeRunsNoEffect(t *testing.T) {
 // absent: its pinDefaults entry is not applied (wires always win).
 func TestPureNodeIgnoresDefaultOfConnectedUnresolvedPin(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
-		mvsGetVar("gv", "x"),
-		mvsSetVar("A", "seen", nil),
-		mvsSetVar("B", "b", map[string]any{"value": "later"}),
+		startNode(),
+		getVarNode("gv", "x"),
+		setVarNode("A", "seen", nil),
+		setVarNode("B", "b", map[string]any{"value": "later"}),
 	}, "start.exec-out>A.exec-in", "A.exec-out>B.exec-in", "gv.value>A.value", "B.value>gv.name")
-	st := mvsRun(t, flow, map[string]any{"x": "secret"})
+	st := runFlow(t, flow, map[string]any{"x": "secret"})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -117,12 +117,12 @@ func TestPureNodeIgnoresDefaultOfConnectedUnresolvedPin(t *testing.T) {
 // as pin "result" does.
 func TestPullOutputPinOfScalarIsWholeValue(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("sum", "add", []string{"a:number", "b:number"}, []string{"output:number"},
 			map[string]any{"pinDefaults": map[string]any{"a": int64(1), "b": int64(2)}}),
 		rsNode("end", "on_flow_end", []string{"exec-in:exec", "total:number"}, nil, nil),
 	}, "start.exec-out>end.exec-in", "sum.output>end.total")
-	st := mvsRun(t, flow, map[string]any{})
+	st := runFlow(t, flow, map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}

@@ -1,10 +1,9 @@
 package visualflow
 
-// Review of VisualFlow node execution against the Python reference
-// (lpalbou/AbstractRuntime, src/abstractruntime/visualflow_compiler).
-// Every test here failed on the code it was written against; each quotes
-// what the reference does and where, and "ours" describes the code
-// before its fix.
+// VisualFlow node execution checked against the Python reference
+// (lpalbou/AbstractRuntime, src/abstractruntime/visualflow_compiler):
+// each test quotes what the reference does and where, and "ours"
+// describes the divergence the test guards against.
 
 import (
 	"testing"

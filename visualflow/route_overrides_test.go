@@ -92,14 +92,14 @@ func TestEntryRoutesWithoutSourceAreSkipped(t *testing.T) {
 // §3.1 step 2: entryRoutes naming a route that is not an incoming exec
 // edge is stale metadata and refused, even when every edge is listed.
 func TestEntryRoutesWithAnExtraRouteAreRefused(t *testing.T) {
-	x := mvsSetVar("X", "v", map[string]any{"value": int64(1)})
+	x := setVarNode("X", "v", map[string]any{"value": int64(1)})
 	x["data"].(map[string]any)["entryRoutes"] = []any{
 		map[string]any{"sourceNodeId": "if", "sourceHandle": "true"},
 		map[string]any{"sourceNodeId": "if", "sourceHandle": "false"},
 		map[string]any{"sourceNodeId": "start", "sourceHandle": "exec-out"},
 	}
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("if", "if", []string{"exec-in:exec", "condition:boolean"}, []string{"true:exec", "false:exec"}, nil),
 		x,
 	}, "start.exec-out>if.exec-in", "if.true>X.exec-in", "if.false>X.exec-in")
@@ -119,17 +119,17 @@ func overrideFlow(cond bool, override map[string]any, xDefaults map[string]any) 
 		d["pinDefaults"] = xDefaults
 	}
 	return rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("if", "if", []string{"exec-in:exec", "condition:boolean"}, []string{"true:exec", "false:exec"},
 			map[string]any{"pinDefaults": map[string]any{"condition": cond}}),
-		x, mvsLiteral("lit", "overridden"),
+		x, literalStringNode("lit", "overridden"),
 	}, "start.exec-out>if.exec-in", "if.true>X.exec-in", "if.false>X.exec-in")
 }
 
 // §3.1 step 4: an overridden pin with no data edge keeps its pinDefaults
 // value (as the mux fallback) on routes without an override.
 func TestOverriddenPinKeepsItsDefaultOnOtherRoutes(t *testing.T) {
-	st := mvsRun(t, overrideFlow(false, map[string]any{"sourceNodeId": "lit", "sourceHandle": "value"}, map[string]any{"via": "dflt"}), map[string]any{})
+	st := runFlow(t, overrideFlow(false, map[string]any{"sourceNodeId": "lit", "sourceHandle": "value"}, map[string]any{"via": "dflt"}), map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -141,7 +141,7 @@ func TestOverriddenPinKeepsItsDefaultOnOtherRoutes(t *testing.T) {
 // §3.1 step 4: an override names its source as sourceNodeId (alias
 // source) and sourceHandle (alias handle).
 func TestRouteOverrideAcceptsSourceAndHandleAliases(t *testing.T) {
-	st := mvsRun(t, overrideFlow(true, map[string]any{"source": "lit", "handle": "value"}, nil), map[string]any{})
+	st := runFlow(t, overrideFlow(true, map[string]any{"source": "lit", "handle": "value"}, nil), map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// Behaviours of the VisualFlow node types that a review found ours lacked;
-// each test failed before its fix. The expected values are what the Python
+// VisualFlow node types behave as the Python reference does on a scalar
+// bus and other edge inputs. The expected values are what the Python
 // reference (AbstractRuntime visualflow_compiler) produces for the same
 // flow.
 

@@ -178,15 +178,15 @@ func TestWhileExplicitReentryAfterImplicitReturnRestartsIndex(t *testing.T) {
 	// while n < 3: n += 1; idx = W.index; if n < 2 the branch ends
 	// (implicit return to W), else an exec edge goes back to W.
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
-		mvsGetVar("gn", "n"),
-		mvsCompare("lt3", "<", 3),
-		mvsCompare("lt2", "<", 2),
+		startNode(),
+		getVarNode("gn", "n"),
+		compareNode("lt3", "<", 3),
+		compareNode("lt2", "<", 2),
 		rsNode("plus", "add", []string{"a:number", "b:number"}, []string{"result:number"},
 			map[string]any{"pinDefaults": map[string]any{"b": int64(1)}}),
-		mvsWhile("W", map[string]any{}),
-		mvsSetVar("inc", "n", nil),
-		mvsSetVar("rec", "idx", nil),
+		whileNode("W", map[string]any{}),
+		setVarNode("inc", "n", nil),
+		setVarNode("rec", "idx", nil),
 		rsNode("chk", "if", []string{"exec-in:exec", "condition:boolean"}, []string{"true:exec", "false:exec"}, nil),
 	},
 		"start.exec-out>W.exec-in",
@@ -197,7 +197,7 @@ func TestWhileExplicitReentryAfterImplicitReturnRestartsIndex(t *testing.T) {
 		"W.loop>inc.exec-in", "inc.exec-out>rec.exec-in", "rec.exec-out>chk.exec-in",
 		"chk.false>W.exec-in",
 	)
-	st := mvsRun(t, flow, map[string]any{"n": int64(0)})
+	st := runFlow(t, flow, map[string]any{"n": int64(0)})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -215,15 +215,15 @@ func TestWhileExplicitReentryAfterImplicitReturnRestartsIndex(t *testing.T) {
 // hands control back to the Sequence, which runs its next branch.
 func TestWhileReenteredByExecEdgeInsideSequenceReturnsToSequence(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("seq", "sequence", []string{"exec-in:exec"}, []string{"then:0:exec", "then:1:exec"}, nil),
-		mvsGetVar("gn", "n"),
-		mvsCompare("lt3", "<", 3),
+		getVarNode("gn", "n"),
+		compareNode("lt3", "<", 3),
 		rsNode("plus", "add", []string{"a:number", "b:number"}, []string{"result:number"},
 			map[string]any{"pinDefaults": map[string]any{"b": int64(1)}}),
-		mvsWhile("W", map[string]any{}),
-		mvsSetVar("inc", "n", nil),
-		mvsSetVar("second", "second", map[string]any{"value": true}),
+		whileNode("W", map[string]any{}),
+		setVarNode("inc", "n", nil),
+		setVarNode("second", "second", map[string]any{"value": true}),
 	},
 		"start.exec-out>seq.exec-in",
 		"seq.then:0>W.exec-in", "seq.then:1>second.exec-in",
@@ -231,7 +231,7 @@ func TestWhileReenteredByExecEdgeInsideSequenceReturnsToSequence(t *testing.T) {
 		"gn.value>plus.a", "plus.result>inc.value",
 		"W.loop>inc.exec-in", "inc.exec-out>W.exec-in",
 	)
-	st := mvsRun(t, flow, map[string]any{"n": int64(0)})
+	st := runFlow(t, flow, map[string]any{"n": int64(0)})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -248,22 +248,22 @@ func TestWhileReenteredByExecEdgeInsideSequenceReturnsToSequence(t *testing.T) {
 // empty stack.
 func TestFinishedSchedulersLeaveNoFramesOrStack(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("seq", "sequence", []string{"exec-in:exec"}, []string{"then:0:exec", "then:1:exec"}, nil),
 		rsNode("L", "loop", []string{"exec-in:exec", "items:array"}, []string{"loop:exec", "done:exec", "item:any", "index:number"},
 			map[string]any{"pinDefaults": map[string]any{"items": []any{int64(1), int64(2)}}}),
-		mvsSetVar("body", "last", nil),
-		mvsSetVar("second", "second", map[string]any{"value": true}),
+		setVarNode("body", "last", nil),
+		setVarNode("second", "second", map[string]any{"value": true}),
 	},
 		"start.exec-out>seq.exec-in",
 		"seq.then:0>L.exec-in", "seq.then:1>second.exec-in",
 		"L.loop>body.exec-in", "L.item>body.value",
 	)
-	st := mvsRun(t, flow, map[string]any{})
+	st := runFlow(t, flow, map[string]any{})
 	if st.Status != durable.RunCompleted || st.Vars["second"] != true {
 		t.Fatalf("status %s (%s), vars.second = %#v", st.Status, st.Error, st.Vars["second"])
 	}
-	c := mvsControl(st)
+	c := tempControl(st)
 	if frames, _ := c["frames"].(map[string]any); len(frames) != 0 {
 		t.Errorf("_temp._control.frames = %s, want {} (finished schedulers delete their frames)", jsonText(t, c["frames"]))
 	}

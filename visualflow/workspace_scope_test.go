@@ -224,13 +224,13 @@ func TestWorkspaceScopeKeptAfterScalarBus(t *testing.T) {
 func TestFileNodeKeepsWorkspaceRootFromItsInput(t *testing.T) {
 	varRoot, busRoot := t.TempDir(), t.TempDir()
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("code", "code", []string{"exec-in:exec"}, []string{"exec-out:exec", "output:any"},
 			map[string]any{"codeBody": "return {'workspace_root': " + strconv.Quote(busRoot) + "}"}),
 		rsNode("wf", "write_file", []string{"exec-in:exec", "file_path:string", "content:string"}, []string{"exec-out:exec", "file_path:string"},
 			map[string]any{"pinDefaults": map[string]any{"file_path": "f.txt", "content": "x"}}),
 	}, "start.exec-out>code.exec-in", "code.exec-out>wf.exec-in")
-	st := mvsRun(t, flow, map[string]any{"workspace_root": varRoot})
+	st := runFlow(t, flow, map[string]any{"workspace_root": varRoot})
 	if st.Status != durable.RunCompleted || st.Output["success"] != true {
 		t.Fatalf("status %s (%s), output %s", st.Status, st.Error, jsonText(t, st.Output))
 	}

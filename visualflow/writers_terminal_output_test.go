@@ -96,11 +96,11 @@ func TestTerminalMemactRunOutput(t *testing.T) {
 // on_flow_end after it ends the run with that record.
 func TestMemactComposeWritesTheBus(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("mc", "memact_compose", []string{"exec-in:exec", "kg_result:object"}, []string{"exec-out:exec", "ok:boolean"}, nil),
 		rsNode("end", "on_flow_end", []string{"exec-in:exec"}, nil, nil),
 	}, "start.exec-out>mc.exec-in", "mc.exec-out>end.exec-in")
-	st := mvsRun(t, flow, map[string]any{})
+	st := runFlow(t, flow, map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}

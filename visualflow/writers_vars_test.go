@@ -13,10 +13,10 @@ import (
 // "count\x1f" writes vars.count.
 func TestSetVarNameStripsPythonWhitespace(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
-		mvsSetVar("w", "count\x1f", map[string]any{"value": int64(1)}),
+		startNode(),
+		setVarNode("w", "count\x1f", map[string]any{"value": int64(1)}),
 	}, "start.exec-out>w.exec-in")
-	st := mvsRun(t, flow, map[string]any{})
+	st := runFlow(t, flow, map[string]any{})
 	if _, bad := st.Vars["count\x1f"]; bad || st.Vars["count"] != int64(1) {
 		t.Errorf(`vars["count"] = %#v, vars["count\x1f"] present = %v; want count=1 (Python strips \x1f)`,
 			st.Vars["count"], bad)
@@ -36,11 +36,11 @@ func TestSetVarStrippedNameIsReserved(t *testing.T) {
 // get_var strips its name the same way: "count\x1c" reads vars.count.
 func TestGetVarNameStripsPythonWhitespace(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
-		mvsGetVar("g", "count\x1c"),
-		mvsSetVar("w", "out", nil),
+		startNode(),
+		getVarNode("g", "count\x1c"),
+		setVarNode("w", "out", nil),
 	}, "start.exec-out>w.exec-in", "g.value>w.value")
-	st := mvsRun(t, flow, map[string]any{"count": int64(3)})
+	st := runFlow(t, flow, map[string]any{"count": int64(3)})
 	if st.Vars["out"] != int64(3) {
 		t.Errorf("vars.out = %#v, want 3 (get_var strips the name as Python's str.strip)", st.Vars["out"])
 	}
@@ -51,13 +51,13 @@ func TestGetVarNameStripsPythonWhitespace(t *testing.T) {
 // non-string task such as 0 gives "", not "0".
 func TestAddMessageFalsyTaskIsEmpty(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("am", "add_message", []string{"exec-in:exec", "role:string", "content:string"},
 			[]string{"exec-out:exec", "message:object", "context:object", "task:string", "messages:array"},
 			map[string]any{"pinDefaults": map[string]any{"role": "user", "content": "hi"}}),
-		mvsSetVar("w", "t", nil),
+		setVarNode("w", "t", nil),
 	}, "start.exec-out>am.exec-in", "am.exec-out>w.exec-in", "am.task>w.value")
-	st := mvsRun(t, flow, map[string]any{"context": map[string]any{"task": int64(0), "messages": []any{}}})
+	st := runFlow(t, flow, map[string]any{"context": map[string]any{"task": int64(0), "messages": []any{}}})
 	if st.Vars["t"] != "" {
 		t.Errorf("add_message task = %#v, want \"\" (str(0 or \"\"))", st.Vars["t"])
 	}
@@ -70,16 +70,16 @@ func TestAddMessageFalsyTaskIsEmpty(t *testing.T) {
 // runs must read fnc.stats as written, {hp: 1}.
 func TestDottedSetVarDoesNotRewriteEarlierRecord(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("fnc", "function", []string{"exec-in:exec"}, []string{"exec-out:exec", "stats:object"},
 			map[string]any{"inputKey": "state"}),
-		mvsSetVar("sv", "state.stats.hp", map[string]any{"value": int64(5)}),
+		setVarNode("sv", "state.stats.hp", map[string]any{"value": int64(5)}),
 		rsNode("end", "on_flow_end", []string{"exec-in:exec", "got:object"}, nil, nil),
 	}, "start.exec-out>fnc.exec-in", "fnc.exec-out>sv.exec-in", "sv.exec-out>end.exec-in", "fnc.stats>end.got")
 	newVars := func() map[string]any {
 		return map[string]any{"state": map[string]any{"stats": map[string]any{"hp": int64(1)}}}
 	}
-	st := mvsRun(t, flow, newVars())
+	st := runFlow(t, flow, newVars())
 	if got := jsonText(t, st.Output["got"]); got != jsonText(t, map[string]any{"hp": int64(1)}) {
 		t.Errorf("straight run: got = %s, want {\"hp\": 1} (fnc's record as written)", got)
 	}
@@ -90,11 +90,11 @@ func TestDottedSetVarDoesNotRewriteEarlierRecord(t *testing.T) {
 // number → 0.
 func TestSetVarAbsentNumberValueIsZero(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("w", "set_var", []string{"exec-in:exec", "name:string", "value:number"}, []string{"exec-out:exec"},
 			map[string]any{"pinDefaults": map[string]any{"name": "n"}}),
 	}, "start.exec-out>w.exec-in")
-	st := mvsRun(t, flow, map[string]any{})
+	st := runFlow(t, flow, map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}
@@ -106,11 +106,11 @@ func TestSetVarAbsentNumberValueIsZero(t *testing.T) {
 // §6.6: add_message with no role appends a message with role "user".
 func TestAddMessageRoleDefaultsToUser(t *testing.T) {
 	flow := rsFlow("f", "start", []map[string]any{
-		mvsStart(),
+		startNode(),
 		rsNode("am", "add_message", []string{"exec-in:exec", "role:string", "content:string"}, []string{"exec-out:exec", "message:object"},
 			map[string]any{"pinDefaults": map[string]any{"content": "hi"}}),
 	}, "start.exec-out>am.exec-in")
-	st := mvsRun(t, flow, map[string]any{})
+	st := runFlow(t, flow, map[string]any{})
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s)", st.Status, st.Error)
 	}

@@ -130,7 +130,8 @@ func TestFailedCommandAppendLeavesNothing(t *testing.T) {
 	}
 }
 
-func mutSteps(t *testing.T, s *Store, runID string) []string {
+// listStepIDs lists the step ids of runID's ledger records, in order.
+func listStepIDs(t *testing.T, s *Store, runID string) []string {
 	t.Helper()
 	recs, err := s.LedgerList(t.Context(), &store.LedgerListParams{RunID: runID})
 	if err != nil {
@@ -170,13 +171,13 @@ func TestLedgerAppendAfterAnUncutTornWrite(t *testing.T) {
 	if err := s.LedgerAppend(ctx, "r1", rec("s2")); err != nil {
 		t.Fatal(err)
 	}
-	if got := mutSteps(t, s, "r1"); !slices.Equal(got, []string{"s1", "s2"}) {
+	if got := listStepIDs(t, s, "r1"); !slices.Equal(got, []string{"s1", "s2"}) {
 		t.Errorf("ledger in process = %v, want [s1 s2]", got)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := mutSteps(t, openInternal(t, dir), "r1"); !slices.Equal(got, []string{"s1", "s2"}) {
+	if got := listStepIDs(t, openInternal(t, dir), "r1"); !slices.Equal(got, []string{"s1", "s2"}) {
 		t.Errorf("ledger after a reopen = %v, want [s1 s2]", got)
 	}
 }

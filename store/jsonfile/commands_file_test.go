@@ -9,7 +9,8 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 )
 
-func mutCommands(t *testing.T, s *Store) []string {
+// listCommandIDs lists the ids of every command s holds, in order.
+func listCommandIDs(t *testing.T, s *Store) []string {
 	t.Helper()
 	recs, _, err := s.CommandListAfter(t.Context(), 0, 0)
 	if err != nil {
@@ -46,7 +47,7 @@ func TestShortWriteFailsTheAppend(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := mutCommands(t, openInternal(t, dir)); len(got) != 0 {
+	if got := listCommandIDs(t, openInternal(t, dir)); len(got) != 0 {
 		t.Errorf("commands after a reopen = %v, want none", got)
 	}
 }
@@ -56,10 +57,10 @@ func TestShortWriteFailsTheAppend(t *testing.T) {
 func TestCommandsListedInSeqOrderFromAnUnorderedFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mutWrite(t, filepath.Join(dir, commandsFile),
+	writeRawFile(t, filepath.Join(dir, commandsFile),
 		cmdLine("c3", "r", 3)+"\n"+cmdLine("c1", "r", 1)+"\n"+cmdLine("c2", "r", 2)+"\n")
 	s := openInternal(t, dir)
-	if got := mutCommands(t, s); !slices.Equal(got, []string{"c1", "c2", "c3"}) {
+	if got := listCommandIDs(t, s); !slices.Equal(got, []string{"c1", "c2", "c3"}) {
 		t.Errorf("commands = %v, want [c1 c2 c3]", got)
 	}
 	recs, next, err := s.CommandListAfter(t.Context(), 1, 0)
@@ -76,7 +77,7 @@ func TestCommandDeleteKeepsAJoinedLineOfKeptCommandsAsItWas(t *testing.T) {
 	dir := t.TempDir()
 	joined := cmdLine("c1", "keep", 1) + cmdLine("c2", "keep", 2)
 	path := filepath.Join(dir, commandsFile)
-	mutWrite(t, path, joined+"\n"+cmdLine("c3", "gone", 3)+"\n")
+	writeRawFile(t, path, joined+"\n"+cmdLine("c3", "gone", 3)+"\n")
 	s := openInternal(t, dir)
 	if n, err := s.CommandDeleteByRun(t.Context(), "gone"); err != nil || n != 1 {
 		t.Fatalf("CommandDeleteByRun = %d, %v; want 1", n, err)
@@ -97,20 +98,20 @@ func TestCommandDeleteKeepsAJoinedLineOfKeptCommandsAsItWas(t *testing.T) {
 func TestCommandDeleteKeepsListingWhatStaysInTheFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mutWrite(t, filepath.Join(dir, commandsFile),
+	writeRawFile(t, filepath.Join(dir, commandsFile),
 		cmdLine("c1", "r1", 1)+`{"command_id": "tor`+"\n"+cmdLine("c2", "r1", 2)+"\n"+cmdLine("c3", "r2", 3)+"\n")
 	s := openInternal(t, dir)
-	if got := mutCommands(t, s); !slices.Equal(got, []string{"c1", "c2", "c3"}) {
+	if got := listCommandIDs(t, s); !slices.Equal(got, []string{"c1", "c2", "c3"}) {
 		t.Fatalf("commands at open = %v", got)
 	}
 	if _, err := s.CommandDeleteByRun(t.Context(), "r1"); err != nil {
 		t.Fatal(err)
 	}
-	before := mutCommands(t, s)
+	before := listCommandIDs(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	after := mutCommands(t, openInternal(t, dir))
+	after := listCommandIDs(t, openInternal(t, dir))
 	if !slices.Equal(before, after) {
 		t.Errorf("after the delete: listed %v in process but %v after a reopen", before, after)
 	}
@@ -146,7 +147,7 @@ func TestCommandLastSeqIsTheHighestStoredAfterADelete(t *testing.T) {
 func TestDuplicateCommandInTheFileKeepsItsFirstSeq(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mutWrite(t, filepath.Join(dir, commandsFile), cmdLine("c1", "r", 1)+"\n"+cmdLine("c1", "r", 2)+"\n")
+	writeRawFile(t, filepath.Join(dir, commandsFile), cmdLine("c1", "r", 1)+"\n"+cmdLine("c1", "r", 2)+"\n")
 	s := openInternal(t, dir)
 	res, err := s.CommandAppend(t.Context(), &durable.CommandRecord{CommandID: "c1", RunID: "r", Type: "pause"})
 	if err != nil || !res.Duplicate || res.Seq != 1 {
@@ -164,18 +165,18 @@ func TestDuplicateCommandInTheFileKeepsItsFirstSeq(t *testing.T) {
 func TestCommandDeleteMatchesAPaddedRunID(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mutWrite(t, filepath.Join(dir, commandsFile), cmdLine("c1", " r1 ", 1)+"\n"+cmdLine("c2", "r2", 2)+"\n")
+	writeRawFile(t, filepath.Join(dir, commandsFile), cmdLine("c1", " r1 ", 1)+"\n"+cmdLine("c2", "r2", 2)+"\n")
 	s := openInternal(t, dir)
 	if n, err := s.CommandDeleteByRun(t.Context(), "r1"); err != nil || n != 1 {
 		t.Fatalf("CommandDeleteByRun(r1) = %d, %v; want the padded line's command", n, err)
 	}
-	if got := mutCommands(t, s); !slices.Equal(got, []string{"c2"}) {
+	if got := listCommandIDs(t, s); !slices.Equal(got, []string{"c2"}) {
 		t.Fatalf("commands after the delete = %v; want [c2]", got)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := mutCommands(t, openInternal(t, dir)); !slices.Equal(got, []string{"c2"}) {
+	if got := listCommandIDs(t, openInternal(t, dir)); !slices.Equal(got, []string{"c2"}) {
 		t.Fatalf("commands after a reopen = %v; want [c2]", got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func TestCursorSavedAsAFloatIsReadAsItsInteger(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mutWrite(t, filepath.Join(dir, "commands_cursor.json"), `{"cursor": 7.0, "updated_at": "2026-01-01T09:00:00+00:00"}`)
+	writeRawFile(t, filepath.Join(dir, "commands_cursor.json"), `{"cursor": 7.0, "updated_at": "2026-01-01T09:00:00+00:00"}`)
 	s := openInternal(t, dir)
 	if n, err := s.CursorLoad(t.Context(), store.DefaultConsumer); err != nil || n != 7 {
 		t.Errorf("CursorLoad = %d, %v; want 7", n, err)

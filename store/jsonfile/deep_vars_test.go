@@ -14,8 +14,8 @@ import (
 // holds arrays nested to the deepest level the encoder allows
 // (pyjson.MaxDepth for the innermost array) with a scalar inside: the
 // encoder checked depth only on containers, the decoder on every value,
-// so the file was written and the run then unreadable; the commit is now
-// refused (found by a review).
+// so the file could be written and the run then be unreadable; such a
+// commit is refused.
 func TestDeepVarsReadBack(t *testing.T) {
 	dir := t.TempDir()
 	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})

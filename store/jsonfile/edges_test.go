@@ -11,8 +11,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// Tests added by a review of the suites (mutation testing): each one
-// fails on a plausible bug of this store that no other test caught.
+// Edge cases of this store's commit order, listings and reopen: each test
+// fails on a plausible bug of this store that no other test catches.
 
 func edgeRun(id, tag string) *durable.RunState {
 	now := durable.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))

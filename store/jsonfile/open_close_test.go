@@ -17,7 +17,7 @@ func TestCloseRemovesTheSpareFiles(t *testing.T) {
 	dir := t.TempDir()
 	s := openInternal(t, dir)
 	ctx := t.Context()
-	r := mutRun("r1", "a")
+	r := taggedRun("r1", "a")
 	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
 		t.Fatal(err)
 	}

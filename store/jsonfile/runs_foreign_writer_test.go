@@ -138,13 +138,15 @@ func TestIndexFollowsForeignSaveReadByRunGet(t *testing.T) {
 	}
 }
 
-func mutRun(id, tag string) *durable.RunState {
+// taggedRun is a running run id whose vars hold {"tag": tag}.
+func taggedRun(id, tag string) *durable.RunState {
 	now := durable.NewTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	return &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "start",
 		Vars: map[string]any{"tag": tag}, CreatedAt: now, UpdatedAt: now}
 }
 
-func mutWrite(t *testing.T, path, data string) {
+// writeRawFile writes data to path as another process would, bypassing the store.
+func writeRawFile(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
@@ -159,11 +161,11 @@ func TestRunFileWrittenAfterOpenIsAtVersionOne(t *testing.T) {
 	dir := t.TempDir()
 	s := openInternal(t, dir)
 	ctx := t.Context()
-	b, err := durable.MarshalRun(mutRun("ext", "from elsewhere"), pyjson.Pretty)
+	b, err := durable.MarshalRun(taggedRun("ext", "from elsewhere"), pyjson.Pretty)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mutWrite(t, filepath.Join(dir, "run_ext.json"), string(b))
+	writeRawFile(t, filepath.Join(dir, "run_ext.json"), string(b))
 	got, err := s.RunGet(ctx, "ext")
 	if err != nil {
 		t.Fatal(err)
@@ -183,13 +185,13 @@ func TestRunFileWrittenAfterOpenIsAtVersionOne(t *testing.T) {
 func TestRunFileOfAnotherRunIsUnreadable(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b, err := durable.MarshalRun(mutRun("x", "x's state"), pyjson.Pretty)
+	b, err := durable.MarshalRun(taggedRun("x", "x's state"), pyjson.Pretty)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mutWrite(t, filepath.Join(dir, "run_x.json"), string(b))
+	writeRawFile(t, filepath.Join(dir, "run_x.json"), string(b))
 	wrong := filepath.Join(dir, "run_y.json")
-	mutWrite(t, wrong, string(b))
+	writeRawFile(t, wrong, string(b))
 	s := openInternal(t, dir)
 	ctx := t.Context()
 	got, err := s.RunGet(ctx, "y")
@@ -215,7 +217,7 @@ func TestRunFileRewrittenWithSameMtimeIsReadAgain(t *testing.T) {
 	dir := t.TempDir()
 	s := openInternal(t, dir)
 	ctx := t.Context()
-	if err := s.RunCommit(ctx, &store.CommitParams{Run: mutRun("r1", "mine"), Create: true}); err != nil {
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: taggedRun("r1", "mine"), Create: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.RunGet(ctx, "r1"); err != nil {
@@ -226,11 +228,11 @@ func TestRunFileRewrittenWithSameMtimeIsReadAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := durable.MarshalRun(mutRun("r1", "rewritten by another process"), pyjson.Pretty)
+	b, err := durable.MarshalRun(taggedRun("r1", "rewritten by another process"), pyjson.Pretty)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mutWrite(t, path, string(b))
+	writeRawFile(t, path, string(b))
 	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func liveWriter(t *testing.T, dir string) *Store {
 	}
 	t.Cleanup(func() { _ = w.Close() })
 	ctx := t.Context()
-	r := mutRun("r1", "one")
+	r := taggedRun("r1", "one")
 	if err := w.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestSpareDisplacedFromAFileNotWritableIsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.RunCommit(t.Context(), &store.CommitParams{Run: mutRun("r1", "python"), Create: true}); err != nil {
+	if err := w.RunCommit(t.Context(), &store.CommitParams{Run: taggedRun("r1", "python"), Create: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

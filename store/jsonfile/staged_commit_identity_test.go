@@ -54,11 +54,10 @@ func copyDirPreservingTimes(t *testing.T, src, dst string) {
 // touches the run afterwards; the data directory is then copied (cp -a /
 // rsync -a / a volume moved to another disk or restored from a snapshot,
 // all of which give every file a new inode number but keep its bytes and
-// times) and the gateway opened on the copy. Found by a review: the
-// recovery judged "saved since" by the run file's inode number alone, so
-// the copied run file counted as saved by another process: the staged
-// state was dropped, and the run left running with its terminal record in
-// the ledger — the half-made end staging exists to prevent (the next end
+// times) and the gateway opened on the copy. The recovery must not judge
+// "saved since" by the run file's inode number alone: the copied run file
+// would count as saved by another process, the staged state be dropped,
+// and the run left running with its terminal record in the ledger — the half-made end staging exists to prevent (the next end
 // of the run appends a second terminal record).
 func TestStagedCommitSurvivesADirectoryCopy(t *testing.T) {
 	src := t.TempDir()
@@ -87,8 +86,8 @@ func TestStagedCommitSurvivesADirectoryCopy(t *testing.T) {
 // after a terminal commit's records landed; a Python host then saves the
 // run twice without touching the ledger (a pause and a resume, say), and
 // its second file gets the number the run file had when the commit was
-// staged. Found by a review: the recovery told a save in between by the
-// run file's inode number alone, took the run for unsaved and renamed the
+// staged. The recovery must not tell a save in between by the run file's
+// inode number alone: it would take the run for unsaved and rename the
 // stale staged state over the state Python saved. (Skipped where the file
 // system does not reuse the number within a few saves; on ext4 it does
 // at the second.)
@@ -132,8 +131,8 @@ func TestStagedCommitLeavesARunSavedTwiceSinceOnAReusedInode(t *testing.T) {
 // killed between them must leave what the next open settles whole
 // (docs/architecture.md, staged terminal commits: "the run is either
 // ended with its records or not ended at all"); unstage orders them for
-// that reason. Found by a review: a failed Promote dropped the staged
-// name itself, before the records were cut, so a kill there left the
+// that reason. A failed Promote must not drop the staged name itself
+// before the records are cut: a kill there would leave the
 // terminal records without the state they end, and nothing for the next
 // open to finish. Promote fails here because the run file became a
 // symlink (TestStagedPromoteFails); the kill is at the "promote failed"

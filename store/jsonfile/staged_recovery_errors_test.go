@@ -13,8 +13,7 @@ import (
 // These tests guard the promise of staged terminal commits (staged.go;
 // package doc, "Commit order"; docs/architecture.md, "staged terminal
 // commits"): a run is ended with its records or not at all, also when an
-// undo or the recovery at open meets an I/O error. Both gaps were found by
-// a review.
+// undo or the recovery at open meets an I/O error.
 
 // TestStagedPromoteAndCutFailKeepsStagedName: a terminal commit whose
 // Promote failed is undone by unstage, which cuts the records off the
@@ -24,9 +23,9 @@ import (
 // ledger, as on a busy server; the Promote failure is the symlinked run
 // file of TestStagedPromoteFails), the staged name must stay, so that the
 // next open finishes the commit (its records landed whole, the run file
-// is unchanged). Found by a review: unstage dropped the name whatever
-// the cut did, and a reopen found the run running with a completed
-// terminal record in its ledger.
+// is unchanged). The failure guarded against: unstage dropping the name
+// whatever the cut did, so that a reopen finds the run running with a
+// completed terminal record in its ledger.
 func TestStagedPromoteAndCutFailKeepsStagedName(t *testing.T) {
 	dir := t.TempDir()
 	st, run := stagedFaultSetup(t, dir)
@@ -77,11 +76,11 @@ func TestStagedPromoteAndCutFailKeepsStagedName(t *testing.T) {
 // landed ... so a run's end is never half made"). An error reading the
 // ledger, the run file or the staged file (here EMFILE for every new
 // descriptor; EIO alike) says nothing of the commit: the open must fail
-// naming the file, and the staged name stay for the next open. Found by a
-// review: each such read error was taken for a verdict (appendedMatch's
+// naming the file, and the staged name stay for the next open. The failure
+// guarded against: each such read error taken for a verdict (appendedMatch's
 // for "the records did not land", savedSince's for "not saved since", the
-// staged file's for "unreadable") and the staged file, the only copy of
-// the terminal state, was deleted while its records stayed in the ledger.
+// staged file's for "unreadable"), so the staged file, the only copy of
+// the terminal state, is deleted while its records stay in the ledger.
 func TestStagedRecoveryKeepsCommitOnReadError(t *testing.T) {
 	dir := t.TempDir()
 	hidden := filepath.Join(t.TempDir(), "staged")

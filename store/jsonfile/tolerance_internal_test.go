@@ -32,11 +32,11 @@ func pyLedgerLine(stepID, key, startedAt string) string {
 // records".
 func TestFindCompletedSkipsUndecodableRecord(t *testing.T) {
 	dir := t.TempDir()
-	mutWrite(t, filepath.Join(dir, "ledger_r1.jsonl"),
+	writeRawFile(t, filepath.Join(dir, "ledger_r1.jsonl"),
 		strings.Replace(pyLedgerLine("bad", "k", "x"), `"x"`, `["not", "a", "time"]`, 1)+
 			pyLedgerLine("good", "k", "2026-01-01T09:00:00+00:00"))
 	s := openInternal(t, dir)
-	if got := mutSteps(t, s, "r1"); !slices.Equal(got, []string{"good"}) {
+	if got := listStepIDs(t, s, "r1"); !slices.Equal(got, []string{"good"}) {
 		t.Fatalf("precondition: LedgerList = %v, want [good] (the bad record skipped)", got)
 	}
 	rec, err := store.FindCompleted(context.Background(), s, "r1", "k")
@@ -57,7 +57,7 @@ func TestFindCompletedSkipsUndecodableRecord(t *testing.T) {
 // int(s), so it would issue 3.)
 func TestFloatSeqNotReissued(t *testing.T) {
 	dir := t.TempDir()
-	mutWrite(t, filepath.Join(dir, "commands.jsonl"), cmdLine("c1", "A", 1)+"\n"+
+	writeRawFile(t, filepath.Join(dir, "commands.jsonl"), cmdLine("c1", "A", 1)+"\n"+
 		`{"command_id": "c2", "run_id": "A", "type": "pause", "payload": {}, "ts": "2026-01-01T09:00:00+00:00", "client_id": null, "seq": 2.0}`+"\n")
 	s := openInternal(t, dir)
 	recs, _, err := s.CommandListAfter(t.Context(), 0, 0)
@@ -86,20 +86,20 @@ func TestFloatSeqNotReissued(t *testing.T) {
 func TestDeleteByRunDropsCommandBeforeATornTail(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "commands.jsonl")
-	mutWrite(t, path, cmdLine("c1", "A", 1)+`{"command_id": "c2", "run_id": "B", "ty`+"\n"+cmdLine("c3", "B", 3)+"\n")
+	writeRawFile(t, path, cmdLine("c1", "A", 1)+`{"command_id": "c2", "run_id": "B", "ty`+"\n"+cmdLine("c3", "B", 3)+"\n")
 	s := openInternal(t, dir)
-	if got := mutCommands(t, s); !slices.Equal(got, []string{"c1", "c3"}) {
+	if got := listCommandIDs(t, s); !slices.Equal(got, []string{"c1", "c3"}) {
 		t.Fatalf("precondition: listed %v, want [c1 c3]", got)
 	}
 	n, err := s.CommandDeleteByRun(t.Context(), "A")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := mutCommands(t, s)
+	got := listCommandIDs(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	reopened := mutCommands(t, openInternal(t, dir))
+	reopened := listCommandIDs(t, openInternal(t, dir))
 	if n != 1 || slices.Contains(got, "c1") || slices.Contains(reopened, "c1") {
 		data, _ := os.ReadFile(path)
 		t.Fatalf("CommandDeleteByRun(A) = %d (want 1); listed after it %v, after a reopen %v (want [c3]); commands.jsonl = %q",

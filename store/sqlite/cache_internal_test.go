@@ -219,7 +219,7 @@ func TestHotCache_HandoffIsReadOnce(t *testing.T) {
 func TestWaitingCommitWithoutRecordsKeepsLedgerSeqs(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s := mutOpen(t, Config{Path: filepath.Join(t.TempDir(), "runtime.sqlite3"), NoRedoLog: true})
+	s := openStore(t, Config{Path: filepath.Join(t.TempDir(), "runtime.sqlite3"), NoRedoLog: true})
 	r := redoRun("dddd")
 	commitSteps(t, s, r, durable.RunRunning, true, "a")
 	r.Waiting = &durable.WaitState{Reason: durable.WaitUser, WaitKey: "k"}

@@ -19,7 +19,7 @@ func TestRunClaimRefusedRenewalNamesNoFalseHolder(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			cfg.Path = filepath.Join(t.TempDir(), "runtime.sqlite3")
-			s := mutOpen(t, cfg)
+			s := openStore(t, cfg)
 			now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 			claim := func(p store.RunClaimParams) error {
 				p.RunID, p.TTL, p.Now = "run-1", 10*time.Second, now

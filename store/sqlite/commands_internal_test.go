@@ -13,7 +13,7 @@ import (
 func TestCommandAppendWritesSeqBackToAcceptedCommand(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s := mutOpen(t, Config{Path: filepath.Join(t.TempDir(), "runtime.sqlite3")})
+	s := openStore(t, Config{Path: filepath.Join(t.TempDir(), "runtime.sqlite3")})
 	for i, id := range []string{"c1", "c2"} {
 		c := &durable.CommandRecord{CommandID: id, RunID: "run-1", Type: "pause"}
 		res, err := s.CommandAppend(ctx, c)
@@ -41,13 +41,13 @@ func TestCommandWithBadPayloadReadsAsEmpty(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "c.sqlite3")
-	st := mutOpen(t, Config{Path: path, Shared: true})
+	st := openStore(t, Config{Path: path, Shared: true})
 	for _, id := range []string{"a", "b", "c", "d"} {
 		if _, err := st.CommandAppend(ctx, &durable.CommandRecord{CommandID: id, RunID: "r", Type: "pause", Payload: map[string]any{"k": id}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	db := mutRawDB(t, path)
+	db := openRawDB(t, path)
 	defer db.Close()
 	for id, bad := range map[string]string{"a": "null", "b": "[1, 2]", "c": "{torn"} {
 		if _, err := db.ExecContext(ctx, `UPDATE commands SET payload_json = ? WHERE command_id = ?`, bad, id); err != nil {

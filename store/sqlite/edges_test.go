@@ -9,8 +9,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// Tests added by a review of the suites (mutation testing): each one
-// fails on a plausible bug of this store that no other test caught.
+// Edge cases of ledger_heads, shared stores and listings: each test fails
+// on a plausible bug of this store that no other test catches.
 
 // A shared store keeps ledger_heads current as it appends ("a Python
 // process open on the database allocates its seqs from it", stmts.go):

@@ -22,7 +22,7 @@ func TestOpenRaisesLedgerHeadsLeftBehind(t *testing.T) {
 	rec := func(step string) *durable.StepRecord {
 		return &durable.StepRecord{RunID: "r1", StepID: step, Status: durable.StepCompleted}
 	}
-	shared := mutOpen(t, Config{Path: path, Shared: true})
+	shared := openStore(t, Config{Path: path, Shared: true})
 	if err := shared.RunCommit(ctx, &store.CommitParams{Run: redoRun("r1"), Create: true,
 		Records: []*durable.StepRecord{rec("s1"), rec("s2")}}); err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestOpenRaisesLedgerHeadsLeftBehind(t *testing.T) {
 	if err := shared.Close(); err != nil {
 		t.Fatal(err)
 	}
-	owned := mutOpen(t, Config{Path: path})
+	owned := openStore(t, Config{Path: path})
 	if err := owned.LedgerAppend(ctx, "r1", []*durable.StepRecord{rec("s3"), rec("s4")}); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestOpenRaisesLedgerHeadsLeftBehind(t *testing.T) {
 	}
 	head := func() int64 {
 		t.Helper()
-		db := mutRawDB(t, path)
+		db := openRawDB(t, path)
 		defer db.Close()
 		var n int64
 		if err := db.QueryRow(`SELECT COALESCE((SELECT last_seq FROM ledger_heads WHERE run_id = 'r1'), 0)`).Scan(&n); err != nil {
@@ -52,7 +52,7 @@ func TestOpenRaisesLedgerHeadsLeftBehind(t *testing.T) {
 	if n := head(); n != 4 {
 		t.Errorf("ledger_heads.last_seq after the owning store closed = %d, want 4: Python 0.4.28 would reuse seq 3", n)
 	}
-	reopened := mutOpen(t, Config{Path: path})
+	reopened := openStore(t, Config{Path: path})
 	if err := reopened.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +68,12 @@ func TestLedgerDeleteRemovesLedgerHead(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := mutOpen(t, Config{Path: path, Shared: true})
+	s := openStore(t, Config{Path: path, Shared: true})
 	recs := []*durable.StepRecord{{RunID: "r", StepID: "a"}, {RunID: "r", StepID: "b"}, {RunID: "r", StepID: "c"}}
 	if err := s.LedgerAppend(ctx, "r", recs); err != nil {
 		t.Fatal(err)
 	}
-	db := mutRawDB(t, path)
+	db := openRawDB(t, path)
 	defer db.Close()
 	heads := func() int {
 		var n int

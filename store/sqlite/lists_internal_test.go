@@ -268,17 +268,17 @@ func TestListsExactAfterARolledBackCommit(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := mutOpen(t, Config{Path: path})
+	s := openStore(t, Config{Path: path})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := mutRawDB(t, path)
+	db := openRawDB(t, path)
 	if _, err := db.Exec(`CREATE TRIGGER refuse_boom BEFORE INSERT ON ledger
 		WHEN NEW.record_json LIKE '%boom%' BEGIN SELECT RAISE(ABORT, 'boom refused'); END`); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()
-	s = mutOpen(t, Config{Path: path, NoRedoLog: true})
+	s = openStore(t, Config{Path: path, NoRedoLog: true})
 	r := redoRun("ffff")
 	commitSteps(t, s, r, durable.RunRunning, true, "a")
 	if runs, err := s.RunList(ctx, &store.RunListParams{Status: durable.RunRunning}); err != nil || len(runs) != 1 {

@@ -13,8 +13,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
-// Data handed between the Python runtime and ours on one database, from a
-// review that drove both; each test failed before its fix.
+// Data handed between the Python runtime and ours on one database: rows
+// Python wrote that our store must read, list and release as Python does.
 
 // Two WAIT_UNTIL runs exactly as Python's SqliteRunStore.save wrote them
 // (runs row + wait_index row) into a database our store had created and

@@ -11,9 +11,9 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// mutRawDB opens the database file directly, as Python or a tool would;
+// openRawDB opens the database file directly, as Python or a tool would;
 // the caller closes it (and any store owning the file first).
-func mutRawDB(t *testing.T, path string) *sql.DB {
+func openRawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
@@ -22,9 +22,9 @@ func mutRawDB(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-// mutOpen opens a store with cfg (no idle checkpoints), closed at the
+// openStore opens a store with cfg (no idle checkpoints), closed at the
 // test's end unless the test closed it.
-func mutOpen(t *testing.T, cfg Config) *Store {
+func openStore(t *testing.T, cfg Config) *Store {
 	t.Helper()
 	cfg.IdleCheckpoint = -1
 	s, err := New(t.Context(), cfg)
@@ -35,8 +35,8 @@ func mutOpen(t *testing.T, cfg Config) *Store {
 	return s
 }
 
-// mutWaitingRun is a new run waiting for reason with deadline until.
-func mutWaitingRun(id string, reason durable.WaitReason, key string, until time.Time) *durable.RunState {
+// waitingRun is a new run waiting for reason with deadline until.
+func waitingRun(id string, reason durable.WaitReason, key string, until time.Time) *durable.RunState {
 	r := redoRun(id)
 	r.Status = durable.RunWaiting
 	r.Waiting = &durable.WaitState{Reason: reason, WaitKey: key, Until: durable.NewTime(until)}
@@ -60,13 +60,13 @@ ON CONFLICT(run_id) DO UPDATE SET workflow_id=excluded.workflow_id, status=exclu
 func TestSharedRunListByWaitKeyFindsPythonNaNRun(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := mutOpen(t, Config{Path: path, Shared: true})
+	s := openStore(t, Config{Path: path, Shared: true})
 	const at = "2026-12-01T04:51:14.026251+00:00"
 	runJSON := `{"run_id": "py1", "workflow_id": "wf", "status": "waiting", "current_node": "n", "vars": {"score": NaN}, ` +
 		`"waiting": {"reason": "event", "wait_key": "evt:k", "until": null, "resume_to_node": "done", "result_key": "evt"}, ` +
 		`"output": null, "error": null, "created_at": "` + at + `", "updated_at": "` + at + `", ` +
 		`"actor_id": null, "session_id": null, "parent_run_id": null}`
-	db := mutRawDB(t, path)
+	db := openRawDB(t, path)
 	if _, err := db.Exec(pyUpsertRun, "py1", "wf", "waiting", "event", nil, nil, nil, nil, at, at, runJSON); err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +89,10 @@ func TestWaitUntilColumnOnlyForUntilWaits(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := mutOpen(t, Config{Path: path})
+	s := openStore(t, Config{Path: path})
 	until := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	event := mutWaitingRun("event-run", durable.WaitEvent, "evt:k", until)
-	timer := mutWaitingRun("until-run", durable.WaitUntil, "", until)
+	event := waitingRun("event-run", durable.WaitEvent, "evt:k", until)
+	timer := waitingRun("until-run", durable.WaitUntil, "", until)
 	for _, r := range []*durable.RunState{event, timer} {
 		if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
 			t.Fatal(err)
@@ -101,7 +101,7 @@ func TestWaitUntilColumnOnlyForUntilWaits(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := mutRawDB(t, path)
+	db := openRawDB(t, path)
 	defer db.Close()
 	for id, want := range map[string]sql.NullString{
 		"event-run": {},
@@ -123,7 +123,7 @@ func TestRunIndexRootOnlyCountsEmptyParentAsRoot(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := mutOpen(t, Config{Path: path})
+	s := openStore(t, Config{Path: path})
 	for _, r := range []*durable.RunState{redoRun("root-null"), redoRun("root-empty"), redoRun("child")} {
 		if r.RunID == "child" {
 			r.ParentRunID = "root-null"
@@ -135,12 +135,12 @@ func TestRunIndexRootOnlyCountsEmptyParentAsRoot(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := mutRawDB(t, path)
+	db := openRawDB(t, path)
 	if _, err := db.Exec(`UPDATE runs SET parent_run_id = '' WHERE run_id = 'root-empty'`); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()
-	s = mutOpen(t, Config{Path: path})
+	s = openStore(t, Config{Path: path})
 	rows, err := s.RunIndex(ctx, &store.RunIndexParams{RootOnly: true})
 	if err != nil {
 		t.Fatal(err)

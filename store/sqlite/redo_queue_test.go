@@ -18,9 +18,9 @@ func TestDueListOverQueueFillsLimitPastQueuedRuns(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
 	now := time.Now()
-	a := mutWaitingRun("", durable.WaitUntil, "", now.Add(-2*time.Hour))
+	a := waitingRun("", durable.WaitUntil, "", now.Add(-2*time.Hour))
 	a.RunID = "aaaa"
-	b := mutWaitingRun("", durable.WaitUntil, "", now.Add(-time.Hour))
+	b := waitingRun("", durable.WaitUntil, "", now.Add(-time.Hour))
 	b.RunID = "bbbb"
 	for _, r := range []*durable.RunState{a, b} {
 		if err := g.s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, RandomID: true}); err != nil {
@@ -86,7 +86,7 @@ func TestBatchedCreateThenWaitKeepsDeadline(t *testing.T) {
 	if err := g.s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	check(mutOpen(t, Config{Path: g.path}), "after a reopen")
+	check(openStore(t, Config{Path: g.path}), "after a reopen")
 }
 
 // TestRedo_DueListTakesAQueuedRunFromItsQueuedCommit guards

@@ -13,9 +13,9 @@ import (
 // error, as the decoder does for every other malformed payload
 // (redoDecoder: "the first malformed read sets err"; decodeRedoOp returns
 // errors for a bad flag, deadline or trailing bytes;
-// TestRedoReplayRefusesAnUpdateOfAnotherVersion). It used to panic at
-// open: replayRecord -> applyOp -> updateArgs indexed a[11] (found by a
-// review); redoOp.checkShape now refuses it.
+// TestRedoReplayRefusesAnUpdateOfAnotherVersion), not panic at open in
+// replayRecord -> applyOp -> updateArgs indexing a[11]; redoOp.checkShape
+// refuses it.
 func TestReplayOfAMalformedCommitRecordIsAnErrorNotAPanic(t *testing.T) {
 	op := &redoOp{runID: "r1", run: []any{"wf", "running", nil}, firstSeq: 1}
 	var e redoEncoder
@@ -43,8 +43,8 @@ func TestReplayOfAMalformedCommitRecordIsAnErrorNotAPanic(t *testing.T) {
 // statement this binary does not have (a log left by a killed process of
 // another version: statements are recorded by name, stmts.go byName) makes
 // the store refuse to open. The error must say which statement, so that
-// an operator knows the log comes from another binary; it said only
-// "unknown statement" (found by a review).
+// an operator knows the log comes from another binary, not only
+// "unknown statement".
 func TestReplayNamesAnUnknownStatement(t *testing.T) {
 	e := redoEncoder{b: []byte{redoStatements}}
 	e.str("ledgerInsertV2")

@@ -69,11 +69,11 @@ func TestOpenRefusesSchemaOneVersionNewer(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := mutOpen(t, Config{Path: path})
+	s := openStore(t, Config{Path: path})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := mutRawDB(t, path)
+	db := openRawDB(t, path)
 	if _, err := db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', '2030-01-01T00:00:00+00:00')`,
 		len(ms)+1); err != nil {
 		t.Fatal(err)

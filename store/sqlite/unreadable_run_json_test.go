@@ -17,7 +17,7 @@ func TestListsSkipUnreadableRunJSON(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := mutOpen(t, Config{Path: path})
+	s := openStore(t, Config{Path: path})
 	for _, id := range []string{"r1", "r2", "r3"} {
 		r := redoRun(id)
 		r.ParentRunID = "p"
@@ -28,14 +28,14 @@ func TestListsSkipUnreadableRunJSON(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := mutRawDB(t, path)
+	db := openRawDB(t, path)
 	if _, err := db.Exec(`UPDATE runs SET run_json = 'not json' WHERE run_id = 'r2'`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = mutOpen(t, Config{Path: path})
+	s = openStore(t, Config{Path: path})
 	ids := func(runs []*durable.RunState) []string {
 		var out []string
 		for _, r := range runs {
@@ -65,20 +65,20 @@ func TestListsSkipUnreadableRunJSON(t *testing.T) {
 func TestRunGetUnreadableRunJSONIsNotFound(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := mutOpen(t, Config{Path: path})
+	s := openStore(t, Config{Path: path})
 	if err := s.RunCommit(t.Context(), &store.CommitParams{Run: redoRun("gggg"), Create: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := mutRawDB(t, path)
+	db := openRawDB(t, path)
 	if _, err := db.Exec(`UPDATE runs SET run_json = '{not json' WHERE run_id = 'gggg'`); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()
 	for _, cfg := range []Config{{Path: path}, {Path: path, Shared: true}} {
-		s := mutOpen(t, cfg)
+		s := openStore(t, cfg)
 		_, err := s.RunGet(t.Context(), "gggg")
 		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("RunGet of an unreadable row (shared %v): %v, want store.ErrNotFound", cfg.Shared, err)

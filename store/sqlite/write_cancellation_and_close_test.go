@@ -24,7 +24,7 @@ func TestWritesOnAClosedStoreReturnErrClosed(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			cfg.Path = filepath.Join(t.TempDir(), "runtime.sqlite3")
-			s := mutOpen(t, cfg)
+			s := openStore(t, cfg)
 			r := redoRun("r1")
 			if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
 				t.Fatal(err)
@@ -92,7 +92,7 @@ func TestWriteCancelledAfterTakingTheTurnStillCommits(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			cfg.Path = filepath.Join(t.TempDir(), "runtime.sqlite3")
-			s := mutOpen(t, cfg)
+			s := openStore(t, cfg)
 			rec := func(step string) *durable.StepRecord {
 				return &durable.StepRecord{RunID: "r1", StepID: step, Status: durable.StepCompleted}
 			}

@@ -2,8 +2,8 @@ package builtin
 
 import "testing"
 
-// A builtin behaviour that a review found ours lacked; the test failed
-// before its fix. Expected values are what the Python reference
+// Dotted-path lookups with an index too large for an int behave as the
+// Python reference does. Expected values are what the reference
 // (visual/builtins.py) returns for the same inputs.
 
 // A bracket index too large for an int (items[99999999999999999999]):

@@ -1,10 +1,9 @@
 package builtin
 
-// Review of the builtin node implementations against the Python reference
+// Builtin node implementations checked against the Python reference
 // (lpalbou/AbstractRuntime, src/abstractruntime/visualflow_compiler/visual/
-// builtins.py and executor.py). Every test here failed on the code it was
-// written against; each quotes what the reference does, and "ours"
-// describes the code before its fix.
+// builtins.py and executor.py): each test quotes what the reference does,
+// and "ours" describes the divergence the test guards against.
 
 import (
 	"math"
@@ -13,8 +12,8 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
-// reviewCall evaluates node type typ on inputs with env.
-func reviewCall(t *testing.T, env *Env, typ string, inputs map[string]any) (any, error) {
+// callBuiltin evaluates node type typ on inputs with env.
+func callBuiltin(t *testing.T, env *Env, typ string, inputs map[string]any) (any, error) {
 	t.Helper()
 	fn, ok := Lookup(typ)
 	if !ok {
@@ -57,7 +56,7 @@ func TestPyRefFormatPrecisionWithoutType(t *testing.T) {
 		{"{x:.1}", 3.0, "'3e+00'"},
 		{"{x:.3}", 100.0, "'1e+02'"},
 	} {
-		got, err := reviewCall(t, nil, "format", map[string]any{"template": tc.spec, "values": map[string]any{"x": tc.x}})
+		got, err := callBuiltin(t, nil, "format", map[string]any{"template": tc.spec, "values": map[string]any{"x": tc.x}})
 		reviewWant(t, "format("+tc.spec+")", got, err, tc.want)
 	}
 }
@@ -67,7 +66,7 @@ func TestPyRefFormatPrecisionWithoutType(t *testing.T) {
 // "{s[1]}".format(s="abc") == 'b'. Ours fails with "'str' object is not
 // subscriptable".
 func TestPyRefFormatIndexesStrings(t *testing.T) {
-	got, err := reviewCall(t, nil, "format", map[string]any{"template": "{s[1]}{s[0]}", "values": map[string]any{"s": "abc"}})
+	got, err := callBuiltin(t, nil, "format", map[string]any{"template": "{s[1]}{s[0]}", "values": map[string]any{"s": "abc"}})
 	reviewWant(t, "format({s[1]}{s[0]})", got, err, "'ba'")
 }
 
@@ -76,7 +75,7 @@ func TestPyRefFormatIndexesStrings(t *testing.T) {
 // only have string keys), so the format node fails. Ours looks up "0" and
 // returns 'a'.
 func TestPyRefFormatDigitIndexIsIntKey(t *testing.T) {
-	got, err := reviewCall(t, nil, "format", map[string]any{"template": "{d[0]}", "values": map[string]any{"d": map[string]any{"0": "a"}}})
+	got, err := callBuiltin(t, nil, "format", map[string]any{"template": "{d[0]}", "values": map[string]any{"d": map[string]any{"0": "a"}}})
 	if err == nil {
 		t.Errorf("format({d[0]}) with d={'0': 'a'} = %s; Python raises KeyError: 0", pyval.Repr(got))
 	}
@@ -85,7 +84,7 @@ func TestPyRefFormatDigitIndexIsIntKey(t *testing.T) {
 // TestPyRefFormatASCIIConversion: `!a` is ascii():
 // "{x!a}".format(x="é") == "'\\xe9'". Ours returns "'é'" (repr).
 func TestPyRefFormatASCIIConversion(t *testing.T) {
-	got, err := reviewCall(t, nil, "format", map[string]any{"template": "{x!a}", "values": map[string]any{"x": "é"}})
+	got, err := callBuiltin(t, nil, "format", map[string]any{"template": "{x!a}", "values": map[string]any{"x": "é"}})
 	reviewWant(t, "format({x!a})", got, err, `"'\\xe9'"`)
 }
 
@@ -94,7 +93,7 @@ func TestPyRefFormatASCIIConversion(t *testing.T) {
 // "{x:05}".format(x="ab") == 'ab000'. Ours fails with "'=' alignment not
 // allowed in string format specifier".
 func TestPyRefFormatZeroPaddedString(t *testing.T) {
-	got, err := reviewCall(t, nil, "format", map[string]any{"template": "{x:05}", "values": map[string]any{"x": "ab"}})
+	got, err := callBuiltin(t, nil, "format", map[string]any{"template": "{x:05}", "values": map[string]any{"x": "ab"}})
 	reviewWant(t, "format({x:05})", got, err, "'ab000'")
 }
 
@@ -119,7 +118,7 @@ func TestPyRefParseJSONPythonLiteralFallback(t *testing.T) {
 		{"1+2j", "{'value': '(1+2j)'}"},
 		{"set()", "{'value': 'set()'}"},
 	} {
-		got, err := reviewCall(t, nil, "parse_json", map[string]any{"text": tc.text})
+		got, err := callBuiltin(t, nil, "parse_json", map[string]any{"text": tc.text})
 		reviewWant(t, "parse_json("+tc.text+")", got, err, tc.want)
 	}
 }
@@ -131,7 +130,7 @@ func TestPyRefParseJSONPythonLiteralFallback(t *testing.T) {
 // first element with found: True.
 func TestPyRefGetElementHugeIndex(t *testing.T) {
 	for _, idx := range []any{1e20, "1e20", -1e20} {
-		got, err := reviewCall(t, nil, "get_element", map[string]any{"array": []any{int64(1), int64(2)}, "index": idx, "default": "d"})
+		got, err := callBuiltin(t, nil, "get_element", map[string]any{"array": []any{int64(1), int64(2)}, "index": idx, "default": "d"})
 		reviewWant(t, "get_element(index="+pyval.Repr(idx)+")", got, err, "{'found': False, 'result': 'd'}")
 	}
 }
@@ -145,7 +144,7 @@ func TestPyRefGetElementHugeIndex(t *testing.T) {
 // Ours keys the output by the raw " name " string.
 func TestPyRefBreakObjectStripsSelectedPaths(t *testing.T) {
 	env := &Env{Data: map[string]any{"breakConfig": map[string]any{"selectedPaths": []any{" name ", "  "}}}}
-	got, err := reviewCall(t, env, "break_object", map[string]any{"object": map[string]any{"name": "bob"}})
+	got, err := callBuiltin(t, env, "break_object", map[string]any{"object": map[string]any{"name": "bob"}})
 	reviewWant(t, "break_object", got, err, "{'name': 'bob'}")
 }
 
@@ -159,7 +158,7 @@ func TestPyRefBreakObjectStripsSelectedPaths(t *testing.T) {
 // returned. Ours returns null (the "any" branch ignores the default).
 func TestPyRefVarDeclEmptyNameUsesDefault(t *testing.T) {
 	env := &Env{Vars: map[string]any{}, Data: map[string]any{"literalValue": map[string]any{"name": "", "type": "any", "default": "dflt"}}}
-	got, err := reviewCall(t, env, "var_decl", map[string]any{})
+	got, err := callBuiltin(t, env, "var_decl", map[string]any{})
 	reviewWant(t, "var_decl", got, err, "{'name': '', 'value': 'dflt'}")
 }
 
@@ -171,7 +170,7 @@ func TestPyRefVarDeclEmptyNameUsesDefault(t *testing.T) {
 func TestPyRefGetVarPathKeepsEmptySegments(t *testing.T) {
 	env := &Env{Vars: map[string]any{"user": map[string]any{"name": "bob"}}}
 	for _, name := range []string{"user.", "user . name", "user..name"} {
-		got, err := reviewCall(t, env, "get_var", map[string]any{"name": name})
+		got, err := callBuiltin(t, env, "get_var", map[string]any{"name": name})
 		reviewWant(t, "get_var("+name+")", got, err, "{'value': None}")
 	}
 }
@@ -184,10 +183,10 @@ func TestPyRefGetVarPathKeepsEmptySegments(t *testing.T) {
 func TestPyRefFalsyNonStringNames(t *testing.T) {
 	env := &Env{Vars: map[string]any{"0": "zero", "False": "f", "context": map[string]any{"task": int64(0)}}}
 	for _, name := range []any{int64(0), false} {
-		got, err := reviewCall(t, env, "get_var", map[string]any{"name": name})
+		got, err := callBuiltin(t, env, "get_var", map[string]any{"name": name})
 		reviewWant(t, "get_var(name="+pyval.Repr(name)+")", got, err, "{'value': None}")
 	}
-	got, err := reviewCall(t, env, "get_context", map[string]any{})
+	got, err := callBuiltin(t, env, "get_context", map[string]any{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +202,7 @@ func TestPyRefFalsyNonStringNames(t *testing.T) {
 func TestPyRefConcatNonStringSeparatorIgnored(t *testing.T) {
 	env := &Env{Data: map[string]any{"concatConfig": map[string]any{"separator": int64(5)},
 		"inputs": []any{map[string]any{"id": "a", "type": "string"}, map[string]any{"id": "b", "type": "string"}}}}
-	got, err := reviewCall(t, env, "concat", map[string]any{"a": "x", "b": "y"})
+	got, err := callBuiltin(t, env, "concat", map[string]any{"a": "x", "b": "y"})
 	reviewWant(t, "concat", got, err, "'x y'")
 }
 
@@ -214,7 +213,7 @@ func TestPyRefConcatNonStringSeparatorIgnored(t *testing.T) {
 // public input key.
 func TestPyRefToolParametersWithoutPins(t *testing.T) {
 	env := &Env{Data: map[string]any{"toolParametersConfig": map[string]any{"tool": "t"}}}
-	got, err := reviewCall(t, env, "tool_parameters", map[string]any{"path": "x"})
+	got, err := callBuiltin(t, env, "tool_parameters", map[string]any{"path": "x"})
 	reviewWant(t, "tool_parameters", got, err, "{'tool_call': {'arguments': {}, 'name': 't'}}")
 }
 
@@ -222,7 +221,7 @@ func TestPyRefToolParametersWithoutPins(t *testing.T) {
 // 0.0 ** float('-inf') == inf in Python (no ZeroDivisionError: that is
 // only raised for finite negative exponents). Ours errors.
 func TestPyRefPowerZeroToMinusInfinity(t *testing.T) {
-	got, err := reviewCall(t, nil, "power", map[string]any{"base": 0.0, "exp": math.Inf(-1)})
+	got, err := callBuiltin(t, nil, "power", map[string]any{"base": 0.0, "exp": math.Inf(-1)})
 	reviewWant(t, "power(0.0, -inf)", got, err, "inf")
 }
 
@@ -231,7 +230,7 @@ func TestPyRefPowerZeroToMinusInfinity(t *testing.T) {
 // float("１２") == 12.0 (fullwidth). Ours rejects them.
 func TestPyRefFloatAcceptsUnicodeDigits(t *testing.T) {
 	for _, s := range []string{"١٢", "１２"} {
-		got, err := reviewCall(t, nil, "add", map[string]any{"a": s, "b": int64(0)})
+		got, err := callBuiltin(t, nil, "add", map[string]any{"a": s, "b": int64(0)})
 		reviewWant(t, "add("+s+", 0)", got, err, "12.0")
 	}
 }
@@ -240,6 +239,6 @@ func TestPyRefFloatAcceptsUnicodeDigits(t *testing.T) {
 // case mappings (SpecialCasing.txt): "ǰ".upper() == "J̌" (U+004A U+030C),
 // "ΐ".upper() == "\u0399\u0308\u0301". Ours left them unchanged.
 func TestPyRefUppercaseSpecialCasing(t *testing.T) {
-	got, err := reviewCall(t, nil, "uppercase", map[string]any{"text": "ǰΐ"})
+	got, err := callBuiltin(t, nil, "uppercase", map[string]any{"text": "ǰΐ"})
 	reviewWant(t, "uppercase(ǰΐ)", got, err, "'J\u030c\u0399\u0308\u0301'")
 }

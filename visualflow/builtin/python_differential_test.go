@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// Review findings (area vfbuiltins). Every expected value below is what
-// CPython 3.11 gives for the reference builtin (visual/builtins.py) on the
-// same inputs; each test fails on the current code.
+// Builtins whose results must match the Python reference exactly. Every
+// expected value below is what CPython 3.11 gives for the reference builtin
+// (visual/builtins.py) on the same inputs.
 
 // power: the reference computes float(base) ** float(exp), i.e. C pow(),
 // which is correctly rounded (< 1 ulp) on the platforms Python runs on.

@@ -17,7 +17,7 @@ import (
 // callNode runs the builtin typ and fails the test on an error.
 func callNode(t *testing.T, env *Env, typ string, inputs map[string]any) any {
 	t.Helper()
-	out, err := reviewCall(t, env, typ, inputs)
+	out, err := callBuiltin(t, env, typ, inputs)
 	if err != nil {
 		t.Fatalf("%s: unexpected error %v", typ, err)
 	}

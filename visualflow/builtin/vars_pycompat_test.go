@@ -2,8 +2,8 @@ package builtin
 
 import "testing"
 
-// Behaviours of the Python reference that a review found ours lacked; each
-// test failed before its fix.
+// var_decl and get_var resolve values as the Python reference does; each
+// test quotes the reference rule it checks.
 
 // var_decl with type "any": the reference returns the looked-up var
 // whenever it "matches" the type, and for "any" a missing var (None)

@@ -1,10 +1,10 @@
 package bundle
 
-// Hostile bundles from an adversarial review of the `.flow` reader and
-// writer (spec visualflow.md §7–§8, gateway-api.md §2, Python's
-// AbstractRuntime workflow_bundle). Each of the first seven tests failed on
-// the code as reviewed, for the reason its comment gives (the comments
-// describe that code); the last three pin what the fixes must keep.
+// Hostile bundles against the `.flow` reader and writer (spec
+// visualflow.md §7–§8, gateway-api.md §2, Python's AbstractRuntime
+// workflow_bundle). Each of the first seven tests guards against the bug
+// its comment describes; the last three pin behaviour the reader and
+// writer must keep.
 
 import (
 	"archive/zip"

@@ -13,8 +13,7 @@ import (
 // A named pipe where a bundle file (or a bundle directory's manifest) is
 // expected made Read block for ever in open(2): `bundle validate DIR`,
 // `bundle inspect`, `bundle run` and a registry Reload hung, and Ctrl-C
-// could not stop them. Read refuses what is not a regular file (found by
-// a review).
+// could not stop them. Read must refuse what is not a regular file.
 func TestNamedPipeDoesNotHangRead(t *testing.T) {
 	cases := []struct {
 		name string

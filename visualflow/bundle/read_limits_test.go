@@ -15,8 +15,8 @@ import (
 // inflate to far more: 8 entries of 64 MiB of zeros, ~0.5 MiB of zip.
 // ReadZip bounded each entry, never the total, so the whole 512 MiB was
 // inflated and kept in memory (the same with one entry named by many
-// manifest paths). Such a bundle is now refused from its entries'
-// declared sizes, before anything is inflated (found by a review).
+// manifest paths). Such a bundle must be refused from its entries'
+// declared sizes, before anything is inflated.
 func TestZipBombOfManyEntriesIsBounded(t *testing.T) {
 	const n = 8
 	// 64 MiB of zeros, deflated as 64 copies of one self-contained block
@@ -81,8 +81,8 @@ func TestZipBombOfManyEntriesIsBounded(t *testing.T) {
 
 // Two zip entries that name the same file must be refused: a reader that
 // picks one silently may run content that another tool (unzip -p, the
-// Python reader, a reviewer) does not see for that name. The last one
-// was taken silently (found by a review).
+// Python reader, a person inspecting the bundle) does not see for that
+// name; taking the last one silently is the bug guarded against.
 func TestDuplicateEntriesAreRefused(t *testing.T) {
 	man := mustJSON(t, fixtureManifest(fixtureOptions{ID: "dup", Flows: []string{"main"}}))
 	flow := mustJSON(t, leafFlow("main"))
@@ -130,7 +130,7 @@ func TestDuplicateEntriesAreRefused(t *testing.T) {
 // manifest.json must be UTF-8 (spec visualflow §7.1); an invalid byte was
 // silently replaced by U+FFFD, so the bundle loaded under an id that is
 // not the one written (here "x\uFFFD"), where Python's json.loads refuses
-// it (found by a review).
+// it.
 func TestManifestThatIsNotUTF8IsRefused(t *testing.T) {
 	man := "{\"bundle_format_version\":\"1\",\"bundle_id\":\"x\xff\",\"entrypoints\":[{\"flow_id\":\"main\"}],\"flows\":{\"main\":\"flows/main.json\"}}"
 	data := makeZip(t, map[string]string{"manifest.json": man, "flows/main.json": mustJSON(t, leafFlow("main"))})

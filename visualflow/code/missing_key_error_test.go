@@ -38,7 +38,7 @@ func TestMissingKeyOfHugeTextIsNotWrittenWhole(t *testing.T) {
 }
 
 func TestMissingKeyOfHugeTextDoesNotKillTheProcess(t *testing.T) {
-	// The review's case.
+	// A tuple of 8192 shared 1 MiB strings, missing from an empty dict.
 	hugeKeyInChild(t, "MISSING_KEY_CHILD", "{}[t]", "missing key error of a huge key")
 }
 

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// Tests from a review of the sandbox's limits and conversions; each
-// failed before its fix, for the reason its comment gives.
+// Tests of the sandbox's limits and conversions; each test's comment
+// gives the rule it checks and the failure it guards against.
 
 // runNoPanic calls Run and turns a panic escaping it into a test failure
 // (so the test binary survives to report it).
