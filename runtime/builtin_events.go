@@ -236,6 +236,18 @@ type EmitParams struct {
 	RunID      string
 	Payload    map[string]any
 	EventID    string
+	// EmittedAt is the envelope's emitted_at: nil means the runtime's
+	// clock; any other JSON value (a client's own time, as a gateway's
+	// emit_event command carries it) is delivered as given.
+	EmittedAt any
+	// Emitter is the envelope's emitter object; nil means
+	// {"source": "external"}. A gateway adds the command's client_id.
+	Emitter map[string]any
+	// NoDrive commits each listener's resume without ticking it: the
+	// listeners resumed (the ids returned) are left running for the host
+	// to drive, as a gateway's command loop leaves them to its runner
+	// (Scheduler.DriveSoon) instead of running their steps itself.
+	NoDrive bool
 }
 
 // EmitEvent delivers an external event to every run waiting on its exact
@@ -273,17 +285,32 @@ func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error)
 	if err := pyjson.CheckMember(payload, "payload", 4); err != nil {
 		return nil, fmt.Errorf("emit event %q: %w", p.Name, err)
 	}
+	emittedAt := p.EmittedAt
+	if emittedAt == nil {
+		emittedAt = r.now().String()
+	} else if err := pyjson.CheckMember(emittedAt, "emitted_at", 3); err != nil {
+		return nil, fmt.Errorf("emit event %q: %w", p.Name, err)
+	}
+	var emitter any = map[string]any{"source": "external"}
+	if p.Emitter != nil {
+		if err := pyjson.CheckMember(p.Emitter, "emitter", 3); err != nil {
+			return nil, fmt.Errorf("emit event %q: %w", p.Name, err)
+		}
+		emitter = p.Emitter
+	}
 	envelope := map[string]any{
 		"event_id": nullable(p.EventID), "name": pyval.Strip(p.Name), "scope": scope,
-		"session_id": nullable(p.SessionID), "payload": payload, "emitted_at": r.now().String(),
-		"emitter": map[string]any{"source": "external"},
+		"session_id": nullable(p.SessionID), "payload": payload, "emitted_at": emittedAt,
+		"emitter": emitter,
 	}
 	d := r.newDriver(nil)
 	res, err := r.deliver(ctx, ctx, d, []string{key}, envelope, 0)
 	if err != nil {
 		return nil, err
 	}
-	d.drain(ctx)
+	if !p.NoDrive {
+		d.drain(ctx)
+	}
 	failed := res.failed
 	if len(res.notReached) > 0 {
 		// Nothing keeps the event for them: the host must know the emit

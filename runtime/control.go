@@ -179,6 +179,21 @@ func (r *Runtime) Pause(ctx context.Context, runID, reason string) (*durable.Run
 // serves it (its scheduler's Recover drives it), as EmitEvent and a
 // child's end leave such a run.
 func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunState, error) {
+	return r.ResumeRunWith(ctx, runID, ResumeRunOptions{})
+}
+
+// ResumeRunOptions are the options of ResumeRunWith.
+type ResumeRunOptions struct {
+	// MaxSteps caps the tick that drives a run the lift set running: 0
+	// means the runtime's budget; a negative value commits the lift
+	// without ticking, leaving the run running for the host to drive (a
+	// gateway's command loop hands it to its runner, Scheduler.DriveSoon,
+	// instead of running its next steps, LLM calls included, itself).
+	MaxSteps int
+}
+
+// ResumeRunWith is ResumeRun with options.
+func (r *Runtime) ResumeRunWith(ctx context.Context, runID string, opts ResumeRunOptions) (*durable.RunState, error) {
 	resumed := false
 	var child, workflowID string // the child the run waits on, if any; the run's workflow
 	err := r.hostUpdate(ctx, runID, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
@@ -217,7 +232,10 @@ func (r *Runtime) ResumeRun(ctx context.Context, runID string) (*durable.RunStat
 				"left running for a runtime that serves it", "run_id", runID, "workflow_id", workflowID)
 			return r.GetState(ctx, runID)
 		}
-		st, err := r.Tick(ctx, runID, TickOptions{})
+		if opts.MaxSteps < 0 {
+			return r.GetState(ctx, runID)
+		}
+		st, err := r.Tick(ctx, runID, TickOptions{MaxSteps: opts.MaxSteps})
 		if err != nil {
 			// The lift is saved and the run is running, but undriven: the
 			// holder of a refused claim may only have read or updated it

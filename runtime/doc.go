@@ -65,5 +65,9 @@
 //
 // Pause and ResumeRun are a durable host pause; Cancel cancels a run and
 // its descendants and interrupts the effect in flight; UpdateLimits,
-// GetLimitStatus and CheckLimits manage vars._limits.
+// GetLimitStatus and CheckLimits manage vars._limits; UpdateVars and
+// SetWaitDeadline change a run's vars or wait deadline under its lock.
+// A host that leaves driving runs to its runner (a gateway's command
+// loop) resumes them without ticking: Resume with a negative MaxSteps,
+// ResumeRunWith likewise, EmitEvent with NoDrive.
 package runtime
