@@ -2,18 +2,16 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store/observe"
+	"github.com/abstractframework/abstractgateway/visualflow"
 )
 
 // tickSteps is the step budget of one tick of bundle run (its runtime's
@@ -45,8 +43,9 @@ type bundleDriver struct {
 	// started, when set, is told the run's id as soon as the run exists.
 	started func(id string)
 	// listeners are the entry flow's event listener workflows, started
-	// beside the run (visualflow.md §5.7).
+	// beside the run (visualflow.md §5.7), and flow the entry flow.
 	listeners []string
+	flow      *visualflow.FlowInfo
 }
 
 // start creates the run, or takes the existing one wantID names. A run
@@ -417,86 +416,20 @@ func printLedgerLine(out io.Writer, r *durable.StepRecord, run string) {
 	fmt.Fprintln(out, line)
 }
 
-// listenerRunID is the id of the run of the i-th listener of run root
-// that this command starts: derived, for readable ledger lines (runLabel).
-// A continued run finds its listeners by listing the root's children
-// (listenerRuns), whatever ids they were started under.
-func listenerRunID(root string, i int) string { return root + "-listener-" + strconv.Itoa(i) }
-
-// listenerRuns returns the runs of the flow's listener workflows already
-// started for run root, by workflow id: its children whose workflow is a
-// listener's (visualflow.md §5.7), as any host started them (this command
-// under listenerRunID, Python's gateway under ids of its own). When a
-// workflow has several, the oldest comes first.
+// listenerRuns returns root's listener runs by workflow id
+// (visualflow.FlowInfo.ListenerRuns).
 func (d *bundleDriver) listenerRuns(ctx context.Context, root string) (map[string][]*durable.RunState, error) {
-	kids, err := d.rt.Store().RunListChildren(ctx, root, "")
-	if err != nil {
-		return nil, fmt.Errorf("listing the event listeners of run %s: %w", root, err)
-	}
-	runs := map[string][]*durable.RunState{}
-	for _, wf := range d.listeners {
-		runs[wf] = nil
-	}
-	for _, k := range kids {
-		if list, ok := runs[k.WorkflowID]; ok {
-			runs[k.WorkflowID] = append(list, k)
-		}
-	}
-	return runs, nil
+	return d.flow.ListenerRuns(ctx, d.rt, root)
 }
 
 // startListeners starts the flow's event listeners as children of run
-// root, as the gateway does (visualflow.md §5.7): same session (the
-// root's id when it has none, which is the session its session-scoped
-// events name), vars = copies of the root's _runtime and _limits, each
-// ticked to its first wait. A listener that root already has (a continued
-// run, whichever host started it) is left as it is, so that each on_event
-// node has one listener and an event runs its branch once; but one still
-// running (a kill before its first wait, or during its handling of an
-// event) is ticked on.
+// root, as the gateway does (visualflow.FlowInfo.StartListeners).
 func (d *bundleDriver) startListeners(ctx context.Context, root string) error {
 	if len(d.listeners) == 0 {
 		return nil
 	}
-	r, err := d.rt.GetState(ctx, root)
-	if err != nil {
-		return err
-	}
-	existing, err := d.listenerRuns(ctx, root)
-	if err != nil {
-		return err
-	}
-	session := cmp.Or(r.SessionID, r.RunID)
-	for i, wf := range d.listeners {
-		if runs := existing[wf]; len(runs) > 0 {
-			for _, l := range runs {
-				// A kill or an interrupt between its start and its first
-				// wait left it running: nothing else drives a listener,
-				// and the root's events would miss it.
-				if l.Status == durable.RunRunning {
-					if _, err := d.rt.Tick(ctx, l.RunID, runtime.TickOptions{}); err != nil {
-						return fmt.Errorf("continuing event listener %s (run %s): %w", wf, l.RunID, err)
-					}
-				}
-			}
-			continue
-		}
-		id := listenerRunID(root, i)
-		vars := map[string]any{}
-		for _, k := range []string{"_runtime", "_limits"} {
-			if v, ok := r.Vars[k]; ok {
-				vars[k] = pyjson.Clone(v)
-			}
-		}
-		if _, err := d.rt.Start(ctx, runtime.StartParams{WorkflowID: wf, RunID: id, ParentRunID: root,
-			SessionID: session, ActorID: r.ActorID, Vars: vars}); err != nil {
-			return fmt.Errorf("starting event listener %s: %w", wf, err)
-		}
-		if _, err := d.rt.Tick(ctx, id, runtime.TickOptions{}); err != nil {
-			return fmt.Errorf("starting event listener %s: %w", wf, err)
-		}
-	}
-	return nil
+	_, err := d.flow.StartListeners(ctx, d.rt, root, 0)
+	return err
 }
 
 // closeSession ends the session of run root once root has ended, as
@@ -527,30 +460,11 @@ func (d *bundleDriver) closeSession(ctx context.Context, root string) error {
 	}
 }
 
-// stopListeners cancels the listener runs of run root that wait on an
-// event, once root has ended and closeSession has driven the others as
-// far as they go: they would wait for ever ("Session completed",
-// Python's reason). Every child of root running a listener workflow is
-// one, whichever host started it. A listener waiting for anything else
-// (a job, a paused run, a subflow waiting on what this command cannot
-// give) is left as it is, as Python's runner leaves it.
+// stopListeners cancels root's idle listeners
+// (visualflow.FlowInfo.StopListeners).
 func (d *bundleDriver) stopListeners(ctx context.Context, root string) error {
 	if len(d.listeners) == 0 {
 		return nil
 	}
-	existing, err := d.listenerRuns(ctx, root)
-	if err != nil {
-		return err
-	}
-	for _, wf := range d.listeners {
-		for _, l := range existing[wf] {
-			if l.Status != durable.RunWaiting || l.Waiting == nil || l.Waiting.Reason != durable.WaitEvent {
-				continue
-			}
-			if _, err := d.rt.Cancel(ctx, l.RunID, "Session completed"); err != nil {
-				return fmt.Errorf("stopping event listener run %s: %w", l.RunID, err)
-			}
-		}
-	}
-	return nil
+	return d.flow.StopListeners(ctx, d.rt, root)
 }

@@ -131,7 +131,7 @@ func TestBundleRunContinueTicksAListenerLeftRunning(t *testing.T) {
 	ctx := t.Context()
 	ev := newEvmainState(t)
 	path, data, ds, rt, root := ev.path, ev.data, ev.ds, ev.rt, ev.root
-	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: ev.listenerWF, RunID: listenerRunID(root, 0),
+	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: ev.listenerWF, RunID: visualflow.ListenerRunID(root, 0),
 		ParentRunID: root, SessionID: root, Vars: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
