@@ -1,6 +1,6 @@
 package artifact_test
 
-// Differential tests (from a review that called both implementations directly): the artifact stores against Python's
+// Differential tests: the artifact stores against Python's
 // InMemoryArtifactStore / FileArtifactStore (abstractruntime 0.4.28),
 // called directly with the same inputs. Expected values are what the
 // Python calls returned (see the comment on each).

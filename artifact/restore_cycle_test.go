@@ -29,7 +29,7 @@ import (
 // process so that the crash fails this test only; the child's stack is
 // capped so that the overflow comes in milliseconds.
 func TestRestoreTerminatesOnArtifactCycle(t *testing.T) {
-	if os.Getenv("ZZ_REVIEW_ARTOFF_CYCLE") == "1" {
+	if os.Getenv("ARTIFACT_RESTORE_CYCLE_CHILD") == "1" {
 		debug.SetMaxStack(32 << 20)
 		time.AfterFunc(4*time.Second, func() { os.Exit(3) }) // an endless loop instead of a crash
 		ctx := context.Background()
@@ -51,7 +51,7 @@ func TestRestoreTerminatesOnArtifactCycle(t *testing.T) {
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRestoreTerminatesOnArtifactCycle$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "ZZ_REVIEW_ARTOFF_CYCLE=1")
+	cmd.Env = append(os.Environ(), "ARTIFACT_RESTORE_CYCLE_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		first, _, _ := strings.Cut(string(out), "\n")

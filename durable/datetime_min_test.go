@@ -8,10 +8,10 @@ import (
 
 // Python's datetime.min (0001-01-01T00:00:00, fromisoformat reads it with
 // any offset spelling) is Go's zero time.Time, which durable.Time uses for
-// "no time" (written null). ParseTime returned it, so the instant silently
-// became "absent": a WAIT_EVENT with until at that instant got no deadline
-// and waited forever. It now reads as one microsecond later (found by a
-// review).
+// "no time" (written null). ParseTime reads it as one microsecond later.
+// The bug this guards against: ParseTime returned the zero time, so the
+// instant silently became "absent": a WAIT_EVENT with until at that
+// instant got no deadline and waited forever.
 func TestDatetimeMinIsNotAbsent(t *testing.T) {
 	t.Parallel()
 	for _, in := range []string{"0001-01-01T00:00:00+00:00", "0001-01-01T00:00:00Z", "0001-01-01T00:00:00"} {

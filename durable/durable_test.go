@@ -350,9 +350,9 @@ func TestParseTimeReadsPythonSpellings(t *testing.T) {
 		"20300102":                        at(0, 0, 0, 0),
 		"2030-01-02T03":                   at(3, 0, 0, 0),
 		"  2030-01-02T03:04:05.000001Z  ": at(3, 4, 5, 1000),
-		// Refused until a differential run against CPython 3.11 found them:
-		// ISO week dates, an offset's fraction, a point with no digits
-		// before the zone. 2030-W01-3 is 2030-01-02.
+		// Spellings CPython 3.11's fromisoformat also reads: ISO week
+		// dates, an offset's fraction, a point with no digits before the
+		// zone. 2030-W01-3 is 2030-01-02.
 		"2030-W01-3T03:04:05Z":                       at(3, 4, 5, 0),
 		"2030W013T030405Z":                           at(3, 4, 5, 0),
 		"2030-W01":                                   time.Date(2029, 12, 31, 0, 0, 0, 0, time.UTC),

@@ -58,7 +58,10 @@ func TestPythonStoredCommaDeadlineFallsDue(t *testing.T) {
 	}
 }
 
-const reviewWireTimePy = `
+// pyFromISOFormatScript reads a JSON list of texts on stdin and prints each
+// as Python's fromisoformat reads it (UTC isoformat; naive as UTC), or
+// "ERR".
+const pyFromISOFormatScript = `
 import json, sys
 from datetime import datetime, timezone
 out = []
@@ -95,7 +98,7 @@ func TestParseTimeDifferential(t *testing.T) {
 	}
 	req, _ := json.Marshal(ins)
 	script := filepath.Join(t.TempDir(), "t.py")
-	if err := os.WriteFile(script, []byte(reviewWireTimePy), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(pyFromISOFormatScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(py, script)

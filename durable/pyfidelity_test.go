@@ -9,13 +9,13 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
-// reviewUntilRun is run_<id>.json as the Python runtime (abstractruntime
+// pyUntilRunTemplate is run_<id>.json as the Python runtime (abstractruntime
 // 0.4.28: Runtime.start + tick, JsonFileRunStore) wrote it for a WAIT_UNTIL
 // effect with payload {"until": "2030-01-01t00:00:00z"} (vars._runtime
 // abridged). _handle_wait_until stores WaitState(until=str(until)) without
 // parsing it, and JsonFileRunStore.load / _runstate_from_dict read it back
 // as a plain string, so Python loads and schedules this run.
-const reviewUntilRunTemplate = `{
+const pyUntilRunTemplate = `{
   "run_id": "08c92d56-6074-42bb-84ce-29e896bd6121",
   "workflow_id": "wf",
   "status": "waiting",
@@ -59,7 +59,7 @@ func TestFidelityPythonUntilSpellingsDecode(t *testing.T) {
 		// ISO 8601 basic format (Python 3.11 datetime.fromisoformat reads it).
 		"20300101T000000Z": time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC),
 	} {
-		text := strings.Replace(reviewUntilRunTemplate, "UNTIL", until, 1)
+		text := strings.Replace(pyUntilRunTemplate, "UNTIL", until, 1)
 		r, err := durable.UnmarshalRun([]byte(text))
 		if err != nil {
 			t.Errorf("until %q (written by Python's WAIT_UNTIL handler): UnmarshalRun refused the run: %v", until, err)
@@ -71,20 +71,20 @@ func TestFidelityPythonUntilSpellingsDecode(t *testing.T) {
 	}
 }
 
-// reviewNullPayloadRecord is the STARTED ledger line Python 0.4.28 writes
+// pyNullPayloadRecord is the STARTED ledger line Python 0.4.28 writes
 // (Runtime._execute_effect_with_retry -> StepRecord.start, which copies
 // effect.payload as it is; JsonlLedgerStore.append + HashChainedLedgerStore)
 // for a node returning Effect(type=WAIT_EVENT, payload=None): Effect does not
 // validate its payload, the record is appended before the handler runs (the
 // handler then fails and a FAILED record with the same effect follows).
-const reviewNullPayloadRecord = `{"run_id": "run-1", "step_id": "s1", "node_id": "listen", "status": "started", "effect": {"type": "wait_event", "payload": null, "result_key": "evt"}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "k1", "prev_hash": null, "record_hash": "1c35b117adfda60a87db895e6f3d038c5642f6e5f43f95ec3c5c853c60c3b4a8", "signature": null}`
+const pyNullPayloadRecord = `{"run_id": "run-1", "step_id": "s1", "node_id": "listen", "status": "started", "effect": {"type": "wait_event", "payload": null, "result_key": "evt"}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "k1", "prev_hash": null, "record_hash": "1c35b117adfda60a87db895e6f3d038c5642f6e5f43f95ec3c5c853c60c3b4a8", "signature": null}`
 
 // decodeEffect turned "payload": null into {} (effect.go), so the record
 // re-encoded (a copy, an export, the hash chain's canonical text) differed
 // from what Python wrote and hashed.
 func TestFidelityEffectNullPayloadRoundTrips(t *testing.T) {
 	t.Parallel()
-	r, err := durable.UnmarshalRecord([]byte(reviewNullPayloadRecord))
+	r, err := durable.UnmarshalRecord([]byte(pyNullPayloadRecord))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +92,8 @@ func TestFidelityEffectNullPayloadRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != reviewNullPayloadRecord {
-		t.Fatalf("Python ledger line re-encoded as\n%s\nwant it unchanged:\n%s", got, reviewNullPayloadRecord)
+	if string(got) != pyNullPayloadRecord {
+		t.Fatalf("Python ledger line re-encoded as\n%s\nwant it unchanged:\n%s", got, pyNullPayloadRecord)
 	}
 }
 

@@ -16,6 +16,13 @@ import (
 // JsonFileRunStore._load_from_path does and writes it back as save does.
 func pyRoundTripRun(t *testing.T, text string) string {
 	t.Helper()
+	src := os.Getenv("PEER_SRC")
+	if src == "" {
+		src = "/work/peer/src"
+	}
+	if _, err := os.Stat(filepath.Join(src, "abstractruntime", "storage", "json_files.py")); err != nil {
+		t.Skipf("the Python AbstractRuntime source is not at %s (set PEER_SRC): %v", src, err)
+	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 not found")
@@ -27,7 +34,7 @@ func pyRoundTripRun(t *testing.T, text string) string {
 	script := `
 import sys, json, importlib.util, types
 from dataclasses import asdict
-root = "/work/pysrc/abstractruntime"
+root = sys.argv[2] + "/abstractruntime"
 pkg = types.ModuleType("abstractruntime"); pkg.__path__ = [root]; sys.modules["abstractruntime"] = pkg
 for sub in ("core", "storage"):
     m = types.ModuleType("abstractruntime." + sub); m.__path__ = [root + "/" + sub]; sys.modules["abstractruntime." + sub] = m
@@ -37,7 +44,7 @@ st = jf.JsonFileRunStore(sys.argv[1])
 run = st.load("x")
 sys.stdout.write(json.dumps(asdict(run), ensure_ascii=False, indent=2))
 `
-	out, err := exec.Command(py, "-c", script, dir).CombinedOutput()
+	out, err := exec.Command(py, "-c", script, dir, src).CombinedOutput()
 	if err != nil {
 		t.Fatalf("python: %v\n%s", err, out)
 	}

@@ -538,7 +538,7 @@ func TestExportOffloadThresholdIgnoresStoreVariable(t *testing.T) {
 		t.Run("env="+env, func(t *testing.T) {
 			t.Setenv(artifact.EnvMaxInlineBytes, env)
 			st := memory.New()
-			run := review2Run("r1", "", time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+			run := completedRun("r1", "", time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
 			run.Vars = map[string]any{"small": small, "big": big}
 			if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
 				t.Fatal(err)
@@ -572,7 +572,7 @@ func TestExportNegativeLedgerMaxItemsKeepsEveryRecord(t *testing.T) {
 		recs[i] = &durable.StepRecord{RunID: "r", StepID: fmt.Sprint("s", i), NodeID: "n", Status: durable.StepCompleted,
 			StartedAt: durable.NewTime(at), Attempt: 1}
 	}
-	if err := st.RunCommit(ctx, &store.CommitParams{Run: review2Run("r", "", at), Create: true, Records: recs}); err != nil {
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: completedRun("r", "", at), Create: true, Records: recs}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := history.Export(ctx, history.Source{Runs: st, Ledger: st}, "r", history.Options{LedgerMaxItems: -1})
@@ -592,11 +592,11 @@ func TestExportCoversAtMostMaxSubruns(t *testing.T) {
 	ctx := context.Background()
 	st := memory.New()
 	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	if err := st.RunCommit(ctx, &store.CommitParams{Run: review2Run("root", "", at), Create: true}); err != nil {
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: completedRun("root", "", at), Create: true}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range history.MaxSubruns + 1 {
-		if err := st.RunCommit(ctx, &store.CommitParams{Run: review2Run(fmt.Sprintf("kid-%05d", i), "root", at.Add(time.Duration(i)*time.Millisecond)),
+		if err := st.RunCommit(ctx, &store.CommitParams{Run: completedRun(fmt.Sprintf("kid-%05d", i), "root", at.Add(time.Duration(i)*time.Millisecond)),
 			Create: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -622,7 +622,7 @@ func TestExportRunArtifactsTieByID(t *testing.T) {
 	ctx := context.Background()
 	st := memory.New()
 	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	if err := st.RunCommit(ctx, &store.CommitParams{Run: review2Run("r", "", at), Create: true}); err != nil {
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: completedRun("r", "", at), Create: true}); err != nil {
 		t.Fatal(err)
 	}
 	arts := artifact.NewMemory()

@@ -334,7 +334,9 @@ func checkRecords(t *testing.T, st store.LedgerStore, ledger map[string]any, run
 	}
 }
 
-func review2Run(id, parent string, at time.Time) *durable.RunState {
+// completedRun is a completed run of workflow "w" under parent ("" for
+// none), created and updated at at.
+func completedRun(id, parent string, at time.Time) *durable.RunState {
 	return &durable.RunState{RunID: id, WorkflowID: "w", Status: durable.RunCompleted, CurrentNode: "n",
 		Vars: map[string]any{}, ParentRunID: parent, CreatedAt: durable.NewTime(at), UpdatedAt: durable.NewTime(at)}
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// Found by a review of the scheduler's first round of fixes; each test
-// failed before its own fix.
+// What this file checks: a running run whose ticks keep failing backs off
+// instead of being re-driven every poll, a resumed run that waits again is
+// reported, and a Stop from a callback during Start does not deadlock.
 
 // TestRunningRunFailuresBackOff: a drive whose tick fails and leaves
 // the run running puts it in unfinished, to be driven again "after

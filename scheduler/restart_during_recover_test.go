@@ -14,7 +14,7 @@ import (
 	"github.com/abstractframework/abstractgateway/scheduler"
 )
 
-// TestRestartDuringStartRecoveryDoesNotCrash (found by a review): Start
+// TestRestartDuringStartRecoveryDoesNotCrash: Start
 // recovers runs before it launches its loop, and the loop read s.done when its
 // goroutine begins (scheduler.go: `defer close(s.done)` in loop). A Stop
 // made while Start's recovery runs a callback returns at once (documented);

@@ -1,8 +1,12 @@
 package scheduler_test
 
-// Found by a review of the scheduler against the spec and the Python
-// scheduler (run side by side); each test failed before its fix, for the
-// reason its comment gives.
+// What this file checks: the scheduler's lifecycle and loop hold up where
+// the spec and the Python scheduler say they must — concurrent and
+// re-entrant Stop, panicking callbacks, decorated wake stores, new
+// workflows registered while running, the clock it defaults to, runs a
+// failed drive left running, and held runs that must not starve later
+// due runs. Each test's comment states the rule and the bug it guards
+// against.
 
 import (
 	"context"

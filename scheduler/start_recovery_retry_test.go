@@ -76,9 +76,9 @@ func completesWithin(rt *runtime.Runtime, id string, d time.Duration) (*durable.
 // Without claims (RecoverInterval 0) Start's Recover is the only one the
 // process ever runs. When it fails (a transient store error on its first
 // listing) or is cut short (Start's ctx ends while it drives a run), the
-// runs left running were never driven again until the process restarted
-// (found by a review). The loop now tries the recovery again after each
-// poll interval until one succeeds.
+// loop must try the recovery again after each poll interval until one
+// succeeds. The bug this guards against: the runs left running were never
+// driven again until the process restarted.
 func TestStartRecoveryIsRetriedAfterItFails(t *testing.T) {
 	t.Run("store error on the first listing", func(t *testing.T) {
 		fl := &flakyRunIndex{Wrapper: store.Wrapper{Store: memory.New()}}

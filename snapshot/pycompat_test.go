@@ -1,9 +1,9 @@
 package snapshot_test
 
-// Differences from the Python JsonSnapshotStore /
-// InMemorySnapshotStore (abstractruntime/storage/snapshots.py, spec §4.9)
-// found by feeding both the same inputs; each test failed before its fix.
-// When python3 and the Python peer
+// What this file checks: the snapshot stores answer as the Python
+// JsonSnapshotStore / InMemorySnapshotStore (abstractruntime/storage/
+// snapshots.py, spec §4.9) do given the same inputs, in the cases where
+// they once differed. When python3 and the Python peer
 // (/work/peer/src) are present, each test also asks Python and checks that
 // the expectation below is what Python answers.
 
@@ -19,7 +19,7 @@ import (
 	"github.com/abstractframework/abstractgateway/snapshot"
 )
 
-const reviewPeerSrc = "/work/peer/src"
+const pythonPeerSrc = "/work/peer/src"
 
 // pythonAnswer runs script with the Python peer on the path and returns
 // its stdout; ok is false (and the caller skips only the cross-check) when
@@ -31,12 +31,12 @@ func pythonAnswer(t *testing.T, script string, args ...string) (string, bool) {
 		t.Logf("python3 not found: Python cross-check skipped")
 		return "", false
 	}
-	if _, err := os.Stat(filepath.Join(reviewPeerSrc, "abstractruntime")); err != nil {
-		t.Logf("Python peer %s not found: Python cross-check skipped", reviewPeerSrc)
+	if _, err := os.Stat(filepath.Join(pythonPeerSrc, "abstractruntime")); err != nil {
+		t.Logf("Python peer %s not found: Python cross-check skipped", pythonPeerSrc)
 		return "", false
 	}
 	cmd := exec.Command(py, append([]string{"-c", script}, args...)...)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+reviewPeerSrc)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+pythonPeerSrc)
 	out, err := cmd.Output()
 	if err != nil {
 		msg := err.Error()

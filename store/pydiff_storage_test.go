@@ -1,6 +1,6 @@
 package store_test
 
-// Differential tests (from a review that called both implementations directly): store.RunLifecycle (the run_lifecycle
+// Differential tests: store.RunLifecycle (the run_lifecycle
 // member of index rows) against Python's
 // abstractruntime.core.run_lifecycle.sanitize_run_lifecycle, as
 // list_run_index returns it on every Python store.

@@ -96,9 +96,9 @@ func TestPromoteUnsyncedRenameReportsErrUnsynced(t *testing.T) {
 // the staged file is left under its name, for the caller to Unstage once
 // it has undone what depends on it" (Promote), for an exchange that fails
 // (a path under a regular file: ENOTDIR) and for a rename that fails (a
-// path in a missing directory). Earlier the staged name was consumed, so
-// the JSON store's undo of a failed terminal commit dropped it before
-// cutting the records it guards (found by a review).
+// path in a missing directory). The bug this guards against: the staged
+// name was consumed, so the JSON store's undo of a failed terminal commit
+// dropped it before cutting the records it guards.
 func TestPromoteFailureLeavesStagedName(t *testing.T) {
 	for _, c := range []struct{ name, rel string }{
 		{"exchange fails", filepath.Join("file", "x.json")},

@@ -1,8 +1,9 @@
 package frozen
 
-// Regression test from a review: the one-pass freeze had no depth limit
-// (and recursed without end on a cycle); it now refuses what the encoder
-// refuses.
+// What this file checks: the one-pass freeze refuses what the encoder
+// refuses, nesting past the depth limit and cycles included. The bug this
+// guards against: it had no depth limit and recursed without end on a
+// cycle.
 
 import (
 	"testing"

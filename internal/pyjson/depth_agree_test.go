@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// The encoder accepted a value the decoder refuses (found by a review): a
-// scalar one level past the deepest container the encoder allowed, which
-// the decoder reads at maxDepth+1. A store wrote it (Check passed) and
-// could not read it back. Both now count every value.
+// The encoder and the decoder count depth alike (every value counts), so
+// the encoder accepts exactly what the decoder reads back. The bug this
+// guards against: the encoder accepted a scalar one level past the deepest
+// container it allowed, which the decoder reads at maxDepth+1, so a store
+// wrote it (Check passed) and could not read it back.
 func TestEncoderDecoderDepthAgree(t *testing.T) {
 	deep := func(levels int) any {
 		var v any = []any{int64(1)}

@@ -7,10 +7,10 @@ package e2etest_test
 // interface docs fix it, against a small in-test model.
 //
 // TestBackendsAgree is the randomized test (seeds × operations). The
-// tests after it are the minimal sequences of the discrepancies it found
-// when it was written, each of which failed before its fix: times finer
-// than a microsecond or not in UTC kept raw in the in-memory indexes of
-// the memory and JSON-file stores (rows, orders, due lists, command ts);
+// tests after it pin, each with a minimal sequence, a case where the
+// backends must agree and once did not: times finer than a microsecond or
+// not in UTC kept raw in the in-memory indexes of the memory and JSON-file
+// stores (rows, orders, due lists, command ts);
 // children listed in creation order by the memory store; a deleted newest
 // command seq handed out again by a reopened JSON-file store, or skipped
 // after a saved cursor; the session filter of RunIndex untrimmed on SQL;

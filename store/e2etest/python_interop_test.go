@@ -937,11 +937,11 @@ if __name__ == "__main__":
 // A Python host that is up while our store shares its database (the case
 // sqlite.Config.Shared and the CLI's Python data dir exist for) answers
 // the prompt of a run our runtime started. Python allocates ledger seqs
-// from ledger_heads, which migration 004 stopped maintaining; it back-fills
-// the table only when it opens the database, so a Python process already
-// open reused seq 1 for our run and its resume failed with "UNIQUE
-// constraint failed: ledger.run_id, ledger.seq". A shared store now keeps
-// ledger_heads current (found by a review).
+// from ledger_heads and back-fills the table only when it opens the
+// database, so a shared store must keep ledger_heads current. The bug this
+// guards against: migration 004 stopped maintaining ledger_heads, so a
+// Python process already open reused seq 1 for our run and its resume
+// failed with "UNIQUE constraint failed: ledger.run_id, ledger.seq".
 func TestPythonInteropSQLiteSharedLivePythonHost(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -1015,10 +1015,11 @@ func TestPythonInteropSQLiteSharedLivePythonHost(t *testing.T) {
 
 // A host pausing and resuming, through Python, a run our runtime left
 // waiting on an event with a deadline (timeout_s, a v0.7 wait Python
-// 0.4.28 does not make but loads and saves): Python's save keeps a
-// wait_index row for WAIT_UNTIL waits only and deletes any other, so the
-// event's deadline left our due index for good: the timeout never fired.
-// Migration 016's triggers keep it (found by a review).
+// 0.4.28 does not make but loads and saves): the event's deadline must stay
+// in our due index (migration 016's triggers keep it). The bug this guards
+// against: Python's save keeps a wait_index row for WAIT_UNTIL waits only
+// and deletes any other, so the deadline left the due index for good and
+// the timeout never fired.
 func TestPythonInteropSQLitePythonSaveKeepsEventDeadline(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

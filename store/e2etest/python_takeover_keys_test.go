@@ -1,6 +1,6 @@
 package e2etest_test
 
-// Review (pyinterop): runs handed between the Python runtime and ours on
+// What this file checks: runs handed between the Python runtime and ours on
 // one data directory, end to end, each side driven through its own API.
 
 import (

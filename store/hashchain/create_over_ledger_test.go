@@ -16,8 +16,8 @@ import (
 // create without RandomID) appends to a ledger that already has records.
 // Its records must chain to that ledger's head, as Python's
 // HashChainedLedgerStore does (it always reads the head from the ledger);
-// they were chained as a fresh ledger's (prev_hash ""), which broke
-// the chain (found by a review).
+// the bug this guards against: they were chained as a fresh ledger's
+// (prev_hash ""), which broke the chain.
 func TestChainContinuesOverKeptLedger(t *testing.T) {
 	t.Parallel()
 	st := hashchain.Wrap(memory.New())

@@ -12,11 +12,11 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// Review (typeschain): RunCommit reads p.Run.RunID before the inner store
-// sees the commit, so a commit with records and no run panics inside the
-// decorator, where every backend returns an error ("run id is required").
-// observe.Store was fixed for the same crash (nilrun_test.go); the hash
-// chain still has it whenever the commit carries records.
+// A commit with records and no run returns an error, as every backend does
+// ("run id is required"), and does not panic inside the decorator. The bug
+// this guards against: RunCommit read p.Run.RunID before the inner store
+// saw the commit, so it panicked whenever the commit carried records
+// (observe.Store guards against the same crash: nilrun_test.go).
 func TestRunCommitWithoutRunReturnsError(t *testing.T) {
 	ctx := context.Background()
 	recs := func() []*durable.StepRecord {
@@ -61,13 +61,13 @@ func (h *holdingAppend) LedgerAppend(ctx context.Context, runID string, records 
 	return h.Store.LedgerAppend(ctx, runID, records)
 }
 
-// Review (typeschain): f09f9e8 removed hashchain's LedgerDelete override,
-// which took the run's stripe so that "no append may put back the head of
-// the ledger being deleted". Without it, a LedgerDelete that lands between
-// an append's head read and its write leaves a new ledger whose first
-// record carries the deleted ledger's head as prev_hash: the ledger no
-// longer verifies (prev_hash_mismatch at index 0), although every record
-// in it was chained by this decorator.
+// A LedgerDelete that lands between an append's head read and its write
+// leaves a ledger that still verifies: "no append may put back the head of
+// the ledger being deleted" (hashchain's LedgerDelete takes the run's
+// stripe). The bug this guards against: without that, the new ledger's
+// first record carried the deleted ledger's head as prev_hash, and the
+// ledger no longer verified (prev_hash_mismatch at index 0), although
+// every record in it was chained by this decorator.
 func TestDeleteDuringAppendKeepsChainValid(t *testing.T) {
 	ctx := context.Background()
 	inner := &holdingAppend{Store: memory.New(), entered: make(chan struct{}), release: make(chan struct{})}
@@ -114,18 +114,19 @@ func TestDeleteDuringAppendKeepsChainValid(t *testing.T) {
 	}
 }
 
-// Review (typeschain): a record whose effect object carries a member a
-// newer writer added (here "effect_id") is hashed by Python's
-// verify_ledger_chain over the stored dict, member included; decodeEffect
-// (durable/effect.go) keeps only type/payload/result_key, so our
-// VerifyLedgerChain recomputes the hash without it and reports a valid
-// chain as tampered. StepRecord keeps top-level members of newer writers
-// in Extra precisely so that hashing them works; the effect's are lost.
-// The record_hash is compute_record_hash() of the line by Python 0.4.28.
-const reviewEffectExtraLine = `{"run_id": "run-1", "step_id": "s1", "node_id": "n1", "status": "started", "effect": {"type": "llm_call", "payload": {"prompt": "hi"}, "result_key": "x", "effect_id": "e-1"}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "k1", "prev_hash": null, "record_hash": "ce422ba2bcf75e90b3dd219057cb6f43587c6d1dec7c652a133cf9c0a5fcbcdb", "signature": null}`
+// A record whose effect object carries a member a newer writer added (here
+// "effect_id") is hashed by Python's verify_ledger_chain over the stored
+// dict, member included, and must verify here too. The bug this guards
+// against: decodeEffect (durable/effect.go) kept only
+// type/payload/result_key, so VerifyLedgerChain recomputed the hash without
+// the member and reported a valid chain as tampered (StepRecord keeps
+// top-level members of newer writers in Extra so that hashing them works;
+// the effect's were lost). The record_hash is compute_record_hash() of the
+// line by Python 0.4.28.
+const pyEffectExtraLine = `{"run_id": "run-1", "step_id": "s1", "node_id": "n1", "status": "started", "effect": {"type": "llm_call", "payload": {"prompt": "hi"}, "result_key": "x", "effect_id": "e-1"}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "k1", "prev_hash": null, "record_hash": "ce422ba2bcf75e90b3dd219057cb6f43587c6d1dec7c652a133cf9c0a5fcbcdb", "signature": null}`
 
 func TestEffectMembersOfNewerWritersVerify(t *testing.T) {
-	r, err := durable.UnmarshalRecord([]byte(reviewEffectExtraLine))
+	r, err := durable.UnmarshalRecord([]byte(pyEffectExtraLine))
 	if err != nil {
 		t.Fatal(err)
 	}

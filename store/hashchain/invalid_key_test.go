@@ -11,11 +11,11 @@ import (
 )
 
 // A record whose result has object keys that are not valid UTF-8 (a Go
-// host's value built from raw bytes) was hashed over its in-memory text,
-// where the keys sort by their raw bytes, but stored with them written as
-// U+FFFD, which sorts elsewhere: the chain did not verify, in Go as in
-// Python's verify_ledger_chain. Records are now hashed as stored (found by
-// a review).
+// host's value built from raw bytes) must be hashed as stored, so that the
+// chain verifies in Go as in Python's verify_ledger_chain. The bug this
+// guards against: such a record was hashed over its in-memory text, where
+// the keys sort by their raw bytes, but stored with them written as
+// U+FFFD, which sorts elsewhere, so the chain did not verify.
 func TestInvalidUTF8KeyChainVerifies(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

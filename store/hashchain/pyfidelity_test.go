@@ -13,11 +13,11 @@ import (
 // as it is and Effect does not validate it. Python's verify_ledger_chain
 // accepts this chain; ours read "payload": null as {} (durable/effect.go
 // decodeEffect) and hashed a different text.
-const reviewNullPayloadLine = `{"run_id": "run-1", "step_id": "s1", "node_id": "listen", "status": "started", "effect": {"type": "wait_event", "payload": null, "result_key": "evt"}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "k1", "prev_hash": null, "record_hash": "1c35b117adfda60a87db895e6f3d038c5642f6e5f43f95ec3c5c853c60c3b4a8", "signature": null}`
+const pyNullPayloadLine = `{"run_id": "run-1", "step_id": "s1", "node_id": "listen", "status": "started", "effect": {"type": "wait_event", "payload": null, "result_key": "evt"}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "k1", "prev_hash": null, "record_hash": "1c35b117adfda60a87db895e6f3d038c5642f6e5f43f95ec3c5c853c60c3b4a8", "signature": null}`
 
 func TestFidelityPythonNullEffectPayloadVerifies(t *testing.T) {
 	t.Parallel()
-	r, err := durable.UnmarshalRecord([]byte(reviewNullPayloadLine))
+	r, err := durable.UnmarshalRecord([]byte(pyNullPayloadLine))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store/jsonfile"
 )
 
-// reviewCommandList lists every command as "id/run".
-func reviewCommandList(t *testing.T, s *jsonfile.Store) []string {
+// commandIDRuns lists every command as "id/run".
+func commandIDRuns(t *testing.T, s *jsonfile.Store) []string {
 	t.Helper()
 	recs, _, err := s.CommandListAfter(t.Context(), 0, 0)
 	if err != nil {
@@ -44,17 +44,17 @@ func TestDeleteByRunConcatenatedCommandComesBack(t *testing.T) {
 			`{"command_id": "c2", "run_id": "B", "type": "pause", "payload": {}, "ts": "2026-01-01T09:00:02+00:00", "client_id": null, "seq": 2}`+"\n"+
 			`{"command_id": "c3", "run_id": "A", "type": "resume", "payload": {}, "ts": "2026-01-01T09:00:03+00:00", "client_id": null, "seq": 3}`+"\n")
 	s := open(t, dir, true)
-	if got := reviewCommandList(t, s); !slices.Equal(got, []string{"c1/A", "c2/B", "c3/A"}) {
+	if got := commandIDRuns(t, s); !slices.Equal(got, []string{"c1/A", "c2/B", "c3/A"}) {
 		t.Fatalf("commands at open = %v", got)
 	}
 	if _, err := s.CommandDeleteByRun(ctx, "A"); err != nil {
 		t.Fatal(err)
 	}
-	before := reviewCommandList(t, s)
+	before := commandIDRuns(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	after := reviewCommandList(t, open(t, dir, true))
+	after := commandIDRuns(t, open(t, dir, true))
 	if !slices.Equal(before, after) || slices.Contains(after, "c1/A") {
 		data, _ := os.ReadFile(filepath.Join(dir, "commands.jsonl"))
 		t.Fatalf("after deleting run A's commands: listed %v in process, %v after a reopen (want [c2/B] both times); commands.jsonl = %s", before, after, data)

@@ -70,7 +70,7 @@ func TestCursorLoadNeverReadsAnotherConsumersCursor(t *testing.T) {
 			}
 		}
 	}()
-	// Before the fix the first wrong cursor came within ~0.1 s.
+	// Read without CursorSave's lock, the first wrong cursor came within ~0.1 s.
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	for !stop.Load() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

@@ -10,8 +10,8 @@ import (
 // (json.dumps(asdict(rec), ensure_ascii=False)): ts is the caller's string
 // kept as given (str(record.ts).strip()), here the RFC 3339 "Z" form a
 // JavaScript client sends (Date.toISOString()).
-const reviewCmdR0 = `{"command_id": "c1", "run_id": "r0", "type": "pause", "payload": {}, "ts": "2026-01-01T09:00:01.000001+00:00", "client_id": null, "seq": 1}`
-const reviewCmdR1 = `{"command_id": "c2", "run_id": "r1", "type": "resume", "payload": {"text": "go"}, "ts": "2026-01-01T10:00:00.000Z", "client_id": "web", "seq": 2}`
+const pyCmdR0 = `{"command_id": "c1", "run_id": "r0", "type": "pause", "payload": {}, "ts": "2026-01-01T09:00:01.000001+00:00", "client_id": null, "seq": 1}`
+const pyCmdR1 = `{"command_id": "c2", "run_id": "r1", "type": "resume", "payload": {"text": "go"}, "ts": "2026-01-01T10:00:00.000Z", "client_id": "web", "seq": 2}`
 
 // Python's delete_by_run keeps every other line byte for byte (kept.append(raw)).
 // Ours re-encoded every decoded command (commands.go CommandDeleteByRun ->
@@ -22,13 +22,13 @@ func TestFidelityCommandDeleteKeepsOtherTS(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "commands.jsonl")
-	writeFile(t, path, reviewCmdR0+"\n"+reviewCmdR1+"\n")
+	writeFile(t, path, pyCmdR0+"\n"+pyCmdR1+"\n")
 	s := open(t, dir, true)
 	if n, err := s.CommandDeleteByRun(t.Context(), "r0"); err != nil || n != 1 {
 		t.Fatalf("CommandDeleteByRun = %d, %v", n, err)
 	}
-	if got := readFile(t, path); got != reviewCmdR1+"\n" {
-		t.Fatalf("after deleting run r0, commands.jsonl =\n%s\nwant run r1's line as Python wrote it:\n%s", got, reviewCmdR1)
+	if got := readFile(t, path); got != pyCmdR1+"\n" {
+		t.Fatalf("after deleting run r0, commands.jsonl =\n%s\nwant run r1's line as Python wrote it:\n%s", got, pyCmdR1)
 	}
 }
 
@@ -39,9 +39,9 @@ func TestFidelityCommandDeleteKeepsUnknownKeys(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "commands.jsonl")
-	line := strings.Replace(reviewCmdR1, `"ts": "2026-01-01T10:00:00.000Z"`, `"ts": "2026-01-01T10:00:00+00:00"`, 1)
+	line := strings.Replace(pyCmdR1, `"ts": "2026-01-01T10:00:00.000Z"`, `"ts": "2026-01-01T10:00:00+00:00"`, 1)
 	line = strings.TrimSuffix(line, "}") + `, "origin": {"gateway": "v0.7", "trace": [1, 2]}}`
-	writeFile(t, path, reviewCmdR0+"\n"+line+"\n")
+	writeFile(t, path, pyCmdR0+"\n"+line+"\n")
 	s := open(t, dir, true)
 	if n, err := s.CommandDeleteByRun(t.Context(), "r0"); err != nil || n != 1 {
 		t.Fatalf("CommandDeleteByRun = %d, %v", n, err)

@@ -9,15 +9,15 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// reviewAskRun is run_<id>.json exactly as the Python runtime
+// pyAskRun is run_<id>.json exactly as the Python runtime
 // (abstractruntime 0.4.28: Runtime.start + tick, JsonFileRunStore) wrote it
 // for an ASK_USER effect with payload {"prompt": "Pick a size", "choices":
 // [1, 2, {"label": "Large", "value": 3}]} and start vars
 // {"_run_lifecycle": {"source": "gateway", "retention": {"mode": "ttl",
 // "ttl_s": 3600.0}}}. _handle_ask_user stores list(choices) as is.
-const reviewAskRunID = "bf50475d-008a-4ce2-952b-1065e4e3057b"
+const pyAskRunID = "bf50475d-008a-4ce2-952b-1065e4e3057b"
 
-const reviewAskRun = `{
+const pyAskRun = `{
   "run_id": "bf50475d-008a-4ce2-952b-1065e4e3057b",
   "workflow_id": "wf_ask",
   "status": "waiting",
@@ -124,12 +124,12 @@ const reviewAskRun = `{
   "parent_run_id": null
 }`
 
-// reviewUntilRun: a WAIT_UNTIL run whose until is Python's
+// pyHoursUntilRun: a WAIT_UNTIL run whose until is Python's
 // datetime.isoformat(timespec="hours") ("2026-01-02T10+00:00"); Python
 // stores payload.until as an opaque string and compares it as text.
-const reviewUntilRunID = "3f1d2c4b-8e7a-4a9b-b1c2-d3e4f5a6b7c8"
+const pyHoursUntilRunID = "3f1d2c4b-8e7a-4a9b-b1c2-d3e4f5a6b7c8"
 
-const reviewUntilRun = `{
+const pyHoursUntilRun = `{
   "run_id": "3f1d2c4b-8e7a-4a9b-b1c2-d3e4f5a6b7c8",
   "workflow_id": "wf_wait",
   "status": "waiting",
@@ -155,9 +155,9 @@ const reviewUntilRun = `{
   "parent_run_id": null
 }`
 
-// reviewCommands: commands.jsonl as JsonlCommandStore.append wrote it; the
+// pyCommandsJSONL: commands.jsonl as JsonlCommandStore.append wrote it; the
 // second command's ts is the caller's string, which Python keeps as given.
-const reviewCommands = `{"command_id": "c1", "run_id": "r1", "type": "pause", "payload": {}, "ts": "2026-01-01T09:00:01.000001+00:00", "client_id": null, "seq": 1}
+const pyCommandsJSONL = `{"command_id": "c1", "run_id": "r1", "type": "pause", "payload": {}, "ts": "2026-01-01T09:00:01.000001+00:00", "client_id": null, "seq": 1}
 {"command_id": "c2", "run_id": "r1", "type": "resume", "payload": {"text": "go"}, "ts": "1767258001000", "client_id": "web", "seq": 2}
 `
 
@@ -167,7 +167,7 @@ const reviewCommands = `{"command_id": "c1", "run_id": "r1", "type": "pause", "p
 func TestPythonLifecycleTTLFloat(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "run_"+reviewAskRunID+".json"), reviewAskRun)
+	writeFile(t, filepath.Join(dir, "run_"+pyAskRunID+".json"), pyAskRun)
 	s := open(t, dir, true)
 	rows, err := s.RunIndex(t.Context(), &store.RunIndexParams{})
 	if err != nil || len(rows) != 1 {
@@ -185,9 +185,9 @@ func TestPythonLifecycleTTLFloat(t *testing.T) {
 func TestPythonUntilIsoformatHours(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "run_"+reviewUntilRunID+".json"), reviewUntilRun)
+	writeFile(t, filepath.Join(dir, "run_"+pyHoursUntilRunID+".json"), pyHoursUntilRun)
 	s := open(t, dir, true)
-	r, err := s.RunGet(t.Context(), reviewUntilRunID)
+	r, err := s.RunGet(t.Context(), pyHoursUntilRunID)
 	if err != nil {
 		t.Fatalf("RunGet of a Python WAIT_UNTIL run: %v", err)
 	}
@@ -203,7 +203,7 @@ func TestPythonUntilIsoformatHours(t *testing.T) {
 func TestPythonCommandSeqNotReused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "commands.jsonl"), reviewCommands)
+	writeFile(t, filepath.Join(dir, "commands.jsonl"), pyCommandsJSONL)
 	s := open(t, dir, true)
 	res, err := s.CommandAppend(t.Context(), &durable.CommandRecord{RunID: "r1", Type: "cancel"})
 	if err != nil {
@@ -221,7 +221,7 @@ func TestPythonCommandDeleteKeepsOtherRuns(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "commands.jsonl")
-	writeFile(t, path, strings.Replace(reviewCommands, `"run_id": "r1", "type": "pause"`, `"run_id": "r0", "type": "pause"`, 1))
+	writeFile(t, path, strings.Replace(pyCommandsJSONL, `"run_id": "r1", "type": "pause"`, `"run_id": "r0", "type": "pause"`, 1))
 	s := open(t, dir, true)
 	if n, err := s.CommandDeleteByRun(t.Context(), "r0"); err != nil || n != 1 {
 		t.Fatalf("CommandDeleteByRun = %d, %v", n, err)

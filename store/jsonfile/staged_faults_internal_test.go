@@ -16,9 +16,9 @@ import (
 	"github.com/abstractframework/abstractgateway/store/observe"
 )
 
-// reviewTerminalKeys lists the statuses of the terminal records in a run's
+// terminalStatuses lists the statuses of the terminal records in a run's
 // ledger.
-func reviewTerminalKeys(t *testing.T, st *Store, id string) []string {
+func terminalStatuses(t *testing.T, st *Store, id string) []string {
 	t.Helper()
 	recs, err := st.LedgerList(context.Background(), &store.LedgerListParams{RunID: id})
 	if err != nil {
@@ -107,7 +107,7 @@ func TestStagedRecoveryLedgerGrownByPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	terminal := reviewTerminalKeys(t, st, "r1")
+	terminal := terminalStatuses(t, st, "r1")
 	ledgerAfter, _ := os.ReadFile(ledger)
 	if run.Status != durable.RunWaiting || run.Vars["python_was_here"] != true {
 		t.Errorf("after the reopen the run is %s (python_was_here=%v), with terminal records %v: the staged cancel, whose records never landed, replaced the newer state Python saved",
@@ -176,7 +176,7 @@ func checkAllOrNothing(t *testing.T, dir string, commitErr error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	terminal := reviewTerminalKeys(t, st, "r1")
+	terminal := terminalStatuses(t, st, "r1")
 	switch {
 	case run.Status == durable.RunCompleted && len(terminal) == 1:
 	case run.Status == durable.RunRunning && len(terminal) == 0:
@@ -353,7 +353,7 @@ func TestStagedRecoverySymlinkedLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	terminal := reviewTerminalKeys(t, st, "r1")
+	terminal := terminalStatuses(t, st, "r1")
 	if run.Status != durable.RunCancelled || len(terminal) != 1 {
 		t.Errorf("after the reopen: run %s with terminal records %v; want cancelled with its one terminal record (they landed)", run.Status, terminal)
 	}

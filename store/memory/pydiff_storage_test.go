@@ -1,6 +1,6 @@
 package memory_test
 
-// Differential tests (from a review that called both implementations directly): the in-memory store against Python's
+// Differential tests: the in-memory store against Python's
 // InMemoryRunStore / InMemoryCommandStore (abstractruntime 0.4.28),
 // called directly with the same inputs. Expected values are what the
 // Python calls returned (see the comment on each).

@@ -2,8 +2,8 @@ package memory_test
 
 // The memory store keeps values as a durable store would: deep copies in
 // the decoder's Go types, and a refusal of what no durable store can
-// encode. Each test's comment describes the code it was written against,
-// before the fix it pins.
+// encode. Each test's comment states the rule and describes the bug it
+// guards against.
 
 import (
 	"context"
@@ -24,12 +24,13 @@ import (
 // TestCommandPayloadIsCopiedAndNormalized: the package doc
 // promises deep copies ("a caller's later mutation never leaks into the
 // stored state") and reads in the decoder's Go types ("what a durable
-// store would read back from disk"). CommandAppend keeps
-// pyjson.CloneObject(c.Payload), which shares every value that is not a
-// map[string]any or []any (a []string, a map[string]string...) and keeps
-// Go ints and invalid UTF-8 as given: the caller's later change shows in
-// CommandListAfter, and the payload read differs from what the SQLite
-// store (pyjson.DecodeObject of payload_json) reads back.
+// store would read back from disk"). The bug this guards against:
+// CommandAppend kept pyjson.CloneObject(c.Payload), which shares every
+// value that is not a map[string]any or []any (a []string, a
+// map[string]string...) and keeps Go ints and invalid UTF-8 as given: the
+// caller's later change showed in CommandListAfter, and the payload read
+// differed from what the SQLite store (pyjson.DecodeObject of
+// payload_json) reads back.
 func TestCommandPayloadIsCopiedAndNormalized(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
@@ -70,9 +71,10 @@ func tooDeepValue() any {
 // nest past the encoder's depth limit (or a record whose result does)
 // is refused by the durable stores ("nesting too deep"), and
 // frozen.NewStoredRun promises "An r that cannot be encoded is an error
-// naming the offending value's path". The memory store's one-pass freeze
-// never checks the depth, so it accepts both, and later reads hand out a
-// state no other store could have kept.
+// naming the offending value's path". The memory store refuses them too.
+// The bug this guards against: its one-pass freeze never checked the
+// depth, so it accepted both, and later reads handed out a state no other
+// store could have kept.
 func TestRefusesWhatNoDurableStoreCanWrite(t *testing.T) {
 	ctx := context.Background()
 	js, err := jsonfile.New(jsonfile.Config{Dir: filepath.Join(t.TempDir(), "js"), NoSync: true})
@@ -99,10 +101,10 @@ func TestRefusesWhatNoDurableStoreCanWrite(t *testing.T) {
 // TestCyclicVarsAreAnError: a cyclic value cannot be
 // encoded; the JSON store's commit returns the encoder's error ("cycle"),
 // and frozen.NewStoredRun promises an error for an r that cannot be
-// encoded. The memory store's RunCommit instead recurses without end in
-// frozen's normalizedObject and the process dies of a fatal stack
-// overflow (not recoverable). Run in a child process so that the crash
-// does not take the other tests down.
+// encoded; the memory store's RunCommit returns an error too. The bug this
+// guards against: it recursed without end in frozen's normalizedObject and
+// the process died of a fatal stack overflow (not recoverable). Run in a
+// child process so that the crash does not take the other tests down.
 func TestCyclicVarsAreAnError(t *testing.T) {
 	if os.Getenv("MEMORY_TEST_CYCLE_CHILD") == "" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCyclicVarsAreAnError$")

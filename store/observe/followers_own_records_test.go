@@ -15,14 +15,14 @@ import (
 // promise of observe.Event (observe.go: "Each follower's Records are its
 // own") and of Store.send ("each with records of its own").
 //
-// send hands the notification's records to the first follower and only
-// then clones those very records for each following follower. The first
-// follower owns them from the moment its channel receive returns, so a
-// follower that changes its records (as TestSubscribersGetTheirOwnRecords
-// allows) changes what later followers are given while send is still
-// copying for them: they receive its changes, and a change to a map
-// being cloned aborts the process ("fatal error: concurrent map clone and
-// map write", reproduced in review) in the writer's commit path.
+// The bug this guards against: send handed the notification's records to
+// the first follower and only then cloned those very records for each
+// following follower. The first follower owns them from the moment its
+// channel receive returns, so a follower that changed its records (as
+// TestSubscribersGetTheirOwnRecords allows) changed what later followers
+// were given while send was still copying for them: they received its
+// changes, and a change to a map being cloned aborted the process ("fatal
+// error: concurrent map clone and map write") in the writer's commit path.
 //
 // Here every follower first looks for another follower's mark in its own
 // records and then marks them (slice elements only, so the race cannot

@@ -1,14 +1,13 @@
 package offload_test
 
-// Store.LedgerFindCompleted, which puts back the values
-// offloading took out of a completed record's result so that a replayed
-// effect writes what the effect returned into the vars, not refs to it
-// (offload.go; the runtime reuses prior.Result on stores without atomic
-// commits, runtime/execute.go). The ledger offloading itself was compared
-// with Python's OffloadingLedgerStore/OffloadingRunStore on the same
-// inputs and matched (refs, artifact ids, tags, thresholds); these cases,
-// from that review, are about the Go-only restore step and failed before
-// its fix.
+// What this file checks: Store.LedgerFindCompleted, which puts back the
+// values offloading took out of a completed record's result so that a
+// replayed effect writes what the effect returned into the vars, not refs
+// to it (offload.go; the runtime reuses prior.Result on stores without atomic
+// commits, runtime/execute.go). The ledger offloading itself matches
+// Python's OffloadingLedgerStore/OffloadingRunStore on the same inputs
+// (refs, artifact ids, tags, thresholds); these cases check the Go-only
+// restore step.
 
 import (
 	"context"

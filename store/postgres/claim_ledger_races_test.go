@@ -83,7 +83,7 @@ func TestLedgerDeleteDuringAppend(t *testing.T) {
 	url := testURL(t)
 	schema := testSchema(t)
 	ctx := t.Context()
-	app := "zzreview_" + schema
+	app := "claimrace_" + schema
 	sep := "?"
 	if strings.Contains(url, "?") {
 		sep = "&"
@@ -186,8 +186,9 @@ func TestClaimRefusalNamesTheHolder(t *testing.T) {
 	}()
 	defer func() { close(stop); <-done }()
 
-	// Before the fix about one refusal in three named no one, the first
-	// within ~0.1 s: 300 refusals or 5 s, whichever comes first.
+	// Every refusal must name the holder. When the holder was read after
+	// the refused upsert, about one refusal in three named no one, the
+	// first within ~0.1 s: 300 refusals or 5 s, whichever comes first.
 	refused := 0
 	deadline := time.Now().Add(5 * time.Second)
 	for refused < 300 && time.Now().Before(deadline) {

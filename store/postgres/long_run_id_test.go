@@ -13,7 +13,7 @@ import (
 // 2.7 KB, docs/compatibility.md "PostgreSQL") is refused every time. The
 // refusal is store.ErrInvalidID, an answer, so that a START_SUBWORKFLOW
 // naming such a child fails instead of being retried as an outage
-// (runtime.Start passes it on unwrapped; found by a review).
+// (runtime.Start passes it on unwrapped).
 func TestLongRunIDIsAnInvalidID(t *testing.T) {
 	testURL(t)
 	t.Parallel()

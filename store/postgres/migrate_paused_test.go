@@ -87,9 +87,10 @@ func TestMigration002KeepsDueAtOfStringPaused(t *testing.T) {
 	}
 }
 
-// TestMigration004RestoresDueAtOfStringPaused: databases that 002 ran
-// on before its fix hold runs paused by the string "true" without due_at;
-// 004 gives back theirs (store.Deadline decides), and only theirs.
+// TestMigration004RestoresDueAtOfStringPaused: databases that an earlier
+// migration 002 (one that took the string "true" for a pause) ran on hold
+// runs paused by the string "true" without due_at; 004 gives back theirs
+// (store.Deadline decides), and only theirs.
 func TestMigration004RestoresDueAtOfStringPaused(t *testing.T) {
 	testURL(t)
 	t.Parallel()

@@ -11,10 +11,11 @@ import (
 
 // Keys and ids may hold a NUL byte (JSON "\u0000": a wait key a workflow
 // builds, a session id an API caller gives), which PostgreSQL refuses in
-// text (SQLSTATE 22021): the commit putting a run into such a wait failed
-// at every tick, and such a command could not be appended. The memory,
-// SQLite and JSON stores keep these values, so the store escapes them in
-// its key columns and hands them back exactly (found by a review).
+// text (SQLSTATE 22021). The memory, SQLite and JSON stores keep these
+// values, so the store must escape them in its key columns and hand them
+// back exactly. The bug this guards against: the commit putting a run into
+// such a wait failed at every tick, and such a command could not be
+// appended.
 func TestNULInKeysAndIDs(t *testing.T) {
 	testURL(t)
 	t.Parallel()

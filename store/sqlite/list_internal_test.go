@@ -155,6 +155,15 @@ func TestRecentFirst_NoFullScan(t *testing.T) {
 		{"workflow", index(store.RunIndexParams{WorkflowID: "wf"}), "idx_runs_workflow_updated"},
 		{"workflow (list)", list(store.RunListParams{WorkflowID: "wf", WaitReason: durable.WaitUser}), "idx_runs_workflow_updated"},
 		{"session", index(store.RunIndexParams{SessionID: "s1"}), "idx_runs_session"},
+		// GET /runs as the gateway and its runner list: internal runs
+		// excluded, by actor, a page after a cursor.
+		{"gateway page", index(store.RunIndexParams{ExcludeWorkflowPrefix: "__", ActorID: "gateway",
+			Before: &store.RunIndexCursor{UpdatedAt: durable.NewTime(time.Now()), RunID: "r"}}), "idx_runs_status_updated"},
+		{"gateway page by status", index(store.RunIndexParams{Status: durable.RunRunning, ExcludeWorkflowPrefix: "__",
+			Before: &store.RunIndexCursor{RunID: "r"}}), "idx_runs_status_updated"},
+		{"gateway page by session", index(store.RunIndexParams{SessionID: "s1", ExcludeWorkflowPrefix: "__",
+			Before: &store.RunIndexCursor{UpdatedAt: durable.NewTime(time.Now()), RunID: "r"}}), "idx_runs_session"},
+		{"runner list", list(store.RunListParams{ActorID: "gateway", Status: durable.RunWaiting}), "idx_runs_status_updated"},
 		{"event listeners", list(store.RunListParams{Status: durable.RunWaiting, WaitReason: durable.WaitEvent,
 			WaitKeys: []string{"evt:session:s1:x", "evt:global:global:x"}}), "idx_runs_event_wait_key"},
 	} {

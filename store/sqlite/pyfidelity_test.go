@@ -11,7 +11,7 @@ import (
 // downgrade, or a Python tool on a Shared store): SqliteRunStore.save and
 // SqliteLedgerStore.append write json.dumps(..., allow_nan=True) text, here
 // a run waiting on an event whose vars hold NaN and a completed record
-// whose result holds NaN (reviewNaNRun / reviewNaNRec). The triggers of
+// whose result holds NaN (pyNaNRun / pyNaNRec). The triggers of
 // migration 012 fill runs.wait_key and ledger.completed_key only WHEN
 // json_valid(NEW.run_json) (strict JSON, false with NaN), and nothing
 // filled them later (migration 011's JSON5 back-fill ran once, before these
@@ -28,7 +28,7 @@ func TestFidelityPythonNaNWritesAfterMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := s.LedgerFindCompleted(t.Context(), reviewNaNRunID, reviewNaNRecKey)
+	rec, err := s.LedgerFindCompleted(t.Context(), pyNaNRunID, pyNaNRecKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,10 +40,12 @@ type peerProc struct {
 	stderr *strings.Builder
 }
 
-func zzStartPy(t *testing.T, script string, args ...string) *peerProc {
+// startPyPeer starts python3 on script (with the peer's sources on
+// PYTHONPATH) and returns it to be driven with ask.
+func startPyPeer(t *testing.T, script string, args ...string) *peerProc {
 	t.Helper()
 	py, src := peerPython(t)
-	f := filepath.Join(t.TempDir(), "zz.py")
+	f := filepath.Join(t.TempDir(), "peer.py")
 	if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,10 @@ func (p *peerProc) ask(t *testing.T, line string) string {
 	return p.out.Text()
 }
 
-const zzScript = `
+// pyPeerScript opens the SQLite database argv[1] with the Python stores
+// and answers one JSON request per stdin line (ops stress, ledger,
+// commands, hold, load, save, sql) with one JSON line.
+const pyPeerScript = `
 import json, sys, uuid, time
 from abstractruntime.core import models
 from abstractruntime.storage import sqlite as S
@@ -152,7 +157,7 @@ for line in sys.stdin:
 func TestSharedOpenBusyErrorNamesTheCause(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "gateway.sqlite3")
-	p := zzStartPy(t, zzScript, path)
+	p := startPyPeer(t, pyPeerScript, path)
 	if got := p.ask(t, ""); got != "ready" {
 		t.Fatalf("python: %q %s", got, p.stderr.String())
 	}

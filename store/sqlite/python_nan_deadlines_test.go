@@ -12,10 +12,10 @@ import (
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
-// reviewEventDeadlineNaNRun: a run waiting on an event with a deadline
+// pyEventDeadlineNaNRun: a run waiting on an event with a deadline
 // (store.Deadline indexes it), whose vars hold a NaN (Python's
 // float("nan"), kept by our decoder as the literal and written back).
-const reviewEventDeadlineNaNRun = `{"run_id": "ev-nan", "workflow_id": "wf_evt", "status": "waiting", "current_node": "wait", "vars": {"score": NaN}, "waiting": {"reason": "event", "wait_key": "evt:session:s1:go", "until": "2026-12-01T05:00:00+00:00", "resume_to_node": "done", "result_key": "evt", "prompt": null, "choices": null, "allow_free_text": true, "details": null}, "output": null, "error": null, "created_at": "2026-12-01T04:51:14.025673+00:00", "updated_at": "2026-12-01T04:51:14.026251+00:00", "actor_id": null, "session_id": null, "parent_run_id": null}`
+const pyEventDeadlineNaNRun = `{"run_id": "ev-nan", "workflow_id": "wf_evt", "status": "waiting", "current_node": "wait", "vars": {"score": NaN}, "waiting": {"reason": "event", "wait_key": "evt:session:s1:go", "until": "2026-12-01T05:00:00+00:00", "resume_to_node": "done", "result_key": "evt", "prompt": null, "choices": null, "allow_free_text": true, "details": null}, "output": null, "error": null, "created_at": "2026-12-01T04:51:14.025673+00:00", "updated_at": "2026-12-01T04:51:14.026251+00:00", "actor_id": null, "session_id": null, "parent_run_id": null}`
 
 // Migration 016 promises that a Python save of a run this store left
 // waiting on an event with a deadline keeps the deadline in wait_index
@@ -31,7 +31,7 @@ func TestPythonSaveOfNaNEventRunKeepsDeadline(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
 	s := openShared(t, path)
-	r, err := durable.UnmarshalRunString(reviewEventDeadlineNaNRun)
+	r, err := durable.UnmarshalRunString(pyEventDeadlineNaNRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +96,9 @@ func dueThenReopened(t *testing.T, s *sqlite.Store, path string, now time.Time) 
 	return before, after
 }
 
-// reviewPausedUntilNaNRun: a WAIT_UNTIL run a Python host paused
+// pyPausedUntilNaNRun: a WAIT_UNTIL run a Python host paused
 // (vars._runtime.control.paused), whose vars hold a NaN.
-const reviewPausedUntilNaNRun = `{"run_id": "pz-nan", "workflow_id": "wf_until", "status": "waiting", "current_node": "wait", "vars": {"score": NaN, "_runtime": {"control": {"paused": true, "paused_at": "2026-12-01T06:58:03.235611+00:00", "pause_reason": "x"}}}, "waiting": {"reason": "until", "wait_key": null, "until": "2026-12-01T07:00:00+00:00", "resume_to_node": "done", "result_key": "woke", "prompt": null, "choices": null, "allow_free_text": true, "details": null}, "output": null, "error": null, "created_at": "2026-12-01T06:58:03.010915+00:00", "updated_at": "2026-12-01T06:58:03.235636+00:00", "actor_id": null, "session_id": null, "parent_run_id": null}`
+const pyPausedUntilNaNRun = `{"run_id": "pz-nan", "workflow_id": "wf_until", "status": "waiting", "current_node": "wait", "vars": {"score": NaN, "_runtime": {"control": {"paused": true, "paused_at": "2026-12-01T06:58:03.235611+00:00", "pause_reason": "x"}}}, "waiting": {"reason": "until", "wait_key": null, "until": "2026-12-01T07:00:00+00:00", "resume_to_node": "done", "result_key": "woke", "prompt": null, "choices": null, "allow_free_text": true, "details": null}, "output": null, "error": null, "created_at": "2026-12-01T06:58:03.010915+00:00", "updated_at": "2026-12-01T06:58:03.235636+00:00", "actor_id": null, "session_id": null, "parent_run_id": null}`
 
 // Same cause, migration 014: its triggers take out the wait_index row
 // Python's save writes for a WAIT_UNTIL run it paused, but only where
@@ -113,7 +113,7 @@ func TestPythonPausedNaNUntilRunNotDue(t *testing.T) {
 	db := rawDB(t, path)
 	defer db.Close()
 	if _, err := db.Exec(pythonUpsertRun, "pz-nan", "wf_until", "waiting", "until", "2026-12-01T07:00:00+00:00",
-		nil, nil, nil, "2026-12-01T06:58:03.010915+00:00", "2026-12-01T06:58:03.235636+00:00", reviewPausedUntilNaNRun); err != nil {
+		nil, nil, nil, "2026-12-01T06:58:03.010915+00:00", "2026-12-01T06:58:03.235636+00:00", pyPausedUntilNaNRun); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(pythonWaitIndexUpsert, "pz-nan", "2026-12-01T07:00:00+00:00", "2026-12-01T06:58:03.235636+00:00", "waiting_until"); err != nil {

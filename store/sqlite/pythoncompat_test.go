@@ -15,10 +15,10 @@ import (
 // vars.score = float("nan") and then waits on WAIT_EVENT (vars._runtime
 // abridged), and a completed LLM_CALL record whose result holds a NaN.
 const (
-	reviewNaNRunID  = "7c8f92b3-1bfa-404e-965a-2bdd138ff7db"
-	reviewNaNRun    = `{"run_id": "7c8f92b3-1bfa-404e-965a-2bdd138ff7db", "workflow_id": "wf_evt", "status": "waiting", "current_node": "score", "vars": {"_run_lifecycle": {"source": "gateway", "retention": {"mode": "ttl", "ttl_s": 3600.0}}, "_limits": {"max_iterations": 25, "current_iteration": 0, "max_tokens": 32768, "max_output_tokens": null, "max_input_tokens": null, "estimated_tokens_used": 0, "max_history_messages": -1, "warn_iterations_pct": 80, "warn_tokens_pct": 80}, "score": NaN, "_temp": {"prev_node_id": "score", "prev_next_node": "done"}}, "waiting": {"reason": "event", "wait_key": "evt:session:s1:approved", "until": null, "resume_to_node": "done", "result_key": "evt", "prompt": null, "choices": null, "allow_free_text": true, "details": null}, "output": null, "error": null, "created_at": "2026-12-01T04:51:14.025673+00:00", "updated_at": "2026-12-01T04:51:14.026251+00:00", "actor_id": null, "session_id": null, "parent_run_id": null}`
-	reviewNaNRecKey = "9a3f6c1e2b4d5e6f708192a3b4c5d6e7"
-	reviewNaNRec    = `{"run_id": "7c8f92b3-1bfa-404e-965a-2bdd138ff7db", "step_id": "0d1c7f4e-5a8b-4f3e-9c11-2b7e6a9d4f10", "node_id": "llm", "status": "completed", "effect": {"type": "llm_call", "payload": {"prompt": "rate it"}, "result_key": "_temp.llm"}, "result": {"content": "n/a", "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}, "metadata": {"confidence": NaN}}, "error": null, "started_at": "2026-12-01T04:51:13.900000+00:00", "ended_at": "2026-12-01T04:51:13.950000+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "9a3f6c1e2b4d5e6f708192a3b4c5d6e7", "prev_hash": null, "record_hash": null, "signature": null}`
+	pyNaNRunID  = "7c8f92b3-1bfa-404e-965a-2bdd138ff7db"
+	pyNaNRun    = `{"run_id": "7c8f92b3-1bfa-404e-965a-2bdd138ff7db", "workflow_id": "wf_evt", "status": "waiting", "current_node": "score", "vars": {"_run_lifecycle": {"source": "gateway", "retention": {"mode": "ttl", "ttl_s": 3600.0}}, "_limits": {"max_iterations": 25, "current_iteration": 0, "max_tokens": 32768, "max_output_tokens": null, "max_input_tokens": null, "estimated_tokens_used": 0, "max_history_messages": -1, "warn_iterations_pct": 80, "warn_tokens_pct": 80}, "score": NaN, "_temp": {"prev_node_id": "score", "prev_next_node": "done"}}, "waiting": {"reason": "event", "wait_key": "evt:session:s1:approved", "until": null, "resume_to_node": "done", "result_key": "evt", "prompt": null, "choices": null, "allow_free_text": true, "details": null}, "output": null, "error": null, "created_at": "2026-12-01T04:51:14.025673+00:00", "updated_at": "2026-12-01T04:51:14.026251+00:00", "actor_id": null, "session_id": null, "parent_run_id": null}`
+	pyNaNRecKey = "9a3f6c1e2b4d5e6f708192a3b4c5d6e7"
+	pyNaNRec    = `{"run_id": "7c8f92b3-1bfa-404e-965a-2bdd138ff7db", "step_id": "0d1c7f4e-5a8b-4f3e-9c11-2b7e6a9d4f10", "node_id": "llm", "status": "completed", "effect": {"type": "llm_call", "payload": {"prompt": "rate it"}, "result_key": "_temp.llm"}, "result": {"content": "n/a", "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}, "metadata": {"confidence": NaN}}, "error": null, "started_at": "2026-12-01T04:51:13.900000+00:00", "ended_at": "2026-12-01T04:51:13.950000+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "9a3f6c1e2b4d5e6f708192a3b4c5d6e7", "prev_hash": null, "record_hash": null, "signature": null}`
 )
 
 // pythonUpsertRun is SqliteRunStore.save's statement, verbatim.
@@ -46,7 +46,7 @@ const pythonUpsertRun = `
 // do for the NaN run and its completed record.
 func pythonWrite(t *testing.T, path string, ddl bool) {
 	t.Helper()
-	pythonWriteJSON(t, path, ddl, reviewNaNRun, reviewNaNRec)
+	pythonWriteJSON(t, path, ddl, pyNaNRun, pyNaNRec)
 }
 
 func pythonWriteJSON(t *testing.T, path string, ddl bool, runJSON, recJSON string) {
@@ -57,11 +57,11 @@ func pythonWriteJSON(t *testing.T, path string, ddl bool, runJSON, recJSON strin
 		q    string
 		args []any
 	}{
-		{pythonUpsertRun, []any{reviewNaNRunID, "wf_evt", "waiting", "event", nil, nil, nil, nil,
+		{pythonUpsertRun, []any{pyNaNRunID, "wf_evt", "waiting", "event", nil, nil, nil, nil,
 			"2026-12-01T04:51:14.025673+00:00", "2026-12-01T04:51:14.026251+00:00", runJSON}},
-		{`INSERT INTO ledger_heads (run_id, last_seq) VALUES (?, 0) ON CONFLICT(run_id) DO NOTHING;`, []any{reviewNaNRunID}},
-		{`UPDATE ledger_heads SET last_seq = last_seq + 1 WHERE run_id = ?;`, []any{reviewNaNRunID}},
-		{`INSERT INTO ledger (run_id, seq, record_json) VALUES (?, ?, ?);`, []any{reviewNaNRunID, 1, recJSON}},
+		{`INSERT INTO ledger_heads (run_id, last_seq) VALUES (?, 0) ON CONFLICT(run_id) DO NOTHING;`, []any{pyNaNRunID}},
+		{`UPDATE ledger_heads SET last_seq = last_seq + 1 WHERE run_id = ?;`, []any{pyNaNRunID}},
+		{`INSERT INTO ledger (run_id, seq, record_json) VALUES (?, ?, ?);`, []any{pyNaNRunID, 1, recJSON}},
 	}
 	if ddl {
 		if _, err := db.Exec(pythonDDL); err != nil {
@@ -101,7 +101,7 @@ func TestPythonNaNRecordNotFoundByIdempotencyKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
 	pythonWrite(t, path, true)
 	s := openShared(t, path)
-	rec, err := s.LedgerFindCompleted(t.Context(), reviewNaNRunID, reviewNaNRecKey)
+	rec, err := s.LedgerFindCompleted(t.Context(), pyNaNRunID, pyNaNRecKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,15 +136,15 @@ func TestPythonWritesAfterMigration(t *testing.T) {
 	t.Parallel()
 	path := migratedDB(t)
 	pythonWriteJSON(t, path, false,
-		strings.Replace(reviewNaNRun, `"score": NaN`, `"score": 0.5`, 1),
-		strings.Replace(reviewNaNRec, `"confidence": NaN`, `"confidence": 0.5`, 1))
+		strings.Replace(pyNaNRun, `"score": NaN`, `"score": 0.5`, 1),
+		strings.Replace(pyNaNRec, `"confidence": NaN`, `"confidence": 0.5`, 1))
 	s := openShared(t, path)
 	got, err := s.RunList(t.Context(), &store.RunListParams{Status: durable.RunWaiting, WaitReason: durable.WaitEvent,
 		WaitKeys: []string{"evt:session:s1:approved"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := s.LedgerFindCompleted(t.Context(), reviewNaNRunID, reviewNaNRecKey)
+	rec, err := s.LedgerFindCompleted(t.Context(), pyNaNRunID, pyNaNRecKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +163,9 @@ func TestPythonSavesARunRepeatedly(t *testing.T) {
 	path := migratedDB(t)
 	db := rawDB(t, path)
 	defer db.Close()
-	run := strings.Replace(reviewNaNRun, `"score": NaN`, `"score": 0.5`, 1)
+	run := strings.Replace(pyNaNRun, `"score": NaN`, `"score": 0.5`, 1)
 	for i := range 4 {
-		if _, err := db.Exec(pythonUpsertRun, reviewNaNRunID, "wf_evt", "waiting", "event", nil, nil, nil, nil,
+		if _, err := db.Exec(pythonUpsertRun, pyNaNRunID, "wf_evt", "waiting", "event", nil, nil, nil, nil,
 			"2026-12-01T04:51:14.025673+00:00", "2026-12-01T04:51:14.026251+00:00", run); err != nil {
 			t.Fatalf("Python's save %d of the run: %v", i+1, err)
 		}
@@ -197,7 +197,7 @@ func TestPythonNaNRowsIndexedWhileSharedStoreIsOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
 	s := openShared(t, path)
 	pythonWrite(t, path, false)
-	rec, err := s.LedgerFindCompleted(t.Context(), reviewNaNRunID, reviewNaNRecKey)
+	rec, err := s.LedgerFindCompleted(t.Context(), pyNaNRunID, pyNaNRecKey)
 	if err != nil {
 		t.Fatal(err)
 	}

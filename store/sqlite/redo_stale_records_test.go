@@ -10,8 +10,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// reviewCommit commits r with vars {"i": i} and one completed record s<i>.
-func reviewCommit(t *testing.T, s *Store, r *durable.RunState, i, pad int, create bool) {
+// commitNumberedStep commits r with vars {"i": i} and one completed record s<i>.
+func commitNumberedStep(t *testing.T, s *Store, r *durable.RunState, i, pad int, create bool) {
 	t.Helper()
 	r.Status = durable.RunRunning
 	r.Vars = map[string]any{"i": i, "pad": strings.Repeat("p", pad)}
@@ -35,7 +35,7 @@ func TestRedoRecordsPastATornOneAreNotReplayedLater(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
 	r := redoRun(strings.Repeat("e", 32))
-	reviewCommit(t, g.s, r, 1, 0, true)
+	commitNumberedStep(t, g.s, r, 1, 0, true)
 	if err := g.s.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +45,8 @@ func TestRedoRecordsPastATornOneAreNotReplayedLater(t *testing.T) {
 		g.s.redo.mu.Lock()
 		offN = g.s.redo.file.off
 		g.s.redo.mu.Unlock()
-		reviewCommit(t, g.s, r, 2, 0, false) // record N
-		reviewCommit(t, g.s, r, 3, 0, false) // record N+1
+		commitNumberedStep(t, g.s, r, 2, 0, false) // record N
+		commitNumberedStep(t, g.s, r, 3, 0, false) // record N+1
 		img = g.image()
 	})
 	// The power cut: record N's page is lost (garbled), record N+1's kept.
@@ -78,7 +78,7 @@ func TestRedoRecordsPastATornOneAreNotReplayedLater(t *testing.T) {
 	g2 := &redoRig{t: t, s: c, path: img}
 	var img2 string
 	g2.held(func() {
-		reviewCommit(t, c, got, 4, int(offN-redoHeaderSize), false)
+		commitNumberedStep(t, c, got, 4, int(offN-redoHeaderSize), false)
 		img2 = g2.image()
 	})
 	_ = c.Close()

@@ -25,8 +25,8 @@ func callBuiltin(t *testing.T, env *Env, typ string, inputs map[string]any) (any
 	return fn(env, inputs)
 }
 
-// reviewWant compares repr(got) with want (a Python repr) and fails on err.
-func reviewWant(t *testing.T, what string, got any, err error, want string) {
+// wantRepr compares repr(got) with want (a Python repr) and fails on err.
+func wantRepr(t *testing.T, what string, got any, err error, want string) {
 	t.Helper()
 	if err != nil {
 		t.Errorf("%s: error %v, want %s", what, err, want)
@@ -57,7 +57,7 @@ func TestPyRefFormatPrecisionWithoutType(t *testing.T) {
 		{"{x:.3}", 100.0, "'1e+02'"},
 	} {
 		got, err := callBuiltin(t, nil, "format", map[string]any{"template": tc.spec, "values": map[string]any{"x": tc.x}})
-		reviewWant(t, "format("+tc.spec+")", got, err, tc.want)
+		wantRepr(t, "format("+tc.spec+")", got, err, tc.want)
 	}
 }
 
@@ -67,7 +67,7 @@ func TestPyRefFormatPrecisionWithoutType(t *testing.T) {
 // subscriptable".
 func TestPyRefFormatIndexesStrings(t *testing.T) {
 	got, err := callBuiltin(t, nil, "format", map[string]any{"template": "{s[1]}{s[0]}", "values": map[string]any{"s": "abc"}})
-	reviewWant(t, "format({s[1]}{s[0]})", got, err, "'ba'")
+	wantRepr(t, "format({s[1]}{s[0]})", got, err, "'ba'")
 }
 
 // TestPyRefFormatDigitIndexIsIntKey: in str.format a digit-only index is
@@ -85,7 +85,7 @@ func TestPyRefFormatDigitIndexIsIntKey(t *testing.T) {
 // "{x!a}".format(x="é") == "'\\xe9'". Ours returns "'é'" (repr).
 func TestPyRefFormatASCIIConversion(t *testing.T) {
 	got, err := callBuiltin(t, nil, "format", map[string]any{"template": "{x!a}", "values": map[string]any{"x": "é"}})
-	reviewWant(t, "format({x!a})", got, err, `"'\\xe9'"`)
+	wantRepr(t, "format({x!a})", got, err, `"'\\xe9'"`)
 }
 
 // TestPyRefFormatZeroPaddedString: since Python 3.10 the '0' flag is
@@ -94,7 +94,7 @@ func TestPyRefFormatASCIIConversion(t *testing.T) {
 // allowed in string format specifier".
 func TestPyRefFormatZeroPaddedString(t *testing.T) {
 	got, err := callBuiltin(t, nil, "format", map[string]any{"template": "{x:05}", "values": map[string]any{"x": "ab"}})
-	reviewWant(t, "format({x:05})", got, err, "'ab000'")
+	wantRepr(t, "format({x:05})", got, err, "'ab000'")
 }
 
 // TestPyRefParseJSONPythonLiteralFallback: builtins.data_parse_json falls
@@ -119,7 +119,7 @@ func TestPyRefParseJSONPythonLiteralFallback(t *testing.T) {
 		{"set()", "{'value': 'set()'}"},
 	} {
 		got, err := callBuiltin(t, nil, "parse_json", map[string]any{"text": tc.text})
-		reviewWant(t, "parse_json("+tc.text+")", got, err, tc.want)
+		wantRepr(t, "parse_json("+tc.text+")", got, err, tc.want)
 	}
 }
 
@@ -131,7 +131,7 @@ func TestPyRefParseJSONPythonLiteralFallback(t *testing.T) {
 func TestPyRefGetElementHugeIndex(t *testing.T) {
 	for _, idx := range []any{1e20, "1e20", -1e20} {
 		got, err := callBuiltin(t, nil, "get_element", map[string]any{"array": []any{int64(1), int64(2)}, "index": idx, "default": "d"})
-		reviewWant(t, "get_element(index="+pyval.Repr(idx)+")", got, err, "{'found': False, 'result': 'd'}")
+		wantRepr(t, "get_element(index="+pyval.Repr(idx)+")", got, err, "{'found': False, 'result': 'd'}")
 	}
 }
 
@@ -145,7 +145,7 @@ func TestPyRefGetElementHugeIndex(t *testing.T) {
 func TestPyRefBreakObjectStripsSelectedPaths(t *testing.T) {
 	env := &Env{Data: map[string]any{"breakConfig": map[string]any{"selectedPaths": []any{" name ", "  "}}}}
 	got, err := callBuiltin(t, env, "break_object", map[string]any{"object": map[string]any{"name": "bob"}})
-	reviewWant(t, "break_object", got, err, "{'name': 'bob'}")
+	wantRepr(t, "break_object", got, err, "{'name': 'bob'}")
 }
 
 // TestPyRefVarDeclEmptyNameUsesDefault: executor.py
@@ -159,7 +159,7 @@ func TestPyRefBreakObjectStripsSelectedPaths(t *testing.T) {
 func TestPyRefVarDeclEmptyNameUsesDefault(t *testing.T) {
 	env := &Env{Vars: map[string]any{}, Data: map[string]any{"literalValue": map[string]any{"name": "", "type": "any", "default": "dflt"}}}
 	got, err := callBuiltin(t, env, "var_decl", map[string]any{})
-	reviewWant(t, "var_decl", got, err, "{'name': '', 'value': 'dflt'}")
+	wantRepr(t, "var_decl", got, err, "{'name': '', 'value': 'dflt'}")
 }
 
 // TestPyRefGetVarPathKeepsEmptySegments: executor.py `_get_by_path`
@@ -171,7 +171,7 @@ func TestPyRefGetVarPathKeepsEmptySegments(t *testing.T) {
 	env := &Env{Vars: map[string]any{"user": map[string]any{"name": "bob"}}}
 	for _, name := range []string{"user.", "user . name", "user..name"} {
 		got, err := callBuiltin(t, env, "get_var", map[string]any{"name": name})
-		reviewWant(t, "get_var("+name+")", got, err, "{'value': None}")
+		wantRepr(t, "get_var("+name+")", got, err, "{'value': None}")
 	}
 }
 
@@ -184,7 +184,7 @@ func TestPyRefFalsyNonStringNames(t *testing.T) {
 	env := &Env{Vars: map[string]any{"0": "zero", "False": "f", "context": map[string]any{"task": int64(0)}}}
 	for _, name := range []any{int64(0), false} {
 		got, err := callBuiltin(t, env, "get_var", map[string]any{"name": name})
-		reviewWant(t, "get_var(name="+pyval.Repr(name)+")", got, err, "{'value': None}")
+		wantRepr(t, "get_var(name="+pyval.Repr(name)+")", got, err, "{'value': None}")
 	}
 	got, err := callBuiltin(t, env, "get_context", map[string]any{})
 	if err != nil {
@@ -203,7 +203,7 @@ func TestPyRefConcatNonStringSeparatorIgnored(t *testing.T) {
 	env := &Env{Data: map[string]any{"concatConfig": map[string]any{"separator": int64(5)},
 		"inputs": []any{map[string]any{"id": "a", "type": "string"}, map[string]any{"id": "b", "type": "string"}}}}
 	got, err := callBuiltin(t, env, "concat", map[string]any{"a": "x", "b": "y"})
-	reviewWant(t, "concat", got, err, "'x y'")
+	wantRepr(t, "concat", got, err, "'x y'")
 }
 
 // TestPyRefToolParametersWithoutPins: executor.py
@@ -214,7 +214,7 @@ func TestPyRefConcatNonStringSeparatorIgnored(t *testing.T) {
 func TestPyRefToolParametersWithoutPins(t *testing.T) {
 	env := &Env{Data: map[string]any{"toolParametersConfig": map[string]any{"tool": "t"}}}
 	got, err := callBuiltin(t, env, "tool_parameters", map[string]any{"path": "x"})
-	reviewWant(t, "tool_parameters", got, err, "{'tool_call': {'arguments': {}, 'name': 't'}}")
+	wantRepr(t, "tool_parameters", got, err, "{'tool_call': {'arguments': {}, 'name': 't'}}")
 }
 
 // TestPyRefPowerZeroToMinusInfinity: math_power is float ** float;
@@ -222,7 +222,7 @@ func TestPyRefToolParametersWithoutPins(t *testing.T) {
 // only raised for finite negative exponents). Ours errors.
 func TestPyRefPowerZeroToMinusInfinity(t *testing.T) {
 	got, err := callBuiltin(t, nil, "power", map[string]any{"base": 0.0, "exp": math.Inf(-1)})
-	reviewWant(t, "power(0.0, -inf)", got, err, "inf")
+	wantRepr(t, "power(0.0, -inf)", got, err, "inf")
 }
 
 // TestPyRefFloatAcceptsUnicodeDigits: the math nodes use float(x), which
@@ -231,7 +231,7 @@ func TestPyRefPowerZeroToMinusInfinity(t *testing.T) {
 func TestPyRefFloatAcceptsUnicodeDigits(t *testing.T) {
 	for _, s := range []string{"١٢", "１２"} {
 		got, err := callBuiltin(t, nil, "add", map[string]any{"a": s, "b": int64(0)})
-		reviewWant(t, "add("+s+", 0)", got, err, "12.0")
+		wantRepr(t, "add("+s+", 0)", got, err, "12.0")
 	}
 }
 
@@ -240,5 +240,5 @@ func TestPyRefFloatAcceptsUnicodeDigits(t *testing.T) {
 // "ΐ".upper() == "\u0399\u0308\u0301". Ours left them unchanged.
 func TestPyRefUppercaseSpecialCasing(t *testing.T) {
 	got, err := callBuiltin(t, nil, "uppercase", map[string]any{"text": "ǰΐ"})
-	reviewWant(t, "uppercase(ǰΐ)", got, err, "'J\u030c\u0399\u0308\u0301'")
+	wantRepr(t, "uppercase(ǰΐ)", got, err, "'J\u030c\u0399\u0308\u0301'")
 }
