@@ -8,9 +8,9 @@ import (
 )
 
 // Scalar buses reaching llm_call, memory_note and memory_query, and the
-// text a switch reports as matched. Each test failed before its fix; the
-// expected values are what the Python reference (AbstractRuntime
-// visualflow_compiler, visual/executor.py) produces for the same flow.
+// text a switch reports as matched. The expected values are what the
+// Python reference (AbstractRuntime visualflow_compiler,
+// visual/executor.py) produces for the same flow.
 
 // scalarBusEffectPayload runs start → code (returning the Python literal
 // ret, which becomes the bus) → the effect node given (id "n"), with a
