@@ -12,10 +12,44 @@ type CommandRecord struct {
 	RunID     string
 	Type      string // e.g. pause, resume, cancel, emit_event
 	Payload   map[string]any
-	TS        Time
-	ClientID  string
-	Seq       int64 // store-assigned, 1-based, strictly increasing
+	// TS is the command's time: set by a Go caller, parsed from the text
+	// SetTSText keeps, or stamped by the store at append when neither is
+	// given. It is zero for a ts text that is not a time ParseTime reads.
+	TS       Time
+	ClientID string
+	Seq      int64 // store-assigned, 1-based, strictly increasing
+	// tsText is ts as a client or another writer gave it (SetTSText):
+	// Python's stores keep the text as given (gateway-api §4.1), so it is
+	// what the wire carries, whether or not it is a time.
+	tsText string
 }
+
+// SetTSText sets the command's ts from text as a client gave it: kept as
+// given for the wire (TSValue), and parsed into TS when it is a time
+// ParseTime reads (else TS is zero). "" clears both: the store then
+// stamps the time of the append.
+func (c *CommandRecord) SetTSText(text string) {
+	c.tsText, c.TS = text, Time{}
+	if t, err := ParseTime(text); err == nil {
+		c.TS = t
+	}
+}
+
+// TSText returns the ts text SetTSText kept, or "" when the command's ts
+// is TS alone.
+func (c *CommandRecord) TSText() string { return c.tsText }
+
+// TSValue returns ts as the wire has it: the kept text, else TS in
+// Python's form, else null.
+func (c *CommandRecord) TSValue() any {
+	if c.tsText != "" {
+		return c.tsText
+	}
+	return c.TS.jsonValue()
+}
+
+// HasTS reports whether the command carries a ts, as text or as a time.
+func (c *CommandRecord) HasTS() bool { return c.tsText != "" || !c.TS.IsZero() }
 
 // JSONValue returns the wire object (Python key order).
 func (c *CommandRecord) JSONValue() pyjson.Ordered {
@@ -28,7 +62,7 @@ func (c *CommandRecord) JSONValue() pyjson.Ordered {
 		{Key: "run_id", Value: c.RunID},
 		{Key: "type", Value: c.Type},
 		{Key: "payload", Value: payload},
-		{Key: "ts", Value: c.TS.jsonValue()},
+		{Key: "ts", Value: c.TSValue()},
 		{Key: "client_id", Value: nullString(c.ClientID)},
 		{Key: "seq", Value: c.Seq},
 	}
@@ -53,8 +87,13 @@ func CommandFromJSON(m map[string]any) (*CommandRecord, error) {
 	if c.Payload == nil {
 		c.Payload = map[string]any{}
 	}
-	if c.TS, err = getTime(m, "ts"); err != nil {
-		return nil, err
+	switch ts := m["ts"].(type) {
+	case string:
+		c.SetTSText(ts) // kept as given, a time or not
+	default:
+		if c.TS, err = getTime(m, "ts"); err != nil {
+			return nil, err
+		}
 	}
 	if c.ClientID, err = getString(m, "client_id"); err != nil {
 		return nil, err

@@ -20,8 +20,9 @@ var ErrInvalidCommand = errors.New("invalid command")
 // PrepareCommand checks a command before a backend appends it and fills
 // its defaults in place: ids and type are trimmed, run_id and type are
 // required, an empty
-// command_id becomes a random uuid4 hex, a zero TS the current time, a nil
-// payload {}. It returns the payload encoded as the Python stores write it.
+// command_id becomes a random uuid4 hex, a command without ts (neither
+// TS nor a SetTSText text) gets the current time, a nil payload {}; a ts
+// text is kept as given. It returns the payload encoded as the Python stores write it.
 func PrepareCommand(c *durable.CommandRecord, now time.Time) ([]byte, error) {
 	// Trimmed, as every Python command store trims them: " c1 " and "c1"
 	// are one command.
@@ -47,9 +48,10 @@ func PrepareCommand(c *durable.CommandRecord, now time.Time) ([]byte, error) {
 	if c.CommandID == "" {
 		c.CommandID = NewCommandID()
 	}
-	if c.TS.IsZero() {
+	switch {
+	case !c.HasTS():
 		c.TS = durable.NewTime(now)
-	} else {
+	case c.TSText() == "":
 		c.TS = durable.NewTime(c.TS.Time) // as every store keeps it: UTC, to the microsecond
 	}
 	return payload, nil

@@ -119,8 +119,8 @@ func (s *Store) indexCommands(path string, data []byte) (records []*durable.Comm
 	return records, byID, maxSeq
 }
 
-// commandWithoutTS decodes a command whose ts does not parse, leaving its
-// TS zero.
+// commandWithoutTS decodes a command whose ts is neither text nor null
+// (a number a hand edit left), leaving its TS zero.
 func commandWithoutTS(m map[string]any) (*durable.CommandRecord, error) {
 	if _, ok := m["ts"]; !ok {
 		return nil, errors.New("no ts to leave out")
@@ -214,7 +214,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	rec := new(durable.CommandRecord)
 	*rec = *c
 	rec.Payload = stored
-	if rec.TS.IsZero() {
+	if !rec.HasTS() {
 		rec.TS = nowTime()
 	}
 	rec.Seq = l.lastSeq + 1

@@ -230,3 +230,22 @@ func TestPythonCommandDeleteKeepsOtherRuns(t *testing.T) {
 		t.Fatalf("after deleting run r0's command, commands.jsonl = %q; run r1's command c2 is gone", got)
 	}
 }
+
+// A ts Python kept as its client gave it reads back as that text, a time
+// or not, and lists with it (gateway-api §4.1: ts is stored as given).
+func TestPythonCommandTSTextReadAsGiven(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "commands.jsonl"), pyCommandsJSONL)
+	s := open(t, dir, true)
+	got, _, err := s.CommandListAfter(t.Context(), 0, 0)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("CommandListAfter = %d commands, %v; want 2", len(got), err)
+	}
+	if got[0].TS.IsZero() || got[0].TSValue() != "2026-01-01T09:00:01.000001+00:00" {
+		t.Errorf("c1 ts: TS %v, wire %v; want the time, as written", got[0].TS, got[0].TSValue())
+	}
+	if got[1].TSText() != "1767258001000" || got[1].TSValue() != "1767258001000" {
+		t.Errorf("c2 ts: text %q, wire %v; want the client's text 1767258001000 as given", got[1].TSText(), got[1].TSValue())
+	}
+}

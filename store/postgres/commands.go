@@ -53,9 +53,9 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 			return fmt.Errorf("no seq left: command_seq.last_seq is %d, the largest a bigint holds", last)
 		}
 		res.Seq = last + 1
-		if _, err := tx.Exec(ctx, `INSERT INTO commands (seq, command_id, run_id, type, payload_json, ts, client_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, res.Seq, keyText(c.CommandID), keyText(c.RunID), keyText(c.Type), string(payloadJSON),
-			timeArg(c.TS), nullKey(c.ClientID)); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO commands (seq, command_id, run_id, type, payload_json, ts, client_id, ts_text)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, res.Seq, keyText(c.CommandID), keyText(c.RunID), keyText(c.Type), string(payloadJSON),
+			timeArg(c.TS), nullKey(c.ClientID), nullKey(c.TSText())); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE command_seq SET last_seq = $1`, res.Seq); err != nil {
@@ -78,7 +78,7 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, command_id, run_id, type, payload_json, ts, client_id
+	rows, err := s.pool.Query(ctx, `SELECT seq, command_id, run_id, type, payload_json, ts, client_id, ts_text
 		FROM commands WHERE seq > $1 ORDER BY seq ASC LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, after, fmt.Errorf("postgres: listing commands: %w", err)
@@ -90,8 +90,8 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 		var c durable.CommandRecord
 		var payload []byte
 		var ts *time.Time
-		var client *string
-		if err := rows.Scan(&c.Seq, &c.CommandID, &c.RunID, &c.Type, &payload, &ts, &client); err != nil {
+		var client, tsText *string
+		if err := rows.Scan(&c.Seq, &c.CommandID, &c.RunID, &c.Type, &payload, &ts, &client, &tsText); err != nil {
 			return nil, after, fmt.Errorf("postgres: listing commands: %w", err)
 		}
 		// As Python's reader and the SQLite store: a payload that is not a
@@ -103,7 +103,11 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 		if c.Payload == nil {
 			c.Payload = map[string]any{}
 		}
-		c.TS = timeOf(ts)
+		if text := derefKey(tsText); text != "" {
+			c.SetTSText(text)
+		} else {
+			c.TS = timeOf(ts)
+		}
 		c.CommandID, c.RunID, c.Type = keyTextOf(c.CommandID), keyTextOf(c.RunID), keyTextOf(c.Type)
 		c.ClientID = derefKey(client)
 		out = append(out, &c)

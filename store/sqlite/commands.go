@@ -38,7 +38,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		r, err := s.w.cmdInsert.execResult(ctx, c.CommandID, c.RunID, c.Type, string(payloadJSON), c.TS.String(),
+		r, err := s.w.cmdInsert.execResult(ctx, c.CommandID, c.RunID, c.Type, string(payloadJSON), tsText(c),
 			nullString(c.ClientID))
 		if err != nil {
 			return err
@@ -123,7 +123,9 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 		if c.Payload == nil {
 			c.Payload = map[string]any{}
 		}
-		c.TS = parseTimeLenient(ts)
+		if ts != "" && ts != "None" {
+			c.SetTSText(ts) // kept as written, as Python's reader does
+		}
 		c.ClientID = client.String
 		out = append(out, &c)
 		next = c.Seq
@@ -247,4 +249,13 @@ func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) e
 		return fmt.Errorf("sqlite: saving cursor %s: %w", consumer, err)
 	}
 	return nil
+}
+
+// tsText is the ts column of a command: the text it was given as, else
+// its time in Python's form.
+func tsText(c *durable.CommandRecord) string {
+	if t := c.TSText(); t != "" {
+		return t
+	}
+	return c.TS.String()
 }

@@ -26,6 +26,7 @@ var commandTests = []subtest{
 	{"NegativeLimit", testCommandNegativeLimit},
 	{"Defaults", testCommandDefaults},
 	{"Int64Bounds", testCommandInt64Bounds},
+	{"TSTextAsGiven", testCommandTSText},
 }
 
 func newCommand(id, runID, typ string) *durable.CommandRecord {
