@@ -57,6 +57,7 @@ var claimerTests = []subtest{
 	{"Edges", testClaimEdges},
 	{"ExpiresAtTTL", testClaimExpiresAtTTL},
 	{"NonUTF8Owners", testClaimNonUTF8Owners},
+	{"WithoutRun", testClaimWithoutRun},
 }
 
 // testClaimExpiresAtTTL: a claim is live until its TTL has passed and
