@@ -524,6 +524,37 @@ func (s *FS) Get(ctx context.Context, id string) (*Metadata, []byte, error) {
 	return m, b, nil
 }
 
+// Open implements Store: the content file opened, once its size is
+// checked against the metadata's.
+func (s *FS) Open(ctx context.Context, id string) (*Metadata, ReadSeekCloser, error) {
+	m, err := s.readMeta(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.contentPath(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("content of artifact %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening artifact %s: %w", id, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("opening artifact %s: %w", id, err)
+	}
+	if m.SizeBytes > 0 && fi.Size() != m.SizeBytes { // as Get: a torn blob is not the content
+		f.Close()
+		return nil, nil, fmt.Errorf("artifact %s: content file %s holds %d bytes, its metadata %d: %w",
+			id, p, fi.Size(), m.SizeBytes, ErrDamaged)
+	}
+	return m, f, nil
+}
+
 // Metadata implements Store.
 func (s *FS) Metadata(ctx context.Context, id string) (*Metadata, error) {
 	return s.readMeta(ctx, id)

@@ -123,6 +123,9 @@ func TestFSGetRefusesADamagedBlob(t *testing.T) {
 	if !errors.Is(err, artifact.ErrDamaged) || !strings.Contains(err.Error(), m.ArtifactID) {
 		t.Fatalf("Get of a torn blob = %q, %v; want an ErrDamaged naming %s", got, err, m.ArtifactID)
 	}
+	if _, r, err := s.Open(ctx, m.ArtifactID); !errors.Is(err, artifact.ErrDamaged) || r != nil {
+		t.Fatalf("Open of a torn blob = %v, %v; want no reader and an ErrDamaged", r, err)
+	}
 	// Put of the same content repairs it.
 	if _, err := s.Put(ctx, artifact.PutParams{Content: content, ContentType: "text/plain", RunID: "run-1"}); err != nil {
 		t.Fatal(err)

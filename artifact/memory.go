@@ -81,6 +81,20 @@ func (s *Memory) Get(ctx context.Context, id string) (*Metadata, []byte, error) 
 	return it.meta.Clone(), bytes.Clone(it.content), nil
 }
 
+// Open implements Store: a reader over a copy of the content.
+func (s *Memory) Open(ctx context.Context, id string) (*Metadata, ReadSeekCloser, error) {
+	m, b, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, nopCloser{bytes.NewReader(b)}, nil
+}
+
+// nopCloser is a bytes.Reader with a Close that does nothing.
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
 // Metadata implements Store.
 func (s *Memory) Metadata(ctx context.Context, id string) (*Metadata, error) {
 	s.mu.RLock()

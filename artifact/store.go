@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -24,6 +25,13 @@ var (
 	ErrDamaged = errors.New("artifact content damaged")
 )
 
+// ReadSeekCloser is an artifact's content opened by Store.Open.
+type ReadSeekCloser interface {
+	io.Reader
+	io.Seeker
+	io.Closer
+}
+
 // DefaultContentType is the content type of a Put without one.
 const DefaultContentType = "application/octet-stream"
 
@@ -36,6 +44,12 @@ type Store interface {
 	Put(ctx context.Context, p PutParams) (*Metadata, error)
 	// Get returns an artifact's metadata and content, or ErrNotFound.
 	Get(ctx context.Context, id string) (*Metadata, []byte, error)
+	// Open returns an artifact's metadata and its content as a stream the
+	// caller closes, for content too large to hold in memory (a gateway
+	// serving a download, with ranges: it seeks). Errors as Get's,
+	// ErrDamaged included; the content is not read before the caller
+	// reads it.
+	Open(ctx context.Context, id string) (*Metadata, ReadSeekCloser, error)
 	// Metadata returns an artifact's metadata without its content, or
 	// ErrNotFound. It does not count as an access.
 	Metadata(ctx context.Context, id string) (*Metadata, error)

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) artifact.Store) {
 		{"ResultsAreCopies", testCopies},
 		{"Concurrent", testConcurrent},
 		{"CloseTwiceStaysUsable", testCloseTwice},
+		{"OpenStreamsContent", testOpen},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -430,5 +432,41 @@ func testCloseTwice(t *testing.T, st artifact.Store) {
 	}
 	if ids := idsOf(list); len(ids) != 2 || !(ids[0] == after.ArtifactID || ids[1] == after.ArtifactID) {
 		t.Errorf("ListByRun after Close = %v, want %s and %s", ids, before.ArtifactID, after.ArtifactID)
+	}
+}
+
+// testOpen: Open gives the metadata Get gives and the content as a stream
+// that seeks; an unknown id is ErrNotFound.
+func testOpen(t *testing.T, st artifact.Store) {
+	ctx := context.Background()
+	content := []byte("0123456789 streamed content")
+	m := mustPut(t, st, artifact.PutParams{Content: content, ContentType: "text/plain", RunID: "run-open"})
+	om, r, err := st.Open(ctx, m.ArtifactID)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer r.Close()
+	if om.ArtifactID != m.ArtifactID || om.SizeBytes != int64(len(content)) || om.ContentType != "text/plain" {
+		t.Errorf("Open metadata = %+v, want the artifact's", om)
+	}
+	all, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(all, content) {
+		t.Fatalf("read = %q, %v; want the content", all, err)
+	}
+	if _, err := r.Seek(11, io.SeekStart); err != nil {
+		t.Fatalf("Seek: %v", err)
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil || string(rest) != "streamed content" {
+		t.Errorf("read after Seek(11) = %q, %v; want %q", rest, err, "streamed content")
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if _, r, err := st.Open(ctx, "no_such_artifact"); !errors.Is(err, artifact.ErrNotFound) || r != nil {
+		t.Errorf("Open of an unknown id = %v, %v; want ErrNotFound", r, err)
+	}
+	if _, _, err := st.Open(ctx, "../escape"); !errors.Is(err, artifact.ErrInvalidID) {
+		t.Errorf("Open of an invalid id: %v; want ErrInvalidID", err)
 	}
 }
