@@ -497,35 +497,24 @@ func (s *FS) writeMeta(m *Metadata) error {
 	return s.catalog.upsert(m)
 }
 
-// Get implements Store.
+// Get implements Store: Open, then the whole content read.
 func (s *FS) Get(ctx context.Context, id string) (*Metadata, []byte, error) {
-	m, err := s.readMeta(ctx, id)
+	m, f, err := s.Open(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.contentPath(m)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("content of artifact %s: %w", id, ErrNotFound)
-	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading artifact %s: %w", id, err)
-	}
-	// A blob torn by a power loss (Python writes without fsync) must not
-	// pass for the artifact's content. A size of 0 is not checked: older
-	// metadata may lack size_bytes.
-	if m.SizeBytes > 0 && int64(len(b)) != m.SizeBytes {
-		return nil, nil, fmt.Errorf("artifact %s: content file %s holds %d bytes, its metadata %d: %w",
-			id, p, len(b), m.SizeBytes, ErrDamaged)
 	}
 	return m, b, nil
 }
 
 // Open implements Store: the content file opened, once its size is
-// checked against the metadata's.
+// checked against the metadata's. A blob torn by a power loss (Python
+// writes without fsync) must not pass for the artifact's content; a size
+// of 0 is not checked (older metadata may lack size_bytes).
 func (s *FS) Open(ctx context.Context, id string) (*Metadata, ReadSeekCloser, error) {
 	m, err := s.readMeta(ctx, id)
 	if err != nil {
@@ -547,7 +536,7 @@ func (s *FS) Open(ctx context.Context, id string) (*Metadata, ReadSeekCloser, er
 		f.Close()
 		return nil, nil, fmt.Errorf("opening artifact %s: %w", id, err)
 	}
-	if m.SizeBytes > 0 && fi.Size() != m.SizeBytes { // as Get: a torn blob is not the content
+	if m.SizeBytes > 0 && fi.Size() != m.SizeBytes {
 		f.Close()
 		return nil, nil, fmt.Errorf("artifact %s: content file %s holds %d bytes, its metadata %d: %w",
 			id, p, fi.Size(), m.SizeBytes, ErrDamaged)
