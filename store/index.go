@@ -97,13 +97,17 @@ func (p *RunListParams) Matches(r *durable.RunState) bool {
 	if p.ParentID != "" && r.ParentRunID != p.ParentID {
 		return false
 	}
+	if p.ActorID != "" && r.ActorID != p.ActorID {
+		return false
+	}
 	if len(p.WaitKeys) > 0 && (r.Waiting == nil || r.Waiting.WaitKey == "" || !slices.Contains(p.WaitKeys, r.Waiting.WaitKey)) {
 		return false
 	}
 	return true
 }
 
-// Matches reports whether row passes the filters of p (Limit aside). The
+// Matches reports whether row passes the filters of p (Limit aside),
+// Before included (row.UpdatedAt as stored, to the microsecond). The
 // session id is compared trimmed on both sides, and RootOnly keeps a run
 // whose parent id is blank once trimmed, as Python's in-memory and JSON
 // stores do: a run Python stored with a padded session id is found by
@@ -119,6 +123,15 @@ func (p *RunIndexParams) Matches(row *RunIndexRow) bool {
 		return false
 	}
 	if p.RootOnly && pyval.Strip(row.ParentRunID) != "" {
+		return false
+	}
+	if p.ExcludeWorkflowPrefix != "" && strings.HasPrefix(row.WorkflowID, p.ExcludeWorkflowPrefix) {
+		return false
+	}
+	if p.ActorID != "" && row.ActorID != p.ActorID {
+		return false
+	}
+	if p.Before != nil && !p.Before.After(row.UpdatedAt, row.RunID) {
 		return false
 	}
 	return true

@@ -70,7 +70,8 @@ type RunStore interface {
 	// RunListChildren returns the runs whose parent is parentID, oldest
 	// first; status "" means any.
 	RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error)
-	// RunIndex returns lightweight rows, most recently updated first.
+	// RunIndex returns lightweight rows, most recently updated first (the
+	// total order RunIndexCursor describes).
 	RunIndex(ctx context.Context, p *RunIndexParams) ([]RunIndexRow, error)
 	// RunDelete removes a run (not its ledger); it reports whether the
 	// run existed.
@@ -111,6 +112,9 @@ type RunListParams struct {
 	WorkflowID string
 	SessionID  string
 	ParentID   string
+	// ActorID keeps the runs whose actor_id is exactly this one ("" means
+	// any actor). It filters before Limit applies.
+	ActorID string
 	// WaitKeys keeps waiting runs whose wait key is one of these.
 	WaitKeys []string
 	// Limit caps the result; 0 means DefaultListLimit, negative means 1.
@@ -153,7 +157,63 @@ type RunIndexParams struct {
 	// counterpart does; runtime.Start stores session ids trimmed.
 	SessionID string
 	RootOnly  bool // only runs without a parent
-	Limit     int  // 0 means DefaultListLimit
+	// ExcludeWorkflowPrefix leaves out the runs whose workflow id starts
+	// with this prefix, compared byte for byte (every character is
+	// literal: no pattern); "" excludes nothing. The gateway passes "__"
+	// to leave out internal runs. It filters before Limit applies, so a
+	// page holds Limit runs that are not excluded when there are that
+	// many.
+	ExcludeWorkflowPrefix string
+	// ActorID keeps the runs whose actor_id is exactly this one ("" means
+	// any actor). It filters before Limit applies.
+	ActorID string
+	// Before, when not nil, keeps only the rows that come strictly after
+	// it in the listing order (see RunIndexCursor): the next page of a
+	// listing whose last row was Before. It applies before Limit.
+	Before *RunIndexCursor
+	Limit  int // 0 means DefaultListLimit
+}
+
+// RunIndexCursor is a position in the order RunIndex lists rows in, for
+// keyset paging: a listing given RunIndexParams.Before returns only the
+// rows after this position, so passing the UpdatedAt and RunID of the last
+// row of each page as the next page's cursor (same filters) returns every
+// run exactly once, as long as runs are not changed meanwhile (a run
+// committed between two pages moves to the front, and one deleted is not
+// listed).
+//
+// The order is total and the same in every backend: updated_at
+// descending (as stored: UTC to the microsecond), then run_id descending
+// (byte order); runs without an updated_at come last, by run_id
+// descending. UpdatedAt is read to the microsecond, as stored, and a
+// zero UpdatedAt stands for "no updated_at". A row is after the cursor
+// when its updated_at is earlier, or equal with a smaller run_id. The
+// cursor's run need not exist any more. The SQLite store compares the
+// stored updated_at text with the cursor's in the form it writes
+// (durable.FormatTime, Python's isoformat in UTC): a row Python wrote with
+// an updated_at in another form (not UTC, or unreadable) is ordered, and
+// paged, by its text.
+type RunIndexCursor struct {
+	// UpdatedAt is the updated_at of the last row seen (its
+	// RunIndexRow.UpdatedAt).
+	UpdatedAt durable.Time
+	// RunID is the run id of the last row seen.
+	RunID string
+}
+
+// CursorOf returns the cursor that continues a listing after row.
+func CursorOf(row *RunIndexRow) *RunIndexCursor {
+	return &RunIndexCursor{UpdatedAt: row.UpdatedAt, RunID: row.RunID}
+}
+
+// After reports whether a row with the given updated_at and run id comes
+// strictly after c in the listing order.
+func (c *RunIndexCursor) After(updatedAt durable.Time, runID string) bool {
+	cu, ru := durable.NewTime(c.UpdatedAt.Time), durable.NewTime(updatedAt.Time)
+	if d := ru.Compare(cu.Time); d != 0 {
+		return d < 0
+	}
+	return runID < c.RunID
 }
 
 // RunIndexRow is a lightweight listing row.
@@ -266,7 +326,10 @@ type LedgerFinder interface {
 
 // RunClaimer is implemented by stores shared by several runner processes:
 // a runner claims a run before ticking it, and the claim expires after
-// TTL unless renewed, so a dead runner's runs are picked up again.
+// TTL unless renewed, so a dead runner's runs are picked up again. A
+// claim's id need not name a run: a host leases what one runner at a time
+// may do under a reserved id (a gateway's command consumer), and no run
+// is created for it.
 type RunClaimer interface {
 	// RunClaim takes or renews the claim; ErrConflict if another owner
 	// holds a live claim, unless p.Force.

@@ -288,6 +288,7 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 	w.eq("workflow_id", p.WorkflowID)
 	w.eq("session_id", p.SessionID)
 	w.eq("parent_run_id", p.ParentID)
+	w.eq("actor_id", p.ActorID)
 	if len(p.WaitKeys) > 0 {
 		w.conds = append(w.conds, "wait_key = ANY("+w.arg(keyTexts(p.WaitKeys))+"::text[])")
 	}
@@ -358,6 +359,26 @@ func (s *Store) RunIndex(ctx context.Context, p *store.RunIndexParams) ([]store.
 	w.eq("session_id", pyval.Strip(p.SessionID)) // as every store reads it (store.RunIndexParams)
 	if p.RootOnly {
 		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
+	}
+	if p.ExcludeWorkflowPrefix != "" {
+		// starts_with (PostgreSQL 11) compares the texts themselves: no
+		// LIKE pattern whose '%', '_' or '\' would need escaping. keyText
+		// maps each byte on its own, so the column's text starts with
+		// keyText(prefix) when the id starts with prefix (a prefix that
+		// ends inside a UTF-8 sequence aside: its bytes are not UTF-8).
+		w.conds = append(w.conds, "NOT starts_with(workflow_id, "+w.arg(keyText(p.ExcludeWorkflowPrefix))+")")
+	}
+	w.eq("actor_id", p.ActorID)
+	if c := p.Before; c != nil {
+		// The rows after c in ORDER BY updated_at DESC NULLS LAST, run_id
+		// DESC (store.RunIndexCursor): a zero UpdatedAt is NULL.
+		id := w.arg(keyText(c.RunID))
+		if t := durable.NewTime(c.UpdatedAt.Time); t.IsZero() {
+			w.conds = append(w.conds, "(updated_at IS NULL AND run_id < "+id+")")
+		} else {
+			at := w.arg(t.Time)
+			w.conds = append(w.conds, "(updated_at < "+at+" OR (updated_at = "+at+" AND run_id < "+id+") OR updated_at IS NULL)")
+		}
 	}
 	q := `SELECT run_id, workflow_id, status, wait_reason, wait_until, parent_run_id, actor_id,
 		session_id, created_at, updated_at, lifecycle_json FROM runs` + w.String() +

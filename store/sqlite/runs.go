@@ -299,12 +299,46 @@ func (w *where) statusFilter(path listPath, status durable.RunStatus) {
 	}
 }
 
+// listTime is the updated_at a list on path orders by: list_updated_at
+// on the list indexes (updated_at once flushed, the empty text for NULL),
+// and the same coalescing of updated_at on the other path, whose rows are
+// sorted after the look-up anyway, so that a run without updated_at (NULL,
+// or the empty text in the list columns) is ordered alike on both paths:
+// last, by run_id, as store.RunIndexCursor says.
+func listTime(path listPath) string {
+	if path.readsLists() {
+		return "list_updated_at"
+	}
+	return "COALESCE(updated_at, '')"
+}
+
 // listOrder is the ORDER BY of a list on path.
 func listOrder(path listPath) string {
-	if path.readsLists() {
-		return " ORDER BY list_updated_at DESC, run_id DESC"
+	return " ORDER BY " + listTime(path) + " DESC, run_id DESC"
+}
+
+// before adds the keyset condition of c (store.RunIndexParams.Before):
+// the rows strictly after c in listOrder(path). The cursor's time is
+// compared as the text this store writes (durable.FormatTime; the empty
+// text for no time), whose order is time order.
+func (w *where) before(path listPath, c *store.RunIndexCursor) {
+	if c == nil {
+		return
 	}
-	return " ORDER BY updated_at DESC, run_id DESC"
+	t, col := durable.NewTime(c.UpdatedAt.Time).String(), listTime(path)
+	w.conds = append(w.conds, "("+col+" < ? OR ("+col+" = ? AND run_id < ?))")
+	w.args = append(w.args, t, t, c.RunID)
+}
+
+// notPrefixed adds the exclusion of the runs whose workflow id starts with
+// prefix (store.RunIndexParams.ExcludeWorkflowPrefix), compared as bytes:
+// no LIKE pattern whose '%', '_' or escape would need quoting, and
+// length() and substr() on text would count characters only up to a NUL.
+func (w *where) notPrefixed(column, prefix string) {
+	if prefix != "" {
+		w.conds = append(w.conds, "substr(CAST("+column+" AS BLOB), 1, ?) <> ?")
+		w.args = append(w.args, len(prefix), []byte(prefix))
+	}
 }
 
 // pathOf chooses the path of a list with the given filters.
@@ -333,6 +367,7 @@ func runListWhere(p *store.RunListParams) (w where, path listPath) {
 	w.eq("workflow_id", p.WorkflowID)
 	w.eq("session_id", p.SessionID)
 	w.eq("parent_run_id", p.ParentID)
+	w.eq("actor_id", p.ActorID)
 	if len(p.WaitKeys) > 0 {
 		// '' is the column of a wait without a key (runArgs): an empty key
 		// in the filter matches no run, as on every store.
@@ -519,6 +554,9 @@ func runIndexWhere(p *store.RunIndexParams) (w where, path listPath) {
 	if p.RootOnly {
 		w.conds = append(w.conds, "(parent_run_id IS NULL OR parent_run_id = '')")
 	}
+	w.notPrefixed("workflow_id", p.ExcludeWorkflowPrefix)
+	w.eq("actor_id", p.ActorID)
+	w.before(path, p.Before)
 	w.listIndexed(path, p.Status)
 	return w, path
 }

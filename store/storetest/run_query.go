@@ -39,6 +39,7 @@ var runListTests = []subtest{
 	{"FiltersFollowCommits", testFiltersFollowCommits},
 	{"EmptyAndRepeatedWaitKeys", testWaitKeysEdge},
 	{"NoTimesLast", testListNoTimes},
+	{"Actor", testListActor},
 }
 
 func testRunListFilters(t *testing.T, s store.Store) {
@@ -164,6 +165,12 @@ var runIndexTests = []subtest{
 	{"SessionTrimmed", testIndexSessionTrimmed},
 	{"WaitUntilOfEventTimeout", testIndexEventUntil},
 	{"LifecycleFollowsCommits", testIndexLifecycleFollows},
+	{"ExcludeWorkflowPrefix", testIndexExcludePrefix},
+	{"ExcludeWorkflowPrefixLiteral", testIndexExcludeLiteral},
+	{"ExcludeBeforeLimit", testIndexExcludeBeforeLimit},
+	{"Actor", testIndexActor},
+	{"Paging", testIndexPaging},
+	{"CursorByHand", testIndexCursorByHand},
 }
 
 func testRunIndexRows(t *testing.T, s store.Store) {
