@@ -246,7 +246,11 @@ type EmitParams struct {
 	// NoDrive commits each listener's resume without ticking it: the
 	// listeners resumed (the ids returned) are left running for the host
 	// to drive, as a gateway's command loop leaves them to its runner
-	// (Scheduler.DriveSoon) instead of running their steps itself.
+	// (Scheduler.DriveSoon) instead of running their steps itself. What
+	// else the delivery sets in motion is kept for the runtime's retries
+	// (RetryFollowUps, which a scheduler's pass runs): a listener the
+	// event ended hands its end to its waiting parent, a listener whose
+	// delivery failed after its resume may have landed is driven.
 	NoDrive bool
 }
 
@@ -308,7 +312,9 @@ func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	if !p.NoDrive {
+	if p.NoDrive {
+		d.keepUndriven(ctx, res.deliveredTo)
+	} else {
 		d.drain(ctx)
 	}
 	failed := res.failed

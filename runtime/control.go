@@ -188,7 +188,10 @@ type ResumeRunOptions struct {
 	// means the runtime's budget; a negative value commits the lift
 	// without ticking, leaving the run running for the host to drive (a
 	// gateway's command loop hands it to its runner, Scheduler.DriveSoon,
-	// instead of running its next steps, LLM calls included, itself).
+	// instead of running its next steps, LLM calls included, itself). A
+	// run waiting on a child that ended during the pause then receives
+	// the child's end from the runtime's retries (RetryFollowUps, which a
+	// scheduler's pass runs), not in the call.
 	MaxSteps int
 }
 
@@ -248,6 +251,14 @@ func (r *Runtime) ResumeRunWith(ctx context.Context, runID string, opts ResumeRu
 			}
 		}
 		return st, err
+	}
+	if child != "" && opts.MaxSteps < 0 {
+		// The child's end resumes the parent and ticks it: left to the
+		// runtime's retries (RetryFollowUps, a scheduler's pass), as a
+		// caller that drives nothing asks. A child still running makes
+		// that a no-op.
+		r.retryLater(ctx, followUp{kind: followParentResume, runID: child}, false)
+		return r.GetState(ctx, runID)
 	}
 	if child != "" {
 		// A parent another runner holds is resumed by it or by Recover.

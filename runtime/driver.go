@@ -209,6 +209,25 @@ func (d *driver) keepQueued(ctx context.Context) {
 	d.queue = nil
 }
 
+// keepUndriven is drain for a caller that drives nothing itself (an
+// EmitEvent with NoDrive): the ticks of the runs in hostDriven, which the
+// caller hands to its own runner, are dropped; every other follow-up (a
+// parent's resume, a tick after a failed delivery) is kept for
+// RetryFollowUps.
+func (d *driver) keepUndriven(ctx context.Context, hostDriven []string) {
+	driven := make(map[string]bool, len(hostDriven))
+	for _, id := range hostDriven {
+		driven[id] = true
+	}
+	for _, f := range d.queue {
+		if f.kind == followTick && driven[f.runID] {
+			continue
+		}
+		d.r.retryLater(ctx, f, false)
+	}
+	d.queue = nil
+}
+
 func (d *driver) drain(ctx context.Context) {
 	for n := 0; len(d.queue) > 0 && n < maxFollowUps; n++ {
 		if ctx.Err() != nil {

@@ -198,3 +198,82 @@ func TestSetWaitDeadline(t *testing.T) {
 		t.Error("SetWaitDeadline to the zero time: no error")
 	}
 }
+
+// parentOfListener registers "parent" (starts "child" async and waits for
+// it, then completes at "after", counting its runs of "after") and
+// "child" (waits for the global event "go", ending with it: no resume
+// node), on a runtime whose clock the returned func advances.
+func parentOfListener(t *testing.T) (rt *Runtime, advance func(time.Duration), afterRuns *atomic.Int64) {
+	t.Helper()
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	afterRuns = new(atomic.Int64)
+	parent := &Workflow{ID: "parent", Entry: "spawn", Nodes: map[string]NodeFunc{
+		"spawn": errNode(func(*durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectStartSubworkflow,
+				Payload: map[string]any{"workflow_id": "child", "async": true, "wait": true}, ResultKey: "child"}, "after")
+		}),
+		"after": errNode(func(*durable.RunState) StepPlan { afterRuns.Add(1); return Complete(map[string]any{}) }),
+	}}
+	child := &Workflow{ID: "child", Entry: "w", Nodes: map[string]NodeFunc{
+		"w": errNode(func(*durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"name": "go", "scope": "global"}}, "")
+		}),
+	}}
+	rt = errRuntime(t, memory.New(), Config{Clock: func() time.Time { return time.Unix(0, clock.Load()).UTC() }}, parent, child)
+	return rt, func(d time.Duration) { clock.Add(int64(d)) }, afterRuns
+}
+
+// A listener a NoDrive emit ends hands its end to its waiting parent
+// through the runtime's retries, not in the emit and not never.
+func TestEmitEventNoDriveKeepsTheParentResumeForRetries(t *testing.T) {
+	ctx := context.Background()
+	rt, advance, afterRuns := parentOfListener(t)
+	pid := startRun(t, rt, StartParams{WorkflowID: "parent"})
+	if p, err := rt.Tick(ctx, pid, TickOptions{}); err != nil || p.Status != durable.RunWaiting {
+		t.Fatalf("parent: %v, %v; want waiting on its child", p, err)
+	}
+	ids, err := rt.EmitEvent(ctx, EmitParams{Name: "go", Scope: "global", NoDrive: true})
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("EmitEvent = %v, %v", ids, err)
+	}
+	if c, _ := rt.GetState(ctx, ids[0]); c.Status != durable.RunCompleted {
+		t.Fatalf("child after the event: %s; want completed (its wait has no resume node)", c.Status)
+	}
+	if p, _ := rt.GetState(ctx, pid); p.Status != durable.RunWaiting || afterRuns.Load() != 0 {
+		t.Fatalf("parent after a NoDrive emit: %s, after ran %d times; want still waiting, not driven in the call", p.Status, afterRuns.Load())
+	}
+	advance(time.Minute)
+	rt.RetryFollowUps(ctx)
+	if p, _ := rt.GetState(ctx, pid); p.Status != durable.RunCompleted || afterRuns.Load() != 1 {
+		t.Fatalf("parent after the runtime's retries: %s, after ran %d times; want completed once (the child's end reached it)", p.Status, afterRuns.Load())
+	}
+}
+
+// ResumeRunWith with a negative MaxSteps runs none of a parent's steps in
+// the call when a child ended during its pause; the runtime's retries
+// hand it the child's end.
+func TestResumeRunWithoutStepsLeavesAChildEndToRetries(t *testing.T) {
+	ctx := context.Background()
+	rt, advance, afterRuns := parentOfListener(t)
+	pid := startRun(t, rt, StartParams{WorkflowID: "parent"})
+	if _, err := rt.Tick(ctx, pid, TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Pause(ctx, pid, "host"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.EmitEvent(ctx, EmitParams{Name: "go", Scope: "global"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.ResumeRunWith(ctx, pid, ResumeRunOptions{MaxSteps: -1})
+	if err != nil || IsPaused(st) || st.Status != durable.RunWaiting || afterRuns.Load() != 0 {
+		t.Fatalf("ResumeRunWith(-1) = %v (paused %v), %v, after ran %d times; want the pause lifted, the parent still waiting, no step run",
+			st.Status, IsPaused(st), err, afterRuns.Load())
+	}
+	advance(time.Minute)
+	rt.RetryFollowUps(ctx)
+	if p, _ := rt.GetState(ctx, pid); p.Status != durable.RunCompleted || afterRuns.Load() != 1 {
+		t.Fatalf("parent after the runtime's retries: %s, after ran %d times; want completed once", p.Status, afterRuns.Load())
+	}
+}

@@ -31,7 +31,7 @@ func PrepareCommand(c *durable.CommandRecord, now time.Time) ([]byte, error) {
 	if c.RunID == "" || c.Type == "" {
 		return nil, fmt.Errorf("run_id and type are required: %w", ErrInvalidCommand)
 	}
-	for _, f := range []struct{ what, v string }{{"command_id", c.CommandID}, {"run_id", c.RunID}, {"type", c.Type}, {"client_id", c.ClientID}} {
+	for _, f := range []struct{ what, v string }{{"command_id", c.CommandID}, {"run_id", c.RunID}, {"type", c.Type}, {"client_id", c.ClientID}, {"ts", c.TSText()}} {
 		if !utf8.ValidString(f.v) {
 			// JSON text cannot hold it: the store would read back U+FFFD,
 			// and a duplicate could not be told by its id.

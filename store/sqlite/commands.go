@@ -123,9 +123,7 @@ func (s *Store) CommandListAfter(ctx context.Context, after int64, limit int) ([
 		if c.Payload == nil {
 			c.Payload = map[string]any{}
 		}
-		if ts != "" && ts != "None" {
-			c.SetTSText(ts) // kept as written, as Python's reader does
-		}
+		c.SetTSText(ts) // kept as written, as Python's reader does
 		c.ClientID = client.String
 		out = append(out, &c)
 		next = c.Seq

@@ -27,6 +27,7 @@ var commandTests = []subtest{
 	{"Defaults", testCommandDefaults},
 	{"Int64Bounds", testCommandInt64Bounds},
 	{"TSTextAsGiven", testCommandTSText},
+	{"TSTextInvalidUTF8", testCommandTSInvalidUTF8},
 }
 
 func newCommand(id, runID, typ string) *durable.CommandRecord {

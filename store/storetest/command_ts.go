@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -49,5 +50,19 @@ func testCommandTSText(t *testing.T, s store.Store) {
 		if !strings.Contains(string(line), `"ts": `+string(want)) {
 			t.Errorf("command %s wire %s; want ts %s", g.CommandID, line, want)
 		}
+	}
+}
+
+// testCommandTSInvalidUTF8: a ts text that is not UTF-8 is refused, as an
+// id that is not, rather than stored as bytes some stores read back as
+// U+FFFD.
+func testCommandTSInvalidUTF8(t *testing.T, s store.Store) {
+	cmd := &durable.CommandRecord{CommandID: "ts-bad", RunID: "run-ts", Type: "pause"}
+	cmd.SetTSText("\xffx")
+	if _, err := s.CommandAppend(t.Context(), cmd); !errors.Is(err, store.ErrInvalidCommand) || !strings.Contains(err.Error(), "ts") {
+		t.Fatalf("CommandAppend with a ts that is not UTF-8: %v; want ErrInvalidCommand naming ts", err)
+	}
+	if got, _, err := s.CommandListAfter(t.Context(), 0, 0); err != nil || len(got) != 0 {
+		t.Fatalf("after a refused append: %d commands, %v; want none", len(got), err)
 	}
 }
