@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 	"github.com/abstractframework/abstractgateway/store"
@@ -16,11 +17,17 @@ import (
 // creates it, completed at node done with empty memory namespaces and
 // session_id the trimmed session id. An existing run is left as it is,
 // whatever its state; one another process creates meanwhile counts as
-// existing. A blank session id is an error.
+// existing. A blank session id, one that is not UTF-8, and a row the
+// store holds but cannot read are errors.
 func (r *Runtime) EnsureSessionMemoryRun(ctx context.Context, sessionID string) (string, error) {
 	sid := pyval.Strip(sessionID)
 	if sid == "" {
 		return "", errors.New("session memory run: the session id is blank")
+	}
+	if !utf8.ValidString(sid) {
+		// Stored, it would read back as U+FFFD, no longer the session
+		// whose id the run's name hashes.
+		return "", fmt.Errorf("session memory run: session id %q is not valid UTF-8", sid)
 	}
 	o := memOwner{id: SessionMemoryRunID(sid), workflow: SessionMemoryWorkflowID, sessionID: sid}
 	unlock, err := r.lockOwner(ctx, o)
@@ -35,7 +42,17 @@ func (r *Runtime) EnsureSessionMemoryRun(ctx context.Context, sessionID string) 
 		return "", fmt.Errorf("loading session memory run %s: %w", o.id, err)
 	}
 	err = r.store.RunCommit(ctx, &store.CommitParams{Run: r.newMemoryOwner(o), Create: true})
-	if err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+	if errors.Is(err, store.ErrAlreadyExists) {
+		// Another process created it, or the store holds a row it cannot
+		// read (SQLite and PostgreSQL read undecodable run_json as
+		// absent): the memory effects' owner writes tell the two apart
+		// the same way.
+		if _, gerr := r.store.RunGet(ctx, o.id); errors.Is(gerr, store.ErrNotFound) {
+			return "", fmt.Errorf("session memory run %s is unreadable: the store holds it but cannot read its state; repair or remove it", o.id)
+		}
+		return o.id, nil
+	}
+	if err != nil {
 		return "", fmt.Errorf("creating session memory run %s: %w", o.id, err)
 	}
 	return o.id, nil

@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -50,5 +52,38 @@ func TestEnsureSessionMemoryRun(t *testing.T) {
 	}
 	if _, err := rt.EnsureSessionMemoryRun(ctx, "  "); err == nil {
 		t.Error("blank session id: no error")
+	}
+}
+
+// unreadableRow is a store that holds a row under id it cannot read, as
+// SQLite and PostgreSQL read an undecodable run_json: absent to a load,
+// present to a create.
+type unreadableRow struct {
+	store.Wrapper
+	id string
+}
+
+func (u *unreadableRow) RunGet(ctx context.Context, runID string) (*durable.RunState, error) {
+	if runID == u.id {
+		return nil, store.ErrNotFound
+	}
+	return u.Wrapper.RunGet(ctx, runID)
+}
+
+func (u *unreadableRow) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if p.Run != nil && p.Run.RunID == u.id && p.Create {
+		return store.ErrAlreadyExists
+	}
+	return u.Wrapper.RunCommit(ctx, p)
+}
+
+func TestEnsureSessionMemoryRunRefusesWhatItCannotRead(t *testing.T) {
+	ctx := context.Background()
+	rt := errRuntime(t, &unreadableRow{Wrapper: store.Wrapper{Store: memory.New()}, id: "session_memory_s1"}, Config{})
+	if id, err := rt.EnsureSessionMemoryRun(ctx, "s1"); err == nil || !strings.Contains(err.Error(), "unreadable") {
+		t.Errorf("owner row the store cannot read: %q, %v; want an error saying it is unreadable", id, err)
+	}
+	if id, err := rt.EnsureSessionMemoryRun(ctx, "s\xff"); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("session id that is not UTF-8: %q, %v; want an error", id, err)
 	}
 }

@@ -3,6 +3,7 @@ package visualflow
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -50,8 +51,12 @@ func (fi *FlowInfo) ListenerRuns(ctx context.Context, rt *runtime.Runtime, root 
 // listener root already has is kept, so that each on_event node has one
 // listener and an event runs its branch once; one still running (a kill
 // between its start and its first wait, or during its handling of an
-// event) is ticked on, since nothing else may drive it. It returns the
-// ids of root's listeners, in fi.Listeners order.
+// event) is ticked on, since nothing else may drive it. Every listener is
+// created before any is ticked, and a tick refused because another runner
+// holds the listener (runtime.ErrRunClaimed: that runner drives it) is
+// not an error: one listener's trouble does not keep the others from
+// starting. A root that has ended starts none. It returns the ids of
+// root's listeners, in fi.Listeners order, and the errors met, joined.
 func (fi *FlowInfo) StartListeners(ctx context.Context, rt *runtime.Runtime, root string, maxSteps int) ([]string, error) {
 	if len(fi.Listeners) == 0 {
 		return nil, nil
@@ -66,49 +71,90 @@ func (fi *FlowInfo) StartListeners(ctx context.Context, rt *runtime.Runtime, roo
 	}
 	session := cmp.Or(r.SessionID, r.RunID)
 	var ids []string
+	var errs []error
+	var toTick []*durable.RunState // running listeners, new ones included
 	for i, wf := range fi.Listeners {
 		if runs := existing[wf]; len(runs) > 0 {
 			for _, l := range runs {
 				ids = append(ids, l.RunID)
 				if l.Status == durable.RunRunning {
-					if _, err := rt.Tick(ctx, l.RunID, runtime.TickOptions{MaxSteps: maxSteps}); err != nil {
-						return ids, fmt.Errorf("continuing event listener %s (run %s): %w", wf, l.RunID, err)
-					}
+					toTick = append(toTick, l)
 				}
 			}
 			continue
 		}
-		id := ListenerRunID(root, i)
-		vars := map[string]any{}
-		for _, k := range []string{"_runtime", "_limits"} {
-			if v, ok := r.Vars[k]; ok {
-				vars[k] = pyjson.Clone(v)
-			}
+		if r.Status.Terminal() {
+			continue // nothing would ever stop a listener of an ended root
 		}
-		if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf, RunID: id, ParentRunID: root,
-			SessionID: session, ActorID: r.ActorID, Vars: vars}); err != nil {
-			return ids, fmt.Errorf("starting event listener %s of run %s: %w", wf, root, err)
+		l, err := startListener(ctx, rt, r, wf, ListenerRunID(root, i), session)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		ids = append(ids, id)
-		if _, err := rt.Tick(ctx, id, runtime.TickOptions{MaxSteps: maxSteps}); err != nil {
-			return ids, fmt.Errorf("starting event listener %s of run %s: %w", wf, root, err)
+		ids = append(ids, l.RunID)
+		if l.Status == durable.RunRunning {
+			toTick = append(toTick, l)
 		}
 	}
-	return ids, nil
+	for _, l := range toTick {
+		if _, err := rt.Tick(ctx, l.RunID, runtime.TickOptions{MaxSteps: maxSteps}); err != nil && !errors.Is(err, runtime.ErrRunClaimed) {
+			errs = append(errs, fmt.Errorf("driving event listener %s of run %s (run %s): %w", l.WorkflowID, root, l.RunID, err))
+		}
+	}
+	return ids, errors.Join(errs...)
 }
 
-// StopListeners cancels root's listeners that wait for their event, with
-// the reason "Session completed", as AbstractFlow's session runner does
-// once the root has ended; a listener in the middle of its branch (running,
-// or waiting for anything else) is left to finish it.
+// startListener creates listener workflow wf of root r under id, or
+// takes the run another call created under it meanwhile (the same
+// listener, its vars copied from another state of the root).
+func startListener(ctx context.Context, rt *runtime.Runtime, r *durable.RunState, wf, id, session string) (*durable.RunState, error) {
+	vars := map[string]any{}
+	for _, k := range []string{"_runtime", "_limits"} {
+		if v, ok := r.Vars[k]; ok {
+			vars[k] = pyjson.Clone(v)
+		}
+	}
+	_, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf, RunID: id, ParentRunID: r.RunID,
+		SessionID: session, ActorID: r.ActorID, Vars: vars})
+	var conflict *runtime.IdentityConflictError
+	if err != nil && !errors.As(err, &conflict) {
+		return nil, fmt.Errorf("starting event listener %s of run %s: %w", wf, r.RunID, err)
+	}
+	l, gerr := rt.GetState(ctx, id)
+	if gerr != nil {
+		return nil, fmt.Errorf("starting event listener %s of run %s: %w", wf, r.RunID, errors.Join(err, gerr))
+	}
+	if err != nil && (l.WorkflowID != wf || l.ParentRunID != r.RunID) {
+		return nil, fmt.Errorf("starting event listener %s of run %s: %w", wf, r.RunID, err)
+	}
+	return l, nil
+}
+
+// StopListeners cancels root's listeners that are idle: waiting for their
+// event at their entry (the on_event node), with the reason "Session
+// completed", as AbstractFlow's session runner does once the root has
+// ended. A listener in the middle of its branch (running, or waiting at
+// another node, an event wait of the branch included) is left to finish
+// it. Each listener is read again just before its cancel, so that one an
+// event has just resumed is left to its branch; an event delivered
+// between that read and the cancel is lost with the listener, as in
+// Python.
 func (fi *FlowInfo) StopListeners(ctx context.Context, rt *runtime.Runtime, root string) error {
 	existing, err := fi.ListenerRuns(ctx, rt, root)
 	if err != nil {
 		return err
 	}
+	idle := func(l *durable.RunState) bool {
+		wf, ok := rt.Registry().Get(l.WorkflowID)
+		return ok && l.Status == durable.RunWaiting && l.Waiting != nil && l.Waiting.Reason == durable.WaitEvent &&
+			l.CurrentNode == wf.Entry
+	}
 	for _, wf := range fi.Listeners {
 		for _, l := range existing[wf] {
-			if l.Status != durable.RunWaiting || l.Waiting == nil || l.Waiting.Reason != durable.WaitEvent {
+			if !idle(l) {
+				continue
+			}
+			if now, err := rt.GetState(ctx, l.RunID); err != nil || !idle(now) || now.Version != l.Version {
 				continue
 			}
 			if _, err := rt.Cancel(ctx, l.RunID, "Session completed"); err != nil {

@@ -2,10 +2,13 @@ package visualflow
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
@@ -90,4 +93,159 @@ func TestStartAndStopListeners(t *testing.T) {
 func runtimeX(run *durable.RunState) any {
 	rt, _ := run.Vars["_runtime"].(map[string]any)
 	return rt["x"]
+}
+
+// twoListenerFlow: a root that asks the user (so it stays alive), and two
+// on_event listeners: "la" on "ping" (its branch sets a var), "lb" on
+// "go", whose branch waits for the event key "more" before it ends.
+const twoListenerFlow = `{"id":"ev","entryNode":"start","nodes":[
+ {"id":"start","type":"on_flow_start","data":{"outputs":[{"id":"exec-out","type":"execution"}]}},
+ {"id":"end","type":"on_flow_end","data":{"inputs":[{"id":"exec-in","type":"execution"}]}},
+ {"id":"la","type":"on_event","data":{"inputs":[],"outputs":[{"id":"exec-out","type":"execution"},{"id":"payload","type":"object"}],"eventConfig":{"name":"ping","scope":"session"}}},
+ {"id":"set","type":"set_var","data":{"inputs":[{"id":"exec-in","type":"execution"},{"id":"name","type":"string"},{"id":"value","type":"any"}],
+   "outputs":[{"id":"exec-out","type":"execution"}],"pinDefaults":{"name":"last"}}},
+ {"id":"lb","type":"on_event","data":{"inputs":[],"outputs":[{"id":"exec-out","type":"execution"},{"id":"payload","type":"object"}],"eventConfig":{"name":"go","scope":"session"}}},
+ {"id":"more","type":"wait_event","data":{"pinDefaults":{"event_key":"more"},
+   "inputs":[{"id":"exec-in","type":"execution"},{"id":"event_key","type":"string"}],
+   "outputs":[{"id":"exec-out","type":"execution"},{"id":"event_data","type":"any"}]}}],
+ "edges":[{"source":"start","sourceHandle":"exec-out","target":"end","targetHandle":"exec-in"},
+ {"source":"la","sourceHandle":"exec-out","target":"set","targetHandle":"exec-in"},
+ {"source":"la","sourceHandle":"payload","target":"set","targetHandle":"value"},
+ {"source":"lb","sourceHandle":"exec-out","target":"more","targetHandle":"exec-in"}]}`
+
+// twoListeners compiles twoListenerFlow into a runtime on st with claims
+// owned by owner ("" for none) and returns its flow info.
+func twoListeners(t *testing.T, st store.Store, owner string) (*runtime.Runtime, *FlowInfo) {
+	t.Helper()
+	b := &bundle.Bundle{
+		Manifest: bundle.Manifest{BundleFormatVersion: "1", BundleID: "bb", BundleVersion: "2",
+			Entrypoints: []bundle.Entrypoint{{FlowID: "ev"}}, Flows: map[string]string{"ev": "flows/ev.json"}},
+		Flows: map[string]map[string]any{"ev": mustFlow(t, twoListenerFlow)},
+	}
+	cb, err := CompileBundle(b, BundleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := cb.Flow("ev")
+	if len(fi.Listeners) != 2 {
+		t.Fatalf("listeners %v; want 2", fi.Listeners)
+	}
+	reg, err := runtime.NewRegistry(cb.Workflows...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := runtime.Config{Store: st, Registry: reg}
+	if owner != "" {
+		cfg.Claims = &runtime.Claims{Owner: owner}
+	}
+	rt, err := runtime.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, fi
+}
+
+// A listener another runner holds is that runner's to drive: the other
+// listeners still start.
+func TestStartListenersGoesOnPastAClaimedListener(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memory.New()
+	rt, fi := twoListeners(t, st, "host")
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: ListenerRunID(root, 0), Owner: "runner2", TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := fi.StartListeners(ctx, rt, root, 0)
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("StartListeners = %v, %v; want both listeners and no error (the claimed one is its holder's to drive)", ids, err)
+	}
+	if l, _ := rt.GetState(ctx, ids[1]); l.Status != durable.RunWaiting {
+		t.Errorf("the unclaimed listener: %s; want started and at its event wait", l.Status)
+	}
+	if l, _ := rt.GetState(ctx, ids[0]); l.Status != durable.RunRunning {
+		t.Errorf("the claimed listener: %s; want created and left running for its holder", l.Status)
+	}
+}
+
+// A listener another call created under the same id from another state
+// of the root is taken as the listener, not refused as a conflict; one of
+// another workflow under that id is an error naming it.
+func TestStartListenersTakesAListenerStartedMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rt, fi := twoListeners(t, memory.New(), "")
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another caller's listener 0, started from other root vars.
+	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.Listeners[0], RunID: ListenerRunID(root, 0), ParentRunID: root,
+		SessionID: "s1", Vars: map[string]any{"_runtime": map[string]any{"seen": 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Hide it from the listing StartListeners makes first, as a race would.
+	r, _ := rt.GetState(ctx, root)
+	l0, err := startListener(ctx, rt, r, fi.Listeners[0], ListenerRunID(root, 0), "s1")
+	if err != nil || l0.RunID != ListenerRunID(root, 0) {
+		t.Fatalf("startListener over a listener started meanwhile = %v, %v; want that listener", l0, err)
+	}
+	if _, err := startListener(ctx, rt, r, fi.Listeners[1], ListenerRunID(root, 0), "s1"); err == nil ||
+		!strings.Contains(err.Error(), fi.Listeners[1]) {
+		t.Errorf("startListener over a run of another workflow: %v; want an error naming the listener", err)
+	}
+}
+
+// StopListeners cancels only listeners idle at their on_event node: one
+// whose branch waits for another event is left to finish it.
+func TestStopListenersLeavesABranchWaitingForAnotherEvent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rt, fi := twoListeners(t, memory.New(), "")
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := fi.StartListeners(ctx, rt, root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "go", SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if lb, _ := rt.GetState(ctx, ids[1]); lb.Status != durable.RunWaiting || lb.CurrentNode != "more" {
+		t.Fatalf("lb after go: %s at %q; want waiting at its branch's wait_event", lb.Status, lb.CurrentNode)
+	}
+	if err := fi.StopListeners(ctx, rt, root); err != nil {
+		t.Fatal(err)
+	}
+	la, _ := rt.GetState(ctx, ids[0])
+	lb, _ := rt.GetState(ctx, ids[1])
+	if la.Status != durable.RunCancelled || lb.Status != durable.RunWaiting {
+		t.Errorf("after StopListeners: la %s, lb %s; want la (idle) cancelled, lb (mid-branch) still waiting", la.Status, lb.Status)
+	}
+}
+
+// A root that has ended gets no listeners: nothing would ever stop them.
+func TestStartListenersStartsNoneForAnEndedRoot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rt, fi := twoListeners(t, memory.New(), "")
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Tick(ctx, root, runtime.TickOptions{}); err != nil || st.Status != durable.RunCompleted {
+		t.Fatalf("root: %v, %v", st, err)
+	}
+	ids, err := fi.StartListeners(ctx, rt, root, 0)
+	if err != nil || len(ids) != 0 {
+		t.Fatalf("StartListeners on a completed root = %v, %v; want none started", ids, err)
+	}
+	if kids, _ := rt.Store().RunListChildren(ctx, root, ""); len(kids) != 0 {
+		t.Errorf("completed root has %d children; want none", len(kids))
+	}
 }
