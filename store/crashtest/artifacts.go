@@ -48,6 +48,14 @@ func (a *Artifacts) DeleteByRun(ctx context.Context, runID string) (int, error) 
 	return artifactWrite(a, func() (int, error) { return a.Store.DeleteByRun(ctx, runID) })
 }
 
+// Open fails after the kill, as Get.
+func (a *Artifacts) Open(ctx context.Context, id string) (*artifact.Metadata, artifact.ReadSeekCloser, error) {
+	if err := a.s.alive(); err != nil {
+		return nil, nil, err
+	}
+	return a.Store.Open(ctx, id)
+}
+
 // Get fails after the kill.
 func (a *Artifacts) Get(ctx context.Context, id string) (*artifact.Metadata, []byte, error) {
 	if err := a.s.alive(); err != nil {
