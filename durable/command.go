@@ -39,14 +39,17 @@ func (c *CommandRecord) SetTSText(text string) {
 // is TS alone.
 func (c *CommandRecord) TSText() string { return c.tsText }
 
-// TSValue returns ts as the wire has it: the kept text, else TS in
-// Python's form, else null.
-func (c *CommandRecord) TSValue() any {
+// TSString returns ts as text: the kept text, else TS in Python's form,
+// else "" (no ts).
+func (c *CommandRecord) TSString() string {
 	if c.tsText != "" {
 		return c.tsText
 	}
-	return c.TS.jsonValue()
+	return c.TS.String()
 }
+
+// TSValue returns ts as the wire has it: TSString, or null for no ts.
+func (c *CommandRecord) TSValue() any { return nullString(c.TSString()) }
 
 // HasTS reports whether the command carries a ts, as text or as a time.
 func (c *CommandRecord) HasTS() bool { return c.tsText != "" || !c.TS.IsZero() }

@@ -13,6 +13,27 @@ import (
 	"github.com/abstractframework/abstractgateway/visualflow/bundle"
 )
 
+// compileEventFlow compiles flowJSON (flow id "ev") as bundle bb@2 and
+// returns it with the flow's info, which must list the given number of
+// listeners.
+func compileEventFlow(t *testing.T, flowJSON string, listeners int) (*CompiledBundle, *FlowInfo) {
+	t.Helper()
+	b := &bundle.Bundle{
+		Manifest: bundle.Manifest{BundleFormatVersion: "1", BundleID: "bb", BundleVersion: "2",
+			Entrypoints: []bundle.Entrypoint{{FlowID: "ev"}}, Flows: map[string]string{"ev": "flows/ev.json"}},
+		Flows: map[string]map[string]any{"ev": mustFlow(t, flowJSON)},
+	}
+	cb, err := CompileBundle(b, BundleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, ok := cb.Flow("ev")
+	if !ok || len(fi.Listeners) != listeners {
+		t.Fatalf("flow ev: found %v, listeners %v; want %d", ok, fi, listeners)
+	}
+	return cb, fi
+}
+
 // FlowInfo.StartListeners starts a run's "On Event" listeners as a
 // gateway does (gateway-api §8.5 step 8): children in the root's session
 // with copies of its _runtime and _limits, each at its event wait; a
@@ -21,19 +42,7 @@ import (
 func TestStartAndStopListeners(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := &bundle.Bundle{
-		Manifest: bundle.Manifest{BundleFormatVersion: "1", BundleID: "bb", BundleVersion: "2",
-			Entrypoints: []bundle.Entrypoint{{FlowID: "ev"}}, Flows: map[string]string{"ev": "flows/ev.json"}},
-		Flows: map[string]map[string]any{"ev": mustFlow(t, eventsFlow)},
-	}
-	cb, err := CompileBundle(b, BundleOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi, ok := cb.Flow("ev")
-	if !ok || len(fi.Listeners) != 1 {
-		t.Fatalf("flow ev: %v, listeners %v; want one listener", ok, fi)
-	}
+	cb, fi := compileEventFlow(t, eventsFlow, 1)
 	rt := newTestRuntime(t, memory.New(), nil, cb.Workflows...)
 	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, ActorID: "gateway",
 		Vars: map[string]any{"_runtime": map[string]any{"x": "y"}}})
@@ -117,19 +126,7 @@ const twoListenerFlow = `{"id":"ev","entryNode":"start","nodes":[
 // owned by owner ("" for none) and returns its flow info.
 func twoListeners(t *testing.T, st store.Store, owner string) (*runtime.Runtime, *FlowInfo) {
 	t.Helper()
-	b := &bundle.Bundle{
-		Manifest: bundle.Manifest{BundleFormatVersion: "1", BundleID: "bb", BundleVersion: "2",
-			Entrypoints: []bundle.Entrypoint{{FlowID: "ev"}}, Flows: map[string]string{"ev": "flows/ev.json"}},
-		Flows: map[string]map[string]any{"ev": mustFlow(t, twoListenerFlow)},
-	}
-	cb, err := CompileBundle(b, BundleOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi, _ := cb.Flow("ev")
-	if len(fi.Listeners) != 2 {
-		t.Fatalf("listeners %v; want 2", fi.Listeners)
-	}
+	cb, fi := compileEventFlow(t, twoListenerFlow, 2)
 	reg, err := runtime.NewRegistry(cb.Workflows...)
 	if err != nil {
 		t.Fatal(err)

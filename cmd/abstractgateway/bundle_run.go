@@ -204,7 +204,7 @@ func bundleRunMain(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		interactive: isTerminal(stdin), out: stderr, wantID: f.runID,
 		started: func(id string) { f.printStarted(stderr, ds, id) }}
 	if fi, ok := cb.Flow(ep); ok {
-		d.listeners, d.flow = fi.Listeners, fi
+		d.flow = fi
 	}
 	run, err := d.run(ctx, bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, ep), vars)
 	d.printRecords()

@@ -42,10 +42,9 @@ type bundleDriver struct {
 	unansweredRun string
 	// started, when set, is told the run's id as soon as the run exists.
 	started func(id string)
-	// listeners are the entry flow's event listener workflows, started
-	// beside the run (visualflow.md §5.7), and flow the entry flow.
-	listeners []string
-	flow      *visualflow.FlowInfo
+	// flow is the entry flow, whose event listener workflows are started
+	// beside the run (visualflow.md §5.7); nil when unknown.
+	flow *visualflow.FlowInfo
 }
 
 // start creates the run, or takes the existing one wantID names. A run
@@ -210,7 +209,7 @@ func (d *bundleDriver) step(ctx context.Context, target *durable.RunState) (answ
 // whose wait_until is due first; nil when every listener waits for
 // something this command cannot give (an event, most often its own).
 func (d *bundleDriver) listenerToDrive(ctx context.Context, root string) (*durable.RunState, error) {
-	if len(d.listeners) == 0 {
+	if len(d.listeners()) == 0 {
 		return nil, nil
 	}
 	runs, err := d.listenerRuns(ctx, root)
@@ -219,7 +218,7 @@ func (d *bundleDriver) listenerToDrive(ctx context.Context, root string) (*durab
 	}
 	var next *durable.RunState
 	var nextAt time.Time
-	for _, wf := range d.listeners {
+	for _, wf := range d.listeners() {
 		for _, l := range runs[wf] {
 			if !unfinished(l) {
 				continue
@@ -425,7 +424,7 @@ func (d *bundleDriver) listenerRuns(ctx context.Context, root string) (map[strin
 // startListeners starts the flow's event listeners as children of run
 // root, as the gateway does (visualflow.FlowInfo.StartListeners).
 func (d *bundleDriver) startListeners(ctx context.Context, root string) error {
-	if len(d.listeners) == 0 {
+	if len(d.listeners()) == 0 {
 		return nil
 	}
 	_, err := d.flow.StartListeners(ctx, d.rt, root, 0)
@@ -460,10 +459,18 @@ func (d *bundleDriver) closeSession(ctx context.Context, root string) error {
 	}
 }
 
+// listeners returns the entry flow's event listener workflows.
+func (d *bundleDriver) listeners() []string {
+	if d.flow == nil {
+		return nil
+	}
+	return d.flow.Listeners
+}
+
 // stopListeners cancels root's idle listeners
 // (visualflow.FlowInfo.StopListeners).
 func (d *bundleDriver) stopListeners(ctx context.Context, root string) error {
-	if len(d.listeners) == 0 {
+	if len(d.listeners()) == 0 {
 		return nil
 	}
 	return d.flow.StopListeners(ctx, d.rt, root)

@@ -38,7 +38,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		r, err := s.w.cmdInsert.execResult(ctx, c.CommandID, c.RunID, c.Type, string(payloadJSON), tsText(c),
+		r, err := s.w.cmdInsert.execResult(ctx, c.CommandID, c.RunID, c.Type, string(payloadJSON), c.TSString(),
 			nullString(c.ClientID))
 		if err != nil {
 			return err
@@ -247,13 +247,4 @@ func (s *Store) CursorSave(ctx context.Context, consumer string, cursor int64) e
 		return fmt.Errorf("sqlite: saving cursor %s: %w", consumer, err)
 	}
 	return nil
-}
-
-// tsText is the ts column of a command: the text it was given as, else
-// its time in Python's form.
-func tsText(c *durable.CommandRecord) string {
-	if t := c.TSText(); t != "" {
-		return t
-	}
-	return c.TS.String()
 }
