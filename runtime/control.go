@@ -299,6 +299,38 @@ func (r *Runtime) ResumeRunWith(ctx context.Context, runID string, opts ResumeRu
 // with the same reason, and so on up to the run the call was aimed at.
 // A parent outside the tree receives the child's cancelled end as before.
 func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.RunState, error) {
+	return r.CancelWith(ctx, runID, CancelOptions{Reason: reason})
+}
+
+// CancelOptions are the options of CancelWith.
+type CancelOptions struct {
+	// Reason is the cancelled runs' error; "" means "Cancelled".
+	Reason string
+	// IfUnchanged, when set, makes the cancel conditional: the run is
+	// cancelled only if it is still at the version it had when
+	// IfUnchanged was read (RunState.Version), and ErrRunChanged is
+	// returned, with nothing cancelled, if it is not. The run is decided
+	// first, under its lock (and claim) and by its versioned commit, so
+	// a change made meanwhile, in this process or another, wins over the
+	// cancel: an event that resumed the run, a tick that moved it on. No
+	// effect of it is interrupted, since a run with a tick in progress has
+	// changed by the time the cancel gets its lock. With claims, a run
+	// another runner is working on is ErrRunClaimed (one left waiting by
+	// a runner that died is taken over, as a resume takes it). Its
+	// descendants are cancelled after it, unconditionally, as by Cancel.
+	IfUnchanged *durable.RunState
+}
+
+// ErrRunChanged is the error of a conditional CancelWith
+// (CancelOptions.IfUnchanged) on a run that changed since it was read:
+// nothing was cancelled.
+var ErrRunChanged = errors.New("run changed since it was read")
+
+// CancelWith is Cancel with options: CancelOptions.IfUnchanged cancels
+// a run only if no one changed it since the caller read it (a host
+// stopping a listener it saw idle, which an event may have resumed since).
+func (r *Runtime) CancelWith(ctx context.Context, runID string, opts CancelOptions) (*durable.RunState, error) {
+	reason := opts.Reason
 	if r.holdsLock(ctx, runID) {
 		// Its own node or handler (or a sync child's, under its parent's
 		// tick): refused before any stop request, which would cancel the
@@ -309,6 +341,10 @@ func (r *Runtime) Cancel(ctx context.Context, runID, reason string) (*durable.Ru
 		reason = "Cancelled"
 	}
 	c := newCanceller(r.newDriver(nil), cancelCause{reason: reason, root: runID})
+	if opts.IfUnchanged != nil {
+		v := opts.IfUnchanged.Version
+		c.rootAt = &v
+	}
 	defer c.release()
 	if err := c.tree(ctx, runID); err != nil {
 		c.d.keepQueued(ctx)
@@ -331,6 +367,9 @@ type canceller struct {
 	seen      map[string]bool // runs taken into the cancel
 	walked    map[string]bool // ended runs whose children were listed
 	withdraws []func()        // of the stop requests made, run at the end
+	// rootAt, when set, is the version the tree's root must still be at:
+	// the root is cancelled first, conditionally (cancelRootAt).
+	rootAt *int64
 }
 
 func newCanceller(d *driver, cause cancelCause) *canceller {
@@ -376,7 +415,17 @@ func (c *canceller) tree(ctx context.Context, root string) error {
 			return fmt.Errorf("run %s (in the tree of run %s): %w", id, root, ErrOwnRunLocked)
 		}
 	}
-	for _, id := range ids {
+	stop := ids // the runs to stop and cancel (parents first, cancelled deepest first)
+	if c.rootAt != nil && root == c.cause.root {
+		// The root decides whether there is a cancel at all: it goes
+		// first, without a stop request, which would interrupt the
+		// effect of a tick that has just changed it.
+		if err := c.r.cancelRootAt(ctx, c.d, root, c.cause, *c.rootAt); err != nil {
+			return err
+		}
+		stop = ids[1:]
+	}
+	for _, id := range stop {
 		c.withdraws = append(c.withdraws, c.r.requestStop(id, c.cause))
 	}
 	// A run busy in this process is waited for, not passed over, even by
@@ -385,8 +434,8 @@ func (c *canceller) tree(ctx context.Context, root string) error {
 	// so the wait is short. A request withdrawn before a node still
 	// running returns would let the tick start that node's effect under
 	// a cancelled tree.
-	for i := len(ids) - 1; i >= 0; i-- {
-		if err := c.r.cancelOne(ctx, c.d, ids[i], c.cause); err != nil && !errors.Is(err, store.ErrNotFound) {
+	for i := len(stop) - 1; i >= 0; i-- {
+		if err := c.r.cancelOne(ctx, c.d, stop[i], c.cause); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 	}
@@ -574,6 +623,41 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID string, cause
 			return fmt.Errorf("run %s changed while being cancelled: %w", runID, store.ErrConflict)
 		}
 	}
+}
+
+// cancelRootAt cancels runID only if it is still at version, under its
+// lock and a claim taken as a host update takes one (claimTakeover: a
+// run left waiting by a runner that died holding it is taken from it, a
+// run its holder is working on is not: ErrRunClaimed). A run at another
+// version, or a commit that conflicts (another process changed it since
+// it was loaded), is ErrRunChanged; a run that had ended at that version
+// is left as it is.
+func (r *Runtime) cancelRootAt(ctx context.Context, d *driver, runID string, cause cancelCause, version int64) (err error) {
+	ctx, s, unlock, err := d.openRun(ctx, runID, d.claimFor(claimTakeover), false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if s.run.Version != version {
+		return fmt.Errorf("run %s is at version %d, not %d: %w", runID, s.run.Version, version, ErrRunChanged)
+	}
+	if s.run.Status.Terminal() {
+		return nil // ended when read: its descendants are cancelled, as by Cancel
+	}
+	if err := s.endOpenAttempt(ctx); err != nil {
+		return s.claimErr(err)
+	}
+	err = s.commitCancelled(ctx, cause)
+	switch {
+	case s.run.Status.Terminal() && (err == nil || errors.Is(err, errStop)):
+		// Cancelled, or ended by another writer meanwhile (the session
+		// reloaded it after a conflict): either way it has ended.
+		return nil
+	case err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, errStop):
+		// Changed by another writer (paused, moved on): it wins.
+		return fmt.Errorf("run %s changed while being cancelled: %w", runID, errors.Join(ErrRunChanged, err))
+	}
+	return s.claimErr(err)
 }
 
 // endOpenAttempt queues the end of an attempt left open by a runner the

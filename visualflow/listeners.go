@@ -135,10 +135,10 @@ func startListener(ctx context.Context, rt *runtime.Runtime, r *durable.RunState
 // completed", as AbstractFlow's session runner does once the root has
 // ended. A listener in the middle of its branch (running, or waiting at
 // another node, an event wait of the branch included) is left to finish
-// it. Each listener is read again just before its cancel, so that one an
-// event has just resumed is left to its branch; an event delivered
-// between that read and the cancel is lost with the listener, as in
-// Python.
+// it. The cancel is conditional (runtime.CancelOptions.IfUnchanged): a
+// listener an event resumed after it was read idle, in this process or
+// another, is left to its branch, so no delivered event is lost (Python
+// reads and cancels separately, and loses an event delivered between).
 func (fi *FlowInfo) StopListeners(ctx context.Context, rt *runtime.Runtime, root string) error {
 	existing, err := fi.ListenerRuns(ctx, rt, root)
 	if err != nil {
@@ -154,10 +154,8 @@ func (fi *FlowInfo) StopListeners(ctx context.Context, rt *runtime.Runtime, root
 			if !idle(l) {
 				continue
 			}
-			if now, err := rt.GetState(ctx, l.RunID); err != nil || !idle(now) || now.Version != l.Version {
-				continue
-			}
-			if _, err := rt.Cancel(ctx, l.RunID, "Session completed"); err != nil {
+			_, err := rt.CancelWith(ctx, l.RunID, runtime.CancelOptions{Reason: "Session completed", IfUnchanged: l})
+			if err != nil && !errors.Is(err, runtime.ErrRunChanged) && !errors.Is(err, runtime.ErrRunClaimed) {
 				return fmt.Errorf("stopping event listener run %s: %w", l.RunID, err)
 			}
 		}
