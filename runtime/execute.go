@@ -149,10 +149,31 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		}
 	}
 
+	out, err := s.runAttempts(ctx, plan.NodeID, plan.NextNode, eff, key, h, ok, false)
+	if err != nil {
+		return Outcome{}, false, err
+	}
+	s.trace(plan.NodeID, key, eff, out, false, start)
+	noteTokensUsed(run, eff, out)
+	storeResult(run, eff, out)
+	return out, !ok || !h.Local, nil
+}
+
+// runAttempts makes the attempts of an effect under the retry policy, each
+// recorded STARTED, then COMPLETED / WAITING / FAILED / CANCELLED with the
+// same step id under key (an external effect's STARTED record committed
+// before its handler is called), and returns the final outcome (retries
+// that all failed give "Effect failed after N attempts: <last error>").
+// ok tells whether h is eff's registered handler. An attempt a cancel
+// interrupts (or a back-off it cuts) commits the run cancelled and
+// returns errStop; a pause requested between attempts returns errStop
+// with the run at the checkpoint of the failed attempt. outOfGraph
+// (ApplyEffect) turns a waiting outcome into a failure: there is no node
+// to resume.
+func (s *session) runAttempts(ctx context.Context, nodeID, next string, eff *durable.Effect, key string, h Handler, ok, outOfGraph bool) (out Outcome, err error) {
 	attempts := max(s.r.policy.MaxAttempts(eff), 1)
-	var out Outcome
 	for attempt := 1; attempt <= attempts; attempt++ {
-		started := s.baseRecord(plan.NodeID, durable.StepStarted)
+		started := s.baseRecord(nodeID, durable.StepStarted)
 		started.EndedAt = durable.Time{}
 		started.Effect = eff.Clone()
 		started.Attempt = attempt
@@ -165,7 +186,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 				// It never began: the commit that keeps what the tick
 				// did on its way out (steps) must not record it.
 				s.pending = slices.DeleteFunc(s.pending, func(r *durable.StepRecord) bool { return r == started })
-				return Outcome{}, false, err
+				return Outcome{}, err
 			}
 			s.openAttempt = started
 		}
@@ -174,13 +195,16 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		} else {
 			var err error
 			out, err = s.callHandler(ctx, h, &EffectRequest{
-				Run: run, Effect: eff, NodeID: plan.NodeID, DefaultNext: plan.NextNode,
+				Run: s.run, Effect: eff, NodeID: nodeID, DefaultNext: next,
 				IdempotencyKey: key, StepID: started.StepID, Attempt: attempt, Runtime: s.r, drv: s.d, tickCtx: ctx,
 			})
 			if err != nil {
-				return Outcome{}, false, err
+				return Outcome{}, err
 			}
 			out = checkOutcomeJSON(out, eff.Type)
+			if outOfGraph && out.Status == OutcomeWaiting {
+				out = Failed(fmt.Sprintf("effect handler for %s asked the run to wait, which an effect applied outside its graph cannot do", eff.Type))
+			}
 		}
 		end := *started
 		end.EndedAt = s.r.now()
@@ -231,22 +255,22 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 				// before the commit, so that a commit whose answer is lost
 				// (made, but reported failed) keeps it for a retry; it does
 				// nothing unless the run was committed cancelled.
-				s.d.queue = append(s.d.queue, followUp{kind: followCancelTree, runID: run.RunID})
+				s.d.queue = append(s.d.queue, followUp{kind: followCancelTree, runID: s.run.RunID})
 			}
 			if err := s.commitCancelled(ctx, cause); err != nil && !errors.Is(err, errStop) {
-				return Outcome{}, false, err
+				return Outcome{}, err
 			}
-			return Outcome{}, false, errStop
+			return Outcome{}, errStop
 		}
 		if out.Status != OutcomeFailed || attempt == attempts {
 			break
 		}
 		if err := s.flush(ctx); err != nil {
-			return Outcome{}, false, err
+			return Outcome{}, err
 		}
 		cut, err := s.backoff(ctx, s.r.policy.Backoff(eff, attempt))
 		if err != nil {
-			return Outcome{}, false, fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, run.RunID, err)
+			return Outcome{}, fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, s.run.RunID, err)
 		}
 		if cut {
 			// A cancel cut the wait: the run is cancelled now, as when it
@@ -256,23 +280,20 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 			// under a cancelled tree.
 			s.stoppedBy = stoppedCancel
 			if err := s.commitCancelled(ctx, s.cutCause(ctx)); err != nil && !errors.Is(err, errStop) {
-				return Outcome{}, false, err
+				return Outcome{}, err
 			}
-			return Outcome{}, false, errStop
+			return Outcome{}, errStop
 		}
 		if s.signalled() {
 			// A pause or cancel came between two attempts: no new attempt
 			// starts; the run stays at the checkpoint just committed.
-			return Outcome{}, false, errStop
+			return Outcome{}, errStop
 		}
 	}
 	if out.Status == OutcomeFailed {
 		out.Error = fmt.Sprintf("Effect failed after %d attempts: %s", attempts, out.Error)
 	}
-	s.trace(plan.NodeID, key, eff, out, false, start)
-	noteTokensUsed(run, eff, out)
-	storeResult(run, eff, out)
-	return out, !ok || !h.Local, nil
+	return out, nil
 }
 
 // errEffectInterrupted marks a handler error that says nothing about the
