@@ -322,3 +322,93 @@ func TestCancelIfUnchangedLeavesARunAnotherRunnerWorksOn(t *testing.T) {
 		t.Fatalf("listener %s at %s, want waiting at w after b's branch", st.Status, st.CurrentNode)
 	}
 }
+
+// Another writer ends the run between the cancel's load and its commit
+// (here: an event completes it, after starting a child): that write wins,
+// the call says the run changed, and the other writer's child is not
+// cancelled.
+func TestCancelIfUnchangedLosesToAnEndMadeAfterItsLoad(t *testing.T) {
+	ctx := t.Context()
+	child := &runtime.Workflow{ID: "child", Entry: "c", Nodes: map[string]runtime.NodeFunc{
+		"c": wevNode(func(run *durable.RunState) runtime.StepPlan {
+			return wevEffect(durable.EffectWaitEvent, map[string]any{"name": "never"}, "ev", "c")
+		}),
+	}}
+	root := &runtime.Workflow{ID: "root", Entry: "w", Nodes: map[string]runtime.NodeFunc{
+		"w": wevNode(func(run *durable.RunState) runtime.StepPlan {
+			return wevEffect(durable.EffectWaitEvent, map[string]any{"name": "ping"}, "ev", "spawn")
+		}),
+		"spawn": wevNode(func(run *durable.RunState) runtime.StepPlan {
+			return wevEffect(durable.EffectStartSubworkflow, map[string]any{"workflow_id": "child", "async": true}, "sub", "done")
+		}),
+		"done": wevNode(func(run *durable.RunState) runtime.StepPlan { return runtime.Complete(map[string]any{"ok": true}) }),
+	}}
+	mem := memory.New()
+	t.Cleanup(func() { _ = mem.Close() })
+	newRT := func(st store.Store) *runtime.Runtime {
+		reg, err := runtime.NewRegistry(root, child)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	other := newRT(mem)
+	var hookErr error
+	rt := newRT(&changeBeforeCancel{Wrapper: store.Wrapper{Store: mem}, hook: func() {
+		_, hookErr = other.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s"})
+	}})
+	read := wevStartTick(t, rt, runtime.StartParams{WorkflowID: "root", SessionID: "s"})
+	_, err := rt.CancelWith(ctx, read.RunID, runtime.CancelOptions{IfUnchanged: read})
+	if hookErr != nil {
+		t.Fatal(hookErr)
+	}
+	if !errors.Is(err, runtime.ErrRunChanged) {
+		t.Errorf("conditional cancel of a run another writer completed meanwhile: %v, want ErrRunChanged", err)
+	}
+	now := mustState(t, rt, read.RunID)
+	sub, _ := now.Vars["sub"].(map[string]any)
+	childID, _ := sub["sub_run_id"].(string)
+	if now.Status != durable.RunCompleted || childID == "" {
+		t.Fatalf("root %s (child %q), want completed by the other writer after starting a child", now.Status, childID)
+	}
+	if c := mustState(t, rt, childID); c.Status == durable.RunCancelled {
+		t.Errorf("the other writer's child was cancelled")
+	}
+}
+
+// A run a runner that died left claimed, waiting unchanged since read, is
+// taken over and cancelled: the takeover's own fence is not a change.
+func TestCancelIfUnchangedTakesOverARunADeadRunnerLeftClaimed(t *testing.T) {
+	ctx := t.Context()
+	mem := memory.New()
+	t.Cleanup(func() { _ = mem.Close() })
+	reg, err := runtime.NewRegistry(loopingListener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: mem, Registry: reg,
+		Claims: &runtime.Claims{Owner: "a", TTL: time.Hour, RenewEvery: 10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := wevStartTick(t, rt, runtime.StartParams{WorkflowID: "listen", SessionID: "s"})
+	// Runner "dead" committed the wait and died before releasing its claim.
+	if err := mem.RunClaim(ctx, &store.RunClaimParams{RunID: read.RunID, Owner: "dead", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rt.CancelWith(ctx, read.RunID, runtime.CancelOptions{Reason: "Session completed", IfUnchanged: read})
+	if err != nil {
+		t.Fatalf("conditional cancel of a run a dead runner left claimed: %v", err)
+	}
+	if got.Status != durable.RunCancelled {
+		t.Fatalf("run %s, want cancelled", got.Status)
+	}
+	// Read stale now, the same call is refused.
+	if _, err := rt.CancelWith(ctx, read.RunID, runtime.CancelOptions{IfUnchanged: read}); !errors.Is(err, runtime.ErrRunChanged) {
+		t.Fatalf("conditional cancel of a run cancelled since read: %v, want ErrRunChanged", err)
+	}
+}

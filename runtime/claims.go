@@ -198,7 +198,11 @@ func (r *Runtime) claimTaking(ctx context.Context, runID, from string, version i
 	if err != nil {
 		return nil, nil, fmt.Errorf("taking over run %s: %w", runID, err)
 	}
-	return r.claimAs(ctx, runID, true, from)
+	work, hold, err := r.claimAs(ctx, runID, true, from)
+	if hold != nil {
+		hold.fencedAt = version
+	}
+	return work, hold, err
 }
 
 func (r *Runtime) claimAs(ctx context.Context, runID string, force bool, from string) (context.Context, *claimHold, error) {
@@ -284,6 +288,10 @@ type claimHold struct {
 	// it in the store until it expires.
 	forced bool
 	keep   bool
+	// fencedAt is the version a takeover (claimTaking) saw the run idle
+	// at, and committed it unchanged at (its fence), so the run is at
+	// fencedAt+1 from there; 0 without a takeover.
+	fencedAt int64
 
 	mu       sync.Mutex // serialises renewals with release
 	timer    *time.Timer

@@ -315,9 +315,15 @@ type CancelOptions struct {
 	// cancel: an event that resumed the run, a tick that moved it on. No
 	// effect of it is interrupted, since a run with a tick in progress has
 	// changed by the time the cancel gets its lock. With claims, a run
-	// another runner is working on is ErrRunClaimed (one left waiting by
-	// a runner that died is taken over, as a resume takes it). Its
-	// descendants are cancelled after it, unconditionally, as by Cancel.
+	// another runner is working on is ErrRunChanged too (wrapping
+	// ErrRunClaimed); one left waiting by a runner that died is taken
+	// over, as a resume takes it. Only the run's own changes count: its
+	// descendants are cancelled after it, unconditionally, as by Cancel,
+	// whatever they did since the read (an event resuming a sync child
+	// the run waits on does not change the run until the child ends). An
+	// error once the run is cancelled (a descendant that could not be)
+	// leaves descendants live under it: they cancel themselves when next
+	// ticked, resumed or sent an event, as after a kill inside Cancel.
 	IfUnchanged *durable.RunState
 }
 
@@ -393,7 +399,10 @@ type cancelCause struct {
 // by whoever hands it the child's end, rather than going on with it. A
 // cancelled run starts no more children, but its tick may have started one
 // after the listing (it held the run meanwhile): such a child is cancelled
-// too, with its own descendants.
+// too, with its own descendants. A conditional cancel (rootAt) decides
+// the root first, then cancels the rest: a crash midway there leaves live
+// runs under a cancelled root, which cancel themselves when next ticked,
+// resumed or sent an event.
 func (c *canceller) tree(ctx context.Context, root string) error {
 	c.seen[root] = true
 	ids := []string{root} // parents before their children
@@ -628,18 +637,28 @@ func (r *Runtime) cancelOnce(ctx context.Context, d *driver, runID string, cause
 // cancelRootAt cancels runID only if it is still at version, under its
 // lock and a claim taken as a host update takes one (claimTakeover: a
 // run left waiting by a runner that died holding it is taken from it, a
-// run its holder is working on is not: ErrRunClaimed). A run at another
-// version, or a commit that conflicts (another process changed it since
-// it was loaded), is ErrRunChanged; a run that had ended at that version
-// is left as it is.
+// run its holder is working on is not: ErrRunChanged, wrapping
+// ErrRunClaimed). A run at another version, or a commit that conflicts
+// (another process changed it since it was loaded), is ErrRunChanged; a
+// run that had ended at that version is left as it is.
 func (r *Runtime) cancelRootAt(ctx context.Context, d *driver, runID string, cause cancelCause, version int64) (err error) {
 	ctx, s, unlock, err := d.openRun(ctx, runID, d.claimFor(claimTakeover), false)
+	if errors.Is(err, ErrRunClaimed) {
+		// Another runner is working on it: it is changing.
+		return fmt.Errorf("run %s: %w", runID, errors.Join(ErrRunChanged, err))
+	}
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if s.run.Version != version {
-		return fmt.Errorf("run %s is at version %d, not %d: %w", runID, s.run.Version, version, ErrRunChanged)
+	want := version
+	if s.claim != nil && s.claim.fencedAt == version && version > 0 {
+		// This call's own takeover committed the run unchanged (its
+		// fence) at the version read: nothing else changed it.
+		want = version + 1
+	}
+	if s.run.Version != want {
+		return fmt.Errorf("run %s is at version %d, not %d: %w", runID, s.run.Version, want, ErrRunChanged)
 	}
 	if s.run.Status.Terminal() {
 		return nil // ended when read: its descendants are cancelled, as by Cancel
@@ -649,13 +668,12 @@ func (r *Runtime) cancelRootAt(ctx context.Context, d *driver, runID string, cau
 	}
 	err = s.commitCancelled(ctx, cause)
 	switch {
-	case s.run.Status.Terminal() && (err == nil || errors.Is(err, errStop)):
-		// Cancelled, or ended by another writer meanwhile (the session
-		// reloaded it after a conflict): either way it has ended.
-		return nil
+	case errors.Is(err, errStop) && !s.dropped && s.run.Status == durable.RunCancelled:
+		return nil // this call's commit
 	case err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, errStop):
-		// Changed by another writer (paused, moved on): it wins.
-		return fmt.Errorf("run %s changed while being cancelled: %w", runID, errors.Join(ErrRunChanged, err))
+		// Changed by another writer (ended, paused, moved on) since it
+		// was loaded: that write wins, and no descendant is cancelled.
+		return fmt.Errorf("run %s changed while being cancelled: %w", runID, ErrRunChanged)
 	}
 	return s.claimErr(err)
 }

@@ -155,7 +155,7 @@ func (fi *FlowInfo) StopListeners(ctx context.Context, rt *runtime.Runtime, root
 				continue
 			}
 			_, err := rt.CancelWith(ctx, l.RunID, runtime.CancelOptions{Reason: "Session completed", IfUnchanged: l})
-			if err != nil && !errors.Is(err, runtime.ErrRunChanged) && !errors.Is(err, runtime.ErrRunClaimed) {
+			if err != nil && !errors.Is(err, runtime.ErrRunChanged) {
 				return fmt.Errorf("stopping event listener run %s: %w", l.RunID, err)
 			}
 		}
