@@ -88,7 +88,13 @@ func (r *Runtime) ApplyEffect(ctx context.Context, p ApplyEffectParams) (Outcome
 	d := r.newDriver(nil)
 	out, err := d.applyEffect(ctx, p.RunID, p.NodeID, eff, p.IdempotencyKey, h)
 	if err != nil {
-		d.keepQueued(ctx)
+		if errors.Is(err, ErrRunCancelled) || errors.Is(err, ErrRunChanged) {
+			// The run ended during the call: its parent learns it now, as
+			// after a tick that ended it.
+			d.drain(ctx)
+		} else {
+			d.keepQueued(ctx)
+		}
 		return Outcome{}, fmt.Errorf("apply effect %s to run %s: %w", eff.Type, p.RunID, err)
 	}
 	// What the effect set in motion (a summariser child's end, a cancel
@@ -107,12 +113,13 @@ func (d *driver) applyEffect(ctx context.Context, runID, nodeID string, eff *dur
 	if s.run.Status.Terminal() {
 		return Outcome{}, fmt.Errorf("%w (status %s)", ErrRunEnded, s.run.Status)
 	}
+	s.holdEffectInFlight()
 	prior, err := d.r.findCompleted(ctx, runID, key)
 	if err != nil {
 		return Outcome{}, err
 	}
 	var out Outcome
-	if prior != nil && prior.Result != nil {
+	if prior != nil {
 		if h.RerunOnReplay {
 			// Its changes to the run may have been lost with a commit a
 			// kill cut off (a store without atomic commits): the handler
@@ -136,9 +143,9 @@ func (d *driver) applyEffect(ctx context.Context, runID, nodeID string, eff *dur
 			if s.run.Status == durable.RunCancelled {
 				return Outcome{}, fmt.Errorf("the run was cancelled during the effect: %w", ErrRunCancelled)
 			}
-			// A pause requested between two failed attempts: the failed
-			// ones are committed, no more are made.
-			return Outcome{}, fmt.Errorf("stopped between attempts by a pause of the run: %w", ErrRunPaused)
+			// Another writer ended or paused the run (a commit between
+			// attempts conflicted): its write wins.
+			return Outcome{}, fmt.Errorf("the run was ended or paused by another writer during the effect: %w", ErrRunChanged)
 		}
 		if err != nil {
 			return Outcome{}, s.claimErr(err)
@@ -146,6 +153,9 @@ func (d *driver) applyEffect(ctx context.Context, runID, nodeID string, eff *dur
 	}
 	noteTokensUsed(s.run, eff, out)
 	storeResult(s.run, eff, out)
+	if bad := s.checkJSON(); bad != nil {
+		return Outcome{}, s.dropUnserialisable(ctx, key, bad)
+	}
 	s.dirty = true
 	if err := s.flush(ctx); err != nil {
 		if errors.Is(err, errStop) {
@@ -157,4 +167,44 @@ func (d *driver) applyEffect(ctx context.Context, runID, nodeID string, eff *dur
 		return Outcome{}, s.claimErr(err)
 	}
 	return out, nil
+}
+
+// holdEffectInFlight takes out of the run's vars the plan in flight its
+// checkpoint holds (a tick interrupted during an external effect, a pause
+// during a retry's back-off), which no handler may see, and has the
+// session's commits write it back with their own time, as a tick's do, so
+// that the next tick still replays that effect instead of running its node
+// again.
+func (s *session) holdEffectInFlight() {
+	rt, _ := s.run.Vars["_runtime"].(map[string]any)
+	if _, ok := rt[effectInFlightKey]; !ok {
+		return
+	}
+	node := s.run.CurrentNode
+	if plan, ok := takeEffectInFlight(s.run.Vars, node, s.run.UpdatedAt); ok {
+		s.inFlightNode, s.inFlight = node, plan
+	}
+}
+
+// dropUnserialisable handles a handler that left a value in the run's
+// vars that is not JSON (or a run no store could read back): the working
+// copy is dropped for the stored run, the effect's completion is recorded
+// failed, naming the value, and committed with the run left as stored.
+func (s *session) dropUnserialisable(ctx context.Context, key string, bad error) error {
+	cur, err := s.r.store.RunGet(ctx, s.run.RunID)
+	if err != nil {
+		return fmt.Errorf("reloading run %s after its handler left it unserialisable (%v): %w", s.run.RunID, bad, err)
+	}
+	s.run = cur
+	msg := fmt.Sprintf("the effect handler left the run unserialisable: %v", bad)
+	for _, rec := range s.pending {
+		if rec.IdempotencyKey == key && rec.Status == durable.StepCompleted {
+			rec.Status, rec.Error, rec.Result = durable.StepFailed, msg, nil
+		}
+	}
+	s.dirty = true
+	if err := s.flush(ctx); err != nil {
+		return s.claimErr(err)
+	}
+	return errors.New(msg)
 }

@@ -308,3 +308,227 @@ func testApplyEffectCompacts(t *testing.T, kind string) {
 			llm.calls(), jsonOf(t, messagesOf(mustState(t, rt, id))))
 	}
 }
+
+// steppingClock moves a millisecond at each read, so that every commit
+// has its own updated_at.
+func steppingClock() func() time.Time {
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Millisecond)
+		return now
+	}
+}
+
+// A tick interrupted during its external effect (a shutdown), or paused
+// during a retry's back-off, leaves the plan in flight in its checkpoint.
+// An effect applied to the run meanwhile keeps that plan current: the next
+// tick (or the resume-run) runs the interrupted effect, not its node again.
+func TestApplyEffectKeepsTheRunsPlanInFlight(t *testing.T) {
+	for _, pause := range []bool{false, true} {
+		name := "interrupted tick"
+		if pause {
+			name = "then paused"
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			var mu sync.Mutex
+			calls, seen := 0, ""
+			entered := make(chan struct{}, 1)
+			llm := func(hctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+				mu.Lock()
+				calls++
+				n := calls
+				mu.Unlock()
+				if n == 1 {
+					entered <- struct{}{}
+					<-hctx.Done()
+					return runtime.Failed("llm call: " + hctx.Err().Error()), nil
+				}
+				return runtime.Completed(map[string]any{"answer": "42"}), nil
+			}
+			note := func(hctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+				rtv, _ := req.Run.Vars["_runtime"].(map[string]any)
+				if _, ok := rtv["effect_in_flight"]; ok {
+					seen = "the handler saw the plan in flight"
+				}
+				return runtime.Completed(map[string]any{"ok": true}), nil
+			}
+			agent := &runtime.Workflow{ID: "agent", Entry: "agent", Nodes: map[string]runtime.NodeFunc{
+				"agent": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+					tmp, _ := run.Vars["_temp"].(map[string]any)
+					if tmp == nil {
+						tmp = map[string]any{}
+						run.Vars["_temp"] = tmp
+					}
+					if tmp["phase"] == "called" {
+						res, _ := tmp["res"].(map[string]any)
+						return runtime.Complete(map[string]any{"answer": res["answer"]}), nil
+					}
+					tmp["phase"] = "called"
+					return runtime.Request(&durable.Effect{Type: "llm", Payload: map[string]any{"prompt": "q"}, ResultKey: "_temp.res"}, "agent"), nil
+				},
+			}}
+			rt := applyRuntime(t, runtime.Config{Clock: steppingClock(),
+				Handlers: map[durable.EffectType]runtime.Handler{"llm": {Func: llm}, "note": {Func: note}}}, agent)
+			id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "agent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tctx, cancel := context.WithCancel(ctx)
+			ticked := make(chan error, 1)
+			go func() { _, err := rt.Tick(tctx, id, runtime.TickOptions{}); ticked <- err }()
+			<-entered
+			cancel()
+			if err := <-ticked; !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted tick: %v", err)
+			}
+			if pause {
+				if _, err := rt.Pause(ctx, id, "operator"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := rt.ApplyEffect(ctx, runtime.ApplyEffectParams{RunID: id, NodeID: "compact_memory", IdempotencyKey: "command:c1",
+				Effect: &durable.Effect{Type: "note"}}); err != nil {
+				t.Fatal(err)
+			}
+			var st *durable.RunState
+			if pause {
+				st, err = rt.ResumeRun(ctx, id)
+			} else {
+				st, err = rt.Tick(ctx, id, runtime.TickOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Status != durable.RunCompleted || st.Output["answer"] != "42" || calls != 2 || seen != "" {
+				t.Fatalf("run %s, output %v, llm called %d times %s; want completed with the replayed effect's answer",
+					st.Status, st.Output, calls, seen)
+			}
+		})
+	}
+}
+
+// A run cancelled during an effect applied to it ends there: its parent,
+// waiting on it, is handed its end by the time ApplyEffect returns.
+func TestApplyEffectCancelledChildResumesItsParent(t *testing.T) {
+	ctx := t.Context()
+	started := make(chan struct{}, 1)
+	slow := func(ctx context.Context, _ *runtime.EffectRequest) (runtime.Outcome, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return runtime.Outcome{}, ctx.Err()
+	}
+	parent := &runtime.Workflow{ID: "p", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
+		"spawn": wevNode(func(run *durable.RunState) runtime.StepPlan {
+			return wevEffect(durable.EffectStartSubworkflow, map[string]any{"workflow_id": "c", "async": true, "wait": true}, "sub", "end")
+		}),
+		"end": wevNode(func(run *durable.RunState) runtime.StepPlan { return runtime.Complete(map[string]any{"ok": true}) }),
+	}}
+	child := &runtime.Workflow{ID: "c", Entry: "wait", Nodes: map[string]runtime.NodeFunc{
+		"wait": wevNode(func(run *durable.RunState) runtime.StepPlan {
+			return wevEffect(durable.EffectWaitEvent, map[string]any{"wait_key": "go"}, "go", "wait")
+		}),
+	}}
+	rt := applyRuntime(t, runtime.Config{Handlers: map[durable.EffectType]runtime.Handler{"slow": {Func: slow}}}, parent, child)
+	p := wevStartTick(t, rt, runtime.StartParams{WorkflowID: "p"})
+	cid := runtime.WaitedChild(p)
+	if cid == "" {
+		t.Fatalf("parent %s, want it waiting on its child", p.Status)
+	}
+	applied := make(chan error, 1)
+	go func() {
+		_, err := rt.ApplyEffect(ctx, runtime.ApplyEffectParams{RunID: cid, NodeID: "n", IdempotencyKey: "k", Effect: &durable.Effect{Type: "slow"}})
+		applied <- err
+	}()
+	<-started
+	if _, err := rt.Cancel(ctx, cid, "stop"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-applied; !errors.Is(err, runtime.ErrRunCancelled) {
+		t.Fatalf("apply during a cancel: %v, want ErrRunCancelled", err)
+	}
+	if got := mustState(t, rt, p.RunID); got.Status != durable.RunCompleted {
+		t.Fatalf("parent %s, want it resumed with its cancelled child's end and completed", got.Status)
+	}
+}
+
+// A handler that leaves a value in the run that is not JSON: nothing of
+// the effect is kept, the attempt is recorded failed naming the value, and
+// the run is left as it was, not failed.
+func TestApplyEffectHandlerLeavingTheRunUnserialisable(t *testing.T) {
+	ctx := t.Context()
+	bad := func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		req.Run.Vars["bad"] = func() {}
+		return runtime.Completed(map[string]any{"ok": true}), nil
+	}
+	rt := applyRuntime(t, runtime.Config{Handlers: map[durable.EffectType]runtime.Handler{"bad": {Func: bad, Local: true}}}, askThenDone())
+	run := wevStartTick(t, rt, runtime.StartParams{WorkflowID: "ask"})
+	_, err := rt.ApplyEffect(ctx, runtime.ApplyEffectParams{RunID: run.RunID, NodeID: "n", IdempotencyKey: "k", Effect: &durable.Effect{Type: "bad", ResultKey: "r"}})
+	if err == nil || !strings.Contains(err.Error(), "vars.bad") {
+		t.Fatalf("apply of a handler that broke the run: %v, want an error naming vars.bad", err)
+	}
+	st := mustState(t, rt, run.RunID)
+	if st.Status != durable.RunWaiting || st.Vars["bad"] != nil || st.Vars["r"] != nil {
+		t.Fatalf("run %s (%q), vars %v; want it waiting as before", st.Status, st.Error, st.Vars)
+	}
+	recs := ledgerOf(t, rt, run.RunID)
+	last := recs[len(recs)-1]
+	if last.NodeID != "n" || last.Status != durable.StepFailed || !strings.Contains(last.Error, "vars.bad") {
+		t.Fatalf("last record %s, want the attempt failed naming vars.bad", jsonOf(t, last))
+	}
+}
+
+// A pause asked for during a retry's back-off waits for the effect's
+// attempts: it is not a step of the run's graph that a pause stops.
+func TestApplyEffectRetriesThroughAPauseRequest(t *testing.T) {
+	ctx := t.Context()
+	flaky := &scriptedEffect{script: []runtime.Outcome{runtime.Failed("busy"), runtime.Completed(map[string]any{"ok": true})}}
+	var rt *runtime.Runtime
+	var id string
+	var once sync.Once
+	paused := make(chan error, 1)
+	sleep := func(sctx context.Context, d time.Duration) error {
+		once.Do(func() {
+			go func() { _, err := rt.Pause(context.Background(), id, "op"); paused <- err }()
+		})
+		select {
+		case <-sctx.Done():
+			return sctx.Err()
+		case <-time.After(100 * time.Millisecond):
+			return nil
+		}
+	}
+	rt = applyRuntime(t, runtime.Config{Policy: runtime.RetryPolicy{DefaultAttempts: 3}, Sleep: sleep,
+		Handlers: map[durable.EffectType]runtime.Handler{"flaky": flaky.handler()}}, loopingListener())
+	id = wevStartTick(t, rt, runtime.StartParams{WorkflowID: "listen", SessionID: "s"}).RunID
+	out, err := rt.ApplyEffect(ctx, runtime.ApplyEffectParams{RunID: id, NodeID: "n", IdempotencyKey: "k1", Effect: &durable.Effect{Type: "flaky"}})
+	if err != nil || out.Status != runtime.OutcomeCompleted || flaky.count() != 2 {
+		t.Fatalf("apply with a pause asked for during its back-off: %+v %v after %d calls; want completed on the second", out, err, flaky.count())
+	}
+	if err := <-paused; err != nil {
+		t.Fatal(err)
+	}
+	if st := mustState(t, rt, id); !runtime.IsPaused(st) {
+		t.Fatalf("run %s, want paused once the effect ended", st.Status)
+	}
+}
+
+// A completed record with a null result is reused as any other.
+func TestApplyEffectReusesANullResult(t *testing.T) {
+	ctx := t.Context()
+	none := &scriptedEffect{script: []runtime.Outcome{runtime.Completed(nil)}}
+	rt := applyRuntime(t, runtime.Config{Handlers: map[durable.EffectType]runtime.Handler{"none": none.handler()}}, askThenDone())
+	run := wevStartTick(t, rt, runtime.StartParams{WorkflowID: "ask"})
+	p := runtime.ApplyEffectParams{RunID: run.RunID, NodeID: "n", IdempotencyKey: "k1", Effect: &durable.Effect{Type: "none"}}
+	for range 2 {
+		if _, err := rt.ApplyEffect(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if none.count() != 1 {
+		t.Fatalf("handler called %d times, want once", none.count())
+	}
+}

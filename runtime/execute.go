@@ -168,8 +168,8 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 // interrupts (or a back-off it cuts) commits the run cancelled and
 // returns errStop; a pause requested between attempts returns errStop
 // with the run at the checkpoint of the failed attempt. outOfGraph
-// (ApplyEffect) turns a waiting outcome into a failure: there is no node
-// to resume.
+// (ApplyEffect) turns a waiting outcome into a failure (there is no node
+// to resume) and lets a pause request wait for the attempts to end.
 func (s *session) runAttempts(ctx context.Context, nodeID, next string, eff *durable.Effect, key string, h Handler, ok, outOfGraph bool) (out Outcome, err error) {
 	attempts := max(s.r.policy.MaxAttempts(eff), 1)
 	for attempt := 1; attempt <= attempts; attempt++ {
@@ -268,7 +268,7 @@ func (s *session) runAttempts(ctx context.Context, nodeID, next string, eff *dur
 		if err := s.flush(ctx); err != nil {
 			return Outcome{}, err
 		}
-		cut, err := s.backoff(ctx, s.r.policy.Backoff(eff, attempt))
+		cut, err := s.backoff(ctx, s.r.policy.Backoff(eff, attempt), !outOfGraph)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, s.run.RunID, err)
 		}
@@ -284,9 +284,12 @@ func (s *session) runAttempts(ctx context.Context, nodeID, next string, eff *dur
 			}
 			return Outcome{}, errStop
 		}
-		if s.signalled() {
+		if !outOfGraph && s.signalled() {
 			// A pause or cancel came between two attempts: no new attempt
-			// starts; the run stays at the checkpoint just committed.
+			// starts; the run stays at the checkpoint just committed. An
+			// effect applied outside the graph is not a step a pause stops
+			// (the pause waits for it); a cancel stops its next attempt
+			// before its handler is called (callHandler).
 			return Outcome{}, errStop
 		}
 	}
@@ -308,12 +311,13 @@ var errEffectStopped = errors.New("effect stopped")
 
 // backoff waits d before a retry. A cancel of the run cuts it short, as
 // it cancels an attempt in flight, and reports it (cancelled): its
-// request may be withdrawn before the caller looks. A pause request cuts
-// it short too (no attempt follows a pause); the caller then sees the
-// request.
-func (s *session) backoff(ctx context.Context, d time.Duration) (cancelled bool, err error) {
-	bctx, stop, done := s.cancellable(ctx, true)
+// request may be withdrawn before the caller looks. With onPause, a pause
+// request cuts it short too (no attempt follows a pause); the caller then
+// sees the request.
+func (s *session) backoff(ctx context.Context, d time.Duration, onPause bool) (cancelled bool, err error) {
+	bctx, stop, done := s.cancellable(ctx, onPause)
 	defer done()
+	stop = stop && onPause // without onPause only a cancel cuts it, through bctx
 	if !stop {
 		err = s.r.sleep(bctx, d)
 	}
