@@ -81,6 +81,7 @@ func (s *Store) appendRecords(ctx context.Context, runID string, recs []encodedR
 		}
 	}
 	s.ledgerGrown = true
+	s.own.appended(runID, first, len(recs))
 	if s.shared {
 		if _, err := s.w.headRaise.exec(ctx, runID, first+int64(len(recs))-1); err != nil {
 			return 0, fmt.Errorf("recording the ledger head: %w", err)
@@ -319,8 +320,22 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	var n int64
 	err := s.writeThen(ctx, func(ctx context.Context) error {
 		var err error
+		var top int64
+		following := s.own.following()
+		if following {
+			if top, err = s.w.ledgerTop.queryInt64(ctx); err != nil {
+				return err
+			}
+		}
 		if n, err = s.w.ledgerDelete.exec(ctx, runID); err != nil {
 			return err
+		}
+		if following && n > 0 {
+			after, err := s.w.ledgerTop.queryInt64(ctx)
+			if err != nil {
+				return err
+			}
+			s.own.deleted(runID, top, after)
 		}
 		_, err = s.w.headDelete.exec(ctx, runID)
 		return err

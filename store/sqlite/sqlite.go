@@ -81,6 +81,11 @@ type Config struct {
 	// out should the redo log misbehave. A redo log left by a killed
 	// process is replayed at open either way.
 	NoRedoLog bool
+	// ListenEvery is how often a shared store's ListenLedger looks for
+	// the ledger appends and deletes other processes made: 0 means
+	// DefaultListenEvery. Each look is one read transaction of three
+	// indexed queries.
+	ListenEvery time.Duration
 	// Logger receives the store's few log lines (migrations applied,
 	// unreadable rows skipped). Nil discards them.
 	Logger *slog.Logger
@@ -99,6 +104,9 @@ const DefaultCheckpointPages = 40000
 // fullCheckpointPages is the default with synchronous FULL (see
 // Config.CheckpointPages): SQLite's own.
 const fullCheckpointPages = 1000
+
+// DefaultListenEvery is the Config.ListenEvery of a zero Config.
+const DefaultListenEvery = 50 * time.Millisecond
 
 // sharedCheckpointPages is the default of a shared store, whose WAL other
 // processes read and which has no idle checkpoints.
@@ -151,6 +159,10 @@ type Store struct {
 	listPending            []string
 	listDirty, listFlushAt int
 
+	// listenEvery and own serve ListenLedger (listen.go).
+	listenEvery time.Duration
+	own         ownWrites
+
 	// schemaSeen is the schema_version a shared store's last committed
 	// transaction saw (sharedTx), owned by the writer turn.
 	schemaSeen int64
@@ -169,6 +181,7 @@ var (
 	_ store.AtomicCommitter = (*Store)(nil)
 	_ store.LedgerFinder    = (*Store)(nil)
 	_ store.RunClaimer      = (*Store)(nil)
+	_ store.LedgerListener  = (*Store)(nil)
 )
 
 // errClosed is returned by writes on a closed store.
@@ -203,7 +216,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{path: cfg.Path, log: log.With("component", "store/sqlite"), wsem: make(chan struct{}, 1),
 		shared: cfg.Shared, checkpointPages: cfg.CheckpointPages, batchWAL: !cfg.Shared && !cfg.UnbatchedWAL,
-		listFlushAt: defaultListFlushRuns}
+		listFlushAt: defaultListFlushRuns, listenEvery: cmp.Or(cfg.ListenEvery, DefaultListenEvery)}
 	if !cfg.Shared {
 		s.listMarked = make(map[string]struct{})
 	}
@@ -472,6 +485,7 @@ func (s *Store) writeThen(ctx context.Context, fn func(ctx context.Context) erro
 		done, err = s.recordedTx(wctx, fn)
 	}
 	s.settleListMarks(done)
+	s.own.settle(done)
 	if !done {
 		return err
 	}

@@ -32,6 +32,7 @@ type writerStmts struct {
 	ledgerInsert *wstmt
 	headRaise    *wstmt
 	ledgerDelete *wstmt
+	ledgerTop    *wstmt // the ledger's highest rowid (ListenLedger's own-delete bookkeeping)
 	headDelete   *wstmt
 	waitUpsert   *wstmt
 	waitDelete   *wstmt
@@ -105,6 +106,7 @@ func (w *writerStmts) statements() []writerStmt {
 		{&w.lastSeq, "lastSeq", `SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?`},
 		{&w.ledgerInsert, "ledgerInsert", `INSERT INTO ledger (run_id, seq, record_json, completed_key) VALUES (?, ?, ?, ?)`},
 		{&w.ledgerDelete, "ledgerDelete", `DELETE FROM ledger WHERE run_id = ?`},
+		{&w.ledgerTop, "ledgerTop", `SELECT COALESCE(MAX(rowid), 0) FROM ledger`},
 		{&w.headDelete, "headDelete", `DELETE FROM ledger_heads WHERE run_id = ?`},
 		// A shared store keeps ledger_heads current too: a Python process
 		// open on the database allocates its seqs from it.

@@ -1,0 +1,147 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// Rowids a delete frees at the end of the ledger table are given again to
+// the next rows: a look that scans only past the last rowid it saw would
+// miss rows added there. Each scenario drives the looks by hand.
+func TestListenLedgerAfterRowidsAreReused(t *testing.T) {
+	ctx := t.Context()
+	open := func(path string) *Store {
+		s, err := New(ctx, Config{Path: path, Shared: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	create := func(s *Store, id string, n int) {
+		t.Helper()
+		now := durable.NewTime(time.Now())
+		var recs []*durable.StepRecord
+		for i := range n {
+			recs = append(recs, &durable.StepRecord{RunID: id, StepID: id + string(rune('a'+i)), NodeID: "a",
+				Status: durable.StepCompleted, StartedAt: now, EndedAt: now, Attempt: 1})
+		}
+		run := &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "a",
+			Vars: map[string]any{}, CreatedAt: now, UpdatedAt: now}
+		if err := s.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: recs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type look func() []string
+	follow := func(s *Store) look {
+		f, rowTop, delTop, err := s.startFollow(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.own.remove(f) })
+		return func() []string {
+			var heard []string
+			err := s.listenOnce(context.Background(), f, &rowTop, &delTop, func(id string, deleted bool) {
+				if deleted {
+					id = "-" + id
+				}
+				heard = append(heard, id)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return heard
+		}
+	}
+
+	t.Run("another process's delete", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "db.sqlite")
+		a, b := open(path), open(path)
+		create(b, "x", 2)
+		create(b, "y", 2) // the last rows
+		next := follow(a)
+		if _, err := b.LedgerDelete(ctx, "y"); err != nil {
+			t.Fatal(err)
+		}
+		create(b, "z", 2) // in y's rowids
+		got := next()
+		// z's rows were not found by rowid, but every follower is told to
+		// read its ledgers again.
+		if !slices.Equal(got, []string{"-y", ""}) {
+			t.Fatalf("heard %q, want y's delete then a wake-up for every run", got)
+		}
+		create(b, "w", 1)
+		if got := next(); !slices.Equal(got, []string{"w"}) {
+			t.Fatalf("heard %q next, want w", got)
+		}
+	})
+
+	t.Run("its own delete", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "db.sqlite")
+		a, b := open(path), open(path)
+		next := follow(a)
+		create(b, "x", 2)
+		create(a, "y", 2) // the last rows, its own
+		if got := next(); !slices.Equal(got, []string{"x"}) {
+			t.Fatalf("heard %q, want x only", got)
+		}
+		if _, err := a.LedgerDelete(ctx, "y"); err != nil {
+			t.Fatal(err)
+		}
+		create(b, "z", 2) // in y's rowids
+		if got := next(); !slices.Equal(got, []string{"z"}) {
+			t.Fatalf("heard %q, want z, found in the rowids its own delete freed", got)
+		}
+	})
+
+	t.Run("a transaction that does not commit", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "db.sqlite")
+		a, b := open(path), open(path)
+		next := follow(a)
+		create(a, "x", 1)
+		// The head's upsert, after the records are inserted and noted,
+		// fails: the transaction rolls back, and its note must go with it,
+		// or it would hide the other store's record with the same seq.
+		for _, op := range []string{"INSERT", "UPDATE"} {
+			if err := execTurn(b, `CREATE TRIGGER head_fails_`+op+` BEFORE `+op+` ON ledger_heads WHEN NEW.run_id = 'x'
+				BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := durable.NewTime(time.Now())
+		r2 := func() []*durable.StepRecord {
+			return []*durable.StepRecord{{RunID: "x", StepID: "s2", NodeID: "a", Status: durable.StepCompleted, StartedAt: now, EndedAt: now, Attempt: 1}}
+		}
+		if err := a.LedgerAppend(ctx, "x", r2()); err == nil {
+			t.Fatal("the append went through its failing head trigger")
+		}
+		for _, op := range []string{"INSERT", "UPDATE"} {
+			if err := execTurn(b, `DROP TRIGGER head_fails_`+op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.LedgerAppend(ctx, "x", r2()); err != nil {
+			t.Fatal(err)
+		}
+		if got := next(); !slices.Equal(got, []string{"x"}) {
+			t.Fatalf("heard %q, want x's record from the other store", got)
+		}
+	})
+}
+
+// execTurn runs one statement on s's writer connection, in its turn.
+func execTurn(s *Store, stmt string) error {
+	ctx := context.Background()
+	if err := s.takeTurn(ctx); err != nil {
+		return err
+	}
+	defer func() { <-s.wsem }()
+	_, err := s.wconn.ExecContext(ctx, stmt)
+	return err
+}
