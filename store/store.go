@@ -348,8 +348,10 @@ type LedgerListener interface {
 	// store value made, once it committed, until ctx ends (it returns
 	// ctx's error) or the listening fails. A delete of a run's ledger by
 	// another store value is reported with deleted set: the ledger grows
-	// again from seq 1, below a follower's cursor. An empty run id (never
-	// with deleted) stands for any run. It calls ready once it listens;
+	// again from seq 1, below a follower's cursor. An empty run id stands
+	// for any run: without deleted, appends it cannot name (read from the
+	// cursor); with deleted, deletes it cannot name (any ledger may have
+	// been deleted: read each from seq 1). It calls ready once it listens;
 	// changes made before, or while a caller reconnects, are not
 	// reported: a follower reads from its cursor after ready.
 	ListenLedger(ctx context.Context, ready func(), wake func(runID string, deleted bool)) error

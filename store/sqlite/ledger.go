@@ -75,13 +75,28 @@ func (s *Store) appendRecords(ctx context.Context, runID string, recs []encodedR
 		}
 	}
 	first := last + 1
+	following := s.own.following()
+	var rowids []int64
 	for i, rec := range recs {
 		if _, err := s.w.ledgerInsert.exec(ctx, runID, first+int64(i), rec.json, rec.completedKey); err != nil {
 			return 0, fmt.Errorf("inserting ledger record: %w", err)
 		}
+		if following {
+			id, err := s.w.lastRowid.queryInt64(ctx)
+			if err != nil {
+				return 0, fmt.Errorf("noting an own ledger record for ListenLedger: %w", err)
+			}
+			rowids = append(rowids, id)
+		}
 	}
 	s.ledgerGrown = true
-	s.own.appended(runID, first, len(recs))
+	if following {
+		logTop, err := s.w.deleteLogTop.queryInt64(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("noting own ledger records for ListenLedger: %w", err)
+		}
+		s.own.appended(runID, first, rowids, logTop)
+	}
 	if s.shared {
 		if _, err := s.w.headRaise.exec(ctx, runID, first+int64(len(recs))-1); err != nil {
 			return 0, fmt.Errorf("recording the ledger head: %w", err)
@@ -320,10 +335,10 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 	var n int64
 	err := s.writeThen(ctx, func(ctx context.Context) error {
 		var err error
-		var top int64
+		var logBefore int64
 		following := s.own.following()
 		if following {
-			if top, err = s.w.ledgerTop.queryInt64(ctx); err != nil {
+			if logBefore, err = s.w.deleteLogTop.queryInt64(ctx); err != nil {
 				return err
 			}
 		}
@@ -331,11 +346,19 @@ func (s *Store) LedgerDelete(ctx context.Context, runID string) (int64, error) {
 			return err
 		}
 		if following && n > 0 {
-			after, err := s.w.ledgerTop.queryInt64(ctx)
+			// The trigger logged the delete (migration 021): note its
+			// log entry, with the ledger's end the delete left.
+			logAfter, err := s.w.deleteLogTop.queryInt64(ctx)
 			if err != nil {
 				return err
 			}
-			s.own.deleted(runID, top, after)
+			end, err := s.w.ledgerTop.queryInt64(ctx)
+			if err != nil {
+				return err
+			}
+			if logAfter > logBefore {
+				s.own.deleted(logAfter, runID, end)
+			}
 		}
 		_, err = s.w.headDelete.exec(ctx, runID)
 		return err

@@ -15,16 +15,20 @@ import (
 // by polling it every Config.ListenEvery, so that a process streaming a
 // run's ledger (observe.Store.Follow) learns of them without reading
 // every ledger it follows. SQLite has no notifications across processes;
-// the ledger's rowids find appends (a rowid range scan of what was added
-// since the last look) and the ledger_deletes table (migration 021, a
-// trigger's log) finds deletes. Rowids freed by a delete at the end of the
-// table may be given again: after another process's delete, every
-// follower is woken with an empty run id (read every followed ledger from
-// its cursor), and after this store's own, the rows above the new end are
-// read again. The appends and deletes this store value makes itself are
-// not reported (the store notes them in the writer turn, before they
-// commit). A store that owns its database has no other writer to hear:
-// its ListenLedger fails at once with errors.ErrUnsupported.
+// each look is one read transaction: the ledger_deletes log (migration
+// 021, a trigger's) gives the deletes since the last look, and a rowid
+// range scan the rows added past the highest rowid seen. Rowids freed by a
+// delete at the end of the table may be given again: after another
+// process's delete every follower is woken with an empty run id (read
+// every followed ledger from its cursor); after this store's own, the
+// look reads from the end the delete left. A look that finds log entries
+// of other processes trimmed away (more than 10,000 deletes since the
+// last look) tells every follower to read its ledgers again from seq 1
+// (an empty run id with deleted set). The appends and deletes this store value makes itself are not
+// reported: the store notes them, by rowid, in the writer turn before
+// they commit (and drops the notes when they do not). A store that owns
+// its database has no other writer to hear: its ListenLedger fails at once
+// with errors.ErrUnsupported.
 func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID string, deleted bool)) error {
 	if !s.shared {
 		return fmt.Errorf("sqlite: a store that owns its database has no other writer to report: %w", errors.ErrUnsupported)
@@ -66,7 +70,7 @@ func (s *Store) startFollow(ctx context.Context) (f *ledgerFollow, rowTop, delTo
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	f = &ledgerFollow{appends: map[string]map[int64]struct{}{}, deletes: map[string]int{}}
+	f = &ledgerFollow{rows: map[int64]ownRow{}, deletes: map[int64]ownDelete{}}
 	s.own.add(f)
 	return f, rowTop, delTop, nil
 }
@@ -83,32 +87,42 @@ func (s *Store) listenOnce(ctx context.Context, f *ledgerFollow, rowTop, delTop 
 	}
 	defer func() { _ = tx.Rollback() }()
 
+	// Deletes first: a row past rowTop in this snapshot comes after every
+	// delete logged in it.
 	var deleted []string
-	anyForeignDelete := false
+	wakeAll, trimmed := false, false
 	rows, err := tx.QueryContext(ctx, `SELECT rowid, run_id FROM ledger_deletes WHERE rowid > ? ORDER BY rowid`, *delTop)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
-		var id int64
+		var logID int64
 		var runID string
-		if err := rows.Scan(&id, &runID); err != nil {
+		if err := rows.Scan(&logID, &runID); err != nil {
 			_ = rows.Close()
 			return err
 		}
-		*delTop = id
-		if !f.takeDelete(runID) {
-			deleted = append(deleted, runID)
-			anyForeignDelete = true
+		if logID > *delTop+1 && !f.ownGap(*delTop, logID, rowTop) {
+			// The log was trimmed past entries this look never read, not
+			// all of them this store's own deletes.
+			trimmed = true
 		}
+		*delTop = logID
+		f.forgetRowsBefore(runID, logID)
+		if d, own := f.takeDelete(logID); own {
+			// Rows past the end this delete left are all newer than it.
+			*rowTop = min(*rowTop, d.end)
+			continue
+		}
+		deleted = append(deleted, runID)
+		// Rows another process added in the rowids its delete freed, at
+		// or below rowTop, are not found by the range scan.
+		wakeAll = true
 	}
 	if err := rows.Close(); err != nil {
 		return err
 	}
 
-	// This store's own deletes at the end of the table free rowids another
-	// process may have taken since: read from the end the delete left.
-	*rowTop = min(*rowTop, f.takeRescan(*rowTop))
 	var appended []string
 	seen := map[string]bool{}
 	for {
@@ -126,7 +140,7 @@ func (s *Store) listenOnce(ctx context.Context, f *ledgerFollow, rowTop, delTop 
 			}
 			n++
 			*rowTop = id
-			if !f.takeAppend(runID, seq) && !seen[runID] {
+			if !f.takeRow(id, runID, seq) && !seen[runID] {
 				seen[runID] = true
 				appended = append(appended, runID)
 			}
@@ -138,8 +152,8 @@ func (s *Store) listenOnce(ctx context.Context, f *ledgerFollow, rowTop, delTop 
 			break
 		}
 	}
-	// Another process's delete at the end of the table: later rows take
-	// rowids from the new end on.
+	// A delete at the end of the table: later rows take rowids from the
+	// new end on.
 	var top int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM ledger`).Scan(&top); err != nil {
 		return err
@@ -148,13 +162,23 @@ func (s *Store) listenOnce(ctx context.Context, f *ledgerFollow, rowTop, delTop 
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	if trimmed {
+		// Notes of own rows the unnamed deletes may have removed would
+		// never be found: every follower reads again anyway.
+		f.forgetRowsBefore("", *delTop)
+	}
+	f.prune(*rowTop, *delTop)
 
+	if trimmed {
+		// Deletes it cannot name: any followed ledger may have been
+		// deleted, and is read again from seq 1.
+		s.log.WarnContext(ctx, "more ledger deletes were logged between two looks than the log keeps; every follower reads its ledgers again")
+		wake("", true)
+	}
 	for _, id := range deleted {
 		wake(id, true)
 	}
-	if anyForeignDelete {
-		// Rows another process added in rowids its delete freed, before
-		// this look, were not found by the range scan.
+	if wakeAll && !trimmed {
 		wake("", false)
 	}
 	for _, id := range appended {
@@ -165,53 +189,100 @@ func (s *Store) listenOnce(ctx context.Context, f *ledgerFollow, rowTop, delTop 
 
 // ledgerFollow is what one ListenLedger call has to leave out: this
 // store's own appends and deletes, noted before they commit and taken off
-// when the call finds them.
+// as the call's looks find them or pass them.
 type ledgerFollow struct {
 	mu      sync.Mutex
-	appends map[string]map[int64]struct{} // by run id, the seqs
-	deletes map[string]int                // by run id, how many
-	// rescan is the ledger's end after an own delete that removed its
-	// last rows (0: none): rowids above it may be given again.
-	rescan int64
+	rows    map[int64]ownRow    // by ledger rowid
+	deletes map[int64]ownDelete // by ledger_deletes rowid
 }
 
-func (f *ledgerFollow) takeAppend(runID string, seq int64) bool {
+// ownRow is a record this store inserted: its run and seq (a rowid
+// another process takes after a rollback holds another record) and the
+// delete log's highest rowid then (a delete of the run logged after it
+// removed it).
+type ownRow struct {
+	runID       string
+	seq, logTop int64
+}
+
+// ownDelete is a ledger delete this store made: the run, and the ledger's
+// highest rowid after it.
+type ownDelete struct {
+	runID string
+	end   int64
+}
+
+// takeRow reports whether the row is one of this store's, and forgets it.
+func (f *ledgerFollow) takeRow(rowid int64, runID string, seq int64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	seqs := f.appends[runID]
-	if _, ok := seqs[seq]; !ok {
+	r, ok := f.rows[rowid]
+	if !ok || r.runID != runID || r.seq != seq {
 		return false
 	}
-	delete(seqs, seq)
-	if len(seqs) == 0 {
-		delete(f.appends, runID)
+	delete(f.rows, rowid)
+	return true
+}
+
+// ownGap reports whether the log entries after delTop and before logID,
+// which the log no longer holds, were all this store's own deletes; if so
+// it forgets them and lowers rowTop to the lowest end they left.
+func (f *ledgerFollow) ownGap(delTop, logID int64, rowTop *int64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id := delTop + 1; id < logID; id++ {
+		if _, ok := f.deletes[id]; !ok {
+			return false
+		}
+	}
+	for id := delTop + 1; id < logID; id++ {
+		*rowTop = min(*rowTop, f.deletes[id].end)
+		delete(f.deletes, id)
 	}
 	return true
 }
 
-func (f *ledgerFollow) takeDelete(runID string) bool {
+// takeDelete returns the own delete logged under logID, and forgets it.
+func (f *ledgerFollow) takeDelete(logID int64) (ownDelete, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.deletes[runID] == 0 {
-		return false
-	}
-	if f.deletes[runID]--; f.deletes[runID] == 0 {
-		delete(f.deletes, runID)
-	}
-	return true
+	d, ok := f.deletes[logID]
+	delete(f.deletes, logID)
+	return d, ok
 }
 
-// takeRescan returns the end an own delete left (top when none) and
-// forgets it.
-func (f *ledgerFollow) takeRescan(top int64) int64 {
+// forgetRowsBefore forgets the own rows of runID ("": of any run) noted
+// before the delete logged under logID: it removed them, and their rowids
+// may be given to another process's rows.
+func (f *ledgerFollow) forgetRowsBefore(runID string, logID int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.rescan == 0 {
-		return top
+	for id, r := range f.rows {
+		if (runID == "" || r.runID == runID) && r.logTop < logID {
+			delete(f.rows, id)
+		}
 	}
-	r := f.rescan - 1
-	f.rescan = 0
-	return r
+}
+
+// prune forgets, after a look that ended at rowTop and delTop, the own
+// rows at or below rowTop noted after every delete the look has read
+// (seen, or never to be scanned: a later look starts past them, and only
+// a delete of theirs, logged later, could lower rowTop again, dropping
+// them with it), and the own deletes the log has passed (read, or
+// trimmed away).
+func (f *ledgerFollow) prune(rowTop, delTop int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, r := range f.rows {
+		if id <= rowTop && r.logTop <= delTop {
+			delete(f.rows, id)
+		}
+	}
+	for id := range f.deletes {
+		if id <= delTop {
+			delete(f.deletes, id)
+		}
+	}
 }
 
 // ownWrites notes a store's own ledger appends and deletes for its
@@ -220,15 +291,9 @@ func (f *ledgerFollow) takeRescan(top int64) int64 {
 type ownWrites struct {
 	mu      sync.Mutex
 	follows []*ledgerFollow
-	pending []ownWrite // the transaction's, in the writer turn
-}
-
-type ownWrite struct {
-	runID      string
-	first      int64 // appends: the seqs first .. first+n-1
-	n          int
-	deleted    bool
-	top, after int64 // deletes: the ledger's highest rowid before and after
+	// pending are the transaction's notes, in the writer turn: ledger
+	// rowids, and delete log rowids (negated).
+	pending []int64
 }
 
 func (o *ownWrites) add(f *ledgerFollow) {
@@ -255,78 +320,51 @@ func (o *ownWrites) following() bool {
 	return len(o.follows) > 0
 }
 
-// appended notes records first .. first+n-1 of runID.
-func (o *ownWrites) appended(runID string, first int64, n int) {
+// appended notes the records of runID from seq first on, inserted under
+// rowids, with the delete log's highest rowid then.
+func (o *ownWrites) appended(runID string, first int64, rowids []int64, logTop int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.follows) == 0 {
-		return
-	}
-	o.pending = append(o.pending, ownWrite{runID: runID, first: first, n: n})
 	for _, f := range o.follows {
 		f.mu.Lock()
-		seqs := f.appends[runID]
-		if seqs == nil {
-			seqs = map[int64]struct{}{}
-			f.appends[runID] = seqs
-		}
-		for i := range int64(n) {
-			seqs[first+i] = struct{}{}
+		for i, id := range rowids {
+			f.rows[id] = ownRow{runID: runID, seq: first + int64(i), logTop: logTop}
 		}
 		f.mu.Unlock()
 	}
+	o.pending = append(o.pending, rowids...)
 }
 
-// deleted notes the delete of runID's ledger, which took the ledger's
-// highest rowid from top to after.
-func (o *ownWrites) deleted(runID string, top, after int64) {
+// deleted notes the delete of runID's ledger, logged under logID, which
+// left the ledger's highest rowid at end.
+func (o *ownWrites) deleted(logID int64, runID string, end int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.follows) == 0 {
-		return
-	}
-	o.pending = append(o.pending, ownWrite{runID: runID, deleted: true, top: top, after: after})
 	for _, f := range o.follows {
 		f.mu.Lock()
-		f.deletes[runID]++
+		f.deletes[logID] = ownDelete{runID: runID, end: end}
 		f.mu.Unlock()
 	}
+	o.pending = append(o.pending, -logID)
 }
 
-// settle ends the transaction's notes: kept when it committed (an end
-// left by a delete is handed to the follows), undone when it did not.
+// settle ends the transaction's notes: kept when it committed, undone
+// when it did not.
 func (o *ownWrites) settle(committed bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.pending) == 0 {
-		return
-	}
-	for _, f := range o.follows {
-		f.mu.Lock()
-		for _, w := range o.pending {
-			switch {
-			case committed && w.deleted:
-				// Its rows are gone: notes of appends to them would never
-				// be found, and the seqs start again from 1.
-				delete(f.appends, w.runID)
-				if w.after < w.top && (f.rescan == 0 || w.after+1 < f.rescan) {
-					f.rescan = w.after + 1 // stored +1: 0 means none
-				}
-			case committed:
-			case w.deleted:
-				if f.deletes[w.runID]--; f.deletes[w.runID] <= 0 {
-					delete(f.deletes, w.runID)
-				}
-			default:
-				for i := range int64(w.n) {
-					delete(f.appends[w.runID], w.first+i)
-				}
-				if len(f.appends[w.runID]) == 0 {
-					delete(f.appends, w.runID)
+	if !committed {
+		for _, f := range o.follows {
+			f.mu.Lock()
+			for _, id := range o.pending {
+				if id < 0 {
+					delete(f.deletes, -id)
+				} else {
+					delete(f.rows, id)
 				}
 			}
+			f.mu.Unlock()
 		}
-		f.mu.Unlock()
 	}
 	o.pending = o.pending[:0]
 }
