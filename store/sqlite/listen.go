@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -289,6 +290,7 @@ func (f *ledgerFollow) prune(rowTop, delTop int64) {
 // ListenLedger calls. Notes are made in the writer turn, inside the
 // transaction, and undone by settle when it does not commit.
 type ownWrites struct {
+	active  atomic.Int32 // len(follows), read without mu on every write
 	mu      sync.Mutex
 	follows []*ledgerFollow
 	// pending are the transaction's notes, in the writer turn: ledger
@@ -300,6 +302,7 @@ func (o *ownWrites) add(f *ledgerFollow) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.follows = append(o.follows, f)
+	o.active.Store(int32(len(o.follows)))
 }
 
 func (o *ownWrites) remove(f *ledgerFollow) {
@@ -308,17 +311,14 @@ func (o *ownWrites) remove(f *ledgerFollow) {
 	for i, g := range o.follows {
 		if g == f {
 			o.follows = append(o.follows[:i], o.follows[i+1:]...)
+			o.active.Store(int32(len(o.follows)))
 			return
 		}
 	}
 }
 
 // following reports whether a ListenLedger call is under way.
-func (o *ownWrites) following() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.follows) > 0
-}
+func (o *ownWrites) following() bool { return o.active.Load() > 0 }
 
 // appended notes the records of runID from seq first on, inserted under
 // rowids, with the delete log's highest rowid then.
