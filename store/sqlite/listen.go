@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,12 +68,12 @@ func (s *Store) startFollow(ctx context.Context) (f *ledgerFollow, rowTop, delTo
 		return nil, 0, 0, err
 	}
 	defer func() { <-s.wsem }()
-	err = s.rdb.QueryRowContext(ctx, `SELECT (SELECT COALESCE(MAX(rowid), 0) FROM ledger), (SELECT COALESCE(MAX(rowid), 0) FROM ledger_deletes)`).
+	err = s.rdb.QueryRowContext(ctx, `SELECT (SELECT COALESCE(MAX(rowid), 0) FROM ledger), (SELECT COALESCE(MAX(id), 0) FROM ledger_deletes)`).
 		Scan(&rowTop, &delTop)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	f = &ledgerFollow{rows: map[int64]ownRow{}, deletes: map[int64]ownDelete{}}
+	f = &ledgerFollow{rows: map[string]map[rowKey][]int64{}, deletes: map[int64]ownDelete{}}
 	s.own.add(f)
 	return f, rowTop, delTop, nil
 }
@@ -92,7 +94,7 @@ func (s *Store) listenOnce(ctx context.Context, f *ledgerFollow, rowTop, delTop 
 	// delete logged in it.
 	var deleted []string
 	wakeAll, trimmed := false, false
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, run_id FROM ledger_deletes WHERE rowid > ? ORDER BY rowid`, *delTop)
+	rows, err := tx.QueryContext(ctx, `SELECT id, run_id FROM ledger_deletes WHERE id > ? ORDER BY id`, *delTop)
 	if err != nil {
 		return err
 	}
@@ -192,19 +194,18 @@ func (s *Store) listenOnce(ctx context.Context, f *ledgerFollow, rowTop, delTop 
 // store's own appends and deletes, noted before they commit and taken off
 // as the call's looks find them or pass them.
 type ledgerFollow struct {
-	mu      sync.Mutex
-	rows    map[int64]ownRow    // by ledger rowid
-	deletes map[int64]ownDelete // by ledger_deletes rowid
+	mu sync.Mutex
+	// rows are the own records, by run, then by rowid and seq: for each,
+	// the delete log's highest rowid when each was noted (a record of the
+	// run another delete removed can be followed, in the same rowid, by
+	// one this store appends again before a look sees either).
+	rows    map[string]map[rowKey][]int64
+	deletes map[int64]ownDelete // by ledger_deletes id
 }
 
-// ownRow is a record this store inserted: its run and seq (a rowid
-// another process takes after a rollback holds another record) and the
-// delete log's highest rowid then (a delete of the run logged after it
-// removed it).
-type ownRow struct {
-	runID       string
-	seq, logTop int64
-}
+// rowKey is a ledger row: its rowid, and its seq (a rowid another process
+// takes after a rollback or a delete holds another record).
+type rowKey struct{ rowid, seq int64 }
 
 // ownDelete is a ledger delete this store made: the run, and the ledger's
 // highest rowid after it.
@@ -213,21 +214,55 @@ type ownDelete struct {
 	end   int64
 }
 
-// takeRow reports whether the row is one of this store's, and forgets it.
+// note notes an own record.
+func (f *ledgerFollow) note(runID string, k rowKey, logTop int64) {
+	byRow := f.rows[runID]
+	if byRow == nil {
+		byRow = map[rowKey][]int64{}
+		f.rows[runID] = byRow
+	}
+	byRow[k] = append(byRow[k], logTop)
+}
+
+// unnote drops a note that note made (a transaction that did not commit).
+func (f *ledgerFollow) unnote(runID string, k rowKey, logTop int64) {
+	tops := f.rows[runID][k]
+	if i := slices.Index(tops, logTop); i >= 0 {
+		f.setTops(runID, k, slices.Delete(tops, i, i+1))
+	}
+}
+
+// setTops sets the notes of a row, dropping the empty maps.
+func (f *ledgerFollow) setTops(runID string, k rowKey, tops []int64) {
+	byRow := f.rows[runID]
+	if len(tops) > 0 {
+		byRow[k] = tops
+		return
+	}
+	delete(byRow, k)
+	if len(byRow) == 0 {
+		delete(f.rows, runID)
+	}
+}
+
+// takeRow reports whether the row is one of this store's, and forgets one
+// note of it (the oldest).
 func (f *ledgerFollow) takeRow(rowid int64, runID string, seq int64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r, ok := f.rows[rowid]
-	if !ok || r.runID != runID || r.seq != seq {
+	k := rowKey{rowid, seq}
+	tops := f.rows[runID][k]
+	if len(tops) == 0 {
 		return false
 	}
-	delete(f.rows, rowid)
+	f.setTops(runID, k, tops[1:])
 	return true
 }
 
 // ownGap reports whether the log entries after delTop and before logID,
 // which the log no longer holds, were all this store's own deletes; if so
-// it forgets them and lowers rowTop to the lowest end they left.
+// it forgets them, with the notes of the rows they removed, and lowers
+// rowTop to the lowest end they left.
 func (f *ledgerFollow) ownGap(delTop, logID int64, rowTop *int64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -236,9 +271,15 @@ func (f *ledgerFollow) ownGap(delTop, logID int64, rowTop *int64) bool {
 			return false
 		}
 	}
+	latest := map[string]int64{} // by run, its last delete in the gap
 	for id := delTop + 1; id < logID; id++ {
-		*rowTop = min(*rowTop, f.deletes[id].end)
+		d := f.deletes[id]
+		*rowTop = min(*rowTop, d.end)
+		latest[d.runID] = id
 		delete(f.deletes, id)
+	}
+	for runID, id := range latest {
+		f.forgetRowsBeforeLocked(runID, id)
 	}
 	return true
 }
@@ -258,9 +299,17 @@ func (f *ledgerFollow) takeDelete(logID int64) (ownDelete, bool) {
 func (f *ledgerFollow) forgetRowsBefore(runID string, logID int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for id, r := range f.rows {
-		if (runID == "" || r.runID == runID) && r.logTop < logID {
-			delete(f.rows, id)
+	f.forgetRowsBeforeLocked(runID, logID)
+}
+
+func (f *ledgerFollow) forgetRowsBeforeLocked(runID string, logID int64) {
+	runs := []string{runID}
+	if runID == "" {
+		runs = slices.Collect(maps.Keys(f.rows))
+	}
+	for _, r := range runs {
+		for k, tops := range f.rows[r] {
+			f.setTops(r, k, slices.DeleteFunc(tops, func(top int64) bool { return top < logID }))
 		}
 	}
 }
@@ -274,9 +323,11 @@ func (f *ledgerFollow) forgetRowsBefore(runID string, logID int64) {
 func (f *ledgerFollow) prune(rowTop, delTop int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for id, r := range f.rows {
-		if id <= rowTop && r.logTop <= delTop {
-			delete(f.rows, id)
+	for r, byRow := range f.rows {
+		for k, tops := range byRow {
+			if k.rowid <= rowTop {
+				f.setTops(r, k, slices.DeleteFunc(tops, func(top int64) bool { return top <= delTop }))
+			}
 		}
 	}
 	for id := range f.deletes {
@@ -293,9 +344,17 @@ type ownWrites struct {
 	active  atomic.Int32 // len(follows), read without mu on every write
 	mu      sync.Mutex
 	follows []*ledgerFollow
-	// pending are the transaction's notes, in the writer turn: ledger
-	// rowids, and delete log rowids (negated).
-	pending []int64
+	// pending are the transaction's notes, in the writer turn.
+	pending []pendingNote
+}
+
+// pendingNote is a note of the transaction in progress: a record (k) or a
+// delete (logID).
+type pendingNote struct {
+	runID  string
+	k      rowKey
+	logTop int64
+	logID  int64 // a delete's; 0 for a record
 }
 
 func (o *ownWrites) add(f *ledgerFollow) {
@@ -325,14 +384,15 @@ func (o *ownWrites) following() bool { return o.active.Load() > 0 }
 func (o *ownWrites) appended(runID string, first int64, rowids []int64, logTop int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, f := range o.follows {
-		f.mu.Lock()
-		for i, id := range rowids {
-			f.rows[id] = ownRow{runID: runID, seq: first + int64(i), logTop: logTop}
+	for i, id := range rowids {
+		k := rowKey{id, first + int64(i)}
+		for _, f := range o.follows {
+			f.mu.Lock()
+			f.note(runID, k, logTop)
+			f.mu.Unlock()
 		}
-		f.mu.Unlock()
+		o.pending = append(o.pending, pendingNote{runID: runID, k: k, logTop: logTop})
 	}
-	o.pending = append(o.pending, rowids...)
 }
 
 // deleted notes the delete of runID's ledger, logged under logID, which
@@ -345,7 +405,7 @@ func (o *ownWrites) deleted(logID int64, runID string, end int64) {
 		f.deletes[logID] = ownDelete{runID: runID, end: end}
 		f.mu.Unlock()
 	}
-	o.pending = append(o.pending, -logID)
+	o.pending = append(o.pending, pendingNote{runID: runID, logID: logID})
 }
 
 // settle ends the transaction's notes: kept when it committed, undone
@@ -356,11 +416,11 @@ func (o *ownWrites) settle(committed bool) {
 	if !committed {
 		for _, f := range o.follows {
 			f.mu.Lock()
-			for _, id := range o.pending {
-				if id < 0 {
-					delete(f.deletes, -id)
+			for _, n := range o.pending {
+				if n.logID != 0 {
+					delete(f.deletes, n.logID)
 				} else {
-					delete(f.rows, id)
+					f.unnote(n.runID, n.k, n.logTop)
 				}
 			}
 			f.mu.Unlock()

@@ -30,13 +30,13 @@ CREATE TABLE ledger (
 CREATE TRIGGER ledger_completed_key_foreign_insert AFTER INSERT ON ledger WHEN NEW.completed_key IS NULL AND instr(NEW.record_json, '"completed"') > 0 AND json_valid(NEW.record_json) AND json_extract(NEW.record_json, '$.status') = 'completed'
   BEGIN UPDATE ledger SET completed_key = COALESCE(json_extract(NEW.record_json, '$.idempotency_key'), '') WHERE run_id = NEW.run_id AND seq = NEW.seq; END;
 
-CREATE TRIGGER ledger_delete_logged AFTER DELETE ON ledger WHEN OLD.seq = 1
-  BEGIN INSERT INTO ledger_deletes (run_id) VALUES (OLD.run_id); DELETE FROM ledger_deletes WHERE rowid <= (SELECT MAX(rowid) FROM ledger_deletes) - 10000; END;
+CREATE TRIGGER ledger_delete_logged AFTER DELETE ON ledger WHEN NOT EXISTS (SELECT 1 FROM ledger WHERE run_id = OLD.run_id)
+  BEGIN INSERT INTO ledger_deletes (run_id) VALUES (OLD.run_id); DELETE FROM ledger_deletes WHERE id <= (SELECT MAX(id) FROM ledger_deletes) - 10000; END;
 
 CREATE TRIGGER ledger_unindexed_foreign_insert AFTER INSERT ON ledger WHEN NEW.completed_key IS NULL AND instr(NEW.record_json, '"completed"') > 0 AND NOT json_valid(NEW.record_json)
   BEGIN INSERT INTO python_unindexed (run_id, seq) SELECT NEW.run_id, NEW.seq WHERE NOT EXISTS (SELECT 1 FROM python_unindexed WHERE run_id = NEW.run_id AND seq = NEW.seq); END;
 
-CREATE TABLE ledger_deletes (run_id TEXT NOT NULL);
+CREATE TABLE ledger_deletes (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL);
 
 CREATE TABLE ledger_heads (
   run_id TEXT PRIMARY KEY,

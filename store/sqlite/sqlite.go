@@ -532,10 +532,14 @@ func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context) error) er
 // inside writerStmts.run.
 func (s *Store) finishTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if err := fn(ctx); err != nil {
+		// The notes of the writes undone go first: once the rollback
+		// frees the database, another process may write the same rows.
+		s.own.settle(false)
 		s.rollback(ctx)
 		return err
 	}
 	if _, err := s.w.commit.exec(ctx); err != nil {
+		s.own.settle(false)
 		s.rollback(ctx)
 		return fmt.Errorf("commit: %w", err)
 	}

@@ -34,7 +34,7 @@ type writerStmts struct {
 	ledgerDelete *wstmt
 	// ListenLedger's notes of the store's own writes (listen.go).
 	ledgerTop    *wstmt // the ledger's highest rowid
-	deleteLogTop *wstmt // ledger_deletes' highest rowid
+	deleteLogTop *wstmt // ledger_deletes' highest id
 	lastRowid    *wstmt // the rowid of the row the last INSERT made
 	headDelete   *wstmt
 	waitUpsert   *wstmt
@@ -110,7 +110,7 @@ func (w *writerStmts) statements() []writerStmt {
 		{&w.ledgerInsert, "ledgerInsert", `INSERT INTO ledger (run_id, seq, record_json, completed_key) VALUES (?, ?, ?, ?)`},
 		{&w.ledgerDelete, "ledgerDelete", `DELETE FROM ledger WHERE run_id = ?`},
 		{&w.ledgerTop, "ledgerTop", `SELECT COALESCE(MAX(rowid), 0) FROM ledger`},
-		{&w.deleteLogTop, "deleteLogTop", `SELECT COALESCE(MAX(rowid), 0) FROM ledger_deletes`},
+		{&w.deleteLogTop, "deleteLogTop", `SELECT COALESCE(MAX(id), 0) FROM ledger_deletes`},
 		{&w.lastRowid, "lastRowid", `SELECT last_insert_rowid()`},
 		{&w.headDelete, "headDelete", `DELETE FROM ledger_heads WHERE run_id = ?`},
 		// A shared store keeps ledger_heads current too: a Python process
