@@ -373,7 +373,7 @@ func testLedgerListener(t *testing.T, s store.Store) {
 	case <-ready:
 	case err := <-res:
 		if errors.Is(err, errors.ErrUnsupported) {
-			t.Skip("a wrapper over a store without a listener (store.Wrapper.ListenLedger)")
+			t.Skip("the store reports no other writer's appends (errors.ErrUnsupported: a wrapper over a store without a listener, or a store that owns its database)")
 		}
 		t.Fatalf("ListenLedger returned before ready: %v", err)
 	case <-time.After(10 * time.Second):
