@@ -11,12 +11,15 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// Rowids a delete frees at the end of the ledger table are given again to
-// the next rows: a look that scans only past the last rowid it saw would
-// miss rows added there. Each scenario drives the looks by hand.
-func TestListenLedgerAfterRowidsAreReused(t *testing.T) {
+// lookFunc makes one look and returns what it heard, a delete as "-" and
+// the run id.
+type lookFunc func() []string
+
+// listenHelpers opens shared stores, creates runs and appends records
+// through them, and follows a store with looks driven by hand.
+func listenHelpers(t *testing.T) (open func(string) *Store, create func(*Store, string, int), appendN func(*Store, string, int), follow func(*Store) (lookFunc, *ledgerFollow)) {
 	ctx := t.Context()
-	open := func(path string) *Store {
+	open = func(path string) *Store {
 		s, err := New(ctx, Config{Path: path, Shared: true})
 		if err != nil {
 			t.Fatal(err)
@@ -24,22 +27,31 @@ func TestListenLedgerAfterRowidsAreReused(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	}
-	create := func(s *Store, id string, n int) {
-		t.Helper()
+	recsOf := func(id string, n int) []*durable.StepRecord {
 		now := durable.NewTime(time.Now())
 		var recs []*durable.StepRecord
 		for i := range n {
 			recs = append(recs, &durable.StepRecord{RunID: id, StepID: id + string(rune('a'+i)), NodeID: "a",
 				Status: durable.StepCompleted, StartedAt: now, EndedAt: now, Attempt: 1})
 		}
+		return recs
+	}
+	create = func(s *Store, id string, n int) {
+		t.Helper()
+		now := durable.NewTime(time.Now())
 		run := &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "a",
 			Vars: map[string]any{}, CreatedAt: now, UpdatedAt: now}
-		if err := s.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: recs}); err != nil {
+		if err := s.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: recsOf(id, n)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	type look func() []string
-	follow := func(s *Store) look {
+	appendN = func(s *Store, id string, n int) {
+		t.Helper()
+		if err := s.LedgerAppend(ctx, id, recsOf(id, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	follow = func(s *Store) (lookFunc, *ledgerFollow) {
 		f, rowTop, delTop, err := s.startFollow(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -57,15 +69,24 @@ func TestListenLedgerAfterRowidsAreReused(t *testing.T) {
 				t.Fatal(err)
 			}
 			return heard
-		}
+		}, f
 	}
+	return
+}
+
+// Rowids a delete frees at the end of the ledger table are given again to
+// the next rows: a look that scans only past the last rowid it saw would
+// miss rows added there. Each scenario drives the looks by hand.
+func TestListenLedgerAfterRowidsAreReused(t *testing.T) {
+	ctx := t.Context()
+	open, create, _, follow := listenHelpers(t)
 
 	t.Run("another process's delete", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "db.sqlite")
 		a, b := open(path), open(path)
 		create(b, "x", 2)
 		create(b, "y", 2) // the last rows
-		next := follow(a)
+		next, _ := follow(a)
 		if _, err := b.LedgerDelete(ctx, "y"); err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +106,7 @@ func TestListenLedgerAfterRowidsAreReused(t *testing.T) {
 	t.Run("its own delete", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "db.sqlite")
 		a, b := open(path), open(path)
-		next := follow(a)
+		next, _ := follow(a)
 		create(b, "x", 2)
 		create(a, "y", 2) // the last rows, its own
 		if got := next(); !slices.Equal(got, []string{"x"}) {
@@ -103,7 +124,7 @@ func TestListenLedgerAfterRowidsAreReused(t *testing.T) {
 	t.Run("a transaction that does not commit", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "db.sqlite")
 		a, b := open(path), open(path)
-		next := follow(a)
+		next, _ := follow(a)
 		create(a, "x", 1)
 		// The head's upsert, after the records are inserted and noted,
 		// fails: the transaction rolls back, and its note must go with it,

@@ -1,74 +1,11 @@
 package sqlite
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/store"
 )
-
-type lookFunc func() []string
-
-func listenHelpers(t *testing.T) (open func(string) *Store, create func(*Store, string, int), appendN func(*Store, string, int), follow func(*Store) (lookFunc, *ledgerFollow)) {
-	ctx := t.Context()
-	open = func(path string) *Store {
-		s, err := New(ctx, Config{Path: path, Shared: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
-	recsOf := func(id string, n int) []*durable.StepRecord {
-		now := durable.NewTime(time.Now())
-		var recs []*durable.StepRecord
-		for i := range n {
-			recs = append(recs, &durable.StepRecord{RunID: id, StepID: id + string(rune('a'+i)), NodeID: "a",
-				Status: durable.StepCompleted, StartedAt: now, EndedAt: now, Attempt: 1})
-		}
-		return recs
-	}
-	create = func(s *Store, id string, n int) {
-		t.Helper()
-		now := durable.NewTime(time.Now())
-		run := &durable.RunState{RunID: id, WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "a",
-			Vars: map[string]any{}, CreatedAt: now, UpdatedAt: now}
-		if err := s.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: recsOf(id, n)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	appendN = func(s *Store, id string, n int) {
-		t.Helper()
-		if err := s.LedgerAppend(ctx, id, recsOf(id, n)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	follow = func(s *Store) (lookFunc, *ledgerFollow) {
-		f, rowTop, delTop, err := s.startFollow(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.own.remove(f) })
-		return func() []string {
-			var heard []string
-			err := s.listenOnce(context.Background(), f, &rowTop, &delTop, func(id string, deleted bool) {
-				if deleted {
-					id = "-" + id
-				}
-				heard = append(heard, id)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return heard
-		}, f
-	}
-	return
-}
 
 // Own rows another process deletes before a look are forgotten with the
 // delete: that process's re-created ledger (same run, same seqs) is heard.
