@@ -327,9 +327,11 @@ type CancelOptions struct {
 	IfUnchanged *durable.RunState
 }
 
-// ErrRunChanged is the error of a conditional CancelWith
-// (CancelOptions.IfUnchanged) on a run that changed since it was read:
-// nothing was cancelled.
+// ErrRunChanged reports a run another writer changed under the call: a
+// conditional CancelWith (CancelOptions.IfUnchanged) whose run changed
+// since it was read, which cancelled nothing, or an ApplyEffect whose
+// run another writer ended or paused during the effect, whose records and
+// result went with the working copy.
 var ErrRunChanged = errors.New("run changed since it was read")
 
 // CancelWith is Cancel with options: CancelOptions.IfUnchanged cancels
