@@ -85,17 +85,11 @@ func TestListenRandomInterleavingsOfOwnAndForeignWrites(t *testing.T) {
 				}
 			case 6:
 				// many foreign deletes: the log is trimmed
-				if err := execTurn(b, `WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i < 10001)
-					INSERT INTO ledger (run_id, seq, record_json) SELECT 'p' || i, 1, '{}' FROM c`); err != nil {
-					t.Fatal(err)
-				}
-				if err := execTurn(b, `DELETE FROM ledger WHERE run_id LIKE 'p%'`); err != nil {
-					t.Fatal(err)
-				}
+				insertForeignLedgers(t, b, "p", 10002)
+				deleteForeignLedgers(t, b, "p")
 				trace = append(trace, "bulk")
 				for i := range pends {
 					pends[i].fDel["p"] = true
-					pends[i].fApp["p"] = false
 					delete(pends[i].fApp, "p")
 				}
 			case 5:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -165,4 +166,24 @@ func execTurn(s *Store, stmt string) error {
 	defer func() { <-s.wsem }()
 	_, err := s.wconn.ExecContext(ctx, stmt)
 	return err
+}
+
+// insertForeignLedgers writes n one-record ledgers, prefix0 to prefix<n-1>,
+// with plain SQL on s's connection, as another process might.
+func insertForeignLedgers(t *testing.T, s *Store, prefix string, n int) {
+	t.Helper()
+	err := execTurn(s, `WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i < `+strconv.Itoa(n-1)+`)
+		INSERT INTO ledger (run_id, seq, record_json) SELECT '`+prefix+`' || i, 1, '{}' FROM c`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteForeignLedgers deletes, with plain SQL, the ledgers whose run ids
+// start with prefix.
+func deleteForeignLedgers(t *testing.T, s *Store, prefix string) {
+	t.Helper()
+	if err := execTurn(s, `DELETE FROM ledger WHERE run_id LIKE '`+prefix+`%'`); err != nil {
+		t.Fatal(err)
+	}
 }

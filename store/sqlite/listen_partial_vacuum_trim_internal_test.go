@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -70,10 +71,7 @@ func TestListenAfterVacuum(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "db.sqlite")
 	a, b := open(path), open(path)
-	if err := execTurn(b, `WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i < 10099)
-		INSERT INTO ledger (run_id, seq, record_json) SELECT 'r' || i, 1, '{}' FROM c`); err != nil {
-		t.Fatal(err)
-	}
+	insertForeignLedgers(t, b, "r", 10100)
 	if err := execTurn(b, `DELETE FROM ledger`); err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +106,7 @@ func TestListenTrimmedOwnDeletesForgetTheRowsTheyRemoved(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db.sqlite")
 	a, b := open(path), open(path)
 	// p0..p10000, rowids 1..10001, by another process
-	if err := execTurn(b, `WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i < 10000)
-		INSERT INTO ledger (run_id, seq, record_json) SELECT 'p' || i, 1, '{}' FROM c`); err != nil {
-		t.Fatal(err)
-	}
+	insertForeignLedgers(t, b, "p", 10001)
 	next, _ := follow(a)
 	if err := a.LedgerAppend(ctx, "x", recs1("x")); err != nil { // own (x,1) at rowid 10002
 		t.Fatal(err)
@@ -120,7 +115,7 @@ func TestListenTrimmedOwnDeletesForgetTheRowsTheyRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 10000 { // own, entries 2..10001: entry 1 is trimmed
-		if _, err := a.LedgerDelete(ctx, "p"+itoa(i)); err != nil {
+		if _, err := a.LedgerDelete(ctx, "p"+strconv.Itoa(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
