@@ -125,10 +125,7 @@ func (d *driver) applyEffect(ctx context.Context, runID, nodeID string, eff *dur
 			// kill cut off (a store without atomic commits): the handler
 			// makes them again, idempotent under the key; the recorded
 			// result stands.
-			if _, err := s.callHandler(ctx, h, &EffectRequest{
-				Run: s.run, Effect: eff, NodeID: nodeID, IdempotencyKey: key, StepID: prior.StepID,
-				Attempt: prior.Attempt, Runtime: d.r, drv: d, tickCtx: ctx, ReplayedResult: pyjson.Clone(prior.Result),
-			}); err != nil {
+			if err := s.replayChanges(ctx, h, eff, nodeID, "", key, prior); err != nil {
 				return Outcome{}, s.claimErr(err)
 			}
 		}

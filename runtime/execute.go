@@ -128,11 +128,7 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 				// for a record Python made under its own key); the
 				// recorded result stands, and the ledger gets no second
 				// completion.
-				if _, err := s.callHandler(ctx, h, &EffectRequest{
-					Run: run, Effect: eff, NodeID: plan.NodeID, DefaultNext: plan.NextNode,
-					IdempotencyKey: key, StepID: prior.StepID, Attempt: prior.Attempt, Runtime: s.r, drv: s.d, tickCtx: ctx,
-					ReplayedResult: pyjson.Clone(prior.Result),
-				}); err != nil {
+				if err := s.replayChanges(ctx, h, eff, plan.NodeID, plan.NextNode, key, prior); err != nil {
 					return Outcome{}, false, fmt.Errorf("replaying effect %s of run %s: %w", eff.Type, run.RunID, err)
 				}
 			}
@@ -297,6 +293,19 @@ func (s *session) runAttempts(ctx context.Context, nodeID, next string, eff *dur
 		out.Error = fmt.Sprintf("Effect failed after %d attempts: %s", attempts, out.Error)
 	}
 	return out, nil
+}
+
+// replayChanges calls a RerunOnReplay handler for an effect whose
+// completed record prior is reused, so that it makes again the changes to
+// the run a kill may have cut off with the state; the recorded result
+// stands (the handler is told it), and no record is added.
+func (s *session) replayChanges(ctx context.Context, h Handler, eff *durable.Effect, nodeID, next, key string, prior *durable.StepRecord) error {
+	_, err := s.callHandler(ctx, h, &EffectRequest{
+		Run: s.run, Effect: eff, NodeID: nodeID, DefaultNext: next,
+		IdempotencyKey: key, StepID: prior.StepID, Attempt: prior.Attempt, Runtime: s.r, drv: s.d, tickCtx: ctx,
+		ReplayedResult: pyjson.Clone(prior.Result),
+	})
+	return err
 }
 
 // errEffectInterrupted marks a handler error that says nothing about the
