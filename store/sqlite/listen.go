@@ -60,7 +60,7 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 }
 
 // startFollow registers a follow of the store's own writes and returns
-// it with the ledger's and the delete log's highest rowids. They are read
+// it with the ledger's highest rowid and the delete log's highest id. They are read
 // in the writer turn, so that no write of this store is under way: one
 // would commit after them unnoted.
 func (s *Store) startFollow(ctx context.Context) (f *ledgerFollow, rowTop, delTop int64, err error) {
