@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +168,47 @@ func TestRedo_CreateOfAQueuedRunTheCacheLetGoIsRefused(t *testing.T) {
 	g.s.redo.heldForTest.Store(false)
 	if err := g.s.Settle(ctx); err != nil {
 		t.Fatalf("applying the queue: %v", err)
+	}
+}
+
+// store.CommitParams.RandomID lets the redo log queue a create without
+// looking for the run. When the cache has evicted a run whose create is
+// still queued (a tiny cache), a RandomID create of the same id must
+// still be refused with ErrAlreadyExists, not queued: applying it would
+// fail, and with it the redo log and every later write. The applier is
+// held so that the first create is still queued when the second comes.
+func TestRandomIDReuseOfQueuedRunRefused(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := New(ctx, Config{Path: filepath.Join(t.TempDir(), "r.sqlite3"), CacheBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	s.redo.heldForTest.Store(true)
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: redoRun("x"), Create: true, RandomID: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.redo.mu.Lock()
+	queued := s.redo.queuedRuns["x"]
+	s.redo.mu.Unlock()
+	if queued == 0 {
+		t.Fatal("the create of x is not queued")
+	}
+	err = s.RunCommit(ctx, &store.CommitParams{Run: redoRun("x"), Create: true, RandomID: true})
+	if !errors.Is(err, store.ErrAlreadyExists) {
+		t.Errorf("second RandomID create of x = %v, want ErrAlreadyExists", err)
+	}
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: redoRun("y"), Create: true, RandomID: true}); err != nil {
+		t.Fatalf("a later create: %v (the store must keep taking writes)", err)
+	}
+	s.redo.heldForTest.Store(false)
+	if err := s.Settle(ctx); err != nil {
+		t.Fatalf("Settle: %v", err)
+	}
+	for _, id := range []string{"x", "y"} {
+		if _, err := s.RunGet(ctx, id); err != nil {
+			t.Errorf("RunGet(%s) after Settle: %v", id, err)
+		}
 	}
 }
