@@ -145,6 +145,8 @@ func TestTakeoverRaceHolderRenewingMeanwhile(t *testing.T) {
 	t.Parallel()
 	mem := memory.New()
 	think := make(chan struct{})
+	aThinking := make(chan struct{}) // closed once A's tick is in "think"
+	var thinkOnce sync.Once
 	started := make(chan struct{}, 1)
 	interrupted := make(chan struct{}, 1)
 	wf := func() *runtime.Workflow {
@@ -155,6 +157,7 @@ func TestTakeoverRaceHolderRenewingMeanwhile(t *testing.T) {
 			}),
 			"think": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
 				if run.Vars["who"] == "a" {
+					thinkOnce.Do(func() { close(aThinking) })
 					<-think
 				}
 				return runtime.Next("call"), nil
@@ -183,7 +186,10 @@ func TestTakeoverRaceHolderRenewingMeanwhile(t *testing.T) {
 		})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	until := time.Now().Add(200 * time.Millisecond).UTC().Format("2006-01-02T15:04:05.000000+00:00")
+	// Due in two seconds: the first tick must find the run not due yet
+	// ("think" ignores its context), even on a loaded machine.
+	due := time.Now().Add(2 * time.Second)
+	until := due.UTC().Format("2006-01-02T15:04:05.000000+00:00")
 	id, err := a.Start(ctx, runtime.StartParams{WorkflowID: "think", Vars: map[string]any{"until": until, "who": "a"}})
 	if err != nil {
 		t.Fatal(err)
@@ -191,13 +197,18 @@ func TestTakeoverRaceHolderRenewingMeanwhile(t *testing.T) {
 	if st, err := a.Tick(ctx, id, runtime.TickOptions{}); err != nil || st.Status != durable.RunWaiting {
 		t.Fatalf("first tick: %v, %v", st, err)
 	}
-	time.Sleep(300 * time.Millisecond) // due
+	time.Sleep(time.Until(due) + 100*time.Millisecond) // due
 	aDone := make(chan error, 1)
 	go func() { // A ticks the due run: the wait released, "think" runs
 		_, err := a.Tick(ctx, id, runtime.TickOptions{})
 		aDone <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	select { // A holds the claim, in "think"
+	case <-aThinking:
+	case <-time.After(30 * time.Second):
+		close(think)
+		t.Fatal("runner A's tick never reached the thinking node")
+	}
 	bStore.before = func() {
 		close(think) // A's pure node ends; A checkpoints and calls its LLM
 		select {

@@ -56,10 +56,10 @@ func startBusyLeafTree(t *testing.T, cfg Config, work NodeFunc, busy <-chan stru
 	}()
 	select {
 	case <-busy:
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal(never)
 	}
-	for deadline := time.Now().Add(time.Second); b.leaf == "" && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); b.leaf == "" && time.Now().Before(deadline); {
 		if run, err := b.rt.GetState(ctx, b.top); err == nil {
 			b.leaf = WaitedChild(run)
 		}
@@ -87,12 +87,12 @@ func (b *busyLeafTree) retryKeptCancel(t *testing.T) <-chan struct{} {
 }
 
 // awaitRetry waits for retried, failing t with held if it does not
-// close within two seconds (the tick's context is then cancelled).
+// close within ten seconds (the tick's context is then cancelled).
 func (b *busyLeafTree) awaitRetry(t *testing.T, retried <-chan struct{}, held string) {
 	t.Helper()
 	select {
 	case <-retried:
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		b.tcancel()
 		<-retried
 		t.Fatal(held)

@@ -58,7 +58,8 @@ func TestRetriedTreeCancelStopsADescendantBusyInANodeBeforeItsNextEffect(t *test
 	retried := b.retryKeptCancel(t)
 	// The node returns once the cancel has asked the leaf to stop (or has
 	// returned without waiting for it).
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	asked := false
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		select {
 		case <-retried:
 		default:
@@ -66,16 +67,20 @@ func TestRetriedTreeCancelStopsADescendantBusyInANodeBeforeItsNextEffect(t *test
 				continue
 			}
 		}
+		asked = true
 		break
 	}
 	free()
+	if !asked {
+		t.Fatal("within 10 s, the retried cancel neither asked the busy leaf to stop nor returned")
+	}
 	for _, w := range []struct {
 		what string
 		done <-chan struct{}
 	}{{"RetryFollowUps", retried}, {"the tick driving the leaf", ticked}} {
 		select {
 		case <-w.done:
-		case <-time.After(2 * time.Second):
+		case <-time.After(10 * time.Second):
 			tcancel()
 			t.Fatalf("%s did not return once the leaf's node did", w.what)
 		}

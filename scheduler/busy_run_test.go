@@ -92,7 +92,7 @@ func TestPollPassesOverADueRunTheHostIsDriving(t *testing.T) {
 		s.PollOnce(ctx)
 	}()
 	released := false
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if st, err := rt.GetState(ctx, other); err == nil && st.Status == durable.RunCompleted {
 			released = true
 			break

@@ -78,11 +78,11 @@ func TestScheduledRunContinuesRunsLeftRunningOfTheWorkflowItRegisters(t *testing
 	if _, s, err := sc.Run(ctx, twoStepChain("chain"), nil); err != nil || s.Status != durable.RunCompleted {
 		t.Fatalf("Run: %v %v", s, err)
 	}
-	got, ok := completesWithin(sc.Runtime, left, time.Second)
+	got, ok := completesWithin(sc.Runtime, left, 10*time.Second)
 	if ok {
 		return
 	}
-	t.Fatalf("run %s a crash left running is still %s at %q a second after Scheduled.Run registered its "+
+	t.Fatalf("run %s a crash left running is still %s at %q 10 s after Scheduled.Run registered its "+
 		"workflow; want it continued to completed", left, got.Status, got.CurrentNode)
 }
 

@@ -91,7 +91,7 @@ func TestRecoverRetriesAParentWhoseChildCouldNotBeRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	deadline := time.Now().Add(time.Second) // 100 poll intervals
+	deadline := time.Now().Add(10 * time.Second) // 1,000 poll intervals
 	for time.Now().Before(deadline) {
 		if p, _ := inner.RunGet(ctx, pid); p.Status == durable.RunCompleted {
 			return
@@ -99,7 +99,7 @@ func TestRecoverRetriesAParentWhoseChildCouldNotBeRead(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	p, _ := inner.RunGet(ctx, pid)
-	t.Errorf("a second after the restart the parent is still %s (reason %s) on child %s, which completed: "+
+	t.Errorf("10 s after the restart the parent is still %s (reason %s) on child %s, which completed: "+
 		"the recovery's failed read of the child was dropped (Stats.Errors %q)", p.Status, p.Waiting.Reason, child, s.Stats().Errors)
 }
 

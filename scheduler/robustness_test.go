@@ -351,7 +351,7 @@ func runLeftRunningIsDrivenAgain(t *testing.T, st store.Store, fail func()) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	deadline := time.Now().Add(1500 * time.Millisecond) // 150 poll intervals
+	deadline := time.Now().Add(10 * time.Second) // 1,000 poll intervals
 	var cur *durable.RunState
 	for time.Now().Before(deadline) {
 		if cur, err = rt.GetState(ctx, id); err == nil && cur.Status == durable.RunCompleted {
@@ -362,7 +362,7 @@ func runLeftRunningIsDrivenAgain(t *testing.T, st store.Store, fail func()) {
 	stats := s.Stats()
 	s.Stop()
 	after, err := rt.Tick(ctx, id, runtime.TickOptions{}) // the run is fine: one tick finishes it
-	t.Fatalf("run still %s at %q 1.5s after its tick failed (failures %d: %v): nothing drives it again (a plain Tick then gives %s, %v)",
+	t.Fatalf("run still %s at %q 10 s after its tick failed (failures %d: %v): nothing drives it again (a plain Tick then gives %s, %v)",
 		cur.Status, cur.CurrentNode, stats.RunsFailed, stats.Errors, after.Status, err)
 }
 

@@ -95,8 +95,8 @@ func TestStartRecoveryIsRetriedAfterItFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sch.Close()
-		if st, ok := completesWithin(rt, id, time.Second); !ok {
-			t.Fatalf("run left running by a crash is still %s 1s after the store recovered (%d polls since): "+
+		if st, ok := completesWithin(rt, id, 10*time.Second); !ok {
+			t.Fatalf("run left running by a crash is still %s 10 s after the store recovered (%d polls since): "+
 				"Start's failed Recover is never tried again while the loop runs", st.Status, sch.Scheduler.Stats().PollCycles)
 		}
 	})
@@ -124,7 +124,7 @@ func TestStartRecoveryIsRetriedAfterItFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sch.Close()
-		if st, ok := completesWithin(rt, id, time.Second); !ok {
+		if st, ok := completesWithin(rt, id, 10*time.Second); !ok {
 			t.Fatalf("the loop runs (%d polls) but the run Start's recovery was interrupted on stays %s",
 				sch.Scheduler.Stats().PollCycles, st.Status)
 		}

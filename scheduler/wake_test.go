@@ -76,9 +76,12 @@ func TestWakeStoreDoesNotSignalAFailedCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for s.Stats().PollCycles < 1 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
+	}
+	if s.Stats().PollCycles < 1 {
+		t.Fatal("setup: the loop's first poll did not come within 10 s")
 	}
 	time.Sleep(50 * time.Millisecond) // the loop is asleep for its hour
 	before := s.Stats().PollCycles

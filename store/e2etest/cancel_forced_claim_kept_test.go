@@ -357,7 +357,10 @@ func TestFailedCancelForcedClaimExpires(t *testing.T) {
 	wf := &runtime.Workflow{ID: "charge_flow", Entry: "call", Nodes: map[string]runtime.NodeFunc{
 		"call": chargeRequest(1, "done"), "done": completeNode}}
 	shared := memory.New()
-	const ttl = 600 * time.Millisecond
+	// Seconds, not less: b must keep its claim until a forces it, and a's
+	// next tick must come while the claim a kept still holds, on a
+	// loaded machine too.
+	const ttl = 2 * time.Second
 	mk := func(owner string, st store.Store, h runtime.HandlerFunc) *runtime.Runtime {
 		reg, err := runtime.NewRegistry(wf)
 		if err != nil {

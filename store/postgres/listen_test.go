@@ -133,7 +133,7 @@ func TestListenerHeartbeatKeepsDelivering(t *testing.T) {
 	schema := freshSchemaName(t)
 	open := func() *postgres.Store {
 		s, err := postgres.New(t.Context(), postgres.Config{URL: url, Schema: schema, Logger: testLogger(t),
-			MaxConns: 2, NotifyAppends: true, ListenHeartbeat: 300 * time.Millisecond})
+			MaxConns: 2, NotifyAppends: true, ListenHeartbeat: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,9 +149,9 @@ func TestListenerHeartbeatKeepsDelivering(t *testing.T) {
 		listened <- listener.ListenLedger(ctx, func() { close(ready) }, func(id string, _ bool) { woken <- id })
 	}()
 	<-ready
-	// Five heartbeats of silence; a heartbeat long enough that a ping on
+	// Three heartbeats of silence; a heartbeat long enough that a ping on
 	// a loaded machine (the whole suite under -race) is answered within it.
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(3500 * time.Millisecond)
 	if err := writer.RunCommit(ctx, &store.CommitParams{Run: testRun("after-pings"), Create: true,
 		Records: []*durable.StepRecord{testRecord("after-pings", "start")}}); err != nil {
 		t.Fatal(err)

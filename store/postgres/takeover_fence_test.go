@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func TestCancelThroughRunnerWithoutTheWorkflowEndsTheAttempt(t *testing.T) {
 // until vars.until, then runs a pure node "think" that takes think (a
 // code node computing, say: the VisualFlow sandbox allows 5 s), then an
 // LLM_CALL handled by h.
-func slowThinkRuntime(t *testing.T, st *postgres.Store, c runtime.Claims, think time.Duration, h runtime.HandlerFunc) *runtime.Runtime {
+func slowThinkRuntime(t *testing.T, st *postgres.Store, c runtime.Claims, think time.Duration, thinking func(), h runtime.HandlerFunc) *runtime.Runtime {
 	t.Helper()
 	n := func(fn func(run *durable.RunState) runtime.StepPlan) runtime.NodeFunc {
 		return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
@@ -114,6 +115,9 @@ func slowThinkRuntime(t *testing.T, st *postgres.Store, c runtime.Claims, think 
 				Payload: map[string]any{"until": run.Vars["until"]}}, "think")
 		}),
 		"think": n(func(run *durable.RunState) runtime.StepPlan {
+			if thinking != nil {
+				thinking()
+			}
 			time.Sleep(think)
 			return runtime.Next("call")
 		}),
@@ -154,7 +158,9 @@ func TestDueTakeoverOfBusyHolderFencesIt(t *testing.T) {
 	claims := func(owner string) runtime.Claims {
 		return runtime.Claims{Owner: owner, TTL: 30 * time.Second, RenewEvery: 5 * time.Second}
 	}
-	a := slowThinkRuntime(t, aStore, claims("runner-a"), 2*time.Second, func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+	aThinking := make(chan struct{})
+	var thinkOnce sync.Once
+	a := slowThinkRuntime(t, aStore, claims("runner-a"), 2*time.Second, func() { thinkOnce.Do(func() { close(aThinking) }) }, func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 		calls.Add(1)
 		inA.Store(true)
 		defer inA.Store(false)
@@ -165,7 +171,7 @@ func TestDueTakeoverOfBusyHolderFencesIt(t *testing.T) {
 			return runtime.Completed(map[string]any{"text": "a"}), nil
 		}
 	})
-	b := slowThinkRuntime(t, bStore, claims("runner-b"), 1500*time.Millisecond, func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+	b := slowThinkRuntime(t, bStore, claims("runner-b"), 1500*time.Millisecond, nil, func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 		calls.Add(1)
 		if inA.Load() {
 			overlap.Store(true)
@@ -173,7 +179,10 @@ func TestDueTakeoverOfBusyHolderFencesIt(t *testing.T) {
 		return runtime.Completed(map[string]any{"text": "b"}), nil
 	})
 	ctx := t.Context()
-	until := time.Now().Add(300 * time.Millisecond).UTC().Format("2006-01-02T15:04:05.000000+00:00")
+	// Due in two seconds: time enough for the start and first tick on a
+	// loaded machine, which must find the run not due yet.
+	due := time.Now().Add(2 * time.Second)
+	until := due.UTC().Format("2006-01-02T15:04:05.000000+00:00")
 	id, err := a.Start(ctx, runtime.StartParams{WorkflowID: "slow-think", Vars: map[string]any{"until": until}})
 	if err != nil {
 		t.Fatal(err)
@@ -181,13 +190,17 @@ func TestDueTakeoverOfBusyHolderFencesIt(t *testing.T) {
 	if st, err := a.Tick(ctx, id, runtime.TickOptions{}); err != nil || st.Status != durable.RunWaiting {
 		t.Fatalf("first tick: %v, %v; want waiting", st, err)
 	}
-	time.Sleep(400 * time.Millisecond) // due now
+	time.Sleep(time.Until(due) + 100*time.Millisecond) // due now
 	aDone := make(chan error, 1)
 	go func() { // A's scheduler polls the due run
 		_, err := a.Tick(ctx, id, runtime.TickOptions{})
 		aDone <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	select { // A holds the claim and thinks
+	case <-aThinking:
+	case <-time.After(30 * time.Second):
+		t.Fatal("runner A's tick never reached the thinking node")
+	}
 	st, bErr := b.Tick(ctx, id, runtime.TickOptions{}) // B's scheduler polls it too
 	aErr := <-aDone
 	if bErr != nil || st.Status != durable.RunCompleted {

@@ -56,7 +56,7 @@ func TestIdleCheckpoint_FoldsTheWALWhenQuiet(t *testing.T) {
 	// round does not fold part of it: a fold midway through the first
 	// round leaves a WAL smaller than a whole round, which the second
 	// round then grows.
-	s, err := New(t.Context(), Config{Path: path, IdleCheckpoint: 300 * time.Millisecond, NoRedoLog: true})
+	s, err := New(t.Context(), Config{Path: path, IdleCheckpoint: time.Second, NoRedoLog: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,15 @@ func (g *redoRig) held(fn func()) {
 	fn()
 }
 
+// hold stops the background applier: commits made from the cache stay
+// queued until the test releases it (heldForTest false) or settles. A
+// pass that read the flag before it was set may still be applying: taking
+// the writer turn once waits for it, so that the queue is the test's own.
+func (g *redoRig) hold() {
+	g.s.redo.heldForTest.Store(true)
+	g.held(func() {})
+}
+
 // image copies the database, its WAL and its redo log as a process killed
 // now leaves them (the caller holds the writer turn), and returns the
 // copy's path.
@@ -373,7 +382,7 @@ func TestRedo_RewoundLogReplaysOnlyItsOwnRecords(t *testing.T) {
 // once woken.
 func TestRedo_SettleLeavesTheRewindToTheGoroutine(t *testing.T) {
 	g := newRedoRig(t, "NORMAL")
-	g.s.redo.heldForTest.Store(true)
+	g.hold()
 	r := redoRun(strings.Repeat("e", 32))
 	g.fillPastRewind(r, true)
 	if base, off := g.logPosition(); base > 1 || off <= redoRewindBytes {
@@ -399,7 +408,7 @@ func TestRedo_SettleLeavesTheRewindToTheGoroutine(t *testing.T) {
 func TestRedo_RewindSkipsAWriteDuringTheSync(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
-	g.s.redo.heldForTest.Store(true) // the test calls rewindWhenDue itself
+	g.hold() // the test calls rewindWhenDue itself
 	r := redoRun(strings.Repeat("f", 32))
 	g.fillPastRewind(r, false)
 	if err := g.s.Settle(ctx); err != nil {
@@ -474,7 +483,7 @@ func TestRedo_DueListSeesTheQueue(t *testing.T) {
 	runs["b"].Status, runs["b"].Waiting = durable.RunCompleted, nil
 	wait(runs["c"], base.Add(time.Hour))
 	wait(runs["d"], base.Add(4*time.Second))
-	g.s.redo.heldForTest.Store(true)
+	g.hold()
 	g.commit(runs["a"], 2, true)
 	g.commit(runs["b"], 3, false)
 	g.commit(runs["c"], 4, false)
@@ -515,7 +524,7 @@ func TestRedo_CacheMissReadsWhatTheQueueHolds(t *testing.T) {
 	if err := g.s.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g.s.redo.heldForTest.Store(true)
+	g.hold()
 	g.commit(a, 1, true)
 	g.commit(a, 2, false)
 	forget := func(id string) {
@@ -553,7 +562,7 @@ func TestRedo_FailedLogRefusesWritesAndLosesNothing(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
 	r := redoRun(strings.Repeat("f", 32))
-	g.s.redo.heldForTest.Store(true) // acknowledged commits stay in the log only
+	g.hold() // acknowledged commits stay in the log only
 	g.commit(r, 0, true)
 	g.commit(r, 1, false)
 	g.s.redo.mu.Lock()
@@ -609,7 +618,7 @@ func TestRedo_CreateUnderAChosenIDAsksTheDatabase(t *testing.T) {
 	g.s.cache.ledgerUnknown("orphan")
 	g.s.redo.mu.Unlock()
 
-	g.s.redo.heldForTest.Store(true)
+	g.hold()
 	if err := create("queued", true); err != nil {
 		t.Fatal(err)
 	}

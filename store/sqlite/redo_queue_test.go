@@ -31,7 +31,7 @@ func TestDueListOverQueueFillsLimitPastQueuedRuns(t *testing.T) {
 	if err := g.s.Settle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g.s.redo.heldForTest.Store(true) // a's resume stays queued
+	g.hold() // a's resume stays queued
 	a.Status, a.Waiting = durable.RunRunning, nil
 	if err := g.s.RunCommit(ctx, &store.CommitParams{Run: a}); err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestBatchedCreateThenWaitKeepsDeadline(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
-	g.s.redo.heldForTest.Store(true) // both commits go into one batch
+	g.hold() // both commits go into one batch
 	r := redoRun("cccc")
 	if err := g.s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, RandomID: true}); err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestRedo_DueListTakesAQueuedRunFromItsQueuedCommit(t *testing.T) {
 	if due := list(); len(due) != 1 || due[0].RunID != r.RunID {
 		t.Fatalf("before the resume: due %v, want the run (foreign-form row)", due)
 	}
-	g.s.redo.heldForTest.Store(true)
+	g.hold()
 	r.Status, r.Waiting = durable.RunRunning, nil
 	g.commit(r, 1, false)
 	if n := g.pending(); n != 1 {
@@ -147,7 +147,7 @@ func TestRedo_DueListTakesAQueuedRunFromItsQueuedCommit(t *testing.T) {
 func TestRedo_CreateOfAQueuedRunTheCacheLetGoIsRefused(t *testing.T) {
 	ctx := t.Context()
 	g := newRedoRig(t, "NORMAL")
-	g.s.redo.heldForTest.Store(true)
+	g.hold()
 	create := func() error {
 		return g.s.RunCommit(ctx, &store.CommitParams{Run: redoRun("chosen"), Create: true})
 	}

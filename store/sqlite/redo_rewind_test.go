@@ -19,7 +19,7 @@ func TestLogOfDatabaseWritesIsRewound(t *testing.T) {
 	ctx := t.Context()
 	waitRewound := func(t *testing.T, g *redoRig) {
 		t.Helper()
-		for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 			_, off := g.logPosition()
 			if off <= redoRewindBytes {
 				return

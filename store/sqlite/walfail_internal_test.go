@@ -219,6 +219,8 @@ func TestFailedWALWriteLosesNoLaterCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.redo.heldForTest.Store(true) // the accepted commit below stays in the redo log only
+	s.wsem <- struct{}{}           // and a pass that read the flag before is over
+	<-s.wsem
 
 	failNextWALWrites(t, path, 1)
 	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: r.RunID, Type: "pause"}); err == nil {
