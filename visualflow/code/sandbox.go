@@ -264,7 +264,7 @@ func (g *guard) checkHeap(th *starlark.Thread) bool {
 	if heapObjects()-g.heapBase <= g.maxBytes {
 		return false
 	}
-	g.cancel(th, fmt.Sprintf("memory limit of %d MiB exceeded", g.maxBytes>>20))
+	g.cancel(th, fmt.Sprintf("memory limit of %s exceeded", sizeText(g.maxBytes)))
 	return true
 }
 

@@ -254,3 +254,17 @@ func TestDefaultStepBudgetIsTenMillion(t *testing.T) {
 		t.Fatalf("steps = %d", st.Steps)
 	}
 }
+
+// The watchdog's own stop names a limit under one MiB in bytes: it read
+// "memory limit of 0 MiB exceeded".
+func TestWatchdogNamesASubMiBLimit(t *testing.T) {
+	src := "def f(_input):\n" +
+		"    x = []\n" +
+		"    for i in range(10000000):\n" +
+		"        x.append(str(i))\n" +
+		"    return len(x)\n"
+	_, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{MaxMemory: 512 << 10, Timeout: 30 * time.Second})
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "memory limit of 524288 bytes exceeded") {
+		t.Fatalf("err = %v; want the watchdog's stop naming the limit in bytes", err)
+	}
+}
