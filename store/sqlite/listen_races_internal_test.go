@@ -93,7 +93,6 @@ func TestListenAfterTheDeleteLogWasTrimmed(t *testing.T) {
 // rowids afterwards are heard.
 func TestListenOwnDeleteRacingALookMissesNoForeignRow(t *testing.T) {
 	open, create, _, follow := listenHelpers(t)
-	ctx := t.Context()
 	for iter := range raceRounds() {
 		path := filepath.Join(t.TempDir(), "db.sqlite")
 		a, b := open(path), open(path)
@@ -103,14 +102,7 @@ func TestListenOwnDeleteRacingALookMissesNoForeignRow(t *testing.T) {
 		next()
 		// Only to widen the window: a long delete log for the next look.
 		deleteForeignLedgers(t, b, "p")
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			time.Sleep(time.Duration(iter%10) * 100 * time.Microsecond)
-			if _, err := a.LedgerDelete(ctx, "y"); err != nil {
-				t.Error(err)
-			}
-		}()
+		done := deleteSoon(t, a, "y", iter)
 		next() // races with the delete
 		<-done
 		create(b, "z", 2) // in y's rowids
@@ -166,7 +158,6 @@ func TestListenManyForeignDeletesInOneTransaction(t *testing.T) {
 // snapshot holds the deleted rows or not.
 func TestListenOwnDeleteRacingALookReportsNoOwnAppend(t *testing.T) {
 	open, create, _, follow := listenHelpers(t)
-	ctx := t.Context()
 	for iter := range raceRounds() {
 		path := filepath.Join(t.TempDir(), "db.sqlite")
 		a, b := open(path), open(path)
@@ -175,14 +166,7 @@ func TestListenOwnDeleteRacingALookReportsNoOwnAppend(t *testing.T) {
 		next()
 		deleteForeignLedgers(t, b, "p")
 		create(a, "y", 3) // own, unseen yet
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			time.Sleep(time.Duration(iter%10) * 100 * time.Microsecond)
-			if _, err := a.LedgerDelete(ctx, "y"); err != nil {
-				t.Error(err)
-			}
-		}()
+		done := deleteSoon(t, a, "y", iter)
 		got := next()
 		<-done
 		got = append(got, next()...)
@@ -192,6 +176,22 @@ func TestListenOwnDeleteRacingALookReportsNoOwnAppend(t *testing.T) {
 		_ = a.Close()
 		_ = b.Close()
 	}
+}
+
+// deleteSoon deletes the ledger of runID in s from another goroutine,
+// after a delay that iteration iter of a race varies (0 to 0.9 ms), so
+// that the delete lands at a different point of a look each time; the
+// channel closes once it is done.
+func deleteSoon(t *testing.T, s *Store, runID string, iter int) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(time.Duration(iter%10) * 100 * time.Microsecond)
+		if _, err := s.LedgerDelete(t.Context(), runID); err != nil {
+			t.Error(err)
+		}
+	}()
+	return done
 }
 
 // raceRounds is how many times the racing tests repeat their race.
