@@ -158,7 +158,9 @@ func (d *driver) applyEffect(ctx context.Context, runID, nodeID string, eff *dur
 		if errors.Is(err, errStop) {
 			// Another writer ended or paused the run meanwhile (the commit
 			// conflicted): its write wins, and with it the run's state
-			// before the effect; the records went with the working copy.
+			// before the effect. The attempt's end was kept in the ledger
+			// of a run that has not ended (keepLostAttemptEnd): a retry
+			// under the same key reuses it.
 			return Outcome{}, fmt.Errorf("the run was ended or paused by another writer during the effect: %w", ErrRunChanged)
 		}
 		return Outcome{}, s.claimErr(err)

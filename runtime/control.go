@@ -330,8 +330,10 @@ type CancelOptions struct {
 // ErrRunChanged reports a run another writer changed under the call: a
 // conditional CancelWith (CancelOptions.IfUnchanged) whose run changed
 // since it was read, which cancelled nothing, or an ApplyEffect whose
-// run another writer ended or paused during the effect, whose records and
-// result went with the working copy.
+// run another writer ended or paused during the effect: the result is not
+// in the run, but the attempt's end is in the ledger of a run left
+// paused, so ApplyEffect again under the same key writes the result
+// without running the effect a second time.
 var ErrRunChanged = errors.New("run changed since it was read")
 
 // CancelWith is Cancel with options: CancelOptions.IfUnchanged cancels

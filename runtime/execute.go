@@ -23,6 +23,8 @@ import (
 // effect completed while the run still stands before it.
 func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, external bool, err error) {
 	run := s.run
+	replaying := s.replayingInFlight
+	s.replayingInFlight = false
 	eff := plan.Effect
 	// At the depth a checkpoint holds it, the deepest place it is
 	// written (vars._runtime.effect_in_flight.effect.payload).
@@ -88,10 +90,14 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		var prior *durable.StepRecord
 		var err error
 		pythonRecord := false // prior was found under Python's key
-		if !s.r.atomic || pythonRun {
+		// On an atomic store a record of ours is found only where a
+		// commit that lost to another writer left an attempt's end alone
+		// (keepLostAttemptEnd): a replay of the plan in flight.
+		lookOwn := !s.r.atomic || replaying
+		if lookOwn || pythonRun {
 			prior, err = s.r.findCompleted(ctx, run.RunID, key)
 		}
-		if err == nil && prior == nil && !s.r.atomic && !(ok && h.RerunOnReplay) {
+		if err == nil && prior == nil && lookOwn && !(ok && h.RerunOnReplay) {
 			// A waiting end is the attempt's outcome as a completed one
 			// is; a kill may have cut the commit after its record, and
 			// calling the handler again would repeat what it did. Only

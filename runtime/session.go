@@ -61,6 +61,11 @@ type session struct {
 	// its effect left the process, until a commit takes its end along
 	// (or the session drops its work): failUnserialisable closes it.
 	openAttempt *durable.StepRecord
+	// replayingInFlight is set while the step replays the plan its loaded
+	// checkpoint held in flight: execute then looks for the attempt's end
+	// even on an atomic store, where a commit that lost to another writer
+	// may have left it in the ledger alone (keepLostAttemptEnd).
+	replayingInFlight bool
 	// failing is the error the session is failing the run with.
 	failing string
 	// stoppedBy says why the session stopped before its step budget at a
@@ -179,12 +184,14 @@ func (s *session) checkJSON() error {
 // onConflict handles a commit refused because another writer changed the
 // run. A cancel or pause by a host wins: the tick stops and its uncommitted
 // progress is discarded (it is re-run from the checkpoint when the run
-// continues). Anything else is an error for the caller.
+// continues). Anything else is an error for the caller. The end of an
+// external effect's attempt is kept, though (keepLostAttemptEnd).
 func (s *session) onConflict(ctx context.Context, cause error) error {
 	cur, err := s.r.store.RunGet(ctx, s.run.RunID)
 	if err != nil {
 		return fmt.Errorf("reloading run %s after a conflict: %w", s.run.RunID, err)
 	}
+	s.keepLostAttemptEnd(ctx, cur)
 	s.run = cur
 	s.pending = s.pending[:0]
 	s.dirty = false
@@ -202,6 +209,32 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 		s.claim.renew()
 	}
 	return fmt.Errorf("run %s was changed by another writer: %w", cur.RunID, cause)
+}
+
+// keepLostAttemptEnd appends to the ledger, alone, the end of the attempt
+// whose STARTED record this session committed (openAttempt) when the
+// commit carrying it lost to another writer's (cur): the effect left the
+// process, so its end is a fact whatever the run's state. The run stays as
+// the other writer left it, but the next tick replaying the effect (a run
+// paused during the call, then resumed) or a caller retrying ApplyEffect
+// under the same key finds the completion and reuses its result instead
+// of running the effect a second time. A run the other writer ended is
+// left alone: a cancel has already closed the attempt (endOpenAttempt),
+// and nothing replays the effect of an ended run.
+func (s *session) keepLostAttemptEnd(ctx context.Context, cur *durable.RunState) {
+	if cur.Status.Terminal() {
+		return
+	}
+	ends := s.keepAttemptEnd(nil, s.pending)
+	if len(ends) == 0 {
+		return
+	}
+	if err := s.r.store.LedgerAppend(s.detached(ctx), s.run.RunID, ends); err != nil {
+		// The attempt stays open in the ledger, as after a kill before
+		// its end was written: a replay runs the effect again.
+		s.r.logger.WarnContext(ctx, "could not record the end of an effect attempt whose commit lost to another writer",
+			"run_id", s.run.RunID, "step_id", ends[0].StepID, "error", err)
+	}
 }
 
 // failUnserialisable fails the run because a node or handler put a value

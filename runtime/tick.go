@@ -404,6 +404,7 @@ func (s *session) step(ctx context.Context) error {
 		run.CurrentNode = plan.NextNode
 		return nil
 	default:
+		s.replayingInFlight = replay
 		return s.effectStep(ctx, plan)
 	}
 }
