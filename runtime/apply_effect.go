@@ -135,6 +135,13 @@ func (d *driver) applyEffect(ctx context.Context, runID, nodeID string, eff *dur
 			// Nothing leaves the process for a caller that went away.
 			return Outcome{}, fmt.Errorf("not started: %w", context.Cause(ctx))
 		}
+		if !h.Local {
+			// A call interrupted before its effect returned (a caller
+			// gone, a process killed) left its attempt open: it ends here.
+			if err := s.closeOrphanedAttempts(ctx, key); err != nil {
+				return Outcome{}, s.claimErr(err)
+			}
+		}
 		out, err = s.runAttempts(ctx, nodeID, "", eff, key, h, true, true)
 		if errors.Is(err, errStop) {
 			if s.run.Status == durable.RunCancelled {

@@ -401,6 +401,48 @@ func TestCancelEndsAnOpenAttemptAsCancelled(t *testing.T) {
 	t.Fatal("no cancelled end of the open attempt in the ledger")
 }
 
+// A ledger written before replays closed the attempts they left behind
+// (or by Python) may hold several open attempts: Cancel ends each of
+// them, not only the last.
+func TestCancelEndsEveryOpenAttempt(t *testing.T) {
+	ctx := context.Background()
+	entered := make(chan struct{}, 1)
+	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
+		entered <- struct{}{}
+		<-hctx.Done()
+		return Failed("llm call: " + hctx.Err().Error()), nil
+	}
+	st := memory.New()
+	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}},
+		callThenDoneWorkflow("llm", map[string]any{"prompt": "q"}))
+	id := startRun(t, rt, StartParams{})
+	// An earlier attempt a runner that died left open, under another key.
+	older := &durable.StepRecord{StepID: "older-attempt", RunID: id, NodeID: "a", Status: durable.StepStarted,
+		Effect: &durable.Effect{Type: "llm", Payload: map[string]any{}}, Attempt: 1, IdempotencyKey: "older-key"}
+	if err := st.LedgerAppend(ctx, id, []*durable.StepRecord{older}); err != nil {
+		t.Fatal(err)
+	}
+	interruptTick(t, rt, id, entered)
+	if _, err := rt.Cancel(ctx, id, ""); err != nil {
+		t.Fatal(err)
+	}
+	open := map[string]bool{}
+	for _, r := range listLedger(t, st, id) {
+		switch r.Status {
+		case durable.StepStarted:
+			open[r.StepID] = true
+		case durable.StepCancelled:
+			if r.Error != "cancelled" || !open[r.StepID] {
+				t.Errorf("cancelled end of step %s (error %q) that is not an open attempt", r.StepID, r.Error)
+			}
+			delete(open, r.StepID)
+		}
+	}
+	if len(open) != 0 {
+		t.Fatalf("attempts left open after the cancel: %v", open)
+	}
+}
+
 // Cancel cancels the context of an effect in flight through
 // cancelInflight, which exists only while a handler runs. A cancel
 // requested while the step's node function ran (or while the STARTED

@@ -687,42 +687,41 @@ func (r *Runtime) cancelRootAt(ctx context.Context, d *driver, runID string, cau
 // run paused since (its pause wait) or waiting may hold one too: a pause
 // does not end the attempt it interrupted.
 func (s *session) endOpenAttempt(ctx context.Context) error {
-	end, err := s.openAttemptEnd(ctx)
+	ends, err := s.openAttemptEnds(ctx)
 	if err != nil {
 		return err
 	}
-	if end != nil {
-		s.pending = append(s.pending, end)
-	}
+	s.pending = append(s.pending, ends...)
 	return nil
 }
 
-// openAttemptEnd returns the "cancelled" end record of the run's last
-// effect attempt if the ledger holds its STARTED record and no end: an
-// attempt in flight in another runner, or in one that died.
-func (s *session) openAttemptEnd(ctx context.Context) (*durable.StepRecord, error) {
+// openAttemptEnds returns a "cancelled" end record for each effect attempt
+// whose STARTED record the run's ledger holds without an end: an attempt
+// in flight in another runner, or in one that died (a ledger written
+// before attempts were closed on replay may hold several).
+func (s *session) openAttemptEnds(ctx context.Context) ([]*durable.StepRecord, error) {
 	recs, err := s.r.store.LedgerList(ctx, &store.LedgerListParams{RunID: s.run.RunID})
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger of run %s: %w", s.run.RunID, err)
 	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		rec := recs[i]
-		if rec.Status != durable.StepStarted {
-			continue
+	var open []*durable.StepRecord
+	for _, rec := range recs {
+		if rec.Status == durable.StepStarted {
+			open = append(open, rec)
+		} else if len(open) > 0 {
+			open = slices.DeleteFunc(open, func(o *durable.StepRecord) bool { return o.StepID == rec.StepID })
 		}
-		for _, later := range recs[i+1:] {
-			if later.StepID == rec.StepID {
-				return nil, nil // ended
-			}
-		}
+	}
+	ends := make([]*durable.StepRecord, 0, len(open))
+	for _, rec := range open {
 		end := rec.Derived()
 		end.Seq = 0
 		end.Status = durable.StepCancelled
 		end.Error = "cancelled"
 		end.EndedAt = s.r.now()
-		return &end, nil
+		ends = append(ends, &end)
 	}
-	return nil, nil
+	return ends, nil
 }
 
 // commitCancelled ends the session's run as cancelled with cause and

@@ -151,6 +151,11 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		}
 	}
 
+	if (replaying || !s.r.atomic) && (!ok || !h.Local) {
+		if err := s.closeOrphanedAttempts(ctx, key); err != nil {
+			return Outcome{}, false, err
+		}
+	}
 	out, err := s.runAttempts(ctx, plan.NodeID, plan.NextNode, eff, key, h, ok, false)
 	if err != nil {
 		return Outcome{}, false, err
@@ -556,6 +561,37 @@ func checkOutcomeJSON(out Outcome, t durable.EffectType) Outcome {
 	return out
 }
 
+// orphanedAttemptError is the error of the end closeOrphanedAttempts
+// gives an attempt that never got one.
+const orphanedAttemptError = "interrupted: the attempt's end was never recorded (its tick was stopped or its process died); the effect is attempted again"
+
+// closeOrphanedAttempts queues a failed end for each attempt under key
+// whose STARTED record is among the ledger's last records without an end:
+// an attempt its tick's caller interrupted (a shutdown, a lost claim), or
+// whose process died, before the effect returned, or a STARTED record a
+// kill left without its state on a store that appends records first. The
+// effect is now attempted again, and the ledger would otherwise show the
+// old attempt in flight for ever (Python appends the end of every attempt
+// it starts). A failed end is what a replay assumes anyway: nothing
+// reuses it, and the effect is attempted again under the same key (spec
+// §2.11). Such a STARTED record is among the last of the ledger, which
+// the session's tail holds (readTail).
+func (s *session) closeOrphanedAttempts(ctx context.Context, key string) error {
+	if err := s.readTail(ctx); err != nil {
+		return err
+	}
+	for _, started := range s.tailOpen[key] {
+		end := started.Derived()
+		end.Seq = 0
+		end.Status = durable.StepFailed
+		end.Error = orphanedAttemptError
+		end.EndedAt = s.r.now()
+		s.pending = append(s.pending, &end)
+	}
+	delete(s.tailOpen, key)
+	return nil
+}
+
 // tailWindow is how many of the last ledger records durableWait reads. A
 // waiting end record left without its state is the last effect record of
 // the commit a kill cut (a wait ends the stretch of work a commit holds),
@@ -576,23 +612,8 @@ const tailWindow = 64
 // The tail is read once per loaded run: the records the session appends
 // later are under keys it has passed.
 func (s *session) durableWait(ctx context.Context, key string) (*durable.WaitState, error) {
-	if !s.tailRead {
-		runID := s.run.RunID
-		n, err := s.r.store.LedgerCount(ctx, runID)
-		if err != nil {
-			return nil, fmt.Errorf("counting the ledger of run %s: %w", runID, err)
-		}
-		recs, err := s.r.store.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: max(n-tailWindow, 0)})
-		if err != nil {
-			return nil, fmt.Errorf("reading the ledger of run %s: %w", runID, err)
-		}
-		s.tail = make(map[string]*durable.StepRecord, len(recs))
-		for _, r := range recs {
-			if r.IdempotencyKey != "" {
-				s.tail[r.IdempotencyKey] = r
-			}
-		}
-		s.tailRead = true
+	if err := s.readTail(ctx); err != nil {
+		return nil, err
 	}
 	rec := s.tail[key]
 	if rec == nil || rec.Status != durable.StepWaiting {
@@ -609,4 +630,42 @@ func (s *session) durableWait(ctx context.Context, key string) (*durable.WaitSta
 		return nil, nil
 	}
 	return w, nil
+}
+
+// readTail reads the ledger's last tailWindow records once per loaded run
+// (durableWait, closeOrphanedAttempts): the records the session appends
+// later are under keys it has passed.
+func (s *session) readTail(ctx context.Context) error {
+	if s.tailRead {
+		return nil
+	}
+	runID := s.run.RunID
+	n, err := s.r.store.LedgerCount(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("counting the ledger of run %s: %w", runID, err)
+	}
+	recs, err := s.r.store.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: max(n-tailWindow, 0)})
+	if err != nil {
+		return fmt.Errorf("reading the ledger of run %s: %w", runID, err)
+	}
+	s.tail = make(map[string]*durable.StepRecord, len(recs))
+	s.tailOpen = nil
+	for _, r := range recs {
+		key := r.IdempotencyKey
+		if key == "" {
+			continue
+		}
+		s.tail[key] = r
+		switch {
+		case r.Status == durable.StepStarted:
+			if s.tailOpen == nil {
+				s.tailOpen = map[string][]*durable.StepRecord{}
+			}
+			s.tailOpen[key] = append(s.tailOpen[key], r)
+		case len(s.tailOpen[key]) > 0:
+			s.tailOpen[key] = slices.DeleteFunc(s.tailOpen[key], func(o *durable.StepRecord) bool { return o.StepID == r.StepID })
+		}
+	}
+	s.tailRead = true
+	return nil
 }
