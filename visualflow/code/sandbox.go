@@ -167,10 +167,14 @@ func execute(ctx context.Context, lim Limits, body func(*starlark.Thread) (starl
 	go watch(ctx, th, g, lim, done)
 	v, err := callRecovering(th, body)
 	st := Stats{Duration: time.Since(start), Steps: th.ExecutionSteps()}
+	if r := g.stop.Load(); r != nil {
+		// Also when the code returned: a builtin's loop ends quietly at
+		// the stop (our ranges stop iterating), and Starlark may not look
+		// at the cancellation again before the code returns, so the value
+		// may be cut short (len(filter(None, range(10**9))) gave a count).
+		return nil, st, fmt.Errorf("%w: %s", ErrLimit, *r)
+	}
 	if err != nil {
-		if r := g.stop.Load(); r != nil {
-			return nil, st, fmt.Errorf("%w: %s", ErrLimit, *r)
-		}
 		msg := err.Error()
 		if ee, ok := err.(*starlark.EvalError); ok {
 			msg = ee.Msg
@@ -181,7 +185,7 @@ func execute(ctx context.Context, lim Limits, body func(*starlark.Thread) (starl
 		return nil, st, errors.New(capMessage(cleanMessage(msg)))
 	}
 	out, err := (&converter{g: g, th: th}).value(v)
-	if r := g.stop.Load(); err != nil && r != nil {
+	if r := g.stop.Load(); r != nil {
 		return nil, st, fmt.Errorf("%w: %s", ErrLimit, *r)
 	}
 	return out, st, err
