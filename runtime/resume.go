@@ -70,17 +70,47 @@ func (d *driver) resume(ctx context.Context, p ResumeParams) (*durable.RunState,
 }
 
 // idleWaiting reports whether the run seen is, in the store, as it was
-// seen: waiting on the same key, unchanged since (same version). A paused
-// run counts: a host's resume-run, limits or resume of it must not wait
-// out a dead holder's claim either (callers that skip paused runs do so
-// themselves).
+// seen: waiting on the same key, unchanged since (same version), with no
+// effect attempt in flight. A paused run counts: a host's resume-run,
+// limits or resume of it must not wait out a dead holder's claim either
+// (callers that skip paused runs do so themselves). An attempt in flight
+// is an ApplyEffect working on the waiting run (a compaction's LLM call):
+// its holder commits nothing until the effect returns, so an unchanged
+// version does not mean it died, and the run is left to it until its
+// claim expires.
 func (r *Runtime) idleWaiting(ctx context.Context, seen *durable.RunState) bool {
 	if seen.Status != durable.RunWaiting || seen.Waiting == nil {
 		return false
 	}
 	cur, err := r.store.RunGet(ctx, seen.RunID)
-	return err == nil && cur.Status == durable.RunWaiting && cur.Waiting != nil &&
-		cur.Waiting.WaitKey == seen.Waiting.WaitKey && cur.Version == seen.Version
+	if err != nil || cur.Status != durable.RunWaiting || cur.Waiting == nil ||
+		cur.Waiting.WaitKey != seen.Waiting.WaitKey || cur.Version != seen.Version {
+		return false
+	}
+	inFlight, err := r.attemptInFlight(ctx, seen.RunID)
+	return err == nil && !inFlight
+}
+
+// attemptInFlight reports whether the last ledger records of the run hold
+// an effect attempt's STARTED record without its end.
+func (r *Runtime) attemptInFlight(ctx context.Context, runID string) (bool, error) {
+	n, err := r.store.LedgerCount(ctx, runID)
+	if err != nil {
+		return false, err
+	}
+	recs, err := r.store.LedgerList(ctx, &store.LedgerListParams{RunID: runID, After: max(n-tailWindow, 0)})
+	if err != nil {
+		return false, err
+	}
+	open := map[string]bool{}
+	for _, rec := range recs {
+		if rec.Status == durable.StepStarted {
+			open[rec.StepID] = true
+		} else {
+			delete(open, rec.StepID)
+		}
+	}
+	return len(open) > 0, nil
 }
 
 // resumeClaiming is resume, claiming the run as mode says (see open).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -194,7 +195,7 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 	if err != nil {
 		return fmt.Errorf("reloading run %s after a conflict: %w", s.run.RunID, err)
 	}
-	s.keepLostAttemptEnd(ctx, cur)
+	s.keepLostAttemptEnd(ctx)
 	s.run = cur
 	s.pending = s.pending[:0]
 	s.dirty = false
@@ -216,27 +217,39 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 
 // keepLostAttemptEnd appends to the ledger, alone, the end of the attempt
 // whose STARTED record this session committed (openAttempt) when the
-// commit carrying it lost to another writer's (cur): the effect left the
+// commit carrying it lost to another writer's: the effect left the
 // process, so its end is a fact whatever the run's state. The run stays as
 // the other writer left it, but the next tick replaying the effect (a run
 // paused during the call, then resumed) or a caller retrying ApplyEffect
 // under the same key finds the completion and reuses its result instead
-// of running the effect a second time. A run the other writer ended is
-// left alone: a cancel has already closed the attempt (endOpenAttempt),
-// and nothing replays the effect of an ended run.
-func (s *session) keepLostAttemptEnd(ctx context.Context, cur *durable.RunState) {
-	if cur.Status.Terminal() {
-		return
-	}
+// of running the effect a second time. An end another writer gave the
+// attempt meanwhile stands (a Cancel closing it, a replay that took it
+// for dead), so the attempt never has two. A waiting end is not kept: a
+// replay that reused it would wait for an answer that may have come
+// while the commit was lost (a child that ended meanwhile), with nothing
+// left to deliver it; the replay calls the handler again, as it did.
+func (s *session) keepLostAttemptEnd(ctx context.Context) {
+	started := s.openAttempt
 	ends := s.keepAttemptEnd(nil, s.pending)
+	ends = slices.DeleteFunc(ends, func(r *durable.StepRecord) bool { return r.Status == durable.StepWaiting })
 	if len(ends) == 0 {
 		return
 	}
-	if err := s.r.store.LedgerAppend(s.detached(ctx), s.run.RunID, ends); err != nil {
+	ctx = s.detached(ctx)
+	since, err := s.r.store.LedgerList(ctx, &store.LedgerListParams{RunID: s.run.RunID, After: started.Seq})
+	if err == nil {
+		for _, r := range since {
+			if r.StepID == started.StepID && r.Status != durable.StepStarted {
+				return // ended by another writer
+			}
+		}
+		err = s.r.store.LedgerAppend(ctx, s.run.RunID, ends)
+	}
+	if err != nil {
 		// The attempt stays open in the ledger, as after a kill before
 		// its end was written: a replay runs the effect again.
 		s.r.logger.WarnContext(ctx, "could not record the end of an effect attempt whose commit lost to another writer",
-			"run_id", s.run.RunID, "step_id", ends[0].StepID, "error", err)
+			"run_id", s.run.RunID, "step_id", started.StepID, "error", err)
 	}
 }
 
