@@ -97,13 +97,16 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		if lookOwn || pythonRun {
 			prior, err = s.r.findCompleted(ctx, run.RunID, key)
 		}
-		if err == nil && prior == nil && lookOwn && !(ok && h.RerunOnReplay) {
+		if err == nil && prior == nil && lookOwn && !(ok && h.RerunOnReplay) && eff.Type != durable.EffectStartSubworkflow {
 			// A waiting end is the attempt's outcome as a completed one
 			// is; a kill may have cut the commit after its record, and
 			// calling the handler again would repeat what it did. Only
 			// under our own key: Python's has no step count (its record
 			// may be an earlier turn of a loop). Not for a RerunOnReplay
-			// handler, whose changes to the run the kill lost.
+			// handler, whose changes to the run the kill lost, nor for
+			// START_SUBWORKFLOW: its child may have ended meanwhile, or
+			// never been driven, and only the handler (idempotent: the
+			// child's id comes from the key) queues what follows.
 			var w *durable.WaitState
 			if w, err = s.durableWait(ctx, key); err == nil && w != nil {
 				out := Waiting(w)
@@ -144,6 +147,14 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 				notePythonSave(run.Vars, prior.EndedAt, run.UpdatedAt)
 			}
 			out := Completed(pyjson.Clone(prior.Result))
+			if eff.Type == durable.EffectStartSubworkflow {
+				// An async child the handler started: its first tick was
+				// a follow-up of the commit the replay stands in for.
+				res, _ := prior.Result.(map[string]any)
+				if child, _ := res["sub_run_id"].(string); child != "" && res["async"] == true {
+					s.d.enqueueTick(child)
+				}
+			}
 			s.trace(plan.NodeID, key, eff, out, true, start)
 			noteTokensUsed(run, eff, out)
 			storeResult(run, eff, out)

@@ -139,9 +139,10 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 	if p.WaitKey != "" && (w.WaitKey != "" || p.Strict) && p.WaitKey != w.WaitKey {
 		return run, &StaleResumeError{RunID: run.RunID, Status: string(run.Status), Expected: w.WaitKey, Got: p.WaitKey}
 	}
-	// A child under a cancelled parent (a Python host's cancel_run leaves
-	// the children) is cancelled rather than answered, as a tick cancels
-	// one about to work: the answer would drive it on.
+	// A child under a cancelled ancestor (a Python host's cancel_run
+	// leaves the children, a kill inside a Cancel the tree) is cancelled
+	// rather than answered, as a tick cancels one about to work: the
+	// answer would drive it on.
 	if ended, err := s.endUnderCancelledParent(ctx); err != nil {
 		return s.run, s.claimErr(err)
 	} else if ended {

@@ -245,35 +245,45 @@ func (s *session) tick(ctx context.Context, maxSteps int) error {
 	return s.steps(ctx, maxSteps)
 }
 
-// endUnderCancelledParent cancels a child run whose parent is cancelled
+// endUnderCancelledParent cancels a child run with a cancelled ancestor
 // instead of letting it work: Cancel ends a run's descendants, but a
 // child can come into being after it (started by a parent that another
-// runner held and that had not yet learnt the cancel took it). Only runs
-// about to work pay the parent's read.
+// runner held and that had not yet learnt the cancel took it), and a kill
+// inside a Cancel that decided the root first (CancelWith's IfUnchanged)
+// leaves the whole tree under it live. So the chain is walked up to the
+// root, through ancestors that are live or ended otherwise, as Cancel's
+// own walk goes through ended runs. Only runs about to work pay the
+// ancestors' reads.
 func (s *session) endUnderCancelledParent(ctx context.Context) (bool, error) {
 	pid := s.run.ParentRunID
-	if pid == "" {
-		return false, nil
+	seen := map[string]bool{s.run.RunID: true}
+	for pid != "" && !seen[pid] && len(seen) <= maxAncestors {
+		seen[pid] = true
+		anc, err := s.r.store.RunGet(ctx, pid)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("loading ancestor run %s of run %s: %w", pid, s.run.RunID, err)
+		}
+		if anc.Status == durable.RunCancelled {
+			reason := cmp.Or(anc.Error, "Cancelled")
+			if err := s.endOpenAttempt(ctx); err != nil {
+				return true, err
+			}
+			if err := s.commitCancelled(ctx, cancelCause{reason: reason}); err != nil && !errors.Is(err, errStop) {
+				return true, err
+			}
+			return true, nil
+		}
+		pid = anc.ParentRunID
 	}
-	parent, err := s.r.store.RunGet(ctx, pid)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("loading parent run %s of run %s: %w", pid, s.run.RunID, err)
-	}
-	if parent.Status != durable.RunCancelled {
-		return false, nil
-	}
-	reason := cmp.Or(parent.Error, "Cancelled")
-	if err := s.endOpenAttempt(ctx); err != nil {
-		return true, err
-	}
-	if err := s.commitCancelled(ctx, cancelCause{reason: reason}); err != nil && !errors.Is(err, errStop) {
-		return true, err
-	}
-	return true, nil
+	return false, nil
 }
+
+// maxAncestors bounds the ancestor chain endUnderCancelledParent walks (a
+// cycle of parent ids another writer made is cut by its seen set).
+const maxAncestors = 256
 
 // releaseDue continues a run whose wait deadline has passed: a WAIT_UNTIL
 // continues at its resume node without writing its result key (as the
