@@ -258,7 +258,9 @@ type EmitParams struct {
 // key, drives the listeners, and returns their ids. A listener whose
 // workflow this runtime does not serve is resumed without being driven:
 // it is left running for a runtime that serves its workflow (its
-// scheduler's Recover drives it). Listeners it could not resume (another
+// scheduler's Recover drives it: every RecoverInterval when runtimes
+// claim runs, otherwise only at that scheduler's next start, so runners
+// sharing a store that serve different workflows need claims). Listeners it could not resume (another
 // runner holding one busy, a store error, ctx ending before their turn)
 // are reported in the error, beside the ids of those it did; a listener
 // that moved on or was paused meanwhile is not an error.
