@@ -766,16 +766,27 @@ func (s *Scheduler) driveOn(ctx context.Context, runID string, listed durable.Ti
 		// due: drive it again after the back-off. When the store cannot
 		// say (the same outage, likely), drive it again too: a tick of a
 		// run that waits or ended by then does nothing.
+		//
+		// A tick whose commit lost to another writer's (an event that
+		// answered the wait this poll released) is not the run's failure:
+		// that commit stands, and the run is driven again the same way
+		// (it may be left running by a writer that does not drive it),
+		// without a failure's back-off or report.
+		lost := errors.Is(err, store.ErrConflict)
 		cur, gerr := s.st.RunGet(ctx, runID)
 		var version int64
 		if gerr == nil {
 			version = cur.Version
 		}
-		at := s.retryLater(runID, listed, true, version)
+		at := s.retryLater(runID, listed, !lost, version)
 		if (gerr != nil && !errors.Is(gerr, store.ErrNotFound)) || (gerr == nil && cur.Status == durable.RunRunning) {
 			s.mu.Lock()
 			s.unfinished[runID] = at
 			s.mu.Unlock()
+		}
+		if lost {
+			s.cfg.Logger.DebugContext(ctx, "tick lost to another writer's commit", "run_id", runID, "error", err)
+			return
 		}
 		s.failed(ctx, runID, err)
 		return
