@@ -7,7 +7,6 @@ package runtime_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,10 +15,7 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store"
-	"github.com/abstractframework/abstractgateway/store/jsonfile"
 	"github.com/abstractframework/abstractgateway/store/memory"
-	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // askThenDone asks a person, then completes with the answer.
@@ -259,20 +255,7 @@ func TestApplyEffectCompactsAWaitingRunsMessages(t *testing.T) {
 
 func testApplyEffectCompacts(t *testing.T, kind string) {
 	ctx := t.Context()
-	var st store.Store
-	var err error
-	switch kind {
-	case "memory":
-		st = memory.New()
-	case "jsonfile":
-		st, err = jsonfile.New(jsonfile.Config{Dir: t.TempDir(), NoSync: true})
-	case "sqlite":
-		st, err = sqlite.New(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite")})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := storeOfKind(t, kind)
 	llm := &scriptedLLM{content: `{"summary": "They talked.", "key_points": [], "confidence": 0.9}`}
 	rt := applyRuntime(t, runtime.Config{Store: st, Artifacts: artifact.NewMemory(),
 		Handlers: map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: llm.handler()}}, askThenDone())

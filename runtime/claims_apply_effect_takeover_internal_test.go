@@ -28,17 +28,10 @@ func TestResumeDoesNotTakeARunFromALiveApplyEffect(t *testing.T) {
 			cfgB.Claims = &Claims{Owner: "b", TTL: time.Minute, RenewEvery: time.Second}
 			a := errRuntime(t, st, cfgA, askOnly())
 			b := errRuntime(t, st, cfgB, askOnly())
-			id, err := a.Start(ctx, StartParams{WorkflowID: "ask"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Tick(ctx, id, TickOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			id := startWaiting(t, a, "ask")
 			p := ApplyEffectParams{RunID: id, NodeID: "apply", IdempotencyKey: "command:c1",
 				Effect: &durable.Effect{Type: "llm", ResultKey: "_temp.applied"}}
-			applied := make(chan error, 1)
-			go func() { _, err := a.ApplyEffect(ctx, p); applied <- err }()
+			applied := applyInBackground(ctx, a, p)
 			<-h.entered
 			run, err := b.Resume(ctx, ResumeParams{RunID: id, WaitKey: "go", Payload: map[string]any{"x": 1.0}})
 			t.Logf("B's resume while A's ApplyEffect holds the run: %v, %v", statusText(run), err)
@@ -50,11 +43,7 @@ func TestResumeDoesNotTakeARunFromALiveApplyEffect(t *testing.T) {
 			} else if !errors.Is(err, ErrRunClaimed) {
 				t.Errorf("B's Resume: %v, want ErrRunClaimed", err)
 			}
-			for step, n := range endsByStep(t, st, id) {
-				if n != 1 {
-					t.Errorf("attempt %s has %d end records, want 1", step, n)
-				}
-			}
+			wantOneEndEach(t, st, id)
 		})
 	}
 }

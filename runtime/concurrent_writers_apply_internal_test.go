@@ -20,17 +20,10 @@ func TestApplyEffectLostToACompletingResumeStillEndsItsAttempt(t *testing.T) {
 			h := newBlockingOnce()
 			a := errRuntime(t, st, h.config(), askOnly())
 			b := errRuntime(t, st, h.config(), askOnly())
-			id, err := a.Start(ctx, StartParams{WorkflowID: "ask"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Tick(ctx, id, TickOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			id := startWaiting(t, a, "ask")
 			p := ApplyEffectParams{RunID: id, NodeID: "apply", IdempotencyKey: "command:c1",
 				Effect: &durable.Effect{Type: "llm", ResultKey: "_temp.applied"}}
-			applied := make(chan error, 1)
-			go func() { _, err := a.ApplyEffect(ctx, p); applied <- err }()
+			applied := applyInBackground(ctx, a, p)
 			<-h.entered
 			run, err := b.Resume(ctx, ResumeParams{RunID: id, WaitKey: "go", Payload: map[string]any{"x": 1.0}})
 			if err != nil || run.Status != durable.RunCompleted {
@@ -42,11 +35,7 @@ func TestApplyEffectLostToACompletingResumeStillEndsItsAttempt(t *testing.T) {
 			if !errors.Is(err, ErrRunChanged) {
 				t.Errorf("apply: %v, want ErrRunChanged", err)
 			}
-			for step, n := range endsByStep(t, st, id) {
-				if n != 1 {
-					t.Errorf("attempt %s has %d end records, want 1", step, n)
-				}
-			}
+			wantOneEndEach(t, st, id)
 		})
 	}
 }

@@ -45,8 +45,7 @@ func TestPauseOrCancelElsewhereDuringRetryBackoff(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ticked := make(chan error, 1)
-				go func() { _, err := a.Tick(ctx, id, TickOptions{}); ticked <- err }()
+				ticked := tickInBackground(ctx, a, id)
 				<-inBackoff
 				if op == "pause" {
 					_, err = b.Pause(ctx, id, "op")
@@ -71,11 +70,7 @@ func TestPauseOrCancelElsewhereDuringRetryBackoff(t *testing.T) {
 				if run.Status != want {
 					t.Errorf("run %s, want %s", run.Status, want)
 				}
-				for step, n := range endsByStep(t, st, id) {
-					if n != 1 {
-						t.Errorf("attempt %s has %d ends", step, n)
-					}
-				}
+				wantOneEndEach(t, st, id)
 				t.Logf("handler calls %d", calls.Load())
 			})
 		}

@@ -64,11 +64,7 @@ func TestChildEndedWhileTheParentsWaitCommitWasLostIsDelivered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ticked := make(chan error, 1)
-			go func() {
-				_, err := a.Tick(ctx, id, TickOptions{})
-				ticked <- err
-			}()
+			ticked := tickInBackground(ctx, a, id)
 			<-bs.entered
 			if _, err := b.Pause(ctx, id, "operator"); err != nil {
 				t.Fatal(err)

@@ -42,8 +42,7 @@ func TestAttemptTakenForDeadByAnotherWriterEndsOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ticked := make(chan error, 1)
-			go func() { _, err := a.Tick(ctx, id, TickOptions{}); ticked <- err }()
+			ticked := tickInBackground(ctx, a, id)
 			<-entered1
 			if _, err := b.Pause(ctx, id, "operator"); err != nil {
 				t.Fatal(err)
@@ -64,11 +63,7 @@ func TestAttemptTakenForDeadByAnotherWriterEndsOnce(t *testing.T) {
 			for _, r := range recs {
 				t.Logf("%d %s %s %s %s", r.Seq, r.NodeID, r.Status, r.StepID, r.Error)
 			}
-			for step, n := range endsByStep(t, st, id) {
-				if n != 1 {
-					t.Errorf("attempt %s has %d end records, want 1", step, n)
-				}
-			}
+			wantOneEndEach(t, st, id)
 		})
 	}
 }

@@ -95,21 +95,8 @@ func TestEffectCompletionLostToAPauseIsNotRunAgain(t *testing.T) {
 	for _, kind := range conflictStores {
 		t.Run(kind, func(t *testing.T) {
 			ctx := t.Context()
-			st := newConflictStore(t, kind)
-			h := newBlockingOnce()
-			var nodeCalls atomic.Int32
-			a := errRuntime(t, st, h.config(), selfResumingAgent(&nodeCalls))
-			b := errRuntime(t, st, h.config(), selfResumingAgent(&nodeCalls))
-			id, err := a.Start(ctx, StartParams{WorkflowID: "w"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ticked := make(chan error, 1)
-			go func() {
-				_, err := a.Tick(ctx, id, TickOptions{})
-				ticked <- err
-			}()
-			<-h.entered
+			m := startAgentMidEffect(t, kind)
+			st, b, id, h, ticked := m.st, m.b, m.id, m.h, m.ticked
 			if _, err := b.Pause(ctx, id, "operator"); err != nil {
 				t.Fatal(err)
 			}
@@ -148,20 +135,10 @@ func TestApplyEffectLostToAPauseIsReusedByItsRetry(t *testing.T) {
 			h := newBlockingOnce()
 			a := errRuntime(t, st, h.config(), askOnly())
 			b := errRuntime(t, st, h.config(), askOnly())
-			id, err := a.Start(ctx, StartParams{WorkflowID: "ask"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Tick(ctx, id, TickOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			id := startWaiting(t, a, "ask")
 			p := ApplyEffectParams{RunID: id, NodeID: "apply", IdempotencyKey: "command:c1",
 				Effect: &durable.Effect{Type: "llm", ResultKey: "_temp.applied"}}
-			applied := make(chan error, 1)
-			go func() {
-				_, err := a.ApplyEffect(ctx, p)
-				applied <- err
-			}()
+			applied := applyInBackground(ctx, a, p)
 			<-h.entered
 			// A waiting run is paused too, unless it waits for a person:
 			// so the ask node waits on an event here.
@@ -200,21 +177,8 @@ func TestEffectCompletionLostToACancelIsNotRecordedTwice(t *testing.T) {
 	for _, kind := range conflictStores {
 		t.Run(kind, func(t *testing.T) {
 			ctx := t.Context()
-			st := newConflictStore(t, kind)
-			h := newBlockingOnce()
-			var nodeCalls atomic.Int32
-			a := errRuntime(t, st, h.config(), selfResumingAgent(&nodeCalls))
-			b := errRuntime(t, st, h.config(), selfResumingAgent(&nodeCalls))
-			id, err := a.Start(ctx, StartParams{WorkflowID: "w"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ticked := make(chan error, 1)
-			go func() {
-				_, err := a.Tick(ctx, id, TickOptions{})
-				ticked <- err
-			}()
-			<-h.entered
+			m := startAgentMidEffect(t, kind)
+			st, b, id, h, ticked := m.st, m.b, m.id, m.h, m.ticked
 			if _, err := b.Cancel(ctx, id, "stop"); err != nil {
 				t.Fatal(err)
 			}
@@ -224,11 +188,7 @@ func TestEffectCompletionLostToACancelIsNotRecordedTwice(t *testing.T) {
 			if err != nil || run.Status != durable.RunCancelled {
 				t.Fatalf("run %v, %v; want it cancelled", run, err)
 			}
-			for step, n := range endsByStep(t, st, id) {
-				if n != 1 {
-					t.Fatalf("attempt %s has %d end records, want the cancel's alone", step, n)
-				}
-			}
+			wantOneEndEach(t, st, id)
 		})
 	}
 }
@@ -251,4 +211,77 @@ func jsonText(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// wantOneEndEach fails unless every "llm" attempt of run id has exactly
+// one end record.
+func wantOneEndEach(t *testing.T, st store.Store, id string) {
+	t.Helper()
+	for step, n := range endsByStep(t, st, id) {
+		if n != 1 {
+			t.Errorf("attempt %s has %d end records, want 1", step, n)
+		}
+	}
+}
+
+// tickInBackground ticks run id on rt in a goroutine; the channel gets
+// the tick's error.
+func tickInBackground(ctx context.Context, rt *Runtime, id string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.Tick(ctx, id, TickOptions{})
+		done <- err
+	}()
+	return done
+}
+
+// applyInBackground calls rt.ApplyEffect(p) in a goroutine; the channel
+// gets its error.
+func applyInBackground(ctx context.Context, rt *Runtime, p ApplyEffectParams) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.ApplyEffect(ctx, p)
+		done <- err
+	}()
+	return done
+}
+
+// startWaiting starts workflow wfID on rt and ticks it to its first wait.
+func startWaiting(t *testing.T, rt *Runtime, wfID string) string {
+	t.Helper()
+	id, err := rt.Start(t.Context(), StartParams{WorkflowID: wfID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(t.Context(), id, TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// agentMidEffect is a selfResumingAgent run started by runtime a, whose
+// tick is in its "llm" effect (h's first call, held until h.released);
+// runtime b shares a's store.
+type agentMidEffect struct {
+	st     store.Store
+	a, b   *Runtime
+	id     string
+	h      *blockingOnce
+	ticked <-chan error // a's tick's error
+}
+
+func startAgentMidEffect(t *testing.T, kind string) *agentMidEffect {
+	t.Helper()
+	m := &agentMidEffect{st: newConflictStore(t, kind), h: newBlockingOnce()}
+	var nodeCalls atomic.Int32
+	m.a = errRuntime(t, m.st, m.h.config(), selfResumingAgent(&nodeCalls))
+	m.b = errRuntime(t, m.st, m.h.config(), selfResumingAgent(&nodeCalls))
+	id, err := m.a.Start(t.Context(), StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.id = id
+	m.ticked = tickInBackground(t.Context(), m.a, id)
+	<-m.h.entered
+	return m
 }

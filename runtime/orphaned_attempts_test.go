@@ -21,8 +21,9 @@ import (
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
-// attemptStore makes a store of kind (memory, jsonfile or sqlite).
-func attemptStore(t *testing.T, kind string) store.Store {
+// storeOfKind makes a store of kind (memory, jsonfile or sqlite), closed
+// when the test ends.
+func storeOfKind(t *testing.T, kind string) store.Store {
 	t.Helper()
 	var st store.Store
 	var err error
@@ -116,7 +117,7 @@ func wantOrphanThenCompleted(t *testing.T, recs []*durable.StepRecord, typ durab
 func TestAttemptInterruptedByItsCallerIsClosedWhenReplayed(t *testing.T) {
 	for _, kind := range []string{"memory", "jsonfile", "sqlite"} {
 		t.Run(kind, func(t *testing.T) {
-			st := attemptStore(t, kind)
+			st := storeOfKind(t, kind)
 			h := &interruptedOnce{entered: make(chan struct{})}
 			rt := applyRuntime(t, runtime.Config{Store: st, Handlers: map[durable.EffectType]runtime.Handler{"job": h.handler()}}, jobThenDone())
 			id, err := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "w"})
@@ -176,7 +177,7 @@ func TestTornStartedRecordIsClosedOnReplay(t *testing.T) {
 func TestApplyEffectInterruptedThenRetriedClosesTheFirstAttempt(t *testing.T) {
 	for _, kind := range []string{"memory", "jsonfile", "sqlite"} {
 		t.Run(kind, func(t *testing.T) {
-			st := attemptStore(t, kind)
+			st := storeOfKind(t, kind)
 			h := &interruptedOnce{entered: make(chan struct{})}
 			rt := applyRuntime(t, runtime.Config{Store: st, Handlers: map[durable.EffectType]runtime.Handler{"job": h.handler()}}, askThenDone())
 			run := wevStartTick(t, rt, runtime.StartParams{WorkflowID: "ask"})
