@@ -313,7 +313,15 @@ func writeOwner(ctx context.Context, req *EffectRequest, o memOwner, mutate func
 		if err := mutate(run); err != nil {
 			return err
 		}
-		touchUpdated(run, r.now())
+		if o.synthetic() {
+			// Never ticked, so no effect of it is ever replayed: the
+			// marks touchUpdated keeps for a replay (Python's save time,
+			// the plan in flight) have no use, and a first write, which
+			// has no effect_seq, would note a Python save that never was.
+			run.UpdatedAt = r.now()
+		} else {
+			touchUpdated(run, r.now())
+		}
 		if hold.lost() != nil {
 			return busy()
 		}

@@ -293,6 +293,14 @@ func (r *Runtime) UpdateLimits(ctx context.Context, runID string, updates map[st
 		}
 	}
 	return r.hostUpdate(ctx, runID, false, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
+		if cur, ok := run.Vars["_limits"]; ok && cur != nil {
+			if _, isObject := cur.(map[string]any); !isObject {
+				// A caller's value (Start keeps _limits as given) is not
+				// replaced by an object holding only the update: Python's
+				// update_limits raises on it too.
+				return false, nil, fmt.Errorf("update limits of run %s: vars._limits is a %s, not an object", runID, pyval.TypeName(cur))
+			}
+		}
 		l := namespace(run.Vars, "_limits")
 		for k, v := range updates {
 			l[k] = v

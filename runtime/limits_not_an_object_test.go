@@ -1,0 +1,44 @@
+package runtime_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// A run whose vars._limits is not an object (Start keeps a caller's
+// _limits as given: here a list). UpdateLimits refuses it, naming it, as
+// Python's update_limits raises on a non-dict _limits; it used to replace
+// the list with an object holding only the update, without an error.
+func TestUpdateLimitsRefusesLimitsThatAreNotAnObject(t *testing.T) {
+	ctx := context.Background()
+	wf := &runtime.Workflow{ID: "w", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(nil), nil
+		},
+	}}
+	reg, _ := runtime.NewRegistry(wf)
+	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w", Vars: map[string]any{"_limits": []any{"keep", "me"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = rt.UpdateLimits(ctx, id, map[string]any{"max_iterations": 5})
+	run, gerr := rt.GetState(ctx, id)
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	if err == nil || !strings.Contains(err.Error(), "vars._limits is a list, not an object") {
+		t.Fatalf("UpdateLimits of a run whose _limits is a list: %v; want a refusal naming vars._limits", err)
+	}
+	if _, isList := run.Vars["_limits"].([]any); !isList {
+		t.Fatalf("vars._limits is %v after the refused update; want the caller's list kept", run.Vars["_limits"])
+	}
+}
