@@ -253,6 +253,9 @@ func (s *Store) decodeLine(path string, line []byte, off int64, final bool) []ma
 		return []map[string]any{m}
 	}
 	vals, err := pyjson.DecodeStream(line)
+	if err != nil {
+		vals = append(vals, resyncedValues(line)...)
+	}
 	var out []map[string]any
 	for _, v := range vals {
 		if m, ok := v.(map[string]any); ok {
@@ -263,13 +266,41 @@ func (s *Store) decodeLine(path string, line []byte, off int64, final bool) []ma
 	case err != nil && final:
 		s.log.Warn("skipping torn final line", "file", path, "offset", off, "recovered", len(out), "err", err)
 	case err != nil:
-		s.log.Warn("skipping unreadable line", "file", path, "offset", off, "recovered", len(out), "err", err)
+		s.log.Warn("skipping unreadable part of a line", "file", path, "offset", off, "recovered", len(out), "err", err)
 	case len(out) > 1:
 		s.log.Warn("recovered concatenated records", "file", path, "offset", off, "records", len(out))
 	case len(out) < len(vals):
 		s.log.Warn("skipping non-object JSON values", "file", path, "offset", off)
 	}
 	return out
+}
+
+// maxResyncTries bounds the starts resyncedValues tries in one line.
+const maxResyncTries = 256
+
+// resyncedValues returns the values of the longest tail of line, starting
+// at an opening brace after its first byte, that decodes whole to the end
+// of the line: the records written after a torn one on the same line. A
+// writer that does not start a new line after a torn write (Python's
+// append) leaves "{…torn{…whole…}"; reading stopped at the tear, and the
+// whole record after it was lost with the line, its completion too (a
+// replay then ran its effect again), or a command's seq, given out again.
+// A brace inside the torn part cannot start such a tail: the tear is in
+// what follows it.
+func resyncedValues(line []byte) []any {
+	tries := 0
+	for p := 1; p < len(line) && tries < maxResyncTries; p++ {
+		i := bytes.IndexByte(line[p:], '{')
+		if i < 0 {
+			return nil
+		}
+		p += i
+		tries++
+		if vals, err := pyjson.DecodeStream(line[p:]); err == nil && len(vals) > 0 {
+			return vals
+		}
+	}
+	return nil
 }
 
 // appendRecordsLocked appends records to a run's ledger in one write and
