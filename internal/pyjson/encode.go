@@ -404,6 +404,9 @@ func (e *encoder) object(m map[string]any, depth int) error {
 		return err
 	}
 	defer e.leave()
+	if err := e.checkRepairedKeys(m); err != nil {
+		return err
+	}
 	if e.checkOnly {
 		for k, v := range m {
 			e.path = append(e.path, pathElem{key: k, isKey: true})
@@ -440,6 +443,49 @@ func (e *encoder) object(m map[string]any, depth int) error {
 	e.newline(depth)
 	e.raw("}")
 	return nil
+}
+
+// checkRepairedKeys refuses an object two of whose keys are written the
+// same once the bytes of a key that are not UTF-8 are replaced by U+FFFD
+// ("k\xff" and "k\xfe", or "k\xff" and "k\ufffd"): the document would
+// hold one member twice, and a reader keeps one value, the other lost
+// without a word. Keys are UTF-8 almost always, which costs one check each.
+func (e *encoder) checkRepairedKeys(m map[string]any) error {
+	var repaired map[string]string // written form -> key, of the keys repaired
+	for k := range m {
+		if utf8.ValidString(k) {
+			continue
+		}
+		w := repairUTF8(k)
+		other, ok := repaired[w]
+		if _, valid := m[w]; valid {
+			other, ok = w, true
+		}
+		if ok {
+			return &Error{Path: e.pathString(), Reason: fmt.Sprintf("keys %q and %q are the same key once their bytes that are not UTF-8 are replaced by U+FFFD", other, k)}
+		}
+		if repaired == nil {
+			repaired = map[string]string{}
+		}
+		repaired[w] = k
+	}
+	return nil
+}
+
+// repairUTF8 is s as AppendString writes it: each byte that does not
+// start a valid UTF-8 sequence replaced by U+FFFD.
+func repairUTF8(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func (e *encoder) ordered(o Ordered, depth int) error {

@@ -2,6 +2,7 @@ package hashchain_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -21,21 +22,23 @@ func TestInvalidUTF8KeyChainVerifies(t *testing.T) {
 	ctx := context.Background()
 	st := hashchain.Wrap(memory.New())
 	start, _ := durable.ParseTime("2026-01-01T00:00:00+00:00")
-	for i, result := range []map[string]any{
-		{"k\xff": "latin-1 byte", "k\U0010FFFF": "astral"},
-		{"a\xfe": 1, "a\xff": 2}, // both written "a\uFFFD": a reader keeps one
-	} {
-		rec := &durable.StepRecord{RunID: "run-1", StepID: "s", NodeID: "n1", Status: durable.StepCompleted,
-			Result: result, StartedAt: start, Attempt: i + 1}
-		if err := st.LedgerAppend(ctx, "run-1", []*durable.StepRecord{rec}); err != nil {
-			t.Fatal(err)
-		}
+	rec := &durable.StepRecord{RunID: "run-1", StepID: "s", NodeID: "n1", Status: durable.StepCompleted,
+		Result: map[string]any{"k\xff": "latin-1 byte", "k\U0010FFFF": "astral"}, StartedAt: start, Attempt: 1}
+	if err := st.LedgerAppend(ctx, "run-1", []*durable.StepRecord{rec}); err != nil {
+		t.Fatal(err)
+	}
+	// Two keys written the same ("a\uFFFD") are refused, not hashed and
+	// stored with one value lost, and the chain is left as it was.
+	clash := &durable.StepRecord{RunID: "run-1", StepID: "s2", NodeID: "n1", Status: durable.StepCompleted,
+		Result: map[string]any{"a\xfe": 1, "a\xff": 2}, StartedAt: start, Attempt: 1}
+	if err := st.LedgerAppend(ctx, "run-1", []*durable.StepRecord{clash}); err == nil || !strings.Contains(err.Error(), "same key") {
+		t.Fatalf("append of a result whose keys clash once repaired: %v; want a refusal", err)
 	}
 	stored, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: "run-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := hashchain.VerifyLedgerChain(stored); !rep.OK || rep.Count != 2 {
+	if rep := hashchain.VerifyLedgerChain(stored); !rep.OK || rep.Count != 1 {
 		t.Errorf("the chain just written does not verify: %+v", rep)
 	}
 }
