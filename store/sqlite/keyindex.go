@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -50,6 +51,10 @@ type runKeys struct {
 	through int64            // the rows up to this seq are indexed
 	first   map[string]int64 // key -> seq of its first completed record
 	size    int64
+	// deletesSeen is the top of the ledger_deletes log before the rows
+	// were read (a shared store): a delete of the run logged past it
+	// means the rows read are gone, whatever is at their seqs now.
+	deletesSeen int64
 }
 
 // keySeq is a row of completedKeysFrom.
@@ -83,7 +88,7 @@ func (x *keyIndex) use(id string) (*runKeys, int64) {
 // the seq of key's first completed record. Rows read by a look-up that
 // started before the entry was forgotten or evicted answer that look-up
 // only.
-func (x *keyIndex) add(e *runKeys, rows []keySeq, through int64, key string) (int64, bool) {
+func (x *keyIndex) add(e *runKeys, rows []keySeq, through, deletesSeen int64, key string) (int64, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	seq, ok := e.first[key]
@@ -109,6 +114,7 @@ func (x *keyIndex) add(e *runKeys, rows []keySeq, through int64, key string) (in
 		}
 	}
 	e.through = max(e.through, through)
+	e.deletesSeen = max(e.deletesSeen, deletesSeen)
 	x.evict()
 	return seq, ok
 }
@@ -204,6 +210,23 @@ func (s *Store) completedKeysFrom(ctx context.Context, rd *reading, runID string
 // does not decode or disagrees with its key, and the caller scans.
 func (s *Store) findIndexed(ctx context.Context, rd *reading, runID, key string) (*durable.StepRecord, bool, error) {
 	e, through := s.keys.use(runID)
+	var deletesTop int64
+	if s.shared {
+		// Another process may have deleted the ledger and written it
+		// again since the rows were read, as long as before or longer:
+		// the check that the last row read is still there passes, and
+		// the rows below it would never be read again (their completed
+		// records missed, their effects run again).
+		top, deleted, err := s.ledgerDeletedSince(ctx, rd, runID, e)
+		if err != nil {
+			return nil, false, err
+		}
+		if deleted && through > 0 {
+			s.keys.forget(runID)
+			e, through = s.keys.use(runID)
+		}
+		deletesTop = top
+	}
 	var last int64
 	var known bool
 	rd.cached(func(c *hotCache) { last, known = c.lastSeq(runID) })
@@ -220,7 +243,7 @@ func (s *Store) findIndexed(ctx context.Context, rd *reading, runID, key string)
 			return nil, false, err
 		}
 	}
-	seq, ok := s.keys.add(e, rows, last, key)
+	seq, ok := s.keys.add(e, rows, last, deletesTop, key)
 	if !ok {
 		return nil, true, nil
 	}
@@ -242,4 +265,18 @@ func (s *Store) findIndexed(ctx context.Context, rd *reading, runID, key string)
 		return nil, false, nil
 	}
 	return rec, true, r.Close()
+}
+
+// ledgerDeletedSince reads the top of the ledger_deletes log and whether a
+// delete of the run was logged since e's rows were read (or may have been:
+// the log was trimmed past that point).
+func (s *Store) ledgerDeletedSince(ctx context.Context, rd *reading, runID string, e *runKeys) (top int64, deleted bool, err error) {
+	s.keys.mu.Lock()
+	seen := e.deletesSeen
+	s.keys.mu.Unlock()
+	var bottom int64
+	if err := rd.deletesSince.QueryRowContext(ctx, seen, runID).Scan(&top, &deleted, &bottom); err != nil {
+		return 0, false, fmt.Errorf("reading the ledger delete log: %w", err)
+	}
+	return top, deleted || bottom > seen+1, nil
 }

@@ -91,6 +91,9 @@ CREATE INDEX idx_runs_unlisted ON runs(list_status) WHERE list_status IS NULL;
 CREATE INDEX idx_runs_workflow_updated ON runs(workflow_id, list_updated_at DESC)
   WHERE list_status IS NOT NULL;
 
+CREATE TRIGGER runs_event_deadline_foreign_insert AFTER INSERT ON runs WHEN NEW.status = 'waiting' AND NEW.wait_reason = 'event' AND NEW.wait_key IS NULL
+  BEGIN INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) SELECT NEW.run_id, json_extract(NEW.run_json, '$.waiting.until'), COALESCE(NEW.updated_at, ''), 'waiting_event' WHERE json_valid(NEW.run_json) AND COALESCE(json_extract(NEW.run_json, '$.waiting.until'), '') <> '' AND json_type(NEW.run_json, '$.vars._runtime.control.paused') IS NOT 'true' ON CONFLICT (run_id) DO UPDATE SET next_due_iso = excluded.next_due_iso, updated_at_iso = excluded.updated_at_iso, status = excluded.status; END;
+
 CREATE TRIGGER runs_event_deadline_foreign_update AFTER UPDATE OF workflow_id ON runs WHEN NEW.status = 'waiting' AND NEW.wait_reason = 'event'
   BEGIN INSERT INTO wait_index (run_id, next_due_iso, updated_at_iso, status) SELECT NEW.run_id, json_extract(NEW.run_json, '$.waiting.until'), COALESCE(NEW.updated_at, ''), 'waiting_event' WHERE json_valid(NEW.run_json) AND COALESCE(json_extract(NEW.run_json, '$.waiting.until'), '') <> '' AND json_type(NEW.run_json, '$.vars._runtime.control.paused') IS NOT 'true' ON CONFLICT (run_id) DO UPDATE SET next_due_iso = excluded.next_due_iso, updated_at_iso = excluded.updated_at_iso, status = excluded.status; END;
 

@@ -378,6 +378,7 @@ type readerStmts struct {
 	ledgerCount   *sql.Stmt
 	findCompleted *sql.Stmt
 	completedKeys *sql.Stmt
+	deletesSince  *sql.Stmt
 	recordAt      *sql.Stmt
 	cmdListAfter  *sql.Stmt
 	cmdLastSeq    *sql.Stmt
@@ -417,6 +418,11 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 	// (python_unindexed, listed in the same transaction as the row).
 	p(&r.completedKeys, `SELECT seq, completed_key, completed_key IS NULL AND EXISTS (SELECT 1 FROM python_unindexed u
 		WHERE u.run_id = ledger.run_id AND u.seq = ledger.seq) FROM ledger WHERE run_id = ? AND seq >= ? ORDER BY seq ASC`)
+	// The delete log's top, whether it holds a delete of the run past a
+	// mark, and its bottom (the log keeps its last 10,000 entries), for a
+	// shared store's keyIndex (ledgerDeletedSince).
+	p(&r.deletesSince, `SELECT COALESCE((SELECT MAX(id) FROM ledger_deletes), 0),
+		EXISTS (SELECT 1 FROM ledger_deletes WHERE id > ? AND run_id = ?), COALESCE((SELECT MIN(id) FROM ledger_deletes), 0)`)
 	p(&r.recordAt, `SELECT record_json FROM ledger WHERE run_id = ? AND seq = ?`)
 	p(&r.cmdListAfter, `SELECT seq, command_id, run_id, type, payload_json, ts, client_id
 		FROM commands WHERE seq > ? ORDER BY seq ASC LIMIT ?`)
@@ -427,7 +433,7 @@ func (r *readerStmts) prepare(ctx context.Context, db preparer) error {
 
 func (r *readerStmts) close() error {
 	return closeStmts(r.runGet, r.listDue, r.nextDue, r.foreignDue, r.ledgerList, r.ledgerCount, r.findCompleted,
-		r.completedKeys, r.recordAt,
+		r.completedKeys, r.deletesSince, r.recordAt,
 		r.cmdListAfter, r.cmdLastSeq, r.cursorLoad)
 }
 
