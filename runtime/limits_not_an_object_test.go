@@ -7,7 +7,6 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // A run whose vars._limits is not an object (Start keeps a caller's
@@ -21,11 +20,7 @@ func TestUpdateLimitsRefusesLimitsThatAreNotAnObject(t *testing.T) {
 			return runtime.Complete(nil), nil
 		},
 	}}
-	reg, _ := runtime.NewRegistry(wf)
-	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := applyRuntime(t, runtime.Config{}, wf)
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w", Vars: map[string]any{"_limits": []any{"keep", "me"}}})
 	if err != nil {
 		t.Fatal(err)

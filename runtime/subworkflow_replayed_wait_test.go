@@ -105,20 +105,7 @@ func parentAndLeaf(async bool) []*Workflow {
 // durable wait: the handler runs again and finds its child.
 func TestReplayedSyncChildWaitLearnsTheChildEnded(t *testing.T) {
 	ctx := context.Background()
-	js, err := jsonfile.New(jsonfile.Config{Dir: t.TempDir(), NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer js.Close()
-	wfs := parentAndLeaf(false)
-	view := &killBetweenAtWait{Wrapper: store.Wrapper{Store: js}, target: "top"}
-	rtA := errRuntime(t, view, Config{}, wfs...)
-	if _, err := rtA.Start(ctx, StartParams{WorkflowID: "top", RunID: "top"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rtA.Tick(ctx, "top", TickOptions{}); err == nil {
-		t.Fatal("the kill never happened")
-	}
+	js, wfs := killTopInItsWaitCommit(t, false)
 	kids, err := js.RunListChildren(ctx, "top", "")
 	if err != nil || len(kids) != 1 || kids[0].Status != durable.RunWaiting {
 		t.Fatalf("children %v, %v; want one leaf waiting on its person", kids, err)
@@ -161,20 +148,7 @@ func TestReplayedSyncChildWaitLearnsTheChildEnded(t *testing.T) {
 // enqueueTick was skipped).
 func TestReplayedAsyncWaitDrivesItsChild(t *testing.T) {
 	ctx := context.Background()
-	js, err := jsonfile.New(jsonfile.Config{Dir: t.TempDir(), NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer js.Close()
-	wfs := parentAndLeaf(true)
-	view := &killBetweenAtWait{Wrapper: store.Wrapper{Store: js}, target: "top"}
-	rtA := errRuntime(t, view, Config{}, wfs...)
-	if _, err := rtA.Start(ctx, StartParams{WorkflowID: "top", RunID: "top"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rtA.Tick(ctx, "top", TickOptions{}); err == nil {
-		t.Fatal("the kill never happened")
-	}
+	js, wfs := killTopInItsWaitCommit(t, true)
 	kids, err := js.RunListChildren(ctx, "top", "")
 	if err != nil || len(kids) != 1 || kids[0].Status != durable.RunRunning {
 		t.Fatalf("children %v, %v; want one leaf, created, not yet ticked", kids, err)
@@ -189,4 +163,29 @@ func TestReplayedAsyncWaitDrivesItsChild(t *testing.T) {
 		t.Fatalf("after Tick(top): top %s, child %s at %q; want the child driven and top resumed, completed",
 			top.Status, child.Status, child.CurrentNode)
 	}
+}
+
+// killTopInItsWaitCommit starts "top" (parentAndLeaf(async)) on a
+// JSON-file store in a fresh directory and ticks it until the process
+// dies inside the commit that makes top waiting: the records are durable,
+// top's run file is not. It returns the store, as a restart finds it, and
+// the workflows.
+func killTopInItsWaitCommit(t *testing.T, async bool) (*jsonfile.Store, []*Workflow) {
+	t.Helper()
+	ctx := context.Background()
+	js, err := jsonfile.New(jsonfile.Config{Dir: t.TempDir(), NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	wfs := parentAndLeaf(async)
+	view := &killBetweenAtWait{Wrapper: store.Wrapper{Store: js}, target: "top"}
+	rt := errRuntime(t, view, Config{}, wfs...)
+	if _, err := rt.Start(ctx, StartParams{WorkflowID: "top", RunID: "top"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, "top", TickOptions{}); err == nil {
+		t.Fatal("the kill never happened")
+	}
+	return js, wfs
 }

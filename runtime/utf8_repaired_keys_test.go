@@ -7,7 +7,6 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // Object keys that are not UTF-8 are stored with U+FFFD in place of the
@@ -22,11 +21,7 @@ func TestStartRefusesVarsKeysCollidingOnceRepaired(t *testing.T) {
 			return runtime.Complete(nil), nil
 		},
 	}}
-	reg, _ := runtime.NewRegistry(wf)
-	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := applyRuntime(t, runtime.Config{}, wf)
 	vars := map[string]any{"m": map[string]any{"k\xff": "first", "k\xfe": "second"}}
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w", Vars: vars})
 	if err == nil || !strings.Contains(err.Error(), "vars.m") || !strings.Contains(err.Error(), "same key") {
@@ -47,11 +42,7 @@ func TestResumeRefusesPayloadKeysCollidingOnceRepaired(t *testing.T) {
 				Payload: map[string]any{"prompt": "?", "wait_key": "k2"}}, "b"), nil
 		},
 	}}
-	reg, _ := runtime.NewRegistry(wf)
-	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := applyRuntime(t, runtime.Config{}, wf)
 	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
 	if err != nil {
 		t.Fatal(err)
