@@ -97,6 +97,10 @@ func NewFS(dir string) (*FS, error) {
 			return nil, fmt.Errorf("opening artifact store %s: %w", dir, err)
 		}
 	}
+	// A Put killed before its renames left its temps: content no artifact
+	// names, which GC (it reads *.bin) never collects.
+	atomicfile.RemoveStaleTemps(s.blobs, []string{"?*.bin"}, nil)
+	atomicfile.RemoveStaleTemps(s.refs, []string{"?*.meta"}, nil)
 	if _, err := s.Reindex(context.Background()); err != nil {
 		return nil, fmt.Errorf("opening artifact store %s: %w", dir, err)
 	}

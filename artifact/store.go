@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
@@ -141,6 +142,16 @@ func newMetadata(p PutParams, now time.Time) (*Metadata, error) {
 	}
 	if err := checkID(id); err != nil {
 		return nil, err
+	}
+	// Stored as JSON, such text would come back with U+FFFD in place of
+	// its bad bytes, and no look-up by what the caller gave would match.
+	if !utf8.ValidString(p.RunID) {
+		return nil, fmt.Errorf("artifact run id %q is not UTF-8", p.RunID)
+	}
+	for k, v := range p.Tags {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return nil, fmt.Errorf("artifact tag %q = %q is not UTF-8", k, v)
+		}
 	}
 	ct := p.ContentType
 	if ct == "" {

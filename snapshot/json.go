@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
@@ -72,10 +73,15 @@ func NewJSONConfig(cfg JSONConfig) (*JSONStore, error) {
 }
 
 // path returns the file of a snapshot, refusing ids that would escape the
-// directory.
+// directory, and ids that are not UTF-8: the file holds the id written
+// with U+FFFD in their place, which List would return and no Load or
+// Delete could find, and two such ids would list the same.
 func (j *JSONStore) path(id string) (string, error) {
 	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\\\x00") {
 		return "", fmt.Errorf("snapshot: invalid snapshot id %q", id)
+	}
+	if !utf8.ValidString(id) {
+		return "", fmt.Errorf("snapshot: invalid snapshot id %q: not UTF-8", id)
 	}
 	return filepath.Join(j.dir, "snapshot_"+id+".json"), nil
 }
