@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // deepTupleSrc builds a tuple nested 3,000,000 levels deep (150,000 loop
@@ -19,6 +20,12 @@ func deepTupleSrc(op string) string {
 		"    return 1\n"
 }
 
+// deepLimits are the default limits with a timeout that building the
+// tuple (~3.5M steps) cannot reach on a loaded machine under -race: the
+// tests are about the recursion limit, and at the default 5 s they failed
+// with the timeout instead (seen with two other test suites running).
+var deepLimits = Limits{Timeout: time.Minute}
+
 // The memory guards measure a value's text (textsize.go) by Go
 // recursion: unbounded, a value nested millions deep overflowed the
 // goroutine stack, a fatal error that killed the gateway with every run in
@@ -27,7 +34,7 @@ func deepTupleSrc(op string) string {
 // Run in a child process because the failure was fatal.
 func TestRepeatOfDeeplyNestedValueDoesNotKillProcess(t *testing.T) {
 	got, errText, child := codeInChild(t, "CODE_DEEP_REPEAT_CHILD", func() error { return nil },
-		deepTupleSrc("y = [x] * 2"), Limits{})
+		deepTupleSrc("y = [x] * 2"), deepLimits)
 	if child {
 		return
 	}
@@ -47,7 +54,7 @@ func TestFormatOfDeeplyNestedValueFails(t *testing.T) {
 		{"fail", `fail(x)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, errText, child := codeInChild(t, "CODE_DEEP_FORMAT_CHILD_"+tc.name, func() error { return nil }, deepTupleSrc(tc.op), Limits{})
+			_, errText, child := codeInChild(t, "CODE_DEEP_FORMAT_CHILD_"+tc.name, func() error { return nil }, deepTupleSrc(tc.op), deepLimits)
 			if child {
 				return
 			}
@@ -63,7 +70,7 @@ func TestFormatOfDeeplyNestedValueFails(t *testing.T) {
 // past the recursion limit is refused.
 func TestHashOfDeeplyNestedKeyFails(t *testing.T) {
 	_, errText, child := codeInChild(t, "CODE_DEEP_KEY_CHILD", func() error { return nil },
-		deepTupleSrc("d = {x: 1}"), Limits{})
+		deepTupleSrc("d = {x: 1}"), deepLimits)
 	if child {
 		return
 	}
