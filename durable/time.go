@@ -246,8 +246,19 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 	}
 	if n := len(clock); zone != "" && n > 0 && !isDigit(clock[n-1]) {
 		// One character between the time and its zone reads, as in
-		// Python ("12:00:00 +05:00", "12:00:00.+00:00", "10:00 Z").
+		// Python ("12:00:00 +05:00", "12:00:00.+00:00", "10:00 Z"), but
+		// not a second zone designator, which Python refuses ("ZZ",
+		// "+-05:30", "Z+05:00"): read as a separator, "+-05:30" was -05:30.
+		if strings.IndexByte("Zz+-", clock[n-1]) >= 0 {
+			return "", 0, false
+		}
 		clock = clock[:n-1]
+	}
+	if !offsetUnderADay(zone) {
+		// Python: "offset must be a timedelta strictly between
+		// -timedelta(hours=24) and timedelta(hours=24)"; Go's layouts read
+		// +24:00 and +23:60, a deadline moved by a day.
+		return "", 0, false
 	}
 	// The clock as HH:MM:SS[.f]: from the basic forms (HHMM, HHMMSS), and
 	// from an hour or an hour and minutes, which Python reads with a
@@ -353,4 +364,24 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// offsetUnderADay reports whether zone, "", "Z" or ±HH:MM[:SS] as
+// extendedISO leaves it, has minutes and seconds under 60 and an hour
+// under 24, as Python's offsets must. A zone of another shape is left to
+// the layouts, which refuse it.
+func offsetUnderADay(zone string) bool {
+	if len(zone) < 6 || zone == "Z" || zone[3] != ':' {
+		return true
+	}
+	num := func(s string) int {
+		if len(s) != 2 || !allDigits(s) {
+			return 0
+		}
+		return int(s[0]-'0')*10 + int(s[1]-'0')
+	}
+	if num(zone[1:3]) >= 24 || num(zone[4:6]) >= 60 {
+		return false
+	}
+	return len(zone) < 9 || num(zone[7:9]) < 60
 }
