@@ -110,6 +110,13 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (f runFlags, code in
 	}
 	if f.target == "" && fs.NArg() == 1 {
 		f.target = fs.Arg(0)
+	} else if f.target != "" && fs.NArg() > 0 {
+		// The file taken first, and more after the flags: name them all,
+		// and say how flags and the file may be ordered.
+		fmt.Fprintf(stderr, "bundle run: want one bundle file, got %q (flags go all before the file or all after it)\n",
+			append([]string{f.target}, fs.Args()...))
+		fs.Usage()
+		return f, 2, false
 	} else if f.target == "" || fs.NArg() > 0 {
 		return f, wrongArgs(fs, "one bundle file"), false
 	}

@@ -159,6 +159,10 @@ func openStoreKind(ctx context.Context, dir string, kind storeKind) (store.Store
 		cfg := sqliteConfig(dir)
 		path := cfg.Path
 		st, err := sqlite.New(ctx, cfg)
+		if errors.Is(err, sqlite.ErrDatabaseInUse) {
+			// The store's own hint names its Go option, which no flag sets.
+			return nil, fmt.Errorf("data dir %s is in use by another process (another abstractgateway on it?): stop it or use another --data-dir (%w: %s)", dir, sqlite.ErrDatabaseInUse, path)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("opening the SQLite store %s: %w", path, err)
 		}

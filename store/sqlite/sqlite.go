@@ -713,8 +713,13 @@ func (s *Store) lockedHint(err error) error {
 	if s.shared {
 		return fmt.Errorf("%w (another process held a write transaction longer than the busy timeout (%d ms); opening again may succeed)", err, busyTimeoutMS)
 	}
-	return fmt.Errorf("%w (another process has the database open; a store opens its database exclusively unless Config.Shared is set)", err)
+	return fmt.Errorf("%w: %w (another process has the database open; a store opens its database exclusively unless Config.Shared is set)", ErrDatabaseInUse, err)
 }
+
+// ErrDatabaseInUse is wrapped by the error of New when another process
+// has the database open and the store, which opens it exclusively (not
+// Config.Shared), cannot take it.
+var ErrDatabaseInUse = errors.New("database in use by another process")
 
 // rollback ends a failed transaction. A failed COMMIT may already have
 // ended it, so "no transaction is active" is not worth reporting.
