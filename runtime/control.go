@@ -704,6 +704,17 @@ func (s *session) openAttemptEnds(ctx context.Context) ([]*durable.StepRecord, e
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger of run %s: %w", s.run.RunID, err)
 	}
+	open := openAttempts(recs)
+	ends := make([]*durable.StepRecord, 0, len(open))
+	for _, rec := range open {
+		ends = append(ends, attemptEnd(rec, durable.StepCancelled, "cancelled", s.r.now()))
+	}
+	return ends, nil
+}
+
+// openAttempts returns the STARTED records of recs (a ledger, or its
+// last records) that no later record of the same step ends.
+func openAttempts(recs []*durable.StepRecord) []*durable.StepRecord {
 	var open []*durable.StepRecord
 	for _, rec := range recs {
 		if rec.Status == durable.StepStarted {
@@ -712,16 +723,18 @@ func (s *session) openAttemptEnds(ctx context.Context) ([]*durable.StepRecord, e
 			open = slices.DeleteFunc(open, func(o *durable.StepRecord) bool { return o.StepID == rec.StepID })
 		}
 	}
-	ends := make([]*durable.StepRecord, 0, len(open))
-	for _, rec := range open {
-		end := rec.Derived()
-		end.Seq = 0
-		end.Status = durable.StepCancelled
-		end.Error = "cancelled"
-		end.EndedAt = s.r.now()
-		ends = append(ends, &end)
-	}
-	return ends, nil
+	return open
+}
+
+// attemptEnd is the end record, of status and error msg at now, of the
+// attempt whose STARTED record is started, read back from the ledger.
+func attemptEnd(started *durable.StepRecord, status durable.StepStatus, msg string, now durable.Time) *durable.StepRecord {
+	end := started.Derived()
+	end.Seq = 0
+	end.Status = status
+	end.Error = msg
+	end.EndedAt = now
+	return &end
 }
 
 // commitCancelled ends the session's run as cancelled with cause and

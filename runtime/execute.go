@@ -591,15 +591,10 @@ func (s *session) closeOrphanedAttempts(ctx context.Context, key string) error {
 	if err := s.readTail(ctx); err != nil {
 		return err
 	}
-	for _, started := range s.tailOpen[key] {
-		end := started.Derived()
-		end.Seq = 0
-		end.Status = durable.StepFailed
-		end.Error = orphanedAttemptError
-		end.EndedAt = s.r.now()
-		s.pending = append(s.pending, &end)
+	for _, started := range openAttempts(s.tailKeyed[key]) {
+		s.pending = append(s.pending, attemptEnd(started, durable.StepFailed, orphanedAttemptError, s.r.now()))
 	}
-	delete(s.tailOpen, key)
+	delete(s.tailKeyed, key) // ended now: not again
 	return nil
 }
 
@@ -660,21 +655,11 @@ func (s *session) readTail(ctx context.Context) error {
 		return fmt.Errorf("reading the ledger of run %s: %w", runID, err)
 	}
 	s.tail = make(map[string]*durable.StepRecord, len(recs))
-	s.tailOpen = nil
+	s.tailKeyed = make(map[string][]*durable.StepRecord, len(recs))
 	for _, r := range recs {
-		key := r.IdempotencyKey
-		if key == "" {
-			continue
-		}
-		s.tail[key] = r
-		switch {
-		case r.Status == durable.StepStarted:
-			if s.tailOpen == nil {
-				s.tailOpen = map[string][]*durable.StepRecord{}
-			}
-			s.tailOpen[key] = append(s.tailOpen[key], r)
-		case len(s.tailOpen[key]) > 0:
-			s.tailOpen[key] = slices.DeleteFunc(s.tailOpen[key], func(o *durable.StepRecord) bool { return o.StepID == r.StepID })
+		if key := r.IdempotencyKey; key != "" {
+			s.tail[key] = r
+			s.tailKeyed[key] = append(s.tailKeyed[key], r)
 		}
 	}
 	s.tailRead = true

@@ -102,15 +102,7 @@ func (r *Runtime) attemptInFlight(ctx context.Context, runID string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	open := map[string]bool{}
-	for _, rec := range recs {
-		if rec.Status == durable.StepStarted {
-			open[rec.StepID] = true
-		} else {
-			delete(open, rec.StepID)
-		}
-	}
-	return len(open) > 0, nil
+	return len(openAttempts(recs)) > 0, nil
 }
 
 // resumeClaiming is resume, claiming the run as mode says (see open).

@@ -58,9 +58,9 @@ type session struct {
 	// once it was read (durableWait).
 	tail     map[string]*durable.StepRecord
 	tailRead bool
-	// tailOpen maps a key to the STARTED records of the tail without an
-	// end after them (closeOrphanedAttempts).
-	tailOpen map[string][]*durable.StepRecord
+	// tailKeyed maps a key to the tail's records under it, in ledger
+	// order (closeOrphanedAttempts).
+	tailKeyed map[string][]*durable.StepRecord
 	// openAttempt is the STARTED record of an attempt committed before
 	// its effect left the process, until a commit takes its end along
 	// (or the session drops its work): failUnserialisable closes it.
@@ -201,7 +201,7 @@ func (s *session) onConflict(ctx context.Context, cause error) error {
 	s.dirty = false
 	s.dropped = true
 	s.inFlightNode, s.loadChecked = "", false
-	s.tail, s.tailOpen, s.tailRead = nil, nil, false
+	s.tail, s.tailKeyed, s.tailRead = nil, nil, false
 	s.openAttempt = nil
 	if cur.Status.Terminal() || IsPaused(cur) {
 		return errStop
@@ -269,7 +269,7 @@ func (s *session) failUnserialisable(ctx context.Context, cause error) error {
 	s.run = cur
 	s.pending = s.pending[:0]
 	s.inFlightNode, s.loadChecked = "", false
-	s.tail, s.tailOpen, s.tailRead = nil, nil, false
+	s.tail, s.tailKeyed, s.tailRead = nil, nil, false
 	if cur.Status.Terminal() || IsPaused(cur) {
 		// Another writer ended or paused the run meanwhile: that wins, as
 		// in onConflict, and the bad value was never durable anyway.
