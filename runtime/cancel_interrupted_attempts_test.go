@@ -363,21 +363,12 @@ func statusOf(s *durable.RunState) durable.RunStatus {
 	return s.Status
 }
 
-// openAttemptEnd: Cancel ends an attempt an interrupted tick left open
+// openAttemptEnds: Cancel ends an attempt an interrupted tick left open
 // with a "cancelled" end record, error "cancelled", as an attempt
 // cancelled in flight ends.
 func TestCancelEndsAnOpenAttemptAsCancelled(t *testing.T) {
 	ctx := context.Background()
-	entered := make(chan struct{}, 1)
-	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
-		entered <- struct{}{}
-		<-hctx.Done()
-		return Failed("llm call: " + hctx.Err().Error()), nil
-	}
-	st := memory.New()
-	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}},
-		callThenDoneWorkflow("llm", map[string]any{"prompt": "q"}))
-	id := startRun(t, rt, StartParams{})
+	st, rt, id, entered := startLLMRunUntilCut(t)
 	interruptTick(t, rt, id, entered)
 	if _, err := rt.Cancel(ctx, id, ""); err != nil {
 		t.Fatal(err)
@@ -401,11 +392,10 @@ func TestCancelEndsAnOpenAttemptAsCancelled(t *testing.T) {
 	t.Fatal("no cancelled end of the open attempt in the ledger")
 }
 
-// A ledger written before replays closed the attempts they left behind
-// (or by Python) may hold several open attempts: Cancel ends each of
-// them, not only the last.
-func TestCancelEndsEveryOpenAttempt(t *testing.T) {
-	ctx := context.Background()
+// startLLMRunUntilCut starts a run whose "llm" effect, once its tick
+// calls it (entered), waits until the tick's context ends, then fails.
+func startLLMRunUntilCut(t *testing.T) (*memory.Store, *Runtime, string, chan struct{}) {
+	t.Helper()
 	entered := make(chan struct{}, 1)
 	handler := func(hctx context.Context, req *EffectRequest) (Outcome, error) {
 		entered <- struct{}{}
@@ -415,7 +405,15 @@ func TestCancelEndsEveryOpenAttempt(t *testing.T) {
 	st := memory.New()
 	rt := errRuntime(t, st, Config{Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}},
 		callThenDoneWorkflow("llm", map[string]any{"prompt": "q"}))
-	id := startRun(t, rt, StartParams{})
+	return st, rt, startRun(t, rt, StartParams{}), entered
+}
+
+// A ledger written before replays closed the attempts they left behind
+// (or by Python) may hold several open attempts: Cancel ends each of
+// them, not only the last.
+func TestCancelEndsEveryOpenAttempt(t *testing.T) {
+	ctx := context.Background()
+	st, rt, id, entered := startLLMRunUntilCut(t)
 	// An earlier attempt a runner that died left open, under another key.
 	older := &durable.StepRecord{StepID: "older-attempt", RunID: id, NodeID: "a", Status: durable.StepStarted,
 		Effect: &durable.Effect{Type: "llm", Payload: map[string]any{}}, Attempt: 1, IdempotencyKey: "older-key"}

@@ -85,8 +85,7 @@ func TestLoopLLMCallInLoopReadsEachIteration(t *testing.T) {
 	fx := rsNode("fx", "llm_call", []string{"exec-in:exec", "prompt:string", "provider:string", "model:string"},
 		[]string{"exec-out:exec", "response:string"}, map[string]any{"pinDefaults": map[string]any{"prompt": "same", "provider": "p", "model": "m"}})
 	calls := 0
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
+	clk := newLoopClock()
 	rt := loopRuntime(t, memory.New(), clk, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: loopCounter("r", &calls)},
 		loopFlow("loop_l", fx, "response", nil))
 	ctx := context.Background()
@@ -141,23 +140,11 @@ func TestLoopAskUserInLoop(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) {
 			dir := t.TempDir()
-			clk := &loopClock{}
-			clk.t.Store(fixedClock.UnixNano())
-			var open func() *runtime.Runtime
-			var cur store.Store
-			open = func() *runtime.Runtime {
-				if cur != nil {
-					_ = cur.Close()
-				}
-				st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				cur = st
+			clk := newLoopClock()
+			open := reopenJSON(t, dir, func(st store.Store) *runtime.Runtime {
 				return loopRuntime(t, st, clk, nil, askInLoopFlow(false))
-			}
+			})
 			rt := open()
-			defer func() { _ = cur.Close() }()
 			id, err := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_a", Vars: map[string]any{"items": []any{"a", "b", "c"}, "acc": []any{}}})
 			if err != nil {
 				t.Fatal(err)
@@ -190,8 +177,7 @@ func TestLoopAskUserLastInLoopBody(t *testing.T) {
 		rsNode("end", "on_flow_end", []string{"exec-in:exec", "last:string"}, nil, nil),
 	}, "start.exec-out>loop.exec-in", "start.items>loop.items", "loop.loop>fx.exec-in", "loop.item>fx.prompt",
 		"loop.done>end.exec-in", "fx.response>end.last")
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
+	clk := newLoopClock()
 	rt := loopRuntime(t, memory.New(), clk, nil, flow)
 	id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_b", Vars: map[string]any{"items": []any{"a", "b", "c"}}})
 	st, waits := driveWaits(t, rt, id, nil, func(i int, st *durable.RunState) map[string]any {
@@ -206,8 +192,7 @@ func TestLoopAskUserLastInLoopBody(t *testing.T) {
 func TestLoopWaitEventInLoop(t *testing.T) {
 	fx := rsNode("fx", "wait_event", []string{"exec-in:exec", "event_key:string"}, []string{"exec-out:exec", "event_data:any"},
 		map[string]any{"pinDefaults": map[string]any{"event_key": "evt:session:s:k"}})
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
+	clk := newLoopClock()
 	rt := loopRuntime(t, memory.New(), clk, nil, loopFlow("loop_w", fx, "event_data", nil))
 	id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_w", Vars: map[string]any{"items": []any{1, 2, 3}, "acc": []any{}}})
 	st, waits := driveWaits(t, rt, id, nil, func(i int, st *durable.RunState) map[string]any {
@@ -223,8 +208,7 @@ func TestLoopWaitEventInLoop(t *testing.T) {
 func TestLoopWaitUntilInLoop(t *testing.T) {
 	fx := rsNode("fx", "wait_until", []string{"exec-in:exec", "duration:number"}, []string{"exec-out:exec", "until:string"},
 		map[string]any{"pinDefaults": map[string]any{"duration": int64(10)}})
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
+	clk := newLoopClock()
 	rt := loopRuntime(t, memory.New(), clk, nil, loopFlow("loop_u", fx, "until", nil))
 	id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_u", Vars: map[string]any{"items": []any{1, 2, 3}, "acc": []any{}}})
 	st, waits := driveWaits(t, rt, id, nil, func(i int, st *durable.RunState) map[string]any {
@@ -265,8 +249,7 @@ func TestLoopSubflowInLoopChildFails(t *testing.T) {
 			fx := rsNode("fx", "subflow", []string{"exec-in:exec", "q:string"}, []string{"exec-out:exec", "r:string", "output:object"},
 				map[string]any{"subflowId": "loop_child"})
 			calls := 0
-			clk := &loopClock{}
-			clk.t.Store(fixedClock.UnixNano())
+			clk := newLoopClock()
 			rt := loopRuntime(t, memory.New(), clk, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: echoLLM(fail, &calls)},
 				loopFlow("loop_s", fx, "r", nil, "loop.item>fx.q"), childFlow())
 			id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_s", Vars: map[string]any{"items": []any{"a", "b", "c"}, "acc": []any{}}})
@@ -312,8 +295,7 @@ func TestLoopEmitInLoopToListener(t *testing.T) {
 		"fx.exec-out>sv.exec-in", "ga.value>app.array", "fx.delivered>app.item", "app.result>sv.value",
 		"loop.done>end.exec-in", "gacc.value>end.acc",
 		"listen.exec-out>sv2.exec-in", "gs.value>app2.array", "listen.payload>app2.item", "app2.result>sv2.value")
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
+	clk := newLoopClock()
 	reg, _ := runtime.NewRegistry()
 	wf, err := Compile(flow, CompileOptions{})
 	if err != nil {
@@ -359,22 +341,11 @@ func TestLoopLLMCallInLoopStepwiseJSONFile(t *testing.T) {
 	flow := loopFlow("loop_j", fx, "response", nil)
 	calls := 0
 	dir := t.TempDir()
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
-	var cur store.Store
-	open := func() *runtime.Runtime {
-		if cur != nil {
-			_ = cur.Close()
-		}
-		st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cur = st
+	clk := newLoopClock()
+	open := reopenJSON(t, dir, func(st store.Store) *runtime.Runtime {
 		return loopRuntime(t, st, clk, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: loopCounter("r", &calls)}, flow)
-	}
+	})
 	rt := open()
-	defer func() { _ = cur.Close() }()
 	ctx := context.Background()
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "loop_j", Vars: map[string]any{"items": []any{1, 2, 3}, "acc": []any{}}})
 	var st *durable.RunState
@@ -402,8 +373,7 @@ func TestLoopOnScheduleRecurrent(t *testing.T) {
 			map[string]any{"eventConfig": map[string]any{"schedule": "10s", "recurrent": true}}),
 	}, inc...)
 	flow := rsFlow("loop_sch", "sched", nodes, append([]string{"sched.exec-out>inc.exec-in"}, incE...)...)
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
+	clk := newLoopClock()
 	rt := loopRuntime(t, memory.New(), clk, nil, flow)
 	ctx := context.Background()
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "loop_sch", Vars: map[string]any{"count": int64(0)}})
@@ -444,22 +414,11 @@ func TestLoopSubflowChildWaitsInLoopRestart(t *testing.T) {
 		map[string]any{"subflowId": "loop_askchild", "outputKey": "lastout"})
 	flow := loopFlow("loop_sw", fx, "r", nil, "loop.item>fx.q")
 	dir := t.TempDir()
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
-	var cur store.Store
-	open := func() *runtime.Runtime {
-		if cur != nil {
-			_ = cur.Close()
-		}
-		st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cur = st
+	clk := newLoopClock()
+	open := reopenJSON(t, dir, func(st store.Store) *runtime.Runtime {
 		return loopRuntime(t, st, clk, nil, flow, askChildFlow())
-	}
+	})
 	rt := open()
-	defer func() { _ = cur.Close() }()
 	ctx := context.Background()
 	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "loop_sw", RunID: "P", Vars: map[string]any{"items": []any{"a", "b", "c"}, "acc": []any{}}})
 	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
@@ -526,8 +485,7 @@ func TestLoopEffectLastInLoopBody(t *testing.T) {
 				"seq.then:0>inc.exec-in", "seq.then:1>fx.exec-in", "loop.item>fx." + pin, "loop.done>end.exec-in", "gv.value>end.count"}, incE...)
 			flow := rsFlow("loop_last", "start", nodes, edges...)
 			calls := 0
-			clk := &loopClock{}
-			clk.t.Store(fixedClock.UnixNano())
+			clk := newLoopClock()
 			rt := loopRuntime(t, memory.New(), clk, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: echoLLM("", &calls)}, flow, childFlow())
 			id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_last", Vars: map[string]any{"items": []any{"a", "b", "c"}, "count": int64(0)}})
 			st, waits := driveWaits(t, rt, id, nil, func(i int, st *durable.RunState) map[string]any {
@@ -558,22 +516,11 @@ func TestLoopIdenticalWaitsInLoopJSONFile(t *testing.T) {
 				pin := map[string]string{"ask_user": "response", "wait_event": "event_data"}[name]
 				flow := loopFlow("loop_id", fx, pin, nil)
 				dir := t.TempDir()
-				clk := &loopClock{}
-				clk.t.Store(fixedClock.UnixNano())
-				var cur store.Store
-				open := func() *runtime.Runtime {
-					if cur != nil {
-						_ = cur.Close()
-					}
-					st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-					if err != nil {
-						t.Fatal(err)
-					}
-					cur = st
+				clk := newLoopClock()
+				open := reopenJSON(t, dir, func(st store.Store) *runtime.Runtime {
 					return loopRuntime(t, st, clk, nil, flow)
-				}
+				})
 				rt := open()
-				defer func() { _ = cur.Close() }()
 				id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_id", Vars: map[string]any{"items": []any{1, 2, 3}, "acc": []any{}}})
 				var reopen func() *runtime.Runtime
 				if restart {
@@ -610,8 +557,7 @@ func TestLoopWhileOnAskResponse(t *testing.T) {
 		rsNode("end", "on_flow_end", []string{"exec-in:exec", "last:any"}, nil, nil),
 	}, "start.exec-out>wh.exec-in", "cmp.result>wh.condition", "fx.response>cmp.a", "wh.loop>fx.exec-in",
 		"wh.done>end.exec-in", "fx.response>end.last")
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
+	clk := newLoopClock()
 	rt := loopRuntime(t, memory.New(), clk, nil, flow)
 	id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_wh"})
 	answers := []string{"go", "go", "stop"}
@@ -638,8 +584,7 @@ func TestLoopTerminalEffectOutput(t *testing.T) {
 			flow := rsFlow("loop_term", "start", []map[string]any{rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil), fx},
 				"start.exec-out>fx.exec-in")
 			calls := 0
-			clk := &loopClock{}
-			clk.t.Store(fixedClock.UnixNano())
+			clk := newLoopClock()
 			rt := loopRuntime(t, memory.New(), clk, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: echoLLM("", &calls)}, flow, childFlow())
 			id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_term"})
 			st, _ := driveWaits(t, rt, id, nil, func(i int, st *durable.RunState) map[string]any {
@@ -661,8 +606,7 @@ func TestLoopSubflowIdenticalInputsInLoop(t *testing.T) {
 			fx := rsNode("fx", "subflow", []string{"exec-in:exec", "q:string"}, []string{"exec-out:exec", "r:string", "sub_run_id:string"},
 				map[string]any{"subflowId": "loop_child", "pinDefaults": map[string]any{"q": "same"}})
 			calls := 0
-			clk := &loopClock{}
-			clk.t.Store(fixedClock.UnixNano())
+			clk := newLoopClock()
 			var st store.Store = memory.New()
 			if js {
 				s, err := jsonfile.New(jsonfile.Config{Dir: t.TempDir(), NoSync: true})
@@ -697,8 +641,7 @@ func TestLoopOutputKeyInLoop(t *testing.T) {
 			edges[i] = rsEdge("gans.value>app.item")
 		}
 	}
-	clk := &loopClock{}
-	clk.t.Store(fixedClock.UnixNano())
+	clk := newLoopClock()
 	rt := loopRuntime(t, memory.New(), clk, nil, flow)
 	id, _ := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "loop_ok", Vars: map[string]any{"items": []any{1, 2, 3}, "acc": []any{}}})
 	st, _ := driveWaits(t, rt, id, nil, func(i int, st *durable.RunState) map[string]any {
@@ -706,5 +649,37 @@ func TestLoopOutputKeyInLoop(t *testing.T) {
 	})
 	if st.Status != durable.RunCompleted || jsonText(t, st.Output["acc"]) != jsonText(t, []any{"ans0", "ans1", "ans2"}) {
 		t.Fatalf("status %s (%s) acc %s", st.Status, st.Error, jsonText(t, st.Output["acc"]))
+	}
+}
+
+// newLoopClock is a loopClock at fixedClock.
+func newLoopClock() *loopClock {
+	clk := &loopClock{}
+	clk.t.Store(fixedClock.UnixNano())
+	return clk
+}
+
+// reopenJSON returns a function that opens the JSON-file store in dir
+// again, as a restarted process does (closing the store it opened last),
+// and gives the runtime build makes over it. The last store is closed
+// when the test ends.
+func reopenJSON(t *testing.T, dir string, build func(store.Store) *runtime.Runtime) func() *runtime.Runtime {
+	t.Helper()
+	var cur store.Store
+	t.Cleanup(func() {
+		if cur != nil {
+			_ = cur.Close()
+		}
+	})
+	return func() *runtime.Runtime {
+		if cur != nil {
+			_ = cur.Close()
+		}
+		st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur = st
+		return build(st)
 	}
 }

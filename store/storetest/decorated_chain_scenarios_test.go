@@ -51,6 +51,17 @@ type decoratedBackend struct {
 	open func(t *testing.T, dir string) store.Store
 }
 
+// openFresh opens the backend in a new directory (memory: a new store),
+// closed when the test ends.
+func (b decoratedBackend) openFresh(t *testing.T) store.Store {
+	if b.open == nil {
+		return memory.New()
+	}
+	st := b.open(t, t.TempDir())
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func decoratedBackends() []decoratedBackend {
 	return []decoratedBackend{
 		{"memory", nil},

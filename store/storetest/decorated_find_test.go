@@ -9,7 +9,6 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/hashchain"
-	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/observe"
 	"github.com/abstractframework/abstractgateway/store/offload"
 )
@@ -21,13 +20,7 @@ func TestDecoratedFindCompletedDoesNotAlterStored(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range decoratedBackends() {
 		t.Run(b.name, func(t *testing.T) {
-			var backend store.Store
-			if b.open == nil {
-				backend = memory.New()
-			} else {
-				backend = b.open(t, t.TempDir())
-				defer backend.Close()
-			}
+			backend := b.openFresh(t)
 			st := observe.Wrap(offload.Wrap(hashchain.Wrap(backend), artifact.NewMemory(), offload.Config{MaxInlineBytes: 128}))
 			r := oddRecord("r", 1, true)
 			r.IdempotencyKey = "k"

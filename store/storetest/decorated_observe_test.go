@@ -15,7 +15,6 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/hashchain"
-	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/observe"
 	"github.com/abstractframework/abstractgateway/store/offload"
 )
@@ -32,13 +31,7 @@ func TestDecoratedObserveMatchesStored(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range decoratedBackends() {
 		t.Run(b.name, func(t *testing.T) {
-			var backend store.Store
-			if b.open == nil {
-				backend = memory.New()
-			} else {
-				backend = b.open(t, t.TempDir())
-				defer backend.Close()
-			}
+			backend := b.openFresh(t)
 			obs := observe.Wrap(offload.Wrap(hashchain.Wrap(backend), artifact.NewMemory(), offload.Config{MaxInlineBytes: 128}))
 			sub := obs.Subscribe("", 100)
 			defer sub.Cancel()
