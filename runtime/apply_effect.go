@@ -142,7 +142,7 @@ func (d *driver) applyEffect(ctx context.Context, runID, nodeID string, eff *dur
 				return Outcome{}, s.claimErr(err)
 			}
 		}
-		out, err = s.runAttempts(ctx, nodeID, "", eff, key, h, true, true)
+		out, err = s.runAttempts(ctx, nodeID, "", eff, key, h, true, true, attemptsMade{})
 		if errors.Is(err, errStop) {
 			if s.run.Status == durable.RunCancelled {
 				return Outcome{}, fmt.Errorf("the run was cancelled during the effect: %w", ErrRunCancelled)

@@ -4,9 +4,9 @@ package runtime_test
 // runtime-model.md §2 ledger table) left durable without its state by a
 // kill on the JSON-file store (it appends a commit's records before it
 // writes the run file). A waiting end is the attempt's outcome as a
-// completed one is: the replay reuses it. A failed end is not: a failed
-// attempt is retried under the same key by contract, and a replay makes
-// the effect again (§2.11).
+// completed one is: the replay reuses it. A failed end spends one of the
+// retry policy's attempts: the replay goes on with the next, or fails the
+// run when none is left.
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // handled by h), kills the first tick at the commit of an end record of
 // status end, and ticks the run in a new process on the same directory.
 // It returns the run after the replay and its ledger.
-func killAndReplay(t *testing.T, end durable.StepStatus, typ durable.EffectType, h runtime.Handler) (*durable.RunState, []*durable.StepRecord) {
+func killAndReplay(t *testing.T, end durable.StepStatus, typ durable.EffectType, h runtime.Handler, policy ...runtime.EffectPolicy) (*durable.RunState, []*durable.StepRecord) {
 	t.Helper()
 	ctx := context.Background()
 	wf := &runtime.Workflow{ID: "w", Entry: "act", Nodes: map[string]runtime.NodeFunc{
@@ -41,8 +41,11 @@ func killAndReplay(t *testing.T, end durable.StepStatus, typ durable.EffectType,
 		if err != nil {
 			t.Fatal(err)
 		}
-		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg,
-			Handlers: map[durable.EffectType]runtime.Handler{typ: h}})
+		cfg := runtime.Config{Store: st, Registry: reg, Handlers: map[durable.EffectType]runtime.Handler{typ: h}}
+		if len(policy) > 0 {
+			cfg.Policy = policy[0]
+		}
+		rt, err := runtime.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,23 +128,42 @@ func TestWaitingEndReusedAfterKill(t *testing.T) {
 	}
 }
 
-// TestFailedEndRetriedAfterKill: a durable failed end does not stop the
-// replay: the effect is attempted again (attempts count from 1), as the
-// retry contract allows for a failed attempt.
+// TestFailedEndRetriedAfterKill: a durable failed end of the only attempt
+// the policy allows fails the replayed run without a new call; with two
+// attempts allowed, the replay makes attempt 2.
 func TestFailedEndRetriedAfterKill(t *testing.T) {
-	var calls atomic.Int32
-	h := runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		if calls.Add(1) == 1 {
-			return runtime.Failed("transient"), nil
-		}
-		return runtime.Completed(map[string]any{"ok": true}), nil
-	}}
-	run, recs := killAndReplay(t, durable.StepFailed, "call", h)
-	if got := calls.Load(); got != 2 {
-		t.Errorf("handler called %d times, want 2 (the failed attempt is made again)", got)
-	}
-	mustComplete(t, run)
-	if n := countStatus(recs, "call", durable.StepFailed); n != 1 {
-		t.Errorf("ledger holds %d FAILED records, want 1", n)
+	for _, tc := range []struct {
+		name      string
+		policy    runtime.EffectPolicy
+		wantCalls int32
+		complete  bool
+	}{
+		{"no retry left", runtime.NoRetry, 1, false},
+		{"a retry left", runtime.RetryPolicy{DefaultAttempts: 2, Base: -1}, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32
+			h := runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+				if calls.Add(1) == 1 {
+					return runtime.Failed("transient"), nil
+				}
+				return runtime.Completed(map[string]any{"ok": true, "attempt": req.Attempt}), nil
+			}}
+			run, recs := killAndReplay(t, durable.StepFailed, "call", h, tc.policy)
+			if got := calls.Load(); got != tc.wantCalls {
+				t.Errorf("handler called %d times, want %d", got, tc.wantCalls)
+			}
+			if tc.complete {
+				mustComplete(t, run)
+				if a := fmt.Sprint(run.Vars["r"].(map[string]any)["attempt"]); a != "2" {
+					t.Errorf("the replay's attempt is %s, want 2 (the one after the failed)", a)
+				}
+			} else if run.Status != durable.RunFailed || run.Error != "Effect failed after 1 attempts: transient" {
+				t.Errorf("run %s (%q), want failed with its only attempt's error", run.Status, run.Error)
+			}
+			if n := countStatus(recs, "call", durable.StepFailed); n != 1 {
+				t.Errorf("ledger holds %d FAILED records, want 1", n)
+			}
+		})
 	}
 }

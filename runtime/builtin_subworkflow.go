@@ -272,11 +272,10 @@ func syncDepth(ctx context.Context) int {
 // effect starts. The first attempt's depends on the parent and the key
 // only (the id children had before retries made new ones, so a run
 // replayed from an older checkpoint still finds its child); each retry has
-// its own. Attempts count from 1 again when a run is replayed after a
-// crash or an interruption: the replay's attempt n finds the child of the
-// interrupted pass's attempt n, an ended one giving its end again (a
-// failed first child fails the replay's first attempt, and the retry
-// finds the second child, continuing it where it stopped).
+// its own. A run replayed after a crash or an interruption goes on with
+// the attempt after the last recorded failed (attemptsMade): an attempt
+// interrupted before its end was recorded is made again under its number
+// and finds its child, continuing it where it stopped.
 func childRunID(parentID, key string, attempt int) string {
 	if attempt > 1 {
 		key += "\x00attempt " + strconv.Itoa(attempt)

@@ -162,12 +162,20 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 		}
 	}
 
+	var made attemptsMade
+	if replaying || (!s.r.atomic && (!ok || !h.Local)) {
+		// Attempts made before a pause, a shutdown or a kill count
+		// against the policy's budget: the retry goes on where they left.
+		if made, err = s.attemptsMade(ctx, key); err != nil {
+			return Outcome{}, false, err
+		}
+	}
 	if (replaying || !s.r.atomic) && (!ok || !h.Local) {
 		if err := s.closeOrphanedAttempts(ctx, key); err != nil {
 			return Outcome{}, false, err
 		}
 	}
-	out, err := s.runAttempts(ctx, plan.NodeID, plan.NextNode, eff, key, h, ok, false)
+	out, err := s.runAttempts(ctx, plan.NodeID, plan.NextNode, eff, key, h, ok, false, made)
 	if err != nil {
 		return Outcome{}, false, err
 	}
@@ -188,9 +196,22 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 // with the run at the checkpoint of the failed attempt. outOfGraph
 // (ApplyEffect) turns a waiting outcome into a failure (there is no node
 // to resume) and lets a pause request wait for the attempts to end.
-func (s *session) runAttempts(ctx context.Context, nodeID, next string, eff *durable.Effect, key string, h Handler, ok, outOfGraph bool) (out Outcome, err error) {
+func (s *session) runAttempts(ctx context.Context, nodeID, next string, eff *durable.Effect, key string, h Handler, ok, outOfGraph bool, made attemptsMade) (out Outcome, err error) {
 	attempts := max(s.r.policy.MaxAttempts(eff), 1)
-	for attempt := 1; attempt <= attempts; attempt++ {
+	if made.failed >= attempts {
+		// Every attempt was made and failed; only the run's failure was
+		// lost (a kill before the commit that makes it).
+		return Failed(fmt.Sprintf("Effect failed after %d attempts: %s", attempts, made.lastError)), nil
+	}
+	if made.failed > 0 {
+		// The backoff after the last failure holds across the pause or
+		// restart that cut it: what is left of it is waited now.
+		wait := made.lastEnd.Add(s.r.policy.Backoff(eff, made.failed)).Sub(s.r.now().Time)
+		if err := s.retryWait(ctx, eff, max(wait, 0), outOfGraph); err != nil {
+			return Outcome{}, err
+		}
+	}
+	for attempt := made.failed + 1; attempt <= attempts; attempt++ {
 		started := s.baseRecord(nodeID, durable.StepStarted)
 		started.EndedAt = durable.Time{}
 		started.Effect = eff.Clone()
@@ -286,35 +307,45 @@ func (s *session) runAttempts(ctx context.Context, nodeID, next string, eff *dur
 		if err := s.flush(ctx); err != nil {
 			return Outcome{}, err
 		}
-		cut, err := s.backoff(ctx, s.r.policy.Backoff(eff, attempt), !outOfGraph)
-		if err != nil {
-			return Outcome{}, fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, s.run.RunID, err)
-		}
-		if cut {
-			// A cancel cut the wait: the run is cancelled now, as when it
-			// cuts an attempt. Its request may be withdrawn already (a
-			// retried tree cancel passing over this busy run), and then
-			// no stop would be seen below: the next attempt would run
-			// under a cancelled tree.
-			s.stoppedBy = stoppedCancel
-			if err := s.commitCancelled(ctx, s.cutCause(ctx)); err != nil && !errors.Is(err, errStop) {
-				return Outcome{}, err
-			}
-			return Outcome{}, errStop
-		}
-		if !outOfGraph && s.signalled() {
-			// A pause or cancel came between two attempts: no new attempt
-			// starts; the run stays at the checkpoint just committed. An
-			// effect applied outside the graph is not a step a pause stops
-			// (the pause waits for it); a cancel stops its next attempt
-			// before its handler is called (callHandler).
-			return Outcome{}, errStop
+		if err := s.retryWait(ctx, eff, s.r.policy.Backoff(eff, attempt), outOfGraph); err != nil {
+			return Outcome{}, err
 		}
 	}
 	if out.Status == OutcomeFailed {
 		out.Error = fmt.Sprintf("Effect failed after %d attempts: %s", attempts, out.Error)
 	}
 	return out, nil
+}
+
+// retryWait waits d before the next attempt of eff. It returns errStop when
+// a cancel cut the wait (the run is committed cancelled) or a pause or
+// cancel was requested meanwhile (the run stays at its last checkpoint).
+func (s *session) retryWait(ctx context.Context, eff *durable.Effect, d time.Duration, outOfGraph bool) error {
+	cut, err := s.backoff(ctx, d, !outOfGraph)
+	if err != nil {
+		return fmt.Errorf("waiting to retry effect %s of run %s: %w", eff.Type, s.run.RunID, err)
+	}
+	if cut {
+		// A cancel cut the wait: the run is cancelled now, as when it
+		// cuts an attempt. Its request may be withdrawn already (a
+		// retried tree cancel passing over this busy run), and then
+		// no stop would be seen below: the next attempt would run
+		// under a cancelled tree.
+		s.stoppedBy = stoppedCancel
+		if err := s.commitCancelled(ctx, s.cutCause(ctx)); err != nil && !errors.Is(err, errStop) {
+			return err
+		}
+		return errStop
+	}
+	if !outOfGraph && s.signalled() {
+		// A pause or cancel came between two attempts: no new attempt
+		// starts; the run stays at the checkpoint just committed. An
+		// effect applied outside the graph is not a step a pause stops
+		// (the pause waits for it); a cancel stops its next attempt
+		// before its handler is called (callHandler).
+		return errStop
+	}
+	return nil
 }
 
 // replayChanges calls a RerunOnReplay handler for an effect whose
@@ -596,6 +627,35 @@ func (s *session) closeOrphanedAttempts(ctx context.Context, key string) error {
 	}
 	delete(s.tailKeyed, key) // ended now: not again
 	return nil
+}
+
+// attemptsMade tells how many attempts of an effect failed under its key
+// before its run's checkpoint was replayed, and the last one's error.
+type attemptsMade struct {
+	failed    int
+	lastError string
+	lastEnd   time.Time
+}
+
+// attemptsMade reads the attempts a pause between attempts, a shutdown or
+// a kill left behind under key, so that the policy's budget holds across
+// them: the next attempt is the one after the last that failed. An
+// interrupted attempt (still open, or ended by closeOrphanedAttempts)
+// spends nothing, and is made again under its own number: the effect never
+// told it failed, a shutdown must not use up a run's only attempt, and an
+// effect whose handler derives something from the number (a child's run
+// id) finds again what the interrupted attempt made.
+func (s *session) attemptsMade(ctx context.Context, key string) (attemptsMade, error) {
+	if err := s.readTail(ctx); err != nil {
+		return attemptsMade{}, err
+	}
+	var made attemptsMade
+	for _, rec := range s.tailKeyed[key] {
+		if rec.Status == durable.StepFailed && rec.Error != orphanedAttemptError && rec.Attempt > made.failed {
+			made = attemptsMade{failed: rec.Attempt, lastError: rec.Error, lastEnd: rec.EndedAt.Time}
+		}
+	}
+	return made, nil
 }
 
 // tailWindow is how many of the last ledger records durableWait reads. A

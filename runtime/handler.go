@@ -51,8 +51,9 @@ type EffectRequest struct {
 	StepID         string
 	// Attempt is the 1-based number of this attempt of the effect under
 	// the runtime's EffectPolicy: 1, then 2, … for each retry of a failed
-	// attempt. It counts from 1 again when the run is replayed after a
-	// crash or an interruption. A RerunOnReplay call (ReplayedResult set)
+	// attempt. A run replayed after a pause, a crash or an interruption
+	// goes on after the last failed attempt recorded; an interrupted
+	// attempt is made again under its number. A RerunOnReplay call (ReplayedResult set)
 	// gets the attempt of the completed record it replays.
 	Attempt int
 	Runtime *Runtime

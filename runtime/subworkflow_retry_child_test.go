@@ -117,10 +117,10 @@ func TestSubworkflowRetryStartsANewChild(t *testing.T) {
 	}
 }
 
-// Attempts count from 1 again when a run is replayed after an
-// interruption (or a crash): the replay's first attempt finds the failed
-// first child, and its retry finds the second child where the
-// interruption left it and finishes it, starting no third one.
+// A run replayed after an interruption (or a crash) goes on after its
+// last failed attempt: the interrupted second attempt is made again under
+// its number, finds the second child where the interruption left it and
+// finishes it, starting no third one.
 func TestSubworkflowRetryReplayFindsEachAttemptsChild(t *testing.T) {
 	ctx := context.Background()
 	var calls atomic.Int32
