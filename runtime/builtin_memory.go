@@ -610,21 +610,23 @@ func querySpanIDs(p map[string]any) (raw []any, given bool) {
 // rehydrateSpanRefs reads MEMORY_REHYDRATE's span ids as Python does:
 // span_ids, or the legacy span_id only when span_ids is absent or null;
 // a value that is not a list is one id. given is false when both are
-// absent or null; err is parseSpanRefs'.
-func rehydrateSpanRefs(p map[string]any) (refs []spanRef, given bool, err error) {
+// absent or null; err is parseSpanRefs'. n counts the values given,
+// blank ones and values that are no span id included: refs drops those,
+// but Python's no-op test (`if not span_ids`) is on the raw list.
+func rehydrateSpanRefs(p map[string]any) (refs []spanRef, n int, given bool, err error) {
 	v := p["span_ids"]
 	if v == nil {
 		v = p["span_id"]
 	}
 	if v == nil {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	raw, isList := v.([]any)
 	if !isList {
 		raw = []any{v}
 	}
 	refs, err = parseSpanRefs(raw)
-	return refs, true, err
+	return refs, len(raw), true, err
 }
 
 // parseSpanRefs keeps the values of raw that are span ids. err is the

@@ -90,7 +90,7 @@ type queryParams struct {
 	scope          string
 	explicit       []spanRef
 	explicitGiven  bool
-	explicitErr    error // a digit string int() refuses
+	explicitErr    error // a digit string int() refuses, or an index with scope "all"
 	effort         *effort
 }
 
@@ -191,6 +191,9 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		}
 		selected = dedupStrings(selected)
 	} else {
+		if err := qp.filter.readRange(p); err != nil {
+			return Outcome{}, err
+		}
 		for _, qo := range qos {
 			selected = dedupStrings(append(selected, q.selectFrom(qo, qp)...))
 		}
@@ -227,7 +230,17 @@ func memoryQuery(ctx context.Context, req *EffectRequest) (Outcome, error) {
 }
 
 // parseQueryParams validates and normalises the payload of MEMORY_QUERY.
+// It fails in Python's order: recall_level, then scope, then the return
+// mode. What Python checks only once the owners are loaded (indices with
+// scope "all", a digit string int() refuses) is kept in explicitErr; the
+// time range, which only filters, is read by readRange on that path.
 func parseQueryParams(p map[string]any) (*queryParams, error) {
+	// First, as Python's handler reads it: an unknown level is reported
+	// before an unknown scope or return mode.
+	policy, err := parseRecallLevel(firstPresent(p, "recall_level", "recallLevel"))
+	if err != nil {
+		return nil, err
+	}
 	qp := &queryParams{scope: normScope(p["scope"])}
 	switch qp.scope {
 	case "run", "session", "global", "all":
@@ -250,10 +263,6 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	default:
 		return nil, failf("Unknown memory_query return mode: %s", qp.returnMode)
 	}
-	policy, err := parseRecallLevel(firstPresent(p, "recall_level", "recallLevel"))
-	if err != nil {
-		return nil, err
-	}
 
 	var rawIDs []any
 	rawIDs, qp.explicitGiven = querySpanIDs(p)
@@ -266,7 +275,10 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 			// isdigit(), so it is refused here, not raised.
 			ref, ok, err := parseSpanRef(x)
 			if (ok && ref.isIdx) || err != nil {
-				return nil, failf("memory_query scope='all' requires explicit span_ids as artifact ids (no indices)")
+				// Python refuses indices after loading the owners.
+				qp.explicit = nil
+				qp.explicitErr = failf("memory_query scope='all' requires explicit span_ids as artifact ids (no indices)")
+				break
 			}
 			if !ok {
 				ref = spanRef{id: pyval.Strip(pyval.Str(x))}
@@ -282,9 +294,7 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	}
 
 	qp.query = pyval.Lower(pyval.Strip(pyStrOrEmpty(p["query"]))) // a falsy query is none
-	if err := qp.filter.parse(p); err != nil {
-		return nil, err
-	}
+	qp.filter.parse(p)
 
 	qp.limitSpans = max(payloadInt(p["limit_spans"], 5), 1)
 	if p["deep"] == nil {
@@ -363,8 +373,11 @@ func parseQueryParams(p map[string]any) (*queryParams, error) {
 	return qp, nil
 }
 
-// parse reads since/until, tags/tags_mode, authors and locations.
-func (f *spanFilter) parse(p map[string]any) error {
+// readRange reads since/until. It is called only on the filtering path:
+// explicit span ids bypass every filter, and Python builds its TimeRange
+// only in that branch, so with ids a since/until that is no timestamp is
+// never read and the query answers.
+func (f *spanFilter) readRange(p map[string]any) error {
 	for _, k := range []string{"since", "until"} {
 		if !truthy(p[k]) { // Python: a falsy bound is no bound
 			continue
@@ -384,6 +397,11 @@ func (f *spanFilter) parse(p map[string]any) error {
 		}
 		f.hasRange = true
 	}
+	return nil
+}
+
+// parse reads tags/tags_mode, authors and locations.
+func (f *spanFilter) parse(p map[string]any) {
 	if tags, ok := p["tags"].(map[string]any); ok {
 		f.tags = map[string][]string{}
 		// In key order: keys equal but for case fold into one, and which
@@ -436,7 +454,6 @@ func (f *spanFilter) parse(p map[string]any) error {
 		locs = p["locations"]
 	}
 	f.locations = lowerSet(locs)
-	return nil
 }
 
 // lowerSet reads a string or a list of strings as a lower-cased set.

@@ -51,11 +51,16 @@ func memoryRehydrate(ctx context.Context, req *EffectRequest) (Outcome, error) {
 	}
 	// refErr (a digit string int() refuses) fails the effect where
 	// Python's resolution raises it: once the target run is loaded.
-	refs, given, refErr := rehydrateSpanRefs(p)
+	refs, n, given, refErr := rehydrateSpanRefs(p)
 	if !given {
 		return Outcome{}, failf("MEMORY_REHYDRATE requires payload.span_ids (or legacy span_id)")
 	}
-	if len(refs) == 0 && refErr == nil { // a valid no-op: a recall that found nothing
+	// A valid no-op (a recall that found nothing) only when no value was
+	// given at all, as Python's `if not span_ids` on the raw list: ids
+	// that name nothing ([""], a blank span_id) still load and check the
+	// target run ("Unknown target_run_id: …") and resolve to nothing
+	// below.
+	if n == 0 {
 		return Completed(map[string]any{"inserted": int64(0), "skipped": int64(0), "artifacts": []any{}}), nil
 	}
 	// Python: str(x or default).strip() or default.
