@@ -108,9 +108,12 @@ func CompileBundle(b *bundle.Bundle, opts BundleOptions) (*CompiledBundle, error
 	// Every flow is compiled even when one fails, so all problems of the
 	// bundle are reported together.
 	var errs []error
-	for _, wfID := range slices.Sorted(maps.Keys(flows)) {
+	// Flow ids come from the manifest, as Python's load_from_dir iterates
+	// man.flows.items(): the namespaced id cannot be split back, since a
+	// bundle id may itself hold ':' ("team:tools@1.0.0:main").
+	for _, flowID := range slices.Sorted(maps.Keys(b.Manifest.Flows)) {
+		wfID := bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, flowID)
 		flow := flows[wfID]
-		_, _, flowID, _ := bundle.SplitWorkflowID(wfID)
 		co := opts.Compile
 		co.Bundle, co.WorkflowID, co.EntryNode = ref, wfID, ""
 		g, err := compileGraph(flow, co)
@@ -199,12 +202,15 @@ func propagateNeedsLLM(flows []*FlowInfo) {
 // checkSubflows refuses subflow nodes of info that start a flow of this
 // bundle the bundle does not have, naming each such node.
 func checkSubflows(b *bundle.Bundle, info *FlowInfo) error {
+	// A reference is to this bundle when it starts with its own namespace
+	// prefix; splitting it on ':' would misread a bundle id holding ':'.
+	ownPrefix := bundle.WorkflowID(b.Manifest.BundleID, b.Manifest.BundleVersion, "")
 	var errs []error
 	for _, sn := range info.subflowNodes {
 		missing := ""
 		if !strings.Contains(sn.ref, ":") {
 			missing = sn.ref
-		} else if bid, ver, fid, _ := bundle.SplitWorkflowID(sn.ref); bid == b.Manifest.BundleID && ver == b.Manifest.BundleVersion {
+		} else if fid, own := strings.CutPrefix(sn.ref, ownPrefix); own {
 			if _, ok := b.Manifest.Flows[fid]; !ok {
 				missing = fid
 			}

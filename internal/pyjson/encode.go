@@ -45,6 +45,11 @@ type Style struct {
 	// number json.loads reads from it (1e-7 as 1e-07, 1.50 as 1.5, -0 as
 	// 0, 1e400 as Infinity) instead of the literal as read.
 	PyNumbers bool
+	// AllowNaN writes NaN and infinite floats as the literals NaN,
+	// Infinity and -Infinity (Python allow_nan=True, json.dumps' default)
+	// instead of refusing them. json.Number literals NaN and ±Infinity
+	// are written in every style.
+	AllowNaN bool
 }
 
 // Common styles.
@@ -254,7 +259,7 @@ func (e *encoder) value(v any, depth int) error {
 		}
 		e.raw(string(x))
 	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		if (math.IsNaN(x) || math.IsInf(x, 0)) && !e.st.AllowNaN {
 			return &Error{Path: e.pathString(), Reason: fmt.Sprintf("float %v is not allowed", x)}
 		}
 		if !e.checkOnly {

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
+	"golang.org/x/text/cases"
 )
 
 // ErrNotFound is wrapped by Resolve errors for unknown bundles, versions
@@ -25,7 +28,7 @@ type Registry struct {
 
 	mu      sync.RWMutex
 	byID    map[string][]*Bundle // bundle id → versions
-	byFile  map[string]*Bundle   // base file name → bundle
+	byFile  map[string]*Bundle   // base file name of every valid file → bundle
 	ordered []*Bundle            // sorted by (id, version)
 }
 
@@ -51,7 +54,8 @@ func (r *Registry) Reload() []error {
 	}
 	byID := map[string][]*Bundle{}
 	byFile := map[string]*Bundle{}
-	seen := map[string]string{} // ref → file
+	kept := map[string]*Bundle{} // ref → the bundle kept for it
+	keptFile := map[string]string{}
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".flow") {
 			continue
@@ -70,13 +74,17 @@ func (r *Registry) Reload() []error {
 			errs = append(errs, err)
 			continue
 		}
-		if prev, dup := seen[b.Ref()]; dup {
-			err := fmt.Errorf("bundle %s: %s duplicates %s; keeping %s", b.Ref(), e.Name(), prev, prev)
+		if prev, dup := kept[b.Ref()]; dup {
+			// The file name still resolves (as Python's resolve_entrypoint
+			// opens <dir>/<name>.flow whatever other files hold), to the
+			// bundle kept for its ref: that is what a host runs for it.
+			byFile[e.Name()] = prev
+			err := fmt.Errorf("bundle %s: %s duplicates %s; keeping %s", b.Ref(), e.Name(), keptFile[b.Ref()], keptFile[b.Ref()])
 			r.logger.Warn("duplicate bundle", slog.String("file", e.Name()), slog.Any("error", err))
 			errs = append(errs, err)
 			continue
 		}
-		seen[b.Ref()] = e.Name()
+		kept[b.Ref()], keptFile[b.Ref()] = b, e.Name()
 		byID[b.Manifest.BundleID] = append(byID[b.Manifest.BundleID], b)
 		byFile[e.Name()] = b
 	}
@@ -143,8 +151,10 @@ func (r *Registry) Resolve(ref string) (*Bundle, error) {
 
 // ResolveEntrypoint resolves ref to a bundle and one of its entrypoints.
 // ref may be "bundle", "bundle@version", "bundle:flow",
-// "bundle@version:flow", a ".flow" file name in the registry directory, or
-// an entrypoint name (case-insensitive, must match exactly one bundle).
+// "bundle@version:flow", a ".flow" file name in the registry directory
+// (any valid file, a duplicate of another's bundle_id@bundle_version
+// included), or an entrypoint name (compared case-folded, over every
+// installed version; it must match exactly one entrypoint).
 // flowID, when non-empty, must be an entrypoint; otherwise the default
 // entrypoint, else the first entrypoint, is used.
 func (r *Registry) ResolveEntrypoint(ref, flowID string) (*Bundle, string, error) {
@@ -195,7 +205,11 @@ func (r *Registry) resolveBundleRef(ref string) (b *Bundle, namedFlow string, er
 	if err == nil || !errors.Is(err, ErrNotFound) {
 		return b, "", err
 	}
-	if ep, ok := r.entrypointByName(ref); ok {
+	ep, nameErr := r.entrypointByName(ref)
+	if nameErr != nil {
+		return nil, "", nameErr
+	}
+	if ep.b != nil {
 		return ep.b, ep.flowID, nil
 	}
 	return nil, "", err
@@ -238,25 +252,58 @@ type namedEntrypoint struct {
 	flowID string
 }
 
-// entrypointByName finds the one bundle (latest version per id) with an
-// entrypoint named name (case-insensitive).
-func (r *Registry) entrypointByName(name string) (namedEntrypoint, bool) {
+// entrypointByName finds the entrypoint named name, comparing names as
+// Python's str.casefold() does (full Unicode case folding: "ß" matches
+// "ss"), over every installed bundle version: a name only an older version
+// carries is found. The name must match exactly one bundle (spec §8.5):
+// when several versions of that bundle carry it, the latest of them wins,
+// so installing a new version does not make the name ambiguous (Python
+// refuses it then; docs/compatibility.md). No match gives a zero
+// namedEntrypoint and a nil error; matches in several bundles, or two
+// entrypoints of the chosen version with the name, are an error naming
+// them, wrapping ErrNotFound.
+func (r *Registry) entrypointByName(name string) (namedEntrypoint, error) {
 	if name == "" {
-		return namedEntrypoint{}, false
+		return namedEntrypoint{}, nil
 	}
+	needle := casefold(name)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	var found []namedEntrypoint
-	for _, versions := range r.byID {
-		b := latest(versions)
+	versions := map[string][]*Bundle{} // bundle id → versions carrying the name
+	for _, b := range r.ordered {
 		for _, ep := range b.Manifest.Entrypoints {
-			if strings.EqualFold(pyval.Strip(ep.Name), name) {
-				found = append(found, namedEntrypoint{b: b, flowID: ep.FlowID})
+			if epName := pyval.Strip(ep.Name); epName != "" && casefold(epName) == needle {
+				versions[b.Manifest.BundleID] = append(versions[b.Manifest.BundleID], b)
+				break
 			}
 		}
 	}
-	if len(found) != 1 {
-		return namedEntrypoint{}, false
+	switch len(versions) {
+	case 0:
+		return namedEntrypoint{}, nil
+	case 1:
+	default:
+		return namedEntrypoint{}, fmt.Errorf("entrypoint name '%s' matches multiple bundles (%s); use bundle_id[@version] instead: %w",
+			name, strings.Join(slices.Sorted(maps.Keys(versions)), ", "), ErrNotFound)
 	}
-	return found[0], true
+	var b *Bundle
+	for _, vs := range versions {
+		b = latest(vs)
+	}
+	var found []string
+	for _, ep := range b.Manifest.Entrypoints {
+		if epName := pyval.Strip(ep.Name); epName != "" && casefold(epName) == needle {
+			found = append(found, ep.FlowID)
+		}
+	}
+	if len(found) > 1 {
+		return namedEntrypoint{}, fmt.Errorf("entrypoint name '%s' matches several entrypoints of bundle %s (%s); use bundle_id:flow_id instead: %w",
+			name, b.Ref(), strings.Join(found, ", "), ErrNotFound)
+	}
+	return namedEntrypoint{b: b, flowID: found[0]}, nil
+}
+
+// casefold returns s case-folded as Python's str.casefold() does.
+func casefold(s string) string {
+	return cases.Fold().String(s)
 }

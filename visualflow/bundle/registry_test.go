@@ -89,6 +89,8 @@ func TestRegistry(t *testing.T) {
 			{ref: "semver@0.9.0:main", wantRef: "semver@0.9.0", wantFlow: "main"},
 			{ref: "semver:main", wantRef: "semver@0.10.0", wantFlow: "main"},
 			{ref: "mixed@1.0.0.flow", wantRef: "mixed@1.0.0", wantFlow: "main"},
+			// Every installed version of mixed names its entrypoint
+			// mixed-entry: one bundle, so its latest version.
 			{ref: "MIXED-ENTRY", wantRef: "mixed@dev", wantFlow: "main"},
 			{ref: "semver", flow: "main", wantRef: "semver@0.10.0", wantFlow: "main"},
 			{ref: "semver", flow: "child", wantErr: "flow 'child' is not an entrypoint"},

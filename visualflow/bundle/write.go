@@ -10,15 +10,17 @@ import (
 	"slices"
 
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
 // Write writes b as a deflate-compressed `.flow` zip: manifest.json, each
 // flow at its manifest path (flows/<id>.json by default; raw bytes when
 // available) and each asset at its manifest path (assets/<name> by
-// default). An asset the manifest names without content (as read from a
-// bundle that lacks it) is named but not written. The manifest is
-// validated first. Each entry is written once: paths shared with equal
+// default). manifest.json is laid out as Python's packer writes it
+// (manifestJSON), NaN and ±Infinity in metadata included. An asset the
+// manifest names without content (as read from a bundle that lacks it)
+// is named but not written. The manifest is validated first. Each entry is written once: paths shared with equal
 // content are written once, and anything else that would put two entries
 // of one name in the archive (a path shared with different content, a
 // flow or asset at manifest.json) is an error.
@@ -58,7 +60,7 @@ func Write(w io.Writer, b *Bundle) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("writing bundle %s: %w", label(b, b.Source), err)
 	}
-	manifest, err := json.MarshalIndent(m, "", "  ")
+	manifest, err := manifestJSON(m)
 	if err != nil {
 		return fmt.Errorf("writing bundle %s: manifest: %w", label(b, b.Source), err)
 	}
@@ -106,6 +108,91 @@ func WriteFile(path string, b *Bundle) error {
 		return fmt.Errorf("writing bundle file %s: %w", path, err)
 	}
 	return nil
+}
+
+// manifestStyle is Python's json.dumps(indent=2, ensure_ascii=False),
+// which writes NaN and infinities as literals (allow_nan=True).
+var manifestStyle = pyjson.Style{Indent: 2, AllowNaN: true}
+
+// member is one member of a JSON object written in a fixed order: an
+// object value is a []member, a list of objects a [][]member.
+type member struct {
+	key   string
+	value any
+}
+
+// manifestJSON encodes m as AbstractRuntime's pack_workflow_bundle writes
+// manifest.json: json.dumps(workflow_bundle_manifest_to_dict(m), indent=2,
+// ensure_ascii=False), members in that dict's order. Metadata holding NaN
+// or ±Infinity (which the reader accepts, as json.loads does) is written
+// with those literals, so a bundle read can be written back.
+func manifestJSON(m Manifest) ([]byte, error) {
+	eps := make([][]member, len(m.Entrypoints))
+	for i, ep := range m.Entrypoints {
+		eps[i] = []member{{"flow_id", ep.FlowID}, {"name", ep.Name}, {"description", ep.Description}, {"interfaces", ep.Interfaces}}
+	}
+	members := []member{
+		{"bundle_format_version", m.BundleFormatVersion},
+		{"bundle_id", m.BundleID},
+		{"bundle_version", m.BundleVersion},
+		{"created_at", m.CreatedAt},
+		{"entrypoints", eps},
+	}
+	if m.DefaultEntrypoint != "" {
+		members = append(members, member{"default_entrypoint", m.DefaultEntrypoint})
+	}
+	members = append(members, member{"flows", m.Flows}, member{"artifacts", m.Artifacts},
+		member{"assets", m.Assets}, member{"metadata", m.Metadata})
+	return appendOrdered(nil, members, "manifest", 0)
+}
+
+// appendOrdered appends v (a []member, a [][]member or any value pyjson
+// encodes) at path, depth levels down, in manifestStyle.
+func appendOrdered(buf []byte, v any, path string, depth int) ([]byte, error) {
+	newline := func(depth int) {
+		buf = append(buf, '\n')
+		for range depth * manifestStyle.Indent {
+			buf = append(buf, ' ')
+		}
+	}
+	var err error
+	switch x := v.(type) {
+	case []member:
+		if len(x) == 0 {
+			return append(buf, "{}"...), nil
+		}
+		buf = append(buf, '{')
+		for i, m := range x {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			newline(depth + 1)
+			buf = pyjson.AppendString(buf, m.key, manifestStyle.ASCII)
+			buf = append(buf, ": "...)
+			if buf, err = appendOrdered(buf, m.value, path+"."+m.key, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		newline(depth)
+		return append(buf, '}'), nil
+	case [][]member:
+		if len(x) == 0 {
+			return append(buf, "[]"...), nil
+		}
+		buf = append(buf, '[')
+		for i, obj := range x {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			newline(depth + 1)
+			if buf, err = appendOrdered(buf, obj, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+				return nil, err
+			}
+		}
+		newline(depth)
+		return append(buf, ']'), nil
+	}
+	return pyjson.AppendMember(buf, v, manifestStyle, path, depth)
 }
 
 func flowData(b *Bundle, id string) ([]byte, error) {
