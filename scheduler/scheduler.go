@@ -107,6 +107,9 @@ type Scheduler struct {
 	// (driveNewlyServed): a workflow it gains after has its running runs
 	// driven, as Recover would have.
 	served map[string]uint64
+	// lastNow is the clock's latest reading (rebasedNow): the scheduler's
+	// own times are rebased when a reading comes before it.
+	lastNow time.Time
 }
 
 // retryAt is when a due run that could not be released is tried again,
@@ -286,10 +289,12 @@ func (s *Scheduler) Stats() Stats {
 
 func (s *Scheduler) loop(ctx context.Context, done chan struct{}, recoverPending bool) {
 	defer close(done)
-	lastRecover := s.cfg.Clock()
+	lastRecover := s.rebasedNow()
 	for {
-		if iv := s.cfg.RecoverInterval; recoverPending || iv > 0 && s.cfg.Clock().Sub(lastRecover) >= iv {
-			lastRecover = s.cfg.Clock()
+		// A clock set back since the last recovery does not put off the
+		// next: it runs now.
+		if iv := s.cfg.RecoverInterval; recoverPending || iv > 0 && (s.rebasedNow().Sub(lastRecover) >= iv || s.rebasedNow().Before(lastRecover)) {
+			lastRecover = s.rebasedNow()
 			err := s.Recover(ctx)
 			recoverPending = err != nil
 			if err != nil && ctx.Err() == nil {
@@ -315,7 +320,7 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}, recoverPending
 			wait = min(wait, s.cfg.PollInterval) // try the recovery again
 		}
 		if at, ok := s.nextUnfinished(); ok {
-			wait = min(wait, max(at.Sub(s.cfg.Clock()), 0))
+			wait = min(wait, max(at.Sub(s.rebasedNow()), 0))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -362,11 +367,11 @@ func (s *Scheduler) Pass(ctx context.Context) (int, error) {
 		if err != nil || round >= passRounds {
 			return total, err
 		}
-		if at, ok := s.nextUnfinished(); ok && !at.After(s.cfg.Clock()) {
+		if at, ok := s.nextUnfinished(); ok && !at.After(s.rebasedNow()) {
 			continue // a drive left a run running: the loop drives it on at once
 		}
 		// No Recover is due in a pass: as if one had just run.
-		if n < s.cfg.BatchSize && (n == 0 || s.nextWait(ctx, s.cfg.Clock()) > 0) {
+		if n < s.cfg.BatchSize && (n == 0 || s.nextWait(ctx, s.rebasedNow()) > 0) {
 			return total, nil
 		}
 	}
@@ -381,7 +386,7 @@ const passRounds = 1000
 // tried again) count from the time they are, and do not hide the next
 // deadline of a run that is not held.
 func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Duration {
-	now := s.cfg.Clock()
+	now := s.rebasedNow()
 	wait := s.cfg.PollInterval
 	if iv := s.cfg.RecoverInterval; iv > 0 {
 		wait = min(wait, max(iv-now.Sub(lastRecover), 0))
@@ -436,7 +441,7 @@ func (s *Scheduler) nextWait(ctx context.Context, lastRecover time.Time) time.Du
 // runners sharing a store may each serve some workflows), and returns
 // how many it ticked.
 func (s *Scheduler) PollOnce(ctx context.Context) (int, error) {
-	now := s.cfg.Clock()
+	now := s.rebasedNow()
 	s.mu.Lock()
 	s.stats.PollCycles++
 	s.stats.LastPollAt = now
@@ -557,7 +562,7 @@ func (s *Scheduler) unservedWorkflow(ctx context.Context, runID string) (string,
 func (s *Scheduler) passOverUnserved(ctx context.Context, d store.DueRun, workflowID string) {
 	runID := d.RunID
 	s.mu.Lock()
-	s.retry[runID] = retryAt{at: s.cfg.Clock().Add(maxRetryDelay), unserved: workflowID, listed: d.Until}
+	s.retry[runID] = retryAt{at: s.nowLocked().Add(maxRetryDelay), unserved: workflowID, listed: d.Until}
 	first := !s.warned[workflowID]
 	s.warned[workflowID] = true
 	s.mu.Unlock()
@@ -687,7 +692,7 @@ func (s *Scheduler) retryLater(runID string, listed durable.Time, failed bool, v
 			delay *= 2
 		}
 	}
-	r.at = s.cfg.Clock().Add(min(delay, maxRetryDelay))
+	r.at = s.nowLocked().Add(min(delay, maxRetryDelay))
 	if u, ok := s.unfinished[runID]; ok && u.After(r.at) {
 		// Waiting out a failure back-off: an earlier retry time would be
 		// past while nothing drives the run, and keep the loop polling.
@@ -795,7 +800,7 @@ func (s *Scheduler) driveOn(ctx context.Context, runID string, listed durable.Ti
 	delete(s.retry, runID)
 	s.stats.RunsResumed++
 	if st.Status == durable.RunRunning && ctx.Err() == nil {
-		s.unfinished[runID] = s.cfg.Clock()
+		s.unfinished[runID] = s.nowLocked()
 	}
 	s.mu.Unlock()
 	if s.cfg.OnRunResumed != nil {
@@ -837,7 +842,7 @@ func (s *Scheduler) callback(ctx context.Context, fn func()) {
 // driveUnfinished drives again the runs drives left running whose time
 // has come (see Scheduler.unfinished).
 func (s *Scheduler) driveUnfinished(ctx context.Context) {
-	now := s.cfg.Clock()
+	now := s.rebasedNow()
 	var runs []string
 	s.mu.Lock()
 	for id, at := range s.unfinished {
@@ -858,7 +863,7 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 			// (a failure back-off) moves on with it: left at a passed time,
 			// it would count as a held run now free and keep the loop
 			// polling without pause (nextWait).
-			at := s.cfg.Clock().Add(s.cfg.PollInterval)
+			at := s.rebasedNow().Add(s.cfg.PollInterval)
 			s.mu.Lock()
 			s.unfinished[id] = at
 			if r, ok := s.retry[id]; ok && r.at.Before(at) {
@@ -879,7 +884,7 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 // and Respond call it for such runs; it does not wake the loop (Wake).
 func (s *Scheduler) DriveSoon(runID string) {
 	s.mu.Lock()
-	s.unfinished[runID] = s.cfg.Clock()
+	s.unfinished[runID] = s.nowLocked()
 	s.mu.Unlock()
 }
 
@@ -931,7 +936,7 @@ func (s *Scheduler) driveNewlyServed(ctx context.Context) {
 			}
 			continue
 		}
-		at := s.cfg.Clock()
+		at := s.rebasedNow()
 		s.mu.Lock()
 		for _, r := range running {
 			// A run already queued keeps its time (a failure back-off).
@@ -941,6 +946,34 @@ func (s *Scheduler) driveNewlyServed(ctx context.Context) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// rebasedNow reads the clock. When it has stepped back since the last
+// reading (a wall clock set back; Config.Clock need not be monotonic), the
+// times runs are held until (failure back-offs, pass-overs, drives to come)
+// move back by as much: a hold lasts what it was set for, not what it was
+// set for plus the step. Deadlines of waits are the runs' own, on the wall
+// clock, and are not moved.
+func (s *Scheduler) rebasedNow() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nowLocked()
+}
+
+// nowLocked is rebasedNow with s.mu held.
+func (s *Scheduler) nowLocked() time.Time {
+	now := s.cfg.Clock()
+	if back := s.lastNow.Sub(now); back > 0 {
+		for id, r := range s.retry {
+			r.at = r.at.Add(-back)
+			s.retry[id] = r
+		}
+		for id, at := range s.unfinished {
+			s.unfinished[id] = at.Add(-back)
+		}
+	}
+	s.lastNow = now
+	return now
 }
 
 // nextUnfinished returns when the earliest unfinished run is to be
@@ -1036,7 +1069,7 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 			// already queued keeps its time (a failure back-off).
 			s.mu.Lock()
 			if _, queued := s.unfinished[r.RunID]; !queued {
-				s.unfinished[r.RunID] = s.cfg.Clock()
+				s.unfinished[r.RunID] = s.nowLocked()
 			}
 			s.mu.Unlock()
 			continue
