@@ -3,8 +3,9 @@ package pyval
 import (
 	"errors"
 	"math"
-	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // GetPath resolves a dot/bracket path (variant a of Appendix B, used by
@@ -67,18 +68,17 @@ func pathTokens(path string) []pathToken {
 			i++
 			continue
 		case '[':
+			// Python's \d: any decimal digit (Unicode category Nd).
 			j := i + 1
-			for j < len(p) && p[j] >= '0' && p[j] <= '9' {
-				j++
+			for j < len(p) {
+				r, size := utf8.DecodeRuneInString(p[j:])
+				if _, ok := decimalDigit(r); !ok {
+					break
+				}
+				j += size
 			}
 			if j > i+1 && j < len(p) && p[j] == ']' {
-				// Digits only, so the one possible error is a range error:
-				// the reference's int is unbounded and such an index is out
-				// of range of any list, as math.MaxInt is here.
-				n, err := strconv.Atoi(p[i+1 : j])
-				if err != nil {
-					n = math.MaxInt
-				}
+				n, _ := parseIndex(p[i+1 : j])
 				out = append(out, pathToken{isIndex: true, idx: n})
 				i = j + 1
 				continue
@@ -98,19 +98,52 @@ func pathTokens(path string) []pathToken {
 	return out
 }
 
-// parseIndex accepts only ASCII digit strings (Python str.isdigit on the
-// JSON keys seen in practice).
+// parseIndex reads a string of decimal digits as Python's isdigit() and
+// int() do on the keys of a path: any Unicode decimal digits (category
+// Nd: "١" is 1, "２" is 2). A number past int's range is math.MaxInt: the
+// reference's int is unbounded and such an index is out of range of any
+// list. Digits that are not decimal (superscripts, for which isdigit holds
+// but int fails) are no index.
 func parseIndex(s string) (int, bool) {
 	if s == "" {
 		return 0, false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
+	n := 0
+	for _, r := range s {
+		d, ok := decimalDigit(r)
+		if !ok {
 			return 0, false
 		}
+		if n > (math.MaxInt-d)/10 {
+			n = math.MaxInt // saturated; the other digits must still be digits
+			continue
+		}
+		n = n*10 + d
 	}
-	n, err := strconv.Atoi(s)
-	return n, err == nil
+	return n, true
+}
+
+// decimalDigit returns the value of a decimal digit of any script. Unicode
+// lays every run of Nd digits out as whole blocks of ten from 0 to 9, so
+// the value is the offset in the run modulo 10.
+func decimalDigit(r rune) (int, bool) {
+	if r >= '0' && r <= '9' {
+		return int(r - '0'), true
+	}
+	if r < 0x80 || !unicode.Is(unicode.Nd, r) {
+		return 0, false
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10, true
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10, true
+		}
+	}
+	return 0, false
 }
 
 // GetDotted resolves a '.'-separated path (variant b of Appendix B, used by

@@ -10,8 +10,10 @@ import (
 // placeholders with optional [key]/[index] item access, !s/!r/!a
 // conversions and a format spec (which may itself contain {name} fields);
 // {{ and }} are literal braces. Positional fields ({} or {0}) are errors,
-// since there are no positional arguments. Attribute access ({a.b}) is an
-// error because JSON values have no attributes.
+// since there are no positional arguments. Attribute access ({a.b}) reads
+// the data attributes Python's numbers have (real, imag, and numerator and
+// denominator of ints and bools); any other is an error, as JSON objects,
+// lists and strings have none that format can print.
 func FormatString(template string, kwargs map[string]any) (string, error) {
 	return formatString(template, kwargs, 0)
 }
@@ -136,6 +138,43 @@ func renderField(field string, kwargs map[string]any, depth int) (string, error)
 	return FormatValue(v, spec)
 }
 
+// numberAttribute returns the data attribute attr of a JSON number or
+// bool as Python has it: a bool is the int 0 or 1, an int is its own real
+// part and numerator with imag 0 and denominator 1, a float is its own
+// real part with imag 0.0.
+func numberAttribute(v any, attr string) (any, bool) {
+	var n int64
+	switch x := v.(type) {
+	case bool:
+		if x {
+			n = 1
+		}
+	case int64:
+		n = x
+	case int:
+		n = int64(x)
+	case float64:
+		switch attr {
+		case "real":
+			return x, true
+		case "imag":
+			return 0.0, true
+		}
+		return nil, false
+	default:
+		return nil, false
+	}
+	switch attr {
+	case "real", "numerator":
+		return n, true
+	case "imag":
+		return int64(0), true
+	case "denominator":
+		return int64(1), true
+	}
+	return nil, false
+}
+
 // lookupField resolves "name[key][0]" against kwargs.
 func lookupField(field string, kwargs map[string]any) (any, error) {
 	name := field
@@ -156,7 +195,12 @@ func lookupField(field string, kwargs map[string]any) (any, error) {
 			if j := strings.IndexAny(attr, ".["); j >= 0 {
 				attr = attr[:j]
 			}
-			return nil, fmt.Errorf("'%s' object has no attribute %s", TypeName(v), QuoteString(attr))
+			nv, ok := numberAttribute(v, attr)
+			if !ok {
+				return nil, fmt.Errorf("'%s' object has no attribute %s", TypeName(v), QuoteString(attr))
+			}
+			v, rest = nv, rest[1+len(attr):]
+			continue
 		}
 		end := strings.IndexByte(rest, ']')
 		if end < 0 {
