@@ -194,10 +194,17 @@ func benchEnv(b *testing.B, kind string) *Env {
 func report(b *testing.B, env *Env, out *Outcome) {
 	b.Helper()
 	b.StopTimer()
-	if _, err := Verify(context.Background(), env, out); err != nil {
+	v, err := Verify(context.Background(), env, out)
+	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(out.Steps)/float64(b.N), "steps/op")
+	// Beside the rate, what a run leaves in the store (bench README): its
+	// ledger records and their bytes, and its final state's bytes, as
+	// Python's json.dumps writes them (the JSON line's fields).
+	b.ReportMetric(float64(v.LedgerRecords)/float64(v.Runs), "records/op")
+	b.ReportMetric(float64(v.LedgerBytes)/float64(v.Runs), "ledger-B/op")
+	b.ReportMetric(float64(v.StateBytes)/float64(v.Runs), "state-B/op")
 	if out.Steps > 0 {
 		b.ReportMetric(float64(out.Mallocs)/float64(out.Steps), "allocs/step")
 	}
