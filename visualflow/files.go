@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
@@ -72,11 +73,29 @@ func resolveScoped(node string, in map[string]any, pin string) (string, string, 
 	if err != nil {
 		return "", "", nil, nodeErrorf("%v", err) // Python's RuntimeError, unwrapped
 	}
-	abs, err := filepath.Abs(p)
+	abs, err := pathlibAbs(p)
 	if err != nil {
 		return "", "", nil, nodeErrorf("%s: %v", node, err)
 	}
 	return abs, abs, nil, nil
+}
+
+// pathlibAbs is Python's Path.cwd() / p for a relative p, p itself
+// otherwise, in pathlib's form: "." and empty segments dropped, ".."
+// kept. Removing ".." as text (filepath.Abs) would read another file than
+// the OS does when the segment before it is a link ("lnk/../x" is x beside
+// the link's target) or missing (the OS refuses "nodir/../x").
+func pathlibAbs(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		p = joinUncleaned(wd, p)
+	}
+	vol := filepath.VolumeName(p)
+	parts := slices.DeleteFunc(splitPath(p[len(vol):]), func(s string) bool { return s == "." })
+	return vol + string(filepath.Separator) + strings.Join(parts, string(filepath.Separator)), nil
 }
 
 // errNoHome is pathlib's error for a "~" it cannot expand.
@@ -214,8 +233,10 @@ func listFolder(in map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+	if info, err := os.Stat(abs); err != nil {
 		return nil, nodeErrorf("Folder not found: %s", trimmed(in["folder_path"]))
+	} else if !info.IsDir() {
+		return nil, nodeErrorf("Not a folder: %s", trimmed(in["folder_path"]))
 	}
 	// The walk and the ignore rules see the folder resolved (Python walks
 	// the resolved path); a scoped path is resolved already.

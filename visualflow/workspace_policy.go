@@ -116,10 +116,10 @@ func workspaceBaseDir() (string, error) {
 	return os.Getwd()
 }
 
-// accessMode is Python's _normalize_access_mode: blank is workspace_only,
-// an unknown mode an error.
+// accessMode is Python's _normalize_access_mode: a falsy or blank value
+// is workspace_only, an unknown mode an error.
 func accessMode(v any) (string, error) {
-	if v == nil || v == false || v == "" {
+	if !pyval.Truthy(v) { // str(raw or ""): 0, [] and {} too
 		return modeWorkspaceOnly, nil
 	}
 	s := strings.ToLower(pyval.Strip(pyval.Str(v)))
@@ -209,7 +209,7 @@ func (sc *workspaceScope) resolve(text string) (string, string, error) {
 		}
 		abs = r
 		if rel, ok := relBeneath(sc.root, r); ok {
-			virt = rel
+			virt = joinVirtual("", rel)
 		} else if name, rel, ok := sc.inMount(r); ok {
 			virt = joinVirtual(name, rel)
 		} else if sc.mode == modeAllExceptIgnored {
@@ -282,8 +282,13 @@ func relBeneath(root, r string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
+// joinVirtual is the virtual path of rel (relBeneath's) in the mounted
+// folder mount, or in the workspace root when mount is "": the root
+// itself is "" there, as Python's _normalize_rel makes ".".
 func joinVirtual(mount, rel string) string {
 	switch {
+	case mount == "" && rel == ".":
+		return ""
 	case mount == "":
 		return rel
 	case rel == "" || rel == ".":
