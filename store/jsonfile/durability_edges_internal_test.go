@@ -1,0 +1,210 @@
+package jsonfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/atomicfile"
+	"github.com/abstractframework/abstractgateway/store"
+)
+
+// TestUnsyncedCommitLeavesCallerVersion pins RunCommit's contract that a
+// commit reporting an error leaves p.Run.Version as it was ("on success
+// p.Run.Version is incremented"), even when the state file is in place
+// but the directory sync after it failed: the caller's next commit with
+// that stale object must then conflict (it re-reads the run), not
+// overwrite the state at a version the store never handed out.
+func TestUnsyncedCommitLeavesCallerVersion(t *testing.T) {
+	dir := t.TempDir()
+	st, run := stagedFaultSetup(t, dir)
+	before := run.Version
+	var undo func()
+	st.writeForTest = func(f *os.File, data []byte) (int, error) {
+		st.writeForTest = nil
+		n, err := f.Write(data)
+		undo = exhaustFDsAfter(t, f)
+		return n, err
+	}
+	run.Status = durable.RunCompleted
+	err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
+	if undo != nil {
+		undo()
+	}
+	if err == nil {
+		t.Fatal("precondition: the directory sync did not fail")
+	}
+	if run.Version != before {
+		t.Fatalf("RunCommit failed (%v) but moved the caller's version %d -> %d", err, before, run.Version)
+	}
+	// The stale object's next commit conflicts.
+	run.CurrentNode = "b"
+	err = st.RunCommit(context.Background(), &store.CommitParams{Run: run})
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("commit at the version the failed commit left = %v, want ErrConflict", err)
+	}
+}
+
+// TestOwedDirSyncPaidByAppendToExistingFile pins appendFile's promise
+// that a directory sync owed by an earlier failure (a new file whose entry
+// was never synced) is made by the next successful append, even one to a
+// file that already existed: otherwise the new entry stays non-durable
+// until some later create happens to sync the directory.
+func TestOwedDirSyncPaidByAppendToExistingFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openInternalSync(t, dir, false)
+	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err != nil {
+		t.Fatal(err)
+	}
+	// A ledger append that creates its file and fails: the directory
+	// sync of the new entry is owed.
+	s.writeForTest = func(f *os.File, data []byte) (int, error) {
+		s.writeForTest = nil
+		return 0, errors.New("disk full (test)")
+	}
+	if err := s.LedgerAppend(ctx, "r2", []*durable.StepRecord{{RunID: "r2", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err == nil {
+		t.Fatal("precondition: the failed ledger append reported success")
+	}
+	if !s.dirUnsynced.Load() {
+		t.Fatal("precondition: no directory sync owed after a failed create")
+	}
+	// An append to commands.jsonl, which exists, pays it.
+	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c2", RunID: "r1", Type: "resume"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.dirUnsynced.Load() {
+		t.Error("a successful append left the owed directory sync unpaid")
+	}
+}
+
+// TestLedgerRewrittenInPlaceIsReadWhole pins the ledger cache's check
+// that a file which grew under the same identity still continues the
+// lines it scanned: another process that rewrote the ledger in place
+// (truncate and write, same inode) with longer content must be read from
+// the start, its records numbered 1.., not from the old tail offset as if
+// it had only been appended to.
+func TestLedgerRewrittenInPlaceIsReadWhole(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	var recs []*durable.StepRecord
+	for i := range 2 {
+		recs = append(recs, &durable.StepRecord{RunID: "r1", StepID: fmt.Sprintf("s%d", i), NodeID: "a", Status: durable.StepStarted})
+	}
+	if err := s.LedgerAppend(ctx, "r1", recs); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.LedgerList(ctx, &store.LedgerListParams{RunID: "r1"}); err != nil || len(got) != 2 {
+		t.Fatalf("precondition: LedgerList = %d records, %v", len(got), err)
+	}
+	path := s.ledgerPath("r1")
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three records, the first longer than the old file: the old size
+	// falls inside the first line.
+	long := "rewritten-" + strings.Repeat("x", 300)
+	var b strings.Builder
+	for i := range 3 {
+		id := long
+		if i == 0 {
+			id += strings.Repeat("y", len(old))
+		}
+		fmt.Fprintf(&b, "{\"run_id\": \"r1\", \"step_id\": \"%s%d\", \"node_id\": \"a\", \"status\": \"started\"}\n", id, i)
+	}
+	data := b.String()
+	if len(data) <= len(old) || data[len(old)-1] == '\n' {
+		t.Fatalf("precondition: rewrite of %d bytes over %d does not straddle a line", len(data), len(old))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LedgerList(ctx, &store.LedgerListParams{RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range got {
+		ids = append(ids, fmt.Sprintf("%d:%.12s", r.Seq, r.StepID))
+	}
+	if len(got) != 3 || got[0].Seq != 1 || !strings.HasPrefix(got[0].StepID, long) || !strings.HasSuffix(got[0].StepID, "y0") || got[2].Seq != 3 {
+		t.Fatalf("ledger rewritten in place read as %v, want its 3 records at seqs 1..3", ids)
+	}
+	if n, err := s.LedgerCount(ctx, "r1"); err != nil || n != 3 {
+		t.Fatalf("LedgerCount = %d, %v; want 3", n, err)
+	}
+}
+
+// TestRunDeleteSyncsDirectory pins that RunDelete makes the removal of
+// the run file durable (a directory sync), as every other change of the
+// directory's entries is: observed through the owed-sync flag, which a
+// failed create sets and only a directory sync clears.
+func TestRunDeleteSyncsDirectory(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, _ := stagedFaultSetup(t, dir) // run r1, synced store
+	s.writeForTest = func(f *os.File, data []byte) (int, error) {
+		s.writeForTest = nil
+		return 0, errors.New("disk full (test)")
+	}
+	if err := s.LedgerAppend(ctx, "r2", []*durable.StepRecord{{RunID: "r2", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err == nil {
+		t.Fatal("precondition: the failed ledger append reported success")
+	}
+	if !s.dirUnsynced.Load() {
+		t.Fatal("precondition: no directory sync owed after a failed create")
+	}
+	existed, err := s.RunDelete(ctx, "r1")
+	if err != nil || !existed {
+		t.Fatalf("RunDelete(r1) = %v, %v", existed, err)
+	}
+	if s.dirUnsynced.Load() {
+		t.Error("RunDelete removed the run file without syncing the directory")
+	}
+}
+
+// TestRecoverStagedLeavesLedgerAppendedPastTheCommit pins the staged
+// recovery's "the records landed whole, and nothing else since": when the
+// commit's records are in the ledger but another process appended after
+// them (the ledger is longer than the staged <size after>), the commit
+// was overtaken, and the next open drops the staged state rather than
+// putting it over the run the other process is driving.
+func TestRecoverStagedLeavesLedgerAppendedPastTheCommit(t *testing.T) {
+	first := `{"run_id": "r1", "step_id": "s1", "node_id": "a", "status": "waiting"}` + "\n"
+	records := `{"run_id": "r1", "step_id": "s2", "node_id": "a", "status": "completed"}` + "\n"
+	other := `{"run_id": "r1", "step_id": "p3", "node_id": "a", "status": "started"}` + "\n"
+	ledger := first + records + other
+	dir := stagedDirOnDisk(t, ledger, int64(len(first)), []byte(records), false)
+	st := openInternal(t, dir)
+	run, err := st.RunGet(context.Background(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != durable.RunWaiting || run.Vars["saved_by"] != "other" {
+		t.Errorf("after the reopen: run %s (saved_by %v); want the other process's waiting run left in place",
+			run.Status, run.Vars["saved_by"])
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "ledger_r1.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != ledger {
+		t.Errorf("the ledger changed at open: %q, want %q", got, ledger)
+	}
+	if left, _ := atomicfile.Glob(dir, stagedPattern); len(left) > 0 {
+		t.Errorf("staged files left: %v", left)
+	}
+}
