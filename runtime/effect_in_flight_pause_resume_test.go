@@ -101,37 +101,7 @@ func TestExecutePauseDuringRetryBackoffKeepsThePlan(t *testing.T) {
 		}
 		return Completed(map[string]any{"answer": "42"}), nil
 	}
-	var rt *Runtime
-	var id string
-	paused := make(chan error, 1)
-	var once sync.Once
-	var sleeps atomic.Int32
-	sleep := func(sctx context.Context, d time.Duration) error {
-		if sleeps.Add(1) > 1 {
-			return nil // what is left of the backoff after the resume
-		}
-		hostStopsOnce(&once, rt, id, paused, func() error {
-			_, err := rt.Pause(context.Background(), id, "operator")
-			return err
-		})
-		return nil
-	}
-	rt = errRuntime(t, memory.New(), Config{
-		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
-		Policy:   RetryPolicy{DefaultAttempts: 3},
-		Sleep:    sleep,
-		Clock:    steppingMilliClock(),
-	}, selfResumingAgent(&nodeCalls))
-	var err error
-	if id, err = rt.Start(ctx, StartParams{WorkflowID: "w"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.Tick(ctx, id, TickOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-paused; err != nil {
-		t.Fatal(err)
-	}
+	rt, id := pausedInFirstBackoff(t, handler, &nodeCalls)
 	mid, _ := rt.GetState(ctx, id)
 	if !IsPaused(mid) {
 		t.Fatalf("run not paused: %s", mid.Status)
@@ -158,4 +128,45 @@ func TestExecutePauseDuringRetryBackoffKeepsThePlan(t *testing.T) {
 		t.Fatalf("after a pause during the retry backoff: status %s, output %v, effect executed %d times, node called %d times; "+
 			"want completed with answer 42 from the retried effect", st.Status, st.Output, effectCalls.Load(), nodeCalls.Load())
 	}
+}
+
+// pausedInFirstBackoff starts the self-resuming agent under a 3-attempt
+// retry policy with handler as its "llm" effect, ticks it, and has the
+// host pause it during the first retry backoff; later backoffs do not
+// wait. It returns the runtime and the paused run's id.
+func pausedInFirstBackoff(t *testing.T, handler func(context.Context, *EffectRequest) (Outcome, error), nodeCalls *atomic.Int32) (*Runtime, string) {
+	t.Helper()
+	ctx := context.Background()
+	var rt *Runtime
+	var id string
+	paused := make(chan error, 1)
+	var once sync.Once
+	var sleeps atomic.Int32
+	sleep := func(context.Context, time.Duration) error {
+		if sleeps.Add(1) > 1 {
+			return nil // what is left of the backoff after a resume, and the next ones
+		}
+		hostStopsOnce(&once, rt, id, paused, func() error {
+			_, err := rt.Pause(context.Background(), id, "operator")
+			return err
+		})
+		return nil
+	}
+	rt = errRuntime(t, memory.New(), Config{
+		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
+		Policy:   RetryPolicy{DefaultAttempts: 3},
+		Sleep:    sleep,
+		Clock:    steppingMilliClock(),
+	}, selfResumingAgent(nodeCalls))
+	var err error
+	if id, err = rt.Start(ctx, StartParams{WorkflowID: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Tick(ctx, id, TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-paused; err != nil {
+		t.Fatal(err)
+	}
+	return rt, id
 }

@@ -8,10 +8,8 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store/memory"
@@ -45,37 +43,7 @@ func TestRetryBudgetHoldsAcrossPauseBetweenAttempts(t *testing.T) {
 		effectCalls.Add(1)
 		return Failed("provider unavailable"), nil
 	}
-	var rt *Runtime
-	var id string
-	paused := make(chan error, 1)
-	var once sync.Once
-	var sleeps atomic.Int32
-	sleep := func(context.Context, time.Duration) error {
-		if sleeps.Add(1) > 1 {
-			return nil // the backoffs after the resume
-		}
-		hostStopsOnce(&once, rt, id, paused, func() error {
-			_, err := rt.Pause(context.Background(), id, "operator")
-			return err
-		})
-		return nil
-	}
-	rt = errRuntime(t, memory.New(), Config{
-		Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}},
-		Policy:   RetryPolicy{DefaultAttempts: 3},
-		Sleep:    sleep,
-		Clock:    steppingMilliClock(),
-	}, selfResumingAgent(&nodeCalls))
-	var err error
-	if id, err = rt.Start(ctx, StartParams{WorkflowID: "w"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.Tick(ctx, id, TickOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-paused; err != nil {
-		t.Fatal(err)
-	}
+	rt, id := pausedInFirstBackoff(t, handler, &nodeCalls)
 	if n := effectCalls.Load(); n != 1 {
 		t.Fatalf("effect called %d times before the pause took; want 1", n)
 	}
