@@ -293,8 +293,9 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}, recoverPending
 	for {
 		// A clock set back since the last recovery does not put off the
 		// next: it runs now.
-		if iv := s.cfg.RecoverInterval; recoverPending || iv > 0 && (s.rebasedNow().Sub(lastRecover) >= iv || s.rebasedNow().Before(lastRecover)) {
-			lastRecover = s.rebasedNow()
+		now := s.rebasedNow()
+		if iv := s.cfg.RecoverInterval; recoverPending || iv > 0 && (now.Sub(lastRecover) >= iv || now.Before(lastRecover)) {
+			lastRecover = now
 			err := s.Recover(ctx)
 			recoverPending = err != nil
 			if err != nil && ctx.Err() == nil {

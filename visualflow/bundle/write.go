@@ -20,10 +20,11 @@ import (
 // default). manifest.json is laid out as Python's packer writes it
 // (manifestJSON), NaN and ±Infinity in metadata included. An asset the
 // manifest names without content (as read from a bundle that lacks it)
-// is named but not written. The manifest is validated first. Each entry is written once: paths shared with equal
-// content are written once, and anything else that would put two entries
-// of one name in the archive (a path shared with different content, a
-// flow or asset at manifest.json) is an error.
+// is named but not written. The manifest is validated first. Each entry
+// is written once: paths shared with equal content are written once,
+// and anything else that would put two entries of one name in the
+// archive (a path shared with different content, a flow or asset at
+// manifest.json) is an error.
 func Write(w io.Writer, b *Bundle) error {
 	m := b.Manifest
 	m.Flows = copyPaths(m.Flows)
