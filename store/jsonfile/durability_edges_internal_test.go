@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/internal/atomicfile"
 	"github.com/abstractframework/abstractgateway/store"
 )
 
@@ -21,21 +19,7 @@ import (
 // that stale object must then conflict (it re-reads the run), not
 // overwrite the state at a version the store never handed out.
 func TestUnsyncedCommitLeavesCallerVersion(t *testing.T) {
-	dir := t.TempDir()
-	st, run := stagedFaultSetup(t, dir)
-	before := run.Version
-	var undo func()
-	st.writeForTest = func(f *os.File, data []byte) (int, error) {
-		st.writeForTest = nil
-		n, err := f.Write(data)
-		undo = exhaustFDsAfter(t, f)
-		return n, err
-	}
-	run.Status = durable.RunCompleted
-	err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
-	if undo != nil {
-		undo()
-	}
+	st, run, before, err := commitTerminalDirSyncFailing(t, t.TempDir())
 	if err == nil {
 		t.Fatal("precondition: the directory sync did not fail")
 	}
@@ -173,38 +157,5 @@ func TestRunDeleteSyncsDirectory(t *testing.T) {
 	}
 	if s.dirUnsynced.Load() {
 		t.Error("RunDelete removed the run file without syncing the directory")
-	}
-}
-
-// TestRecoverStagedLeavesLedgerAppendedPastTheCommit pins the staged
-// recovery's "the records landed whole, and nothing else since": when the
-// commit's records are in the ledger but another process appended after
-// them (the ledger is longer than the staged <size after>), the commit
-// was overtaken, and the next open drops the staged state rather than
-// putting it over the run the other process is driving.
-func TestRecoverStagedLeavesLedgerAppendedPastTheCommit(t *testing.T) {
-	first := `{"run_id": "r1", "step_id": "s1", "node_id": "a", "status": "waiting"}` + "\n"
-	records := `{"run_id": "r1", "step_id": "s2", "node_id": "a", "status": "completed"}` + "\n"
-	other := `{"run_id": "r1", "step_id": "p3", "node_id": "a", "status": "started"}` + "\n"
-	ledger := first + records + other
-	dir := stagedDirOnDisk(t, ledger, int64(len(first)), []byte(records), false)
-	st := openInternal(t, dir)
-	run, err := st.RunGet(context.Background(), "r1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.Status != durable.RunWaiting || run.Vars["saved_by"] != "other" {
-		t.Errorf("after the reopen: run %s (saved_by %v); want the other process's waiting run left in place",
-			run.Status, run.Vars["saved_by"])
-	}
-	got, err := os.ReadFile(filepath.Join(dir, "ledger_r1.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != ledger {
-		t.Errorf("the ledger changed at open: %q, want %q", got, ledger)
-	}
-	if left, _ := atomicfile.Glob(dir, stagedPattern); len(left) > 0 {
-		t.Errorf("staged files left: %v", left)
 	}
 }

@@ -192,10 +192,12 @@ func checkAllOrNothing(t *testing.T, dir string, commitErr error) {
 // commitTerminalDirSyncFailing creates r1 in a synced store on dir, then
 // commits its end with every new file descriptor refused (EMFILE) from
 // just after the append's write: the directory syncs that follow fail.
-// It returns the store and the commit's error.
-func commitTerminalDirSyncFailing(t *testing.T, dir string) (*Store, error) {
+// It returns the store, the run as the committing caller holds it after,
+// its version before the commit, and the commit's error.
+func commitTerminalDirSyncFailing(t *testing.T, dir string) (_ *Store, run *durable.RunState, versionBefore int64, _ error) {
 	t.Helper()
 	st, run := stagedFaultSetup(t, dir)
+	versionBefore = run.Version
 	var undo func()
 	st.writeForTest = func(f *os.File, data []byte) (int, error) {
 		st.writeForTest = nil
@@ -208,7 +210,7 @@ func commitTerminalDirSyncFailing(t *testing.T, dir string) (*Store, error) {
 	if undo != nil {
 		undo()
 	}
-	return st, err
+	return st, run, versionBefore, err
 }
 
 // TestStagedAppendDirSyncFails: the terminal commit's records are
@@ -221,7 +223,7 @@ func commitTerminalDirSyncFailing(t *testing.T, dir string) (*Store, error) {
 // prevent (a later, different end adds a second terminal record).
 func TestStagedAppendDirSyncFails(t *testing.T) {
 	dir := t.TempDir()
-	st, commitErr := commitTerminalDirSyncFailing(t, dir)
+	st, _, _, commitErr := commitTerminalDirSyncFailing(t, dir)
 	if commitErr == nil {
 		t.Fatal("precondition: the directory sync did not fail")
 	}

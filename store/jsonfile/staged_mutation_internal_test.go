@@ -89,6 +89,9 @@ func TestRecoverStagedLeavesAnotherProcessesWork(t *testing.T) {
 	}{
 		// The ledger reached the staged size, with another process's bytes.
 		{"ledger appended by another process", first + other, false},
+		// The records landed whole, and another process appended after
+		// them: the commit was overtaken.
+		{"ledger appended past the commit", first + records + other, false},
 		// The records landed whole, but the run was saved after the staging.
 		{"run saved since", first + records, true},
 		// Part of the ledger's size range was written, and the run saved since:
@@ -256,7 +259,7 @@ func TestTerminalCommitFailsWholeWhenStagingFails(t *testing.T) {
 // then report the error"), even when putting the state in place fails
 // too.
 func TestStagedAppendDirSyncFailureIsReported(t *testing.T) {
-	_, commitErr := commitTerminalDirSyncFailing(t, t.TempDir())
+	_, _, _, commitErr := commitTerminalDirSyncFailing(t, t.TempDir())
 	if !errors.Is(commitErr, errAppendedUnsynced) {
 		t.Errorf("RunCommit: %v; want it to report the append's failed directory sync", commitErr)
 	}

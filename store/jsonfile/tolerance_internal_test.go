@@ -117,7 +117,7 @@ func TestDeleteByRunDropsCommandBeforeATornTail(t *testing.T) {
 // whose directory-sync failures also leave the file in place.)
 func TestIndexFollowsRunFileAfterUnsyncedCommit(t *testing.T) {
 	dir := t.TempDir()
-	st, commitErr := commitTerminalDirSyncFailing(t, dir)
+	st, _, _, commitErr := commitTerminalDirSyncFailing(t, dir)
 	if commitErr == nil {
 		t.Fatal("precondition: the directory sync did not fail")
 	}
