@@ -413,7 +413,9 @@ func runSummary(run *durable.RunState) map[string]any {
 func snapshotRef(run *durable.RunState) map[string]any {
 	rt, _ := run.Vars["_runtime"].(map[string]any)
 	ref, _ := rt[snapshotKey].(map[string]any)
-	if id, _ := ref["artifact_id"].(string); pyval.Strip(id) == "" {
+	// Python's test is str(artifact_id or "").strip(): a ref naming its
+	// artifact with a number still counts.
+	if id := ref["artifact_id"]; !pyval.Truthy(id) || pyval.Strip(pyval.Str(id)) == "" {
 		return nil
 	}
 	return pyjson.CloneObject(ref)

@@ -278,7 +278,9 @@ func answerFromOutput(out map[string]any) (string, map[string]any) {
 func answerFromLedger(recs []*durable.StepRecord) (string, map[string]any) {
 	for _, rec := range slices.Backward(recs) {
 		result := object(rec.Result)
-		if rec.Status == durable.StepCompleted && rec.Effect != nil && rec.Effect.Type == durable.EffectAnswerUser {
+		// Status and type compared stripped, as turnStats does.
+		if durable.StepStatus(pyval.Strip(string(rec.Status))) == durable.StepCompleted && rec.Effect != nil &&
+			durable.EffectType(pyval.Strip(string(rec.Effect.Type))) == durable.EffectAnswerUser {
 			msg := result["message"]
 			if msg == nil {
 				msg = pyval.GetOr(rec.Effect.Payload, "message", "text", "content")
