@@ -184,11 +184,13 @@ func (s *step) agentSettings(n *node, ri map[string]any) agentSettings {
 		st.tools = agentToolNames(cfg["tools"])
 	}
 	// The pins go by key presence; the config checkbox is get-then-get-if-
-	// None, so a null include_context falls back to use_context.
+	// None, so a null include_context falls back to use_context. Python
+	// reads the checkbox with bool(), not the coercion the pin had: a
+	// string "false" there is true.
 	if v, ok := first(ri, "include_context", "use_context"); ok {
 		st.include = pyval.CoerceBool(v)
 	} else if v := firstNonNull(cfg, "include_context", "use_context"); v != nil {
-		st.include = pyval.CoerceBool(v)
+		st.include = pyval.Truthy(v)
 	}
 	st.schema = normalizeSchema(firstNonNull(ri, "resp_schema", "response_schema"))
 	if st.schema == nil {
@@ -925,15 +927,22 @@ func flattenSteps(traces map[string]any) []any {
 	var steps []any
 	for _, k := range slices.Sorted(maps.Keys(traces)) {
 		t, _ := traces[k].(map[string]any)
-		if l, ok := t["steps"].([]any); ok {
-			steps = append(steps, l...)
+		l, _ := t["steps"].([]any)
+		for _, step := range l {
+			if m, ok := step.(map[string]any); ok {
+				steps = append(steps, m)
+			}
 		}
 	}
-	sort.SliceStable(steps, func(i, j int) bool {
-		a, _ := steps[i].(map[string]any)
-		b, _ := steps[j].(map[string]any)
-		return pyval.Str(a["ts"]) < pyval.Str(b["ts"])
-	})
+	// Python's sort key is str(ts or ""): a step without a time sorts first.
+	tsKey := func(step any) string {
+		ts := step.(map[string]any)["ts"]
+		if !pyval.Truthy(ts) {
+			return ""
+		}
+		return pyval.Str(ts)
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return tsKey(steps[i]) < tsKey(steps[j]) })
 	if steps == nil {
 		steps = []any{}
 	}

@@ -35,10 +35,11 @@ func SplitWorkflowID(id string) (bundleID, version, flowID string, ok bool) {
 
 var unsafeIDRun = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
-// Sanitize replaces every run of characters outside [A-Za-z0-9_-] with
-// '_'; an empty result becomes "unknown".
+// Sanitize strips s as Python's str.strip does, then replaces every run
+// of characters outside [A-Za-z0-9_-] with '_'; an empty result becomes
+// "unknown".
 func Sanitize(s string) string {
-	out := unsafeIDRun.ReplaceAllString(s, "_")
+	out := unsafeIDRun.ReplaceAllString(pyval.Strip(s), "_")
 	if out == "" {
 		return "unknown"
 	}
