@@ -1,6 +1,7 @@
 package visualflow
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -58,7 +59,7 @@ var musicFields = []mediaField{
 	f("keyscale", fString), f("timesignature", fString),
 	f("duration_s", fFloat, "duration_s", "duration", "durationS"), f("bpm", fFloat), f("seed", fInt),
 	f("sample_rate", fInt, "sample_rate", "sampleRate"),
-	f("num_inference_steps", fInt, "num_inference_steps", "numInferenceSteps"), f("guidance_scale", fFloat),
+	f("num_inference_steps", fInt, "num_inference_steps", "numInferenceSteps"), f("guidance_scale", fFloat, "guidance_scale", "guidanceScale"),
 	f("instrumental", fBool), f("enhance_prompt", fBool), f("structure_prompt", fBool), f("auto_lyrics", fBool), f("planning", fBool),
 	f("provider", fString, "music_provider", "musicProvider", "provider_music"),
 	f("model", fString, "music_model", "musicModel", "model_music"), f("extra", fObject),
@@ -199,7 +200,8 @@ func mediaPayload(t string, in, cfg map[string]any) (map[string]any, error) {
 	case "generate_music":
 		// Only a non-blank string is a (refused) legacy backend selector.
 		if trimmed(pick(in, cfg, "music_backend", "musicBackend", "backend_music")) != "" {
-			return nil, fmt.Errorf("music_backend is not supported; use music_provider to select the provider")
+			// Python's text, word for word: the run fails with it (§4.8).
+			return nil, errors.New("generate_music uses `music_provider` as the backend selector; `music_backend` is not supported.")
 		}
 		spec["modality"], spec["task"] = "music", "music_generation"
 		format("wav")
@@ -270,6 +272,8 @@ func setProviderModel(spec, in, cfg map[string]any, modality string) {
 // item that is not (a blank comma part included) drops the whole list.
 func parseSeeds(v any) ([]any, bool) {
 	if s, ok := v.(string); ok {
+		// Stripped as Python strips (NBSP, U+001C–U+001F), which JSON does not.
+		s = pyval.Strip(s)
 		if parsed, err := pyval.LoadsJSON(s); err == nil {
 			v = parsed
 		} else {
@@ -298,7 +302,7 @@ func parseSeeds(v any) ([]any, bool) {
 
 func loraAdapters(v any) []any {
 	if s, ok := v.(string); ok {
-		v, _ = pyval.LoadsJSON(s)
+		v, _ = pyval.LoadsJSON(pyval.Strip(s))
 	}
 	switch x := v.(type) {
 	case map[string]any:
