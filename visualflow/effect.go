@@ -283,8 +283,15 @@ func toolCallsPayload(in, cfg map[string]any, single bool) map[string]any {
 			calls = []any{m}
 		}
 	} else {
+		// A string is decoded until it is not one (Python's normaliser
+		// recurses on what it parsed): JSON text encoded twice still gives
+		// its calls. Each pass shortens the text, so this ends.
 		v := in["tool_calls"]
-		if s, ok := v.(string); ok {
+		for {
+			s, ok := v.(string)
+			if !ok {
+				break
+			}
 			v, _ = pyval.LoadsJSON(s)
 		}
 		switch x := v.(type) {
