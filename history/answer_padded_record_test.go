@@ -1,14 +1,6 @@
 package history_test
 
-import (
-	"context"
-	"os"
-	"path/filepath"
-	"testing"
-
-	"github.com/abstractframework/abstractgateway/history"
-	"github.com/abstractframework/abstractgateway/store/jsonfile"
-)
+import "testing"
 
 // Spec §6.2 (session turns: "`answer` from the run output or the
 // ledger"); Python history_bundle.py _extract_flow_end_output_from_ledger
@@ -26,24 +18,9 @@ func TestSessionAnswerFromPaddedAnswerUserRecord(t *testing.T) {
 		{"padded status", " completed ", "answer_user"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
 			run := `{"run_id": "p1", "workflow_id": "chatflow", "status": "completed", "current_node": "n", "vars": {"prompt": "hi"}, "waiting": null, "output": null, "error": null, "created_at": "2026-01-02T00:00:00+00:00", "updated_at": "2026-01-02T00:00:03+00:00", "actor_id": null, "session_id": "s1", "parent_run_id": null}`
 			led := `{"step_id": "a", "run_id": "p1", "node_id": "say", "status": "` + tc.status + `", "effect": {"type": "` + tc.effectType + `", "payload": {"message": "from the ledger"}, "result_key": null}, "result": null, "error": null, "started_at": "2026-01-02T00:00:01+00:00", "ended_at": "2026-01-02T00:00:02+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}` + "\n"
-			if err := os.WriteFile(filepath.Join(dir, "run_p1.json"), []byte(run), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "ledger_p1.jsonl"), []byte(led), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			b, err := history.Export(context.Background(), history.Source{Runs: st, Ledger: st}, "p1", history.Options{IncludeSession: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := exportPythonRun(t, run, led)
 			if items := list(t, ledgerOf(t, b, "p1")["items"], "items"); len(items) != 1 {
 				t.Fatalf("ledger items %v, want the one record", items)
 			}

@@ -50,15 +50,22 @@ func TestTurnStatsCountPaddedEffectTypes(t *testing.T) {
 //	     started_at "2026-01-02T00:00:04" (naive), ended_at "2026-01-02T00:00:05+00:00"
 func paddedTurnExport(t *testing.T) map[string]any {
 	t.Helper()
-	dir := t.TempDir()
 	run := `{"run_id": "p1", "workflow_id": "chatflow", "status": "completed", "current_node": "n", "vars": {"context": {"messages": []}}, "waiting": null, "output": null, "error": null, "created_at": "2026-01-02T00:00:00+00:00", "updated_at": "2026-01-02T00:00:00+00:00", "actor_id": null, "session_id": "s1", "parent_run_id": null}`
 	led := `{"step_id": "a", "run_id": "p1", "node_id": "llm", "status": "completed", "effect": {"type": " llm_call ", "payload": {}, "result_key": null}, "result": {"usage": {"input_tokens": 3, "output_tokens": 4}}, "error": null, "started_at": "2026-01-02T00:00:01+00:00", "ended_at": "2026-01-02T00:00:02+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}
 {"step_id": "b", "run_id": "p1", "node_id": "tools", "status": "completed", "effect": {"type": " tool_calls ", "payload": {"tool_calls": [{"name": "t"}]}, "result_key": null}, "result": null, "error": null, "started_at": "2026-01-02T00:00:04", "ended_at": "2026-01-02T00:00:05+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}
 `
+	return exportPythonRun(t, run, led)
+}
+
+// exportPythonRun writes run p1's file and ledger as Python's JSON stores
+// write them, and exports p1 with its session from a JSON store on them.
+func exportPythonRun(t *testing.T, run, ledger string) map[string]any {
+	t.Helper()
+	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "run_p1.json"), []byte(run), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "ledger_p1.jsonl"), []byte(led), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "ledger_p1.jsonl"), []byte(ledger), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	st, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
