@@ -19,7 +19,7 @@ import (
 // span_ids = meta.span_ids; memory_tag.success / rendered from the first
 // result; memory_rehydrate.inserted/skipped/artifacts from the outcome
 // (runtime-model §3.8), with the note inserted into context.messages.
-func TestChainPinsEndToEnd(t *testing.T) {
+func TestMemoryChainPinsEndToEnd(t *testing.T) {
 	t.Parallel()
 	flow := rsFlow("mchain", "start", []map[string]any{
 		startNode(),

@@ -19,7 +19,7 @@ import (
 // visualflow_compiler/visual/executor.py (_create_memory_*_handler,
 // _create_*_image/_video/_voice/_music/_transcribe_audio_handler) on the
 // same inputs.
-func TestPayloadsMatchReference(t *testing.T) {
+func TestMemoryMediaPayloadsMatchReference(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ typ, in, cfg, want string }{
 		{"memory_rehydrate", "{\"span_id\": \"s1\", \"placement\": \" end \", \"max_messages\": \"5\", \"recall_level\": \" deep \"}", "{}", "{\"max_messages\": \"5\", \"placement\": \"end\", \"recall_level\": \"deep\", \"span_ids\": [\"s1\"]}"},
