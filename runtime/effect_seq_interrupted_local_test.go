@@ -34,11 +34,7 @@ func TestInterruptedLocalEffectKeepsItsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, cancel := context.WithCancel(t.Context())
-	stop = cancel
-	if _, err := rt.Tick(tctx, id, runtime.TickOptions{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted tick: %v", err)
-	}
+	tickInterrupted(t, rt, id, &stop)
 	run, err := rt.Tick(t.Context(), id, runtime.TickOptions{})
 	if err != nil || run.Status != durable.RunCompleted {
 		t.Fatalf("replay: %v, %v", run, err)
@@ -48,5 +44,18 @@ func TestInterruptedLocalEffectKeepsItsKey(t *testing.T) {
 	}
 	if keys[0] != keys[1] {
 		t.Fatalf("the replayed attempt got key %s, the interrupted one %s: want the same key", keys[1], keys[0])
+	}
+}
+
+// tickInterrupted ticks run id under a context whose cancel it leaves in
+// *stop, for the test's handler or node to call (its tick's caller going
+// away: a shutdown), and expects the tick to end with context.Canceled.
+func tickInterrupted(t *testing.T, rt *runtime.Runtime, id string, stop *context.CancelFunc) {
+	t.Helper()
+	tctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	*stop = cancel
+	if _, err := rt.Tick(tctx, id, runtime.TickOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted tick: %v", err)
 	}
 }

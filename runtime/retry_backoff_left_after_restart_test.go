@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -50,11 +49,7 @@ func TestBackoffLeftAfterRestartIsTheFailedAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, cancel := context.WithCancel(t.Context())
-	stop = cancel
-	if _, err := rt.Tick(tctx, id, runtime.TickOptions{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted tick: %v", err)
-	}
+	tickInterrupted(t, rt, id, &stop)
 	run, err := rt.Tick(t.Context(), id, runtime.TickOptions{})
 	if err != nil || run.Status != durable.RunCompleted {
 		t.Fatalf("replay: %v, %v", run, err)

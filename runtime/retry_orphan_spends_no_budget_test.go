@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -32,11 +31,7 @@ func TestClosedOrphanAttemptSpendsNoBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		tctx, cancel := context.WithCancel(t.Context())
-		stop = cancel
-		if _, err := rt.Tick(tctx, id, runtime.TickOptions{}); !errors.Is(err, context.Canceled) {
-			t.Fatalf("interrupted tick %d: %v", i+1, err)
-		}
+		tickInterrupted(t, rt, id, &stop)
 	}
 	run, err := rt.Tick(t.Context(), id, runtime.TickOptions{})
 	if err != nil || run.Status != durable.RunCompleted {

@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -32,11 +31,7 @@ func TestTickInterruptedBetweenStepsKeepsWhatIsDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, cancel := context.WithCancel(t.Context())
-	stop = cancel
-	if _, err := rt.Tick(tctx, id, runtime.TickOptions{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted tick: %v", err)
-	}
+	tickInterrupted(t, rt, id, &stop)
 	stored, err := rt.GetState(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
