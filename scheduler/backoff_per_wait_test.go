@@ -25,23 +25,10 @@ import (
 // alone cannot tell the waits apart here: the run's version does.
 func TestBackoffOfAnEarlierWaitDoesNotHoldANewDueWait(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := runtimetest.NewClock(t0)
-	st := &switchableCommits{Store: memory.New()}
-	reg, _ := runtime.NewRegistry(sharedDeadlineFlow(t0.Add(time.Minute)))
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "shared_deadline"})
-	if got, _ := rt.Tick(ctx, id, runtime.TickOptions{}); got.Status != durable.RunWaiting {
-		t.Fatalf("setup: %s", got.Status)
-	}
 	const poll = time.Minute
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: poll})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := waitOnSwitchable(t, t0, sharedDeadlineFlow(t0.Add(time.Minute)), poll)
+	c, st, rt, s, id := w.c, w.st, w.rt, w.s, w.id
+	ctx := context.Background()
 	c.Advance(2 * time.Minute) // wait a is due
 	st.fail.Store(true)
 	for i, hold := range []time.Duration{poll, 2 * poll, 4 * poll} {
@@ -91,23 +78,10 @@ func (s *switchableCommits) RunCommit(ctx context.Context, p *store.CommitParams
 func TestDueRunBackoffRestartsAfterASuccessfulTick(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := runtimetest.NewClock(t0)
-	st := &switchableCommits{Store: memory.New()}
-	reg, _ := runtime.NewRegistry(chainFlow(t0))
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "chain"})
-	if got, _ := rt.Tick(ctx, id, runtime.TickOptions{}); got.Status != durable.RunWaiting {
-		t.Fatalf("setup: %s", got.Status)
-	}
 	const poll = time.Minute
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: poll})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := waitOnSwitchable(t, t0, chainFlow(t0), poll)
+	c, st, rt, s, id := w.c, w.st, w.rt, w.s, w.id
+	ctx := context.Background()
 	c.Advance(10 * time.Minute) // all three waits are due
 	pollOnce := func(want int, what string) {
 		t.Helper()
@@ -128,4 +102,35 @@ func TestDueRunBackoffRestartsAfterASuccessfulTick(t *testing.T) {
 	st.fail.Store(false)
 	c.Advance(poll)
 	pollOnce(1, "one PollInterval after a failure that followed a success")
+}
+
+// switchableWait is a run waiting on a store whose commits a test can make
+// fail, and a scheduler polling it on the same test clock.
+type switchableWait struct {
+	c  *runtimetest.Clock
+	st *switchableCommits
+	rt *runtime.Runtime
+	s  *scheduler.Scheduler
+	id string
+}
+
+// waitOnSwitchable starts wf at t0, ticks its run into its first wait and
+// makes a scheduler that polls every poll.
+func waitOnSwitchable(t *testing.T, t0 time.Time, wf *runtime.Workflow, poll time.Duration) switchableWait {
+	t.Helper()
+	w := switchableWait{c: runtimetest.NewClock(t0), st: &switchableCommits{Store: memory.New()}}
+	reg, _ := runtime.NewRegistry(wf)
+	var err error
+	if w.rt, err = runtime.New(runtime.Config{Store: w.st, Registry: reg, Clock: w.c.Now}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	w.id, _ = w.rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID})
+	if got, err := w.rt.Tick(ctx, w.id, runtime.TickOptions{}); err != nil || got.Status != durable.RunWaiting {
+		t.Fatalf("setup: %v %v", got, err)
+	}
+	if w.s, err = scheduler.New(scheduler.Config{Runtime: w.rt, Clock: w.c.Now, PollInterval: poll}); err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

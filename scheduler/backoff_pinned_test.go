@@ -7,9 +7,6 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
-	"github.com/abstractframework/abstractgateway/scheduler"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // The back-off of a due run whose tick keeps failing doubles from
@@ -18,23 +15,10 @@ import (
 // not the 6 the doubling gives.
 func TestFailureBackoffIsCappedAtFiveMinutes(t *testing.T) {
 	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := &switchableCommits{Store: memory.New()}
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
-	if got, err := rt.Tick(ctx, id, runtime.TickOptions{}); err != nil || got.Status != durable.RunWaiting {
-		t.Fatalf("setup: %v %v", got, err)
-	}
 	const poll = 3 * time.Minute
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: poll})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := waitOnSwitchable(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), waitFlow(time.Minute), poll)
+	c, st, rt, s, id := w.c, w.st, w.rt, w.s, w.id
+	ctx := context.Background()
 	c.Advance(time.Hour)
 	st.fail.Store(true)
 	if n, _ := s.PollOnce(ctx); n != 1 {
@@ -65,23 +49,10 @@ func TestFailureBackoffIsCappedAtFiveMinutes(t *testing.T) {
 func TestFailureBackoffRestartsInANewWait(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := runtimetest.NewClock(t0)
-	st := &switchableCommits{Store: memory.New()}
-	reg, _ := runtime.NewRegistry(chainFlow(t0))
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "chain"})
-	if got, _ := rt.Tick(ctx, id, runtime.TickOptions{}); got.Status != durable.RunWaiting {
-		t.Fatalf("setup: %s", got.Status)
-	}
 	const poll = time.Minute
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: poll})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := waitOnSwitchable(t, t0, chainFlow(t0), poll)
+	c, st, rt, s, id := w.c, w.st, w.rt, w.s, w.id
+	ctx := context.Background()
 	c.Advance(10 * time.Minute) // all three waits are due
 	st.fail.Store(true)
 	if n, _ := s.PollOnce(ctx); n != 1 {
