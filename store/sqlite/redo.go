@@ -107,6 +107,10 @@ func allZero(b []byte) bool {
 	return true
 }
 
+// syncRedoDir makes the redo log's directory entry durable; a variable
+// so that a test can see the call where no tracer can.
+var syncRedoDir = atomicfile.SyncDir
+
 // openRedoFile opens (creating) the redo log at path and rewinds it so
 // that its next record has LSN next; the caller has applied everything it
 // held.
@@ -127,7 +131,7 @@ func openRedoFile(path string, next int64, sync bool) (*redoFile, error) {
 		// since the open. Synced once here, before the first commit; this
 		// also covers the database and its WAL, created beside it earlier
 		// in the open.
-		if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
+		if err := syncRedoDir(filepath.Dir(path)); err != nil {
 			_ = f.Close()
 			return nil, fmt.Errorf("opening the redo log: %w", err)
 		}
