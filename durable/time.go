@@ -254,7 +254,7 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 		}
 		clock = clock[:n-1]
 	}
-	if !offsetUnderADay(zone) {
+	if zone, ok = offsetUnderADay(zone); !ok {
 		// Python: "offset must be a timedelta strictly between
 		// -timedelta(hours=24) and timedelta(hours=24)"; Go's layouts read
 		// +24:00 and +23:60, a deadline moved by a day.
@@ -366,22 +366,40 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// offsetUnderADay reports whether zone, "", "Z" or ±HH:MM[:SS] as
-// extendedISO leaves it, has minutes and seconds under 60 and an hour
-// under 24, as Python's offsets must. A zone of another shape is left to
-// the layouts, which refuse it.
-func offsetUnderADay(zone string) bool {
+// offsetUnderADay reads zone, "", "Z" or ±HH:MM[:SS] as extendedISO
+// leaves it, as Python does: it adds the parts up (+05:60 is +06:00,
+// +00:99 is +01:39) and refuses a total of a day or more. An offset comes
+// back with minutes and seconds under 60, the form Go's layouts read; a
+// zone of another shape comes back as it is, for the layouts to refuse.
+func offsetUnderADay(zone string) (string, bool) {
 	if len(zone) < 6 || zone == "Z" || zone[3] != ':' {
-		return true
+		return zone, true
 	}
-	num := func(s string) int {
+	num := func(s string) (int, bool) {
 		if len(s) != 2 || !allDigits(s) {
-			return 0
+			return 0, false
 		}
-		return int(s[0]-'0')*10 + int(s[1]-'0')
+		return int(s[0]-'0')*10 + int(s[1]-'0'), true
 	}
-	if num(zone[1:3]) >= 24 || num(zone[4:6]) >= 60 {
-		return false
+	h, okH := num(zone[1:3])
+	m, okM := num(zone[4:6])
+	sec, okS := 0, true
+	switch {
+	case len(zone) == 9 && zone[6] == ':':
+		sec, okS = num(zone[7:9])
+	case len(zone) != 6:
+		okS = false
 	}
-	return len(zone) < 9 || num(zone[7:9]) < 60
+	if !okH || !okM || !okS {
+		return zone, true // not an offset the layouts read: they refuse it
+	}
+	total := h*3600 + m*60 + sec
+	if total >= 24*3600 {
+		return "", false
+	}
+	out := fmt.Sprintf("%c%02d:%02d", zone[0], total/3600, total/60%60)
+	if len(zone) == 9 {
+		out += fmt.Sprintf(":%02d", total%60)
+	}
+	return out, true
 }
