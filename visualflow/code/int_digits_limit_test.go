@@ -11,31 +11,26 @@ import (
 // digits, that neither the timeout nor the run's cancellation could stop
 // (2M digits: ~7 s). Python (3.10.7+) refuses past 4,300 digits in a base
 // that is not a power of two; so does the sandbox, at once.
-func TestIntOfHugeDigitStringHonoursTimeout(t *testing.T) {
+func TestIntOfHugeDigitStringIsRefused(t *testing.T) {
 	src := "def transform(_input):\n" +
 		"    s = \"7\" * 2000000\n" +
 		"    return int(s) > 0\n"
-	start := time.Now()
-	_, _, err := Run(context.Background(), src, "transform", map[string]any{}, Limits{Timeout: 200 * time.Millisecond})
-	if el := time.Since(start); el > 2*time.Second {
-		t.Fatalf("int() of a 2M-digit string ran %s past a 200ms timeout (err=%v)", el, err)
-	}
+	// A minute's timeout: the parse must be refused, not stopped by the
+	// watchdog (a quadratic parse would end in a timeout error or succeed).
+	_, _, err := Run(context.Background(), src, "transform", map[string]any{}, Limits{Timeout: time.Minute})
 	if err == nil || !strings.Contains(err.Error(), "Exceeds the limit (4300 digits)") {
 		t.Fatalf("int() of a 2M-digit string: error %v, want Python's digit limit", err)
 	}
 }
 
-// The same parse through Starlark's int(s, base): a cancelled run (the
-// step's context) ends at once.
-func TestIntOfHugeDigitStringHonoursContextCancel(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
+// The same parse through Starlark's int(s, base) is refused at once too,
+// under a run's context that has no deadline of its own.
+func TestIntOfHugeDigitStringInBase10IsRefused(t *testing.T) {
 	src := "def transform(_input):\n" +
 		"    return int(\"9\" * 2000000, 10) > 0\n"
-	start := time.Now()
-	_, _, err := Run(ctx, src, "transform", map[string]any{}, Limits{Timeout: time.Minute})
-	if el := time.Since(start); el > 2*time.Second {
-		t.Fatalf("int(s, 10) of a 2M-digit string ran %s after the context was cancelled at 200ms (err=%v)", el, err)
+	_, _, err := Run(context.Background(), src, "transform", map[string]any{}, Limits{Timeout: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "Exceeds the limit (4300 digits)") {
+		t.Fatalf("int(s, 10) of a 2M-digit string: error %v, want Python's digit limit", err)
 	}
 }
 
@@ -43,16 +38,11 @@ func TestIntOfHugeDigitStringHonoursContextCancel(t *testing.T) {
 // format) is refused as Python refuses it; a 24M-bit int read from hex
 // (a power-of-two base: linear, allowed) took seconds to write in
 // decimal, past a 1 s timeout.
-func TestFormatOfHugeIntHonoursTimeout(t *testing.T) {
+func TestFormatOfHugeIntIsRefused(t *testing.T) {
 	src := "def transform(_input):\n" +
 		"    x = int(\"f\" * 6000000, 16)\n" +
 		"    return len(\"%d\" % x)\n"
-	const timeout = time.Second
-	start := time.Now()
-	_, _, err := Run(context.Background(), src, "transform", map[string]any{}, Limits{Timeout: timeout})
-	if el := time.Since(start); el > timeout+1500*time.Millisecond {
-		t.Fatalf("\"%%d\" of a 24M-bit int ran %s under a %s timeout (err=%v)", el, timeout, err)
-	}
+	_, _, err := Run(context.Background(), src, "transform", map[string]any{}, Limits{Timeout: time.Minute})
 	if err == nil || !strings.Contains(err.Error(), "Exceeds the limit (4300 digits)") {
 		t.Fatalf("\"%%d\" of a 24M-bit int: error %v, want Python's digit limit", err)
 	}
