@@ -106,10 +106,7 @@ func TestStatsFiltersUsePythonNames(t *testing.T) {
 // does, and knows the blob_id field.
 func TestFacetValueFieldNames(t *testing.T) {
 	t.Parallel()
-	m, err := artifact.NewMemory().Put(context.Background(), artifact.PutParams{Content: []byte("x"), RunID: "r1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustPut(t, artifact.NewMemory(), artifact.PutParams{Content: []byte("x"), RunID: "r1"})
 	if got := artifact.FacetValue(m, " run_id "); got != "r1" {
 		t.Errorf("FacetValue(\" run_id \") = %q, want r1", got)
 	}
@@ -156,10 +153,7 @@ func TestParseMetadataLenientFields(t *testing.T) {
 // in Python's _normalize_descriptor.
 func TestTaskTagClassifiesByTags(t *testing.T) {
 	t.Parallel()
-	m, err := artifact.NewMemory().Put(context.Background(), artifact.PutParams{Content: []byte("x"), Tags: map[string]string{"task": "tts"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustPut(t, artifact.NewMemory(), artifact.PutParams{Content: []byte("x"), Tags: map[string]string{"task": "tts"}})
 	if m.Descriptor.ClassificationSource != "runtime_tags" {
 		t.Errorf("classification_source = %q, want runtime_tags", m.Descriptor.ClassificationSource)
 	}
@@ -169,11 +163,8 @@ func TestTaskTagClassifiesByTags(t *testing.T) {
 // only when it is missing.
 func TestDeclaredProvenanceRunIDKept(t *testing.T) {
 	t.Parallel()
-	m, err := artifact.NewMemory().Put(context.Background(), artifact.PutParams{Content: []byte("x"), RunID: "r1",
+	m := mustPut(t, artifact.NewMemory(), artifact.PutParams{Content: []byte("x"), RunID: "r1",
 		Descriptor: map[string]any{"provenance": map[string]any{"run_id": "origin"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := m.Descriptor.Provenance["run_id"]; got != "origin" {
 		t.Errorf("provenance run_id = %v, want origin", got)
 	}
@@ -183,11 +174,8 @@ func TestDeclaredProvenanceRunIDKept(t *testing.T) {
 // from the content (Python merges only the non-None ones).
 func TestNullDeclaredMediaKeepsInspectedFacts(t *testing.T) {
 	t.Parallel()
-	m, err := artifact.NewMemory().Put(context.Background(), artifact.PutParams{Content: artifacttest.TinyPNG(3, 2), ContentType: "image/png",
+	m := mustPut(t, artifact.NewMemory(), artifact.PutParams{Content: artifacttest.TinyPNG(3, 2), ContentType: "image/png",
 		Descriptor: map[string]any{"media": map[string]any{"width": nil, "note": "n"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if w := m.Descriptor.Media["width"]; fmt.Sprint(w) != "3" || m.Descriptor.Media["note"] != "n" {
 		t.Errorf("media = %v, want width 3 and note n", m.Descriptor.Media)
 	}
@@ -297,10 +285,7 @@ func TestWAVTwelveBitFrames(t *testing.T) {
 	t.Parallel()
 	b := artifacttest.TinyWAV(8000, 1, 16, 4) // 8 data bytes
 	binary.LittleEndian.PutUint16(b[34:], 12)
-	m, err := artifact.NewMemory().Put(context.Background(), artifact.PutParams{Content: b, ContentType: "audio/wav"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustPut(t, artifact.NewMemory(), artifact.PutParams{Content: b, ContentType: "audio/wav"})
 	if got := fmt.Sprint(m.Descriptor.Media["frames"]); got != "4" {
 		t.Errorf("frames = %s (media %v), want 4", got, m.Descriptor.Media)
 	}
@@ -342,10 +327,7 @@ func TestSearchLimitIsExact(t *testing.T) {
 // Content typed audio/wave is inspected as WAV, as Python does.
 func TestAudioWaveIsInspected(t *testing.T) {
 	t.Parallel()
-	m, err := artifact.NewMemory().Put(context.Background(), artifact.PutParams{Content: artifacttest.TinyWAV(8000, 1, 16, 4), ContentType: "audio/wave"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustPut(t, artifact.NewMemory(), artifact.PutParams{Content: artifacttest.TinyWAV(8000, 1, 16, 4), ContentType: "audio/wave"})
 	if got := fmt.Sprint(m.Descriptor.Media["frames"]); got != "4" || m.Descriptor.Media["inspection_source"] != "wave" {
 		t.Errorf("media = %v; want frames 4 from the wave inspector", m.Descriptor.Media)
 	}
@@ -403,11 +385,8 @@ func TestLegacyRemovalKeepsRefsArtifact(t *testing.T) {
 // voice and music (Python's _normalize_descriptor).
 func TestSoundKindIsTheModality(t *testing.T) {
 	t.Parallel()
-	m, err := artifact.NewMemory().Put(context.Background(), artifact.PutParams{Content: []byte("x"), ContentType: "audio/mpeg",
+	m := mustPut(t, artifact.NewMemory(), artifact.PutParams{Content: []byte("x"), ContentType: "audio/mpeg",
 		Tags: map[string]string{"semantic_kind": "sound"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if m.Descriptor.Modality != "sound" {
 		t.Errorf("modality = %q, want sound", m.Descriptor.Modality)
 	}

@@ -76,7 +76,7 @@ func pyIDs(t *testing.T, dir, expr string) []string {
 	return ids
 }
 
-func mustPut(t *testing.T, st *artifact.FS, p artifact.PutParams) *artifact.Metadata {
+func mustPut(t *testing.T, st artifact.Store, p artifact.PutParams) *artifact.Metadata {
 	t.Helper()
 	m, err := st.Put(context.Background(), p)
 	if err != nil {

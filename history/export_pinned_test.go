@@ -13,8 +13,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// mutAt is the creation time of the runs of these tests.
-var mutAt = time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+// exportAt is the creation time of the runs of these tests.
+var exportAt = time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
 
 // exportSession exports run id of st with its session section and returns
 // the session's turns.
@@ -32,7 +32,7 @@ func exportSession(t *testing.T, st *memory.Store, id string) []any {
 // whose artifact_id is only spaces is exported as null.
 func TestBundleDropsSnapshotRefWithBlankArtifactID(t *testing.T) {
 	st := memory.New()
-	r := completedRun("r1", "", mutAt)
+	r := completedRun("r1", "", exportAt)
 	r.Vars = map[string]any{"_runtime": map[string]any{"workflow_snapshot": map[string]any{
 		"workflow_id": "w", "format": "visualflow", "artifact_id": "   "}}}
 	putRunAsIs(t, st, r)
@@ -51,7 +51,7 @@ func TestBundleDropsSnapshotRefWithBlankArtifactID(t *testing.T) {
 func TestExportNegativeMaxInlineBytesKeepsInputInline(t *testing.T) {
 	st := memory.New()
 	big := strings.Repeat("b", artifact.DefaultMaxInlineBytes+1000)
-	r := completedRun("r1", "", mutAt)
+	r := completedRun("r1", "", exportAt)
 	r.Vars = map[string]any{"big": big}
 	putRunAsIs(t, st, r)
 	b, err := history.Export(context.Background(), history.Source{Runs: st, Ledger: st, Artifacts: artifact.NewMemory()},
@@ -70,7 +70,7 @@ func TestExportNegativeMaxInlineBytesKeepsInputInline(t *testing.T) {
 func TestSessionTurnsSameInstantInRunIDOrder(t *testing.T) {
 	st := memory.New()
 	for _, id := range []string{"r-b", "r-a", "r-c"} {
-		r := completedRun(id, "", mutAt)
+		r := completedRun(id, "", exportAt)
 		r.SessionID = "s1"
 		r.Vars = map[string]any{"prompt": id}
 		putRunAsIs(t, st, r)
@@ -89,7 +89,7 @@ func TestSessionTurnsSameInstantInRunIDOrder(t *testing.T) {
 // _extract_answer_from_run_output).
 func TestSessionAnswerMetaFromNestedResult(t *testing.T) {
 	st := memory.New()
-	r := completedRun("r1", "", mutAt)
+	r := completedRun("r1", "", exportAt)
 	r.SessionID = "s1"
 	r.Output = map[string]any{"result": map[string]any{"answer": "yes", "meta": map[string]any{"model": "m"}}}
 	putRunAsIs(t, st, r)
@@ -110,10 +110,10 @@ func TestSessionAnswerMetaFromNestedResult(t *testing.T) {
 // record's tool_calls (Python: `c is not None`): a null entry is no call.
 func TestSessionStatsSkipNullToolCalls(t *testing.T) {
 	st := memory.New()
-	r := completedRun("r1", "", mutAt)
+	r := completedRun("r1", "", exportAt)
 	r.SessionID = "s1"
 	rec := &durable.StepRecord{RunID: "r1", StepID: "s", NodeID: "n", Status: durable.StepCompleted, Attempt: 1,
-		StartedAt: durable.NewTime(mutAt), EndedAt: durable.NewTime(mutAt),
+		StartedAt: durable.NewTime(exportAt), EndedAt: durable.NewTime(exportAt),
 		Effect: &durable.Effect{Type: durable.EffectToolCalls, Payload: map[string]any{
 			"tool_calls": []any{map[string]any{"name": "a"}, nil, "b"}}},
 		Result: map[string]any{"results": []any{}}}
@@ -164,7 +164,7 @@ func TestSessionAnswerIgnoresUntaggedArtifactRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := memory.New()
-	r := completedRun("r1", "", mutAt)
+	r := completedRun("r1", "", exportAt)
 	r.SessionID = "s1"
 	r.Output = map[string]any{"answer": map[string]any{"$artifact": "user_file"}}
 	putRunAsIs(t, st, r)

@@ -8,9 +8,9 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 )
 
-// mutReadTagged stores content with the given content type and tags and
+// readTaggedArtifact stores content with the given content type and tags and
 // returns what read_artifact gives for it.
-func mutReadTagged(t *testing.T, content []byte, contentType string, tags map[string]string) map[string]any {
+func readTaggedArtifact(t *testing.T, content []byte, contentType string, tags map[string]string) map[string]any {
 	t.Helper()
 	arts := artifact.NewMemory()
 	meta, err := arts.Put(context.Background(), artifact.PutParams{Content: content, ContentType: contentType, Tags: tags})
@@ -27,7 +27,7 @@ func mutReadTagged(t *testing.T, content []byte, contentType string, tags map[st
 // read_artifact projects JSON for a json family (from the file name) even
 // when the content type is not application/json (spec §6.10).
 func TestReadArtifactJSONByFamily(t *testing.T) {
-	out := mutReadTagged(t, []byte(`{"a": 1}`), "application/octet-stream", map[string]string{"filename": "d.json"})
+	out := readTaggedArtifact(t, []byte(`{"a": 1}`), "application/octet-stream", map[string]string{"filename": "d.json"})
 	if m, ok := out["json"].(map[string]any); !ok || m["a"] != int64(1) {
 		t.Fatalf("json = %#v, want {\"a\": 1}", out["json"])
 	}
@@ -36,7 +36,7 @@ func TestReadArtifactJSONByFamily(t *testing.T) {
 // The content family comes from the file name before the source path:
 // a.png stored from x/b.json is an image.
 func TestReadArtifactFamilyPrefersFilename(t *testing.T) {
-	out := mutReadTagged(t, []byte{0x89, 'P', 'N', 'G'}, "image/png", map[string]string{"filename": "a.png", "path": "x/b.json"})
+	out := readTaggedArtifact(t, []byte{0x89, 'P', 'N', 'G'}, "image/png", map[string]string{"filename": "a.png", "path": "x/b.json"})
 	if out["content_family"] != "image" {
 		t.Fatalf("content_family = %v, want image", out["content_family"])
 	}
@@ -46,7 +46,7 @@ func TestReadArtifactFamilyPrefersFilename(t *testing.T) {
 // max): exactly that many bytes are returned whole, untruncated.
 func TestReadArtifactTextAtLimitNotTruncated(t *testing.T) {
 	data := bytes.Repeat([]byte("a"), artifactTextMaxChars)
-	out := mutReadTagged(t, data, "application/octet-stream", nil)
+	out := readTaggedArtifact(t, data, "application/octet-stream", nil)
 	if out["truncated"] != false || out["content"] != string(data) {
 		t.Fatalf("truncated = %v, content length %d; want untruncated", out["truncated"], len(out["content"].(string)))
 	}

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// mutCodeFlow is start → code node c (codeBody body, pins x and
+// codeBodyFlow is start → code node c (codeBody body, pins x and
 // permissions with the given defaults) → end, with c.output wired to
 // end.out.
-func mutCodeFlow(body string, defaults map[string]any) map[string]any {
+func codeBodyFlow(body string, defaults map[string]any) map[string]any {
 	return rsFlow("mut_code", "start", []map[string]any{
 		rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
 		rsNode("c", "code", []string{"exec-in:exec", "x:any", "permissions:string"}, []string{"exec-out:exec", "output:any"},
@@ -20,7 +20,7 @@ func mutCodeFlow(body string, defaults map[string]any) map[string]any {
 // A code node's function receives its inputs without the permissions
 // pin (spec §6.9): _input holds x only.
 func TestCodeInputDropsPermissions(t *testing.T) {
-	_, st := startRunWith(t, mutCodeFlow("return sorted(_input.keys())", map[string]any{"x": int64(1), "permissions": "sandbox"}), CompileOptions{}, map[string]any{})
+	_, st := startRunWith(t, codeBodyFlow("return sorted(_input.keys())", map[string]any{"x": int64(1), "permissions": "sandbox"}), CompileOptions{}, map[string]any{})
 	if got, _ := st.Output["out"].([]any); !slices.Equal(got, []any{"x"}) {
 		t.Fatalf("out = %v, want [x]\n%s", st.Output["out"], jsonText(t, st.Output))
 	}
@@ -29,7 +29,7 @@ func TestCodeInputDropsPermissions(t *testing.T) {
 // A body-only code node gets one local per input pin except permissions
 // (spec §6.9): a body reading permissions fails as an undefined name.
 func TestCodeBodyHasNoPermissionsLocal(t *testing.T) {
-	_, st := startRunWith(t, mutCodeFlow("return permissions", map[string]any{"x": int64(1), "permissions": "sandbox"}), CompileOptions{}, map[string]any{})
+	_, st := startRunWith(t, codeBodyFlow("return permissions", map[string]any{"x": int64(1), "permissions": "sandbox"}), CompileOptions{}, map[string]any{})
 	if st.Output["success"] != false {
 		t.Fatalf("output %s, want success:false (no permissions local)", jsonText(t, st.Output))
 	}
@@ -39,7 +39,7 @@ func TestCodeBodyHasNoPermissionsLocal(t *testing.T) {
 // record (spec §6.9 "{...result if object, success, output, result,
 // execution}"), beside output and result.
 func TestCodeRecordMergesObjectResult(t *testing.T) {
-	_, st := startRunWith(t, mutCodeFlow(`return {"a": 5}`, map[string]any{"x": int64(1)}), CompileOptions{}, map[string]any{})
+	_, st := startRunWith(t, codeBodyFlow(`return {"a": 5}`, map[string]any{"x": int64(1)}), CompileOptions{}, map[string]any{})
 	tmp, _ := st.Vars["_temp"].(map[string]any)
 	outs, _ := tmp["node_outputs"].(map[string]any)
 	rec, _ := outs["c"].(map[string]any)

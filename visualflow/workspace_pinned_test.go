@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// mutWorkspace makes a workspace root named "ws" holding the given files
+// workspaceWith makes a workspace root named "ws" holding the given files
 // (slash-separated paths relative to it, with their contents).
-func mutWorkspace(t *testing.T, files map[string]string) string {
+func workspaceWith(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "ws")
 	for rel, body := range files {
@@ -30,7 +30,7 @@ func mutWorkspace(t *testing.T, files map[string]string) string {
 // root has no such child (runtime-model §7.4): under root .../ws holding
 // a folder ws, "ws/a.txt" is that folder's file, not the root's a.txt.
 func TestWorkspaceRootNameSegmentKeptWhenChildExists(t *testing.T) {
-	root := mutWorkspace(t, map[string]string{"ws/a.txt": "child", "a.txt": "top"})
+	root := workspaceWith(t, map[string]string{"ws/a.txt": "child", "a.txt": "top"})
 	out, err := readFile(map[string]any{"workspace_root": root, "file_path": "ws/a.txt"})
 	if err != nil {
 		t.Fatal(err)
