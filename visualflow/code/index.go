@@ -104,10 +104,13 @@ func cutKeyText(k starlark.Value) string {
 	writePrefix(&b, k, maxKeyText)
 	text := b.String()
 	if len(text) > maxKeyText {
-		text = text[:maxKeyText]
-		for len(text) > 0 && !utf8.RuneStart(text[len(text)-1]) {
-			text = text[:len(text)-1] // not in the middle of a rune
+		// Cut before the rune that crosses the bound: where the next byte
+		// starts a rune, the text ends at one's end.
+		i := maxKeyText
+		for i > 0 && !utf8.RuneStart(text[i]) {
+			i--
 		}
+		text = text[:i]
 	}
 	return text
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
 // ToStarlark converts a JSON value to a Starlark value.
@@ -97,7 +99,9 @@ type converter struct {
 }
 
 func (c *converter) value(v starlark.Value) (any, error) {
-	if len(c.path) > 200 {
+	if len(c.path) > pyjson.MaxDepth {
+		// Deeper than the run's stores write (Python's json.dumps stops near
+		// its recursion limit of 1,000): refused here, naming the path.
 		return nil, c.errorf("value nested too deeply")
 	}
 	if c.count++; c.g != nil && c.count&1023 == 0 {
