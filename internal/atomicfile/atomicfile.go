@@ -78,7 +78,7 @@ func write(path string, data []byte, opts Options, noReplace bool) (err error) {
 		return fmt.Errorf("renaming %s: %w", tmp, err)
 	}
 	if opts.SyncDir && !opts.NoSync {
-		if err := SyncDir(filepath.Dir(path)); err != nil {
+		if err := syncDirectory(filepath.Dir(path)); err != nil {
 			return fmt.Errorf("%w: %w", ErrUnsynced, err)
 		}
 	}
@@ -133,6 +133,10 @@ func renameNew(tmp, path string) error {
 	}
 	return rename(tmp, path)
 }
+
+// syncDirectory is SyncDir as this package's writers call it: a variable,
+// so that a test can fail the sync that follows a rename.
+var syncDirectory = SyncDir
 
 // SyncDir fsyncs a directory, making renames and new files in it durable.
 func SyncDir(dir string) error {

@@ -105,7 +105,7 @@ func (r *Recycler) Replace(path string, data []byte) error {
 		return fmt.Errorf("exchanging %s into place: %w", path, err)
 	}
 	if r.opts.SyncDir && !r.opts.NoSync {
-		if err := SyncDir(r.dir); err != nil {
+		if err := syncDirectory(r.dir); err != nil {
 			if displaced != "" {
 				// Not known to be durable: after a power loss the path
 				// could still name the displaced file, which must then

@@ -98,7 +98,7 @@ func (r *Recycler) Unstage(staged string) {
 // syncDir syncs the directory when the options ask for it.
 func (r *Recycler) syncDir() error {
 	if r.opts.SyncDir && !r.opts.NoSync {
-		return SyncDir(r.dir)
+		return syncDirectory(r.dir)
 	}
 	return nil
 }
