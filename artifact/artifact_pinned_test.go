@@ -75,10 +75,7 @@ func TestSearchOrderIsCaseAndSpaceInsensitive(t *testing.T) {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	n := 0
 	st.SetClock(func() time.Time { n++; return base.Add(time.Duration(n) * time.Second) })
-	first, err := st.Put(ctx, artifact.PutParams{Content: []byte("old")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := mustPut(t, st, artifact.PutParams{Content: []byte("old")})
 	if _, err := st.Put(ctx, artifact.PutParams{Content: []byte("new")}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +117,7 @@ func TestRecordAccessStripsRunID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := artifact.NewMemory()
-	m, err := st.Put(ctx, artifact.PutParams{Content: []byte("x")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustPut(t, st, artifact.PutParams{Content: []byte("x")})
 	got, err := st.RecordAccess(ctx, artifact.AccessParams{ID: m.ArtifactID, RunID: " r1 "})
 	if err != nil || got.Access.LastRunID != "r1" {
 		t.Fatalf("LastRunID = %q, %v; want r1", got.Access.LastRunID, err)
@@ -187,11 +181,8 @@ func TestDescriptorUpdateKeepsSourceRefs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := artifact.NewMemory()
-	m, err := st.Put(ctx, artifact.PutParams{Content: []byte("x"),
+	m := mustPut(t, st, artifact.PutParams{Content: []byte("x"),
 		Descriptor: map[string]any{"source_refs": []any{map[string]any{"artifact_id": "src"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	got, err := st.UpdateMetadata(ctx, artifact.UpdateParams{ID: m.ArtifactID, Descriptor: map[string]any{"task": "summary"}})
 	if err != nil {
 		t.Fatal(err)
@@ -218,16 +209,9 @@ func TestOffloadOtherSourceGetsOwnID(t *testing.T) {
 	ctx := context.Background()
 	st := artifact.NewMemory()
 	text := strings.Repeat("t", 50)
-	mine, err := st.Put(ctx, artifact.PutParams{Content: []byte(text), ContentType: "text/plain", RunID: "r1",
+	mine := mustPut(t, st, artifact.PutParams{Content: []byte(text), ContentType: "text/plain", RunID: "r1",
 		Tags: map[string]string{"source": "effect"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := artifact.Offload(ctx, st, text, artifact.OffloadOptions{RunID: "r1", MaxInlineBytes: 10,
-		AllowRootReplace: true, BaseTags: map[string]string{"source": artifact.SourceRunOutput}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := offloadRunOutput(t, st, text)
 	if id, ok := artifact.RefID(out); !ok || id == mine.ArtifactID {
 		t.Errorf("offloaded ref = %v; want a ref to an artifact other than %s", out, mine.ArtifactID)
 	}
@@ -241,19 +225,11 @@ func TestOffloadOtherSourceGetsOwnID(t *testing.T) {
 // source is reused, not duplicated.
 func TestOffloadContentTypeCaseInsensitive(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	st := artifact.NewMemory()
 	text := strings.Repeat("u", 50)
-	prev, err := st.Put(ctx, artifact.PutParams{Content: []byte(text), ContentType: "Text/Plain", RunID: "r1",
+	prev := mustPut(t, st, artifact.PutParams{Content: []byte(text), ContentType: "Text/Plain", RunID: "r1",
 		Tags: map[string]string{"source": artifact.SourceRunOutput}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := artifact.Offload(ctx, st, text, artifact.OffloadOptions{RunID: "r1", MaxInlineBytes: 10,
-		AllowRootReplace: true, BaseTags: map[string]string{"source": artifact.SourceRunOutput}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := offloadRunOutput(t, st, text)
 	if id, _ := artifact.RefID(out); id != prev.ArtifactID {
 		t.Errorf("offloaded ref = %v; want the existing artifact %s", out, prev.ArtifactID)
 	}
@@ -407,4 +383,16 @@ func TestBlobIDIsStrippedOnRead(t *testing.T) {
 	if _, b, err := st.Get(ctx, "pad1"); err != nil || string(b) != "hi" {
 		t.Errorf("Get = %q, %v; want hi", b, err)
 	}
+}
+
+// offloadRunOutput offloads text as run r1's output, with an inline limit
+// of 10 bytes.
+func offloadRunOutput(t *testing.T, st artifact.Store, text string) any {
+	t.Helper()
+	out, err := artifact.Offload(context.Background(), st, text, artifact.OffloadOptions{RunID: "r1", MaxInlineBytes: 10,
+		AllowRootReplace: true, BaseTags: map[string]string{"source": artifact.SourceRunOutput}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

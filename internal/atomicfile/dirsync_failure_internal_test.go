@@ -19,6 +19,23 @@ func failDirSyncs(t *testing.T) *int {
 	return &calls
 }
 
+// recyclerOverOld returns a syncing Recycler of a new directory and the
+// path of a file there holding "old".
+func recyclerOverOld(t *testing.T) (*Recycler, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRecycler(dir, Options{SyncDir: true}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r, path
+}
+
 func wantContent(t *testing.T, path, want string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -67,16 +84,7 @@ func TestWriteReportsAFailedDirectorySync(t *testing.T) {
 // reports ErrUnsynced with the new content in place, and never reuses the
 // displaced file, which holds the old content.
 func TestReplaceDropsTheDisplacedFileWhenTheSyncFails(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "f.json")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRecycler(dir, Options{SyncDir: true}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, path := recyclerOverOld(t)
 	failDirSyncs(t)
 	if err := r.Replace(path, []byte("new")); !errors.Is(err, ErrUnsynced) {
 		t.Fatalf("Replace with a failing directory sync = %v; want ErrUnsynced", err)
@@ -110,16 +118,7 @@ func TestStageLeavesNothingWhenTheSyncFails(t *testing.T) {
 // reports ErrUnsynced with the new content in place, nothing under the
 // staged name, and the displaced file out of the spare pool.
 func TestPromoteDropsTheDisplacedFileWhenTheSyncFails(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "f.json")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRecycler(dir, Options{SyncDir: true}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, path := recyclerOverOld(t)
 	staged, err := r.Stage("f.staged", []byte("new"))
 	if err != nil {
 		t.Fatal(err)
