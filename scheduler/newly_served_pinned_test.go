@@ -4,13 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
 	"github.com/abstractframework/abstractgateway/scheduler"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // When listing the running runs of a newly registered workflow fails, the
@@ -61,41 +57,9 @@ func TestNewlyServedListingFailureIsRetriedNextPass(t *testing.T) {
 // (driveNewlyServed: "A run already queued keeps its time").
 func TestNewlyServedKeepsTheFailureBackoffOfAQueuedRun(t *testing.T) {
 	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := &switchableCommits{Store: memory.New()}
-	reg, _ := runtime.NewRegistry(oneStepFlow(nil))
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
-	if err != nil {
+	f := newFailedRecovery(t, nil)
+	if err := f.reg.Put(oneStepFlow(nil)); err != nil { // registered anew
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "one"}) // left running by a crash
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.fail.Store(true)
-	if err := s.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.Stats().RunsFailed; got != 1 {
-		t.Fatalf("setup: RunsFailed = %d after the failing recovery; want 1", got)
-	}
-	st.fail.Store(false)
-	if err := reg.Put(oneStepFlow(nil)); err != nil { // registered anew
-		t.Fatal(err)
-	}
-	if _, err := s.Pass(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunRunning {
-		t.Errorf("run is %s right after its failed drive; want still running, held for its 1-minute back-off", got.Status)
-	}
-	c.Advance(time.Minute)
-	if _, err := s.Pass(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted {
-		t.Errorf("run is %s once its back-off passed; want completed", got.Status)
-	}
+	f.wantHeldForItsBackoff(t)
 }
