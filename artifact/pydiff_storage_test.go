@@ -9,19 +9,9 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 )
-
-func stepClock() func() time.Time {
-	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	n := 0
-	return func() time.Time {
-		n++
-		return t0.Add(time.Duration(n) * time.Millisecond)
-	}
-}
 
 func putThree(t *testing.T, st artifact.Store) []string {
 	t.Helper()
@@ -39,14 +29,6 @@ func putThree(t *testing.T, st artifact.Store) []string {
 		ids = append(ids, m.ArtifactID)
 	}
 	return ids
-}
-
-func artifactIDs(ms []*artifact.Metadata) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.ArtifactID
-	}
-	return out
 }
 
 // Python facet_counts("metadata:<key>") uses str(value): a list facet is

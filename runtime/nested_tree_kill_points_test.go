@@ -23,11 +23,6 @@ type logTree struct {
 }
 
 func (l *logTree) add(k string) { l.mu.Lock(); l.n[k]++; l.mu.Unlock() }
-func (l *logTree) get(k string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n[k]
-}
 
 func nestedNode(fn func(run *durable.RunState) runtime.StepPlan) runtime.NodeFunc {
 	return func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
@@ -102,20 +101,6 @@ func canonJSON(t *testing.T, v any) string {
 	}
 	out, _ := json.Marshal(x)
 	return string(out)
-}
-
-// runStateJSON is the run as its store writes it, decoded.
-func runStateJSON(t *testing.T, st *durable.RunState) map[string]any {
-	t.Helper()
-	b, err := durable.MarshalRun(st, pyjson.Line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // ---------------------------------------------------------------------------

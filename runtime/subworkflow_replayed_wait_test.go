@@ -120,12 +120,11 @@ func TestReplayedSyncChildWaitLearnsTheChildEnded(t *testing.T) {
 	if err != nil || st.Status != durable.RunCompleted {
 		t.Fatalf("leaf after its answer: %v, %v; want completed", st, err)
 	}
-	top, err := rtB.Tick(ctx, "top", TickOptions{})
-	if err != nil {
+	if _, err := rtB.Tick(ctx, "top", TickOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	rtB.RetryFollowUps(ctx) // whatever was kept (nothing due yet, in fact)
-	top, _ = js.RunGet(ctx, "top")
+	top, _ := js.RunGet(ctx, "top")
 	if recs, _ := js.LedgerList(ctx, &store.LedgerListParams{RunID: "top"}); true {
 		for _, r := range recs {
 			t.Logf("top ledger: %s attempt %d %v", r.Status, r.Attempt, r.Effect != nil && r.Effect.Type == durable.EffectStartSubworkflow)

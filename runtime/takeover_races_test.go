@@ -111,12 +111,11 @@ func TestTakeoverRaceHolderReleasedLeavesNoPhantomClaim(t *testing.T) {
 // claim back to such a holder).
 type takerHoldsAWhile struct {
 	store.Wrapper
-	mem       *memory.Store
-	armed     atomic.Bool
-	before    func() // the holder's commit lands
-	holdFor   time.Duration
-	taken     atomic.Bool
-	afterTake chan struct{}
+	mem     *memory.Store
+	armed   atomic.Bool
+	before  func() // the holder's commit lands
+	holdFor time.Duration
+	taken   atomic.Bool
 }
 
 // RunCommit fires the hook too, should the taking's first write be its

@@ -166,14 +166,9 @@ func (d *driver) claimFor(mode claimMode) claimFunc {
 	return d.r.claim
 }
 
-// open locks a run (and claims it, when the runtime claims runs, as mode
-// says) and loads it with its workflow. The returned context is the one
-// to work on the run with: it is cancelled if the claim is lost.
-func (d *driver) open(ctx context.Context, runID string, mode claimMode) (context.Context, *session, func(), error) {
-	return d.openWith(ctx, runID, d.claimFor(mode))
-}
-
-// openWith is open claiming the run with claim.
+// openWith locks a run (and claims it with claim, when the runtime
+// claims runs) and loads it with its workflow. The returned context is the
+// one to work on the run with: it is cancelled if the claim is lost.
 func (d *driver) openWith(ctx context.Context, runID string, claim claimFunc) (context.Context, *session, func(), error) {
 	return d.openRun(ctx, runID, claim, true)
 }

@@ -408,21 +408,6 @@ func vfcCheckKill(t *testing.T, c *vfcCase, open func(t *testing.T) (store.Store
 // Hosts.
 // ---------------------------------------------------------------------
 
-// resumesDone counts the resumes applied to a run.
-func resumesDone(ctx context.Context, st store.Store, runID string) (int, error) {
-	recs, err := st.LedgerList(ctx, &store.LedgerListParams{RunID: runID})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range recs {
-		if r.Effect != nil && r.Effect.Type == durable.EffectResume {
-			n++
-		}
-	}
-	return n, nil
-}
-
 // driveRoot starts root (idempotently), recovers and ticks it, answering
 // its waits for a person or an event with resumes[k] (k: resumes applied
 // so far), moving the clock past WAIT_UNTIL deadlines.

@@ -217,11 +217,6 @@ func rowText(r store.RunIndexRow) string {
 // ---------------------------------------------------------------------------
 // Model
 
-type mClaim struct {
-	owner   string
-	expires time.Time
-}
-
 type dModel struct {
 	runs      map[string]*durable.RunState // normalised, Version = model version
 	ledgers   map[string][]*durable.StepRecord
@@ -229,13 +224,12 @@ type dModel struct {
 	cmdIssued int64                    // highest seq ever issued
 	cmdGen    map[int64]bool           // seqs whose command id the store generated
 	cmdTSZero map[int64]bool           // seqs whose ts the store set
-	cursors   map[string]int64
-	claims    map[string]mClaim
+	cursors   map[string]int64         // claims: compared across backends only, not modelled
 }
 
 func newDModel() *dModel {
 	return &dModel{runs: map[string]*durable.RunState{}, ledgers: map[string][]*durable.StepRecord{},
-		cmdGen: map[int64]bool{}, cmdTSZero: map[int64]bool{}, cursors: map[string]int64{}, claims: map[string]mClaim{}}
+		cmdGen: map[int64]bool{}, cmdTSZero: map[int64]bool{}, cursors: map[string]int64{}}
 }
 
 // normRun is r as a store reads it back (JSON round trip).
@@ -1076,7 +1070,6 @@ func (h *dHarness) opDelete() {
 		return fmt.Sprintf("ok %v", ok)
 	}))
 	delete(h.m.runs, id)
-	delete(h.m.claims, id) // claims: compared across backends only
 }
 
 func (h *dHarness) opLedgerAppend() {

@@ -47,7 +47,6 @@ type kdBackend struct {
 	open   func() (store.Store, error) // nil: not reopenable
 	idN    int
 	arts   artifact.Store
-	reopen int
 	claims bool
 }
 

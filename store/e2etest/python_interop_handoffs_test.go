@@ -7,6 +7,7 @@ package e2etest_test
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,13 +306,6 @@ def main():
 main()
 `
 
-func handoffStatus(t *testing.T, m map[string]any, want string) {
-	t.Helper()
-	if m["status"] != want {
-		t.Fatalf("python: %v, want status %s", m, want)
-	}
-}
-
 func (e *handoffEnv) goRun(id string) *durable.RunState {
 	e.t.Helper()
 	st := e.open()
@@ -564,8 +558,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		if p.Status != durable.RunWaiting || !p.HostPaused() {
 			t.Fatalf("parent: %+v", p)
 		}
-		p, err = rt.ResumeRun(t.Context(), pid)
-		if err != nil {
+		if _, err := rt.ResumeRun(t.Context(), pid); err != nil {
 			t.Fatal(err)
 		}
 		p, _ = st.RunGet(t.Context(), pid)
@@ -699,7 +692,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		st := e.open()
 		weird := map[string]any{
 			"f1": 1.0, "f2": 1e20, "f3": 1e21, "f4": 1e16, "f5": 1e-7, "f6": 5e-324, "f7": 123456789012345680.0, "f8": 0.1,
-			"f9": -0.0, "f10": 1.5e300, "f11": float64(1 << 53), "f12": 0.000001, "f13": 1e-5,
+			"f9": math.Copysign(0, -1), "f10": 1.5e300, "f11": float64(1 << 53), "f12": 0.000001, "f13": 1e-5,
 			"i1": json.Number("12345678901234567890123"), "i2": int64(-9007199254740993), "n1": json.Number("1.0"), "n2": json.Number("1E5"), "n3": json.Number("-0"),
 			"n4": json.Number("1e400"), "n5": json.Number("0.10"), "n6": json.Number("1.5e-10"),
 			"s1": "a\u2028b\u2029c\x7fd\u0000e\x1ff</script>\uffff\U0001F600\"'\\/", "é": "k", "\U0001F600": 1, "\uff01": 2,
@@ -781,7 +774,7 @@ func TestPythonInteropHandoffs(t *testing.T) {
 		want := pyStr(pr["status"]) + " " + handoffOut(t, pr["output"])
 		e := newHandoffEnv(t)
 		r = e.py("start", "rv_gp", "{}", "s1")
-		gp, p, c = r["run_id"].(string), r["children"].([]any)[0].(string), r["grandchildren"].([]any)[0].(string)
+		gp, c = r["run_id"].(string), r["grandchildren"].([]any)[0].(string)
 		st := e.open()
 		rt := e.runtime(st)
 		w, _ := st.RunGet(t.Context(), c)
