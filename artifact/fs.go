@@ -276,6 +276,12 @@ func (s *FS) scan(ctx context.Context, every bool) (_ []scannedMeta, unreadable 
 				unreadable = append(unreadable, path)
 				continue
 			}
+			if !every && m.ArtifactID != strings.TrimSuffix(e.Name(), ".meta") {
+				// A file naming another artifact: readMeta refuses it and
+				// refresh skips it, so the index must not list it (GC, with
+				// every, still counts the blob it references).
+				continue
+			}
 			if seen[m.ArtifactID] && !every {
 				continue
 			}

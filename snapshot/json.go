@@ -112,7 +112,7 @@ func (j *JSONStore) Load(ctx context.Context, id string) (*durable.Snapshot, err
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", id, store.ErrNotFound)
 	}
-	s, err := readSnapshot(path)
+	s, err := readSnapshot(path, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("snapshot %s: %w", id, store.ErrNotFound)
 	}
@@ -122,7 +122,11 @@ func (j *JSONStore) Load(ctx context.Context, id string) (*durable.Snapshot, err
 	return s, nil
 }
 
-func readSnapshot(path string) (*durable.Snapshot, error) {
+// readSnapshot reads the file of snapshot id. A file naming another
+// snapshot (a hand edit, a copy under another name) is refused: read as it
+// is, List would show that id once more, for a file no Load or Delete of
+// it reaches.
+func readSnapshot(path, id string) (*durable.Snapshot, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -134,6 +138,9 @@ func readSnapshot(path string) (*durable.Snapshot, error) {
 	s, err := durable.SnapshotFromJSON(m)
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	if s.SnapshotID != id {
+		return nil, fmt.Errorf("decoding %s: it names snapshot %q", path, s.SnapshotID)
 	}
 	if s.Tags == nil {
 		s.Tags = []string{}
@@ -169,7 +176,8 @@ func (j *JSONStore) List(ctx context.Context, p ListParams) ([]*durable.Snapshot
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s, err := readSnapshot(path)
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "snapshot_"), ".json")
+		s, err := readSnapshot(path, id)
 		if err != nil {
 			continue
 		}

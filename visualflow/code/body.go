@@ -101,6 +101,9 @@ func dedent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// quote writes s as a Starlark string literal. A carriage return is
+// escaped as a newline is: Starlark reads a raw one as a line break inside
+// the string (a pin id "a\rb" made every run a syntax error).
 func quote(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`).Replace(s) + `"`
 }
