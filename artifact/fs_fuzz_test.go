@@ -14,8 +14,8 @@ import (
 	"github.com/abstractframework/abstractgateway/artifact"
 )
 
-// zzIDs lists the ids of metas, sorted.
-func zzIDs(ms []*artifact.Metadata) []string {
+// fzIDs lists the ids of metas, sorted.
+func fzIDs(ms []*artifact.Metadata) []string {
 	var out []string
 	for _, m := range ms {
 		out = append(out, m.ArtifactID)
@@ -99,7 +99,7 @@ func FuzzFSFiles(f *testing.F) {
 		if metaErr == nil {
 			want = []string{"good", "x1"}
 		}
-		if got := zzIDs(all); !slices.Equal(got, want) {
+		if got := fzIDs(all); !slices.Equal(got, want) {
 			t.Fatalf("ListAll lists %v, want %v (Metadata(x1) err %v)", got, want, metaErr)
 		}
 		for _, l := range all {
@@ -111,8 +111,8 @@ func FuzzFSFiles(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Search: %v", err)
 		}
-		if !slices.Contains(zzIDs(byRun), "good") {
-			t.Fatalf("Search(run r1) lists %v, want good among them", zzIDs(byRun))
+		if !slices.Contains(fzIDs(byRun), "good") {
+			t.Fatalf("Search(run r1) lists %v, want good among them", fzIDs(byRun))
 		}
 		gm, content, err := st.Get(ctx, "good")
 		switch {
@@ -146,7 +146,7 @@ func FuzzFSFiles(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := zzIDs(all); !slices.Contains(got, "good") || !slices.Contains(got, "fresh") || slices.Contains(got, "x1") != (metaErr == nil) {
+			if got := fzIDs(all); !slices.Contains(got, "good") || !slices.Contains(got, "fresh") || slices.Contains(got, "x1") != (metaErr == nil) {
 				t.Fatalf("ListAll after the puts lists %v", got)
 			}
 		}

@@ -448,6 +448,11 @@ func (s *StepRecord) set(key string, v any) error {
 	case "effect":
 		m = recEffect
 		s.Effect, err = decodeEffect(v)
+		if _, obj := v.(map[string]any); err != nil && obj {
+			// A member's error names the member alone ("type"): say
+			// whose it is.
+			err = fmt.Errorf("effect: %w", err)
+		}
 	case "result":
 		m = recResult
 		s.Result = v

@@ -301,6 +301,11 @@ func (r *RunState) set(key string, v any) error {
 		r.Vars, err = asObject(key, v)
 	case "waiting":
 		r.Waiting, err = DecodeWaitState(v)
+		if _, obj := v.(map[string]any); err != nil && obj {
+			// A member's error names the member alone ("reason"): say
+			// whose it is.
+			err = fmt.Errorf("waiting: %w", err)
+		}
 	case "output":
 		r.outputRead = nil
 		if r.Output, err = asObject(key, v); err != nil {

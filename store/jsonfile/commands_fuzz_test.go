@@ -13,13 +13,13 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// zzCmdLine is a command line as Python's JsonlCommandStore writes it.
-func zzCmdLine(id string, seq int) string {
+// fzCmdLine is a command line as Python's JsonlCommandStore writes it.
+func fzCmdLine(id string, seq int) string {
 	return fmt.Sprintf(`{"command_id": %q, "run_id": "A", "type": "pause", "payload": {"reason": "r%d"}, `+
 		`"ts": "2026-01-01T09:00:00+00:00", "client_id": null, "seq": %d}`+"\n", id, seq, seq)
 }
 
-func zzCommandKeys(t *testing.T, s *Store) []string {
+func fzCommandKeys(t *testing.T, s *Store) []string {
 	t.Helper()
 	recs, _, err := s.CommandListAfter(t.Context(), 0, 100000)
 	if err != nil {
@@ -44,17 +44,17 @@ func zzCommandKeys(t *testing.T, s *Store) []string {
 func FuzzCommandsFile(f *testing.F) {
 	f.Add(uint8(0), []byte(""))
 	f.Add(uint8(2), []byte(`{"command_id": "torn", "run_id": "A", "ty`))
-	f.Add(uint8(1), []byte(zzCmdLine("x", 7)))
-	f.Add(uint8(1), []byte(zzCmdLine("c0", 5)+zzCmdLine("y", 1)))
+	f.Add(uint8(1), []byte(fzCmdLine("x", 7)))
+	f.Add(uint8(1), []byte(fzCmdLine("c0", 5)+fzCmdLine("y", 1)))
 	f.Add(uint8(3), []byte(`{"command_id": "z", "run_id": "A", "type": "resume", "payload": {}, "ts": 12, "seq": 2.0}`+"\n"))
 	f.Add(uint8(1), []byte(`{"command_id": "big", "run_id": "A", "type": "pause", "payload": {}, "ts": null, "seq": 9223372036854775807}`))
 	f.Add(uint8(1), []byte(`{"seq": 1e400}`+"\n[]\n"+`{"command_id": "w", "run_id": "A", "type": "pause", "payload": {}, "seq": -3}`))
-	f.Add(uint8(2), []byte("{\"torn"+strings.TrimSuffix(zzCmdLine("q", 4), "\n")))
+	f.Add(uint8(2), []byte("{\"torn"+strings.TrimSuffix(fzCmdLine("q", 4), "\n")))
 	f.Fuzz(func(t *testing.T, nPrefix uint8, tail []byte) {
 		n := int(nPrefix % 4)
 		var file bytes.Buffer
 		for i := range n {
-			file.WriteString(zzCmdLine(fmt.Sprintf("c%d", i), i+1))
+			file.WriteString(fzCmdLine(fmt.Sprintf("c%d", i), i+1))
 		}
 		file.Write(tail)
 		dir := t.TempDir()
@@ -93,11 +93,11 @@ func FuzzCommandsFile(f *testing.F) {
 		if len(recs) > 0 && top != recs[len(recs)-1].Seq || len(recs) == 0 && top != 0 {
 			t.Fatalf("CommandLastSeq = %d, not the highest listed seq", top)
 		}
-		last := zzCounter(s) // the seq last given out or seen (file, cursors)
+		last := fzCounter(s) // the seq last given out or seen (file, cursors)
 		if last < top {
 			t.Fatalf("command counter %d below the highest listed seq %d", last, top)
 		}
-		before := zzCommandKeys(t, s)
+		before := fzCommandKeys(t, s)
 		// Paging from each listed seq lists what comes after it.
 		for i, r := range recs {
 			page, next, err := s.CommandListAfter(ctx, r.Seq, 1)
@@ -137,7 +137,7 @@ func FuzzCommandsFile(f *testing.F) {
 		if err != nil || !res.Accepted || res.Seq != last+1 {
 			t.Fatalf("CommandAppend = %+v, %v; want accepted at seq %d", res, err, last+1)
 		}
-		afterAppend := zzCommandKeys(t, s)
+		afterAppend := fzCommandKeys(t, s)
 		want := append(append([]string(nil), before...), fmt.Sprintf("%d|znew|A|resume|map[k:v]", last+1))
 		if fmt.Sprint(afterAppend) != fmt.Sprint(want) {
 			t.Fatalf("after the append the inbox lists\n%q\nwant\n%q", afterAppend, want)
@@ -146,7 +146,7 @@ func FuzzCommandsFile(f *testing.F) {
 			t.Fatal(err)
 		}
 		s2 := openInternal(t, dir)
-		if again := zzCommandKeys(t, s2); fmt.Sprint(again) != fmt.Sprint(want) {
+		if again := fzCommandKeys(t, s2); fmt.Sprint(again) != fmt.Sprint(want) {
 			t.Fatalf("after a reopen the inbox lists\n%q\nwant\n%q", again, want)
 		}
 		if l2, err := s2.CommandLastSeq(ctx); err != nil || l2 != last+1 {
@@ -183,7 +183,7 @@ func FuzzCursorFile(f *testing.F) {
 		if err != nil {
 			t.Fatalf("CursorLoad: %v", err)
 		}
-		last := zzCounter(s)
+		last := fzCounter(s)
 		if last < cur {
 			t.Fatalf("command counter %d is below the saved cursor %d: a new command would be given a seq the consumer has passed", last, cur)
 		}
@@ -218,9 +218,9 @@ func FuzzCursorFile(f *testing.F) {
 	})
 }
 
-// zzCounter is the store's command counter: the last seq given out, read
+// fzCounter is the store's command counter: the last seq given out, read
 // in the file or in a saved cursor.
-func zzCounter(s *Store) int64 {
+func fzCounter(s *Store) int64 {
 	s.cmd.mu.Lock()
 	defer s.cmd.mu.Unlock()
 	return s.cmd.lastSeq

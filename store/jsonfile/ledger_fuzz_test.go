@@ -12,9 +12,9 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// zzLedgerFingerprint is one listed record as bytes: its seq and its
+// fzLedgerFingerprint is one listed record as bytes: its seq and its
 // line re-encoded, so two listings can be compared exactly.
-func zzLedgerFingerprint(t *testing.T, recs []*durable.StepRecord) []string {
+func fzLedgerFingerprint(t *testing.T, recs []*durable.StepRecord) []string {
 	t.Helper()
 	out := make([]string, len(recs))
 	for i, r := range recs {
@@ -27,7 +27,7 @@ func zzLedgerFingerprint(t *testing.T, recs []*durable.StepRecord) []string {
 	return out
 }
 
-func zzListAll(t *testing.T, s *Store, runID string) []*durable.StepRecord {
+func fzListAll(t *testing.T, s *Store, runID string) []*durable.StepRecord {
 	t.Helper()
 	recs, err := s.LedgerList(t.Context(), &store.LedgerListParams{RunID: runID})
 	if err != nil {
@@ -67,7 +67,7 @@ func FuzzLedgerFile(f *testing.F) {
 		}
 		s := openInternal(t, dir)
 		ctx := t.Context()
-		all := zzListAll(t, s, "r1")
+		all := fzListAll(t, s, "r1")
 		if len(all) < n {
 			t.Fatalf("listed %d records, want at least the %d valid ones before the damage", len(all), n)
 		}
@@ -91,7 +91,7 @@ func FuzzLedgerFile(f *testing.F) {
 				t.Fatalf("seq %d outside 1..LedgerCount %d", r.Seq, count)
 			}
 		}
-		want := zzLedgerFingerprint(t, all)
+		want := fzLedgerFingerprint(t, all)
 		for _, limit := range []int{1, 2, 3} {
 			var paged []*durable.StepRecord
 			after := int64(0)
@@ -109,7 +109,7 @@ func FuzzLedgerFile(f *testing.F) {
 				paged = append(paged, page...)
 				after = page[len(page)-1].Seq
 			}
-			if got := zzLedgerFingerprint(t, paged); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := fzLedgerFingerprint(t, paged); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("paging by %d lists\n%q\nwant\n%q", limit, got, want)
 			}
 		}
@@ -128,8 +128,8 @@ func FuzzLedgerFile(f *testing.F) {
 		if newRec.Seq != count+1 {
 			t.Fatalf("appended record got seq %d, want LedgerCount+1 = %d", newRec.Seq, count+1)
 		}
-		after := zzListAll(t, s, "r1")
-		got := zzLedgerFingerprint(t, after)
+		after := fzListAll(t, s, "r1")
+		got := fzLedgerFingerprint(t, after)
 		if len(got) != len(want)+1 || fmt.Sprint(got[:len(want)]) != fmt.Sprint(want) {
 			t.Fatalf("after an append the ledger lists\n%q\nwant the records before\n%q\nplus the new one", got, want)
 		}
@@ -143,7 +143,7 @@ func FuzzLedgerFile(f *testing.F) {
 			t.Fatal(err)
 		}
 		s2 := openInternal(t, dir)
-		if again := zzLedgerFingerprint(t, zzListAll(t, s2, "r1")); fmt.Sprint(again) != fmt.Sprint(got) {
+		if again := fzLedgerFingerprint(t, fzListAll(t, s2, "r1")); fmt.Sprint(again) != fmt.Sprint(got) {
 			t.Fatalf("after a reopen the ledger lists\n%q\nwant\n%q", again, got)
 		}
 	})

@@ -206,8 +206,9 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	return r, nil
 }
 
-// queryRuns runs a SELECT run_json, version … query and decodes the rows,
-// skipping unreadable ones.
+// queryRuns runs a SELECT run_json, version, run_id … query and decodes
+// the rows, skipping unreadable ones (logged with their run_id: the
+// decode error alone does not say which row a foreign writer damaged).
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durable.RunState, error) {
 	return s.queryRunsBuilt(ctx, false, func(querier) (string, []any, error) { return q, args, nil })
 }
@@ -234,12 +235,13 @@ func (s *Store) queryRunsBuilt(ctx context.Context, lists bool, build func(db qu
 	for rows.Next() {
 		var text sql.RawBytes
 		var version int64
-		if err := rows.Scan(&text, &version); err != nil {
+		var runID sql.RawBytes // raw: a foreign writer's NULL must not fail the list
+		if err := rows.Scan(&text, &version, &runID); err != nil {
 			return nil, err
 		}
 		r, err := durable.UnmarshalRun(text)
 		if err != nil {
-			s.log.WarnContext(ctx, "skipping unreadable run_json", "error", err)
+			s.log.WarnContext(ctx, "skipping unreadable run_json", "run_id", string(runID), "error", err)
 			continue
 		}
 		r.Version = version
@@ -399,7 +401,7 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 	}
 	w, path := runListWhere(p)
 	runs, err := s.queryRunsBuilt(ctx, path.readsLists(), func(db querier) (string, []any, error) {
-		return recentFirst(ctx, db, "run_json, version", w, path, store.EffectiveLimit(p.Limit))
+		return recentFirst(ctx, db, "run_json, version, run_id", w, path, store.EffectiveLimit(p.Limit))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing runs: %w", err)
@@ -537,7 +539,7 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 	w.conds = append(w.conds, "parent_run_id = ?")
 	w.args = append(w.args, parentID)
 	w.eq("status", string(status))
-	runs, err := s.queryRuns(ctx, "SELECT run_json, version FROM runs"+w.String()+" ORDER BY created_at ASC, run_id ASC", w.args...)
+	runs, err := s.queryRuns(ctx, "SELECT run_json, version, run_id FROM runs"+w.String()+" ORDER BY created_at ASC, run_id ASC", w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing children of %s: %w", parentID, err)
 	}

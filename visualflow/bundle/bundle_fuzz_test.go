@@ -16,7 +16,7 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
 
-// zz_fuzz_bundle_test.go: fuzz targets for the bundle reader (zip bytes,
+// bundle_fuzz_test.go: fuzz targets for the bundle reader (zip bytes,
 // manifest.json, flow JSON) and the registry.
 
 // fuzzZip builds a zip archive from name → content, each entry stored

@@ -16,7 +16,7 @@ import (
 	"github.com/abstractframework/abstractgateway/visualflow/code"
 )
 
-// zz_fuzz_code_test.go: fuzz targets for the code node's sandbox: fuzzed
+// code_fuzz_test.go: fuzz targets for the code node's sandbox: fuzzed
 // source with a fixed input, and fixed sources with fuzzed JSON input.
 
 const fuzzTimeout = 300 * time.Millisecond
