@@ -23,21 +23,7 @@ import (
 // (not deflated) so that the fuzzer can mutate the JSON in place.
 func fuzzZip(tb testing.TB, files map[string]string) []byte {
 	tb.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if _, err := w.Write([]byte(files[name])); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return buf.Bytes()
+	return zipWith(tb, files, zip.Store)
 }
 
 const fuzzManifest = `{"bundle_format_version": "1", "bundle_id": "fz", "bundle_version": "1.0.0",

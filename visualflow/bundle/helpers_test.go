@@ -14,19 +14,26 @@ import (
 // makeZip builds a zip archive from name → content.
 func makeZip(t *testing.T, files map[string]string) []byte {
 	t.Helper()
+	return zipWith(t, files, zip.Deflate)
+}
+
+// zipWith builds a zip archive from name → content, entries in name
+// order, each compressed with method.
+func zipWith(tb testing.TB, files map[string]string, method uint16) []byte {
+	tb.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		w, err := zw.Create(name)
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		if _, err := w.Write([]byte(files[name])); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	if err := zw.Close(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return buf.Bytes()
 }
