@@ -1,7 +1,7 @@
 # Commands mirror the README. `make help` lists them.
 GO ?= go
 
-.PHONY: help example test test/race test/postgres test/stress lint bench verify
+.PHONY: help example test test/race test/postgres test/stress fuzz lint bench verify
 
 help: ## list the targets
 	@grep -E '^[a-z/]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -25,6 +25,18 @@ test/postgres: ## run the PostgreSQL store tests against a local throw-away serv
 STRESS_COUNT ?= 50
 test/stress: ## the concurrent scenarios STRESS_COUNT times under -race
 	$(GO) test -race -count=$(STRESS_COUNT) -run '/Concurrent' ./store/e2etest/ ./store/postgres/
+
+# Every fuzz target (the readers of stored files, bundles, wire JSON, the
+# code node, effect payloads…) for FUZZTIME each, one after another; `go
+# test` alone runs only their seeds. A failure leaves its input under the
+# package's testdata/fuzz/ and stops.
+FUZZTIME ?= 1m
+fuzz: ## every fuzz target for FUZZTIME each
+	@for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for name in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | sed 's/^func //'); do \
+			echo "== $$dir $$name"; $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$dir || exit 1; \
+		done; \
+	done
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -6,15 +6,23 @@ import (
 	"unicode/utf8"
 )
 
-// keyText is reversible, leaves strings without \x00 and \x01 as they
-// are, never yields a NUL, and keeps byte order (the key columns collate
-// "C", and listings order by them).
+// keyText is reversible over valid UTF-8 (it maps each byte that is not
+// UTF-8 to U+FFFD first, as PostgreSQL's text needs: idText is the
+// injective form), leaves strings without \x00 and \x01 as they are,
+// never yields a NUL, and keeps byte order (the key columns collate "C",
+// and listings order by them).
 func FuzzKeyText(f *testing.F) {
-	for _, s := range []string{"", "run-1", "\x00", "\x01", "\x01\x01", "a\x00b", "\x00\x00\x01\x02", "é\x00"} {
+	for _, s := range []string{"", "run-1", "\x00", "\x01", "\x01\x01", "a\x00b", "\x00\x00\x01\x02", "é\x00", "\x8c"} {
 		f.Add(s, s+"\x00")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
 		ka, kb := keyText(a), keyText(b)
+		if !utf8.ValidString(a) || !utf8.ValidString(b) {
+			a, b = replaceInvalidBytes(a), replaceInvalidBytes(b)
+			if ka != keyText(a) || kb != keyText(b) {
+				t.Fatalf("keyText of %q, %q is not keyText of their bytes replaced by U+FFFD", a, b)
+			}
+		}
 		if got := keyTextOf(ka); got != a {
 			t.Fatalf("keyTextOf(keyText(%q)) = %q", a, got)
 		}
