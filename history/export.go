@@ -105,12 +105,26 @@ type exporter struct {
 // store.ErrNotFound and naming the id; store failures are returned too,
 // rather than leaving a bundle silently incomplete.
 func Export(ctx context.Context, src Source, runID string, opts Options) (map[string]any, error) {
-	id := pyval.Strip(runID)
-	if id == "" {
+	if runID == "" {
 		return nil, errors.New("history: export: run id is required")
 	}
 	if src.Runs == nil || src.Ledger == nil {
 		return nil, errors.New("history: export: Source.Runs and Source.Ledger are required")
+	}
+	id := pyval.Strip(runID)
+	if id != runID {
+		// Python strips the id; but Start keeps an explicit id as given,
+		// so a run " x " (or " ") exists under its padded id, which is
+		// tried first (the stripped one stays the fallback for a caller's
+		// padding around an id).
+		if _, err := src.Runs.RunGet(ctx, runID); err == nil {
+			id = runID
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("history: export run %q: loading run: %w", runID, err)
+		}
+	}
+	if id == "" {
+		return nil, errors.New("history: export: run id is required")
 	}
 	e := &exporter{src: src, opts: opts, trees: map[string][]string{}}
 	var err error
@@ -218,7 +232,10 @@ func descendants(ctx context.Context, runs store.RunStore, root string) ([]strin
 			return nil, fmt.Errorf("listing children of run %s: %w", cur, err)
 		}
 		for _, k := range kids {
-			kid := pyval.Strip(k.RunID)
+			// The id as stored, not stripped as Python's: a child an
+			// explicit run id padded (START_SUBWORKFLOW's run_id) is found
+			// by no other.
+			kid := k.RunID
 			if kid == "" || seen[kid] {
 				continue
 			}
