@@ -52,8 +52,9 @@ var ErrRunEnded = errors.New("run has ended")
 //
 // A failed effect is not an error: the Outcome says so (status failed,
 // "Effect failed after N attempts: …"), with its records committed.
-// Errors: a missing node id, effect or key; ErrRunEnded; an effect type
-// without a handler, or a payload that is not JSON (nothing recorded);
+// Errors: a missing node id, effect or key, or one that is not UTF-8;
+// ErrRunEnded; an effect type without a handler, or a payload that is not
+// JSON (nothing recorded);
 // ErrOwnRunLocked from within the run's own tick; ErrRunClaimed when
 // another runner works on the run; a store error.
 func (r *Runtime) ApplyEffect(ctx context.Context, p ApplyEffectParams) (Outcome, error) {
@@ -64,6 +65,14 @@ func (r *Runtime) ApplyEffect(ctx context.Context, p ApplyEffectParams) (Outcome
 		return Outcome{}, fmt.Errorf("apply effect to run %s: no effect type", p.RunID)
 	case p.IdempotencyKey == "":
 		return Outcome{}, fmt.Errorf("apply effect to run %s: the idempotency key is empty", p.RunID)
+	}
+	// The records and the run are written as JSON text, where bytes that
+	// are not UTF-8 become U+FFFD: a completed record under such a key
+	// would never be found by it again (the effect would run again on every
+	// call), and a result key so written collides, on the next call, with
+	// the key read back. Refused, as Start and EmitEvent refuse such ids.
+	if err := checkUTF8("node id", p.NodeID, "idempotency key", p.IdempotencyKey, "result key", p.Effect.ResultKey); err != nil {
+		return Outcome{}, fmt.Errorf("apply effect to run %s: %w", p.RunID, err)
 	}
 	h, ok := r.handlers[p.Effect.Type]
 	if !ok {
