@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +12,6 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
-	"github.com/abstractframework/abstractgateway/store/memory"
-	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // feApplyPlay starts the "fz" workflow asking a person (after its memory
@@ -166,17 +163,6 @@ func FuzzBuiltinApplyEffect(f *testing.F) {
 		eff := &durable.Effect{Type: feBuiltinTypes[int(typ)%len(feBuiltinTypes)], Payload: payload, ResultKey: resultKey}
 		first, _, _ := strings.Cut(resultKey, ".")
 		checkValue := utf8.ValidString(resultKey) && resultKey != "" && !strings.HasPrefix(first, "_") && first != "context" && first != "scratchpad" && first != "answer"
-		mem := memory.New()
-		defer mem.Close()
-		a := feApplyPlay(t, mem, eff, nodeID, idem, checkValue)
-		lite, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite"), Synchronous: "OFF"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer lite.Close()
-		b := feApplyPlay(t, lite, eff, nodeID, idem, checkValue)
-		if x, y := strings.Join(a, "\n"), strings.Join(b, "\n"); x != y {
-			t.Fatalf("the stores disagree (memory, then sqlite): %s", feDiff(x, y))
-		}
+		feStoresAgree(t, func(st store.Store) []string { return feApplyPlay(t, st, eff, nodeID, idem, checkValue) })
 	})
 }

@@ -362,6 +362,31 @@ func feScrub(v any) any {
 }
 
 // feDiff shows where a and b first differ.
+// feSQLite opens a throw-away SQLite store, closed with the test; without
+// syncs, as the targets compare outcomes, not durability.
+func feSQLite(t *testing.T) store.Store {
+	t.Helper()
+	lite, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite"), Synchronous: "OFF"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lite.Close() })
+	return lite
+}
+
+// feStoresAgree plays on a fresh in-memory store, then on a fresh SQLite
+// one, and fails when their transcripts differ.
+func feStoresAgree(t *testing.T, play func(st store.Store) []string) {
+	t.Helper()
+	mem := memory.New()
+	defer mem.Close()
+	a := play(mem)
+	b := play(feSQLite(t))
+	if x, y := strings.Join(a, "\n"), strings.Join(b, "\n"); x != y {
+		t.Fatalf("the stores disagree (memory, then sqlite): %s", feDiff(x, y))
+	}
+}
+
 func feDiff(a, b string) string {
 	i := 0
 	for i < len(a) && i < len(b) && a[i] == b[i] {
@@ -466,12 +491,7 @@ func FuzzBuiltinEffectStoresAgree(f *testing.F) {
 		feLastSteps = ""
 		a := fePlay(t, mem, sc)
 		feLastSteps = strings.Join(a.steps, " | ")
-		lite, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite"), Synchronous: "OFF"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer lite.Close()
-		b := fePlay(t, lite, sc)
+		b := fePlay(t, feSQLite(t), sc)
 		feLastSteps = strings.Join(b.steps, " | ")
 		if strings.Join(a.steps, "\n") != strings.Join(b.steps, "\n") {
 			t.Fatalf("the stores disagree on the calls:\nmemory:\n%s\nsqlite:\n%s", strings.Join(a.steps, "\n"), strings.Join(b.steps, "\n"))

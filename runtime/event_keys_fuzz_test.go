@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +11,6 @@ import (
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
-	"github.com/abstractframework/abstractgateway/store/memory"
-	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // feEventPlay starts a listener run (wait_event with name and scope) and
@@ -171,17 +168,6 @@ func FuzzEventKeysAgree(f *testing.F) {
 		if err1 != nil || err2 != nil || err3 != nil {
 			t.Skip()
 		}
-		mem := memory.New()
-		defer mem.Close()
-		a := feEventPlay(t, mem, name, scope, payload, external)
-		lite, err := sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "db.sqlite"), Synchronous: "OFF"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer lite.Close()
-		b := feEventPlay(t, lite, name, scope, payload, external)
-		if x, y := strings.Join(a, "\n"), strings.Join(b, "\n"); x != y {
-			t.Fatalf("the stores disagree (memory, then sqlite): %s", feDiff(x, y))
-		}
+		feStoresAgree(t, func(st store.Store) []string { return feEventPlay(t, st, name, scope, payload, external) })
 	})
 }
