@@ -45,7 +45,6 @@ func TestVerifyCatchesWrongResults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a W3b wait (250 ms)")
 	}
-	ctx := context.Background()
 	for _, tc := range []struct {
 		name, workload, want string
 		run                  func(*durable.RunState)
@@ -71,22 +70,30 @@ func TestVerifyCatchesWrongResults(t *testing.T) {
 		{name: "w3b wrote woke", workload: W3Due, want: "vars.woke",
 			run: func(st *durable.RunState) { st.Vars["woke"] = map[string]any{"ready": true} }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			env := memoryEnv(t)
-			out, err := Run(ctx, env, tc.workload, 2, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := Verify(ctx, env, out); err != nil {
-				t.Fatalf("untouched runs: %v", err)
-			}
-			env.Store.inner = &tamperStore{Store: env.Store.inner, run: tc.run, ledger: tc.ledger}
-			_, err = Verify(ctx, env, out)
-			if err == nil || !strings.Contains(err.Error(), out.RunIDs[0]) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Verify of a %s with a wrong result: err = %v, want an error naming run %s and %q",
-					tc.workload, err, out.RunIDs[0], tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantTamperedRefused(t, tc.workload, tc.run, tc.ledger, tc.want) })
+	}
+}
+
+// wantTamperedRefused makes two runs of workload, checks that they
+// verify, then has the store hand back what run and ledger make of the
+// first one, and wants Verify to fail naming that run and want.
+func wantTamperedRefused(t *testing.T, workload string, run func(*durable.RunState),
+	ledger func([]*durable.StepRecord) []*durable.StepRecord, want string) {
+	t.Helper()
+	ctx := context.Background()
+	env := memoryEnv(t)
+	out, err := Run(ctx, env, workload, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(ctx, env, out); err != nil {
+		t.Fatalf("untouched runs: %v", err)
+	}
+	env.Store.inner = &tamperStore{Store: env.Store.inner, run: run, ledger: ledger}
+	_, err = Verify(ctx, env, out)
+	if err == nil || !strings.Contains(err.Error(), out.RunIDs[0]) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Verify of a %s with a wrong result: err = %v, want an error naming run %s and %q",
+			workload, err, out.RunIDs[0], want)
 	}
 }
 
