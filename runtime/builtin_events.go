@@ -265,10 +265,14 @@ type EmitParams struct {
 // are reported in the error, beside the ids of those it did; a listener
 // that moved on or was paused meanwhile is not an error.
 func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error) {
-	scope := pyval.Lower(pyval.Strip(p.Scope))
-	if scope == "" {
-		scope = "session"
+	// Only an empty Scope means the default: a blank one is refused as
+	// unknown by EventKey, as Python's emit_event and a listener's
+	// WAIT_EVENT refuse it (str(scope or "session") keeps " ").
+	given := p.Scope
+	if given == "" {
+		given = "session"
 	}
+	scope := eventScopeName(given)
 	var sid string
 	switch scope {
 	case "session":
@@ -278,7 +282,7 @@ func (r *Runtime) EmitEvent(ctx context.Context, p EmitParams) ([]string, error)
 	case "run":
 		sid = p.RunID
 	}
-	key, err := EventKey(scope, p.Name, sid)
+	key, err := EventKey(given, p.Name, sid)
 	if err != nil {
 		return nil, fmt.Errorf("emit event: %w", err)
 	}

@@ -6,6 +6,7 @@ package runtime_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
@@ -113,5 +114,37 @@ func TestPyFidelityEmitEventEnvelopeIDs(t *testing.T) {
 	}
 	if ev["session_id"] != "s9" {
 		t.Errorf("envelope session_id %#v; Python: \"s9\" (the given session_id)", ev["session_id"])
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Host emit_event: only an absent scope is the default. Python's
+// build_event_wait_key takes str(scope or "session").strip().lower(), so a
+// blank scope " " is refused as unknown, as a listener's WAIT_EVENT refuses
+// it; an empty one is session.
+//
+// Python: emit_event(name="ping", scope=" ", session_id="s1") raises
+// "unknown event scope: ' '". Here EmitEvent read " " as session and
+// resumed the listener.
+func TestPyFidelityHostEmitBlankScopeIsUnknown(t *testing.T) {
+	f := newMemFix(t, eventWorkflows(nil)...)
+	ctx := context.Background()
+	lis, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "lis", SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rt.Tick(ctx, lis, runtime.TickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", Scope: " ", SessionID: "s1"})
+	if err == nil || !strings.Contains(err.Error(), "unknown event scope: ' '") {
+		t.Errorf("emit with scope \" \": %v; Python: unknown event scope: ' '", err)
+	}
+	if st, _ := f.rt.GetState(ctx, lis); st.Status != durable.RunWaiting {
+		t.Errorf("listener %s after a refused emit, want still waiting", st.Status)
+	}
+	ids, err := f.rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s1"})
+	if err != nil || len(ids) != 1 || ids[0] != lis {
+		t.Errorf("emit with no scope: %v, %v; want the session listener %s resumed", ids, err, lis)
 	}
 }

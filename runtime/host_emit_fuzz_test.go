@@ -81,15 +81,14 @@ func FuzzHostEmitEvent(f *testing.F) {
 		p := runtime.EmitParams{Name: name, Scope: scope, SessionID: session, WorkflowID: scopeID, RunID: scopeID, Payload: payload}
 		// The event's key, as a listener builds it (an error: the emit
 		// must be refused for its name or scope first).
-		sid := map[string]string{"session": session, "": session, "workflow": scopeID, "run": scopeID}
-		// EmitEvent reads a blank scope (" ") as the default, session, where
-		// a listener's WAIT_EVENT (Python's str(scope or "session")) refuses
-		// it: a host's leniency, no key is changed by it.
-		normScope := pyval.Lower(pyval.Strip(scope))
-		if normScope == "" {
-			normScope = "session"
+		// Only an empty scope is the default; a blank one (" ") is refused
+		// as unknown, by EmitEvent as by a listener's WAIT_EVENT.
+		sid := map[string]string{"session": session, "workflow": scopeID, "run": scopeID}
+		emitScope := scope
+		if emitScope == "" {
+			emitScope = "session"
 		}
-		key, kerr := runtime.EventKey(normScope, name, sid[normScope])
+		key, kerr := runtime.EventKey(emitScope, name, sid[pyval.Lower(pyval.Strip(emitScope))])
 		got, err := e.rt.EmitEvent(ctx, p)
 		if err != nil {
 			for _, id := range ids {

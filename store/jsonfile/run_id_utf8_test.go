@@ -3,7 +3,9 @@ package jsonfile
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -33,5 +35,27 @@ func TestNonUTF8RunIDIsRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(s.ledgerPath(id)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ledger file of a refused id: %v, want none", err)
+	}
+}
+
+// TestTooLongRunIDIsRefusedNamingIt: a run id whose temp file name the
+// file system would refuse is refused at create, with ErrInvalidID and
+// an error that quotes the id's start (not all of its bytes), and nothing
+// is written.
+func TestTooLongRunIDIsRefusedNamingIt(t *testing.T) {
+	s := openInternal(t, t.TempDir())
+	id := "order-é" + strings.Repeat("0123456789", 30)
+	err := s.RunCommit(t.Context(), &store.CommitParams{Run: identityRun(id, "x", durable.RunRunning), Create: true})
+	if !errors.Is(err, store.ErrInvalidID) {
+		t.Fatalf("create of a %d-byte run id: %v, want store.ErrInvalidID", len(id), err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, `"order-é0123`) || strings.Contains(msg, id) || !strings.Contains(msg, "308-byte id") {
+		t.Errorf("error %q: want the id's quoted start and its length, not the whole id", msg)
+	}
+	if _, err := os.Stat(s.runPath(id)); err == nil {
+		t.Error("a refused id left a run file")
+	}
+	if got := idHead("é" + strings.Repeat("a", 37) + "ééé"); !utf8.ValidString(got) || !strings.HasSuffix(got, `"…`) {
+		t.Errorf("idHead cut inside a character: %q", got)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
@@ -112,8 +114,8 @@ func (s *Store) RunCommit(ctx context.Context, p *store.CommitParams) error {
 		// to run_<id>.json.<32 hex>.tmp (atomicfile), a name the file
 		// system refuses past maxNameLen. Runs with longer ids another
 		// writer made are still read and saved.
-		return fmt.Errorf("jsonfile: creating run of a %d-byte id: its temp file name would pass %d bytes: %w",
-			len(id), maxNameLen, store.ErrInvalidID)
+		return fmt.Errorf("jsonfile: creating run %s (a %d-byte id): its temp file name would pass %d bytes: %w",
+			idHead(id), len(id), maxNameLen, store.ErrInvalidID)
 	}
 	if err := s.checkOpen(); err != nil {
 		return err
@@ -614,4 +616,18 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 		}
 	}
 	return existed, nil
+}
+
+// idHead quotes the start of a long id: enough to find it in a log or a
+// list without repeating hundreds of bytes.
+func idHead(id string) string {
+	const keep = 40
+	if len(id) <= keep {
+		return strconv.Quote(id)
+	}
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return strconv.Quote(id[:cut]) + "…"
 }

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,8 +25,12 @@ type migration struct {
 	version int
 	name    string
 	sql     string
-	goFunc  func(ctx context.Context, tx dbtx) error
+	goFunc  goMigration
 }
+
+// goMigration is the Go part of a migration. log receives a warning for
+// each row it must pass over.
+type goMigration func(ctx context.Context, tx dbtx, log *slog.Logger) error
 
 // dbtx is what a migration runs its statements on (the writer connection,
 // inside the migration transaction).
@@ -36,7 +41,7 @@ type dbtx interface {
 }
 
 // goMigrations are the data migrations done in Go, by version.
-var goMigrations = map[int]func(ctx context.Context, tx dbtx) error{
+var goMigrations = map[int]goMigration{
 	3:  rebuildWaitIndex,
 	9:  rebuildWaitIndex,
 	19: reindexWronglyPaused,
@@ -127,7 +132,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		if applied[m.version] {
 			continue
 		}
-		if err := applyMigration(ctx, tx, m); err != nil {
+		if err := applyMigration(ctx, tx, m, s.log); err != nil {
 			return fmt.Errorf("migration %03d_%s: %w", m.version, m.name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
@@ -163,7 +168,7 @@ func maxKey(set map[int]bool) int {
 
 var addColumn = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\b`)
 
-func applyMigration(ctx context.Context, tx dbtx, m migration) error {
+func applyMigration(ctx context.Context, tx dbtx, m migration, log *slog.Logger) error {
 	for _, stmt := range splitSQL(m.sql) {
 		if a := addColumn.FindStringSubmatch(stmt); a != nil {
 			has, err := hasColumn(ctx, tx, a[1], a[2])
@@ -179,7 +184,7 @@ func applyMigration(ctx context.Context, tx dbtx, m migration) error {
 		}
 	}
 	if m.goFunc != nil {
-		return m.goFunc(ctx, tx)
+		return m.goFunc(ctx, tx, log)
 	}
 	return nil
 }
@@ -223,8 +228,8 @@ func hasColumn(ctx context.Context, tx dbtx, table, column string) (bool, error)
 // rebuildWaitIndex (migrations 003 and 009) indexes store.Deadline of every waiting
 // run, in the normalised time form: Python indexes WAIT_UNTIL runs only
 // and keeps their until text as written.
-func rebuildWaitIndex(ctx context.Context, tx dbtx) error {
-	runs, err := decodedRuns(ctx, tx, `SELECT run_json FROM runs WHERE status = 'waiting'`)
+func rebuildWaitIndex(ctx context.Context, tx dbtx, log *slog.Logger) error {
+	runs, err := decodedRuns(ctx, tx, log, `SELECT run_id, run_json FROM runs WHERE status = 'waiting'`)
 	if err != nil {
 		return err
 	}
@@ -250,8 +255,8 @@ func rebuildWaitIndex(ctx context.Context, tx dbtx) error {
 // the boolean true (the number 1, say). Only the runs that could have been
 // taken out are read: waiting, without a row, with '"paused": true' in
 // their run_json (the triggers' text test); store.Deadline decides.
-func reindexWronglyPaused(ctx context.Context, tx dbtx) error {
-	runs, err := decodedRuns(ctx, tx, `SELECT run_json FROM runs WHERE status = 'waiting'
+func reindexWronglyPaused(ctx context.Context, tx dbtx, log *slog.Logger) error {
+	runs, err := decodedRuns(ctx, tx, log, `SELECT run_id, run_json FROM runs WHERE status = 'waiting'
 		AND (instr(run_json, '"paused": true') > 0 OR instr(run_json, '"paused":true') > 0)
 		AND NOT EXISTS (SELECT 1 FROM wait_index w WHERE w.run_id = runs.run_id)`)
 	if err != nil {
@@ -271,23 +276,29 @@ func reindexWronglyPaused(ctx context.Context, tx dbtx) error {
 	return nil
 }
 
-// decodedRuns returns the runs whose run_json query selects, decoded as
-// our reads decode them; rows that do not decode are left out.
-func decodedRuns(ctx context.Context, tx dbtx, query string) ([]*durable.RunState, error) {
+// decodedRuns returns the runs whose run_id and run_json query selects,
+// decoded as our reads decode them. A row that does not decode is left
+// out with a warning naming its run: reads refuse it too (RunGet names
+// it), so it has no deadline to index until it is repaired.
+func decodedRuns(ctx context.Context, tx dbtx, log *slog.Logger, query string) ([]*durable.RunState, error) {
 	rows, err := tx.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	var runs []*durable.RunState
 	for rows.Next() {
+		var id sql.RawBytes
 		var text []byte
-		if err := rows.Scan(&text); err != nil {
+		if err := rows.Scan(&id, &text); err != nil {
 			_ = rows.Close()
 			return nil, err
 		}
-		if r, err := durable.UnmarshalRun(text); err == nil {
-			runs = append(runs, r)
+		r, err := durable.UnmarshalRun(text)
+		if err != nil {
+			log.WarnContext(ctx, "indexing deadlines: skipping unreadable run_json", "run_id", string(id), "error", err)
+			continue
 		}
+		runs = append(runs, r)
 	}
 	return runs, rows.Close()
 }
@@ -341,7 +352,7 @@ func (s *Store) indexPythonRows(ctx context.Context) error {
 // python_unindexed lists from their state as our decoder reads it (NaN
 // included). The caller holds the write transaction.
 func (s *Store) reindexPythonDeadlines(ctx context.Context) error {
-	runs, err := decodedRuns(ctx, s.wconn, `SELECT run_json FROM runs
+	runs, err := decodedRuns(ctx, s.wconn, s.log, `SELECT run_id, run_json FROM runs
 		WHERE run_id IN (SELECT run_id FROM python_unindexed WHERE seq = 0)`)
 	if err != nil {
 		return err
