@@ -41,13 +41,23 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 		if err := tx.QueryRow(ctx, `SELECT last_seq FROM command_seq FOR UPDATE`).Scan(&last); err != nil {
 			return fmt.Errorf("locking command_seq: %w", err)
 		}
-		switch err := tx.QueryRow(ctx, `SELECT seq FROM commands WHERE command_id = $1`, keyText(c.CommandID)).Scan(&res.Seq); {
-		case err == nil:
-			res.Duplicate = true
-			return nil
-		case !errors.Is(err, pgx.ErrNoRows):
+		// The stored command of this id, if any, and the largest seq
+		// stored: rows another writer inserted with seqs of their own
+		// (commands copied in with their seqs, a hand repair) do not move
+		// command_seq, as they move SQLite's AUTOINCREMENT counter, and a
+		// seq at or below theirs would collide with them (every append
+		// failing on the primary key) or sort before them.
+		var dup *int64
+		var stored int64
+		if err := tx.QueryRow(ctx, `SELECT (SELECT seq FROM commands WHERE command_id = $1),
+			(SELECT COALESCE(MAX(seq), 0) FROM commands)`, keyText(c.CommandID)).Scan(&dup, &stored); err != nil {
 			return err
 		}
+		if dup != nil {
+			res.Seq, res.Duplicate = *dup, true
+			return nil
+		}
+		last = max(last, stored)
 		if last == math.MaxInt64 {
 			// last+1 would wrap to a negative seq that no consumer lists.
 			return fmt.Errorf("no seq left: command_seq.last_seq is %d, the largest a bigint holds", last)

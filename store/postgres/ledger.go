@@ -267,9 +267,10 @@ func readDelete(br pgx.BatchResults, notified bool) (int64, error) {
 
 // LedgerFindCompleted implements store.LedgerFinder from the partial
 // index on completed_key: the first row, in seq order, that the index
-// lists under idempotencyKey and that decodes. A row that does not decode
-// is skipped and logged, as LedgerList skips it, so it is never a match
-// and does not fail the look-up.
+// lists under idempotencyKey and that decodes to a completed record of
+// that key. A row that does not decode is skipped and logged, as
+// LedgerList skips it, so it is never a match and does not fail the
+// look-up.
 func (s *Store) LedgerFindCompleted(ctx context.Context, runID, idempotencyKey string) (*durable.StepRecord, error) {
 	if idempotencyKey == "" {
 		return nil, nil // names no effect (store.FindCompleted)
@@ -301,7 +302,16 @@ func (s *Store) scanCompleted(ctx context.Context, runID, idempotencyKey string)
 		if rec == nil {
 			continue
 		}
-		return rec, nil
+		// Match on the decoded record too, as the memory and SQLite stores
+		// do, should the completed_key column and the document disagree (a
+		// hand edit, a copy tool): such a row is no completion of the key,
+		// and answering it would replay a failed step or another key's
+		// result as this effect's. The keys are compared as the column
+		// holds them (keyText), so that a key spelled with bytes that are
+		// not UTF-8 still finds its record, as before.
+		if rec.Status == durable.StepCompleted && keyText(rec.IdempotencyKey) == keyText(idempotencyKey) {
+			return rec, nil
+		}
 	}
 	return nil, rows.Err()
 }

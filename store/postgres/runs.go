@@ -226,8 +226,10 @@ func (s *Store) RunGet(ctx context.Context, runID string) (*durable.RunState, er
 	return r, nil
 }
 
-// queryRuns runs a SELECT run_json, version … query and decodes the rows,
-// skipping unreadable ones.
+// queryRuns runs a SELECT run_id, run_json, version … query and decodes
+// the rows, skipping unreadable ones. The run_id is read only for the
+// warning, so that it names the run it skipped (as RunGet's does): the
+// decode error alone did not say which row of the listing was unreadable.
 func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durable.RunState, error) {
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
@@ -236,14 +238,15 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]*durabl
 	defer rows.Close()
 	var out []*durable.RunState
 	for rows.Next() {
+		var runID string
 		var text []byte
 		var version int64
-		if err := rows.Scan(&text, &version); err != nil {
+		if err := rows.Scan(&runID, &text, &version); err != nil {
 			return nil, err
 		}
 		r, err := durable.UnmarshalRun(text)
 		if err != nil {
-			s.log.WarnContext(ctx, "skipping unreadable run_json", "error", err)
+			s.log.WarnContext(ctx, "skipping unreadable run_json", "run_id", keyTextOf(runID), "error", err)
 			continue
 		}
 		r.Version = version
@@ -292,7 +295,7 @@ func (s *Store) RunList(ctx context.Context, p *store.RunListParams) ([]*durable
 	if len(p.WaitKeys) > 0 {
 		w.conds = append(w.conds, "wait_key = ANY("+w.arg(keyTexts(p.WaitKeys))+"::text[])")
 	}
-	q := "SELECT run_json, version FROM runs" + w.String() +
+	q := "SELECT run_id, run_json, version FROM runs" + w.String() +
 		" ORDER BY updated_at DESC NULLS LAST, run_id DESC LIMIT " + w.arg(store.EffectiveLimit(p.Limit))
 	runs, err := s.queryRuns(ctx, q, w.args...)
 	if err != nil {
@@ -342,7 +345,7 @@ func (s *Store) RunListChildren(ctx context.Context, parentID string, status dur
 	var w where
 	w.conds = append(w.conds, "parent_run_id = "+w.arg(keyText(parentID)))
 	w.eq("status", string(status))
-	runs, err := s.queryRuns(ctx, "SELECT run_json, version FROM runs"+w.String()+
+	runs, err := s.queryRuns(ctx, "SELECT run_id, run_json, version FROM runs"+w.String()+
 		" ORDER BY created_at ASC NULLS FIRST, run_id ASC", w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: listing children of %s: %w", parentID, err)
