@@ -104,6 +104,14 @@ func parseSpec(spec, typeName string, defType rune) (fmtSpec, error) {
 	}
 	if i < len(rs) {
 		s.typ = rs[i]
+		// CPython reads an explicit type character over the type's
+		// default ('d' for int, 's' for str), so a NUL type is not
+		// "absent" there: int, bool and str refuse it as an unknown code
+		// ('\x0'). Float's default is NUL itself, so it formats as if no
+		// type were given. Here 0 means absent, so refuse it now.
+		if s.typ == 0 && defType != 0 {
+			return s, unknownCode(0, typeName)
+		}
 	}
 	if s.grouping != 0 {
 		typ := s.typ
@@ -126,7 +134,23 @@ func parseSpec(spec, typeName string, defType rune) (fmtSpec, error) {
 	if s.zero && !fillSet {
 		s.fill = '0'
 	}
+	if s.width > MaxFormattedLen {
+		return s, errTooLong("width", s.width)
+	}
 	return s, nil
+}
+
+// MaxFormattedLen bounds what one format call may build, in characters
+// of a width or a float's precision and in bytes of the whole result.
+// CPython allocates whatever a spec asks for ("{x:{n}}" with n a
+// billion, from a run's own values), and so would we: the gateway's
+// process, and every run it serves, would be at the mercy of one value.
+// Past the bound the call fails, naming it, where Python's would build
+// (or raise MemoryError).
+const MaxFormattedLen = 1 << 24
+
+func errTooLong(what string, n int) error {
+	return fmt.Errorf("format %s %d is past this runtime's limit of %d", what, n, MaxFormattedLen)
 }
 
 // codeName quotes a presentation type as CPython's messages do: 'x', or
@@ -317,6 +341,16 @@ func formatFloat(f float64, s fmtSpec) (string, error) {
 	default:
 		// Also for inf and nan: the type is checked before the value.
 		return "", unknownCode(s.typ, "float")
+	}
+	// CPython's format_float_internal refuses a precision past INT_MAX
+	// (for inf and nan too). strconv.FormatFloat panics on such a
+	// precision ("makeslice: cap out of range"), which a nested field
+	// ("{x:{x:0}0}") can produce.
+	if s.precision > math.MaxInt32 {
+		return "", fmt.Errorf("precision too big")
+	}
+	if s.precision > MaxFormattedLen {
+		return "", errTooLong("precision", s.precision)
 	}
 	neg := math.Signbit(f) && !math.IsNaN(f)
 	a := math.Abs(f)

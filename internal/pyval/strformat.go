@@ -40,6 +40,9 @@ func formatString(template string, kwargs map[string]any, depth int) (string, er
 			if err != nil {
 				return "", err
 			}
+			if b.Len()+len(out) > MaxFormattedLen {
+				return "", fmt.Errorf("formatted text would pass this runtime's limit of %d bytes", MaxFormattedLen)
+			}
 			b.WriteString(out)
 			i = end + 1
 		case '}':
