@@ -124,7 +124,7 @@ func FuzzPostgresForeignRows(f *testing.F) {
 		}
 		env.exec(t, ctx, `INSERT INTO `+env.table("ledger")+` (run_id, seq, record_json, completed_key) VALUES ($1, 3, $2, $3)`, good, recordJSON, ck)
 		env.exec(t, ctx, `INSERT INTO `+env.table("ledger")+` (run_id, seq, record_json, completed_key) VALUES ($1, 4, $2, 'k4')`, good, pfRecordLine(good, "s4", "k4"))
-		logs.take()
+		logs.Take()
 
 		// The damaged run.
 		want, wantErr := durable.UnmarshalRunString(runJSON)
@@ -144,7 +144,7 @@ func FuzzPostgresForeignRows(f *testing.F) {
 			}
 		}
 		if err != nil {
-			if l := logs.take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id="+bad) }) {
+			if l := logs.Take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id="+bad) }) {
 				t.Fatalf("unreadable run_json of %s: logged %q, want a warning naming the run", bad, l)
 			}
 		}
@@ -156,7 +156,7 @@ func FuzzPostgresForeignRows(f *testing.F) {
 			{"RunList", func() ([]*durable.RunState, error) { return st.RunList(ctx, &store.RunListParams{ParentID: parent}) }},
 		}
 		for _, l := range lists {
-			logs.take()
+			logs.Take()
 			kids, err := l.list()
 			if err != nil {
 				t.Fatalf("%s with a damaged row: %v", l.name, err)
@@ -175,12 +175,12 @@ func FuzzPostgresForeignRows(f *testing.F) {
 				if len(ids) != 1 {
 					t.Fatalf("%s lists %v; want the unreadable run skipped", l.name, ids)
 				}
-				if lg := logs.take(); !slices.ContainsFunc(lg, func(s string) bool { return strings.Contains(s, "run_id="+bad) }) {
+				if lg := logs.Take(); !slices.ContainsFunc(lg, func(s string) bool { return strings.Contains(s, "run_id="+bad) }) {
 					t.Fatalf("%s skipped the unreadable run_json of %s: logged %q, want a warning naming the run", l.name, bad, lg)
 				}
 			}
 		}
-		logs.take()
+		logs.Take()
 		idx, err := st.RunIndex(ctx, &store.RunIndexParams{})
 		if err != nil {
 			t.Fatalf("RunIndex with a damaged row: %v", err)
@@ -213,7 +213,7 @@ func FuzzPostgresForeignRows(f *testing.F) {
 		wantSeqs := []int64{1, 2, 3, 4}
 		if recErr != nil {
 			wantSeqs = []int64{1, 2, 4}
-			if l := logs.take(); !slices.ContainsFunc(l, func(s string) bool {
+			if l := logs.Take(); !slices.ContainsFunc(l, func(s string) bool {
 				return strings.Contains(s, "run_id="+good) && strings.Contains(s, "seq=3")
 			}) {
 				t.Fatalf("skipped row 3 of %s: logged %q, want a warning naming run and seq", good, l)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,38 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/abstractframework/abstractgateway/internal/testlog"
 	"github.com/abstractframework/abstractgateway/store/postgres"
 )
-
-// pfLogs captures the store's warnings as "msg k=v …" lines.
-type pfLogs struct {
-	mu   sync.Mutex
-	recs []string
-}
-
-func (h *pfLogs) Enabled(context.Context, slog.Level) bool { return true }
-func (h *pfLogs) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	b.WriteString(r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	h.mu.Lock()
-	h.recs = append(h.recs, b.String())
-	h.mu.Unlock()
-	return nil
-}
-func (h *pfLogs) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *pfLogs) WithGroup(string) slog.Handler      { return h }
-
-func (h *pfLogs) take() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := h.recs
-	h.recs = nil
-	return out
-}
 
 // pfFuzzEnv is what one fuzz process shares between its execs: a schema of
 // its own (prefix fuzz_, dropped when the fuzz target ends), a Store on
@@ -51,7 +21,7 @@ func (h *pfLogs) take() []string {
 type pfFuzzEnv struct {
 	schema string
 	st     *postgres.Store
-	logs   *pfLogs
+	logs   *testlog.Recorder
 	raw    *pgx.Conn
 }
 
@@ -84,7 +54,7 @@ func pfFuzzSetup(f *testing.F) func(t *testing.T) *pfFuzzEnv {
 		once.Do(func() {
 			var b [8]byte
 			_, _ = rand.Read(b[:])
-			env = &pfFuzzEnv{schema: "fuzz_" + hex.EncodeToString(b[:]), logs: &pfLogs{}}
+			env = &pfFuzzEnv{schema: "fuzz_" + hex.EncodeToString(b[:]), logs: &testlog.Recorder{}}
 			ctx := context.Background()
 			env.st, err = postgres.New(ctx, postgres.Config{URL: url, Schema: env.schema,
 				Logger: slog.New(env.logs), MaxConns: 3})

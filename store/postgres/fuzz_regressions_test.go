@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -11,17 +10,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/testlog"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/postgres"
 )
 
 // pfOpenLogged opens a Store on a fresh schema whose warnings go to logs.
-func pfOpenLogged(t *testing.T, logs *pfLogs) (*postgres.Store, string) {
+func pfOpenLogged(t *testing.T, logs *testlog.Recorder) (*postgres.Store, string) {
 	t.Helper()
 	schema := testSchema(t)
 	s, err := postgres.New(t.Context(), postgres.Config{URL: testURL(t), Schema: schema,
-		Logger: slog.New(logs), MaxConns: 2})
+		Logger: logs.Logger(), MaxConns: 2})
 	if err != nil {
 		t.Fatalf("New(schema %s): %v", schema, err)
 	}
@@ -39,7 +39,7 @@ func TestListSkipWarningNamesRun(t *testing.T) {
 	testURL(t)
 	t.Parallel()
 	ctx := t.Context()
-	logs := &pfLogs{}
+	logs := &testlog.Recorder{}
 	st, schema := pfOpenLogged(t, logs)
 	r := &durable.RunState{RunID: "unreadable-1", WorkflowID: "wf", Status: durable.RunRunning, ParentRunID: "p"}
 	if err := st.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
@@ -54,12 +54,12 @@ func TestListSkipWarningNamesRun(t *testing.T) {
 		"RunList":         func() ([]*durable.RunState, error) { return st.RunList(ctx, &store.RunListParams{}) },
 		"RunListChildren": func() ([]*durable.RunState, error) { return st.RunListChildren(ctx, "p", "") },
 	} {
-		logs.take()
+		logs.Take()
 		runs, err := list()
 		if err != nil || len(runs) != 0 {
 			t.Fatalf("%s: %d runs, %v; want the unreadable run skipped", name, len(runs), err)
 		}
-		if l := logs.take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id=unreadable-1") }) {
+		if l := logs.Take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id=unreadable-1") }) {
 			t.Errorf("%s skipped the unreadable run and logged %q; want a warning naming run_id=unreadable-1", name, l)
 		}
 	}
@@ -78,7 +78,7 @@ func TestFindCompletedChecksTheRecord(t *testing.T) {
 	testURL(t)
 	t.Parallel()
 	ctx := t.Context()
-	logs := &pfLogs{}
+	logs := &testlog.Recorder{}
 	st, schema := pfOpenLogged(t, logs)
 	const run = "find-disagree"
 	recs := []*durable.StepRecord{

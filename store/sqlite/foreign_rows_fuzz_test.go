@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,40 +15,11 @@ import (
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
+	"github.com/abstractframework/abstractgateway/internal/testlog"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/hashchain"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
-
-// fzLogs captures the store's warnings.
-type fzLogs struct {
-	mu   sync.Mutex
-	recs []string
-}
-
-func (h *fzLogs) Enabled(context.Context, slog.Level) bool { return true }
-func (h *fzLogs) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	b.WriteString(r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	h.mu.Lock()
-	h.recs = append(h.recs, b.String())
-	h.mu.Unlock()
-	return nil
-}
-func (h *fzLogs) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *fzLogs) WithGroup(string) slog.Handler      { return h }
-
-func (h *fzLogs) take() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := h.recs
-	h.recs = nil
-	return out
-}
 
 // fzRecordLine is a completed record row of runID as Python writes it.
 func fzRecordLine(runID, step, key string) string {
@@ -81,7 +51,7 @@ func FuzzSqliteForeignRows(f *testing.F) {
 	f.Add(`{"run_id": "x", "status": "waiting", "waiting": {"reason": "until", "until": "next tuesday"}}`, `{"started_at": "2026-13-01T00:00:00"}`)
 	f.Add(strings.Replace(fzRunSeed, `"vars": {`, `"vars": {"\ud800": NaN, `, 1), "{\"run_id\": \"x\", \"result\": \"\xff\"}")
 
-	logs := &fzLogs{}
+	logs := &testlog.Recorder{}
 	path := filepath.Join(f.TempDir(), "runtime.sqlite3")
 	var (
 		once sync.Once
@@ -90,7 +60,7 @@ func FuzzSqliteForeignRows(f *testing.F) {
 	)
 	setup := func(t *testing.T) {
 		var err error
-		st, err = sqlite.New(context.Background(), sqlite.Config{Path: path, Shared: true, Synchronous: "OFF", Logger: slog.New(logs)})
+		st, err = sqlite.New(context.Background(), sqlite.Config{Path: path, Shared: true, Synchronous: "OFF", Logger: logs.Logger()})
 		if err != nil {
 			t.Fatalf("open: %v", err)
 		}
@@ -148,7 +118,7 @@ func FuzzSqliteForeignRows(f *testing.F) {
 		exec(`UPDATE runs SET run_json = ? WHERE run_id = ?`, runJSON, bad)
 		exec(`INSERT INTO ledger (run_id, seq, record_json) VALUES (?, 3, ?)`, good, recordJSON)
 		exec(`INSERT INTO ledger (run_id, seq, record_json) VALUES (?, 4, ?)`, good, fzRecordLine(good, "s4", "k4"))
-		logs.take()
+		logs.Take()
 
 		// The damaged run.
 		want, wantErr := durable.UnmarshalRunString(runJSON)
@@ -168,7 +138,7 @@ func FuzzSqliteForeignRows(f *testing.F) {
 			}
 		}
 		if err != nil {
-			if l := logs.take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id="+bad) }) {
+			if l := logs.Take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id="+bad) }) {
 				t.Fatalf("unreadable run_json of %s: logged %q, want a warning naming the run", bad, l)
 			}
 		}
@@ -190,11 +160,11 @@ func FuzzSqliteForeignRows(f *testing.F) {
 			t.Fatalf("RunListChildren lists %v; want the unreadable run skipped", ids)
 		}
 		if wantErr != nil {
-			if l := logs.take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id="+bad) }) {
+			if l := logs.Take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id="+bad) }) {
 				t.Fatalf("RunListChildren skipped the unreadable run_json of %s: logged %q, want a warning naming the run", bad, l)
 			}
 		}
-		logs.take()
+		logs.Take()
 
 		// The good run and the durable part of its ledger.
 		after, err := st.RunGet(ctx, good)
@@ -216,7 +186,7 @@ func FuzzSqliteForeignRows(f *testing.F) {
 		wantSeqs := []int64{1, 2, 3, 4}
 		if recErr != nil {
 			wantSeqs = []int64{1, 2, 4}
-			if l := logs.take(); !slices.ContainsFunc(l, func(s string) bool {
+			if l := logs.Take(); !slices.ContainsFunc(l, func(s string) bool {
 				return strings.Contains(s, "run_id="+good) && strings.Contains(s, "seq=3")
 			}) {
 				t.Fatalf("skipped row 3 of %s: logged %q, want a warning naming run and seq", good, l)
@@ -273,7 +243,7 @@ func FuzzSqliteForeignRows(f *testing.F) {
 		if list[len(list)-1].PrevHash != list[len(list)-2].RecordHash {
 			t.Fatalf("appended record links to %q, want the last readable record's hash %q", list[len(list)-1].PrevHash, list[len(list)-2].RecordHash)
 		}
-		logs.take()
+		logs.Take()
 	})
 }
 
@@ -285,8 +255,8 @@ func FuzzSqliteForeignRows(f *testing.F) {
 func TestListSkipWarningNamesRun(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	logs := &fzLogs{}
-	st, err := sqlite.New(ctx, sqlite.Config{Path: path, Shared: true, Logger: slog.New(logs)})
+	logs := &testlog.Recorder{}
+	st, err := sqlite.New(ctx, sqlite.Config{Path: path, Shared: true, Logger: logs.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,12 +274,12 @@ func TestListSkipWarningNamesRun(t *testing.T) {
 		"RunList":         func() ([]*durable.RunState, error) { return st.RunList(ctx, &store.RunListParams{}) },
 		"RunListChildren": func() ([]*durable.RunState, error) { return st.RunListChildren(ctx, "p", "") },
 	} {
-		logs.take()
+		logs.Take()
 		runs, err := list()
 		if err != nil || len(runs) != 0 {
 			t.Fatalf("%s: %d runs, %v; want the unreadable run skipped", name, len(runs), err)
 		}
-		if l := logs.take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id=unreadable-1") }) {
+		if l := logs.Take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id=unreadable-1") }) {
 			t.Errorf("%s skipped the unreadable run and logged %q; want a warning naming run_id=unreadable-1", name, l)
 		}
 	}
