@@ -203,7 +203,9 @@ func (w *offloader) walk(cur any, path string, root bool) (any, bool, error) {
 		if len(x) > w.limit && w.allowed(path, x, root) {
 			b := []byte(x)
 			if !utf8.Valid(b) {
-				b = []byte(strings.ToValidUTF8(x, "\uFFFD"))
+				// One U+FFFD per bad byte, as the value stored inline
+				// reads back.
+				b = []byte(pyjson.ToValidUTF8(x))
 			}
 			ref, err := w.put(b, "text/plain", path, "text")
 			return ref, err == nil, err

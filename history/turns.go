@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -333,7 +334,7 @@ func turnStats(recs []*durable.StepRecord) map[string]any {
 		case durable.EffectLLMCall:
 			llmCalls++
 			if u := recordUsage(rec.Result); u != nil {
-				in, out, total = in+u.input, out+u.output, total+u.total
+				in, out, total = satAdd(in, u.input), satAdd(out, u.output), satAdd(total, u.total)
 			}
 		case durable.EffectToolCalls:
 			calls, _ := rec.Effect.Payload["tool_calls"].([]any)
@@ -382,12 +383,26 @@ func parseUsage(u map[string]any) *usage {
 	out, _ := tokenCount(firstPresent(u, "output_tokens", "completion_tokens", "completion", "output", "out"))
 	total, ok := tokenCount(firstPresent(u, "total_tokens", "total"))
 	if !ok {
-		total = in + out
+		total = satAdd(in, out)
 	}
 	if in <= 0 && out <= 0 && total <= 0 {
 		return nil
 	}
 	return &usage{input: max(0, in), output: max(0, out), total: max(0, total)}
+}
+
+// satAdd is a+b clamped to the int64 range. Python's counts are exact
+// ints; wrapping made a sum of large counts negative (or, clamped, 0), so
+// a sum past the range is kept at its bound instead.
+func satAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
 }
 
 // firstPresent is the first non-null value of m's keys.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -335,7 +336,7 @@ func (d *decoder) string() (string, error) {
 			s := d.src[start:d.pos]
 			d.pos++
 			if !utf8.ValidString(s) {
-				return toValidUTF8(s), nil
+				return ToValidUTF8(s), nil
 			}
 			return s, nil
 		}
@@ -356,7 +357,7 @@ func (d *decoder) string() (string, error) {
 			d.pos++
 			s := string(buf)
 			if !utf8.ValidString(s) {
-				s = toValidUTF8(s)
+				s = ToValidUTF8(s)
 			}
 			return s, nil
 		case c == '\\':
@@ -427,12 +428,23 @@ func (d *decoder) hex4() (rune, error) {
 	return rune(n), nil
 }
 
-func toValidUTF8(s string) string {
-	out := make([]rune, 0, len(s))
-	for _, r := range s {
-		out = append(out, r)
+// ToValidUTF8 is s with U+FFFD for each byte that is not part of a valid
+// UTF-8 sequence: the text every store reads back for s, since the
+// encoder writes such a byte so (strings.ToValidUTF8 would put one
+// U+FFFD for a whole run of them).
+func ToValidUTF8(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
 	}
-	return string(out)
+	return b.String()
 }
 
 const maxInternLen = 32

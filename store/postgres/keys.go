@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
 // PostgreSQL's text type cannot hold a NUL byte, which a key or an id may
@@ -20,7 +22,7 @@ import (
 // column holds what a read gives back.
 func keyText(s string) string {
 	if !utf8.ValidString(s) {
-		s = replaceInvalidBytes(s)
+		s = pyjson.ToValidUTF8(s)
 	}
 	if strings.IndexByte(s, 0) < 0 && strings.IndexByte(s, 1) < 0 {
 		return s
@@ -74,24 +76,6 @@ func nullKey(s string) *string { return nullString(keyText(s)) }
 
 // derefKey is keyTextOf of a nullable key column ("" for NULL).
 func derefKey(t *string) string { return keyTextOf(deref(t)) }
-
-// replaceInvalidBytes replaces each byte of s that is not part of a valid
-// UTF-8 sequence with U+FFFD (strings.ToValidUTF8 would replace a run of
-// them with one).
-func replaceInvalidBytes(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b.WriteString("\uFFFD")
-		} else {
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
 
 // idText returns s as the columns holding ids that no JSON text spells
 // (run_claims.owner, command_cursors.consumer_id) hold it: keyText, but

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 )
 
 // keyText is reversible over valid UTF-8 (it maps each byte that is not
@@ -18,7 +20,7 @@ func FuzzKeyText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		ka, kb := keyText(a), keyText(b)
 		if !utf8.ValidString(a) || !utf8.ValidString(b) {
-			a, b = replaceInvalidBytes(a), replaceInvalidBytes(b)
+			a, b = pyjson.ToValidUTF8(a), pyjson.ToValidUTF8(b)
 			if ka != keyText(a) || kb != keyText(b) {
 				t.Fatalf("keyText of %q, %q is not keyText of their bytes replaced by U+FFFD", a, b)
 			}
