@@ -58,8 +58,22 @@ func (s *step) effectPlan(n *node, t durable.EffectType, payload map[string]any,
 	return runtime.Request(eff, next)
 }
 
-// buildPayload dispatches to the payload builder of the node type.
+// buildPayload dispatches to the payload builder of the node type and
+// returns a payload that shares no map or slice with the inputs: the
+// builders place input values (tags, choices, extra, source items, ...)
+// as they are, and the inputs are the run's vars (pulled node outputs
+// are not copied), which a handler changing its payload, or a later
+// change to the vars, must not reach through the recorded effect.
 func (s *step) buildPayload(n *node, in map[string]any) (map[string]any, error) {
+	p, err := s.buildPayloadShared(n, in)
+	if err != nil {
+		return nil, err
+	}
+	return pyval.DeepCopy(p).(map[string]any), nil
+}
+
+// buildPayloadShared is buildPayload without the copy.
+func (s *step) buildPayloadShared(n *node, in map[string]any) (map[string]any, error) {
 	cfg, _ := n.Data["effectConfig"].(map[string]any)
 	if cfg == nil {
 		cfg = map[string]any{}
