@@ -20,7 +20,8 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
-// FuzzCompileRunInvariants is the stronger sibling of FuzzCompileAndRun.
+// FuzzCompileRunInvariants: any document fails to compile or runs to an
+// end, a wait or its step budget, never a panic or a hang.
 // For a fuzzed VisualFlow document (with optional start "vars", as in the
 // golden files) it asserts:
 //

@@ -10,6 +10,9 @@ import (
 // SchemaSQL exposes schemaSQL to the external tests.
 var SchemaSQL = schemaSQL
 
+// KeyTextOf exposes keyTextOf: the value a key column's text holds.
+var KeyTextOf = keyTextOf
+
 // ClaimExpiry returns a claim's expires_at and the server's clock, read
 // in one statement.
 func (s *Store) ClaimExpiry(ctx context.Context, runID string) (expires, serverNow time.Time, err error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
+	"github.com/abstractframework/abstractgateway/store/postgres"
 )
 
 // FuzzPostgresForeignCommands: another writer (a tool, a hand edit)
@@ -161,7 +162,7 @@ func FuzzPostgresForeignCommands(f *testing.F) {
 				}
 			}
 			fc := got[1]
-			if fc.CommandID != pfKeyTextOf(cmdID) || fc.RunID != pfKeyTextOf(runID) || fc.Type != pfKeyTextOf(typ) || fc.ClientID != pfKeyTextOf(clientID) {
+			if fc.CommandID != postgres.KeyTextOf(cmdID) || fc.RunID != postgres.KeyTextOf(runID) || fc.Type != postgres.KeyTextOf(typ) || fc.ClientID != postgres.KeyTextOf(clientID) {
 				t.Fatalf("foreign command read as id %q run %q type %q client %q; written %q %q %q %q",
 					fc.CommandID, fc.RunID, fc.Type, fc.ClientID, cmdID, runID, typ, clientID)
 			}
@@ -172,7 +173,7 @@ func FuzzPostgresForeignCommands(f *testing.F) {
 			if g, err := pyjson.Marshal(fc.Payload, pyjson.Line); err != nil || !bytes.Equal(g, wantPayload) {
 				t.Fatalf("foreign payload read as %s (%v), want %s\n%q", g, err, wantPayload, payload)
 			}
-			if tsText != "" && fc.TSText() != pfKeyTextOf(tsText) {
+			if tsText != "" && fc.TSText() != postgres.KeyTextOf(tsText) {
 				t.Fatalf("foreign ts_text read as %q, want %q", fc.TSText(), tsText)
 			}
 			if tsText == "" && (tsSecs == 0) != fc.TS.IsZero() {

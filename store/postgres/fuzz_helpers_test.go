@@ -98,19 +98,3 @@ func (e *pfFuzzEnv) wipe(t *testing.T) {
 func pgText(s string) string {
 	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
 }
-
-// pfKeyTextOf mirrors keys.go's keyTextOf: the value a key column's text
-// holds (\x01\x01 is NUL, \x01\x02 is \x01, another \x01 is kept).
-func pfKeyTextOf(t string) string {
-	var b strings.Builder
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if c == 1 && i+1 < len(t) && (t[i+1] == 1 || t[i+1] == 2) {
-			b.WriteByte(t[i+1] - 1)
-			i++
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
