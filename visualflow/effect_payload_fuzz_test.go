@@ -43,6 +43,20 @@ func fzDecodeObject(s string) map[string]any {
 	return m
 }
 
+// fzPinsAndConfig decodes a target's pins and node config; ok is false
+// when the pins are not a JSON object (the input is not a node's), and a
+// config that is not one reads as empty.
+func fzPinsAndConfig(pinsText, cfgText string) (in, cfg map[string]any, ok bool) {
+	in, cfg = fzDecodeObject(pinsText), fzDecodeObject(cfgText)
+	if in == nil {
+		return nil, nil, false
+	}
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	return in, cfg, true
+}
+
 // fzCanon is the canonical (sorted keys) JSON text of v.
 func fzCanon(v any) ([]byte, error) {
 	return pyjson.Marshal(v, pyjson.Style{SortKeys: true})
@@ -371,12 +385,9 @@ func fzSeedEffectPayload(f *testing.F) {
 func FuzzEffectPayloadBuild(f *testing.F) {
 	fzSeedEffectPayload(f)
 	f.Fuzz(func(t *testing.T, sel uint8, pinsText, cfgText string) {
-		in, cfg := fzDecodeObject(pinsText), fzDecodeObject(cfgText)
-		if in == nil {
+		in, cfg, ok := fzPinsAndConfig(pinsText, cfgText)
+		if !ok {
 			return
-		}
-		if cfg == nil {
-			cfg = map[string]any{}
 		}
 		typ := fzEffectTypes[int(sel)%len(fzEffectTypes)]
 		vars := map[string]any{"context": map[string]any{"messages": []any{
@@ -498,12 +509,9 @@ func (r *fzRecorder) handler() runtime.Handler {
 func FuzzEffectPayloadRun(f *testing.F) {
 	fzSeedEffectPayload(f)
 	f.Fuzz(func(t *testing.T, sel uint8, pinsText, cfgText string) {
-		in, cfg := fzDecodeObject(pinsText), fzDecodeObject(cfgText)
-		if in == nil {
+		in, cfg, ok := fzPinsAndConfig(pinsText, cfgText)
+		if !ok {
 			return
-		}
-		if cfg == nil {
-			cfg = map[string]any{}
 		}
 		if _, err := fzCanon(in); err != nil {
 			return
