@@ -38,9 +38,11 @@ fuzz: ## every fuzz target for FUZZTIME each
 		done; \
 	done
 
-lint: ## gofmt and go vet
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint: ## gofmt, go vet and staticcheck (staticcheck.conf)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 bench: ## the W1–W4 workloads on the memory, JSON and SQLite (NORMAL, FULL) stores, one JSON line each
 	$(GO) run ./cmd/abstractgateway bench

@@ -50,14 +50,14 @@ func badNodeRuntime(t *testing.T, st store.Store, wf *runtime.Workflow) *runtime
 
 // tickNoPanic ticks run id, turning a panic that escapes Tick into an
 // error (in a host it would crash the process).
-func tickNoPanic(ctx context.Context, rt *runtime.Runtime, id string) (err error, panicked any) {
+func tickNoPanic(ctx context.Context, rt *runtime.Runtime, id string) (panicked any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			panicked = p
 		}
 	}()
 	_, err = rt.Tick(ctx, id, runtime.TickOptions{})
-	return err, nil
+	return nil, err
 }
 
 // TestNodeSettingNilVarsFailsRunWithoutPanic: a node that leaves the run
@@ -89,7 +89,7 @@ func TestNodeSettingNilVarsFailsRunWithoutPanic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			terr, p := tickNoPanic(ctx, rt, id)
+			p, terr := tickNoPanic(ctx, rt, id)
 			if p != nil {
 				t.Errorf("%s: Tick panicked (%v): a node's nil vars crash the host process", name, p)
 				continue
@@ -148,7 +148,7 @@ func TestNodeSettingUnknownStatusFailsRunAndKeepsItLoadable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		terr, p := tickNoPanic(ctx, rt, id)
+		p, terr := tickNoPanic(ctx, rt, id)
 		if p != nil {
 			t.Fatalf("%s: tick panicked: %v", s, p)
 		}
@@ -199,7 +199,7 @@ func TestNodeChangingRunIDDoesNotOverwriteAnotherRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		terr, p := tickNoPanic(ctx, rt, att)
+		p, terr := tickNoPanic(ctx, rt, att)
 		if p != nil {
 			t.Fatalf("%s: tick panicked: %v", s.name, p)
 		}
@@ -267,7 +267,7 @@ func TestHandlerChangingKernelFieldsFailsRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		terr, p := tickNoPanic(ctx, rt, id)
+		p, terr := tickNoPanic(ctx, rt, id)
 		if p != nil {
 			t.Fatalf("%s: tick panicked: %v", c.name, p)
 		}

@@ -87,8 +87,7 @@ func TestPauseOfOwnRunLeavesNoStopRequest(t *testing.T) {
 	ctx := context.Background()
 	var bRuns atomic.Int64
 	var pauseErr error
-	var rt *Runtime
-	rt = stopTestRuntime(t, nil, nil, func(ctx context.Context, req *EffectRequest) (Outcome, error) {
+	rt := stopTestRuntime(t, nil, nil, func(ctx context.Context, req *EffectRequest) (Outcome, error) {
 		_, pauseErr = req.Runtime.Pause(ctx, req.Run.RunID, "from its own handler")
 		return Completed(map[string]any{"ok": true}), nil
 	}, &bRuns)

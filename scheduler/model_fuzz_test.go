@@ -188,13 +188,6 @@ func (h *fzHarness) all() map[string]*durable.RunState {
 	return out
 }
 
-func fzUntil(r *durable.RunState) (time.Time, bool) {
-	if r.Status != durable.RunWaiting || r.Waiting == nil || r.Waiting.Until.IsZero() {
-		return time.Time{}, false
-	}
-	return r.Waiting.Until.Time, true
-}
-
 func fzWaitSig(r *durable.RunState) string {
 	if r.Waiting == nil {
 		return string(r.Status)

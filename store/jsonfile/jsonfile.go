@@ -276,9 +276,11 @@ func (s *Store) Close() error {
 	// finds the store closed (each checks again under its lock).
 	for i := range s.stripes {
 		s.stripes[i].Lock()
+		//lint:ignore SA2001 a barrier: taking the lock waited for the write holding it
 		s.stripes[i].Unlock()
 	}
 	s.cmd.mu.Lock()
+	//lint:ignore SA2001 a barrier, as above
 	s.cmd.mu.Unlock()
 	defer s.unlock() // last: the spares are this store's until then
 	if err := s.spares.Close(); err != nil {

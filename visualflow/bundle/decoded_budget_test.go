@@ -53,13 +53,13 @@ func paddedFlow(t *testing.T, id string, n int) string {
 
 // readMeasured reads data as a bundle and returns what the read allocated
 // in all (an upper bound of how much the heap grew during it).
-func readMeasured(data []byte, name string) (*Bundle, error, uint64) {
+func readMeasured(data []byte, name string) (*Bundle, uint64, error) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	b, err := ReadBytes(data, name)
 	runtime.ReadMemStats(&after)
-	return b, err, after.TotalAlloc - before.TotalAlloc
+	return b, after.TotalAlloc - before.TotalAlloc, err
 }
 
 func TestFlowDecodingPastBudgetIsRefused(t *testing.T) {
@@ -70,7 +70,7 @@ func TestFlowDecodingPastBudgetIsRefused(t *testing.T) {
 		"manifest.json":   mustJSON(t, fixtureManifest(fixtureOptions{ID: "inflate", Flows: []string{"main"}})),
 		"flows/main.json": flow,
 	})
-	b, err, alloc := readMeasured(data, "inflate.flow")
+	b, alloc, err := readMeasured(data, "inflate.flow")
 	runtime.KeepAlive(b)
 	if err == nil {
 		t.Fatalf("a %d KiB flow that decodes to ~50 MiB loaded under an 8 MiB decoded budget (the read allocated %d MiB)",
@@ -118,7 +118,7 @@ func TestManifestDecodingPastBudgetIsRefused(t *testing.T) {
 	pad := strings.Repeat(`{"a":0},`, 1<<17)
 	m = strings.TrimSuffix(m, "}") + `,"x_pad":[` + strings.TrimSuffix(pad, ",") + "]}"
 	data := makeZip(t, map[string]string{"manifest.json": m, "flows/main.json": mustJSON(t, leafFlow("main"))})
-	_, err, alloc := readMeasured(data, "meta.flow")
+	_, alloc, err := readMeasured(data, "meta.flow")
 	if !errors.Is(err, errDecodedTooLarge) || !strings.Contains(err.Error(), "manifest.json") {
 		t.Fatalf("a 1 MiB manifest decoding to ~50 MiB: err = %v (the read allocated %d MiB); want errDecodedTooLarge naming manifest.json", err, alloc>>20)
 	}

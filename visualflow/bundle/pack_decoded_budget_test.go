@@ -28,13 +28,13 @@ func paddedJSON(t *testing.T, flow map[string]any, n int) string {
 
 // packMeasured packs root.json of dir and returns what the pack allocated
 // in all (an upper bound of how much the heap grew during it).
-func packMeasured(dir string) (*Bundle, error, uint64) {
+func packMeasured(dir string) (*Bundle, uint64, error) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	b, err := Pack(filepath.Join(dir, "root.json"), dir, PackOptions{})
 	runtime.ReadMemStats(&after)
-	return b, err, after.TotalAlloc - before.TotalAlloc
+	return b, after.TotalAlloc - before.TotalAlloc, err
 }
 
 func TestPackRefusesRootFlowDecodingPastBudget(t *testing.T) {
@@ -42,7 +42,7 @@ func TestPackRefusesRootFlowDecodingPastBudget(t *testing.T) {
 	dir := t.TempDir()
 	// 1 MiB of text, far under the 64 MiB file limit; ~50 MiB decoded.
 	writeFile(t, filepath.Join(dir, "root.json"), []byte(paddedJSON(t, leafFlow("root"), 1<<17)))
-	b, err, alloc := packMeasured(dir)
+	b, alloc, err := packMeasured(dir)
 	runtime.KeepAlive(b)
 	if !errors.Is(err, errDecodedTooLarge) || !strings.Contains(err.Error(), "root.json") || !strings.Contains(err.Error(), "limit 8.0 MiB") {
 		t.Fatalf("packing a 1 MiB root flow decoding to ~50 MiB: err = %v (the pack allocated %d MiB); want errDecodedTooLarge naming root.json and the 8.0 MiB limit", err, alloc>>20)
@@ -57,7 +57,7 @@ func TestPackRefusesSubflowDecodingPastBudget(t *testing.T) {
 	lowerDecodedBudget(t, 8<<20)
 	dir := packDir(t, map[string]map[string]any{"root": packFlow("root", "child")})
 	writeFile(t, filepath.Join(dir, "child.json"), []byte(paddedJSON(t, leafFlow("child"), 1<<17)))
-	b, err, alloc := packMeasured(dir)
+	b, alloc, err := packMeasured(dir)
 	runtime.KeepAlive(b)
 	if !errors.Is(err, errDecodedTooLarge) || !strings.Contains(err.Error(), "child.json") || !strings.Contains(err.Error(), "limit 8.0 MiB") {
 		t.Fatalf("packing a 1 MiB subflow decoding to ~50 MiB: err = %v (the pack allocated %d MiB); want errDecodedTooLarge naming child.json and the 8.0 MiB limit", err, alloc>>20)

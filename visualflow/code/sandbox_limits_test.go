@@ -17,13 +17,13 @@ import (
 
 // runNoPanic calls Run and turns a panic escaping it into a test failure
 // (so the test binary survives to report it).
-func runNoPanic(t *testing.T, src string, lim Limits) (got any, err error, panicked any) {
+func runNoPanic(t *testing.T, src string, lim Limits) (got, panicked any, err error) {
 	t.Helper()
 	func() {
 		defer func() { panicked = recover() }()
 		got, _, err = Run(context.Background(), src, "f", map[string]any{}, lim)
 	}()
-	return got, err, panicked
+	return got, panicked, err
 }
 
 // A Go panic inside Starlark's library (here list() preallocating a
@@ -37,7 +37,7 @@ func TestStarlarkPanicBecomesAnError(t *testing.T) {
 	// Without a memory limit nothing refuses the call before Starlark's
 	// make panics.
 	for _, lim := range []Limits{{Timeout: 50 * time.Millisecond}, {Timeout: 50 * time.Millisecond, MaxMemory: -1}} {
-		_, err, p := runNoPanic(t, src, lim)
+		_, p, err := runNoPanic(t, src, lim)
 		if p != nil {
 			t.Fatalf("Run panicked (%v); a panic inside the sandbox must come back as an error", p)
 		}
