@@ -43,8 +43,8 @@
 //
 // # Durability
 //
-// Every durable write is one store.RunCommit carrying the new ledger
-// records and the state, made at durable boundaries: start, before and
+// Every durable write is one RunCommit (store.RunStore) carrying the new
+// ledger records and the state, made at durable boundaries: start, before and
 // after a non-local effect, waits, terminal states, the end of a tick.
 // Pure transitions are replayed from the last checkpoint after a crash;
 // node functions must therefore be deterministic given the run state.

@@ -3,9 +3,10 @@ package snapshot_test
 // What this file checks: the snapshot stores answer as the Python
 // JsonSnapshotStore / InMemorySnapshotStore (abstractruntime/storage/
 // snapshots.py, spec §4.9) do given the same inputs, in the cases where
-// they once differed. When python3 and the Python peer
-// (/work/peer/src) are present, each test also asks Python and checks that
-// the expectation below is what Python answers.
+// they once differed. When python3 and the Python peer (a source tree
+// holding abstractruntime/, named by PEER_SRC, by default /work/peer/src)
+// are present, each test also asks Python and checks that the expectation
+// below is what Python answers.
 
 import (
 	"os"
@@ -19,7 +20,14 @@ import (
 	"github.com/abstractframework/abstractgateway/snapshot"
 )
 
-const pythonPeerSrc = "/work/peer/src"
+// pythonPeerSrc is the Python peer's source tree, as the other interop
+// tests find it.
+func pythonPeerSrc() string {
+	if src := os.Getenv("PEER_SRC"); src != "" {
+		return src
+	}
+	return "/work/peer/src"
+}
 
 // pythonAnswer runs script with the Python peer on the path and returns
 // its stdout; ok is false (and the caller skips only the cross-check) when
@@ -31,12 +39,13 @@ func pythonAnswer(t *testing.T, script string, args ...string) (string, bool) {
 		t.Logf("python3 not found: Python cross-check skipped")
 		return "", false
 	}
-	if _, err := os.Stat(filepath.Join(pythonPeerSrc, "abstractruntime")); err != nil {
-		t.Logf("Python peer %s not found: Python cross-check skipped", pythonPeerSrc)
+	src := pythonPeerSrc()
+	if _, err := os.Stat(filepath.Join(src, "abstractruntime")); err != nil {
+		t.Logf("Python peer %s not found (set PEER_SRC): Python cross-check skipped", src)
 		return "", false
 	}
 	cmd := exec.Command(py, append([]string{"-c", script}, args...)...)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+pythonPeerSrc)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+src)
 	out, err := cmd.Output()
 	if err != nil {
 		msg := err.Error()

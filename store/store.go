@@ -340,7 +340,8 @@ type RunClaimer interface {
 
 // LedgerListener is implemented by stores that several processes share
 // and that can tell one of them when another appended to a ledger
-// (PostgreSQL: LISTEN/NOTIFY), so that a follower in one process (a
+// (PostgreSQL: LISTEN/NOTIFY; a SQLite store opened shared: a poll of the
+// ledger every sqlite.Config.ListenEvery), so that a follower in one process (a
 // gateway streaming a run's ledger) learns at once what a runner in
 // another wrote. store/observe turns these wake-ups into events.
 type LedgerListener interface {

@@ -2,9 +2,9 @@
 // store and, after every successful append, notifies subscribers with the
 // records exactly as stored (hashes and sequence numbers included). Over
 // a store that several processes share and that reports their appends
-// (store.LedgerListener: PostgreSQL), Follow also wakes subscribers for
-// what the other processes append, and tells them of the ledgers those
-// delete.
+// (store.LedgerListener: PostgreSQL, and a SQLite store opened shared),
+// Follow also wakes subscribers for what the other processes append, and
+// tells them of the ledgers those delete.
 //
 // Notifications never block the writer: each subscription has a buffer,
 // and when it is full the notification is dropped and the subscription is

@@ -13,7 +13,7 @@
 // run_claims); schema.sql is the resulting schema. Migrations are
 // embedded, numbered and recorded in schema_migrations; they run when the
 // store opens. A Python writer knows none of the added columns: triggers
-// (migrations 008, 012–014 and 016–019) keep them right for the rows it saves
+// (migrations 008, 012–014, 016–019 and 022) keep them right for the rows it saves
 // into a database this store migrated, using only SQL functions Python's
 // older SQLite has; 017 moves a run's version on at each Python save, so
 // our versioned commits see a Python write as a conflict. A newer Python
