@@ -52,7 +52,10 @@ type RunStore interface {
 	// p.Run.Version (0 with p.Create); on success p.Run.Version is
 	// incremented and each record's Seq is set. A stale version returns
 	// ErrConflict and writes nothing; a create of an existing run returns
-	// ErrAlreadyExists.
+	// ErrAlreadyExists. A run's created_at is set by its create: a commit
+	// that changes it (the runtime never does) stores the run as given,
+	// but the SQLite store's index and child order keep the first value,
+	// as Python's save replaces every column except created_at.
 	RunCommit(ctx context.Context, p *CommitParams) error
 	// RunGet loads a run (a private copy the caller may mutate). Unknown
 	// ids return ErrNotFound.
