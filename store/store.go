@@ -54,8 +54,8 @@ type RunStore interface {
 	// ErrConflict and writes nothing; a create of an existing run returns
 	// ErrAlreadyExists. A run's created_at is set by its create: a commit
 	// that changes it (the runtime never does) stores the run as given,
-	// but the SQLite store's index and child order keep the first value,
-	// as Python's save replaces every column except created_at.
+	// but the SQLite and PostgreSQL stores' index and child order keep the
+	// first value, as Python's save replaces every column but created_at.
 	RunCommit(ctx context.Context, p *CommitParams) error
 	// RunGet loads a run (a private copy the caller may mutate). Unknown
 	// ids return ErrNotFound.
