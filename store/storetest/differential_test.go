@@ -75,21 +75,33 @@ func diffBackends(t *testing.T) []namedStore {
 	return bs
 }
 
-// errText names err by the store sentinel it wraps.
+// errText names err by the store sentinel it wraps (errClassOf), else by
+// its text.
 func errText(err error) string {
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.Is(err, store.ErrNotFound):
-		return "notfound"
-	case errors.Is(err, store.ErrConflict):
-		return "conflict"
-	case errors.Is(err, store.ErrAlreadyExists):
-		return "exists"
-	case errors.Is(err, store.ErrInvalidID):
-		return "invalidid"
+	if c, ok := errClassOf(err); ok {
+		return c
 	}
 	return "err(" + err.Error() + ")"
+}
+
+// errClassOf names err by the store sentinel it wraps; ok is false for an
+// error that wraps none.
+func errClassOf(err error) (class string, ok bool) {
+	switch {
+	case err == nil:
+		return "ok", true
+	case errors.Is(err, store.ErrNotFound):
+		return "notfound", true
+	case errors.Is(err, store.ErrConflict):
+		return "conflict", true
+	case errors.Is(err, store.ErrAlreadyExists):
+		return "exists", true
+	case errors.Is(err, store.ErrInvalidID):
+		return "invalidid", true
+	case errors.Is(err, store.ErrInvalidCommand):
+		return "invalidcmd", true
+	}
+	return "", false
 }
 
 // answers runs f on every backend and returns its answer by backend name.

@@ -240,22 +240,12 @@ func fzRecords(rd *fzReader, id string) []*durable.StepRecord {
 	return out
 }
 
-// fzErr names err by its class: the store sentinel it wraps.
+// fzErr names err by its class (errClassOf), never by its text.
 func fzErr(err error) string {
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.Is(err, store.ErrNotFound):
-		return "notfound"
-	case errors.Is(err, store.ErrConflict):
-		return "conflict"
-	case errors.Is(err, store.ErrAlreadyExists):
-		return "exists"
-	case errors.Is(err, store.ErrInvalidID):
-		return "invalidid"
-	case errors.Is(err, store.ErrInvalidCommand):
-		return "invalidcmd"
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	if c, ok := errClassOf(err); ok {
+		return c
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return "timeout(" + err.Error() + ")"
 	}
 	return "err"
