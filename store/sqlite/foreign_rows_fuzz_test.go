@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -122,17 +121,5 @@ func TestListSkipWarningNamesRun(t *testing.T) {
 	if _, err := db.Exec(`UPDATE runs SET run_json = 'not json' WHERE run_id = 'unreadable-1'`); err != nil {
 		t.Fatal(err)
 	}
-	for name, list := range map[string]func() ([]*durable.RunState, error){
-		"RunList":         func() ([]*durable.RunState, error) { return st.RunList(ctx, &store.RunListParams{}) },
-		"RunListChildren": func() ([]*durable.RunState, error) { return st.RunListChildren(ctx, "p", "") },
-	} {
-		logs.Take()
-		runs, err := list()
-		if err != nil || len(runs) != 0 {
-			t.Fatalf("%s: %d runs, %v; want the unreadable run skipped", name, len(runs), err)
-		}
-		if l := logs.Take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id=unreadable-1") }) {
-			t.Errorf("%s skipped the unreadable run and logged %q; want a warning naming run_id=unreadable-1", name, l)
-		}
-	}
+	storetest.CheckListsSkipUnreadable(ctx, t, st, logs, "unreadable-1", "p")
 }

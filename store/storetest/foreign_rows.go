@@ -234,6 +234,26 @@ func (fr *ForeignRows) CheckGoodRunAndLedger(ctx context.Context, t *testing.T, 
 	fr.Logs.Take()
 }
 
+// CheckListsSkipUnreadable checks, once runID's stored JSON no longer
+// decodes (and it is the only run), that RunList and RunListChildren of
+// parentID skip it without failing and log a warning naming it.
+func CheckListsSkipUnreadable(ctx context.Context, t *testing.T, st store.Store, logs *testlog.Recorder, runID, parentID string) {
+	t.Helper()
+	for name, list := range map[string]func() ([]*durable.RunState, error){
+		"RunList":         func() ([]*durable.RunState, error) { return st.RunList(ctx, &store.RunListParams{}) },
+		"RunListChildren": func() ([]*durable.RunState, error) { return st.RunListChildren(ctx, parentID, "") },
+	} {
+		logs.Take()
+		runs, err := list()
+		if err != nil || len(runs) != 0 {
+			t.Fatalf("%s: %d runs, %v; want the unreadable run skipped", name, len(runs), err)
+		}
+		if l := logs.Take(); !slices.ContainsFunc(l, func(s string) bool { return strings.Contains(s, "run_id="+runID) }) {
+			t.Errorf("%s skipped the unreadable run and logged %q; want a warning naming run_id=%s", name, l, runID)
+		}
+	}
+}
+
 // wantWarning fails t unless a line logged since the last Take holds want.
 func (fr *ForeignRows) wantWarning(t *testing.T, what, want string) {
 	t.Helper()
