@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -18,14 +19,7 @@ import (
 )
 
 // specKeys returns the sorted keys of m.
-func specKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func specKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // Spec §1.3: complete_output "is evaluated before any effect, so an effect
 // in the same plan is ignored": the handler is not called and the run

@@ -200,14 +200,9 @@ func TestSpecApprovedToolCallsWithoutExecutor(t *testing.T) {
 	}
 	for i, x := range results {
 		r, _ := x.(map[string]any)
-		if r["success"] != false || !strings.Contains(pyString(r["error"]), "ToolExecutor is not configured for approval resumes") {
+		errText, _ := r["error"].(string)
+		if r["success"] != false || !strings.Contains(errText, "ToolExecutor is not configured for approval resumes") {
 			t.Errorf("result %d = %v; want an error naming the missing executor", i, r)
 		}
 	}
-}
-
-// pyString is v when it is a string, else "".
-func pyString(v any) string {
-	s, _ := v.(string)
-	return s
 }

@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/snapshot"
@@ -18,8 +19,12 @@ func TestSpecListDefaultLimit(t *testing.T) {
 			t.Parallel()
 			s := newStore(t)
 			const n = 105
+			// One second apart: saves in one microsecond would tie, and
+			// ties go by id, not by save order.
+			t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 			for i := range n {
-				if err := s.Save(t.Context(), &durable.Snapshot{SnapshotID: fmt.Sprintf("s%03d", i), RunID: "r"}); err != nil {
+				at := durable.NewTime(t0.Add(time.Duration(i) * time.Second))
+				if err := s.Save(t.Context(), &durable.Snapshot{SnapshotID: fmt.Sprintf("s%03d", i), RunID: "r", CreatedAt: at}); err != nil {
 					t.Fatal(err)
 				}
 			}

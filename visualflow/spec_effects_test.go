@@ -70,7 +70,7 @@ func TestSpec53_OutcomeMappingRows(t *testing.T) {
 				t.Errorf("the placeholder _pending_effect is kept")
 			}
 			for pin, want := range c.want {
-				if got := jsonOf(out[pin]); got != jsonOf(mustAny(t, want)) {
+				if got := jsonOf(out[pin]); got != jsonOf(mustJSON(t, want)) {
 					t.Errorf("%s: pin %s = %s, want %s", c.typ, pin, got, want)
 				}
 			}
@@ -82,13 +82,6 @@ func TestSpec53_OutcomeMappingRows(t *testing.T) {
 func jsonOf(v any) string {
 	b, _ := pyjson.Marshal(v, pyjson.Style{SortKeys: true})
 	return string(b)
-}
-
-// mustAny decodes a JSON text (numbers as json.Number, like flows).
-func mustAny(t *testing.T, text string) any {
-	t.Helper()
-	m := mustFlow(t, `{"v": `+text+`}`)
-	return m["v"]
 }
 
 // Spec §5.5: "if raw.output is an object containing result: pin output =
@@ -117,10 +110,10 @@ func TestSpec55_SubflowOutputResultAndShadowing(t *testing.T) {
 		if st.Status != durable.RunCompleted {
 			t.Fatalf("child pin %s: status %s (%s)", pin, st.Status, st.Error)
 		}
-		if jsonOf(st.Output["out"]) != jsonOf(mustAny(t, wantOut)) {
+		if jsonOf(st.Output["out"]) != jsonOf(mustJSON(t, wantOut)) {
 			t.Errorf("child pin %s: output pin = %s, want %s", pin, jsonOf(st.Output["out"]), wantOut)
 		}
-		if w := strings.ReplaceAll(whole, "PIN", pin); jsonOf(st.Output["whole"]) != jsonOf(mustAny(t, w)) {
+		if w := strings.ReplaceAll(whole, "PIN", pin); jsonOf(st.Output["whole"]) != jsonOf(mustJSON(t, w)) {
 			t.Errorf("child pin %s: child_output = %s, want %s", pin, jsonOf(st.Output["whole"]), w)
 		}
 	}
