@@ -5,6 +5,11 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -153,5 +158,83 @@ func TestEmitEventToAListenerPausedMeanwhileIsNoError(t *testing.T) {
 	after, _ := rt.GetState(ctx, l)
 	if !IsPaused(after) || after.Status != durable.RunWaiting {
 		t.Errorf("listener %s paused %v, want still waiting, paused", after.Status, IsPaused(after))
+	}
+}
+
+// failCommitsOf fails every commit of one run once armed, as a store
+// whose write for that run's row fails would.
+type failCommitsOf struct {
+	store.Store
+	runID string
+	armed bool
+}
+
+var errListenerCommit = errors.New("disk full (test)")
+
+func (s *failCommitsOf) RunCommit(ctx context.Context, p *store.CommitParams) error {
+	if s.armed && p.Run.RunID == s.runID {
+		return errListenerCommit
+	}
+	return s.Store.RunCommit(ctx, p)
+}
+
+// Spec §3.5 step 5: a listener whose resume raises is reported in
+// `resumed` as {run_id, status:"error", error} and left out of
+// delivered_to, while the other listeners get the event and the emitter
+// completes; the failed listener keeps waiting, nothing of it lost.
+func TestEmitEventReportsAListenerWhoseResumeFails(t *testing.T) {
+	ctx := context.Background()
+	listener := &Workflow{ID: "listen", Entry: "w", Nodes: map[string]NodeFunc{
+		"w": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectWaitEvent, Payload: map[string]any{"name": "ping", "scope": "global"}, ResultKey: "ev"}, "done")
+		}),
+		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"got": run.Vars["ev"]}) }),
+	}}
+	emitter := &Workflow{ID: "emit", Entry: "e", Nodes: map[string]NodeFunc{
+		"e": errNode(func(run *durable.RunState) StepPlan {
+			return Request(&durable.Effect{Type: durable.EffectEmitEvent, Payload: map[string]any{"name": "ping", "scope": "global", "max_steps": 5}, ResultKey: "r"}, "done")
+		}),
+		"done": errNode(func(run *durable.RunState) StepPlan { return Complete(map[string]any{"r": run.Vars["r"]}) }),
+	}}
+	st := &failCommitsOf{Store: memory.New()}
+	rt := errRuntime(t, st, Config{}, listener, emitter)
+	broken := waitingListener(t, rt)
+	healthy := waitingListener(t, rt)
+	st.runID, st.armed = broken.RunID, true
+
+	id := startRun(t, rt, StartParams{WorkflowID: "emit"})
+	run, err := rt.Tick(ctx, id, TickOptions{})
+	if err != nil || run.Status != durable.RunCompleted {
+		t.Fatalf("emitter: %v %v", run, err)
+	}
+	r, _ := run.Vars["r"].(map[string]any)
+	if r["delivered"] != int64(1) || !reflect.DeepEqual(r["delivered_to"], []any{healthy.RunID}) {
+		t.Errorf("delivered %v to %v; want 1, only to %s", r["delivered"], r["delivered_to"], healthy.RunID)
+	}
+	byRun := map[any]map[string]any{}
+	resumed, _ := r["resumed"].([]any)
+	for _, e := range resumed {
+		m, _ := e.(map[string]any)
+		byRun[m["run_id"]] = m
+	}
+	if len(resumed) != 2 {
+		t.Fatalf("resumed = %v; want an entry per listener", resumed)
+	}
+	bad := byRun[broken.RunID]
+	if bad["status"] != "error" || !strings.Contains(fmt.Sprint(bad["error"]), errListenerCommit.Error()) {
+		t.Errorf("failed listener's entry %v; want status \"error\" and the store's error", bad)
+	}
+	if good := byRun[healthy.RunID]; good["status"] != string(durable.RunCompleted) || good["error"] != nil {
+		t.Errorf("healthy listener's entry %v; want status completed (max_steps 5), no error", good)
+	}
+
+	st.armed = false
+	after, err := rt.GetState(ctx, broken.RunID)
+	if err != nil || after.Status != durable.RunWaiting || after.Waiting == nil || after.Waiting.WaitKey != broken.Waiting.WaitKey {
+		t.Errorf("failed listener after the emit: %v %v; want still waiting on %s", after, err, broken.Waiting.WaitKey)
+	}
+	// It still gets the next event.
+	if got, err := rt.EmitEvent(ctx, EmitParams{Name: "ping", Scope: "global"}); err != nil || !slices.Contains(got, broken.RunID) {
+		t.Errorf("a later emit reached %v (error %v); want %s among them", got, err, broken.RunID)
 	}
 }

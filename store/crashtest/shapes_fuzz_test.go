@@ -67,7 +67,7 @@ type fzStep struct {
 }
 
 type fzProgram struct {
-	backend   int // index into cfBackends: memory, json, sqlite
+	backend   int // index into cfBackends: memory, json, sqlite, sqlite_shared, postgres
 	hashchain bool
 	offload   bool
 	claims    bool // runtimes claim runs; each restart is another owner, later
@@ -105,13 +105,18 @@ func (p *fzProgram) refKey() string {
 // phase of the first kill, 6 claims), then per kill (nkills of them) two
 // bytes of kill index (the second kill's phase in byte 0's bit 7 and the
 // index's top bit), then a (kind, arg) pair per step. A node error ends
-// the program (what follows is unreachable).
+// the program (what follows is unreachable). Store 3 is shared SQLite, or
+// PostgreSQL when the first kill index's top bit is set and
+// TEST_POSTGRES_URL names a server (shared SQLite otherwise).
 func fzDecode(data []byte, nkills int) (*fzProgram, bool) {
 	if len(data) < 1+2*nkills+2 {
 		return nil, false
 	}
 	o := data[0]
-	p := &fzProgram{backend: int(o&3) % 3, hashchain: o&4 != 0, offload: o&8 != 0, claims: o&64 != 0}
+	p := &fzProgram{backend: int(o & 3), hashchain: o&4 != 0, offload: o&8 != 0, claims: o&64 != 0}
+	if p.backend == 3 && data[2]&0x80 != 0 && len(cfBackends()) > 4 {
+		p.backend = 4
+	}
 	for k := range nkills {
 		raw := int(binary.LittleEndian.Uint16(data[1+2*k:]))
 		var ph Phase
@@ -611,6 +616,8 @@ func fzCheckFinal(ctx context.Context, t *testing.T, p *fzProgram, st store.Stor
 // Seed option bits (fzDecode).
 const (
 	fzMem, fzJSON, fzSQL      = 0, 1, 2
+	fzShared                  = 3 // PostgreSQL when the first kill index has bit 15 set (fzPG)
+	fzPG                      = 0x8000
 	fzHC, fzOff, fzClaims     = 4, 8, 64
 	fzBefore, fzAfter, fzBetw = 0x00, 0x10, 0x20
 )
@@ -628,6 +635,8 @@ func FuzzCrashShapes(f *testing.F) {
 	f.Add(fzEncode(fzJSON|fzBefore|fzOff, 6, fzBigVar, 0, fzChildAsync, 3, fzEventEmit, 1))
 	f.Add(fzEncode(fzSQL|fzAfter|fzOff|fzClaims, 12, fzNote, 3, fzChildSync, 0, fzAsk, 1, fzLoop, 2))
 	f.Add(fzEncode(fzJSON|fzBetw, 8, fzChildSync, 3, fzEventDeadline, 0, fzNodeError, 1))
+	f.Add(fzEncode(fzShared|fzAfter|fzHC|fzClaims, 5, fzCharge, 1, fzAsk, 0, fzChildAsync, 2))
+	f.Add(fzEncode(fzShared|fzBetw|fzOff|fzClaims, fzPG|6, fzEventEmit, 0, fzCharge, 2, fzWaitClock, 1))
 	f.Fuzz(func(t *testing.T, data []byte) { fzRunInput(t, data, 1) })
 }
 
@@ -643,6 +652,8 @@ func FuzzCrashShapesTwice(f *testing.F) {
 	f.Add(fzEncode2(fzMem|fzBefore|fzClaims|fzOff, 5, 0x8003, fzNote, 3, fzBigVar, 1, fzEventDeadline, 1))
 	f.Add(fzEncode2(fzJSON|fzAfter|0x80, 2, 0x0002, fzCharge, 0, fzEmit, 1, fzNodeError, 0))
 	f.Add(fzEncode2(fzSQL|fzBetw|fzHC, 9, 0x8004, fzAsk, 0, fzWaitPast, 0, fzLoop, 2, fzPure, 4))
+	f.Add(fzEncode2(fzShared|fzAfter|fzClaims, 4, 0x0003, fzCharge, 1, fzChildSync, 1, fzEventDeadline, 0))
+	f.Add(fzEncode2(fzShared|fzBefore|fzHC|fzClaims|0x80, fzPG|3, 0x8002, fzAsk, 1, fzCharge, 0, fzLoop, 1))
 	f.Fuzz(func(t *testing.T, data []byte) { fzRunInput(t, data, 2) })
 }
 
