@@ -178,6 +178,69 @@ var timeLayouts = []string{
 // lower-case z, which Python refuses. Python's datetime.min, the zero
 // Time, reads as one microsecond later.
 func ParseTime(s string) (Time, error) {
+	if t, ok := parseWireTime(s); ok {
+		return t, nil
+	}
+	return parseTimeAnyForm(s)
+}
+
+// parseWireTime reads the one form appendTime writes (and Python's
+// isoformat in UTC), YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00, by hand: every
+// stored record and run holds several, and the general path builds
+// strings and tries layouts in turn, a third of the decoding of a ledger
+// record. ok is false for anything else, an invalid date or clock
+// included, which parseTimeAnyForm then reads or refuses.
+func parseWireTime(s string) (Time, bool) {
+	var us int
+	switch {
+	case len(s) == 25:
+	case len(s) == 32 && s[19] == '.':
+		for i := 20; i < 26; i++ {
+			if !isDigit(s[i]) {
+				return Time{}, false
+			}
+			us = us*10 + int(s[i]-'0')
+		}
+	default:
+		return Time{}, false
+	}
+	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[len(s)-6:] != "+00:00" {
+		return Time{}, false
+	}
+	year, ok1 := digits(s[0:4])
+	month, ok2 := digits(s[5:7])
+	day, ok3 := digits(s[8:10])
+	hour, ok4 := digits(s[11:13])
+	minute, ok5 := digits(s[14:16])
+	second, ok6 := digits(s[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || year < 1 || month < 1 || month > 12 || day < 1 ||
+		hour > 23 || minute > 59 || second > 59 {
+		return Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, second, us*1000, time.UTC)
+	if t.Day() != day {
+		return Time{}, false // past the month's end: time.Date moved it on
+	}
+	if t.IsZero() {
+		t = t.Add(time.Microsecond) // datetime.min, as parseTimeAnyForm reads it
+	}
+	return Time{t}, true
+}
+
+// digits returns the value of a run of ASCII digits; ok is false if s
+// holds anything else.
+func digits(s string) (n int, ok bool) {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// parseTimeAnyForm is ParseTime for every form Python reads.
+func parseTimeAnyForm(s string) (Time, error) {
 	v, offsetFrac, ok := extendedISO(strings.TrimSpace(s))
 	if ok {
 		for _, layout := range timeLayouts {
