@@ -38,6 +38,7 @@ fuzz: ## every fuzz target for FUZZTIME each
 		done; \
 	done
 
+# The one pin of staticcheck; .ci/run reads it from here.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: ## gofmt, go vet and staticcheck (staticcheck.conf)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
