@@ -3,12 +3,14 @@ package storetest_test
 // FuzzDecoratedRoundTrip: values built from fuzzed JSON (or fuzzed bytes
 // taken as a string) committed through the decorator stacks the product
 // allows (offload outside the hash chain, observe anywhere), over the
-// in-memory store and over SQLite, read back.
+// in-memory store, over SQLite and (sel bit 0x20, when TEST_POSTGRES_URL
+// names a server) over PostgreSQL, read back.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,6 +26,7 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/observe"
 	"github.com/abstractframework/abstractgateway/store/offload"
+	"github.com/abstractframework/abstractgateway/store/postgres"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
@@ -126,8 +129,18 @@ func FuzzDecoratedRoundTrip(f *testing.F) {
 	f.Add([]byte(`{"i":9223372036854775807,"j":-9223372036854775809,"f":1.7976931348623157e308,"t":5e-324,"n":1.50}`), "\xff\xfe", uint16(30), uint8(0x15))
 	f.Add([]byte("\xff\xfe\xfd not json but long enough to offload"), "\xc3", uint16(8), uint8(6))
 	f.Add([]byte(`{"u":"\u2028\ud83d\ude00\u0000"}`), "\u2028", uint16(3), uint8(0x17))
-	var sq fzSQLite
+	f.Add([]byte(`{"a":"`+strings.Repeat("p", 120)+`","n":[1,-0.0,1e400,"\u0000"]}`), "pg", uint16(60), uint8(0x21))
+	f.Add([]byte(`{"$artifact":"0123456789abcdef0123456789abcdef","k":"\ud800"}`), "é", uint16(12), uint8(0x22))
+	var sq, pg fzSQLite
 	dir := f.TempDir()
+	pgURL := os.Getenv("TEST_POSTGRES_URL")
+	pgSchema := fmt.Sprintf("agw_fzdeco_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	f.Cleanup(func() {
+		if pg.st != nil {
+			pg.st.Close()
+			_ = postgres.DropSchema(context.Background(), pgURL, pgSchema)
+		}
+	})
 	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, doc []byte, pad string, limitSel uint16, sel uint8) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -150,10 +163,19 @@ func FuzzDecoratedRoundTrip(f *testing.F) {
 		limit := 1 + int(limitSel%700)
 		order := fuzzOrders[int(sel)%len(fuzzOrders)]
 		useSQLite := sel&0x10 != 0
+		usePostgres := sel&0x20 != 0 && pgURL != ""
 		i := n.Add(1)
 		rid, pid := fmt.Sprintf("d%d", i), fmt.Sprintf("p%d", i)
 		var backend, plain store.Store
-		if useSQLite {
+		if usePostgres {
+			pg.once.Do(func() {
+				pg.st, pg.err = postgres.New(context.Background(), postgres.Config{URL: pgURL, Schema: pgSchema, MaxConns: 2})
+			})
+			if pg.err != nil {
+				t.Fatal(pg.err)
+			}
+			backend, plain = pg.st, pg.st
+		} else if useSQLite {
 			sq.once.Do(func() {
 				sq.st, sq.err = sqlite.New(context.Background(), sqlite.Config{Path: filepath.Join(dir, "db.sqlite3")})
 			})
