@@ -27,15 +27,18 @@ package scheduler_test
 //     name what is wrong.
 //
 // FuzzSchedulerModelStores runs the same program on the in-memory store
-// and on SQLite (reopened at each restart) and compares outcomes.
+// and on SQLite (reopened at each restart), and on PostgreSQL for some
+// programs, and compares outcomes.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +48,7 @@ import (
 	"github.com/abstractframework/abstractgateway/scheduler"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
+	"github.com/abstractframework/abstractgateway/store/postgres"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
 	"go.uber.org/goleak"
 )
@@ -751,9 +755,16 @@ func FuzzSchedulerModel(f *testing.F) {
 }
 
 // FuzzSchedulerModelStores runs each program on the in-memory store and
-// on SQLite (reopened at restarts) and compares their step outcomes.
+// on SQLite (reopened at restarts) and compares their step outcomes; a
+// program whose first byte has bit 0x40 set runs on PostgreSQL too (a
+// schema of its own, reopened at restarts) when TEST_POSTGRES_URL names a
+// server.
 func FuzzSchedulerModelStores(f *testing.F) {
 	fzSeeds(f)
+	f.Add([]byte{0x41, 0, 1, 20, 0, 1, 21, 15, 0, 12, 15, 1, 40})                         // deadline and event race
+	f.Add([]byte{0x40, 0, 3, 0, 10, 0, 0, 2, 2, 1, 4, 0, 0, 11, 0, 0, 4, 0, 0, 12, 0, 0}) // small batches, restart
+	pgURL := os.Getenv("TEST_POSTGRES_URL")
+	var schemas atomic.Int64
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 46 {
 			data = data[:46] // SQLite is slower: keep programs short
@@ -776,23 +787,51 @@ func FuzzSchedulerModelStores(f *testing.F) {
 		}
 		sql := fzRun(t, data, open(), open, false)
 		defer db.Close()
-		if len(mem.results) != len(sql.results) {
-			t.Fatalf("memory made %d steps, sqlite %d", len(mem.results), len(sql.results))
+		fzSameOutcomes(t, "sqlite", mem, sql)
+		if pgURL == "" || len(data) == 0 || data[0]&0x40 == 0 {
+			return
 		}
-		for i := range mem.results {
-			if mem.results[i] != sql.results[i] {
-				t.Fatalf("step %d: memory %q, sqlite %q\nmemory: %q\nsqlite: %q", i, mem.results[i], sql.results[i], mem.results, sql.results)
+		schema := fmt.Sprintf("agw_fzsched_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, schemas.Add(1))
+		t.Cleanup(func() { _ = postgres.DropSchema(context.Background(), pgURL, schema) })
+		var pg *postgres.Store
+		openPG := func() store.Store {
+			if pg != nil {
+				pg.Close()
 			}
-		}
-		ma, sa := mem.all(), sql.all()
-		for i, id := range mem.started {
-			m, s := ma[id], sa[sql.started[i]]
-			if m.Status != s.Status || (m.Waiting == nil) != (s.Waiting == nil) ||
-				m.Waiting != nil && (m.Waiting.Reason != s.Waiting.Reason || !m.Waiting.Until.Equal(s.Waiting.Until.Time)) {
-				t.Fatalf("run #%d: memory %s, sqlite %s", i, fzWaitSig(m), fzWaitSig(s))
+			var err error
+			pg, err = postgres.New(context.Background(), postgres.Config{URL: pgURL, Schema: schema, MaxConns: 2})
+			if err != nil {
+				t.Fatal(err)
 			}
+			return pg
 		}
+		pgh := fzRun(t, data, openPG(), openPG, false)
+		defer pg.Close()
+		fzSameOutcomes(t, "postgres", mem, pgh)
 	})
+}
+
+// fzSameOutcomes fails unless a program's run on the named store made the
+// same steps, with the same outcomes, as its run on the in-memory store,
+// and left every run it started in the same status and wait.
+func fzSameOutcomes(t *testing.T, name string, mem, got *fzHarness) {
+	t.Helper()
+	if len(mem.results) != len(got.results) {
+		t.Fatalf("memory made %d steps, %s %d", len(mem.results), name, len(got.results))
+	}
+	for i := range mem.results {
+		if mem.results[i] != got.results[i] {
+			t.Fatalf("step %d: memory %q, %s %q\nmemory: %q\n%s: %q", i, mem.results[i], name, got.results[i], mem.results, name, got.results)
+		}
+	}
+	ma, ga := mem.all(), got.all()
+	for i, id := range mem.started {
+		m, s := ma[id], ga[got.started[i]]
+		if m.Status != s.Status || (m.Waiting == nil) != (s.Waiting == nil) ||
+			m.Waiting != nil && (m.Waiting.Reason != s.Waiting.Reason || !m.Waiting.Until.Equal(s.Waiting.Until.Time)) {
+			t.Fatalf("run #%d: memory %s, %s %s", i, fzWaitSig(m), name, fzWaitSig(s))
+		}
+	}
 }
 
 // FuzzScheduledLoop runs programs with the scheduler's own loop running
