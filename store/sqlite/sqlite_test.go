@@ -75,12 +75,25 @@ func TestStore(t *testing.T) {
 	}
 }
 
+// BenchmarkStore: the shared store benchmarks on SQLite NORMAL and FULL,
+// and on two configurations whose reads all go to the file, the way a
+// read of a run the cache let go of does: a store without its cache, and
+// one opened shared (no cache, each read its own read transaction).
 func BenchmarkStore(b *testing.B) {
-	for _, sync := range []string{"NORMAL", "FULL"} {
-		b.Run(sync, func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  sqlite.Config
+	}{
+		{"NORMAL", sqlite.Config{Synchronous: "NORMAL"}},
+		{"FULL", sqlite.Config{Synchronous: "FULL"}},
+		{"uncached", sqlite.Config{CacheBytes: -1}},
+		{"shared", sqlite.Config{Shared: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			storetest.Bench(b, func(b *testing.B) store.Store {
-				s, err := sqlite.New(b.Context(), sqlite.Config{
-					Path: filepath.Join(b.TempDir(), "runtime.sqlite3"), Synchronous: sync})
+				cfg := c.cfg
+				cfg.Path = filepath.Join(b.TempDir(), "runtime.sqlite3")
+				s, err := sqlite.New(b.Context(), cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
