@@ -29,12 +29,24 @@ test/stress: ## the concurrent scenarios STRESS_COUNT times under -race
 # Every fuzz target (the readers of stored files, bundles, wire JSON, the
 # code node, effect payloads…) for FUZZTIME each, one after another; `go
 # test` alone runs only their seeds. A failure leaves its input under the
-# package's testdata/fuzz/ and stops.
+# package's testdata/fuzz/ and stops. Go 1.26's fuzz coordinator can end a
+# clean run with a bare "context deadline exceeded" as the time runs out
+# (golang/go#75804, fixed in Go 1.27): that, with no input written, is
+# reported and passed over.
 FUZZTIME ?= 1m
 fuzz: ## every fuzz target for FUZZTIME each
-	@for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	@log=$$(mktemp); rcf=$$(mktemp); trap 'rm -f $$log $$rcf' EXIT; \
+	for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 		for name in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | sed 's/^func //'); do \
-			echo "== $$dir $$name"; $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$dir || exit 1; \
+			echo "== $$dir $$name"; \
+			before=$$(ls $$dir/testdata/fuzz/$$name 2>/dev/null | wc -l); \
+			{ $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$dir; echo $$? > $$rcf; } 2>&1 | tee $$log; \
+			[ "$$(cat $$rcf)" = 0 ] && continue; \
+			after=$$(ls $$dir/testdata/fuzz/$$name 2>/dev/null | wc -l); \
+			if [ "$$after" = "$$before" ] && grep -qx '    context deadline exceeded' $$log && \
+				[ "$$(grep -c -- '--- FAIL' $$log)" = 1 ]; then \
+				echo "note: $$name ended with Go's fuzz deadline race (golang/go#75804), no input written: not a finding"; \
+			else exit 1; fi; \
 		done; \
 	done
 
