@@ -265,12 +265,23 @@ func TestToolCallsFlowWarnings(t *testing.T) {
 // total_tokens).
 func TestLLMCallUpdatesEstimatedTokens(t *testing.T) {
 	t.Parallel()
+	usage := map[string]any{"input_tokens": int64(12), "output_tokens": int64(3), "total_tokens": int64(15)}
+	got := estimatedTokensAfterLLMCall(t, usage)
+	if n, _ := runtime.AsInt(got); n != 12 {
+		t.Fatalf("_limits.estimated_tokens_used = %v, want 12", got)
+	}
+}
+
+// estimatedTokensAfterLLMCall runs one LLM_CALL whose handler reports
+// usage and returns _limits.estimated_tokens_used after it.
+func estimatedTokensAfterLLMCall(t *testing.T, usage map[string]any) any {
+	t.Helper()
 	wf := oneEffect("llm", func() *durable.Effect {
 		return &durable.Effect{Type: durable.EffectLLMCall, ResultKey: "_temp.llm", Payload: map[string]any{"prompt": "hi"}}
 	})
 	f := setup(t, wf)
-	f.rt.SetHandler(durable.EffectLLMCall, runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		return runtime.Completed(map[string]any{"content": "Hi!", "usage": map[string]any{"input_tokens": int64(12), "output_tokens": int64(3), "total_tokens": int64(15)}}), nil
+	f.rt.SetHandler(durable.EffectLLMCall, runtime.Handler{Func: func(context.Context, *runtime.EffectRequest) (runtime.Outcome, error) {
+		return runtime.Completed(map[string]any{"content": "Hi!", "usage": usage}), nil
 	}})
 	ctx := context.Background()
 	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "llm"})
@@ -279,9 +290,7 @@ func TestLLMCallUpdatesEstimatedTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	lim, _ := st.Vars["_limits"].(map[string]any)
-	if n, _ := runtime.AsInt(lim["estimated_tokens_used"]); n != 12 {
-		t.Fatalf("_limits.estimated_tokens_used = %v, want 12", lim["estimated_tokens_used"])
-	}
+	return lim["estimated_tokens_used"]
 }
 
 // §2.2 step 3: tool_support and supports_native_tools are each setdefault'ed

@@ -476,22 +476,9 @@ func TestSpecEstimatedTokensFallBackToPromptThenTotal(t *testing.T) {
 		if err := json.Unmarshal([]byte(usage), &u); err != nil {
 			t.Fatal(err)
 		}
-		wf := oneEffect("llm", func() *durable.Effect {
-			return &durable.Effect{Type: durable.EffectLLMCall, ResultKey: "_temp.llm", Payload: map[string]any{"prompt": "hi"}}
-		})
-		f := setup(t, wf)
-		f.rt.SetHandler(durable.EffectLLMCall, runtime.Handler{Func: func(context.Context, *runtime.EffectRequest) (runtime.Outcome, error) {
-			return runtime.Completed(map[string]any{"content": "ok", "usage": u}), nil
-		}})
-		ctx := context.Background()
-		id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "llm"})
-		st, err := f.rt.Tick(ctx, id, runtime.TickOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lim, _ := st.Vars["_limits"].(map[string]any)
-		if n, _ := runtime.AsInt(lim["estimated_tokens_used"]); n != want {
-			t.Errorf("usage %s: estimated_tokens_used = %v; want %d", usage, lim["estimated_tokens_used"], want)
+		got := estimatedTokensAfterLLMCall(t, u)
+		if n, _ := runtime.AsInt(got); n != want {
+			t.Errorf("usage %s: estimated_tokens_used = %v; want %d", usage, got, want)
 		}
 	}
 }
