@@ -53,6 +53,12 @@ type Config struct {
 	// MaxErrorsKept is how many of the latest errors Stats keeps.
 	// Default (0 or less) 100.
 	MaxErrorsKept int
+	// Concurrency is how many runs a poll (or Recover) ticks at once, so
+	// that one run's long tick (a slow effect, a retry's back-off) does
+	// not hold the other due runs up. Default (0 or 1): one at a time,
+	// in the order listed, on the loop's goroutine. Above 1, OnRunResumed
+	// and OnRunFailed may be called from several goroutines at once.
+	Concurrency int
 }
 
 // maxTicksPerDrive bounds the ticks one drive gives a run that keeps
@@ -497,8 +503,19 @@ func (s *Scheduler) listDue(ctx context.Context, now time.Time) (due []store.Due
 // it ticked and how many it found of workflows this runtime does not
 // serve (now held, see passOverUnserved).
 func (s *Scheduler) driveDue(ctx context.Context, due []store.DueRun, now time.Time, budget int) (ticked, unserved int, err error) {
+	pool := s.newDrivePool()
+	defer func() {
+		// The pool's drives count once they have ended; a run found
+		// unserved is held only then, as the sequential path holds it.
+		n, found := pool.wait()
+		ticked += n
+		for _, u := range found {
+			s.passOverUnserved(ctx, u.due, u.workflow)
+			unserved++
+		}
+	}()
 	for _, d := range due {
-		if ticked == budget {
+		if ticked+pool.launched() == budget {
 			break
 		}
 		if ctx.Err() != nil {
@@ -525,6 +542,12 @@ func (s *Scheduler) driveDue(ctx context.Context, due []store.DueRun, now time.T
 				unserved++
 				continue
 			}
+		}
+		if pool != nil {
+			if !pool.driveDue(ctx, s, d) {
+				return ticked, unserved, ctx.Err()
+			}
+			continue
 		}
 		if wf, ok := s.driveServed(ctx, d.RunID, d.Until); !ok {
 			// Without claims the tick reads the run and leaves it as it
@@ -1053,8 +1076,10 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing running runs: %w", err)
 	}
+	pool := s.newDrivePool()
 	for _, r := range running {
 		if err := ctx.Err(); err != nil {
+			pool.wait()
 			return err
 		}
 		if _, ok := s.rt.Registry().Get(r.WorkflowID); !ok {
@@ -1075,8 +1100,16 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 			s.mu.Unlock()
 			continue
 		}
-		s.drive(ctx, r.RunID, durable.Time{})
+		if pool == nil {
+			s.drive(ctx, r.RunID, durable.Time{})
+		} else if !pool.drive(ctx, s, r.RunID) {
+			pool.wait()
+			return ctx.Err()
+		}
 	}
+	// Every drive ends before the parents are looked at: a child's drive
+	// may end it and resume its parent itself.
+	pool.wait()
 	parents, err := listAll(ctx, func(limit int) ([]*durable.RunState, error) {
 		return s.st.RunList(ctx, &store.RunListParams{
 			Status: durable.RunWaiting, WaitReason: durable.WaitSubworkflow, Limit: limit,
