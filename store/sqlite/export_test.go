@@ -43,3 +43,13 @@ func KeyIndexReadThrough(s *Store, ctx context.Context, runID string, from int64
 	_, last, err := s.completedKeysFrom(ctx, rd, runID, from)
 	return last, err
 }
+
+// SetRedoRecordLimit lowers the bound on one redo record (ErrTooLarge), so
+// that a test reaches it without a gigabyte write.
+func SetRedoRecordLimit(s *Store, n int) {
+	if s.redo != nil {
+		s.redo.mu.Lock()
+		s.redo.file.maxPayload = n
+		s.redo.mu.Unlock()
+	}
+}

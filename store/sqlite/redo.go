@@ -49,7 +49,10 @@ type redoFile struct {
 	next int64 // the LSN the next record gets
 	off  int64 // where the next record goes
 	sync bool  // fdatasync after each append (synchronous=FULL)
-	buf  []byte
+	// maxPayload bounds the records append takes: redoMaxPayload (a test
+	// lowers it).
+	maxPayload int
+	buf        []byte
 	// syncData makes an append durable: fdatasync (a test fails it).
 	syncData func(*os.File) error
 }
@@ -119,7 +122,7 @@ func openRedoFile(path string, next int64, sync bool) (*redoFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the redo log: %w", err)
 	}
-	r := &redoFile{f: f, sync: sync, syncData: fdatasync}
+	r := &redoFile{f: f, sync: sync, syncData: fdatasync, maxPayload: redoMaxPayload}
 	if sync {
 		if err := r.preallocate(); err != nil {
 			_ = f.Close()
@@ -187,11 +190,24 @@ func (r *redoFile) rewind(next int64) error {
 	return nil
 }
 
+// ErrTooLarge is wrapped by the error of a write whose redo record would
+// be over the log's bound of 1e9 bytes (SQLite's own limit on one value):
+// nothing of it is written, and the store takes other writes as before.
+var ErrTooLarge = errors.New("write too large")
+
+// fits refuses a record of n bytes over the bound.
+func (r *redoFile) fits(n int) error {
+	if n > r.maxPayload {
+		return fmt.Errorf("sqlite: a write whose redo record is %d bytes, over the %d-byte limit: %w", n, r.maxPayload, ErrTooLarge)
+	}
+	return nil
+}
+
 // append writes one record with the next LSN, returns that LSN, and
 // syncs the file first when the store is synchronous=FULL.
 func (r *redoFile) append(payload []byte) (int64, error) {
-	if len(payload) > redoMaxPayload {
-		return 0, fmt.Errorf("redo record of %d bytes: over the %d-byte limit", len(payload), redoMaxPayload)
+	if err := r.fits(len(payload)); err != nil {
+		return 0, err
 	}
 	b := r.buf[:0]
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))

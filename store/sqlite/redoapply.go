@@ -773,8 +773,13 @@ func (s *Store) recordedTx(ctx context.Context, fn func(ctx context.Context) err
 		if !s.w.recorded() {
 			return nil
 		}
-		_, err := s.w.redoApplied.exec(ctx, lsn)
-		return err
+		if _, err := s.w.redoApplied.exec(ctx, lsn); err != nil {
+			return err
+		}
+		// A record the log would refuse is refused here, before the
+		// commit: after it, the refusal would leave a committed write
+		// the log does not hold, and the store refusing every write.
+		return rl.file.fits(s.w.recordedLen())
 	})
 	payload := s.w.stopRecording()
 	if err != nil {
@@ -971,6 +976,11 @@ func (s *Store) queueLocked(op *redoOp, recs []encodedRecord) error {
 	lsn, err := rl.file.append(e.b)
 	if cap(e.b) > 1<<20 {
 		e.b = nil // a rare huge commit: do not keep its buffer
+	}
+	if errors.Is(err, ErrTooLarge) {
+		// Refused before anything was written: the log is intact, and
+		// only this write fails.
+		return fmt.Errorf("run %s: %w", op.runID, err)
 	}
 	if err != nil {
 		rl.failed = err

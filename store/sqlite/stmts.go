@@ -285,6 +285,15 @@ func (w *writerStmts) startRecording() {
 // recorded reports whether a write statement ran since startRecording.
 func (w *writerStmts) recorded() bool { return w.rec != nil && len(w.rec.b) > 1 }
 
+// recordedLen is the size of the record the statements run since
+// startRecording make.
+func (w *writerStmts) recordedLen() int {
+	if w.rec == nil {
+		return 0
+	}
+	return len(w.rec.b)
+}
+
 func (w *writerStmts) stopRecording() []byte {
 	e := w.rec
 	w.rec = nil
