@@ -500,10 +500,12 @@ func (s *Store) dueRows(ctx context.Context, stmt *sql.Stmt, max int, skip func(
 // addForeignDue merges into due (canonical rows, oldest first, at most
 // limit) the foreign deadlines at or before now, and keeps the oldest
 // limit, ordered by time and then run id as the canonical query orders.
+// A run in both (its deadline rewritten by another writer between the two
+// queries, each its own snapshot) is listed once, at its canonical row.
 func addForeignDue(due, foreign []store.DueRun, now time.Time, limit int) []store.DueRun {
 	n := len(due)
 	for _, d := range foreign {
-		if !d.Until.After(now) {
+		if !d.Until.After(now) && !slices.ContainsFunc(due[:n], func(c store.DueRun) bool { return c.RunID == d.RunID }) {
 			due = append(due, d)
 		}
 	}
