@@ -444,7 +444,10 @@ func (s *stress) newRunner(i int) *stressRunner {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	sch, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: 10 * time.Millisecond, RecoverInterval: 150 * time.Millisecond})
+	// Runner 1 ticks due and recovered runs three at a time, the others
+	// one at a time: both drive the same runs, claims between them.
+	sch, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: 10 * time.Millisecond, RecoverInterval: 150 * time.Millisecond,
+		Concurrency: 1 + 2*(i%2)})
 	if err != nil {
 		s.t.Fatal(err)
 	}
