@@ -585,7 +585,19 @@ func splitJoined(line []byte) (parts [][]byte, ok bool) {
 		}
 		if err != nil {
 			if len(parts) == 0 {
-				return nil, false
+				// Torn bytes first (a writer killed mid-line, then
+				// Python's append on the same line): they make a part of
+				// their own, no reader decodes it, and the records after
+				// them are split as any others.
+				p := resyncStart(line)
+				if p <= 0 {
+					return nil, false
+				}
+				rest, ok := splitJoined(line[p:])
+				if !ok {
+					return nil, false
+				}
+				return append([][]byte{bytes.TrimRight(line[:p], " \t\r")}, rest...), true
 			}
 			// A torn value after whole ones (a writer killed mid-line,
 			// then another append): the rest stays as it is, a part of

@@ -280,27 +280,59 @@ const maxResyncTries = 256
 
 // resyncedValues returns the values of the longest tail of line, starting
 // at an opening brace after its first byte, that decodes whole to the end
-// of the line: the records written after a torn one on the same line. A
-// writer that does not start a new line after a torn write (Python's
-// append) leaves "{…torn{…whole…}"; reading stopped at the tear, and the
-// whole record after it was lost with the line, its completion too (a
-// replay then ran its effect again), or a command's seq, given out again.
-// A brace inside the torn part cannot start such a tail: the tear is in
-// what follows it.
+// of the line into records (looksLikeRecord): the records written after a
+// torn one on the same line. A writer that does not start a new line after
+// a torn write (Python's append) leaves "{…torn{…whole…}"; reading stopped
+// at the tear, and the whole record after it was lost with the line, its
+// completion too (a replay then ran its effect again), or a command's seq,
+// given out again.
 func resyncedValues(line []byte) []any {
+	if p := resyncStart(line); p > 0 {
+		vals, _ := pyjson.DecodeStream(line[p:])
+		return vals
+	}
+	return nil
+}
+
+// resyncStart is where resyncedValues' tail starts, or -1. A tail must
+// hold records, not just decode: a tear right after a nested object
+// closes (`…"effect": {…}` cut there) leaves that object decoding to the
+// end of the line, and it is no record.
+func resyncStart(line []byte) int {
 	tries := 0
 	for p := 1; p < len(line) && tries < maxResyncTries; p++ {
 		i := bytes.IndexByte(line[p:], '{')
 		if i < 0 {
-			return nil
+			return -1
 		}
 		p += i
 		tries++
-		if vals, err := pyjson.DecodeStream(line[p:]); err == nil && len(vals) > 0 {
-			return vals
+		vals, err := pyjson.DecodeStream(line[p:])
+		if err == nil && len(vals) > 0 && allRecords(vals) {
+			return p
 		}
 	}
-	return nil
+	return -1
+}
+
+// allRecords reports whether every value looks like a record.
+func allRecords(vals []any) bool {
+	for _, v := range vals {
+		if m, ok := v.(map[string]any); !ok || !looksLikeRecord(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// looksLikeRecord reports whether m has the members every ledger record
+// (run_id, step_id) or command (run_id, command_id) is written with, as
+// Python's to_dict writes them.
+func looksLikeRecord(m map[string]any) bool {
+	_, run := m["run_id"]
+	_, step := m["step_id"]
+	_, command := m["command_id"]
+	return run && (step || command)
 }
 
 // appendRecordsLocked appends records to a run's ledger in one write and
