@@ -39,11 +39,20 @@ type ledgerState struct {
 	// completed maps the idempotency key of each completed record to the
 	// seq of the first one, so replay look-ups never scan the file.
 	completed map[string]int64
+	// head is the file's first bytes (up to headBytes): a file of the same
+	// identity that grew but starts otherwise is another file, a deleted
+	// ledger's inode number handed out again to a new one.
+	head []byte
 }
+
+// headBytes is how much of a ledger's start ledgerState.head keeps: past
+// a first record's run and step ids, which tell two ledgers of one run
+// apart.
+const headBytes = 256
 
 // cost estimates the memory st holds, for the cache bound.
 func (st *ledgerState) cost() int64 {
-	return 128 + 16*int64(len(st.marks)) + 80*int64(len(st.completed))
+	return 128 + int64(len(st.head)) + 16*int64(len(st.marks)) + 80*int64(len(st.completed))
 }
 
 func (st *ledgerState) noteCompleted(key string, seq int64) {
@@ -142,7 +151,7 @@ func (s *Store) syncLedger(path string, st *ledgerState, f *os.File, fi fs.FileI
 		return nil
 	}
 	from, seq := int64(0), int64(0)
-	if id == st.file && size > st.size {
+	if id == st.file && size > st.size && sameHead(f, st.head) {
 		from, seq = st.tailOff, st.tailSeq
 	}
 	data, err := readLedgerFrom(f, from, size)
@@ -159,7 +168,7 @@ func (s *Store) syncLedger(path string, st *ledgerState, f *os.File, fi fs.FileI
 		}
 	}
 	if from == 0 {
-		*st = ledgerState{}
+		*st = ledgerState{head: bytes.Clone(data[:min(len(data), headBytes)])}
 	} else {
 		data = data[1:]
 		// The torn tail is read again: drop what it gave.
@@ -171,6 +180,13 @@ func (s *Store) syncLedger(path string, st *ledgerState, f *os.File, fi fs.FileI
 	st.file = id
 	s.scanLedger(path, st, data, from, seq)
 	return nil
+}
+
+// sameHead reports whether f starts with head.
+func sameHead(f *os.File, head []byte) bool {
+	got := make([]byte, len(head))
+	n, _ := f.ReadAt(got, 0)
+	return n == len(head) && bytes.Equal(got, head)
 }
 
 // readLedgerFrom reads the bytes of f from off to size; from an off past
@@ -359,6 +375,7 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord,
 	var st *ledgerState
 	var base int64 // the file's size before the records
 	var written int
+	var head []byte // the first bytes written, when the file was empty
 	sync := func(f *os.File, fi fs.FileInfo, data []byte) error {
 		if fi == nil {
 			return errors.New("the ledger's size is unknown (fstat failed)")
@@ -368,6 +385,9 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord,
 			return err
 		}
 		base, written = fi.Size(), len(data)
+		if base == 0 {
+			head = data[:min(len(data), headBytes)]
+		}
 		if beforeWrite != nil {
 			return beforeWrite(base, data)
 		}
@@ -385,6 +405,9 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord,
 			st.noteCompleted(r.IdempotencyKey, seq)
 		}
 		r.Seq = seq
+	}
+	if head != nil {
+		st.head = bytes.Clone(head) // data views buf, a pooled buffer
 	}
 	st.count += int64(len(records))
 	st.size = base + int64(written)
