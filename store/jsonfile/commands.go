@@ -227,7 +227,7 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 	// since a Python process (no runner) may append to commands.jsonl
 	// while the store is open, and be killed mid-line; and a failed append
 	// of ours may have left part of its line.
-	err = s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist), true, nil)
+	_, err = s.appendFile(s.commandsPath(), line, errors.Is(statErr, fs.ErrNotExist), true, nil)
 	l.lastSeq = rec.Seq // handed out, whatever happened
 	if err != nil && !errors.Is(err, errAppendedUnsynced) {
 		return durable.CommandAppendResult{}, fmt.Errorf("jsonfile: command append: %w", err)
@@ -254,15 +254,17 @@ func (s *Store) CommandAppend(ctx context.Context, c *durable.CommandRecord) (du
 // taken as created. beforeWrite, when not nil, is called just before the
 // write with the open file (readable with ownLine), its info (nil when
 // fstat failed) and the bytes about to be appended; an error from it
-// ends the append with nothing written.
-func (s *Store) appendFile(path string, data []byte, created, ownLine bool, beforeWrite func(f *os.File, fi fs.FileInfo, data []byte) error) error {
+// ends the append with nothing written. alone reports that the file grew
+// by exactly the bytes written, so that data starts where beforeWrite's
+// info said the file ended: no other process appended around it.
+func (s *Store) appendFile(path string, data []byte, created, ownLine bool, beforeWrite func(f *os.File, fi fs.FileInfo, data []byte) error) (alone bool, err error) {
 	flag := os.O_WRONLY
 	if ownLine {
 		flag = os.O_RDWR // to read the last byte
 	}
 	f, err := atomicfile.OpenFile(path, flag|os.O_APPEND|os.O_CREATE, filePerm)
 	if err != nil {
-		return fmt.Errorf("opening %s: %w", path, err)
+		return false, fmt.Errorf("opening %s: %w", path, err)
 	}
 	size := int64(-1)
 	fi, err := f.Stat()
@@ -280,7 +282,7 @@ func (s *Store) appendFile(path string, data []byte, created, ownLine bool, befo
 	if beforeWrite != nil {
 		if err := beforeWrite(f, fi, data); err != nil {
 			_ = f.Close()
-			return err
+			return false, err
 		}
 	}
 	write := (*os.File).Write
@@ -294,8 +296,16 @@ func (s *Store) appendFile(path string, data []byte, created, ownLine bool, befo
 	if err == nil && !s.noSync {
 		err = f.Sync()
 	}
-	if err != nil && size >= 0 {
-		// Not accepted, so not left for a reopen to read back.
+	// Another process (Python, no runner) may have appended between the
+	// fstat above and the write, or since.
+	if end, serr := f.Stat(); serr == nil && size >= 0 {
+		alone = end.Size() == size+int64(n)
+	}
+	if err != nil && alone {
+		// Not accepted, so not left for a reopen to read back. Cut only
+		// when what follows size is ours alone: a cut to size would also
+		// take another process's appended record. Otherwise the part
+		// written stays, a torn line readers pass over.
 		_ = f.Truncate(size)
 	}
 	if cerr := f.Close(); err == nil {
@@ -305,14 +315,14 @@ func (s *Store) appendFile(path string, data []byte, created, ownLine bool, befo
 		if created {
 			s.dirUnsynced.Store(true)
 		}
-		return fmt.Errorf("appending to %s: %w", path, err)
+		return alone, fmt.Errorf("appending to %s: %w", path, err)
 	}
 	if created || s.dirUnsynced.Load() {
 		if err := s.syncDir(); err != nil {
-			return fmt.Errorf("%w: %w", errAppendedUnsynced, err)
+			return alone, fmt.Errorf("%w: %w", errAppendedUnsynced, err)
 		}
 	}
-	return nil
+	return alone, nil
 }
 
 // endsWithNewline reports whether the file of size bytes ends with '\n'.

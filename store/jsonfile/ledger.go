@@ -393,9 +393,16 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord,
 		}
 		return nil
 	}
-	if err := s.appendFile(path, buf, false, true, sync); err != nil {
+	alone, err := s.appendFile(path, buf, false, true, sync)
+	if err != nil {
 		s.forgetLedger(runID)
 		return err
+	}
+	if !alone {
+		// Another process appended around ours: the records' seqs are
+		// where a reading of the file finds them.
+		s.forgetLedger(runID)
+		return s.seqsFromFile(path, base, buf, records)
 	}
 	prefix := int64(written - len(buf)) // ownLine's '\n'
 	for i, r := range records {
@@ -415,6 +422,31 @@ func (s *Store) appendRecordsLocked(runID string, records []*durable.StepRecord,
 	// Again: its cost grew, and it may have been evicted meanwhile (it is
 	// still exact: appends to a run hold its stripe).
 	s.ledgers.Put(runID, st, st.cost())
+	return nil
+}
+
+// seqsFromFile sets the Seq of records, whose encoding buf was appended
+// to the ledger at path at or after offset base while another process
+// appended too, from where a reading of the file finds buf: one more than
+// the objects before it.
+func (s *Store) seqsFromFile(path string, base int64, buf []byte, records []*durable.StepRecord) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading %s after an append: %w", path, err)
+	}
+	at := -1
+	if base <= int64(len(data)) {
+		if i := bytes.Index(data[base:], buf); i >= 0 {
+			at = int(base) + i
+		}
+	}
+	if at < 0 {
+		return fmt.Errorf("%s: the records appended are not found in it after another process's append", path)
+	}
+	before := s.walkLedger(path, data[:at], 0, 0, func(int64, int64, map[string]any) bool { return true })
+	for i, r := range records {
+		r.Seq = before + int64(i) + 1
+	}
 	return nil
 }
 
