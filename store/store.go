@@ -356,8 +356,10 @@ type LedgerListener interface {
 	// for any run: without deleted, appends it cannot name (read from the
 	// cursor); with deleted, deletes it cannot name (any ledger may have
 	// been deleted: read each from seq 1). It calls ready once it listens;
-	// changes made before, or while a caller reconnects, are not
-	// reported: a follower reads from its cursor after ready.
+	// changes made before are not reported: a follower reads from its
+	// cursor after ready. A caller that listens again after a call failed
+	// cannot know what was deleted meanwhile, and treats every ledger as
+	// possibly deleted (observe.Follow sends Deleted with an empty run id).
 	ListenLedger(ctx context.Context, ready func(), wake func(runID string, deleted bool)) error
 }
 

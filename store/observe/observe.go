@@ -38,9 +38,9 @@ import (
 // says the run's ledger was deleted, through this store or (Follow) by
 // another process: a ledger that grows again starts at seq 1, below the
 // follower's cursor, so the follower reads it from the start; with an
-// empty RunID (deletes merged in a full buffer), any of the ledgers it
-// follows may have been deleted, and it reads each from the start. Each
-// follower's Records are its own.
+// empty RunID (deletes merged in a full buffer, or Follow listening again
+// after a failure), any of the ledgers it follows may have been deleted,
+// and it reads each from the start. Each follower's Records are its own.
 type Event struct {
 	RunID   string
 	Records []*durable.StepRecord
@@ -229,8 +229,10 @@ type FollowConfig struct {
 // ctx's error, or at once an error wrapping errors.ErrUnsupported when the
 // store reports no appends (a store one process owns needs none). When
 // listening fails, it listens again after a pause (1 s, doubling up to
-// 30 s) and then wakes every subscription with an empty RunID, since
-// appends made meanwhile went unreported.
+// 30 s) and then sends every subscription a Deleted event with an empty
+// RunID: the appends and deletes made meanwhile went unreported, and a
+// delete, unlike an append, is not found by a read from the cursor (a
+// ledger deleted and grown again past it would be read from its middle).
 func (s *Store) Follow(ctx context.Context, cfg FollowConfig) error {
 	l, ok := s.Store.(store.LedgerListener)
 	if !ok {
@@ -242,7 +244,9 @@ func (s *Store) Follow(ctx context.Context, cfg FollowConfig) error {
 		ready := func() {
 			pause = firstPause
 			if failures > 0 {
-				s.wake("")
+				// Deletes made while nobody listened went unreported
+				// too, and no read from a cursor reveals them.
+				s.heard("", true)
 			}
 			if cfg.Ready != nil {
 				cfg.Ready()

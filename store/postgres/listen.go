@@ -73,7 +73,9 @@ func (s *Store) notifyPayload(runID, mark string) string {
 // ready once it listens, and returns when ctx ends (ctx's error) or the
 // connection fails or stops answering (Config.ListenHeartbeat); changes
 // made while it does not listen are not reported, so a follower reads
-// from its cursor once ready is called.
+// from its cursor once ready is called. The server keeps no record of
+// deletes to ask on reconnecting: a caller listening again after a failure
+// treats every ledger as possibly deleted (see store.LedgerListener).
 func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID string, deleted bool)) error {
 	cfg := s.pool.Config().ConnConfig.Copy()
 	// pgx's default: an ended context ends the connection's I/O at once. The

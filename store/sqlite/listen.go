@@ -27,9 +27,12 @@ import (
 // look reads from the end the delete left. A look that finds log entries
 // of other processes trimmed away (more than 10,000 deletes since the
 // last look) tells every follower to read its ledgers again from seq 1
-// (an empty run id with deleted set). The appends and deletes this store value makes itself are not
-// reported: the store notes them, by rowid, in the writer turn before
-// they commit (and drops the notes when they do not). A store that owns
+// (an empty run id with deleted set). A look that fails ends the call, and
+// its place in the log with it: a caller listening again treats every
+// ledger as possibly deleted (see store.LedgerListener). The appends and
+// deletes this store value makes itself are not reported: the store notes
+// them, by rowid, in the writer turn before they commit (and drops the
+// notes when they do not). A store that owns
 // its database has no other writer to hear: its ListenLedger fails at once
 // with errors.ErrUnsupported.
 func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID string, deleted bool)) error {
