@@ -139,22 +139,29 @@ func (s *Store) migrate(ctx context.Context) error {
 // migration 002 judged paused when control.paused was not the boolean
 // true (the string "true"). Only runs that could be such are read
 // (waiting on a deadline, without due_at); rows that do not decode keep
-// theirs, as their reads skip them.
+// theirs, as their reads skip them. A run is updated only at the version
+// read: a runner of the previous version may commit it meanwhile (a
+// rolling upgrade), and an UPDATE by run_id alone would wait for its row
+// lock and then set due_at on the row that runner committed (a run
+// completed meanwhile would be listed due for ever); its commit set the
+// due_at it judged right.
 func restoreDueAt(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, `SELECT run_id, run_json FROM runs WHERE status = 'waiting'
+	rows, err := tx.Query(ctx, `SELECT run_id, run_json, version FROM runs WHERE status = 'waiting'
 		AND wait_reason IN ('until', 'event') AND wait_until IS NOT NULL AND due_at IS NULL`)
 	if err != nil {
 		return fmt.Errorf("reading the runs waiting without due_at: %w", err)
 	}
 	type due struct {
-		runID string
-		at    time.Time
+		runID   string
+		at      time.Time
+		version int64
 	}
 	var fix []due
 	for rows.Next() {
 		var runID string
 		var text []byte
-		if err := rows.Scan(&runID, &text); err != nil {
+		var version int64
+		if err := rows.Scan(&runID, &text, &version); err != nil {
 			rows.Close()
 			return err
 		}
@@ -163,7 +170,7 @@ func restoreDueAt(ctx context.Context, tx pgx.Tx) error {
 			continue
 		}
 		if until, ok := store.Deadline(r); ok {
-			fix = append(fix, due{runID, until.Time})
+			fix = append(fix, due{runID, until.Time, version})
 		}
 	}
 	rows.Close()
@@ -172,7 +179,8 @@ func restoreDueAt(ctx context.Context, tx pgx.Tx) error {
 	}
 	for _, d := range fix {
 		// run_id as the column holds it: the run's JSON spells it as read.
-		if _, err := tx.Exec(ctx, `UPDATE runs SET due_at = $2 WHERE run_id = $1`, d.runID, d.at); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE runs SET due_at = $2 WHERE run_id = $1 AND version = $3`,
+			d.runID, d.at, d.version); err != nil {
 			return fmt.Errorf("setting due_at of run %q: %w", d.runID, err)
 		}
 	}
