@@ -48,3 +48,31 @@ func linkedElsewhere(f *os.File) (bool, error) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && st.Nlink > 1, nil
 }
+
+// openElsewhere reports whether another descriptor, of this process or
+// another, has f's file open: Linux grants a write lease only on a file
+// no other descriptor holds (fcntl F_SETLEASE), and it is released at
+// once. known is false when the kernel or file system grants no lease
+// here (leases off, a file another user owns, a network file system):
+// then nothing is known.
+func openElsewhere(f *os.File) (open, known bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, false
+	}
+	var lerr error
+	if err := rc.Control(func(fd uintptr) {
+		if _, lerr = unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_WRLCK); lerr == nil {
+			_, _ = unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_UNLCK)
+		}
+	}); err != nil {
+		return false, false
+	}
+	switch {
+	case lerr == nil:
+		return false, true
+	case errors.Is(lerr, unix.EAGAIN), errors.Is(lerr, unix.EBUSY):
+		return true, true
+	}
+	return false, false
+}

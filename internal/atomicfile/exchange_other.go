@@ -12,3 +12,6 @@ func renameNoReplace(a, b string) error { return errExchangeUnsupported }
 
 // linkedElsewhere is never asked outside Linux, where nothing is recycled.
 func linkedElsewhere(f *os.File) (bool, error) { return false, nil }
+
+// openElsewhere is never asked outside Linux, where nothing is recycled.
+func openElsewhere(f *os.File) (open, known bool) { return false, false }

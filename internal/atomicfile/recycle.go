@@ -23,12 +23,13 @@ const SparePattern = ".spare-*.tmp"
 // rename). Replace instead writes a spare file and atomically exchanges it
 // with the target (renameat2 RENAME_EXCHANGE); the spare then holds the
 // old content and is reused by the next Replace. Readers that open the
-// path see the old or the new file, never a mix, as with Write; but a
-// reader that keeps the old file open across a later Replace (of any
-// file) may read that later content, as the displaced file is written
-// again. A displaced file with another link (a hard-linked copy of the
-// directory) is never written again: it is unlinked and left to that
-// copy.
+// path see the old or the new file, never a mix, as with Write. A
+// displaced file that a reader still has open (another process reading
+// the old state, a backup copying it: Linux tells through a write lease,
+// which it grants only on a file nobody else holds), or that another link
+// names (a hard-linked copy of the directory), is never written again: it
+// is unlinked and left to them. Where leases are not granted (a network
+// file system, leases turned off) displaced files are not reused at all.
 //
 // Spares live in the directory while the Recycler is open (one per
 // concurrent Replace, usually one) and are removed by Close; spares left
@@ -41,6 +42,10 @@ type Recycler struct {
 	mu          sync.Mutex
 	spares      []string // spare paths not in use
 	unsupported atomic.Bool
+	// noLease is set once a displaced file could not be checked for
+	// readers (openElsewhere did not know): displaced files are then
+	// removed instead of kept as spares.
+	noLease atomic.Bool
 }
 
 // NewRecycler returns a Recycler for files of dir written with opts; with
@@ -129,26 +134,24 @@ func (r *Recycler) Replace(path string, data []byte) error {
 // unwritable) is the error.
 func (r *Recycler) filledSpare(data []byte) (string, error) {
 	for {
-		r.mu.Lock()
-		pooled := len(r.spares) > 0
-		r.mu.Unlock()
-		spare, err := r.take()
+		spare, pooled, err := r.take()
 		if err != nil {
 			return "", err
 		}
-		err = r.fill(spare, data)
+		err = r.fill(spare, data, pooled)
 		if err == nil {
 			return spare, nil
 		}
 		r.discard(spare)
-		if !errors.Is(err, errSpareLinked) && !(pooled && errors.Is(err, fs.ErrPermission)) {
+		if !errors.Is(err, errSpareLinked) && !errors.Is(err, errSpareOpen) && !(pooled && errors.Is(err, fs.ErrPermission)) {
 			return "", err
 		}
 	}
 }
 
-// fill makes spare hold exactly data (synced unless NoSync).
-func (r *Recycler) fill(spare string, data []byte) (err error) {
+// fill makes spare hold exactly data (synced unless NoSync); displaced
+// tells it is a file a Replace displaced, not a fresh one.
+func (r *Recycler) fill(spare string, data []byte, displaced bool) (err error) {
 	f, err := OpenFile(spare, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("opening spare file: %w", err)
@@ -162,6 +165,16 @@ func (r *Recycler) fill(spare string, data []byte) (err error) {
 		return fmt.Errorf("reading spare file: %w", err)
 	} else if shared {
 		return errSpareLinked
+	}
+	if displaced {
+		// A reader that opened it under its old name may still be
+		// reading it (no one opens a fresh spare: no one knows its name).
+		if open, known := openElsewhere(f); open || !known {
+			if !known {
+				r.noLease.Store(true)
+			}
+			return errSpareOpen
+		}
 	}
 	if _, err := f.WriteAt(data, 0); err != nil {
 		return fmt.Errorf("writing spare file: %w", err)
@@ -177,14 +190,15 @@ func (r *Recycler) fill(spare string, data []byte) (err error) {
 	return nil
 }
 
-// take returns an unused spare, creating one when none is free.
-func (r *Recycler) take() (string, error) {
+// take returns an unused spare, creating one when none is free; pooled
+// tells it is a displaced file.
+func (r *Recycler) take() (spare string, pooled bool, err error) {
 	r.mu.Lock()
 	if n := len(r.spares); n > 0 {
 		p := r.spares[n-1]
 		r.spares = r.spares[:n-1]
 		r.mu.Unlock()
-		return p, nil
+		return p, true, nil
 	}
 	r.mu.Unlock()
 	p := r.newSpareName()
@@ -194,12 +208,12 @@ func (r *Recycler) take() (string, error) {
 	}
 	f, err := OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return "", fmt.Errorf("creating spare file: %w", err)
+		return "", false, fmt.Errorf("creating spare file: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("creating spare file: %w", err)
+		return "", false, fmt.Errorf("creating spare file: %w", err)
 	}
-	return p, nil
+	return p, false, nil
 }
 
 // newSpareName returns a fresh path matching SparePattern.
@@ -210,6 +224,10 @@ func (r *Recycler) newSpareName() string {
 }
 
 func (r *Recycler) give(p string) {
+	if r.noLease.Load() {
+		r.discard(p) // cannot be checked for readers before reuse
+		return
+	}
 	r.mu.Lock()
 	r.spares = append(r.spares, p)
 	r.mu.Unlock()
@@ -234,6 +252,9 @@ func (r *Recycler) Close() error {
 
 // errSpareLinked reports a spare that another name links to.
 var errSpareLinked = errors.New("spare file has another link")
+
+// errSpareOpen reports a displaced file that a reader may still have open.
+var errSpareOpen = errors.New("spare file may be open elsewhere")
 
 // errExchangeUnsupported reports that the platform or file system cannot
 // exchange two names atomically.
