@@ -38,31 +38,15 @@ func TestFollowerInAnotherProcessSeesARegrownLedger(t *testing.T) {
 	followed := startFollow(t, ctx, obs)
 	defer func() { stop(); <-followed }()
 
-	// The follower, as store/observe describes it: a wake-up reads after
-	// the cursor, a Deleted event from the start.
-	var cursor int64
-	var seen []string
-	follow := func(ev observe.Event) {
-		if ev.Deleted {
-			cursor = 0
-		}
-		recs, err := obs.LedgerList(ctx, &store.LedgerListParams{RunID: "regrown", After: cursor})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range recs {
-			seen = append(seen, r.NodeID)
-			cursor = r.Seq
-		}
-	}
+	f := &ledgerFollower{t: t, obs: obs, runID: "regrown"}
 	r := testRun("regrown")
 	if err := runner.RunCommit(ctx, &store.CommitParams{Run: r, Create: true,
 		Records: []*durable.StepRecord{testRecord("regrown", "old-1"), testRecord("regrown", "old-2")}}); err != nil {
 		t.Fatal(err)
 	}
-	follow(next(t, sub))
-	if cursor != 2 {
-		t.Fatalf("follower cursor %d after the first append, want 2 (seen %v)", cursor, seen)
+	f.read(next(t, sub))
+	if f.cursor != 2 {
+		t.Fatalf("follower cursor %d after the first append, want 2 (seen %v)", f.cursor, f.seen)
 	}
 	if _, err := runner.LedgerDelete(ctx, "regrown"); err != nil {
 		t.Fatal(err)
@@ -71,13 +55,13 @@ func TestFollowerInAnotherProcessSeesARegrownLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.After(10 * time.Second)
-	for !slices.Contains(seen, "new-1") {
+	for !slices.Contains(f.seen, "new-1") {
 		select {
 		case ev := <-sub.C:
-			follow(ev)
+			f.read(ev)
 		case <-deadline:
 			t.Fatalf("the follower in the other process never saw record new-1 of the regrown ledger "+
-				"(seen %v, cursor %d): the delete was not reported across processes", seen, cursor)
+				"(seen %v, cursor %d): the delete was not reported across processes", f.seen, f.cursor)
 		}
 	}
 }
@@ -203,5 +187,31 @@ func TestLedgerDeleteNotificationWakesOlderListeners(t *testing.T) {
 	if len(fields) != 3 || fields[0] != schema || fields[1] == appendOrigin || fields[2] != "r" {
 		t.Errorf("delete payload %q; want the schema, an origin that is not the writer's own, and the run id",
 			payloads[1])
+	}
+}
+
+// ledgerFollower reads a run's ledger as store/observe describes a
+// follower (a gateway streaming it): after its cursor on a wake-up, from
+// seq 1 after a Deleted event. seen holds the node ids read, in order.
+type ledgerFollower struct {
+	t      *testing.T
+	obs    *observe.Store
+	runID  string
+	cursor int64
+	seen   []string
+}
+
+func (f *ledgerFollower) read(ev observe.Event) {
+	f.t.Helper()
+	if ev.Deleted {
+		f.cursor = 0
+	}
+	recs, err := f.obs.LedgerList(f.t.Context(), &store.LedgerListParams{RunID: f.runID, After: f.cursor})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, r := range recs {
+		f.seen = append(f.seen, r.NodeID)
+		f.cursor = r.Seq
 	}
 }

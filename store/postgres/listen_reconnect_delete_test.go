@@ -49,30 +49,14 @@ func TestFollowerReadsFromStartAfterDeleteWhileListenerReconnects(t *testing.T) 
 	defer func() { stop(); <-followed }()
 	<-readies
 
-	// The follower as a gateway streams: from its cursor, from seq 1
-	// after a delete.
-	var cursor int64
-	var streamed []string
-	read := func(ev observe.Event) {
-		if ev.Deleted {
-			cursor = 0
-		}
-		recs, err := obs.LedgerList(ctx, &store.LedgerListParams{RunID: "r", After: cursor})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rec := range recs {
-			streamed = append(streamed, rec.NodeID)
-			cursor = rec.Seq
-		}
-	}
+	f := &ledgerFollower{t: t, obs: obs, runID: "r"}
 	if err := runner.RunCommit(ctx, &store.CommitParams{Run: testRun("r"), Create: true, Records: []*durable.StepRecord{
 		testRecord("r", "old-1"), testRecord("r", "old-2"), testRecord("r", "old-3")}}); err != nil {
 		t.Fatal(err)
 	}
-	read(next(t, sub))
-	if cursor != 3 {
-		t.Fatalf("premise: cursor %d after the first records, want 3", cursor)
+	f.read(next(t, sub))
+	if f.cursor != 3 {
+		t.Fatalf("premise: cursor %d after the first records, want 3", f.cursor)
 	}
 
 	// Cut the follower's LISTEN connection and wait for its backend to go.
@@ -115,12 +99,12 @@ func TestFollowerReadsFromStartAfterDeleteWhileListenerReconnects(t *testing.T) 
 		t.Fatal("Follow did not listen again within 15 s")
 	}
 	want := []string{"old-1", "old-2", "old-3", "new-1", "new-2", "new-3", "new-4"}
-	for deadline := time.After(5 * time.Second); !slices.Equal(streamed, want); {
+	for deadline := time.After(5 * time.Second); !slices.Equal(f.seen, want); {
 		select {
 		case ev := <-sub.C:
-			read(ev)
+			f.read(ev)
 		case <-deadline:
-			t.Fatalf("streamed %q, want %q: the delete made while Follow listened again went unreported", streamed, want)
+			t.Fatalf("streamed %q, want %q: the delete made while Follow listened again went unreported", f.seen, want)
 		}
 	}
 }
