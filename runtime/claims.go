@@ -354,6 +354,14 @@ func (h *claimHold) renew() {
 	h.timer.Reset(c.renew)
 }
 
+// renewNow renews the claim at once, out of its schedule, so that a loss
+// to another runner is known now (lost); a nil hold does nothing.
+func (h *claimHold) renewNow() {
+	if h != nil {
+		h.renew()
+	}
+}
+
 // expire gives the claim up when no renewal got through in time.
 func (h *claimHold) expire() {
 	if h.released.Load() {

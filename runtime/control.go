@@ -76,11 +76,21 @@ func (r *Runtime) hostUpdateThen(ctx context.Context, runID string, touch bool, 
 			return err
 		}
 		err = r.store.RunCommit(work, &store.CommitParams{Run: run, Records: recs})
-		if errors.Is(err, store.ErrConflict) && hold.lost() == nil && attempt < hostUpdateAttempts {
+		if errors.Is(err, store.ErrConflict) && attempt < hostUpdateAttempts {
 			// A cancel through another runner took the run and committed
-			// first (this runner has not learnt it yet): apply the update
-			// to what the run is now, which may make it a no-op.
-			continue
+			// first (this runner has not learnt it yet): the update is
+			// applied to what the run is now, which may make it a no-op.
+			// Another commit of a live run may be the fence of a runner
+			// that took the idle run from this one (claimHeld), learnt
+			// otherwise only at the next renewal: renew now, so that the
+			// update ends with ErrRunClaimed instead of committing over
+			// the taker's work.
+			if now, gerr := r.store.RunGet(work, runID); gerr == nil && !now.Status.Terminal() {
+				hold.renewNow()
+			}
+			if hold.lost() == nil {
+				continue
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("saving run %s: %w", runID, hold.or(err))
