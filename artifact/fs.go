@@ -412,12 +412,18 @@ func (s *FS) Put(ctx context.Context, p PutParams) (*Metadata, error) {
 // empty, short, or of full size with zeroed blocks (XFS, ext4 writeback),
 // and a blob it has just written may not be on disk yet. Kept damaged, it
 // would be the content of every artifact of these bytes.
+//
+// A kept blob may be one no .meta names (its artifact was deleted), which
+// a GC in another process would delete before this Put writes its .meta:
+// its modification time is set to now first, so GC takes it for recent
+// (BlobGracePeriod). When that fails (a blob another user owns) the blob
+// is rewritten, which makes it recent too.
 func (s *FS) writeBlob(blobID string, content []byte) error {
 	path, err := s.blobPath(blobID)
 	if err != nil {
 		return err
 	}
-	if !keepBlob(path, content) {
+	if !keepBlob(path, content) || !touchBlob(path) {
 		if err := atomicfile.Write(path, content, atomicfile.Options{Perm: filePerm}); err != nil {
 			return err
 		}
@@ -425,6 +431,18 @@ func (s *FS) writeBlob(blobID string, content []byte) error {
 	// Synced even when the blob was there: its writer may have been
 	// killed between its rename and its sync.
 	return s.syncDir(s.blobs)
+}
+
+// touchBlob sets the modification time of the blob at path to now and
+// reports whether it did.
+func touchBlob(path string) bool {
+	now := time.Now()
+	if err := os.Chtimes(path, now, now); err != nil {
+		slog.Warn("artifact store: rewriting a kept blob whose time cannot be set",
+			slog.String("blob", path), slog.Any("error", err))
+		return false
+	}
+	return true
 }
 
 // blobChunk is how much of an existing blob keepBlob reads at a time.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/artifact/artifacttest"
@@ -239,6 +240,11 @@ func TestFS_GC(t *testing.T) {
 		}
 	}
 	blob := filepath.Join(b.dir, "artifacts", "blobs", gone.BlobID+".bin")
+	// Past the grace period in which GC keeps unreferenced blobs.
+	old := time.Now().Add(-artifact.BlobGracePeriod - time.Minute)
+	if err := os.Chtimes(blob, old, old); err != nil {
+		t.Fatal(err)
+	}
 
 	r, err := b.st.GC(ctx, true)
 	if err != nil {

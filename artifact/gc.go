@@ -2,13 +2,24 @@ package artifact
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
+
+// BlobGracePeriod is how recently modified an unreferenced blob may be
+// and still be kept by GC: it may belong to a Put in progress, here or in
+// another process, whose .meta file GC has not seen yet (a Put writes or
+// keeps the blob first and its metadata after, within milliseconds). A
+// Put that keeps an existing blob refreshes its modification time first.
+// Ten minutes, as for leftover temp files (atomicfile.StaleTempAge).
+const BlobGracePeriod = 10 * time.Minute
 
 // GCReport is the result of FS.GC, in the Python report's JSON shape.
 type GCReport struct {
@@ -18,6 +29,10 @@ type GCReport struct {
 	BlobsDeleted    int       `json:"blobs_deleted"`
 	BytesReclaimed  int64     `json:"bytes_reclaimed"`
 	Errors          []GCError `json:"errors"` // never nil
+	// BlobsTooRecent counts the unreferenced blobs kept because they were
+	// modified less than BlobGracePeriod ago (a later GC collects them).
+	// Go only: Python's report has no such key, so it is not in the JSON.
+	BlobsTooRecent int `json:"-"`
 }
 
 // GCError is a blob GC could not delete.
@@ -28,10 +43,13 @@ type GCError struct {
 
 // GC deletes the blobs no artifact references (with dryRun, only reports
 // them). The referenced set comes from the .meta files on disk, not from
-// the index, so artifacts written by another process are respected; a
-// Put racing in another process can still lose its blob, so run GC when
-// no other process writes. Deleted counts and bytes are reported for dry
-// runs too (what would be deleted).
+// the index, so artifacts written by another process are respected.
+// Blobs modified less than BlobGracePeriod ago are kept: a Put in another
+// process (or another FS on the directory) may have written or kept its
+// blob and not yet its .meta file, so GC can run while other processes
+// write (what remains is a Put keeping a blob between GC's look at its
+// age and its removal, microseconds apart). Deleted counts and bytes are
+// reported for dry runs too (what would be deleted).
 func (s *FS) GC(ctx context.Context, dryRun bool) (*GCReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -58,6 +76,9 @@ func (s *FS) GC(ctx context.Context, dryRun bool) (*GCReport, error) {
 		return nil, fmt.Errorf("collecting artifact blobs: %w", err)
 	}
 	r := &GCReport{DryRun: dryRun, BlobsReferenced: len(referenced), Errors: []GCError{}}
+	// Wall-clock time, as the file system stamps modification times (not
+	// s.now, which stamps metadata and tests may fix).
+	cutoff := time.Now().Add(-BlobGracePeriod)
 	for _, e := range entries {
 		blobID, ok := strings.CutSuffix(e.Name(), ".bin")
 		if !ok || e.IsDir() {
@@ -70,10 +91,22 @@ func (s *FS) GC(ctx context.Context, dryRun bool) (*GCReport, error) {
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
-		var size int64
-		if info, err := e.Info(); err == nil {
-			size = info.Size()
+		// Stat'ed now, after the metadata scan: a Put whose .meta the scan
+		// missed wrote or touched its blob before, so it reads as recent.
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed meanwhile
 		}
+		if err != nil {
+			// Its age is unknown: it may be a Put's in progress.
+			r.Errors = append(r.Errors, GCError{BlobID: blobID, Error: err.Error()})
+			continue
+		}
+		if info.ModTime().After(cutoff) {
+			r.BlobsTooRecent++
+			continue
+		}
+		size := info.Size()
 		if !dryRun {
 			if err := os.Remove(filepath.Join(s.blobs, e.Name())); err != nil {
 				r.Errors = append(r.Errors, GCError{BlobID: blobID, Error: err.Error()})
