@@ -230,7 +230,12 @@ func (s *FS) refresh(ctx context.Context) error {
 		}
 		m, err := readMetaFile(filepath.Join(s.refs, e.Name()))
 		if err != nil || m.ArtifactID != id {
-			continue // unreadable: lists skip it, as at open
+			// Unreadable, or naming another artifact: Metadata and Get
+			// refuse it, so lists skip it, as a store opened now does.
+			// Left out of refsFiles, it is read again next time.
+			delete(s.index, id)
+			delete(s.refsFiles, id)
+			continue
 		}
 		s.index[id], s.refsFiles[id] = m, settled(info.ModTime())
 	}
