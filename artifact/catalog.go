@@ -41,7 +41,7 @@ type catalog struct {
 	path string
 	conn driver.Conn // nil: not open
 	file os.FileInfo // of the file conn has open
-	// fill writes the rows of every artifact FS indexes (FS.syncCatalog);
+	// fill writes the rows of every artifact on disk (FS.syncCatalog);
 	// filled records that it did so on the file conn has open. A write
 	// to a catalog not yet filled fills it first: Python rebuilds a new
 	// catalog from the .meta files only while its table is empty, so a
@@ -298,11 +298,12 @@ func (c *catalog) close() error {
 	return nil
 }
 
-// syncCatalog brings an existing catalog's rows in step with the
-// artifacts in the index: it adds the rows missing (artifacts FS stored
-// before it kept the catalog, or whose row write failed) and rewrites
-// those whose blob_id or raw_json differs from the .meta file (a kill or
-// a failed write between the .meta rename and the row). Python's gc
+// syncCatalog brings an existing catalog's rows in step with the .meta
+// files on disk (the index, refreshed first): it adds the rows missing
+// (artifacts stored before a process kept the catalog, or whose row
+// write failed) and rewrites those whose blob_id or raw_json differs
+// from the .meta file (a kill or a failed write between the .meta rename
+// and the row). Python's gc
 // deletes the blob of an artifact without a row, or whose row names an
 // old blob. Rows without a .meta file are left alone (at worst they keep
 // a blob alive). Callers hold s.mu.
@@ -310,6 +311,14 @@ func (s *FS) syncCatalog() error {
 	have, ok, err := s.catalog.entries()
 	if err != nil || !ok {
 		return err
+	}
+	// The rows are those of the .meta files on disk, not of an index that
+	// may not have seen what other processes stored since it last looked:
+	// a catalog filled without them is not empty, so Python would not
+	// rebuild it, and its gc would delete their blobs.
+	s.dropDeletedLegacyLocked()
+	if err := s.refreshLocked(context.Background()); err != nil {
+		return fmt.Errorf("indexing artifacts in %s: %w", s.catalog.path, err)
 	}
 	var stale []string
 	for id, m := range s.index {

@@ -38,7 +38,8 @@ import (
 // CatalogFile) exists, every .meta write upserts the artifact's row in it
 // and every delete removes the row, as Python does; NewFS, and the first
 // write to a catalog that appeared since, add the missing rows of the
-// indexed artifacts and rewrite those that differ from their .meta file:
+// artifacts on disk (all processes' .meta files, not only those this one
+// has indexed) and rewrite those that differ from their .meta file:
 // Python lists and garbage-collects from the catalog. FS never creates
 // the catalog. Call Close to release its connection.
 //
@@ -163,6 +164,11 @@ func (s *FS) dropDeletedLegacy() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropDeletedLegacyLocked()
+}
+
+// dropDeletedLegacyLocked is dropDeletedLegacy for callers holding s.mu.
+func (s *FS) dropDeletedLegacyLocked() {
 	for id := range s.legacy {
 		if _, err := os.Lstat(s.legacyMetaPath(id)); errors.Is(err, fs.ErrNotExist) {
 			delete(s.legacy, id)
@@ -206,6 +212,13 @@ func (s *FS) refresh(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.refreshLocked(ctx)
+}
+
+// refreshLocked reads the refs directory and brings the index up to date
+// with it, re-reading the .meta files that changed since they were
+// indexed. Callers hold s.mu.
+func (s *FS) refreshLocked(ctx context.Context) error {
 	dirTime := s.refsDirTime()
 	entries, err := os.ReadDir(s.refs)
 	if err != nil {
