@@ -305,8 +305,11 @@ func (c *catalog) close() error {
 // from the .meta file (a kill or a failed write between the .meta rename
 // and the row). Python's gc
 // deletes the blob of an artifact without a row, or whose row names an
-// old blob. Rows without a .meta file are left alone (at worst they keep
-// a blob alive). Callers hold s.mu.
+// old blob. It also removes the rows of artifacts with no .meta file
+// in either layout (a Delete killed between removing the file and the
+// row): Python answers its listings from the catalog and never rebuilds
+// a non-empty one, so it would list such an artifact for ever. Callers
+// hold s.mu.
 func (s *FS) syncCatalog() error {
 	have, ok, err := s.catalog.entries()
 	if err != nil || !ok {
@@ -320,7 +323,7 @@ func (s *FS) syncCatalog() error {
 	if err := s.refreshLocked(context.Background()); err != nil {
 		return fmt.Errorf("indexing artifacts in %s: %w", s.catalog.path, err)
 	}
-	var stale []string
+	var stale, orphans []string
 	for id, m := range s.index {
 		if ok, err := catalogRowMatches(have, m); err != nil {
 			return err
@@ -328,8 +331,14 @@ func (s *FS) syncCatalog() error {
 			stale = append(stale, id)
 		}
 	}
-	if len(stale) > 0 {
-		if err := s.rewriteCatalogRows(stale); err != nil {
+	for id := range have {
+		// Ids FS cannot name a file by are another writer's: left alone.
+		if _, indexed := s.index[id]; !indexed && ValidID(id) {
+			orphans = append(orphans, id)
+		}
+	}
+	if len(stale) > 0 || len(orphans) > 0 {
+		if err := s.rewriteCatalogRows(stale, orphans); err != nil {
 			return err
 		}
 	}
@@ -353,8 +362,12 @@ func catalogRowMatches(have map[string]catalogEntry, m *Metadata) (bool, error) 
 // since the index was read has its new .meta file on disk before its row
 // write, which waits for this transaction, so an older row never
 // replaces its newer one. An id whose .meta file is gone or unreadable
-// is skipped. Callers hold s.mu.
-func (s *FS) rewriteCatalogRows(ids []string) error {
+// is skipped. It removes the rows of orphans whose .meta files (refs and
+// legacy) are still absent inside the transaction: a Put of that id
+// since writes its row after this transaction, so no live row goes. A
+// .meta file that exists but does not read keeps its row. Callers hold
+// s.mu.
+func (s *FS) rewriteCatalogRows(ids, orphans []string) error {
 	// One transaction: a commit per row would sync the file per row.
 	if err := s.catalog.run("BEGIN IMMEDIATE", nil); err != nil {
 		return fmt.Errorf("indexing artifacts in %s: %w", s.catalog.path, err)
@@ -373,11 +386,31 @@ func (s *FS) rewriteCatalogRows(ids []string) error {
 			return fmt.Errorf("indexing artifact %s in %s: %w", id, s.catalog.path, err)
 		}
 	}
+	for _, id := range orphans {
+		if !s.metaFilesAbsent(id) {
+			continue
+		}
+		if err := s.catalog.run("DELETE FROM artifact_catalog WHERE artifact_id = ?", namedValues([]any{id})); err != nil {
+			_ = s.catalog.run("ROLLBACK", nil)
+			return fmt.Errorf("removing the row of deleted artifact %s from %s: %w", id, s.catalog.path, err)
+		}
+	}
 	if err := s.catalog.run("COMMIT", nil); err != nil {
 		_ = s.catalog.run("ROLLBACK", nil)
 		return fmt.Errorf("indexing artifacts in %s: %w", s.catalog.path, err)
 	}
 	return nil
+}
+
+// metaFilesAbsent reports whether id has no .meta file in either layout;
+// a file it cannot tell about (permissions, I/O) counts as present.
+func (s *FS) metaFilesAbsent(id string) bool {
+	for _, p := range []string{s.refPath(id), s.legacyMetaPath(id)} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // Close releases the connection to Python's artifact catalog, if FS opened
