@@ -54,6 +54,22 @@ func waitBlockedBy(t *testing.T, conn *pgx.Conn, prefix string) {
 	t.Fatalf("no statement starting with %q waited on the row within 10 s", prefix)
 }
 
+// migrateWhileHeld runs migrate in the background while tx (on conn)
+// holds a run's row, waits until a statement starting with prefix waits
+// on that row, commits tx, and fails the test if migrate failed.
+func migrateWhileHeld(t *testing.T, conn *pgx.Conn, tx pgx.Tx, prefix string, migrate func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- migrate() }()
+	waitBlockedBy(t, conn, prefix)
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestMigration004KeepsDueAtOffARunCommittedMeanwhile: 004 sets due_at on
 // a run it read waiting (paused by the string "true", so without due_at);
 // a runner completes the run meanwhile. The completed run must not get a
@@ -80,21 +96,15 @@ func TestMigration004KeepsDueAtOffARunCommittedMeanwhile(t *testing.T) {
 		due_at = NULL, run_json = $1, version = version + 1 WHERE run_id = 'r'`, runJSON(t, done)); err != nil {
 		t.Fatal(err)
 	}
-	opened := make(chan error, 1)
-	go func() { // a process of the new binary opens the schema: 004 runs
+	// A process of the new binary opens the schema: 004 runs, and its
+	// UPDATE waits on the row.
+	migrateWhileHeld(t, conn, tx, "UPDATE runs SET due_at", func() error {
 		s, err := postgres.New(context.Background(), postgres.Config{URL: testURL(t), Schema: schema, MaxConns: 2})
 		if err == nil {
 			_ = s.Close()
 		}
-		opened <- err
-	}()
-	waitBlockedBy(t, conn, "UPDATE runs SET due_at") // 004's UPDATE waits on the row
-	if err := tx.Commit(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-opened; err != nil {
-		t.Fatal(err)
-	}
+		return err
+	})
 	if due := dueIDs(t, st, until.Add(time.Hour)); len(due) != 0 {
 		t.Errorf("RunListDue lists %q; want none (r completed while migration 004 ran)", due)
 	}
@@ -128,31 +138,21 @@ func TestMigration002KeepsDueAtOfARunResumedMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	migrated := make(chan error, 1)
-	go func() {
-		c, err := pgx.Connect(context.Background(), testURL(t))
-		if err != nil {
-			migrated <- err
-			return
-		}
-		defer c.Close(context.Background())
-		if _, err := c.Exec(context.Background(), "SET search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
-			migrated <- err
-			return
-		}
-		_, err = c.Exec(context.Background(), m002)
-		migrated <- err
-	}()
 	// 002's UPDATE waits on the row (pg_stat_activity shows the DO block,
 	// cut at track_activity_query_size).
 	first, _, _ := strings.Cut(m002, "\n")
-	waitBlockedBy(t, conn, first)
-	if err := tx.Commit(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-migrated; err != nil {
-		t.Fatal(err)
-	}
+	migrateWhileHeld(t, conn, tx, first, func() error {
+		c, err := pgx.Connect(context.Background(), testURL(t))
+		if err != nil {
+			return err
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(context.Background(), "SET search_path TO "+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return err
+		}
+		_, err = c.Exec(context.Background(), m002)
+		return err
+	})
 	if due := dueIDs(t, st, until.Add(time.Hour)); !slices.Equal(due, []string{"r"}) {
 		t.Errorf("RunListDue lists %q; want [r] (r was resumed while migration 002 ran)", due)
 	}
