@@ -366,3 +366,86 @@ func pyIntDigits(s string) (string, bool) {
 	}
 	return clean, true
 }
+
+// ParseBigIntBase parses s as Python's int(s, base) does, for base 0 or
+// 2..36: surrounding whitespace and Unicode decimal digits are read as
+// int(s) reads them, a sign may lead, a 0b/0o/0x prefix (any case) may
+// name the base it matches (base 0 takes the base from it, else 10,
+// where a non-zero number may not have a leading zero), and single
+// underscores may separate digits and follow a prefix. ok is false for
+// anything Python refuses.
+func ParseBigIntBase(s string, base int) (*big.Int, bool) {
+	if base != 0 && (base < 2 || base > 36) {
+		return nil, false
+	}
+	body := strings.TrimFunc(asciiNumeral(s), unicode.IsSpace)
+	neg := false
+	if body != "" && (body[0] == '+' || body[0] == '-') {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	prefixed := false
+	if len(body) >= 2 && body[0] == '0' {
+		p := 0
+		switch body[1] {
+		case 'x', 'X':
+			p = 16
+		case 'o', 'O':
+			p = 8
+		case 'b', 'B':
+			p = 2
+		}
+		if p != 0 && (base == 0 || base == p) {
+			base, body, prefixed = p, body[2:], true
+		}
+	}
+	decimal0 := base == 0
+	if decimal0 {
+		base = 10
+	}
+	// Digits, each below base, with single underscores between them (one
+	// may also follow a prefix).
+	var digits strings.Builder
+	prevDigit := prefixed
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c == '_' {
+			if !prevDigit || i+1 == len(body) {
+				return nil, false
+			}
+			prevDigit = false
+			continue
+		}
+		var d int
+		switch {
+		case c >= '0' && c <= '9':
+			d = int(c - '0')
+		case c >= 'a' && c <= 'z':
+			d = int(c-'a') + 10
+		case c >= 'A' && c <= 'Z':
+			d = int(c-'A') + 10
+		default:
+			return nil, false
+		}
+		if d >= base {
+			return nil, false
+		}
+		digits.WriteByte(c)
+		prevDigit = true
+	}
+	text := digits.String()
+	if text == "" {
+		return nil, false
+	}
+	if decimal0 && text[0] == '0' && strings.Trim(text, "0") != "" {
+		return nil, false // int("010", 0): leading zeros in a decimal
+	}
+	z, ok := new(big.Int).SetString(text, base)
+	if !ok {
+		return nil, false
+	}
+	if neg {
+		z.Neg(z)
+	}
+	return z, true
+}

@@ -138,9 +138,10 @@ func withoutKwarg(kwargs []starlark.Tuple, name string, drop func(starlark.Value
 	return out
 }
 
-// builtinInt is Starlark's int() except for one string argument, which is
-// read with Python's syntax: surrounding whitespace and underscores
-// between digits are allowed, and the value may be of any size.
+// builtinInt is Starlark's int() except for a string argument, alone or
+// with a base (0 or 2..36), which is read with Python's syntax:
+// surrounding whitespace and underscores between digits are allowed, and
+// the value may be of any size.
 //
 // A string of more than maxIntDigits digits in a base that is not a power
 // of two is refused as Python refuses it (intdigits.go).
@@ -154,10 +155,16 @@ func builtinInt(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		}
 		return nil, fmt.Errorf("invalid literal for int() with base 10: %s", pyval.QuoteString(s))
 	}
-	if s, base, ok := stringAndBase(args, kwargs); ok {
+	if s, base, ok := stringAndBase(args, kwargs); ok && (base == 0 || 2 <= base && base <= 36) {
 		if err := checkIntStringDigits(s, base); err != nil {
 			return nil, err
 		}
+		// Python's syntax with a base too (Starlark's refuses whitespace
+		// and underscores, and "0x_1f").
+		if z, ok := pyval.ParseBigIntBase(s, base); ok {
+			return starlark.MakeBigInt(z), nil
+		}
+		return nil, fmt.Errorf("invalid literal for int() with base %d: %s", base, pyval.QuoteString(s))
 	}
 	return starlark.Call(th, starlark.Universe["int"], args, kwargs)
 }
