@@ -98,6 +98,16 @@ func newCompareGuards(g *guard) starlark.StringDict {
 				r, err = c.contains(args[1], args[0])
 				r = r != (op == syntax.NOT_IN)
 			default:
+				if nanOperand(args[0], args[1]) {
+					// Python's NaN equals nothing, itself included, and
+					// orders false against every number; Starlark orders
+					// it above +Inf, equal to itself. Only for the
+					// operands themselves: items of lists, tuples and
+					// dicts keep Starlark's equality, which answers as
+					// Python's identity shortcut does for one NaN object
+					// (json.loads shares one).
+					return starlark.Bool(op == syntax.NEQ), nil
+				}
 				r, err = c.compare(op, args[0], args[1], maxCompareDepth)
 			}
 			return starlark.Bool(r), err
@@ -168,6 +178,26 @@ func (c *comparer) compare(op syntax.Token, x, y starlark.Value, depth int) (boo
 		}
 	}
 	return starlark.CompareDepth(op, x, y, depth)
+}
+
+// nanOperand reports whether x and y are numbers (a bool counts as one)
+// and one of them is a float NaN.
+func nanOperand(x, y starlark.Value) bool {
+	isNaN := func(v starlark.Value) bool {
+		f, ok := v.(starlark.Float)
+		return ok && f != f
+	}
+	if !isNaN(x) && !isNaN(y) {
+		return false
+	}
+	for _, v := range []starlark.Value{boolWithNumber(x, y), boolWithNumber(y, x)} {
+		switch v.(type) {
+		case starlark.Int, starlark.Float:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // sameType reports whether x and y are of the same Go type.

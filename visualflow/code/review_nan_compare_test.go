@@ -1,0 +1,65 @@
+package code
+
+import (
+	"context"
+	"math"
+	"testing"
+)
+
+// Python's NaN is unequal to everything, itself included, and every
+// ordering with it is false: `v != v` is the usual NaN test. Starlark
+// orders floats totally (NaN equal to itself, above +Inf), which the
+// sandbox's Python comparisons kept.
+func TestReviewNaNComparesAsPython(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		expr string
+		want any
+	}{
+		{`_input["x"] != _input["x"]`, true},
+		{`_input["x"] == _input["x"]`, false},
+		{`float("nan") == float("nan")`, false},
+		{`_input["x"] > 1.0`, false},
+		{`_input["x"] < 1.0`, false},
+		{`_input["x"] >= _input["x"]`, false},
+		{`_input["x"] in [1.0, 2.0]`, false},
+	} {
+		src := "def transform(_input):\n    return " + tc.expr + "\n"
+		got, _, err := Run(context.Background(), src, "transform", map[string]any{"x": math.NaN()}, Limits{})
+		if err != nil {
+			t.Errorf("%s: %v", tc.expr, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s = %#v, want %#v (Python)", tc.expr, got, tc.want)
+		}
+	}
+}
+
+// Items of containers keep Starlark's equality, which gives Python's
+// answer for one shared NaN object ([x] == [x], x in [x]: Python's
+// identity shortcut), and NaN against a string still fails as Starlark's
+// mixed comparisons do.
+func TestReviewNaNInContainersUnchanged(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		expr string
+		want any
+	}{
+		{`[_input["x"]] == [_input["x"]]`, true},
+		{`_input["x"] in [_input["x"]]`, true},
+		{`_input["x"] == "a"`, false},
+		{`_input["x"] != True`, true},
+		{`_input["x"] == False`, false},
+	} {
+		src := "def transform(_input):\n    return " + tc.expr + "\n"
+		got, _, err := Run(context.Background(), src, "transform", map[string]any{"x": math.NaN()}, Limits{})
+		if err != nil {
+			t.Errorf("%s: %v", tc.expr, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s = %#v, want %#v (Python)", tc.expr, got, tc.want)
+		}
+	}
+}
