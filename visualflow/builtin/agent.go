@@ -24,23 +24,28 @@ func nonBlank(v any) (string, bool) {
 	return pyval.Strip(s), true
 }
 
-// metaCount converts numbers and numeric strings to ints (bools ignored).
-func metaCount(v any) (int64, bool) {
+// metaCount converts numbers and numeric strings to ints (bools ignored)
+// as Python's int(x) and int(float(s)) do, of any size: past int64 (1e20,
+// a big int) the value is a json.Number of its digits.
+func metaCount(v any) (any, bool) {
 	switch x := v.(type) {
 	case bool, nil:
-		return 0, false
+		return nil, false
 	case string:
 		if pyval.Strip(x) == "" {
-			return 0, false
+			return nil, false
 		}
-		n, err := pyval.ToIntViaFloat(pyval.Strip(x))
+		n, err := pyval.IntViaFloat(pyval.Strip(x))
 		return n, err == nil
 	}
 	if !pyval.IsNumber(v) {
-		return 0, false
+		return nil, false
 	}
-	n, err := pyval.ToInt(v)
-	return n, err == nil
+	n, err := pyval.ToBigInt(v)
+	if err != nil {
+		return nil, false
+	}
+	return pyval.BigIntValue(n), true
 }
 
 // makeMetaNode builds the host-facing meta envelope {"meta": {...}}.
@@ -55,7 +60,7 @@ func makeMetaNode(_ *Env, inputs map[string]any) (any, error) {
 	if s, ok := nonBlank(inputs["schema"]); ok {
 		out["schema"] = s
 	}
-	version := int64(1)
+	var version any = int64(1)
 	if n, ok := metaCount(inputs["version"]); ok {
 		version = n
 	}
