@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/internal/pyval"
@@ -360,7 +361,17 @@ func (k *keptTime) stored(t Time) (Time, *keptTime) {
 	if _, ok := k.value(t); ok {
 		return k.from, k
 	}
-	return NewTime(t.Time), nil
+	n := NewTime(t.Time)
+	if !t.IsZero() && t.Time.Before(minWireTime.Add(time.Microsecond)) {
+		// An instant before 0001-01-01T00:00:00.000001 UTC is written as
+		// "0001-01-01T00:00:00+00:00" (FormatTime clamps), which reads
+		// back as NewTime's 00:00:00.000001 with the text kept: the copy
+		// keeps it too, or it would write (and hash) another text than
+		// the one written. Only there do the two differ, so the hot path
+		// formats nothing.
+		return n, &keptTime{text: FormatTime(t.Time), from: n}
+	}
+	return n, nil
 }
 
 // textOf is the text kept, "" when none is.
