@@ -13,10 +13,22 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// signalContext is the context of a command: SIGINT and SIGTERM end it,
+// so the command stops, says how to continue its run and removes its
+// temporary directory. SIGPIPE is ignored: a write to a stdout or stderr
+// pipe nobody reads any more (`bench | head`) then fails with EPIPE, which
+// the command reports (exit 1) after its cleanups, instead of the Go
+// runtime killing the process at that write and leaving the temporary
+// data dir behind with the store unclosed.
+func signalContext() (context.Context, context.CancelFunc) {
+	signal.Ignore(syscall.SIGPIPE)
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 const usage = `usage: abstractgateway <command> [flags]
