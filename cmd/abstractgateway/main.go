@@ -21,14 +21,20 @@ func main() {
 
 // signalContext is the context of a command: SIGINT and SIGTERM end it,
 // so the command stops, says how to continue its run and removes its
-// temporary directory. SIGPIPE is ignored: a write to a stdout or stderr
+// temporary directory; so does SIGHUP (the terminal closed, the SSH
+// session lost), unless the command was started with it ignored (nohup),
+// which it keeps. SIGPIPE is ignored: a write to a stdout or stderr
 // pipe nobody reads any more (`bench | head`) then fails with EPIPE, which
 // the command reports (exit 1) after its cleanups, instead of the Go
 // runtime killing the process at that write and leaving the temporary
 // data dir behind with the store unclosed.
 func signalContext() (context.Context, context.CancelFunc) {
 	signal.Ignore(syscall.SIGPIPE)
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return signal.NotifyContext(context.Background(), sigs...)
 }
 
 const usage = `usage: abstractgateway <command> [flags]
