@@ -24,10 +24,7 @@ const commandExecEnv = "AGW_TEST_COMMAND_EXEC"
 
 func init() {
 	if os.Getenv(commandExecEnv) == "1" {
-		ctx, stop := signalContext() // main's
-		code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
+		os.Exit(runMain(os.Args[1:])) // main's
 	}
 }
 

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,10 +14,38 @@ import (
 )
 
 func main() {
+	os.Exit(runMain(os.Args[1:]))
+}
+
+// runMain runs the command of args as the executable does: with
+// signalContext, and stdout and stderr that interrupt the command when
+// their reader has gone (brokenPipe).
+func runMain(args []string) int {
 	ctx, stop := signalContext()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return run(ctx, args, &brokenPipe{w: os.Stdout, cancel: cancel}, &brokenPipe{w: os.Stderr, cancel: cancel})
+}
+
+// brokenPipe is stdout or stderr of the executable. SIGPIPE being
+// ignored (signalContext), a write to a pipe whose reader has gone fails
+// with EPIPE instead of killing the process; it then cancels the
+// command's context, so the command stops as on Ctrl-C (cleanups done,
+// exit 1) rather than going on for nobody — in `bundle run x.flow 2>&1 |
+// head` the shell waits for the whole pipeline, a run sleeping through a
+// wait_until included.
+type brokenPipe struct {
+	w      io.Writer
+	cancel context.CancelFunc
+}
+
+func (b *brokenPipe) Write(p []byte) (int, error) {
+	n, err := b.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		b.cancel()
+	}
+	return n, err
 }
 
 // signalContext is the context of a command: SIGINT and SIGTERM end it,

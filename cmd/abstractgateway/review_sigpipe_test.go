@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A command whose stdout is a pipe nobody reads any more (`bench | head`,
@@ -54,6 +55,56 @@ func TestReviewClosedStdoutPipeIsAnErrorNotAKill(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "writing the output") {
 		t.Errorf("the failed write of the output is not reported:\n%s", stderr.String())
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "abstractgateway-*"))
+	if len(left) > 0 {
+		t.Errorf("temporary data dir left behind: %v", left)
+	}
+}
+
+// With SIGPIPE ignored, a broken pipe must still stop the command, as it
+// did when SIGPIPE killed it (and as Python's BrokenPipeError does): in
+// `bundle run x.flow 2>&1 | head` the shell waits for the whole pipeline,
+// so a run sleeping through a long wait_until after head has gone would
+// hold the terminal for the length of the wait, printing to nobody. A
+// failed write to stdout or stderr with EPIPE interrupts the command,
+// which cleans up and exits 1.
+func TestReviewBrokenStderrPipeStopsTheCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child process")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	path := packFlows(t, t.TempDir(), "parent.json", map[string]string{
+		"parent.json": napParentFlow,
+		"nap.json":    strings.Replace(napChildFlow, `"duration":0.2`, `"duration":60`, 1),
+	})
+	tmp := t.TempDir()
+	cmd := exec.Command(exe, "bundle", "run", path)
+	cmd.Env = append(os.Environ(), commandExecEnv+"=1", "TMPDIR="+tmp)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Close()
+	cmd.Stderr = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Signal(os.Interrupt)
+		<-done
+		t.Fatal("bundle run with a broken stderr pipe went on sleeping through its 60 s wait instead of stopping")
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("bundle run with a broken stderr pipe: %v, want exit 1", err)
 	}
 	left, _ := filepath.Glob(filepath.Join(tmp, "abstractgateway-*"))
 	if len(left) > 0 {
