@@ -548,7 +548,8 @@ func (c *compiler) successors(n *node, edges []edge) error {
 			}
 		}
 		slices.SortStableFunc(thens, func(a, b numbered) int { return cmp.Compare(a.n, b.n) })
-		for h := range byHandle {
+		for _, e := range edges { // in edge order: the error names the same handle every time
+			h := e.SourceHandle
 			if declared[h] || (n.Type == "parallel" && h == "completed") {
 				continue
 			}
@@ -560,8 +561,8 @@ func (c *compiler) successors(n *node, edges []edge) error {
 		n.completedTarget = byHandle["completed"]
 		return nil
 	case "loop", "for", "while":
-		for h := range byHandle {
-			if h != "loop" && h != "done" {
+		for _, e := range edges {
+			if h := e.SourceHandle; h != "loop" && h != "done" {
 				return c.errorf(n.ID, h, "Control node '%s' has unsupported execution outputs", n.ID)
 			}
 		}
