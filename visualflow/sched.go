@@ -203,8 +203,17 @@ func (s *step) runLoop(n *node) (runtime.StepPlan, error) {
 	if n.loopTarget == "" || idx >= len(items) {
 		return s.finish(n, n.doneTarget, "done"), nil
 	}
+	pos := idx
+	if pos < 0 {
+		// A negative idx (a frame another runtime wrote, or a host edited)
+		// indexes from the end, as the reference's items[idx] does; past
+		// the start it is Python's IndexError, which fails the run.
+		if pos += len(items); pos < 0 {
+			return runtime.StepPlan{}, fmt.Errorf("node %s (loop): list index out of range", n.ID)
+		}
+	}
 	rec, _ := s.iterationRecord()
-	rec["item"], rec["index"], rec["total"] = items[idx], int64(idx), int64(len(items))
+	rec["item"], rec["index"], rec["total"] = items[pos], int64(idx), int64(len(items))
 	s.setBus(rec)
 	s.setOutput(n.ID, rec)
 	f["idx"] = int64(idx + 1)
