@@ -3,6 +3,8 @@ package visualflow
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -14,7 +16,10 @@ import (
 
 // ListenerRunID is the id StartListeners gives the i-th listener (in
 // FlowInfo.Listeners order) of run root: deterministic, so that a start
-// interrupted and made again finds the listeners it created.
+// interrupted and made again finds the listeners it created. When another
+// listener of root already holds that id (the flow gained a listener ahead
+// of it), StartListeners suffixes it with a digest of the listener's
+// workflow id.
 func ListenerRunID(root string, i int) string { return root + "-listener-" + strconv.Itoa(i) }
 
 // ListenerRuns returns the listener runs of run root, by listener
@@ -70,6 +75,15 @@ func (fi *FlowInfo) StartListeners(ctx context.Context, rt *runtime.Runtime, roo
 		return nil, err
 	}
 	session := cmp.Or(r.SessionID, r.RunID)
+	// Run ids root's listeners hold: a listener the flow gained ahead of
+	// others (re-published under the same version) has an index whose
+	// ListenerRunID an existing listener of another workflow may hold.
+	taken := map[string]bool{}
+	for _, runs := range existing {
+		for _, l := range runs {
+			taken[l.RunID] = true
+		}
+	}
 	var ids []string
 	var errs []error
 	var toTick []*durable.RunState // running listeners, new ones included
@@ -86,7 +100,14 @@ func (fi *FlowInfo) StartListeners(ctx context.Context, rt *runtime.Runtime, roo
 		if r.Status.Terminal() {
 			continue // nothing would ever stop a listener of an ended root
 		}
-		l, err := startListener(ctx, rt, r, wf, ListenerRunID(root, i), session)
+		id := ListenerRunID(root, i)
+		if taken[id] {
+			// Deterministic, so that a start made again finds it (by its
+			// workflow, as every listener).
+			sum := sha256.Sum256([]byte(wf))
+			id += "-" + hex.EncodeToString(sum[:4])
+		}
+		l, err := startListener(ctx, rt, r, wf, id, session)
 		if err != nil {
 			errs = append(errs, err)
 			continue
