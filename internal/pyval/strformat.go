@@ -61,23 +61,34 @@ func formatString(template string, kwargs map[string]any, depth int) (string, er
 }
 
 // fieldEnd returns the index of the '}' closing the field opened at start.
+// As in CPython, brackets hide '{', '}', ':' and '!' in the field name
+// only: once the name ends (at a ':' or '!' outside brackets) a '[' is an
+// ordinary character of the conversion or the format spec, a fill
+// ("{x:[^5}") for one.
 func fieldEnd(t string, start int) (int, error) {
 	depth := 0
-	inBracket := false
+	inName, inBracket := true, false
 	for j := start + 1; j < len(t); j++ {
-		switch t[j] {
-		case '[':
-			inBracket = true
-		case ']':
-			inBracket = false
-		case '{':
-			if !inBracket {
-				depth++
-			}
-		case '}':
-			if inBracket {
+		c := t[j]
+		if inName {
+			switch {
+			case c == '[':
+				inBracket = true
+				continue
+			case c == ']':
+				inBracket = false
+				continue
+			case inBracket:
+				continue
+			case c == ':' || c == '!':
+				inName = false
 				continue
 			}
+		}
+		switch c {
+		case '{':
+			depth++
+		case '}':
 			if depth == 0 {
 				return j, nil
 			}
@@ -142,24 +153,21 @@ func renderField(field string, kwargs map[string]any, depth int) (string, error)
 }
 
 // numberAttribute returns the data attribute attr of a JSON number or
-// bool as Python has it: a bool is the int 0 or 1, an int is its own real
-// part and numerator with imag 0 and denominator 1, a float is its own
-// real part with imag 0.0.
+// bool as Python has it: a bool is the int 0 or 1, an int (one past int64
+// too) is its own real part and numerator with imag 0 and denominator 1,
+// a float is its own real part with imag 0.0.
 func numberAttribute(v any, attr string) (any, bool) {
-	var n int64
-	switch x := v.(type) {
-	case bool:
-		if x {
-			n = 1
-		}
-	case int64:
-		n = x
-	case int:
-		n = int64(x)
-	case float64:
+	n := asNumber(v)
+	var self any
+	switch {
+	case n.big:
+		self = v // its digits
+	case n.kind == intNumber || n.kind == boolNumber:
+		self = n.i
+	case n.kind == floatNumber:
 		switch attr {
 		case "real":
-			return x, true
+			return n.f, true
 		case "imag":
 			return 0.0, true
 		}
@@ -169,7 +177,7 @@ func numberAttribute(v any, attr string) (any, bool) {
 	}
 	switch attr {
 	case "real", "numerator":
-		return n, true
+		return self, true
 	case "imag":
 		return int64(0), true
 	case "denominator":
@@ -178,12 +186,34 @@ func numberAttribute(v any, attr string) (any, bool) {
 	return nil, false
 }
 
+// fieldIndex reads a key of a field name as str.format does: decimal
+// digits of any script are an int (isInt), past Py_ssize_t an error.
+func fieldIndex(key string) (idx int, isInt bool, err error) {
+	if key == "" {
+		return 0, false, nil
+	}
+	for _, r := range key {
+		d, ok := decimalDigit(r)
+		if !ok {
+			return 0, false, nil
+		}
+		if idx > (math.MaxInt-d)/10 {
+			return 0, true, fmt.Errorf("Too many decimal digits in format string")
+		}
+		idx = idx*10 + d
+	}
+	return idx, true, nil
+}
+
 // lookupField resolves "name[key][0]" against kwargs.
 func lookupField(field string, kwargs map[string]any) (any, error) {
 	name := field
 	rest := ""
 	if j := strings.IndexAny(field, ".["); j >= 0 {
 		name, rest = field[:j], field[j:]
+	}
+	if strings.Contains(stripBrackets(field), "{") {
+		return nil, fmt.Errorf("unexpected '{' in field name")
 	}
 	if name == "" || isDigits(name) {
 		return nil, fmt.Errorf("Replacement index %s out of range for positional args tuple", cmpOr(name, "0"))
@@ -210,22 +240,24 @@ func lookupField(field string, kwargs map[string]any) (any, error) {
 			return nil, fmt.Errorf("Missing ']' in format string")
 		}
 		key := rest[1:end]
+		if key == "" {
+			return nil, fmt.Errorf("Empty attribute in format string")
+		}
 		rest = rest[end+1:]
 		if rest != "" && rest[0] != '.' && rest[0] != '[' {
 			return nil, fmt.Errorf("Only '.' or '[' may follow ']' in format field specifier")
 		}
-		// A key of decimal digits is an int, any other key a str, as
-		// str.format parses them: d[0] looks up the int 0, which no JSON
-		// object (string keys only) has.
-		isInt := key != "" && strings.Trim(key, "0123456789") == ""
-		idx, fits := parseIndex(key)
-		if !fits {
-			idx = math.MaxInt // beyond any list or string
+		// A key of decimal digits (of any script) is an int, any other
+		// key a str, as str.format parses them: d[0] looks up the int 0,
+		// which no JSON object (string keys only) has.
+		idx, isInt, err := fieldIndex(key)
+		if err != nil {
+			return nil, err
 		}
 		switch c := v.(type) {
 		case map[string]any:
 			if isInt {
-				return nil, fmt.Errorf("KeyError: %s", cmpOr(strings.TrimLeft(key, "0"), "0"))
+				return nil, fmt.Errorf("KeyError: %d", idx)
 			}
 			e, ok := c[key]
 			if !ok {
@@ -254,6 +286,24 @@ func lookupField(field string, kwargs map[string]any) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// stripBrackets is a field name without what its brackets hold.
+func stripBrackets(field string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(field, '[')
+		if i < 0 {
+			b.WriteString(field)
+			return b.String()
+		}
+		b.WriteString(field[:i])
+		j := strings.IndexByte(field[i:], ']')
+		if j < 0 {
+			return b.String()
+		}
+		field = field[i+j+1:]
+	}
 }
 
 func isDigits(s string) bool {
