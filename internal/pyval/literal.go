@@ -572,8 +572,9 @@ func (p *litParser) number() (any, error) {
 		return complex(0, f), nil
 	}
 	if isPrefixedInt(lit) {
-		clean := strings.ReplaceAll(lit, "_", "")
-		n, ok := new(big.Int).SetString(clean, 0)
+		// With base 0, SetString takes underscores where Python does:
+		// one at a time, between the prefix and a digit or two digits.
+		n, ok := new(big.Int).SetString(lit, 0)
 		if !ok {
 			return nil, p.fail("invalid number literal")
 		}
