@@ -245,6 +245,11 @@ func parseTimeAnyForm(s string) (Time, error) {
 	if ok {
 		for _, layout := range timeLayouts {
 			if t, err := time.Parse(layout, v); err == nil {
+				if t.Year() < 1 {
+					// Python's datetime has no year 0 (time.Parse does):
+					// fromisoformat refuses it, in any zone.
+					break
+				}
 				t = t.Add(-offsetFrac)
 				if t.IsZero() {
 					// Python's datetime.min is Go's zero time, which Time
