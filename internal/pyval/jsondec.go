@@ -338,8 +338,11 @@ func (p *jsonParser) escape(b *strings.Builder, quote int) error {
 	return nil
 }
 
+// hex4 reads the four hex digits of a \u escape at p.i. As CPython's
+// scanner, it wants a character after them: digits that end the text
+// are an invalid escape, not an unterminated string.
 func (p *jsonParser) hex4() (rune, bool) {
-	if p.i+4 > len(p.s) {
+	if p.i+4 >= len(p.s) {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(p.s[p.i:p.i+4], 16, 32)
