@@ -1,7 +1,6 @@
 package pyval
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -105,7 +104,7 @@ func dumpValue(b *strings.Builder, v any, o DumpOptions, depth int) error {
 		n := asNumber(v)
 		switch {
 		case n.big:
-			b.WriteString(string(v.(json.Number)))
+			b.WriteString(n.digits)
 		case n.kind == intNumber:
 			b.WriteString(strconv.FormatInt(n.i, 10))
 		case n.kind == floatNumber:

@@ -65,12 +65,12 @@ func asNumber(v any) number {
 		return number{kind: intNumber, i: int64(x)}
 	case uint:
 		if uint64(x) > math.MaxInt64 {
-			return number{kind: floatNumber, f: float64(x)}
+			return bigUint(uint64(x))
 		}
 		return number{kind: intNumber, i: int64(x)}
 	case uint64:
 		if x > math.MaxInt64 {
-			return number{kind: floatNumber, f: float64(x)}
+			return bigUint(x)
 		}
 		return number{kind: intNumber, i: int64(x)}
 	case float64:
@@ -81,6 +81,13 @@ func asNumber(v any) number {
 		return parseJSONNumber(string(x))
 	}
 	return number{}
+}
+
+// bigUint is a uint64 past int64: a Python int that int64 does not hold,
+// carried as a big int literal is (a float for arithmetic, its digits
+// for printing and exact comparison).
+func bigUint(x uint64) number {
+	return number{kind: floatNumber, f: float64(x), big: true, digits: strconv.FormatUint(x, 10)}
 }
 
 // parseJSONNumber turns a JSON number literal into an int or float. Integer

@@ -1,7 +1,6 @@
 package pyval
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -107,7 +106,7 @@ func writeRepr(b *strings.Builder, v any) {
 		n := asNumber(v)
 		switch {
 		case n.big:
-			b.WriteString(string(v.(json.Number)))
+			b.WriteString(n.digits)
 		case n.kind == intNumber:
 			b.WriteString(strconv.FormatInt(n.i, 10))
 		case n.kind == floatNumber:
