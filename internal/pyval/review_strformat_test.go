@@ -33,6 +33,8 @@ func TestFormatStringFieldSyntaxAsCPython(t *testing.T) {
 		{"{a:{b[x]}}", map[string]any{"a": int64(1), "b": map[string]any{"x": ">3"}}, "  1", ""},
 		// An empty key, a '{' in a field name.
 		{"{a[]}", map[string]any{"a": map[string]any{"": int64(1)}}, "", "Empty attribute in format string"},
+		{"{a.}", map[string]any{"a": int64(1)}, "", "Empty attribute in format string"},
+		{"{a..real}", map[string]any{"a": int64(1)}, "", "Empty attribute in format string"},
 		{"{a{b}}", map[string]any{"a": int64(1), "a{b}": int64(5)}, "", "unexpected '{' in field name"},
 		// A key of decimal digits of any script is an int.
 		{"{a[١]}", map[string]any{"a": "xyz"}, "y", ""},

@@ -228,6 +228,9 @@ func lookupField(field string, kwargs map[string]any) (any, error) {
 			if j := strings.IndexAny(attr, ".["); j >= 0 {
 				attr = attr[:j]
 			}
+			if attr == "" {
+				return nil, fmt.Errorf("Empty attribute in format string")
+			}
 			nv, ok := numberAttribute(v, attr)
 			if !ok {
 				return nil, fmt.Errorf("'%s' object has no attribute %s", TypeName(v), QuoteString(attr))
