@@ -60,28 +60,43 @@ func guardCompares(n syntax.Node) syntax.Node {
 // answer in bounded time: an operand is a string literal (compared with
 // a string as Python does, with any other value at once), or a number
 // literal other than 0 and 1 (which no bool equals; ordered with a bool,
-// Starlark fails where Python compares 0 or 1). Not the left operand of
-// `in`, the item looked for: the container is what is compared.
+// Starlark fails where Python compares 0 or 1) in an equality or an
+// ordering that asks whether the other operand is the smaller one: Starlark
+// orders a NaN above every number where Python's every ordering with it
+// is false, so `x < 100` is false for a NaN x in both, `x > 100` only in
+// Python. Not the left operand of `in`, the item looked for: the
+// container is what is compared.
 func plainCompare(b *syntax.BinaryExpr) bool {
-	plain := func(x syntax.Expr) bool {
+	plain := func(x syntax.Expr, otherSmaller bool) bool {
 		lit, ok := unparen(x).(*syntax.Literal)
 		if !ok {
 			return false
 		}
+		number := true
 		switch v := lit.Value.(type) {
 		case string:
 			return true
 		case int64:
-			return v != 0 && v != 1
+			number = v != 0 && v != 1
 		case float64:
-			return v != 0 && v != 1
+			number = v != 0 && v != 1
+		default:
+			number = lit.Token == syntax.INT // a big int
 		}
-		return lit.Token == syntax.INT // a big int
+		switch b.Op {
+		case syntax.EQL, syntax.NEQ, syntax.IN, syntax.NOT_IN:
+			return number
+		}
+		return number && otherSmaller
 	}
-	if b.Op == syntax.IN || b.Op == syntax.NOT_IN {
-		return plain(b.X) // compared with each item in turn, at once
+	switch b.Op {
+	case syntax.IN, syntax.NOT_IN:
+		return plain(b.X, false) // compared with each item in turn, at once
+	case syntax.LT, syntax.LE: // x < lit asks whether x is the smaller
+		return plain(b.Y, true) || plain(b.X, false)
 	}
-	return plain(b.X) || plain(b.Y)
+	// lit < x is x > lit; equalities take either side.
+	return plain(b.X, b.Op == syntax.GT || b.Op == syntax.GE) || plain(b.Y, false)
 }
 
 // newCompareGuards returns the builtins of compareGuardNames for an

@@ -23,6 +23,18 @@ func TestReviewNaNComparesAsPython(t *testing.T) {
 		{`_input["x"] < 1.0`, false},
 		{`_input["x"] >= _input["x"]`, false},
 		{`_input["x"] in [1.0, 2.0]`, false},
+		// Against number literals other than 0 and 1, which Starlark
+		// compares without the sandbox's guard where it answers as Python.
+		{`_input["x"] > 2.0`, false},
+		{`_input["x"] >= 2`, false},
+		{`2.0 < _input["x"]`, false},
+		{`2 <= _input["x"]`, false},
+		{`_input["x"] < 2.0`, false},
+		{`2.0 > _input["x"]`, false},
+		{`_input["x"] <= 12345678901234567890123`, false},
+		{`_input["x"] > 12345678901234567890123`, false},
+		{`_input["x"] == 2.0`, false},
+		{`_input["x"] != 2`, true},
 	} {
 		src := "def transform(_input):\n    return " + tc.expr + "\n"
 		got, _, err := Run(context.Background(), src, "transform", map[string]any{"x": math.NaN()}, Limits{})
