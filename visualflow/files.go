@@ -323,7 +323,8 @@ func (l *lister) add(e map[string]any) bool {
 	return false
 }
 
-// hidden reports whether the ignore rules hide the entry at path. Python
+// hidden reports whether the ignore rules or the workspace's ignored
+// paths hide the entry at path (a link by its path or its target). Python
 // matches the resolved path; the walked folder is resolved already, so
 // only a link needs resolving (a link leading out of the ignore root is
 // matched by its absolute target).
@@ -334,6 +335,12 @@ func (l *lister) hidden(path string, d fs.DirEntry, isDir bool) bool {
 	if d.Type()&fs.ModeSymlink != 0 {
 		if real, err := resolveNoStrict(path); err == nil {
 			path = real
+		}
+		// A link whose target is an ignored path is hidden as the
+		// target is: the policy refuses the link (it resolves it), and
+		// listing it would show the ignored file's name and size.
+		if l.scope != nil && l.scope.isIgnored(path) {
+			return true
 		}
 	}
 	return l.ignore.ignored(path, isDir)
