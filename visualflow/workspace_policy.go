@@ -162,7 +162,10 @@ func policyPaths(root, key string, v any) ([]string, error) {
 			}
 			return policyPaths(root, key, list)
 		}
-		entries = strings.Split(text, "\n")
+		// Python's str.splitlines: "\r", "\v", "\f", U+2028 ... end a line
+		// too; splitting on "\n" only would read "a\rb" as one path and
+		// block neither.
+		entries = pySplitLines(text)
 	default:
 		return nil, fmt.Errorf("%s: expected a list or text, got %s", key, pyval.Repr(v))
 	}
