@@ -897,7 +897,18 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 			s.mu.Unlock()
 			continue
 		}
-		s.drive(ctx, id, durable.Time{})
+		// A run whose workflow the registry lost since it was queued is
+		// left for a runtime that serves it, as Recover and the due poll
+		// leave such runs (not failed at each back-off);
+		// driveNewlyServed queues it again once the registry has its
+		// workflow. With claims its workflow is read first: a tick
+		// claims the run before it reads it (see driveDue).
+		if s.rt.ClaimOwner() != "" {
+			if _, unserved := s.unservedWorkflow(ctx, id); unserved {
+				continue
+			}
+		}
+		s.driveServed(ctx, id, durable.Time{})
 	}
 }
 
