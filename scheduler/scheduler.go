@@ -371,6 +371,9 @@ func (s *Scheduler) Pass(ctx context.Context) (int, error) {
 	for round := 1; ; round++ {
 		n, err := s.passOnce(ctx)
 		total += n
+		if err == nil {
+			err = ctx.Err() // cut short: what is left is the next pass's
+		}
 		if err != nil || round >= passRounds {
 			return total, err
 		}
@@ -785,8 +788,24 @@ func (s *Scheduler) driveOn(ctx context.Context, runID string, listed durable.Ti
 	}
 	if err != nil && ctx.Err() != nil {
 		// Stopped midway: not the run's failure; it continues from its
-		// last checkpoint when polled or recovered again.
+		// last checkpoint when polled or recovered again. One left running
+		// is no longer due: after the loop's stop the next Start's Recover
+		// drives it, but a host's own PollOnce, Pass or Recover cut short
+		// by its context is followed by no Recover (without claims, none
+		// while the process lives), so the run is driven on by the next
+		// pass, as one a drive left running is.
 		s.cfg.Logger.DebugContext(ctx, "tick interrupted by the scheduler's stop", "run_id", runID, "error", err)
+		if !fromLoop(ctx) {
+			cur, gerr := s.st.RunGet(context.WithoutCancel(ctx), runID)
+			if (gerr != nil && !errors.Is(gerr, store.ErrNotFound)) ||
+				(gerr == nil && cur.Status == durable.RunRunning && !runtime.IsPaused(cur)) {
+				s.mu.Lock()
+				if _, queued := s.unfinished[runID]; !queued {
+					s.unfinished[runID] = s.nowLocked()
+				}
+				s.mu.Unlock()
+			}
+		}
 		return
 	}
 	if err != nil {
@@ -823,13 +842,20 @@ func (s *Scheduler) driveOn(ctx context.Context, runID string, listed durable.Ti
 	s.mu.Lock()
 	delete(s.retry, runID)
 	s.stats.RunsResumed++
-	if st.Status == durable.RunRunning && ctx.Err() == nil {
+	if st.Status == durable.RunRunning && (ctx.Err() == nil || !fromLoop(ctx)) {
 		s.unfinished[runID] = s.nowLocked()
 	}
 	s.mu.Unlock()
 	if s.cfg.OnRunResumed != nil {
 		s.callback(ctx, func() { s.cfg.OnRunResumed(st) })
 	}
+}
+
+// fromLoop reports whether ctx is the loop's (or its Start's recovery's):
+// runs a stop of it leaves running are the next Start's Recover's.
+func fromLoop(ctx context.Context) bool {
+	loop, _ := ctx.Value(loopKey{}).(chan struct{})
+	return loop != nil
 }
 
 // sameDeadline reports whether st waits until listed.
@@ -872,14 +898,23 @@ func (s *Scheduler) driveUnfinished(ctx context.Context) {
 	for id, at := range s.unfinished {
 		if !at.After(now) {
 			runs = append(runs, id)
-			delete(s.unfinished, id)
 		}
 	}
 	s.mu.Unlock()
 	slices.Sort(runs)
 	for _, id := range runs {
 		if ctx.Err() != nil {
+			// The runs not driven stay queued, for the next pass.
 			return
+		}
+		s.mu.Lock()
+		at, queued := s.unfinished[id]
+		if queued && !at.After(now) {
+			delete(s.unfinished, id)
+		}
+		s.mu.Unlock()
+		if !queued || at.After(now) {
+			continue // driven meanwhile (a host's Pass), or put off
 		}
 		if s.rt.Busy(id) {
 			// Driven by the host in this process right now: see PollOnce.
