@@ -9,7 +9,6 @@
 package scheduler
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,9 +27,10 @@ type Config struct {
 	// Runtime ticks the runs. Required.
 	Runtime *runtime.Runtime
 	// PollInterval is the longest sleep between two polls, so deadlines
-	// written by other processes are seen. Default 1s.
+	// written by other processes are seen. Default (0 or less) 1s.
 	PollInterval time.Duration
-	// BatchSize is how many due runs one poll takes. Default 100.
+	// BatchSize is how many due runs one poll takes. Default (0 or
+	// less) 100.
 	BatchSize int
 	// RecoverInterval is how often the loop runs Recover again after
 	// Start, to continue runs another runner left: one that died (its
@@ -145,8 +145,14 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.Runtime == nil {
 		return nil, errors.New("scheduler: Config.Runtime is required")
 	}
-	cfg.PollInterval = cmp.Or(cfg.PollInterval, time.Second)
-	cfg.BatchSize = cmp.Or(cfg.BatchSize, 100)
+	// Zero or less is the default: a negative interval fired the loop's
+	// timer at once, polling without pause.
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Second
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 100
+	}
 	if cfg.MaxErrorsKept <= 0 {
 		cfg.MaxErrorsKept = 100
 	}
