@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -201,11 +200,8 @@ func exportArtifact(ctx context.Context, st artifact.Store, in map[string]any) (
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, nodeErrorf("%s: %v", name, err)
-	}
-	if err := os.WriteFile(abs, data, 0o644); err != nil {
-		return nil, nodeErrorf("%s: %v", name, err)
+	if err := writeWorkspaceFile(name, abs, data, in["file_path"]); err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(data)
 	return map[string]any{

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/abstractframework/abstractgateway/internal/pyval"
 )
@@ -219,13 +220,47 @@ func writeFile(in map[string]any) (any, error) {
 			text = pyval.Str(x)
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, nodeErrorf("write_file: %v", err)
-	}
-	if err := os.WriteFile(abs, []byte(text), 0o644); err != nil {
-		return nil, nodeErrorf("write_file: %v", err)
+	if err := writeWorkspaceFile("write_file", abs, []byte(text), in["file_path"]); err != nil {
+		return nil, err
 	}
 	return map[string]any{"bytes": int64(len(text)), "file_path": shown}, nil
+}
+
+// writeWorkspaceFile creates or replaces the file at abs (its folders
+// made first) with data. An existing path that is not a regular file (a
+// FIFO, a device) is refused as "Not a file", naming the path as the flow
+// gave it, without writing: opening a FIFO nobody reads for writing
+// blocks for ever, and the node's tick with it. The open does not block
+// (O_NONBLOCK; it changes nothing for a regular file) and the check is
+// made on the opened file, so a path swapped meanwhile is judged by what
+// was opened.
+func writeWorkspaceFile(node, abs string, data []byte, given any) error {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nodeErrorf("%s: %v", node, err)
+	}
+	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		if errors.Is(err, syscall.ENXIO) { // a FIFO with no reader
+			return nodeErrorf("Not a file: %s", trimmed(given))
+		}
+		return nodeErrorf("%s: %v", node, err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil {
+		return nodeErrorf("%s: %v", node, err)
+	} else if !info.Mode().IsRegular() {
+		return nodeErrorf("Not a file: %s", trimmed(given))
+	}
+	if err := f.Truncate(0); err != nil {
+		return nodeErrorf("%s: %v", node, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return nodeErrorf("%s: %v", node, err)
+	}
+	if err := f.Close(); err != nil {
+		return nodeErrorf("%s: %v", node, err)
+	}
+	return nil
 }
 
 func listFolder(in map[string]any) (any, error) {
