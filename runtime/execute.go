@@ -155,6 +155,11 @@ func (s *session) execute(ctx context.Context, plan StepPlan) (_ Outcome, extern
 					s.d.enqueueTick(child)
 				}
 			}
+			if eff.Type == durable.EffectEmitEvent {
+				// The listeners it resumed: their drive too.
+				res, _ := prior.Result.(map[string]any)
+				s.driveReplayedListeners(ctx, res["delivered_to"])
+			}
 			s.trace(plan.NodeID, key, eff, out, true, start)
 			noteTokensUsed(run, eff, out)
 			storeResult(run, eff, out)
@@ -724,4 +729,36 @@ func (s *session) readTail(ctx context.Context) error {
 	}
 	s.tailRead = true
 	return nil
+}
+
+// driveReplayedListeners queues what followed the delivery of an
+// EMIT_EVENT whose recorded result a replay reuses, the follow-ups of the
+// commit the replay stands in for: the drive of each listener it names
+// (delivered_to) still running, not paused, of a workflow this runtime
+// serves (one it does not serve is left to a runtime that does, as the
+// delivery leaves it), and the resume of the waiting parent of one the
+// event ended. A listener that cannot be read is queued, its tick
+// telling.
+func (s *session) driveReplayedListeners(ctx context.Context, delivered any) {
+	ids, _ := delivered.([]any)
+	for _, v := range ids {
+		id, _ := v.(string)
+		if id == "" || id == s.run.RunID {
+			continue
+		}
+		l, err := s.r.store.RunGet(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err == nil && l.Status.Terminal() {
+			s.d.afterTerminal(l)
+			continue
+		}
+		if err == nil {
+			if _, served := s.r.registry.Get(l.WorkflowID); l.Status != durable.RunRunning || IsPaused(l) || !served {
+				continue
+			}
+		}
+		s.d.enqueueTick(id)
+	}
 }
