@@ -71,6 +71,14 @@ func handleStartSubworkflow(ctx context.Context, req *EffectRequest) (Outcome, e
 		}
 	}
 	async, wait := truthy(p["async"]), truthy(p["wait"])
+	if async && wait && req.outOfGraph {
+		// It would wait on the child, which an effect applied outside the
+		// run's graph cannot (ApplyEffect fails it): failed before the
+		// child is created, not after, which would leave it running with
+		// nothing waiting on its end.
+		return Failed(fmt.Sprintf("effect handler for %s asked the run to wait, which an effect applied outside its graph cannot do",
+			req.Effect.Type)), nil
+	}
 	depth := syncDepth(ctx) + 1
 	if !async && depth > maxSyncSubworkflowDepth {
 		// Checked before the child is created: past the limit no child is

@@ -241,6 +241,7 @@ func (s *session) runAttempts(ctx context.Context, nodeID, next string, eff *dur
 			out, err = s.callHandler(ctx, h, &EffectRequest{
 				Run: s.run, Effect: eff, NodeID: nodeID, DefaultNext: next,
 				IdempotencyKey: key, StepID: started.StepID, Attempt: attempt, Runtime: s.r, drv: s.d, tickCtx: ctx,
+				outOfGraph: outOfGraph,
 			})
 			if err != nil {
 				return Outcome{}, err

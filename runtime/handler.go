@@ -70,6 +70,11 @@ type EffectRequest struct {
 	// drives that is not this run's (a listener resumed and ticked by
 	// EMIT_EVENT) must not be cancelled with it.
 	tickCtx context.Context
+	// outOfGraph marks an effect ApplyEffect runs outside the run's
+	// graph, where a wait is turned into a failure: a handler that knows
+	// it will wait fails before doing anything (a child started only to
+	// be orphaned).
+	outOfGraph bool
 }
 
 // ResumeTarget returns payload.resume_to_node when it is a non-empty
