@@ -161,6 +161,18 @@ func (r *Runtime) deliver(ctx, listenerCtx context.Context, d *driver, keys []st
 			rctx = listenerCtx
 		}
 		st, err := d.resumeListener(rctx, l, envelope, steps)
+		var landed *resumeLandedError
+		if errors.As(err, &landed) && st != nil {
+			// The event is in (the resume committed); the listener's steps
+			// after it failed: it is counted delivered, the failure
+			// reported, and it is driven again.
+			if served {
+				d.enqueueTick(l.RunID)
+			}
+			out.deliveredTo = append(out.deliveredTo, l.RunID)
+			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": string(st.Status), "error": err.Error()})
+			continue
+		}
 		if err != nil {
 			out.resumed = append(out.resumed, map[string]any{"run_id": l.RunID, "status": "error", "error": err.Error()})
 			var stale *StaleResumeError

@@ -206,10 +206,22 @@ func (d *driver) resumeClaiming(ctx context.Context, p ResumeParams, mode claimM
 	err = s.steps(ctx, d.r.steps(p.MaxSteps))
 	d.noteStop(s)
 	if err != nil && !errors.Is(err, errStop) {
+		if s.commits != base {
+			// The resume's commit is in: only the steps after it failed.
+			return s.run, &resumeLandedError{err: failed(err)}
+		}
 		return s.run, failed(err)
 	}
 	return s.run, lost()
 }
+
+// resumeLandedError is the error of a resume whose commit landed (the
+// wait was answered, the payload is in the run) and whose steps after it
+// failed: a delivery reads it as made.
+type resumeLandedError struct{ err error }
+
+func (e *resumeLandedError) Error() string { return e.err.Error() }
+func (e *resumeLandedError) Unwrap() error { return e.err }
 
 // applyResume writes the payload, queues the resume records and moves the
 // run out of its wait. A wait without resume node completes the run
