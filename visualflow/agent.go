@@ -120,9 +120,9 @@ func agentInputs(in, cfg map[string]any) (map[string]any, error) {
 	if v, ok := first(in, "include_context", "use_context"); ok {
 		out["include_context"] = pyval.CoerceBool(v)
 	}
-	if b, ok := useSessionAttachments(in); ok {
-		out["use_session_attachments"] = b
-	}
+	// The memory settings (§5.4.3) are kept as Python's normaliser keeps
+	// them: the use_* switches coerced, the others verbatim.
+	maps.Copy(out, memorySettings(in))
 	return out, nil
 }
 

@@ -62,10 +62,14 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 	if b := promptCacheBinding(in, nil); b != nil {
 		params["prompt_cache_binding"] = b
 	}
-	if b, ok := useSessionAttachments(in); ok {
+	mem := memorySettings(in)
+	if b, ok := mem["use_session_attachments"].(bool); ok {
 		params["include_session_attachments_index"] = b
 	}
 	p["params"] = params
+	// The memory settings ride on the payload as top-level keys, as the
+	// reference passes them through for its pre-call scheduling.
+	maps.Copy(p, mem)
 
 	include := false
 	if v, ok := first(in, "include_context", "use_context"); ok {
@@ -256,18 +260,45 @@ func activeContext(ctx map[string]any, vars map[string]any) []any {
 	return append(sys, rest...)
 }
 
+// memoryBoolKeys and memoryValueKeys are the memory-source settings of
+// llm_call and agent (§5.4.3).
+var (
+	memoryBoolKeys  = []string{"use_session_attachments", "use_span_memory", "use_semantic_search", "use_kg_memory"}
+	memoryValueKeys = []string{"memory_query", "memory_scope", "recall_level", "max_span_messages", "kg_max_input_tokens", "kg_limit", "kg_min_score"}
+)
+
+// memorySettings expands the memory settings of llm_call and agent
+// (§5.4.3) as the reference's input handlers do: a present pin wins, even
+// when null, else the memory object's non-null value; the use_* switches
+// are coerced booleans (Appendix B, so a null or unreadable value is
+// false) and the other settings are taken verbatim.
+func memorySettings(in map[string]any) map[string]any {
+	out := map[string]any{}
+	mem, _ := in["memory"].(map[string]any)
+	for _, keys := range [][]string{memoryBoolKeys, memoryValueKeys} {
+		for _, k := range keys {
+			v, ok := in[k]
+			if !ok {
+				if v, ok = mem[k]; !ok || v == nil {
+					continue
+				}
+			}
+			if keys[0] == memoryBoolKeys[0] {
+				out[k] = pyval.CoerceBool(v)
+			} else {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
 // useSessionAttachments reads the use_session_attachments memory setting
-// (§5.4.3) of llm_call and agent: the direct input when present, else the
-// memory object's non-null value. ok is false when it is not set or not
-// readable as a boolean (the runtime default then applies).
+// (§5.4.3) of llm_call and agent; ok is false when it is not set (the
+// runtime default then applies).
 func useSessionAttachments(in map[string]any) (value, ok bool) {
-	if v, has := first(in, "use_session_attachments"); has {
-		return pyval.CoerceBoolTri(v)
-	}
-	if mem, isObj := in["memory"].(map[string]any); isObj {
-		return pyval.CoerceBoolTri(mem["use_session_attachments"])
-	}
-	return false, false
+	value, ok = memorySettings(in)["use_session_attachments"].(bool)
+	return value, ok
 }
 
 // toolSpecs turns the tools value into ToolSpecs. As the reference's
