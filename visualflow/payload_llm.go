@@ -20,7 +20,8 @@ func (s *step) llmCallPayload(n *node, in, cfg map[string]any) (map[string]any, 
 		prompt = pyval.Str(v)
 	}
 	p["prompt"] = prompt
-	system := orDefault(in["system"], "")
+	// input.get("system", ""): a pin connected to null is sent as null.
+	system := getOr(in, "system", "")
 	p["system_prompt"] = system
 	var tools any
 	if v, ok := in["tools"]; ok {
