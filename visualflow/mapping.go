@@ -212,13 +212,10 @@ func mapLLM(out, raw map[string]any, referenced map[string]bool) {
 			out["response"] = ""
 		}
 	}
-	calls := []any{}
-	if list, ok := raw["tool_calls"].([]any); ok {
-		for _, c := range list {
-			if m, ok := c.(map[string]any); ok {
-				calls = append(calls, m)
-			}
-		}
+	// _as_dict_list: a single tool-call object is a one-item list.
+	calls := objectList(raw["tool_calls"])
+	if calls == nil {
+		calls = []any{}
 	}
 	out["tool_calls"], out["success"] = calls, true
 	for _, k := range []string{"outputs", "resources"} {
