@@ -364,9 +364,10 @@ func (s *step) agentInit(n *node, b map[string]any) (runtime.StepPlan, error) {
 	b["phase"] = "subworkflow"
 	s.setOutput(n.ID, map[string]any{"status": "running", "task": task, "context": pyval.DeepCopy(ctxPin),
 		"response": "", "success": nil, "meta": nil, "scratchpad": nil})
+	// Exactly the reference's payload: the agent builds its effects itself,
+	// without the generic wrapper's "type" and "resume_to_node" keys (the
+	// resume target is the plan's next node, this node).
 	payload := map[string]any{"workflow_id": set.reactID, "vars": childVars, "async": true, "wait": true, "include_traces": true}
-	payload["type"] = string(durable.EffectStartSubworkflow)
-	payload["resume_to_node"] = n.ID
 	eff := &durable.Effect{Type: durable.EffectStartSubworkflow, Payload: payload, ResultKey: "_temp.agent." + n.ID + ".sub"}
 	return runtime.Request(eff, n.ID), nil
 }
@@ -539,9 +540,9 @@ func (s *step) agentAfterChild(n *node, b map[string]any) (runtime.StepPlan, err
 			params["prompt_cache_binding"] = set.cacheBinding
 		}
 		payload := map[string]any{
-			"type": "llm_call", "messages": []any{map[string]any{"role": "user", "content": prompt}},
+			"messages":      []any{map[string]any{"role": "user", "content": prompt}},
 			"system_prompt": set.system, "provider": set.provider, "model": set.model,
-			"response_schema": set.schema, "response_schema_name": "Agent_" + n.ID, "params": params, "resume_to_node": n.ID,
+			"response_schema": set.schema, "response_schema_name": "Agent_" + n.ID, "params": params,
 		}
 		eff := &durable.Effect{Type: durable.EffectLLMCall, Payload: payload, ResultKey: "_temp.agent." + n.ID + ".structured"}
 		return runtime.Request(eff, n.ID), nil
