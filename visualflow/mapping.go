@@ -94,7 +94,8 @@ func (s *step) mapEffect(n *node, raw any, prior any) any {
 		}
 		out["results"] = results
 		ok := true
-		if mode, _ := rm["mode"].(string); mode != "" && mode != "executed" {
+		// mode.strip() and mode != "executed": a blank mode is no mode.
+		if mode, _ := rm["mode"].(string); pyval.Strip(mode) != "" && mode != "executed" {
 			ok = false
 		} else {
 			for _, r := range results {
@@ -377,7 +378,7 @@ func mapCallTool(out, raw map[string]any) {
 	mode, _ := raw["mode"].(string)
 	results, _ := raw["results"].([]any)
 	switch {
-	case mode != "" && mode != "executed":
+	case pyval.Strip(mode) != "" && mode != "executed":
 		out["success"], out["result"] = false, "Tool execution not completed (mode="+mode+")"
 	case len(results) == 0:
 		out["success"], out["result"] = false, "Missing tool result"
