@@ -254,9 +254,11 @@ func activeContext(ctx map[string]any, vars map[string]any) []any {
 			rest = append(rest, pyval.DeepCopy(o))
 		}
 	}
+	// Python's int(limits.get("max_history_messages", -1)), any failure
+	// meaning -1 (no limit): "1.5" is no limit and true is 1.
 	limits, _ := vars["_limits"].(map[string]any)
-	if n, ok := intOK(limits["max_history_messages"]); ok && n >= 0 && int(n) < len(rest) {
-		rest = rest[len(rest)-int(n):]
+	if n, err := pyval.ToInt(limits["max_history_messages"]); err == nil && n >= 0 && n < int64(len(rest)) {
+		rest = rest[int64(len(rest))-n:]
 	}
 	return append(sys, rest...)
 }
