@@ -27,12 +27,22 @@ type StartParams struct {
 	// and the same identity (workflow, session, parent, vars) is returned
 	// as is; a different identity is an *IdentityConflictError.
 	RunID string
+	// SessionFromRunID, with a blank SessionID, makes the run its own
+	// session (session_id = run_id), as a host does for a sessionless
+	// start (gateway-api: "Sessionless starts get session_id = run_id"):
+	// its subflow children inherit the session, so their session-scoped
+	// events reach the run's listeners. With RunID set it counts as a
+	// SessionID of RunID, in the identity too.
+	SessionFromRunID bool
 }
 
 // Start creates a run at its workflow's entry node and returns its id.
 // Nothing runs until Tick. Vars must be JSON: a NaN, a channel or a cycle
 // is refused with an error naming its key path.
 func (r *Runtime) Start(ctx context.Context, p StartParams) (string, error) {
+	if p.SessionFromRunID && pyval.Strip(p.SessionID) == "" && p.RunID != "" {
+		p.SessionID = p.RunID
+	}
 	run, err := r.newRun(p)
 	if err != nil {
 		return "", err
@@ -117,6 +127,9 @@ func (r *Runtime) newRun(p StartParams) (*durable.RunState, error) {
 		}
 	} else {
 		id = r.newID()
+		if p.SessionFromRunID && pyval.Strip(p.SessionID) == "" {
+			p.SessionID = id
+		}
 	}
 	now := r.now()
 	return &durable.RunState{

@@ -59,7 +59,10 @@ func (d *bundleDriver) start(ctx context.Context, workflowID string, vars map[st
 			return st.RunID, nil
 		}
 	}
-	return d.rt.Start(ctx, runtime.StartParams{WorkflowID: workflowID, Vars: vars, RunID: d.wantID})
+	// Its own session, as the gateway gives a sessionless start: a
+	// subflow's session-scoped emit_event then reaches the root's on_event
+	// listeners, which StartListeners puts in that session.
+	return d.rt.Start(ctx, runtime.StartParams{WorkflowID: workflowID, Vars: vars, RunID: d.wantID, SessionFromRunID: true})
 }
 
 // hasCreationDigest reports whether a run was created under an explicit
