@@ -21,29 +21,8 @@ import (
 // Run and Respond hand on a run whose caller went away).
 func TestPassCutShortByTheHostsContextLeavesNoRunStuck(t *testing.T) {
 	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	wf := waitFlow(time.Minute)
-	wf.Nodes["done"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-		return runtime.Request(&durable.Effect{Type: "call", ResultKey: "r"}, "end"), nil
-	}
-	wf.Nodes["end"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-		return runtime.Complete(map[string]any{"ok": true}), nil
-	}
-	rt, _ := setup(t, c, wf)
-	entered := make(chan struct{}, 1)
-	var calls atomic.Int32
-	rt.SetHandler("call", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		if calls.Add(1) == 1 {
-			entered <- struct{}{}
-			<-ctx.Done()
-			return runtime.Failed("call: " + ctx.Err().Error()), nil
-		}
-		return runtime.Completed(map[string]any{}), nil
-	}})
+	c, rt, id, entered := dueRunWithBlockingCall(t)
 	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
-	rt.Tick(ctx, id, runtime.TickOptions{})
-	c.Advance(2 * time.Minute)
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now})
 	hostCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

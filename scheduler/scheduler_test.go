@@ -339,29 +339,8 @@ func TestFailingDueRunsBackOff(t *testing.T) {
 // the next scheduler's Recover finishes it.
 func TestStopMidTickIsNotAFailure(t *testing.T) {
 	t.Parallel()
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	wf := waitFlow(time.Minute)
-	wf.Nodes["done"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-		return runtime.Request(&durable.Effect{Type: "call", ResultKey: "r"}, "end"), nil
-	}
-	wf.Nodes["end"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-		return runtime.Complete(map[string]any{"ok": true}), nil
-	}
-	rt, _ := setup(t, c, wf)
-	entered := make(chan struct{}, 1)
-	var calls atomic.Int32
-	rt.SetHandler("call", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
-		if calls.Add(1) == 1 {
-			entered <- struct{}{}
-			<-ctx.Done()
-			return runtime.Failed("call: " + ctx.Err().Error()), nil
-		}
-		return runtime.Completed(map[string]any{}), nil
-	}})
+	c, rt, id, entered := dueRunWithBlockingCall(t)
 	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
-	rt.Tick(ctx, id, runtime.TickOptions{})
-	c.Advance(2 * time.Minute)
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now})
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -381,6 +360,38 @@ func TestStopMidTickIsNotAFailure(t *testing.T) {
 	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {
 		t.Fatalf("run after recovery: %s (%s)", st.Status, st.Error)
 	}
+}
+
+// dueRunWithBlockingCall starts a run whose one-minute wait is due on c
+// and whose next node calls an effect that, the first time, signals
+// entered and blocks until its context ends (then fails); later calls
+// complete, and the run then completes.
+func dueRunWithBlockingCall(t *testing.T) (c *runtimetest.Clock, rt *runtime.Runtime, id string, entered chan struct{}) {
+	t.Helper()
+	c = runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	wf := waitFlow(time.Minute)
+	wf.Nodes["done"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+		return runtime.Request(&durable.Effect{Type: "call", ResultKey: "r"}, "end"), nil
+	}
+	wf.Nodes["end"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+		return runtime.Complete(map[string]any{"ok": true}), nil
+	}
+	rt, _ = setup(t, c, wf)
+	entered = make(chan struct{}, 1)
+	var calls atomic.Int32
+	rt.SetHandler("call", runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		if calls.Add(1) == 1 {
+			entered <- struct{}{}
+			<-ctx.Done()
+			return runtime.Failed("call: " + ctx.Err().Error()), nil
+		}
+		return runtime.Completed(map[string]any{}), nil
+	}})
+	ctx := context.Background()
+	id, _ = rt.Start(ctx, runtime.StartParams{WorkflowID: "wait"})
+	rt.Tick(ctx, id, runtime.TickOptions{})
+	c.Advance(2 * time.Minute)
+	return c, rt, id, entered
 }
 
 // waitRunOf returns the id of the one "wait" run in st.
