@@ -19,29 +19,12 @@ import (
 // drives its child; otherwise they stay running with nothing to drive
 // them.
 func TestReplayedEmitDrivesItsListeners(t *testing.T) {
-	emitter := &runtime.Workflow{ID: "w", Entry: "emit", Nodes: map[string]runtime.NodeFunc{
-		"emit": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Request(&durable.Effect{Type: durable.EffectEmitEvent, ResultKey: "r",
-				Payload: map[string]any{"name": "go", "scope": "global"}}, "done")
-		}),
-		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Complete(map[string]any{"r": run.Vars["r"]})
-		}),
-	}}
+	emitter := goEmitter()
 	listener := childWaitEvtForReplay()
 	var listenerID string
 	newRuntime := func(st store.Store) *runtime.Runtime {
 		rt := applyRuntime(t, runtime.Config{Store: st}, emitter, listener)
-		if listenerID == "" {
-			id, err := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "listener"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st, err := rt.Tick(context.Background(), id, runtime.TickOptions{}); err != nil || st.Status != durable.RunWaiting {
-				t.Fatalf("listener: %v, %v", st, err)
-			}
-			listenerID = id
-		}
+		startWaitingOnce(t, rt, "listener", &listenerID)
 		return rt
 	}
 	run, _, js := replayAfterKill(t, newRuntime, emitOfGo)
@@ -74,15 +57,7 @@ func childWaitEvtForReplay() *runtime.Workflow {
 // the kill cut, and the replay that reuses the emit's record must hand
 // the parent its child's end itself.
 func TestReplayedEmitHandsAnEndedListenerToItsParent(t *testing.T) {
-	emitter := &runtime.Workflow{ID: "w", Entry: "emit", Nodes: map[string]runtime.NodeFunc{
-		"emit": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Request(&durable.Effect{Type: durable.EffectEmitEvent, ResultKey: "r",
-				Payload: map[string]any{"name": "go", "scope": "global"}}, "done")
-		}),
-		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Complete(map[string]any{"r": run.Vars["r"]})
-		}),
-	}}
+	emitter := goEmitter()
 	listener := &runtime.Workflow{ID: "listener", Entry: "w", Nodes: map[string]runtime.NodeFunc{
 		"w": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
 			// No resume node: the event completes the run.
@@ -101,16 +76,7 @@ func TestReplayedEmitHandsAnEndedListenerToItsParent(t *testing.T) {
 	var parentID string
 	newRuntime := func(st store.Store) *runtime.Runtime {
 		rt := applyRuntime(t, runtime.Config{Store: st}, emitter, listener, parent)
-		if parentID == "" {
-			id, err := rt.Start(context.Background(), runtime.StartParams{WorkflowID: "parent"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st, err := rt.Tick(context.Background(), id, runtime.TickOptions{}); err != nil || st.Status != durable.RunWaiting {
-				t.Fatalf("parent: %v, %v", st, err)
-			}
-			parentID = id
-		}
+		startWaitingOnce(t, rt, "parent", &parentID)
 		return rt
 	}
 	run, _, js := replayAfterKill(t, newRuntime, emitOfGo)
@@ -130,4 +96,34 @@ func TestReplayedEmitHandsAnEndedListenerToItsParent(t *testing.T) {
 // terminal status event, recorded as an emit_event too).
 func emitOfGo(r *durable.StepRecord) bool {
 	return completedOf(durable.EffectEmitEvent)(r) && r.Effect.Payload["name"] == "go"
+}
+
+// goEmitter emits the global event "go" and completes with its summary.
+func goEmitter() *runtime.Workflow {
+	return &runtime.Workflow{ID: "w", Entry: "emit", Nodes: map[string]runtime.NodeFunc{
+		"emit": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectEmitEvent, ResultKey: "r",
+				Payload: map[string]any{"name": "go", "scope": "global"}}, "done")
+		}),
+		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"r": run.Vars["r"]})
+		}),
+	}}
+}
+
+// startWaitingOnce starts a run of workflowID on rt and ticks it to its
+// wait, the first time only (*id empty), and records its id in *id.
+func startWaitingOnce(t *testing.T, rt *runtime.Runtime, workflowID string, id *string) {
+	t.Helper()
+	if *id != "" {
+		return
+	}
+	runID, err := rt.Start(context.Background(), runtime.StartParams{WorkflowID: workflowID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Tick(context.Background(), runID, runtime.TickOptions{}); err != nil || st.Status != durable.RunWaiting {
+		t.Fatalf("%s: %v, %v", workflowID, st, err)
+	}
+	*id = runID
 }
