@@ -46,10 +46,7 @@ func TestKilledBundleRunPrintedTheIDThatContinuesIt(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	path := packFlows(t, t.TempDir(), "parent.json", map[string]string{
-		"parent.json": napParentFlow,
-		"nap.json":    strings.Replace(napChildFlow, `"duration":0.2`, `"duration":60`, 1),
-	})
+	path := packMinuteNap(t)
 	data := filepath.Join(t.TempDir(), "data")
 
 	cmd := exec.Command(exe, "bundle", "run", path, "--data-dir", data)
@@ -128,4 +125,14 @@ func TestKilledBundleRunPrintedTheIDThatContinuesIt(t *testing.T) {
 			"in a form --run-id accepts, so the run cannot be continued and running the command again "+
 			"starts another one; it printed:\n%s", id, data, out)
 	}
+}
+
+// packMinuteNap packs the nap flows with a one-minute wait_until in the
+// subflow: a `bundle run` of it waits long enough to be interrupted.
+func packMinuteNap(t *testing.T) string {
+	t.Helper()
+	return packFlows(t, t.TempDir(), "parent.json", map[string]string{
+		"parent.json": napParentFlow,
+		"nap.json":    strings.Replace(napChildFlow, `"duration":0.2`, `"duration":60`, 1),
+	})
 }

@@ -23,10 +23,7 @@ func startWaitingBundleRun(t *testing.T, tmp string) (cmd *exec.Cmd, wait func()
 	if err != nil {
 		t.Skip(err)
 	}
-	path := packFlows(t, t.TempDir(), "parent.json", map[string]string{
-		"parent.json": napParentFlow,
-		"nap.json":    strings.Replace(napChildFlow, `"duration":0.2`, `"duration":60`, 1),
-	})
+	path := packMinuteNap(t)
 	cmd = exec.Command(exe, "bundle", "run", path)
 	cmd.Env = append(os.Environ(), commandExecEnv+"=1", "TMPDIR="+tmp)
 	cmd.Stdout = io.Discard

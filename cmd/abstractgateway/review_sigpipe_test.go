@@ -77,10 +77,7 @@ func TestReviewBrokenStderrPipeStopsTheCommand(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	path := packFlows(t, t.TempDir(), "parent.json", map[string]string{
-		"parent.json": napParentFlow,
-		"nap.json":    strings.Replace(napChildFlow, `"duration":0.2`, `"duration":60`, 1),
-	})
+	path := packMinuteNap(t)
 	tmp := t.TempDir()
 	cmd := exec.Command(exe, "bundle", "run", path)
 	cmd.Env = append(os.Environ(), commandExecEnv+"=1", "TMPDIR="+tmp)
