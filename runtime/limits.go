@@ -95,11 +95,25 @@ type LimitWarning struct {
 	Pct       float64 `json:"pct"`
 }
 
+// limitsOf is vars._limits as an object, read as a checkpoint would give
+// it back: a node's working copy may hold it as a Go-typed map
+// (map[string]int) or with Go-typed numbers (int32, uint8), which the
+// reads would otherwise take for absent (the defaults). A copy then; the
+// run is not changed. A value that is not JSON is read as it is.
 func limitsOf(run *durable.RunState) map[string]any {
 	if run == nil {
 		return nil
 	}
-	l, _ := run.Vars["_limits"].(map[string]any)
+	v := run.Vars["_limits"]
+	l, isObject := v.(map[string]any)
+	if isObject && pyjson.IsNormalizedObject(l) {
+		return l
+	}
+	if n, err := pyjson.Normalize(v); err == nil {
+		if m, ok := n.(map[string]any); ok {
+			return m
+		}
+	}
 	return l
 }
 
