@@ -22,7 +22,12 @@ func (r *Runtime) UpdateVars(ctx context.Context, runID string, mutate func(vars
 		if run.Vars == nil {
 			run.Vars = map[string]any{}
 		}
+		before := kernelFieldsOf(run)
 		changed, err := mutate(run.Vars)
+		// The count that scopes the run's idempotency keys stays (a host
+		// that replaced _runtime would otherwise have the run's next
+		// effects reuse the results of effects made before).
+		before.keepEffectSeq(run.Vars)
 		return changed, nil, err
 	})
 	if err != nil {

@@ -19,12 +19,43 @@ type kernelFields struct {
 	status                         durable.RunStatus
 	waiting                        *durable.WaitState
 	vars                           map[string]any
+	// effectSeq is vars._runtime.effect_seq (hasSeq: present), which
+	// scopes the idempotency keys: a node that replaces the vars (or
+	// _runtime) must not take the count back, or its next effects would
+	// get the keys of effects made before and reuse their results.
+	effectSeq any
+	hasSeq    bool
 }
 
 func kernelFieldsOf(r *durable.RunState) kernelFields {
-	return kernelFields{
+	f := kernelFields{
 		runID: r.RunID, workflowID: r.WorkflowID, parentRunID: r.ParentRunID,
 		createdAt: r.CreatedAt, status: r.Status, waiting: r.Waiting, vars: r.Vars,
+	}
+	if rt, ok := r.Vars["_runtime"].(map[string]any); ok {
+		f.effectSeq, f.hasSeq = rt["effect_seq"]
+	}
+	return f
+}
+
+// keepEffectSeq puts vars._runtime.effect_seq back as it was in f when
+// vars no longer hold that count (replaced vars or _runtime, the key
+// removed or changed). The kernel alone moves it, after an effect's
+// outcome; a node or handler that drops it is not failed for that.
+func (f *kernelFields) keepEffectSeq(vars map[string]any) {
+	if !f.hasSeq || vars == nil {
+		return
+	}
+	rt, _ := vars["_runtime"].(map[string]any)
+	if cur, ok := rt["effect_seq"]; ok {
+		a, aok := AsInt(cur)
+		b, bok := AsInt(f.effectSeq)
+		if aok && bok && a == b {
+			return
+		}
+	}
+	if rt := namespace(vars, "_runtime"); rt != nil {
+		rt["effect_seq"] = f.effectSeq
 	}
 }
 
@@ -63,6 +94,7 @@ func (f *kernelFields) restore(r *durable.RunState) string {
 			r.Vars = map[string]any{}
 		}
 	}
+	f.keepEffectSeq(r.Vars)
 	if !r.Status.Valid() {
 		note(fmt.Sprintf("set the run's status to %q, not one of the run statuses", r.Status))
 		r.Status = f.status
