@@ -54,3 +54,45 @@ func TestReviewLoopAfterVarsReplacedRunsEffectAgain(t *testing.T) {
 		})
 	}
 }
+
+// The same through a host's UpdateVars that replaces _runtime while the
+// run waits between two turns of a loop.
+func TestReviewLoopAfterHostReplacedRuntimeRunsEffectAgain(t *testing.T) {
+	calls := 0
+	h := runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		calls++
+		return runtime.Completed(map[string]any{"call": calls}), nil
+	}}
+	wf := &runtime.Workflow{ID: "loop", Entry: "act", Nodes: map[string]runtime.NodeFunc{
+		"act": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: "job", ResultKey: "r", Payload: map[string]any{"n": 1}}, "ask"), nil
+		},
+		"ask": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			if run.Vars["answer"] != nil {
+				return runtime.Complete(map[string]any{"r": run.Vars["r"]}), nil
+			}
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, ResultKey: "answer", Payload: map[string]any{"prompt": "again?"}}, "act"), nil
+		},
+	}}
+	rt := applyRuntime(t, runtime.Config{Handlers: map[durable.EffectType]runtime.Handler{"job": h}}, wf)
+	id, err := rt.Start(t.Context(), runtime.StartParams{WorkflowID: "loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := rt.Tick(t.Context(), id, runtime.TickOptions{}); err != nil || run.Status != durable.RunWaiting {
+		t.Fatalf("tick: %v, %v", run, err)
+	}
+	if err := rt.UpdateVars(t.Context(), id, func(vars map[string]any) (bool, error) {
+		vars["_runtime"] = map[string]any{"note": "host state"}
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := rt.Resume(t.Context(), runtime.ResumeParams{RunID: id, Payload: map[string]any{"text": "yes"}})
+	if err != nil || run.Status != durable.RunCompleted {
+		t.Fatalf("resume: %v, %v", run, err)
+	}
+	if calls != 2 {
+		t.Fatalf("handler called %d times, want 2 (output %v)", calls, run.Output)
+	}
+}
