@@ -36,15 +36,7 @@ func TestReviewNaNComparesAsPython(t *testing.T) {
 		{`_input["x"] == 2.0`, false},
 		{`_input["x"] != 2`, true},
 	} {
-		src := "def transform(_input):\n    return " + tc.expr + "\n"
-		got, _, err := Run(context.Background(), src, "transform", map[string]any{"x": math.NaN()}, Limits{})
-		if err != nil {
-			t.Errorf("%s: %v", tc.expr, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("%s = %#v, want %#v (Python)", tc.expr, got, tc.want)
-		}
+		checkNaNExpr(t, tc.expr, tc.want)
 	}
 }
 
@@ -64,14 +56,21 @@ func TestReviewNaNInContainersUnchanged(t *testing.T) {
 		{`_input["x"] != True`, true},
 		{`_input["x"] == False`, false},
 	} {
-		src := "def transform(_input):\n    return " + tc.expr + "\n"
-		got, _, err := Run(context.Background(), src, "transform", map[string]any{"x": math.NaN()}, Limits{})
-		if err != nil {
-			t.Errorf("%s: %v", tc.expr, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("%s = %#v, want %#v (Python)", tc.expr, got, tc.want)
-		}
+		checkNaNExpr(t, tc.expr, tc.want)
+	}
+}
+
+// checkNaNExpr runs expr in a code node with _input["x"] a NaN and
+// checks its value is want (Python's).
+func checkNaNExpr(t *testing.T, expr string, want any) {
+	t.Helper()
+	src := "def transform(_input):\n    return " + expr + "\n"
+	got, _, err := Run(context.Background(), src, "transform", map[string]any{"x": math.NaN()}, Limits{})
+	if err != nil {
+		t.Errorf("%s: %v", expr, err)
+		return
+	}
+	if got != want {
+		t.Errorf("%s = %#v, want %#v (Python)", expr, got, want)
 	}
 }
