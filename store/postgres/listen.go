@@ -50,17 +50,19 @@ const maxNotifyPayload = 7900
 func (s *Store) appendPayload(runID string) string { return s.notifyPayload(runID, "") }
 
 // deletePayload is the payload of a ledger delete's notification. A run
-// id too long for one is left out, and the mark with it: the delete wakes
-// every follower to read from its cursor, as such an append does, since
-// sending every follower back to seq 1 would repeat records.
+// id too long for one is left out, the mark kept: every follower then
+// learns that any ledger it follows may have been deleted and reads each
+// from seq 1, as after listening again (observe.Event). Records read
+// twice are the price; a plain wake would have followers read a ledger
+// deleted and grown again from its middle.
 func (s *Store) deletePayload(runID string) string { return s.notifyPayload(runID, deletedMark) }
 
-// notifyPayload is schema, origin and mark, and the run id, or schema and
-// origin alone when the run id does not fit.
+// notifyPayload is schema, origin and mark, and the run id, or schema,
+// origin and mark alone when the run id does not fit.
 func (s *Store) notifyPayload(runID, mark string) string {
-	head := s.schema + payloadSep + s.origin
-	if id := keyText(runID); len(head)+len(mark)+len(payloadSep)+len(id) <= maxNotifyPayload {
-		return head + mark + payloadSep + id
+	head := s.schema + payloadSep + s.origin + mark
+	if id := keyText(runID); len(head)+len(payloadSep)+len(id) <= maxNotifyPayload {
+		return head + payloadSep + id
 	}
 	return head
 }
@@ -130,7 +132,9 @@ func (s *Store) ListenLedger(ctx context.Context, ready func(), wake func(runID 
 			continue
 		}
 		if !hasRun {
-			wake("", false) // a run id too long for a payload: every follower reads
+			// A run id too long for a payload: every follower reads (from
+			// seq 1 after a delete).
+			wake("", deleted)
 			continue
 		}
 		id := keyTextOf(runID)
