@@ -17,19 +17,8 @@ import (
 // The deadline is moved into the past here, standing in for the freeze
 // (the timer, a TTL away, has not fired).
 func TestClaimPastLocalExpiryIsLostBeforeItsTimerFires(t *testing.T) {
-	reg, err := NewRegistry(perRunWorkflows()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(Config{Store: memory.New(), Registry: reg, Claims: &Claims{Owner: "me", RenewEvery: time.Hour, TTL: 3 * time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, id := claimingRuntimeWithAskRun(t)
 	ctx := context.Background()
-	id, err := r.Start(ctx, StartParams{WorkflowID: "ask"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	work, hold, err := r.claim(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -49,4 +38,24 @@ func TestClaimPastLocalExpiryIsLostBeforeItsTimerFires(t *testing.T) {
 	if !errors.Is(context.Cause(work), ErrRunClaimed) {
 		t.Fatalf("work context cause %v, want ErrRunClaimed", context.Cause(work))
 	}
+}
+
+// claimingRuntimeWithAskRun is a runtime on a memory store whose claims
+// (owner "me") renew hourly for a three-hour TTL, and the id of an "ask"
+// run started on it (not ticked).
+func claimingRuntimeWithAskRun(t *testing.T) (*Runtime, string) {
+	t.Helper()
+	reg, err := NewRegistry(perRunWorkflows()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Store: memory.New(), Registry: reg, Claims: &Claims{Owner: "me", RenewEvery: time.Hour, TTL: 3 * time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := r.Start(context.Background(), StartParams{WorkflowID: "ask"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, id
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // A claim kept by a failed cancel (keepOnRelease) holds this runner's own
@@ -14,19 +12,8 @@ import (
 // the run is claimable at once, as it is in the store, not held back by
 // the earlier keep until its TTL passes.
 func TestForcedClaimEndsAKeptClaim(t *testing.T) {
-	reg, err := NewRegistry(perRunWorkflows()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(Config{Store: memory.New(), Registry: reg, Claims: &Claims{Owner: "me", RenewEvery: time.Hour, TTL: 3 * time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, id := claimingRuntimeWithAskRun(t)
 	ctx := context.Background()
-	id, err := r.Start(ctx, StartParams{WorkflowID: "ask"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// As a cancel that failed leaves it: kept for a TTL.
 	r.claims.keep(id, claimClock()+int64(time.Hour))
 	if _, _, err := r.claim(ctx, id); err == nil {
