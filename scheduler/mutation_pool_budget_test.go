@@ -25,26 +25,8 @@ func TestPollPastAnUnservedRunKeepsToItsBatch(t *testing.T) {
 			ctx := context.Background()
 			c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			st := memory.New()
-			both, _ := runtime.NewRegistry(waitFlow(time.Minute), theirsFlow())
-			writer, err := runtime.New(runtime.Config{Store: st, Registry: both, Clock: c.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := func(wf string) string {
-				id, err := writer.Start(ctx, runtime.StartParams{WorkflowID: wf})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if s, err := writer.Tick(ctx, id, runtime.TickOptions{}); err != nil || s.Status != durable.RunWaiting {
-					t.Fatalf("setup: %v %v", s, err)
-				}
-				c.Advance(time.Millisecond) // due in this order
-				return id
-			}
 			// Due first, a run of a workflow this runner lacks; then three of its own.
-			start("theirs")
-			mine := []string{start("wait"), start("wait"), start("wait")}
-			c.Advance(2 * time.Minute)
+			_, _, mine := sharedDueRuns(t, c, st, 1, 3)
 			reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
 			rt, _ := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
 			s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, BatchSize: 2, Concurrency: conc})

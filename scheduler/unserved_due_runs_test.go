@@ -26,9 +26,9 @@ func theirsFlow() *runtime.Workflow {
 }
 
 // sharedDueRuns stores, through a runner serving both workflows, n due
-// runs of "theirs" and then, due after all of them, two of "wait". It
+// runs of "theirs" and then, due after all of them, nMine of "wait". It
 // returns the runner serving "theirs" and the ids.
-func sharedDueRuns(t *testing.T, c *runtimetest.Clock, st *memory.Store, n int) (other *runtime.Runtime, theirs, mine []string) {
+func sharedDueRuns(t *testing.T, c *runtimetest.Clock, st *memory.Store, n, nMine int) (other *runtime.Runtime, theirs, mine []string) {
 	t.Helper()
 	ctx := context.Background()
 	both, _ := runtime.NewRegistry(waitFlow(time.Minute), theirsFlow())
@@ -50,7 +50,9 @@ func sharedDueRuns(t *testing.T, c *runtimetest.Clock, st *memory.Store, n int) 
 	for range n {
 		theirs = append(theirs, start("theirs"))
 	}
-	mine = append(mine, start("wait"), start("wait"))
+	for range nMine {
+		mine = append(mine, start("wait"))
+	}
 	reg, _ := runtime.NewRegistry(theirsFlow())
 	if other, err = runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now}); err != nil {
 		t.Fatal(err)
@@ -72,7 +74,7 @@ func newDueRunsFixture(t *testing.T, n int) *dueRunsFixture {
 	t.Helper()
 	f := &dueRunsFixture{c: runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
 	st := memory.New()
-	f.other, f.theirs, f.mine = sharedDueRuns(t, f.c, st, n)
+	f.other, f.theirs, f.mine = sharedDueRuns(t, f.c, st, n, 2)
 	f.reg, _ = runtime.NewRegistry(waitFlow(time.Minute))
 	f.rt, _ = runtime.New(runtime.Config{Store: st, Registry: f.reg, Clock: f.c.Now})
 	return f
@@ -191,7 +193,7 @@ func TestPollWithClaimsLeavesAHeldUnservedDueRunToItsHolder(t *testing.T) {
 	t.Parallel()
 	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	st := memory.New()
-	_, theirs, _ := sharedDueRuns(t, c, st, 1)
+	_, theirs, _ := sharedDueRuns(t, c, st, 1, 2)
 	ctx := context.Background()
 	id := theirs[0]
 	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: id, Owner: "them", TTL: time.Hour}); err != nil {
