@@ -78,7 +78,14 @@ func TestReviewSIGHUPInterruptsLikeCtrlC(t *testing.T) {
 		t.Skip("runs a child process")
 	}
 	tmp := t.TempDir()
+	// The child must not inherit an ignored SIGHUP (the suite run under
+	// nohup, as a CI script may be), which the command rightly keeps
+	// ignoring: a signal this process catches is reset to its default in
+	// a child it starts.
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, syscall.SIGHUP)
 	cmd, wait := startWaitingBundleRun(t, tmp)
+	signal.Stop(caught)
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
