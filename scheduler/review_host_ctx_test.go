@@ -24,15 +24,7 @@ func TestPassCutShortByTheHostsContextLeavesNoRunStuck(t *testing.T) {
 	c, rt, id, entered := dueRunWithBlockingCall(t)
 	ctx := context.Background()
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now})
-	hostCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.Pass(hostCtx)
-	}()
-	<-entered
-	cancel()
-	<-done
+	passCutShort(ctx, s, entered)
 	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunRunning {
 		t.Fatalf("run after the cut-short pass: %s (%s), want running at its checkpoint", st.Status, st.Error)
 	}
@@ -77,6 +69,20 @@ func TestQueuedRunsOutliveAPassCutShort(t *testing.T) {
 	for _, id := range ids {
 		s.DriveSoon(id)
 	}
+	passCutShort(ctx, s, entered)
+	if _, err := s.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {
+			t.Errorf("run %s after the next pass: %s; want it driven on to completion", id, st.Status)
+		}
+	}
+}
+
+// passCutShort runs s.Pass under a context that ends once entered
+// signals (a run's effect in flight), and returns when the pass has.
+func passCutShort(ctx context.Context, s *scheduler.Scheduler, entered <-chan struct{}) {
 	hostCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -86,12 +92,4 @@ func TestQueuedRunsOutliveAPassCutShort(t *testing.T) {
 	<-entered
 	cancel()
 	<-done
-	if _, err := s.Pass(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range ids {
-		if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {
-			t.Errorf("run %s after the next pass: %s; want it driven on to completion", id, st.Status)
-		}
-	}
 }

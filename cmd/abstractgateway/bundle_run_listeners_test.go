@@ -39,16 +39,10 @@ func TestBundleRunStartsAndStopsListeners(t *testing.T) {
 	dir := t.TempDir()
 	path := packFlows(t, dir, "evmain.json", map[string]string{"evmain.json": eventsFlow})
 	data := filepath.Join(dir, "data")
-	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", data)
-	res := cliResult(t, out)
-	if code != 0 || res["status"] != "completed" {
-		t.Fatalf("bundle run: exit %d\n%s%s", code, out, errOut)
-	}
-	output, _ := res["output"].(map[string]any)
+	output, root, errOut := bundleRunCompleted(t, path, data)
 	if d, _ := output["delivered"].(float64); d != 1 {
-		t.Errorf("the root's emit_event delivered %v, want 1 (the flow's on_event listener started with the root run)\n%s", output["delivered"], out)
+		t.Errorf("the root's emit_event delivered %v, want 1 (the flow's on_event listener started with the root run)\n%v", output["delivered"], output)
 	}
-	root, _ := res["run_id"].(string)
 	if !strings.Contains(errOut, "-listener-0 #") || !strings.Contains(errOut, "heard") {
 		t.Errorf("the on_event branch never ran (no record of node heard from the listener in the printed ledger):\n%s", errOut)
 	}

@@ -41,16 +41,10 @@ func TestBundleRunSubflowEmitReachesTheRootsListener(t *testing.T) {
 	dir := t.TempDir()
 	path := packFlows(t, dir, "subroot.json", map[string]string{"subroot.json": subEmitRoot, "subemit.json": subEmitChild})
 	data := filepath.Join(dir, "data")
-	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", data)
-	res := cliResult(t, out)
-	if code != 0 || res["status"] != "completed" {
-		t.Fatalf("bundle run: exit %d\n%s%s", code, out, errOut)
-	}
-	output, _ := res["output"].(map[string]any)
+	output, root, errOut := bundleRunCompleted(t, path, data)
 	if d, _ := output["delivered"].(float64); d != 1 {
 		t.Errorf("the subflow's emit_event delivered %v, want 1 (the root's on_event listener)\n%s", output["delivered"], errOut)
 	}
-	root, _ := res["run_id"].(string)
 	ctx := t.Context()
 	ds, err := openDataStore(ctx, data, storeAuto)
 	if err != nil {
@@ -64,4 +58,19 @@ func TestBundleRunSubflowEmitReachesTheRootsListener(t *testing.T) {
 	if st.SessionID != root {
 		t.Errorf("root session %q, want its own id %q", st.SessionID, root)
 	}
+}
+
+// bundleRunCompleted runs `bundle run path --data-dir data`, which must
+// complete, and returns the run's output, its id and what it printed on
+// stderr.
+func bundleRunCompleted(t *testing.T, path, data string) (output map[string]any, runID, errOut string) {
+	t.Helper()
+	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", data)
+	res := cliResult(t, out)
+	if code != 0 || res["status"] != "completed" {
+		t.Fatalf("bundle run: exit %d\n%s%s", code, out, errOut)
+	}
+	output, _ = res["output"].(map[string]any)
+	runID, _ = res["run_id"].(string)
+	return output, runID, errOut
 }
