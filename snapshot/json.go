@@ -165,7 +165,9 @@ func (j *JSONStore) Delete(ctx context.Context, id string) (bool, error) {
 }
 
 // List implements Store by reading every snapshot file; unreadable files
-// are skipped.
+// are skipped, and so are the files of ids path refuses (another writer's
+// snapshot_..json or snapshot_a\b.json): Load and Delete answer "not
+// found" for those ids, so a listing must not show them.
 func (j *JSONStore) List(ctx context.Context, p ListParams) ([]*durable.Snapshot, error) {
 	paths, err := atomicfile.Glob(j.dir, "snapshot_*.json")
 	if err != nil {
@@ -177,6 +179,9 @@ func (j *JSONStore) List(ctx context.Context, p ListParams) ([]*durable.Snapshot
 			return nil, err
 		}
 		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "snapshot_"), ".json")
+		if _, err := j.path(id); err != nil {
+			continue
+		}
 		s, err := readSnapshot(path, id)
 		if err != nil {
 			continue
