@@ -22,12 +22,17 @@ import (
 // 2, non-ASCII raw), the layout of the Python JsonSnapshotStore. Unlike
 // Python, which writes the file in place, Save writes a synced temp file
 // and renames it over the target, so a crash never leaves a half-written
-// snapshot.
+// snapshot, and Save and Delete sync the directory, so the change also
+// survives a power loss.
 type JSONStore struct {
 	// NowFunc is the clock for CreatedAt/UpdatedAt; nil means time.Now.
 	NowFunc func() time.Time
 
 	dir string
+	// syncDir makes the directory's entries durable (atomicfile.SyncDir;
+	// tests watch it): a saved or deleted snapshot then survives a power
+	// loss, not only a process kill.
+	syncDir func(dir string) error
 }
 
 var _ Store = (*JSONStore)(nil)
@@ -69,7 +74,7 @@ func NewJSONConfig(cfg JSONConfig) (*JSONStore, error) {
 		log = log.WithGroup("snapshot")
 	}
 	atomicfile.RemoveStaleTemps(cfg.Dir, snapshotTargets, log)
-	return &JSONStore{dir: cfg.Dir}, nil
+	return &JSONStore{dir: cfg.Dir, syncDir: atomicfile.SyncDir}, nil
 }
 
 // path returns the file of a snapshot, refusing ids that would escape the
@@ -101,6 +106,9 @@ func (j *JSONStore) Save(ctx context.Context, s *durable.Snapshot) error {
 	}
 	if err := atomicfile.Write(path, data, atomicfile.Options{Perm: 0o666}); err != nil {
 		return fmt.Errorf("snapshot: saving %s: %w", s.SnapshotID, err)
+	}
+	if err := j.syncDir(j.dir); err != nil {
+		return fmt.Errorf("snapshot: saving %s: %w: %w", s.SnapshotID, atomicfile.ErrUnsynced, err)
 	}
 	return nil
 }
@@ -160,6 +168,9 @@ func (j *JSONStore) Delete(ctx context.Context, id string) (bool, error) {
 	}
 	if err != nil {
 		return false, fmt.Errorf("snapshot: deleting %s: %w", id, err)
+	}
+	if err := j.syncDir(j.dir); err != nil {
+		return true, fmt.Errorf("snapshot: deleting %s: %w: %w", id, atomicfile.ErrUnsynced, err)
 	}
 	return true, nil
 }
