@@ -34,12 +34,13 @@ const storeFlagUsage = "store of --data-dir: auto (what the directory holds, see
 
 // storeHelp explains --store in the commands' help texts.
 const storeHelp = `--store picks the store of the data dir. auto (the default) uses what the
-directory holds: runtime.sqlite3 → the embedded SQLite store; a Python
-gateway's JSON-file data dir (run_*.json, ledger_*.jsonl, commands.jsonl,
-commands_cursor.json, gateway_runner.lock) → the JSON-file store, whose
-files that gateway reads; a Python gateway's gateway.sqlite3 → the SQLite store on that file, opened shared (the Python
-gateway may have it open too; its tables stay readable by it); an empty
-or new directory → SQLite. sqlite and json force a store.
+directory holds, in this order: runtime.sqlite3 → the embedded SQLite
+store; a Python gateway's gateway.sqlite3 → the SQLite store on that
+file, opened shared (the Python gateway may have it open too; its tables
+stay readable by it); a Python gateway's JSON-file data dir (run_*.json,
+ledger_*.jsonl, commands.jsonl, commands_cursor.json, gateway_runner.lock)
+→ the JSON-file store, whose files that gateway reads; an empty or new
+directory → SQLite. sqlite and json force a store.
 `
 
 // parseStoreKind checks a --store value.
