@@ -136,6 +136,9 @@ func FuzzDecoratedRoundTrip(f *testing.F) {
 	pgURL := os.Getenv("TEST_POSTGRES_URL")
 	pgSchema := fmt.Sprintf("agw_fzdeco_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
 	f.Cleanup(func() {
+		if sq.st != nil {
+			_ = sq.st.Close()
+		}
 		if pg.st != nil {
 			pg.st.Close()
 			_ = postgres.DropSchema(context.Background(), pgURL, pgSchema)

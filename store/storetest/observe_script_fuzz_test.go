@@ -50,6 +50,11 @@ func FuzzObserveScript(f *testing.F) {
 	f.Add([]byte{0x1a, 0x01, 0x01, 0x09, 0x04, 0x04, 0x0c, 0x00, 0x05, 0x0d}, uint8(0x13))
 	var sq fzSQLite
 	dir := f.TempDir()
+	f.Cleanup(func() {
+		if sq.st != nil {
+			_ = sq.st.Close()
+		}
+	})
 	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, script []byte, sel uint8) {
 		if len(script) > 64 {
