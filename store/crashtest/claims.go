@@ -153,6 +153,7 @@ func runClaimsScenario(t *testing.T, backend Backend, decorate Decorate, workflo
 	}
 	kinds := probe.Kinds()
 	closeFn()
+	checkOncePerLife(t, "clean run", log, nil)
 	if want.Status != durable.RunCompleted {
 		t.Fatalf("clean run ended %s: %s", want.Status, want.Error)
 	}
@@ -197,6 +198,7 @@ func checkClaimsKill(t *testing.T, backend Backend, decorate Decorate, workflowI
 		t.Fatalf("the kill at point %d never happened", point)
 	}
 	closeFn()
+	atKill := checkOncePerLife(t, "life before the kill", log, nil)
 
 	st, closeFn = open(t)
 	defer closeFn()
@@ -208,6 +210,7 @@ func checkClaimsKill(t *testing.T, backend Backend, decorate Decorate, workflowI
 		t.Fatalf("after restart: %v", err)
 	}
 	checkRestarted(ctx, t, st, runID, got, want, done, log)
+	checkOncePerLife(t, "life after the restart", log, atKill)
 	if workflowID == "crash_noter" {
 		owner, err := st.RunGet(ctx, runtime.SessionMemoryRunID(noterSession))
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -38,6 +39,32 @@ func (l *effectLog) count(key string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.calls[key]
+}
+
+// snapshot returns a copy of the invocations so far, by idempotency key.
+func (l *effectLog) snapshot() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.calls)
+}
+
+// checkOncePerLife checks that in one life of the data, the one that
+// began when the log held before (nil: the first), no handler ran twice
+// under an idempotency key, and returns the log as it is now, where the
+// next life begins. In the scenarios every effect is one attempt (a
+// charge never fails), so a second call in the same life is a handler
+// run twice for the same attempt, whether or not its completion was
+// durable when the process died; only a new life may run an interrupted
+// attempt again.
+func checkOncePerLife(t *testing.T, life string, log *effectLog, before map[string]int) map[string]int {
+	t.Helper()
+	now := log.snapshot()
+	for k, n := range now {
+		if n-before[k] > 1 {
+			t.Errorf("%s: effect %s executed %d times, want at most once per life", life, k, n-before[k])
+		}
+	}
+	return now
 }
 
 // planNode adapts a plan function to a NodeFunc.
@@ -224,6 +251,7 @@ func runScenario(t *testing.T, backend Backend, workflowID string) {
 	}
 	points := probe.Calls()
 	closeFn()
+	checkOncePerLife(t, "clean run", log, nil)
 	if want.Status != durable.RunCompleted {
 		t.Fatalf("clean run ended %s: %s", want.Status, want.Error)
 	}
@@ -256,6 +284,7 @@ func checkKill(t *testing.T, backend Backend, workflowID, runID string, point in
 		t.Fatalf("the kill at point %d never happened", point)
 	}
 	closeFn()
+	atKill := checkOncePerLife(t, "life before the kill", log, nil)
 
 	// What was durable at the kill: completed effect keys.
 	st, closeFn = open(t)
@@ -272,6 +301,7 @@ func checkKill(t *testing.T, backend Backend, workflowID, runID string, point in
 		t.Fatalf("after restart: %v", err)
 	}
 	checkRestarted(ctx, t, st, runID, got, want, done, log)
+	checkOncePerLife(t, "life after the restart", log, atKill)
 }
 
 // durableEffects returns the effects whose completion is durable in the
