@@ -152,6 +152,7 @@ func runClaimsScenario(t *testing.T, backend Backend, decorate Decorate, workflo
 		t.Fatalf("clean run: %v", err)
 	}
 	kinds := probe.Kinds()
+	children := len(runIDs(ctx, t, st, runID)) - 1
 	closeFn()
 	checkOncePerLife(t, "clean run", log, nil)
 	if want.Status != durable.RunCompleted {
@@ -165,7 +166,7 @@ func runClaimsScenario(t *testing.T, backend Backend, decorate Decorate, workflo
 		}
 		for _, phase := range phases {
 			t.Run(fmt.Sprintf("kill-%02d-%s-%s", point, kind, phase), func(t *testing.T) {
-				checkClaimsKill(t, backend, decorate, workflowID, runID, point, phase, want)
+				checkClaimsKill(t, backend, decorate, workflowID, runID, point, phase, want, children)
 			})
 		}
 	}
@@ -184,7 +185,7 @@ func claimsLife(ctx context.Context, st store.Store, arts artifact.Store, life i
 	return drive(ctx, rt, runID)
 }
 
-func checkClaimsKill(t *testing.T, backend Backend, decorate Decorate, workflowID, runID string, point int, phase Phase, want *durable.RunState) {
+func checkClaimsKill(t *testing.T, backend Backend, decorate Decorate, workflowID, runID string, point int, phase Phase, want *durable.RunState, children int) {
 	ctx := context.Background()
 	open := backend(t)
 	log := &effectLog{calls: map[string]int{}}
@@ -209,7 +210,7 @@ func checkClaimsKill(t *testing.T, backend Backend, decorate Decorate, workflowI
 	if err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
-	checkRestarted(ctx, t, st, runID, got, want, done, log)
+	checkRestarted(ctx, t, st, runID, got, want, children, done, log)
 	checkOncePerLife(t, "life after the restart", log, atKill)
 	if workflowID == "crash_noter" {
 		owner, err := st.RunGet(ctx, runtime.SessionMemoryRunID(noterSession))

@@ -11,8 +11,10 @@
 // commit, which is exactly what a crash inside the JSON-file store leaves.
 // Run drives a workload once per kill point, restarts on the same data,
 // and checks the invariants: the run ends with the same output, its
-// terminal ledger records appear exactly once, and no effect whose
-// completion was durable is executed again. RunClaimsArtifacts does the
+// terminal ledger records appear exactly once, no effect whose
+// completion was durable is executed again, no handler runs twice under
+// one key within a life, and the restart starts no child run the clean
+// run did not. RunClaimsArtifacts does the
 // same with a runtime claiming its runs and writing artifacts (memory
 // notes, offloaded values): the restarted process is another claim owner,
 // and no artifact ref may dangle.

@@ -250,6 +250,7 @@ func runScenario(t *testing.T, backend Backend, workflowID string) {
 		t.Fatalf("clean run: %v", err)
 	}
 	points := probe.Calls()
+	children := len(runIDs(ctx, t, st, runID)) - 1
 	closeFn()
 	checkOncePerLife(t, "clean run", log, nil)
 	if want.Status != durable.RunCompleted {
@@ -262,13 +263,13 @@ func runScenario(t *testing.T, backend Backend, workflowID string) {
 	for point := 0; point < points; point++ {
 		for _, phase := range phases {
 			t.Run(fmt.Sprintf("kill-%02d-%s", point, phase), func(t *testing.T) {
-				checkKill(t, backend, workflowID, runID, point, phase, want)
+				checkKill(t, backend, workflowID, runID, point, phase, want, children)
 			})
 		}
 	}
 }
 
-func checkKill(t *testing.T, backend Backend, workflowID, runID string, point int, phase Phase, want *durable.RunState) {
+func checkKill(t *testing.T, backend Backend, workflowID, runID string, point int, phase Phase, want *durable.RunState, children int) {
 	ctx := context.Background()
 	open := backend(t)
 	log := &effectLog{calls: map[string]int{}}
@@ -300,7 +301,7 @@ func checkKill(t *testing.T, backend Backend, workflowID, runID string, point in
 	if err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
-	checkRestarted(ctx, t, st, runID, got, want, done, log)
+	checkRestarted(ctx, t, st, runID, got, want, children, done, log)
 	checkOncePerLife(t, "life after the restart", log, atKill)
 }
 
@@ -324,13 +325,19 @@ func durableEffects(ctx context.Context, t *testing.T, st store.Store, ids []str
 }
 
 // checkRestarted checks the invariants after a restart: the run (got)
-// ended as the clean run (want), no effect of done ran again, and the run
-// and its children have one terminal status record and one key per node
-// visit (checkOneCharge).
-func checkRestarted(ctx context.Context, t *testing.T, st store.Store, runID string, got, want *durable.RunState, done map[string]int, log *effectLog) {
+// ended as the clean run (want), with as many child runs as the clean run
+// made (wantChildren), no effect of done ran again, and the run and its
+// children have one terminal status record and one key per node visit
+// (checkOneCharge). A replay that starts a child again, under another id,
+// runs the child's effects again under keys of the new child's: only the
+// count of children shows it.
+func checkRestarted(ctx context.Context, t *testing.T, st store.Store, runID string, got, want *durable.RunState, wantChildren int, done map[string]int, log *effectLog) {
 	t.Helper()
 	if got.Status != want.Status || !reflect.DeepEqual(normalize(got.Output), normalize(want.Output)) {
 		t.Fatalf("after restart: %s %v, want %s %v", got.Status, got.Output, want.Status, want.Output)
+	}
+	if n := len(runIDs(ctx, t, st, runID)) - 1; n != wantChildren {
+		t.Errorf("after restart: run %s has %d child runs where the clean run had %d: a child was started again", runID, n, wantChildren)
 	}
 	for k, n := range done {
 		if log.count(k) != n {
