@@ -48,3 +48,34 @@ func testClaimWithoutRun(t *testing.T, s store.Store) {
 		t.Errorf("RunGet of the lease id: %v, want ErrNotFound (a lease is not a run)", err)
 	}
 }
+
+// testClaimRenewOfLapsedForeignClaim: a renewal extends only a claim its
+// owner holds, even when the holder's claim has lapsed. a loses the run to
+// b, b's claim runs out, and a's renewal is still refused (ErrConflict):
+// a runner whose claim was taken over must never take the run back by
+// renewing, only by claiming it again. The lapsed claim stays b's, so a
+// renewal by b still succeeds.
+func testClaimRenewOfLapsedForeignClaim(t *testing.T, s store.Store) {
+	if !store.HasClaims(s) {
+		t.Skip("store does not implement store.RunClaimer")
+	}
+	c := s.(store.RunClaimer)
+	create(t, s, newRun("run-1", runOpts{}))
+	claim := func(owner string, now time.Duration, renew bool) error {
+		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second,
+			Now: base.Add(now), Renew: renew})
+	}
+	if err := claim("a", 0, false); err != nil {
+		t.Fatalf("claim by a: %v", err)
+	}
+	if err := claim("b", 11*time.Second, false); err != nil {
+		t.Fatalf("claim by b of a's lapsed claim: %v", err)
+	}
+	// b's claim lapsed at 21s.
+	if err := claim("a", 30*time.Second, true); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("renewal by a of b's lapsed claim: err = %v, want ErrConflict", err)
+	}
+	if err := claim("b", 31*time.Second, true); err != nil {
+		t.Errorf("renewal by b of its own lapsed claim, after a's refused renewal: %v", err)
+	}
+}

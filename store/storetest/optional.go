@@ -58,6 +58,7 @@ var claimerTests = []subtest{
 	{"ExpiresAtTTL", testClaimExpiresAtTTL},
 	{"NonUTF8Owners", testClaimNonUTF8Owners},
 	{"WithoutRun", testClaimWithoutRun},
+	{"RenewOfLapsedForeignClaim", testClaimRenewOfLapsedForeignClaim},
 }
 
 // testClaimExpiresAtTTL: a claim is live until its TTL has passed and
