@@ -1,12 +1,9 @@
 package visualflow
 
 import (
-	"context"
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // Spec §4.6.5: a loop's iteration record is a copy of the bus when it is
@@ -50,26 +47,7 @@ func TestLoopRecordIndexIsFrameIndexWhenNegative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := newTestRuntime(t, memory.New(), nil, wf)
-	ctx := context.Background()
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: map[string]any{
-		"indexes": []any{},
-		"_temp": map[string]any{"_control": map[string]any{
-			"stack":     []any{"L"},
-			"return_to": "L",
-			"frames":    map[string]any{"L": map[string]any{"kind": "loop", "idx": int64(-1), "items": []any{"a", "b", "c"}}},
-		}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Status != durable.RunCompleted {
-		t.Fatalf("status %s (%s), want completed", st.Status, st.Error)
-	}
+	st := tickFromNegativeLoopFrame(t, wf, map[string]any{"indexes": []any{}})
 	if got, want := jsonText(t, st.Output["indexes"]), jsonText(t, []any{int64(-1), int64(0), int64(1), int64(2)}); got != want {
 		t.Fatalf("indexes %s, want %s (the frame's idx, not the position it picks)", got, want)
 	}

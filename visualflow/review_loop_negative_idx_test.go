@@ -26,20 +26,32 @@ func TestReviewLoopNegativeFrameIndexDoesNotPanic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := tickFromNegativeLoopFrame(t, wf, nil)
+	// items[-1] = "c", then idx 0.. 2: a, b, c; the last write is "c".
+	if got := st.Output["seen"]; got != "c" {
+		t.Fatalf("output %s, want seen=c", jsonText(t, st.Output))
+	}
+}
+
+// tickFromNegativeLoopFrame starts a run of wf (with vars) at its loop L
+// over [a b c], whose frame already holds idx -1 as a run written by
+// another runtime may, ticks it and checks that it completed.
+func tickFromNegativeLoopFrame(t *testing.T, wf *runtime.Workflow, vars map[string]any) *durable.RunState {
+	t.Helper()
 	rt := newTestRuntime(t, memory.New(), nil, wf)
 	ctx := context.Background()
-	// Start the run at the loop with a frame that already holds idx -1.
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: map[string]any{
-		"_temp": map[string]any{"_control": map[string]any{
-			"stack":     []any{"L"},
-			"return_to": "L",
-			"frames":    map[string]any{"L": map[string]any{"kind": "loop", "idx": int64(-1), "items": []any{"a", "b", "c"}}},
-		}},
-	}})
+	all := map[string]any{"_temp": map[string]any{"_control": map[string]any{
+		"stack":     []any{"L"},
+		"return_to": "L",
+		"frames":    map[string]any{"L": map[string]any{"kind": "loop", "idx": int64(-1), "items": []any{"a", "b", "c"}}},
+	}}}
+	for k, v := range vars {
+		all[k] = v
+	}
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wf.ID, Vars: all})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Move the cursor to the loop as a resumed run would have it.
 	st, err := rt.Tick(ctx, id, runtime.TickOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +59,5 @@ func TestReviewLoopNegativeFrameIndexDoesNotPanic(t *testing.T) {
 	if st.Status != durable.RunCompleted {
 		t.Fatalf("status %s (%s), want completed", st.Status, st.Error)
 	}
-	// items[-1] = "c", then idx 0.. 2: a, b, c; the last write is "c".
-	if got := st.Output["seen"]; got != "c" {
-		t.Fatalf("output %s, want seen=c", jsonText(t, st.Output))
-	}
+	return st
 }
