@@ -150,3 +150,49 @@ func TestPassRetriesAParentResumeThatFailedToCommit(t *testing.T) {
 			"the pass did not drive the runtime's follow-ups (%d pending)", p.Status, rt.PendingFollowUps())
 	}
 }
+
+// WakeStore's doc: a commit signals "when the run now waits with a
+// deadline". A commit without one (a run left running, an event wait with
+// no timeout) gives the loop nothing to release: waking it for every
+// commit would make it poll the store at each step of every run. Found by
+// mutating WakeStore to signal after every commit, which no test caught.
+func TestWakeStoreDoesNotSignalACommitWithoutDeadline(t *testing.T) {
+	t.Parallel()
+	ws := scheduler.NewWakeStore(memory.New())
+	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
+	rt, err := runtime.New(runtime.Config{Store: ws, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Stats().PollCycles < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s.Stats().PollCycles < 1 {
+		t.Fatal("setup: the loop's first poll did not come within 10 s")
+	}
+	time.Sleep(50 * time.Millisecond) // the loop is asleep for its hour
+	before := s.Stats().PollCycles
+	running := &durable.RunState{RunID: "r1", WorkflowID: "wait", Status: durable.RunRunning, Vars: map[string]any{}}
+	if err := ws.RunCommit(ctx, &store.CommitParams{Run: running, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	event := &durable.RunState{RunID: "r2", WorkflowID: "wait", Status: durable.RunWaiting,
+		Waiting: &durable.WaitState{Reason: durable.WaitEvent, WaitKey: "evt"}, Vars: map[string]any{}}
+	if err := ws.RunCommit(ctx, &store.CommitParams{Run: event, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if after := s.Stats().PollCycles; after != before {
+		t.Fatalf("the loop polled %d more times after commits that wrote no deadline; want none", after-before)
+	}
+}
