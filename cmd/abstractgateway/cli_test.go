@@ -56,13 +56,20 @@ func TestBundleRunInterruptedPrintsHowToContinue(t *testing.T) {
 	if code := <-done; code != 1 {
 		t.Fatalf("interrupted: exit %d, want 1\n%s", code, stderr.String())
 	}
+	// The line printed at the start names the run too, but it has scrolled
+	// away by the time the user presses Ctrl-C: the command must come
+	// again after "interrupted".
 	errOut := stderr.String()
-	i := strings.Index(errOut, "--run-id ")
-	if !strings.Contains(errOut, "interrupted") || i < 0 {
-		t.Fatalf("interrupted without saying how to continue the run:\n%s", errOut)
+	last := strings.LastIndex(errOut, "bundle run: interrupted")
+	if last < 0 {
+		t.Fatalf("no \"interrupted\" message:\n%s", errOut)
 	}
-	id := strings.Fields(errOut[i:])[1]
-	if want := "abstractgateway bundle run " + path + " --data-dir " + data + " --run-id " + id; !strings.Contains(errOut, want) {
+	i := strings.Index(errOut[last:], "--run-id ")
+	if i < 0 {
+		t.Fatalf("after \"interrupted\" the command that continues the run is not printed:\n%s", errOut[last:])
+	}
+	id := strings.Fields(errOut[last+i:])[1]
+	if want := "abstractgateway bundle run " + path + " --data-dir " + data + " --run-id " + id; !strings.Contains(errOut[last:], want) {
 		t.Fatalf("continue command missing, want %q in:\n%s", want, errOut)
 	}
 
