@@ -158,29 +158,8 @@ func TestPassRetriesAParentResumeThatFailedToCommit(t *testing.T) {
 // mutating WakeStore to signal after every commit, which no test caught.
 func TestWakeStoreDoesNotSignalACommitWithoutDeadline(t *testing.T) {
 	t.Parallel()
-	ws := scheduler.NewWakeStore(memory.New())
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, err := runtime.New(runtime.Config{Store: ws, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, s := wakeLoopAsleep(t, memory.New())
 	ctx := context.Background()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Stats().PollCycles < 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if s.Stats().PollCycles < 1 {
-		t.Fatal("setup: the loop's first poll did not come within 10 s")
-	}
-	time.Sleep(50 * time.Millisecond) // the loop is asleep for its hour
 	before := s.Stats().PollCycles
 	running := &durable.RunState{RunID: "r1", WorkflowID: "wait", Status: durable.RunRunning, Vars: map[string]any{}}
 	if err := ws.RunCommit(ctx, &store.CommitParams{Run: running, Create: true}); err != nil {

@@ -61,29 +61,8 @@ func (s failingCommitStore) RunCommit(ctx context.Context, p *store.CommitParams
 // through: a failed commit wrote none, and must not make the loop poll.
 func TestWakeStoreDoesNotSignalAFailedCommit(t *testing.T) {
 	t.Parallel()
-	ws := scheduler.NewWakeStore(failingCommitStore{memory.New()})
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, err := runtime.New(runtime.Config{Store: ws, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, s := wakeLoopAsleep(t, failingCommitStore{memory.New()})
 	ctx := context.Background()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Stats().PollCycles < 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if s.Stats().PollCycles < 1 {
-		t.Fatal("setup: the loop's first poll did not come within 10 s")
-	}
-	time.Sleep(50 * time.Millisecond) // the loop is asleep for its hour
 	before := s.Stats().PollCycles
 	run := &durable.RunState{RunID: "r1", WorkflowID: "wait", Status: durable.RunWaiting,
 		Waiting: &durable.WaitState{Reason: durable.WaitUntil, Until: durable.NewTime(time.Now().Add(time.Minute))},
@@ -96,6 +75,36 @@ func TestWakeStoreDoesNotSignalAFailedCommit(t *testing.T) {
 		t.Fatalf("the loop polled %d more times after a failed commit; want none (a wake for a deadline never written)",
 			after-before)
 	}
+}
+
+// wakeLoopAsleep starts a scheduler (PollInterval one hour) over a
+// WakeStore on inner, and returns once its loop has made its first poll
+// and gone to sleep: any poll after that was woken by the store.
+func wakeLoopAsleep(t *testing.T, inner store.Store) (*scheduler.WakeStore, *scheduler.Scheduler) {
+	t.Helper()
+	ws := scheduler.NewWakeStore(inner)
+	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
+	rt, err := runtime.New(runtime.Config{Store: ws, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Stats().PollCycles < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s.Stats().PollCycles < 1 {
+		t.Fatal("setup: the loop's first poll did not come within 10 s")
+	}
+	time.Sleep(50 * time.Millisecond) // the loop is asleep for its hour
+	return ws, s
 }
 
 // Scheduled.Respond wakes the loop: an answer whose run then waits on a
