@@ -5,6 +5,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -59,27 +60,38 @@ func TestWrappedSubworkflowResumeKeepsAToolResultPayload(t *testing.T) {
 }
 
 // mergeBlockedResults: the results are rebuilt "only when ... the host's
-// results are fewer or more" than the calls; as many as the calls are
-// stored as the host gave them.
-func TestToolWaitResumeWithAllResultsIsNotMerged(t *testing.T) {
-	details := map[string]any{
-		"mode":                "delegated",
-		"original_call_count": int64(2),
-		"blocked_by_index":    map[string]any{"0": map[string]any{"call_id": "b0", "success": false, "error": "blocked"}},
-	}
-	payload := map[string]any{"mode": "executed", "results": []any{
-		map[string]any{"call_id": "h0", "success": true},
-		map[string]any{"call_id": "h1", "success": true},
-	}}
-	got := resumedValue(t, durable.WaitEvent, details, payload)
-	m, _ := got.(map[string]any)
-	res, _ := m["results"].([]any)
-	var ids []any
-	for _, r := range res {
-		ids = append(ids, r.(map[string]any)["call_id"])
-	}
-	if len(ids) != 2 || ids[0] != "h0" || ids[1] != "h1" {
-		t.Errorf("stored results %v, want the host's [h0 h1] unmerged", ids)
+// results are fewer or more" than the calls (spec §2.6 step 4): the fixed
+// entries keep their indices, the host's results fill the others in order,
+// and those left over are dropped. As many as the calls are stored as the
+// host gave them.
+func TestToolWaitResumeMergesOnlyWhenTheCountDiffers(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		results int
+		want    []any
+	}{
+		{"as many as the calls", 2, []any{"h0", "h1"}},
+		{"more than the calls", 3, []any{"b0", "h0"}},
+	} {
+		details := map[string]any{
+			"mode":                "delegated",
+			"original_call_count": int64(2),
+			"blocked_by_index":    map[string]any{"0": map[string]any{"call_id": "b0", "success": false, "error": "blocked"}},
+		}
+		var results []any
+		for i := range tc.results {
+			results = append(results, map[string]any{"call_id": fmt.Sprintf("h%d", i), "success": true})
+		}
+		got := resumedValue(t, durable.WaitEvent, details, map[string]any{"mode": "executed", "results": results})
+		m, _ := got.(map[string]any)
+		res, _ := m["results"].([]any)
+		var ids []any
+		for _, r := range res {
+			ids = append(ids, r.(map[string]any)["call_id"])
+		}
+		if !reflect.DeepEqual(ids, tc.want) || m["mode"] != "executed" {
+			t.Errorf("%s: stored %v (call ids %v); want call ids %v", tc.name, got, ids, tc.want)
+		}
 	}
 }
 
