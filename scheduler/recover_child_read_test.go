@@ -66,12 +66,7 @@ func TestRecoverRetriesAParentWhoseChildCouldNotBeRead(t *testing.T) {
 	reg, _ := runtime.NewRegistry(wfs...)
 	before, _ := runtime.New(runtime.Config{Store: inner, Registry: reg, Clock: clk.Now})
 	ctx := context.Background()
-	pid, _ := before.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
-	parent, err := before.Tick(ctx, pid, runtime.TickOptions{})
-	if err != nil || parent.Status != durable.RunWaiting || parent.Waiting.Reason != durable.WaitSubworkflow {
-		t.Fatalf("setup: parent %v, %v", parent.Status, err)
-	}
-	child := runtime.WaitedChild(parent)
+	pid, child := parentWaitingOnChild(ctx, t, before)
 	// The child's end is committed; the process dies before the parent's
 	// resume.
 	c, err := inner.RunGet(ctx, child)
@@ -110,3 +105,18 @@ type lockedClock struct {
 }
 
 func (c *lockedClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+// parentWaitingOnChild starts a run of workflow "parent", ticks it until
+// it waits on the child it started, and returns both run ids.
+func parentWaitingOnChild(ctx context.Context, t *testing.T, rt *runtime.Runtime) (parentID, childID string) {
+	t.Helper()
+	pid, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err := rt.Tick(ctx, pid, runtime.TickOptions{})
+	if err != nil || parent.Status != durable.RunWaiting || parent.Waiting.Reason != durable.WaitSubworkflow {
+		t.Fatalf("setup: parent %v, %v", parent.Status, err)
+	}
+	return pid, runtime.WaitedChild(parent)
+}

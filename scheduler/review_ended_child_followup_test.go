@@ -55,12 +55,7 @@ func TestRecoverResumesParentsOfFailedAndCancelledChildren(t *testing.T) {
 			c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			rt, st := setup(t, c, askChildFlows()...)
 			ctx := context.Background()
-			pid, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
-			parent, err := rt.Tick(ctx, pid, runtime.TickOptions{})
-			if err != nil || parent.Status != durable.RunWaiting || parent.Waiting.Reason != durable.WaitSubworkflow {
-				t.Fatalf("setup: parent %v, %v", parent.Status, err)
-			}
-			child := runtime.WaitedChild(parent)
+			pid, child := parentWaitingOnChild(ctx, t, rt)
 			// The child's end is committed; the process dies before the
 			// parent's resume.
 			ch, err := st.RunGet(ctx, child)
@@ -115,12 +110,7 @@ func TestPassRetriesAParentResumeThatFailedToCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	pid, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "parent"})
-	parent, err := rt.Tick(ctx, pid, runtime.TickOptions{})
-	if err != nil || parent.Status != durable.RunWaiting || parent.Waiting.Reason != durable.WaitSubworkflow {
-		t.Fatalf("setup: parent %v, %v", parent.Status, err)
-	}
-	child := runtime.WaitedChild(parent)
+	pid, child := parentWaitingOnChild(ctx, t, rt)
 	cst, err := rt.GetState(ctx, child)
 	if err != nil || cst.Status != durable.RunWaiting || cst.Waiting == nil {
 		t.Fatalf("setup: child %+v, %v", cst, err)
