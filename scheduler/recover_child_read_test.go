@@ -43,27 +43,8 @@ func (s *failChildGetOnce) RunGet(ctx context.Context, runID string) (*durable.R
 // failed read now fails the recovery, which the loop tries again.
 func TestRecoverRetriesAParentWhoseChildCouldNotBeRead(t *testing.T) {
 	clk := &lockedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	wfs := []*runtime.Workflow{
-		{ID: "ask", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-			"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Request(&durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"prompt": "?"}}, "done"), nil
-			},
-			"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Complete(map[string]any{"ok": true}), nil
-			},
-		}},
-		{ID: "parent", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-			"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Request(&durable.Effect{Type: durable.EffectStartSubworkflow, ResultKey: "sub",
-					Payload: map[string]any{"workflow_id": "ask", "async": true, "wait": true}}, "done"), nil
-			},
-			"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-				return runtime.Complete(map[string]any{"ok": true}), nil
-			},
-		}},
-	}
 	inner := memory.New()
-	reg, _ := runtime.NewRegistry(wfs...)
+	reg, _ := runtime.NewRegistry(askChildFlows()...)
 	before, _ := runtime.New(runtime.Config{Store: inner, Registry: reg, Clock: clk.Now})
 	ctx := context.Background()
 	pid, child := parentWaitingOnChild(ctx, t, before)
@@ -79,7 +60,7 @@ func TestRecoverRetriesAParentWhoseChildCouldNotBeRead(t *testing.T) {
 	}
 	// The restart.
 	flaky := &failChildGetOnce{Wrapper: store.Wrapper{Store: inner}, id: child}
-	reg2, _ := runtime.NewRegistry(wfs...)
+	reg2, _ := runtime.NewRegistry(askChildFlows()...)
 	rt, _ := runtime.New(runtime.Config{Store: flaky, Registry: reg2, Clock: clk.Now})
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: 10 * time.Millisecond})
 	if err := s.Start(ctx); err != nil {
