@@ -31,15 +31,7 @@ func TestSpecHostEmitEventEnvelope(t *testing.T) {
 	if after, _ := f.rt.GetState(ctx, id); after.Status != durable.RunWaiting {
 		t.Fatalf("listener %s after emits that are not its event; want waiting", after.Status)
 	}
-	ids, err := f.rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: id, Payload: map[string]any{"x": "y"}})
-	if err != nil || len(ids) != 1 || ids[0] != id {
-		t.Fatalf("EmitEvent = %v, %v; want [%s]", ids, err, id)
-	}
-	done, err := f.rt.GetState(ctx, id)
-	if err != nil || done.Status != durable.RunCompleted {
-		t.Fatalf("listener after the event: %v, %v; want completed", done, err)
-	}
-	ev, _ := done.Vars["evt"].(map[string]any)
+	ev := emitToListener(ctx, t, f, id, runtime.EmitParams{Name: "ping", SessionID: id, Payload: map[string]any{"x": "y"}})
 	emittedAt, _ := ev["emitted_at"].(string)
 	if _, err := durable.ParseTime(emittedAt); err != nil {
 		t.Errorf("emitted_at %v is not an ISO time", ev["emitted_at"])
