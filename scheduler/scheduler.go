@@ -83,8 +83,9 @@ type Scheduler struct {
 	rt   *runtime.Runtime
 	st   store.Store
 	wake chan struct{}
-	// deadlines signals deadlines committed in this process (WakeStore).
-	deadlines <-chan struct{}
+	// wakeStore, when the runtime's store chain holds one, signals the
+	// loop about deadlines committed in this process.
+	wakeStore *WakeStore
 
 	mu      sync.Mutex
 	stats   Stats
@@ -169,9 +170,7 @@ func New(cfg Config) (*Scheduler, error) {
 		retry: map[string]retryAt{}, unfinished: map[string]time.Time{}, inCallback: map[chan struct{}]int{},
 		warned: map[string]bool{}, served: map[string]uint64{}}
 	s.markServed()
-	if ws := findWakeStore(s.st); ws != nil {
-		s.deadlines = ws.wake
-	}
+	s.wakeStore = findWakeStore(s.st)
 	return s, nil
 }
 
@@ -301,6 +300,13 @@ func (s *Scheduler) Stats() Stats {
 
 func (s *Scheduler) loop(ctx context.Context, done chan struct{}, recoverPending bool) {
 	defer close(done)
+	var deadlines <-chan struct{} // nil, never ready, without a WakeStore
+	if s.wakeStore != nil {
+		// Listening from the loop's start is enough: its first pass polls.
+		var stop func()
+		deadlines, stop = s.wakeStore.listen()
+		defer stop()
+	}
 	lastRecover := s.rebasedNow()
 	for {
 		// A clock set back since the last recovery does not put off the
@@ -341,7 +347,7 @@ func (s *Scheduler) loop(ctx context.Context, done chan struct{}, recoverPending
 			t.Stop()
 			return
 		case <-s.wake:
-		case <-s.deadlines:
+		case <-deadlines:
 		case <-t.C:
 		}
 		t.Stop()

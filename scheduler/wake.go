@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"sync"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -10,11 +11,12 @@ import (
 // WakeStore wraps a store so that a scheduler in the same process learns
 // at once about a deadline written by a commit, instead of at its next
 // poll: give the runtime a WakeStore and the scheduler built on that
-// runtime listens to it. Commits are passed through unchanged; the
-// signal never blocks them.
+// runtime listens to it (every scheduler on it, while its loop runs).
+// Commits are passed through unchanged; the signal never blocks them.
 type WakeStore struct {
 	store.Wrapper
-	wake chan struct{}
+	mu        sync.Mutex
+	listeners map[chan struct{}]struct{}
 }
 
 var (
@@ -24,7 +26,34 @@ var (
 
 // NewWakeStore wraps inner.
 func NewWakeStore(inner store.Store) *WakeStore {
-	return &WakeStore{Wrapper: store.Wrapper{Store: inner}, wake: make(chan struct{}, 1)}
+	return &WakeStore{Wrapper: store.Wrapper{Store: inner}, listeners: map[chan struct{}]struct{}{}}
+}
+
+// listen returns a channel that receives a signal (coalesced: one slot)
+// after each commit of a deadline, and the function that stops it.
+func (w *WakeStore) listen() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	w.mu.Lock()
+	w.listeners[ch] = struct{}{}
+	w.mu.Unlock()
+	return ch, func() {
+		w.mu.Lock()
+		delete(w.listeners, ch)
+		w.mu.Unlock()
+	}
+}
+
+// signal wakes every listener without blocking: a full slot already
+// holds a wake its loop has not taken yet.
+func (w *WakeStore) signal() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ch := range w.listeners {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // RunCommit commits, then signals when the run now waits with a deadline.
@@ -42,10 +71,7 @@ func (w *WakeStore) RunCommitStored(ctx context.Context, p *store.CommitParams) 
 	}
 	stored, err := store.CommitStored(ctx, w.Store, p)
 	if err == nil && deadline {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+		w.signal()
 	}
 	return stored, err
 }

@@ -83,28 +83,7 @@ func TestWakeStoreDoesNotSignalAFailedCommit(t *testing.T) {
 func wakeLoopAsleep(t *testing.T, inner store.Store) (*scheduler.WakeStore, *scheduler.Scheduler) {
 	t.Helper()
 	ws := scheduler.NewWakeStore(inner)
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, err := runtime.New(runtime.Config{Store: ws, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Stats().PollCycles < 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if s.Stats().PollCycles < 1 {
-		t.Fatal("setup: the loop's first poll did not come within 10 s")
-	}
-	time.Sleep(50 * time.Millisecond) // the loop is asleep for its hour
-	return ws, s
+	return ws, asleepOn(t, ws)
 }
 
 // Scheduled.Respond wakes the loop: an answer whose run then waits on a
@@ -152,4 +131,57 @@ func TestScheduledRespondWakesTheLoopForTheNextDeadline(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("the timer written by Respond's tick was not released within 3s: the loop slept on (Respond did not wake it)")
+}
+
+// Every scheduler built over one WakeStore learns of a deadline it
+// commits: the store had one signal slot, which the first loop to read
+// took, leaving the others asleep until their PollInterval.
+func TestWakeStoreWakesEverySchedulerOnIt(t *testing.T) {
+	t.Parallel()
+	ws, first := wakeLoopAsleep(t, memory.New())
+	second := asleepOn(t, ws)
+	beforeFirst, beforeSecond := first.Stats().PollCycles, second.Stats().PollCycles
+	run := &durable.RunState{RunID: "r1", WorkflowID: "wait", Status: durable.RunWaiting,
+		Waiting: &durable.WaitState{Reason: durable.WaitUntil, Until: durable.NewTime(time.Now().Add(time.Minute))},
+		Vars:    map[string]any{}}
+	if err := ws.RunCommit(context.Background(), &store.CommitParams{Run: run, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if first.Stats().PollCycles > beforeFirst && second.Stats().PollCycles > beforeSecond {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("after a commit with a deadline, the first scheduler polled %d more times and the second %d; want both woken",
+		first.Stats().PollCycles-beforeFirst, second.Stats().PollCycles-beforeSecond)
+}
+
+// asleepOn starts one more scheduler (PollInterval one hour) over ws and
+// returns once its loop has made its first poll and gone to sleep.
+func asleepOn(t *testing.T, ws *scheduler.WakeStore) *scheduler.Scheduler {
+	t.Helper()
+	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
+	rt, err := runtime.New(runtime.Config{Store: ws, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Stats().PollCycles < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s.Stats().PollCycles < 1 {
+		t.Fatal("setup: the loop's first poll did not come within 10 s")
+	}
+	time.Sleep(50 * time.Millisecond) // the loop is asleep for its hour
+	return s
 }
