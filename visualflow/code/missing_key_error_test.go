@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // Promise: docs/visualflow.md ("Code nodes"): an operation "fails with
@@ -99,5 +100,32 @@ func TestLongErrorMessageIsCut(t *testing.T) {
 	}
 	if msg := err.Error(); len(msg) > maxMessage+64 || !strings.HasSuffix(msg, "… (100006 bytes)") || !strings.HasPrefix(msg, runtimeError+"fail: xxx") {
 		t.Errorf("err = %.100q... (%d bytes); want it cut to %d bytes with its size", msg, len(msg), maxMessage)
+	}
+}
+
+// Promise (docs/visualflow.md): error messages are cut to 4 KiB. A
+// message of exactly 4,096 bytes is kept whole; a longer one keeps its
+// first 4,096 bytes, or fewer so as not to split a rune (the message
+// stays valid UTF-8), followed by its length.
+func TestCapMessageCutsAt4KiBOnARuneStart(t *testing.T) {
+	t.Parallel()
+	x4096 := strings.Repeat("x", 4096)
+	// "é" is two bytes: after one "x", byte 4,096 is the second byte of
+	// an "é", so the cut moves back to 4,095.
+	accents := "x" + strings.Repeat("é", 2100)
+	for _, tc := range []struct{ name, in, want string }{
+		{"exactly 4 KiB", x4096, x4096},
+		{"one byte more", x4096 + "y", x4096 + "… (4097 bytes)"},
+		{"cut inside a rune", accents, accents[:4095] + "… (4201 bytes)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := capMessage(tc.in)
+			if got != tc.want {
+				t.Errorf("capMessage(%d bytes) = %.40q... (%d bytes); want %.40q... (%d bytes)", len(tc.in), got, len(got), tc.want, len(tc.want))
+			}
+			if !utf8.ValidString(got) {
+				t.Errorf("capMessage(%d bytes) is not valid UTF-8: a rune was split", len(tc.in))
+			}
+		})
 	}
 }

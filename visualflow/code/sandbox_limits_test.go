@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.starlark.net/starlark"
 )
 
 // Tests of the sandbox's limits and conversions; each test's comment
@@ -268,5 +270,35 @@ func TestWatchdogNamesASubMiBLimit(t *testing.T) {
 	_, _, err := Run(context.Background(), src, "f", map[string]any{}, Limits{MaxMemory: 512 << 10, MaxSteps: 1 << 40, Timeout: 30 * time.Second})
 	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "memory limit of 524288 bytes exceeded") {
 		t.Fatalf("err = %v; want the watchdog's stop naming the limit in bytes", err)
+	}
+}
+
+// Guards Limits' defaults: a negative Timeout is taken as unset, as zero
+// is (withDefaults: "<= 0"), not as a budget already spent; a run that
+// takes a few milliseconds completes.
+func TestNegativeTimeoutTakesTheDefault(t *testing.T) {
+	t.Parallel()
+	src := "def transform(_input):\n    n = 0\n    for i in range(300000):\n        n += 1\n    return n"
+	got, _, err := Run(context.Background(), src, "transform", map[string]any{}, Limits{Timeout: -time.Second})
+	if err != nil || got != int64(300000) {
+		t.Fatalf("got %v, %v; want 300000: a negative timeout means the default of 5s", got, err)
+	}
+}
+
+// Guards guard.cancel recording the first reason: when a second stop
+// (the timeout, a cancelled context) comes after the first, the error
+// still names the limit that stopped the code.
+func TestGuardKeepsTheFirstStopReason(t *testing.T) {
+	t.Parallel()
+	th := &starlark.Thread{}
+	g := &guard{maxItems: -1, maxBytes: -1}
+	g.cancel(th, "memory limit of 1 MiB exceeded")
+	g.cancel(th, "timeout after 5s")
+	got := "<none>"
+	if r := g.stop.Load(); r != nil {
+		got = *r
+	}
+	if got != "memory limit of 1 MiB exceeded" {
+		t.Fatalf("stop reason = %q; want the first one, %q", got, "memory limit of 1 MiB exceeded")
 	}
 }

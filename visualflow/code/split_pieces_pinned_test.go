@@ -14,15 +14,15 @@ var splitLimits = Limits{MaxMemory: 3 << 20, Timeout: 10 * time.Second}
 
 // A split's size check counts the pieces maxsplit allows, not every
 // separator: s.split(",", 1) of a string of 100,000 commas makes two
-// pieces, as in Python, and is not refused.
+// pieces, as in Python, and is not refused; s.split(",", 0) makes one.
 func TestSplitWithMaxsplitIsNotRefused(t *testing.T) {
 	src := "def f(_input):\n    s = \",\" * 100000\n" +
-		"    return [len(s.split(\",\", 1)), len(s.rsplit(\",\", 2)), len((\" a\" * 100000).split(None, 1))]\n"
+		"    return [len(s.split(\",\", 1)), len(s.rsplit(\",\", 2)), len((\" a\" * 100000).split(None, 1)), len(s.split(\",\", 0))]\n"
 	got, _, err := Run(context.Background(), src, "f", map[string]any{}, splitLimits)
 	if err != nil {
-		t.Fatalf("split with maxsplit under a 3 MiB limit: %v, want [2, 3, 2] (Python)", err)
+		t.Fatalf("split with maxsplit under a 3 MiB limit: %v, want [2, 3, 2, 1] (Python)", err)
 	}
-	if want := []any{int64(2), int64(3), int64(2)}; !reflect.DeepEqual(got, want) {
+	if want := []any{int64(2), int64(3), int64(2), int64(1)}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %#v, want %#v", got, want)
 	}
 }
