@@ -78,3 +78,44 @@ func TestBuildBodyQuotesOddPinIDs(t *testing.T) {
 		t.Fatalf("got %#v, want [q b n]", got)
 	}
 }
+
+// Guards Ident against the spec's rules for a pin id (§6.9): characters
+// outside [A-Za-z0-9_] become '_', a leading digit (any of 0-9) gets a
+// "p_" prefix, a keyword a '_' suffix, and empty becomes "param".
+func TestIdentSanitisesPinIDs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"0abc", "p_0abc"},
+		{"9lives", "p_9lives"},
+		{"5", "p_5"},
+		{"my-pin", "my_pin"},
+		{"a.b c", "a_b_c"},
+		{"class", "class_"},
+		{"load", "load_"},
+		{"", "param"},
+		{"_x1", "_x1"},
+	} {
+		if got := Ident(tc.in); got != tc.want {
+			t.Errorf("Ident(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Guards dedent as Python's textwrap.dedent: the margin removed is the
+// whitespace prefix common to the non-blank lines (a tab and spaces have
+// none in common), and a line of only spaces and tabs becomes empty
+// without narrowing the margin.
+func TestDedentAsTextwrap(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"    a\n      b", "a\n  b"},
+		{"\ta\n  b", "\ta\n  b"},
+		{"  a\n \tb", " a\n\tb"},
+		{"  a\n \n  b", "a\n\nb"},
+		{"a\n  b", "a\n  b"},
+	} {
+		if got := dedent(tc.in); got != tc.want {
+			t.Errorf("dedent(%q) = %q, want %q (textwrap.dedent)", tc.in, got, tc.want)
+		}
+	}
+}

@@ -23,6 +23,8 @@ func TestRunErrorsCarryThePhaseWrapper(t *testing.T) {
 		{"undefined name at top level", "def transform(_input):\n    return other\nx = [nope]\n", "Execution error: undefined: nope"},
 		{"undefined default value", "def transform(_input, y=nope):\n    return 1\n", "Execution error: undefined: nope"},
 		{"first in source order", "def transform(_input):\n    return b + a\n", "Runtime error: undefined: b"},
+		// Starlark reports a nested function's names before its parent's.
+		{"first in source order across nested functions", "def transform(_input):\n    x = b\n    f = lambda: a\n    return x\n", "Runtime error: undefined: b"},
 		{"module error", "x = 1 // 0\ndef transform(_input):\n    return 1\n", "Execution error: floored division by zero"},
 		{"load", "load('x.star', 'y')\ndef transform(_input):\n    return 1\n", "Execution error: cannot load x.star: load() is not allowed in the sandbox"},
 		{"function is None", "transform = None\n", "Function 'transform' not defined in code"},
