@@ -136,3 +136,21 @@ func TestLLMStructuredAndParamsNormalised(t *testing.T) {
 		t.Errorf("params = %s, want %s", got, w)
 	}
 }
+
+// Spec §5.4.1: with provider and model set, only a context pin with
+// message objects builds a messages list; one without (here a non-object
+// entry and attachments only) keeps prompt and system_prompt as they are
+// and still sends its attachments as media.
+func TestLLMExplicitContextWithoutMessagesKeepsPrompt(t *testing.T) {
+	p := llmPayloadOf(t, `{"prompt":"now","system":"sys","context":{"messages":["not an object"],"attachments":[" a.png "]}}`,
+		`{"provider":"p","model":"m"}`, nil)
+	if v, has := p["messages"]; has {
+		t.Errorf("messages = %s, want absent (no message objects in the context pin)", jsonText(t, v))
+	}
+	if p["prompt"] != "now" || p["system_prompt"] != "sys" {
+		t.Errorf("prompt/system_prompt = %v/%v, want now/sys", p["prompt"], p["system_prompt"])
+	}
+	if got := jsonText(t, p["media"]); got != jsonText(t, []any{"a.png"}) {
+		t.Errorf("media = %s, want [\"a.png\"]", got)
+	}
+}
