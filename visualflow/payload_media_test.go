@@ -23,6 +23,7 @@ func TestMediaPromptPinsThenConfig(t *testing.T) {
 		{"upscale_image", map[string]any{}, map[string]any{"prompt": "sharper"}, "sharper"},
 		{"generate_music", map[string]any{"text": "calm jazz"}, map[string]any{}, "calm jazz"},
 		{"generate_voice", map[string]any{"text": "", "prompt": "hello there"}, map[string]any{}, "hello there"},
+		{"generate_voice", map[string]any{"text": "say this", "prompt": "not this"}, map[string]any{}, "say this"},
 		{"edit_image", map[string]any{"prompt": "", "text": "make it blue"}, map[string]any{}, "make it blue"},
 		{"image_to_video", map[string]any{"prompt": nil}, map[string]any{"text": "pan left"}, "pan left"},
 		{"generate_video", map[string]any{"prompt": int64(0)}, map[string]any{}, ""},
@@ -94,6 +95,7 @@ func TestMediaListPresence(t *testing.T) {
 	for typ, want := range map[string]bool{
 		"edit_image": true, "image_to_image": true, "upscale_image": true, "image_to_video": true,
 		"generate_image": false, "generate_video": false, "generate_voice": false, "generate_music": false,
+		"text_to_video": false, "image_upscale": true,
 	} {
 		p, err := mediaPayload(typ, map[string]any{}, map[string]any{})
 		if err != nil {
@@ -231,6 +233,37 @@ func TestMediaBlankFormatFallsBackToDefault(t *testing.T) {
 		spec, _ := p["output"].(map[string]any)
 		if got := spec["format"]; got != want {
 			t.Errorf("%s: output.format = %#v, want %q", typ, got, want)
+		}
+	}
+}
+
+// transcribe_audio turns only an artifact id into {$artifact, type:
+// "audio"}; a string starting with "/" or "~" is a path and is passed
+// as-is (spec §6.11).
+func TestTranscribeAudioPathsPassAsIs(t *testing.T) {
+	for _, path := range []string{"/data/a.wav", "~/a.wav"} {
+		p, err := mediaPayload("transcribe_audio", map[string]any{"audio_artifact": path}, map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonText(t, p["media"]); got != jsonText(t, []any{path}) {
+			t.Errorf("audio_artifact %q: media = %s, want [%q]", path, got, path)
+		}
+	}
+}
+
+// upscale_image sends resolution only as a positive int or as
+// "<number>x" with a number > 0 (spec §6.11).
+func TestUpscaleResolutionMustBePositive(t *testing.T) {
+	for _, tc := range []struct{ v, want any }{
+		{int64(2048), int64(2048)}, {"2x", "2x"}, {int64(0), nil}, {int64(-2), nil}, {"0x", nil},
+	} {
+		p, err := mediaPayload("upscale_image", map[string]any{"resolution": tc.v}, map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p["output"].(map[string]any)["resolution"]; got != tc.want {
+			t.Errorf("resolution %#v: output.resolution = %#v, want %#v", tc.v, got, tc.want)
 		}
 	}
 }
