@@ -105,3 +105,31 @@ func TestMemoryQueryPresentNullQueryKept(t *testing.T) {
 		t.Errorf("query = %#v, want null (key present with null)", v)
 	}
 }
+
+// memory_tag sends merge only when the pin is present, coerced (spec
+// §6.8 "merge? (coerced, only if key present)"): without the pin the
+// memory handler's own default applies.
+func TestMemoryTagMergeOnlyWhenPresent(t *testing.T) {
+	cases := []struct {
+		in   map[string]any
+		want any // nil for no merge key
+	}{
+		{map[string]any{"span_id": "s1"}, nil},
+		{map[string]any{"span_id": "s1", "merge": true}, true},
+		{map[string]any{"span_id": "s1", "merge": "false"}, false},
+		{map[string]any{"span_id": "s1", "merge": nil}, false},
+	}
+	for _, tc := range cases {
+		p := memoryPayload("memory_tag", tc.in, map[string]any{})
+		got, has := p["merge"]
+		if tc.want == nil {
+			if has {
+				t.Errorf("pins %v: payload merge = %#v, want no merge key", tc.in, got)
+			}
+			continue
+		}
+		if !has || got != tc.want {
+			t.Errorf("pins %v: payload merge = %#v (present %v), want %v", tc.in, got, has, tc.want)
+		}
+	}
+}
