@@ -113,3 +113,26 @@ func TestAgentStructuredPass(t *testing.T) {
 		t.Errorf("node output meta/data = %s/%s", jsonText(t, meta), jsonText(t, rec["data"]))
 	}
 }
+
+// The agent's pins win over agentConfig (spec §5.6 "pin value else
+// agentConfig value"): a max_iterations pin over the config's, and a tools
+// pin that is present even when null (the normaliser reads "pin list if
+// the key is present, else agentConfig.tools"), so the child gets no tools.
+func TestAgentPinsWinOverAgentConfig(t *testing.T) {
+	flow := pinnedAgentFlow(map[string]any{
+		"pinDefaults": map[string]any{"prompt": "do it", "tools": nil, "max_iterations": "7"},
+		"agentConfig": map[string]any{"provider": "p", "model": "m", "tools": []any{"search"}, "max_iterations": 40,
+			"_react_workflow_id": "react-pins"},
+	}, []string{"prompt:string", "tools:array", "max_iterations:number"})
+	var seen map[string]any
+	react := outputReact("react-pins", map[string]any{"answer": "ok"}, &seen)
+	runAgentFlow(t, flow, react, nil, nil)
+	rt, _ := seen["_runtime"].(map[string]any)
+	if got := jsonText(t, rt["allowed_tools"]); got != "[]" {
+		t.Errorf("child _runtime.allowed_tools = %s, want [] (a null tools pin overrides agentConfig.tools)", got)
+	}
+	limits, _ := seen["_limits"].(map[string]any)
+	if got := jsonText(t, limits["max_iterations"]); got != "7" {
+		t.Errorf("child _limits.max_iterations = %s, want 7 (the pin, not agentConfig's 40)", got)
+	}
+}

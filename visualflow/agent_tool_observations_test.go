@@ -177,3 +177,20 @@ func TestAgentWithoutIncludeContextAppendsNothing(t *testing.T) {
 		t.Errorf("bucket has context_appended_sub_run_id without include_context (Python sets it only when appending)")
 	}
 }
+
+// Exactly maxToolObservations (20) results are all rendered and need no
+// summary: the "omitted N additional tool results" message appears only
+// when some results are left out.
+func TestAgentToolObservationsExactlyTwentyHaveNoSummary(t *testing.T) {
+	var results []any
+	for i := range maxToolObservations {
+		results = append(results, map[string]any{"call_id": fmt.Sprintf("c%d", i), "name": "t", "success": true, "output": "ok"})
+	}
+	out := agentToolObservations("ag", "agent:sub:ag:", "sub", nil, results)
+	if len(out) != maxToolObservations {
+		t.Fatalf("observations of %d results: %d messages, want %d and no summary: %v", maxToolObservations, len(out), maxToolObservations, out)
+	}
+	if md, _ := out[len(out)-1]["metadata"].(map[string]any); md["kind"] != "tool_observation" {
+		t.Errorf("last message kind = %v, want tool_observation (no summary)", md["kind"])
+	}
+}
