@@ -26,8 +26,8 @@ func routeOverrideFlow(overrides any, entryRoutes any) map[string]any {
 // inputRouteOverrides entries that name no usable route source are
 // dropped before lowering, as the reference's
 // multi_entry_lowering._parse_input_route_overrides does (a per-route
-// value that is not an object, a ref without both sourceNodeId and
-// sourceHandle; a pin left with none), and a pin with no surviving entry
+// value that is not an object, a blank route key, a ref without both
+// sourceNodeId and sourceHandle; a pin left with none), and a pin with no surviving entry
 // gets no path_mux. The unknown-route and missing-source checks apply to
 // surviving entries only. Such stale editor metadata used to insert a mux
 // anyway, which made the pin connected, so that it resolved to null
@@ -41,6 +41,7 @@ func TestUnusableRouteOverridesKeepPinUnwired(t *testing.T) {
 		"ref not an object":           map[string]any{"value": map[string]any{"seq::then:0": true}},
 		"unknown route, dropped ref":  map[string]any{"value": map[string]any{"gone::exec-out": map[string]any{}}},
 		"missing source, dropped ref": map[string]any{"value": map[string]any{"seq::then:0": map[string]any{"sourceNodeId": "gone"}}},
+		"blank route key":             map[string]any{"value": map[string]any{" ": map[string]any{"sourceNodeId": "lit", "sourceHandle": "value"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, st := startRunWith(t, routeOverrideFlow(overrides, nil), CompileOptions{}, map[string]any{"value": "hello"})
