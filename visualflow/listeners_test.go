@@ -2,6 +2,8 @@ package visualflow
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +246,161 @@ func TestStartListenersStartsNoneForAnEndedRoot(t *testing.T) {
 	}
 	if kids, _ := rt.Store().RunListChildren(ctx, root, ""); len(kids) != 0 {
 		t.Errorf("completed root has %d children; want none", len(kids))
+	}
+}
+
+// ListenerRunID is the documented id form <run id>-listener-<n>, n the
+// 0-based index in FlowInfo.Listeners (docs/visualflow.md): a continued
+// run, in this host or another reading the same store, finds its
+// listeners under it.
+func TestListenerRunIDForm(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		root string
+		i    int
+		want string
+	}{{"r1", 0, "r1-listener-0"}, {"r1", 1, "r1-listener-1"}, {"abc-def", 12, "abc-def-listener-12"}} {
+		if got := ListenerRunID(c.root, c.i); got != c.want {
+			t.Errorf("ListenerRunID(%q, %d) = %q, want %q", c.root, c.i, got, c.want)
+		}
+	}
+}
+
+// StopListeners goes on past a listener that is not idle (here left
+// running for the runner that holds it) and cancels the idle ones after
+// it, with the reason "Session completed" as the listeners' error.
+func TestStopListenersGoesOnPastABusyListener(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memory.New()
+	rt, fi := twoListeners(t, st, "host")
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: ListenerRunID(root, 0), Owner: "runner2", TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := fi.StartListeners(ctx, rt, root, 0)
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("StartListeners = %v, %v; want both listeners", ids, err)
+	}
+	if err := fi.StopListeners(ctx, rt, root); err != nil {
+		t.Fatal(err)
+	}
+	la, _ := rt.GetState(ctx, ids[0])
+	lb, _ := rt.GetState(ctx, ids[1])
+	if la.Status != durable.RunRunning {
+		t.Errorf("the busy (claimed, running) listener: %s; want left running", la.Status)
+	}
+	if lb.Status != durable.RunCancelled || lb.Error != "Session completed" {
+		t.Errorf("the idle listener after the busy one: %s, error %q; want cancelled with \"Session completed\"", lb.Status, lb.Error)
+	}
+}
+
+// ListenerRuns lists only the listener runs of the root: a child of
+// another workflow (here a run of the root's own flow) is not among them,
+// and every key is a listener workflow id.
+func TestListenerRunsLeaveOutOtherChildren(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rt, fi := twoListeners(t, memory.New(), "")
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, ParentRunID: root, SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fi.StartListeners(ctx, rt, root, 0); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := fi.ListenerRuns(ctx, rt, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != len(fi.Listeners) {
+		t.Errorf("ListenerRuns keys = %d (%v), want only the %d listener workflows", len(runs), slices.Collect(maps.Keys(runs)), len(fi.Listeners))
+	}
+	for _, wf := range fi.Listeners {
+		if len(runs[wf]) != 1 || runs[wf][0].WorkflowID != wf {
+			t.Errorf("ListenerRuns[%s] = %v, want its one listener run", wf, runs[wf])
+		}
+	}
+}
+
+// StartListeners ticks a listener left running at most maxSteps: one
+// resumed by an event and not driven (mid-branch, at its set_var) takes
+// one step and is still running, short of its next event wait.
+func TestStartListenersTicksUpToMaxSteps(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rt, fi := twoListeners(t, memory.New(), "")
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := fi.StartListeners(ctx, rt, root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s1", Payload: map[string]any{"n": int64(1)}, NoDrive: true}); err != nil {
+		t.Fatal(err)
+	}
+	if la, _ := rt.GetState(ctx, ids[0]); la.Status != durable.RunRunning {
+		t.Fatalf("la after an undriven ping: %s; want running", la.Status)
+	}
+	if _, err := fi.StartListeners(ctx, rt, root, 1); err != nil {
+		t.Fatal(err)
+	}
+	if la, _ := rt.GetState(ctx, ids[0]); la.Status != durable.RunRunning {
+		t.Errorf("la after StartListeners with maxSteps 1: %s at %q; want still running (one step taken)", la.Status, la.CurrentNode)
+	}
+}
+
+// staleChildren is a store whose RunListChildren of parent, once stale is
+// set, returns the children as they were listed then: a listing read
+// before another process changed a listener.
+type staleChildren struct {
+	store.Store
+	parent string
+	stale  []*durable.RunState
+}
+
+func (s *staleChildren) RunListChildren(ctx context.Context, parentID string, status durable.RunStatus) ([]*durable.RunState, error) {
+	if s.stale != nil && parentID == s.parent {
+		return s.stale, nil
+	}
+	return s.Store.RunListChildren(ctx, parentID, status)
+}
+
+// StopListeners leaves a listener an event resumed after it was read idle
+// to its branch: the conditional cancel is refused (runtime.ErrRunChanged),
+// which is not an error, and the event is not lost.
+func TestStopListenersLeavesAListenerResumedSinceItWasRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := &staleChildren{Store: memory.New()}
+	rt, fi := twoListeners(t, st, "")
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := fi.StartListeners(ctx, rt, root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.parent = root
+	if st.stale, err = st.Store.RunListChildren(ctx, root, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s1", NoDrive: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fi.StopListeners(ctx, rt, root); err != nil {
+		t.Fatalf("StopListeners over a listener resumed since it was listed: %v; want no error", err)
+	}
+	if la, _ := rt.GetState(ctx, ids[0]); la.Status != durable.RunRunning {
+		t.Errorf("la, resumed by ping after it was listed idle: %s; want left running its branch", la.Status)
 	}
 }
