@@ -36,3 +36,45 @@ func TestResidencyObjectOutcome(t *testing.T) {
 		t.Errorf("string runtime: runtime pin set to %#v, want unset", out["runtime"])
 	}
 }
+
+// success is raw.success when it is a boolean, ahead of raw.ok (§5.3
+// model_residency row); ok counts only when success is not a boolean.
+func TestResidencySuccessBeforeOk(t *testing.T) {
+	for _, c := range []struct {
+		raw  map[string]any
+		want bool
+	}{
+		{map[string]any{"success": true, "ok": false}, true},
+		{map[string]any{"success": false, "ok": true}, false},
+		{map[string]any{"success": "yes", "ok": false}, false},
+		{map[string]any{"error": "boom"}, false},
+		{map[string]any{}, true},
+	} {
+		out := map[string]any{}
+		mapResidency(out, c.raw, nil)
+		if out["success"] != c.want {
+			t.Errorf("outcome %v: success = %#v, want %v", c.raw, out["success"], c.want)
+		}
+	}
+}
+
+// llm_call meta.output_mode is "media" only when outputs or resources hold
+// a non-empty list (§5.3 llm_call row): an empty list leaves the mode to
+// the data ("structured") or "unstructured".
+func TestLLMOutputModeNeedsANonEmptyMediaList(t *testing.T) {
+	for _, c := range []struct {
+		raw  map[string]any
+		want string
+	}{
+		{map[string]any{"content": "hi", "outputs": map[string]any{"image": []any{}}}, "unstructured"},
+		{map[string]any{"data": map[string]any{"a": int64(1)}, "resources": map[string]any{"audio": []any{}}}, "structured"},
+		{map[string]any{"content": "hi", "outputs": map[string]any{"image": []any{map[string]any{"$artifact": "a1"}}}}, "media"},
+	} {
+		out := map[string]any{}
+		mapLLM(out, c.raw, nil)
+		meta, _ := out["meta"].(map[string]any)
+		if meta["output_mode"] != c.want {
+			t.Errorf("outcome %v: output_mode = %#v, want %q", c.raw, meta["output_mode"], c.want)
+		}
+	}
+}
