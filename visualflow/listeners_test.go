@@ -144,10 +144,28 @@ func twoListeners(t *testing.T, st store.Store, owner string) (*runtime.Runtime,
 	return rt, fi
 }
 
-// A listener another runner holds is that runner's to drive: the other
-// listeners still start.
-func TestStartListenersGoesOnPastAClaimedListener(t *testing.T) {
-	t.Parallel()
+// rootWithListeners starts a root run of twoListeners (no claims) on st
+// and its listeners, and returns the runtime, the flow, the root's id and
+// the listeners' ids.
+func rootWithListeners(t *testing.T, st store.Store) (*runtime.Runtime, *FlowInfo, string, []string) {
+	t.Helper()
+	ctx := context.Background()
+	rt, fi := twoListeners(t, st, "")
+	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := fi.StartListeners(ctx, rt, root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, fi, root, ids
+}
+
+// firstListenerClaimed starts a root run of twoListeners (runtime owner
+// "host") and has "runner2" claim the id its first listener will take.
+func firstListenerClaimed(t *testing.T) (*runtime.Runtime, *FlowInfo, string) {
+	t.Helper()
 	ctx := context.Background()
 	st := memory.New()
 	rt, fi := twoListeners(t, st, "host")
@@ -158,6 +176,15 @@ func TestStartListenersGoesOnPastAClaimedListener(t *testing.T) {
 	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: ListenerRunID(root, 0), Owner: "runner2", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
+	return rt, fi, root
+}
+
+// A listener another runner holds is that runner's to drive: the other
+// listeners still start.
+func TestStartListenersGoesOnPastAClaimedListener(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rt, fi, root := firstListenerClaimed(t)
 	ids, err := fi.StartListeners(ctx, rt, root, 0)
 	if err != nil || len(ids) != 2 {
 		t.Fatalf("StartListeners = %v, %v; want both listeners and no error (the claimed one is its holder's to drive)", ids, err)
@@ -203,15 +230,7 @@ func TestStartListenersTakesAListenerStartedMeanwhile(t *testing.T) {
 func TestStopListenersLeavesABranchWaitingForAnotherEvent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rt, fi := twoListeners(t, memory.New(), "")
-	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := fi.StartListeners(ctx, rt, root, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, fi, root, ids := rootWithListeners(t, memory.New())
 	if _, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "go", SessionID: "s1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -272,15 +291,7 @@ func TestListenerRunIDForm(t *testing.T) {
 func TestStopListenersGoesOnPastABusyListener(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := memory.New()
-	rt, fi := twoListeners(t, st, "host")
-	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: ListenerRunID(root, 0), Owner: "runner2", TTL: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
+	rt, fi, root := firstListenerClaimed(t)
 	ids, err := fi.StartListeners(ctx, rt, root, 0)
 	if err != nil || len(ids) != 2 {
 		t.Fatalf("StartListeners = %v, %v; want both listeners", ids, err)
@@ -335,15 +346,7 @@ func TestListenerRunsLeaveOutOtherChildren(t *testing.T) {
 func TestStartListenersTicksUpToMaxSteps(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rt, fi := twoListeners(t, memory.New(), "")
-	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := fi.StartListeners(ctx, rt, root, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, fi, root, ids := rootWithListeners(t, memory.New())
 	if _, err := rt.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s1", Payload: map[string]any{"n": int64(1)}, NoDrive: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -381,16 +384,9 @@ func TestStopListenersLeavesAListenerResumedSinceItWasRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := &staleChildren{Store: memory.New()}
-	rt, fi := twoListeners(t, st, "")
-	root, err := rt.Start(ctx, runtime.StartParams{WorkflowID: fi.WorkflowID, SessionID: "s1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := fi.StartListeners(ctx, rt, root, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, fi, root, ids := rootWithListeners(t, st)
 	st.parent = root
+	var err error
 	if st.stale, err = st.Store.RunListChildren(ctx, root, ""); err != nil {
 		t.Fatal(err)
 	}
