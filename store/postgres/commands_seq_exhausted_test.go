@@ -45,3 +45,57 @@ func TestCommandAppendRefusedWhenNoSeqIsLeft(t *testing.T) {
 		t.Errorf("CommandAppend(c1) again = %+v, %v; want a duplicate at seq 1", res, err)
 	}
 }
+
+// TestCommandAppendTakesTheLastSeq: with command_seq.last_seq one below
+// the largest bigint, one seq is still left, and an append takes it:
+// only an append that would have to go past math.MaxInt64 is refused.
+// The next append then is.
+func TestCommandAppendTakesTheLastSeq(t *testing.T) {
+	testURL(t)
+	t.Parallel()
+	ctx := t.Context()
+	schema := testSchema(t)
+	s := openSchema(t, schema)
+	if _, err := plainConn(t).Exec(ctx, `UPDATE `+pgx.Identifier{schema, "command_seq"}.Sanitize()+` SET last_seq = $1`,
+		int64(math.MaxInt64-1)); err != nil {
+		t.Fatal(err)
+	}
+	c := &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}
+	res, err := s.CommandAppend(ctx, c)
+	if err != nil || !res.Accepted || res.Seq != math.MaxInt64 || c.Seq != math.MaxInt64 {
+		t.Fatalf("CommandAppend with last_seq at MaxInt64-1 = %+v (c.Seq %d), %v; want it accepted at seq MaxInt64", res, c.Seq, err)
+	}
+	if last, err := s.CommandLastSeq(ctx); err != nil || last != math.MaxInt64 {
+		t.Errorf("CommandLastSeq = %d, %v; want MaxInt64", last, err)
+	}
+	if res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c2", RunID: "r1", Type: "cancel"}); err == nil ||
+		!strings.Contains(err.Error(), "no seq left") {
+		t.Errorf("CommandAppend after seq MaxInt64 was taken = %+v, %v; want an error saying no seq is left", res, err)
+	}
+}
+
+// TestCommandLastSeqIsTheHighestStoredSeq: a command another writer
+// inserted with a seq of its own (a copy tool, a hand repair) does not
+// move command_seq, yet it is the highest seq: CommandLastSeq reports it,
+// as a consumer starting from the last seq must not read it again, and
+// the next append takes the seq after it.
+func TestCommandLastSeqIsTheHighestStoredSeq(t *testing.T) {
+	testURL(t)
+	t.Parallel()
+	ctx := t.Context()
+	schema := testSchema(t)
+	s := openSchema(t, schema)
+	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plainConn(t).Exec(ctx, `INSERT INTO `+pgx.Identifier{schema, "commands"}.Sanitize()+
+		` (seq, command_id, run_id, type, payload_json) VALUES (10, 'c10', 'r1', 'resume', '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := s.CommandLastSeq(ctx); err != nil || last != 10 {
+		t.Errorf("CommandLastSeq = %d, %v; want 10 (the seq of the command inserted by hand)", last, err)
+	}
+	if res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c11", RunID: "r1", Type: "pause"}); err != nil || res.Seq != 11 {
+		t.Errorf("CommandAppend after it = %+v, %v; want seq 11", res, err)
+	}
+}
