@@ -206,3 +206,48 @@ func TestLedgerFindCompletedSkipsUndecodableRows(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerListPagesPastAGapInSeqs: a row deleted by hand leaves a gap in
+// the seqs. A page that skipped an undecodable row reads on after the last
+// seq it read, not after as many seqs as it read rows (which would read
+// the record after the gap twice), and LedgerCount is still the last seq,
+// not the number of rows, so the next append takes the seq after it.
+func TestLedgerListPagesPastAGapInSeqs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	var logs storetest.LogBuffer
+	s, schema := openLogged(t, &logs)
+	const run = "run-gap"
+	appendCompleted(t, s, run, 5, func(int) string { return "" })
+	conn := plainConn(t)
+	if tag, err := conn.Exec(ctx, `DELETE FROM `+pgx.Identifier{schema, "ledger"}.Sanitize()+
+		` WHERE run_id = $1 AND seq = 2`, run); err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("deleting ledger row 2: %v (%d rows)", err, tag.RowsAffected())
+	}
+	corruptLedgerRow(t, schema, run, 1, undecodableRows[0])
+	for _, tc := range []struct {
+		after int64
+		limit int
+		want  []int64
+	}{
+		{0, 2, []int64{3, 4}},
+		{0, 3, []int64{3, 4, 5}},
+		{0, 0, []int64{3, 4, 5}},
+		{1, 1, []int64{3}},
+	} {
+		recs, err := s.LedgerList(ctx, &store.LedgerListParams{RunID: run, After: tc.after, Limit: tc.limit})
+		if err != nil {
+			t.Fatalf("LedgerList(after %d, limit %d): %v", tc.after, tc.limit, err)
+		}
+		if got := recordSeqs(recs); !slices.Equal(got, tc.want) {
+			t.Errorf("LedgerList(after %d, limit %d) seqs = %v; want %v", tc.after, tc.limit, got, tc.want)
+		}
+	}
+	if n, err := s.LedgerCount(ctx, run); err != nil || n != 5 {
+		t.Errorf("LedgerCount = %d, %v; want 5 (the last seq, not the 4 rows left)", n, err)
+	}
+	rec := &durable.StepRecord{RunID: run, StepID: "s6", NodeID: "n", Status: durable.StepCompleted, Attempt: 1}
+	if err := s.LedgerAppend(ctx, run, []*durable.StepRecord{rec}); err != nil || rec.Seq != 6 {
+		t.Fatalf("LedgerAppend after the gap = seq %d, %v; want seq 6", rec.Seq, err)
+	}
+}
