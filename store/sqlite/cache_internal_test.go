@@ -233,3 +233,40 @@ func TestWaitingCommitWithoutRecordsKeepsLedgerSeqs(t *testing.T) {
 		t.Fatalf("LedgerCount = %d, %v; want 2", n, err)
 	}
 }
+
+// appended keeps a known ledger whole while the seqs follow on from its
+// last one, forgets it (keeping the new last seq) when they do not, and
+// does not keep a ledger past an eighth of the cache's bound.
+func TestHotCache_AppendedKeepsOnlyContiguousBoundedLedgers(t *testing.T) {
+	t.Parallel()
+	rec := func(seq int64) *frozen.Record { return frozen.NewRecord(&durable.StepRecord{Seq: seq}) }
+	c := newHotCache(64 * (entryOverhead + 100))
+	c.appended("a", []*frozen.Record{rec(1), rec(2)}, 20)
+	c.appended("a", []*frozen.Record{rec(3)}, 10)
+	if recs, ok := c.ledger("a"); !ok || len(recs) != 3 {
+		t.Fatalf("after appending seq 3 to seqs 1-2: ledger(a) = %d records, known %v; want 3, known", len(recs), ok)
+	}
+	c.appended("a", []*frozen.Record{rec(5)}, 10) // seq 4 never seen: the cached ledger misses it
+	if _, ok := c.ledger("a"); ok {
+		t.Fatal("a ledger with a gap before seq 5 was kept as whole")
+	}
+	if n, ok := c.lastSeq("a"); !ok || n != 5 {
+		t.Fatalf("lastSeq(a) = %d, %v; want 5", n, ok)
+	}
+	c.appended("b", []*frozen.Record{rec(1)}, 10)
+	c.appended("b", []*frozen.Record{rec(2)}, c.limit/8) // now above an eighth of the bound
+	if _, ok := c.ledger("b"); ok {
+		t.Fatal("a ledger larger than an eighth of the cache was kept")
+	}
+	if n, ok := c.lastSeq("b"); !ok || n != 2 {
+		t.Fatalf("lastSeq(b) = %d, %v; want 2", n, ok)
+	}
+	var sum int64
+	for _, el := range c.runs {
+		h := el.Value.(*hotRun)
+		sum += entryOverhead + h.stateSize + h.ledgerSize
+	}
+	if sum != c.size {
+		t.Fatalf("accounted size %d, entries hold %d", c.size, sum)
+	}
+}
