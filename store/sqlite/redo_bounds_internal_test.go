@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -91,5 +92,30 @@ func TestRedoLogRewoundUnderSustainedCommits(t *testing.T) {
 	if maxOff > 16*redoRewindBytes {
 		t.Fatalf("the redo log reached %d MB under sustained commits (rewound at %d MB once the database holds it)",
 			maxOff>>20, redoRewindBytes>>20)
+	}
+}
+
+// TestRedoRecordAtTheLimitIsTaken: the bound on a record is inclusive: a
+// payload of exactly maxPayload bytes is appended (and scanned back), one
+// byte more is ErrTooLarge and leaves the file as it was.
+func TestRedoRecordAtTheLimitIsTaken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db"+redoSuffix)
+	r, err := openRedoFile(path, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	const limit = 100
+	r.maxPayload = limit
+	if lsn, err := r.append(make([]byte, limit)); err != nil || lsn != 1 {
+		t.Fatalf("append of a %d-byte record under a %d-byte bound: LSN %d, %v", limit, limit, lsn, err)
+	}
+	if _, err := r.append(make([]byte, limit+1)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("append of %d bytes under a %d-byte bound: %v, want ErrTooLarge", limit+1, limit, err)
+	}
+	var sizes []int
+	next, err := redoScan(path, func(_ int64, p []byte) error { sizes = append(sizes, len(p)); return nil })
+	if err != nil || next != 2 || len(sizes) != 1 || sizes[0] != limit {
+		t.Fatalf("scan: records of %v bytes, next LSN %d, %v; want one of %d, next 2", sizes, next, err, limit)
 	}
 }

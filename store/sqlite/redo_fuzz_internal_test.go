@@ -238,3 +238,28 @@ func TestRedoValuesKeepWideIntegers(t *testing.T) {
 		}
 	}
 }
+
+// TestRedoValuesEndingThePayloadDecode: a list of values may end a
+// record's payload (a recorded statement's arguments are its last bytes),
+// with nothing after it. A list whose items are one byte each (NULLs), an
+// empty list, and a float as the very last 8 bytes must decode, not be
+// taken for a list or a float running past the payload.
+func TestRedoValuesEndingThePayloadDecode(t *testing.T) {
+	for _, vs := range [][]any{
+		{},
+		{nil},
+		{nil, nil, nil},
+		{1.5},
+		{"x", math.Inf(1)},
+	} {
+		var e redoEncoder
+		if err := e.values(vs); err != nil {
+			t.Fatal(err)
+		}
+		d := &redoDecoder{b: e.b}
+		got := d.values()
+		if d.err != nil || len(d.b) != 0 || !sameValues(got, vs) {
+			t.Fatalf("values %v at the payload's end decoded as %v (err %v, %d bytes left)", vs, got, d.err, len(d.b))
+		}
+	}
+}

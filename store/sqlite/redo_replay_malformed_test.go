@@ -173,3 +173,19 @@ func TestRedoOpenRefusesAnEmptyRecord(t *testing.T) {
 		t.Fatalf("open: %v, want the empty record named", err)
 	}
 }
+
+// TestRedoDecodeRefusesAnUnknownDeadlineChange: a commit's deadline change
+// is 0 (none), 1 (upsert) or 2 (delete); applyOp would silently skip any
+// other, so the decoder refuses it.
+func TestRedoDecodeRefusesAnUnknownDeadlineChange(t *testing.T) {
+	for _, deadline := range []byte{3, 255} {
+		op := &redoOp{runID: "r", firstSeq: 1, deadline: deadline}
+		var e redoEncoder
+		if err := op.encode(&e); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := decodeRedoOp(e.b[0], &redoDecoder{b: e.b[1:]}); err == nil {
+			t.Fatalf("a record with deadline change %d decoded", deadline)
+		}
+	}
+}
