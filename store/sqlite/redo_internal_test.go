@@ -810,3 +810,175 @@ func TestRedo_SharedOpenReplayKeepsLedgerHeads(t *testing.T) {
 		t.Fatalf("after the shared open replayed 3 records, ledger_heads says %d for the run", head)
 	}
 }
+
+// TestRedo_ReplayRecordsWhatItApplied: the replay at open records the LSN
+// of the last record it applied (redo_applied) in the transaction that
+// applies them. A process killed after that transaction and before the
+// log is rewound leaves the database holding the records and the log
+// still holding them too: the next open must skip them, not apply them a
+// second time (which fails the open on a version conflict).
+func TestRedo_ReplayRecordsWhatItApplied(t *testing.T) {
+	g := newRedoRig(t, "NORMAL")
+	g.hold()
+	r := redoRun(strings.Repeat("f", 32))
+	for i := range 3 {
+		g.commit(r, i, i == 0)
+	}
+	if n := g.pending(); n != 3 {
+		t.Fatalf("%d commits queued, want 3", n)
+	}
+	var img string
+	g.held(func() { img = g.image() })
+	// The log as the dead process left it, before the replay rewinds it.
+	log := readFile(t, img+redoSuffix)
+
+	c := openImage(t, Config{Path: img}) // replays the three commits
+	dst := filepath.Join(t.TempDir(), "again.sqlite3")
+	c.wsem <- struct{}{}
+	for _, suffix := range []string{"", "-wal"} {
+		copyFile(t, img+suffix, dst+suffix)
+	}
+	<-c.wsem
+	writeFile(t, dst+redoSuffix, log) // killed before the rewind
+	checkImage(t, dst, Config{}, r, 2, 0)
+}
+
+// TestRedo_WALSyncedBeforeRewindUnlessOff: the redo log is rewound only
+// once the WAL holding what it applied is synced, whatever the
+// synchronous setting (with NORMAL too: a power cut must not lose the
+// database's last transactions together with the records of the log that
+// rebuilt them), except OFF, which never syncs.
+func TestRedo_WALSyncedBeforeRewindUnlessOff(t *testing.T) {
+	for sync, want := range map[string]bool{"NORMAL": true, "FULL": true, "OFF": false} {
+		g := newRedoRig(t, sync)
+		if g.s.redo.syncWAL != want || g.s.redo.walPath != g.path+"-wal" {
+			t.Errorf("%s: syncWAL %v on %s, want %v on the database's WAL", sync, g.s.redo.syncWAL, g.s.redo.walPath, want)
+		}
+	}
+}
+
+// TestRedo_RewindWaitsForTheQueueAndTheWALSync drives rewindWhenDue by
+// hand on a log past redoRewindBytes: it must not rewind while commits are
+// queued (the log is all they have), and neither it nor rewindNow (the
+// forced rewind) may rewind when the WAL's sync failed (the database's
+// copy may not be durable), and once it does rewind, the next
+// record takes an LSN above the one the database holds, so that a crash
+// image replays it.
+func TestRedo_RewindWaitsForTheQueueAndTheWALSync(t *testing.T) {
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	g.hold()
+	r := redoRun(strings.Repeat("g", 32))
+	g.fillPastRewind(r, false)
+	if g.pending() == 0 {
+		t.Fatal("nothing queued")
+	}
+	g.s.rewindWhenDue()
+	if base, off := g.logPosition(); base != 1 || off <= redoRewindBytes {
+		t.Fatalf("rewound with %d commits queued: first LSN %d, %d bytes", g.pending(), base, off)
+	}
+
+	notADir := filepath.Join(t.TempDir(), "file")
+	writeFile(t, notADir, nil)
+	g.s.redo.mu.Lock()
+	walPath := g.s.redo.walPath
+	g.s.redo.walPath = filepath.Join(notADir, "wal") // its sync fails (ENOTDIR)
+	g.s.redo.mu.Unlock()
+	g.s.rewindNow() // applies the queue, then fails to sync
+	if n := g.pending(); n != 0 {
+		t.Fatalf("rewindNow left %d commits queued", n)
+	}
+	for name, rewind := range map[string]func(){"rewindNow": g.s.rewindNow, "rewindWhenDue": g.s.rewindWhenDue} {
+		rewind()
+		if base, off := g.logPosition(); base != 1 || off <= redoRewindBytes {
+			t.Fatalf("%s rewound although the WAL's sync failed: first LSN %d, %d bytes", name, base, off)
+		}
+	}
+	g.s.redo.mu.Lock()
+	g.s.redo.walPath = walPath
+	g.s.redo.mu.Unlock()
+	g.s.rewindWhenDue()
+	if base, off := g.logPosition(); base <= 1 || off > redoRewindBytes {
+		t.Fatalf("not rewound once due: first LSN %d, %d bytes", base, off)
+	}
+
+	var img string
+	g.held(func() {
+		g.commit(r, 80, false)
+		img = g.image()
+	})
+	c := openImage(t, Config{Path: img, CacheBytes: -1})
+	if got, err := c.RunGet(ctx, r.RunID); err != nil || got.Version != 81 || fmt.Sprint(got.Vars["i"]) != "80" {
+		t.Fatalf("image of the first commit after the rewind: %+v, %v; want version 81, i=80", got, err)
+	}
+}
+
+// TestRedo_AppliedQueueLeavesNoRunCounts: queuedRuns counts the queued
+// commits of each run; applying the queue takes the runs it applied out
+// of it, so that it does not grow with every run the store ever
+// committed.
+func TestRedo_AppliedQueueLeavesNoRunCounts(t *testing.T) {
+	g := newRedoRig(t, "NORMAL")
+	g.hold()
+	for i := range 5 {
+		r := redoRun(fmt.Sprintf("%032x", i+1))
+		g.commit(r, 0, true)
+		g.commit(r, 1, false)
+	}
+	if err := g.s.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	g.s.redo.mu.Lock()
+	n := len(g.s.redo.queuedRuns)
+	g.s.redo.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("queuedRuns holds %d runs after the queue was applied, want none", n)
+	}
+}
+
+// TestRedo_CloseKeepsTheLogWhenTheWALSyncFails: Close removes the redo
+// log only once the WAL holding what it applied is synced; when that sync
+// fails, Close says so and leaves the log for the next open to replay.
+func TestRedo_CloseKeepsTheLogWhenTheWALSyncFails(t *testing.T) {
+	g := newRedoRig(t, "NORMAL")
+	r := redoRun(strings.Repeat("h", 32))
+	g.commit(r, 0, true)
+	notADir := filepath.Join(t.TempDir(), "file")
+	writeFile(t, notADir, nil)
+	g.s.redo.mu.Lock()
+	g.s.redo.walPath = filepath.Join(notADir, "wal") // its sync fails (ENOTDIR)
+	g.s.redo.mu.Unlock()
+	if err := g.s.Close(); err == nil {
+		t.Fatal("Close succeeded although the WAL could not be synced")
+	}
+	if _, err := os.Stat(g.path + redoSuffix); err != nil {
+		t.Fatalf("the redo log after a Close whose WAL sync failed: %v, want it kept", err)
+	}
+	checkImage(t, g.path, Config{}, r, 0, 0)
+}
+
+// TestRedo_ForegroundDrainWakesTheRewinder: only the background goroutine
+// rewinds the log (rewindWhenDue); a drain done in the foreground that
+// empties the queue of a log past redoRewindBytes wakes it, since no
+// commit may come to do so.
+func TestRedo_ForegroundDrainWakesTheRewinder(t *testing.T) {
+	g := newRedoRig(t, "NORMAL")
+	g.hold()
+	r := redoRun(strings.Repeat("k", 32))
+	g.fillPastRewind(r, false)
+	g.held(func() { // the goroutine cannot take a wake-up meanwhile
+		select {
+		case <-g.s.redo.kick:
+		default:
+		}
+		g.s.redo.mu.Lock()
+		err := g.s.drain(g.t.Context())
+		g.s.redo.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.s.redo.kick) != 1 {
+			t.Fatal("a foreground drain that emptied a log past redoRewindBytes did not wake the goroutine")
+		}
+	})
+}

@@ -212,3 +212,46 @@ func TestRandomIDReuseOfQueuedRunRefused(t *testing.T) {
 		}
 	}
 }
+
+// A run created waiting and then resumed in one batch of the redo queue is
+// applied as one INSERT of its last state: the create's deadline is not
+// carried into it, so the run has no wait_index row and never falls due,
+// now or after a reopen.
+func TestBatchedCreateThenResumeDropsDeadline(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g := newRedoRig(t, "NORMAL")
+	g.hold() // both commits go into one batch
+	now := time.Now()
+	r := redoRun("dddd")
+	r.Status = durable.RunWaiting
+	r.Waiting = &durable.WaitState{Reason: durable.WaitUntil, Until: durable.NewTime(now.Add(-time.Minute))}
+	if err := g.s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true, RandomID: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.Status, r.Waiting = durable.RunRunning, nil
+	if err := g.s.RunCommit(ctx, &store.CommitParams{Run: r}); err != nil {
+		t.Fatal(err)
+	}
+	if n := g.pending(); n != 2 {
+		t.Fatalf("%d commits queued, want 2", n)
+	}
+	if err := g.s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *Store, when string) {
+		t.Helper()
+		due, err := s.RunListDue(ctx, &store.RunListDueParams{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(due) != 0 {
+			t.Fatalf("%s: RunListDue = %+v, want none (the run was resumed)", when, due)
+		}
+	}
+	check(g.s, "after the batch")
+	if err := g.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check(openStore(t, Config{Path: g.path}), "after a reopen")
+}
