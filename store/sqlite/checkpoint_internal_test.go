@@ -186,3 +186,48 @@ func TestIdleCheckpoint_CloseWhilePending(t *testing.T) {
 		t.Fatal("the checkpointer goroutine outlived Close")
 	}
 }
+
+// The idle checkpointer waits for a whole period without a write: while
+// commits go on, it does not fold the WAL (under the commits' feet); once
+// they stop it brings the list columns up to date and folds it, and not again and again while the store stays
+// quiet.
+func TestIdleCheckpoint_OnlyWhenQuietAndOnce(t *testing.T) {
+	t.Parallel()
+	const idle = 250 * time.Millisecond
+	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "db.sqlite"), IdleCheckpoint: idle, NoRedoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i, end := 0, time.Now().Add(5*idle); time.Now().Before(end); i++ {
+		commitRunsFrom(t, s, i, 1)
+		select {
+		case <-s.ckpt.folded:
+			t.Fatalf("the WAL was folded while commits went on (commit %d)", i)
+		default:
+		}
+	}
+	select {
+	case <-s.ckpt.folded:
+	case <-time.After(10 * idle):
+		t.Fatal("no idle checkpoint once the commits stopped")
+	}
+	s.wsem <- struct{}{}
+	dirty := s.listDirty
+	<-s.wsem
+	if dirty != 0 {
+		t.Fatalf("%d runs' list columns left stale by the idle checkpoint, want them brought up to date first", dirty)
+	}
+	// The fold's own bringing the lists up to date counts as a write, which
+	// may call for one more fold; then the store stays quiet.
+	for again := 0; ; again++ {
+		select {
+		case <-s.ckpt.folded:
+			if again == 2 {
+				t.Fatal("the WAL is folded at every period of a quiet store")
+			}
+		case <-time.After(4 * idle):
+			return
+		}
+	}
+}
