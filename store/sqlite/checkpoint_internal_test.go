@@ -189,8 +189,8 @@ func TestIdleCheckpoint_CloseWhilePending(t *testing.T) {
 
 // The idle checkpointer waits for a whole period without a write: while
 // commits go on, it does not fold the WAL (under the commits' feet); once
-// they stop it brings the list columns up to date and folds it, and not again and again while the store stays
-// quiet.
+// they stop it brings the list columns up to date and folds it, and not
+// again and again while the store stays quiet.
 func TestIdleCheckpoint_OnlyWhenQuietAndOnce(t *testing.T) {
 	t.Parallel()
 	const idle = 250 * time.Millisecond
@@ -199,11 +199,18 @@ func TestIdleCheckpoint_OnlyWhenQuietAndOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// Commits half a period or more apart (a loaded machine) may leave a
+	// quiet period between them, where a fold is right: the check holds
+	// only while every commit so far came quickly after the one before.
+	slowest, last := time.Duration(0), time.Now()
 	for i, end := 0, time.Now().Add(5*idle); time.Now().Before(end); i++ {
 		commitRunsFrom(t, s, i, 1)
+		slowest, last = max(slowest, time.Since(last)), time.Now()
 		select {
 		case <-s.ckpt.folded:
-			t.Fatalf("the WAL was folded while commits went on (commit %d)", i)
+			if slowest < idle/2 {
+				t.Fatalf("the WAL was folded while commits went on (commit %d, none more than %v after the one before)", i, slowest)
+			}
 		default:
 		}
 	}
