@@ -75,3 +75,37 @@ func TestFullRedoLogDirectorySyncedAfterCreation(t *testing.T) {
 		t.Fatalf("error %q does not name the redo log and the cause", err)
 	}
 }
+
+// TestReplaySyncsTheWALBeforeTheLogGoes: a replay syncs the WAL it wrote
+// while the redo log still holds the records it applied, so a power cut
+// after the log is rewound cannot take the rebuilt transactions with it
+// (the replay's own commits follow synchronous=NORMAL, which does not
+// sync them). Not parallel: it swaps syncReplayedWAL.
+func TestReplaySyncsTheWALBeforeTheLogGoes(t *testing.T) {
+	g := newRedoRig(t, "NORMAL")
+	g.hold()
+	r := redoRun(strings.Repeat("e", 32))
+	for i := range 2 {
+		g.commit(r, i, i == 0)
+	}
+	var img string
+	g.held(func() { img = g.image() })
+	log := readFile(t, img+redoSuffix)
+
+	type call struct {
+		path    string
+		logKept bool
+	}
+	var calls []call
+	real := syncReplayedWAL
+	t.Cleanup(func() { syncReplayedWAL = real })
+	syncReplayedWAL = func(path string) error {
+		now, err := os.ReadFile(img + redoSuffix)
+		calls = append(calls, call{path, err == nil && string(now) == string(log)})
+		return real(path)
+	}
+	openImage(t, Config{Path: img}) // replays the two commits
+	if len(calls) != 1 || calls[0].path != img+"-wal" || !calls[0].logKept {
+		t.Fatalf("WAL syncs during the replay: %+v; want one of %s while the redo log still held its records", calls, img+"-wal")
+	}
+}

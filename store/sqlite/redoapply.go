@@ -333,7 +333,7 @@ func (s *Store) openRedo(ctx context.Context, keep bool, syncMode string) error 
 		// The log is rewound or removed next: what it held must be on disk,
 		// also what the dead process had applied (unsynced with NORMAL
 		// behind a FULL log).
-		if err := syncFile(s.path + "-wal"); err != nil {
+		if err := syncReplayedWAL(s.path + "-wal"); err != nil {
 			return fmt.Errorf("sqlite: syncing the WAL after replaying the redo log: %w", err)
 		}
 	}
@@ -1042,6 +1042,10 @@ func (s *Store) closeRedoLocked(ctx context.Context) error {
 	}
 	return nil
 }
+
+// syncReplayedWAL syncs the WAL a replay wrote before the redo log goes;
+// a variable so that a test can watch the call.
+var syncReplayedWAL = syncFile
 
 // syncFile fsyncs the file at path; a missing file has nothing to sync.
 func syncFile(path string) error {
