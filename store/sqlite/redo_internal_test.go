@@ -956,29 +956,3 @@ func TestRedo_CloseKeepsTheLogWhenTheWALSyncFails(t *testing.T) {
 	}
 	checkImage(t, g.path, Config{}, r, 0, 0)
 }
-
-// TestRedo_ForegroundDrainWakesTheRewinder: only the background goroutine
-// rewinds the log (rewindWhenDue); a drain done in the foreground that
-// empties the queue of a log past redoRewindBytes wakes it, since no
-// commit may come to do so.
-func TestRedo_ForegroundDrainWakesTheRewinder(t *testing.T) {
-	g := newRedoRig(t, "NORMAL")
-	g.hold()
-	r := redoRun(strings.Repeat("k", 32))
-	g.fillPastRewind(r, false)
-	g.held(func() { // the goroutine cannot take a wake-up meanwhile
-		select {
-		case <-g.s.redo.kick:
-		default:
-		}
-		g.s.redo.mu.Lock()
-		err := g.s.drain(g.t.Context())
-		g.s.redo.mu.Unlock()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(g.s.redo.kick) != 1 {
-			t.Fatal("a foreground drain that emptied a log past redoRewindBytes did not wake the goroutine")
-		}
-	})
-}
