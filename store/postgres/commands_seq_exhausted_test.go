@@ -26,10 +26,7 @@ func TestCommandAppendRefusedWhenNoSeqIsLeft(t *testing.T) {
 	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plainConn(t).Exec(ctx, `UPDATE `+pgx.Identifier{schema, "command_seq"}.Sanitize()+` SET last_seq = $1`,
-		int64(math.MaxInt64)); err != nil {
-		t.Fatal(err)
-	}
+	setLastCommandSeq(t, schema, int64(math.MaxInt64))
 	res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c2", RunID: "r1", Type: "cancel"})
 	if err == nil || !strings.Contains(err.Error(), "no seq left") {
 		t.Fatalf("CommandAppend with last_seq at MaxInt64 = %+v, %v; want an error saying no seq is left", res, err)
@@ -56,10 +53,7 @@ func TestCommandAppendTakesTheLastSeq(t *testing.T) {
 	ctx := t.Context()
 	schema := testSchema(t)
 	s := openSchema(t, schema)
-	if _, err := plainConn(t).Exec(ctx, `UPDATE `+pgx.Identifier{schema, "command_seq"}.Sanitize()+` SET last_seq = $1`,
-		int64(math.MaxInt64-1)); err != nil {
-		t.Fatal(err)
-	}
+	setLastCommandSeq(t, schema, int64(math.MaxInt64-1))
 	c := &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}
 	res, err := s.CommandAppend(ctx, c)
 	if err != nil || !res.Accepted || res.Seq != math.MaxInt64 || c.Seq != math.MaxInt64 {
@@ -97,5 +91,14 @@ func TestCommandLastSeqIsTheHighestStoredSeq(t *testing.T) {
 	}
 	if res, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c11", RunID: "r1", Type: "pause"}); err != nil || res.Seq != 11 {
 		t.Errorf("CommandAppend after it = %+v, %v; want seq 11", res, err)
+	}
+}
+
+// setLastCommandSeq sets command_seq.last_seq of schema by hand, as a
+// restore or a repair may leave it.
+func setLastCommandSeq(t *testing.T, schema string, last int64) {
+	t.Helper()
+	if _, err := plainConn(t).Exec(t.Context(), `UPDATE `+pgx.Identifier{schema, "command_seq"}.Sanitize()+` SET last_seq = $1`, last); err != nil {
+		t.Fatal(err)
 	}
 }
