@@ -70,6 +70,11 @@ type redoLog struct {
 	// afterRewindSyncForTest runs in rewindWhenDue between the WAL's sync
 	// and taking the writer turn.
 	afterRewindSyncForTest func()
+	// waitingForTest, when set, runs in the background goroutine each time
+	// it is about to wait for a wake-up (kickApply), holding neither the
+	// writer turn nor redo.mu: a test can park the goroutine there, so
+	// that no wake-up is taken while it looks for one.
+	waitingForTest atomic.Pointer[func()]
 	// walSyncedForTest runs when a write through the database whose redo
 	// record failed was made durable by a sync of the WAL instead.
 	walSyncedForTest func()
@@ -419,6 +424,9 @@ func (s *Store) applyInBackground() {
 			case <-time.After(backoff):
 			}
 		} else {
+			if f := rl.waitingForTest.Load(); f != nil {
+				(*f)()
+			}
 			select {
 			case <-rl.stop:
 				return
