@@ -55,3 +55,21 @@ func TestRoundHugeNegativeNdigitsKeepsSign(t *testing.T) {
 		t.Errorf("round(5.0, -400) = %v, want 0.0", got)
 	}
 }
+
+// Pins FloatFloorDiv's final rounding step, CPython's "div - floor(div) >
+// 0.5": with a quotient between 2**52 and 2**53 the intermediate
+// (a - fmod(a, b)) / b can land exactly halfway between two integers, and
+// CPython then keeps the floor. Rounding that half up (">=") gives a result
+// one too large, an error no small operand shows.
+func TestFloatFloorDivHalfwayQuotientKeepsTheFloor(t *testing.T) {
+	t.Parallel()
+	for _, tt := range [][3]float64{
+		{-369541406419128.25, 0.1, -3695414064191284},
+		{324968196847990.8, -0.1, -3249681968479908},
+		{1.83205542861748e+16, 7.0, 2617222040882114},
+	} {
+		if got := FloatFloorDiv(tt[0], tt[1]); got != tt[2] {
+			t.Errorf("FloatFloorDiv(%v, %v) = %v; want %v (CPython 3.11)", tt[0], tt[1], got, tt[2])
+		}
+	}
+}
