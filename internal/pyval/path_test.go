@@ -34,3 +34,20 @@ func TestGetInEmptyPathIsNotFound(t *testing.T) {
 		t.Error("GetIn through a non-object resolved")
 	}
 }
+
+// TestGetPathIndexPastIntRangeIsOutOfRange pins parseIndex's saturation:
+// an index too large for an int (Python's int is unbounded) is out of
+// range of every list, so the path is not found (spec §6.7: out-of-range
+// → null). It must not wrap or read as index 0.
+func TestGetPathIndexPastIntRangeIsOutOfRange(t *testing.T) {
+	t.Parallel()
+	root := map[string]any{"a": []any{"first", "second"}}
+	for _, p := range []string{"a.99999999999999999999", "a[99999999999999999999]", "a.18446744073709551616"} {
+		if got, ok := GetPath(root, p); ok {
+			t.Errorf("GetPath(%q) = %v, true; want not found", p, got)
+		}
+	}
+	if got, ok := GetPath(root, "a.1"); !ok || got != "second" {
+		t.Errorf("GetPath(a.1) = %v, %v; want second", got, ok)
+	}
+}
