@@ -139,3 +139,15 @@ func TestConcatSkipsTheExecPin(t *testing.T) {
 		{name: "exec pin value ignored", typ: "concat", data: pins("a", "b"), in: obj{"exec-in": "X", "a": "x", "b": "y"}, want: "x y"},
 	})
 }
+
+// Spec §6.7 make_meta: a string trace becomes {trace_id: s}, and a
+// trace_id input is set inside the trace object, keeping the trace's
+// other fields (a host's span ids must survive a trace_id pin).
+func TestMakeMetaTraceShapes(t *testing.T) {
+	runNodeCases(t, []nodeCase{
+		{name: "string trace", typ: "make_meta", in: obj{"trace": " t1 "},
+			want: obj{"meta": obj{"schema": "abstractcode.agent.v1.meta", "version": int64(1), "trace": obj{"trace_id": "t1"}}}},
+		{name: "trace_id into a trace object", typ: "make_meta", in: obj{"trace": obj{"span": "s1", "trace_id": "old"}, "trace_id": "t2"},
+			want: obj{"meta": obj{"schema": "abstractcode.agent.v1.meta", "version": int64(1), "trace": obj{"span": "s1", "trace_id": "t2"}}}},
+	})
+}
