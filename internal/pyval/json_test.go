@@ -151,3 +151,35 @@ func TestDumpsIndentOneUsesCommaItemSeparator(t *testing.T) {
 		t.Errorf("Dumps(indent=1) = %q, %v; want %q", got, err, want)
 	}
 }
+
+// TestLoadsJSONDuplicateKeyLastWins pins json.loads' handling of a key
+// written twice in one object: the last value wins (CPython builds the
+// dict in order), which a model repeating a field relies on.
+func TestLoadsJSONDuplicateKeyLastWins(t *testing.T) {
+	t.Parallel()
+	got, err := LoadsJSON(`{"a": {"x": 1}, "b": 0, "a": [2]}`)
+	want := map[string]any{"a": []any{int64(2)}, "b": int64(0)}
+	if err != nil || !Equal(got, want) {
+		t.Errorf("LoadsJSON(duplicate key) = %v, %v; want %v", got, err, want)
+	}
+}
+
+// TestLoadsJSONWhitespaceIsTheFourJSONCharacters pins json.loads'
+// whitespace: space, tab, newline and carriage return only. A form feed or
+// vertical tab (Python str.isspace, not JSON whitespace) is an error at
+// its position, as CPython reports it.
+func TestLoadsJSONWhitespaceIsTheFourJSONCharacters(t *testing.T) {
+	t.Parallel()
+	if got, err := LoadsJSON(" \t\n\r1 \r\n"); err != nil || got != int64(1) {
+		t.Errorf("LoadsJSON(JSON whitespace around 1) = %v, %v; want 1", got, err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"\f1", "Expecting value: line 1 column 1 (char 0)"},
+		{"[1,\f2]", "Expecting value: line 1 column 4 (char 3)"},
+		{"\v1", "Expecting value: line 1 column 1 (char 0)"},
+	} {
+		if _, err := LoadsJSON(tt.in); err == nil || err.Error() != tt.want {
+			t.Errorf("LoadsJSON(%q) error = %v; want %q", tt.in, err, tt.want)
+		}
+	}
+}
