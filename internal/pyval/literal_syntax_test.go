@@ -145,3 +145,17 @@ func TestLiteralNestedUnaryIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLiteralStringEscapesOctalAndUnknown pins two escape rules of
+// Python string literals (parse_json's last resort, so an LLM's
+// single-quoted dict reads as Python reads it): an octal escape takes up
+// to three digits ('\101' is 'A', '\1011' is 'A1', '\400' is U+0100), and
+// an unknown escape keeps its backslash ('\q' is two characters).
+func TestParseLiteralStringEscapesOctalAndUnknown(t *testing.T) {
+	t.Parallel()
+	got, err := ParseLiteral(`['\101|\1011|\7', '\400', '\q|\d']`)
+	want := []any{"A|A1|\x07", "\u0100", `\q|\d`}
+	if err != nil || !Equal(got, want) {
+		t.Errorf("ParseLiteral(escapes) = %#v, %v; want %#v", got, err, want)
+	}
+}
