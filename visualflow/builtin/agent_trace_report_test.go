@@ -71,3 +71,22 @@ func TestAgentTraceReportStepKinds(t *testing.T) {
 				"the ledger STARTED record holds the full calls)_\n"},
 	})
 }
+
+// Parts of a step the reference renderer leaves out: a requested tool
+// call without a name, assistant content that is only whitespace, and the
+// Error block of a failed step whose error is null; a zero duration is
+// still shown (the renderer tests d >= 0). Expected text follows the
+// renderer's rules line by line, as in TestAgentTraceReportStepKinds.
+func TestAgentTraceReportOmitsEmptyParts(t *testing.T) {
+	pad := obj{"node_traces": obj{"n": obj{"steps": arr{
+		obj{"ts": "1", "status": "completed", "duration_ms": int64(0), "effect": obj{"type": "llm_call"},
+			"result": obj{"content": " \n\t", "tool_calls": arr{obj{"call_id": "c0"}, obj{"name": "ls", "call_id": "c1"}}}},
+		obj{"ts": "2", "status": "failed", "error": nil, "effect": obj{"type": "llm_call"}},
+	}}}}
+	want := "# Agent Trace Report\n\n## Timeline\n\n" +
+		"### 1. `n` — `llm_call` (completed)\n- **duration_ms**: 0.000\n- **tool_calls_requested**:\n  - `ls` (call_id=c1)\n\n" +
+		"### 2. `n` — `llm_call` (failed)\n"
+	runNodeCases(t, []nodeCase{
+		{name: "empty parts", typ: "agent_trace_report", in: obj{"scratchpad": pad}, want: want},
+	})
+}
