@@ -79,3 +79,35 @@ func testClaimRenewOfLapsedForeignClaim(t *testing.T, s store.Store) {
 		t.Errorf("renewal by b of its own lapsed claim, after a's refused renewal: %v", err)
 	}
 }
+
+// testClaimFromWithoutForce: From names the owner a forced claim may take
+// the run from; without Force it changes nothing, and a claim of another
+// owner's live claim is refused (a ClaimHeldError naming the holder) even
+// when From names that holder. A store that read From alone as a takeover
+// would let a runner that merely saw the holder take its live run.
+func testClaimFromWithoutForce(t *testing.T, s store.Store) {
+	if !store.HasClaims(s) {
+		t.Skip("store does not implement store.RunClaimer")
+	}
+	c := s.(store.RunClaimer)
+	create(t, s, newRun("run-1", runOpts{}))
+	claim := func(owner, from string, now time.Duration) error {
+		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second,
+			Now: base.Add(now), From: from})
+	}
+	if err := claim("a", "", 0); err != nil {
+		t.Fatalf("claim by a: %v", err)
+	}
+	var held *store.ClaimHeldError
+	if err := claim("b", "a", time.Second); !errors.As(err, &held) || held.Owner != "a" {
+		t.Errorf("claim by b From a, without Force, of a's live claim: err = %v, want a ClaimHeldError naming a", err)
+	}
+	if err := claim("a", "", 2*time.Second); err != nil {
+		t.Errorf("renewal by a after b's refused claim: %v", err)
+	}
+	// Once a's claim has lapsed, the same claim takes the run as any
+	// claim of a lapsed claim does.
+	if err := claim("b", "a", 12*time.Second); err != nil {
+		t.Errorf("claim by b From a of a's lapsed claim: %v", err)
+	}
+}

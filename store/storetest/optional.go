@@ -59,6 +59,7 @@ var claimerTests = []subtest{
 	{"NonUTF8Owners", testClaimNonUTF8Owners},
 	{"WithoutRun", testClaimWithoutRun},
 	{"RenewOfLapsedForeignClaim", testClaimRenewOfLapsedForeignClaim},
+	{"FromWithoutForce", testClaimFromWithoutForce},
 }
 
 // testClaimExpiresAtTTL: a claim is live until its TTL has passed and
