@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/internal/pyjson"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/sqlite"
@@ -172,10 +173,10 @@ func TestBadInputTooDeepResumePayloadIsRefusedNotFatalToRun(t *testing.T) {
 		t.Fatalf("tick: %v %v", st, err)
 	}
 	before := st.Version
-	// payload at depth 3 in the record: its leaf at 3+1+9996 = 10000, the
-	// limit; at vars._temp.answers.ask it is at 4, its leaf at 10001.
+	// payload at depth 3 in the record: its leaf at 3+1+(MaxDepth-4), the
+	// limit; at vars._temp.answers.ask it is at 4, its leaf one past it.
 	got, rerr := f.rt.Resume(ctx, runtime.ResumeParams{RunID: id, WaitKey: st.Waiting.WaitKey,
-		Payload: map[string]any{"d": nestedValue(9996)}})
+		Payload: map[string]any{"d": nestedValue(pyjson.MaxDepth - 4)}})
 	after, _ := f.rt.GetState(ctx, id)
 	if rerr == nil || after.Status != durable.RunWaiting || after.Version != before {
 		status := durable.RunStatus("")
@@ -198,9 +199,9 @@ func TestBadInputDeepChildOutputDoesNotStrandParent(t *testing.T) {
 	ctx := context.Background()
 	child := &runtime.Workflow{ID: "deepchild", Entry: "a", Nodes: map[string]runtime.NodeFunc{
 		"a": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			// leaf at 1+1+9997 = 9999 in the child's output, 10000 in its
-			// completion record (result.output): JSON for both.
-			return runtime.Complete(map[string]any{"d": nestedValue(9997)})
+			// leaf at 1+1+(MaxDepth-3) in the child's output, at the limit in
+			// its completion record (result.output): JSON for both.
+			return runtime.Complete(map[string]any{"d": nestedValue(pyjson.MaxDepth - 3)})
 		}),
 	}}
 	parent := &runtime.Workflow{ID: "deepparent", Entry: "spawn", Nodes: map[string]runtime.NodeFunc{
@@ -239,8 +240,9 @@ func TestBadInputOutputAtDepthLimitFailsRunNotStuck(t *testing.T) {
 	ctx := context.Background()
 	wf := &runtime.Workflow{ID: "deepout", Entry: "a", Nodes: map[string]runtime.NodeFunc{
 		"a": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			// leaf at 1+1+9998 = 10000 below the run, 10001 in the record
-			return runtime.Complete(map[string]any{"d": nestedValue(9998)})
+			// leaf at 1+1+(MaxDepth-2), the limit, below the run; one past
+			// it in the record
+			return runtime.Complete(map[string]any{"d": nestedValue(pyjson.MaxDepth - 2)})
 		}),
 	}}
 	f := setup(t, wf)
@@ -262,7 +264,7 @@ type namedMap map[string]any
 // its key path. pyjson's encoder (internal/pyjson/encode.go, foreign)
 // copies a map of a named type into a fresh map[string]any at every
 // level, so its cycle check (enter, by map pointer) never sees the same
-// map twice: a named map that contains itself is walked 10,000 levels
+// map twice: a named map that contains itself is walked MaxDepth levels
 // down and refused as "nesting too deep" with a 20 KB path
 // (vars.a.x.x.x…), not as the cycle at vars.a.x that it is.
 func TestBadInputCyclicNamedMapIsReportedAsCycle(t *testing.T) {
@@ -304,7 +306,9 @@ func TestCoreVarsAtDepthLimitFailRunNotStuck(t *testing.T) {
 	defer sq.Close()
 	wf := &runtime.Workflow{ID: "deep", Entry: "a", Nodes: map[string]runtime.NodeFunc{
 		"a": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
-			run.Vars["deep"] = kcNest(10000) // innermost object at depth 10000 below vars
+			// the leaf at depth MaxDepth below vars: the limit there, one
+			// past it in the run the stores encode
+			run.Vars["deep"] = kcNest(pyjson.MaxDepth - 1)
 			return runtime.Complete(map[string]any{"ok": true}), nil
 		},
 	}}
