@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -157,5 +158,105 @@ func TestRunDeleteSyncsDirectory(t *testing.T) {
 	}
 	if s.dirUnsynced.Load() {
 		t.Error("RunDelete removed the run file without syncing the directory")
+	}
+}
+
+// TestLedgerDeleteSyncsDirectory: LedgerDelete, like RunDelete, syncs
+// the directory after removing the ledger file, so that a power loss
+// cannot bring the deleted ledger back (its records would then be read
+// again for a run created anew under the same id). Seen through the
+// directory sync owed after a failed create, which any sync pays.
+func TestLedgerDeleteSyncsDirectory(t *testing.T) {
+	ctx := t.Context()
+	s, _ := stagedFaultSetup(t, t.TempDir()) // synced store
+	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{{RunID: "r1", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err != nil {
+		t.Fatal(err)
+	}
+	s.writeForTest = func(f *os.File, data []byte) (int, error) {
+		s.writeForTest = nil
+		return 0, errors.New("disk full (test)")
+	}
+	if err := s.LedgerAppend(ctx, "r2", []*durable.StepRecord{{RunID: "r2", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err == nil {
+		t.Fatal("precondition: the failed ledger append reported success")
+	}
+	if !s.dirUnsynced.Load() {
+		t.Fatal("precondition: no directory sync owed after a failed create")
+	}
+	n, err := s.LedgerDelete(ctx, "r1")
+	if err != nil || n != 1 {
+		t.Fatalf("LedgerDelete(r1) = %d, %v; want 1, nil", n, err)
+	}
+	if s.dirUnsynced.Load() {
+		t.Error("LedgerDelete removed the ledger file without syncing the directory")
+	}
+}
+
+// TestOpenSyncsTheDirectoryAfterFinishingAStagedCommit: the open that
+// finishes a terminal commit a crash interrupted (its staged state
+// renamed over the run file) syncs the directory before it goes on, so
+// that a power loss after the open cannot bring back the old run file
+// beside the terminal records, the half-made end staging exists to rule
+// out. The crash is a panic at the "appended" point; the recovery is run
+// again on the store, with a directory sync owed, as the open runs it.
+func TestOpenSyncsTheDirectoryAfterFinishingAStagedCommit(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st, run := stagedFaultSetup(t, dir)
+	st.killForTest = func(p string) {
+		if p == "appended" {
+			panic("killed (test)")
+		}
+	}
+	run.Status = durable.RunCompleted
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("precondition: the commit was not stopped at the kill point")
+			}
+		}()
+		_ = st.RunCommit(ctx, &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
+	}()
+	st.killForTest = nil
+	staged, err := filepath.Glob(filepath.Join(dir, stagedPattern))
+	if err != nil || len(staged) != 1 {
+		t.Fatalf("precondition: staged files %v, %v; want one", staged, err)
+	}
+	st.dirUnsynced.Store(true)
+	if err := st.recoverStaged(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, stagedPattern)); len(left) != 0 {
+		t.Fatalf("staged files left after the recovery: %v", left)
+	}
+	if st.dirUnsynced.Load() {
+		t.Error("the recovery put the staged run file in place without syncing the directory")
+	}
+}
+
+// TestLedgerDeleteReportsAFailedDirectorySync: a LedgerDelete whose
+// directory sync fails (here EMFILE: no descriptor left to open the
+// directory) reports the error, since the deleted ledger may come back
+// after a power loss; it is not taken for a delete that is durable.
+// Not parallel: the descriptor limit is the process's.
+func TestLedgerDeleteReportsAFailedDirectorySync(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, _ := stagedFaultSetup(t, dir) // synced store
+	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{{RunID: "r1", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := exhaustFDsAfter(t, f)
+	_ = f.Close()
+	n, err := s.LedgerDelete(ctx, "r1")
+	undo()
+	if err == nil {
+		t.Errorf("LedgerDelete with no descriptor left for the directory sync = %d, nil; want the sync's error", n)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "ledger_r1.jsonl")); !errors.Is(serr, os.ErrNotExist) {
+		t.Fatalf("precondition: the ledger file is still there (%v): the failure was not the directory sync's", serr)
 	}
 }

@@ -77,3 +77,46 @@ func TestLedgerReplacedUnderTheSameIdentityIsReadWhole(t *testing.T) {
 		t.Errorf("listed %q", steps)
 	}
 }
+
+// A ledger rewritten in place (same file identity) that keeps its first
+// line, so that its first bytes match the ones the store kept, but whose
+// second line is now longer, so that the old end falls inside a line, is
+// another file too: it is read whole. Read from the old end on, the
+// store counted the rest of the cut line's neighbour as a new record and
+// kept the keys of records that are gone (k2 found, so a replay would
+// skip an effect that never completed in this file).
+func TestLedgerRewrittenInPlaceWithTheSameHeadIsReadWhole(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ledger_r1.jsonl")
+	first := completedLine(t, "s1", "k1", 400) // longer than headBytes: the head is all of it
+	writeRawFile(t, path, first+completedLine(t, "s2", "k2", 200)+completedLine(t, "s3", "k3", 200))
+	s := openInternal(t, dir)
+	if n, err := s.LedgerCount(ctx, "r1"); err != nil || n != 3 {
+		t.Fatalf("before: LedgerCount = %d, %v", n, err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same first line, then a line of 500 bytes across the old end
+	// (byte 800), then one more: 3 records, 1100 bytes.
+	writeRawFile(t, path, first+completedLine(t, "sx", "kx", 500)+completedLine(t, "sy", "ky", 200))
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileIDOf(before) != fileIDOf(after) {
+		t.Fatal("a file rewritten in place changed identity: the test no longer reaches the case")
+	}
+	if n, err := s.LedgerCount(ctx, "r1"); err != nil || n != 3 {
+		t.Errorf("LedgerCount = %d, %v; want 3", n, err)
+	}
+	if r, err := s.LedgerFindCompleted(ctx, "r1", "k2"); err != nil || r != nil {
+		t.Errorf("LedgerFindCompleted(k2) = %v, %v; want nothing: that record is gone", r, err)
+	}
+	if r, err := s.LedgerFindCompleted(ctx, "r1", "kx"); err != nil || r == nil || r.Seq != 2 {
+		t.Errorf("LedgerFindCompleted(kx) = %+v, %v; want the record at seq 2", r, err)
+	}
+}

@@ -14,6 +14,12 @@ import (
 const tornAfterNested = `{"run_id": "r1", "step_id": "torn", "node_id": "n", "status": "completed", ` +
 	`"effect": {"type": "llm_call", "payload": {"prompt": "hi"}, "result_key": null}`
 
+// tornAfterRunIDObject is a ledger record cut right after a nested object
+// that has a run_id member of its own (a child run's result): it decodes
+// whole up to the cut but has no step_id, so it is no record either.
+const tornAfterRunIDObject = `{"run_id": "r1", "step_id": "torn", "node_id": "n", "status": "completed", ` +
+	`"effect": null, "result": {"run_id": "child", "status": "completed"}`
+
 // A torn line whose tear falls right after a nested object closes is
 // skipped, not read as a record made of that nested object; when a whole
 // record follows on the same line (Python's append after a torn one), that
@@ -26,6 +32,10 @@ func TestTornLineEndingInANestedObjectIsNoRecord(t *testing.T) {
 	}{
 		"torn last line": {
 			file: pyLedgerLine("first", "k1", "2026-01-01T09:00:00+00:00") + tornAfterNested,
+			want: []string{"first"},
+		},
+		"torn after a nested object holding a run_id": {
+			file: pyLedgerLine("first", "k1", "2026-01-01T09:00:00+00:00") + tornAfterRunIDObject,
 			want: []string{"first"},
 		},
 		"whole record glued after it": {
