@@ -46,7 +46,11 @@ func TestPauseOrCancelElsewhereDuringRetryBackoff(t *testing.T) {
 					t.Fatal(err)
 				}
 				ticked := tickInBackground(ctx, a, id)
-				<-inBackoff
+				select {
+				case <-inBackoff:
+				case err := <-ticked: // else the wait below never ends
+					t.Fatalf("A's tick ended (%v) without sleeping before a retry of the failed attempt", err)
+				}
 				if op == "pause" {
 					_, err = b.Pause(ctx, id, "op")
 				} else {
