@@ -167,3 +167,67 @@ func TestFailedEndRetriedAfterKill(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitingEndReusedAfterKillPastRecordsOthersAppended: the records
+// others append to the ledger between the kill and the replay (here 20,
+// fewer than the tail the replay reads) do not hide the waiting end: the
+// handler is not called again. A replay that read too short a tail would
+// miss the end and submit the job a second time.
+func TestWaitingEndReusedAfterKillPastRecordsOthersAppended(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int32
+	h := runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		calls.Add(1)
+		return runtime.Waiting(&durable.WaitState{Reason: durable.WaitJob, WaitKey: "job:" + req.IdempotencyKey,
+			ResumeToNode: req.ResumeTarget(), ResultKey: req.Effect.ResultKey}), nil
+	}}
+	wf := &runtime.Workflow{ID: "w", Entry: "act", Nodes: map[string]runtime.NodeFunc{
+		"act": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Request(&durable.Effect{Type: "submit", ResultKey: "r", Payload: map[string]any{"job": "j"}}, "done"), nil
+		},
+		"done": func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
+			return runtime.Complete(nil), nil
+		},
+	}}
+	newRuntime := func(st store.Store) *runtime.Runtime {
+		reg, err := runtime.NewRegistry(wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Handlers: map[durable.EffectType]runtime.Handler{"submit": h}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	dir := t.TempDir()
+	js, err := jsonfile.New(jsonfile.Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(&jsonKillStore{Store: js, at: func(r *durable.StepRecord) bool { return r.Status == durable.StepWaiting && r.Effect != nil }})
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js2 := killTickAndReopen(t, rt, id, js, dir)
+	var others []*durable.StepRecord
+	for i := range 20 {
+		others = append(others, &durable.StepRecord{StepID: fmt.Sprintf("other-%d", i), RunID: id, NodeID: "elsewhere",
+			Status: durable.StepCompleted, Effect: &durable.Effect{Type: "note", Payload: map[string]any{}},
+			Attempt: 1, IdempotencyKey: fmt.Sprintf("other-key-%d", i), Result: map[string]any{"i": int64(i)}})
+	}
+	if err := js2.LedgerAppend(ctx, id, others); err != nil {
+		t.Fatal(err)
+	}
+	run, err := newRuntime(js2).Tick(ctx, id, runtime.TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := calls.Load(); got != 1 {
+		t.Errorf("handler called %d times, want 1 (the durable waiting end reused)", got)
+	}
+	if run.Status != durable.RunWaiting || run.Waiting == nil || run.Waiting.Reason != durable.WaitJob {
+		t.Fatalf("after the replay: status %s, waiting %+v; want waiting on the job", run.Status, run.Waiting)
+	}
+}
