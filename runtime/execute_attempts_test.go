@@ -412,3 +412,36 @@ func TestExecuteFailedWithoutMessageIsUnknownError(t *testing.T) {
 			st.Error, failedErr, "Effect failed after 1 attempts: unknown error", "unknown error")
 	}
 }
+
+// zeroAttemptsPolicy is a host's EffectPolicy that breaks its contract
+// (MaxAttempts ≥ 1) by allowing no attempt at all.
+type zeroAttemptsPolicy struct{}
+
+func (zeroAttemptsPolicy) MaxAttempts(*durable.Effect) int            { return 0 }
+func (zeroAttemptsPolicy) Backoff(*durable.Effect, int) time.Duration { return 0 }
+
+// An effect is attempted at least once whatever the policy says: a host
+// policy that answers 0 attempts (a zero value, a missing map entry) must
+// not fail every effect "after 0 attempts" without its handler ever
+// being called.
+func TestEffectAttemptedOnceUnderAPolicyAllowingNone(t *testing.T) {
+	var calls atomic.Int32
+	handler := func(context.Context, *EffectRequest) (Outcome, error) {
+		calls.Add(1)
+		return Completed(map[string]any{"answer": "42"}), nil
+	}
+	st := memory.New()
+	rt := errRuntime(t, st, Config{Policy: zeroAttemptsPolicy{}, Handlers: map[durable.EffectType]Handler{"llm": {Func: handler}}},
+		callThenDoneWorkflow("llm", map[string]any{"prompt": "q"}))
+	id := startRun(t, rt, StartParams{})
+	run, err := rt.Tick(context.Background(), id, TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != durable.RunCompleted || calls.Load() != 1 {
+		t.Fatalf("run %s (error %q), handler called %d times; want completed after one call", run.Status, run.Error, calls.Load())
+	}
+	if r, _ := run.Vars["r"].(map[string]any); r["answer"] != "42" {
+		t.Errorf("vars.r = %v, want the handler's result", run.Vars["r"])
+	}
+}
