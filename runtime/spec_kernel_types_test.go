@@ -108,6 +108,8 @@ func TestSpecLimitsFallbacksAndInputClamp(t *testing.T) {
 		"input within budget":   {runtime.LimitsConfig{MaxTokens: n(8000), MaxOutputTokens: n(1000), MaxInputTokens: n(5000)}, "8000", "1000", "5000"},
 		"input clamped to zero": {runtime.LimitsConfig{MaxTokens: n(8000), MaxOutputTokens: n(1000), MaxInputTokens: n(-5)}, "8000", "1000", "0"},
 		"no output: as given":   {runtime.LimitsConfig{MaxTokens: n(8000), MaxInputTokens: n(9000)}, "8000", "null", "9000"},
+		"output zero: clamped":  {runtime.LimitsConfig{MaxTokens: n(8000), MaxOutputTokens: n(0), MaxInputTokens: n(9000)}, "8000", "0", "7744"},
+		"output -1: as given":   {runtime.LimitsConfig{MaxTokens: n(8000), MaxOutputTokens: n(-1), MaxInputTokens: n(9000)}, "8000", "-1", "9000"},
 	} {
 		l := limits(c.cfg)
 		if got := feJSON(l["max_tokens"]) + " " + feJSON(l["max_output_tokens"]) + " " + feJSON(l["max_input_tokens"]); got != c.tok+" "+c.out+" "+c.inp {
@@ -469,6 +471,7 @@ func TestSpecFlowWarningsDuplicateCallIDsOnce(t *testing.T) {
 // usage.total_tokens (the first present).
 func TestSpecEstimatedTokensFallBackToPromptThenTotal(t *testing.T) {
 	for usage, want := range map[string]int64{
+		`{"input_tokens": 5, "prompt_tokens": 7}`: 5, // input_tokens first when both are given
 		`{"prompt_tokens": 7, "total_tokens": 9}`: 7,
 		`{"total_tokens": 9, "output_tokens": 2}`: 9,
 	} {
