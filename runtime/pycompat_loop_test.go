@@ -446,3 +446,26 @@ func TestNodeTraceReadingAPI(t *testing.T) {
 		t.Fatal("GetNodeTraces of an unknown run gave no error")
 	}
 }
+
+// §2.2 step 3: supports_native_tools is true only for a model whose
+// tool_support is "native": a prompted model must not be handed native
+// tool calls.
+func TestStartPromptedToolSupportIsNotNative(t *testing.T) {
+	t.Parallel()
+	reg, _ := runtime.NewRegistry(chain(1))
+	f := setup(t)
+	rt, err := runtime.New(runtime.Config{Store: f.st, Registry: reg, Limits: runtime.LimitsConfig{ToolSupport: "prompted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "chain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := rt.GetState(ctx, id)
+	ns, _ := st.Vars["_runtime"].(map[string]any)
+	if ns["tool_support"] != "prompted" || ns["supports_native_tools"] != false {
+		t.Fatalf("_runtime = %v, want tool_support \"prompted\" and supports_native_tools=false", ns)
+	}
+}

@@ -49,6 +49,15 @@ func TestSpecStartSeedsProviderAndModelFromConfig(t *testing.T) {
 	if ns["provider"] != "openai" || ns["model"] != "mine" {
 		t.Errorf("_runtime = %v; want the run's model kept and provider set (setdefault)", ns)
 	}
+	id, err = rt.Start(ctx, runtime.StartParams{WorkflowID: "chain",
+		Vars: map[string]any{"_runtime": map[string]any{"provider": "mine"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, _ = mustGet(t, rt, id).Vars["_runtime"].(map[string]any)
+	if ns["provider"] != "mine" || ns["model"] != "gpt-x" {
+		t.Errorf("_runtime = %v; want the run's provider kept and model set (setdefault)", ns)
+	}
 
 	blank := specStartRuntime(t, runtime.LimitsConfig{Provider: "   "})
 	id, err = blank.Start(ctx, runtime.StartParams{WorkflowID: "chain"})
