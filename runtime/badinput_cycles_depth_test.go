@@ -147,6 +147,33 @@ func nestedValue(n int) any {
 	return v
 }
 
+// waitingOnDottedAsk starts and ticks a workflow (id wfID) whose ASK_USER
+// writes its answer at the dotted result key "_temp.answers.ask", as
+// VisualFlow's do: the answer lands at depth 4 of the run's vars.
+func waitingOnDottedAsk(t *testing.T, wfID string) (*fixture, string, *durable.RunState) {
+	t.Helper()
+	ctx := context.Background()
+	wf := &runtime.Workflow{ID: wfID, Entry: "ask", Nodes: map[string]runtime.NodeFunc{
+		"ask": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser,
+				Payload: map[string]any{"prompt": "?"}, ResultKey: "_temp.answers.ask"}, "done")
+		}),
+		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"ok": true})
+		}),
+	}}
+	f := setup(t, wf)
+	id, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: wfID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil || st.Status != durable.RunWaiting {
+		t.Fatalf("tick: %v %v", st, err)
+	}
+	return f, id, st
+}
+
 // Resume (resume.go) checks the payload at depth 3, where the resume
 // record holds it, but applyResume also writes it at the wait's result
 // key, and a dotted key ("_temp.answers.ask", as VisualFlow's are) puts
@@ -157,21 +184,7 @@ func nestedValue(n int) any {
 // giving the caller an error and leaving the run as it was.
 func TestBadInputTooDeepResumePayloadIsRefusedNotFatalToRun(t *testing.T) {
 	ctx := context.Background()
-	wf := &runtime.Workflow{ID: "askdeep", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
-		"ask": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser,
-				Payload: map[string]any{"prompt": "?"}, ResultKey: "_temp.answers.ask"}, "done")
-		}),
-		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Complete(map[string]any{"ok": true})
-		}),
-	}}
-	f := setup(t, wf)
-	id, _ := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "askdeep"})
-	st, err := f.rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil || st.Status != durable.RunWaiting {
-		t.Fatalf("tick: %v %v", st, err)
-	}
+	f, id, st := waitingOnDottedAsk(t, "askdeep")
 	before := st.Version
 	// payload at depth 3 in the record: its leaf at 3+1+(MaxDepth-4), the
 	// limit; at vars._temp.answers.ask it is at 4, its leaf one past it.

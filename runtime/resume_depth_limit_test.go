@@ -21,24 +21,7 @@ import (
 func TestResumePayloadAtTheDepthLimitOfItsResultKeyIsAccepted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	wf := &runtime.Workflow{ID: "askdeepok", Entry: "ask", Nodes: map[string]runtime.NodeFunc{
-		"ask": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Request(&durable.Effect{Type: durable.EffectAskUser,
-				Payload: map[string]any{"prompt": "?"}, ResultKey: "_temp.answers.ask"}, "done")
-		}),
-		"done": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Complete(map[string]any{"ok": true})
-		}),
-	}}
-	f := setup(t, wf)
-	id, err := f.rt.Start(ctx, runtime.StartParams{WorkflowID: "askdeepok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := f.rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil || st.Status != durable.RunWaiting {
-		t.Fatalf("tick: %v %v", st, err)
-	}
+	f, id, st := waitingOnDottedAsk(t, "askdeepok")
 	// vars (1) ._temp (2) .answers (3) .ask (4) = the payload; its "d" at
 	// 5, then n objects, the leaf at 5+n.
 	n := pyjson.MaxDepth - 5

@@ -47,18 +47,7 @@ func TestOwedDirSyncPaidByAppendToExistingFile(t *testing.T) {
 	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"}); err != nil {
 		t.Fatal(err)
 	}
-	// A ledger append that creates its file and fails: the directory
-	// sync of the new entry is owed.
-	s.writeForTest = func(f *os.File, data []byte) (int, error) {
-		s.writeForTest = nil
-		return 0, errors.New("disk full (test)")
-	}
-	if err := s.LedgerAppend(ctx, "r2", []*durable.StepRecord{{RunID: "r2", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err == nil {
-		t.Fatal("precondition: the failed ledger append reported success")
-	}
-	if !s.dirUnsynced.Load() {
-		t.Fatal("precondition: no directory sync owed after a failed create")
-	}
+	oweDirSync(t, s)
 	// An append to commands.jsonl, which exists, pays it.
 	if _, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c2", RunID: "r1", Type: "resume"}); err != nil {
 		t.Fatal(err)
@@ -142,16 +131,7 @@ func TestRunDeleteSyncsDirectory(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	s, _ := stagedFaultSetup(t, dir) // run r1, synced store
-	s.writeForTest = func(f *os.File, data []byte) (int, error) {
-		s.writeForTest = nil
-		return 0, errors.New("disk full (test)")
-	}
-	if err := s.LedgerAppend(ctx, "r2", []*durable.StepRecord{{RunID: "r2", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err == nil {
-		t.Fatal("precondition: the failed ledger append reported success")
-	}
-	if !s.dirUnsynced.Load() {
-		t.Fatal("precondition: no directory sync owed after a failed create")
-	}
+	oweDirSync(t, s)
 	existed, err := s.RunDelete(ctx, "r1")
 	if err != nil || !existed {
 		t.Fatalf("RunDelete(r1) = %v, %v", existed, err)
@@ -172,16 +152,7 @@ func TestLedgerDeleteSyncsDirectory(t *testing.T) {
 	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{{RunID: "r1", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err != nil {
 		t.Fatal(err)
 	}
-	s.writeForTest = func(f *os.File, data []byte) (int, error) {
-		s.writeForTest = nil
-		return 0, errors.New("disk full (test)")
-	}
-	if err := s.LedgerAppend(ctx, "r2", []*durable.StepRecord{{RunID: "r2", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err == nil {
-		t.Fatal("precondition: the failed ledger append reported success")
-	}
-	if !s.dirUnsynced.Load() {
-		t.Fatal("precondition: no directory sync owed after a failed create")
-	}
+	oweDirSync(t, s)
 	n, err := s.LedgerDelete(ctx, "r1")
 	if err != nil || n != 1 {
 		t.Fatalf("LedgerDelete(r1) = %d, %v; want 1, nil", n, err)
@@ -258,5 +229,22 @@ func TestLedgerDeleteReportsAFailedDirectorySync(t *testing.T) {
 	}
 	if _, serr := os.Stat(filepath.Join(dir, "ledger_r1.jsonl")); !errors.Is(serr, os.ErrNotExist) {
 		t.Fatalf("precondition: the ledger file is still there (%v): the failure was not the directory sync's", serr)
+	}
+}
+
+// oweDirSync leaves s owing a directory sync: a ledger append (of run
+// "r2") that creates its file and then fails to write, so the new
+// directory entry was never synced.
+func oweDirSync(t *testing.T, s *Store) {
+	t.Helper()
+	s.writeForTest = func(f *os.File, data []byte) (int, error) {
+		s.writeForTest = nil
+		return 0, errors.New("disk full (test)")
+	}
+	if err := s.LedgerAppend(t.Context(), "r2", []*durable.StepRecord{{RunID: "r2", StepID: "s1", NodeID: "a", Status: durable.StepStarted}}); err == nil {
+		t.Fatal("precondition: the failed ledger append reported success")
+	}
+	if !s.dirUnsynced.Load() {
+		t.Fatal("precondition: no directory sync owed after a failed create")
 	}
 }
