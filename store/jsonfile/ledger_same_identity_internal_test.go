@@ -42,20 +42,9 @@ func TestLedgerReplacedUnderTheSameIdentityIsReadWhole(t *testing.T) {
 	if n, err := s.LedgerCount(ctx, "r1"); err != nil || n != 2 {
 		t.Fatalf("before: LedgerCount = %d, %v", n, err)
 	}
-	before, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Rewritten in place (O_TRUNC keeps the inode): a first line of 400
 	// bytes ends where the old file did.
-	writeRawFile(t, path, completedLine(t, "new1", "knew1", 400)+completedLine(t, "new2", "knew2", 200)+completedLine(t, "new3", "knew3", 200))
-	after, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fileIDOf(before) != fileIDOf(after) {
-		t.Fatal("a file rewritten in place changed identity: the test no longer reaches the case")
-	}
+	rewriteInPlace(t, path, completedLine(t, "new1", "knew1", 400)+completedLine(t, "new2", "knew2", 200)+completedLine(t, "new3", "knew3", 200))
 	if n, err := s.LedgerCount(ctx, "r1"); err != nil || n != 3 {
 		t.Errorf("LedgerCount = %d, %v; want 3", n, err)
 	}
@@ -96,20 +85,9 @@ func TestLedgerRewrittenInPlaceWithTheSameHeadIsReadWhole(t *testing.T) {
 	if n, err := s.LedgerCount(ctx, "r1"); err != nil || n != 3 {
 		t.Fatalf("before: LedgerCount = %d, %v", n, err)
 	}
-	before, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The same first line, then a line of 500 bytes across the old end
 	// (byte 800), then one more: 3 records, 1100 bytes.
-	writeRawFile(t, path, first+completedLine(t, "sx", "kx", 500)+completedLine(t, "sy", "ky", 200))
-	after, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fileIDOf(before) != fileIDOf(after) {
-		t.Fatal("a file rewritten in place changed identity: the test no longer reaches the case")
-	}
+	rewriteInPlace(t, path, first+completedLine(t, "sx", "kx", 500)+completedLine(t, "sy", "ky", 200))
 	if n, err := s.LedgerCount(ctx, "r1"); err != nil || n != 3 {
 		t.Errorf("LedgerCount = %d, %v; want 3", n, err)
 	}
@@ -118,5 +96,24 @@ func TestLedgerRewrittenInPlaceWithTheSameHeadIsReadWhole(t *testing.T) {
 	}
 	if r, err := s.LedgerFindCompleted(ctx, "r1", "kx"); err != nil || r == nil || r.Seq != 2 {
 		t.Errorf("LedgerFindCompleted(kx) = %+v, %v; want the record at seq 2", r, err)
+	}
+}
+
+// rewriteInPlace writes data over the file at path (O_TRUNC keeps its
+// inode) and fails the test if the file's identity changed after all:
+// the case the caller means to reach is a rewrite under the same identity.
+func rewriteInPlace(t *testing.T, path, data string) {
+	t.Helper()
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRawFile(t, path, data)
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileIDOf(before) != fileIDOf(after) {
+		t.Fatal("a file rewritten in place changed identity: the test no longer reaches the case")
 	}
 }
