@@ -63,22 +63,7 @@ func TestReadWaitingRunLeavesTheDueListWhenResumed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			list := func() []store.DueRun {
-				t.Helper()
-				due, err := s.RunListDue(ctx, &store.RunListDueParams{Now: base.Add(time.Minute)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return due
-			}
-			if due := list(); len(due) != 1 || due[0].RunID != r.RunID {
-				t.Fatalf("waiting run: due %v, want it", due)
-			}
-			got.Waiting = nil
-			commitSteps(t, s, got, durable.RunRunning, false, "b")
-			if due := list(); len(due) != 0 {
-				t.Fatalf("resumed run: due %v, want none", due)
-			}
+			wantLeavesDueListWhenResumed(t, s, got, base.Add(time.Minute))
 		})
 	}
 }

@@ -93,9 +93,17 @@ func TestCachedWaitingRunLeavesTheDueListWhenResumed(t *testing.T) {
 	r := redoRun(strings.Repeat("u", 32))
 	r.Waiting = &durable.WaitState{Reason: durable.WaitUntil, Until: durable.Time{Time: base.Add(time.Second)}}
 	commitSteps(t, s, r, durable.RunWaiting, true, "a")
+	wantLeavesDueListWhenResumed(t, s, r, base.Add(time.Minute))
+}
+
+// wantLeavesDueListWhenResumed checks that run r, waiting on a deadline before now,
+// is listed due, then commits it resumed (running, no wait) and checks
+// that it is listed no more.
+func wantLeavesDueListWhenResumed(t *testing.T, s *Store, r *durable.RunState, now time.Time) {
+	t.Helper()
 	list := func() []store.DueRun {
 		t.Helper()
-		due, err := s.RunListDue(ctx, &store.RunListDueParams{Now: base.Add(time.Minute)})
+		due, err := s.RunListDue(t.Context(), &store.RunListDueParams{Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store/sqlite"
 )
 
 // TestSharedKeyIndexForgetsALedgerRewrittenAsLong: shared store a
@@ -15,15 +16,7 @@ import (
 // below its read-through mark; it now reads the delete log.
 func TestSharedKeyIndexForgetsALedgerRewrittenAsLong(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	a, b := openShared(t, path), openShared(t, path)
-	if err := a.LedgerAppend(ctx, "r", []*durable.StepRecord{completedRec("s1", "k1"), completedRec("s2", "k2")}); err != nil {
-		t.Fatal(err)
-	}
-	wantFound(t, a, "k1", "s1") // a's key index reads rows 1..2
-	if _, err := b.LedgerDelete(ctx, "r"); err != nil {
-		t.Fatal(err)
-	}
+	_, a, b := indexedThenDeletedElsewhere(t)
 	if err := b.LedgerAppend(ctx, "r", []*durable.StepRecord{completedRec("t1", "x1"), completedRec("t2", "x2"), completedRec("t3", "x3")}); err != nil {
 		t.Fatal(err)
 	}
@@ -42,15 +35,7 @@ func TestSharedKeyIndexForgetsALedgerRewrittenAsLong(t *testing.T) {
 // below it: the effect of a completed record would run again.
 func TestSharedKeyIndexForgetsALedgerWhoseDeleteLeftTheLog(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	a, b := openShared(t, path), openShared(t, path)
-	if err := a.LedgerAppend(ctx, "r", []*durable.StepRecord{completedRec("s1", "k1"), completedRec("s2", "k2")}); err != nil {
-		t.Fatal(err)
-	}
-	wantFound(t, a, "k1", "s1") // a's key index reads rows 1..2
-	if _, err := b.LedgerDelete(ctx, "r"); err != nil {
-		t.Fatal(err)
-	}
+	path, a, b := indexedThenDeletedElsewhere(t)
 	db := rawDB(t, path)
 	defer db.Close()
 	db.SetMaxOpenConns(1)
@@ -78,4 +63,21 @@ func TestSharedKeyIndexForgetsALedgerWhoseDeleteLeftTheLog(t *testing.T) {
 	wantFound(t, a, "x3", "t3")
 	wantFound(t, a, "k1", "") // the deleted ledger's keys are gone
 	wantFound(t, a, "k2", "")
+}
+
+// indexedThenDeletedElsewhere opens two shared stores a and b on one new
+// file (its path returned): a indexes run r's completed keys k1 and k2
+// (seqs 1..2), then b deletes r's ledger.
+func indexedThenDeletedElsewhere(t *testing.T) (path string, a, b *sqlite.Store) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "runtime.sqlite3")
+	a, b = openShared(t, path), openShared(t, path)
+	if err := a.LedgerAppend(t.Context(), "r", []*durable.StepRecord{completedRec("s1", "k1"), completedRec("s2", "k2")}); err != nil {
+		t.Fatal(err)
+	}
+	wantFound(t, a, "k1", "s1") // a's key index reads rows 1..2
+	if _, err := b.LedgerDelete(t.Context(), "r"); err != nil {
+		t.Fatal(err)
+	}
+	return path, a, b
 }
