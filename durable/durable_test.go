@@ -421,3 +421,28 @@ func FuzzParseTime(f *testing.F) {
 		}
 	})
 }
+
+// A deadline assigned over an until read as unreadable text replaces the
+// text in every encoding, the generic JSONValue (other styles, Map) as
+// well as the Line fast path. Would break: untilValue writing the kept
+// text whatever Until holds (dropping its "Until.IsZero()" guard), so a
+// canonical write or the wait stored in vars kept "next tuesday" while
+// the scheduler saw the new deadline.
+func TestUntilAssignedOverUnreadableTextReplacesItInEveryEncoding(t *testing.T) {
+	t.Parallel()
+	run, err := durable.UnmarshalRun([]byte(strings.Replace(pythonRun, `"until": null`, `"until": "next tuesday"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Waiting.Until = durable.NewTime(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	const want = "2030-01-01T00:00:00+00:00"
+	for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical} {
+		b, err := durable.MarshalRun(run, st)
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(b), " ", ""), `"until":"`+want+`"`) {
+			t.Errorf("style %+v: new until not written: %s (%v)", st, b, err)
+		}
+	}
+	if got := run.Waiting.Map()["until"]; got != want {
+		t.Errorf("Map until = %#v, want %q", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -78,5 +79,34 @@ func TestChoicesAssignedAfterSetChoiceValuesReplaceTheList(t *testing.T) {
 		if !strings.Contains(string(b), `"c"]`) {
 			t.Errorf("style %+v: the assigned choices are not written: %s", st, b)
 		}
+	}
+}
+
+// A caller that assigns Choices directly (not through SetChoiceValues)
+// over choices read as a non-list replaces them in every encoding: the
+// generic JSONValue (other styles, Map) as well as the Line fast path.
+// Would break: WaitState.JSONValue writing choicesOther whatever Choices
+// holds (dropping its "Choices == nil" guard), so a sorted-key or indented
+// write, or the wait stored in vars, kept "yes/no".
+func TestWaitChoicesAssignedOverNonListReadReplaceItInEveryEncoding(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r", "workflow_id": "w", "status": "waiting", "current_node": "n", "vars": {}, "waiting": {"reason": "user", "wait_key": "k", "until": null, "resume_to_node": null, "result_key": null, "prompt": "Pick", "choices": "yes/no", "allow_free_text": true, "details": null}, "output": null, "error": null, "created_at": null, "updated_at": null, "actor_id": null, "session_id": null, "parent_run_id": null}`
+	r, err := durable.UnmarshalRun([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Waiting.Choices = []string{"a", "b"}
+	want := `"choices": ["a", "b"]`
+	for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical} {
+		out, err := durable.MarshalRun(r, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.ReplaceAll(string(out), " ", ""); !strings.Contains(got, strings.ReplaceAll(want, " ", "")) {
+			t.Errorf("style %+v: assigned choices not written: %s", st, out)
+		}
+	}
+	if got := r.Waiting.Map()["choices"]; !reflect.DeepEqual(got, []any{"a", "b"}) {
+		t.Errorf("Map choices = %#v, want [a b]", got)
 	}
 }
