@@ -169,3 +169,23 @@ func TestTimeValueWrittenAsIsoformat(t *testing.T) {
 		t.Errorf("encoding/json writes a durable.Time as %s (%v); want the isoformat text", j, err)
 	}
 }
+
+// Of a string member repeated as null then "", the last value counts:
+// Python's json.loads gives node_id "", and a record re-encoded or hashed
+// must write "" (its chain would not verify otherwise). Would break:
+// nullFields.note only ever adding a field (no "else" clearing it), so a
+// null read first left node_id written as null.
+func TestRecordMemberNullThenEmptyIsWrittenEmpty(t *testing.T) {
+	t.Parallel()
+	rec := `{"run_id": "r", "step_id": "s", "node_id": null, "status": "completed", "effect": null, "result": null, "error": null, "started_at": null, "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null, "node_id": ""}`
+	s, err := durable.UnmarshalRecord([]byte(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical} {
+		b, err := durable.MarshalRecord(s, st)
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(b), " ", ""), `"node_id":""`) {
+			t.Errorf("style %+v: record with node_id null then \"\" written as\n%s\nwant \"node_id\": \"\" (the last value) (%v)", st, b, err)
+		}
+	}
+}
