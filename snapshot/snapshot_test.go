@@ -184,6 +184,18 @@ func testList(t *testing.T, s snapshot.Store) {
 			t.Errorf("%s: List = %v, want %v", c.name, got, c.want)
 		}
 	}
+	// Listed snapshots are private copies, as Load's are: changing one
+	// changes nothing the store holds (the memory store handing out its
+	// own structs would).
+	listed, err := s.List(ctx, snapshot.ListParams{RunID: "r1"})
+	if err != nil || len(listed) == 0 {
+		t.Fatalf("List(r1) = %d snapshots, %v", len(listed), err)
+	}
+	listed[0].Name = "MUTATED"
+	listed[0].Tags[0] = "MUTATED"
+	if got, err := s.Load(ctx, listed[0].SnapshotID); err != nil || got.Name != "manual" || got.Tags[0] != "dev" {
+		t.Errorf("a change to a listed snapshot leaked into the store: %#v, %v", got, err)
+	}
 }
 
 func TestJSONStore_Files(t *testing.T) {
