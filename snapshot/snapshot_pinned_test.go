@@ -58,3 +58,25 @@ func TestJSONRefusesBackslashID(t *testing.T) {
 		t.Errorf("dir holds %d entries after the refused save, want 0", len(entries))
 	}
 }
+
+// JSONStore.Save refuses the ids "." and "..", as the rest of the store
+// treats them as invalid: Delete answers false for them
+// (TestJSONDeleteInvalidIDIsAbsent) and List skips their files
+// (TestListSkipsFilesNoLoadReaches). Would break: path dropping the ".."
+// (or ".") check, after which Save(id "..") wrote snapshot_...json.
+func TestJSONSaveRefusesDotIDs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := snapshot.NewJSON(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{".", ".."} {
+		if err := st.Save(t.Context(), &durable.Snapshot{SnapshotID: id, RunID: "r"}); err == nil {
+			t.Errorf("Save(id %q) succeeded; want an invalid id error", id)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("dir holds %d entries after the refused saves, want 0", len(entries))
+	}
+}
