@@ -174,3 +174,87 @@ func TestEffectUnknownMembersKeptOnRewrite(t *testing.T) {
 		t.Errorf("Effect.Map lost the extra member: %v", m)
 	}
 }
+
+// A record read without one of its string members (node_id here, as an
+// older or foreign writer may omit it) is hashed and written without it:
+// the member still holds the decoder's "" and is not written as "".
+// Would break: StepRecord.writes leaving out only absent members still
+// null, so the line was rewritten, and hashed, with "node_id": "".
+func TestRecordStringMemberReadAbsentHashedAndWrittenAsRead(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r1", "step_id": "s1", "status": "completed", "effect": null, "result": {"completed": true}, "error": null, "started_at": "2026-11-29T22:46:49.642457+00:00", "ended_at": "2026-11-29T22:46:49.643752+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": "x", "signature": null}`
+	want := `{"actor_id":null,"attempt":1,"effect":null,"ended_at":"2026-11-29T22:46:49.643752+00:00","error":null,"idempotency_key":null,"prev_hash":null,"result":{"completed":true},"run_id":"r1","session_id":null,"started_at":"2026-11-29T22:46:49.642457+00:00","status":"completed","step_id":"s1"}`
+	checkHashedAndWrittenAsRead(t, in, want)
+}
+
+// An effect read without type is written with it once the type is set,
+// as result_key and payload are (TestRecordEffectMissingMembersWrittenOnceSetOrDerived).
+// Would break: Effect.writesType leaving out a type read absent whatever
+// Type holds since.
+func TestRecordEffectTypeReadAbsentIsWrittenOnceSet(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r1", "step_id": "s1", "node_id": "n", "status": "started", "effect": {"payload": {"k": "v"}, "result_key": "out"}, "result": null, "error": null, "started_at": null, "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}`
+	rec, err := durable.UnmarshalRecord([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Effect.Type = durable.EffectResume
+	for _, st := range []pyjson.Style{pyjson.Line, pyjson.Canonical} {
+		out, err := durable.MarshalRecord(rec, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.ReplaceAll(string(out), " ", ""), `"type":"resume"`) {
+			t.Errorf("style %+v: the type set is not written: %s", st, out)
+		}
+	}
+}
+
+// An effect read with a payload that is not an object (null) has an
+// empty, writable Payload, as one read without a payload does: the
+// runtime can add keys in place, and they are what is written. Would
+// break: decodeEffect leaving Payload nil for such a payload (the
+// assignment panics).
+func TestEffectPayloadReadNullTakesKeysInPlace(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r", "step_id": "s", "node_id": "n", "status": "started", "effect": {"type": "wait_event", "payload": null, "result_key": "evt"}, "result": null, "error": null, "started_at": "2026-01-01T00:00:00+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}`
+	for how, rec := range decodeBothWays(t, in) {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s: adding a payload key panicked: %v", how, p)
+				}
+			}()
+			rec.Effect.Payload["event"] = "go"
+		}()
+		out, err := durable.MarshalRecord(rec, pyjson.Line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), `"payload": {"event": "go"}`) {
+			t.Errorf("%s: the key added is not written: %s", how, out)
+		}
+	}
+}
+
+// Effect.Map and WaitState.Map give "the wire object, deep-copied": a
+// change to the map (a node editing the effect stored in vars) leaves the
+// effect's payload and the wait's details as they were. Would break:
+// orderedMap sharing the wire object's values (JSONValue hands out the
+// payload and details themselves).
+func TestMapsAreDeepCopies(t *testing.T) {
+	t.Parallel()
+	e := &durable.Effect{Type: durable.EffectAskUser, Payload: map[string]any{"nested": map[string]any{"k": "v"}}, ResultKey: "out"}
+	m := e.Map()
+	m["payload"].(map[string]any)["nested"].(map[string]any)["k"] = "CHANGED"
+	m["payload"].(map[string]any)["added"] = true
+	if got := e.Payload["nested"].(map[string]any)["k"]; got != "v" || len(e.Payload) != 1 {
+		t.Errorf("a change to Effect.Map reached the effect: payload %v", e.Payload)
+	}
+	w := &durable.WaitState{Reason: durable.WaitUser, WaitKey: "k", Details: map[string]any{"list": []any{"a"}}}
+	wm := w.Map()
+	wm["details"].(map[string]any)["list"].([]any)[0] = "CHANGED"
+	if got := w.Details["list"].([]any)[0]; got != "a" {
+		t.Errorf("a change to WaitState.Map reached the wait: details %v", w.Details)
+	}
+}
