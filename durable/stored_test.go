@@ -25,6 +25,9 @@ func TestStoredCopyEqualsRoundTrip(t *testing.T) {
 		"empty extra":     {RunID: "r", Status: StepFailed, Error: "boom", Extra: map[string]any{}},
 		"shadowing extra": {RunID: "r", Status: StepCompleted, Extra: map[string]any{"status": "x"}},
 		"scalar result":   {RunID: "r", Status: StepCompleted, Result: uint32(5)},
+		// Within the first microsecond of year 1: written clamped as
+		// "0001-01-01T00:00:00+00:00", which reads back with that text kept.
+		"first microsecond": {RunID: "r", Status: StepCompleted, StartedAt: Time{time.Date(1, 1, 1, 0, 0, 0, 500, time.UTC)}},
 	}
 	for name, s := range records {
 		want, err := s.roundTrip()

@@ -121,3 +121,22 @@ func TestRunEachEmptyStringFieldKeptOnItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// A seq stored as a float is cut toward zero, as Python's reader does
+// with int(obj["seq"]) (2.7 is 2, -2.7 is -2), whether it comes as
+// encoding/json's float64 or as the decoder's number literal. Would
+// break: asInt rounding the float (2.7 read as 3).
+func TestCommandFloatSeqIsCutTowardZero(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		seq  any
+		want int64
+	}{
+		{2.7, 2}, {-2.7, -2}, {json.Number("2.7"), 2}, {json.Number("-2.7"), -2}, {json.Number("3.0"), 3},
+	} {
+		c, err := durable.CommandFromJSON(map[string]any{"command_id": "c1", "run_id": "r", "type": "pause", "seq": tc.seq})
+		if err != nil || c.Seq != tc.want {
+			t.Errorf("seq %v read as %v, %v; want %d (Python's int())", tc.seq, c, err, tc.want)
+		}
+	}
+}
