@@ -1,6 +1,8 @@
 package snapshot_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"testing"
 
@@ -78,5 +80,24 @@ func TestJSONSaveRefusesDotIDs(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("dir holds %d entries after the refused saves, want 0", len(entries))
+	}
+}
+
+// JSONStore.List, which reads a file per snapshot, gives up with the
+// context's error once the context is cancelled instead of reading the
+// whole directory. Would break: List dropping its ctx.Err check.
+func TestJSONListStopsAtCancelledContext(t *testing.T) {
+	t.Parallel()
+	st, err := snapshot.NewJSON(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Save(t.Context(), &durable.Snapshot{SnapshotID: "a", RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if got, err := st.List(ctx, snapshot.ListParams{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("List with a cancelled context = %d snapshots, %v; want context.Canceled", len(got), err)
 	}
 }
