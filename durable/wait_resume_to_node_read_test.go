@@ -74,6 +74,14 @@ func TestWaitNonStringResumeToNodeKeptAsRead(t *testing.T) {
 		if line, _ := durable.MarshalRun(r, pyjson.Line); !strings.Contains(string(line), `"resume_to_node": "next", `) {
 			t.Errorf("resume_to_node %s then set to next: %s", c.resume, line)
 		}
+		// And in the generic encoding (other styles, Map): ResumeToNodeValue
+		// writing the value read whatever ResumeToNode holds would keep it.
+		if got := r.Waiting.ResumeToNodeValue(); got != "next" {
+			t.Errorf("resume_to_node %s then set to next: ResumeToNodeValue = %#v", c.resume, got)
+		}
+		if pretty, _ := durable.MarshalRun(r, pyjson.Pretty); !strings.Contains(string(pretty), `"resume_to_node": "next"`) {
+			t.Errorf("resume_to_node %s then set to next, pretty: %s", c.resume, pretty)
+		}
 	}
 }
 

@@ -59,6 +59,22 @@ func TestCheckReadableRefusesAnUnknownWaitReason(t *testing.T) {
 	}
 }
 
+// TestCheckReadableRefusesARunWithoutIDOrKnownStatus: a store checks
+// CheckReadable before writing, so a run the decoders would refuse (no
+// run_id, an unknown status) is never written and lost. Would break:
+// CheckReadable passing a run without an id.
+func TestCheckReadableRefusesARunWithoutIDOrKnownStatus(t *testing.T) {
+	if err := (&durable.RunState{Status: durable.RunRunning}).CheckReadable(); err == nil {
+		t.Error("CheckReadable() of a run without an id = nil, want an error")
+	}
+	if err := (&durable.RunState{RunID: "r1", Status: "bogus"}).CheckReadable(); err == nil || !strings.Contains(err.Error(), "running, waiting, completed, failed or cancelled") {
+		t.Errorf("CheckReadable() of an unknown status = %v, want an error listing the known statuses", err)
+	}
+	if err := (&durable.RunState{RunID: "r1", Status: durable.RunRunning}).CheckReadable(); err != nil {
+		t.Errorf("CheckReadable() of a running run = %v, want nil", err)
+	}
+}
+
 // TestRunCloneOwnsItsVars: a Clone's vars are a deep copy.
 func TestRunCloneOwnsItsVars(t *testing.T) {
 	r := &durable.RunState{RunID: "r1", Status: durable.RunRunning, Vars: map[string]any{"a": map[string]any{"b": "1"}}}
