@@ -258,3 +258,26 @@ func TestMapsAreDeepCopies(t *testing.T) {
 		t.Errorf("a change to WaitState.Map reached the wait: details %v", w.Details)
 	}
 }
+
+// An effect read with type null is hashed and written with the type the
+// runtime sets afterwards, in the hashed (generic) text as in the Line
+// text. Would break: Effect.typeValue writing null whenever null was read,
+// whatever Type holds since: the hash would cover "type": null while the
+// line holds the type.
+func TestRecordEffectTypeSetAfterNullReadIsHashed(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r1", "step_id": "s1", "node_id": "n", "status": "completed", "effect": {"type": null, "payload": {"wait_key": "k"}, "result_key": null}, "result": null, "error": null, "started_at": null, "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": null, "signature": null}`
+	for how, rec := range decodeBothWays(t, in) {
+		rec.Effect.Type = durable.EffectResume
+		hashed, err := pyjson.Marshal(rec.JSONValue(false), pyjson.Canonical)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(hashed), `"type":"resume"`) {
+			t.Errorf("%s: hashed text lacks the type set: %s", how, hashed)
+		}
+		if line, _ := durable.MarshalRecord(rec, pyjson.Line); !strings.Contains(string(line), `"type": "resume"`) {
+			t.Errorf("%s: line lacks the type set: %s", how, line)
+		}
+	}
+}
