@@ -96,21 +96,7 @@ func TestParseTimeDifferential(t *testing.T) {
 			}
 		}
 	}
-	req, _ := json.Marshal(ins)
-	script := filepath.Join(t.TempDir(), "t.py")
-	if err := os.WriteFile(script, []byte(pyFromISOFormatScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, script)
-	cmd.Stdin = bytes.NewReader(req)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python3: %v", err)
-	}
-	var want []string
-	if err := json.Unmarshal(out, &want); err != nil || len(want) != len(ins) {
-		t.Fatalf("python3 output: %v (%d values)", err, len(want))
-	}
+	want := pythonFromISOFormat(t, py, ins)
 	var bad []string
 	for i, s := range ins {
 		if want[i] == "ERR" {
@@ -161,4 +147,64 @@ func TestParseTimeReadsEverySpellingPythonReads(t *testing.T) {
 			t.Errorf("ParseTime(%q) = %v, %v; Python reads %s", in, got, err, durable.FormatTime(want))
 		}
 	}
+}
+
+// TestParseTimeOffsetDifferential: offsets in every shape Python 3.11's
+// parser of an offset (its time grammar: HH[[:]MM[[:]SS]], a fraction
+// after '.' or ',' following any part, a colon after HH:MM:SS taken for
+// the decimal sign) reads or refuses, compared both ways with
+// datetime.fromisoformat: a text Python reads is the same instant here,
+// and a text it refuses is refused.
+func TestParseTimeOffsetDifferential(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found: cannot compare with datetime.fromisoformat")
+	}
+	var ins []string
+	for _, sign := range []string{"+", "-"} {
+		for _, whole := range []string{"", "5", "05", "053", "0530", "05301", "053015", "0530150",
+			"05:30", "05:3", "05:30:15", "05:30:1", "05:3015", "0530:15", "05:30:15:", "05:30:15:5",
+			"05:30:15:1234567", "053015:5", "00", "0000", "00:00", "00:00:00", "23:59:59", "24:00", "05:60", "00:99"} {
+			for _, frac := range []string{"", ".", ",", ".5", ",15", ".1234567", ".5x", ".5:0"} {
+				ins = append(ins, "2030-01-01T12:00:00"+sign+whole+frac)
+			}
+		}
+	}
+	want := pythonFromISOFormat(t, py, ins)
+	var bad []string
+	for i, s := range ins {
+		got, err := durable.ParseTime(s)
+		switch {
+		case want[i] == "ERR" && err == nil:
+			bad = append(bad, s+" -> "+got.String()+" (Python refuses it)")
+		case want[i] != "ERR" && (err != nil || got.String() != want[i]):
+			bad = append(bad, s+" -> "+got.String()+" (Python "+want[i]+")")
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("%d of %d offsets are read differently from Python, e.g.:\n%s",
+			len(bad), len(ins), strings.Join(bad[:min(10, len(bad))], "\n"))
+	}
+}
+
+// pythonFromISOFormat returns, for each text, Python's
+// datetime.fromisoformat(s) in UTC as isoformat(), or "ERR".
+func pythonFromISOFormat(t *testing.T, py string, ins []string) []string {
+	t.Helper()
+	req, _ := json.Marshal(ins)
+	script := filepath.Join(t.TempDir(), "t.py")
+	if err := os.WriteFile(script, []byte(pyFromISOFormatScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, script)
+	cmd.Stdin = bytes.NewReader(req)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	var want []string
+	if err := json.Unmarshal(out, &want); err != nil || len(want) != len(ins) {
+		t.Fatalf("python3 output: %v (%d values)", err, len(want))
+	}
+	return want
 }

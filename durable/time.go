@@ -289,28 +289,7 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 		clock, zone = clock[:n-1], "Z"
 	} else if i := strings.LastIndexAny(clock, "+-"); i >= 0 {
 		clock, zone = clock[:i], clock[i:]
-		if whole, frac, _ := strings.Cut(zone, "."); len(whole) == 7 && allDigits(whole[1:]) { // ±HHMMSS[.f]
-			zone = whole[:3] + ":" + whole[3:5] + ":" + whole[5:]
-			if frac != "" {
-				zone += "." + frac
-			}
-		}
-		if len(zone) == 3 { // ±HH
-			zone += ":00"
-		} else if len(zone) == 5 && allDigits(zone[1:]) { // ±HHMM
-			zone = zone[:3] + ":" + zone[3:]
-		} else if whole, frac, found := strings.Cut(zone, "."); found && len(whole) == 9 && allDigits(frac) {
-			// ±HH:MM:SS.ffffff: the fraction as a duration, same sign.
-			f, _ := time.ParseDuration("0." + frac + "s")
-			f = f.Truncate(time.Microsecond) // Python reads it to the microsecond
-			if zone[0] == '-' {
-				f = -f
-			}
-			if whole[1:] == "00:00:00" {
-				f = 0 // Python 3.11 reads a zero offset as UTC, dropping its fraction
-			}
-			zone, offsetFrac = whole, f
-		}
+		zone, offsetFrac = extendedOffset(zone)
 	}
 	if n := len(clock); zone != "" && n > 0 && !isDigit(clock[n-1]) {
 		// One character between the time and its zone reads, as in
@@ -356,6 +335,62 @@ func extendedISO(v string) (_ string, offsetFrac time.Duration, ok bool) {
 		clock += "." + frac
 	}
 	return date + "T" + clock + zone, offsetFrac, true
+}
+
+// extendedOffset rewrites a signed offset in any form Python 3.11 reads
+// as ±HH:MM or ±HH:MM:SS, the forms the layouts and offsetUnderADay take.
+// Python reads an offset with the grammar of a time: HH, HHMM, HHMMSS or
+// their colon forms, then a fraction of a second after '.' or ',' that
+// may follow any of the parts (+05:30.15 is +05:30:00.15, +05.5 is
+// +05:00:00.5). The fraction, which no layout reads, is returned signed,
+// to the microsecond, for the caller to apply; Python 3.11 reads an
+// offset of zero whole seconds as UTC and drops its fraction. A zone of
+// another shape comes back as it is, for the layouts to refuse.
+func extendedOffset(zone string) (string, time.Duration) {
+	whole, frac := zone[1:], ""
+	if len(whole) > 8 && whole[2] == ':' && whole[5] == ':' && whole[8] == ':' {
+		// As in a clock, Python 3.11 reads a colon after HH:MM:SS as the
+		// decimal sign (+05:30:15:5 is +05:30:15.5).
+		whole = whole[:8] + "." + whole[9:]
+	}
+	if i := strings.IndexAny(whole, ".,"); i >= 0 {
+		whole, frac = whole[:i], whole[i+1:]
+		if !allDigits(frac) {
+			return zone, 0
+		}
+	}
+	var parts []string // HH, MM, SS as written
+	switch {
+	case allDigits(whole) && len(whole)%2 == 0 && len(whole) <= 6:
+		for k := 0; k < len(whole); k += 2 {
+			parts = append(parts, whole[k:k+2])
+		}
+	case len(whole) == 5 && whole[2] == ':' || len(whole) == 8 && whole[2] == ':' && whole[5] == ':':
+		parts = strings.Split(whole, ":")
+		for _, p := range parts {
+			if !allDigits(p) {
+				return zone, 0
+			}
+		}
+	default:
+		return zone, 0
+	}
+	if len(parts) == 0 {
+		return zone, 0
+	}
+	if len(parts) == 1 {
+		parts = append(parts, "00")
+	}
+	out := zone[:1] + strings.Join(parts, ":")
+	if frac == "" || strings.Trim(strings.Join(parts, ""), "0") == "" {
+		return out, 0
+	}
+	micro, _ := digits((frac + "00000")[:6])
+	f := time.Duration(micro) * time.Microsecond
+	if zone[0] == '-' {
+		f = -f
+	}
+	return out, f
 }
 
 // weekDate rewrites an ISO week date at the start of v (YYYY-Www-D,
