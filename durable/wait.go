@@ -250,7 +250,7 @@ func DecodeWaitState(v any) (*WaitState, error) {
 	case string:
 		w.ResumeToNode = v
 	default:
-		w.resumeToValue = v
+		w.resumeToValue = pyjson.Clone(v) // copies share it: it must not be the caller's
 	}
 	if w.ResultKey, err = getString(m, "result_key"); err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func DecodeWaitState(v any) (*WaitState, error) {
 	case []any:
 		w.SetChoiceValues(c)
 	default:
-		w.choicesOther = c
+		w.choicesOther = pyjson.Clone(c) // copies share it: it must not be the caller's
 	}
 	// Python's stores read bool(waiting.get("allow_free_text", True)):
 	// only a missing member is true; null is false, any other value
