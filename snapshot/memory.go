@@ -42,6 +42,8 @@ func (m *MemoryStore) Save(ctx context.Context, s *durable.Snapshot) error {
 			return fmt.Errorf("snapshot: save %s: run state: %w", s.SnapshotID, err)
 		}
 		c.RunState = rs
+	} else {
+		c.RunState = map[string]any{} // as the JSON store reads back the {} it writes
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -60,7 +60,28 @@ func TestStores(t *testing.T) {
 			t.Run("NotFound", func(t *testing.T) { t.Parallel(); testNotFound(t, newStore(t)) })
 			t.Run("Delete", func(t *testing.T) { t.Parallel(); testDelete(t, newStore(t)) })
 			t.Run("List", func(t *testing.T) { t.Parallel(); testList(t, newStore(t)) })
+			t.Run("NoRunState", func(t *testing.T) { t.Parallel(); testNoRunState(t, newStore(t)) })
 		})
+	}
+}
+
+// testNoRunState: a snapshot saved without a run state loads with an
+// empty object (run_state is an object on the wire, §1.10), from every
+// store alike: the JSON store reads back the {} it wrote, and the memory
+// store must not hand back nil where a reload of the same data would give
+// {}.
+func testNoRunState(t *testing.T, s snapshot.Store) {
+	ctx := t.Context()
+	snap := &durable.Snapshot{RunID: "r1", Name: "empty"}
+	if err := s.Save(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, snap.SnapshotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RunState == nil || len(got.RunState) != 0 {
+		t.Errorf("run state loaded as %#v; want an empty object", got.RunState)
 	}
 }
 
