@@ -112,3 +112,41 @@ func TestWorkspaceAllExceptIgnoredMountsAllowedFolders(t *testing.T) {
 		t.Fatalf("output %s, want shared-docs/f.txt read through its mount", jsonText(t, out))
 	}
 }
+
+// §6.10: read_file of a non-.json file whose text starts with "[" is
+// parsed too, as one starting with "{" is.
+func TestReadFileSniffsJSONArray(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "list.txt")
+	if err := os.WriteFile(p, []byte(" [1, 2]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := readFile(map[string]any{"file_path": p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := out.(map[string]any)["content"].([]any); !ok || len(got) != 2 || got[0] != int64(1) {
+		t.Fatalf("content = %#v, want the parsed list [1, 2]", out.(map[string]any)["content"])
+	}
+}
+
+// list_folder_files reads include_directories by truthiness, as Python's
+// bool(): 1 lists the folders as a boolean true does.
+func TestListFolderIncludeDirectoriesIsTruthy(t *testing.T) {
+	dir := listTree(t, map[string]string{"sub/": ""})
+	got, _ := listRel(t, dir, map[string]any{"folder_path": dir, "include_directories": int64(1)})
+	if len(got) != 1 || got[0] != "sub/" {
+		t.Fatalf("entries %v, want [sub/]", got)
+	}
+}
+
+// §5.5: the inheritContext alias is no more a forwarded pin than
+// inherit_context: a subflow whose only declared input is it passes all
+// of the resolved input as child vars.
+func TestSubflowOnlyInheritContextAliasPassesResolvedInput(t *testing.T) {
+	p, _ := subflowCall(t, subflowParent(`, {"id": "inheritContext", "type": "boolean"}`, `"inheritContext": false`),
+		map[string]any{"prompt": "hi"})
+	vars, _ := p["vars"].(map[string]any)
+	if vars["prompt"] != "hi" {
+		t.Fatalf("child vars = %s, want the resolved input (prompt=hi)", jsonText(t, p["vars"]))
+	}
+}
