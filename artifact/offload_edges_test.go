@@ -1,0 +1,94 @@
+package artifact_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/artifact"
+)
+
+// ABSTRACTRUNTIME_MAX_INLINE_BYTES=0 disables offloading (spec §4.7:
+// "<= 0 disables"), like a negative option: a threshold of 0 must not
+// offload every non-empty value.
+func TestOffloadDisabledByZeroFromEnvironment(t *testing.T) {
+	t.Setenv(artifact.EnvMaxInlineBytes, "0")
+	st := artifact.NewMemory()
+	in := map[string]any{"text": "anything at all"}
+	out, err := artifact.Offload(context.Background(), st, in, artifact.OffloadOptions{RunID: "r", AllowRootReplace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(out, in) {
+		t.Errorf("Offload with the threshold 0 from the environment = %v, want the value unchanged", out)
+	}
+	if n, _ := st.Count(context.Background(), artifact.SearchParams{}); n != 0 {
+		t.Errorf("%d artifacts stored with offloading disabled", n)
+	}
+}
+
+// A string and a container whose compact JSON is the same bytes, in one
+// run, are two artifacts: the JSON one must not overwrite the text one
+// (same id), or the string's ref would restore as the decoded list.
+func TestOffloadTextAndJSONOfSameBytesStayApart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupOffload(t)
+	list := []any{}
+	for range 10 {
+		list = append(list, "0123456789")
+	}
+	text, err := json.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]any{"a": string(text), "b": list}
+	out, err := artifact.Offload(ctx, b.st, in, b.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(map[string]any)
+	if reflect.DeepEqual(got["a"], got["b"]) {
+		t.Fatalf("the text and the JSON share one ref %v", got["a"])
+	}
+	restored, err := artifact.Restore(ctx, b.st, got, func(*artifact.Metadata) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(restored, in) {
+		t.Errorf("restored %#v, want %#v", restored, in)
+	}
+}
+
+// A string that is not UTF-8 is offloaded as the text it reads back as
+// inline: one U+FFFD per bad byte, not its raw bytes.
+func TestOffloadInvalidUTF8StoresReplacementText(t *testing.T) {
+	t.Parallel()
+	b := setupOffload(t)
+	s := strings.Repeat("a", limit) + "\xff\xfe"
+	out, err := artifact.Offload(context.Background(), b.st, map[string]any{"s": s}, b.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, content := refMeta(t, b.st, out.(map[string]any)["s"])
+	if want := strings.Repeat("a", limit) + "\uFFFD\uFFFD"; string(content) != want {
+		t.Errorf("content = %q, want %q", content, want)
+	}
+}
+
+// The root path is stripped before it names the paths in tags.
+func TestOffloadRootPathIsStripped(t *testing.T) {
+	t.Parallel()
+	b := setupOffload(t)
+	b.opts.RootPath = "  out \n"
+	out, err := artifact.Offload(context.Background(), b.st, map[string]any{"big": strings.Repeat("x", limit+1)}, b.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := refMeta(t, b.st, out.(map[string]any)["big"])
+	if m.Tags["path"] != "out.big" {
+		t.Errorf("path tag = %q, want out.big", m.Tags["path"])
+	}
+}
