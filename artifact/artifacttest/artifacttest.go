@@ -382,6 +382,21 @@ func testCopies(t *testing.T, st artifact.Store) {
 	if _, raw2, _ := st.Get(ctx, m.ArtifactID); string(raw2) != "orig" {
 		t.Errorf("content changed through Get result: %q", raw2)
 	}
+	// Access actions are copied too: a shared map would let a caller's
+	// change to a result reach the stored counts.
+	acc, err := st.RecordAccess(ctx, artifact.AccessParams{ID: m.ArtifactID, Action: "preview"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc.Access.Actions["preview"] = 99
+	if got, err := st.Metadata(ctx, m.ArtifactID); err != nil || got.Access.Actions["preview"] != 1 {
+		t.Fatalf("Metadata = %v, %v", got, err)
+	} else {
+		got.Access.Actions["preview"] = 98
+	}
+	if got, _ := st.Metadata(ctx, m.ArtifactID); got.Access.Actions["preview"] != 1 {
+		t.Errorf("access actions changed through results: %v", got.Access.Actions)
+	}
 }
 
 func testConcurrent(t *testing.T, st artifact.Store) {
