@@ -197,3 +197,39 @@ func TestFSSeesOtherStoresWriteAfterRefsDirSettled(t *testing.T) {
 		t.Errorf("Count after another store's Put = %d, %v; want 1", n, err)
 	}
 }
+
+// A .meta file naming an id FS refuses (a dot in it) is never listed:
+// neither when the index is built at open (the refs directory then
+// unchanged, so no refresh rereads it) nor when refresh meets it later.
+func TestFSNeverListsMetaFilesOfInvalidIDs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := NewFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, PutParams{Content: []byte("valid")}); err != nil {
+		t.Fatal(err)
+	}
+	refs := filepath.Join(dir, "artifacts", "refs")
+	writeBad := func(id string) {
+		meta := fmt.Sprintf(`{"artifact_id": %q, "content_type": "text/plain", "created_at": "2024-01-01T00:00:00+00:00"}`, id)
+		if err := os.WriteFile(filepath.Join(refs, id+".meta"), []byte(meta), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeBad("bad.one")
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(refs, old, old); err != nil {
+		t.Fatal(err)
+	}
+	reader, _ := openTwoFS(t, dir)
+	if n, err := reader.Count(ctx, SearchParams{}); err != nil || n != 1 {
+		t.Errorf("Count after open = %d, %v; want 1 (bad.one not listed)", n, err)
+	}
+	writeBad("bad.two")
+	if n, err := reader.Count(ctx, SearchParams{}); err != nil || n != 1 {
+		t.Errorf("Count after refresh = %d, %v; want 1 (bad.two not listed)", n, err)
+	}
+}
