@@ -3,6 +3,7 @@ package artifact_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -90,5 +91,23 @@ func TestOffloadRootPathIsStripped(t *testing.T) {
 	m, _ := refMeta(t, b.st, out.(map[string]any)["big"])
 	if m.Tags["path"] != "out.big" {
 		t.Errorf("path tag = %q, want out.big", m.Tags["path"])
+	}
+}
+
+// A store failure other than a missing artifact (here a cancelled
+// context) fails Restore: taking it for a dangling ref would hand the
+// reader a ref where the value was.
+func TestRestoreReturnsStoreErrors(t *testing.T) {
+	t.Parallel()
+	st, err := artifact.NewFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustPut(t, st, artifact.PutParams{Content: []byte("text"), ContentType: "text/plain"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	v, err := artifact.Restore(ctx, st, map[string]any{"x": artifact.Ref(m.ArtifactID)}, func(*artifact.Metadata) bool { return true })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Restore with a cancelled context = %v, %v; want context.Canceled", v, err)
 	}
 }
