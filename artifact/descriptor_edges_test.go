@@ -74,3 +74,33 @@ func TestParseMetadataNumbersAsPython(t *testing.T) {
 		t.Errorf("size_bytes = %d, want 9007199254740993", m.SizeBytes)
 	}
 }
+
+// A declared provenance source is kept: the source tag fills it only when
+// it is missing (as the run id does).
+func TestDeclaredProvenanceSourceKept(t *testing.T) {
+	t.Parallel()
+	m := mustPut(t, artifact.NewMemory(), artifact.PutParams{Content: []byte("x"), Tags: map[string]string{"source": "tag"},
+		Descriptor: map[string]any{"provenance": map[string]any{"source": "origin"}}})
+	if got := m.Descriptor.Provenance["source"]; got != "origin" {
+		t.Errorf("provenance source = %v, want origin", got)
+	}
+}
+
+// Content types naming a document render as documents (spec §1.11:
+// pdf/document → document), not as binary.
+func TestRenderKindOfDocumentTypes(t *testing.T) {
+	t.Parallel()
+	for _, ct := range []string{"application/pdf", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"} {
+		if got := artifact.RenderKind(ct); got != "document" {
+			t.Errorf("RenderKind(%q) = %q, want document", ct, got)
+		}
+	}
+}
+
+// A .meta document with an empty artifact_id is refused, as one without.
+func TestParseMetadataRefusesEmptyArtifactID(t *testing.T) {
+	t.Parallel()
+	if m, err := artifact.ParseMetadata([]byte(`{"artifact_id": "", "content_type": "text/plain"}`)); err == nil {
+		t.Errorf("ParseMetadata with an empty artifact_id = %+v, want an error", m)
+	}
+}
