@@ -200,8 +200,11 @@ func testInvalidIDs(t *testing.T, st artifact.Store) {
 		check("Get", err)
 		_, err = st.Metadata(ctx, id)
 		check("Metadata", err)
-		_, err = st.Exists(ctx, id)
+		ok, err := st.Exists(ctx, id)
 		check("Exists", err)
+		if ok {
+			t.Errorf("Exists(%q) = true with an error", id)
+		}
 		_, err = st.Delete(ctx, id)
 		check("Delete", err)
 		_, err = st.UpdateMetadata(ctx, artifact.UpdateParams{ID: id, Tags: map[string]string{"a": "b"}})
