@@ -28,6 +28,7 @@ var commandTests = []subtest{
 	{"Int64Bounds", testCommandInt64Bounds},
 	{"TSTextAsGiven", testCommandTSText},
 	{"TSTextInvalidUTF8", testCommandTSInvalidUTF8},
+	{"SeqInPlace", testCommandSeqInPlace},
 }
 
 func newCommand(id, runID, typ string) *durable.CommandRecord {
