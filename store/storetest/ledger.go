@@ -130,10 +130,15 @@ func testLedgerCursor(t *testing.T, s store.Store) {
 			}
 		}
 	}
-	// Paging with the last Seq seen reads every record once.
+	// Paging with the last Seq seen reads every record once. The pages are
+	// bounded and the cursor must move, so a store that does not set Seq
+	// or pages backwards fails here instead of looping until the timeout.
 	var seen []string
 	var cursor int64
-	for {
+	for pages := 0; ; pages++ {
+		if pages > len(recs) {
+			t.Fatalf("paging by 2 took more than %d pages (read %v)", len(recs), seen)
+		}
 		page, err := s.LedgerList(t.Context(), &store.LedgerListParams{RunID: "run-1", After: cursor, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -142,7 +147,11 @@ func testLedgerCursor(t *testing.T, s store.Store) {
 			break
 		}
 		seen = append(seen, stepIDs(page)...)
-		cursor = page[len(page)-1].Seq
+		if next := page[len(page)-1].Seq; next <= cursor {
+			t.Fatalf("paging: the page after seq %d ends at seq %d (read %v)", cursor, next, seen)
+		} else {
+			cursor = next
+		}
 	}
 	if !slices.Equal(seen, stepIDs(recs)) {
 		t.Errorf("paged ledger = %v, want %v", seen, stepIDs(recs))
