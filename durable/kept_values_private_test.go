@@ -109,31 +109,40 @@ func TestJSONValueCopiesTheValuesKeptAsRead(t *testing.T) {
 	}
 }
 
-// A run's StoredCopy shares nothing with the caller's maps a wait's values
-// kept as read came from: choices that are not a list (an object here) or
-// a resume_to_node that is not a string (a list), each on its own. Would
-// break: StoredHead sharing such a value (dropping the plainRead check of
-// either).
-func TestRunStoredCopyOwnsTheWaitValuesKeptAsRead(t *testing.T) {
+// A run's StoredCopy and Clone share nothing with the caller's maps a
+// wait's values kept as read came from: choices that are not a list (an
+// object here) or a resume_to_node that is not a string, each on its own
+// (RunState.Clone and WaitState.Clone promise a deep copy). Would break:
+// RunFromJSON keeping the caller's own value, which copies of the wait
+// share, or StoredHead sharing such a value (dropping the plainRead
+// check of either): a change to the caller's map after the copy would
+// change what the copy writes.
+func TestRunCopiesOwnTheWaitValuesKeptAsRead(t *testing.T) {
 	t.Parallel()
-	for _, member := range []string{"choices", "resume_to_node"} {
-		kept := map[string]any{"k": "v"}
-		run, err := RunFromJSON(map[string]any{"run_id": "r", "status": "waiting",
-			"waiting": map[string]any{"reason": "user", member: kept}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored, err := run.StoredCopy()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := MarshalRun(run, pyjson.Line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kept["k"] = "CALLER"
-		if got, _ := MarshalRun(stored, pyjson.Line); string(got) != string(want) {
-			t.Errorf("%s: StoredCopy changed with the caller's map:\n got  %s\n want %s", member, got, want)
+	copies := map[string]func(*RunState) (*RunState, error){
+		"StoredCopy": (*RunState).StoredCopy,
+		"Clone":      func(r *RunState) (*RunState, error) { return r.Clone(), nil },
+	}
+	for how, copyOf := range copies {
+		for _, member := range []string{"choices", "resume_to_node"} {
+			kept := map[string]any{"k": "v"}
+			run, err := RunFromJSON(map[string]any{"run_id": "r", "status": "waiting",
+				"waiting": map[string]any{"reason": "user", member: kept}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := copyOf(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := MarshalRun(run, pyjson.Line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept["k"] = "CALLER"
+			if got, _ := MarshalRun(c, pyjson.Line); string(got) != string(want) {
+				t.Errorf("%s, %s: the copy changed with the caller's map:\n got  %s\n want %s", how, member, got, want)
+			}
 		}
 	}
 }
