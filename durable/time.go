@@ -375,9 +375,6 @@ func extendedOffset(zone string) (string, time.Duration) {
 	default:
 		return zone, 0
 	}
-	if len(parts) == 0 {
-		return zone, 0
-	}
 	if len(parts) == 1 {
 		parts = append(parts, "00")
 	}
