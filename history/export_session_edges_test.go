@@ -168,8 +168,7 @@ func TestExportDefaultInlineThresholdKeepsMidSizedInput(t *testing.T) {
 // hide the root's ANSWER_USER.
 func TestSessionAnswerFromRootLedgerNotChilds(t *testing.T) {
 	st := memory.New()
-	r := completedRun("r1", "", exportAt)
-	r.SessionID = "s1"
+	r := sessionRoot()
 	putRunWithRecords(t, st, r, doneRecord("r1", "s1",
 		&durable.Effect{Type: durable.EffectAnswerUser, Payload: map[string]any{"message": "from root"}},
 		map[string]any{"message": "from root"}))
@@ -183,8 +182,7 @@ func TestSessionAnswerFromRootLedgerNotChilds(t *testing.T) {
 // stripped, as Python compares it.
 func TestSessionPromptFromPaddedUserRole(t *testing.T) {
 	st := memory.New()
-	r := completedRun("r1", "", exportAt)
-	r.SessionID = "s1"
+	r := sessionRoot()
 	r.Vars = map[string]any{"context": messages(map[string]any{"role": " user ", "content": "hello"})}
 	putRunAsIs(t, st, r)
 	if got := exportTurn(t, st, nil, "r1")["prompt"]; got != "hello" {
@@ -196,8 +194,7 @@ func TestSessionPromptFromPaddedUserRole(t *testing.T) {
 // when there is no "result" one (Python _extract_answer_from_run_output).
 func TestSessionAnswerFromNestedOutput(t *testing.T) {
 	st := memory.New()
-	r := completedRun("r1", "", exportAt)
-	r.SessionID = "s1"
+	r := sessionRoot()
 	r.Output = map[string]any{"output": map[string]any{"answer": "nested"}}
 	putRunAsIs(t, st, r)
 	if got := exportTurn(t, st, nil, "r1")["answer"]; got != "nested" {
@@ -221,8 +218,7 @@ func TestSessionAnswerOffloadedUnderResult(t *testing.T) {
 	arts := artifact.NewMemory()
 	putOutputArtifact(t, arts, "r1", "ans", "long answer")
 	st := memory.New()
-	r := completedRun("r1", "", exportAt)
-	r.SessionID = "s1"
+	r := sessionRoot()
 	r.Output = map[string]any{"result": map[string]any{"answer": map[string]any{"$artifact": "ans"}}}
 	putRunAsIs(t, st, r)
 	if got := exportTurn(t, st, arts, "r1")["answer"]; got != "long answer" {
@@ -237,8 +233,7 @@ func TestSessionAnswerIgnoresOtherRunsOutputArtifact(t *testing.T) {
 	arts := artifact.NewMemory()
 	putOutputArtifact(t, arts, "r0", "theirs", "another run's answer")
 	st := memory.New()
-	r := completedRun("r1", "", exportAt)
-	r.SessionID = "s1"
+	r := sessionRoot()
 	r.Output = map[string]any{"answer": map[string]any{"$artifact": "theirs"}}
 	putRunAsIs(t, st, r)
 	if got := exportTurn(t, st, arts, "r1")["answer"]; got != nil {
@@ -252,8 +247,7 @@ func TestSessionTurnArtifactsCappedOverTree(t *testing.T) {
 	ctx := context.Background()
 	arts := artifact.NewMemory()
 	st := memory.New()
-	r := completedRun("r1", "", exportAt)
-	r.SessionID = "s1"
+	r := sessionRoot()
 	putRunAsIs(t, st, r)
 	putRunAsIs(t, st, completedRun("c1", "r1", exportAt))
 	for _, rid := range []string{"r1", "c1"} {
@@ -379,4 +373,11 @@ func TestPersistSnapshotThroughHostKeepsRefRecordedMeanwhile(t *testing.T) {
 	if ref["artifact_id"] != "theirs" {
 		t.Fatalf("ref %v, want the ref recorded meanwhile", ref)
 	}
+}
+
+// sessionRoot is run r1, completed at exportAt, the root of session s1.
+func sessionRoot() *durable.RunState {
+	r := completedRun("r1", "", exportAt)
+	r.SessionID = "s1"
+	return r
 }

@@ -17,18 +17,7 @@ import (
 // resuming a run that never started it) or another creation time.
 func TestHandlerRetryGetsTheKernelFieldsAFailedAttemptChanged(t *testing.T) {
 	ctx := context.Background()
-	wf := &runtime.Workflow{ID: "h", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-		"a": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Request(&durable.Effect{Type: "bad", ResultKey: "r"}, "b")
-		}),
-		"b": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-			return runtime.Complete(map[string]any{"ok": true})
-		}),
-	}}
-	reg, err := runtime.NewRegistry(wf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := badEffectThenDone(t)
 	var seen []durable.RunState
 	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg,
 		Policy: runtime.RetryPolicy{DefaultAttempts: 2, Base: -1},

@@ -242,18 +242,7 @@ func TestHandlerChangingKernelFieldsFailsRun(t *testing.T) {
 		{"nil vars", "effect handler for bad removed the run's vars",
 			func(r *durable.RunState) { r.Vars = nil }},
 	} {
-		wf := &runtime.Workflow{ID: "h", Entry: "a", Nodes: map[string]runtime.NodeFunc{
-			"a": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-				return runtime.Request(&durable.Effect{Type: "bad", ResultKey: "r"}, "b")
-			}),
-			"b": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
-				return runtime.Complete(map[string]any{"ok": true})
-			}),
-		}}
-		reg, err := runtime.NewRegistry(wf)
-		if err != nil {
-			t.Fatal(err)
-		}
+		reg := badEffectThenDone(t)
 		rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg, Handlers: map[durable.EffectType]runtime.Handler{
 			"bad": {Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
 				c.edit(req.Run)
@@ -349,4 +338,23 @@ func TestHandlersWaitWithoutValidReasonLeavesRunUnreadable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// badEffectThenDone is workflow "h": node a requests an effect of type
+// "bad" (result at r) and goes on to b, which completes with {"ok": true}.
+func badEffectThenDone(t *testing.T) *runtime.Registry {
+	t.Helper()
+	wf := &runtime.Workflow{ID: "h", Entry: "a", Nodes: map[string]runtime.NodeFunc{
+		"a": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Request(&durable.Effect{Type: "bad", ResultKey: "r"}, "b")
+		}),
+		"b": node(func(run *durable.RunState, rc *runtime.RunContext) runtime.StepPlan {
+			return runtime.Complete(map[string]any{"ok": true})
+		}),
+	}}
+	reg, err := runtime.NewRegistry(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }
