@@ -226,7 +226,11 @@ func newAmplifyGuards(th *starlark.Thread, g *guard) starlark.StringDict {
 		percentGuardName: starlark.NewBuiltin(percentGuardName, func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 			switch x := args[0].(type) {
 			case starlark.String:
-				if g.maxItems >= 0 {
+				// Also without a memory limit: the count refuses a value
+				// nested too deep to write (errTooDeep), which Starlark's
+				// formatting would recurse into without bound, deaf to
+				// the timeout.
+				if g != nil {
 					return formatOperand{s: x, th: th, g: g}, nil
 				}
 			case starlark.Int:
@@ -237,6 +241,13 @@ func newAmplifyGuards(th *starlark.Thread, g *guard) starlark.StringDict {
 			return args[0], nil
 		}),
 	}
+}
+
+// textGuard returns th's guard, with or without a memory limit (nil
+// outside the sandbox).
+func textGuard(th *starlark.Thread) *guard {
+	g, _ := th.Local(guardKey).(*guard)
+	return g
 }
 
 // limitGuard returns th's guard when the execution has a memory limit.
@@ -258,7 +269,7 @@ var (
 	guardedStringMethods = map[string]*starlark.Builtin{
 		"join":    guardedBuiltin("join", checkJoin),
 		"replace": guardedBuiltin("replace", checkReplace),
-		"format":  guardedBuiltin("format", checkFormat),
+		"format":  textBuiltin("format", checkFormat),
 		// A piece is a string in a []string, then a boxed Value in a list.
 		"split":      guardedBuiltin("split", checkSplit("str.split")),
 		"rsplit":     guardedBuiltin("rsplit", checkSplit("str.rsplit")),
@@ -380,13 +391,27 @@ func guardedMethod(x starlark.Value, name string) *starlark.Builtin {
 }
 
 func guardedBuiltin(name string, check methodCheck) *starlark.Builtin {
-	return pythonBuiltin(name, check, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return checkedBuiltin(limitGuard, name, check, receiverMethod(name))
+}
+
+// textBuiltin is guardedBuiltin for a method that writes values as text
+// (str.format): its check runs also without a memory limit, where the
+// count (textsize.go) has no byte bound but still refuses a value nested
+// past maxReprDepth, which Starlark's writer would recurse into without
+// bound and without looking at the timeout.
+func textBuiltin(name string, check methodCheck) *starlark.Builtin {
+	return checkedBuiltin(textGuard, name, check, receiverMethod(name))
+}
+
+// receiverMethod calls the receiver's own method name (Starlark's).
+func receiverMethod(name string) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		m, err := b.Receiver().(starlark.HasAttrs).Attr(name)
 		if err != nil {
 			return nil, err
 		}
 		return m.(*starlark.Builtin).CallInternal(th, args, kwargs)
-	})
+	}
 }
 
 // hashWalking is the method name of a dict or set (Starlark's), whose
@@ -411,8 +436,14 @@ func hashWalking(name string) *starlark.Builtin {
 // Starlark's differ), after check (when not nil, and the execution has a
 // memory limit).
 func pythonBuiltin(name string, check methodCheck, impl func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)) *starlark.Builtin {
+	return checkedBuiltin(limitGuard, name, check, impl)
+}
+
+// checkedBuiltin is the method name done by impl, after check (when not
+// nil) with the guard guardOf gives (none: no check).
+func checkedBuiltin(guardOf func(*starlark.Thread) *guard, name string, check methodCheck, impl func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)) *starlark.Builtin {
 	return starlark.NewBuiltin(name, func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		if g := limitGuard(th); g != nil && check != nil {
+		if g := guardOf(th); g != nil && check != nil {
 			if err := check(th, g, b.Receiver(), args, kwargs); err != nil {
 				return nil, err
 			}
@@ -642,7 +673,7 @@ func builtinPrint(_ *starlark.Thread, _ *starlark.Builtin, _ starlark.Tuple, kwa
 // limit (its text is built as print's).
 func builtinFail(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	sep := " "
-	if g := limitGuard(th); g != nil && starlark.UnpackArgs("fail", nil, kwargs, "sep?", &sep) == nil {
+	if g := textGuard(th); g != nil && starlark.UnpackArgs("fail", nil, kwargs, "sep?", &sep) == nil {
 		z := newTextSize(th, g)
 		z.add(int64(len("fail: ")))
 		for i, v := range args {

@@ -19,15 +19,13 @@ func nestedList(depth int) any {
 // repr of 999 nested lists already fails from `python3 -c`, the exact
 // depth depending on the stack): the bound is maxReprDepth, not one more.
 func TestStrCompareAndFormatNestThousandDeep(t *testing.T) {
-	// With the memory limit the text's size is measured first (textsize.go);
-	// without it str() meets the bound itself (pystr.go). (Formatting
-	// without a memory limit: TestFormatPastThousandDeepFailsWithoutMemoryLimit.)
+	// With the memory limit the text's size is measured first
+	// (textsize.go); without it str() meets the bound itself (pystr.go)
+	// and % and format are still measured for depth alone (before that,
+	// they went past the bound: Starlark's writer has none, and a value
+	// nested a million deep ran past the timeout).
 	for _, lim := range []Limits{{}, {MaxMemory: -1}} {
-		exprs := []string{"len(str(a)) > 0", "a == b"}
-		if lim.MaxMemory == 0 {
-			exprs = append(exprs, `len("%s" % a) > 0`, `len("{}".format(a)) > 0`)
-		}
-		for _, expr := range exprs {
+		for _, expr := range []string{"len(str(a)) > 0", "a == b", `len("%s" % a) > 0`, `len("{}".format(a)) > 0`} {
 			for _, tc := range []struct {
 				depth int
 				fails bool
@@ -41,6 +39,18 @@ func TestStrCompareAndFormatNestThousandDeep(t *testing.T) {
 					t.Errorf("%s at depth %d (MaxMemory %d) = %v, %v; want the recursion depth error", expr, tc.depth, lim.MaxMemory, v, err)
 				}
 			}
+		}
+	}
+}
+
+// fail(a) of a value nested past maxReprDepth fails with the recursion
+// depth error, not with fail's message, also without a memory limit
+// (the message is measured for depth as % measures its operand).
+func TestFailOfTooDeepValueIsTheRecursionError(t *testing.T) {
+	for _, lim := range []Limits{{}, {MaxMemory: -1}} {
+		_, _, err := Eval(t.Context(), "fail(a)", map[string]any{"a": nestedList(maxReprDepth + 1)}, lim)
+		if err == nil || !strings.Contains(err.Error(), "maximum recursion depth") {
+			t.Errorf("fail(a) at depth %d (MaxMemory %d) = %.80v; want the recursion depth error", maxReprDepth+1, lim.MaxMemory, err)
 		}
 	}
 }

@@ -81,7 +81,7 @@ func (z *textSize) add(k int64) {
 	if z.n += k; z.n < 0 {
 		z.n = math.MaxInt64 // overflow: counting more changes nothing
 	}
-	if z.overAt < 0 && z.n > z.g.maxBytes {
+	if z.overAt < 0 && z.g.maxBytes >= 0 && z.n > z.g.maxBytes {
 		z.overAt = z.work
 	}
 }
@@ -110,8 +110,8 @@ func (z *textSize) refusal(what string) error {
 	if z.err != nil {
 		return z.err
 	}
-	if z.n <= z.g.maxBytes {
-		return nil
+	if z.g.maxBytes < 0 || z.n <= z.g.maxBytes {
+		return nil // no byte limit: the count only checked depth and the watchdog
 	}
 	size := sizeText(z.n)
 	if z.lower {
