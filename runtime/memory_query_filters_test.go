@@ -184,3 +184,25 @@ func TestMemoryQueryAuthorsWinOverUsernames(t *testing.T) {
 		t.Errorf("usernames [BOB] alone: %v, want [c2]", got)
 	}
 }
+
+// TestMemoryQueryScopeAllFirstOwnerRecordWins: with scope "all" an
+// artifact id indexed by several owners is described in meta.matches by
+// the first owner's record (run, then session, then global), as the
+// Python reference's by_artifact index does ("first match wins").
+func TestMemoryQueryScopeAllFirstOwnerRecordWins(t *testing.T) {
+	f := memSetup(t, true)
+	first := f.runSteps(t, runtime.StartParams{},
+		step(durable.EffectMemoryNote, map[string]any{"note": "shared", "scope": "global"}))
+	mustComplete(t, first)
+	id := metaOf(t, res(t, first, 0))["span_id"].(string)
+	vars := map[string]any{"_runtime": map[string]any{"memory_spans": []any{map[string]any{
+		"kind": "memory_note", "artifact_id": id, "created_at": "2026-01-01T00:00:00+00:00", "tags": map[string]any{"where": "run"},
+	}}}}
+	run := f.runSteps(t, runtime.StartParams{Vars: vars},
+		step(durable.EffectMemoryQuery, map[string]any{"span_ids": []any{id}, "scope": "all", "return": "meta"}))
+	mustComplete(t, run)
+	matches, _ := metaOf(t, res(t, run, 0))["matches"].([]any)
+	if len(matches) != 1 || matches[0].(map[string]any)["tags"].(map[string]any)["where"] != "run" {
+		t.Errorf("matches %v, want the run's record (tags where=run)", matches)
+	}
+}
