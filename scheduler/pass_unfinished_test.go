@@ -1,0 +1,41 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+	"github.com/abstractframework/abstractgateway/runtime/runtimetest"
+	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// TestPassDrivesOnARunItsDriveLeftRunning: Pass goes on while a drive
+// leaves a run running, so a run that needs several drives (here 250
+// one-step ticks, 100 a drive) ends within one Pass. Would break if Pass
+// returned once a poll did not fill a batch and nothing else was due.
+func TestPassDrivesOnARunItsDriveLeftRunning(t *testing.T) {
+	t.Parallel()
+	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	reg, _ := runtime.NewRegistry(loopFlow(250))
+	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg, Clock: c.Now, MaxSteps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "loop", Vars: map[string]any{}})
+	if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
+		t.Fatalf("not waiting: %s", st.Status)
+	}
+	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Hour})
+	c.Advance(2 * time.Minute)
+	if n, err := s.Pass(ctx); n != 1 || err != nil {
+		t.Fatalf("Pass = %d, %v; want the one due run", n, err)
+	}
+	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunCompleted {
+		t.Fatalf("run %s with n=%v after Pass; want completed (Pass drives on a run its drive left running)",
+			st.Status, st.Vars["n"])
+	}
+}
