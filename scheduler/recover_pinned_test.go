@@ -90,33 +90,44 @@ func TestLoopRetriesAFailedRecoveryUntilOneSucceeds(t *testing.T) {
 	}
 }
 
-// The loop runs Recover every RecoverInterval; a clock set back since the
-// last recovery does not put the next one off by the step (loop: "it runs
-// now"): a run left running is driven at the next pass.
-func TestClockSetBackRunsTheRecoveryNow(t *testing.T) {
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := newLoopPassStore()
-	reg, _ := runtime.NewRegistry(oneStepFlow(nil))
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Hour, RecoverInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	st.awaitPass(t, "after Start")
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "one"}) // left running (say, by another runner that died)
-	c.Advance(-time.Minute)                                        // the wall clock is set back
-	s.Wake()
-	st.awaitPass(t, "after Wake")
-	if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted {
-		t.Errorf("run left running is %s after a pass with the clock set back; want completed "+
-			"(Recover runs at once, not an hour plus the step later)", got.Status)
+// The loop runs Recover every RecoverInterval: a run left running is
+// driven at the next pass once the interval has passed since the last
+// recovery, exactly the interval included (the loop compares with >=, not
+// >), and also after the clock was set back since then (loop: "it runs
+// now"), which would otherwise put the next one off by the step.
+func TestRecoveryRunsAtTheNextPassOnceDue(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		advance time.Duration
+	}{
+		{"clock set back", -time.Minute},
+		{"exactly RecoverInterval later", time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			st := newLoopPassStore()
+			reg, _ := runtime.NewRegistry(oneStepFlow(nil))
+			rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: c.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			s, err := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Hour, RecoverInterval: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Stop()
+			st.awaitPass(t, "after Start")
+			id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "one"}) // left running (say, by another runner that died)
+			c.Advance(tc.advance)
+			s.Wake()
+			st.awaitPass(t, "after Wake")
+			if got, _ := rt.GetState(ctx, id); got.Status != durable.RunCompleted {
+				t.Errorf("run left running is %s after the pass; want completed (Recover is due)", got.Status)
+			}
+		})
 	}
 }
