@@ -3,13 +3,8 @@ package scheduler_test
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/scheduler"
-	"github.com/abstractframework/abstractgateway/store"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // TestDriveTicksAPausedRunningRunOnce: a tick of a paused run does nothing
@@ -20,20 +15,7 @@ import (
 func TestDriveTicksAPausedRunningRunOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cs := &countGets{Wrapper: store.Wrapper{Store: memory.New()}}
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, err := runtime.New(runtime.Config{Store: cs, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait",
-		Vars: map[string]any{"_runtime": map[string]any{"control": map[string]any{"paused": true}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunRunning || !runtime.IsPaused(st) {
-		t.Fatalf("setup: %s paused=%v", st.Status, runtime.IsPaused(st))
-	}
+	cs, rt := pausedRunningRun(t)
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt})
 	before := cs.n.Load()
 	if err := s.Recover(ctx); err != nil {

@@ -242,20 +242,7 @@ func (s *countGets) RunGet(ctx context.Context, runID string) (*durable.RunState
 // CPU, forever, with PollInterval an hour.
 func TestPausedRunningRunDoesNotSpinTheLoop(t *testing.T) {
 	ctx := context.Background()
-	cs := &countGets{Wrapper: store.Wrapper{Store: memory.New()}}
-	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
-	rt, err := runtime.New(runtime.Config{Store: cs, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait",
-		Vars: map[string]any{"_runtime": map[string]any{"control": map[string]any{"paused": true}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunRunning || !runtime.IsPaused(st) {
-		t.Fatalf("setup: %s paused=%v", st.Status, runtime.IsPaused(st))
-	}
+	cs, rt := pausedRunningRun(t)
 	var resumed atomic.Int32
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, PollInterval: time.Hour,
 		OnRunResumed: func(*durable.RunState) { resumed.Add(1) }})
@@ -396,4 +383,26 @@ func TestResumeRunDrivesARunPausedWhileRunning(t *testing.T) {
 	if st.Status != durable.RunWaiting || runtime.IsPaused(st) {
 		t.Fatalf("after ResumeRun: %s paused=%v, want waiting on its time wait", st.Status, runtime.IsPaused(st))
 	}
+}
+
+// pausedRunningRun is a run started paused (so left running, not yet at
+// its wait) on a store that counts its run reads.
+func pausedRunningRun(t *testing.T) (*countGets, *runtime.Runtime) {
+	t.Helper()
+	ctx := context.Background()
+	cs := &countGets{Wrapper: store.Wrapper{Store: memory.New()}}
+	reg, _ := runtime.NewRegistry(waitFlow(time.Minute))
+	rt, err := runtime.New(runtime.Config{Store: cs, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "wait",
+		Vars: map[string]any{"_runtime": map[string]any{"control": map[string]any{"paused": true}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := rt.GetState(ctx, id); st.Status != durable.RunRunning || !runtime.IsPaused(st) {
+		t.Fatalf("setup: %s paused=%v", st.Status, runtime.IsPaused(st))
+	}
+	return cs, rt
 }
