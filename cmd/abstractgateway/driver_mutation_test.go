@@ -61,3 +61,34 @@ func TestBundleRunInterruptDuringALongWaitUntilExitsAtOnce(t *testing.T) {
 		<-done
 	}
 }
+
+// askLateFailFlow is askLateFlow whose root fails at its end (an output
+// of +Infinity is not JSON), after its ping started the listener's branch
+// that asks "Name?".
+var askLateFailFlow = strings.NewReplacer(
+	`{"id":"exec-in","type":"execution"},{"id":"delivered","type":"number"}]}}`,
+	`{"id":"exec-in","type":"execution"},{"id":"delivered","type":"number"},{"id":"x","type":"number"}]}},
+ {"id":"inf","type":"add","data":{"inputs":[{"id":"a","type":"number"},{"id":"b","type":"number"}],"outputs":[{"id":"result","type":"number"}],"pinDefaults":{"a":Infinity,"b":0}}}`,
+	`{"source":"emit","sourceHandle":"delivered","target":"end","targetHandle":"delivered"},`,
+	`{"source":"emit","sourceHandle":"delivered","target":"end","targetHandle":"delivered"},
+ {"source":"inf","sourceHandle":"result","target":"end","targetHandle":"x"},`,
+).Replace(askLateFlow)
+
+// TestBundleRunFailedRunNamesAListenersUnansweredQuestion: a run that
+// fails while its listener asks a question nobody answered exits 1 (the
+// outcome) but still prints the command that continues it, naming the
+// listener's question, which continuing the run can answer. Would break
+// if the continue command were printed only for a completed run.
+func TestBundleRunFailedRunNamesAListenersUnansweredQuestion(t *testing.T) {
+	t.Parallel()
+	path := packFlows(t, t.TempDir(), "asklate.json", map[string]string{"asklate.json": askLateFailFlow})
+	data := t.TempDir()
+	code, out, errOut := cliRun(t, strings.NewReader(""), path, "--data-dir", data, "--run-id", "R1")
+	if res := cliResult(t, out); code != 1 || res["status"] != "failed" {
+		t.Fatalf("root fails at its end: exit %d, status %v; want 1, failed\n%s%s", code, res["status"], out, errOut)
+	}
+	want := `its run R1-listener-0 waits for an answer to "Name?"`
+	if !strings.Contains(errOut, want) || !strings.Contains(errOut, "--run-id R1") {
+		t.Fatalf("failed run, listener's question unanswered: want the continue command and %q\n%s", want, errOut)
+	}
+}
