@@ -46,3 +46,31 @@ func TestOutWriterReportsShortWrites(t *testing.T) {
 		t.Errorf("exit after a short write: %d, stderr %q", code, stderr.String())
 	}
 }
+
+// failOnceWriter fails its first write (a transient EAGAIN, say) and
+// takes the rest.
+type failOnceWriter struct {
+	failed bool
+	got    bytes.Buffer
+}
+
+func (w *failOnceWriter) Write(p []byte) (int, error) {
+	if !w.failed {
+		w.failed = true
+		return 0, errors.New("resource temporarily unavailable")
+	}
+	return w.got.Write(p)
+}
+
+// TestOutWriterWritesNothingAfterAFailedWrite: once a write failed, the
+// later ones fail too and write nothing, so the output is a prefix of
+// what the command meant to print, never one with a hole in it. Would
+// break if outWriter went on writing after the first failure.
+func TestOutWriterWritesNothingAfterAFailedWrite(t *testing.T) {
+	w := &failOnceWriter{}
+	out := &outWriter{w: w}
+	_, _ = fmt.Fprintln(out, "first")
+	if _, err := fmt.Fprintln(out, "second"); err == nil || w.got.Len() != 0 {
+		t.Errorf("write after a failed one: err %v, destination got %q; want the first error and nothing written", err, w.got.String())
+	}
+}
