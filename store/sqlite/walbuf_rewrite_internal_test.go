@@ -11,7 +11,9 @@ import (
 // frame it already has. Those frames are still gathered: the rewrite must
 // land in the buffer. Were it dropped, the commit would hold the page as
 // it was at the spill, and a reopened database would lose the later
-// change.
+// change. SQLite then rewrites the frame headers' checksums after the
+// commit frame is out: the last of those writes is left gathered until
+// the main file's COMMIT_PHASETWO, whose flush this also covers.
 func TestWALBatchKeepsAFrameRewrittenInItsTransaction(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "spill.sqlite3")
@@ -35,8 +37,6 @@ func TestWALBatchKeepsAFrameRewrittenInItsTransaction(t *testing.T) {
 		}
 	}
 	<-s.wsem
-	g := walGathered.Load()
-	_ = g
 
 	img := filepath.Join(t.TempDir(), "img.sqlite3")
 	copyCrashImage(t, s, path, img)
