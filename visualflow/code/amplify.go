@@ -495,9 +495,9 @@ func (f formatOperand) Freeze()               {}
 func (f formatOperand) Truth() starlark.Bool  { return f.s.Truth() }
 func (f formatOperand) Hash() (uint32, error) { return f.s.Hash() }
 
-// Binary refuses a formatting past the memory limit, and otherwise is
-// Starlark's f.s op y (y op f.s on the right side, which the rewrite
-// never produces).
+// Binary refuses a formatting past the memory limit or of a value nested
+// too deep to write, and otherwise is Starlark's f.s op y (y op f.s on the
+// right side, which the rewrite never produces).
 func (f formatOperand) Binary(op syntax.Token, y starlark.Value, side starlark.Side) (starlark.Value, error) {
 	if side == starlark.Right {
 		return starlark.Binary(op, y, f.s)
@@ -616,7 +616,7 @@ func checkReplace(th *starlark.Thread, g *guard, recv starlark.Value, args starl
 }
 
 // checkFormat refuses fmt.format(...) when the string would be past the
-// memory limit.
+// memory limit, or would write a value nested too deep (errTooDeep).
 func checkFormat(th *starlark.Thread, g *guard, recv starlark.Value, args starlark.Tuple, kwargs []starlark.Tuple) error {
 	z := newTextSize(th, g)
 	z.format(string(recv.(starlark.String)), args, kwargs)
@@ -670,7 +670,8 @@ func builtinPrint(_ *starlark.Thread, _ *starlark.Builtin, _ starlark.Tuple, kwa
 }
 
 // builtinFail is Starlark's fail, refusing a message past the memory
-// limit (its text is built as print's).
+// limit or holding a value nested too deep to write (its text is built as
+// print's).
 func builtinFail(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	sep := " "
 	if g := textGuard(th); g != nil && starlark.UnpackArgs("fail", nil, kwargs, "sep?", &sep) == nil {
