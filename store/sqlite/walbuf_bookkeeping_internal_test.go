@@ -14,13 +14,7 @@ import (
 // database at path (memory the file keeps for its life).
 func walBufCap(t *testing.T, path string) int {
 	t.Helper()
-	wrapMu.Lock()
-	m := mainByName[path]
-	wrapMu.Unlock()
-	if m == nil || m.wal.Load() == nil {
-		t.Fatalf("%s has no WAL open through the WAL-batching VFS", path)
-	}
-	w := m.wal.Load()
+	w := openWALOf(t, path)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return cap(w.buf)
@@ -98,10 +92,10 @@ func TestWALPresyncStepsByUnsyncedBytes(t *testing.T) {
 		}
 		flushed += walFlushes.Load() - f0
 		s.wsem <- struct{}{} // the writer idle: no flush starts one meanwhile
-		s.walFileForTest(t, path).presyncs.Wait()
+		openWALOf(t, path).presyncs.Wait()
 		<-s.wsem
 	}
-	from, step := s.walFileForTest(t, path).presyncLimits()
+	from, step := openWALOf(t, path).presyncLimits()
 	n := walPresyncs(t, s)
 	// At most 6 frames per commit are written: the bound on background
 	// syncs is what those bytes allow in steps, well under one per flush.
@@ -111,18 +105,6 @@ func TestWALPresyncStepsByUnsyncedBytes(t *testing.T) {
 		t.Fatalf("%d background syncs for %d flushes (presync from %d bytes, step %d); want 1..%d",
 			n, flushed, from, step, most)
 	}
-}
-
-// walFileForTest returns the open WAL of the database at path.
-func (s *Store) walFileForTest(t *testing.T, path string) *walFile {
-	t.Helper()
-	wrapMu.Lock()
-	m := mainByName[path]
-	wrapMu.Unlock()
-	if m == nil || m.wal.Load() == nil {
-		t.Fatalf("%s has no WAL open through the WAL-batching VFS", path)
-	}
-	return m.wal.Load()
 }
 
 // TestWALVFSForgetsAClosedDatabase: closing a store takes its database
@@ -137,7 +119,7 @@ func TestWALVFSForgetsAClosedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitSteps(t, s, redoRun("r"), durable.RunRunning, true, "a")
-	w := s.walFileForTest(t, path)
+	w := openWALOf(t, path)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -15,20 +15,24 @@ import (
 	"github.com/abstractframework/abstractgateway/store"
 )
 
-// walUnsynced returns the bytes written to the WAL of the database at
-// path since SQLite last synced it (walbuf.go's count).
-func walUnsynced(t *testing.T, path string) int64 {
+// openWALOf returns the open WAL of the database at path, failing the test
+// when the database has none open through the WAL-batching VFS.
+func openWALOf(t *testing.T, path string) *walFile {
 	t.Helper()
 	wrapMu.Lock()
 	m := mainByName[path]
 	wrapMu.Unlock()
-	if m == nil {
-		t.Fatalf("%s is not open through the WAL-batching VFS", path)
+	if m == nil || m.wal.Load() == nil {
+		t.Fatalf("%s has no WAL open through the WAL-batching VFS", path)
 	}
-	w := m.wal.Load()
-	if w == nil {
-		t.Fatal("no WAL open")
-	}
+	return m.wal.Load()
+}
+
+// walUnsynced returns the bytes written to the WAL of the database at
+// path since SQLite last synced it (walbuf.go's count).
+func walUnsynced(t *testing.T, path string) int64 {
+	t.Helper()
+	w := openWALOf(t, path)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.unsynced
@@ -105,13 +109,7 @@ func failingWALWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64
 // the WAL file of the database at path fail.
 func failNextWALWrites(t *testing.T, path string, n int32) {
 	t.Helper()
-	wrapMu.Lock()
-	m := mainByName[path]
-	wrapMu.Unlock()
-	if m == nil || m.wal.Load() == nil {
-		t.Fatalf("%s has no WAL open through the WAL-batching VFS", path)
-	}
-	w := m.wal.Load()
+	w := openWALOf(t, path)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.orig != &failWALTable {
@@ -127,10 +125,7 @@ func failNextWALWrites(t *testing.T, path string, n int32) {
 // the WAL of the database at path.
 func walKept(t *testing.T, path string) int {
 	t.Helper()
-	wrapMu.Lock()
-	m := mainByName[path]
-	wrapMu.Unlock()
-	w := m.wal.Load()
+	w := openWALOf(t, path)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.buf)
