@@ -84,17 +84,8 @@ func loopFlow(steps int) *runtime.Workflow {
 // runs only at Start: it stayed RUNNING until a restart. The loop now
 // drives it again after its next poll.
 func TestRunLeftRunningByADriveIsDrivenAgain(t *testing.T) {
-	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg, _ := runtime.NewRegistry(loopFlow(150))
-	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg, Clock: c.Now, MaxSteps: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, rt, id := waitingLongLoop(t, 150)
 	ctx := context.Background()
-	id, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "loop", Vars: map[string]any{}})
-	if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
-		t.Fatalf("not waiting: %s", st.Status)
-	}
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: 10 * time.Millisecond})
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)

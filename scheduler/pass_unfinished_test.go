@@ -18,7 +18,7 @@ import (
 // returned once a poll did not fill a batch and nothing else was due.
 func TestPassDrivesOnARunItsDriveLeftRunning(t *testing.T) {
 	t.Parallel()
-	c, rt, id := waitingLongLoop(t)
+	c, rt, id := waitingLongLoop(t, 250) // more than two drives of 100 ticks
 	ctx := context.Background()
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Hour})
 	c.Advance(2 * time.Minute)
@@ -37,7 +37,7 @@ func TestPassDrivesOnARunItsDriveLeftRunning(t *testing.T) {
 // Would break if the loop's sleep ignored the time the earliest
 // unfinished run is due.
 func TestLoopDrivesARunLeftRunningWithoutSleepingThePollInterval(t *testing.T) {
-	c, rt, id := waitingLongLoop(t)
+	c, rt, id := waitingLongLoop(t, 250) // more than two drives of 100 ticks
 	s, _ := scheduler.New(scheduler.Config{Runtime: rt, Clock: c.Now, PollInterval: time.Hour})
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -52,23 +52,14 @@ func TestLoopDrivesARunLeftRunningWithoutSleepingThePollInterval(t *testing.T) {
 }
 
 // waitingLongLoop is a runtime of one-step ticks (MaxSteps 1) on a fake
-// clock, with a run of loopFlow(250) (more than two drives of 100 ticks)
-// ticked into its first wait.
-func waitingLongLoop(t *testing.T) (*runtimetest.Clock, *runtime.Runtime, string) {
+// clock, with a run of loopFlow(steps) ticked into its first wait.
+func waitingLongLoop(t *testing.T, steps int) (*runtimetest.Clock, *runtime.Runtime, string) {
 	t.Helper()
 	c := runtimetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg, _ := runtime.NewRegistry(loopFlow(250))
+	reg, _ := runtime.NewRegistry(loopFlow(steps))
 	rt, err := runtime.New(runtime.Config{Store: memory.New(), Registry: reg, Clock: c.Now, MaxSteps: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "loop", Vars: map[string]any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, _ := rt.Tick(ctx, id, runtime.TickOptions{}); st.Status != durable.RunWaiting {
-		t.Fatalf("not waiting: %s", st.Status)
-	}
-	return c, rt, id
+	return c, rt, startWaiting(t, rt, "loop")
 }

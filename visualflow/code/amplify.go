@@ -243,16 +243,16 @@ func newAmplifyGuards(th *starlark.Thread, g *guard) starlark.StringDict {
 	}
 }
 
-// textGuard returns th's guard, with or without a memory limit (nil
+// threadGuard returns th's guard, with or without a memory limit (nil
 // outside the sandbox).
-func textGuard(th *starlark.Thread) *guard {
+func threadGuard(th *starlark.Thread) *guard {
 	g, _ := th.Local(guardKey).(*guard)
 	return g
 }
 
 // limitGuard returns th's guard when the execution has a memory limit.
 func limitGuard(th *starlark.Thread) *guard {
-	if g, _ := th.Local(guardKey).(*guard); g != nil && g.maxItems >= 0 {
+	if g := threadGuard(th); g != nil && g.maxItems >= 0 {
 		return g
 	}
 	return nil
@@ -400,7 +400,7 @@ func guardedBuiltin(name string, check methodCheck) *starlark.Builtin {
 // past maxReprDepth, which Starlark's writer would recurse into without
 // bound and without looking at the timeout.
 func textBuiltin(name string, check methodCheck) *starlark.Builtin {
-	return checkedBuiltin(textGuard, name, check, receiverMethod(name))
+	return checkedBuiltin(threadGuard, name, check, receiverMethod(name))
 }
 
 // receiverMethod calls the receiver's own method name (Starlark's).
@@ -674,7 +674,7 @@ func builtinPrint(_ *starlark.Thread, _ *starlark.Builtin, _ starlark.Tuple, kwa
 // print's).
 func builtinFail(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	sep := " "
-	if g := textGuard(th); g != nil && starlark.UnpackArgs("fail", nil, kwargs, "sep?", &sep) == nil {
+	if g := threadGuard(th); g != nil && starlark.UnpackArgs("fail", nil, kwargs, "sep?", &sep) == nil {
 		z := newTextSize(th, g)
 		z.add(int64(len("fail: ")))
 		for i, v := range args {
@@ -762,7 +762,7 @@ func universeBuiltin(name string) *starlark.Builtin {
 // builtinRange is Starlark's range, as a sandboxRange.
 func builtinRange(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	r, err := universeBuiltin("range").CallInternal(th, args, kwargs)
-	if g, _ := th.Local(guardKey).(*guard); err == nil && g != nil {
+	if g := threadGuard(th); err == nil && g != nil {
 		return sandboxRange{r: r, th: th, g: g}, nil
 	}
 	return r, err

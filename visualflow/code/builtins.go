@@ -67,7 +67,7 @@ func sized(name string, adapt func(args starlark.Tuple, kwargs []starlark.Tuple)
 				return answer, err
 			}
 		}
-		if g, _ := th.Local(guardKey).(*guard); g != nil && len(args) > 0 {
+		if g := threadGuard(th); g != nil && len(args) > 0 {
 			// A codepoints iterable's items are new values (itemCost).
 			if n := itemBound(args[0]); g.maxItems >= 0 && int64(n) > g.maxItems/itemCost(args[0]) {
 				return nil, g.refuse(th, name+"()", n)

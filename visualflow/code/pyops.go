@@ -147,7 +147,7 @@ type comparer struct {
 const stopEvery = 256
 
 func newComparer(th *starlark.Thread) *comparer {
-	g, _ := th.Local(guardKey).(*guard)
+	g := threadGuard(th)
 	return &comparer{g: g}
 }
 

@@ -63,7 +63,7 @@ func repeatGuardCall(y syntax.Expr) syntax.Expr {
 // be one side of a repeat: an int count, or a sequence an int on the other
 // side repeats.
 func newRepeatGuard(th *starlark.Thread) *starlark.Builtin {
-	g, _ := th.Local(guardKey).(*guard)
+	g := threadGuard(th)
 	if g == nil || g.maxItems < 0 {
 		return nil
 	}

@@ -324,7 +324,7 @@ func pulse(th *starlark.Thread, i int) error {
 	if i&1023 != 1023 {
 		return nil
 	}
-	if g, _ := th.Local(guardKey).(*guard); g != nil {
+	if g := threadGuard(th); g != nil {
 		if r := g.stop.Load(); r != nil {
 			return errors.New(*r)
 		}
@@ -370,7 +370,7 @@ func watch(ctx context.Context, th *starlark.Thread, g *guard, lim Limits, done 
 // Without a memory limit only the rewrites for Python's semantics are
 // made: there is nothing to check against.
 func guardCode(th *starlark.Thread, n syntax.Node, env starlark.StringDict) syntax.Node {
-	g, _ := th.Local(guardKey).(*guard)
+	g := threadGuard(th)
 	limited := g != nil && g.maxItems >= 0
 	if limited {
 		n = guardDictLiterals(n) // first: the others see the calls it writes
