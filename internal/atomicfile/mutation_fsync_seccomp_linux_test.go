@@ -28,7 +28,8 @@ const fsyncFailsEnv = "ATOMICFILE_TEST_FSYNC_FAILS_DIR"
 // the mutations that skip the temp file's f.Sync() in write
 // (atomicfile.go) or the spare's in Recycler.fill (recycle.go): without
 // them the new content is renamed in place and only the directory sync
-// fails (ErrUnsynced). No other test sees them: a process kill loses
+// fails (ErrUnsynced). Also kills those that drop SyncDir's own fsync
+// or lose its error. No other test sees them: a process kill loses
 // nothing an fsync would have kept.
 func TestWritesAreSyncedBeforeTheRename(t *testing.T) {
 	if os.Getenv(fsyncFailsEnv) != "" {
@@ -78,6 +79,13 @@ func TestWritesAreSyncedBeforeTheRenameChild(t *testing.T) {
 	checkUnsyncedWrite(t, "Write", write, err)
 	err = r.Replace(replace, []byte("new"))
 	checkUnsyncedWrite(t, "Recycler.Replace", replace, err)
+
+	// SyncDir reports the failed fsync of the directory: a rename it was
+	// to make durable is not (breaks if SyncDir skips the d.Sync() or lets
+	// the Close's nil error hide it).
+	if err := atomicfile.SyncDir(dir); !errors.Is(err, syscall.EIO) {
+		t.Errorf("SyncDir whose fsync failed = %v; want EIO", err)
+	}
 }
 
 func checkUnsyncedWrite(t *testing.T, what, path string, err error) {
