@@ -55,7 +55,7 @@ func linkedElsewhere(f *os.File) (bool, error) {
 // once. known is false when the kernel or file system grants no lease
 // here (leases off, a file another user owns, a network file system):
 // then nothing is known.
-func openElsewhere(f *os.File) (open, known bool) {
+var openElsewhere = func(f *os.File) (open, known bool) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return false, false
