@@ -164,3 +164,37 @@ func TestRecoveryKeepsTheStagedNameWhenTheLedgerCannotBeRead(t *testing.T) {
 		t.Fatalf("the staged name after the failed open: %v; want it kept", err)
 	}
 }
+
+// TestRecoveryDropsAStagedNameOfAnInvalidRunID: a file named like a
+// staged commit whose run id the store refuses (a backslash) is not one
+// of its commits: the open removes it and writes no run file from it,
+// even when a ledger of that name holds exactly the bytes it names.
+// Breaks if parseStagedName stops checking the id, so that the recovery
+// puts a run file of an id no commit could have made in place.
+func TestRecoveryDropsAStagedNameOfAnInvalidRunID(t *testing.T) {
+	dir := t.TempDir()
+	const id = `a\b`
+	records := []byte("{\"run_id\": \"a\\\\b\"}\n")
+	if err := os.WriteFile(filepath.Join(dir, "ledger_"+id+".jsonl"), records, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, err := durable.MarshalRun(identityRun(id, "ours", durable.RunCompleted), pyjson.Pretty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := filepath.Join(dir, stagedName(id, 0, records))
+	if err := os.WriteFile(staged, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Dir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	if _, err := os.Lstat(filepath.Join(dir, "run_"+id+".json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run file of the invalid id after the open: %v; want none", err)
+	}
+	if _, err := os.Lstat(staged); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the staged name of an invalid id after the open: %v; want it removed", err)
+	}
+}
