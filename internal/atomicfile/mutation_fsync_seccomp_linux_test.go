@@ -5,15 +5,12 @@ package atomicfile_test
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/abstractframework/abstractgateway/internal/atomicfile"
+	"github.com/abstractframework/abstractgateway/internal/seccomptest"
 )
 
 // fsyncFailsEnv names the directory the child of
@@ -32,26 +29,11 @@ const fsyncFailsEnv = "ATOMICFILE_TEST_FSYNC_FAILS_DIR"
 // or lose its error. No other test sees them: a process kill loses
 // nothing an fsync would have kept.
 func TestWritesAreSyncedBeforeTheRename(t *testing.T) {
-	if os.Getenv(fsyncFailsEnv) != "" {
-		t.Skip("the child runs TestWritesAreSyncedBeforeTheRenameChild")
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWritesAreSyncedBeforeTheRenameChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), fsyncFailsEnv+"="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if strings.Contains(string(out), "--- SKIP: TestWritesAreSyncedBeforeTheRenameChild") {
-		t.Skipf("child skipped:\n%s", out)
-	}
+	seccomptest.RunChild(t, fsyncFailsEnv, "TestWritesAreSyncedBeforeTheRenameChild")
 }
 
 func TestWritesAreSyncedBeforeTheRenameChild(t *testing.T) {
-	dir := os.Getenv(fsyncFailsEnv)
-	if dir == "" {
-		t.Skip("run by TestWritesAreSyncedBeforeTheRename")
-	}
+	dir := seccomptest.ChildDir(t, fsyncFailsEnv)
 	write := filepath.Join(dir, "write.json")
 	replace := filepath.Join(dir, "replace.json")
 	for _, p := range []string{write, replace} {
@@ -65,7 +47,7 @@ func TestWritesAreSyncedBeforeTheRenameChild(t *testing.T) {
 	}
 	defer func() { _ = r.Close() }()
 
-	failEveryFsync(t)
+	seccomptest.FailSyscalls(t, syscall.EIO, syscall.SYS_FSYNC, syscall.SYS_FDATASYNC)
 	probe, err := os.CreateTemp(dir, "probe")
 	if err != nil {
 		t.Fatal(err)
@@ -95,45 +77,5 @@ func checkUnsyncedWrite(t *testing.T, what, path string, err error) {
 	}
 	if b, rerr := os.ReadFile(path); rerr != nil || string(b) != "old" {
 		t.Errorf("%s whose file fsync failed left %q (%v) at %s; want \"old\": unsynced data took the name", what, b, rerr, filepath.Base(path))
-	}
-}
-
-// failEveryFsync installs, in every thread of the process, a seccomp
-// filter under which fsync and fdatasync fail with EIO.
-func failEveryFsync(t *testing.T) {
-	t.Helper()
-	const (
-		ldAbsW      = 0x20 // BPF_LD | BPF_W | BPF_ABS
-		jeqK        = 0x15 // BPF_JMP | BPF_JEQ | BPF_K
-		retK        = 0x06 // BPF_RET | BPF_K
-		archX86_64  = 0xC000003E
-		retAllow    = 0x7fff0000
-		retErrno    = 0x00050000
-		sysSeccomp  = 317
-		setFilter   = 1 // SECCOMP_SET_MODE_FILTER
-		flagTSync   = 1 // SECCOMP_FILTER_FLAG_TSYNC
-		noNewPrivs  = 38
-		offsetNr    = 0
-		offsetArch  = 4
-		sysFsync    = 74
-		sysFdatasyn = 75
-	)
-	filter := []syscall.SockFilter{
-		{Code: ldAbsW, K: offsetArch},
-		{Code: jeqK, Jt: 0, Jf: 3, K: archX86_64},
-		{Code: ldAbsW, K: offsetNr},
-		{Code: jeqK, Jt: 2, Jf: 0, K: sysFsync},
-		{Code: jeqK, Jt: 1, Jf: 0, K: sysFdatasyn},
-		{Code: retK, K: retAllow},
-		{Code: retK, K: retErrno | uint32(syscall.EIO)},
-	}
-	prog := syscall.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, noNewPrivs, 1, 0); e != 0 {
-		t.Skipf("prctl(PR_SET_NO_NEW_PRIVS): %v", e)
-	}
-	if _, _, e := syscall.RawSyscall(sysSeccomp, setFilter, flagTSync, uintptr(unsafe.Pointer(&prog))); e != 0 {
-		t.Skipf("seccomp filter unavailable: %v", e)
 	}
 }
