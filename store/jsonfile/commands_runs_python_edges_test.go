@@ -29,17 +29,9 @@ func TestCommandAppendUnsyncedIsStillTheCommand(t *testing.T) {
 	dir := t.TempDir()
 	s := openInternalSync(t, dir, false) // synced: a new file's entry is synced too
 	ctx := t.Context()
-	var undo func()
-	s.writeForTest = func(f *os.File, data []byte) (int, error) {
-		s.writeForTest = nil
-		n, err := f.Write(data)
-		undo = exhaustFDsAfter(t, f) // the directory sync after it cannot open the directory
-		return n, err
-	}
+	giveBack := exhaustFDsAfterNextWrite(t, s) // the directory sync after the write cannot open the directory
 	_, err := s.CommandAppend(ctx, &durable.CommandRecord{CommandID: "c1", RunID: "r1", Type: "pause"})
-	if undo != nil {
-		undo()
-	}
+	giveBack()
 	if !errors.Is(err, errAppendedUnsynced) {
 		t.Fatalf("precondition: first append = %v, want the directory sync to fail after the write", err)
 	}

@@ -121,6 +121,27 @@ func TestStagedRecoveryLedgerGrownByPython(t *testing.T) {
 	}
 }
 
+// exhaustFDsAfterNextWrite lets st's next file write through, then
+// refuses every new file descriptor (exhaustFDsAfter on the written file)
+// until giveBack runs; giveBack may run more than once, and before the
+// write.
+func exhaustFDsAfterNextWrite(t *testing.T, st *Store) (giveBack func()) {
+	t.Helper()
+	var undo func()
+	st.writeForTest = func(f *os.File, data []byte) (int, error) {
+		st.writeForTest = nil
+		n, err := f.Write(data)
+		undo = exhaustFDsAfter(t, f)
+		return n, err
+	}
+	return func() {
+		if undo != nil {
+			undo()
+			undo = nil
+		}
+	}
+}
+
 // exhaustFDsAfter makes every open of a new file descriptor fail (EMFILE)
 // once the descriptor f is closed, and returns what undoes it.
 func exhaustFDsAfter(t *testing.T, f *os.File) (undo func()) {
@@ -198,18 +219,10 @@ func commitTerminalDirSyncFailing(t *testing.T, dir string) (_ *Store, run *dura
 	t.Helper()
 	st, run := stagedFaultSetup(t, dir)
 	versionBefore = run.Version
-	var undo func()
-	st.writeForTest = func(f *os.File, data []byte) (int, error) {
-		st.writeForTest = nil
-		n, err := f.Write(data)
-		undo = exhaustFDsAfter(t, f)
-		return n, err
-	}
+	giveBack := exhaustFDsAfterNextWrite(t, st)
 	run.Status = durable.RunCompleted
 	err := st.RunCommit(context.Background(), &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
-	if undo != nil {
-		undo()
-	}
+	giveBack()
 	return st, run, versionBefore, err
 }
 

@@ -35,26 +35,17 @@ func TestUnsyncedPromoteKeepsTheRecordsAndOwesTheSync(t *testing.T) {
 	if st.dirUnsynced.Load() {
 		t.Fatal("precondition: a directory sync owed before the commit")
 	}
-	var undo func()
-	st.writeForTest = func(f *os.File, data []byte) (int, error) {
-		st.writeForTest = nil
-		n, err := f.Write(data)
-		undo = exhaustFDsAfter(t, f)
-		return n, err
-	}
+	giveBack := exhaustFDsAfterNextWrite(t, st)
 	// Were the unsynced promote taken for a failure, the undo that follows
 	// must not fail for want of descriptors too: give them back there.
 	st.killForTest = func(p string) {
-		if p == "promote failed" && undo != nil {
-			undo()
-			undo = nil
+		if p == "promote failed" {
+			giveBack()
 		}
 	}
 	run.Status = durable.RunCompleted
 	err := st.RunCommit(ctx, &store.CommitParams{Run: run, Records: []*durable.StepRecord{terminalRecordOf()}})
-	if undo != nil {
-		undo()
-	}
+	giveBack()
 	if !errors.Is(err, atomicfile.ErrUnsynced) {
 		t.Fatalf("RunCommit whose Promote's directory sync failed = %v; want ErrUnsynced", err)
 	}
