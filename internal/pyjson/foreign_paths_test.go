@@ -72,6 +72,7 @@ func TestBadValueInGoStructOrMapNamesItsPath(t *testing.T) {
 		{"json tag name", taggedConfig{Score: math.Inf(-1)}, "vars.cfg.score"},
 		{"embedded struct field promoted", withEmbedded{embeddedBase: embeddedBase{Limit: math.NaN()}}, "vars.cfg.Limit"},
 		{"int-keyed map", map[int]any{7: math.NaN()}, "vars.cfg.7"},
+		{"int key of several digits, in decimal", map[int]any{255: math.NaN()}, "vars.cfg.255"},
 		{"struct in int-keyed map", map[int]hostConfig{3: {Score: math.Inf(1)}}, "vars.cfg.3.Score"},
 		{"pointer cycle", loop, "vars.cfg.Next"},
 		{"marshaler error", map[string]any{"x": 1, "f": []any{hostConfig{Extra: map[string]any{"m": failingMarshaler{}}}}}, "vars.cfg.f[0].Extra.m"},
