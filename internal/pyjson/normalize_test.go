@@ -3,6 +3,7 @@ package pyjson
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -109,4 +110,48 @@ func TestNormalizeRefusesWhatTheEncoderRefuses(t *testing.T) {
 func nanValue() float64 {
 	zero := 0.0
 	return zero / zero
+}
+
+// A value nested one level past MaxDepth has no encoding: Normalize gives
+// the encoder's error and IsNormalized says false, however the value is
+// otherwise in Normalize's form.
+func TestNormalizeRefusesAValueNestedPastMaxDepth(t *testing.T) {
+	t.Parallel()
+	var v any = json.Number("1")
+	for range MaxDepth + 1 {
+		v = []any{v}
+	}
+	if _, err := Marshal(v, Line); err == nil {
+		t.Fatal("Marshal past the limit succeeded")
+	}
+	if _, err := Normalize(v); err == nil || !strings.Contains(err.Error(), "nesting too deep") {
+		t.Errorf("Normalize past the limit = %v; want the encoder's nesting too deep", err)
+	}
+	if IsNormalized(v) {
+		t.Error("IsNormalized of a value nested past the limit = true")
+	}
+}
+
+// A json.Number literal that is not a JSON number has no round trip:
+// Normalize gives the encoder's error rather than handing it back.
+func TestNormalizeRefusesAnInvalidNumberLiteral(t *testing.T) {
+	t.Parallel()
+	for _, n := range []json.Number{"0x1", "", "1e", "+1"} {
+		if got, err := Normalize(map[string]any{"n": n}); err == nil || !strings.Contains(err.Error(), "invalid number literal") {
+			t.Errorf("Normalize(json.Number(%q)) = %v, %v; want the encoder's invalid number literal", n, got, err)
+		}
+	}
+}
+
+// An object key that is not UTF-8 is written with U+FFFD, so it reads
+// back as another key: the object is not in Normalize's form.
+func TestIsNormalizedObjectRefusesAKeyThatIsNotUTF8(t *testing.T) {
+	t.Parallel()
+	m := map[string]any{"k\xfe": json.Number("1")}
+	if IsNormalizedObject(m) || IsNormalized(m) {
+		t.Error("IsNormalized of an object with a key that is not UTF-8 = true")
+	}
+	if n, err := NormalizeObject(m); err != nil || n["k\uFFFD"] != json.Number("1") {
+		t.Errorf("NormalizeObject = %v, %v; want the key as U+FFFD", n, err)
+	}
 }

@@ -1,0 +1,59 @@
+package pyjson
+
+import (
+	"reflect"
+	"testing"
+)
+
+// A cycle entered past the first shallowPath levels of the copy path
+// (where the path is a set, not scanned) is still a cycle: the copy
+// holds its own copy where the original holds itself, not a chain
+// unrolled down to the nesting limit whose end is the original.
+func TestCloneKeepsACycleEnteredPastTheShallowPath(t *testing.T) {
+	t.Parallel()
+	const depth, back = shallowPath + 8, shallowPath + 3
+	levels := make([]map[string]any, depth)
+	for i := range levels {
+		levels[i] = map[string]any{"i": int64(i)}
+		if i > 0 {
+			levels[i-1]["next"] = levels[i]
+		}
+	}
+	levels[depth-1]["back"] = levels[back] // a cycle through levels back..depth-1
+	c := CloneObject(levels[0])
+	copies := make([]map[string]any, depth)
+	copies[0] = c
+	for i := 1; i < depth; i++ {
+		copies[i] = copies[i-1]["next"].(map[string]any)
+	}
+	for i, m := range copies {
+		if reflect.ValueOf(m).Pointer() == reflect.ValueOf(levels[i]).Pointer() {
+			t.Fatalf("the copy shares level %d with the original", i)
+		}
+	}
+	got := copies[depth-1]["back"].(map[string]any)
+	if reflect.ValueOf(got).Pointer() != reflect.ValueOf(copies[back]).Pointer() {
+		t.Errorf("the copy's back reference at level %d is not the copy of level %d: the cycle was unrolled", depth-1, back)
+	}
+}
+
+// Objects nested past the encoder's MaxDepth (a document another writer
+// nested deeper, which Decode still reads) are copied, not shared, down
+// to the decoder's limit, as arrays are.
+func TestCloneCopiesObjectsNestedPastMaxDepth(t *testing.T) {
+	t.Parallel()
+	leaf := map[string]any{"v": int64(1)}
+	var v any = leaf
+	for range MaxDepth + 10 {
+		v = map[string]any{"k": v}
+	}
+	c := Clone(v)
+	m := c.(map[string]any)
+	for range MaxDepth + 10 {
+		m = m["k"].(map[string]any)
+	}
+	m["v"] = int64(2)
+	if leaf["v"] != int64(1) {
+		t.Error("writing the deepest object of the copy changed the original: it was shared")
+	}
+}
