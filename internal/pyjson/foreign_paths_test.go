@@ -43,6 +43,13 @@ type holdsErr struct {
 	Err  error
 }
 
+// errFirst has its member with no JSON form first: encoding/json writes
+// {"Err":{},"Name":"x"}, the {} not at the end of the text.
+type errFirst struct {
+	Err  error
+	Name string
+}
+
 type allOmitted struct {
 	A string `json:",omitempty"`
 }
@@ -138,6 +145,7 @@ func TestValueWithNoJSONFormIsRefused(t *testing.T) {
 		{"error value", errors.New("boom"), "vars.err", "*errors.errorString"},
 		{"empty struct", struct{}{}, "vars.err", "struct {}"},
 		{"error in a struct field", holdsErr{Name: "x", Err: errors.New("boom")}, "vars.err.Err", "*errors.errorString"},
+		{"error in a struct field before others", errFirst{Err: errors.New("boom"), Name: "x"}, "vars.err.Err", "*errors.errorString"},
 		{"error in a typed slice", []error{nil, errors.New("boom")}, "vars.err[1]", "*errors.errorString"},
 		{"error in an int-keyed map", map[int]any{5: errors.New("boom")}, "vars.err.5", "*errors.errorString"},
 	} {
