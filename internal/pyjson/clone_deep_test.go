@@ -57,3 +57,27 @@ func TestCloneCopiesObjectsNestedPastMaxDepth(t *testing.T) {
 		t.Error("writing the deepest object of the copy changed the original: it was shared")
 	}
 }
+
+// A container held twice without a cycle (two members sharing one map),
+// deeper than shallowPath, is copied once per holder, as at any depth and
+// as a decode of the value's encoding gives it: the copies share nothing,
+// so writing through one leaves the other as it was.
+func TestCloneCopiesASharedContainerPerHolderPastTheShallowPath(t *testing.T) {
+	t.Parallel()
+	shared := map[string]any{"v": int64(1)}
+	var v any = map[string]any{"a": map[string]any{"x": shared}, "b": map[string]any{"x": shared}}
+	for range shallowPath + 4 {
+		v = []any{v}
+	}
+	c := Clone(v)
+	for range shallowPath + 4 {
+		c = c.([]any)[0]
+	}
+	m := c.(map[string]any)
+	a := m["a"].(map[string]any)["x"].(map[string]any)
+	b := m["b"].(map[string]any)["x"].(map[string]any)
+	a["v"] = int64(2)
+	if b["v"] != int64(1) || shared["v"] != int64(1) {
+		t.Errorf("writing through one copy of the shared map set the other to %v (original %v): want copies apart", b["v"], shared["v"])
+	}
+}

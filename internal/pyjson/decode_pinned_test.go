@@ -66,3 +66,15 @@ func TestIndentOnePrettyPrints(t *testing.T) {
 		t.Errorf("Marshal indent=1 = %q, %v; want %q", b, err, want)
 	}
 }
+
+// KindOf names every Go number kind "number": a field error over a value
+// a Go caller built (an int, a uint64) reads like one over a decoded
+// json.Number.
+func TestKindOfNamesGoNumbersNumber(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{json.Number("1"), 1.5, float32(1), 1, int64(1), int32(1), uint(1), uint64(1)} {
+		if got := KindOf(v); got != "number" {
+			t.Errorf("KindOf(%T) = %q; want number", v, got)
+		}
+	}
+}
