@@ -859,6 +859,12 @@ func FormatFloat(f float64) string {
 	return b.String()
 }
 
+// encodableNumber reports whether the encoder writes the literal s: a
+// valid number that, if an integer, has at most MaxIntDigits digits.
+func encodableNumber(s string) bool {
+	return validNumber(s) && (len(s) <= MaxIntDigits || intDigits(s) <= MaxIntDigits)
+}
+
 func validNumber(s string) bool {
 	if s == "" {
 		return false

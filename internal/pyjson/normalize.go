@@ -61,7 +61,7 @@ func normalize(v any, depth int) (any, error) {
 	}
 	switch x := v.(type) {
 	case nil, bool, json.Number:
-		if n, ok := x.(json.Number); ok && !validNumber(string(n)) {
+		if n, ok := x.(json.Number); ok && !encodableNumber(string(n)) {
 			return roundTrip(v, depth)
 		}
 		return v, nil
@@ -146,7 +146,7 @@ func isNormalized(v any, depth int) bool {
 	case nil, bool:
 		return true
 	case json.Number:
-		return validNumber(string(x))
+		return encodableNumber(string(x))
 	case string:
 		return utf8.ValidString(x)
 	case map[string]any:
