@@ -92,3 +92,29 @@ func TestForeignDeadlineDueAtNow(t *testing.T) {
 		}
 	}
 }
+
+// A shared store's append of several records raises ledger_heads to the
+// last of them, not the first: with the head left at the first, Python's
+// next append would take a seq the ledger already holds and fail.
+func TestSharedAppendOfSeveralRecordsRaisesTheHeadToTheLast(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+	s := openShared(t, path)
+	ctx := t.Context()
+	now := durable.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	rec := func(step string) *durable.StepRecord {
+		return &durable.StepRecord{RunID: "r1", StepID: step, NodeID: "a", Status: durable.StepCompleted, Attempt: 1, StartedAt: now}
+	}
+	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{rec("s1"), rec("s2"), rec("s3")}); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	defer db.Close()
+	var head int64
+	if err := db.QueryRow(`SELECT COALESCE((SELECT last_seq FROM ledger_heads WHERE run_id = ?), 0)`, "r1").Scan(&head); err != nil {
+		t.Fatal(err)
+	}
+	if head != 3 {
+		t.Fatalf("ledger_heads.last_seq after one append of 3 records by a shared store = %d, want 3", head)
+	}
+}
