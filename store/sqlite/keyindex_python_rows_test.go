@@ -76,3 +76,35 @@ func TestKeyIndexRereadsPythonRowsNotIndexedYet(t *testing.T) {
 		t.Fatalf("store A: LedgerFindCompleted(K) = %+v, %v; want the completed record of seq 2 (indexed by store B): ", got, err)
 	}
 }
+
+// TestKeyIndexRereadsTheFirstOfSeveralPythonRowsNotIndexedYet: with two
+// Python rows still to be indexed, what counts as read ends before the
+// first of them, not the last; else the first one's key, once indexed,
+// would never be read and its completed record never found.
+func TestKeyIndexRereadsTheFirstOfSeveralPythonRowsNotIndexedYet(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a := openWith(t, sqlite.Config{Path: path, Shared: true})
+	now := durable.NewTime(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+	run := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "n",
+		Vars: map[string]any{}, CreatedAt: now, UpdatedAt: now}
+	if err := a.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: []*durable.StepRecord{
+		{RunID: "r", StepID: "s0", NodeID: "n", Status: durable.StepStarted, IdempotencyKey: "K"}}}); err != nil {
+		t.Fatal(err)
+	}
+	py, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer py.Close()
+	py.SetMaxOpenConns(1)
+	for seq, key := range map[int]string{2: "K", 3: "L"} {
+		rec := strings.NewReplacer("KEY", key).Replace(`{"run_id": "r", "step_id": "py", "node_id": "n", "status": "completed", "effect": null, "result": {"confidence": NaN}, "error": null, "started_at": "2026-12-03T10:00:01+00:00", "ended_at": "2026-12-03T10:00:01+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "KEY", "prev_hash": null, "record_hash": null, "signature": null}`)
+		if _, err := py.ExecContext(ctx, `INSERT INTO ledger (run_id, seq, record_json) VALUES ('r', ?, ?)`, seq, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if through, err := sqlite.KeyIndexReadThrough(a, ctx, "r", 0); err != nil || through != 1 {
+		t.Fatalf("key index read through %d, %v; want 1 (rows 2 and 3 still to be indexed)", through, err)
+	}
+}
