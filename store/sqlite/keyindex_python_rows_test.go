@@ -108,3 +108,31 @@ func TestKeyIndexRereadsTheFirstOfSeveralPythonRowsNotIndexedYet(t *testing.T) {
 		t.Fatalf("key index read through %d, %v; want 1 (rows 2 and 3 still to be indexed)", through, err)
 	}
 }
+
+// TestPythonRowNotCompletedGetsNoCompletedKey: indexing a Python row that
+// SQLite's JSON could not read gives completed_key only to a completed
+// record; a started one with an idempotency key keeps NULL, even when
+// "completed" appears in its text, so that migration 013 lists it (the column
+// names completed records only), else look-ups by that key would read it.
+func TestPythonRowNotCompletedGetsNoCompletedKey(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a := openWith(t, sqlite.Config{Path: path, Shared: true})
+	py, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer py.Close()
+	py.SetMaxOpenConns(1)
+	rec := `{"run_id": "r", "step_id": "completed", "node_id": "n", "status": "started", "effect": null, "result": {"confidence": NaN}, "error": null, "started_at": "2026-12-03T10:00:01+00:00", "ended_at": null, "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": "K", "prev_hash": null, "record_hash": null, "signature": null}`
+	if _, err := py.ExecContext(ctx, `INSERT INTO ledger (run_id, seq, record_json) VALUES ('r', 1, ?)`, rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.LedgerFindCompleted(ctx, "r", "K"); err != nil || got != nil {
+		t.Fatalf("LedgerFindCompleted(K) = %+v, %v; want nil (the record is only started)", got, err)
+	}
+	var ck sql.NullString
+	if err := py.QueryRowContext(ctx, `SELECT completed_key FROM ledger WHERE run_id = 'r' AND seq = 1`).Scan(&ck); err != nil || ck.Valid {
+		t.Fatalf("completed_key of Python's started NaN row after indexing = %v, %v; want NULL", ck, err)
+	}
+}
