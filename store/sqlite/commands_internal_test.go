@@ -71,3 +71,24 @@ func TestCommandWithBadPayloadReadsAsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// CommandListAfter with no limit (limit <= 0) returns a page of 1000
+// commands, as its doc says: a smaller default would make a consumer's
+// loop poll more often, a larger one (or none) read a whole backlog into
+// memory at once.
+func TestCommandListAfterWithoutLimitReturns1000(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openStore(t, Config{Path: filepath.Join(t.TempDir(), "runtime.sqlite3")})
+	for range 1001 {
+		if _, err := s.CommandAppend(ctx, &durable.CommandRecord{RunID: "run-1", Type: "pause"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, limit := range []int{0, -1} {
+		out, next, err := s.CommandListAfter(ctx, 0, limit)
+		if err != nil || len(out) != 1000 || next != 1000 {
+			t.Errorf("CommandListAfter(0, %d) = %d commands, next %d, %v; want 1000, next 1000", limit, len(out), next, err)
+		}
+	}
+}
