@@ -303,11 +303,6 @@ func decodedRuns(ctx context.Context, tx dbtx, log *slog.Logger, query string) (
 	return runs, rows.Close()
 }
 
-// backfillLedgerHeads raises every ledger head to the highest seq of its
-// run, as Python releases after 0.4.28 do on every open, so that a
-// database whose ledger was written without heads keeps allocating
-// increasing seqs. Python 0.4.28 does not, so an owning store runs it at
-// Close too.
 // indexPythonRows gives the rows migration 013's triggers listed (Python
 // wrote them with NaN or Infinity, which the writer's SQLite could not
 // read) their wait_key or completed_key, as 011 did for older rows, and
@@ -413,6 +408,11 @@ func anyRow(ctx context.Context, db querier, query string) (bool, error) {
 	return rows.Next(), rows.Err()
 }
 
+// backfillLedgerHeads raises every ledger head to the highest seq of its
+// run, as Python releases after 0.4.28 do on every open, so that a
+// database whose ledger was written without heads keeps allocating
+// increasing seqs. Python 0.4.28 does not, so an owning store runs it at
+// Close too.
 func (s *Store) backfillLedgerHeads(ctx context.Context) error {
 	_, err := s.wconn.ExecContext(ctx, `INSERT INTO ledger_heads (run_id, last_seq)
 		SELECT run_id, MAX(seq) FROM ledger WHERE true GROUP BY run_id
