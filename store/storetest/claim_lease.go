@@ -111,3 +111,32 @@ func testClaimFromWithoutForce(t *testing.T, s store.Store) {
 		t.Errorf("claim by b From a of a's lapsed claim: %v", err)
 	}
 }
+
+// testClaimRenewExtendsByOneTTL: a renewal moves the claim's expiry to
+// its own now plus the TTL, no further: a 10s claim renewed at 5s is
+// refused to another owner at 14s and is theirs at 16s. A renewal that
+// extended by more (twice the TTL, or from the old expiry) would keep a
+// dead runner's run from every other runner past the lease it promised.
+func testClaimRenewExtendsByOneTTL(t *testing.T, s store.Store) {
+	if !store.HasClaims(s) {
+		t.Skip("store does not implement store.RunClaimer")
+	}
+	c := s.(store.RunClaimer)
+	create(t, s, newRun("run-1", runOpts{}))
+	claim := func(owner string, now time.Duration, renew bool) error {
+		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second,
+			Now: base.Add(now), Renew: renew})
+	}
+	if err := claim("a", 0, false); err != nil {
+		t.Fatalf("claim by a: %v", err)
+	}
+	if err := claim("a", 5*time.Second, true); err != nil {
+		t.Fatalf("renewal by a: %v", err)
+	}
+	if err := claim("b", 14*time.Second, false); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("claim by b at 14s of a's claim renewed at 5s: err = %v, want ErrConflict", err)
+	}
+	if err := claim("b", 16*time.Second, false); err != nil {
+		t.Errorf("claim by b at 16s of a's claim renewed at 5s (lapsed at 15s): %v", err)
+	}
+}

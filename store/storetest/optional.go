@@ -59,6 +59,7 @@ var claimerTests = []subtest{
 	{"NonUTF8Owners", testClaimNonUTF8Owners},
 	{"WithoutRun", testClaimWithoutRun},
 	{"RenewOfLapsedForeignClaim", testClaimRenewOfLapsedForeignClaim},
+	{"RenewExtendsByOneTTL", testClaimRenewExtendsByOneTTL},
 	{"FromWithoutForce", testClaimFromWithoutForce},
 }
 
