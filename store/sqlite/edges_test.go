@@ -35,10 +35,7 @@ func TestSharedAppendsKeepLedgerHeads(t *testing.T) {
 	}
 	db := rawDB(t, path)
 	defer db.Close()
-	var head int64
-	if err := db.QueryRow(`SELECT COALESCE((SELECT last_seq FROM ledger_heads WHERE run_id = ?), 0)`, "r1").Scan(&head); err != nil {
-		t.Fatal(err)
-	}
+	head := ledgerHead(t, db, "r1")
 	if head != 3 {
 		t.Fatalf("ledger_heads.last_seq after 3 records appended by a shared store = %d, want 3", head)
 	}
@@ -110,11 +107,7 @@ func TestSharedAppendOfSeveralRecordsRaisesTheHeadToTheLast(t *testing.T) {
 	}
 	db := rawDB(t, path)
 	defer db.Close()
-	var head int64
-	if err := db.QueryRow(`SELECT COALESCE((SELECT last_seq FROM ledger_heads WHERE run_id = ?), 0)`, "r1").Scan(&head); err != nil {
-		t.Fatal(err)
-	}
-	if head != 3 {
+	if head := ledgerHead(t, db, "r1"); head != 3 {
 		t.Fatalf("ledger_heads.last_seq after one append of 3 records by a shared store = %d, want 3", head)
 	}
 }

@@ -25,13 +25,7 @@ func TestKeyIndexRereadsPythonRowsNotIndexedYet(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shared.db")
 	a := openWith(t, sqlite.Config{Path: path, Shared: true})
 	b := openWith(t, sqlite.Config{Path: path, Shared: true})
-	now := durable.NewTime(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
-	run := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "n",
-		Vars: map[string]any{}, CreatedAt: now, UpdatedAt: now}
-	if err := a.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: []*durable.StepRecord{
-		{RunID: "r", StepID: "s0", NodeID: "n", Status: durable.StepStarted, IdempotencyKey: "K"}}}); err != nil {
-		t.Fatal(err)
-	}
+	createRunStartedUnderK(t, a)
 	if got, err := a.LedgerFindCompleted(ctx, "r", "K"); err != nil || got != nil {
 		t.Fatalf("before: %v, %v", got, err)
 	}
@@ -85,13 +79,7 @@ func TestKeyIndexRereadsTheFirstOfSeveralPythonRowsNotIndexedYet(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "shared.db")
 	a := openWith(t, sqlite.Config{Path: path, Shared: true})
-	now := durable.NewTime(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
-	run := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "n",
-		Vars: map[string]any{}, CreatedAt: now, UpdatedAt: now}
-	if err := a.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: []*durable.StepRecord{
-		{RunID: "r", StepID: "s0", NodeID: "n", Status: durable.StepStarted, IdempotencyKey: "K"}}}); err != nil {
-		t.Fatal(err)
-	}
+	createRunStartedUnderK(t, a)
 	py, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
@@ -134,5 +122,18 @@ func TestPythonRowNotCompletedGetsNoCompletedKey(t *testing.T) {
 	var ck sql.NullString
 	if err := py.QueryRowContext(ctx, `SELECT completed_key FROM ledger WHERE run_id = 'r' AND seq = 1`).Scan(&ck); err != nil || ck.Valid {
 		t.Fatalf("completed_key of Python's started NaN row after indexing = %v, %v; want NULL", ck, err)
+	}
+}
+
+// createRunStartedUnderK creates run "r" in s with one record, s0, started
+// under the idempotency key K: its completion is still to come.
+func createRunStartedUnderK(t *testing.T, s store.Store) {
+	t.Helper()
+	now := durable.NewTime(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+	run := &durable.RunState{RunID: "r", WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "n",
+		Vars: map[string]any{}, CreatedAt: now, UpdatedAt: now}
+	if err := s.RunCommit(t.Context(), &store.CommitParams{Run: run, Create: true, Records: []*durable.StepRecord{
+		{RunID: "r", StepID: "s0", NodeID: "n", Status: durable.StepStarted, IdempotencyKey: "K"}}}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -115,3 +115,14 @@ func rawDB(t testing.TB, path string) *sql.DB {
 	}
 	return db
 }
+
+// ledgerHead reads runID's ledger_heads.last_seq through db, 0 when the
+// run has no head row.
+func ledgerHead(t testing.TB, db *sql.DB, runID string) int64 {
+	t.Helper()
+	var head int64
+	if err := db.QueryRow(`SELECT COALESCE((SELECT last_seq FROM ledger_heads WHERE run_id = ?), 0)`, runID).Scan(&head); err != nil {
+		t.Fatal(err)
+	}
+	return head
+}

@@ -56,15 +56,7 @@ func testClaimWithoutRun(t *testing.T, s store.Store) {
 // renewing, only by claiming it again. The lapsed claim stays b's, so a
 // renewal by b still succeeds.
 func testClaimRenewOfLapsedForeignClaim(t *testing.T, s store.Store) {
-	if !store.HasClaims(s) {
-		t.Skip("store does not implement store.RunClaimer")
-	}
-	c := s.(store.RunClaimer)
-	create(t, s, newRun("run-1", runOpts{}))
-	claim := func(owner string, now time.Duration, renew bool) error {
-		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second,
-			Now: base.Add(now), Renew: renew})
-	}
+	claim := claimRun1(t, s)
 	if err := claim("a", 0, false); err != nil {
 		t.Fatalf("claim by a: %v", err)
 	}
@@ -118,15 +110,7 @@ func testClaimFromWithoutForce(t *testing.T, s store.Store) {
 // extended by more (twice the TTL, or from the old expiry) would keep a
 // dead runner's run from every other runner past the lease it promised.
 func testClaimRenewExtendsByOneTTL(t *testing.T, s store.Store) {
-	if !store.HasClaims(s) {
-		t.Skip("store does not implement store.RunClaimer")
-	}
-	c := s.(store.RunClaimer)
-	create(t, s, newRun("run-1", runOpts{}))
-	claim := func(owner string, now time.Duration, renew bool) error {
-		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second,
-			Now: base.Add(now), Renew: renew})
-	}
+	claim := claimRun1(t, s)
 	if err := claim("a", 0, false); err != nil {
 		t.Fatalf("claim by a: %v", err)
 	}
@@ -138,5 +122,21 @@ func testClaimRenewExtendsByOneTTL(t *testing.T, s store.Store) {
 	}
 	if err := claim("b", 16*time.Second, false); err != nil {
 		t.Errorf("claim by b at 16s of a's claim renewed at 5s (lapsed at 15s): %v", err)
+	}
+}
+
+// claimRun1 creates run-1 in s and returns a claim (or, with renew, a
+// renewal) of it by owner with a 10s TTL at base+now; it skips t when s
+// has no claims.
+func claimRun1(t *testing.T, s store.Store) func(owner string, now time.Duration, renew bool) error {
+	t.Helper()
+	if !store.HasClaims(s) {
+		t.Skip("store does not implement store.RunClaimer")
+	}
+	c := s.(store.RunClaimer)
+	create(t, s, newRun("run-1", runOpts{}))
+	return func(owner string, now time.Duration, renew bool) error {
+		return c.RunClaim(t.Context(), &store.RunClaimParams{RunID: "run-1", Owner: owner, TTL: 10 * time.Second,
+			Now: base.Add(now), Renew: renew})
 	}
 }
