@@ -65,7 +65,7 @@ func TestInvalidRawMessageIsRefusedSayingWhy(t *testing.T) {
 type OmitBase struct{ Limit float64 }
 
 // noFields has no field encoding/json writes: refused as a value.
-type noFields struct{ n int }
+type noFields struct{ _ int }
 
 // omittedMembers holds, beside an empty map (which makes the encoder walk
 // the struct to tell an empty object from a member with no JSON form),
