@@ -113,27 +113,42 @@ func TestSharedAppendOfSeveralRecordsRaisesTheHeadToTheLast(t *testing.T) {
 }
 
 // LedgerFindCompleted matches on the decoded record, not on completed_key
-// alone: a row whose completed_key names the key but whose record is no
-// longer completed (a hand edit) is no completed record, as the cached
-// path would answer. Without the status check in scanCompleted it would be
-// returned, and the runtime would skip an effect that never completed.
+// alone: a row whose completed_key names K but whose record is no longer
+// completed, or carries another key (a hand edit, a foreign writer), is
+// no completed record for K, as the cached path would answer. Without the
+// status check in scanCompleted, or the key check in findIndexed (the
+// key index's path), it would be returned, and the runtime would take
+// K's effect for done when it never completed or was another effect.
 func TestLedgerFindCompletedChecksTheRecordNotJustItsKeyColumn(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "runtime.sqlite3")
-	s := openShared(t, path)
-	ctx := t.Context()
-	now := durable.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{{RunID: "r1", StepID: "s1", NodeID: "a",
-		Status: durable.StepCompleted, Attempt: 1, StartedAt: now, IdempotencyKey: "K"}}); err != nil {
-		t.Fatal(err)
-	}
-	db := rawDB(t, path)
-	defer db.Close()
-	if _, err := db.Exec(`UPDATE ledger SET record_json = replace(record_json, '"status": "completed"', '"status": "failed"')
-		WHERE run_id = 'r1' AND seq = 1 AND completed_key = 'K'`); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.LedgerFindCompleted(ctx, "r1", "K"); err != nil || got != nil {
-		t.Fatalf("LedgerFindCompleted(K) after its record became failed = %+v, %v; want nil", got, err)
+	for _, edit := range []struct{ name, from, to string }{
+		{"status", `"status": "completed"`, `"status": "failed"`},
+		{"key", `"idempotency_key": "K"`, `"idempotency_key": "L"`},
+	} {
+		t.Run(edit.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "runtime.sqlite3")
+			s := openShared(t, path)
+			ctx := t.Context()
+			now := durable.NewTime(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+			if err := s.LedgerAppend(ctx, "r1", []*durable.StepRecord{{RunID: "r1", StepID: "s1", NodeID: "a",
+				Status: durable.StepCompleted, Attempt: 1, StartedAt: now, IdempotencyKey: "K"}}); err != nil {
+				t.Fatal(err)
+			}
+			db := rawDB(t, path)
+			defer db.Close()
+			res, err := db.Exec(`UPDATE ledger SET record_json = replace(record_json, ?, ?)
+				WHERE run_id = 'r1' AND seq = 1 AND completed_key = 'K'`, edit.from, edit.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := res.RowsAffected(); n != 1 {
+				t.Fatalf("setup: %d rows edited, want 1", n)
+			}
+			if got, err := s.LedgerFindCompleted(ctx, "r1", "K"); err != nil || got != nil {
+				t.Fatalf("LedgerFindCompleted(K) after its record's %s changed (%s) = %+v, %v; want nil",
+					edit.name, edit.to, got, err)
+			}
+		})
 	}
 }
