@@ -54,7 +54,8 @@ func linkedElsewhere(f *os.File) (bool, error) {
 // no other descriptor holds (fcntl F_SETLEASE), and it is released at
 // once. known is false when the kernel or file system grants no lease
 // here (leases off, a file another user owns, a network file system):
-// then nothing is known.
+// then nothing is known. A variable so that a test can answer "not
+// known" on a file system that grants leases.
 var openElsewhere = func(f *os.File) (open, known bool) {
 	rc, err := f.SyscallConn()
 	if err != nil {
