@@ -9,15 +9,8 @@ import (
 // (details = error or the rendered output, spec §5.6 observations), so the
 // parent context reads "[t]: Error: partial" rather than an empty error.
 func TestAgentFailedToolWithoutErrorShowsOutput(t *testing.T) {
-	calls := []any{map[string]any{"call_id": "c1", "name": "t"}}
-	results := []any{map[string]any{"call_id": "c1", "name": "t", "success": false, "output": "partial"}}
-	st := runAgentFlow(t, includeContextAgentFlow("react-fail-out", true), toolReact("react-fail-out", calls, "done"),
-		toolsHandler(results), nil)
-	msgs := parentMessages(st)
-	if len(msgs) != 3 {
-		t.Fatalf("parent context.messages = %s, want task, one observation, answer", jsonText(t, msgs))
-	}
-	if got := msgs[1].(map[string]any)["content"]; got != "[t]: Error: partial" {
+	got := oneToolObservation(t, "react-fail-out", map[string]any{"call_id": "c1", "name": "t", "success": false, "output": "partial"})
+	if got != "[t]: Error: partial" {
 		t.Errorf("observation = %q, want %q", got, "[t]: Error: partial")
 	}
 }
@@ -26,16 +19,9 @@ func TestAgentFailedToolWithoutErrorShowsOutput(t *testing.T) {
 // truncated (spec §5.6 "truncated to 2000 chars").
 func TestAgentToolObservationOfExactlyTheLimitIsNotTruncated(t *testing.T) {
 	out := strings.Repeat("x", 2000)
-	calls := []any{map[string]any{"call_id": "c1", "name": "t"}}
-	results := []any{map[string]any{"call_id": "c1", "name": "t", "success": true, "output": out}}
-	st := runAgentFlow(t, includeContextAgentFlow("react-2000", true), toolReact("react-2000", calls, "done"),
-		toolsHandler(results), nil)
-	msgs := parentMessages(st)
-	if len(msgs) != 3 {
-		t.Fatalf("parent context.messages = %s, want task, one observation, answer", jsonText(t, msgs))
-	}
-	if got := msgs[1].(map[string]any)["content"]; got != "[t]: "+out {
-		t.Errorf("observation of 2000 chars was changed: %d chars, ends %q", len(got.(string)), got.(string)[len(got.(string))-40:])
+	got := oneToolObservation(t, "react-2000", map[string]any{"call_id": "c1", "name": "t", "success": true, "output": out})
+	if got != "[t]: "+out {
+		t.Errorf("observation of 2000 chars was changed: %d chars, ends %q", len(got), got[max(0, len(got)-40):])
 	}
 }
 
@@ -46,15 +32,24 @@ func TestAgentTruncatedToolObservationHeadIsRightStripped(t *testing.T) {
 	suffix := "\n… (truncated, 2,500 chars total)"
 	keep := 2000 - len([]rune(suffix))
 	out := strings.Repeat("x", keep-3) + "   " + strings.Repeat("y", 2500-keep)
+	got := oneToolObservation(t, "react-rs", map[string]any{"call_id": "c1", "name": "t", "success": true, "output": out})
+	if want := "[t]: " + strings.Repeat("x", keep-3) + suffix; got != want {
+		t.Errorf("truncated observation ends %q, want it to end %q", got[max(0, len(got)-50):], want[len(want)-50:])
+	}
+}
+
+// oneToolObservation runs an include_context agent whose ReAct child makes
+// one call of tool t, answered by result, and returns the content of the
+// observation the parent context gets for it (between task and answer).
+func oneToolObservation(t *testing.T, reactID string, result map[string]any) string {
+	t.Helper()
 	calls := []any{map[string]any{"call_id": "c1", "name": "t"}}
-	results := []any{map[string]any{"call_id": "c1", "name": "t", "success": true, "output": out}}
-	st := runAgentFlow(t, includeContextAgentFlow("react-rs", true), toolReact("react-rs", calls, "done"),
-		toolsHandler(results), nil)
+	st := runAgentFlow(t, includeContextAgentFlow(reactID, true), toolReact(reactID, calls, "done"),
+		toolsHandler([]any{result}), nil)
 	msgs := parentMessages(st)
 	if len(msgs) != 3 {
 		t.Fatalf("parent context.messages = %s, want task, one observation, answer", jsonText(t, msgs))
 	}
-	if got, want := msgs[1].(map[string]any)["content"], "[t]: "+strings.Repeat("x", keep-3)+suffix; got != want {
-		t.Errorf("truncated observation ends %q, want it to end %q", got.(string)[len(got.(string))-50:], want[len(want)-50:])
-	}
+	got, _ := msgs[1].(map[string]any)["content"].(string)
+	return got
 }

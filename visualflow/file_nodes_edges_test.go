@@ -50,19 +50,25 @@ func TestListFolderThroughLinkUsesTargetsAbstractIgnore(t *testing.T) {
 func TestListFolderFileEntriesCarrySize(t *testing.T) {
 	dir := listTree(t, map[string]string{"a.txt": "hello", "sub/": ""})
 	_, out := listRel(t, dir, map[string]any{"folder_path": dir, "include_directories": true})
+	seen := 0
 	for _, e := range out["entries"].([]any) {
 		m := e.(map[string]any)
 		size, has := m["size_bytes"]
 		switch m["name"] {
 		case "a.txt":
+			seen++
 			if size != int64(5) {
 				t.Errorf("a.txt size_bytes = %#v, want int64(5)", size)
 			}
 		case "sub":
+			seen++
 			if has {
 				t.Errorf("folder entry has size_bytes %v", size)
 			}
 		}
+	}
+	if seen != 2 {
+		t.Fatalf("entries = %s; want a.txt and sub listed", jsonText(t, out["entries"]))
 	}
 }
 
