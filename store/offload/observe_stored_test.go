@@ -47,3 +47,32 @@ func TestObserverGetsRecordAsStored(t *testing.T) {
 		t.Errorf("the notified record does not verify against its own record_hash: %+v", rep.Errors)
 	}
 }
+
+// The same through RunCommit: the records a commit stores are notified as
+// stored. What would break: RunCommitStored returning the caller's records
+// when it committed offloaded copies, so an observer above it is handed
+// the un-offloaded result under the stored record's hash.
+func TestObserverGetsCommittedRecordAsStored(t *testing.T) {
+	ctx := context.Background()
+	inner := memory.New()
+	obs := observe.Wrap(offload.Wrap(hashchain.Wrap(inner), artifact.NewMemory(), offload.Config{MaxInlineBytes: 100}))
+	sub := obs.Subscribe("r", 4)
+	defer sub.Cancel()
+	run := &durable.RunState{RunID: "r", WorkflowID: "w", Status: durable.RunRunning, Vars: map[string]any{}}
+	rec := &durable.StepRecord{RunID: "r", StepID: "s", NodeID: "n", Status: durable.StepCompleted, Attempt: 1,
+		Result: map[string]any{"content": strings.Repeat("x", 1000)}}
+	if err := obs.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: []*durable.StepRecord{rec}}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := inner.LedgerList(ctx, &store.LedgerListParams{RunID: "r"})
+	if err != nil || len(stored) != 1 {
+		t.Fatalf("stored %v, %v", stored, err)
+	}
+	ev := <-sub.C
+	if len(ev.Records) != 1 || !reflect.DeepEqual(ev.Records[0].Result, stored[0].Result) {
+		t.Fatalf("notified records %v; want the stored one, result %v (the offloaded ref)", ev.Records, stored[0].Result)
+	}
+	if rep := hashchain.VerifyLedgerChain(ev.Records); !rep.OK {
+		t.Errorf("the notified record does not verify against its own record_hash: %+v", rep.Errors)
+	}
+}
