@@ -59,3 +59,47 @@ func TestFollowPausesAfreshAfterListening(t *testing.T) {
 		t.Fatalf("Follow after its context ended = %v", err)
 	}
 }
+
+// failingListener fails before it listens, fails times in a row; after
+// that it listens until ctx ends.
+type failingListener struct {
+	store.Store
+	fails   int32
+	listens atomic.Int32
+}
+
+func (f *failingListener) ListenLedger(ctx context.Context, ready func(), _ func(string, bool)) error {
+	if f.listens.Add(1) <= f.fails {
+		return errors.New("connection refused")
+	}
+	ready()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestFollowBacksOffWhileListeningFails: attempts that fail before
+// listening wait longer each time (1 s, then 2 s). What would break: a
+// pause that does not grow, so Follow retries a database that is down
+// once a second for as long as it stays down.
+func TestFollowBacksOffWhileListeningFails(t *testing.T) {
+	t.Parallel()
+	st := observe.Wrap(&failingListener{Store: memory.New(), fails: 2})
+	ctx, stop := context.WithCancel(context.Background())
+	ready := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- st.Follow(ctx, observe.FollowConfig{Ready: func() { ready <- struct{}{} }}) }()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second): // a liveness guard
+		t.Fatal("Follow did not listen again")
+	}
+	// 1 s + 2 s; timers never fire early, so the bound cannot flake.
+	if took := time.Since(start); took < 2900*time.Millisecond {
+		t.Errorf("listening after 2 failed attempts took %v; want at least 3 s (1 s, then 2 s)", took)
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Follow after its context ended = %v", err)
+	}
+}
