@@ -3,6 +3,9 @@ package observe_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +14,59 @@ import (
 	"github.com/abstractframework/abstractgateway/store/memory"
 	"github.com/abstractframework/abstractgateway/store/observe"
 )
+
+// pauseLog records the pause Follow logs before each new attempt, so a
+// test reads the back-off Follow chose rather than timing it.
+type pauseLog struct {
+	mu     sync.Mutex
+	pauses []time.Duration
+}
+
+func (p *pauseLog) Enabled(context.Context, slog.Level) bool { return true }
+func (p *pauseLog) WithAttrs([]slog.Attr) slog.Handler       { return p }
+func (p *pauseLog) WithGroup(string) slog.Handler            { return p }
+func (p *pauseLog) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "pause" {
+			p.mu.Lock()
+			p.pauses = append(p.pauses, a.Value.Duration())
+			p.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+func (p *pauseLog) got() []time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]time.Duration(nil), p.pauses...)
+}
+
+// followUntilListening runs Follow over l until it has called Ready want
+// times, then stops it and returns the pauses it logged.
+func followUntilListening(t *testing.T, l store.Store, want int) []time.Duration {
+	t.Helper()
+	log := &pauseLog{}
+	ctx, stop := context.WithCancel(context.Background())
+	readies := make(chan struct{}, want)
+	done := make(chan error, 1)
+	go func() {
+		done <- observe.Wrap(l).Follow(ctx, observe.FollowConfig{Logger: slog.New(log), Ready: func() { readies <- struct{}{} }})
+	}()
+	for range want {
+		select {
+		case <-readies:
+		case <-time.After(30 * time.Second): // a liveness guard, not a measure
+			t.Fatal("Follow did not listen again")
+		}
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Follow after its context ended = %v", err)
+	}
+	return log.got()
+}
 
 // droppingListener starts listening and then loses the connection, drops
 // times in a row; after that it listens until ctx ends.
@@ -33,30 +89,14 @@ func (d *droppingListener) ListenLedger(ctx context.Context, ready func(), _ fun
 // when it dropped is listened on again after the first pause (1 s), not
 // after a pause that kept doubling over earlier drops. What would break:
 // not resetting the pause once listening starts, so three drops in a row
-// of working connections wait 1+2+4 s instead of 1+1+1 s, and a gateway
-// up for long ends up deaf to other processes for 30 s at each drop.
+// of working connections wait 1, 2, 4 s, and a gateway up for long ends
+// up deaf to other processes for 30 s at each drop.
 func TestFollowPausesAfreshAfterListening(t *testing.T) {
 	t.Parallel()
-	st := observe.Wrap(&droppingListener{Store: memory.New(), drops: 3})
-	ctx, stop := context.WithCancel(context.Background())
-	readies := make(chan struct{}, 4)
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- st.Follow(ctx, observe.FollowConfig{Ready: func() { readies <- struct{}{} }}) }()
-	for range 4 {
-		select {
-		case <-readies:
-		case <-time.After(20 * time.Second): // a liveness guard
-			t.Fatal("Follow did not listen again")
-		}
-	}
-	// 3 s of pauses; 7 s if they doubled. The margin absorbs a slow machine.
-	if took := time.Since(start); took > 5500*time.Millisecond {
-		t.Errorf("listening again after 3 drops of working connections took %v; want about 3 s (1 s each)", took)
-	}
-	stop()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Follow after its context ended = %v", err)
+	pauses := followUntilListening(t, &droppingListener{Store: memory.New(), drops: 3}, 4)
+	want := []time.Duration{time.Second, time.Second, time.Second}
+	if !slices.Equal(pauses, want) {
+		t.Errorf("pauses after 3 drops of working connections: %v; want %v", pauses, want)
 	}
 }
 
@@ -83,23 +123,9 @@ func (f *failingListener) ListenLedger(ctx context.Context, ready func(), _ func
 // once a second for as long as it stays down.
 func TestFollowBacksOffWhileListeningFails(t *testing.T) {
 	t.Parallel()
-	st := observe.Wrap(&failingListener{Store: memory.New(), fails: 2})
-	ctx, stop := context.WithCancel(context.Background())
-	ready := make(chan struct{}, 1)
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- st.Follow(ctx, observe.FollowConfig{Ready: func() { ready <- struct{}{} }}) }()
-	select {
-	case <-ready:
-	case <-time.After(20 * time.Second): // a liveness guard
-		t.Fatal("Follow did not listen again")
-	}
-	// 1 s + 2 s; timers never fire early, so the bound cannot flake.
-	if took := time.Since(start); took < 2900*time.Millisecond {
-		t.Errorf("listening after 2 failed attempts took %v; want at least 3 s (1 s, then 2 s)", took)
-	}
-	stop()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Follow after its context ended = %v", err)
+	pauses := followUntilListening(t, &failingListener{Store: memory.New(), fails: 2}, 1)
+	want := []time.Duration{time.Second, 2 * time.Second}
+	if !slices.Equal(pauses, want) {
+		t.Errorf("pauses after 2 failed attempts: %v; want %v", pauses, want)
 	}
 }
