@@ -132,3 +132,21 @@ func TestDefaultRegistryDirFallsBackToFlowsBundlesThenHome(t *testing.T) {
 		t.Fatalf("variable over ./flows/bundles: got %s, want %s", got, want)
 	}
 }
+
+// The variables are read in AbstractRuntime's priority order
+// (default_workflow_bundles_dir): the shared framework directory first,
+// then the gateway's, then the editor's publish and legacy directories.
+// The list is checked by name, so reordering it is caught.
+func TestDefaultRegistryDirVariableOrder(t *testing.T) {
+	want := []string{"ABSTRACTFRAMEWORK_WORKFLOWS_DIR", "ABSTRACTGATEWAY_FLOWS_DIR", "ABSTRACTFLOW_PUBLISH_DIR", "ABSTRACTFLOW_FLOWS_DIR"}
+	if strings.Join(RegistryDirEnv, ",") != strings.Join(want, ",") {
+		t.Fatalf("RegistryDirEnv = %v, want %v", RegistryDirEnv, want)
+	}
+	clearRegistryEnv(t)
+	base := realTempDir(t)
+	t.Setenv("ABSTRACTGATEWAY_FLOWS_DIR", filepath.Join(base, "gateway"))
+	t.Setenv("ABSTRACTFRAMEWORK_WORKFLOWS_DIR", filepath.Join(base, "framework"))
+	if got := mustDefaultDir(t); got != filepath.Join(base, "framework") {
+		t.Fatalf("both set: got %s, want the ABSTRACTFRAMEWORK_WORKFLOWS_DIR one", got)
+	}
+}

@@ -171,3 +171,23 @@ func TestManifestEntrypointDescriptionMustBeString(t *testing.T) {
 		t.Fatalf("null description: %+v, %v; want \"\"", got.Entrypoints, err)
 	}
 }
+
+// Every spelling of the default entrypoint that §7.2 accepts on read is
+// read, the first one with a value winning: dropping an alias would leave
+// such a bundle without its default (its first entrypoint would run).
+func TestParseManifestReadsEveryDefaultEntrypointAlias(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"default_entrypoint", "defaultEntrypoint", "default_entrypoint_flow_id", "defaultEntrypointFlowId"} {
+		m := fixtureManifest(fixtureOptions{ID: "b", Flows: []string{"main", "second"}})
+		m["entrypoints"] = []any{map[string]any{"flow_id": "main"}, map[string]any{"flow_id": "second"}}
+		delete(m, "default_entrypoint")
+		m[key] = " second "
+		got, err := ParseManifest([]byte(mustJSON(t, m)))
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if got.DefaultEntrypoint != "second" {
+			t.Errorf("%s: default entrypoint = %q, want second", key, got.DefaultEntrypoint)
+		}
+	}
+}
