@@ -202,9 +202,12 @@ func (r *Registry) resolveBundleRef(ref string) (b *Bundle, namedFlow string, er
 		return byFile, "", nil
 	}
 	b, err = r.Resolve(ref)
-	if err == nil || !errors.Is(err, ErrNotFound) {
-		return b, "", err
+	if err == nil {
+		return b, "", nil
 	}
+	// Any failure to resolve a bundle falls back to the entrypoint names,
+	// as Python's resolve_entrypoint does: "@home" is no bundle reference
+	// (its bundle part is empty) but may be a name.
 	ep, nameErr := r.entrypointByName(ref)
 	if nameErr != nil {
 		return nil, "", nameErr
