@@ -203,10 +203,12 @@ func packManifest(b *Bundle, rootID string, opts PackOptions) (Manifest, error) 
 
 func entrypointOf(id string, flow map[string]any) Entrypoint {
 	ep := Entrypoint{FlowID: id, Name: id, Interfaces: []string{}}
-	if s, ok := flow["name"].(string); ok && pyval.Strip(s) != "" {
+	// Python's packer takes str(x or "") of both, so a hand-written
+	// flow's number name 7 names the entrypoint "7".
+	if s := pyval.StrOrEmpty(flow["name"]); pyval.Strip(s) != "" {
 		ep.Name = s
 	}
-	ep.Description, _ = flow["description"].(string)
+	ep.Description = pyval.StrOrEmpty(flow["description"])
 	if list, ok := flow["interfaces"].([]any); ok {
 		for _, x := range list {
 			if s, ok := x.(string); ok && pyval.Strip(s) != "" {
