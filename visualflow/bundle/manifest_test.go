@@ -191,3 +191,13 @@ func TestParseManifestReadsEveryDefaultEntrypointAlias(t *testing.T) {
 		}
 	}
 }
+
+// A manifest.json holding null is refused as not a JSON object, not with
+// an error about a missing bundle_format_version that hides what is wrong.
+func TestNullManifestIsNotAJSONObject(t *testing.T) {
+	t.Parallel()
+	_, err := ParseManifest([]byte("null"))
+	if err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+		t.Fatalf("ParseManifest(null): err = %v; want manifest.json is not a JSON object", err)
+	}
+}

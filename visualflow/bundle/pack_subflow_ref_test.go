@@ -26,3 +26,22 @@ func flowKeysOrNil(b *Bundle) []string {
 	}
 	return flowKeys(b)
 }
+
+// A flow calling itself (spec §7.3: "self-references are fine") packs
+// once: the flow already collected is not loaded again. Loading it again
+// would recurse without end (here until the lowered decoded budget
+// refuses it). Not parallel: it lowers the package's budget.
+func TestPackSelfReferencingSubflowPacksOnce(t *testing.T) {
+	lowerDecodedBudget(t, 1<<20)
+	root := simpleFlow("root", "root")
+	nodes := root["nodes"].([]any)
+	root["nodes"] = nodes[:2] // start and the subflow node calling root
+	dir := packDir(t, map[string]map[string]any{"root": root})
+	b, err := Pack(filepath.Join(dir, "root.json"), dir, PackOptions{})
+	if err != nil {
+		t.Fatalf("Pack of a flow calling itself: %v", err)
+	}
+	if keys := flowKeys(b); len(keys) != 1 || keys[0] != "root" {
+		t.Fatalf("packed flows = %v, want [root]", keys)
+	}
+}
