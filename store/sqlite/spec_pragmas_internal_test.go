@@ -52,5 +52,14 @@ func TestSpecConnectionPragmas(t *testing.T) {
 		if mode != "wal" || fk != 1 || busy != 5000 {
 			t.Errorf("shared reader: journal_mode %s, foreign_keys %d, busy_timeout %d; want wal, 1, 5000", mode, fk, busy)
 		}
+		// The readers are read-only: a write that strayed onto the pool
+		// would run outside the writer turn and its transaction.
+		var queryOnly int
+		if err := s.rdb.QueryRowContext(ctx, "PRAGMA query_only").Scan(&queryOnly); err != nil {
+			t.Fatal(err)
+		}
+		if queryOnly != 1 {
+			t.Errorf("shared reader: query_only %d; want 1", queryOnly)
+		}
 	}
 }
