@@ -303,3 +303,93 @@ func TestListsExactAfterARolledBackCommit(t *testing.T) {
 		t.Fatalf("RunList(running) = %d runs, %v; want none", len(runs), err)
 	}
 }
+
+// Close brings the list columns up to date, owned and shared, so that
+// the file it leaves has exact list indexes for any reader that trusts
+// them (the next open would flush too, but a tool reading the file
+// would not). Were Close to skip its flush, the unlisted and recorded
+// runs of the last commits would stay stale in the file.
+func TestCloseLeavesTheListColumnsUpToDate(t *testing.T) {
+	t.Parallel()
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "db.sqlite")
+			s := openStore(t, Config{Path: path, Shared: shared})
+			runs := listFixture(t, s)
+			checkLists(t, s, runs) // lists them all: nothing stale
+			moveRuns(t, s, runs)   // 20 recorded, fewer than a flush's
+			if u, r := staleLists(t, s); u != 0 || r != 20 {
+				t.Fatalf("before Close: %d unlisted, %d recorded; want 0, 20", u, r)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db := openRawDB(t, path)
+			defer db.Close()
+			var unlisted, recorded, stale int
+			if err := db.QueryRow(`SELECT
+				(SELECT COUNT(*) FROM runs WHERE list_status IS NULL),
+				(SELECT COUNT(*) FROM runs_list_dirty),
+				(SELECT COUNT(*) FROM runs WHERE list_status IS NOT status
+					OR list_updated_at IS NOT COALESCE(updated_at, ''))`).Scan(&unlisted, &recorded, &stale); err != nil {
+				t.Fatal(err)
+			}
+			if unlisted != 0 || recorded != 0 || stale != 0 {
+				t.Fatalf("after Close: %d unlisted, %d recorded, %d stale list entries; want none", unlisted, recorded, stale)
+			}
+		})
+	}
+}
+
+// Runs without updated_at (NULL in the column) list last, by run_id, and
+// a page after one of them continues with the next, whatever put their
+// list columns in place: the flush of new runs and that of runs recorded
+// by an update both store the empty text, never NULL, which the keyset
+// condition of a cursor (list_updated_at < ? OR list_updated_at = ? …)
+// would never match, so the pages after it would come back empty.
+func TestListPagesPastRunsWithoutUpdatedAtAfterAnUpdate(t *testing.T) {
+	t.Parallel()
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			t.Parallel()
+			s := openStore(t, Config{Path: filepath.Join(t.TempDir(), "db.sqlite"), Shared: shared})
+			ctx := t.Context()
+			var runs []*durable.RunState
+			for _, id := range []string{"a", "b", "c"} {
+				r := redoRun(id) // no updated_at
+				if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
+					t.Fatal(err)
+				}
+				runs = append(runs, r)
+			}
+			page := func(before *store.RunIndexCursor) []store.RunIndexRow {
+				t.Helper()
+				rows, err := s.RunIndex(ctx, &store.RunIndexParams{WorkflowID: "wf", Limit: 1, Before: before})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rows
+			}
+			page(nil) // flushes: the new runs get their list columns
+			for _, r := range runs {
+				if err := s.RunCommit(ctx, &store.CommitParams{Run: r}); err != nil { // recorded, still no updated_at
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			var before *store.RunIndexCursor
+			for range len(runs) + 1 {
+				rows := page(before)
+				if len(rows) == 0 {
+					break
+				}
+				got = append(got, rows[0].RunID)
+				before = &store.RunIndexCursor{UpdatedAt: rows[0].UpdatedAt, RunID: rows[0].RunID}
+			}
+			if want := []string{"c", "b", "a"}; !slices.Equal(got, want) {
+				t.Fatalf("paged one by one: %v, want %v", got, want)
+			}
+		})
+	}
+}
