@@ -142,3 +142,55 @@ func TestCache_ManyRunsSmallCache(t *testing.T) {
 		}
 	}
 }
+
+// TestCache_RunReadFromDiskKeepsItsVersion: a run the cache does not hold
+// (here, after a reopen) is read from the file and kept; the next read,
+// served from the cache, answers the same version, a commit at that
+// version succeeds, and the file then holds it. Were the cache to keep the
+// read at another version, the hot read would answer a version the file
+// does not have, and the commit made from it would be refused as stale or
+// make a write that cannot be applied.
+func TestCache_RunReadFromDiskKeepsItsVersion(t *testing.T) {
+	t.Parallel()
+	for name, cfg := range map[string]sqlite.Config{"redo log": {}, "no redo log": {NoRedoLog: true}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			cfg.Path = filepath.Join(t.TempDir(), "runtime.sqlite3")
+			s := openWith(t, cfg)
+			r := testRun("r1")
+			if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s = openWith(t, cfg)
+			for i, from := range []string{"the file", "the cache"} {
+				got, err := s.RunGet(ctx, "r1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Version != 1 {
+					t.Fatalf("read %d (from %s): version %d, want 1", i+1, from, got.Version)
+				}
+				r = got
+			}
+			r.CurrentNode = "next"
+			if err := s.RunCommit(ctx, &store.CommitParams{Run: r}); err != nil {
+				t.Fatalf("commit at the version read: %v", err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s = openWith(t, cfg)
+			got, err := s.RunGet(ctx, "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Version != 2 || got.CurrentNode != "next" {
+				t.Fatalf("after a reopen: version %d at %q, want 2 at \"next\"", got.Version, got.CurrentNode)
+			}
+		})
+	}
+}
