@@ -270,3 +270,23 @@ func TestHotCache_AppendedKeepsOnlyContiguousBoundedLedgers(t *testing.T) {
 		t.Fatalf("accounted size %d, entries hold %d", c.size, sum)
 	}
 }
+
+// TestHotCache_DroppedStateLeavesTheAccount: a state dropped (a deleted
+// run, one too large to keep) no longer counts, whether its entry stays
+// for the ledger or goes. Were its size left in the account, every drop
+// would shrink the room the cache has until it held nothing.
+func TestHotCache_DroppedStateLeavesTheAccount(t *testing.T) {
+	t.Parallel()
+	c := newHotCache(1 << 20)
+	c.putState("a", `{"run_id": "a"}`, 1, false)
+	c.appended("a", []*frozen.Record{frozen.NewRecord(&durable.StepRecord{Seq: 1})}, 40)
+	c.putState("b", `{"run_id": "b"}`, 1, false)
+	c.dropState("a") // the entry stays, holding the ledger
+	c.dropState("b") // the entry goes
+	if want := int64(entryOverhead + 40); c.size != want {
+		t.Fatalf("accounted size %d after dropping both states; want %d (a's entry and ledger)", c.size, want)
+	}
+	if c.state("a") != nil || c.state("b") != nil {
+		t.Fatal("a dropped state is still served")
+	}
+}
