@@ -230,3 +230,37 @@ func TestWorkspaceMountDigestNamesBoundedAndOrdered(t *testing.T) {
 		}
 	}
 }
+
+// Path lists: a Go []string is read like a JSON array, blank entries are
+// skipped (not read as the root itself, which would block everything),
+// and "~" in an entry is the home folder (Python: Path(s).expanduser()).
+func TestWorkspaceIgnoredPathsStringsBlanksAndHome(t *testing.T) {
+	root := workspaceWith(t, map[string]string{"a.txt": "x", "secret/key.txt": "TOP SECRET"})
+	t.Setenv("HOME", root)
+	for _, ignored := range []any{[]string{"secret"}, []any{" ", "secret"}, "secret\n\n  \n", "~/secret"} {
+		in := map[string]any{"workspace_root": root, "workspace_ignored_paths": ignored}
+		in["file_path"] = "secret/key.txt"
+		if _, err := readFile(in); err == nil || !strings.Contains(err.Error(), "blocked by workspace_ignored_paths") {
+			t.Errorf("ignored %#v, read_file secret/key.txt: %v; want it blocked", ignored, err)
+		}
+		in["file_path"] = "a.txt"
+		if _, err := readFile(in); err != nil {
+			t.Errorf("ignored %#v, read_file a.txt: %v; want it read", ignored, err)
+		}
+	}
+}
+
+// A user path starting with "~" is expanded before the policy applies
+// (Python: Path(normalized).expanduser()), so "~/a.txt" with the home
+// inside the root is that file, not "<root>/~/a.txt".
+func TestWorkspaceUserPathTildeExpanded(t *testing.T) {
+	root := workspaceWith(t, map[string]string{"home/a.txt": "hello"})
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	out, err := readFile(map[string]any{"workspace_root": root, "file_path": "~/a.txt"})
+	if err != nil {
+		t.Fatalf("read_file ~/a.txt with $HOME=<root>/home: %v", err)
+	}
+	if m := out.(map[string]any); m["content"] != "hello" || m["file_path"] != "home/a.txt" {
+		t.Errorf("output %v, want home/a.txt read", m)
+	}
+}
