@@ -15,7 +15,7 @@ import (
 // does not resolve this one.
 func TestPackEntrypointNumberNameAndDescriptionAsPython(t *testing.T) {
 	for _, c := range []struct {
-		name, description any
+		name, description  any
 		wantName, wantDesc string
 	}{
 		{7, 7, "7", "7"},
