@@ -425,7 +425,7 @@ func TestArtifactNodeErrors(t *testing.T) {
 		{"import_missing_file", "import_workspace_file", []string{"file_path"}, map[string]any{"file_path": "nope.txt"}, false,
 			"File not found: nope.txt"},
 		{"import_escape", "import_workspace_file", []string{"file_path"}, map[string]any{"file_path": "../x"}, false,
-			"import_workspace_file path rejected by workspace policy: path escapes the workspace root"},
+			"import_workspace_file path rejected by workspace policy: path escapes the workspace root: \"../x\""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -262,5 +263,25 @@ func TestWorkspaceUserPathTildeExpanded(t *testing.T) {
 	}
 	if m := out.(map[string]any); m["content"] != "hello" || m["file_path"] != "home/a.txt" {
 		t.Errorf("output %v, want home/a.txt read", m)
+	}
+}
+
+// A rejected path is named in the error, as Python's "Path escapes
+// workspace_root: '<p>'" names it, so a flow author sees which input was
+// refused: an absolute path outside the root (workspace_only), one
+// outside every root (workspace_or_allowed) and a relative one climbing
+// out.
+func TestWorkspaceRejectionsNameThePath(t *testing.T) {
+	root := workspaceWith(t, nil)
+	outside := filepath.Join(workspaceWith(t, map[string]string{"x.txt": "x"}), "x.txt")
+	for _, c := range []struct{ mode, path, want string }{
+		{"workspace_only", outside, "path escapes the workspace root: " + strconv.Quote(outside)},
+		{"workspace_or_allowed", outside, "path is outside the workspace roots: " + strconv.Quote(outside)},
+		{"workspace_only", "../up.txt", `path escapes the workspace root: "../up.txt"`},
+	} {
+		_, err := readFile(map[string]any{"workspace_root": root, "workspace_access_mode": c.mode, "file_path": c.path})
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%s, %s: %v; want an error ending %q", c.mode, c.path, err, c.want)
+		}
 	}
 }

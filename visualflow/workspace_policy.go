@@ -3,7 +3,6 @@ package visualflow
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -26,9 +25,12 @@ const (
 // link loop fails instead of spinning.
 const maxLinkHops = 255
 
-// errPathEscape is the rejection of a path that leads out of its root
-// (kept as the Go runtime has always worded it).
-var errPathEscape = errors.New("path escapes the workspace root")
+// errPathEscape is the rejection of a path that leads out of its root,
+// naming the path as given, as Python's "Path escapes workspace_root: '<p>'"
+// does (the Go runtime's wording, with the path added).
+func errPathEscape(text string) error {
+	return fmt.Errorf("path escapes the workspace root: %s", strconv.Quote(text))
+}
 
 // workspaceScope is the file nodes' workspace policy, built from a node
 // input's workspace_* keys as Python's WorkspaceScope.from_input_data.
@@ -218,9 +220,9 @@ func (sc *workspaceScope) resolve(text string) (string, string, error) {
 		} else if sc.mode == modeAllExceptIgnored {
 			virt = r
 		} else if sc.mode == modeWorkspaceOrAllowed {
-			return "", "", errors.New("path is outside the workspace roots")
+			return "", "", fmt.Errorf("path is outside the workspace roots: %s", strconv.Quote(text))
 		} else {
-			return "", "", errPathEscape
+			return "", "", errPathEscape(text)
 		}
 	} else {
 		for strings.HasPrefix(text, "./") {
@@ -243,7 +245,7 @@ func (sc *workspaceScope) resolve(text string) (string, string, error) {
 		}
 		rr, ok := relBeneath(root, r)
 		if !ok {
-			return "", "", errPathEscape
+			return "", "", errPathEscape(text)
 		}
 		abs, virt = r, joinVirtual(mount, rr)
 	}
