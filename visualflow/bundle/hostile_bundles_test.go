@@ -9,7 +9,6 @@ package bundle
 import (
 	"archive/zip"
 	"bytes"
-	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -54,16 +53,8 @@ func zipEntries(t *testing.T, pairs ...[2]string) []byte {
 func TestAliasedFlowEntryIsNotDecodedPerFlowID(t *testing.T) {
 	const ids = 33
 	const size = 8 << 20 // ids*size > maxBundleSize
-	flows := map[string]any{}
-	for i := range ids {
-		flows[fmt.Sprintf("f%d", i)] = "flows/main.json"
-	}
-	m := fixtureManifest(fixtureOptions{ID: "alias", Flows: []string{"main"}})
-	m["flows"] = flows
-	m["entrypoints"] = []any{map[string]any{"flow_id": "f0"}}
-	m["default_entrypoint"] = "f0"
 	body := `{"id":"main","nodes":[],"edges":[]}` + strings.Repeat(" ", size)
-	data := zipEntries(t, [2]string{"manifest.json", mustJSON(t, m)}, [2]string{"flows/main.json", body})
+	data := zipEntries(t, [2]string{"manifest.json", aliasManifest(t, ids)}, [2]string{"flows/main.json", body})
 
 	b, err := ReadBytes(data, "alias.flow")
 	if err != nil {

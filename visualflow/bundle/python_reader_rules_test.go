@@ -3,9 +3,7 @@ package bundle
 import (
 	"archive/zip"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"hash/crc32"
 	"io"
 	"slices"
 	"strings"
@@ -325,40 +323,10 @@ func TestSemverPartsAreUnbounded(t *testing.T) {
 // (0x7075: version 1, CRC-32 of the header name, the UTF-8 name); Python's
 // zipfile names the entry by it, and so does the reader.
 func TestInfoZipUnicodePathExtraFieldNamesEntry(t *testing.T) {
-	man := mustJSON(t, fixtureManifest(fixtureOptions{ID: "infozip", Flows: []string{"main"}}))
-	man = strings.Replace(man, "flows/main.json", "flows/caf\u00e9.json", 1)
-	flow := mustJSON(t, leafFlow("main"))
-
-	name := "flows/caf\u00e9.json" // raw UTF-8 bytes in the header, bit 11 clear
-	var extra bytes.Buffer
-	body := append([]byte{1}, binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE([]byte(name)))...)
-	body = append(body, name...)
-	extra.Write(binary.LittleEndian.AppendUint16(nil, 0x7075))
-	extra.Write(binary.LittleEndian.AppendUint16(nil, uint16(len(body))))
-	extra.Write(body)
-
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, e := range []struct {
-		h    *zip.FileHeader
-		data string
-	}{
-		{&zip.FileHeader{Name: "manifest.json", Method: zip.Deflate}, man},
-		{&zip.FileHeader{Name: name, Method: zip.Deflate, NonUTF8: true, Extra: extra.Bytes()}, flow},
-	} {
-		w, err := zw.CreateHeader(e.h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(e.data)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	// The header name is the UTF-8 name itself, bit 11 clear.
+	data := unicodePathZip(t, "flows/caf\u00e9.json", "flows/caf\u00e9.json", 1)
 	// The writer must really have left bit 11 clear.
-	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +334,7 @@ func TestInfoZipUnicodePathExtraFieldNamesEntry(t *testing.T) {
 		t.Fatalf("fixture: flow entry has the UTF-8 flag")
 	}
 
-	b, err := ReadBytes(buf.Bytes(), "infozip.flow")
+	b, err := ReadBytes(data, "infozip.flow")
 	if err != nil {
 		t.Fatalf("Info-ZIP bundle with a Unicode Path extra field: %v (Python's zipfile names the entry flows/café.json)", err)
 	}
