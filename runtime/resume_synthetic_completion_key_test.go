@@ -1,0 +1,50 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/store"
+	"github.com/abstractframework/abstractgateway/store/memory"
+)
+
+// The synthetic TOOL_CALLS completion of a resume goes under the key of
+// the waiting record whose wait_key is the one answered (spec §2.6 step
+// 5), not under the key of the last waiting tool record: a later waiting
+// record of another wait (what a records-first store keeps of a commit
+// that was lost) is not the one answered. Taking the last one would leave
+// the answered step without its completion, so that a replay runs the
+// tools again, and give a step that never got an answer a completion.
+func TestSyntheticToolCompletionGoesUnderTheAnsweredWaitsKey(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	rt := errRuntime(t, st, Config{})
+	eff := &durable.Effect{Type: durable.EffectToolCalls, Payload: map[string]any{"tool_calls": []any{}}}
+	run := &durable.RunState{RunID: "r-key", WorkflowID: "wf-absent", Status: durable.RunWaiting, CurrentNode: "tools",
+		Vars: map[string]any{},
+		Waiting: &durable.WaitState{Reason: durable.WaitUser, WaitKey: "tool:k", ResultKey: "res", ResumeToNode: "next",
+			AllowFreeText: true, Details: map[string]any{"mode": "delegated"}}}
+	answered := &durable.StepRecord{RunID: "r-key", StepID: "s1", NodeID: "tools", Status: durable.StepWaiting, Attempt: 1,
+		IdempotencyKey: "key-1", Effect: eff.Clone(),
+		Result: map[string]any{"wait": map[string]any{"wait_key": "tool:k"}}}
+	stray := &durable.StepRecord{RunID: "r-key", StepID: "s2", NodeID: "tools", Status: durable.StepWaiting, Attempt: 1,
+		IdempotencyKey: "key-2", Effect: eff.Clone(),
+		Result: map[string]any{"wait": map[string]any{"wait_key": "tool:other"}}}
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: []*durable.StepRecord{answered, stray}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Resume(ctx, ResumeParams{RunID: "r-key", WaitKey: "tool:k", MaxSteps: -1,
+		Payload: map[string]any{"mode": "executed", "results": []any{"ok"}}}); err != nil {
+		t.Fatal(err)
+	}
+	completed := map[string]int{}
+	for _, r := range listLedger(t, st, "r-key") {
+		if r.Status == durable.StepCompleted && r.IdempotencyKey != "" {
+			completed[r.IdempotencyKey]++
+		}
+	}
+	if completed["key-1"] != 1 || completed["key-2"] != 0 {
+		t.Fatalf("completed records by key %v; want one under key-1 (the answered wait), none under key-2", completed)
+	}
+}
