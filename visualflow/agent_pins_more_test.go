@@ -1,0 +1,70 @@
+package visualflow
+
+import (
+	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
+	"github.com/abstractframework/abstractgateway/runtime"
+)
+
+// As for provider and model (agentPins, Python's sync from
+// _temp.effects.<N>), a structured agent's data fields sub_run_id
+// (stripped) and iterations (an int) override the meta pin's.
+func TestAgentStructuredDataSubRunAndIterationsOverrideMetaPin(t *testing.T) {
+	cfg := map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-dp",
+		"outputSchema": map[string]any{"enabled": true, "jsonSchema": map[string]any{"type": "object"}}}
+	flow := pinnedAgentFlow(map[string]any{"pinDefaults": map[string]any{"prompt": "do it"}, "agentConfig": cfg},
+		[]string{"prompt:string"})
+	llm := &scripted{results: []any{map[string]any{"data": map[string]any{"sub_run_id": " ds ", "iterations": int64(9)}}}}
+	react := outputReact("react-dp", map[string]any{"answer": "A", "iterations": int64(1), "messages": []any{}}, nil)
+	st := runAgentFlow(t, flow, react, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: llm.handler()}, nil)
+	tmp, _ := st.Vars["_temp"].(map[string]any)
+	outs, _ := tmp["node_outputs"].(map[string]any)
+	rec, _ := outs["ag"].(map[string]any)
+	meta, _ := rec["meta"].(map[string]any)
+	if meta["sub_run_id"] != "ds" || jsonText(t, meta["iterations"]) != "9" {
+		t.Errorf("meta pin = %s, want sub_run_id ds and iterations 9 from the data", jsonText(t, meta))
+	}
+}
+
+// The use_context pin is include_context's alias (§5.6 input
+// normalisation: include_context|use_context): set on the pin alone it
+// appends the agent turn to the parent context.
+func TestAgentUseContextPinAppendsTurn(t *testing.T) {
+	flow := pinnedAgentFlow(map[string]any{
+		"pinDefaults": map[string]any{"prompt": "find it", "use_context": true},
+		"agentConfig": map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-uc"},
+	}, []string{"prompt:string", "use_context:boolean"})
+	st := runAgentFlow(t, flow, fakeReact("react-uc", "A"), nil, nil)
+	if got := len(parentMessages(st)); got != 2 {
+		t.Fatalf("parent context.messages = %s, want the task and answer turn", jsonText(t, parentMessages(st)))
+	}
+}
+
+// Python's `if schema_enabled and schema`: an enabled outputSchema whose
+// jsonSchema is {} gives no structured pass; the agent ends unstructured.
+func TestAgentEmptyOutputSchemaIsNotStructured(t *testing.T) {
+	cfg := map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-term",
+		"outputSchema": map[string]any{"enabled": true, "jsonSchema": map[string]any{}}}
+	llm := &scripted{}
+	st := runAgentFlow(t, terminalAgentFlow(cfg), fakeReact("react-term", "A"),
+		map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: llm.handler()}, nil)
+	meta, _ := st.Output["meta"].(map[string]any)
+	if len(llm.payloads) != 0 || meta["output_mode"] != "unstructured" {
+		t.Fatalf("llm calls = %d, meta = %s; want none and output_mode unstructured", len(llm.payloads), jsonText(t, meta))
+	}
+}
+
+// §5.6 phase subworkflow, messages absent → [user task?, assistant
+// answer?]: a blank task adds no user message.
+func TestAgentChildWithoutMessagesAndBlankTaskGetsAnswerOnly(t *testing.T) {
+	flow := pinnedAgentFlow(map[string]any{"pinDefaults": map[string]any{"prompt": "  "},
+		"agentConfig": map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-tr"}},
+		[]string{"prompt:string"})
+	react := outputReact("react-tr", map[string]any{"answer": "A", "iterations": int64(1)}, nil)
+	st := runAgentFlow(t, flow, react, nil, nil)
+	sp, _ := agentBucketOf(st, "ag")["scratchpad"].(map[string]any)
+	if got, w := jsonText(t, sp["messages"]), jsonText(t, []any{chatMsg("assistant", "A")}); got != w {
+		t.Errorf("scratchpad.messages = %s\nwant %s", got, w)
+	}
+}
