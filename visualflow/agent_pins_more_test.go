@@ -68,3 +68,20 @@ func TestAgentChildWithoutMessagesAndBlankTaskGetsAnswerOnly(t *testing.T) {
 		t.Errorf("scratchpad.messages = %s\nwant %s", got, w)
 	}
 }
+
+// The agent turn's metadata names the child run only when it is known: a
+// child result with an empty sub_run_id leaves sub_run_id out of the
+// task and answer messages' metadata rather than setting it to "".
+func TestAgentTurnWithoutSubRunIDHasNoSubRunMetadata(t *testing.T) {
+	st := savedAgentRun(t, map[string]any{"sub_run_id": "", "output": map[string]any{"answer": "A", "messages": []any{}}}, []any{})
+	msgs := parentMessages(st)
+	if len(msgs) != 2 {
+		t.Fatalf("parent messages = %s, want the task and answer", jsonText(t, msgs))
+	}
+	for _, m := range msgs {
+		md, _ := m.(map[string]any)["metadata"].(map[string]any)
+		if _, has := md["sub_run_id"]; has {
+			t.Errorf("metadata = %s, want no sub_run_id", jsonText(t, md))
+		}
+	}
+}
