@@ -20,17 +20,9 @@ func TestSyntheticToolCompletionGoesUnderTheAnsweredWaitsKey(t *testing.T) {
 	ctx := context.Background()
 	st := memory.New()
 	rt := errRuntime(t, st, Config{})
-	eff := &durable.Effect{Type: durable.EffectToolCalls, Payload: map[string]any{"tool_calls": []any{}}}
-	run := &durable.RunState{RunID: "r-key", WorkflowID: "wf-absent", Status: durable.RunWaiting, CurrentNode: "tools",
-		Vars: map[string]any{},
-		Waiting: &durable.WaitState{Reason: durable.WaitUser, WaitKey: "tool:k", ResultKey: "res", ResumeToNode: "next",
-			AllowFreeText: true, Details: map[string]any{"mode": "delegated"}}}
-	answered := &durable.StepRecord{RunID: "r-key", StepID: "s1", NodeID: "tools", Status: durable.StepWaiting, Attempt: 1,
-		IdempotencyKey: "key-1", Effect: eff.Clone(),
-		Result: map[string]any{"wait": map[string]any{"wait_key": "tool:k"}}}
-	stray := &durable.StepRecord{RunID: "r-key", StepID: "s2", NodeID: "tools", Status: durable.StepWaiting, Attempt: 1,
-		IdempotencyKey: "key-2", Effect: eff.Clone(),
-		Result: map[string]any{"wait": map[string]any{"wait_key": "tool:other"}}}
+	run, _ := toolWaitRun("r-key")
+	answered := toolWaitingRecord("r-key", "s1", "key-1", "tool:k")
+	stray := toolWaitingRecord("r-key", "s2", "key-2", "tool:other")
 	if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true, Records: []*durable.StepRecord{answered, stray}}); err != nil {
 		t.Fatal(err)
 	}

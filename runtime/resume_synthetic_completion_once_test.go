@@ -22,14 +22,8 @@ func TestSyntheticToolCompletionIsNotAppendedTwice(t *testing.T) {
 	ctx := context.Background()
 	st := memory.New()
 	rt := errRuntime(t, st, Config{})
-	eff := &durable.Effect{Type: durable.EffectToolCalls, Payload: map[string]any{"tool_calls": []any{}}}
-	run := &durable.RunState{RunID: "r-twice", WorkflowID: "wf-absent", Status: durable.RunWaiting, CurrentNode: "tools",
-		Vars: map[string]any{},
-		Waiting: &durable.WaitState{Reason: durable.WaitUser, WaitKey: "tool:k", ResultKey: "res", ResumeToNode: "next",
-			AllowFreeText: true, Details: map[string]any{"mode": "delegated"}}}
-	waiting := &durable.StepRecord{RunID: "r-twice", StepID: "s1", NodeID: "tools", Status: durable.StepWaiting, Attempt: 1,
-		IdempotencyKey: "key-1", Effect: eff.Clone(),
-		Result: map[string]any{"wait": map[string]any{"wait_key": "tool:k"}}}
+	run, eff := toolWaitRun("r-twice")
+	waiting := toolWaitingRecord("r-twice", "s1", "key-1", "tool:k")
 	// The first answer's completion, appended before a kill cut its state.
 	done := &durable.StepRecord{RunID: "r-twice", StepID: "s1", NodeID: "tools", Status: durable.StepCompleted, Attempt: 1,
 		IdempotencyKey: "key-1", Effect: eff.Clone(),
@@ -50,4 +44,23 @@ func TestSyntheticToolCompletionIsNotAppendedTwice(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d completed records under the tool step's key after the second answer; want 1 (the one already there)", n)
 	}
+}
+
+// toolWaitRun is a run waiting (wait key "tool:k") on a delegated
+// TOOL_CALLS step of node "tools", with that step's effect.
+func toolWaitRun(runID string) (*durable.RunState, *durable.Effect) {
+	eff := &durable.Effect{Type: durable.EffectToolCalls, Payload: map[string]any{"tool_calls": []any{}}}
+	run := &durable.RunState{RunID: runID, WorkflowID: "wf-absent", Status: durable.RunWaiting, CurrentNode: "tools",
+		Vars: map[string]any{},
+		Waiting: &durable.WaitState{Reason: durable.WaitUser, WaitKey: "tool:k", ResultKey: "res", ResumeToNode: "next",
+			AllowFreeText: true, Details: map[string]any{"mode": "delegated"}}}
+	return run, eff
+}
+
+// toolWaitingRecord is the waiting record of such a step under key, its
+// wait keyed waitKey.
+func toolWaitingRecord(runID, stepID, key, waitKey string) *durable.StepRecord {
+	_, eff := toolWaitRun(runID)
+	return &durable.StepRecord{RunID: runID, StepID: stepID, NodeID: "tools", Status: durable.StepWaiting, Attempt: 1,
+		IdempotencyKey: key, Effect: eff, Result: map[string]any{"wait": map[string]any{"wait_key": waitKey}}}
 }

@@ -59,17 +59,21 @@ func TestAgentSavedBucketContextExtraKeptInScratchpad(t *testing.T) {
 // A ReAct child that reports no messages list gets the minimal transcript
 // (spec §5.6 phase subworkflow: "if absent → [user task?, assistant
 // answer?]"): the scratchpad's messages are the task as user, then the
-// answer as assistant.
+// answer as assistant; a blank task adds no user message.
 func TestAgentChildWithoutMessagesGetsTaskAndAnswerTranscript(t *testing.T) {
-	flow := pinnedAgentFlow(map[string]any{"pinDefaults": map[string]any{"prompt": "do it"},
-		"agentConfig": map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-tr"}},
-		[]string{"prompt:string"})
-	react := outputReact("react-tr", map[string]any{"answer": "A", "iterations": int64(1)}, nil)
-	st := runAgentFlow(t, flow, react, nil, nil)
-	sp, _ := agentBucketOf(st, "ag")["scratchpad"].(map[string]any)
-	want := []any{chatMsg("user", "do it"), chatMsg("assistant", "A")}
-	if got, w := jsonText(t, sp["messages"]), jsonText(t, want); got != w {
-		t.Errorf("scratchpad.messages = %s\nwant %s", got, w)
+	for task, want := range map[string][]any{
+		"do it": {chatMsg("user", "do it"), chatMsg("assistant", "A")},
+		"  ":    {chatMsg("assistant", "A")},
+	} {
+		flow := pinnedAgentFlow(map[string]any{"pinDefaults": map[string]any{"prompt": task},
+			"agentConfig": map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-tr"}},
+			[]string{"prompt:string"})
+		react := outputReact("react-tr", map[string]any{"answer": "A", "iterations": int64(1)}, nil)
+		st := runAgentFlow(t, flow, react, nil, nil)
+		sp, _ := agentBucketOf(st, "ag")["scratchpad"].(map[string]any)
+		if got, w := jsonText(t, sp["messages"]), jsonText(t, want); got != w {
+			t.Errorf("task %q: scratchpad.messages = %s\nwant %s", task, got, w)
+		}
 	}
 }
 

@@ -55,20 +55,6 @@ func TestAgentEmptyOutputSchemaIsNotStructured(t *testing.T) {
 	}
 }
 
-// §5.6 phase subworkflow, messages absent → [user task?, assistant
-// answer?]: a blank task adds no user message.
-func TestAgentChildWithoutMessagesAndBlankTaskGetsAnswerOnly(t *testing.T) {
-	flow := pinnedAgentFlow(map[string]any{"pinDefaults": map[string]any{"prompt": "  "},
-		"agentConfig": map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-tr"}},
-		[]string{"prompt:string"})
-	react := outputReact("react-tr", map[string]any{"answer": "A", "iterations": int64(1)}, nil)
-	st := runAgentFlow(t, flow, react, nil, nil)
-	sp, _ := agentBucketOf(st, "ag")["scratchpad"].(map[string]any)
-	if got, w := jsonText(t, sp["messages"]), jsonText(t, []any{chatMsg("assistant", "A")}); got != w {
-		t.Errorf("scratchpad.messages = %s\nwant %s", got, w)
-	}
-}
-
 // The agent turn's metadata names the child run only when it is known: a
 // child result with an empty sub_run_id leaves sub_run_id out of the
 // task and answer messages' metadata rather than setting it to "".
