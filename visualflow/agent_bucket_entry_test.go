@@ -105,20 +105,28 @@ func TestAgentStructuredMetaKeepsSubRunID(t *testing.T) {
 // structured agent), a `provider` or `model` field of the data overrides
 // the meta pin's (agentPins), while the bus keeps the handler's meta.
 func TestAgentStructuredDataProviderOverridesMetaPin(t *testing.T) {
+	meta := structuredMetaPin(t, map[string]any{"provider": " dp ", "model": "dm"})
+	if meta["provider"] != "dp" || meta["model"] != "dm" {
+		t.Errorf("meta pin provider/model = %#v/%#v, want the data's stripped dp/dm", meta["provider"], meta["model"])
+	}
+}
+
+// structuredMetaPin runs a structured agent whose structured pass answers
+// data, and returns the meta pin it leaves in the node outputs.
+func structuredMetaPin(t *testing.T, data map[string]any) map[string]any {
+	t.Helper()
 	cfg := map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-dp",
 		"outputSchema": map[string]any{"enabled": true, "jsonSchema": map[string]any{"type": "object"}}}
 	flow := pinnedAgentFlow(map[string]any{"pinDefaults": map[string]any{"prompt": "do it"}, "agentConfig": cfg},
 		[]string{"prompt:string"})
-	llm := &scripted{results: []any{map[string]any{"data": map[string]any{"provider": " dp ", "model": "dm"}}}}
+	llm := &scripted{results: []any{map[string]any{"data": data}}}
 	react := outputReact("react-dp", map[string]any{"answer": "A", "iterations": int64(1), "messages": []any{}}, nil)
 	st := runAgentFlow(t, flow, react, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: llm.handler()}, nil)
 	tmp, _ := st.Vars["_temp"].(map[string]any)
 	outs, _ := tmp["node_outputs"].(map[string]any)
 	rec, _ := outs["ag"].(map[string]any)
 	meta, _ := rec["meta"].(map[string]any)
-	if meta["provider"] != "dp" || meta["model"] != "dm" {
-		t.Errorf("meta pin provider/model = %#v/%#v, want the data's stripped dp/dm", meta["provider"], meta["model"])
-	}
+	return meta
 }
 
 // savedAgentRun continues a run saved with the agent bucket in phase

@@ -11,17 +11,7 @@ import (
 // _temp.effects.<N>), a structured agent's data fields sub_run_id
 // (stripped) and iterations (an int) override the meta pin's.
 func TestAgentStructuredDataSubRunAndIterationsOverrideMetaPin(t *testing.T) {
-	cfg := map[string]any{"provider": "p", "model": "m", "_react_workflow_id": "react-dp",
-		"outputSchema": map[string]any{"enabled": true, "jsonSchema": map[string]any{"type": "object"}}}
-	flow := pinnedAgentFlow(map[string]any{"pinDefaults": map[string]any{"prompt": "do it"}, "agentConfig": cfg},
-		[]string{"prompt:string"})
-	llm := &scripted{results: []any{map[string]any{"data": map[string]any{"sub_run_id": " ds ", "iterations": int64(9)}}}}
-	react := outputReact("react-dp", map[string]any{"answer": "A", "iterations": int64(1), "messages": []any{}}, nil)
-	st := runAgentFlow(t, flow, react, map[durable.EffectType]runtime.Handler{durable.EffectLLMCall: llm.handler()}, nil)
-	tmp, _ := st.Vars["_temp"].(map[string]any)
-	outs, _ := tmp["node_outputs"].(map[string]any)
-	rec, _ := outs["ag"].(map[string]any)
-	meta, _ := rec["meta"].(map[string]any)
+	meta := structuredMetaPin(t, map[string]any{"sub_run_id": " ds ", "iterations": int64(9)})
 	if meta["sub_run_id"] != "ds" || jsonText(t, meta["iterations"]) != "9" {
 		t.Errorf("meta pin = %s, want sub_run_id ds and iterations 9 from the data", jsonText(t, meta))
 	}

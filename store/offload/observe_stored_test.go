@@ -25,10 +25,7 @@ import (
 // (store.CopyingWriter).
 func TestObserverGetsRecordAsStored(t *testing.T) {
 	ctx := context.Background()
-	inner := memory.New()
-	obs := observe.Wrap(offload.Wrap(hashchain.Wrap(inner), artifact.NewMemory(), offload.Config{MaxInlineBytes: 100}))
-	sub := obs.Subscribe("r", 4)
-	defer sub.Cancel()
+	inner, obs, sub := observedOffloadStack(t)
 	rec := &durable.StepRecord{RunID: "r", StepID: "s", NodeID: "n", Status: durable.StepCompleted, Attempt: 1,
 		Result: map[string]any{"content": strings.Repeat("x", 1000)}}
 	if err := obs.LedgerAppend(ctx, "r", []*durable.StepRecord{rec}); err != nil {
@@ -54,10 +51,7 @@ func TestObserverGetsRecordAsStored(t *testing.T) {
 // the un-offloaded result under the stored record's hash.
 func TestObserverGetsCommittedRecordAsStored(t *testing.T) {
 	ctx := context.Background()
-	inner := memory.New()
-	obs := observe.Wrap(offload.Wrap(hashchain.Wrap(inner), artifact.NewMemory(), offload.Config{MaxInlineBytes: 100}))
-	sub := obs.Subscribe("r", 4)
-	defer sub.Cancel()
+	inner, obs, sub := observedOffloadStack(t)
 	run := &durable.RunState{RunID: "r", WorkflowID: "w", Status: durable.RunRunning, Vars: map[string]any{}}
 	rec := &durable.StepRecord{RunID: "r", StepID: "s", NodeID: "n", Status: durable.StepCompleted, Attempt: 1,
 		Result: map[string]any{"content": strings.Repeat("x", 1000)}}
@@ -75,4 +69,16 @@ func TestObserverGetsCommittedRecordAsStored(t *testing.T) {
 	if rep := hashchain.VerifyLedgerChain(ev.Records); !rep.OK {
 		t.Errorf("the notified record does not verify against its own record_hash: %+v", rep.Errors)
 	}
+}
+
+// observedOffloadStack is the recommended stack (observe → offload →
+// hashchain → memory) offloading past 100 bytes, with a subscription to
+// run "r" cancelled at the test's end; inner is the backend.
+func observedOffloadStack(t *testing.T) (*memory.Store, *observe.Store, *observe.Subscription) {
+	t.Helper()
+	inner := memory.New()
+	obs := observe.Wrap(offload.Wrap(hashchain.Wrap(inner), artifact.NewMemory(), offload.Config{MaxInlineBytes: 100}))
+	sub := obs.Subscribe("r", 4)
+	t.Cleanup(sub.Cancel)
+	return inner, obs, sub
 }
