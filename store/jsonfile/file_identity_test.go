@@ -2,6 +2,7 @@ package jsonfile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -443,5 +444,40 @@ func checkStagedReopen(t *testing.T, dir, staged, runPath string, stagedAt, runA
 	}
 	if left, _ := atomicfile.Glob(dir, stagedPattern); len(left) > 0 {
 		t.Errorf("staged files left: %v", left)
+	}
+}
+
+// TestCommitConflictsWithSameSizeRewriteInOneMtimeTick: a commit checks
+// the run file's stamp (mtime, size and file identity) to notice a save by
+// another process since the store last wrote it. Python replacing the run
+// file within one mtime tick with a state of the same size keeps mtime and
+// size; only the file identity tells, and without it the commit of the
+// state read before would overwrite Python's save instead of conflicting.
+func TestCommitConflictsWithSameSizeRewriteInOneMtimeTick(t *testing.T) {
+	dir := t.TempDir()
+	s := openInternal(t, dir)
+	ctx := t.Context()
+	r := identityRun("r1", "ours", durable.RunWaiting)
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "run_r1.json")
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pythonSave(t, path, identityRun("r1", "pyth", durable.RunRunning)) // same size: "ours"/"pyth", "waiting"/"running"
+	if err := os.Chtimes(path, before.ModTime(), before.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(path); err != nil || after.Size() != before.Size() {
+		t.Fatalf("precondition: same size after the rewrite: %v, %v", after, err)
+	}
+	r.Vars["tag"] = "late"
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("commit of the state read before the foreign save: %v, want ErrConflict", err)
+	}
+	if got, err := s.RunGet(ctx, "r1"); err != nil || got.Vars["tag"] != "pyth" {
+		t.Errorf("RunGet after the refused commit = %v, %v; want the foreign save (tag pyth)", got, err)
 	}
 }

@@ -95,3 +95,31 @@ func TestRunListLimitAfterForeignSave(t *testing.T) {
 		t.Fatalf("RunList(waiting, limit 2) after another process saved a as running = %v, want [b c] (as Python's list_runs)", ids)
 	}
 }
+
+// TestRunListPageNotOverfilledAfterForeignChange: a run dropped from a page
+// (another process saved it in a state that no longer matches) leaves its
+// place to the next candidate only: the refill loads limit minus the runs
+// already kept. Refilled with a whole page, RunList(limit 2) gives three
+// runs.
+func TestRunListPageNotOverfilledAfterForeignChange(t *testing.T) {
+	dir := t.TempDir()
+	s := foreignChangeWaitingRuns(t, dir) // a, b, c: a the newest
+	defer s.Close()
+	at := durable.NewTime(time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC)) // d: older than c
+	d := &durable.RunState{RunID: "d", WorkflowID: "wf", Status: durable.RunWaiting, CurrentNode: "n",
+		Vars: map[string]any{}, Waiting: &durable.WaitState{Reason: durable.WaitEvent, WaitKey: "evt:k", AllowFreeText: true},
+		CreatedAt: at, UpdatedAt: at}
+	if err := s.RunCommit(t.Context(), &store.CommitParams{Run: d, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "run_a.json")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RunList(t.Context(), &store.RunListParams{Status: durable.RunWaiting, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := runIDsOf(got); !slices.Equal(ids, []string{"b", "c"}) {
+		t.Fatalf("RunList(waiting, limit 2) after a's file was deleted = %v, want [b c]", ids)
+	}
+}
