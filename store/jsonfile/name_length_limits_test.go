@@ -59,3 +59,20 @@ func TestCreateTakesTheLongestIdItsTempNameAllows(t *testing.T) {
 		t.Errorf("create of a %d-byte id: %v; want store.ErrInvalidID", len(tooLong), err)
 	}
 }
+
+// TestRunIdPastTheLongestNameIsAbsent: a run whose file name would pass
+// maxNameLen cannot exist, so RunGet answers store.ErrNotFound (a 404 to a
+// client) and RunDelete false, without asking the file system, which
+// would fail with ENAMETOOLONG: an error, not "absent".
+func TestRunIdPastTheLongestNameIsAbsent(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	id := strings.Repeat("r", maxNameLen-len("run_.json")+1)
+	s := openInternal(t, t.TempDir())
+	if got, err := s.RunGet(ctx, id); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RunGet of an id one byte past the longest = %v, %v; want ErrNotFound", got, err)
+	}
+	if existed, err := s.RunDelete(ctx, id); err != nil || existed {
+		t.Errorf("RunDelete of an id one byte past the longest = %v, %v; want false, nil", existed, err)
+	}
+}
