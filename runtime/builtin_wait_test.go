@@ -114,3 +114,19 @@ func TestWaitEventBlankSessionIDFallsBack(t *testing.T) {
 		t.Fatalf("wait key %q, want evt:session:s1:go", out.Wait.WaitKey)
 	}
 }
+
+// Spec §3.4: a WAIT_UNTIL not yet due waits with the effect's result_key
+// (a host resume of the until wait, which has no wait key, stores its
+// payload there). It fails if handleWaitUntil leaves ResultKey out of
+// the wait.
+func TestWaitUntilWaitKeepsResultKey(t *testing.T) {
+	req := builtinRequest(t, durable.EffectWaitUntil, map[string]any{"until": "2999-01-01T00:00:00+00:00"}, nil)
+	out, err := handleWaitUntil(context.Background(), req)
+	if err != nil || out.Status != OutcomeWaiting {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if out.Wait.Reason != durable.WaitUntil || out.Wait.ResultKey != "rk" || out.Wait.WaitKey != "" {
+		t.Fatalf("wait reason %q result_key %q wait_key %q, want until/rk/none",
+			out.Wait.Reason, out.Wait.ResultKey, out.Wait.WaitKey)
+	}
+}
