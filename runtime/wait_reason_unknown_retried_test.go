@@ -47,3 +47,19 @@ func TestUnknownWaitReasonIsAFailedAttemptThatIsRetried(t *testing.T) {
 		t.Fatal("want attempt 1 failed for its wait reason, attempt 2 completed")
 	}
 }
+
+// A handler's waiting outcome that carries no wait fails its attempt with
+// a message naming that (it is checked before the wait's reason is read;
+// without that check the attempt failed as a handler panic, a nil
+// dereference the handler never made).
+func TestWaitingOutcomeWithoutAWaitIsAFailedAttempt(t *testing.T) {
+	h := runtime.Handler{Func: func(ctx context.Context, req *runtime.EffectRequest) (runtime.Outcome, error) {
+		return runtime.Outcome{Status: runtime.OutcomeWaiting}, nil
+	}}
+	rt := applyRuntime(t, runtime.Config{Handlers: map[durable.EffectType]runtime.Handler{"job": h}}, jobThenDone())
+	run := wevStartTick(t, rt, runtime.StartParams{WorkflowID: "w"})
+	const want = "Effect failed after 1 attempts: effect handler for job returned a waiting outcome without a wait"
+	if run.Status != durable.RunFailed || run.Error != want {
+		t.Fatalf("run %s error %q; want failed with %q", run.Status, run.Error, want)
+	}
+}
