@@ -3,6 +3,8 @@ package visualflow
 import (
 	"strings"
 	"testing"
+
+	"github.com/abstractframework/abstractgateway/durable"
 )
 
 // TestCompileRefusesDuplicateNodeIDs pins that two nodes sharing an id
@@ -199,5 +201,21 @@ func TestWorkspaceFolderPinIsAString(t *testing.T) {
 	t.Parallel()
 	if !pinTypesCompatible("workspace_folder", "string") || pinTypesCompatible("workspace_folder", "number") {
 		t.Fatal("workspace_folder must connect to string pins and not to number pins")
+	}
+}
+
+// TestEdgeFromALiteralsUndeclaredPinCompiles pins the literal exemption of
+// the edge check (§1.5, §3.2): a literal node's output is its whole
+// {"value": …} object, so an edge from a handle its pin list does not
+// declare (here "output", the whole record) is not refused. Checking
+// literal sources like other nodes would refuse this flow.
+func TestEdgeFromALiteralsUndeclaredPinCompiles(t *testing.T) {
+	t.Parallel()
+	f := rsFlow("f", "start", []map[string]any{rvStart(), literalStringNode("lit", "hi"), rvEnd("end", []string{"r"}, nil)},
+		"start.exec-out>end.exec-in", "lit.output>end.r")
+	st := rvRun(t, f, nil)
+	r, _ := st.Output["r"].(map[string]any)
+	if st.Status != durable.RunCompleted || r["value"] != "hi" {
+		t.Fatalf("status %s (%s), output %s; want r = the literal's record", st.Status, st.Error, jsonText(t, st.Output))
 	}
 }
