@@ -462,6 +462,17 @@ func TestApplyEffectHandlerLeavingTheRunUnserialisable(t *testing.T) {
 	if last.NodeID != "n" || last.Status != durable.StepFailed || !strings.Contains(last.Error, "vars.bad") {
 		t.Fatalf("last record %s, want the attempt failed naming vars.bad", jsonOf(t, last))
 	}
+	// Only the completion is recorded failed: the attempt's STARTED record
+	// stays as it was, not a second failure.
+	var keyed []durable.StepStatus
+	for _, r := range recs {
+		if r.IdempotencyKey == "k" {
+			keyed = append(keyed, r.Status)
+		}
+	}
+	if len(keyed) != 2 || keyed[0] != durable.StepStarted || keyed[1] != durable.StepFailed {
+		t.Fatalf("records under the key: %v, want [started failed]", keyed)
+	}
 }
 
 // A pause asked for during a retry's back-off waits for the effect's

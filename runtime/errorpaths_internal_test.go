@@ -364,21 +364,46 @@ func stopRequested(rt *Runtime, runID string) bool {
 // a non-JSON value (failUnserialisable used to fail the reloaded run
 // without looking at it, overwriting the cancel).
 func TestUnserialisableVarsDoNotOverwriteAConcurrentCancel(t *testing.T) {
+	st := unserialisableAfterForeignWrite(t, func(cur *durable.RunState) {
+		markCancelled(cur, cancelCause{reason: "cancelled elsewhere"})
+	})
+	if st.Status != durable.RunCancelled {
+		t.Fatalf("run cancelled by another writer is now %s (%q), want it left cancelled", st.Status, st.Error)
+	}
+}
+
+// A node that leaves a value that is not JSON while another runner pauses
+// the run does not fail it: the pause, committed first, wins and the bad
+// value (never durable) is dropped with the tick's work, as a concurrent
+// cancel does. Checking only for a terminal run would fail the paused run.
+func TestUnserialisableVarsDoNotOverwriteAConcurrentPause(t *testing.T) {
+	st := unserialisableAfterForeignWrite(t, func(cur *durable.RunState) {
+		namespace(namespace(cur.Vars, "_runtime"), "control")["paused"] = true
+	})
+	if st.Status != durable.RunRunning || !IsPaused(st) || st.CurrentNode != "a" {
+		t.Fatalf("run paused by another writer is now %s at %s (paused %v, %q), want it left paused at a",
+			st.Status, st.CurrentNode, IsPaused(st), st.Error)
+	}
+}
+
+// unserialisableAfterForeignWrite ticks a run whose first node, meanwhile,
+// has another writer change the stored run (change, committed) and then
+// leaves a value that is not JSON in its own copy; it returns the stored
+// run after the tick.
+func unserialisableAfterForeignWrite(t *testing.T, change func(cur *durable.RunState)) *durable.RunState {
+	t.Helper()
 	ctx := context.Background()
 	mem := memory.New()
 	wf := &Workflow{ID: "w", Entry: "a", Nodes: map[string]NodeFunc{
 		"a": func(ctx context.Context, run *durable.RunState, rc *RunContext) (StepPlan, error) {
-			// Meanwhile another runner cancels the run (as cancelOnce
-			// commits it)...
 			cur, err := mem.RunGet(ctx, run.RunID)
 			if err != nil {
 				return StepPlan{}, err
 			}
-			markCancelled(cur, cancelCause{reason: "cancelled elsewhere"})
+			change(cur)
 			if err := mem.RunCommit(ctx, &store.CommitParams{Run: cur}); err != nil {
 				return StepPlan{}, err
 			}
-			// ...and this node leaves a value that is not JSON.
 			run.Vars["bad"] = make(chan int)
 			return Next("b"), nil
 		},
@@ -394,9 +419,7 @@ func TestUnserialisableVarsDoNotOverwriteAConcurrentCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != durable.RunCancelled {
-		t.Fatalf("run cancelled by another writer is now %s (%q), want it left cancelled", st.Status, st.Error)
-	}
+	return st
 }
 
 // failOnceStore fails the first non-create RunCommit of run `runID` with

@@ -74,22 +74,7 @@ func TestSameSizeRewriteInOneMtimeTickIsReadAgain(t *testing.T) {
 	if got, err := s.RunGet(ctx, "r1"); err != nil || got.Vars["tag"] != "ours" {
 		t.Fatalf("RunGet = %v, %v", got, err)
 	}
-	path := filepath.Join(dir, "run_r1.json")
-	before, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pythonSave(t, path, identityRun("r1", "pyth", durable.RunRunning)) // same size: "ours"/"pyth", "waiting"/"running"
-	if err := os.Chtimes(path, before.ModTime(), before.ModTime()); err != nil {
-		t.Fatal(err)
-	}
-	after, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.Size() != before.Size() {
-		t.Fatalf("precondition: sizes %d and %d differ", before.Size(), after.Size())
-	}
+	sameSizeSaveInOneTick(t, filepath.Join(dir, "run_r1.json"))
 	got, err := s.RunGet(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
@@ -461,7 +446,23 @@ func TestCommitConflictsWithSameSizeRewriteInOneMtimeTick(t *testing.T) {
 	if err := s.RunCommit(ctx, &store.CommitParams{Run: r, Create: true}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "run_r1.json")
+	sameSizeSaveInOneTick(t, filepath.Join(dir, "run_r1.json"))
+	r.Vars["tag"] = "late"
+	if err := s.RunCommit(ctx, &store.CommitParams{Run: r}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("commit of the state read before the foreign save: %v, want ErrConflict", err)
+	}
+	if got, err := s.RunGet(ctx, "r1"); err != nil || got.Vars["tag"] != "pyth" {
+		t.Errorf("RunGet after the refused commit = %v, %v; want the foreign save (tag pyth)", got, err)
+	}
+}
+
+// sameSizeSaveInOneTick replaces the run file at path (run r1, saved by
+// this store as identityRun "ours", waiting) as Python does, by rename,
+// with a state of the same size (tag "pyth", running), and pins its mtime
+// to the old one: a save within one mtime tick that mtime and size cannot
+// tell apart.
+func sameSizeSaveInOneTick(t *testing.T, path string) {
+	t.Helper()
 	before, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -472,12 +473,5 @@ func TestCommitConflictsWithSameSizeRewriteInOneMtimeTick(t *testing.T) {
 	}
 	if after, err := os.Stat(path); err != nil || after.Size() != before.Size() {
 		t.Fatalf("precondition: same size after the rewrite: %v, %v", after, err)
-	}
-	r.Vars["tag"] = "late"
-	if err := s.RunCommit(ctx, &store.CommitParams{Run: r}); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("commit of the state read before the foreign save: %v, want ErrConflict", err)
-	}
-	if got, err := s.RunGet(ctx, "r1"); err != nil || got.Vars["tag"] != "pyth" {
-		t.Errorf("RunGet after the refused commit = %v, %v; want the foreign save (tag pyth)", got, err)
 	}
 }
