@@ -37,6 +37,17 @@ func TestFileNodesEmptyPathMessage(t *testing.T) {
 	}
 }
 
+// list_folder_files names its own path pin, folder_path, as Python's
+// ValueError does: a message built with a fixed 'file_path' would point
+// the user at a pin the node does not have.
+func TestListFolderEmptyPathNamesFolderPathPin(t *testing.T) {
+	t.Parallel()
+	out := runFileNodeFlow(t, t.TempDir(), "list_folder_files", map[string]any{"folder_path": " "}, "folder_path")
+	if want := "list_folder_files requires a non-empty 'folder_path' input."; out["error"] != want {
+		t.Fatalf("error = %v, want %q", out["error"], want)
+	}
+}
+
 // runFileNodeFlow runs start → typ → end in a workspace rooted at root.
 func runFileNodeFlow(t *testing.T, root, typ string, vars map[string]any, in ...string) map[string]any {
 	t.Helper()
