@@ -38,16 +38,20 @@ func TestAddMessageKeepsEmptyRoleAndSetsMessageID(t *testing.T) {
 }
 
 // memact_compose's kg_result is the pin, else resolved raw, else resolved
-// result (§6.8): an object under result is a KG result, so the node
-// reports the missing MemAct module, not a missing dict.
-func TestMemactReadsResultAsKGResult(t *testing.T) {
-	w := rsNode("w", "memact_compose", []string{"exec-in:exec", "result:object"},
-		[]string{"exec-out:exec", "ok:boolean"}, map[string]any{"pinDefaults": map[string]any{"result": map[string]any{"packets": []any{}}}})
-	_, st := startRunWith(t, terminalWriterFlow(w), CompileOptions{}, map[string]any{})
-	if st.Status != durable.RunCompleted {
-		t.Fatalf("status = %s (%s), want completed", st.Status, st.Error)
-	}
-	if e, _ := st.Output["error"].(string); !strings.Contains(e, "not supported") {
-		t.Fatalf("error = %q, want the unsupported-module error for an object result", e)
+// result (§6.8): an object under raw or result is a KG result, so the node
+// reports the missing MemAct module, not a missing dict. Reading only
+// kg_result and result would call memory_kg_query.raw, the documented
+// source, "not a dict".
+func TestMemactReadsRawOrResultAsKGResult(t *testing.T) {
+	for _, pin := range []string{"raw", "result"} {
+		w := rsNode("w", "memact_compose", []string{"exec-in:exec", pin + ":object"},
+			[]string{"exec-out:exec", "ok:boolean"}, map[string]any{"pinDefaults": map[string]any{pin: map[string]any{"packets": []any{}}}})
+		_, st := startRunWith(t, terminalWriterFlow(w), CompileOptions{}, map[string]any{})
+		if st.Status != durable.RunCompleted {
+			t.Fatalf("%s: status = %s (%s), want completed", pin, st.Status, st.Error)
+		}
+		if e, _ := st.Output["error"].(string); !strings.Contains(e, "not supported") {
+			t.Errorf("%s: error = %q, want the unsupported-module error for an object %s", pin, e, pin)
+		}
 	}
 }
