@@ -94,6 +94,40 @@ func TestListFolderLimitAboveDefault(t *testing.T) {
 	}
 }
 
+// limit is clamped to 5000 at most (spec §6.10 "clamped to 1..5000"): a
+// larger limit lists the first 5000 entries and reports truncated, so
+// one node cannot walk an unbounded tree into the run's vars.
+func TestListFolderLimitClampedAt5000(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 5001 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d.txt", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := listFolder(map[string]any{"folder_path": dir, "limit": int64(10000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := out.(map[string]any)
+	if m["count"] != int64(5000) || m["truncated"] != true {
+		t.Fatalf("count = %v, truncated = %v, want 5000 and true", m["count"], m["truncated"])
+	}
+}
+
+// The PDF nodes, which need a host PDF engine this runtime lacks, fail
+// naming their node type (read_pdf, write_pdf), not the node id, so that
+// the error says which capability is missing whatever the node is called.
+func TestPDFNodesFailNamingTheirType(t *testing.T) {
+	t.Parallel()
+	for _, typ := range []string{"read_pdf", "write_pdf"} {
+		out := runFileNodeFlow(t, t.TempDir(), typ, map[string]any{"file_path": "doc.pdf"}, "file_path")
+		want := typ + " requires a host capability (PDF engine) that is not configured"
+		if out["success"] != false || out["error"] != want {
+			t.Errorf("%s: output %v, want error %q", typ, out, want)
+		}
+	}
+}
+
 // A recursive list_folder_files does not enter a symlink to a folder, as
 // Python's os.walk (followlinks=False): real/x.txt is listed once, never
 // as lnk/x.txt.
