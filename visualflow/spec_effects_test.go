@@ -228,3 +228,21 @@ func TestSpec55_WorkflowIDAliasAndInputPinBase(t *testing.T) {
 		t.Errorf("child vars = %s, want {a: 1, extra: e}", got)
 	}
 }
+
+// With both a vars and an input object pin, vars is the child's base
+// (§5.5 "base := resolved.vars if object, else resolved.input"), and
+// neither object is forwarded under its own name: taking input first
+// would start the child with the other pin's keys.
+func TestSpec55_VarsPinWinsOverInputAsBase(t *testing.T) {
+	sub := rsNode("sub", "subflow", []string{"exec-in:exec", "vars:object", "input:object"}, []string{"exec-out:exec", "output:any"},
+		map[string]any{"subflowId": "child", "pinDefaults": map[string]any{"vars": map[string]any{"v": int64(1)}, "input": map[string]any{"i": int64(2)}}})
+	flow := rsFlow("f", "start", []map[string]any{rvStart(), sub, rvEnd("end", nil, nil)}, "start.exec-out>sub.exec-in", "sub.exec-out>end.exec-in")
+	sc := &scripted{results: []any{map[string]any{"output": nil}}}
+	startRunHandled(t, flow, CompileOptions{}, map[durable.EffectType]runtime.Handler{durable.EffectStartSubworkflow: sc.handler()}, map[string]any{})
+	if len(sc.payloads) == 0 {
+		t.Fatal("no start_subworkflow effect")
+	}
+	if got := jsonOf(sc.payloads[0]["vars"]); got != jsonOf(map[string]any{"v": int64(1)}) {
+		t.Errorf("child vars = %s, want {v: 1}", got)
+	}
+}
