@@ -30,6 +30,27 @@ func TestSetVarPropertyOutputNotSharedWithVar(t *testing.T) {
 	compareStraightAndRestarted(t, goldenCase{Flow: flow, Vars: map[string]any{}})
 }
 
+// set_var writes a copy of its value into the vars: storing the object it
+// records as its output ({"value": obj}) would let a later set_var on a
+// dotted path inside that variable (cfg.b) change the earlier node's
+// recorded output in place, which a restart between the steps would not.
+func TestSetVarOutputNotSharedWithVar(t *testing.T) {
+	flow := rsFlow("zz_sv_alias", "start", []map[string]any{
+		rsNode("start", "on_flow_start", nil, []string{"exec-out:exec"}, nil),
+		rsNode("sv1", "set_var", []string{"exec-in:exec", "name:string", "value:object"}, []string{"exec-out:exec", "value:object"},
+			map[string]any{"pinDefaults": map[string]any{"name": "cfg", "value": map[string]any{"a": 1}}}),
+		rsNode("sv2", "set_var", []string{"exec-in:exec", "name:string", "value:any"}, []string{"exec-out:exec", "value:any"},
+			map[string]any{"pinDefaults": map[string]any{"name": "cfg.b", "value": 2}}),
+		rsNode("end", "on_flow_end", []string{"exec-in:exec", "v:object"}, nil, nil),
+	}, "start.exec-out>sv1.exec-in", "sv1.exec-out>sv2.exec-in", "sv2.exec-out>end.exec-in", "sv1.value>end.v")
+	_, st := startRunWith(t, flow, CompileOptions{}, map[string]any{})
+	v, _ := st.Output["v"].(map[string]any)
+	if _, leaked := v["b"]; leaked || len(v) != 1 {
+		t.Errorf("set_var's recorded output changed after the node ran: v = %s, want {\"a\": 1}", jsonText(t, st.Output["v"]))
+	}
+	compareStraightAndRestarted(t, goldenCase{Flow: flow, Vars: map[string]any{}})
+}
+
 // on_user_request outputs vars.context itself as its context pin (the
 // entry node's base input is the vars object, copied only shallowly). An
 // add_message (or an llm_call with use_context) appends to vars.context in
