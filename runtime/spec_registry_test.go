@@ -46,6 +46,9 @@ func TestSpecRegistryRegisterUnregisterGet(t *testing.T) {
 	if ids := reg.IDs(); slices.Contains(ids, "wf") {
 		t.Fatalf("IDs after Unregister = %v", ids)
 	}
+	if regs := reg.Registrations(); len(regs) != 0 {
+		t.Fatalf("Registrations after Unregister = %v, want none", regs)
+	}
 	_, err = reg.Lookup("wf")
 	var nf *runtime.WorkflowNotFoundError
 	if !errors.As(err, &nf) || nf.WorkflowID != "wf" {
@@ -53,5 +56,10 @@ func TestSpecRegistryRegisterUnregisterGet(t *testing.T) {
 	}
 	if err := reg.Register(&runtime.Workflow{ID: "wf", Entry: "a", Nodes: nodes}); err != nil {
 		t.Fatalf("registering an id again after Unregister: %v", err)
+	}
+	// A workflow without an id could be registered but never started by
+	// id, nor found again after a restart.
+	if err := reg.Register(&runtime.Workflow{Entry: "a", Nodes: nodes}); err == nil || err.Error() != "workflow: id is required" {
+		t.Fatalf("registering a workflow without an id: %v; want \"workflow: id is required\"", err)
 	}
 }
