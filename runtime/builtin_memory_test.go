@@ -688,31 +688,51 @@ func TestMemoryBusyOwner(t *testing.T) {
 	}
 }
 
-// TestMemoryOwnerHeldByAnotherRunner: with several runners, a memory
-// write into a run another runner holds fails as busy (the caller may
-// retry) instead of committing beside that runner's tick; once it lets go
-// the write goes through.
-func TestMemoryOwnerHeldByAnotherRunner(t *testing.T) {
-	st := memory.New()
+// memRunnerA is runner "a" (claims on) over a fresh memory store, with a
+// started "mem" run of no steps for memory writes to target.
+func memRunnerA(t *testing.T) (rt *runtime.Runtime, st *memory.Store, target string) {
+	t.Helper()
+	st = memory.New()
 	reg, _ := runtime.NewRegistry(memWorkflows()...)
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: artifact.NewMemory(), Claims: &runtime.Claims{Owner: "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	target, err = rt.Start(context.Background(), runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": []any{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, st, target
+}
+
+// tickSteps starts a "mem" run of steps on rt and ticks it once.
+func tickSteps(t *testing.T, rt *runtime.Runtime, steps ...map[string]any) *durable.RunState {
+	t.Helper()
+	list := make([]any, len(steps))
+	for i, s := range steps {
+		list[i] = s
+	}
 	ctx := context.Background()
-	owner, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": []any{}}})
+	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": list}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := rt.Tick(ctx, id, runtime.TickOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// TestMemoryOwnerHeldByAnotherRunner: with several runners, a memory
+// write into a run another runner holds fails as busy (the caller may
+// retry) instead of committing beside that runner's tick; once it lets go
+// the write goes through.
+func TestMemoryOwnerHeldByAnotherRunner(t *testing.T) {
+	ctx := context.Background()
+	rt, st, owner := memRunnerA(t)
 	note := func() *durable.RunState {
-		id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": []any{
-			step(durable.EffectMemoryNote, map[string]any{"note": "x", "target_run_id": owner}),
-		}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := rt.Tick(ctx, id, runtime.TickOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return run
+		return tickSteps(t, rt, step(durable.EffectMemoryNote, map[string]any{"note": "x", "target_run_id": owner}))
 	}
 	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: owner, Owner: "b", TTL: time.Hour}); err != nil {
 		t.Fatal(err)

@@ -85,19 +85,27 @@ func TestMemoryNonStringFieldsReadAsPythonStr(t *testing.T) {
 	}
 }
 
-// conversationSpanVars stores one conversation_span artifact holding msgs
-// and returns its id and run vars that list it in _runtime.memory_spans.
-func conversationSpanVars(t *testing.T, f *memFixture, msgs []any) (string, map[string]any) {
+// archiveSpan stores msgs as a conversation_span artifact, as
+// MEMORY_COMPACT archives them, and returns its id.
+func archiveSpan(t *testing.T, f *memFixture, msgs []any) string {
 	t.Helper()
 	meta, err := artifact.PutJSON(context.Background(), f.arts, map[string]any{"messages": msgs},
 		artifact.PutParams{Tags: map[string]string{"kind": "conversation_span"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	span := map[string]any{"kind": "conversation_span", "artifact_id": meta.ArtifactID, "created_at": "2026-01-01T00:00:01+00:00",
+	return meta.ArtifactID
+}
+
+// conversationSpanVars stores one conversation_span artifact holding msgs
+// and returns its id and run vars that list it in _runtime.memory_spans.
+func conversationSpanVars(t *testing.T, f *memFixture, msgs []any) (string, map[string]any) {
+	t.Helper()
+	id := archiveSpan(t, f, msgs)
+	span := map[string]any{"kind": "conversation_span", "artifact_id": id, "created_at": "2026-01-01T00:00:01+00:00",
 		"from_timestamp": "2026-01-01T00:00:00+00:00", "to_timestamp": "2026-01-01T00:00:01+00:00",
 		"message_count": int64(len(msgs))}
-	return meta.ArtifactID, map[string]any{"_runtime": map[string]any{"memory_spans": []any{span}}}
+	return id, map[string]any{"_runtime": map[string]any{"memory_spans": []any{span}}}
 }
 
 // A message content that is not a string (the multimodal form

@@ -10,7 +10,6 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/store"
-	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
 // TestMemoryNoteSourceRunDefaultsToTheRequestingRunNotTheTarget: a note
@@ -47,27 +46,12 @@ func TestMemoryNoteSourceRunDefaultsToTheRequestingRunNotTheTarget(t *testing.T)
 // result instead of failing the effect; dropping the error entry would
 // hide that the note never reached the context.
 func TestMemoryNoteKeepInContextFailureIsReportedNotFatal(t *testing.T) {
-	st := memory.New()
-	reg, _ := runtime.NewRegistry(memWorkflows()...)
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Artifacts: artifact.NewMemory(), Claims: &runtime.Claims{Owner: "a"}})
-	if err != nil {
+	rt, st, base := memRunnerA(t)
+	if err := st.RunClaim(context.Background(), &store.RunClaimParams{RunID: base, Owner: "b", TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	base, _ := rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": []any{}}})
-	if err := st.RunClaim(ctx, &store.RunClaimParams{RunID: base, Owner: "b", TTL: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": []any{
-		step(durable.EffectMemoryNote, map[string]any{"note": "x", "scope": "global", "target_run_id": base, "keep_in_context": true}),
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := tickSteps(t, rt,
+		step(durable.EffectMemoryNote, map[string]any{"note": "x", "scope": "global", "target_run_id": base, "keep_in_context": true}))
 	mustComplete(t, run)
 	kept, _ := metaOf(t, res(t, run, 0))["kept_in_context"].(map[string]any)
 	if kept["inserted"] != int64(0) || kept["skipped"] != int64(0) || !strings.Contains(anyString(kept["error"]), "another runner") {

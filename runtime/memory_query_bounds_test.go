@@ -92,19 +92,16 @@ func TestMemoryQueryNegativeLimitSpansRecallsOneSpan(t *testing.T) {
 // omit messages; flooring at 0 would render none.
 func TestMemoryQueryMaxMessagesBelowRangeIsUnlimitedOrOne(t *testing.T) {
 	f := memSetup(t, true)
-	meta, err := artifact.PutJSON(context.Background(), f.arts, map[string]any{"messages": []any{
+	id := archiveSpan(t, f, []any{
 		map[string]any{"role": "user", "content": "first"},
 		map[string]any{"role": "assistant", "content": "second"},
 		map[string]any{"role": "user", "content": "third"},
-	}}, artifact.PutParams{Tags: map[string]string{"kind": "conversation_span"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars := spanIndexVars(timedSpan(meta.ArtifactID, "2026-01-01T12:00:00+00:00", "", ""))
+	})
+	vars := spanIndexVars(timedSpan(id, "2026-01-01T12:00:00+00:00", "", ""))
 	run := f.runSteps(t, runtime.StartParams{Vars: vars},
-		step(durable.EffectMemoryQuery, map[string]any{"span_id": meta.ArtifactID, "max_messages": int64(-5)}),
-		step(durable.EffectMemoryQuery, map[string]any{"span_id": meta.ArtifactID, "max_messages": "0"}),
-		step(durable.EffectMemoryQuery, map[string]any{"span_id": meta.ArtifactID, "max_messages": 0.5}),
+		step(durable.EffectMemoryQuery, map[string]any{"span_id": id, "max_messages": int64(-5)}),
+		step(durable.EffectMemoryQuery, map[string]any{"span_id": id, "max_messages": "0"}),
+		step(durable.EffectMemoryQuery, map[string]any{"span_id": id, "max_messages": 0.5}),
 	)
 	mustComplete(t, run)
 	out := res(t, run, 0)["output"].(string)
@@ -279,12 +276,7 @@ func putMessages(t *testing.T, f *memFixture, contents ...string) string {
 	for _, c := range contents {
 		msgs = append(msgs, map[string]any{"role": "user", "content": c})
 	}
-	meta, err := artifact.PutJSON(context.Background(), f.arts, map[string]any{"messages": msgs},
-		artifact.PutParams{Tags: map[string]string{"kind": "conversation_span"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return meta.ArtifactID
+	return archiveSpan(t, f, msgs)
 }
 
 // The connected expansion keeps every seed even when the keyword match

@@ -141,15 +141,12 @@ func TestMemoryQueryLocationFallsBackToLocationTag(t *testing.T) {
 // is not found.
 func TestMemoryQueryDeepScanReadsOnlyTheFirstMessagesPerSpan(t *testing.T) {
 	f := memSetup(t, true)
-	meta, err := artifact.PutJSON(context.Background(), f.arts, map[string]any{"messages": []any{
+	id := archiveSpan(t, f, []any{
 		map[string]any{"role": "user", "content": "What is the codename?"},
 		map[string]any{"role": "assistant", "content": "It is PELICAN."},
-	}}, artifact.PutParams{Tags: map[string]string{"kind": "conversation_span"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	vars := map[string]any{"_runtime": map[string]any{"memory_spans": []any{map[string]any{
-		"kind": "conversation_span", "artifact_id": meta.ArtifactID, "created_at": "2026-01-01T00:00:00+00:00",
+		"kind": "conversation_span", "artifact_id": id, "created_at": "2026-01-01T00:00:00+00:00",
 	}}}}
 	run := f.runSteps(t, runtime.StartParams{Vars: vars},
 		step(durable.EffectMemoryQuery, map[string]any{"query": "pelican", "deep_limit_messages_per_span": 1, "return": "meta"}),

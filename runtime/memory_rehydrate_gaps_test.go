@@ -1,11 +1,9 @@
 package runtime_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/abstractframework/abstractgateway/artifact"
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
 )
@@ -14,15 +12,11 @@ import (
 // conversationSpanVars) and returns its id.
 func putSpan(t *testing.T, f *memFixture, vars map[string]any, msgs []any) string {
 	t.Helper()
-	meta, err := artifact.PutJSON(context.Background(), f.arts, map[string]any{"messages": msgs},
-		artifact.PutParams{Tags: map[string]string{"kind": "conversation_span"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := archiveSpan(t, f, msgs)
 	rt := vars["_runtime"].(map[string]any)
 	rt["memory_spans"] = append(rt["memory_spans"].([]any), map[string]any{"kind": "conversation_span",
-		"artifact_id": meta.ArtifactID, "created_at": "2026-01-01T00:00:02+00:00", "message_count": int64(len(msgs))})
-	return meta.ArtifactID
+		"artifact_id": id, "created_at": "2026-01-01T00:00:02+00:00", "message_count": int64(len(msgs))})
+	return id
 }
 
 func msg(role, content, id string) map[string]any {
