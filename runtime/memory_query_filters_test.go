@@ -98,8 +98,9 @@ func TestMemoryQueryConnectedDefaultKeysIncludePerson(t *testing.T) {
 
 // TestMemoryQueryTagsFallBackToArtifactTags: a required tag the span
 // record lacks is looked up in the span artifact's tags (spec §3.8 tags
-// filter; Python matches the span's tags, then the artifact metadata's),
-// so a span whose tags live only on its artifact still matches.
+// filter), so a span whose tags live only on its artifact still matches.
+// The span's own tags, which MEMORY_TAG edits, come first; Python reads
+// the artifact's first (docs/compatibility.md).
 func TestMemoryQueryTagsFallBackToArtifactTags(t *testing.T) {
 	f := memSetup(t, true)
 	meta, err := artifact.PutJSON(context.Background(), f.arts, map[string]any{"messages": []any{}},
