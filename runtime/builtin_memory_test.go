@@ -712,16 +712,7 @@ func tickSteps(t *testing.T, rt *runtime.Runtime, steps ...map[string]any) *dura
 	for i, s := range steps {
 		list[i] = s
 	}
-	ctx := context.Background()
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": list}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return run
+	return wevStartTick(t, rt, runtime.StartParams{WorkflowID: "mem", Vars: map[string]any{"steps": list}})
 }
 
 // TestMemoryOwnerHeldByAnotherRunner: with several runners, a memory

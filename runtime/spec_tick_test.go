@@ -31,16 +31,7 @@ func specRuntime(t *testing.T, st store.Store, hs map[durable.EffectType]runtime
 // specStartTick starts wfID on rt and ticks it once.
 func specStartTick(t *testing.T, rt *runtime.Runtime, wfID string) *durable.RunState {
 	t.Helper()
-	ctx := context.Background()
-	id, err := rt.Start(ctx, runtime.StartParams{WorkflowID: wfID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := rt.Tick(ctx, id, runtime.TickOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return run
+	return wevStartTick(t, rt, runtime.StartParams{WorkflowID: wfID})
 }
 
 // Spec §2.1: "caller-supplied handlers are merged over them (a host may
