@@ -281,3 +281,16 @@ func TestRecordEffectTypeSetAfterNullReadIsHashed(t *testing.T) {
 		}
 	}
 }
+
+// An effect read without a type (another writer's record) is hashed and
+// written without it, as one read without payload or result_key is: the
+// Line fast path, which a ledger rewrite takes when the record's own
+// members are all present, must omit it too. Would break: appendRecordLine
+// writing "type": "" whatever Effect.absent says (the generic encoder
+// alone omitting it).
+func TestRecordEffectMissingTypeHashedAndWrittenAsRead(t *testing.T) {
+	t.Parallel()
+	in := `{"run_id": "r1", "step_id": "s1", "node_id": "n", "status": "completed", "effect": {"payload": {"wait_key": "k"}, "result_key": null}, "result": null, "error": null, "started_at": "2026-11-29T22:46:49.642457+00:00", "ended_at": "2026-11-29T22:46:49.643752+00:00", "actor_id": null, "session_id": null, "attempt": 1, "idempotency_key": null, "prev_hash": null, "record_hash": "x", "signature": null}`
+	want := `{"actor_id":null,"attempt":1,"effect":{"payload":{"wait_key":"k"},"result_key":null},"ended_at":"2026-11-29T22:46:49.643752+00:00","error":null,"idempotency_key":null,"node_id":"n","prev_hash":null,"result":null,"run_id":"r1","session_id":null,"started_at":"2026-11-29T22:46:49.642457+00:00","status":"completed","step_id":"s1"}`
+	checkHashedAndWrittenAsRead(t, in, want)
+}
