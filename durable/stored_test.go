@@ -117,3 +117,34 @@ func TestRunStoredCopyIsDeepAndRefusesNonJSON(t *testing.T) {
 		t.Errorf("StoredCopy of a NaN var: error %v, want one naming its path", err)
 	}
 }
+
+// Values a run keeps as read (an output, a resume_to_node or choices that
+// are not what the fields hold) are shared by the stored copy only when
+// they are plain scalars in the decoder's types; any other value takes the
+// round trip, so the copy is what a store reads back: valid UTF-8 and
+// json.Number, not the invalid bytes or Go ints RunFromJSON was given.
+// Would break: StoredHead sharing a kept resume_to_node or choices whatever
+// it holds, or plainRead taking any string as plain.
+func TestRunStoredCopyOfValuesKeptAsReadEqualsRoundTrip(t *testing.T) {
+	t.Parallel()
+	runs := map[string]*RunState{
+		"output not valid utf-8": {RunID: "r1", Status: RunCompleted, outputRead: "a\xffb"},
+		"resume_to_node object": {RunID: "r2", Status: RunWaiting,
+			Waiting: &WaitState{Reason: WaitUser, resumeToValue: map[string]any{"n": 1}}},
+		"choices object": {RunID: "r3", Status: RunWaiting,
+			Waiting: &WaitState{Reason: WaitUser, choicesOther: map[string]any{"n": 1}}},
+	}
+	for name, r := range runs {
+		want, err := r.roundTrip()
+		if err != nil {
+			t.Fatalf("%s: round trip: %v", name, err)
+		}
+		got, err := r.StoredCopy()
+		if err != nil {
+			t.Fatalf("%s: StoredCopy: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n StoredCopy = %#v\n round trip = %#v", name, got, want)
+		}
+	}
+}
