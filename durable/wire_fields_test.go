@@ -140,3 +140,43 @@ func TestCommandFloatSeqIsCutTowardZero(t *testing.T) {
 		}
 	}
 }
+
+// A Go caller's map may hold seq as a Go integer (int64 or int), which
+// CommandFromJSON reads as the number, as it reads json.Number. Would
+// break: asInt refusing an int64 ("expected an integer").
+func TestCommandFromJSONReadsGoIntegerSeq(t *testing.T) {
+	t.Parallel()
+	for _, seq := range []any{int64(7), 7} {
+		c, err := durable.CommandFromJSON(map[string]any{"command_id": "c1", "run_id": "r", "type": "pause", "seq": seq})
+		if err != nil || c.Seq != 7 {
+			t.Errorf("CommandFromJSON with seq %T 7 = %+v, %v; want seq 7", seq, c, err)
+		}
+	}
+}
+
+// A seq too large for an integer is refused as out of range, not as a
+// number that does not parse. Would break: asInt returning ParseInt's
+// syntax error for a json.Number ParseFloat reads as ±Inf.
+func TestCommandSeqOverflowingFloatIsOutOfRange(t *testing.T) {
+	t.Parallel()
+	_, err := durable.CommandFromJSON(map[string]any{"command_id": "c1", "seq": json.Number("1e400")})
+	if err == nil || err.Error() != `field "seq": 1e400 is out of range for an integer` {
+		t.Errorf("CommandFromJSON with seq 1e400: error %v, want it out of range", err)
+	}
+}
+
+// A waiting member that is not an object is named once in the error, as
+// the other members are; "waiting: " prefixes only the errors of the
+// wait's own members. Would break: the prefix added to every error of
+// DecodeWaitState ("waiting: field \"waiting\": …").
+func TestRunWaitingNotAnObjectErrorNamesItOnce(t *testing.T) {
+	t.Parallel()
+	_, err := durable.UnmarshalRun([]byte(`{"run_id": "r", "status": "waiting", "waiting": "x"}`))
+	if err == nil || err.Error() != `decoding run state: field "waiting": expected an object or null, got string` {
+		t.Errorf("waiting \"x\": error %v", err)
+	}
+	_, err = durable.UnmarshalRun([]byte(`{"run_id": "r", "status": "waiting", "waiting": {"reason": 3}}`))
+	if err == nil || err.Error() != `decoding run state: waiting: field "reason": expected a string, got number` {
+		t.Errorf("waiting.reason 3: error %v", err)
+	}
+}
