@@ -43,3 +43,27 @@ func TestSnapshotNonStringTagsKeptOnRewrite(t *testing.T) {
 		t.Errorf("tags set: %s", got)
 	}
 }
+
+// Tags a caller replaces with as many other strings replace the list read
+// with non-string elements: tagsRead is written only while Tags still
+// holds its strings, in order. Would break: rawTags comparing the count
+// of strings alone, writing the old tags back over the new ones.
+func TestSnapshotTagsReplacedOverNonStringReadAreWritten(t *testing.T) {
+	t.Parallel()
+	m, err := pyjson.DecodeObject([]byte(`{"snapshot_id": "s", "run_id": "r", "tags": ["a", 2, "b"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := durable.SnapshotFromJSON(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Tags = []string{"x", "y"}
+	got, err := pyjson.Marshal(s.JSONValue(), pyjson.Line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), `"tags": ["x", "y"]`) {
+		t.Errorf("tags replaced with as many strings not written: %s", got)
+	}
+}
