@@ -201,3 +201,37 @@ func TestLineEncodingEffectExtraErrorPathHasEffectPrefix(t *testing.T) {
 	rec := &StepRecord{RunID: "r", Effect: &Effect{Type: EffectEmitEvent, extra: map[string]any{"x": map[string]any{"f": func() {}}}}}
 	sameLine(t, "effect extra error", func(b []byte) ([]byte, error) { return appendRecordLine(b, rec) }, rec.JSONValue(true))
 }
+
+// At the encoder's nesting limit (MaxDepth) itself the fast paths refuse
+// exactly what the generic encoder refuses: each member keeps its depth in
+// the object (a record's result and a run's vars and output one level
+// down, a wait's details and an effect's payload two). Would break: any of
+// those members passed to AppendMember at another depth, accepting or
+// refusing a document one level deeper than the generic encoder does
+// (TestLineEncoding_NestingLimit nests far past the limit, where both
+// refuse whatever the depth).
+func TestLineEncodingNestingLimitAtMaxDepth(t *testing.T) {
+	t.Parallel()
+	for levels := pyjson.MaxDepth - 3; levels <= pyjson.MaxDepth; levels++ {
+		var v any = "leaf"
+		for range levels {
+			v = []any{v}
+		}
+		m := map[string]any{"v": v}
+		recs := []*StepRecord{
+			{RunID: "r", Result: v},
+			{RunID: "r", Effect: &Effect{Type: EffectEmitEvent, Payload: m}},
+		}
+		for _, rec := range recs {
+			sameLine(t, "record", func(b []byte) ([]byte, error) { return appendRecordLine(b, rec) }, rec.JSONValue(true))
+		}
+		runs := []*RunState{
+			{RunID: "r", Vars: m},
+			{RunID: "r", Output: m},
+			{RunID: "r", Waiting: &WaitState{Reason: WaitUser, Details: m}},
+		}
+		for _, r := range runs {
+			sameLine(t, "run", func(b []byte) ([]byte, error) { return appendRunLine(b, r) }, r.JSONValue())
+		}
+	}
+}
