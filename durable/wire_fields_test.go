@@ -180,3 +180,39 @@ func TestRunWaitingNotAnObjectErrorNamesItOnce(t *testing.T) {
 		t.Errorf("waiting.reason 3: error %v", err)
 	}
 }
+
+// RunFromJSON applies UnmarshalRun's rules to a decoded object: a member
+// of the wrong type, a missing run_id or an unknown status is refused, and
+// missing vars default to {}. Would break: RunFromJSON skipping a member's
+// error or checkDecoded, building a run no store could read back.
+func TestRunFromJSONAppliesTheDecoderRules(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		m    map[string]any
+		want string
+	}{
+		{map[string]any{"run_id": "r", "status": "running", "current_node": 5}, `field "current_node"`},
+		{map[string]any{"status": "running"}, `field "run_id" is missing`},
+		{map[string]any{"run_id": "r", "status": "paused"}, `unknown run status "paused"`},
+	} {
+		if _, err := durable.RunFromJSON(tc.m); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("RunFromJSON(%v): error %v, want one saying %s", tc.m, err, tc.want)
+		}
+	}
+	r, err := durable.RunFromJSON(map[string]any{"run_id": "r", "status": "running"})
+	if err != nil || r.Vars == nil {
+		t.Errorf("RunFromJSON without vars = %+v, %v; want vars {}", r, err)
+	}
+}
+
+// A snapshot's run_state that is not an object is refused, naming it,
+// rather than read as none and written back {}: the run state would be
+// lost on the next save. Would break: SnapshotFromJSON ignoring
+// getObject's error for run_state.
+func TestSnapshotFromJSONRefusesARunStateThatIsNoObject(t *testing.T) {
+	t.Parallel()
+	_, err := durable.SnapshotFromJSON(map[string]any{"snapshot_id": "s", "run_id": "r", "run_state": "x"})
+	if err == nil || !strings.Contains(err.Error(), `field "run_state"`) {
+		t.Errorf("SnapshotFromJSON with run_state \"x\": error %v, want one naming run_state", err)
+	}
+}
