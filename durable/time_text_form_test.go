@@ -93,3 +93,19 @@ func TestTimeTextMatchesJSON(t *testing.T) {
 		t.Error(`UnmarshalText("yesterday") succeeded`)
 	}
 }
+
+// Text that is no timestamp is refused by Time's text and JSON decoders
+// with an error saying whose it is and quoting the text. Would break:
+// UnmarshalText returning ParseTime's error without the "durable.Time: "
+// prefix.
+func TestTimeUnmarshalRefusalNamesTheType(t *testing.T) {
+	t.Parallel()
+	want := `durable.Time: invalid ISO timestamp "tomorrow"`
+	var tm durable.Time
+	if err := tm.UnmarshalText([]byte("tomorrow")); err == nil || err.Error() != want {
+		t.Errorf("UnmarshalText(tomorrow): error %v, want %s", err, want)
+	}
+	if err := json.Unmarshal([]byte(`"tomorrow"`), &tm); err == nil || err.Error() != want {
+		t.Errorf("json.Unmarshal(\"tomorrow\"): error %v, want %s", err, want)
+	}
+}
