@@ -206,3 +206,49 @@ func TestRetriedTreeCancelEndsADescendantInItsRetryBackoff(t *testing.T) {
 	}
 	b.stopTick()
 }
+
+// The kept cancel of a run's descendants takes the tree's root from the
+// run's marker only when the marker's reason is the run's own error: a
+// marker copied from another run (here another tree's, "other" aimed at
+// "elsewhere") is not this cancel's, so the descendants are cancelled
+// with the run's reason and no marker naming a root the cancel was never
+// aimed at. Would break if any marker were trusted: the child would carry
+// {"run_id": "elsewhere"}, and whoever hands its end to a parent would
+// take "elsewhere"'s cancel to cover that parent.
+func TestKeptTreeCancelIgnoresAForeignMarker(t *testing.T) {
+	ctx := context.Background()
+	st, clock := memory.New(), newBusyClock()
+	rt := errRuntime(t, st, Config{Clock: clock.Now}, askOnly())
+	top, err := rt.Start(ctx, StartParams{WorkflowID: "ask"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := rt.Start(ctx, StartParams{WorkflowID: "ask", ParentRunID: top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := rt.Tick(ctx, child, TickOptions{}); err != nil || run.Status != durable.RunWaiting {
+		t.Fatalf("child tick: %v, %v", run, err)
+	}
+	err = rt.hostUpdate(ctx, top, true, func(run *durable.RunState) (bool, []*durable.StepRecord, error) {
+		markCancelled(run, cancelCause{reason: "other", root: "elsewhere"})
+		run.Error = "mine"
+		return true, nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.retryLater(ctx, followUp{kind: followCancelTree, runID: top}, false)
+	clock.Advance(time.Minute)
+	rt.RetryFollowUps(ctx)
+	run, err := st.RunGet(ctx, child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != durable.RunCancelled || run.Error != "mine" {
+		t.Fatalf("child %s (%q) after the kept cancel; want cancelled with the run's reason \"mine\"", run.Status, run.Error)
+	}
+	if root, reason := cancelMarker(run); root != "" || reason != "" {
+		t.Errorf("child's cancel marker names root %q (reason %q); want none: the top's marker was another cancel's", root, reason)
+	}
+}
