@@ -96,3 +96,40 @@ func TestStatsTotalBytesSkipsNegativeSizes(t *testing.T) {
 		t.Errorf("Stats total/total_bytes = %d/%d; want 2/5 (the size_bytes -100 is not counted)", s.Total, s.TotalBytes)
 	}
 }
+
+// A negative offset counts from the first artifact, as Python's
+// max(0, int(offset)) does: the search must not fail (or panic on a
+// negative slice bound) and must return what offset 0 returns.
+func TestSearchNegativeOffsetStartsAtTheFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, st := range map[string]artifact.Store{"memory": artifact.NewMemory(), "fs": newTestFS(t)} {
+		for _, c := range []string{"a", "b", "c"} {
+			mustPut(t, st, artifact.PutParams{Content: []byte(c), RunID: "r1"})
+		}
+		want, err := st.Search(ctx, artifact.SearchParams{RunID: "r1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Search(ctx, artifact.SearchParams{RunID: "r1", Offset: -2})
+		if err != nil || !slices.Equal(idsOf(got), idsOf(want)) {
+			t.Errorf("%s: Search(offset -2) = %v, %v; want %v (offset 0)", name, idsOf(got), err, idsOf(want))
+		}
+	}
+}
+
+// Stats reports a tag filter among its filters, under "tags", as Python's
+// stats returns the filters it was given: a caller showing what the
+// numbers count must see the tag filter that narrowed them.
+func TestStatsFiltersIncludeTags(t *testing.T) {
+	t.Parallel()
+	s, err := artifact.NewMemory().Stats(context.Background(), nil, artifact.SearchParams{
+		RunID: "r1", Tags: map[string]string{"kind": "json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags, ok := s.Filters["tags"].(map[string]any)
+	if !ok || tags["kind"] != "json" || s.Filters["run_id"] != "r1" {
+		t.Errorf("Stats.Filters = %v; want run_id r1 and tags {kind: json}", s.Filters)
+	}
+}
