@@ -111,3 +111,60 @@ func TestRestoreReturnsStoreErrors(t *testing.T) {
 		t.Errorf("Restore with a cancelled context = %v, %v; want context.Canceled", v, err)
 	}
 }
+
+// Each artifact's tags are BaseTags + {"path", "kind"} (spec §4.7): a
+// base tag of the same name does not replace the path or the kind the
+// offload gives, which readers use to tell what the artifact holds.
+func TestOffloadPathAndKindTagsWinOverBaseTags(t *testing.T) {
+	t.Parallel()
+	b := setupOffload(t)
+	b.opts.BaseTags = map[string]string{"source": "test", "path": "base", "kind": "base"}
+	out, err := artifact.Offload(context.Background(), b.st, map[string]any{"big": strings.Repeat("x", limit+1)}, b.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := refMeta(t, b.st, out.(map[string]any)["big"])
+	if m.Tags["path"] != "root.big" || m.Tags["kind"] != "text" || m.Tags["source"] != "test" {
+		t.Errorf("tags = %v; want path root.big, kind text, source test", m.Tags)
+	}
+}
+
+// A list holding a shorter slice of its own backing array (same first
+// element pointer, another length) is not a cycle: the cycle check tells
+// lists apart by pointer and length. Taking the pointer alone would refuse
+// this finite value and leave it inline with an error.
+func TestOffloadListHoldingItsOwnPrefixIsNoCycle(t *testing.T) {
+	t.Parallel()
+	b := setupOffload(t)
+	list := make([]any, 2)
+	list[0] = strings.Repeat("y", limit+1)
+	list[1] = list[:1]
+	out, err := artifact.Offload(context.Background(), b.st, map[string]any{"l": list}, b.opts)
+	if err != nil {
+		t.Fatalf("Offload of a list holding its own prefix: %v; it is no cycle", err)
+	}
+	if got := out.(map[string]any)["l"]; !artifact.IsRef(got) {
+		t.Errorf("l = %v; want a ref (its JSON is past the threshold)", got)
+	}
+}
+
+// Restore replaces only refs to JSON and text artifacts: a ref to a
+// binary artifact (application/octet-stream) stays a ref even when mine
+// accepts it, since its bytes are not a JSON value. Decoding it instead
+// would fail the reader, or turn bytes that happen to parse into a value.
+func TestRestoreKeepsRefsToBinaryArtifacts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := artifact.NewMemory()
+	m, err := st.Put(ctx, artifact.PutParams{Content: []byte(`{"a": 1}`), ContentType: "application/octet-stream", RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := artifact.Restore(ctx, st, map[string]any{"v": artifact.Ref(m.ArtifactID)}, func(*artifact.Metadata) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := got.(map[string]any)["v"]; !artifact.IsRef(v) {
+		t.Errorf("Restore of a binary artifact's ref = %v; want the ref kept", v)
+	}
+}
