@@ -168,3 +168,25 @@ func TestRestoreKeepsRefsToBinaryArtifacts(t *testing.T) {
 		t.Errorf("Restore of a binary artifact's ref = %v; want the ref kept", v)
 	}
 }
+
+// Without an option or the environment variable the threshold is 256 KiB
+// exactly (spec §4.7: 262144), and a string of exactly that many bytes
+// stays inline: "exceeds" is strictly more. Comparing with the constant
+// itself would not notice it changed.
+func TestOffloadDefaultThresholdIs256KiB(t *testing.T) {
+	t.Setenv(artifact.EnvMaxInlineBytes, "")
+	if got := artifact.MaxInlineBytes(0); got != 262144 {
+		t.Fatalf("MaxInlineBytes(0) = %d; want 262144", got)
+	}
+	st := artifact.NewMemory()
+	in := map[string]any{"at": strings.Repeat("a", 262144), "past": strings.Repeat("p", 262145)}
+	out, err := artifact.Offload(context.Background(), st, in, artifact.OffloadOptions{RunID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(map[string]any)
+	if artifact.IsRef(got["at"]) || !artifact.IsRef(got["past"]) {
+		t.Errorf("at the default threshold: ref %v, one byte past: ref %v; want false, true",
+			artifact.IsRef(got["at"]), artifact.IsRef(got["past"]))
+	}
+}
