@@ -239,6 +239,12 @@ func TestMaxInlineBytes(t *testing.T) {
 	if got := artifact.MaxInlineBytes(0); got != 1000 {
 		t.Errorf("env 1_000 = %d, want 1000 (Python's int())", got)
 	}
+	// Python strips the value with str.strip() before int(): the separator
+	// controls U+001C..U+001F are whitespace to strip() but not to int().
+	t.Setenv(artifact.EnvMaxInlineBytes, "\x1f100\x1c")
+	if got := artifact.MaxInlineBytes(0); got != 100 {
+		t.Errorf("env \\x1f100\\x1c = %d, want 100 (Python's int(raw.strip()))", got)
+	}
 }
 
 // Two paths holding the same large text share one artifact (content
