@@ -30,18 +30,26 @@ func TestStoredCopyEqualsRoundTrip(t *testing.T) {
 		"first microsecond": {RunID: "r", Status: StepCompleted, StartedAt: Time{time.Date(1, 1, 1, 0, 0, 0, 500, time.UTC)}},
 	}
 	for name, s := range records {
-		want, err := s.roundTrip()
-		if err != nil {
-			t.Fatalf("%s: round trip: %v", name, err)
-		}
-		got, err := s.StoredCopy()
-		if err != nil {
-			t.Fatalf("%s: StoredCopy: %v", name, err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n StoredCopy = %#v\n round trip = %#v", name, got, want)
-		}
+		storedCopyMatchesRoundTrip(t, name, s.StoredCopy, s.roundTrip)
 	}
+}
+
+// storedCopyMatchesRoundTrip checks that stored (a StoredCopy) equals
+// roundTrip (the value written and read back) and returns it.
+func storedCopyMatchesRoundTrip[T any](t *testing.T, name string, stored, roundTrip func() (T, error)) T {
+	t.Helper()
+	want, err := roundTrip()
+	if err != nil {
+		t.Fatalf("%s: round trip: %v", name, err)
+	}
+	got, err := stored()
+	if err != nil {
+		t.Fatalf("%s: StoredCopy: %v", name, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n StoredCopy = %#v\n round trip = %#v", name, got, want)
+	}
+	return got
 }
 
 func TestStoredCopyIsDeep(t *testing.T) {
@@ -81,17 +89,7 @@ func TestRunStoredCopyEqualsRoundTrip(t *testing.T) {
 		"bad utf-8 value": {RunID: "r7", Status: RunRunning, Vars: map[string]any{"v": "a\xffb", "k\xff": 1}},
 	}
 	for name, r := range runs {
-		want, err := r.roundTrip()
-		if err != nil {
-			t.Fatalf("%s: round trip: %v", name, err)
-		}
-		got, err := r.StoredCopy()
-		if err != nil {
-			t.Fatalf("%s: StoredCopy: %v", name, err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n StoredCopy = %#v\n round trip = %#v", name, got, want)
-		}
+		got := storedCopyMatchesRoundTrip(t, name, r.StoredCopy, r.roundTrip)
 		if got.Version != r.Version {
 			t.Errorf("%s: Version %d, want %d", name, got.Version, r.Version)
 		}
@@ -135,16 +133,6 @@ func TestRunStoredCopyOfValuesKeptAsReadEqualsRoundTrip(t *testing.T) {
 			Waiting: &WaitState{Reason: WaitUser, choicesOther: map[string]any{"n": 1}}},
 	}
 	for name, r := range runs {
-		want, err := r.roundTrip()
-		if err != nil {
-			t.Fatalf("%s: round trip: %v", name, err)
-		}
-		got, err := r.StoredCopy()
-		if err != nil {
-			t.Fatalf("%s: StoredCopy: %v", name, err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n StoredCopy = %#v\n round trip = %#v", name, got, want)
-		}
+		storedCopyMatchesRoundTrip(t, name, r.StoredCopy, r.roundTrip)
 	}
 }

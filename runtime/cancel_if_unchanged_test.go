@@ -212,25 +212,12 @@ func TestCancelIfUnchangedLosesToACommitMadeAfterItsLoad(t *testing.T) {
 	ctx := t.Context()
 	mem := memory.New()
 	t.Cleanup(func() { _ = mem.Close() })
-	newRT := func(st store.Store) (*runtime.Runtime, *workHandler) {
-		reg, err := runtime.NewRegistry(loopingListener())
-		if err != nil {
-			t.Fatal(err)
-		}
-		rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		work := &workHandler{}
-		rt.SetHandler("work", work.handler())
-		return rt, work
-	}
-	other, otherWork := newRT(mem) // another process's runtime on the same store
+	other, otherWork := listenerRuntime(t, mem) // another process's runtime on the same store
 	var hookErr error
 	wrapped := &changeBeforeCancel{Wrapper: store.Wrapper{Store: mem}, hook: func() {
 		_, hookErr = other.EmitEvent(ctx, runtime.EmitParams{Name: "ping", SessionID: "s"})
 	}}
-	rt, _ := newRT(wrapped)
+	rt, _ := listenerRuntime(t, wrapped)
 	read := wevStartTick(t, rt, runtime.StartParams{WorkflowID: "listen", SessionID: "s"})
 
 	_, err := rt.CancelWith(ctx, read.RunID, runtime.CancelOptions{IfUnchanged: read})
@@ -246,6 +233,51 @@ func TestCancelIfUnchangedLosesToACommitMadeAfterItsLoad(t *testing.T) {
 	st := mustState(t, rt, read.RunID)
 	if st.Status != durable.RunWaiting || st.CurrentNode != "w" {
 		t.Fatalf("listener %s at %s; the other writer's change should stand", st.Status, st.CurrentNode)
+	}
+}
+
+// listenerRuntime is a runtime on st serving loopingListener, its "work"
+// effects counted by the handler returned.
+func listenerRuntime(t *testing.T, st store.Store) (*runtime.Runtime, *workHandler) {
+	t.Helper()
+	reg, err := runtime.NewRegistry(loopingListener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := &workHandler{}
+	rt.SetHandler("work", work.handler())
+	return rt, work
+}
+
+// A conditional cancel whose commit loses to another process's cancel of
+// the run (made between the load and the commit) is ErrRunChanged: the
+// other write wins and is not taken for this call's commit. Would break if
+// cancelRootAt read any cancelled run after its commit as its own.
+func TestCancelIfUnchangedLosesToAnotherCancelMadeAfterItsLoad(t *testing.T) {
+	ctx := t.Context()
+	mem := memory.New()
+	t.Cleanup(func() { _ = mem.Close() })
+	other, _ := listenerRuntime(t, mem) // another process's runtime on the same store
+	var read *durable.RunState
+	var hookErr error
+	wrapped := &changeBeforeCancel{Wrapper: store.Wrapper{Store: mem}, hook: func() {
+		_, hookErr = other.Cancel(ctx, read.RunID, "the other cancel")
+	}}
+	rt, _ := listenerRuntime(t, wrapped)
+	read = wevStartTick(t, rt, runtime.StartParams{WorkflowID: "listen", SessionID: "s"})
+	_, err := rt.CancelWith(ctx, read.RunID, runtime.CancelOptions{Reason: "mine", IfUnchanged: read})
+	if hookErr != nil {
+		t.Fatal(hookErr)
+	}
+	if !errors.Is(err, runtime.ErrRunChanged) {
+		t.Fatalf("conditional cancel that lost to another cancel: %v, want ErrRunChanged", err)
+	}
+	if st := mustState(t, rt, read.RunID); st.Status != durable.RunCancelled || st.Error != "the other cancel" {
+		t.Fatalf("run %s error %q; want the other cancel's", st.Status, st.Error)
 	}
 }
 
