@@ -48,6 +48,7 @@ func TestAgentPromptCacheBindingLikeReference(t *testing.T) {
 		{"pin wins over config", "pin-b", "cfg-b", "pin-b"},
 		{"blank pin is dropped", "   ", nil, nil},
 		{"non-string non-object is dropped", nil, int64(3), nil},
+		{"empty object is dropped", map[string]any{}, nil, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
