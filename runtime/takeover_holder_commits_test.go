@@ -16,8 +16,9 @@ import (
 
 // holderCommitsStore is runner "me"'s view of a memory store shared with
 // a live runner "other". Once armed on a run, "other" claims that run
-// just before "me"'s next claim of it but skip, and commits a change of its vars
-// (a host's limits or vars update through "other": status and wait kept)
+// just before "me"'s first claim of it after the skip ones let through,
+// and commits a change of its vars (a host's limits or vars update
+// through "other": status and wait kept)
 // just before "me"'s claim after that, so that the run "me" first saw
 // waiting is at a new version under the same holder. It counts the claims
 // "me" tries once that change is in.
