@@ -604,10 +604,9 @@ func (s *Store) RunDelete(ctx context.Context, runID string) (bool, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("jsonfile: deleting run %s: %w", runID, err)
 	}
+	// Whether the run existed is the file's answer: an index entry for a
+	// file another process deleted is stale (RunGet reports it not found).
 	s.mu.Lock()
-	if s.runs[runID] != nil {
-		existed = true
-	}
 	s.setLocked(runID, nil)
 	s.mu.Unlock()
 	if existed {

@@ -150,3 +150,36 @@ func TestCreateAfterForeignDelete(t *testing.T) {
 		}
 	}
 }
+
+// TestRunDeleteAfterForeignDeleteReportsAbsent: RunDelete of a run whose
+// file another process already removed reports that the run did not
+// exist (false), as Python's delete of the absent file does and as RunGet
+// reports it (store.ErrNotFound), whether or not the store read the run
+// since; and the run leaves the listings. Reporting true because the
+// store's index still held the run would make the answer depend on
+// whether a read happened first.
+func TestRunDeleteAfterForeignDeleteReportsAbsent(t *testing.T) {
+	for _, readFirst := range []bool{true, false} {
+		ctx := t.Context()
+		dir := t.TempDir()
+		s := open(t, dir, true)
+		if err := s.RunCommit(ctx, &store.CommitParams{Run: runningRun("gone"), Create: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(dir, "run_gone.json")); err != nil {
+			t.Fatal(err)
+		}
+		if readFirst {
+			if _, err := s.RunGet(ctx, "gone"); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("RunGet after the file was removed: %v, want ErrNotFound", err)
+			}
+		}
+		existed, err := s.RunDelete(ctx, "gone")
+		if err != nil || existed {
+			t.Errorf("read first %v: RunDelete of a run whose file is gone = %v, %v; want false, nil", readFirst, existed, err)
+		}
+		if ids := indexedIDs(t, s); slices.Contains(ids, "gone") {
+			t.Errorf("read first %v: RunIndex after RunDelete = %v; want the run gone", readFirst, ids)
+		}
+	}
+}
