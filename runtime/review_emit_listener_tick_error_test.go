@@ -63,6 +63,12 @@ func TestEmitCountsAListenerWhoseTickFailedAfterItsResume(t *testing.T) {
 	if ev, _ := ps.Vars["ev"].(map[string]any); ev["name"] != "ping" {
 		t.Fatalf("the listener did not receive the event (vars.ev %v); the scenario needs it received", ps.Vars["ev"])
 	}
+	// The listener whose steps failed after its resume is driven again
+	// (queued by the delivery) within the same drive: it ends completed,
+	// not left running at "b" until a scheduler's recovery finds it.
+	if ps.Status != durable.RunCompleted {
+		t.Errorf("the listener is %s at %q after the drive; want it driven again to completion", ps.Status, ps.CurrentNode)
+	}
 	cs, err := f.st.RunGet(ctx, "c1")
 	if err != nil {
 		t.Fatal(err)
