@@ -254,9 +254,20 @@ func TestSyncChildEndingBeforeParentWaitCommitResumesParent(t *testing.T) {
 		}
 		// The child is already waiting (committed); it is answered and
 		// ends just before the parent's wait on it is committed.
-		cs, err := rt.Resume(ctx, ResumeParams{RunID: WaitedChild(r), Payload: map[string]any{"text": "yes"}})
+		// Bounded: the parent's lock is held by the tick committing its
+		// wait (this goroutine), so a first attempt at resuming a parent
+		// not yet waiting on the child must leave it to that tick (which
+		// re-checks the child) rather than wait for the lock: waiting
+		// would deadlock here (until the deadline) and stall a caller
+		// anywhere.
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		cs, err := rt.Resume(rctx, ResumeParams{RunID: WaitedChild(r), Payload: map[string]any{"text": "yes"}})
 		if err != nil || cs.Status != durable.RunCompleted {
 			t.Errorf("child: %v %v", cs, err)
+		}
+		if rctx.Err() != nil {
+			t.Errorf("the child's Resume waited for its parent's lock until its deadline: a first attempt drove a parent not waiting on the child")
 		}
 	}
 	if _, err := rt.Tick(ctx, pid, TickOptions{}); err != nil {
