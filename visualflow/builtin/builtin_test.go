@@ -250,6 +250,12 @@ func TestVariableNodes(t *testing.T) {
 		{name: "string name", typ: "bool_var", vars: vars, data: obj{"literalValue": "flag"}, want: obj{"name": "flag", "value": true}},
 		{name: "non bool var", typ: "bool_var", vars: vars, data: obj{"literalValue": obj{"name": "prompt", "default": true}}, want: obj{"name": "prompt", "value": true}},
 		{name: "bad default", typ: "bool_var", vars: vars, data: obj{"literalValue": obj{"name": "nope", "default": "yes"}}, want: obj{"name": "nope", "value": false}},
+		// The configured names (and var_decl's type) are stripped, as the
+		// reference's .strip(): the output names the var without the
+		// padding, and a padded type is still the type.
+		{name: "padded string name", typ: "bool_var", vars: vars, data: obj{"literalValue": " flag\t"}, want: obj{"name": "flag", "value": true}},
+		{name: "padded object name", typ: "bool_var", vars: vars, data: obj{"literalValue": obj{"name": "  flag ", "default": false}}, want: obj{"name": "flag", "value": true}},
+		{name: "padded decl", typ: "var_decl", vars: vars, data: obj{"literalValue": obj{"name": " count\n", "type": " number ", "default": int64(9)}}, want: obj{"name": "count", "value": int64(3)}},
 		{name: "context", typ: "get_context", vars: vars, want: obj{"context": obj{"task": int64(5), "messages": "solo"}, "task": "5", "messages": arr{"solo"}}},
 		{name: "no context", typ: "get_context", want: obj{"context": obj{}, "task": "", "messages": arr{}}},
 	})
