@@ -124,3 +124,37 @@ func TestMemoryRehydrateNamesASpanOnce(t *testing.T) {
 		t.Errorf("result %v, messages %s; want the span inserted once", r, contents(run))
 	}
 }
+
+// TestMemoryRehydrateKindOfARepeatedSpanIsTheNewestEntrys: a span index
+// listing the same artifact twice reads its kind from the newest entry
+// (created_at), as Python's _handle_memory_rehydrate does (kind_by_artifact
+// over list_memory_spans_from_run, newest first, keeps the first entry it
+// meets: `if not aid or aid in kind_by_artifact: continue`). So a
+// conversation_span re-listed earlier as evidence is rehydrated, and one
+// re-listed later as evidence is skipped with kind "evidence". Letting a
+// later entry of the newest-first list overwrite the kind reverses both.
+func TestMemoryRehydrateKindOfARepeatedSpanIsTheNewestEntrys(t *testing.T) {
+	for _, tc := range []struct {
+		evidenceAt string // created_at of the evidence entry; the conversation_span's is 2026-01-01T00:00:01
+		inserted   int64
+		kind       any
+	}{
+		{"2025-06-01T00:00:00+00:00", 2, "conversation_span"},
+		{"2026-06-01T00:00:00+00:00", 0, "evidence"},
+	} {
+		f := memSetup(t, true)
+		id, vars := conversationSpanVars(t, f, []any{msg("user", "a1", "a1"), msg("user", "a2", "a2")})
+		rt := vars["_runtime"].(map[string]any)
+		rt["memory_spans"] = append(rt["memory_spans"].([]any),
+			map[string]any{"kind": "evidence", "artifact_id": id, "created_at": tc.evidenceAt})
+		run := f.runSteps(t, runtime.StartParams{Vars: vars},
+			step(durable.EffectMemoryRehydrate, map[string]any{"span_ids": []any{id}}))
+		mustComplete(t, run)
+		r := run.Vars["r0"].(map[string]any)
+		arts, _ := r["artifacts"].([]any)
+		if r["inserted"] != tc.inserted || len(arts) != 1 || arts[0].(map[string]any)["kind"] != tc.kind {
+			t.Errorf("evidence entry at %s: inserted %v, artifacts %v; want inserted %d, kind %v (the newest entry's)",
+				tc.evidenceAt, r["inserted"], arts, tc.inserted, tc.kind)
+		}
+	}
+}
