@@ -240,14 +240,7 @@ func TestCancelIfUnchangedLosesToACommitMadeAfterItsLoad(t *testing.T) {
 // effects counted by the handler returned.
 func listenerRuntime(t *testing.T, st store.Store) (*runtime.Runtime, *workHandler) {
 	t.Helper()
-	reg, err := runtime.NewRegistry(loopingListener())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := servingRuntime(t, st, "", loopingListener())
 	work := &workHandler{}
 	rt.SetHandler("work", work.handler())
 	return rt, work

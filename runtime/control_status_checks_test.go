@@ -89,16 +89,10 @@ func (s *childGoneAfterListing) RunListChildren(ctx context.Context, parentID st
 // if Cancel failed on the missing run's ErrNotFound, leaving the root live.
 func TestCancelPassesOverATreeRunDeletedAfterTheListing(t *testing.T) {
 	ctx := context.Background()
-	reg, err := runtime.NewRegistry(askWorkflow())
-	if err != nil {
-		t.Fatal(err)
-	}
 	const root = "gone-child-root"
 	st := &childGoneAfterListing{Wrapper: store.Wrapper{Store: memory.New()}, root: root}
-	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := servingRuntime(t, st, "", askWorkflow())
+	var err error
 	if _, err := rt.Start(ctx, runtime.StartParams{WorkflowID: "ask", RunID: root}); err != nil {
 		t.Fatal(err)
 	}
