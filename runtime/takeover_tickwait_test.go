@@ -21,6 +21,7 @@ import (
 // after that checkpoint.
 type busyHolderStore struct {
 	*memory.Store
+	keepWait   bool // the holder's checkpoint changes only the run's vars (a limits or vars update), keeping its wait
 	mu         sync.Mutex
 	armed      bool // "me" was refused a claim: its next read is tickHeldDue's
 	changed    bool
@@ -50,12 +51,15 @@ func (s *busyHolderStore) RunGet(ctx context.Context, runID string) (*durable.Ru
 	}
 	s.mu.Unlock()
 	if fire {
-		// The holder's checkpoint past the wait: running, no longer due.
+		// The holder's checkpoint past the wait: running, no longer due
+		// (or, keeping the wait, a new version all the same).
 		cur, gerr := s.Store.RunGet(ctx, runID)
 		if gerr != nil {
 			return nil, gerr
 		}
-		cur.Status, cur.Waiting = durable.RunRunning, nil
+		if !s.keepWait {
+			cur.Status, cur.Waiting = durable.RunRunning, nil
+		}
 		cur.Vars["holder"] = "ticking"
 		if cerr := s.Store.RunCommit(ctx, &store.CommitParams{Run: cur}); cerr != nil {
 			return nil, cerr
@@ -72,13 +76,24 @@ func (s *busyHolderStore) RunGet(ctx context.Context, runID string) (*durable.Ru
 // and the outcome is settled: the scheduler's serial PollOnce stalled
 // ~1.3 s on each such run, where it passed over it at once before. The
 // Tick now looks at the run between its tries.
+//
+// The same when the holder's commit keeps the wait (a limits or vars
+// update through it): the run is at a new version under a live holder, no
+// idle run to take over, which idleWaiting tells by the version.
 func TestTakeoverTickStopsWaitingOnceTheHeldRunChanged(t *testing.T) {
 	t.Parallel()
+	for _, keepWait := range []bool{false, true} {
+		tickHeldByABusyHolder(t, keepWait)
+	}
+}
+
+func tickHeldByABusyHolder(t *testing.T, keepWait bool) {
+	t.Helper()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	var cmu sync.Mutex
 	clock := func() time.Time { cmu.Lock(); defer cmu.Unlock(); return now }
 	timer := timerWorkflow()
-	st := &busyHolderStore{Store: memory.New()}
+	st := &busyHolderStore{Store: memory.New(), keepWait: keepWait}
 	reg, _ := runtime.NewRegistry(timer)
 	rt, err := runtime.New(runtime.Config{Store: st, Registry: reg, Clock: clock, Claims: &runtime.Claims{Owner: "me"}})
 	if err != nil {
@@ -104,11 +119,18 @@ func TestTakeoverTickStopsWaitingOnceTheHeldRunChanged(t *testing.T) {
 	st.mu.Lock()
 	n, changed := st.afterClaim, st.changed
 	st.mu.Unlock()
-	if got, _ := rt.GetState(ctx, id); changed && (got.Vars["holder"] != "ticking" || got.Status != durable.RunRunning) {
-		t.Fatalf("the run: %s; want it as its holder left it", got.Status)
+	want := durable.RunRunning
+	if keepWait {
+		if !changed {
+			t.Fatal("keep wait: the holder never committed: the test no longer reaches the case it is about")
+		}
+		want = durable.RunWaiting
+	}
+	if got, _ := rt.GetState(ctx, id); changed && (got.Vars["holder"] != "ticking" || got.Status != want) {
+		t.Fatalf("keep wait %v: the run: %s; want it as its holder left it", keepWait, got.Status)
 	}
 	if n > 1 {
-		t.Fatalf("Tick tried %d more claims (all of claimWaits, ~1.3 s) after the held run had changed, "+
-			"although no claim could make it tick that run any more; want it to stop waiting once the run changed", n)
+		t.Fatalf("keep wait %v: Tick tried %d more claims (all of claimWaits, ~1.3 s) after the held run had changed, "+
+			"although no claim could make it tick that run any more; want it to stop waiting once the run changed", keepWait, n)
 	}
 }
