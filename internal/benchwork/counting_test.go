@@ -67,3 +67,26 @@ func TestCountingFileWrites(t *testing.T) {
 		t.Errorf("file writes %d (want 4), records %d (want 4), commits %d (want 4)", s.FileWrites, s.RecordsAppended, s.Commits())
 	}
 }
+
+// TestOpsPerRunKeysAreStable: ops_per_run's keys are JSON names compared
+// across runs of the bench and with the peer's table of saves, loads and
+// lists; renaming one (run_list_due → anything else) would silently split
+// a published column in two.
+func TestOpsPerRunKeysAreStable(t *testing.T) {
+	want := []string{"run_commit", "run_get", "run_list", "run_list_due", "run_next_due",
+		"run_list_children", "run_index", "run_delete", "ledger_append", "ledger_list", "ledger_count",
+		"ledger_delete", "ledger_find_completed", "run_claim", "run_release", "command"}
+	var c Counts
+	for i := range c.Ops {
+		c.Ops[i] = 1
+	}
+	per := c.PerRun(1)
+	if len(per) != len(want) {
+		t.Errorf("ops_per_run has %d keys %v, want %d", len(per), per, len(want))
+	}
+	for _, k := range want {
+		if per[k] != 1 {
+			t.Errorf("ops_per_run[%q] = %v, want 1 (keys %v)", k, per[k], per)
+		}
+	}
+}
