@@ -3,6 +3,7 @@ package benchwork
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +44,15 @@ func TestFdatasyncInplaceCeiling(t *testing.T) {
 	ops, err := MeasureCeiling(context.Background(), CeilingFdatasyncInplace, t.TempDir(), 50*time.Millisecond)
 	if err != nil || ops <= 0 {
 		t.Fatalf("MeasureCeiling(%s) = %v, %v; want a positive rate", CeilingFdatasyncInplace, ops, err)
+	}
+}
+
+// TestCeilingPayloadIs200Bytes: every ceiling writes 200 bytes an
+// operation (the ceiling constants' docs and docs/benchmarks.md); a
+// payload of another size would change what fsync_append and
+// fdatasync_inplace cost, and with them go_vs_fdatasync_inplace.
+func TestCeilingPayloadIs200Bytes(t *testing.T) {
+	if len(ceilingPayload) != 200 || ceilingPayload[199] != '\n' || strings.Count(string(ceilingPayload), "x") != 199 {
+		t.Fatalf("ceiling payload %d bytes %q, want 199 × \"x\" and a newline", len(ceilingPayload), ceilingPayload)
 	}
 }
