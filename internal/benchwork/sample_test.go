@@ -1,7 +1,9 @@
 package benchwork
 
 import (
+	"context"
 	"io"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -73,5 +75,51 @@ func TestSampleFiguresArePerRunOfTheTimedLoop(t *testing.T) {
 	}
 	if s.PeakRSSMB != 12.3 || !s.Fsync {
 		t.Errorf("peak_rss_mb %v fsync %v; want 12.3, true", s.PeakRSSMB, s.Fsync)
+	}
+}
+
+// TestSampleRoundsPerRunFiguresToThreePlaces: commits_per_run and
+// ledger_records_per_run keep three decimals (the README's 2.0 and 13
+// are whole only for these workloads); rounding commits to one place
+// would move go_vs_ceiling, which multiplies it by runs_per_s.
+func TestSampleRoundsPerRunFiguresToThreePlaces(t *testing.T) {
+	o := &Outcome{Workload: W1Chain, RunIDs: []string{"a", "b", "c"}, Steps: 30, Elapsed: time.Second}
+	o.Ops.Ops[OpRunCommit] = 10
+	v := &Verified{Runs: 3, LedgerRecords: 7}
+	m := &measurer{cfg: MeasureConfig{Store: StoreMemory}, log: io.Discard}
+	s := m.sample(o, v, &Outcome{RunIDs: []string{"p"}}, 0)
+	if s.CommitsPerRun != 3.333 || s.LedgerRecordsPerRun != 2.333 {
+		t.Errorf("commits/run %v records/run %v for 10 and 7 over 3 runs; want 3.333 and 2.333", s.CommitsPerRun, s.LedgerRecordsPerRun)
+	}
+}
+
+// TestRoundOfAnInfiniteRateIsZero: a timed section too short for the
+// clock (0 s) gives an infinite rate; round makes it 0 so that the
+// JSON line can still be encoded (encoding/json refuses +Inf).
+func TestRoundOfAnInfiniteRateIsZero(t *testing.T) {
+	for _, x := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
+		if got := round(x, 1); got != 0 {
+			t.Errorf("round(%v, 1) = %v, want 0", x, got)
+		}
+	}
+}
+
+// TestOutcomeStepsAreThisWorkloadsOnly: the steps counter of an env
+// is shared by every workload run on it; each outcome's steps are the
+// difference over its own loop, so a second workload on the same env
+// (W4 after W1, or a test's second run) is not credited the first one's
+// steps.
+func TestOutcomeStepsAreThisWorkloadsOnly(t *testing.T) {
+	ctx := context.Background()
+	env := memoryEnv(t)
+	if _, err := RunW1(ctx, env, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := RunW3Past(ctx, env, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Steps != 6 {
+		t.Fatalf("W3 after W1 on one env: %d steps, want 6 (3 runs × 2)", out.Steps)
 	}
 }
