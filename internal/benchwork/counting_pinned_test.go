@@ -3,6 +3,7 @@ package benchwork
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/store"
@@ -55,5 +56,34 @@ func TestCountingCountsEveryCall(t *testing.T) {
 		if s.Ops[op] != 1 || per[op.String()] != 1 {
 			t.Errorf("%s: counted %d, ops_per_run %v; want 1 and 1", op, s.Ops[op], per[op.String()])
 		}
+	}
+}
+
+// TestCountingCountsClaimsAndReleases: RunClaim and RunRelease are
+// writes (Commits counts them, each one SQLite transaction), so the
+// counting view must count both; an uncounted release would lower
+// commits_per_run and go_vs_ceiling on the stores that claim runs.
+func TestCountingCountsClaimsAndReleases(t *testing.T) {
+	ctx := context.Background()
+	st, c := Wrap(memory.New())
+	defer st.Close()
+	claimer, ok := st.(store.RunClaimer)
+	if !ok {
+		t.Fatal("precondition: the memory store claims runs")
+	}
+	run := &durable.RunState{RunID: "r1", WorkflowID: "wf", Status: durable.RunRunning, CurrentNode: "n", Vars: map[string]any{}}
+	if err := st.RunCommit(ctx, &store.CommitParams{Run: run, Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimer.RunClaim(ctx, &store.RunClaimParams{RunID: "r1", Owner: "o", TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimer.RunRelease(ctx, "r1", "o"); err != nil {
+		t.Fatal(err)
+	}
+	s := c.Snapshot()
+	if s.Ops[OpRunClaim] != 1 || s.Ops[OpRunRelease] != 1 || s.Commits() != 3 {
+		t.Errorf("claims %d releases %d commits %d; want 1, 1 and 3 (commit + claim + release)",
+			s.Ops[OpRunClaim], s.Ops[OpRunRelease], s.Commits())
 	}
 }
