@@ -242,3 +242,21 @@ func decodedCostOf(t *testing.T, s string) int64 {
 	}
 	return n
 }
+
+// A bundle whose manifest and flow are estimated at exactly the decoded
+// budget loads; one byte less of budget refuses it. A `>=` for `>` in
+// chargeDecoded would refuse a bundle that fits.
+func TestDecodedBudgetExactlyReachedIsAllowed(t *testing.T) {
+	manifest := mustJSON(t, fixtureManifest(fixtureOptions{ID: "exact", Flows: []string{"main"}}))
+	flow := mustJSON(t, leafFlow("main"))
+	data := makeZip(t, map[string]string{"manifest.json": manifest, "flows/main.json": flow})
+	cost := decodedCostOf(t, manifest) + decodedCostOf(t, flow)
+	lowerDecodedBudget(t, cost)
+	if _, err := ReadBytes(data, "exact.flow"); err != nil {
+		t.Fatalf("a bundle estimated at exactly the %d-byte decoded budget: %v; want it read", cost, err)
+	}
+	lowerDecodedBudget(t, cost-1)
+	if _, err := ReadBytes(data, "exact.flow"); !errors.Is(err, errDecodedTooLarge) {
+		t.Fatalf("a bundle estimated one byte past the decoded budget: err = %v; want errDecodedTooLarge", err)
+	}
+}

@@ -202,6 +202,10 @@ func TestReadRefusesEntryOneByteOverEntryLimit(t *testing.T) {
 		}
 		t.Fatalf("an asset of maxEntrySize+1 bytes: err = %v (asset of %d bytes); want it refused", err, n)
 	}
+	// The error names the asset and its path in the bundle.
+	if !strings.Contains(err.Error(), "asset blob (assets/blob.bin)") {
+		t.Fatalf("err = %v; want it to name asset blob (assets/blob.bin)", err)
+	}
 }
 
 // An entry declaring an absurd size (past int64) is refused as too large
