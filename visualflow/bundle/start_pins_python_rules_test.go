@@ -136,3 +136,21 @@ func TestStartPinIDStrippedFindsItsDefault(t *testing.T) {
 		t.Errorf("pin default = %v, want \"hi\" from pinDefaults[\"prompt\"]", pins[0]["default"])
 	}
 }
+
+// A flow with a single pin without a default lists it in
+// input_data_schema.required, and a flow whose pins all have defaults
+// has no "required" member. Dropping "required" when only one pin needs
+// a value (len(required) > 1) would let a client submit without it.
+func TestInputSchemaSingleRequiredPinIsListed(t *testing.T) {
+	t.Parallel()
+	s := bundle.InputSchema(startFlowWithOutputs([]any{map[string]any{"id": "q", "label": "q", "type": "string"}}, nil))
+	data := s["input_data_schema"].(map[string]any)
+	req, _ := data["required"].([]any)
+	if len(req) != 1 || req[0] != "q" {
+		t.Fatalf("input_data_schema.required = %#v; want [q]", data["required"])
+	}
+	s = bundle.InputSchema(startFlowWithOutputs([]any{map[string]any{"id": "q", "label": "q", "type": "string"}}, map[string]any{"q": "x"}))
+	if r, ok := s["input_data_schema"].(map[string]any)["required"]; ok {
+		t.Fatalf("input_data_schema.required = %#v for a pin with a default; want no member", r)
+	}
+}
