@@ -55,3 +55,46 @@ func TestWriteManifestHasEmptyInterfacesNotNull(t *testing.T) {
 		t.Fatalf("manifest.json = %s; want \"interfaces\": [] for the entrypoint", text)
 	}
 }
+
+// A manifest built in memory without metadata or artifacts is written
+// with "metadata": {} and "artifacts": {}, as Python's packer writes them,
+// not null (dropping the nil artifacts default in Write would write null).
+func TestWriteManifestHasEmptyMetadataNotNull(t *testing.T) {
+	t.Parallel()
+	m, err := ParseManifest([]byte(mustJSON(t, fixtureManifest(fixtureOptions{ID: "meta"}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Metadata, m.Artifacts = nil, nil
+	text := writtenManifest(t, &Bundle{Manifest: m, Flows: map[string]map[string]any{"main": leafFlow("main")}})
+	if !strings.Contains(text, `"metadata": {}`) || !strings.Contains(text, `"artifacts": {}`) {
+		t.Fatalf("manifest.json = %s; want \"metadata\": {} and \"artifacts\": {}", text)
+	}
+}
+
+// manifest.json lists its members in the order Python's
+// workflow_bundle_manifest_to_dict builds them, and a flow of the bundle
+// that the manifest does not name is written at flows/<id>.json. Swapping
+// two members, or another default path, would write a manifest that
+// differs from Python's for the same bundle.
+func TestWriteManifestMemberOrderAndDefaultFlowPath(t *testing.T) {
+	t.Parallel()
+	m, err := ParseManifest([]byte(mustJSON(t, fixtureManifest(fixtureOptions{ID: "order"}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := writtenManifest(t, &Bundle{Manifest: m,
+		Flows: map[string]map[string]any{"main": leafFlow("main"), "extra": leafFlow("extra")}})
+	last := -1
+	for _, k := range []string{"bundle_format_version", "bundle_id", "bundle_version", "created_at", "entrypoints",
+		"default_entrypoint", "flows", "artifacts", "assets", "metadata"} {
+		i := strings.Index(text, `"`+k+`":`)
+		if i <= last {
+			t.Fatalf("manifest.json = %s; want %q after the members before it", text, k)
+		}
+		last = i
+	}
+	if !strings.Contains(text, `"extra": "flows/extra.json"`) {
+		t.Fatalf("manifest.json = %s; want the unnamed flow extra at flows/extra.json", text)
+	}
+}
