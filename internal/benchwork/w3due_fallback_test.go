@@ -9,6 +9,7 @@ import (
 	"github.com/abstractframework/abstractgateway/durable"
 	"github.com/abstractframework/abstractgateway/runtime"
 	"github.com/abstractframework/abstractgateway/scheduler"
+	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
 
@@ -26,13 +27,10 @@ import (
 // 300 ms after it computed its deadline.
 func TestW3DueImmediateFallbackIsCountedNotAFailure(t *testing.T) {
 	ctx := context.Background()
-	wrapped, counting := Wrap(memory.New())
-	env := &Env{Kind: StoreMemory, Store: counting}
-	wfs := Workflows(&env.steps)
 	var stalled atomic.Bool
-	for _, wf := range wfs {
+	env := schedulerEnv(t, memory.New(), func(wf *runtime.Workflow) {
 		if wf.ID != WorkflowW3Due {
-			continue
+			return
 		}
 		orig := wf.Nodes["wait"]
 		wf.Nodes["wait"] = func(ctx context.Context, run *durable.RunState, rc *runtime.RunContext) (runtime.StepPlan, error) {
@@ -41,6 +39,32 @@ func TestW3DueImmediateFallbackIsCountedNotAFailure(t *testing.T) {
 				time.Sleep(DueDelay + 50*time.Millisecond)
 			}
 			return plan, err
+		}
+	})
+
+	out, err := RunW3Due(ctx, env, 3, &Stopwatch{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ImmediateFallbacks != 1 {
+		t.Fatalf("immediate fallbacks %d, want 1 (the stalled run)", out.ImmediateFallbacks)
+	}
+	if _, err := Verify(ctx, env, out); err != nil {
+		t.Fatalf("a W3b run that completed at once, which RunW3Due counts in immediate_fallbacks as the README says, fails verification: %v", err)
+	}
+}
+
+// schedulerEnv is an in-memory bench Env over st (counted as the bench
+// counts it) with a runtime and a scheduler, each workflow passed through
+// edit (when not nil) first; it is closed with the test.
+func schedulerEnv(t *testing.T, st store.Store, edit func(*runtime.Workflow)) *Env {
+	t.Helper()
+	wrapped, counting := Wrap(st)
+	env := &Env{Kind: StoreMemory, Store: counting}
+	wfs := Workflows(&env.steps)
+	if edit != nil {
+		for _, wf := range wfs {
+			edit(wf)
 		}
 	}
 	reg, err := runtime.NewRegistry(wfs...)
@@ -53,18 +77,8 @@ func TestW3DueImmediateFallbackIsCountedNotAFailure(t *testing.T) {
 	if env.Scheduler, err = scheduler.New(scheduler.Config{Runtime: env.Runtime, BatchSize: 100}); err != nil {
 		t.Fatal(err)
 	}
-	defer env.Close()
-
-	out, err := RunW3Due(ctx, env, 3, &Stopwatch{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.ImmediateFallbacks != 1 {
-		t.Fatalf("immediate fallbacks %d, want 1 (the stalled run)", out.ImmediateFallbacks)
-	}
-	if _, err := Verify(ctx, env, out); err != nil {
-		t.Fatalf("a W3b run that completed at once, which RunW3Due counts in immediate_fallbacks as the README says, fails verification: %v", err)
-	}
+	t.Cleanup(func() { _ = env.Close() })
+	return env
 }
 
 // TestW3DuePhasesAddUpToSeconds: the README's W3b "seconds = phase A +

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/abstractframework/abstractgateway/durable"
-	"github.com/abstractframework/abstractgateway/runtime"
-	"github.com/abstractframework/abstractgateway/scheduler"
 	"github.com/abstractframework/abstractgateway/store"
 	"github.com/abstractframework/abstractgateway/store/memory"
 )
@@ -39,19 +37,7 @@ func TestW3DueRefusesASampleWithAFailedSchedulerTick(t *testing.T) {
 	}
 	ctx := context.Background()
 	inner := &failOnceStore{Store: memory.New()}
-	wrapped, counting := Wrap(inner)
-	env := &Env{Kind: StoreMemory, Store: counting}
-	reg, err := runtime.NewRegistry(Workflows(&env.steps)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if env.Runtime, err = runtime.New(runtime.Config{Store: wrapped, Registry: reg}); err != nil {
-		t.Fatal(err)
-	}
-	if env.Scheduler, err = scheduler.New(scheduler.Config{Runtime: env.Runtime, BatchSize: 100}); err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := schedulerEnv(t, inner, nil)
 
 	out, err := RunW3Due(ctx, env, 2, &Stopwatch{})
 	if !inner.failed.Load() {
